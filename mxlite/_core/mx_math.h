@@ -1,0 +1,97 @@
+// Scalar helpers used by the element-wise expression table (kernel_table.py), shared by the
+// Cython (host C++) and CUDA kernels. MX_FN marks functions callable on both.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#ifdef __CUDACC__
+#define MX_FN __host__ __device__ inline
+#else
+#define MX_FN static inline
+#endif
+
+namespace mx {
+
+// Integer division that never traps: x / 0 -> 0 (as NumPy), MIN / -1 wraps instead of SIGFPE.
+template <typename T> MX_FN T int_div(T a, T b) {
+    if (b == 0) return 0;
+    if (std::is_signed<T>::value && b == (T)-1) return (T)(0 - (typename std::make_unsigned<T>::type)a);
+    return (T)(a / b);
+}
+
+// Python/NumPy modulo: the result takes the sign of the divisor; x % 0 -> 0.
+template <typename T> MX_FN T int_mod(T a, T b) {
+    if (b == 0) return 0;
+    if (std::is_signed<T>::value && b == (T)-1) return 0;
+    T r = (T)(a % b);
+    if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);
+    return r;
+}
+
+template <typename T> MX_FN T float_mod(T a, T b) {
+    T r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
+// Integer power by squaring; a negative exponent gives 0 unless the base is 1 or -1.
+template <typename T> MX_FN T int_pow(T a, T b) {
+    if (b < 0) {
+        if (a == 1) return 1;
+        if (a == (T)-1) return (b & 1) ? (T)-1 : (T)1;
+        return 0;
+    }
+    T result = 1;
+    typename std::make_unsigned<T>::type base = a, e = b, r = 1;
+    while (e) {
+        if (e & 1) r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    result = (T)r;
+    return result;
+}
+
+// Inverse error function: Giles' single-precision approximation refined by two Newton
+// steps on erf, which brings it to double precision.
+template <typename T> MX_FN T erfinv(T y) {
+    double x = (double)y;
+    if (x <= -1.0) return x == -1.0 ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::quiet_NaN();
+    if (x >= 1.0) return x == 1.0 ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::quiet_NaN();
+    if (x != x) return (T)x;
+    double w = -std::log((1.0 - x) * (1.0 + x)), p;
+    if (w < 5.0) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = std::sqrt(w) - 3.0;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double r = p * x;
+    const double two_over_sqrt_pi = 1.1283791670955126;
+    for (int i = 0; i < 2; ++i) {
+        double err = std::erf(r) - x;
+        r -= err / (two_over_sqrt_pi * std::exp(-r * r));
+    }
+    return (T)r;
+}
+
+}  // namespace mx

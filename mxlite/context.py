@@ -1,0 +1,70 @@
+"""Device contexts: ``mx.cpu()``, ``mx.gpu(i)``, ``mx.current_context()``."""
+import threading
+
+from .base import MXNetError
+
+__all__ = ["Context", "cpu", "gpu", "current_context", "num_gpus"]
+
+
+class Context:
+    """A device: ``Context('cpu', 0)`` or ``Context('gpu', i)``. Usable as a ``with`` block."""
+
+    __slots__ = ("device_type", "device_id", "_previous")
+    _state = threading.local()
+
+    def __init__(self, device_type, device_id=0):
+        if isinstance(device_type, Context):
+            device_type, device_id = device_type.device_type, device_type.device_id
+        if device_type not in ("cpu", "gpu", "cpu_pinned"):
+            raise MXNetError(f"Context: unknown device_type {device_type!r}; expected 'cpu' or 'gpu'")
+        if device_type == "gpu" and device_id >= num_gpus():
+            raise MXNetError(
+                f"Context: gpu({device_id}) requested but {num_gpus()} GPU(s) are visible "
+                "(install mxlite[gpu] and check the CUDA driver)")
+        self.device_type = device_type
+        self.device_id = int(device_id)
+
+    def __eq__(self, other):
+        return (isinstance(other, Context) and self.device_type == other.device_type
+                and self.device_id == other.device_id)
+
+    def __hash__(self):
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self):
+        return f"{self.device_type}({self.device_id})"
+
+    def __enter__(self):
+        self._previous = current_context()
+        Context._state.value = self
+        return self
+
+    def __exit__(self, *exc):
+        Context._state.value = self._previous
+
+
+def num_gpus():
+    """Number of visible CUDA devices (0 when CuPy or a GPU is missing)."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # CuPy absent, or no driver/device
+        return 0
+
+
+def cpu(device_id=0):
+    """The CPU context."""
+    return Context("cpu", device_id)
+
+
+def gpu(device_id=0):
+    """GPU context ``device_id``; raises MXNetError when no such GPU is visible."""
+    return Context("gpu", device_id)
+
+
+_CPU = Context("cpu", 0)
+
+
+def current_context():
+    """The context set by the innermost ``with ctx:`` block, else ``cpu(0)``."""
+    return getattr(Context._state, "value", _CPU)

@@ -1,0 +1,33 @@
+"""``mx.nd``: every registered operator as a function that executes now, plus array creation.
+
+The operator functions (and the ``random``, ``contrib``, ``_internal``... namespaces) are
+generated from the registry by ``mxlite.ops.frontend``; nothing here restates an operator.
+"""
+import sys
+
+from .. import ops as _ops  # noqa: F401  (registers every operator family)
+from ..ops.frontend import make_function, populate
+from ..ops.registry import REGISTRY, namespace_of
+from .ndarray import NDArray, array, empty, invoke, waitall
+
+__all__ = ["NDArray", "array", "empty", "waitall"]
+
+
+def _install_namespaces():
+    module = sys.modules[__name__]
+    for ns, sub in populate(module, invoke, __name__).items():
+        sys.modules[f"{__name__}.{ns}"] = sub
+
+
+def _install_fluent_methods():
+    """``x.sum(axis=1)`` etc.: each plain op whose first input is data becomes a method."""
+    for name in sorted(REGISTRY):
+        op = REGISTRY[name]
+        ns, public = namespace_of(name)
+        if ns or not op.inputs or op.variadic or hasattr(NDArray, public):
+            continue
+        setattr(NDArray, public, make_function(op, invoke, public))
+
+
+_install_namespaces()
+_install_fluent_methods()

@@ -1,0 +1,3 @@
+"""Operator families. Importing this package registers every operator in the registry."""
+from . import registry  # noqa: F401
+from . import elemwise  # noqa: F401

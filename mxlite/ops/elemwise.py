@@ -1,0 +1,234 @@
+"""Element-wise operators: unary math, broadcasting binary ops, scalar ops.
+
+Every expression lives once, in ``mxlite/_core/kernel_table.py``; this module only declares
+the operators (names, dtype rules, docs) and routes them to the generated kernels.
+"""
+import numpy as np
+
+from .._core import elemwise as _k
+from .._core.kernel_table import BINARY, UNARY
+from ..base import FLOAT_DTYPES, op_error
+from .common import F32, compute_dtype, run_in, same_shape, write_back
+from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
+from .shape_utils import broadcast_shapes
+
+# ---- unary ---------------------------------------------------------------------------------
+UNARY_DOCS = {
+    "abs": "Absolute value, element-wise.",
+    "sign": "Sign of each element: -1, 0 or 1 (NaN stays NaN).",
+    "negative": "Numerical negative, element-wise.",
+    "reciprocal": "1/x, element-wise.",
+    "square": "x*x, element-wise.",
+    "sqrt": "Square root, element-wise.",
+    "rsqrt": "1/sqrt(x), element-wise.",
+    "cbrt": "Cube root, element-wise.",
+    "rcbrt": "1/cbrt(x), element-wise.",
+    "exp": "Exponential, element-wise.",
+    "expm1": "exp(x) - 1, accurate near 0.",
+    "log": "Natural logarithm, element-wise.",
+    "log2": "Base-2 logarithm, element-wise.",
+    "log10": "Base-10 logarithm, element-wise.",
+    "log1p": "log(1 + x), accurate near 0.",
+    "sin": "Sine (radians), element-wise.",
+    "cos": "Cosine (radians), element-wise.",
+    "tan": "Tangent (radians), element-wise.",
+    "arcsin": "Inverse sine, element-wise.",
+    "arccos": "Inverse cosine, element-wise.",
+    "arctan": "Inverse tangent, element-wise.",
+    "sinh": "Hyperbolic sine, element-wise.",
+    "cosh": "Hyperbolic cosine, element-wise.",
+    "tanh": "Hyperbolic tangent, element-wise.",
+    "arcsinh": "Inverse hyperbolic sine, element-wise.",
+    "arccosh": "Inverse hyperbolic cosine, element-wise.",
+    "arctanh": "Inverse hyperbolic tangent, element-wise.",
+    "degrees": "Radians to degrees, element-wise.",
+    "radians": "Degrees to radians, element-wise.",
+    "sigmoid": "Logistic sigmoid 1/(1+exp(-x)), element-wise.",
+    "relu": "Rectified linear unit max(x, 0), element-wise.",
+    "softsign": "x/(1+|x|), element-wise.",
+    "erf": "Gauss error function, element-wise.",
+    "erfinv": "Inverse error function, element-wise.",
+    "gamma": "Gamma function, element-wise.",
+    "gammaln": "Natural log of the absolute gamma function, element-wise.",
+    "floor": "Largest integer <= x, element-wise.",
+    "ceil": "Smallest integer >= x, element-wise.",
+    "round": "Round to nearest integer, halves away from zero (MXNet's round).",
+    "rint": "Round to nearest integer, halves to even.",
+    "fix": "Round toward zero, element-wise.",
+    "trunc": "Truncate toward zero, element-wise.",
+    "logical_not": "1 where x == 0, else 0 (in x's dtype).",
+}
+# Outputs that are piecewise constant: their derivative is zero almost everywhere.
+NON_DIFFERENTIABLE_UNARY = ("sign", "floor", "ceil", "round", "rint", "fix", "trunc", "logical_not")
+FLOAT_ONLY_NOTE = ("\n\nInteger input is computed in float32 and returns float32 (MXNet truncated "
+                   "the result back to the integer dtype, which loses the answer).")
+
+
+def _unary_type(name):
+    int_ok = UNARY[name][1] is not None
+
+    def infer_type(dtypes, attrs):
+        dt = dtypes[0]
+        if dt in FLOAT_DTYPES or (int_ok and _k.supports_unary(_k.UNARY_IDS[name], dt)):
+            return [dt]
+        if dt == np.bool_ and not int_ok:
+            return [F32]
+        if dt.kind in "iub":
+            return [F32]
+        raise op_error(name, f"unsupported dtype {dt}")
+    return infer_type
+
+
+def _unary_compute(name):
+    op_id = _k.UNARY_IDS[name]
+
+    def compute(ins, outs, attrs):
+        x, y = ins[0], outs[0]
+        work = compute_dtype(y.dtype)
+        (xw,) = run_in(work, [x])
+        if y.dtype == work:
+            _k.unary(op_id, xw, y)
+        else:
+            tmp = np.empty(y.shape, work)
+            _k.unary(op_id, xw, tmp)
+            write_back(tmp, y)
+    return compute
+
+
+def _register_unary():
+    for name in UNARY:
+        doc = UNARY_DOCS[name] + ("" if UNARY[name][1] else FLOAT_ONLY_NOTE)
+        register(OpDef(
+            name, inputs=("data",), infer_shape=same_shape, infer_type=_unary_type(name),
+            compute={"cpu": _unary_compute(name)}, doc=doc, elementwise=True,
+            gradient=NON_DIFFERENTIABLE if name in NON_DIFFERENTIABLE_UNARY else None))
+
+
+# ---- binary --------------------------------------------------------------------------------
+BINARY_DOCS = {
+    "add": "a + b", "sub": "a - b", "mul": "a * b",
+    "div": "a / b (integer division truncates; x/0 gives 0 for integers)",
+    "mod": "a mod b with the sign of b, as NumPy (integer x%0 gives 0)",
+    "power": "a ** b", "maximum": "max(a, b) (NaN propagates)",
+    "minimum": "min(a, b) (NaN propagates)", "hypot": "sqrt(a*a + b*b)",
+    "equal": "1 where a == b else 0", "not_equal": "1 where a != b else 0",
+    "greater": "1 where a > b else 0", "greater_equal": "1 where a >= b else 0",
+    "lesser": "1 where a < b else 0", "lesser_equal": "1 where a <= b else 0",
+    "logical_and": "1 where a and b are non-zero else 0",
+    "logical_or": "1 where a or b is non-zero else 0",
+    "logical_xor": "1 where exactly one of a, b is non-zero else 0",
+}
+COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
+               "logical_and", "logical_or", "logical_xor")
+_FLOAT_RESULT = ("hypot",)   # integer inputs compute in float32
+
+
+def _binary_dtype(name, a, b):
+    """Result dtype of binary op ``name``: equal dtypes stay (MXNet); mixed ones promote."""
+    dt = a if a == b else np.promote_types(a, b)
+    if dt not in FLOAT_DTYPES and dt != np.bool_ and dt.kind not in "iu":
+        raise op_error(name, f"cannot combine dtypes {a} and {b}")
+    if dt.kind in "iub" and name in _FLOAT_RESULT:
+        return F32
+    if dt == np.bool_ and not _k.supports_binary(_k.BINARY_IDS[name], dt):
+        raise op_error(name, f"is not defined for bool arrays; cast to an integer dtype first")
+    if dt.kind in "iu" and dt.itemsize == 2:
+        raise op_error(name, f"unsupported dtype {dt}")
+    return np.dtype(dt)
+
+
+def _binary_compute(kernel_name, reverse=False):
+    op_id = _k.BINARY_IDS[kernel_name]
+
+    def compute(ins, outs, attrs):
+        out = outs[0]
+        work = compute_dtype(out.dtype)
+        if "scalar" in attrs:
+            a, b = run_in(work, ins)[0], np.array(attrs["scalar"]).astype(work)
+        else:
+            a, b = run_in(work, ins)
+        if reverse:
+            a, b = b, a
+        target = out if out.dtype == work else np.empty(out.shape, work)
+        _k.binary(op_id, a, b, target)
+        write_back(target, out)
+    return compute
+
+
+def _broadcast_shape(name):
+    return lambda shapes, attrs: [broadcast_shapes(name, shapes[0], shapes[1])]
+
+
+def _same_shape_binary(name):
+    def infer_shape(shapes, attrs):
+        if shapes[0] != shapes[1]:
+            raise op_error(name, f"lhs and rhs must have the same shape, got {shapes[0]} and "
+                           f"{shapes[1]}; use broadcast_{name.split('_')[1]} to broadcast")
+        return [shapes[0]]
+    return infer_shape
+
+
+def _binary_type(name):
+    return lambda dtypes, attrs: [_binary_dtype(name, dtypes[0], dtypes[1])]
+
+
+def _register_binary():
+    for kname in BINARY:
+        grad = NON_DIFFERENTIABLE if kname in COMPARISONS else None
+        aliases = {"add": ("broadcast_plus",), "sub": ("broadcast_minus",)}.get(kname, ())
+        register(OpDef(
+            f"broadcast_{kname}", inputs=("lhs", "rhs"), aliases=aliases,
+            infer_shape=_broadcast_shape(f"broadcast_{kname}"),
+            infer_type=_binary_type(f"broadcast_{kname}"),
+            compute={"cpu": _binary_compute(kname)}, gradient=grad, elementwise=True,
+            doc=f"Element-wise {BINARY_DOCS[kname]}, with NumPy broadcasting."))
+    for kname, aliases in (("add", ("_plus", "_add")), ("sub", ("_minus", "_sub")),
+                           ("mul", ("_mul",)), ("div", ("_div",))):
+        name = f"elemwise_{kname}"
+        register(OpDef(
+            name, inputs=("lhs", "rhs"), aliases=aliases, infer_shape=_same_shape_binary(name),
+            infer_type=_binary_type(name), compute={"cpu": _binary_compute(kname)},
+            elementwise=True,
+            doc=f"Element-wise {BINARY_DOCS[kname]}; both inputs must have the same shape."))
+
+
+# ---- scalar --------------------------------------------------------------------------------
+# op name: (kernel, reversed?) -- ``_rminus_scalar(x, s)`` is s - x.
+SCALAR_OPS = {
+    "_plus_scalar": ("add", False), "_minus_scalar": ("sub", False),
+    "_rminus_scalar": ("sub", True), "_mul_scalar": ("mul", False),
+    "_div_scalar": ("div", False), "_rdiv_scalar": ("div", True),
+    "_mod_scalar": ("mod", False), "_rmod_scalar": ("mod", True),
+    "_power_scalar": ("power", False), "_rpower_scalar": ("power", True),
+    "_maximum_scalar": ("maximum", False), "_minimum_scalar": ("minimum", False),
+    "_hypot_scalar": ("hypot", False),
+    **{f"_{c}_scalar": (c, False) for c in COMPARISONS},
+}
+
+
+def _scalar_type(name, kname):
+    def infer_type(dtypes, attrs):
+        dt = dtypes[0]
+        if dt.kind in "iub" and kname in _FLOAT_RESULT:
+            return [F32]
+        if dt == np.bool_ and not _k.supports_binary(_k.BINARY_IDS[kname], dt):
+            raise op_error(name, "is not defined for bool arrays; cast to an integer dtype first")
+        return [dt]
+    return infer_type
+
+
+def _register_scalar():
+    for name, (kname, reverse) in SCALAR_OPS.items():
+        operands = "(scalar, x)" if reverse else "(x, scalar)"
+        register(OpDef(
+            name, inputs=("data",), params=(Param("scalar", "float", 1.0, "the scalar operand"),),
+            infer_shape=same_shape, infer_type=_scalar_type(name, kname),
+            compute={"cpu": _binary_compute(kname, reverse)}, elementwise=True,
+            gradient=NON_DIFFERENTIABLE if kname in COMPARISONS else None,
+            doc=f"Element-wise broadcast_{kname}{operands} with a Python scalar; the result keeps the array's dtype "
+                "(the scalar is cast to it, as in MXNet)."))
+
+
+_register_unary()
+_register_binary()
+_register_scalar()

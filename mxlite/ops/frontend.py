@@ -1,0 +1,117 @@
+"""One generator turns an ``OpDef`` into a front-end function (``mx.nd.X`` and ``mx.sym.X``).
+
+The function gets a real ``inspect.Signature`` and a docstring built from the record; an
+*invoke* strategy decides what a call does (execute for ``nd``, build a node for ``sym``).
+No source text is generated or ``exec``'d.
+"""
+import inspect
+import types
+
+from ..base import op_error
+from .registry import REGISTRY, REQUIRED, namespace_of
+
+__all__ = ["make_function", "populate"]
+
+_P = inspect.Parameter
+
+
+def _signature(op):
+    params = []
+    if op.variadic:
+        params.append(_P(op.inputs[0] if op.inputs else "data", _P.VAR_POSITIONAL))
+        kind = _P.KEYWORD_ONLY
+    else:
+        params += [_P(name, _P.POSITIONAL_OR_KEYWORD) for name in op.inputs]
+        kind = _P.POSITIONAL_OR_KEYWORD
+    for p in op.params:
+        default = _P.empty if p.default is REQUIRED else p.default
+        if default is _P.empty and any(q.default is not _P.empty for q in params
+                                       if q.kind == _P.POSITIONAL_OR_KEYWORD):
+            kind = _P.KEYWORD_ONLY   # a required param after an optional one
+        params.append(_P(p.name, kind, default=default))
+    params += [_P("out", _P.KEYWORD_ONLY, default=None), _P("name", _P.KEYWORD_ONLY, default=None)]
+    return inspect.Signature(params)
+
+
+def _docstring(op, public_name):
+    lines = [op.doc.strip(), ""]
+    if op.inputs:
+        lines.append("Inputs: " + (f"*{op.inputs[0]}" if op.variadic else ", ".join(op.inputs)))
+    for p in op.params:
+        default = "required" if p.default is REQUIRED else f"default {p.default!r}"
+        lines.append(f"  {p.name} ({p.kind}, {default}): {p.doc}")
+    lines.append("  out: optional NDArray to write the result into.")
+    grad = "yes" if op.differentiable else ("no" if op.gradient else "not declared")
+    lines += ["", f"Registered operator ``{op.name}`` (differentiable: {grad})."]
+    return "\n".join(lines)
+
+
+def make_function(op, invoke, public_name=None):
+    """Build the front-end function for ``op`` whose calls go to ``invoke(op, inputs, kwargs, out)``."""
+    n_inputs = len(op.inputs)
+    input_names = op.inputs
+    param_names = tuple(p.name for p in op.params)
+    variadic = op.variadic
+    op_name = op.name
+
+    def function(*args, out=None, name=None, **kwargs):
+        if variadic:
+            inputs = list(args)
+            if not inputs and input_names and input_names[0] in kwargs:
+                inputs = list(kwargs.pop(input_names[0]))
+            kwargs.pop("num_args", None)
+            return invoke(op, inputs, kwargs, out)
+        if len(args) > n_inputs + len(param_names):
+            raise op_error(op_name, f"takes at most {n_inputs + len(param_names)} positional "
+                           f"arguments, got {len(args)}")
+        if len(args) >= n_inputs:
+            inputs = list(args[:n_inputs])
+            for pname, value in zip(param_names, args[n_inputs:]):
+                if pname in kwargs:
+                    raise op_error(op_name, f"got multiple values for {pname!r}")
+                kwargs[pname] = value
+        else:
+            inputs = list(args)
+            for iname in input_names[len(args):]:
+                if iname not in kwargs:
+                    raise op_error(op_name, f"missing input {iname!r}")
+                inputs.append(kwargs.pop(iname))
+        return invoke(op, inputs, kwargs, out)
+
+    public_name = public_name or namespace_of(op.name)[1]
+    function.__name__ = function.__qualname__ = public_name
+    function.__signature__ = _signature(op)
+    function.__doc__ = _docstring(op, public_name)
+    function.op = op
+    return function
+
+
+def populate(target, invoke, module_prefix):
+    """Fill module ``target`` and its namespaces (random, contrib, _internal, ...) from the registry.
+
+    Every registered name (aliases included) becomes a function; returns the dict of
+    namespace modules created.
+    """
+    namespaces = {}
+    for name in sorted(REGISTRY):
+        op = REGISTRY[name]
+        ns, public = namespace_of(name)
+        fn = make_function(op, invoke, public)
+        fn.__module__ = target.__name__ + (f".{ns}" if ns else "")
+        if ns:
+            module = namespaces.get(ns)
+            if module is None:
+                module = namespaces[ns] = types.ModuleType(f"{module_prefix}.{ns}",
+                                                           f"``{module_prefix}.{ns}`` operators.")
+            setattr(module, public, fn)
+            if ns == "_internal":
+                continue
+            # MXNet also exposes namespaced ops under _internal with their full name.
+            internal = namespaces.setdefault("_internal", types.ModuleType(
+                f"{module_prefix}._internal", "Internal operators."))
+            setattr(internal, name, fn)
+        else:
+            setattr(target, public, fn)
+    for ns, module in namespaces.items():
+        setattr(target, ns, module)
+    return namespaces

@@ -1,0 +1,138 @@
+"""Pure shape arithmetic shared by operators and NDArray methods (no kernels here)."""
+from ..base import op_error
+
+__all__ = ["broadcast_shapes", "normalize_axis", "normalize_axes", "infer_reshape", "size_of",
+           "check_shape"]
+
+MAX_SIZE = 2 ** 62   # keeps size * itemsize inside int64
+
+
+def size_of(shape):
+    """Number of elements of ``shape``."""
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def check_shape(op, shape, arg="shape"):
+    """Reject negative dimensions and sizes that overflow int64; return ``shape`` as a tuple."""
+    shape = tuple(shape)
+    for d in shape:
+        if d < 0:
+            raise op_error(op, f"{arg} {shape} has a negative dimension")
+    if size_of(shape) > MAX_SIZE:
+        raise op_error(op, f"{arg} {shape} has more elements than int64 indexing allows")
+    return shape
+
+
+def broadcast_shapes(op, a, b):
+    """NumPy broadcasting of two shapes; MXNetError naming both when they don't broadcast."""
+    if a == b:
+        return a
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise op_error(op, f"shapes {a} and {b} cannot be broadcast together")
+    return tuple(out)
+
+
+def normalize_axis(op, axis, ndim, arg="axis"):
+    """Map a possibly negative ``axis`` into ``[0, ndim)``; MXNetError if out of range."""
+    if not -ndim <= axis < ndim:
+        raise op_error(op, f"{arg}={axis} is out of range for an array of {ndim} dimension(s)")
+    return axis + ndim if axis < 0 else axis
+
+
+def normalize_axes(op, axes, ndim, arg="axis"):
+    """Normalize a tuple of axes (None means all); reject repeats."""
+    if axes is None:
+        return tuple(range(ndim))
+    if isinstance(axes, int):
+        axes = (axes,)
+    out = tuple(normalize_axis(op, a, ndim, arg) for a in axes)
+    if len(set(out)) != len(out):
+        raise op_error(op, f"{arg}={axes} repeats an axis")
+    return out
+
+
+def infer_reshape(op, src, target, reverse=False):
+    """MXNet reshape codes: 0 copy a dim, -1 infer, -2 copy the rest, -3 merge two, -4 split one.
+
+    ``reverse=True`` applies the codes right to left, as MXNet does.
+    """
+    src, target = tuple(src), tuple(target)
+    if reverse:
+        src, target = src[::-1], _reverse_codes(target)
+    out, i, j, infer_at = [], 0, 0, None
+    while j < len(target):
+        t = target[j]
+        if t > 0:
+            out.append(t)
+            i += 1
+        elif t == 0:
+            if i >= len(src):
+                raise op_error(op, f"code 0 in shape {target} has no dimension to copy from {src}")
+            out.append(src[i])
+            i += 1
+        elif t == -1:
+            if infer_at is not None:
+                raise op_error(op, f"shape {target} has more than one -1")
+            infer_at = len(out)
+            out.append(1)
+            i += 1
+        elif t == -2:
+            out.extend(src[i:])
+            i = len(src)
+        elif t == -3:
+            if i + 1 >= len(src):
+                raise op_error(op, f"code -3 in shape {target} needs two dimensions of {src}")
+            out.append(src[i] * src[i + 1])
+            i += 2
+        elif t == -4:
+            if j + 2 >= len(target) or i >= len(src):
+                raise op_error(op, f"code -4 in shape {target} needs two following values")
+            d1, d2 = target[j + 1], target[j + 2]
+            if d1 == -1 and d2 == -1 or d1 < -1 or d2 < -1:
+                raise op_error(op, f"code -4 in shape {target}: bad split ({d1}, {d2})")
+            if d1 == -1:
+                d1 = src[i] // d2 if d2 else 0
+            if d2 == -1:
+                d2 = src[i] // d1 if d1 else 0
+            if d1 * d2 != src[i]:
+                raise op_error(op, f"code -4 cannot split {src[i]} into ({d1}, {d2})")
+            out += [d1, d2]
+            i += 1
+            j += 2
+        else:
+            raise op_error(op, f"invalid value {t} in shape {target}")
+        j += 1
+    total = size_of(src)
+    if infer_at is not None:
+        known = size_of(out)
+        if known == 0 or total % known:
+            raise op_error(op, f"cannot reshape array of shape {src} into {target}")
+        out[infer_at] = total // known
+    if size_of(out) != total:
+        raise op_error(op, f"cannot reshape array of shape {src} (size {total}) into "
+                       f"{target} (size {size_of(out)})")
+    return tuple(out[::-1]) if reverse else tuple(out)
+
+
+def _reverse_codes(target):
+    """Read reshape codes right to left, keeping each ``-4 a b`` group's operands after it."""
+    groups, k = [], 0
+    while k < len(target):
+        width = 3 if target[k] == -4 else 1
+        groups.append(tuple(target[k:k + width]))
+        k += width
+    out = []
+    for g in reversed(groups):
+        out.extend(g if g[0] != -4 else (-4, g[2], g[1]))
+    return tuple(out)

@@ -1,0 +1,86 @@
+"""Build mxlite: Tempita-expand the kernel templates, then compile every Cython extension.
+
+The one explicit list of extensions is ``EXTENSIONS`` below. A template ``X.pyx.in`` is
+expanded to ``X.pyx`` with the shared expression tables of ``mxlite/_core/kernel_table.py``
+in its namespace, so the CPU (Cython) and GPU (CUDA) kernels are generated from one table.
+"""
+import os
+import runpy
+import sys
+
+import numpy
+from Cython.Build import cythonize
+from Cython.Tempita import sub
+from setuptools import Extension, find_packages, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORE = os.path.join("mxlite", "_core")
+
+# One line per extension module in mxlite/_core (name, generated from a template?).
+EXTENSIONS = [
+    ("elemwise", True),   # unary math + broadcasting binary ops, one C expression table
+    ("copy", False),      # strided N-d copy (transpose, flip, slicing, broadcast_to, ...)
+]
+
+
+def expand_templates():
+    """Expand each ``.pyx.in`` whose output is missing or older than its inputs."""
+    table_path = os.path.join(HERE, CORE, "kernel_table.py")
+    table = runpy.run_path(table_path)
+    namespace = {k: v for k, v in table.items() if not k.startswith("__")}
+    for name, templated in EXTENSIONS:
+        if not templated:
+            continue
+        src = os.path.join(HERE, CORE, name + ".pyx.in")
+        dst = src[:-3]
+        newest = max(os.path.getmtime(src), os.path.getmtime(table_path))
+        if os.path.exists(dst) and os.path.getmtime(dst) >= newest:
+            continue
+        with open(src) as f:
+            text = sub(f.read(), **namespace)
+        with open(dst, "w") as f:
+            f.write(text)
+
+
+def extensions():
+    openmp = ["-fopenmp"] if sys.platform != "darwin" else []
+    return [
+        Extension(
+            f"mxlite._core.{name}",
+            [os.path.join(CORE, name + ".pyx")],
+            include_dirs=[numpy.get_include(), CORE],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            extra_compile_args=["-O3", "-fno-math-errno", "-Wno-unused-function"] + openmp,
+            extra_link_args=openmp,
+        )
+        for name, _ in EXTENSIONS
+    ]
+
+
+expand_templates()
+setup(
+    name="mxlite",
+    version="0.1.0",
+    description="A small, fast, MXNet-compatible NDArray framework",
+    packages=find_packages(include=["mxlite", "mxlite.*"]),
+    package_data={"mxlite._core": ["*.pxd", "*.h"], "mxlite.cuda": ["*.cu"]},
+    python_requires=">=3.9",
+    install_requires=["numpy>=1.23"],
+    extras_require={
+        "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy"],
+        "gpu": ["cupy-cuda12x"],
+    },
+    ext_modules=cythonize(
+        extensions(),
+        language_level=3,
+        nthreads=os.cpu_count() or 1,
+        compiler_directives={
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+            "embedsignature": True,
+        },
+    ),
+    zip_safe=False,
+)
