@@ -175,9 +175,13 @@ class NDArray:
             target = self._data[key]
         except IndexError as e:
             raise IndexError(f"NDArray index {key!r} for shape {self.shape}: {e}") from None
-        if not isinstance(target, np.ndarray) or target.base is None:
-            # advanced (fancy) index: NumPy scatters
-            self._data[key] = _value_array(value, self._data.dtype, "__setitem__")
+        if not isinstance(target, np.ndarray) or not np.may_share_memory(target, self._data):
+            # an element, or an advanced (fancy) index whose result is a copy: NumPy scatters
+            try:
+                self._data[key] = _value_array(value, self._data.dtype, "__setitem__")
+            except ValueError as e:
+                raise op_error("__setitem__", f"cannot assign to index {key!r} of an array of "
+                               f"shape {self.shape}: {e}") from None
             return
         _assign(target, _value_array(value, self._data.dtype, "__setitem__"), "__setitem__")
 
@@ -269,28 +273,31 @@ def invoke(op, inputs, kwargs, out=None):
     """Execute ``op`` now: parse params, infer output shapes/dtypes, allocate, run the kernel.
 
     ``out`` (an NDArray, or a list for multi-output ops) receives the result in place.
+    Multi-output ops (``num_outputs != 1``) return a list.
     """
     attrs = op.parse_attrs(kwargs) if (kwargs or op.params) else _EMPTY_ATTRS
-    if op.variadic and not inputs and op.inputs:
-        raise op_error(op.name, "needs at least one input")
     arrays = []
     ctx = None
-    for i, x in enumerate(inputs):
+    for x in inputs:
         if type(x) is not NDArray and not isinstance(x, NDArray):
-            name = op.inputs[0 if op.variadic else i] if op.inputs else "data"
-            raise TypeError(f"{op.name}: input {name!r} must be an NDArray, got {type(x).__name__}")
+            _bad_input(op, inputs, x)
         if ctx is None:
             ctx = x._ctx
-        elif x._ctx != ctx:
+        elif x._ctx is not ctx and x._ctx != ctx:
             raise op_error(op.name, f"inputs are on different devices ({ctx} and {x._ctx})")
         arrays.append(x._data)
     if ctx is None:
+        if op.variadic and op.inputs:
+            raise op_error(op.name, "needs at least one input")
         ctx = attrs.get("ctx") or current_context()
         if not isinstance(ctx, Context):
             ctx = Context(ctx)
     shapes = op.infer_shape([a.shape for a in arrays], attrs)
     dtypes = op.infer_type([a.dtype for a in arrays], attrs)
-    outputs = _outputs(op, shapes, dtypes, out, arrays)
+    if out is None:
+        outputs = [np.empty(s, d) for s, d in zip(shapes, dtypes)]
+    else:
+        outputs = _out_arrays(op, shapes, dtypes, out, arrays)
     kernel = op.compute.get(ctx.device_type)
     if kernel is None:
         raise op_error(op.name, f"has no kernel for {ctx.device_type}")
@@ -306,9 +313,13 @@ def invoke(op, inputs, kwargs, out=None):
     return result
 
 
-def _outputs(op, shapes, dtypes, out, arrays):
-    if out is None:
-        return [np.empty(s, d) for s, d in zip(shapes, dtypes)]
+def _bad_input(op, inputs, x):
+    i = next(k for k, y in enumerate(inputs) if y is x)
+    name = op.inputs[0 if op.variadic else i] if op.inputs else "data"
+    raise TypeError(f"{op.name}: input {name!r} must be an NDArray, got {type(x).__name__}")
+
+
+def _out_arrays(op, shapes, dtypes, out, arrays):
     outs = out if isinstance(out, (list, tuple)) else [out]
     if len(outs) != len(shapes):
         raise op_error(op.name, f"expected {len(shapes)} output array(s) in out=, got {len(outs)}")
@@ -320,8 +331,16 @@ def _outputs(op, shapes, dtypes, out, arrays):
             raise op_error(op.name, f"out= has shape {o.shape}, the result has shape {tuple(s)}")
         if o._data.dtype != d:
             raise op_error(op.name, f"out= has dtype {o._data.dtype}, the result has dtype {np.dtype(d)}")
-        if not op.elementwise and any(np.may_share_memory(o._data, a) for a in arrays):
-            raise op_error(op.name, "out= overlaps an input; this operator cannot run in place")
+        for i, a in enumerate(arrays):
+            if not np.may_share_memory(o._data, a):
+                continue
+            if not op.elementwise:
+                raise op_error(op.name, "out= overlaps an input; this operator cannot run in place")
+            if a.shape != o.shape or a.ctypes.data != o._data.ctypes.data:
+                # Element-wise in place is safe only element-on-itself; a shifted or
+                # broadcast overlap (``x[1:] += x[:-1]``, ``x += x[0]``) would read values
+                # already overwritten, so that input is copied first, as NumPy does.
+                arrays[i] = a.copy()
         result.append(o._data)
     return result
 

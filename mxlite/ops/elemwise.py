@@ -123,26 +123,33 @@ COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "lesser", "less
 _FLOAT_RESULT = ("hypot",)   # integer inputs compute in float32
 
 
-def _binary_dtype(name, a, b):
-    """Result dtype of binary op ``name``: equal dtypes stay (MXNet); mixed ones promote."""
+def _binary_dtype(name, kname, a, b):
+    """Result dtype of binary op ``name`` (kernel ``kname``): equal dtypes stay (MXNet);
+    mixed ones promote as NumPy does, except int8 with uint8, which NumPy makes int16 (not
+    an mxlite dtype): that gives int32."""
     dt = a if a == b else np.promote_types(a, b)
     if dt not in FLOAT_DTYPES and dt != np.bool_ and dt.kind not in "iu":
         raise op_error(name, f"cannot combine dtypes {a} and {b}")
-    if dt.kind in "iub" and name in _FLOAT_RESULT:
+    if dt.kind in "iub" and kname in _FLOAT_RESULT:
         return F32
-    if dt == np.bool_ and not _k.supports_binary(_k.BINARY_IDS[name], dt):
+    if dt == np.bool_ and not _k.supports_binary(_k.BINARY_IDS[kname], dt):
         raise op_error(name, f"is not defined for bool arrays; cast to an integer dtype first")
     if dt.kind in "iu" and dt.itemsize == 2:
-        raise op_error(name, f"unsupported dtype {dt}")
+        dt = np.dtype(np.int32)
     return np.dtype(dt)
 
 
 def _binary_compute(kernel_name, reverse=False):
     op_id = _k.BINARY_IDS[kernel_name]
+    binary = _k.binary
 
     def compute(ins, outs, attrs):
         out = outs[0]
-        work = compute_dtype(out.dtype)
+        dt = out.dtype
+        if dt.char in _KERNEL_CHARS and len(ins) == 2 and ins[0].dtype is dt and ins[1].dtype is dt:
+            binary(op_id, ins[0], ins[1], out)      # the common case: no casts
+            return
+        work = compute_dtype(dt)
         if "scalar" in attrs:
             a, b = run_in(work, ins)[0], np.array(attrs["scalar"]).astype(work)
         else:
@@ -156,7 +163,10 @@ def _binary_compute(kernel_name, reverse=False):
 
 
 def _broadcast_shape(name):
-    return lambda shapes, attrs: [broadcast_shapes(name, shapes[0], shapes[1])]
+    def infer_shape(shapes, attrs):
+        a, b = shapes
+        return [a if a == b else broadcast_shapes(name, a, b)]
+    return infer_shape
 
 
 def _same_shape_binary(name):
@@ -168,8 +178,19 @@ def _same_shape_binary(name):
     return infer_shape
 
 
-def _binary_type(name):
-    return lambda dtypes, attrs: [_binary_dtype(name, dtypes[0], dtypes[1])]
+# dtypes with kernels of their own (float16 goes through float32); chars avoid dtype hashing
+_KERNEL_CHARS = "fdbBilq?"
+
+
+def _binary_type(name, kname):
+    float_result = kname in _FLOAT_RESULT
+
+    def infer_type(dtypes, attrs):
+        a, b = dtypes
+        if a is b and a.char in _KERNEL_CHARS[:-1] and not float_result:
+            return [a]      # the common case, decided without hashing dtypes
+        return [_binary_dtype(name, kname, a, b)]
+    return infer_type
 
 
 def _register_binary():
@@ -179,7 +200,7 @@ def _register_binary():
         register(OpDef(
             f"broadcast_{kname}", inputs=("lhs", "rhs"), aliases=aliases,
             infer_shape=_broadcast_shape(f"broadcast_{kname}"),
-            infer_type=_binary_type(f"broadcast_{kname}"),
+            infer_type=_binary_type(f"broadcast_{kname}", kname),
             compute={"cpu": _binary_compute(kname)}, gradient=grad, elementwise=True,
             doc=f"Element-wise {BINARY_DOCS[kname]}, with NumPy broadcasting."))
     for kname, aliases in (("add", ("_plus", "_add")), ("sub", ("_minus", "_sub")),
@@ -187,7 +208,7 @@ def _register_binary():
         name = f"elemwise_{kname}"
         register(OpDef(
             name, inputs=("lhs", "rhs"), aliases=aliases, infer_shape=_same_shape_binary(name),
-            infer_type=_binary_type(name), compute={"cpu": _binary_compute(kname)},
+            infer_type=_binary_type(name, kname), compute={"cpu": _binary_compute(kname)},
             elementwise=True,
             doc=f"Element-wise {BINARY_DOCS[kname]}; both inputs must have the same shape."))
 
