@@ -2,7 +2,7 @@
 
 ``import mxlite as mx`` then use ``mx.nd``, ``mx.cpu()``, ``mx.gpu()`` as with MXNet 1.x.
 """
-from . import base, context, ndarray, operator
+from . import autograd, base, context, ndarray, operator
 from .base import MXNetError
 from .context import Context, cpu, current_context, gpu, num_gpus
 

@@ -94,4 +94,45 @@ template <typename T> MX_FN T erfinv(T y) {
     return (T)r;
 }
 
+// Polygamma psi^(n)(x), the n-th derivative of digamma (n = 0 is digamma). Shifts x up with
+// psi_n(x) = psi_n(x + 1) - (-1)^n n! / x^(n+1) until x >= 20, then uses the asymptotic
+// (Euler-Maclaurin) series of the Hurwitz zeta function. Poles (x a non-positive integer)
+// give NaN; for n >= 1, x below -1e4 gives NaN too (digamma reflects instead).
+MX_FN double polygamma(int n, double x) {
+    const double pi = 3.14159265358979323846;
+    if (x != x) return x;
+    if (x <= 0 && x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
+    if (n == 0 && x < -1e4) return polygamma(0, 1 - x) - pi / std::tan(pi * x);
+    if (x < -1e4) return std::numeric_limits<double>::quiet_NaN();
+    double factorial = 1;
+    for (int k = 2; k <= n; ++k) factorial *= k;
+    const double sign = (n % 2 == 0) ? -1.0 : 1.0;   // (-1)^(n+1)
+    double shifted = 0;   // sum of the (-1)^(n+1) n! / (x+k)^(n+1) terms removed by shifting
+    while (x < 20) {
+        shifted += sign * factorial * (n == 0 ? 1 / x : std::pow(x, -(double)(n + 1)));
+        x += 1;
+    }
+    // Bernoulli numbers B_2 .. B_14
+    static const double B[] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66,
+                               -691.0 / 2730, 7.0 / 6};
+    if (n == 0) {
+        double r = std::log(x) - 0.5 / x, x2 = 1 / (x * x), p = x2;
+        for (int j = 1; j <= 7; ++j) {
+            r -= B[j - 1] / (2 * j) * p;
+            p *= x2;
+        }
+        return r + shifted;
+    }
+    // zeta(s, x) with s = n + 1
+    double s = n + 1;
+    double zeta = std::pow(x, 1 - s) / (s - 1) + 0.5 * std::pow(x, -s);
+    double term = s * std::pow(x, -s - 1), fact2j = 2;   // s (s+1)...(s+2j-2) x^(-s-2j+1) / (2j)!
+    for (int j = 1; j <= 7; ++j) {
+        zeta += B[j - 1] * term / fact2j;
+        term *= (s + 2 * j - 1) * (s + 2 * j) / (x * x);
+        fact2j *= (2 * j + 1) * (2 * j + 2);
+    }
+    return sign * factorial * zeta + shifted;
+}
+
 }  // namespace mx

@@ -148,6 +148,23 @@ class NDArray:
         _share_grad_source(view, self, "reshape", {"shape": new})
         return view
 
+    # ---- autograd ------------------------------------------------------------------------
+    def attach_grad(self, grad_req="write", stype=None):
+        """Allocate ``.grad`` (zeros) and mark this array as a variable for autograd."""
+        from .. import autograd
+        autograd.mark_variables([self], [NDArray._wrap(np.zeros_like(self._data), self._ctx)],
+                                grad_req)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Back-propagate from this array into the ``.grad`` of the variables it depends on."""
+        from .. import autograd
+        autograd.backward([self], None if out_grad is None else [out_grad], retain_graph,
+                          train_mode)
+
+    def detach(self):
+        """The same data, cut from the autograd graph."""
+        return NDArray._wrap(self._data, self._ctx)
+
     def wait_to_read(self):
         """Block until pending writes finish (computation is synchronous on CPU)."""
 
@@ -304,7 +321,7 @@ def invoke(op, inputs, kwargs, out=None):
     kernel(arrays, outputs, attrs)
     if out is not None:
         result = out
-    elif op.num_outputs == 1:
+    elif len(outputs) == 1:
         result = NDArray._wrap(outputs[0], ctx)
     else:
         result = [NDArray._wrap(o, ctx) for o in outputs]

@@ -101,7 +101,8 @@ def _register_unary():
         register(OpDef(
             name, inputs=("data",), infer_shape=same_shape, infer_type=_unary_type(name),
             compute={"cpu": _unary_compute(name)}, doc=doc, elementwise=True,
-            gradient=NON_DIFFERENTIABLE if name in NON_DIFFERENTIABLE_UNARY else None))
+            gradient=(NON_DIFFERENTIABLE if name in NON_DIFFERENTIABLE_UNARY
+                      else _unary_gradient(name))))
 
 
 # ---- binary --------------------------------------------------------------------------------
@@ -195,7 +196,7 @@ def _binary_type(name, kname):
 
 def _register_binary():
     for kname in BINARY:
-        grad = NON_DIFFERENTIABLE if kname in COMPARISONS else None
+        grad = NON_DIFFERENTIABLE if kname in COMPARISONS else _binary_gradient(kname)
         aliases = {"add": ("broadcast_plus",), "sub": ("broadcast_minus",)}.get(kname, ())
         register(OpDef(
             f"broadcast_{kname}", inputs=("lhs", "rhs"), aliases=aliases,
@@ -209,6 +210,7 @@ def _register_binary():
         register(OpDef(
             name, inputs=("lhs", "rhs"), aliases=aliases, infer_shape=_same_shape_binary(name),
             infer_type=_binary_type(name, kname), compute={"cpu": _binary_compute(kname)},
+            gradient=_binary_gradient(kname),
             elementwise=True,
             doc=f"Element-wise {BINARY_DOCS[kname]}; both inputs must have the same shape."))
 
@@ -245,11 +247,154 @@ def _register_scalar():
             name, inputs=("data",), params=(Param("scalar", "float", 1.0, "the scalar operand"),),
             infer_shape=same_shape, infer_type=_scalar_type(name, kname),
             compute={"cpu": _binary_compute(kname, reverse)}, elementwise=True,
-            gradient=NON_DIFFERENTIABLE if kname in COMPARISONS else None,
+            gradient=NON_DIFFERENTIABLE if kname in COMPARISONS else _scalar_gradient(name),
             doc=f"Element-wise broadcast_{kname}{operands} with a Python scalar; the result keeps the array's dtype "
                 "(the scalar is cast to it, as in MXNet)."))
+
+
+# ---- gradients (each built from registered ops, so it is differentiable again) --------------
+_LN2, _LN10 = 0.6931471805599453, 2.302585092994046
+_TWO_OVER_SQRT_PI, _SQRT_PI_OVER_TWO = 1.1283791670955126, 0.8862269254527580
+_DEG = 57.29577951308232
+
+# d/dx f(x) for each differentiable unary op, as registered ops on the handle x.
+UNARY_DERIVATIVES = {
+    "abs": lambda F, x: F.sign(x),
+    "negative": lambda F, x: F.ones_like(x) * -1,
+    "reciprocal": lambda F, x: -F.square(F.reciprocal(x)),
+    "square": lambda F, x: 2 * x,
+    "sqrt": lambda F, x: 0.5 * F.rsqrt(x),
+    "rsqrt": lambda F, x: -0.5 * F.rsqrt(x) / x,
+    "cbrt": lambda F, x: F.square(F.rcbrt(x)) / 3,
+    "rcbrt": lambda F, x: -F.rcbrt(x) / (3 * x),
+    "exp": lambda F, x: F.exp(x),
+    "expm1": lambda F, x: F.exp(x),
+    "log": lambda F, x: F.reciprocal(x),
+    "log2": lambda F, x: F.reciprocal(x * _LN2),
+    "log10": lambda F, x: F.reciprocal(x * _LN10),
+    "log1p": lambda F, x: F.reciprocal(x + 1),
+    "sin": lambda F, x: F.cos(x),
+    "cos": lambda F, x: -F.sin(x),
+    "tan": lambda F, x: F.square(F.tan(x)) + 1,
+    "arcsin": lambda F, x: F.rsqrt(1 - F.square(x)),
+    "arccos": lambda F, x: -F.rsqrt(1 - F.square(x)),
+    "arctan": lambda F, x: F.reciprocal(F.square(x) + 1),
+    "sinh": lambda F, x: F.cosh(x),
+    "cosh": lambda F, x: F.sinh(x),
+    "tanh": lambda F, x: 1 - F.square(F.tanh(x)),
+    "arcsinh": lambda F, x: F.rsqrt(F.square(x) + 1),
+    "arccosh": lambda F, x: F.rsqrt(F.square(x) - 1),
+    "arctanh": lambda F, x: F.reciprocal(1 - F.square(x)),
+    "degrees": lambda F, x: F.ones_like(x) * _DEG,
+    "radians": lambda F, x: F.ones_like(x) / _DEG,
+    "sigmoid": lambda F, x: F.sigmoid(x) * (1 - F.sigmoid(x)),
+    # relu' is the step function; at exactly 0 we take 0, as MXNet and most frameworks do
+    "relu": lambda F, x: x > 0,
+    "softsign": lambda F, x: F.reciprocal(F.square(F.abs(x) + 1)),
+    "erf": lambda F, x: _TWO_OVER_SQRT_PI * F.exp(-F.square(x)),
+    "erfinv": lambda F, x: _SQRT_PI_OVER_TWO * F.exp(F.square(F.erfinv(x))),
+    "gamma": lambda F, x: F.gamma(x) * F._internal._polygamma(x, n=0),
+    "gammaln": lambda F, x: F._internal._polygamma(x, n=0),
+}
+
+
+def _unary_gradient(name):
+    derivative = UNARY_DERIVATIVES[name]
+
+    def gradient(F, node, ograds):
+        return [ograds[0] * derivative(F, node.inputs[0])]
+    gradient.__doc__ = f"Head gradient times d {name}(x)/dx, as UNARY_DERIVATIVES[{name!r}] builds it."
+    return gradient
+
+
+def unbroadcast(F, node, grad, i):
+    """Sum ``grad`` (shaped like the output) down to input ``i``'s shape: the one place
+    where broadcasting is undone (``sum_to`` is ``broadcast_to``'s gradient and vice versa)."""
+    shape = node.input_shapes[i]
+    return grad if shape == node.output_shapes[0] else F.sum_to(grad, shape=shape)
+
+
+# d out / d lhs, d out / d rhs for each differentiable binary kernel, given (F, a, b, g).
+BINARY_GRADIENTS = {
+    "add": lambda F, a, b, g: (g, g),
+    "sub": lambda F, a, b, g: (g, -g),
+    "mul": lambda F, a, b, g: (g * b, g * a),
+    "div": lambda F, a, b, g: (g / b, -g * a / F.square(b)),
+    "mod": lambda F, a, b, g: (g, -g * F.floor(a / b)),
+    "power": lambda F, a, b, g: (g * b * a ** (b - 1), g * a ** b * F.log(a)),
+    "maximum": lambda F, a, b, g: (g * (a >= b), g * (a < b)),
+    "minimum": lambda F, a, b, g: (g * (a <= b), g * (a > b)),
+    "hypot": lambda F, a, b, g: (g * a / F.hypot(a, b), g * b / F.hypot(a, b)),
+}
+
+
+def _binary_gradient(kname):
+    rule = BINARY_GRADIENTS[kname]
+
+    def gradient(F, node, ograds):
+        a, b = node.inputs
+        ga, gb = rule(F, a, b, ograds[0])
+        return [unbroadcast(F, node, ga, 0) if node.wants[0] else None,
+                unbroadcast(F, node, gb, 1) if node.wants[1] else None]
+    gradient.__doc__ = f"Gradient of {kname}: see BINARY_GRADIENTS[{kname!r}], un-broadcast with sum_to."
+    return gradient
+
+
+# d f(x; s) / dx for each differentiable scalar op, given (F, x, s, g).
+SCALAR_GRADIENTS = {
+    "_plus_scalar": lambda F, x, s, g: g,
+    "_minus_scalar": lambda F, x, s, g: g,
+    "_rminus_scalar": lambda F, x, s, g: -g,
+    "_mul_scalar": lambda F, x, s, g: g * s,
+    "_div_scalar": lambda F, x, s, g: g / s,
+    "_rdiv_scalar": lambda F, x, s, g: -g * s / F.square(x),
+    "_mod_scalar": lambda F, x, s, g: g,
+    "_rmod_scalar": lambda F, x, s, g: -g * F.floor(s / x),
+    "_power_scalar": lambda F, x, s, g: g * s * x ** (s - 1),
+    "_rpower_scalar": lambda F, x, s, g: g * (s ** x) * float(np.log(s)),
+    "_maximum_scalar": lambda F, x, s, g: g * (x >= s),
+    "_minimum_scalar": lambda F, x, s, g: g * (x <= s),
+    "_hypot_scalar": lambda F, x, s, g: g * x / F._internal._hypot_scalar(x, scalar=s),
+}
+
+
+def _scalar_gradient(name):
+    rule = SCALAR_GRADIENTS[name]
+
+    def gradient(F, node, ograds):
+        return [rule(F, node.inputs[0], node.attrs.scalar, ograds[0])]
+    gradient.__doc__ = f"Gradient of {name}: see SCALAR_GRADIENTS[{name!r}]."
+    return gradient
+
+
+# ---- polygamma: the derivatives of gammaln, to any order ------------------------------------
+def _polygamma_compute(ins, outs, attrs):
+    x, y = ins[0], outs[0]
+    work = np.float64 if x.dtype == np.float64 else F32
+    target = y if y.dtype == work else np.empty(y.shape, work)
+    _k.polygamma(attrs.n, run_in(work, [x])[0].reshape(-1), target.reshape(-1))
+    write_back(target, y)
+
+
+def _polygamma_gradient(F, node, ograds):
+    """d psi_n(x)/dx = psi_{n+1}(x)."""
+    return [ograds[0] * F._internal._polygamma(node.inputs[0], n=node.attrs.n + 1)]
+
+
+def _register_polygamma():
+    def infer_type(dtypes, attrs):
+        if attrs.n < 0:
+            raise op_error("_polygamma", f"parameter 'n' must be >= 0, got {attrs.n}")
+        return [dtypes[0] if dtypes[0] in FLOAT_DTYPES else F32]
+    register(OpDef(
+        "_polygamma", inputs=("data",), params=(Param("n", "int", 0, "derivative order"),),
+        infer_shape=same_shape, infer_type=infer_type, compute={"cpu": _polygamma_compute},
+        gradient=_polygamma_gradient, elementwise=True,
+        doc="Polygamma psi_n(x), the n-th derivative of digamma (n=0: digamma = d gammaln/dx). "
+            "Poles give NaN; for n >= 1, x below -1e4 gives NaN."))
 
 
 _register_unary()
 _register_binary()
 _register_scalar()
+_register_polygamma()

@@ -1,0 +1,302 @@
+"""Tape-based automatic differentiation with gradients of any order (MXNet 1.x API).
+
+While recording, every executed operator with a differentiable input is appended to the
+graph as a ``Node``. ``backward``/``grad`` walk the graph in reverse topological order and
+call each operator's FGradient, which builds the input gradients *from registered ops*.
+With ``create_graph=True`` those ops are recorded too, so the result can be differentiated
+again, to any order.
+"""
+import contextlib
+
+from .base import MXNetError
+from .ndarray import ndarray as _nd_impl
+from .ops.registry import NON_DIFFERENTIABLE
+
+__all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
+           "set_recording", "set_training", "mark_variables", "backward", "grad", "Node"]
+
+_state = {"recording": False, "training": False}
+
+
+class Node:
+    """One recorded operator application.
+
+    ``parents[i]`` is the (node, output index) entry that produced input i, or None for an
+    input that needs no gradient. ``inputs``/``outputs`` keep the arrays only when the
+    operator's FGradient declares it needs them (``grad_needs``); shapes and dtypes are
+    always kept.
+    """
+
+    __slots__ = ("op", "attrs", "parents", "inputs", "outputs", "input_shapes",
+                 "input_dtypes", "output_shapes", "output_dtypes", "variable", "released",
+                 "__weakref__")
+
+    def __init__(self, op, attrs, parents, inputs, outputs):
+        self.op, self.attrs, self.parents = op, attrs, parents
+        needs = op.grad_needs if op is not None else ()
+        self.inputs = list(inputs) if "inputs" in needs else None
+        self.outputs = list(outputs) if "outputs" in needs else None
+        self.input_shapes = [x.shape for x in inputs]
+        self.input_dtypes = [x._data.dtype for x in inputs]
+        self.output_shapes = [y.shape for y in outputs]
+        self.output_dtypes = [y._data.dtype for y in outputs]
+        self.variable = None      # the NDArray of a leaf (attach_grad / mark_variables)
+        self.released = False
+
+    def __repr__(self):
+        return f"<Node {self.op.name if self.op else 'variable'}>"
+
+
+class GradNode:
+    """What an FGradient sees: the recorded inputs/outputs and which input gradients are wanted."""
+
+    __slots__ = ("inputs", "outputs", "attrs", "input_shapes", "input_dtypes",
+                 "output_shapes", "output_dtypes", "wants")
+
+    def __init__(self, node, wants):
+        self.inputs, self.outputs, self.attrs = node.inputs, node.outputs, node.attrs
+        self.input_shapes, self.input_dtypes = node.input_shapes, node.input_dtypes
+        self.output_shapes, self.output_dtypes = node.output_shapes, node.output_dtypes
+        self.wants = wants
+
+
+# ---- recording state ---------------------------------------------------------------------
+def _apply_state():
+    _nd_impl._record_hook = _record if _state["recording"] else None
+
+
+def set_recording(is_recording):
+    """Turn recording on or off; returns the previous state."""
+    prev = _state["recording"]
+    _state["recording"] = bool(is_recording)
+    _apply_state()
+    return prev
+
+
+def set_training(train_mode):
+    """Set train (True) or predict (False) mode; returns the previous state."""
+    prev = _state["training"]
+    _state["training"] = bool(train_mode)
+    return prev
+
+
+def is_recording():
+    """True inside ``record()`` (and not inside ``pause()``)."""
+    return _state["recording"]
+
+
+def is_training():
+    """True in train mode (``record()`` enters it by default)."""
+    return _state["training"]
+
+
+@contextlib.contextmanager
+def _scope(recording, training):
+    prev_r = set_recording(recording) if recording is not None else None
+    prev_t = set_training(training) if training is not None else None
+    try:
+        yield
+    finally:
+        if recording is not None:
+            set_recording(prev_r)
+        if training is not None:
+            set_training(prev_t)
+
+
+def record(train_mode=True):
+    """Record operators for differentiation: ``with autograd.record(): y = f(x)``."""
+    return _scope(True, train_mode)
+
+
+def pause(train_mode=False):
+    """Stop recording inside a ``record()`` block."""
+    return _scope(False, train_mode)
+
+
+def train_mode():
+    """Train mode without changing recording (Dropout, BatchNorm behave as in training)."""
+    return _scope(None, True)
+
+
+def predict_mode():
+    """Predict mode without changing recording."""
+    return _scope(None, False)
+
+
+# ---- the tape ------------------------------------------------------------------------------
+def _record(op, attrs, inputs, result):
+    parents = [x._node for x in inputs]
+    if not any(p is not None for p in parents):
+        return
+    outputs = result if isinstance(result, list) else [result]
+    node = Node(op, attrs, parents, inputs, outputs)
+    for i, y in enumerate(outputs):
+        y._node = (node, i)
+
+
+def mark_variables(variables, gradients, grad_reqs="write"):
+    """Mark NDArrays as variables whose gradients go into ``gradients`` (MXNet API)."""
+    from .ndarray import NDArray
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    if not (len(variables) == len(gradients) == len(grad_reqs)):
+        raise MXNetError("mark_variables: variables, gradients and grad_reqs differ in length")
+    for var, g, req in zip(variables, gradients, grad_reqs):
+        if req not in ("write", "add", "null"):
+            raise MXNetError(f"mark_variables: grad_req must be 'write', 'add' or 'null', got {req!r}")
+        if g is not None and g.shape != var.shape:
+            raise MXNetError(f"mark_variables: gradient shape {g.shape} differs from variable "
+                             f"shape {var.shape}")
+        var._grad, var._grad_req = g, req
+        leaf = Node(None, None, [], [], [var])
+        leaf.variable = var
+        var._node = None if req == "null" else (leaf, 0)
+
+
+def _topological(heads):
+    """Nodes reachable from the head entries, inputs before the nodes that use them."""
+    order, seen = [], set()
+    stack = [(node, False) for node, _ in heads]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for p in node.parents:
+            if p is not None and id(p[0]) not in seen:
+                stack.append((p[0], False))
+    return order
+
+
+def _run_backward(heads, head_grads, targets, retain_graph, create_graph):
+    """Gradients of ``heads`` at each entry in ``targets`` (None where none flows)."""
+    from . import ndarray as F
+    entries = []
+    for h in heads:
+        if h._node is None:
+            raise MXNetError("autograd: a head was not computed from a variable under "
+                             "autograd.record(); call attach_grad() on the inputs and compute "
+                             "the head inside `with autograd.record():`")
+        entries.append(h._node)
+    order = _topological(entries)
+    for node in order:
+        if node.released:
+            raise MXNetError("autograd: the graph was already freed by an earlier backward; "
+                             "pass retain_graph=True to the first backward/grad call")
+    # nodes that lead to a target: only those need gradients
+    target_nodes = {id(t[0]) for t in targets}
+    relevant = set()
+    for node in order:
+        if id(node) in target_nodes or any(p is not None and id(p[0]) in relevant
+                                           for p in node.parents):
+            relevant.add(id(node))
+    grads = {}
+    for h, entry, hg in zip(heads, entries, head_grads):
+        if hg is None:
+            hg = F.ones_like(h) if not create_graph else F.ones_like(h.detach())
+        elif hg.shape != h.shape:
+            raise MXNetError(f"autograd: head_grads shape {hg.shape} differs from head shape "
+                             f"{h.shape}")
+        key = (id(entry[0]), entry[1])
+        grads[key] = hg if key not in grads else grads[key] + hg
+    results = {}
+    with _scope(create_graph, None):
+        for node in reversed(order):
+            if id(node) not in relevant:
+                continue
+            ograds = [grads.pop((id(node), i), None) for i in range(len(node.output_shapes))]
+            for i, g in enumerate(ograds):
+                results[(id(node), i)] = g
+            if node.op is None or all(g is None for g in ograds):
+                continue
+            _backprop_node(F, node, ograds, grads, relevant)
+    if not retain_graph:
+        for node in order:
+            if node.op is not None:
+                node.released = True
+                node.inputs = node.outputs = None
+    return [results.get((id(t[0]), t[1])) for t in targets]
+
+
+def _backprop_node(F, node, ograds, grads, relevant):
+    op = node.op
+    wants = [p is not None and id(p[0]) in relevant for p in node.parents]
+    if not any(wants) or op.gradient == NON_DIFFERENTIABLE:
+        return
+    if op.gradient is None:
+        raise MXNetError(f"autograd: operator {op.name!r} declares no gradient yet")
+    ograds = [g if g is not None else F.zeros(s, dtype=d)
+              for g, s, d in zip(ograds, node.output_shapes, node.output_dtypes)]
+    in_grads = op.gradient(F, GradNode(node, wants), ograds)
+    if len(in_grads) != len(node.parents):
+        raise MXNetError(f"autograd: the gradient of {op.name!r} returned {len(in_grads)} "
+                         f"gradients for {len(node.parents)} inputs")
+    for parent, want, g, shape in zip(node.parents, wants, in_grads, node.input_shapes):
+        if not want or g is None:
+            continue
+        if g.shape != shape:
+            raise MXNetError(f"autograd: the gradient of {op.name!r} has shape {g.shape}, its "
+                             f"input has shape {shape}")
+        key = (id(parent[0]), parent[1])
+        grads[key] = g if key not in grads else grads[key] + g
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
+    """Compute gradients of ``heads`` and store them in each variable's ``.grad``
+    (overwritten for grad_req 'write', accumulated for 'add')."""
+    heads = _as_list(heads)
+    head_grads = _as_list(head_grads) if head_grads is not None else [None] * len(heads)
+    order = _topological([h._node for h in heads if h._node is not None])
+    leaves = [n for n in order if n.op is None and n.variable is not None]
+    with _scope(None, train_mode):
+        values = _run_backward(heads, head_grads, [(n, 0) for n in leaves], retain_graph, False)
+    for leaf, g in zip(leaves, values):
+        var = leaf.variable
+        if var._grad is None or var._grad_req == "null":
+            continue
+        if g is None:
+            if var._grad_req == "write":
+                var._grad[:] = 0
+            continue
+        if var._grad_req == "add":
+            var._grad[:] = var._grad + g
+        else:
+            var._grad[:] = g
+
+
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
+         train_mode=True):
+    """Gradients of ``heads`` with respect to ``variables``, returned (not stored).
+
+    With ``create_graph=True`` the gradient computation is recorded, so the results can be
+    differentiated again. ``retain_graph`` defaults to ``create_graph``. Variables may be
+    marked arrays or any array computed under ``record()``.
+    """
+    heads = _as_list(heads)
+    single = not isinstance(variables, (list, tuple))
+    variables = _as_list(variables)
+    head_grads = _as_list(head_grads) if head_grads is not None else [None] * len(heads)
+    if len(head_grads) != len(heads):
+        raise MXNetError(f"autograd.grad: {len(heads)} heads but {len(head_grads)} head_grads")
+    for v in variables:
+        if v._node is None:
+            raise MXNetError("autograd.grad: a variable does not require gradient; call "
+                             "attach_grad() on it before recording")
+    if retain_graph is None:
+        retain_graph = create_graph
+    from . import ndarray as F
+    with _scope(None, train_mode):
+        values = _run_backward(heads, head_grads, [v._node for v in variables], retain_graph,
+                               create_graph)
+    out = [g if g is not None else F.zeros_like(v.detach()) for g, v in zip(values, variables)]
+    return out[0] if single and len(out) == 1 else out
