@@ -177,13 +177,13 @@ def _topological(heads):
 def _run_backward(heads, head_grads, targets, retain_graph, create_graph):
     """Gradients of ``heads`` at each entry in ``targets`` (None where none flows)."""
     from . import ndarray as F
-    entries = []
-    for h in heads:
-        if h._node is None:
-            raise MXNetError("autograd: a head was not computed from a variable under "
-                             "autograd.record(); call attach_grad() on the inputs and compute "
-                             "the head inside `with autograd.record():`")
-        entries.append(h._node)
+    if all(h._node is None for h in heads):
+        raise MXNetError("autograd: no head was computed from a variable under "
+                         "autograd.record(); call attach_grad() on the inputs and compute "
+                         "the heads inside `with autograd.record():`")
+    kept = [(h, hg) for h, hg in zip(heads, head_grads) if h._node is not None]
+    heads, head_grads = [h for h, _ in kept], [hg for _, hg in kept]   # constants add nothing
+    entries = [h._node for h in heads]
     order = _topological(entries)
     for node in order:
         if node.released:

@@ -82,9 +82,14 @@ def _cast_compute(ins, outs, attrs):
     np.copyto(outs[0], ins[0], casting="unsafe")
 
 
+def _cast_grad(F, node, ograds):
+    """d cast(x)/dx = 1: the head gradient cast back to the input dtype."""
+    return [F.cast(ograds[0], dtype=node.input_dtypes[0])]
+
+
 register(OpDef(
     "cast", inputs=("data",), aliases=("Cast",), infer_shape=same_shape,
     infer_type=lambda dtypes, attrs: [normalize_dtype(attrs.dtype, "cast")],
     params=(Param("dtype", "dtype", doc="target dtype"),),
-    compute={"cpu": _cast_compute}, elementwise=True,
+    compute={"cpu": _cast_compute}, elementwise=True, gradient=_cast_grad, grad_needs=(),
     doc="Convert ``data`` to ``dtype`` (float to integer truncates toward zero)."))

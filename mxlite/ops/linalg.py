@@ -60,9 +60,31 @@ def _dot_compute(ins, outs, attrs):
     write_back(target.reshape(out.shape), out)
 
 
+def _dot_grad(F, node, ograds):
+    """C = op_a(A) op_b(B):  dA = G op_b(B)^T,  dB = op_a(A)^T G, written as dots of the 2-D
+    views MXNet's dot uses (so each gradient is again a dot, differentiable to any order)."""
+    ta, tb = node.attrs.transpose_a, node.attrs.transpose_b
+    a_shape, b_shape = node.input_shapes
+    a2 = (a_shape[0], -1) if ta else (-1, a_shape[-1])
+    b2 = (-1, b_shape[-1]) if tb else (b_shape[0], -1)
+    A, B = (F.reshape(x, shape=s) for x, s in zip(node.inputs, (a2, b2)))
+    g = ograds[0]
+    G = F.reshape(g, shape=(A.shape[1] if ta else A.shape[0], -1))
+    da = db = None
+    if node.wants[0]:
+        da = (F.dot(B, G, transpose_a=tb, transpose_b=True) if ta
+              else F.dot(G, B, transpose_b=not tb))
+        da = F.reshape(da, shape=a_shape)
+    if node.wants[1]:
+        db = (F.dot(G, A, transpose_a=True, transpose_b=ta) if tb
+              else F.dot(A, G, transpose_a=not ta))
+        db = F.reshape(db, shape=b_shape)
+    return [da, db]
+
+
 register(OpDef(
     "dot", inputs=("lhs", "rhs"), params=_TRANSPOSE, infer_shape=_dot_shape,
-    infer_type=_matmul_dtype("dot"), compute={"cpu": _dot_compute},
+    infer_type=_matmul_dtype("dot"), compute={"cpu": _dot_compute}, gradient=_dot_grad,
     doc="Dot product (MXNet semantics): for N-d inputs, contract the last axis of lhs with the "
         "first axis of rhs; output shape lhs.shape[:-1] + rhs.shape[1:]. 1-D . 1-D gives shape (1,). "
         "transpose_a/transpose_b treat the inputs as 2-D matrices (first axis vs the rest) and "
@@ -99,8 +121,23 @@ def _batch_dot_compute(ins, outs, attrs):
     write_back(target, out)
 
 
+def _batch_dot_grad(F, node, ograds):
+    """Per batch, C = op_a(A) op_b(B): dA = G op_b(B)^T, dB = op_a(A)^T G (as batch_dots)."""
+    ta, tb = node.attrs.transpose_a, node.attrs.transpose_b
+    A, B = node.inputs
+    G = ograds[0]
+    da = db = None
+    if node.wants[0]:
+        da = (F.batch_dot(B, G, transpose_a=tb, transpose_b=True) if ta
+              else F.batch_dot(G, B, transpose_b=not tb))
+    if node.wants[1]:
+        db = (F.batch_dot(G, A, transpose_a=True, transpose_b=ta) if tb
+              else F.batch_dot(A, G, transpose_a=not ta))
+    return [da, db]
+
+
 register(OpDef(
     "batch_dot", inputs=("lhs", "rhs"), params=_TRANSPOSE,
     infer_shape=_batch_dot_shape, infer_type=_matmul_dtype("batch_dot"),
-    compute={"cpu": _batch_dot_compute},
+    compute={"cpu": _batch_dot_compute}, gradient=_batch_dot_grad,
     doc="Batched matrix product of 3-D arrays: out[i] = op(lhs[i]) @ op(rhs[i])."))

@@ -1,0 +1,186 @@
+"""The autograd API (MXNet 1.x semantics) and its guarantees: nth order, zeros, release."""
+import gc
+import os
+import runpy
+import weakref
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite import autograd
+from mxlite.base import MXNetError
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
+
+
+def _var(values):
+    x = mx.nd.array(values, dtype="float64")
+    x.attach_grad()
+    return x
+
+
+def test_recording_and_training_state():
+    assert not autograd.is_recording() and not autograd.is_training()
+    with autograd.record():
+        assert autograd.is_recording() and autograd.is_training()
+        with autograd.pause():
+            assert not autograd.is_recording() and not autograd.is_training()
+        with autograd.predict_mode():
+            assert autograd.is_recording() and not autograd.is_training()
+    with autograd.record(train_mode=False):
+        assert not autograd.is_training()
+    with autograd.train_mode():
+        assert autograd.is_training() and not autograd.is_recording()
+    assert autograd.set_recording(True) is False
+    assert autograd.set_recording(False) is True
+    assert autograd.set_training(True) is False
+    assert autograd.set_training(False) is True
+
+
+def test_backward_writes_grad():
+    x = _var([0.5, 1.5, -2.0])
+    with autograd.record():
+        y = x * x + mx.nd.sin(x)
+    y.backward()
+    xv = x.asnumpy()
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * xv + np.cos(xv), rtol=1e-12)
+
+
+def test_backward_with_out_grad_and_grad_req_add():
+    x = mx.nd.array([1.0, 2.0], dtype="float64")
+    x.attach_grad(grad_req="add")
+    for _ in range(2):
+        with autograd.record():
+            y = x * 3
+        y.backward(mx.nd.array([1.0, 10.0], dtype="float64"))
+    np.testing.assert_allclose(x.grad.asnumpy(), [6.0, 60.0])
+
+
+def test_grad_req_write_overwrites():
+    x = _var([1.0, 2.0])
+    for scale in (3.0, 5.0):
+        with autograd.record():
+            y = x * scale
+        y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [5.0, 5.0])
+
+
+def test_third_derivative_of_sin_example():
+    module = runpy.run_path(os.path.join(EXAMPLES, "third_derivative.py"))
+    xs = np.linspace(-2, 2, 7)
+    d1, d2, d3 = module["third_derivative_of_sin"](xs)
+    np.testing.assert_allclose(d1, np.cos(xs), atol=1e-12)
+    np.testing.assert_allclose(d2, -np.sin(xs), atol=1e-12)
+    np.testing.assert_allclose(d3, -np.cos(xs), atol=1e-12)
+
+
+def test_hessian_vector_product_example():
+    module = runpy.run_path(os.path.join(EXAMPLES, "hessian_vector.py"))
+    hv, fd, err = module["main"](seed=3)
+    assert err < 1e-6
+    assert max(float(np.abs(h.asnumpy()).max()) for h in hv) > 1e-3   # not trivially zero
+
+
+def test_head_gradient_zeros_give_zero_not_nan():
+    x = _var([0.0, 1.0, 2.0])
+    with autograd.record():
+        y = mx.nd.sqrt(x + 1) / (x + 1)
+    g = autograd.grad(y, x, head_grads=mx.nd.array([0.0, 0.0, 1.0], dtype="float64"))
+    gv = g.asnumpy()
+    assert np.all(np.isfinite(gv)) and gv[0] == 0 and gv[1] == 0 and gv[2] != 0
+
+
+def test_non_differentiable_op_gives_zero_gradient():
+    x = _var([0.5, 1.5])
+    with autograd.record():
+        y = mx.nd.floor(x) + (x > 1)
+    np.testing.assert_array_equal(autograd.grad(y, x).asnumpy(), [0.0, 0.0])
+
+
+def test_block_grad_to_third_order():
+    x = _var([0.5, 2.0])
+    with autograd.record():
+        y = mx.nd.BlockGrad(x) * x * x      # treats the first factor as a constant c: c*x^2
+        d1 = autograd.grad(y, x, create_graph=True)
+        d2 = autograd.grad(d1, x, create_graph=True)
+    d3 = autograd.grad(d2, x)
+    xv = x.asnumpy()
+    np.testing.assert_allclose(d1.asnumpy(), 2 * xv * xv)
+    np.testing.assert_allclose(d2.asnumpy(), 2 * xv)
+    np.testing.assert_allclose(d3.asnumpy(), 0.0)
+    assert mx.nd.stop_gradient is not None
+
+
+def test_backward_twice_needs_retain_graph():
+    x = _var([1.0])
+    with autograd.record():
+        y = mx.nd.exp(x)
+    y.backward(retain_graph=True)
+    y.backward()
+    with pytest.raises(MXNetError, match="retain_graph"):
+        y.backward()
+
+
+def test_grad_errors_are_clear():
+    x = _var([1.0, 2.0])
+    plain = mx.nd.array([1.0, 2.0], dtype="float64")
+    with pytest.raises(MXNetError, match="record"):
+        autograd.grad(plain * 2, x)
+    with autograd.record():
+        y = x * 2
+    with pytest.raises(MXNetError, match="attach_grad"):
+        autograd.grad(y, plain)
+    with pytest.raises(MXNetError, match="head_grads shape"):
+        autograd.grad(y, x, head_grads=mx.nd.ones((3,), dtype="float64"))
+    with pytest.raises(MXNetError, match="grad_req"):
+        x.attach_grad(grad_req="sometimes")
+
+
+def test_graph_is_released_after_backward():
+    x = _var(np.ones(1000))
+    with autograd.record():
+        hidden = mx.nd.exp(x)       # saved by the next op's node for its gradient
+        y = mx.nd.sin(hidden)
+    ref = weakref.ref(hidden)
+    del hidden
+    gc.collect()
+    assert ref() is not None        # the tape holds it until backward
+    y.backward()
+    gc.collect()
+    assert ref() is None            # ... and lets it go afterwards
+
+
+def test_graph_is_kept_with_retain_graph():
+    x = _var([0.3])
+    with autograd.record():
+        y = mx.nd.sin(mx.nd.exp(x))
+    y.backward(retain_graph=True)
+    first = x.grad.asnumpy().copy()
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), first)
+
+
+def test_detach_cuts_the_graph():
+    x = _var([1.0, 2.0])
+    with autograd.record():
+        y = x.detach() * x
+    np.testing.assert_allclose(autograd.grad(y, x).asnumpy(), x.asnumpy())
+
+
+def test_mark_variables():
+    x = mx.nd.array([1.0, 2.0], dtype="float64")
+    g = mx.nd.zeros((2,), dtype="float64")
+    autograd.mark_variables([x], [g])
+    with autograd.record():
+        y = x * x
+    autograd.backward([y])
+    np.testing.assert_allclose(g.asnumpy(), [2.0, 4.0])
+
+
+def test_unused_variable_gets_zero_gradient():
+    x, z = _var([1.0]), _var([2.0])
+    with autograd.record():
+        y = x * 2
+    gx, gz = autograd.grad(y, [x, z])
+    assert gx.asscalar() == 2.0 and gz.asscalar() == 0.0
