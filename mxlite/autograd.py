@@ -125,13 +125,19 @@ def predict_mode():
 
 # ---- the tape ------------------------------------------------------------------------------
 def _record(op, attrs, inputs, result):
-    parents = [x._node for x in inputs]
-    if not any(p is not None for p in parents):
-        return
+    parents = [None if x._node is CONSTANT else x._node for x in inputs]
     outputs = result if isinstance(result, list) else [result]
+    if not any(p is not None for p in parents):
+        for y in outputs:      # computed under record() but independent of every variable
+            y._node = CONSTANT
+        return
     node = Node(op, attrs, parents, inputs, outputs)
     for i, y in enumerate(outputs):
         y._node = (node, i)
+
+
+# The entry of arrays computed under record() from no variable: gradients through them are 0.
+CONSTANT = (Node(None, None, [], [], []), 0)
 
 
 def mark_variables(variables, gradients, grad_reqs="write"):
@@ -178,10 +184,11 @@ def _run_backward(heads, head_grads, targets, retain_graph, create_graph):
     """Gradients of ``heads`` at each entry in ``targets`` (None where none flows)."""
     from . import ndarray as F
     if all(h._node is None for h in heads):
-        raise MXNetError("autograd: no head was computed from a variable under "
-                         "autograd.record(); call attach_grad() on the inputs and compute "
-                         "the heads inside `with autograd.record():`")
-    kept = [(h, hg) for h, hg in zip(heads, head_grads) if h._node is not None]
+        raise MXNetError("autograd: no head was computed under autograd.record(); call "
+                         "attach_grad() on the inputs and compute the heads inside "
+                         "`with autograd.record():`")
+    kept = [(h, hg) for h, hg in zip(heads, head_grads)
+            if h._node is not None and h._node is not CONSTANT]
     heads, head_grads = [h for h, _ in kept], [hg for _, hg in kept]   # constants add nothing
     entries = [h._node for h in heads]
     order = _topological(entries)
@@ -289,7 +296,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     if len(head_grads) != len(heads):
         raise MXNetError(f"autograd.grad: {len(heads)} heads but {len(head_grads)} head_grads")
     for v in variables:
-        if v._node is None:
+        if v._node is None or v._node is CONSTANT:
             raise MXNetError("autograd.grad: a variable does not require gradient; call "
                              "attach_grad() on it before recording")
     if retain_graph is None:
@@ -298,5 +305,9 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     with _scope(None, train_mode):
         values = _run_backward(heads, head_grads, [v._node for v in variables], retain_graph,
                                create_graph)
-    out = [g if g is not None else F.zeros_like(v.detach()) for g, v in zip(values, variables)]
+    # A variable the heads do not depend on gets zeros; with create_graph they stay on the
+    # tape (as zeros_like(v)), so they can be differentiated again, to zero.
+    with _scope(create_graph, None):
+        out = [g if g is not None else F.zeros_like(v if create_graph else v.detach())
+               for g, v in zip(values, variables)]
     return out[0] if single and len(out) == 1 else out
