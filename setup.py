@@ -20,6 +20,10 @@ CORE = os.path.join("mxlite", "_core")
 EXTENSIONS = [
     ("elemwise", True),   # unary math + broadcasting binary ops, one C expression table
     ("copy", False),      # strided N-d copy (transpose, flip, slicing, broadcast_to, ...)
+    ("reduce", True),     # sum/prod/max/min/norm and argmax/argmin over axis groups
+    ("index", True),      # take, pick, one_hot, where, clip + scatter-adds (gradients)
+    ("finite", True),     # isfinite/isinf/isnan on float bits, all_finite scan, hardmax
+    ("random", False),    # Philox4x32-10 streams: uniform/normal/.../randint/multinomial/shuffle
 ]
 
 
@@ -67,7 +71,7 @@ setup(
     python_requires=">=3.9",
     install_requires=["numpy>=1.23"],
     extras_require={
-        "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy"],
+        "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy", "sympy"],
         "gpu": ["cupy-cuda12x"],
     },
     ext_modules=cythonize(
