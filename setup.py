@@ -54,7 +54,9 @@ def extensions():
             [os.path.join(CORE, name + ".pyx")],
             include_dirs=[numpy.get_include(), CORE],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-            extra_compile_args=["-O3", "-fno-math-errno", "-Wno-unused-function"] + openmp,
+            # -fwrapv: integer overflow wraps (as NumPy's does) instead of being undefined
+            extra_compile_args=["-O3", "-fno-math-errno", "-fwrapv", "-Wno-unused-function"]
+            + openmp,
             extra_link_args=openmp,
         )
         for name, _ in EXTENSIONS

@@ -9,7 +9,7 @@ __all__ = ["Context", "cpu", "gpu", "current_context", "num_gpus"]
 class Context:
     """A device: ``Context('cpu', 0)`` or ``Context('gpu', i)``. Usable as a ``with`` block."""
 
-    __slots__ = ("device_type", "device_id", "_previous")
+    __slots__ = ("device_type", "device_id")
     _state = threading.local()
 
     def __init__(self, device_type, device_id=0):
@@ -35,12 +35,11 @@ class Context:
         return f"{self.device_type}({self.device_id})"
 
     def __enter__(self):
-        self._previous = current_context()
-        Context._state.value = self
+        _stack().append(self)
         return self
 
     def __exit__(self, *exc):
-        Context._state.value = self._previous
+        _stack().pop()
 
 
 def num_gpus():
@@ -65,6 +64,15 @@ def gpu(device_id=0):
 _CPU = Context("cpu", 0)
 
 
+def _stack():
+    """This thread's stack of ``with ctx:`` blocks (a stack, so one Context may nest in itself)."""
+    stack = getattr(Context._state, "stack", None)
+    if stack is None:
+        stack = Context._state.stack = []
+    return stack
+
+
 def current_context():
     """The context set by the innermost ``with ctx:`` block, else ``cpu(0)``."""
-    return getattr(Context._state, "value", _CPU)
+    stack = getattr(Context._state, "stack", None)
+    return stack[-1] if stack else _CPU

@@ -97,7 +97,14 @@ class NDArray:
         return self._data.copy()
 
     def __array__(self, dtype=None, copy=None):
-        return self._data if dtype is None else self._data.astype(dtype)
+        # NumPy 2 passes copy=True from np.array(x): the caller must not get our buffer
+        data = self._data if dtype is None else self._data.astype(dtype, copy=False)
+        if data is self._data and copy:
+            return data.copy()
+        if data is not self._data and copy is False:
+            raise ValueError(f"NDArray.__array__: a {self._data.dtype} array cannot be viewed as "
+                             f"{np.dtype(dtype)} without a copy")
+        return data
 
     def asscalar(self):
         """The single element as a NumPy scalar; MXNetError if the array has another size."""
@@ -242,6 +249,31 @@ class NDArray:
         self._ctx = Context(*state["ctx"])
         self._grad, self._grad_req, self._node = None, "null", None
 
+    # ---- finiteness checks (operators of mxlite/ops/debug.py) ---------------------------
+    def isfinite(self):
+        """1 where finite, else 0, in this array's dtype (``mx.nd.contrib.isfinite``)."""
+        return _call(REGISTRY["_contrib_isfinite"], self)
+
+    def isinf(self):
+        """1 where +-inf, else 0, in this array's dtype (``mx.nd.contrib.isinf``)."""
+        return _call(REGISTRY["_contrib_isinf"], self)
+
+    def isnan(self):
+        """1 where NaN, else 0, in this array's dtype (``mx.nd.contrib.isnan``)."""
+        return _call(REGISTRY["_contrib_isnan"], self)
+
+    def all_finite(self):
+        """True when no element is infinite or NaN (one early-exit pass)."""
+        return bool(_call(REGISTRY["_contrib_all_finite"], self).asscalar())
+
+    def has_nan(self):
+        """True when some element is NaN (one early-exit pass)."""
+        return bool(_call(REGISTRY["_has_nan"], self).asscalar())
+
+    def has_inf(self):
+        """True when some element is +inf or -inf (one early-exit pass)."""
+        return bool(_call(REGISTRY["_has_inf"], self).asscalar())
+
 
 # (dunder, array op, scalar op, reflected scalar op)
 _ARITHMETIC = [
@@ -382,7 +414,7 @@ def array(source_array, ctx=None, dtype=None):
     dt = normalize_dtype(dtype, "array")
     try:
         data = np.array(source_array, dtype=dt, order="C", copy=True)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, OverflowError) as e:     # ragged, non-numbers, out of range
         raise MXNetError(f"array: cannot convert {type(source_array).__name__} to an NDArray "
                          f"of {dt}: {e}") from None
     if data.dtype == object:

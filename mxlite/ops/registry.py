@@ -61,7 +61,9 @@ def _parse_bool(op, name, v):
         if v.lower() in ("false", "0"):
             return False
         raise op_error(op, f"parameter {name!r} must be a boolean, got {v!r}")
-    return bool(v)
+    if isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer)) and v in (0, 1)):
+        return bool(v)
+    raise op_error(op, f"parameter {name!r} must be a boolean, got {v!r}")
 
 
 def _parse_axis(op, name, v):
@@ -78,7 +80,12 @@ def _parse_shape(op, name, v):
 
 
 def _parse_dtype(op, name, v):
-    return None if v is None else normalize_dtype(v, op)
+    if v is None:
+        return None
+    try:
+        return normalize_dtype(v, op)
+    except MXNetError as e:     # name the parameter too (not every dtype param is 'dtype')
+        raise op_error(op, f"parameter {name!r}: {str(e).split(': ', 1)[-1]}") from None
 
 
 def _parse_str(op, name, v):
@@ -188,9 +195,11 @@ REGISTRY = {}
 
 def register(op):
     """Add ``op`` (and its aliases) to the registry; a duplicate name is a programming error."""
-    for name in (op.name,) + op.aliases:
-        if name in REGISTRY:
+    names = (op.name,) + op.aliases
+    for name in names:          # check every name first: a clash registers nothing
+        if name in REGISTRY or names.count(name) > 1:
             raise ValueError(f"operator {name!r} registered twice")
+    for name in names:
         REGISTRY[name] = op
     return op
 

@@ -1,0 +1,623 @@
+"""NDArray (mxlite/ndarray/ndarray.py): creation, properties, conversion, reshape views,
+indexing (first-axis views write through, as in MXNet), assignment, and the arithmetic dunders
+with NDArray, scalar and NumPy operands. NumPy is the oracle throughout.
+"""
+import operator
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import mxlite as mx
+from mxlite import MXNetError
+
+ALL_DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int32", "int64", "bool")
+
+
+def _eq(nd_array, expected, dtype=None):
+    got = nd_array.asnumpy()
+    expected = np.asarray(expected)
+    if dtype is not None:
+        assert got.dtype == np.dtype(dtype)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    np.testing.assert_array_equal(got, expected)
+
+
+# ---- array() ----------------------------------------------------------------------------------
+def test_array_from_lists_defaults_to_float32():
+    x = mx.nd.array([[1, 2, 3], [4, 5, 6]])
+    assert isinstance(x, mx.nd.NDArray)
+    _eq(x, [[1, 2, 3], [4, 5, 6]], np.float32)
+    _eq(mx.nd.array(((1.5,), (2.5,))), [[1.5], [2.5]], np.float32)
+    _eq(mx.nd.array([True, False]), [1, 0], np.float32)
+    _eq(mx.nd.array([]), np.zeros(0), np.float32)
+
+
+def test_array_from_scalars_is_zero_dim():
+    _eq(mx.nd.array(5), np.array(5.0), np.float32)
+    _eq(mx.nd.array(2.5, dtype="float64"), np.array(2.5), np.float64)
+    _eq(mx.nd.array(np.float32(3.0)), np.array(3.0), np.float32)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_array_from_numpy_keeps_dtype_and_copies(dtype):
+    src = np.arange(6).reshape(2, 3).astype(dtype)
+    x = mx.nd.array(src)
+    _eq(x, src, dtype)
+    src[...] = 0
+    assert x.asnumpy().reshape(-1)[1] == np.array(1).astype(dtype)   # a copy, not a view
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_array_with_dtype_and_from_ndarray(dtype):
+    x = mx.nd.array([[0, 1.7], [2, 3]], dtype=dtype)
+    _eq(x, np.array([[0, 1.7], [2, 3]]).astype(dtype), dtype)
+    assert x.dtype is np.dtype(dtype).type
+    y = mx.nd.array(x)                       # keeps the NDArray's dtype
+    _eq(y, x.asnumpy(), dtype)
+    y[:] = 1
+    assert not np.all(x.asnumpy() == np.array(1).astype(dtype))   # a copy
+    _eq(mx.nd.array(x, dtype="float64"), x.asnumpy().astype(np.float64), np.float64)
+    _eq(mx.nd.array([1, 2], dtype=np.dtype(dtype)), np.array([1, 2]).astype(dtype), dtype)
+
+
+def test_array_from_non_contiguous_numpy():
+    src = np.arange(24.0).reshape(2, 3, 4).transpose(2, 0, 1)[::-1, :, ::2]
+    x = mx.nd.array(src)
+    _eq(x, src, np.float64)
+    assert x.asnumpy().flags.c_contiguous
+
+
+def test_array_unsupported_numpy_dtype_falls_back_to_float32():
+    _eq(mx.nd.array(np.array([1, 2], dtype=np.int16)), [1, 2], np.float32)
+
+
+def test_array_ctx():
+    assert mx.nd.array([1], ctx=mx.cpu()).context == mx.cpu(0)
+    assert mx.nd.array([1], ctx=mx.cpu(1)).context == mx.cpu(1)
+    assert mx.nd.array([1]).context == mx.current_context()
+
+
+def test_array_errors():
+    with pytest.raises(MXNetError, match="array"):
+        mx.nd.array([[1, 2], [3]])                  # ragged
+    with pytest.raises(MXNetError, match="array"):
+        mx.nd.array([[1, 2], [3, [4]]])
+    with pytest.raises(MXNetError, match="array.*dtype"):
+        mx.nd.array([1, 2], dtype="int16")
+    with pytest.raises(MXNetError, match="array.*dtype"):
+        mx.nd.array([1, 2], dtype="not_a_dtype")
+    with pytest.raises(MXNetError, match="array.*dtype"):
+        mx.nd.array([1, 2], dtype=np.complex64)
+    with pytest.raises(MXNetError, match="array"):
+        mx.nd.array("abc")
+    with pytest.raises(MXNetError, match="array"):
+        mx.nd.array([object()])
+
+
+def test_ndarray_cannot_be_constructed_directly():
+    with pytest.raises(TypeError):
+        mx.nd.NDArray([1, 2])
+
+
+# ---- creation functions ------------------------------------------------------------------
+# (zeros/ones/full/arange are registered by the creation-op family; these tests go green
+# when it lands.)
+@pytest.mark.parametrize("dtype", [None, "float16", "float64", "int32", "uint8", "bool"])
+def test_zeros_ones_full_empty(dtype):
+    want = np.dtype(dtype or "float32")
+    _eq(mx.nd.zeros((2, 3), dtype=dtype), np.zeros((2, 3), want), want)
+    _eq(mx.nd.ones((2, 3), dtype=dtype), np.ones((2, 3), want), want)
+    _eq(mx.nd.zeros(4, dtype=dtype), np.zeros(4, want), want)
+    _eq(mx.nd.ones((0, 3), dtype=dtype), np.ones((0, 3), want), want)
+    _eq(mx.nd.zeros((), dtype=dtype), np.zeros((), want), want)
+    full = mx.nd.full((3, 2), 7, dtype=dtype) if dtype else mx.nd.full((3, 2), 7.5)
+    _eq(full, np.full((3, 2), 7 if dtype else 7.5).astype(want), want)
+    e = mx.nd.empty((2, 5), dtype=dtype)
+    assert e.shape == (2, 5) and e.dtype is want.type
+
+
+def test_creation_ctx_and_errors():
+    assert mx.nd.zeros((2,), ctx=mx.cpu(1)).context == mx.cpu(1)
+    assert mx.nd.ones((2,), ctx=mx.cpu(0)).context == mx.cpu(0)
+    assert mx.nd.empty((2,), ctx=mx.cpu(1)).context == mx.cpu(1)
+    for fn in (mx.nd.zeros, mx.nd.ones, mx.nd.empty):
+        with pytest.raises(MXNetError, match="shape"):
+            fn((2, -1))
+        with pytest.raises(MXNetError, match="dtype"):
+            fn((2,), dtype="int16")
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((5,), {}), ((2, 10), {}), ((0, 3, 0.5), {}), ((10, 0, -3), {}), ((1, 1), {}),
+    ((0, 6), {"dtype": "int32"}), ((-1.5, 2.5, 0.75), {"dtype": "float64"}),
+])
+def test_arange(args, kwargs):
+    got = mx.nd.arange(*args, **kwargs)
+    want = np.arange(*args).astype(kwargs.get("dtype", "float32"))
+    _eq(got, want, want.dtype)
+
+
+def test_arange_repeat():
+    _eq(mx.nd.arange(0, 3, repeat=2), np.repeat(np.arange(3.0), 2).astype(np.float32), np.float32)
+
+
+# ---- properties ---------------------------------------------------------------------------
+def test_properties():
+    x = mx.nd.array(np.zeros((2, 3, 4), np.int32))
+    assert x.shape == (2, 3, 4) and isinstance(x.shape, tuple)
+    assert x.dtype is np.int32
+    assert x.size == 24 and x.ndim == 3
+    assert x.context == mx.cpu() and x.ctx == mx.cpu()
+    assert len(x) == 2
+    s = mx.nd.array(3.0)
+    assert s.shape == () and s.size == 1 and s.ndim == 0
+    with pytest.raises(TypeError):
+        len(s)
+    assert "NDArray" in repr(x) and "2x3x4" in repr(x)
+
+
+def test_transpose_property():
+    n = np.arange(24.0).reshape(2, 3, 4)
+    _eq(mx.nd.array(n).T, n.T)
+    _eq(mx.nd.array(np.arange(3.0)).T, np.arange(3.0))
+
+
+def test_scalar_conversions():
+    x = mx.nd.array([2.5])
+    assert float(x) == 2.5 and int(x) == 2 and bool(x) is True
+    assert bool(mx.nd.array([0.0])) is False
+    assert operator.index(mx.nd.array([3], dtype="int64")) == 3
+    with pytest.raises(TypeError):
+        operator.index(mx.nd.array([3.0]))
+    with pytest.raises(MXNetError):
+        bool(mx.nd.array([1.0, 2.0]))
+    assert [float(r) for r in mx.nd.array([1.0, 2.0, 3.0])] == [1.0, 2.0, 3.0]
+
+
+# ---- conversion ---------------------------------------------------------------------------
+def test_asnumpy_is_a_copy():
+    x = mx.nd.array([1.0, 2.0])
+    n = x.asnumpy()
+    assert isinstance(n, np.ndarray)
+    n[0] = 100
+    _eq(x, [1.0, 2.0])
+
+
+def test_numpy_protocol():
+    x = mx.nd.array([[1, 2], [3, 4]], dtype="int32")
+    n = np.array(x)
+    _eq(x, n, np.int32)
+    n[0, 0] = 100                       # np.array copies
+    assert x.asnumpy()[0, 0] == 1
+    assert np.asarray(x, dtype=np.float64).dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(x), [[1, 2], [3, 4]])
+
+
+def test_asscalar():
+    v = mx.nd.array([[7]], dtype="int32").asscalar()
+    assert v == 7 and isinstance(v, np.int32)
+    assert mx.nd.array(2.5).asscalar() == 2.5
+    with pytest.raises(MXNetError, match="asscalar"):
+        mx.nd.array([1, 2]).asscalar()
+
+
+@pytest.mark.parametrize("src", ALL_DTYPES)
+@pytest.mark.parametrize("dst", ALL_DTYPES)
+def test_astype(src, dst):
+    n = np.array([0, 1, 2, 5]).astype(src)
+    got = mx.nd.array(n).astype(dst)
+    _eq(got, n.astype(dst), dst)
+
+
+def test_astype_copy_flag_and_errors():
+    x = mx.nd.array([1.5, -2.5])
+    assert x.astype("float32", copy=False) is x
+    y = x.astype("float32")
+    assert y is not x
+    y[:] = 0
+    _eq(x, [1.5, -2.5])
+    _eq(x.astype(np.int32), [1, -2], np.int32)       # truncates toward zero
+    with pytest.raises(MXNetError, match="dtype"):
+        x.astype("complex64")
+
+
+def test_copy_copyto_as_in_context():
+    x = mx.nd.array([[1.0, 2.0], [3.0, 4.0]])
+    c = x.copy()
+    c[:] = 0
+    _eq(x, [[1, 2], [3, 4]])
+    target = mx.nd.array(np.zeros((2, 2), np.float32))
+    assert x.copyto(target) is target
+    _eq(target, [[1, 2], [3, 4]])
+    t64 = mx.nd.array(np.zeros((2, 2)), dtype="float64")
+    x.copyto(t64)                                       # converts the dtype
+    _eq(t64, [[1, 2], [3, 4]], np.float64)
+    with pytest.raises(MXNetError, match="copyto"):
+        x.copyto(mx.nd.array(np.zeros((3, 2), np.float32)))
+    other = x.copyto(mx.cpu(1))
+    assert other.context == mx.cpu(1)
+    _eq(other, x.asnumpy())
+    other[:] = 5
+    _eq(x, [[1, 2], [3, 4]])
+    assert x.as_in_context(mx.cpu(0)) is x
+    moved = x.as_in_context(mx.cpu(1))
+    assert moved.context == mx.cpu(1) and moved is not x
+    _eq(moved, x.asnumpy())
+    with pytest.raises(TypeError):
+        x.copyto("cpu")
+
+
+def test_pickle_roundtrip():
+    x = mx.nd.array([[1, 2], [3, 4]], dtype="int8", ctx=mx.cpu(1))
+    y = pickle.loads(pickle.dumps(x))
+    _eq(y, x.asnumpy(), np.int8)
+    assert y.context == mx.cpu(1)
+
+
+# ---- reshape --------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape, code, want", [
+    # MXNet's documented examples of the special codes
+    ((2, 3, 4), (4, 0, 2), (4, 3, 2)),
+    ((2, 3, 4), (2, 0, 0), (2, 3, 4)),
+    ((2, 3, 4), (6, 1, -1), (6, 1, 4)),
+    ((2, 3, 4), (3, -1, 8), (3, 1, 8)),
+    ((2, 3, 4), (-1,), (24,)),
+    ((2, 3, 4), (-2,), (2, 3, 4)),
+    ((2, 3, 4), (2, -2), (2, 3, 4)),
+    ((2, 3, 4), (-2, 1, 1), (2, 3, 4, 1, 1)),
+    ((2, 3, 4), (-3, 4), (6, 4)),
+    ((2, 3, 4, 5), (-3, -3), (6, 20)),
+    ((2, 3, 4), (0, -3), (2, 12)),
+    ((2, 3, 4), (-3, -2), (6, 4)),
+    ((2, 3, 4), (-4, 1, 2, -2), (1, 2, 3, 4)),
+    ((2, 3, 4), (2, -4, -1, 3, -2), (2, 1, 3, 4)),
+    ((0, 3), (-1, 3), (0, 3)),
+    ((), (1, 1), (1, 1)),
+])
+def test_reshape_codes(shape, code, want):
+    n = np.arange(int(np.prod(shape))).astype(np.float32).reshape(shape)
+    got = mx.nd.array(n).reshape(code)
+    _eq(got, n.reshape(want))
+
+
+def test_reshape_reverse():
+    x = mx.nd.array(np.zeros((10, 5, 4)))
+    assert x.reshape((-1, 0)).shape == (40, 5)
+    assert x.reshape((-1, 0), reverse=True).shape == (50, 4)
+
+
+def test_reshape_call_forms_and_view_writes_through():
+    x = mx.nd.array(np.arange(12.0))
+    assert x.reshape(3, 4).shape == (3, 4)
+    assert x.reshape((3, 4)).shape == (3, 4)
+    assert x.reshape(shape=(2, -1)).shape == (2, 6)
+    y = x.reshape((3, -1))
+    y[1] = -1.0
+    _eq(x, np.r_[0:4, [-1] * 4, 8:12].astype(np.float32))
+    z = x.reshape((2, 0, -1)[::2])   # (2, -1)
+    z[:] = 3
+    _eq(x, np.full(12, 3, np.float32))
+
+
+def test_reshape_errors():
+    x = mx.nd.array(np.zeros((2, 3, 4)))
+    with pytest.raises(MXNetError, match="reshape"):
+        x.reshape((5, -1))
+    with pytest.raises(MXNetError, match="reshape"):
+        x.reshape((-1, -1))
+    with pytest.raises(MXNetError, match="reshape"):
+        x.reshape((7,))
+    for bad in [(-5,), (-4, 5, -1, 4), (-4, -1, -1, 12), (0, 0, 0, 0), (-3, -3, -3), (24, 0)]:
+        with pytest.raises(MXNetError, match="reshape"):
+            x.reshape(bad)
+    _eq(x.reshape((-4, 1, 2, 0, 4)), np.zeros((1, 2, 3, 4)))
+    with pytest.raises(TypeError):
+        x.reshape((24,), bogus=1)
+
+
+# ---- indexing -------------------------------------------------------------------------------
+N = np.arange(60.0).reshape(3, 4, 5)
+
+
+@pytest.mark.parametrize("key", [
+    0, 2, -1, -3, np.int64(1), slice(1, 3), slice(None, None, 2), slice(None, None, -1),
+    slice(-1, 0, -2), slice(5, 10), slice(2, 1), Ellipsis, None, (1, 2), (1, 2, 3), (-1, -2, -3),
+    (slice(None), 1), (Ellipsis, 2), (1, Ellipsis), (None, 1, None), (slice(None), None, 2),
+    (slice(0, 2), slice(None, None, -1), slice(1, 4, 2)), (0, slice(1, 3), Ellipsis, None),
+    (), [0, 2], ([0, 2], [1, 3]),
+])
+def test_getitem_matches_numpy(key):
+    got = mx.nd.array(N)[key]
+    assert isinstance(got, mx.nd.NDArray)
+    _eq(got, N[key])
+
+
+@settings(max_examples=60)
+@given(st.data())
+def test_getitem_and_setitem_basic_indices_random(data):
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5))
+    key = data.draw(hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))
+    n = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    x = mx.nd.array(n)
+    _eq(x[key], n[key])
+    x[key] = -7.0
+    n[key] = -7.0
+    _eq(x, n)
+    value = np.arange(int(np.prod(n[key].shape))).reshape(n[key].shape) * 10.0
+    x[key] = mx.nd.array(value, dtype="float64")
+    n[key] = value
+    _eq(x, n)
+
+
+def test_first_axis_slice_is_a_write_through_view():
+    x = mx.nd.array(np.arange(12.0).reshape(4, 3))
+    y = x[1:3]
+    y[:] = 5
+    want = np.arange(12.0).reshape(4, 3)
+    want[1:3] = 5
+    _eq(x, want)
+    r = x[3]                     # an integer on the first axis: a view too
+    r[:] = -1
+    want[3] = -1
+    _eq(x, want)
+    y += 1                       # in-place arithmetic on the view writes through as well
+    want[1:3] += 1
+    _eq(x, want)
+    x[:] = 0                     # and the view sees writes to its base
+    _eq(y, np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("key", [(slice(None), 1), slice(None, None, 2), slice(None, None, -1),
+                                 (1, slice(0, 2)), [0, 1], (Ellipsis, 0)])
+def test_other_indexing_copies(key):
+    x = mx.nd.array(np.arange(12.0).reshape(4, 3))
+    y = x[key]
+    y[:] = 100
+    _eq(x, np.arange(12.0).reshape(4, 3))
+
+
+def test_getitem_ndarray_index():
+    x = mx.nd.array(N)
+    _eq(x[mx.nd.array([2, 0], dtype="int64")], N[[2, 0]])
+    _eq(x[mx.nd.array([1.0, 0.0])], N[[1, 0]])          # float index arrays are cast, as MXNet
+    _eq(x[mx.nd.array(1, dtype="int32")], N[1])
+
+
+@pytest.mark.parametrize("key", [3, -4, (0, 4), (0, 0, 5), (0, 0, -6), (1, 1, 1, 1)])
+def test_index_out_of_range(key):
+    x = mx.nd.array(N)
+    with pytest.raises(IndexError):
+        x[key]
+    with pytest.raises(IndexError):
+        x[key] = 1.0
+
+
+@pytest.mark.parametrize("key", [1.0, np.float32(0.0), (0, 1.5), (slice(None), np.float64(2))])
+def test_float_index_is_an_index_error(key):
+    x = mx.nd.array(N)
+    with pytest.raises(IndexError):
+        x[key]
+    with pytest.raises(IndexError):
+        x[key] = 1.0
+
+
+def test_zero_dim_indexing():
+    x = mx.nd.array(4.0)
+    _eq(x[()], np.array(4.0))
+    _eq(x[...], np.array(4.0))
+    x[()] = 6.0
+    _eq(x, np.array(6.0))
+    with pytest.raises(IndexError):
+        x[0]
+
+
+def test_setitem_values():
+    n = np.zeros((3, 4), np.int32)
+    x = mx.nd.array(n)
+    x[0] = 7                                        # scalar
+    n[0] = 7
+    x[1] = mx.nd.array([1, 2, 3, 4], dtype="int32")  # NDArray
+    n[1] = [1, 2, 3, 4]
+    x[2] = np.array([5.9, 6, 7, 8])                 # NumPy array of another dtype: cast
+    n[2] = np.array([5.9, 6, 7, 8]).astype(np.int32)
+    _eq(x, n, np.int32)
+    x[:, 1:3] = np.array([[9], [8], [7]])           # broadcast (3, 1) -> (3, 2)
+    n[:, 1:3] = [[9], [8], [7]]
+    x[:] = [1, 2, 3, 4]                             # list, broadcast over rows
+    n[:] = [1, 2, 3, 4]
+    _eq(x, n)
+    x[:, [0, 3]] = 0                                # advanced index: scatter
+    n[:, [0, 3]] = 0
+    _eq(x, n)
+    mask = n > 2
+    x[mask] = -1
+    n[mask] = -1
+    _eq(x, n)
+    x[1:, ::-2] = mx.nd.array([[10, 20]], dtype="int32")
+    n[1:, ::-2] = [[10, 20]]
+    _eq(x, n)
+
+
+def test_setitem_from_overlapping_self():
+    n = np.arange(6.0)
+    x = mx.nd.array(n)
+    x[1:] = x[:-1]
+    n[1:] = n[:-1].copy()
+    _eq(x, n)
+    x[::-1] = x
+    n[::-1] = n.copy()
+    _eq(x, n)
+
+
+def test_setitem_errors():
+    x = mx.nd.array(np.zeros((3, 4)))
+    with pytest.raises(MXNetError, match="__setitem__"):
+        x[0] = np.ones(3)                          # (3,) into (4,)
+    with pytest.raises(MXNetError, match="__setitem__"):
+        x[:] = mx.nd.array(np.ones((2, 4)))
+    with pytest.raises(MXNetError, match="__setitem__"):
+        x[0, 0] = np.ones(2)                       # a sequence into one element
+    with pytest.raises(MXNetError, match="__setitem__"):
+        x[[0, 1]] = np.ones((5, 5))
+    with pytest.raises(MXNetError, match="__setitem__"):
+        x[0] = "abc"
+    _eq(x, np.zeros((3, 4)))
+
+
+# ---- arithmetic dunders -----------------------------------------------------------------
+ARITH = [("+", operator.add), ("-", operator.sub), ("*", operator.mul),
+         ("/", operator.truediv), ("%", operator.mod), ("**", operator.pow)]
+COMPARE = [operator.eq, operator.ne, operator.gt, operator.ge, operator.lt, operator.le]
+
+
+def _operands(dtype):
+    a = np.array([[1.5, 2.0, 3.0], [4.0, 0.5, 2.5]]).astype(dtype)
+    b = np.array([2.0, 0.5, 3.0]).astype(dtype)
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("sym, fn", ARITH)
+def test_arithmetic_dunders(sym, fn, dtype):
+    a, b = _operands(dtype)
+    A, B = mx.nd.array(a), mx.nd.array(b)
+    rt = {"float32": 1e-6, "float64": 1e-14}[dtype]
+    for got, want in [(fn(A, B), fn(a, b)), (fn(B, A), fn(b, a)),      # NDArray, broadcasting
+                      (fn(A, 2), fn(a, a.dtype.type(2))),             # scalar
+                      (fn(A, 0.5), fn(a, a.dtype.type(0.5))),
+                      (fn(3, A), fn(a.dtype.type(3), a)),             # reflected scalar
+                      (fn(A, b), fn(a, b)),                           # NumPy operand
+                      (fn(b, A), fn(b, a))]:                          # reflected NumPy operand
+        assert isinstance(got, mx.nd.NDArray), sym
+        assert got.dtype is np.dtype(dtype).type
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=rt)
+
+
+@pytest.mark.parametrize("sym, fn", ARITH)
+def test_arithmetic_dunders_int(sym, fn):
+    a = np.array([[7, -7, 3], [0, 5, -2]], dtype=np.int32)
+    b = np.array([2, 3, 2], dtype=np.int32)
+    A, B = mx.nd.array(a), mx.nd.array(b)
+    if sym == "/":       # integer division truncates toward zero (MXNet), the dtype stays
+        want, want2 = np.trunc(a / b).astype(np.int32), np.trunc(a / 2).astype(np.int32)
+    else:
+        want, want2 = fn(a, b), fn(a, np.int32(2))
+    _eq(fn(A, B), want, np.int32)
+    _eq(fn(A, 2), want2, np.int32)
+
+
+def test_reflected_scalar_ops():
+    a = np.array([1.0, 2.0, 4.0], np.float32)
+    A = mx.nd.array(a)
+    _eq(10 - A, 10 - a)
+    _eq(1 / A, 1 / a)
+    _eq(9 % A, 9 % a)
+    _eq(2 ** A, 2 ** a)
+    _eq(np.float64(2) * A, 2 * a, np.float32)       # a NumPy scalar acts as a Python scalar
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint8"])
+@pytest.mark.parametrize("fn", COMPARE)
+def test_comparison_dunders(fn, dtype):
+    a = np.array([[1, 2, 3], [3, 2, 1]]).astype(dtype)
+    b = np.array([2, 2, 2]).astype(dtype)
+    A, B = mx.nd.array(a), mx.nd.array(b)
+    # MXNet comparisons return 0/1 in the input dtype
+    _eq(fn(A, B), fn(a, b).astype(dtype), dtype)
+    _eq(fn(A, 2), fn(a, 2).astype(dtype), dtype)
+    _eq(fn(A, b), fn(a, b).astype(dtype), dtype)
+    _eq(fn(b, A), fn(b, a).astype(dtype), dtype)     # reflected through NumPy's deferral
+
+
+def test_unary_dunders():
+    a = np.array([[-1.5, 0.0, 2.0]], np.float32)
+    A = mx.nd.array(a)
+    _eq(-A, -a)
+    _eq(abs(A), np.abs(a))
+    assert +A is A
+    _eq(-mx.nd.array([1, -2], dtype="int8"), np.array([-1, 2], np.int8), np.int8)
+
+
+@pytest.mark.parametrize("sym, fn", [("+=", operator.iadd), ("-=", operator.isub),
+                                     ("*=", operator.imul), ("/=", operator.itruediv),
+                                     ("%=", operator.imod), ("**=", operator.ipow)])
+def test_inplace_dunders_write_into_the_array(sym, fn):
+    a, b = _operands("float64")
+    A = mx.nd.array(a)
+    view = A[0:2]                    # shares A's buffer: proves the write lands in place
+    before = id(A)
+    for other, other_np in [(mx.nd.array(b), b), (2.0, 2.0), (b, b)]:
+        A = fn(A, other)
+        a = fn(a, other_np)
+        assert id(A) == before, sym
+        np.testing.assert_allclose(A.asnumpy(), a, rtol=1e-14)
+        np.testing.assert_allclose(view.asnumpy(), a, rtol=1e-14)
+
+
+def test_inplace_that_would_grow_is_an_error():
+    a = mx.nd.array(np.ones(3))
+    with pytest.raises(MXNetError, match=r"broadcast_add.*\(2, 3\)"):
+        a += mx.nd.array(np.ones((2, 3)))
+    with pytest.raises(MXNetError, match="broadcast_mul"):
+        a *= np.ones((4, 1))
+    _eq(a, np.ones(3))
+
+
+def test_inplace_with_overlapping_operand():
+    n = np.arange(6.0).reshape(3, 2)
+    x = mx.nd.array(n)
+    x += x[0]                      # the row being read is also written
+    n += n[0].copy()
+    _eq(x, n)
+    m = np.arange(6.0)
+    y = mx.nd.array(m)
+    tail = y[1:]
+    tail += y[:5]                  # shifted overlap
+    m[1:] += m[:5].copy()
+    _eq(y, m)
+    z = mx.nd.array(np.arange(5.0))
+    mx.nd.broadcast_add(z[:4], z[:4], out=z[1:])
+    _eq(z, [0, 0, 2, 4, 6])
+
+
+def test_inplace_same_array():
+    x = mx.nd.array([1.0, 2.0])
+    x *= x
+    _eq(x, [1.0, 4.0])
+    x -= x
+    _eq(x, [0.0, 0.0])
+
+
+def test_binary_with_unsupported_operand():
+    x = mx.nd.array([1.0])
+    with pytest.raises(TypeError):
+        x + "a"
+    with pytest.raises(TypeError):
+        "a" * x
+    assert (x == None) is False   # noqa: E711  (falls back to identity)
+
+
+def test_ops_on_inputs_from_different_devices():
+    a = mx.nd.array([1.0], ctx=mx.cpu(0))
+    b = mx.nd.array([1.0], ctx=mx.cpu(1))
+    with pytest.raises(MXNetError, match="broadcast_add.*device"):
+        a + b
+    assert (b + b).context == mx.cpu(1)
+    assert mx.nd.sin(b).context == mx.cpu(1)
+
+
+def test_out_argument():
+    a = mx.nd.array([1.0, 4.0])
+    out = mx.nd.array([0.0, 0.0])
+    assert mx.nd.sqrt(a, out=out) is out
+    _eq(out, [1.0, 2.0])
+    with pytest.raises(MXNetError, match=r"sqrt.*shape"):
+        mx.nd.sqrt(a, out=mx.nd.array([0.0, 0.0, 0.0]))
+    with pytest.raises(MXNetError, match=r"sqrt.*dtype"):
+        mx.nd.sqrt(a, out=mx.nd.array([0.0, 0.0], dtype="float64"))
+    with pytest.raises(TypeError, match="sqrt"):
+        mx.nd.sqrt(a, out=np.zeros(2, np.float32))

@@ -1,0 +1,302 @@
+"""The operator registry and the front-end generator, checked registry-wide.
+
+Every test here walks ``REGISTRY``, so operators added by any family are covered as soon as
+they are registered: complete records, a generated ``mx.nd`` function in the right namespace
+with a real signature and docstring, ``list_ops``, and parameter validation errors.
+"""
+import importlib
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite import MXNetError
+from mxlite.ops.frontend import make_function
+from mxlite.ops.registry import (NON_DIFFERENTIABLE, REGISTRY, REQUIRED, Attrs, OpDef, Param,
+                                 get_op, list_ops, register)
+
+ALL_NAMES = sorted(REGISTRY)
+UNIQUE_OPS = sorted({id(op): op for op in REGISTRY.values()}.values(), key=lambda op: op.name)
+UNIQUE_NAMES = [op.name for op in UNIQUE_OPS]
+_P = inspect.Parameter
+
+
+def expected_namespace(name):
+    """Where a registered name is shown (MXNet's prefixes): ('random', 'uniform') etc."""
+    for prefix, ns in (("_random_", "random"), ("_sample_", "random"),
+                       ("_contrib_", "contrib"), ("_linalg_", "linalg")):
+        if name.startswith(prefix):
+            return ns, name[len(prefix):]
+    return ("_internal", name) if name.startswith("_") else ("", name)
+
+
+def nd_function(name):
+    ns, public = expected_namespace(name)
+    module = getattr(mx.nd, ns) if ns else mx.nd
+    return getattr(module, public)
+
+
+# ---- records -------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", UNIQUE_NAMES)
+def test_op_record_is_complete(name):
+    op = REGISTRY[name]
+    assert isinstance(op, OpDef)
+    assert callable(op.infer_shape), name
+    assert callable(op.infer_type), name
+    assert callable(op.compute.get("cpu")), f"{name} has no cpu kernel"
+    assert isinstance(op.doc, str) and op.doc.strip(), f"{name} has no docstring"
+    assert all(isinstance(i, str) and i for i in op.inputs)
+    assert len(set(op.inputs)) == len(op.inputs)
+    assert all(isinstance(p, Param) for p in op.params)
+    pnames = [p.name for p in op.params]
+    assert len(set(pnames)) == len(pnames), f"{name} repeats a parameter"
+    assert not set(pnames) & set(op.inputs), f"{name}: a parameter shares an input's name"
+    assert not set(pnames + list(op.inputs)) & {"out", "name"}, f"{name} shadows out=/name="
+    assert op.gradient is None or op.gradient == NON_DIFFERENTIABLE or callable(op.gradient)
+    assert op.differentiable == callable(op.gradient)
+    assert callable(op.num_outputs) or (isinstance(op.num_outputs, int) and op.num_outputs >= 1)
+    for alias in op.aliases:
+        assert REGISTRY[alias] is op
+
+
+@pytest.mark.parametrize("name", ALL_NAMES)
+def test_nd_function_in_its_namespace(name):
+    op = REGISTRY[name]
+    fn = nd_function(name)
+    assert callable(fn) and fn.op is op
+    assert fn.__name__ == expected_namespace(name)[1]
+    assert op.doc.strip() in fn.__doc__
+    for p in op.params:
+        assert p.name in fn.__doc__
+    ns = expected_namespace(name)[0]
+    if ns and ns != "_internal":     # MXNet also lists namespaced ops under _internal
+        assert getattr(mx.nd._internal, name).op is op
+        assert importlib.import_module(f"mxlite.ndarray.{ns}") is getattr(mx.nd, ns)
+
+
+@pytest.mark.parametrize("name", ALL_NAMES)
+def test_signature_is_inputs_params_out_name(name):
+    op = REGISTRY[name]
+    sig = inspect.signature(nd_function(name))
+    params = list(sig.parameters.values())
+    names = [p.name for p in params]
+    if op.variadic:
+        assert params[0].kind is _P.VAR_POSITIONAL and names[0] == (op.inputs or ("data",))[0]
+        assert names[1:] == [p.name for p in op.params] + ["out", "name"]
+    else:
+        assert names == list(op.inputs) + [p.name for p in op.params] + ["out", "name"]
+        for p in params[:len(op.inputs)]:
+            assert p.kind is _P.POSITIONAL_OR_KEYWORD and p.default is _P.empty
+    by_name = sig.parameters
+    for p in op.params:
+        want = _P.empty if p.default is REQUIRED else p.default
+        got = by_name[p.name].default
+        assert got is want or got == want, (p.name, got, want)
+    assert by_name["out"].kind is _P.KEYWORD_ONLY and by_name["out"].default is None
+    assert by_name["name"].kind is _P.KEYWORD_ONLY and by_name["name"].default is None
+
+
+@pytest.mark.parametrize("name", UNIQUE_NAMES)
+def test_generated_function_routes_arguments_like_its_signature(name):
+    """Calling the generated function as its signature says hands invoke the right pieces."""
+    op = REGISTRY[name]
+    calls = []
+    fn = make_function(op, lambda o, inputs, kwargs, out: calls.append((o, inputs, kwargs, out)))
+    sig = inspect.signature(fn)
+    inputs = [object() for _ in (op.inputs if not op.variadic else range(3))]
+    values = {p.name: object() for p in op.params}
+    out = object()
+    positional = list(inputs)
+    keywords = {}
+    for p in op.params:
+        if sig.parameters[p.name].kind is _P.POSITIONAL_OR_KEYWORD and len(keywords) == 0:
+            positional.append(values[p.name])
+        else:
+            keywords[p.name] = values[p.name]
+    fn(*positional, out=out, name="ignored", **keywords)
+    (o, got_inputs, got_kwargs, got_out), = calls
+    assert o is op and got_out is out
+    assert list(got_inputs) == inputs
+    assert got_kwargs == values
+    calls.clear()
+    if op.variadic and op.inputs:          # MXNet style: data=[...], num_args=n (dropped)
+        fn(**{op.inputs[0]: inputs}, num_args=len(inputs), **values)
+        assert list(calls[0][1]) == inputs and calls[0][2] == values
+    elif op.inputs:                        # inputs may also be given by keyword
+        fn(**dict(zip(op.inputs, inputs)), **values)
+        assert list(calls[0][1]) == inputs and calls[0][2] == values
+
+
+def test_namespaces_have_no_collisions():
+    """Two different operators must not be shown under the same public name."""
+    seen = {}
+    for name in ALL_NAMES:
+        key = expected_namespace(name)
+        if key in seen:
+            assert REGISTRY[seen[key]] is REGISTRY[name], f"{name} and {seen[key]} both map to {key}"
+        seen[key] = name
+
+
+def test_fluent_methods():
+    x = mx.nd.array([0.5, 1.0])
+    for name in ALL_NAMES:
+        ns, public = expected_namespace(name)
+        op = REGISTRY[name]
+        if ns or not op.inputs or op.variadic:
+            continue
+        assert callable(getattr(mx.nd.NDArray, public, None)), public
+    np.testing.assert_array_equal(x.exp().asnumpy(), mx.nd.exp(x).asnumpy())
+    np.testing.assert_array_equal(x.broadcast_add(x).asnumpy(), [1.0, 2.0])
+
+
+# ---- list_ops / get_op -----------------------------------------------------------------------
+def test_list_ops():
+    entries = list_ops()
+    names = [e[0] for e in entries]
+    assert names == sorted(names) == ALL_NAMES
+    for name, ns, differentiable in entries:
+        assert ns == expected_namespace(name)[0]
+        assert differentiable is callable(REGISTRY[name].gradient)
+    # spot checks of the flags: comparisons are declared non-differentiable
+    flags = {e[0]: e[2] for e in entries}
+    assert flags["broadcast_equal"] is False and flags["sign"] is False
+
+
+def test_get_op():
+    assert get_op("sin") is REGISTRY["sin"]
+    assert get_op("broadcast_plus") is get_op("broadcast_add")
+    with pytest.raises(MXNetError, match="no_such_op"):
+        get_op("no_such_op")
+
+
+def test_register_rejects_duplicates_atomically():
+    op = REGISTRY["sin"]
+    clone = OpDef("sin", inputs=("data",), infer_shape=op.infer_shape,
+                  infer_type=op.infer_type, compute=op.compute, doc="dup")
+    with pytest.raises(ValueError, match="sin"):
+        register(clone)
+    assert REGISTRY["sin"] is op
+    fresh = "_test_registry_never_registered"
+    half = OpDef(fresh, inputs=("data",), infer_shape=op.infer_shape, infer_type=op.infer_type,
+                 compute=op.compute, doc="dup alias", aliases=("sin",))
+    with pytest.raises(ValueError, match="sin"):
+        register(half)
+    assert fresh not in REGISTRY      # nothing was half-registered
+
+
+def test_param_rejects_unknown_kind():
+    with pytest.raises(ValueError, match="kind"):
+        Param("x", "complex")
+
+
+def test_attrs_attribute_access():
+    a = Attrs(axis=1)
+    assert a.axis == 1 and a["axis"] == 1
+    with pytest.raises(AttributeError):
+        a.missing
+
+
+# ---- parameter validation ------------------------------------------------------------------
+BAD_VALUES = {
+    "int": ["abc", 1.5, None, (1, 2)],
+    "float": ["abc", None, [1.0, 2.0]],
+    "bool": ["maybe", 2, None, [True]],
+    "axis": ["abc", 1.5, (0, 1)],
+    "axes": ["abc", 1.5, (0, "x")],
+    "shape": ["abc", 1.5, None, (2, "x"), (2, 1.5)],
+    "dtype": ["int16", "not_a_dtype", "complex64"],
+}
+
+
+def _bad_values(p):
+    if p.kind == "str":
+        return ["__not_a_choice__"] if p.choices else [5, None]
+    return BAD_VALUES.get(p.kind, [])
+
+
+PARAM_CASES = [(op.name, p.name) for op in UNIQUE_OPS for p in op.params if _bad_values(p)]
+
+
+@pytest.mark.parametrize("op_name, param", PARAM_CASES)
+def test_bad_param_value_names_op_and_param(op_name, param):
+    op = REGISTRY[op_name]
+    p = next(q for q in op.params if q.name == param)
+    for bad in _bad_values(p):
+        with pytest.raises(MXNetError) as info:
+            op.parse_attrs({param: bad})
+        message = str(info.value)
+        assert op.name in message and param in message, (bad, message)
+
+
+@pytest.mark.parametrize("name", UNIQUE_NAMES)
+def test_unknown_param_is_an_error(name):
+    op = REGISTRY[name]
+    with pytest.raises(MXNetError, match=re.escape(op.name) + ".*__bogus__"):
+        op.parse_attrs({"__bogus__": 1})
+
+
+@pytest.mark.parametrize("name", [op.name for op in UNIQUE_OPS
+                                  if any(p.default is REQUIRED for p in op.params)])
+def test_missing_required_param_is_an_error(name):
+    op = REGISTRY[name]
+    missing = [p.name for p in op.params if p.default is REQUIRED]
+    with pytest.raises(MXNetError, match=re.escape(op.name) + ".*" + re.escape(missing[0])):
+        op.parse_attrs({})
+
+
+def test_param_parsing_converts_values():
+    p_int, p_float = Param("k", "int", 0), Param("s", "float", 1.0)
+    assert p_int.parse("op", 3.0) == 3 and p_int.parse("op", np.int64(2)) == 2
+    assert p_float.parse("op", "2.5") == 2.5 and p_float.parse("op", np.float32(0.5)) == 0.5
+    p_bool = Param("b", "bool", False)
+    assert p_bool.parse("op", "True") is True and p_bool.parse("op", 0) is False
+    assert p_bool.parse("op", np.bool_(True)) is True
+    assert Param("s", "shape").parse("op", 3) == (3,)
+    assert Param("s", "shape").parse("op", [2, np.int64(3)]) == (2, 3)
+    assert Param("a", "axes", None).parse("op", None) is None
+    assert Param("d", "dtype", None).parse("op", "float16") == np.float16
+    with pytest.raises(MXNetError, match="op.*'k'"):
+        p_int.parse("op", True)            # a bool is not an integer parameter
+    with pytest.raises(MXNetError, match="op.*'m'.*one of"):
+        Param("m", "str", "a", choices=("a", "b")).parse("op", "c")
+
+
+# ---- the generated nd functions at run time --------------------------------------------------
+def test_nd_call_errors():
+    x = mx.nd.array([1.0, 2.0])
+    with pytest.raises(MXNetError, match="sin.*bogus"):
+        mx.nd.sin(x, bogus=1)
+    with pytest.raises(MXNetError, match="_plus_scalar.*positional"):
+        mx.nd._internal._plus_scalar(x, 1.0, 2.0)
+    with pytest.raises(MXNetError, match="_plus_scalar.*multiple values.*scalar"):
+        mx.nd._internal._plus_scalar(x, 1.0, scalar=2.0)
+    with pytest.raises(MXNetError, match="broadcast_add.*missing input.*rhs"):
+        mx.nd.broadcast_add(x)
+    with pytest.raises(TypeError, match="broadcast_add.*rhs"):
+        mx.nd.broadcast_add(x, [1.0, 2.0])
+    # inputs by keyword, name= accepted and ignored
+    np.testing.assert_array_equal(mx.nd.broadcast_add(lhs=x, rhs=x, name="n").asnumpy(), [2, 4])
+
+
+ELEMENTWISE_OPS = [op.name for op in UNIQUE_OPS
+                   if op.elementwise and not op.variadic and 1 <= len(op.inputs) <= 2
+                   and not any(p.default is REQUIRED for p in op.params)]
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE_OPS)
+def test_out_argument_checked(name):
+    fn = nd_function(name)
+    inputs = [mx.nd.array(np.full((2, 3), 0.5, np.float32)) for _ in REGISTRY[name].inputs]
+    result = fn(*inputs)
+    out = mx.nd.array(np.zeros(result.shape), dtype=result.dtype)
+    assert fn(*inputs, out=out) is out
+    np.testing.assert_array_equal(out.asnumpy(), result.asnumpy())
+    with pytest.raises(MXNetError, match=re.escape(REGISTRY[name].name) + ".*shape"):
+        fn(*inputs, out=mx.nd.array(np.zeros((3, 2)), dtype=result.dtype))
+    other = "float64" if result.dtype != np.float64 else "float32"
+    with pytest.raises(MXNetError, match=re.escape(REGISTRY[name].name) + ".*dtype"):
+        fn(*inputs, out=mx.nd.array(np.zeros(result.shape), dtype=other))
+    with pytest.raises(MXNetError, match=re.escape(REGISTRY[name].name)):
+        fn(*inputs, out=[out, out])
