@@ -273,12 +273,12 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
             continue
         if g is None:
             if var._grad_req == "write":
-                var._grad[:] = 0
+                var._grad[...] = 0
             continue
         if var._grad_req == "add":
-            var._grad[:] = var._grad + g
+            var._grad[...] = var._grad + g
         else:
-            var._grad[:] = g
+            var._grad[...] = g
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,

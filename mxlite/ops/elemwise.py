@@ -324,7 +324,7 @@ BINARY_GRADIENTS = {
     "power": lambda F, a, b, g: (g * b * a ** (b - 1), g * a ** b * F.log(a)),
     "maximum": lambda F, a, b, g: (g * (a >= b), g * (a < b)),
     "minimum": lambda F, a, b, g: (g * (a <= b), g * (a > b)),
-    "hypot": lambda F, a, b, g: (g * a / F.hypot(a, b), g * b / F.hypot(a, b)),
+    "hypot": lambda F, a, b, g: (g * a / F.broadcast_hypot(a, b), g * b / F.broadcast_hypot(a, b)),
 }
 
 
