@@ -144,7 +144,8 @@ class OpDef:
       gradient              FGradient: fn(F, node, ograds) -> input gradients built from
                             registered ops; ``NON_DIFFERENTIABLE``; or None (not declared yet)
       grad_needs            what the gradient reads: subset of {'inputs', 'outputs'}
-      num_outputs, doc
+      num_outputs           an int, or a function of attrs (split: attrs.num_outputs)
+      doc
     """
 
     __slots__ = ("name", "aliases", "inputs", "params", "infer_shape", "infer_type", "compute",

@@ -1,0 +1,266 @@
+// Philox4x32-10, the counter-based generator of Salmon, Moraes, Dror and Shaw ("Parallel
+// random numbers: as easy as 1, 2, 3", SC'11; the Random123 library), and the samplers built
+// on it. Plain C99 callable from C, C++ and CUDA (MX_FN marks host/device functions), so the
+// CPU kernels (random.pyx) and future CUDA kernels produce the same stream for a seed.
+//
+// The stream of one operator call. A call has a 64-bit key (the seed) and a 64-bit *offset*
+// (how many random operator calls came before it on this device since the seed was set).
+// Its word stream is
+//     W[t] = Philox4x32-10(counter = (lo(t/4), hi(t/4), lo(offset), hi(offset)), key)[t % 4]
+// so any word is computable on its own: a kernel may split the output among any number of
+// threads and get the same numbers. Fixed-cost samplers read their words directly:
+//     32-bit draw of element i:  W[i]
+//     64-bit draw of element i:  W[2i] | W[2i+1] << 32
+// Samplers with rejection (bounded integers, gamma, Poisson) take their first draw as above
+// (randint) or read an *element stream* (mx_stream_*): the words of the blocks whose 64-bit
+// counter index is  2^63 | (attempt << 48) | i , attempt = 0, 1, 2, ...  Bit 63 keeps these
+// blocks apart from the direct ones; 48 bits of element index are more than any array has.
+#pragma once
+#include <math.h>
+#include <stdint.h>
+
+#ifndef MX_FN
+#ifdef __CUDACC__
+#define MX_FN __host__ __device__ inline
+#else
+#define MX_FN static inline
+#endif
+#endif
+
+#define MX_PHILOX_M0 0xD2511F53u
+#define MX_PHILOX_M1 0xCD9E8D57u
+#define MX_PHILOX_W0 0x9E3779B9u   /* golden ratio */
+#define MX_PHILOX_W1 0xBB67AE85u   /* sqrt(3) - 1 */
+
+#define MX_STREAM_FLAG (1ull << 63)
+#define MX_STREAM_INDEX_BITS 48
+#define MX_STREAM_INDEX_MASK ((1ull << MX_STREAM_INDEX_BITS) - 1)
+#define MX_STREAM_ATTEMPT_MASK 0x7fffu
+
+typedef struct { uint32_t v[4]; } mx_philox4x32;   // a counter, or a block of 4 output words
+
+#ifndef __CUDA_ARCH__
+__extension__ typedef unsigned __int128 mx_uint128;  // GCC/Clang: 64x64 -> 128-bit products
+#endif
+
+// One round: two 32x32 -> 64-bit products, the halves crossed and mixed with the key.
+MX_FN mx_philox4x32 mx_philox_round(mx_philox4x32 c, uint32_t k0, uint32_t k1) {
+    uint64_t p0 = (uint64_t)MX_PHILOX_M0 * c.v[0];
+    uint64_t p1 = (uint64_t)MX_PHILOX_M1 * c.v[2];
+    mx_philox4x32 r;
+    r.v[0] = (uint32_t)(p1 >> 32) ^ c.v[1] ^ k0;
+    r.v[1] = (uint32_t)p1;
+    r.v[2] = (uint32_t)(p0 >> 32) ^ c.v[3] ^ k1;
+    r.v[3] = (uint32_t)p0;
+    return r;
+}
+
+// Philox4x32 with 10 rounds; the key is bumped by the Weyl constants between rounds.
+MX_FN mx_philox4x32 mx_philox4x32_10(mx_philox4x32 c, uint32_t k0, uint32_t k1) {
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+    for (int r = 0; r < 10; ++r) {
+        c = mx_philox_round(c, k0, k1);
+        k0 += MX_PHILOX_W0;
+        k1 += MX_PHILOX_W1;
+    }
+    return c;
+}
+
+// The block with 64-bit counter index ``index`` in the stream of (key, offset).
+MX_FN mx_philox4x32 mx_philox_block(uint64_t key, uint64_t offset, uint64_t index) {
+    mx_philox4x32 c;
+    c.v[0] = (uint32_t)index;
+    c.v[1] = (uint32_t)(index >> 32);
+    c.v[2] = (uint32_t)offset;
+    c.v[3] = (uint32_t)(offset >> 32);
+    return mx_philox4x32_10(c, (uint32_t)key, (uint32_t)(key >> 32));
+}
+
+// Word t of the direct stream.
+MX_FN uint32_t mx_philox_word(uint64_t key, uint64_t offset, uint64_t t) {
+    return mx_philox_block(key, offset, t >> 2).v[t & 3];
+}
+
+// ---- words to floats -----------------------------------------------------------------------
+// [0, 1) with ``bits`` random bits (11 for float16, 24 for float32): every value exact.
+MX_FN float mx_unit_float(uint32_t x, int bits) {
+    return (float)(x >> (32 - bits)) * (1.0f / (float)(1u << bits));
+}
+// [0, 1) with 53 random bits.
+MX_FN double mx_unit_double(uint64_t x) {
+    return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+}
+// (0, 1): never 0 (safe under log), never 1.
+MX_FN double mx_open_unit32(uint32_t x) {
+    return ((double)x + 0.5) * (1.0 / 4294967296.0);
+}
+MX_FN double mx_open_unit64(uint64_t x) {
+    return ((double)(x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+// ---- bounded integers: Lemire's multiply-shift with rejection ------------------------------
+// A draw x maps to (x * range) >> width; it is rejected when the low half of the product
+// is below threshold = 2^width mod range = (-range) % range, which leaves exactly
+// floor(2^width / range) draws per value (Lemire, "Fast random integer generation in an
+// interval", ACM TOMS 2019). Callers compute the threshold once per call, not per draw.
+MX_FN uint32_t mx_lemire_threshold32(uint32_t range) { return (uint32_t)(0u - range) % range; }
+MX_FN uint64_t mx_lemire_threshold64(uint64_t range) { return (0ull - range) % range; }
+
+// 1 when x is accepted for ``range``; *r then holds the value in [0, range).
+MX_FN int mx_lemire32(uint32_t x, uint32_t range, uint32_t threshold, uint32_t* r) {
+    uint64_t m = (uint64_t)x * range;
+    *r = (uint32_t)(m >> 32);
+    return (uint32_t)m >= threshold;
+}
+
+MX_FN int mx_lemire64(uint64_t x, uint64_t range, uint64_t threshold, uint64_t* r) {
+#ifdef __CUDA_ARCH__
+    uint64_t lo = x * range;
+    *r = __umul64hi(x, range);
+#else
+    mx_uint128 m = (mx_uint128)x * range;
+    uint64_t lo = (uint64_t)m;
+    *r = (uint64_t)(m >> 64);
+#endif
+    return lo >= threshold;
+}
+
+// ---- the element stream: words for samplers that need a variable number of draws ----------
+typedef struct {
+    uint64_t key, offset, index;   // index: 2^63 | element (attempt is added per block)
+    uint32_t attempt;              // next block to generate
+    int pos;                       // next word of buf; 4 = buf used up
+    uint32_t buf[4];
+} mx_stream;
+
+MX_FN void mx_stream_init(mx_stream* s, uint64_t key, uint64_t offset, uint64_t element) {
+    s->key = key;
+    s->offset = offset;
+    s->index = MX_STREAM_FLAG | (element & MX_STREAM_INDEX_MASK);
+    s->attempt = 0;
+    s->pos = 4;
+}
+
+MX_FN uint32_t mx_stream_next32(mx_stream* s) {
+    if (s->pos == 4) {
+        // 2^15 blocks (2^17 words) per element; a sampler never gets near that (each
+        // attempt of the rejection loops below succeeds with probability > 1/2).
+        uint64_t index = s->index | ((uint64_t)(s->attempt & MX_STREAM_ATTEMPT_MASK)
+                                     << MX_STREAM_INDEX_BITS);
+        mx_philox4x32 b = mx_philox_block(s->key, s->offset, index);
+        s->buf[0] = b.v[0];
+        s->buf[1] = b.v[1];
+        s->buf[2] = b.v[2];
+        s->buf[3] = b.v[3];
+        s->attempt++;
+        s->pos = 0;
+    }
+    return s->buf[s->pos++];
+}
+
+// Two words, the first in the low half.
+MX_FN uint64_t mx_stream_next64(mx_stream* s) {
+    uint64_t lo = mx_stream_next32(s);
+    uint64_t hi = mx_stream_next32(s);
+    return lo | (hi << 32);
+}
+
+MX_FN double mx_stream_uniform(mx_stream* s) { return mx_unit_double(mx_stream_next64(s)); }
+MX_FN double mx_stream_open(mx_stream* s) { return mx_open_unit64(mx_stream_next64(s)); }
+
+// Standard normal by Box-Muller (the cosine half; the sine half is not kept).
+MX_FN double mx_stream_normal(mx_stream* s) {
+    const double two_pi = 6.283185307179586476925286766559;
+    double u1 = mx_stream_open(s), u2 = mx_stream_uniform(s);
+    return sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
+}
+
+// ---- distributions on the element stream (all in double) ----------------------------------
+// Gamma(alpha, 1) by Marsaglia and Tsang (ACM TOMS 26(3), 2000); alpha < 1 is boosted:
+// Gamma(alpha) = Gamma(alpha + 1) * U^(1/alpha). Requires alpha > 0.
+MX_FN double mx_sample_gamma(mx_stream* s, double alpha) {
+    double boost = 1.0;
+    if (alpha < 1.0) {
+        boost = exp(log(mx_stream_open(s)) / alpha);
+        alpha += 1.0;
+    }
+    const double d = alpha - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x, v;
+        do {
+            x = mx_stream_normal(s);
+            v = 1.0 + c * x;
+        } while (v <= 0.0);
+        v = v * v * v;
+        double u = mx_stream_open(s), x2 = x * x;
+        if (u < 1.0 - 0.0331 * x2 * x2 || log(u) < 0.5 * x2 + d * (1.0 - v + log(v)))
+            return d * v * boost;
+    }
+}
+
+// log(k!) for k < 10, exact to double precision.
+MX_FN double mx_log_factorial_small(int k) {
+    const double table[10] = {0.0, 0.0, 0.69314718055994530942, 1.79175946922805500081,
+                              3.17805383034794561965, 4.78749174278204599425,
+                              6.57925121201010099506, 8.52516136106541430017,
+                              10.60460290274525022842, 12.80182748008146961121};
+    return table[k];
+}
+
+// h(x) = (1 + x) log(1 + x) - x without cancellation near 0 (series for |x| < 0.01).
+MX_FN double mx_poisson_h(double x) {
+    if (fabs(x) < 0.01) {
+        double term = x * x, sum = 0.0;
+        for (int n = 2; n < 10; ++n) {        // sum_{n>=2} (-1)^n x^n / (n (n - 1))
+            sum += term / (double)(n * (n - 1));
+            term *= -x;
+        }
+        return sum;
+    }
+    return (1.0 + x) * log1p(x) - x;
+}
+
+// log P(K = k) for K ~ Poisson(lam), lam >= 10: -lam + k log(lam) - log(k!). For k >= 10 it is
+// evaluated as -lam h((k - lam)/lam) - log(2 pi k)/2 - (Stirling's series of log k!), which
+// stays accurate when lam is huge (the naive form cancels terms of size lam log lam).
+MX_FN double mx_poisson_log_pmf(double k, double lam) {
+    if (k < 10.0) return -lam + k * log(lam) - mx_log_factorial_small((int)k);
+    const double half_log_2pi = 0.91893853320467274178;
+    double inv = 1.0 / k, inv2 = inv * inv;
+    double stirling = inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 * (1.0 / 1260.0)));
+    return -lam * mx_poisson_h((k - lam) / lam) - half_log_2pi - 0.5 * log(k) - stirling;
+}
+
+// Poisson(lam): inversion by sequential search below 10, else Hormann's PTRS ("The transformed
+// rejection method for generating Poisson random variables", 1993), as NumPy does.
+MX_FN double mx_sample_poisson(mx_stream* s, double lam) {
+    if (lam <= 0.0) return 0.0;
+    if (!(lam < INFINITY)) return lam;       // inf (a gamma overflow in negative_binomial)
+    if (lam < 10.0) {
+        double u = mx_stream_uniform(s), p = exp(-lam), cdf = p, k = 0.0;
+        while (u > cdf) {
+            k += 1.0;
+            p *= lam / k;
+            if (p == 0.0) break;            // rounding left cdf a hair below u: the tail ends
+            cdf += p;
+        }
+        return k;
+    }
+    const double slam = sqrt(lam);
+    const double b = 0.931 + 2.53 * slam;
+    const double a = -0.059 + 0.02483 * b;
+    const double log_invalpha = log(1.1239 + 1.1328 / (b - 3.4));
+    const double vr = 0.9277 - 3.6224 / (b - 2.0);
+    for (;;) {
+        double u = mx_stream_uniform(s) - 0.5;
+        double v = mx_stream_uniform(s);
+        double us = 0.5 - fabs(u);
+        double k = floor((2.0 * a / us + b) * u + lam + 0.43);
+        if (us >= 0.07 && v <= vr) return k;
+        if (k < 0.0 || (us < 0.013 && v > us)) continue;
+        if (log(v) + log_invalpha - log(a / (us * us) + b) <= mx_poisson_log_pmf(k, lam))
+            return k;
+    }
+}

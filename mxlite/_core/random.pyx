@@ -1,0 +1,706 @@
+"""Random number kernels on the Philox4x32-10 counter-based generator (see philox.h).
+
+Every element is a pure function of (seed, offset, element index): the output is split into
+chunks of ``CHUNK_BLOCKS`` Philox blocks, the chunks run in parallel above ``PARALLEL_MIN``
+elements, and the result is the same for any number of threads.
+
+* ``fill_continuous``: uniform, normal and exponential from the direct word stream (one word
+  per float32 element, two per float64 element);
+* ``fill_stream``: gamma, Poisson, negative binomial and its generalisation, which need a
+  variable number of draws, from a per-element stream;
+* ``randint``: unbiased bounded integers (Lemire's multiply-shift with rejection), never
+  through a float;
+* ``multinomial``, ``permutation`` + ``take_rows`` (shuffle).
+
+A chunk's Philox blocks come from one of three implementations of ``mx_philox_lanes``:
+portable C, AVX2 or AVX-512 (one block per 64-bit lane), the best the CPU runs being picked
+at import (``use_simd`` switches, for tests). All three give the same words. The bounded
+integer loop is also compiled for AVX2/AVX-512 with GCC's ``target_clones``. The kernels
+need a compiler with ``unsigned __int128`` (GCC, Clang) and a little-endian machine.
+"""
+from cython.parallel cimport prange
+from libc.math cimport log, sqrt, cos, sin, isfinite, logf, sqrtf, cosf, sinf
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+cimport numpy as cnp
+from .common cimport idx_t, PARALLEL_MIN
+
+cnp.import_array()
+
+cdef extern from "philox.h" nogil:
+    ctypedef struct mx_philox4x32:
+        uint32_t v[4]
+    ctypedef struct mx_stream:
+        pass
+    mx_philox4x32 mx_philox4x32_10(mx_philox4x32 c, uint32_t k0, uint32_t k1)
+    float mx_unit_float(uint32_t x, int bits)
+    double mx_unit_double(uint64_t x)
+    double mx_open_unit32(uint32_t x)
+    double mx_open_unit64(uint64_t x)
+    int mx_lemire64(uint64_t x, uint64_t range, uint64_t threshold, uint64_t* r)
+    void mx_stream_init(mx_stream* s, uint64_t key, uint64_t offset, uint64_t element)
+    uint64_t mx_stream_next64(mx_stream* s)
+    double mx_sample_gamma(mx_stream* s, double alpha)
+    double mx_sample_poisson(mx_stream* s, double lam)
+
+cdef extern from *:
+    """
+    #include "philox.h"
+
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+    #error "mxlite random kernels read 64-bit lanes as pairs of 32-bit words (little-endian)"
+    #endif
+
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #define MX_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+    #else
+    #define MX_SIMD_CLONES
+    #endif
+
+    #define MX_CHUNK_BLOCKS 256                      /* Philox blocks per chunk */
+    #define MX_CHUNK_WORDS (4 * MX_CHUNK_BLOCKS)
+
+    /* A chunk of the direct stream: blocks first_block .. first_block + MX_CHUNK_BLOCKS as
+       64-bit lanes, lanes[2b] = W[4b] | W[4b+1] << 32 and lanes[2b+1] = W[4b+2] | W[4b+3] << 32
+       (relative to the chunk), so on a little-endian machine (uint32_t*)lanes is W itself and
+       lane j is the 64-bit draw of element j. Three implementations of the same function:
+       portable scalar C, and AVX2 / AVX-512 with one block per 64-bit lane, where a round is
+       p0 = lo(x) * M0, p1 = lo(y) * M1 (one _mul_epu32 each), x' = swap32(p1) ^ (x >> 32) ^ k0,
+       y' = swap32(p0) ^ (y >> 32) ^ k1, for x = (c0, c1) and y = (c2, c3). */
+
+    /* Scalar reference path: any compiler, any CPU. */
+    static void mx_philox_lanes_scalar(uint64_t key, uint64_t offset, uint64_t first_block,
+                                       uint64_t* lanes) {
+        for (int b = 0; b < MX_CHUNK_BLOCKS; ++b) {
+            mx_philox4x32 c = mx_philox_block(key, offset, first_block + (uint64_t)b);
+            lanes[2 * b] = (uint64_t)c.v[0] | ((uint64_t)c.v[1] << 32);
+            lanes[2 * b + 1] = (uint64_t)c.v[2] | ((uint64_t)c.v[3] << 32);
+        }
+    }
+
+    #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    #define MX_HAVE_X86_SIMD 1
+    #include <immintrin.h>
+
+    __attribute__((target("avx2")))
+    static void mx_philox_lanes_avx2(uint64_t key, uint64_t offset, uint64_t first_block,
+                                     uint64_t* lanes) {
+        const __m256i m0 = _mm256_set1_epi64x(MX_PHILOX_M0), m1 = _mm256_set1_epi64x(MX_PHILOX_M1);
+        const __m256i step = _mm256_set1_epi64x(4);
+        __m256i idx = _mm256_add_epi64(_mm256_set1_epi64x((long long)first_block),
+                                       _mm256_setr_epi64x(0, 1, 2, 3));
+        for (int b = 0; b < MX_CHUNK_BLOCKS; b += 16) {
+            __m256i x[4], y[4];
+            for (int v = 0; v < 4; ++v) {
+                x[v] = idx;
+                y[v] = _mm256_set1_epi64x((long long)offset);
+                idx = _mm256_add_epi64(idx, step);
+            }
+            uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+            for (int r = 0; r < 10; ++r) {
+                const __m256i kx = _mm256_set1_epi64x(k0), ky = _mm256_set1_epi64x(k1);
+                for (int v = 0; v < 4; ++v) {
+                    __m256i p0 = _mm256_mul_epu32(x[v], m0), p1 = _mm256_mul_epu32(y[v], m1);
+                    x[v] = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(p1, 0xB1),
+                                                             _mm256_srli_epi64(x[v], 32)), kx);
+                    y[v] = _mm256_xor_si256(_mm256_xor_si256(_mm256_shuffle_epi32(p0, 0xB1),
+                                                             _mm256_srli_epi64(y[v], 32)), ky);
+                }
+                k0 += MX_PHILOX_W0;
+                k1 += MX_PHILOX_W1;
+            }
+            for (int v = 0; v < 4; ++v) {
+                __m256i lo = _mm256_unpacklo_epi64(x[v], y[v]), hi = _mm256_unpackhi_epi64(x[v], y[v]);
+                _mm256_storeu_si256((__m256i*)(lanes + 2 * (b + 4 * v)),
+                                    _mm256_permute2x128_si256(lo, hi, 0x20));
+                _mm256_storeu_si256((__m256i*)(lanes + 2 * (b + 4 * v) + 4),
+                                    _mm256_permute2x128_si256(lo, hi, 0x31));
+            }
+        }
+    }
+
+    __attribute__((target("avx512f")))
+    static void mx_philox_lanes_avx512(uint64_t key, uint64_t offset, uint64_t first_block,
+                                       uint64_t* lanes) {
+        const __m512i m0 = _mm512_set1_epi64(MX_PHILOX_M0), m1 = _mm512_set1_epi64(MX_PHILOX_M1);
+        const __m512i step = _mm512_set1_epi64(8);
+        const __m512i even = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+        const __m512i odd = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+        __m512i idx = _mm512_add_epi64(_mm512_set1_epi64((long long)first_block),
+                                       _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+        for (int b = 0; b < MX_CHUNK_BLOCKS; b += 32) {
+            __m512i x[4], y[4];
+            for (int v = 0; v < 4; ++v) {
+                x[v] = idx;
+                y[v] = _mm512_set1_epi64((long long)offset);
+                idx = _mm512_add_epi64(idx, step);
+            }
+            uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+            for (int r = 0; r < 10; ++r) {
+                const __m512i kx = _mm512_set1_epi64(k0), ky = _mm512_set1_epi64(k1);
+                for (int v = 0; v < 4; ++v) {
+                    __m512i p0 = _mm512_mul_epu32(x[v], m0), p1 = _mm512_mul_epu32(y[v], m1);
+                    x[v] = _mm512_ternarylogic_epi64(_mm512_ror_epi64(p1, 32),
+                                                     _mm512_srli_epi64(x[v], 32), kx, 0x96);
+                    y[v] = _mm512_ternarylogic_epi64(_mm512_ror_epi64(p0, 32),
+                                                     _mm512_srli_epi64(y[v], 32), ky, 0x96);
+                }
+                k0 += MX_PHILOX_W0;
+                k1 += MX_PHILOX_W1;
+            }
+            for (int v = 0; v < 4; ++v) {
+                _mm512_storeu_si512((void*)(lanes + 2 * (b + 8 * v)),
+                                    _mm512_permutex2var_epi64(x[v], even, y[v]));
+                _mm512_storeu_si512((void*)(lanes + 2 * (b + 8 * v) + 8),
+                                    _mm512_permutex2var_epi64(x[v], odd, y[v]));
+            }
+        }
+    }
+    #endif
+
+
+    typedef void (*mx_lanes_fn)(uint64_t, uint64_t, uint64_t, uint64_t*);
+    static mx_lanes_fn mx_philox_lanes_impl = mx_philox_lanes_scalar;
+
+    /* The best Philox implementation this CPU runs: 0 scalar, 1 AVX2, 2 AVX-512. */
+    static int mx_random_best(void) {
+        int best = 0;
+    #ifdef MX_HAVE_X86_SIMD
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2")) best = 1;
+        if (__builtin_cpu_supports("avx512f")) best = 2;
+    #endif
+        return best;
+    }
+
+    /* Use implementation ``level`` (clipped to what the CPU runs); returns the level used. */
+    static int mx_random_select(int level) {
+        int best = mx_random_best();
+        if (level < 0 || level > best) level = best;
+    #ifdef MX_HAVE_X86_SIMD
+        mx_philox_lanes_impl = level == 2 ? mx_philox_lanes_avx512
+                             : level == 1 ? mx_philox_lanes_avx2 : mx_philox_lanes_scalar;
+    #endif
+        return level;
+    }
+
+    static inline void mx_philox_lanes(uint64_t key, uint64_t offset, uint64_t first_block,
+                                       uint64_t* lanes) {
+        mx_philox_lanes_impl(key, offset, first_block, lanes);
+    }
+
+    static inline void mx_store_int(void* out, int out64, int64_t i, uint64_t v) {
+        if (out64) ((int64_t*)out)[i] = (int64_t)v;
+        else ((int32_t*)out)[i] = (int32_t)(uint32_t)v;
+    }
+
+    /* randint with 32-bit draws (range <= 2^32; range 0 stands for 2^32): element i is
+       low + lemire(W[i]) when W[i] is accepted, else low + lemire(x) for the first accepted
+       word x of element i's stream. Elements [first, first + n), first a multiple of 4,
+       n <= MX_CHUNK_WORDS. */
+    MX_SIMD_CLONES
+    static void mx_randint32_chunk(void* out, int out64, int64_t first, int64_t n,
+                                   uint64_t key, uint64_t offset, uint32_t range,
+                                   uint32_t threshold, uint64_t low) {
+        uint64_t lanes[MX_CHUNK_WORDS / 2];
+        const uint32_t* words = (const uint32_t*)lanes;
+        mx_philox_lanes(key, offset, (uint64_t)first >> 2, lanes);
+        if (range == 0) {
+            for (int64_t t = 0; t < n; ++t) mx_store_int(out, out64, first + t, low + words[t]);
+            return;
+        }
+        uint32_t rejected = 0;
+        for (int64_t t = 0; t < n; ++t) {
+            uint64_t m = (uint64_t)words[t] * range;
+            rejected |= (uint32_t)m < threshold;
+            mx_store_int(out, out64, first + t, low + (m >> 32));
+        }
+        if (!rejected) return;
+        for (int64_t t = 0; t < n; ++t) {
+            uint64_t m = (uint64_t)words[t] * range;
+            if ((uint32_t)m >= threshold) continue;
+            mx_stream s;
+            mx_stream_init(&s, key, offset, (uint64_t)(first + t));
+            do {
+                m = (uint64_t)mx_stream_next32(&s) * range;
+            } while ((uint32_t)m < threshold);
+            mx_store_int(out, out64, first + t, low + (m >> 32));
+        }
+    }
+
+    /* randint with 64-bit draws (range > 2^32; range 0 stands for 2^64): element i reads
+       W[2i] | W[2i+1] << 32, then its stream's 64-bit draws. first a multiple of 2,
+       n <= MX_CHUNK_WORDS / 2. */
+    static void mx_randint64_chunk(int64_t* out, int64_t first, int64_t n, uint64_t key,
+                                   uint64_t offset, uint64_t range, uint64_t threshold,
+                                   uint64_t low) {
+        uint64_t lanes[MX_CHUNK_WORDS / 2];
+        mx_philox_lanes(key, offset, (uint64_t)first >> 1, lanes);
+        for (int64_t t = 0; t < n; ++t) {
+            uint64_t x = lanes[t], r;
+            if (range == 0) {
+                out[first + t] = (int64_t)(low + x);
+                continue;
+            }
+            if (!mx_lemire64(x, range, threshold, &r)) {
+                mx_stream s;
+                mx_stream_init(&s, key, offset, (uint64_t)(first + t));
+                while (!mx_lemire64(mx_stream_next64(&s), range, threshold, &r)) {}
+            }
+            out[first + t] = (int64_t)(low + r);
+        }
+    }
+    """
+    enum:
+        CHUNK_BLOCKS "MX_CHUNK_BLOCKS"
+        CHUNK_WORDS "MX_CHUNK_WORDS"
+        CHUNK_LANES "(MX_CHUNK_WORDS / 2)"
+    int mx_random_best() noexcept nogil
+    int mx_random_select(int level) noexcept nogil
+    void mx_philox_lanes(uint64_t key, uint64_t offset, uint64_t first_block,
+                         uint64_t* lanes) noexcept nogil
+    void mx_randint32_chunk(void* out, int out64, int64_t first, int64_t n, uint64_t key,
+                            uint64_t offset, uint32_t range, uint32_t threshold,
+                            uint64_t low) noexcept nogil
+    void mx_randint64_chunk(int64_t* out, int64_t first, int64_t n, uint64_t key,
+                            uint64_t offset, uint64_t range, uint64_t threshold,
+                            uint64_t low) noexcept nogil
+
+# fill_continuous distributions
+cdef enum:
+    UNIFORM = 0
+    NORMAL = 1
+    EXPONENTIAL = 2
+# fill_stream distributions
+cdef enum:
+    GAMMA = 0
+    POISSON = 1
+    NEGATIVE_BINOMIAL = 2
+    GENERALIZED_NEGATIVE_BINOMIAL = 3
+
+CONTINUOUS = {"uniform": UNIFORM, "normal": NORMAL, "exponential": EXPONENTIAL}
+STREAM = {"gamma": GAMMA, "poisson": POISSON, "negative_binomial": NEGATIVE_BINOMIAL,
+          "generalized_negative_binomial": GENERALIZED_NEGATIVE_BINOMIAL}
+
+cdef double TWO_PI = 6.283185307179586476925286766559
+cdef object TWO32 = 2 ** 32      # Python ints: range arithmetic must not overflow
+cdef object TWO64 = 2 ** 64
+
+
+cdef int _check_out(cnp.ndarray out, str what) except -1:
+    if not cnp.PyArray_IS_C_CONTIGUOUS(out):
+        raise ValueError(f"random kernel {what}: the output must be C-contiguous")
+    if cnp.PyArray_SIZE(out) >= (<idx_t>1 << 48):
+        raise ValueError(f"random kernel {what}: more than 2^48 elements")
+    return 0
+
+
+# The Philox implementation in use: the best this CPU supports.
+_SIMD_NAMES = ("scalar", "avx2", "avx512")
+_simd_level = mx_random_select(-1)
+
+
+def use_simd(name=None):
+    """Select the Philox implementation ('scalar', 'avx2', 'avx512'; None: the best
+    available) and return the name of the one now in use. All give the same numbers; this
+    hook lets the tests check each path."""
+    global _simd_level
+    _simd_level = mx_random_select(-1 if name is None else _SIMD_NAMES.index(name))
+    return _SIMD_NAMES[_simd_level]
+
+
+def available_simd():
+    """The Philox implementations this CPU can run, slowest first."""
+    return _SIMD_NAMES[:mx_random_best() + 1]
+
+
+# ---- the generator itself (for tests and for other kernels) -----------------------------------
+def philox4x32_10(counter, key):
+    """Philox4x32-10 of ``counter`` (4 uint32) under ``key`` (2 uint32): a tuple of 4 uint32."""
+    cdef mx_philox4x32 c
+    cdef int k
+    for k in range(4):
+        c.v[k] = <uint32_t>(int(counter[k]) & 0xFFFFFFFF)
+    c = mx_philox4x32_10(c, <uint32_t>(int(key[0]) & 0xFFFFFFFF),
+                         <uint32_t>(int(key[1]) & 0xFFFFFFFF))
+    return (c.v[0], c.v[1], c.v[2], c.v[3])
+
+
+def stream_words(cnp.ndarray out, uint64_t key, uint64_t offset):
+    """Words W[0 .. out.size) of the direct stream of (key, offset) into uint32 ``out``."""
+    if out.dtype != "uint32":
+        raise TypeError("stream_words: out must be uint32")
+    _check_out(out, "stream_words")
+    cdef idx_t n = cnp.PyArray_SIZE(out), c, nchunks = (n + CHUNK_WORDS - 1) // CHUNK_WORDS
+    cdef uint32_t* o = <uint32_t*>cnp.PyArray_DATA(out)
+    with nogil:
+        for c in range(nchunks):
+            _words_chunk(o, c * CHUNK_WORDS, min(<idx_t>CHUNK_WORDS, n - c * CHUNK_WORDS),
+                         key, offset)
+
+
+cdef void _words_chunk(uint32_t* out, idx_t first, idx_t n, uint64_t key,
+                       uint64_t offset) noexcept nogil:
+    cdef uint64_t lanes[CHUNK_LANES]
+    mx_philox_lanes(key, offset, <uint64_t>first >> 2, lanes)
+    memcpy(out + first, lanes, n * sizeof(uint32_t))
+
+
+cdef inline uint64_t _draw64(uint64_t key, uint64_t offset, uint64_t j) noexcept nogil:
+    """The 64-bit draw of element j: W[2j] | W[2j + 1] << 32 (one Philox block)."""
+    cdef mx_philox4x32 c
+    c.v[0] = <uint32_t>(j >> 1)
+    c.v[1] = <uint32_t>(j >> 33)
+    c.v[2] = <uint32_t>offset
+    c.v[3] = <uint32_t>(offset >> 32)
+    c = mx_philox4x32_10(c, <uint32_t>key, <uint32_t>(key >> 32))
+    return <uint64_t>c.v[2 * (j & 1)] | (<uint64_t>c.v[2 * (j & 1) + 1] << 32)
+
+
+# ---- uniform, normal, exponential -------------------------------------------------------------
+cdef void _continuous32(int dist, float* out, idx_t first, idx_t n, uint64_t key,
+                        uint64_t offset, double a, double b, double c, float top,
+                        int bits) noexcept nogil:
+    """Elements [first, first + n) of a float32 output: one word each."""
+    cdef uint64_t lanes[CHUNK_LANES]
+    cdef const uint32_t* words = <const uint32_t*>lanes
+    cdef idx_t t
+    cdef double u
+    cdef float v, rf, thetaf
+    mx_philox_lanes(key, offset, <uint64_t>first >> 2, lanes)
+    out += first
+    if dist == UNIFORM:      # a = low, b = high - low, c = high
+        for t in range(n):
+            u = mx_unit_float(words[t], bits)
+            v = <float>(a + b * u if isfinite(b) else a * (1.0 - u) + c * u)
+            out[t] = v if v <= top else top
+    elif dist == NORMAL:     # Box-Muller on words (2p, 2p + 1) -> elements 2p, 2p + 1
+        for t in range(0, n, 2):   # in float: float32 results, and 3x faster than double
+            rf = sqrtf(-2.0 * logf(<float>mx_open_unit32(words[t])))
+            thetaf = <float>(TWO_PI * (words[t + 1] * (1.0 / 4294967296.0)))
+            out[t] = <float>(a + b * (rf * cosf(thetaf)))
+            if t + 1 < n:
+                out[t + 1] = <float>(a + b * (rf * sinf(thetaf)))
+    else:                    # exponential: b = 1 / lam
+        for t in range(n):
+            out[t] = <float>(-log(mx_open_unit32(words[t])) * b)
+
+
+cdef void _continuous64(int dist, double* out, idx_t first, idx_t n, uint64_t key,
+                        uint64_t offset, double a, double b, double c, double top,
+                        int bits) noexcept nogil:
+    """Elements [first, first + n) of a float64 output: two words each."""
+    cdef uint64_t lanes[CHUNK_LANES]
+    cdef idx_t t
+    cdef double r, theta, u, v
+    mx_philox_lanes(key, offset, <uint64_t>first >> 1, lanes)
+    out += first
+    if dist == UNIFORM:      # a = low, b = high - low, c = high
+        for t in range(n):
+            u = mx_unit_double(lanes[t])
+            v = a + b * u if isfinite(b) else a * (1.0 - u) + c * u
+            out[t] = v if v <= top else top
+    elif dist == NORMAL:
+        for t in range(0, n, 2):
+            r = sqrt(-2.0 * log(mx_open_unit64(lanes[t])))
+            theta = TWO_PI * mx_unit_double(lanes[t + 1])
+            out[t] = a + b * r * cos(theta)
+            if t + 1 < n:
+                out[t + 1] = a + b * r * sin(theta)
+    else:
+        for t in range(n):
+            out[t] = -log(mx_open_unit64(lanes[t])) * b
+
+
+def fill_continuous(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, double a,
+                    double b, double c=0.0, double top=0.0, int bits=24):
+    """Fill float32/float64 ``out`` with ``dist`` samples from the stream of (key, offset).
+
+    uniform: low a, width b, high c, values clamped to ``top`` (the largest value below high
+    in the output dtype), ``bits`` random bits for float32 (11 when the result goes to
+    float16); normal: mean a, standard deviation b; exponential: scale b = 1 / lam.
+    """
+    cdef int d = CONTINUOUS[dist]
+    cdef int is64
+    _check_out(out, dist)
+    if out.dtype == "float32":
+        is64 = 0
+    elif out.dtype == "float64":
+        is64 = 1
+    else:
+        raise TypeError(f"fill_continuous: unsupported output dtype {out.dtype}")
+    if not 1 <= bits <= 24:
+        raise ValueError("fill_continuous: bits must be in [1, 24]")
+    cdef idx_t n = cnp.PyArray_SIZE(out), per = CHUNK_WORDS >> is64, ch
+    cdef idx_t nchunks = (n + per - 1) // per
+    cdef char* o = <char*>cnp.PyArray_DATA(out)
+    cdef float top32 = <float>top
+    if n >= PARALLEL_MIN and nchunks > 1:
+        for ch in prange(nchunks, nogil=True, schedule="dynamic", chunksize=4):
+            if is64:
+                _continuous64(d, <double*>o, ch * per, min(per, n - ch * per), key, offset,
+                              a, b, c, top, bits)
+            else:
+                _continuous32(d, <float*>o, ch * per, min(per, n - ch * per), key, offset,
+                              a, b, c, top32, bits)
+    else:
+        with nogil:
+            for ch in range(nchunks):
+                if is64:
+                    _continuous64(d, <double*>o, ch * per, min(per, n - ch * per), key,
+                                  offset, a, b, c, top, bits)
+                else:
+                    _continuous32(d, <float*>o, ch * per, min(per, n - ch * per), key,
+                                  offset, a, b, c, top32, bits)
+
+
+# ---- gamma, Poisson, negative binomial: one stream per element ---------------------------------
+cdef double _stream_sample(int dist, uint64_t key, uint64_t offset, idx_t i, double p0,
+                           double p1) noexcept nogil:
+    cdef mx_stream s
+    mx_stream_init(&s, key, offset, <uint64_t>i)
+    if dist == GAMMA:                      # shape p0, scale p1
+        return mx_sample_gamma(&s, p0) * p1
+    if dist == POISSON:                    # rate p0
+        return mx_sample_poisson(&s, p0)
+    if dist == NEGATIVE_BINOMIAL:          # k = p0 successes, success probability p1
+        if p1 == 1.0:
+            return 0.0
+        return mx_sample_poisson(&s, mx_sample_gamma(&s, p0) * ((1.0 - p1) / p1))
+    # generalized negative binomial: mean p0, dispersion p1 (0: Poisson(mean))
+    if p1 == 0.0:
+        return mx_sample_poisson(&s, p0)
+    return mx_sample_poisson(&s, mx_sample_gamma(&s, 1.0 / p1) * (p0 * p1))
+
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef void _fill_stream(int dist, real* out, idx_t n, uint64_t key, uint64_t offset,
+                       double p0, double p1) noexcept nogil:
+    cdef idx_t i
+    if n >= PARALLEL_MIN // 16:          # each element costs a few Philox blocks
+        for i in prange(n, schedule="static"):
+            out[i] = <real>_stream_sample(dist, key, offset, i, p0, p1)
+    else:
+        for i in range(n):
+            out[i] = <real>_stream_sample(dist, key, offset, i, p0, p1)
+
+
+def fill_stream(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, double p0,
+                double p1=0.0):
+    """Fill float32/float64 ``out`` with gamma(p0 shape, p1 scale), poisson(p0),
+    negative_binomial(p0 = k, p1 = p) or generalized_negative_binomial(p0 = mu, p1 = alpha)
+    samples; parameters must already be validated (finite, in range)."""
+    cdef int d = STREAM[dist]
+    _check_out(out, dist)
+    cdef idx_t n = cnp.PyArray_SIZE(out)
+    if out.dtype == "float32":
+        with nogil:
+            _fill_stream(d, <float*>cnp.PyArray_DATA(out), n, key, offset, p0, p1)
+    elif out.dtype == "float64":
+        with nogil:
+            _fill_stream(d, <double*>cnp.PyArray_DATA(out), n, key, offset, p0, p1)
+    else:
+        raise TypeError(f"fill_stream: unsupported output dtype {out.dtype}")
+
+
+# ---- bounded integers ------------------------------------------------------------------------------
+def randint(cnp.ndarray out, uint64_t key, uint64_t offset, object low, object high):
+    """Fill int32/int64 ``out`` with integers uniform on [low, high) (Python ints; the caller
+    checks low < high and that both fit the dtype)."""
+    _check_out(out, "randint")
+    cdef int out64
+    if out.dtype == "int64":
+        out64 = 1
+    elif out.dtype == "int32":
+        out64 = 0
+    else:
+        raise TypeError(f"randint: unsupported output dtype {out.dtype}")
+    span = high - low
+    if not 1 <= span <= (TWO64 if out64 else TWO32):
+        raise ValueError(f"randint: bad range [{low}, {high}) for {out.dtype}")
+    cdef uint64_t low_u = low % TWO64
+    cdef uint64_t range64 = span % TWO64            # 0 stands for 2^64
+    cdef uint32_t range32 = span % TWO32            # 0 stands for 2^32
+    # 2^w mod span: Lemire's rejection threshold for w-bit draws (Python ints, no overflow)
+    cdef uint64_t threshold64 = TWO64 % span
+    cdef uint32_t threshold32 = TWO32 % span if span <= TWO32 else 0
+    cdef int wide = span > TWO32
+    cdef idx_t n = cnp.PyArray_SIZE(out), per = CHUNK_WORDS >> wide, ch
+    cdef idx_t nchunks = (n + per - 1) // per
+    cdef void* o = cnp.PyArray_DATA(out)
+    if n >= PARALLEL_MIN and nchunks > 1:
+        for ch in prange(nchunks, nogil=True, schedule="dynamic", chunksize=4):
+            if wide:
+                mx_randint64_chunk(<int64_t*>o, ch * per, min(per, n - ch * per), key, offset,
+                                   range64, threshold64, low_u)
+            else:
+                mx_randint32_chunk(o, out64, ch * per, min(per, n - ch * per), key, offset,
+                                   range32, threshold32, low_u)
+    else:
+        with nogil:
+            for ch in range(nchunks):
+                if wide:
+                    mx_randint64_chunk(<int64_t*>o, ch * per, min(per, n - ch * per), key,
+                                       offset, range64, threshold64, low_u)
+                else:
+                    mx_randint32_chunk(o, out64, ch * per, min(per, n - ch * per), key,
+                                       offset, range32, threshold32, low_u)
+
+
+# ---- multinomial -----------------------------------------------------------------------------------
+cdef int _cumsum_row(const double* p, double* cum, idx_t k) noexcept nogil:
+    """Running sums of one probability row; 1 when an entry is negative or not finite."""
+    cdef idx_t j
+    cdef double s = 0.0
+    cdef int bad = 0
+    for j in range(k):
+        if not (p[j] >= 0.0 and isfinite(p[j])):
+            bad = 1
+        s += p[j]
+        cum[j] = s
+    return bad or not (s > 0.0 and isfinite(s))
+
+
+cdef idx_t _search(const double* p, const double* cum, idx_t k, double x) noexcept nogil:
+    """Smallest j with x < cum[j]; when rounding put x at the total, the last j with p[j] > 0."""
+    cdef idx_t lo = 0, hi = k, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x < cum[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == k:
+        lo = k - 1
+        while lo > 0 and p[lo] == 0.0:
+            lo -= 1
+    return lo
+
+
+def multinomial(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.ndarray logp,
+                uint64_t key, uint64_t offset):
+    """Draw ``index.size // rows`` categories from each row of float64 ``probs`` (rows, k).
+
+    ``cum``: float64 scratch of probs' shape; ``index``: int64 (rows * samples); ``logp``:
+    float64, same size, gets log(p / row total). Sample s reads words W[2s], W[2s + 1].
+    Returns the first invalid row (negative, NaN or infinite entry, or zero total), or -1.
+    """
+    for a, name in ((probs, "probs"), (cum, "cum")):
+        if a.dtype != "float64" or not cnp.PyArray_IS_C_CONTIGUOUS(a) or a.ndim != 2:
+            raise TypeError(f"multinomial: {name} must be C-contiguous 2-d float64")
+    if (<object>cum).shape != (<object>probs).shape:
+        raise ValueError("multinomial: cum must have the shape of probs")
+    _check_out(index, "multinomial")
+    _check_out(logp, "multinomial")
+    if index.dtype != "int64" or logp.dtype != "float64" or index.size != logp.size:
+        raise TypeError("multinomial: index must be int64 and logp float64 of the same size")
+    cdef idx_t rows = probs.shape[0], k = probs.shape[1], total = cnp.PyArray_SIZE(index)
+    if rows == 0 or total == 0:
+        return -1
+    if k == 0 or total % rows:
+        raise ValueError("multinomial: bad shapes")
+    cdef idx_t per_row = total // rows, r, s, bad = -1
+    cdef const double* p = <const double*>cnp.PyArray_DATA(probs)
+    cdef double* c = <double*>cnp.PyArray_DATA(cum)
+    cdef int64_t* idx = <int64_t*>cnp.PyArray_DATA(index)
+    cdef double* lp = <double*>cnp.PyArray_DATA(logp)
+    with nogil:
+        for r in range(rows):
+            if _cumsum_row(p + r * k, c + r * k, k):
+                bad = r
+                break
+    if bad >= 0:
+        return bad
+    if total >= PARALLEL_MIN // 4:
+        for s in prange(total, nogil=True, schedule="static"):
+            _multinomial_one(p, c, idx, lp, s, per_row, k, key, offset)
+    else:
+        with nogil:
+            for s in range(total):
+                _multinomial_one(p, c, idx, lp, s, per_row, k, key, offset)
+    return -1
+
+
+cdef void _multinomial_one(const double* p, const double* c, int64_t* idx, double* lp,
+                           idx_t s, idx_t per_row, idx_t k, uint64_t key,
+                           uint64_t offset) noexcept nogil:
+    cdef idx_t r = s // per_row, j
+    cdef uint64_t x = _draw64(key, offset, <uint64_t>s)
+    cdef double total = c[r * k + k - 1]
+    j = _search(p + r * k, c + r * k, k, mx_unit_double(x) * total)
+    idx[s] = j
+    lp[s] = log(p[r * k + j] / total)
+
+
+# ---- shuffle -----------------------------------------------------------------------------------------
+cdef uint64_t _bounded64(uint64_t key, uint64_t offset, idx_t j, uint64_t range) noexcept nogil:
+    """Uniform on [0, range) for element j: its 64-bit draw, then its stream on rejection."""
+    cdef uint64_t r, threshold = (0 - range) % range
+    cdef mx_stream s
+    if mx_lemire64(_draw64(key, offset, <uint64_t>j), range, threshold, &r):
+        return r
+    mx_stream_init(&s, key, offset, <uint64_t>j)
+    while not mx_lemire64(mx_stream_next64(&s), range, threshold, &r):
+        pass
+    return r
+
+
+def permutation(cnp.ndarray perm, uint64_t key, uint64_t offset):
+    """A uniformly random permutation of 0 .. n-1 into int64 ``perm`` (Fisher-Yates).
+
+    Step j swaps position j with j + d_j, d_j uniform on [0, n - j) drawn by element j; the
+    draws are independent, so they are computed in parallel, then the swaps run in order.
+    """
+    if perm.dtype != "int64":
+        raise TypeError("permutation: perm must be int64")
+    _check_out(perm, "permutation")
+    cdef idx_t n = cnp.PyArray_SIZE(perm), j, r
+    cdef cnp.ndarray draws = cnp.PyArray_EMPTY(1, &n, cnp.NPY_INT64, 0)
+    cdef int64_t* d = <int64_t*>cnp.PyArray_DATA(draws)
+    cdef int64_t* p = <int64_t*>cnp.PyArray_DATA(perm)
+    cdef int64_t tmp
+    if n >= PARALLEL_MIN // 4:
+        for j in prange(n, nogil=True, schedule="static"):
+            d[j] = <int64_t>_bounded64(key, offset, j, <uint64_t>(n - j))
+    else:
+        with nogil:
+            for j in range(n):
+                d[j] = <int64_t>_bounded64(key, offset, j, <uint64_t>(n - j))
+    with nogil:
+        for j in range(n):
+            p[j] = j
+        for j in range(n - 1):
+            r = j + d[j]
+            tmp = p[j]
+            p[j] = p[r]
+            p[r] = tmp
+
+
+def take_rows(cnp.ndarray src, cnp.ndarray dst, cnp.ndarray perm):
+    """dst[i] = src[perm[i]] along the first axis (C-contiguous, same shape and dtype)."""
+    if src.dtype != dst.dtype or (<object>src).shape != (<object>dst).shape:
+        raise ValueError("take_rows: src and dst must have the same shape and dtype")
+    if not (cnp.PyArray_IS_C_CONTIGUOUS(src) and cnp.PyArray_IS_C_CONTIGUOUS(dst)):
+        raise ValueError("take_rows: arrays must be C-contiguous")
+    cdef idx_t n = src.shape[0] if src.ndim else 1, i
+    if perm.dtype != "int64" or cnp.PyArray_SIZE(perm) != n:
+        raise ValueError("take_rows: perm must be int64 with one entry per row")
+    cdef const int64_t* p = <const int64_t*>cnp.PyArray_DATA(perm)
+    for i in range(n):
+        if not 0 <= p[i] < n:
+            raise ValueError("take_rows: perm entry out of range")
+    cdef idx_t row = (cnp.PyArray_NBYTES(src) // n) if n else 0
+    cdef const char* s = <const char*>cnp.PyArray_DATA(src)
+    cdef char* d = <char*>cnp.PyArray_DATA(dst)
+    if n * row >= PARALLEL_MIN * 4 and n > 1:
+        for i in prange(n, nogil=True, schedule="static"):
+            memcpy(d + i * row, s + p[i] * row, row)
+    else:
+        with nogil:
+            for i in range(n):
+                memcpy(d + i * row, s + p[i] * row, row)

@@ -1,0 +1,485 @@
+"""Random sampling operators: ``mx.nd.random.uniform``, ``normal``, ``randint``, ``gamma``,
+``exponential``, ``poisson``, ``negative_binomial``, ``generalized_negative_binomial``,
+``multinomial``, ``shuffle`` and the ``*_like`` variants.
+
+One generator: Philox4x32-10 (``mxlite/_core/philox.h``), counter-based. Each device has a
+state ``(seed, offset)``; every random operator call takes the stream ``(seed, offset)`` and
+advances the offset by one, so consecutive calls differ and a seed replays them all. Inside
+a call, element ``i`` is a pure function of ``(seed, offset, i)``: the kernels split the work
+among any number of threads and give the same numbers (see philox.h for the word layout).
+
+Parameters are checked before anything is drawn, with errors naming the operator and the
+argument. Nothing here is differentiable (each op is declared ``NON_DIFFERENTIABLE``).
+"""
+import math
+import threading
+
+import numpy as np
+
+from .._core import random as _k
+from ..base import DTYPES, FLOAT_DTYPES, MXNetError, op_error
+from .common import F16, F32
+from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
+from .shape_utils import check_shape, size_of
+
+__all__ = ["seed", "next_stream", "get_state", "DEFAULT_SEED"]
+
+# ---- generator state ----------------------------------------------------------------------------
+DEFAULT_SEED = 0          # MXNet's generators also start from a fixed seed
+_SEED_MOD = 1 << 64
+_lock = threading.Lock()
+_default_seed = DEFAULT_SEED
+_states = {}              # device key -> [seed, offset]
+
+
+def _device_key(ctx):
+    """('cpu', 0) for any CPU context (one generator, as in MXNet), ('gpu', i) per GPU."""
+    device_type = getattr(ctx, "device_type", None)
+    if device_type in ("cpu", "cpu_pinned"):
+        return ("cpu", 0)
+    if device_type == "gpu":
+        return ("gpu", ctx.device_id)
+    raise MXNetError(f"random.seed: ctx must be 'all' or a Context, got {ctx!r}")
+
+
+def _as_seed(seed_state):
+    if isinstance(seed_state, (bool, np.bool_)) or not isinstance(seed_state, (int, np.integer)):
+        raise MXNetError(f"random.seed: seed_state must be an integer, got {seed_state!r}")
+    seed_state = int(seed_state)
+    if not -(1 << 63) <= seed_state < (1 << 64):
+        raise MXNetError(f"random.seed: seed_state {seed_state} does not fit in 64 bits")
+    return seed_state % _SEED_MOD
+
+
+def seed(seed_state, ctx="all"):
+    """Seed the generator of ``ctx`` (a Context), or of every device with ``ctx='all'``.
+
+    The offset restarts at 0, so the same seed replays the same sequence of calls. With the
+    same seed, the CPU and a GPU produce the same numbers for the same sequence of calls.
+    """
+    global _default_seed
+    s = _as_seed(seed_state)
+    if isinstance(ctx, str) and ctx == "all":
+        with _lock:
+            _default_seed = s
+            _states.clear()
+        return
+    key = _device_key(ctx)
+    with _lock:
+        _states[key] = [s, 0]
+
+
+def next_stream(device=("cpu", 0)):
+    """``(seed, offset)`` for one operator call on ``device``; advances the offset."""
+    with _lock:
+        state = _states.get(device)
+        if state is None:
+            state = _states[device] = [_default_seed, 0]
+        key, offset = state
+        state[1] = (offset + 1) % _SEED_MOD
+    return key, offset
+
+
+def get_state(device=("cpu", 0)):
+    """The ``(seed, offset)`` the next call on ``device`` will use (does not advance)."""
+    with _lock:
+        state = _states.get(device)
+        return (_default_seed, 0) if state is None else tuple(state)
+
+
+# ---- shared parameter checks --------------------------------------------------------------------
+_CONTINUOUS_DTYPES = ("float16", "float32", "float64")
+_SHAPE = Param("shape", "shape", (1,), "output shape (MXNet's nd.random functions give (1,) "
+               "when it is not given)")
+_DTYPE = Param("dtype", "dtype", None, "output dtype: float16, float32 or float64 "
+               "(default float32)")
+_CTX = Param("ctx", "ctx", None, "device context (default: current context)")
+
+
+def _finite(op, name, value):
+    if not math.isfinite(value):
+        raise op_error(op, f"{name} must be finite, got {value}")
+
+
+def _positive(op, name, value):
+    if not (value > 0 and math.isfinite(value)):
+        raise op_error(op, f"{name} must be positive and finite, got {value}")
+
+
+def _non_negative(op, name, value):
+    if not (value >= 0 and math.isfinite(value)):
+        raise op_error(op, f"{name} must be non-negative and finite, got {value}")
+
+
+def _float_dtype(op, dtype):
+    dt = np.dtype("float32") if dtype is None else np.dtype(dtype)
+    if dt not in FLOAT_DTYPES:
+        raise op_error(op, f"dtype must be one of {_CONTINUOUS_DTYPES}, got {dt}")
+    return dt
+
+
+def _like_dtype(op, dtypes):
+    if len(dtypes) != 1:
+        raise op_error(op, f"expected 1 input, got {len(dtypes)}")
+    if dtypes[0] not in FLOAT_DTYPES:
+        raise op_error(op, f"data must have a float dtype ({', '.join(_CONTINUOUS_DTYPES)}) "
+                       f"to receive samples, got {dtypes[0]}")
+    return [dtypes[0]]
+
+
+def _cpu_stream():
+    return next_stream(("cpu", 0))
+
+
+def _into(out, fill):
+    """Run ``fill(target)`` on ``out``, through a float32 buffer when ``out`` is float16."""
+    if out.dtype != F16:
+        fill(out)
+        return
+    tmp = np.empty(out.shape, F32)
+    fill(tmp)
+    np.copyto(out, tmp, casting="unsafe")
+
+
+# ---- the distributions ----------------------------------------------------------------------------
+class _Dist:
+    """One scalar-parameter distribution: its parameters, their check, and its kernel."""
+
+    def __init__(self, name, params, check, fill, doc, example):
+        self.name, self.params, self.check, self.fill = name, params, check, fill
+        self.doc, self.example = doc, example
+
+
+def _fill_uniform(out, attrs):
+    low, high = attrs.low, attrs.high
+    key, offset = _cpu_stream()
+    store = out.dtype.type
+    lo, hi = store(low), store(high)
+    # the largest stored value below high: no sample reaches high after rounding
+    top = float(np.nextafter(hi, store(-np.inf)) if lo < hi else lo)
+    bits = 11 if out.dtype == F16 else 24
+    _into(out, lambda target: _k.fill_continuous("uniform", target, key, offset, low,
+                                                 high - low, high, top, bits))
+
+
+def _fill_simple(dist, a_of, b_of):
+    def fill_out(out, attrs):
+        key, offset = _cpu_stream()
+        _into(out, lambda target: _k.fill_continuous(dist, target, key, offset, a_of(attrs),
+                                                     b_of(attrs)))
+    return fill_out
+
+
+def _fill_stream(dist, p0_of, p1_of):
+    def fill_out(out, attrs):
+        key, offset = _cpu_stream()
+        _into(out, lambda target: _k.fill_stream(dist, target, key, offset, p0_of(attrs),
+                                                 p1_of(attrs)))
+    return fill_out
+
+
+def _check_uniform(op, a):
+    _finite(op, "low", a.low)
+    _finite(op, "high", a.high)
+    if a.low > a.high:
+        raise op_error(op, f"low must be <= high, got low={a.low}, high={a.high}")
+
+
+def _check_normal(op, a):
+    _finite(op, "loc", a.loc)
+    _non_negative(op, "scale", a.scale)
+
+
+def _check_gamma(op, a):
+    _positive(op, "alpha", a.alpha)
+    _positive(op, "beta", a.beta)
+
+
+def _check_negative_binomial(op, a):
+    if a.k <= 0:
+        raise op_error(op, f"k must be a positive integer, got {a.k}")
+    if not 0 < a.p <= 1:
+        raise op_error(op, f"p must be in (0, 1], got {a.p}")
+
+
+def _check_generalized(op, a):
+    _non_negative(op, "mu", a.mu)
+    _non_negative(op, "alpha", a.alpha)
+
+
+DISTRIBUTIONS = [
+    _Dist("uniform",
+          (Param("low", "float", 0.0, "lower bound (included)"),
+           Param("high", "float", 1.0, "upper bound (excluded)")),
+          _check_uniform, _fill_uniform,
+          "Samples uniform on the half-open interval [low, high).\n\nEvery value is below "
+          "``high`` even after rounding to the output dtype (MXNet could return ``high``). "
+          "float32 samples carry 24 random bits, float64 53, float16 11.",
+          ">>> x = mx.nd.random.uniform(-1, 1, shape=(2, 3))\n>>> x.shape, x.dtype.__name__\n"
+          "((2, 3), 'float32')\n>>> bool((x.asnumpy() >= -1).all() and (x.asnumpy() < 1).all())\n"
+          "True"),
+    _Dist("normal",
+          (Param("loc", "float", 0.0, "mean"),
+           Param("scale", "float", 1.0, "standard deviation (>= 0)")),
+          _check_normal, _fill_simple("normal", lambda a: a.loc, lambda a: a.scale),
+          "Samples from the normal distribution N(loc, scale**2) (Box-Muller on the "
+          "counter-based stream).",
+          ">>> mx.nd.random.normal(0, 1, shape=(4,), dtype='float64').dtype.__name__\n"
+          "'float64'"),
+    _Dist("exponential",
+          (Param("lam", "float", 1.0, "rate lambda (> 0); the mean is 1 / lam"),),
+          lambda op, a: _positive(op, "lam", a.lam),
+          _fill_simple("exponential", lambda a: 0.0, lambda a: 1.0 / a.lam),
+          "Samples from the exponential distribution with rate ``lam`` (density "
+          "lam * exp(-lam * x), x >= 0).\n\nThe operator takes the rate, as MXNet's "
+          "``_random_exponential`` did; MXNet's Python wrapper took ``scale = 1 / lam``.",
+          ">>> bool((mx.nd.random.exponential(2.0, shape=(100,)) >= 0).asnumpy().all())\n"
+          "True"),
+    _Dist("gamma",
+          (Param("alpha", "float", 1.0, "shape (> 0)"),
+           Param("beta", "float", 1.0, "scale (> 0)")),
+          _check_gamma, _fill_stream("gamma", lambda a: a.alpha, lambda a: a.beta),
+          "Samples from the gamma distribution with shape ``alpha`` and scale ``beta`` "
+          "(mean alpha * beta), by Marsaglia and Tsang's method.",
+          ">>> mx.nd.random.gamma(2.0, 0.5, shape=(2, 2)).shape\n(2, 2)"),
+    _Dist("poisson",
+          (Param("lam", "float", 1.0, "rate lambda (>= 0), the mean"),),
+          lambda op, a: _non_negative(op, "lam", a.lam),
+          _fill_stream("poisson", lambda a: a.lam, lambda a: 0.0),
+          "Samples from the Poisson distribution with mean ``lam``, returned as floats "
+          "(inversion below lam = 10, Hormann's PTRS above).",
+          ">>> x = mx.nd.random.poisson(4.0, shape=(1000,)).asnumpy()\n"
+          ">>> bool((x == np.floor(x)).all() and (x >= 0).all())\nTrue"),
+    _Dist("negative_binomial",
+          (Param("k", "int", 1, "number of successes to wait for (> 0)"),
+           Param("p", "float", 1.0, "success probability of each trial, in (0, 1]")),
+          _check_negative_binomial,
+          _fill_stream("negative_binomial", lambda a: float(a.k), lambda a: a.p),
+          "Samples the number of failures before the ``k``-th success in trials that "
+          "succeed with probability ``p`` (mean k (1 - p) / p; scipy.stats.nbinom(k, p)), "
+          "as floats. Drawn as Poisson(Gamma(k, (1 - p) / p)).\n\nMXNet's documentation "
+          "called ``p`` the failure probability, but its sampler (and this one) use it as "
+          "the success probability.",
+          ">>> mx.nd.random.negative_binomial(3, 0.5, shape=(2,)).shape\n(2,)"),
+    _Dist("generalized_negative_binomial",
+          (Param("mu", "float", 1.0, "mean (>= 0)"),
+           Param("alpha", "float", 1.0, "dispersion (>= 0); the variance is mu + alpha mu^2")),
+          _check_generalized,
+          _fill_stream("generalized_negative_binomial", lambda a: a.mu, lambda a: a.alpha),
+          "Samples from the negative binomial distribution with mean ``mu`` and dispersion "
+          "``alpha`` = 1 / k (k generalised to real numbers), as floats: "
+          "Poisson(Gamma(1 / alpha, alpha * mu)); alpha = 0 gives Poisson(mu).",
+          ">>> mx.nd.random.generalized_negative_binomial(2.0, 0.3, shape=(3,)).shape\n(3,)"),
+]
+
+# MXNet's deprecated top-level aliases.
+_ALIASES = {"uniform": ("uniform", "random_uniform"), "normal": ("normal", "random_normal")}
+
+
+def _register_distribution(d):
+    op_name = f"_random_{d.name}"
+    like_name = f"_random_{d.name}_like"
+
+    def infer_shape(shapes, attrs):
+        if shapes:
+            raise op_error(op_name, f"takes no inputs, got {len(shapes)}")
+        d.check(op_name, attrs)
+        return [check_shape(op_name, attrs.shape)]
+
+    def infer_type(dtypes, attrs):
+        return [_float_dtype(op_name, attrs.dtype)]
+
+    def compute(ins, outs, attrs):
+        d.fill(outs[0], attrs)
+
+    register(OpDef(
+        op_name, inputs=(), params=d.params + (_SHAPE, _DTYPE, _CTX),
+        infer_shape=infer_shape, infer_type=infer_type, compute={"cpu": compute},
+        gradient=NON_DIFFERENTIABLE, grad_needs=(),
+        aliases=_ALIASES.get(d.name, (f"random_{d.name}",)),
+        doc=d.doc + "\n\n" + d.example))
+
+    def like_shape(shapes, attrs):
+        if len(shapes) != 1:
+            raise op_error(like_name, f"expected 1 input, got {len(shapes)}")
+        d.check(like_name, attrs)
+        return [shapes[0]]
+
+    register(OpDef(
+        like_name, inputs=("data",), params=d.params,
+        infer_shape=like_shape, infer_type=lambda dtypes, attrs: _like_dtype(like_name, dtypes),
+        compute={"cpu": compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+        doc=d.doc.split("\n\n")[0].rstrip(".") + ", with the shape and (float) dtype of "
+            "``data``; data's values are not read."))
+
+
+for _d in DISTRIBUTIONS:
+    _register_distribution(_d)
+
+
+# ---- randint ----------------------------------------------------------------------------------------
+_INT_LIMITS = {np.dtype("int32"): (-(1 << 31), 1 << 31), np.dtype("int64"): (-(1 << 63), 1 << 63)}
+
+
+def _randint_dtype(dtype):
+    dt = np.dtype("int32") if dtype is None else np.dtype(dtype)
+    if dt not in _INT_LIMITS:
+        raise op_error("_random_randint", f"dtype must be 'int32' or 'int64', got {dt}")
+    return dt
+
+
+def _randint_shape(shapes, attrs):
+    op = "_random_randint"
+    if shapes:
+        raise op_error(op, f"takes no inputs, got {len(shapes)}")
+    low, high, dt = attrs.low, attrs.high, _randint_dtype(attrs.dtype)
+    if low >= high:
+        raise op_error(op, f"low must be < high, got low={low}, high={high}")
+    lo, hi = _INT_LIMITS[dt]
+    if low < lo or high > hi:
+        raise op_error(op, f"[low, high) = [{low}, {high}) does not fit {dt}: it must lie in "
+                       f"[{lo}, {hi}]")
+    return [check_shape(op, attrs.shape)]
+
+
+def _randint_compute(ins, outs, attrs):
+    key, offset = _cpu_stream()
+    _k.randint(outs[0], key, offset, attrs.low, attrs.high)
+
+
+register(OpDef(
+    "_random_randint", inputs=(), aliases=("random_randint",),
+    params=(Param("low", "int", REQUIRED, "lower bound (included)"),
+            Param("high", "int", REQUIRED, "upper bound (excluded)"),
+            _SHAPE,
+            Param("dtype", "dtype", None, "output dtype: 'int32' (default) or 'int64'"),
+            _CTX),
+    infer_shape=_randint_shape, infer_type=lambda dtypes, attrs: [_randint_dtype(attrs.dtype)],
+    compute={"cpu": _randint_compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+    doc="""Integers uniform on [low, high), without bias, over any range the dtype holds.
+
+Lemire's multiply-shift with rejection on 32-bit draws (ranges up to 2^32) or 64-bit draws;
+never through a float, so every value of the range is equally likely (the full int64 range
+[-2^63, 2^63) included). MXNet crashed on an empty range, returned garbage for a range the
+dtype cannot hold and was biased (``rand() % range``); here low >= high or a range outside
+the dtype is an MXNetError.
+
+>>> x = mx.nd.random.randint(-3, 3, shape=(1000,))
+>>> x.dtype.__name__, int(x.min().asscalar()) >= -3, int(x.max().asscalar()) < 3
+('int32', True, True)"""))
+
+
+# ---- multinomial -------------------------------------------------------------------------------------
+_MULTINOMIAL = "_sample_multinomial"
+
+
+def _multinomial_dtype(attrs):
+    try:
+        dt = np.dtype(attrs.dtype)
+    except TypeError:
+        dt = None
+    if dt not in DTYPES.values() or dt == np.bool_:
+        raise op_error(_MULTINOMIAL, f"dtype must be a numeric dtype, got {attrs.dtype!r}")
+    return dt
+
+
+def _multinomial_shape(shapes, attrs):
+    op = _MULTINOMIAL
+    if len(shapes) != 1:
+        raise op_error(op, f"expected 1 input, got {len(shapes)}")
+    data = shapes[0]
+    if len(data) == 0:
+        raise op_error(op, "data must have at least 1 dimension (the categories), got a 0-d "
+                       "array")
+    k = data[-1]
+    sample = check_shape(op, attrs.shape)
+    out = check_shape(op, data[:-1] + sample)
+    if k == 0 and size_of(out) > 0:
+        raise op_error(op, f"data of shape {data} has no categories (last axis of size 0)")
+    dt = _multinomial_dtype(attrs)
+    top = {"int8": 127, "uint8": 255, "float16": 2048}.get(dt.name)
+    if top is not None and k - 1 > top:
+        raise op_error(op, f"dtype {dt} cannot hold the category indices 0..{k - 1} of data "
+                       f"of shape {data}")
+    return [out, out] if attrs.get_prob else [out]
+
+
+def _multinomial_type(dtypes, attrs):
+    if len(dtypes) != 1:
+        raise op_error(_MULTINOMIAL, f"expected 1 input, got {len(dtypes)}")
+    if dtypes[0] not in FLOAT_DTYPES:
+        raise op_error(_MULTINOMIAL, f"data must hold float probabilities, got {dtypes[0]}")
+    dt = _multinomial_dtype(attrs)
+    return [dt, dtypes[0]] if attrs.get_prob else [dt]
+
+
+def _multinomial_compute(ins, outs, attrs):
+    data = ins[0]
+    key, offset = _cpu_stream()
+    k = data.shape[-1]
+    rows = size_of(data.shape[:-1])
+    probs = np.ascontiguousarray(data, dtype=np.float64).reshape(rows, k)
+    index = np.empty(outs[0].size, np.int64)
+    logp = np.empty(outs[0].size, np.float64)
+    bad = _k.multinomial(probs, np.empty_like(probs), index, logp, key, offset)
+    if bad >= 0:
+        where = np.unravel_index(bad, data.shape[:-1]) if data.ndim > 1 else ()
+        raise op_error(_MULTINOMIAL, f"row {tuple(int(i) for i in where)} of data (shape "
+                       f"{data.shape}) must hold non-negative finite probabilities with a "
+                       "positive sum")
+    np.copyto(outs[0], index.reshape(outs[0].shape), casting="unsafe")
+    if attrs.get_prob:
+        np.copyto(outs[1], logp.reshape(outs[1].shape), casting="unsafe")
+
+
+register(OpDef(
+    _MULTINOMIAL, inputs=("data",),
+    params=(Param("shape", "shape", (), "samples per distribution (() draws one)"),
+            Param("get_prob", "bool", False, "also return the log-probability of each sample"),
+            Param("dtype", "dtype", "int32", "dtype of the sampled indices")),
+    num_outputs=lambda attrs: 2 if attrs.get("get_prob") else 1,
+    infer_shape=_multinomial_shape, infer_type=_multinomial_type,
+    compute={"cpu": _multinomial_compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+    doc="""Sample category indices from the distributions in the last axis of ``data``.
+
+``data`` of shape ``(..., k)`` holds k probabilities per row; the output has shape
+``data.shape[:-1] + shape``. Rows need not be normalised (each is divided by its sum); a
+negative, NaN or infinite entry, or a zero row, is an MXNetError (MXNet did not check).
+With ``get_prob=True`` a second output holds log(p / row sum) of each drawn index (MXNet's
+log(p) for normalised rows), in data's dtype. Categories with probability 0 are never drawn.
+
+>>> probs = mx.nd.array([[0, 0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1, 0]])
+>>> mx.nd.random.multinomial(probs, shape=3).shape
+(2, 3)"""))
+
+
+# ---- shuffle ------------------------------------------------------------------------------------------
+def _shuffle_compute(ins, outs, attrs):
+    data, out = ins[0], outs[0]
+    key, offset = _cpu_stream()
+    if data.ndim == 0 or data.shape[0] <= 1:
+        np.copyto(out, data)
+        return
+    perm = np.empty(data.shape[0], np.int64)
+    _k.permutation(perm, key, offset)
+    _k.take_rows(np.ascontiguousarray(data), out, perm)
+
+
+def _shuffle_shape(shapes, attrs):
+    if len(shapes) != 1:
+        raise op_error("_shuffle", f"expected 1 input, got {len(shapes)}")
+    return [shapes[0]]
+
+
+register(OpDef(
+    "_shuffle", inputs=("data",), aliases=("shuffle", "_random_shuffle"),
+    infer_shape=_shuffle_shape, infer_type=lambda dtypes, attrs: [dtypes[0]],
+    compute={"cpu": _shuffle_compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+    doc="""A copy of ``data`` with its first axis randomly permuted (rows move as wholes).
+
+Every permutation is equally likely (Fisher-Yates with unbiased bounded draws). A 0-d array
+or a first axis of size 0 or 1 is returned as a copy.
+
+>>> x = mx.nd.random.shuffle(mx.nd.arange(10))
+>>> sorted(x.asnumpy().tolist()) == list(range(10))
+True"""))
