@@ -8,6 +8,8 @@ again, to any order.
 """
 import contextlib
 
+import numpy as np
+
 from .base import MXNetError
 from .ndarray import ndarray as _nd_impl
 from .ops.registry import NON_DIFFERENTIABLE
@@ -180,8 +182,9 @@ def _topological(heads):
     return order
 
 
-def _run_backward(heads, head_grads, targets, retain_graph, create_graph):
-    """Gradients of ``heads`` at each entry in ``targets`` (None where none flows)."""
+def _run_backward(heads, head_grads, targets, retain_graph, create_graph, order=None):
+    """Gradients of ``heads`` at each entry in ``targets`` (None where none flows).
+    ``order`` is the heads' topological order when the caller already has it."""
     from . import ndarray as F
     if all(h._node is None for h in heads):
         raise MXNetError("autograd: no head was computed under autograd.record(); call "
@@ -191,7 +194,8 @@ def _run_backward(heads, head_grads, targets, retain_graph, create_graph):
             if h._node is not None and h._node is not CONSTANT]
     heads, head_grads = [h for h, _ in kept], [hg for _, hg in kept]   # constants add nothing
     entries = [h._node for h in heads]
-    order = _topological(entries)
+    if order is None:
+        order = _topological(entries)
     for node in order:
         if node.released:
             raise MXNetError("autograd: the graph was already freed by an earlier backward; "
@@ -266,19 +270,20 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     order = _topological([h._node for h in heads if h._node is not None])
     leaves = [n for n in order if n.op is None and n.variable is not None]
     with _scope(None, train_mode):
-        values = _run_backward(heads, head_grads, [(n, 0) for n in leaves], retain_graph, False)
+        values = _run_backward(heads, head_grads, [(n, 0) for n in leaves], retain_graph, False,
+                               order)
     for leaf, g in zip(leaves, values):
         var = leaf.variable
         if var._grad is None or var._grad_req == "null":
             continue
+        buffer = var._grad._data      # written in place: .grad stays the same array
         if g is None:
             if var._grad_req == "write":
-                var._grad[...] = 0
-            continue
-        if var._grad_req == "add":
-            var._grad[...] = var._grad + g
+                buffer[...] = 0
+        elif var._grad_req == "add":
+            buffer += g._data
         else:
-            var._grad[...] = g
+            np.copyto(buffer, g._data, casting="unsafe")
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,

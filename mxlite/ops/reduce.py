@@ -75,6 +75,35 @@ def _kernel_input(x):
     return x
 
 
+@functools.lru_cache(maxsize=4096)
+def _plan(kop, shape, axes, dtype, final):
+    """The kernel calls that reduce ``shape`` over ``axes``: one contiguous group of reduced
+    dimensions per call, largest first, each on the previous call's partial result.
+    Returns (steps, count), a step being (op id, outer, n, inner, accumulator dtype, final)."""
+    groups = _groups(shape, axes)
+    count = size_of([g[0] for g in groups if g[1]])
+    steps, op = [], kop
+    while True:
+        reds = [i for i, g in enumerate(groups) if g[1]]
+        if reds:
+            i = max(reds, key=lambda r: groups[r][0])
+            outer = size_of([g[0] for g in groups[:i]])
+            n = groups[i][0]
+            inner = size_of([g[0] for g in groups[i + 1:]])
+        else:                       # nothing left to reduce: an element-wise pass
+            i, outer, n, inner = None, 1, 1, size_of(shape)
+        last = len(reds) <= 1
+        acc = _k.acc_dtype(op, dtype)
+        steps.append((_k.OP_IDS[op], outer, n, inner, np.dtype(acc), final if last else 0))
+        if last:
+            return tuple(steps), count
+        op, dtype = _CONTINUE[op], acc      # the next step reads this step's partial result
+        del groups[i]
+        if 0 < i < len(groups) and not groups[i - 1][1] and not groups[i][1]:
+            groups[i - 1][0] *= groups[i][0]
+            del groups[i]
+
+
 def run_reduce(kop, x, axes, out, final=FINAL_NONE):
     """Reduce kernel-typed ``x`` over ``axes`` with kernel op ``kop`` into ``out`` (any shape
     of the right size); the result is cast to ``out``'s dtype."""
@@ -86,32 +115,15 @@ def run_reduce(kop, x, axes, out, final=FINAL_NONE):
         np.copyto(out, tmp)
         return
     out_flat = out.reshape(-1)
-    groups = _groups(x.shape, axes)
-    count = size_of([g[0] for g in groups if g[1]])
+    steps, count = _plan(kop, x.shape, axes, x.dtype, final)
     data = x.reshape(-1)
-    op = kop
-    while True:
-        reds = [i for i, g in enumerate(groups) if g[1]]
-        if reds:
-            i = max(reds, key=lambda r: groups[r][0])
-            outer = size_of([g[0] for g in groups[:i]])
-            n = groups[i][0]
-            inner = size_of([g[0] for g in groups[i + 1:]])
-        else:                       # nothing left to reduce: an element-wise pass
-            i, outer, n, inner = None, 1, 1, data.size
-        last = len(reds) <= 1
-        acc = _k.acc_dtype(op, data.dtype)
+    for k, (op_id, outer, n, inner, acc, step_final) in enumerate(steps):
+        last = k == len(steps) - 1
         dst = out_flat if (last and acc == out_flat.dtype) else np.empty(outer * inner, acc)
-        _k.reduce(_k.OP_IDS[op], data, dst, outer, n, inner, final if last else 0, count)
-        if last:
-            if dst is not out_flat:
-                np.copyto(out_flat, dst, casting="unsafe")
-            return
-        data, op = dst, _CONTINUE[op]
-        del groups[i]
-        if 0 < i < len(groups) and not groups[i - 1][1] and not groups[i][1]:
-            groups[i - 1][0] *= groups[i][0]
-            del groups[i]
+        _k.reduce(op_id, data, dst, outer, n, inner, step_final, count)
+        data = dst
+    if data is not out_flat:
+        np.copyto(out_flat, data, casting="unsafe")
 
 
 # ---- sum, mean, prod, max, min, nansum, nanprod -------------------------------------------------
@@ -219,7 +231,10 @@ def _spread(F, node, g):
     in_shape = tuple(node.input_shapes[0])
     if size_of(in_shape) == 0:
         return F.zeros(in_shape, dtype=node.input_dtypes[0])
-    return F.broadcast_to(F.reshape(g, shape=_kept_shape(node, _axes_of(node))), shape=in_shape)
+    kept = _kept_shape(node, _axes_of(node))
+    if tuple(node.output_shapes[0]) != kept:
+        g = F.reshape(g, shape=kept)
+    return F.broadcast_to(g, shape=in_shape)
 
 
 def _kept(F, node, g):
