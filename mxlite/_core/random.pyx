@@ -111,7 +111,8 @@ cdef extern from *:
                 k1 += MX_PHILOX_W1;
             }
             for (int v = 0; v < 4; ++v) {
-                __m256i lo = _mm256_unpacklo_epi64(x[v], y[v]), hi = _mm256_unpackhi_epi64(x[v], y[v]);
+                __m256i lo = _mm256_unpacklo_epi64(x[v], y[v]);
+                __m256i hi = _mm256_unpackhi_epi64(x[v], y[v]);
                 _mm256_storeu_si256((__m256i*)(lanes + 2 * (b + 4 * v)),
                                     _mm256_permute2x128_si256(lo, hi, 0x20));
                 _mm256_storeu_si256((__m256i*)(lanes + 2 * (b + 4 * v) + 4),
@@ -315,7 +316,7 @@ def available_simd():
     return _SIMD_NAMES[:mx_random_best() + 1]
 
 
-# ---- the generator itself (for tests and for other kernels) -----------------------------------
+# ---- the generator itself (for tests and for other kernels) ----------------------------------
 def philox4x32_10(counter, key):
     """Philox4x32-10 of ``counter`` (4 uint32) under ``key`` (2 uint32): a tuple of 4 uint32."""
     cdef mx_philox4x32 c
@@ -358,7 +359,7 @@ cdef inline uint64_t _draw64(uint64_t key, uint64_t offset, uint64_t j) noexcept
     return <uint64_t>c.v[2 * (j & 1)] | (<uint64_t>c.v[2 * (j & 1) + 1] << 32)
 
 
-# ---- uniform, normal, exponential -------------------------------------------------------------
+# ---- uniform, normal, exponential ------------------------------------------------------------
 cdef void _continuous32(int dist, float* out, idx_t first, idx_t n, uint64_t key,
                         uint64_t offset, double a, double b, double c, float top,
                         int bits) noexcept nogil:
@@ -455,7 +456,7 @@ def fill_continuous(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, do
                                   offset, a, b, c, top32, bits)
 
 
-# ---- gamma, Poisson, negative binomial: one stream per element ---------------------------------
+# ---- gamma, Poisson, negative binomial: one stream per element -------------------------------
 cdef double _stream_sample(int dist, uint64_t key, uint64_t offset, idx_t i, double p0,
                            double p1) noexcept nogil:
     cdef mx_stream s
@@ -508,7 +509,7 @@ def fill_stream(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, double
         raise TypeError(f"fill_stream: unsupported output dtype {out.dtype}")
 
 
-# ---- bounded integers ------------------------------------------------------------------------------
+# ---- bounded integers ------------------------------------------------------------------------
 def randint(cnp.ndarray out, uint64_t key, uint64_t offset, object low, object high):
     """Fill int32/int64 ``out`` with integers uniform on [low, high) (Python ints; the caller
     checks low < high and that both fit the dtype)."""
@@ -552,7 +553,7 @@ def randint(cnp.ndarray out, uint64_t key, uint64_t offset, object low, object h
                                        offset, range32, threshold32, low_u)
 
 
-# ---- multinomial -----------------------------------------------------------------------------------
+# ---- multinomial -----------------------------------------------------------------------------
 cdef int _cumsum_row(const double* p, double* cum, idx_t k) noexcept nogil:
     """Running sums of one probability row; 1 when an entry is negative or not finite."""
     cdef idx_t j
@@ -637,7 +638,7 @@ cdef void _multinomial_one(const double* p, const double* c, int64_t* idx, doubl
     lp[s] = log(p[r * k + j] / total)
 
 
-# ---- shuffle -----------------------------------------------------------------------------------------
+# ---- shuffle ---------------------------------------------------------------------------------
 cdef uint64_t _bounded64(uint64_t key, uint64_t offset, idx_t j, uint64_t range) noexcept nogil:
     """Uniform on [0, range) for element j: its 64-bit draw, then its stream on rejection."""
     cdef uint64_t r, threshold = (0 - range) % range

@@ -24,7 +24,7 @@ from .shape_utils import check_shape, size_of
 
 __all__ = ["seed", "next_stream", "get_state", "DEFAULT_SEED"]
 
-# ---- generator state ----------------------------------------------------------------------------
+# ---- generator state -------------------------------------------------------------------------
 DEFAULT_SEED = 0          # MXNet's generators also start from a fixed seed
 _SEED_MOD = 1 << 64
 _lock = threading.Lock()
@@ -87,7 +87,7 @@ def get_state(device=("cpu", 0)):
         return (_default_seed, 0) if state is None else tuple(state)
 
 
-# ---- shared parameter checks --------------------------------------------------------------------
+# ---- shared parameter checks -----------------------------------------------------------------
 _CONTINUOUS_DTYPES = ("float16", "float32", "float64")
 _SHAPE = Param("shape", "shape", (1,), "output shape (MXNet's nd.random functions give (1,) "
                "when it is not given)")
@@ -141,7 +141,7 @@ def _into(out, fill):
     np.copyto(out, tmp, casting="unsafe")
 
 
-# ---- the distributions ----------------------------------------------------------------------------
+# ---- the distributions -----------------------------------------------------------------------
 class _Dist:
     """One scalar-parameter distribution: its parameters, their check, and its kernel."""
 
@@ -317,7 +317,7 @@ for _d in DISTRIBUTIONS:
     _register_distribution(_d)
 
 
-# ---- randint ----------------------------------------------------------------------------------------
+# ---- randint ---------------------------------------------------------------------------------
 _INT_LIMITS = {np.dtype("int32"): (-(1 << 31), 1 << 31), np.dtype("int64"): (-(1 << 63), 1 << 63)}
 
 
@@ -369,7 +369,7 @@ the dtype is an MXNetError.
 ('int32', True, True)"""))
 
 
-# ---- multinomial -------------------------------------------------------------------------------------
+# ---- multinomial -----------------------------------------------------------------------------
 _MULTINOMIAL = "_sample_multinomial"
 
 
@@ -453,7 +453,7 @@ log(p) for normalised rows), in data's dtype. Categories with probability 0 are 
 (2, 3)"""))
 
 
-# ---- shuffle ------------------------------------------------------------------------------------------
+# ---- shuffle ---------------------------------------------------------------------------------
 def _shuffle_compute(ins, outs, attrs):
     data, out = ins[0], outs[0]
     key, offset = _cpu_stream()

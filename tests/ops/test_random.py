@@ -175,7 +175,7 @@ def test_every_simd_path_gives_the_reference_words(simd):
         _kernels.use_simd(None)
 
 
-# ==== randint ==================================================================================
+# ==== randint =================================================================================
 RANGES = [
     ("int32", 0, 1000),
     ("int32", -(2 ** 31), 2 ** 31),               # the full int32 range: raw words
@@ -260,9 +260,9 @@ def test_randint_odd_even_balance_above_2_24():
     assert (x % 2).mean() == pytest.approx(0.5, abs=0.01)
 
 
-@pytest.mark.parametrize("dtype, low, high", [("int32", 0, 7), ("int32", -3, 10),
-                                              ("int64", 10, 16), ("int64", -(2 ** 40), -(2 ** 40) + 13),
-                                              ("int64", 0, 2 ** 33 + 3)])
+@pytest.mark.parametrize("dtype, low, high", [
+    ("int32", 0, 7), ("int32", -3, 10), ("int64", 10, 16),
+    ("int64", -(2 ** 40), -(2 ** 40) + 13), ("int64", 0, 2 ** 33 + 3)])
 def test_randint_chi_square_uniformity(dtype, low, high):
     mx.random.seed(7)
     x = mx.nd.random.randint(low, high, shape=(70_000,), dtype=dtype).asnumpy()
@@ -307,7 +307,7 @@ def test_randint_errors(kwargs, pattern):
         mx.nd.random.randint(**kwargs)
 
 
-# ==== uniform / normal / exponential against the reference =======================================
+# ==== uniform / normal / exponential against the reference ====================================
 def unit32(w):
     return (w >> np.uint32(8)).astype(np.float64) * 2.0 ** -24
 
@@ -363,7 +363,8 @@ def test_normal_and_exponential_match_the_reference(dist, a, b, dtype):
     else:
         x = mx.nd.random.exponential(1 / b, shape=(n,), dtype=dtype)
     want = ref_continuous(dist, key, offset, n, dtype, a, b).astype(dtype)
-    rtol = {"float16": 2e-3, "float32": 1e-6, "float64": 1e-12}[dtype]
+    # float32 normals are computed in float (logf, sinf, cosf): a few float32 ulps of r * cos
+    rtol = {"float16": 2e-3, "float32": 2e-5, "float64": 1e-12}[dtype]
     np.testing.assert_allclose(x.asnumpy(), want, rtol=rtol, atol=rtol)
 
 
@@ -538,7 +539,7 @@ def test_shapes_dtypes_and_out():
     assert mx.nd.random_gamma(shape=(2,)).shape == (2,)
 
 
-# ==== seeds, offsets, threads ======================================================================
+# ==== seeds, offsets, threads =================================================================
 def test_seed_reproduces_and_consecutive_calls_differ():
     mx.random.seed(123)
     a = mx.nd.random.uniform(shape=(100,)).asnumpy()
@@ -615,7 +616,7 @@ def test_same_numbers_for_one_and_two_threads():
     assert len(one) == 9 and one == two
 
 
-# ==== multinomial ===================================================================================
+# ==== multinomial =============================================================================
 def test_multinomial_goodness_of_fit_and_zero_probabilities():
     mx.random.seed(15)
     p = np.array([[0.0, 1.0, 2.0, 3.0, 4.0], [4.0, 0.0, 3.0, 0.0, 1.0]])   # not normalised
@@ -673,7 +674,7 @@ def test_multinomial_rejects_integer_data():
         mx.nd.random.multinomial(mx.nd.array([1, 2], dtype="int32"))
 
 
-# ==== shuffle ========================================================================================
+# ==== shuffle =================================================================================
 def ref_permutation(key, offset, n):
     """Fisher-Yates as the kernel defines it: draw j is Lemire on element j's 64-bit draw."""
     x = draws64_np(key, offset, n).tolist()
@@ -727,7 +728,7 @@ def test_shuffle_corner_cases():
     assert mx.nd._internal._shuffle(mx.nd.ones(3)).shape == (3,)
 
 
-# ==== mx.random, gradients, registry ===================================================================
+# ==== mx.random, gradients, registry ==========================================================
 def test_mx_random_module():
     mx.random.seed(5)
     a = mx.random.uniform(-1, 1, shape=(2, 3))
