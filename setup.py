@@ -88,5 +88,6 @@ setup(
             "embedsignature": True,
         },
     ),
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},   # compile extensions side by side
     zip_safe=False,
 )

@@ -6,8 +6,6 @@ call each operator's FGradient, which builds the input gradients *from registere
 With ``create_graph=True`` those ops are recorded too, so the result can be differentiated
 again, to any order.
 """
-import contextlib
-
 import numpy as np
 
 from .base import MXNetError
@@ -26,12 +24,13 @@ class Node:
     ``parents[i]`` is the (node, output index) entry that produced input i, or None for an
     input that needs no gradient. ``inputs``/``outputs`` keep the arrays only when the
     operator's FGradient declares it needs them (``grad_needs``); shapes and dtypes are
-    always kept.
+    always kept. The node itself is what an FGradient receives as ``node``: ``wants[i]``
+    then says whether input i's gradient is asked for.
     """
 
     __slots__ = ("op", "attrs", "parents", "inputs", "outputs", "input_shapes",
                  "input_dtypes", "output_shapes", "output_dtypes", "variable", "released",
-                 "__weakref__")
+                 "wants", "__weakref__")
 
     def __init__(self, op, attrs, parents, inputs, outputs):
         self.op, self.attrs, self.parents = op, attrs, parents
@@ -44,22 +43,10 @@ class Node:
         self.output_dtypes = [y._data.dtype for y in outputs]
         self.variable = None      # the NDArray of a leaf (attach_grad / mark_variables)
         self.released = False
+        self.wants = None
 
     def __repr__(self):
         return f"<Node {self.op.name if self.op else 'variable'}>"
-
-
-class GradNode:
-    """What an FGradient sees: the recorded inputs/outputs and which input gradients are wanted."""
-
-    __slots__ = ("inputs", "outputs", "attrs", "input_shapes", "input_dtypes",
-                 "output_shapes", "output_dtypes", "wants")
-
-    def __init__(self, node, wants):
-        self.inputs, self.outputs, self.attrs = node.inputs, node.outputs, node.attrs
-        self.input_shapes, self.input_dtypes = node.input_shapes, node.input_dtypes
-        self.output_shapes, self.output_dtypes = node.output_shapes, node.output_dtypes
-        self.wants = wants
 
 
 # ---- recording state ---------------------------------------------------------------------
@@ -92,17 +79,25 @@ def is_training():
     return _state["training"]
 
 
-@contextlib.contextmanager
-def _scope(recording, training):
-    prev_r = set_recording(recording) if recording is not None else None
-    prev_t = set_training(training) if training is not None else None
-    try:
-        yield
-    finally:
-        if recording is not None:
-            set_recording(prev_r)
-        if training is not None:
-            set_training(prev_t)
+class _scope:
+    """Set recording and/or training for a ``with`` block (None leaves one as it is)."""
+
+    __slots__ = ("recording", "training", "prev")
+
+    def __init__(self, recording, training):
+        self.recording, self.training = recording, training
+
+    def __enter__(self):
+        self.prev = (_state["recording"], _state["training"])
+        if self.recording is not None:
+            set_recording(self.recording)
+        if self.training is not None:
+            _state["training"] = bool(self.training)
+        return self
+
+    def __exit__(self, *exc):
+        set_recording(self.prev[0])
+        _state["training"] = self.prev[1]
 
 
 def record(train_mode=True):
@@ -172,19 +167,20 @@ def _topological(heads):
         if expanded:
             order.append(node)
             continue
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         stack.append((node, True))
         for p in node.parents:
-            if p is not None and id(p[0]) not in seen:
+            if p is not None and p[0] not in seen:
                 stack.append((p[0], False))
     return order
 
 
 def _run_backward(heads, head_grads, targets, retain_graph, create_graph, order=None):
     """Gradients of ``heads`` at each entry in ``targets`` (None where none flows).
-    ``order`` is the heads' topological order when the caller already has it."""
+    ``order`` is the heads' topological order when the caller already has it.
+    Gradients are keyed by entry: the (node, output index) pair that made an array."""
     from . import ndarray as F
     if all(h._node is None for h in heads):
         raise MXNetError("autograd: no head was computed under autograd.record(); call "
@@ -193,58 +189,59 @@ def _run_backward(heads, head_grads, targets, retain_graph, create_graph, order=
     kept = [(h, hg) for h, hg in zip(heads, head_grads)
             if h._node is not None and h._node is not CONSTANT]
     heads, head_grads = [h for h, _ in kept], [hg for _, hg in kept]   # constants add nothing
-    entries = [h._node for h in heads]
     if order is None:
-        order = _topological(entries)
+        order = _topological([h._node for h in heads])
     for node in order:
         if node.released:
             raise MXNetError("autograd: the graph was already freed by an earlier backward; "
                              "pass retain_graph=True to the first backward/grad call")
-    # nodes that lead to a target: only those need gradients
-    target_nodes = {id(t[0]) for t in targets}
-    relevant = set()
+    # nodes on a path to a target: only those need gradients
+    relevant = {t[0] for t in targets}
     for node in order:
-        if id(node) in target_nodes or any(p is not None and id(p[0]) in relevant
-                                           for p in node.parents):
-            relevant.add(id(node))
+        if node not in relevant:
+            for p in node.parents:
+                if p is not None and p[0] in relevant:
+                    relevant.add(node)
+                    break
     grads = {}
-    for h, entry, hg in zip(heads, entries, head_grads):
+    for h, hg in zip(heads, head_grads):
         if hg is None:
-            hg = F.ones_like(h) if not create_graph else F.ones_like(h.detach())
+            hg = F.ones_like(h.detach())
         elif hg.shape != h.shape:
             raise MXNetError(f"autograd: head_grads shape {hg.shape} differs from head shape "
                              f"{h.shape}")
-        key = (id(entry[0]), entry[1])
-        grads[key] = hg if key not in grads else grads[key] + hg
+        entry = h._node
+        grads[entry] = hg if entry not in grads else grads[entry] + hg
     results = {}
     with _scope(create_graph, None):
         for node in reversed(order):
-            if id(node) not in relevant:
+            if node not in relevant:
                 continue
-            ograds = [grads.pop((id(node), i), None) for i in range(len(node.output_shapes))]
+            ograds = [grads.pop((node, i), None) for i in range(len(node.output_shapes))]
             for i, g in enumerate(ograds):
-                results[(id(node), i)] = g
-            if node.op is None or all(g is None for g in ograds):
-                continue
-            _backprop_node(F, node, ograds, grads, relevant)
+                results[(node, i)] = g
+            if node.op is not None and any(g is not None for g in ograds):
+                _backprop_node(F, node, ograds, grads, relevant)
     if not retain_graph:
         for node in order:
             if node.op is not None:
                 node.released = True
                 node.inputs = node.outputs = None
-    return [results.get((id(t[0]), t[1])) for t in targets]
+    return [results.get(tuple(t)) for t in targets]
 
 
 def _backprop_node(F, node, ograds, grads, relevant):
     op = node.op
-    wants = [p is not None and id(p[0]) in relevant for p in node.parents]
-    if not any(wants) or op.gradient == NON_DIFFERENTIABLE:
+    if op.gradient == NON_DIFFERENTIABLE:
         return
+    wants = [p is not None and p[0] in relevant for p in node.parents]
     if op.gradient is None:
         raise MXNetError(f"autograd: operator {op.name!r} declares no gradient yet")
-    ograds = [g if g is not None else F.zeros(s, dtype=d)
-              for g, s, d in zip(ograds, node.output_shapes, node.output_dtypes)]
-    in_grads = op.gradient(F, GradNode(node, wants), ograds)
+    if None in ograds:
+        ograds = [g if g is not None else F.zeros(s, dtype=d)
+                  for g, s, d in zip(ograds, node.output_shapes, node.output_dtypes)]
+    node.wants = wants
+    in_grads = op.gradient(F, node, ograds)
     if len(in_grads) != len(node.parents):
         raise MXNetError(f"autograd: the gradient of {op.name!r} returned {len(in_grads)} "
                          f"gradients for {len(node.parents)} inputs")
@@ -254,8 +251,7 @@ def _backprop_node(F, node, ograds, grads, relevant):
         if g.shape != shape:
             raise MXNetError(f"autograd: the gradient of {op.name!r} has shape {g.shape}, its "
                              f"input has shape {shape}")
-        key = (id(parent[0]), parent[1])
-        grads[key] = g if key not in grads else grads[key] + g
+        grads[parent] = g if parent not in grads else grads[parent] + g
 
 
 def _as_list(x):
