@@ -205,8 +205,8 @@ def _run_backward(heads, head_grads, targets, retain_graph, create_graph, order=
                     break
     grads = {}
     for h, hg in zip(heads, head_grads):
-        if hg is None:
-            hg = F.ones_like(h.detach())
+        if hg is None:      # a constant: nothing to record
+            hg = F.NDArray._wrap(np.ones(h.shape, h._data.dtype), h._ctx)
         elif hg.shape != h.shape:
             raise MXNetError(f"autograd: head_grads shape {hg.shape} differs from head shape "
                              f"{h.shape}")
@@ -237,7 +237,7 @@ def _backprop_node(F, node, ograds, grads, relevant):
     wants = [p is not None and p[0] in relevant for p in node.parents]
     if op.gradient is None:
         raise MXNetError(f"autograd: operator {op.name!r} declares no gradient yet")
-    if None in ograds:
+    if any(g is None for g in ograds):      # (not ``None in``: NDArray == is an operator)
         ograds = [g if g is not None else F.zeros(s, dtype=d)
                   for g, s, d in zip(ograds, node.output_shapes, node.output_dtypes)]
     node.wants = wants

@@ -39,35 +39,44 @@ cdef inline void _copy_row(char* d, const char* s, idx_t n, idx_t ds, idx_t ss,
             memcpy(d + i * ds, s + i * ss, itemsize)
 
 
-cdef idx_t _coalesce(cnp.ndarray src, cnp.ndarray dst, idx_t* shape, idx_t* ss, idx_t* ds):
-    """Drop unit dimensions and merge dimensions contiguous in both arrays; return ndim."""
-    cdef int k, nd = cnp.PyArray_NDIM(dst)
-    cdef idx_t n = 0
+cdef idx_t _coalesce(cnp.ndarray src, cnp.ndarray dst, idx_t* shape, idx_t* ss,
+                     idx_t* ds) except -1:
+    """Give src a stride per dst dimension (0 where src broadcasts), drop unit dimensions and
+    merge dimensions contiguous in both arrays; return the new ndim."""
+    cdef int k, nd = cnp.PyArray_NDIM(dst), lead = nd - cnp.PyArray_NDIM(src)
+    cdef idx_t n = 0, dk, sk, sstride
+    if lead < 0:
+        raise ValueError(f"strided_copy: source has more dimensions than the target "
+                         f"({(<object>src).shape} vs {(<object>dst).shape})")
     for k in range(nd):
-        if dst.shape[k] == 1:
+        dk = dst.shape[k]
+        sk = src.shape[k - lead] if k >= lead else 1
+        if sk != dk and sk != 1:
+            raise ValueError(f"strided_copy: shape {(<object>src).shape} does not broadcast "
+                             f"to {(<object>dst).shape}")
+        if dk == 1:
             continue
-        if n > 0 and ss[n - 1] == src.strides[k] * dst.shape[k] \
-                and ds[n - 1] == dst.strides[k] * dst.shape[k]:
-            shape[n - 1] *= dst.shape[k]
-            ss[n - 1] = src.strides[k]
+        sstride = src.strides[k - lead] if sk == dk else 0
+        if n > 0 and ss[n - 1] == sstride * dk and ds[n - 1] == dst.strides[k] * dk:
+            shape[n - 1] *= dk
+            ss[n - 1] = sstride
             ds[n - 1] = dst.strides[k]
             continue
-        shape[n] = dst.shape[k]
-        ss[n] = src.strides[k]
+        shape[n] = dk
+        ss[n] = sstride
         ds[n] = dst.strides[k]
         n += 1
     return n
 
 
 def strided_copy(cnp.ndarray src, cnp.ndarray dst):
-    """Copy ``src`` into ``dst`` element-wise; same shape and dtype, any strides (0 allowed in src).
+    """Copy ``src`` into ``dst`` element-wise: same dtype, any strides, and src's shape
+    broadcasts to dst's (NumPy rules: missing leading or size-1 dimensions repeat).
 
     ``dst`` must not overlap ``src`` unless they are the same memory with the same strides.
     """
     if src.dtype != dst.dtype:
         raise TypeError(f"strided_copy: dtypes differ ({src.dtype} vs {dst.dtype})")
-    if (<object>src).shape != (<object>dst).shape:
-        raise ValueError(f"strided_copy: shapes differ ({(<object>src).shape} vs {(<object>dst).shape})")
     if cnp.PyArray_NDIM(dst) > MAX_DIMS:
         raise ValueError(f"strided_copy: more than {MAX_DIMS} dimensions")
     cdef idx_t size = cnp.PyArray_SIZE(dst)

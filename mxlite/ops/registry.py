@@ -35,6 +35,8 @@ def _as_int(op, name, v):
 
 
 def _as_shape(op, name, v):
+    if type(v) is tuple and all(type(d) is int for d in v):
+        return v            # the common case, already canonical
     if isinstance(v, (int, np.integer)):
         v = (v,)
     try:
@@ -105,6 +107,9 @@ _PARSERS = {
 }
 
 
+_NONE_OK = frozenset(("axis", "axes", "dtype", "ctx", "any"))
+
+
 class Param:
     """A typed operator parameter: ``Param('axis', 'axis', None, 'the axis to reduce')``.
 
@@ -123,7 +128,7 @@ class Param:
 
     def parse(self, op_name, value):
         """Validate and convert ``value``; raise MXNetError naming op and parameter."""
-        if value is None and self.kind in ("axis", "axes", "dtype", "ctx", "any"):
+        if value is None and self.kind in _NONE_OK:
             return None
         v = self._parse(op_name, self.name, value)
         if self.choices is not None and v not in self.choices:

@@ -415,7 +415,7 @@ def _slice_axis_compute(ins, outs, attrs):
 # ---- broadcasting ----------------------------------------------------------------------------
 def _broadcast_compute(ins, outs, attrs):
     out = outs[0]
-    strided_copy(np.broadcast_to(ins[0], out.shape), out)
+    strided_copy(ins[0], out)       # the kernel broadcasts (stride 0 on repeated axes)
 
 
 def _broadcast_to_shape(shapes, attrs):
