@@ -7,8 +7,9 @@ Output widths differ: mxlite returns 1/0 in the input's dtype (float32: 4 bytes 
 MXNet's contract) while ``np.isfinite`` returns bool (1 byte). So each test is compared
 with raw ``np.isfinite`` *and* with ``np.isfinite(a).astype(np.float32)``, NumPy's way to
 the same output. ``mxnet-style`` runs MXNet 1.x's Python composition (``data == data`` and
-``abs(data) != inf``, combined with ``logical_and``) on mxlite's own kernels: a stand-in
-for MXNet's contrib version, which was slower still (one engine push per op).
+``abs(data) != inf``, combined with ``logical_and``) on mxlite's own kernels; ``mxnet 1.x``
+is the real thing, timed when ``import mxnet`` works (MXNet 1.9.1 needs NumPy < 1.24, so
+run this file from a virtual environment holding both, with the checkout on PYTHONPATH).
 """
 import os
 import sys
@@ -19,6 +20,11 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cases import mx  # noqa: E402  (puts the checkout on sys.path)
+
+try:            # the real MXNet 1.x, when installed (it needs NumPy < 1.24: use its own venv)
+    import mxnet
+except Exception:                                   # noqa: BLE001 (any import failure)
+    mxnet = None
 
 SIZES = {"1e6": 10 ** 6, "1e7": 10 ** 7, "1e8": 10 ** 8}
 TESTS = ("isfinite", "isinf", "isnan")
@@ -57,13 +63,22 @@ def elementwise_backends(test, n):
     out = mx.nd.empty(x.shape, dtype="float32")
     op = getattr(mx.nd.contrib, test)
     ref = NUMPY[test]
-    return {
+    fns = {
         "mxlite": lambda: op(x),
         "mxlite out=": lambda: op(x, out=out),
         "numpy bool": lambda: ref(a),
         "numpy float32": lambda: ref(a).astype(np.float32),
         "mxnet-style": lambda: mxnet_style(test, x),
     }
+    if mxnet is not None:
+        mx_op, mx_x = getattr(mxnet.nd.contrib, test), mxnet.nd.array(a)
+        fns["mxnet 1.x"] = lambda: _mxnet_wait(mx_op(mx_x))
+    return fns
+
+
+def _mxnet_wait(result):
+    result.wait_to_read()       # MXNet computes asynchronously
+    return result
 
 
 def all_finite_backends(n, count=1):
@@ -71,11 +86,16 @@ def all_finite_backends(n, count=1):
     rng = np.random.default_rng(1)
     arrays = [rng.standard_normal(n // count, dtype=np.float32) for _ in range(count)]
     handles = [mx.nd.array(g) for g in arrays]
-    return {
+    fns = {
         "mxlite": lambda: mx.nd.contrib.all_finite(*handles),
         "numpy": lambda: all(np.isfinite(g).all() for g in arrays),
         "mxnet-style": lambda: [mxnet_style("isfinite", h).min() for h in handles],
     }
+    if mxnet is not None:
+        mx_arrays = [mxnet.nd.array(g) for g in arrays]
+        fns["mxnet 1.x"] = lambda: _mxnet_wait(mxnet.nd.multi_all_finite(*mx_arrays,
+                                                                         num_arrays=count))
+    return fns
 
 
 def hardmax_numpy(a, axis=-1):
@@ -94,7 +114,7 @@ def hardmax_backends(shape=(1024, 1000), axis=-1):
 
 
 def _np(r):
-    return r.asnumpy() if isinstance(r, mx.nd.NDArray) else np.asarray(r)
+    return r.asnumpy() if hasattr(r, "asnumpy") else np.asarray(r)     # mxlite or mxnet
 
 
 def check(fns, want):
@@ -110,7 +130,7 @@ _checked = set()
 
 
 @pytest.mark.parametrize("backend", ["mxlite", "mxlite out=", "numpy bool", "numpy float32",
-                                     "mxnet-style"])
+                                     "mxnet-style", "mxnet 1.x"])
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("test", TESTS)
 def test_elementwise(benchmark, test, size, backend):
@@ -119,15 +139,19 @@ def test_elementwise(benchmark, test, size, backend):
     if (test, n) not in _checked:
         check(fns, NUMPY[test](float_input(n)[0]))
         _checked.add((test, n))
+    if backend not in fns:
+        pytest.skip("mxnet is not installed")
     benchmark.group = f"{test} {size} float32"
     benchmark(fns[backend])
     benchmark.extra_info["GB/s read"] = round(4 * n / benchmark.stats.stats.median / 1e9, 2)
 
 
-@pytest.mark.parametrize("backend", ["mxlite", "numpy", "mxnet-style"])
+@pytest.mark.parametrize("backend", ["mxlite", "numpy", "mxnet-style", "mxnet 1.x"])
 @pytest.mark.parametrize("count", [1, 100])
 def test_all_finite(benchmark, count, backend):
     fns = all_finite_backends(10 ** 7, count)
+    if backend not in fns:
+        pytest.skip("mxnet is not installed")
     benchmark.group = f"all_finite 1e7 float32 in {count} array(s)"
     benchmark(fns[backend])
 
@@ -170,8 +194,9 @@ def _row(name, fns, base="mxlite"):
 
 def main(argv):
     quick = "--quick" in argv
-    print(f"cpu count {os.cpu_count()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}"
-          "; each time is followed by (its time / mxlite's): above 1x mxlite is faster")
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
+    print(f"cpu count {os.cpu_count()}, OMP_NUM_THREADS={threads}; each time is followed by "
+          "(its time / mxlite's): above 1x mxlite is faster")
     for test in TESTS:
         for size, n in SIZES.items():
             if quick and n > 10 ** 7:

@@ -37,10 +37,12 @@ class Node:
         needs = op.grad_needs if op is not None else ()
         self.inputs = list(inputs) if "inputs" in needs else None
         self.outputs = list(outputs) if "outputs" in needs else None
-        self.input_shapes = [x.shape for x in inputs]
-        self.input_dtypes = [x._data.dtype for x in inputs]
-        self.output_shapes = [y.shape for y in outputs]
-        self.output_dtypes = [y._data.dtype for y in outputs]
+        data = [x._data for x in inputs]
+        self.input_shapes = [a.shape for a in data]
+        self.input_dtypes = [a.dtype for a in data]
+        data = [y._data for y in outputs]
+        self.output_shapes = [a.shape for a in data]
+        self.output_dtypes = [a.dtype for a in data]
         self.variable = None      # the NDArray of a leaf (attach_grad / mark_variables)
         self.released = False
         self.wants = None
@@ -123,8 +125,8 @@ def predict_mode():
 # ---- the tape ------------------------------------------------------------------------------
 def _record(op, attrs, inputs, result):
     parents = [None if x._node is CONSTANT else x._node for x in inputs]
-    outputs = result if isinstance(result, list) else [result]
-    if not any(p is not None for p in parents):
+    outputs = result if type(result) is list else [result]
+    if parents.count(None) == len(parents):
         for y in outputs:      # computed under record() but independent of every variable
             y._node = CONSTANT
         return
