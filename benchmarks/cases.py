@@ -88,6 +88,32 @@ def overhead_case(n):
     return fns
 
 
+def autograd_case(n):
+    """One small-graph training step: y = sum(sin(x * x)); y.backward(), returning dy/dx.
+    NumPy has no autograd: its column is the hand-written gradient 2x cos(x^2)."""
+    (a,) = _inputs(n, 1)
+    fns = {"numpy": lambda: 2 * a * np.cos(a * a)}
+    if has_op("sum"):
+        x = mx.nd.array(a)
+        x.attach_grad()
+
+        def mxlite_step():
+            with mx.autograd.record():
+                y = mx.nd.sum(mx.nd.sin(x * x))
+            y.backward()
+            return x.grad
+        fns["mxlite"] = mxlite_step
+    if torch is not None:
+        t = torch.from_numpy(a.copy()).requires_grad_()
+
+        def torch_step():
+            t.grad = None
+            torch.sin(t * t).sum().backward()
+            return t.grad
+        fns["torch"] = torch_step
+    return fns
+
+
 class Case:
     """A named benchmark: ``make(size)`` gives the backends; ``work`` bytes or flops per call."""
 
@@ -107,6 +133,7 @@ CASES = {
     "dot 1024": Case("dot 1024x1024 float32", dot_case, 1024, 256,
                      flops_per_call=lambda n: 2 * n ** 3, rtol=1e-3),
     "overhead 10": Case("a + b, 10 elements", overhead_case, 10, 10),
+    "autograd 10": Case("sum(sin(x*x)).backward(), 10 elements", autograd_case, 10, 10),
 }
 
 

@@ -9,6 +9,7 @@ again, to any order.
 import numpy as np
 
 from .base import MXNetError
+from . import ndarray as F     # the namespace FGradients build gradients with
 from .ndarray import ndarray as _nd_impl
 from .ops.registry import NON_DIFFERENTIABLE
 
@@ -183,7 +184,6 @@ def _run_backward(heads, head_grads, targets, retain_graph, create_graph, order=
     """Gradients of ``heads`` at each entry in ``targets`` (None where none flows).
     ``order`` is the heads' topological order when the caller already has it.
     Gradients are keyed by entry: the (node, output index) pair that made an array."""
-    from . import ndarray as F
     if all(h._node is None for h in heads):
         raise MXNetError("autograd: no head was computed under autograd.record(); call "
                          "attach_grad() on the inputs and compute the heads inside "
@@ -304,7 +304,6 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
                              "attach_grad() on it before recording")
     if retain_graph is None:
         retain_graph = create_graph
-    from . import ndarray as F
     with _scope(None, train_mode):
         values = _run_backward(heads, head_grads, [v._node for v in variables], retain_graph,
                                create_graph)
