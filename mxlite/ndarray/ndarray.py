@@ -325,7 +325,7 @@ def invoke(op, inputs, kwargs, out=None):
     Multi-output ops (``num_outputs != 1``) return a list.
     """
     attrs = op.parse_attrs(kwargs) if (kwargs or op.params) else _EMPTY_ATTRS
-    arrays = []
+    arrays, in_shapes, in_dtypes = [], [], []
     ctx = None
     for x in inputs:
         if type(x) is not NDArray and not isinstance(x, NDArray):
@@ -334,19 +334,24 @@ def invoke(op, inputs, kwargs, out=None):
             ctx = x._ctx
         elif x._ctx is not ctx and x._ctx != ctx:
             raise op_error(op.name, f"inputs are on different devices ({ctx} and {x._ctx})")
-        arrays.append(x._data)
+        a = x._data
+        arrays.append(a)
+        in_shapes.append(a.shape)
+        in_dtypes.append(a.dtype)
     if ctx is None:
         if op.variadic and op.inputs:
             raise op_error(op.name, "needs at least one input")
         ctx = attrs.get("ctx") or current_context()
         if not isinstance(ctx, Context):
             ctx = Context(ctx)
-    shapes = op.infer_shape([a.shape for a in arrays], attrs)
-    dtypes = op.infer_type([a.dtype for a in arrays], attrs)
-    if out is None:
-        outputs = [np.empty(s, d) for s, d in zip(shapes, dtypes)]
-    else:
+    shapes = op.infer_shape(in_shapes, attrs)
+    dtypes = op.infer_type(in_dtypes, attrs)
+    if out is not None:
         outputs = _out_arrays(op, shapes, dtypes, out, arrays)
+    elif len(shapes) == 1:
+        outputs = [np.empty(shapes[0], dtypes[0])]
+    else:
+        outputs = [np.empty(s, d) for s, d in zip(shapes, dtypes)]
     kernel = op.compute.get(ctx.device_type)
     if kernel is None:
         raise op_error(op.name, f"has no kernel for {ctx.device_type}")
