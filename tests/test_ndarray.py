@@ -621,3 +621,31 @@ def test_out_argument():
         mx.nd.sqrt(a, out=mx.nd.array([0.0, 0.0], dtype="float64"))
     with pytest.raises(TypeError, match="sqrt"):
         mx.nd.sqrt(a, out=np.zeros(2, np.float32))
+
+
+# ---- nd.add, nd.maximum, ...: NDArray-or-scalar operands ------------------------------------
+_NUMPY_OF = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+    "modulo": np.mod, "power": np.power, "maximum": np.maximum, "minimum": np.minimum,
+    "hypot": np.hypot, "equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
+    "greater_equal": np.greater_equal, "lesser": np.less, "lesser_equal": np.less_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NUMPY_OF))
+def test_binary_functions_take_arrays_and_scalars(name):
+    from mxlite.ndarray.ndarray import BINARY_FUNCTIONS
+    assert sorted(BINARY_FUNCTIONS) == sorted(_NUMPY_OF)
+    fn, ref = getattr(mx.nd, name), _NUMPY_OF[name]
+    a = np.array([[0.5, 1.5, 2.0], [3.0, 0.25, 1.0]], dtype=np.float32)
+    b = np.array([2.0, 0.5, 1.0], dtype=np.float32)
+    cases = [(mx.nd.array(a), mx.nd.array(b), a, b), (mx.nd.array(a), 1.5, a, np.float32(1.5)),
+             (1.5, mx.nd.array(a), np.float32(1.5), a)]
+    for lhs, rhs, nl, nr in cases:
+        got = fn(lhs, rhs)
+        assert isinstance(got, mx.nd.NDArray)
+        np.testing.assert_allclose(got.asnumpy(), ref(nl, nr).astype(np.float32), rtol=1e-6,
+                                   err_msg=f"{name}({type(lhs).__name__}, {type(rhs).__name__})")
+    with pytest.raises(TypeError, match=name):
+        fn(1.0, 2.0)

@@ -8,7 +8,7 @@ import sys
 from .. import ops as _ops  # noqa: F401  (registers every operator family)
 from ..ops.frontend import make_function, populate
 from ..ops.registry import REGISTRY, namespace_of
-from .ndarray import NDArray, array, empty, invoke, waitall
+from .ndarray import BINARY_FUNCTIONS, NDArray, array, empty, invoke, waitall
 
 __all__ = ["NDArray", "array", "empty", "waitall"]
 
@@ -31,3 +31,5 @@ def _install_fluent_methods():
 
 _install_namespaces()
 _install_fluent_methods()
+globals().update(BINARY_FUNCTIONS)      # nd.add, nd.maximum, ... (scalar or array operands)
+__all__ += sorted(BINARY_FUNCTIONS)

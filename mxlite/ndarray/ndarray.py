@@ -317,6 +317,54 @@ def _install_dunders():
 _install_dunders()
 
 
+# MXNet's nd.add, nd.maximum, ...: functions whose operands may each be an NDArray or a
+# scalar, routed to the broadcast_* op or to the scalar op (reflected when the scalar is on
+# the left). name: (array op, scalar op, scalar-on-the-left op)
+_BINARY_FUNCTIONS = {
+    "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
+    "subtract": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+    "multiply": ("broadcast_mul", "_mul_scalar", "_mul_scalar"),
+    "divide": ("broadcast_div", "_div_scalar", "_rdiv_scalar"),
+    "modulo": ("broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+    "power": ("broadcast_power", "_power_scalar", "_rpower_scalar"),
+    "maximum": ("broadcast_maximum", "_maximum_scalar", "_maximum_scalar"),
+    "minimum": ("broadcast_minimum", "_minimum_scalar", "_minimum_scalar"),
+    "hypot": ("broadcast_hypot", "_hypot_scalar", "_hypot_scalar"),
+    "equal": ("broadcast_equal", "_equal_scalar", "_equal_scalar"),
+    "not_equal": ("broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar"),
+    "greater": ("broadcast_greater", "_greater_scalar", "_lesser_scalar"),
+    "greater_equal": ("broadcast_greater_equal", "_greater_equal_scalar",
+                      "_lesser_equal_scalar"),
+    "lesser": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar"),
+    "lesser_equal": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar"),
+    "logical_and": ("broadcast_logical_and", "_logical_and_scalar", "_logical_and_scalar"),
+    "logical_or": ("broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar"),
+    "logical_xor": ("broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar"),
+}
+
+
+def _binary_function(name, array_op, scalar_op, left_scalar_op):
+    def function(lhs, rhs):
+        if isinstance(lhs, NDArray):
+            result = lhs._binary(rhs, array_op, scalar_op)
+        elif isinstance(rhs, NDArray):
+            result = rhs._rbinary(lhs, array_op, left_scalar_op)
+        else:
+            raise TypeError(f"{name}: at least one operand must be an NDArray, got "
+                            f"{type(lhs).__name__} and {type(rhs).__name__}")
+        if result is NotImplemented:
+            raise TypeError(f"{name}: unsupported operands {type(lhs).__name__} and "
+                            f"{type(rhs).__name__}")
+        return result
+    function.__name__ = name
+    function.__doc__ = (f"``{array_op}`` of two NDArrays, or ``{scalar_op}`` when one operand "
+                        "is a scalar (MXNet's nd." + name + "); the result is an NDArray.")
+    return function
+
+
+BINARY_FUNCTIONS = {name: _binary_function(name, *ops) for name, ops in _BINARY_FUNCTIONS.items()}
+
+
 # ---- the nd invoke strategy ----------------------------------------------------------------
 def invoke(op, inputs, kwargs, out=None):
     """Execute ``op`` now: parse params, infer output shapes/dtypes, allocate, run the kernel.
