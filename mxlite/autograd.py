@@ -6,6 +6,8 @@ call each operator's FGradient, which builds the input gradients *from registere
 With ``create_graph=True`` those ops are recorded too, so the result can be differentiated
 again, to any order.
 """
+from operator import attrgetter
+
 import numpy as np
 
 from .base import MXNetError
@@ -17,6 +19,8 @@ __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_
            "set_recording", "set_training", "mark_variables", "backward", "grad", "Node"]
 
 _state = {"recording": False, "training": False}
+_data_of, _shape_of, _dtype_of = attrgetter("_data"), attrgetter("shape"), attrgetter("dtype")
+_entry_of = attrgetter("_node")
 
 
 class Node:
@@ -38,12 +42,13 @@ class Node:
         needs = op.grad_needs if op is not None else ()
         self.inputs = list(inputs) if "inputs" in needs else None
         self.outputs = list(outputs) if "outputs" in needs else None
-        data = [x._data for x in inputs]
-        self.input_shapes = [a.shape for a in data]
-        self.input_dtypes = [a.dtype for a in data]
-        data = [y._data for y in outputs]
-        self.output_shapes = [a.shape for a in data]
-        self.output_dtypes = [a.dtype for a in data]
+        # map + attrgetter: no per-call comprehension frames on this hot path
+        data = list(map(_data_of, inputs))
+        self.input_shapes = list(map(_shape_of, data))
+        self.input_dtypes = list(map(_dtype_of, data))
+        data = list(map(_data_of, outputs))
+        self.output_shapes = list(map(_shape_of, data))
+        self.output_dtypes = list(map(_dtype_of, data))
         self.variable = None      # the NDArray of a leaf (attach_grad / mark_variables)
         self.released = False
         self.wants = None
@@ -125,7 +130,9 @@ def predict_mode():
 
 # ---- the tape ------------------------------------------------------------------------------
 def _record(op, attrs, inputs, result):
-    parents = [None if x._node is CONSTANT else x._node for x in inputs]
+    parents = list(map(_entry_of, inputs))
+    if CONSTANT in parents:
+        parents = [None if p is CONSTANT else p for p in parents]
     outputs = result if type(result) is list else [result]
     if parents.count(None) == len(parents):
         for y in outputs:      # computed under record() but independent of every variable
