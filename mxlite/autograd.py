@@ -200,13 +200,12 @@ def _run_backward(heads, head_grads, targets, retain_graph, create_graph, order=
     heads, head_grads = [h for h, _ in kept], [hg for _, hg in kept]   # constants add nothing
     if order is None:
         order = _topological([h._node for h in heads])
+    # nodes on a path to a target: only those need gradients
+    relevant = {t[0] for t in targets}
     for node in order:
         if node.released:
             raise MXNetError("autograd: the graph was already freed by an earlier backward; "
                              "pass retain_graph=True to the first backward/grad call")
-    # nodes on a path to a target: only those need gradients
-    relevant = {t[0] for t in targets}
-    for node in order:
         if node not in relevant:
             for p in node.parents:
                 if p is not None and p[0] in relevant:
@@ -222,13 +221,17 @@ def _run_backward(heads, head_grads, targets, retain_graph, create_graph, order=
         entry = h._node
         grads[entry] = hg if entry not in grads else grads[entry] + hg
     results = {}
+    wanted = {tuple(t) for t in targets}
     with _scope(create_graph, None):
         for node in reversed(order):
             if node not in relevant:
                 continue
-            ograds = [grads.pop((node, i), None) for i in range(len(node.output_shapes))]
+            n_out = len(node.output_shapes)
+            ograds = ([grads.pop((node, 0), None)] if n_out == 1
+                      else [grads.pop((node, i), None) for i in range(n_out)])
             for i, g in enumerate(ograds):
-                results[(node, i)] = g
+                if (node, i) in wanted:
+                    results[(node, i)] = g
             if node.op is not None and any(g is not None for g in ograds):
                 _backprop_node(F, node, ograds, grads, relevant)
     if not retain_graph:
