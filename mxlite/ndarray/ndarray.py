@@ -7,6 +7,7 @@ import numbers
 
 import numpy as np
 
+from .._core.copy import strided_copy
 from ..base import DTYPES, MXNetError, normalize_dtype, op_error
 from ..context import Context, current_context
 from ..ops.registry import REGISTRY, Attrs
@@ -152,7 +153,7 @@ class NDArray:
             raise TypeError(f"reshape: unexpected arguments {sorted(kwargs)}")
         new = infer_reshape("reshape", self.shape, tuple(shape), reverse)
         view = NDArray._wrap(self._data.reshape(new), self._ctx)
-        _share_grad_source(view, self, "reshape", {"shape": new})
+        _share_grad_source(view, self, {"shape": new})
         return view
 
     # ---- autograd ------------------------------------------------------------------------
@@ -519,7 +520,6 @@ def _is_first_axis_view(key):
 
 
 def _contiguous(view):
-    from .._core.copy import strided_copy
     out = np.empty(view.shape, view.dtype)
     strided_copy(view, out)
     return out
@@ -538,20 +538,18 @@ def _value_array(value, dtype, op):
 
 def _assign(target, value, op):
     """Broadcast ``value`` into the view ``target`` with the strided-copy kernel."""
-    from .._core.copy import strided_copy
     if value.dtype != target.dtype:
         value = value.astype(target.dtype)
+    if np.may_share_memory(value, target):
+        value = value.copy()
     try:
-        src = np.broadcast_to(value, target.shape)
+        strided_copy(value, target)          # broadcasts value itself
     except ValueError:
         raise op_error(op, f"cannot assign a value of shape {value.shape} to a region of shape "
                        f"{target.shape}") from None
-    if np.may_share_memory(src, target):
-        src = src.copy()
-    strided_copy(src, target)
 
 
-def _share_grad_source(view, source, op_name, kwargs):
+def _share_grad_source(view, source, kwargs):
     """Record a reshape view for autograd (the hook treats it as a ``reshape`` op)."""
     if _record_hook is not None and "reshape" in REGISTRY:
         _record_hook(REGISTRY["reshape"], REGISTRY["reshape"].parse_attrs(kwargs), [source], view)

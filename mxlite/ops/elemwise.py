@@ -158,7 +158,7 @@ def _binary_compute(kernel_name, reverse=False):
         if reverse:
             a, b = b, a
         target = out if out.dtype == work else np.empty(out.shape, work)
-        _k.binary(op_id, a, b, target)
+        binary(op_id, a, b, target)
         write_back(target, out)
     return compute
 
@@ -324,7 +324,8 @@ BINARY_GRADIENTS = {
     "power": lambda F, a, b, g: (g * b * a ** (b - 1), g * a ** b * F.log(a)),
     "maximum": lambda F, a, b, g: (g * (a >= b), g * (a < b)),
     "minimum": lambda F, a, b, g: (g * (a <= b), g * (a > b)),
-    "hypot": lambda F, a, b, g: (g * a / F.broadcast_hypot(a, b), g * b / F.broadcast_hypot(a, b)),
+    "hypot": lambda F, a, b, g: (g * a / F.broadcast_hypot(a, b),
+                                 g * b / F.broadcast_hypot(a, b)),
 }
 
 
