@@ -53,7 +53,7 @@ t = mx.nd.array([0.5, 1.0])
 t.attach_grad()
 with mx.autograd.record():
     f = mx.nd.sin(t) * t
-    df = mx.autograd.grad(f, t, create_graph=True)   # sin t + t cos t, still on the tape
+    (df,) = mx.autograd.grad(f, t, create_graph=True)   # sin t + t cos t, still on the tape
 df.backward()                                         # t.grad = f'' = 2 cos t - t sin t
 show("f'(t)", df)
 show("f''(t)", t.grad)

@@ -15,9 +15,9 @@ def third_derivative_of_sin(values):
     x.attach_grad()
     with autograd.record():
         y = mx.nd.sin(x)
-        d1 = autograd.grad(y, x, create_graph=True)
-        d2 = autograd.grad(d1, x, create_graph=True)
-    d3 = autograd.grad(d2, x)
+        (d1,) = autograd.grad(y, x, create_graph=True)
+        (d2,) = autograd.grad(d1, x, create_graph=True)
+    (d3,) = autograd.grad(d2, x)
     return d1.asnumpy(), d2.asnumpy(), d3.asnumpy()
 
 

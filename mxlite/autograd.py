@@ -1,11 +1,17 @@
 """Tape-based automatic differentiation with gradients of any order (MXNet 1.x API).
 
 While recording, every executed operator with a differentiable input is appended to the
-graph as a ``Node``. ``backward``/``grad`` walk the graph in reverse topological order and
+graph as a ``Node``; so is every indexing and every in-place write (``y[0] = v``, ``y += 1``,
+``out=``), which gives the written array (and the arrays it is a view of) a new entry.
+Each array carries a version counter, shared by the arrays that alias its buffer, which
+every in-place write bumps: ``backward`` refuses to use a saved value that changed after it
+was saved (torch's rule), and an array whose recorded history no longer describes its value
+cannot be used under ``record()``. ``backward``/``grad`` walk the graph in reverse topological order and
 call each operator's FGradient, which builds the input gradients *from registered ops*.
 With ``create_graph=True`` those ops are recorded too, so the result can be differentiated
 again, to any order.
 """
+import sys
 from operator import attrgetter
 
 import numpy as np
@@ -13,14 +19,14 @@ import numpy as np
 from .base import MXNetError
 from . import ndarray as F     # the namespace FGradients build gradients with
 from .ndarray import ndarray as _nd_impl
-from .ops.registry import NON_DIFFERENTIABLE
+from .ops.registry import NON_DIFFERENTIABLE, REGISTRY
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad", "Node"]
 
-_state = {"recording": False, "training": False}
+_state = _nd_impl.tape_state        # per thread, as in MXNet
 _data_of, _shape_of, _dtype_of = attrgetter("_data"), attrgetter("shape"), attrgetter("dtype")
-_entry_of = attrgetter("_node")
+_version_of = attrgetter("_version")
 
 
 class Node:
@@ -35,13 +41,17 @@ class Node:
 
     __slots__ = ("op", "attrs", "parents", "inputs", "outputs", "input_shapes",
                  "input_dtypes", "output_shapes", "output_dtypes", "variable", "released",
-                 "wants", "__weakref__")
+                 "wants", "versions", "__weakref__")
 
     def __init__(self, op, attrs, parents, inputs, outputs):
         self.op, self.attrs, self.parents = op, attrs, parents
         needs = op.grad_needs if op is not None else ()
         self.inputs = list(inputs) if "inputs" in needs else None
         self.outputs = list(outputs) if "outputs" in needs else None
+        self.versions = None      # versions of the saved arrays, checked by backward
+        if self.inputs is not None or self.outputs is not None:
+            saved = (self.inputs or []) + (self.outputs or [])
+            self.versions = [v[0] for v in map(_version_of, saved)]
         # map + attrgetter: no per-call comprehension frames on this hot path
         data = list(map(_data_of, inputs))
         self.input_shapes = list(map(_shape_of, data))
@@ -58,33 +68,28 @@ class Node:
 
 
 # ---- recording state ---------------------------------------------------------------------
-def _apply_state():
-    _nd_impl._record_hook = _record if _state["recording"] else None
-
-
 def set_recording(is_recording):
-    """Turn recording on or off; returns the previous state."""
-    prev = _state["recording"]
-    _state["recording"] = bool(is_recording)
-    _apply_state()
+    """Turn recording on or off for this thread; returns the previous state."""
+    prev = _state.recording
+    _state.recording = bool(is_recording)
     return prev
 
 
 def set_training(train_mode):
-    """Set train (True) or predict (False) mode; returns the previous state."""
-    prev = _state["training"]
-    _state["training"] = bool(train_mode)
+    """Set train (True) or predict (False) mode for this thread; returns the previous state."""
+    prev = _state.training
+    _state.training = bool(train_mode)
     return prev
 
 
 def is_recording():
-    """True inside ``record()`` (and not inside ``pause()``)."""
-    return _state["recording"]
+    """True inside ``record()`` (and not inside ``pause()``) on this thread."""
+    return _state.recording
 
 
 def is_training():
-    """True in train mode (``record()`` enters it by default)."""
-    return _state["training"]
+    """True in train mode on this thread (``record()`` enters it by default)."""
+    return _state.training
 
 
 class _scope:
@@ -96,16 +101,15 @@ class _scope:
         self.recording, self.training = recording, training
 
     def __enter__(self):
-        self.prev = (_state["recording"], _state["training"])
+        self.prev = (_state.recording, _state.training)
         if self.recording is not None:
-            set_recording(self.recording)
+            _state.recording = bool(self.recording)
         if self.training is not None:
-            _state["training"] = bool(self.training)
+            _state.training = bool(self.training)
         return self
 
     def __exit__(self, *exc):
-        set_recording(self.prev[0])
-        _state["training"] = self.prev[1]
+        _state.recording, _state.training = self.prev
 
 
 def record(train_mode=True):
@@ -129,22 +133,109 @@ def predict_mode():
 
 
 # ---- the tape ------------------------------------------------------------------------------
-def _record(op, attrs, inputs, result):
-    parents = list(map(_entry_of, inputs))
-    if CONSTANT in parents:
-        parents = [None if p is CONSTANT else p for p in parents]
-    outputs = result if type(result) is list else [result]
-    if parents.count(None) == len(parents):
-        for y in outputs:      # computed under record() but independent of every variable
-            y._node = CONSTANT
-        return
-    node = Node(op, attrs, parents, inputs, outputs)
-    for i, y in enumerate(outputs):
-        y._node = (node, i)
+def parents(inputs):
+    """The entry of each input (None where no gradient flows), read before the op runs.
 
+    An input whose buffer was written since its entry was made gets a fresh entry when it
+    is a view (re-derived from its base); otherwise its recorded history no longer describes
+    its value, which is an error (never a silently wrong gradient)."""
+    entries = []
+    for x in inputs:
+        e = x._node
+        if x._node_version != x._version[0]:
+            e = _refresh(x)
+        entries.append(None if e is CONSTANT else e)
+    return entries
+
+
+def _refresh(x):
+    link = x._view
+    if link is not None and link[1] is not None:      # a view: its value is its base's
+        base, op, attrs = link
+        attach(op, attrs, parents([base]), [base], x)
+        return x._node
+    e = x._node
+    if e is not None and e is not CONSTANT and e[0].op is not None:
+        raise MXNetError(
+            f"autograd: an array of shape {x.shape} computed by {e[0].op.name!r} under "
+            "record() was then written in place without being recorded (outside record(), "
+            "or through a detach()ed alias); its recorded history no longer describes its "
+            "value. Recompute it, or make the write under record().")
+    x._node_version = x._version[0]     # a variable, a constant or an untracked array
+    return e
+
+
+def attach(op, attrs, entries, inputs, result):
+    """Give the output(s) ``result`` of ``op`` their entry on the tape."""
+    outputs = result if type(result) is list else [result]
+    if entries.count(None) == len(entries):
+        node = None         # computed under record() but independent of every variable
+    else:
+        node = Node(op, attrs, entries, inputs, outputs)
+    for i, y in enumerate(outputs):
+        y._node = CONSTANT if node is None else (node, i)
+        y._node_version = y._version[0]
+
+
+def _is_variable(x):
+    e = x._node
+    return e is not None and e is not CONSTANT and e[0].op is None
+
+
+def begin_write(targets, inputs):
+    """Before an in-place write into ``targets`` under record(): refuse what cannot be
+    recorded and read every entry the write's nodes need, as it is before the write.
+
+    Returns ``(entries of inputs, [(target, its bases, their entries)])``: the bases are
+    the arrays a target is a view of (``x[1:3]``, ``x.reshape``), whose values change too."""
+    entries = parents(inputs)
+    chains = []
+    for t in targets:
+        bases, a = [], t
+        while True:
+            if _is_variable(a):
+                raise MXNetError(
+                    f"autograd: in-place write into a variable (shape {a.shape}, marked by "
+                    "attach_grad) under record(); its gradient would have no meaning. Write "
+                    "outside record() or inside autograd.pause().")
+            link = a._view
+            if link is None:
+                break
+            if link[1] is None:     # a detach()ed alias: the write cannot reach its source
+                if any(e is not None for e in entries):
+                    raise MXNetError(
+                        f"autograd: writing a recorded value into a detach()ed alias (shape "
+                        f"{a.shape}) under record() cannot be recorded for the array it "
+                        "shares memory with; write into that array instead.")
+                break
+            a = link[0]
+            bases.append(a)
+        chains.append((t, bases, parents(bases)))
+    return entries, chains
+
+
+def end_write(plan, op, attrs, inputs, targets):
+    """After the write: the targets get ``op``'s new entries, and each base of a view target
+    becomes "the base with the view's region replaced" (``_setitem``, or a reshape back)."""
+    entries, chains = plan
+    attach(op, attrs, entries, inputs, targets)
+    for child, bases, base_entries in chains:
+        for base, base_entry in zip(bases, base_entries):
+            _, view_op, view_attrs = child._view
+            child_entry = None if child._node is CONSTANT else child._node
+            if view_op is _GETITEM:
+                attach(_SETITEM, view_attrs, [base_entry, child_entry], [base, child], base)
+            else:
+                attach(_RESHAPE, _RESHAPE.parse_attrs({"shape": base.shape}), [child_entry],
+                       [child], base)
+            child = base
+
+
+_GETITEM, _SETITEM, _RESHAPE = (REGISTRY[n] for n in ("_getitem", "_setitem", "reshape"))
 
 # The entry of arrays computed under record() from no variable: gradients through them are 0.
 CONSTANT = (Node(None, None, [], [], []), 0)
+_nd_impl._tape = sys.modules[__name__]
 
 
 def mark_variables(variables, gradients, grad_reqs="write"):
@@ -166,6 +257,7 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         leaf = Node(None, None, [], [], [var])
         leaf.variable = var
         var._node = None if req == "null" else (leaf, 0)
+        var._node_version = var._version[0]
 
 
 def _topological(heads):
@@ -252,6 +344,8 @@ def _backprop_node(F, node, ograds, grads, relevant):
     if any(g is None for g in ograds):      # (not ``None in``: NDArray == is an operator)
         ograds = [g if g is not None else F.zeros(s, dtype=d)
                   for g, s, d in zip(ograds, node.output_shapes, node.output_dtypes)]
+    if node.versions is not None:
+        _check_saved(node)
     node.wants = wants
     in_grads = op.gradient(F, node, ograds)
     if len(in_grads) != len(node.parents):
@@ -264,6 +358,25 @@ def _backprop_node(F, node, ograds, grads, relevant):
             raise MXNetError(f"autograd: the gradient of {op.name!r} has shape {g.shape}, its "
                              f"input has shape {shape}")
         grads[parent] = g if parent not in grads else grads[parent] + g
+
+
+def _check_saved(node):
+    """torch's rule: a value the gradient saved must not have been written since."""
+    op = node.op
+    saved = [("input", name, x) for name, x in zip(_input_names(op, node), node.inputs or [])]
+    saved += [("output", str(i), y) for i, y in enumerate(node.outputs or [])]
+    for (kind, name, x), version in zip(saved, node.versions):
+        if x._version[0] != version:
+            raise MXNetError(
+                f"autograd: the gradient of {op.name!r} needs its {kind} {name!r} (shape "
+                f"{x.shape}, {np.dtype(x.dtype).name}) as it was when {op.name!r} ran, but "
+                f"that array was modified in place afterwards (version {version} -> "
+                f"{x._version[0]}). Write into a copy, or before the array is used.")
+
+
+def _input_names(op, node):
+    names = op.inputs if not op.variadic else ()
+    return [names[i] if i < len(names) else f"data{i}" for i in range(len(node.input_shapes))]
 
 
 def _as_list(x):
@@ -285,6 +398,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
         if var._grad is None or var._grad_req == "null":
             continue
         buffer = var._grad._data      # written in place: .grad stays the same array
+        var._grad._version[0] += 1
         if g is None:
             if var._grad_req == "write":
                 buffer[...] = 0
@@ -296,14 +410,14 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
          train_mode=True):
-    """Gradients of ``heads`` with respect to ``variables``, returned (not stored).
+    """Gradients of ``heads`` with respect to ``variables``, returned (not stored) as a
+    list, one per variable, even for a single variable (MXNet's rule).
 
     With ``create_graph=True`` the gradient computation is recorded, so the results can be
     differentiated again. ``retain_graph`` defaults to ``create_graph``. Variables may be
     marked arrays or any array computed under ``record()``.
     """
     heads = _as_list(heads)
-    single = not isinstance(variables, (list, tuple))
     variables = _as_list(variables)
     head_grads = _as_list(head_grads) if head_grads is not None else [None] * len(heads)
     if len(head_grads) != len(heads):
@@ -322,4 +436,4 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     with _scope(create_graph, None):
         out = [g if g is not None else F.zeros_like(v if create_graph else v.detach())
                for g, v in zip(values, variables)]
-    return out[0] if single and len(out) == 1 else out
+    return out

@@ -6,23 +6,33 @@ from .base import MXNetError
 __all__ = ["Context", "cpu", "gpu", "current_context", "num_gpus"]
 
 
-class Context:
-    """A device: ``Context('cpu', 0)`` or ``Context('gpu', i)``. Usable as a ``with`` block."""
+# The kernels each device type runs: pinned and shared CPU memory are CPU memory.
+_COMPUTE_DEVICE = {"cpu": "cpu", "cpu_pinned": "cpu", "cpu_shared": "cpu", "gpu": "gpu"}
 
-    __slots__ = ("device_type", "device_id")
+
+class Context:
+    """A device: ``Context('cpu', 0)`` or ``Context('gpu', i)``. Usable as a ``with`` block.
+
+    ``'cpu_pinned'`` and ``'cpu_shared'`` (MXNet's page-locked and shared CPU memory) hold
+    ordinary CPU buffers here and run the CPU kernels (``compute_device == 'cpu'``).
+    """
+
+    __slots__ = ("device_type", "device_id", "compute_device")
     _state = threading.local()
 
     def __init__(self, device_type, device_id=0):
         if isinstance(device_type, Context):
             device_type, device_id = device_type.device_type, device_type.device_id
-        if device_type not in ("cpu", "gpu", "cpu_pinned"):
-            raise MXNetError(f"Context: unknown device_type {device_type!r}; expected 'cpu' or 'gpu'")
+        if device_type not in _COMPUTE_DEVICE:
+            raise MXNetError(f"Context: unknown device_type {device_type!r}; expected one of "
+                             f"{sorted(_COMPUTE_DEVICE)}")
         if device_type == "gpu" and device_id >= num_gpus():
             raise MXNetError(
                 f"Context: gpu({device_id}) requested but {num_gpus()} GPU(s) are visible "
                 "(install mxlite[gpu] and check the CUDA driver)")
         self.device_type = device_type
         self.device_id = int(device_id)
+        self.compute_device = _COMPUTE_DEVICE[device_type]
 
     def __eq__(self, other):
         return (isinstance(other, Context) and self.device_type == other.device_type

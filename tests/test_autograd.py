@@ -86,7 +86,7 @@ def test_head_gradient_zeros_give_zero_not_nan():
     x = _var([0.0, 1.0, 2.0])
     with autograd.record():
         y = mx.nd.sqrt(x + 1) / (x + 1)
-    g = autograd.grad(y, x, head_grads=mx.nd.array([0.0, 0.0, 1.0], dtype="float64"))
+    (g,) = autograd.grad(y, x, head_grads=mx.nd.array([0.0, 0.0, 1.0], dtype="float64"))
     gv = g.asnumpy()
     assert np.all(np.isfinite(gv)) and gv[0] == 0 and gv[1] == 0 and gv[2] != 0
 
@@ -95,16 +95,16 @@ def test_non_differentiable_op_gives_zero_gradient():
     x = _var([0.5, 1.5])
     with autograd.record():
         y = mx.nd.floor(x) + (x > 1)
-    np.testing.assert_array_equal(autograd.grad(y, x).asnumpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(autograd.grad(y, x)[0].asnumpy(), [0.0, 0.0])
 
 
 def test_block_grad_to_third_order():
     x = _var([0.5, 2.0])
     with autograd.record():
         y = mx.nd.BlockGrad(x) * x * x      # treats the first factor as a constant c: c*x^2
-        d1 = autograd.grad(y, x, create_graph=True)
-        d2 = autograd.grad(d1, x, create_graph=True)
-    d3 = autograd.grad(d2, x)
+        (d1,) = autograd.grad(y, x, create_graph=True)
+        (d2,) = autograd.grad(d1, x, create_graph=True)
+    (d3,) = autograd.grad(d2, x)
     xv = x.asnumpy()
     np.testing.assert_allclose(d1.asnumpy(), 2 * xv * xv)
     np.testing.assert_allclose(d2.asnumpy(), 2 * xv)
@@ -165,7 +165,7 @@ def test_detach_cuts_the_graph():
     x = _var([1.0, 2.0])
     with autograd.record():
         y = x.detach() * x
-    np.testing.assert_allclose(autograd.grad(y, x).asnumpy(), x.asnumpy())
+    np.testing.assert_allclose(autograd.grad(y, x)[0].asnumpy(), x.asnumpy())
 
 
 def test_mark_variables():

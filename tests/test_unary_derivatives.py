@@ -50,7 +50,7 @@ def test_first_three_derivatives(name):
         for k in range(3):
             # d/dx of (previous result * v_k), element-wise: v_k * f^(k+1)(x) times earlier v's
             v = mx.nd.array(heads[k], dtype="float64")
-            y = autograd.grad(y, x, head_grads=v, create_graph=True)
+            (y,) = autograd.grad(y, x, head_grads=v, create_graph=True)
             derivs.append(y)
     scale = np.ones(6)
     for k in range(3):

@@ -4,12 +4,14 @@ Storage is a NumPy array on CPU. Every computation goes through a registered ope
 ``invoke``; the arithmetic dunders are thin routes to ``broadcast_*`` and ``_*_scalar`` ops.
 """
 import numbers
+import threading
 
 import numpy as np
 
 from .._core.copy import strided_copy
 from ..base import DTYPES, MXNetError, normalize_dtype, op_error
 from ..context import Context, current_context
+from ..ops.indexing import canonical_key, has_repeats, is_first_axis_view, write_region
 from ..ops.registry import REGISTRY, Attrs
 from ..ops.shape_utils import check_shape, infer_reshape
 
@@ -17,19 +19,35 @@ __all__ = ["NDArray", "invoke", "array", "empty", "waitall"]
 
 _EMPTY_ATTRS = Attrs()
 _CPU = Context("cpu", 0)
-# Set by mxlite.autograd: called as hook(op, attrs, inputs, outputs) for each executed op
-# while recording. Kept as a module global so the non-recording path costs one test.
-_record_hook = None
+_GETITEM, _SETITEM, _RESHAPE, _COPY, _CAST = (
+    REGISTRY[n] for n in ("_getitem", "_setitem", "reshape", "_copy", "cast"))
+
+
+class _TapeState(threading.local):
+    """Per-thread autograd switches (MXNet records and trains per thread)."""
+
+    recording = False
+    training = False
+
+
+tape_state = _TapeState()
+# The mxlite.autograd module (parents/attach/begin_write/end_write), set when it is imported.
+_tape = None
 
 
 class NDArray:
     """An n-dimensional array on a device (``mx.nd.array([1, 2])``), MXNet 1.x semantics.
 
     A slice along the first axis (``x[1:3]``, ``x[2]``) is a view that writes through;
-    other indexing copies.
+    other indexing copies. Under ``autograd.record()`` every indexing and every in-place
+    write is recorded.
     """
 
-    __slots__ = ("_data", "_ctx", "_grad", "_grad_req", "_node", "__weakref__")
+    # _version: a one-element list shared by every array aliasing this buffer, bumped by
+    # each in-place write; _node_version: its value when _node was set; _view: (base, op,
+    # attrs) for a view made by indexing or reshape (op None for a detach()ed alias).
+    __slots__ = ("_data", "_ctx", "_grad", "_grad_req", "_node", "_version", "_node_version",
+                 "_view", "__weakref__")
     __array_priority__ = 1000.0
 
     # ---- construction -------------------------------------------------------------------
@@ -41,7 +59,20 @@ class NDArray:
         self._grad = None
         self._grad_req = "null"
         self._node = None
+        self._version = [0]
+        self._node_version = 0
+        self._view = None
         return self
+
+    def _alias(self, data, op, attrs):
+        """A view of this array's buffer made by ``op`` (None: a detached alias)."""
+        view = NDArray._wrap(data, self._ctx)
+        view._version = self._version
+        view._node_version = self._version[0]
+        view._view = (self, op, attrs)
+        if op is not None and tape_state.recording:
+            _tape.attach(op, attrs, _tape.parents([self]), [self], view)
+        return view
 
     def __init__(self, *args, **kwargs):
         raise TypeError("NDArray: create arrays with mx.nd.array, mx.nd.zeros, ...")
@@ -57,12 +88,18 @@ class NDArray:
     T = property(lambda self: _call(REGISTRY["transpose"], self), doc="Transposed copy (reversed axes).")
 
     @property
+    def version(self):
+        """How many in-place writes this array's buffer has seen (shared with its views)."""
+        return self._version[0]
+
+    @property
     def grad(self):
         """The gradient buffer attached by ``attach_grad`` (None if none)."""
         return self._grad
 
     def __repr__(self):
-        return f"\n{self._data!r}\n<NDArray {'x'.join(map(str, self.shape)) or '0-d'} @{self._ctx}>"
+        """MXNet's format: the values, then ``<NDArray 2x3 @cpu(0)>``."""
+        return f"\n{self._data}\n<NDArray {'x'.join(map(str, self.shape))} @{self._ctx}>"
 
     def __len__(self):
         if self.ndim == 0:
@@ -121,22 +158,26 @@ class NDArray:
         return _call(REGISTRY["cast"], self, dtype=dt)
 
     def copy(self):
-        """A deep copy on the same device."""
-        return self.copyto(self._ctx)
+        """A deep copy on the same device (the ``_copy`` operator: recorded, differentiable)."""
+        return _call(_COPY, self)
 
     def copyto(self, other):
-        """Copy into NDArray ``other`` (same shape) and return it, or into a new array on Context ``other``."""
+        """Copy into NDArray ``other`` (same shape; cast to its dtype) and return it, or into
+        a new array on Context ``other``. Recorded under ``autograd.record()``."""
         if isinstance(other, NDArray):
             if other is self:
                 return other
             if other.shape != self.shape:
                 raise op_error("copyto", f"shape mismatch: source {self.shape}, target {other.shape}")
-            _assign(other._data, self._data, "copyto")
-            return other
+            if other._data.dtype != self._data.dtype:
+                return _call(_CAST, self, dtype=other._data.dtype, out=other)
+            if np.may_share_memory(other._data, self._data):
+                return _call(_COPY, _call(_COPY, self), out=other)
+            return _call(_COPY, self, out=other)
         if isinstance(other, Context):
-            out = np.empty_like(self._data)
-            _assign(out, self._data, "copyto")
-            return NDArray._wrap(out, other)
+            result = _call(_COPY, self)
+            result._ctx = other
+            return result
         raise TypeError(f"copyto: expected an NDArray or Context, got {type(other).__name__}")
 
     def as_in_context(self, context):
@@ -152,9 +193,7 @@ class NDArray:
         if kwargs:
             raise TypeError(f"reshape: unexpected arguments {sorted(kwargs)}")
         new = infer_reshape("reshape", self.shape, tuple(shape), reverse)
-        view = NDArray._wrap(self._data.reshape(new), self._ctx)
-        _share_grad_source(view, self, {"shape": new})
-        return view
+        return self._alias(self._data.reshape(new), _RESHAPE, _RESHAPE.parse_attrs({"shape": new}))
 
     # ---- autograd ------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
@@ -170,8 +209,8 @@ class NDArray:
                           train_mode)
 
     def detach(self):
-        """The same data, cut from the autograd graph."""
-        return NDArray._wrap(self._data, self._ctx)
+        """The same buffer, cut from the autograd graph (writes to either show in both)."""
+        return self._alias(self._data, None, None)
 
     def wait_to_read(self):
         """Block until pending writes finish (computation is synchronous on CPU)."""
@@ -180,35 +219,42 @@ class NDArray:
 
     # ---- indexing -----------------------------------------------------------------------
     def __getitem__(self, key):
-        key = _index_key(key, self.shape)
-        try:
-            view = self._data[key]
-        except IndexError as e:
-            raise IndexError(f"NDArray index {key!r} for shape {self.shape}: {e}") from None
-        if not isinstance(view, np.ndarray):    # an integer index down to a scalar
-            view = np.asarray(view).reshape(())
-            return NDArray._wrap(view.copy(), self._ctx)
-        if view.base is None or not view.flags.c_contiguous:
-            view = _contiguous(view)
-        elif not _is_first_axis_view(key):
-            view = _contiguous(view)
-        return NDArray._wrap(view, self._ctx)
+        """``x[key]``: NumPy indexing with MXNet 1.x results. A key on the first axis only (an
+        int or a step-1 slice) gives a view that writes through; others give a copy. Every
+        integer key on all axes gives shape ``(1,)`` (``x[i]`` on a 1-d array is ``x[i:i+1]``).
+        Recorded under ``autograd.record()`` (the ``_getitem`` operator)."""
+        key, _ = canonical_key(_index_key(key), self.shape)
+        attrs = Attrs(key=key)
+        if is_first_axis_view(key):
+            return self._alias(self._data[key], _GETITEM, attrs)
+        return invoke(_GETITEM, [self], attrs)
 
     def __setitem__(self, key, value):
-        key = _index_key(key, self.shape)
+        """``x[key] = value`` in place (``value`` broadcast and cast to ``x``'s dtype; an
+        integer or NaN that the dtype cannot hold is an error). Under ``autograd.record()``
+        the write is recorded (``_setitem``), and arrays ``x`` is a view of see it too."""
+        key, region = canonical_key(_index_key(key), self.shape, "__setitem__")
+        value = _value_nd(value, self._data.dtype, self._ctx)
+        if tape_state.recording:
+            plan = _tape.begin_write([self], [self, value])
+            if plan[0][1] is not None and has_repeats(key, self.shape):
+                raise op_error("__setitem__", f"index {key!r} repeats elements of shape "
+                               f"{self.shape}: only one write survives, so a recorded value's "
+                               "gradient is undefined")
+        else:
+            plan = None
+        src = value._data
+        if np.may_share_memory(src, self._data):     # x[1:] = x[:-1] reads before it writes
+            src = src.copy()
         try:
-            target = self._data[key]
-        except IndexError as e:
-            raise IndexError(f"NDArray index {key!r} for shape {self.shape}: {e}") from None
-        if not isinstance(target, np.ndarray) or not np.may_share_memory(target, self._data):
-            # an element, or an advanced (fancy) index whose result is a copy: NumPy scatters
-            try:
-                self._data[key] = _value_array(value, self._data.dtype, "__setitem__")
-            except ValueError as e:
-                raise op_error("__setitem__", f"cannot assign to index {key!r} of an array of "
-                               f"shape {self.shape}: {e}") from None
-            return
-        _assign(target, _value_array(value, self._data.dtype, "__setitem__"), "__setitem__")
+            write_region(self._data, key, src)
+        except ValueError:
+            raise op_error("__setitem__", f"cannot assign a value of shape {value.shape} to "
+                           f"index {key!r} of shape {self.shape}, which selects shape "
+                           f"{region}") from None
+        self._version[0] += 1
+        if plan is not None:
+            _tape.end_write(plan, _SETITEM, Attrs(key=key), [self, value], [self])
 
     # ---- arithmetic ---------------------------------------------------------------------
     def _binary(self, other, array_op, scalar_op, out=None):
@@ -249,6 +295,7 @@ class NDArray:
         self._data = state["data"]
         self._ctx = Context(*state["ctx"])
         self._grad, self._grad_req, self._node = None, "null", None
+        self._version, self._node_version, self._view = [0], 0, None
 
     # ---- finiteness checks (operators of mxlite/ops/debug.py) ---------------------------
     def isfinite(self):
@@ -370,7 +417,8 @@ BINARY_FUNCTIONS = {name: _binary_function(name, *ops) for name, ops in _BINARY_
 def invoke(op, inputs, kwargs, out=None):
     """Execute ``op`` now: parse params, infer output shapes/dtypes, allocate, run the kernel.
 
-    ``out`` (an NDArray, or a list for multi-output ops) receives the result in place.
+    ``out`` (an NDArray, or a list for multi-output ops) receives the result in place (an
+    in-place write: its version is bumped, and under ``record()`` it is recorded).
     Multi-output ops (``num_outputs != 1``) return a list.
     """
     attrs = op.parse_attrs(kwargs) if (kwargs or op.params) else _EMPTY_ATTRS
@@ -395,25 +443,43 @@ def invoke(op, inputs, kwargs, out=None):
             ctx = Context(ctx)
     shapes = op.infer_shape(in_shapes, attrs)
     dtypes = op.infer_type(in_dtypes, attrs)
-    if out is not None:
-        outputs = _out_arrays(op, shapes, dtypes, out, arrays)
-    elif len(shapes) == 1:
-        outputs = [np.empty(shapes[0], dtypes[0])]
-    else:
-        outputs = [np.empty(s, d) for s, d in zip(shapes, dtypes)]
-    kernel = op.compute.get(ctx.device_type)
+    kernel = op.compute.get(ctx.compute_device)
     if kernel is None:
         raise op_error(op.name, f"has no kernel for {ctx.device_type}")
-    kernel(arrays, outputs, attrs)
+    recording = tape_state.recording
     if out is not None:
-        result = out
-    elif len(outputs) == 1:
+        targets = out if isinstance(out, (list, tuple)) else [out]
+        outputs = _out_arrays(op, shapes, dtypes, targets, arrays)
+        if recording:
+            plan = _tape.begin_write(targets, inputs)
+            inputs = _saved_inputs(op, inputs, outputs)
+        kernel(arrays, outputs, attrs)
+        for t in targets:
+            t._version[0] += 1
+        if recording:
+            _tape.end_write(plan, op, attrs, inputs, list(targets))
+        return out
+    entries = _tape.parents(inputs) if recording else None
+    if len(shapes) == 1:
+        outputs = [np.empty(shapes[0], dtypes[0])]
+        kernel(arrays, outputs, attrs)
         result = NDArray._wrap(outputs[0], ctx)
     else:
+        outputs = [np.empty(s, d) for s, d in zip(shapes, dtypes)]
+        kernel(arrays, outputs, attrs)
         result = [NDArray._wrap(o, ctx) for o in outputs]
-    if _record_hook is not None:
-        _record_hook(op, attrs, inputs, result)
+    if recording:
+        _tape.attach(op, attrs, entries, inputs, result)
     return result
+
+
+def _saved_inputs(op, inputs, outputs):
+    """The inputs the tape keeps for ``op``'s gradient, with a copy of any that ``out=`` is
+    about to overwrite (``y *= x`` must keep the old ``y``)."""
+    if "inputs" not in op.grad_needs:
+        return inputs
+    return [NDArray._wrap(x._data.copy(), x._ctx)
+            if any(np.may_share_memory(x._data, o) for o in outputs) else x for x in inputs]
 
 
 def _bad_input(op, inputs, x):
@@ -422,8 +488,7 @@ def _bad_input(op, inputs, x):
     raise TypeError(f"{op.name}: input {name!r} must be an NDArray, got {type(x).__name__}")
 
 
-def _out_arrays(op, shapes, dtypes, out, arrays):
-    outs = out if isinstance(out, (list, tuple)) else [out]
+def _out_arrays(op, shapes, dtypes, outs, arrays):
     if len(outs) != len(shapes):
         raise op_error(op.name, f"expected {len(shapes)} output array(s) in out=, got {len(outs)}")
     result = []
@@ -456,23 +521,18 @@ def _call(op, *inputs, out=None, **kwargs):
 def array(source_array, ctx=None, dtype=None):
     """Create an NDArray from a list, NumPy array, scalar or NDArray (a copy).
 
-    The dtype defaults to float32 (MXNet), or the source's dtype when it is an NDArray or
-    NumPy array of a supported dtype.
+    The dtype defaults to the source's dtype for an NDArray and to float32 otherwise, NumPy
+    arrays included (MXNet's rule: ``array(np.arange(3)) / 2`` is ``[0, 0.5, 1]``). A value
+    the dtype cannot hold (NaN into an integer dtype, 300 into int8), complex numbers, None
+    and ragged lists raise MXNetError.
     """
     ctx = ctx or current_context()
     if isinstance(source_array, NDArray):
+        if dtype is None:
+            dtype = source_array._data.dtype
         source_array = source_array._data
-    if dtype is None:
-        src_dt = getattr(source_array, "dtype", None)
-        dtype = src_dt if src_dt is not None and np.dtype(src_dt) in DTYPES.values() else "float32"
     dt = normalize_dtype(dtype, "array")
-    try:
-        data = np.array(source_array, dtype=dt, order="C", copy=True)
-    except (ValueError, TypeError, OverflowError) as e:     # ragged, non-numbers, out of range
-        raise MXNetError(f"array: cannot convert {type(source_array).__name__} to an NDArray "
-                         f"of {dt}: {e}") from None
-    if data.dtype == object:
-        raise MXNetError("array: the source is ragged or holds non-numbers")
+    data = _checked_values(source_array, dt, "array")      # always a fresh C-order copy
     return NDArray._wrap(data, ctx if isinstance(ctx, Context) else Context(ctx))
 
 
@@ -490,7 +550,7 @@ def waitall():
 
 
 # ---- helpers ------------------------------------------------------------------------------
-def _index_key(key, shape):
+def _index_key(key):
     """Turn NDArray indices into NumPy ones; reject floats and other junk early."""
     if isinstance(key, tuple):
         return tuple(_index_item(k) for k in key)
@@ -499,57 +559,53 @@ def _index_key(key, shape):
 
 def _index_item(k):
     if isinstance(k, NDArray):
-        k = k._data
-        if k.dtype.kind == "f":
-            k = k.astype(np.int64)
-        return k
+        return k._data
     if isinstance(k, (float, np.floating)):
         raise IndexError(f"NDArray index must be an integer, slice, None or Ellipsis, got {k!r}")
     return k
 
 
-def _is_first_axis_view(key):
-    """True when ``key`` only touches the first axis (int or step-1 slice): MXNet's write-through views."""
-    if isinstance(key, tuple):
-        if len(key) != 1:
-            return False
-        key = key[0]
-    if isinstance(key, (int, np.integer)):
-        return True
-    return isinstance(key, slice) and key.step in (None, 1)
+def _value_nd(value, dtype, ctx):
+    """The value of ``x[key] = value`` as an NDArray of ``dtype`` (a recorded cast for an
+    NDArray of another dtype)."""
+    if isinstance(value, NDArray):
+        return value if value._data.dtype == dtype else _call(_CAST, value, dtype=dtype)
+    return NDArray._wrap(_checked_values(value, dtype, "__setitem__"), ctx)
 
 
-def _contiguous(view):
-    out = np.empty(view.shape, view.dtype)
-    strided_copy(view, out)
+def _checked_values(source, dtype, op):
+    """``source`` (numbers, nested lists, a NumPy array) as a NumPy array of ``dtype``, or
+    MXNetError when a value would not survive the conversion: NaN or inf into an integer
+    dtype, an integer out of the dtype's range, a finite float that overflows to inf,
+    complex numbers, None, strings."""
+    try:
+        src = np.asarray(source)
+    except (ValueError, TypeError) as e:      # ragged nested lists
+        raise op_error(op, f"cannot convert {type(source).__name__} to an array: {e}") from None
+    if src.dtype.kind not in "biuf":
+        raise op_error(op, f"cannot convert {type(source).__name__} of {src.dtype} values "
+                       f"(shape {src.shape}) to {dtype}; expected real numbers")
+    if src.size and src.dtype.kind in "iu" and dtype.kind in "iu":
+        _check_int_range(op, src, dtype)
+    if src.dtype.kind == "f" and dtype.kind in "iu" and src.size:
+        if not np.isfinite(src).all():
+            raise op_error(op, f"NaN or infinity cannot be stored in {dtype}")
+        _check_int_range(op, src, dtype)
+    try:
+        out = src.astype(dtype, order="C")
+    except (ValueError, OverflowError) as e:
+        raise op_error(op, f"cannot convert to {dtype}: {e}") from None
+    if dtype.kind == "f" and src.dtype.kind in "iuf" and src.size:
+        overflow = np.isinf(out) & ~np.isinf(src)
+        if overflow.any():
+            raise op_error(op, f"the value {src[overflow].flat[0]} overflows {dtype} (largest "
+                           f"finite {np.finfo(dtype).max})")
     return out
 
 
-def _value_array(value, dtype, op):
-    if isinstance(value, NDArray):
-        value = value._data
-    if isinstance(value, np.ndarray):
-        return value.astype(dtype, copy=False)
-    try:
-        return np.asarray(value, dtype=dtype)
-    except (TypeError, ValueError) as e:
-        raise MXNetError(f"{op}: cannot use {type(value).__name__} as a value: {e}") from None
-
-
-def _assign(target, value, op):
-    """Broadcast ``value`` into the view ``target`` with the strided-copy kernel."""
-    if value.dtype != target.dtype:
-        value = value.astype(target.dtype)
-    if np.may_share_memory(value, target):
-        value = value.copy()
-    try:
-        strided_copy(value, target)          # broadcasts value itself
-    except ValueError:
-        raise op_error(op, f"cannot assign a value of shape {value.shape} to a region of shape "
-                       f"{target.shape}") from None
-
-
-def _share_grad_source(view, source, kwargs):
-    """Record a reshape view for autograd (the hook treats it as a ``reshape`` op)."""
-    if _record_hook is not None and "reshape" in REGISTRY:
-        _record_hook(REGISTRY["reshape"], REGISTRY["reshape"].parse_attrs(kwargs), [source], view)
+def _check_int_range(op, src, dtype):
+    info = np.iinfo(dtype)
+    lo, hi = src.min(), src.max()
+    if lo < info.min or hi > info.max:
+        raise op_error(op, f"values in [{lo}, {hi}] do not fit in {dtype} "
+                       f"([{info.min}, {info.max}])")

@@ -6,6 +6,7 @@ from . import linalg  # noqa: F401
 from . import control  # noqa: F401
 from . import shape  # noqa: F401
 from . import index  # noqa: F401
+from . import indexing  # noqa: F401
 from . import reduce  # noqa: F401
 from . import debug  # noqa: F401
 from . import random  # noqa: F401
