@@ -75,6 +75,7 @@ setup(
     extras_require={
         "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy", "sympy"],
         "gpu": ["cupy-cuda12x"],
+        "docs": ["sphinx>=5"],
     },
     ext_modules=cythonize(
         extensions(),

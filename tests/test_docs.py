@@ -88,14 +88,32 @@ def test_readme_has_exactly_two_setup_commands():
     assert tests.endswith(" && pytest -q") and "'.[test]'" in tests
 
 
-def test_ci_runs_the_readme_test_command_then_the_large_tests():
+def test_ci_tests_the_installed_wheel_then_large_tests_then_docs():
+    """The README's test command is the developers' (editable); CI tests what users get:
+    the wheel built from the sdist, installed into a fresh environment, with the suite run
+    from outside the source tree; then the large-tensor tests and a -W docs build."""
     ci = read(".ci/run")
-    lines = [line for line in ci.splitlines() if line and not line.startswith("#")]
-    _, tests = setup_commands()
-    readme_line = [i for i, line in enumerate(lines) if line.startswith(tests)]
-    large_line = [i for i, line in enumerate(lines) if "-m large tests/large" in line]
-    assert readme_line, ".ci/run does not run the README's test-suite command verbatim"
-    assert large_line and large_line[0] > readme_line[0]
+    lines = [line.strip() for line in ci.splitlines() if line.strip() and not line.startswith("#")]
+
+    def first(pattern):
+        found = [i for i, line in enumerate(lines) if re.search(pattern, line)]
+        assert found, f".ci/run has no line matching {pattern!r}"
+        return found[0]
+
+    build = first(r"-m build\b")
+    assert "--sdist" not in lines[build] and "--wheel" not in lines[build]   # wheel from sdist
+    venv = first(r"python3 -m venv ")
+    install = first(r"pip install .*\.whl.*\[test")
+    cd_out = first(r'^cd "\$RUN"')
+    guard = first(r"pytest .*test_mxlite_is_the_installed_package")
+    suite = first(r"^pytest -q -p no:cacheprovider$")
+    large = first(r"^pytest .*-m large tests/large$")
+    docs = first(r"^sphinx-build -W .*-b html docs ")
+    assert build < install and venv < install < cd_out < guard < suite < large < docs
+    assert "pip install -e" not in ci and "build_ext --inplace" not in ci
+    assert "MXLITE_TEST_INSTALLED=1" in ci
+    assert re.search(r"^cp -r tests .*\"\$RUN/\"$", ci, flags=re.M)   # tests copied out...
+    assert not re.search(r"^cp .*\bmxlite\b", ci, flags=re.M)        # ...without the package
     assert "set -euo pipefail" in ci
 
 
@@ -110,7 +128,7 @@ def declared_dependencies():
     for block in blocks:
         for spec in re.findall(r"\"([A-Za-z0-9_.\-]+)[^\"]*\"", block):
             names.add(spec.lower())
-    return names - {"setuptools", "wheel", "test", "gpu"}
+    return names - {"setuptools", "wheel", "test", "gpu", "docs"}
 
 
 def test_readme_lists_every_dependency():

@@ -1,0 +1,1 @@
+"""Compiled kernels (Cython extensions generated from ``kernel_table.py`` and the ``.pyx.in`` templates)."""
