@@ -452,7 +452,7 @@ def invoke(op, inputs, kwargs, out=None):
         outputs = _out_arrays(op, shapes, dtypes, targets, arrays)
         if recording:
             plan = _tape.begin_write(targets, inputs)
-            inputs = _saved_inputs(op, inputs, outputs)
+            inputs = _saved_inputs(op, inputs, outputs, plan[0])
         kernel(arrays, outputs, attrs)
         for t in targets:
             t._version[0] += 1
@@ -473,13 +473,18 @@ def invoke(op, inputs, kwargs, out=None):
     return result
 
 
-def _saved_inputs(op, inputs, outputs):
+def _saved_inputs(op, inputs, outputs, entries):
     """The inputs the tape keeps for ``op``'s gradient, with a copy of any that ``out=`` is
-    about to overwrite (``y *= x`` must keep the old ``y``)."""
+    about to overwrite (``y *= x`` must keep the old ``y``, and its place on the tape)."""
     if "inputs" not in op.grad_needs:
         return inputs
-    return [NDArray._wrap(x._data.copy(), x._ctx)
-            if any(np.may_share_memory(x._data, o) for o in outputs) else x for x in inputs]
+    kept = []
+    for x, entry in zip(inputs, entries):
+        if any(np.may_share_memory(x._data, o) for o in outputs):
+            x = NDArray._wrap(x._data.copy(), x._ctx)
+            x._node = entry
+        kept.append(x)
+    return kept
 
 
 def _bad_input(op, inputs, x):
