@@ -362,21 +362,18 @@ def _backprop_node(F, node, ograds, grads, relevant):
 
 def _check_saved(node):
     """torch's rule: a value the gradient saved must not have been written since."""
-    op = node.op
-    saved = [("input", name, x) for name, x in zip(_input_names(op, node), node.inputs or [])]
-    saved += [("output", str(i), y) for i, y in enumerate(node.outputs or [])]
-    for (kind, name, x), version in zip(saved, node.versions):
+    saved = (node.inputs or []) + (node.outputs or [])
+    for i, (x, version) in enumerate(zip(saved, node.versions)):
         if x._version[0] != version:
+            op, n_in = node.op, len(node.inputs or [])
+            names = op.inputs if not op.variadic else ()
+            what = (f"input {names[i] if i < len(names) else f'data{i}'!r}" if i < n_in
+                    else f"output {i - n_in}")
             raise MXNetError(
-                f"autograd: the gradient of {op.name!r} needs its {kind} {name!r} (shape "
-                f"{x.shape}, {np.dtype(x.dtype).name}) as it was when {op.name!r} ran, but "
-                f"that array was modified in place afterwards (version {version} -> "
-                f"{x._version[0]}). Write into a copy, or before the array is used.")
-
-
-def _input_names(op, node):
-    names = op.inputs if not op.variadic else ()
-    return [names[i] if i < len(names) else f"data{i}" for i in range(len(node.input_shapes))]
+                f"autograd: the gradient of {op.name!r} needs its {what} (shape {x.shape}, "
+                f"{np.dtype(x.dtype).name}) as it was when {op.name!r} ran, but that array "
+                f"was modified in place afterwards (version {version} -> {x._version[0]}). "
+                "Write into a copy, or before the array is used.")
 
 
 def _as_list(x):

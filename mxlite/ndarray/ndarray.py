@@ -11,7 +11,8 @@ import numpy as np
 from .._core.copy import strided_copy
 from ..base import DTYPES, MXNetError, normalize_dtype, op_error
 from ..context import Context, current_context
-from ..ops.indexing import canonical_key, has_repeats, is_first_axis_view, write_region
+from ..ops.indexing import (canonical_key, has_repeats, is_first_axis_view, region_shape,
+                            write_region)
 from ..ops.registry import REGISTRY, Attrs
 from ..ops.shape_utils import check_shape, infer_reshape
 
@@ -223,17 +224,22 @@ class NDArray:
         int or a step-1 slice) gives a view that writes through; others give a copy. Every
         integer key on all axes gives shape ``(1,)`` (``x[i]`` on a 1-d array is ``x[i:i+1]``).
         Recorded under ``autograd.record()`` (the ``_getitem`` operator)."""
-        key, _ = canonical_key(_index_key(key), self.shape)
+        key = canonical_key(_index_key(key), self.shape)
         attrs = Attrs(key=key)
         if is_first_axis_view(key):
-            return self._alias(self._data[key], _GETITEM, attrs)
+            try:
+                data = self._data[key]
+            except IndexError as e:
+                raise IndexError(f"__getitem__: index {key!r} for shape {self.shape}: {e}") from None
+            return self._alias(data, _GETITEM, attrs)
         return invoke(_GETITEM, [self], attrs)
 
     def __setitem__(self, key, value):
         """``x[key] = value`` in place (``value`` broadcast and cast to ``x``'s dtype; an
         integer or NaN that the dtype cannot hold is an error). Under ``autograd.record()``
         the write is recorded (``_setitem``), and arrays ``x`` is a view of see it too."""
-        key, region = canonical_key(_index_key(key), self.shape, "__setitem__")
+        key = canonical_key(_index_key(key), self.shape, "__setitem__")
+        region = region_shape(key, self.shape, "__setitem__")
         value = _value_nd(value, self._data.dtype, self._ctx)
         if tape_state.recording:
             plan = _tape.begin_write([self], [self, value])
@@ -421,7 +427,10 @@ def invoke(op, inputs, kwargs, out=None):
     in-place write: its version is bumped, and under ``record()`` it is recorded).
     Multi-output ops (``num_outputs != 1``) return a list.
     """
-    attrs = op.parse_attrs(kwargs) if (kwargs or op.params) else _EMPTY_ATTRS
+    if type(kwargs) is not Attrs:       # Attrs: parsed already (indexing)
+        attrs = op.parse_attrs(kwargs) if (kwargs or op.params) else _EMPTY_ATTRS
+    else:
+        attrs = kwargs
     arrays, in_shapes, in_dtypes = [], [], []
     ctx = None
     for x in inputs:

@@ -14,15 +14,16 @@ from .common import same_type
 from .registry import OpDef, Param, register
 from .shape_utils import check_shape
 
-__all__ = ["canonical_key", "is_first_axis_view", "has_repeats"]
+__all__ = ["canonical_key", "region_shape", "is_first_axis_view", "is_basic", "has_repeats",
+           "write_region"]
 
-_PROBE = np.zeros((), np.int8)
+_PROBE = np.zeros(1, np.int8)
 
 
 def _probe(op, shape, key):
     """``key`` applied to a stride-0 stand-in of ``shape``: checks the key, gives the shape."""
     try:
-        return np.broadcast_to(_PROBE, shape)[key]
+        return np.ndarray(shape, np.int8, _PROBE, 0, (0,) * len(shape))[key]
     except IndexError as e:
         raise IndexError(f"{op}: index {key!r} for shape {shape}: {e}") from None
     except (TypeError, ValueError) as e:
@@ -58,12 +59,16 @@ def _item(op, k):
 
 
 def canonical_key(key, shape, op="__getitem__"):
-    """``(key, result shape)`` for NumPy-level ``key`` on an array of ``shape``.
+    """The canonical tuple for NumPy-level ``key`` on an array of ``shape`` (checked later,
+    where it is applied).
 
     MXNet 1.x rule: indexing every axis with an integer gives shape ``(1,)``, not a 0-d
     array (``x[i]`` on a 1-d array is ``x[i:i+1]``, a view that writes through).
     """
-    items = tuple(_item(op, k) for k in (key if isinstance(key, tuple) else (key,)))
+    if type(key) is slice or type(key) is int:
+        items = (key,)          # the common case, already canonical
+    else:
+        items = tuple(_item(op, k) for k in (key if isinstance(key, tuple) else (key,)))
     if items and len(items) == len(shape) and all(type(k) is int for k in items):
         n, i = shape[-1], items[-1]
         if not -n <= i < n:
@@ -71,7 +76,12 @@ def canonical_key(key, shape, op="__getitem__"):
                              f"with size {n} (shape {shape})")
         i %= n
         items = items[:-1] + (slice(i, i + 1),)
-    return items, _probe(op, shape, items).shape
+    return items
+
+
+def region_shape(key, shape, op="__getitem__"):
+    """The shape ``key`` selects from an array of ``shape`` (IndexError/MXNetError if bad)."""
+    return _probe(op, shape, key).shape
 
 
 def is_first_axis_view(key):
