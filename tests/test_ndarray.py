@@ -43,12 +43,16 @@ def test_array_from_scalars_is_zero_dim():
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_array_from_numpy_keeps_dtype_and_copies(dtype):
+def test_array_from_numpy_defaults_to_float32_and_dtype_keeps_it(dtype):
     src = np.arange(6).reshape(2, 3).astype(dtype)
-    x = mx.nd.array(src)
-    _eq(x, src, dtype)
+    want = src.copy()
+    x = mx.nd.array(src)                      # MXNet's rule: float32 unless dtype= is given
+    _eq(x, want.astype(np.float32), np.float32)
+    y = mx.nd.array(src, dtype=src.dtype)     # dtype= keeps the NumPy dtype
+    _eq(y, want, dtype)
     src[...] = 0
-    assert x.asnumpy().reshape(-1)[1] == np.array(1).astype(dtype)   # a copy, not a view
+    _eq(x, want.astype(np.float32), np.float32)   # copies, not views
+    _eq(y, want, dtype)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -66,9 +70,10 @@ def test_array_with_dtype_and_from_ndarray(dtype):
 
 def test_array_from_non_contiguous_numpy():
     src = np.arange(24.0).reshape(2, 3, 4).transpose(2, 0, 1)[::-1, :, ::2]
-    x = mx.nd.array(src)
+    x = mx.nd.array(src, dtype=src.dtype)
     _eq(x, src, np.float64)
     assert x.asnumpy().flags.c_contiguous
+    _eq(mx.nd.array(src), src.astype(np.float32), np.float32)
 
 
 def test_array_unsupported_numpy_dtype_falls_back_to_float32():
@@ -96,6 +101,17 @@ def test_array_errors():
         mx.nd.array("abc")
     with pytest.raises(MXNetError, match="array"):
         mx.nd.array([object()])
+    # values the dtype cannot hold, None and complex numbers: errors, never wrapped or cast
+    for source, dtype in [([300], "int8"), (np.array([300]), "int8"), ([-1], "uint8"),
+                          ([2 ** 63], "int64"), ([1.0, np.nan], "int32"),
+                          (np.array([np.inf]), "int64"), ([1e39], "float32")]:
+        with pytest.raises(MXNetError, match="array"):
+            mx.nd.array(source, dtype=dtype)
+    for source in [None, [1, None], 1 + 2j, [1j, 2], np.array([1 + 1j], np.complex64)]:
+        with pytest.raises(MXNetError, match="array"):
+            mx.nd.array(source)
+    _eq(mx.nd.array([127, -128], dtype="int8"), [127, -128], np.int8)    # the limits fit
+    _eq(mx.nd.array([255.0, 0.0], dtype="uint8"), [255, 0], np.uint8)
 
 
 def test_ndarray_cannot_be_constructed_directly():
@@ -147,7 +163,7 @@ def test_arange_repeat():
 
 # ---- properties ---------------------------------------------------------------------------
 def test_properties():
-    x = mx.nd.array(np.zeros((2, 3, 4), np.int32))
+    x = mx.nd.array(np.zeros((2, 3, 4), np.int32), dtype="int32")
     assert x.shape == (2, 3, 4) and isinstance(x.shape, tuple)
     assert x.dtype is np.int32
     assert x.size == 24 and x.ndim == 3
@@ -158,6 +174,19 @@ def test_properties():
     with pytest.raises(TypeError):
         len(s)
     assert "NDArray" in repr(x) and "2x3x4" in repr(x)
+
+
+def test_repr_is_mxnets_format():
+    # "\n" + the values as NumPy prints them + "\n<NDArray 2x3 @cpu(0)>"; 0-d: no shape
+    x = mx.nd.array([[1, 2, 3], [4, 5, 6]])
+    assert repr(x) == "\n[[1. 2. 3.]\n [4. 5. 6.]]\n<NDArray 2x3 @cpu(0)>"
+    assert str(x) == repr(x)
+    assert repr(mx.nd.array([7, -1], dtype="int32", ctx=mx.cpu(1))) == (
+        "\n[ 7 -1]\n<NDArray 2 @cpu(1)>")
+    assert repr(mx.nd.array(2.5)) == "\n2.5\n<NDArray  @cpu(0)>"
+    assert repr(mx.nd.array(np.zeros((0, 3)))) == "\n[]\n<NDArray 0x3 @cpu(0)>"
+    n = np.arange(24.0).reshape(2, 3, 4)
+    assert repr(mx.nd.array(n, dtype="float64")) == f"\n{n}\n<NDArray 2x3x4 @cpu(0)>"
 
 
 def test_transpose_property():
@@ -323,17 +352,25 @@ def test_reshape_errors():
 N = np.arange(60.0).reshape(3, 4, 5)
 
 
+def _mx_expected(np_result):
+    """MXNet 1.x: indexing every axis of an array (ndim >= 1) with an integer gives shape
+    (1,), where NumPy gives a 0-d result."""
+    np_result = np.asarray(np_result)
+    return np_result.reshape(1) if np_result.ndim == 0 else np_result
+
+
 @pytest.mark.parametrize("key", [
     0, 2, -1, -3, np.int64(1), slice(1, 3), slice(None, None, 2), slice(None, None, -1),
     slice(-1, 0, -2), slice(5, 10), slice(2, 1), Ellipsis, None, (1, 2), (1, 2, 3), (-1, -2, -3),
     (slice(None), 1), (Ellipsis, 2), (1, Ellipsis), (None, 1, None), (slice(None), None, 2),
     (slice(0, 2), slice(None, None, -1), slice(1, 4, 2)), (0, slice(1, 3), Ellipsis, None),
-    (), [0, 2], ([0, 2], [1, 3]),
+    (), [0, 2], ([0, 2], [1, 3]), (Ellipsis, 1, 2, 3), (1, Ellipsis, 2, 3), (0, 1, 2, Ellipsis),
+    (1, 2, 3, None), (None, -1, 0, 4),
 ])
 def test_getitem_matches_numpy(key):
-    got = mx.nd.array(N)[key]
+    got = mx.nd.array(N, dtype=N.dtype)[key]
     assert isinstance(got, mx.nd.NDArray)
-    _eq(got, N[key])
+    _eq(got, _mx_expected(N[key]), N.dtype)
 
 
 @settings(max_examples=60)
@@ -342,8 +379,9 @@ def test_getitem_and_setitem_basic_indices_random(data):
     shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5))
     key = data.draw(hnp.basic_indices(shape, allow_newaxis=True, allow_ellipsis=True))
     n = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
-    x = mx.nd.array(n)
-    _eq(x[key], n[key])
+    x = mx.nd.array(n, dtype=n.dtype)
+    # a 0-d source keeps 0-d results (x[()], x[...]); otherwise MXNet's (1,) for all-int keys
+    _eq(x[key], n[key] if n.ndim == 0 else _mx_expected(n[key]), n.dtype)
     x[key] = -7.0
     n[key] = -7.0
     _eq(x, n)
@@ -369,6 +407,23 @@ def test_first_axis_slice_is_a_write_through_view():
     _eq(x, want)
     x[:] = 0                     # and the view sees writes to its base
     _eq(y, np.zeros((2, 3)))
+
+
+def test_integer_index_of_a_1d_array_is_a_shape_1_view():
+    # MXNet 1.x: x[i] on a 1-d array is x[i:i+1], shape (1,), a view that writes through
+    x = mx.nd.array([0.0, 1.0, 2.0, 3.0])
+    e = x[2]
+    assert isinstance(e, mx.nd.NDArray) and e.shape == (1,)
+    _eq(e, [2.0])
+    _eq(x[-1], [3.0])
+    e[:] = 9
+    _eq(x, [0, 1, 9, 3])
+    e += 1
+    _eq(x, [0, 1, 10, 3])
+    x[:] = 5
+    _eq(e, [5.0])
+    _eq(x[np.int64(0)], [5.0])
+    assert [r.shape for r in x] == [(1,)] * 4        # iteration yields (1,) views too
 
 
 @pytest.mark.parametrize("key", [(slice(None), 1), slice(None, None, 2), slice(None, None, -1),
@@ -417,7 +472,7 @@ def test_zero_dim_indexing():
 
 def test_setitem_values():
     n = np.zeros((3, 4), np.int32)
-    x = mx.nd.array(n)
+    x = mx.nd.array(n, dtype=n.dtype)
     x[0] = 7                                        # scalar
     n[0] = 7
     x[1] = mx.nd.array([1, 2, 3, 4], dtype="int32")  # NDArray
@@ -465,7 +520,30 @@ def test_setitem_errors():
         x[[0, 1]] = np.ones((5, 5))
     with pytest.raises(MXNetError, match="__setitem__"):
         x[0] = "abc"
+    with pytest.raises(MXNetError, match="__setitem__"):
+        x[0] = 1 + 2j
     _eq(x, np.zeros((3, 4)))
+
+
+def test_setitem_values_the_dtype_cannot_hold_are_errors():
+    x = mx.nd.array([1, 2, 3], dtype="int8")
+    for value in [1000, -129, np.int64(128), [1, 1000], np.array([1000]), np.nan, np.inf]:
+        with pytest.raises(MXNetError, match="__setitem__"):
+            x[0] = value                               # not wrapped to -24, never clamped
+    _eq(x, [1, 2, 3], np.int8)
+    u = mx.nd.array([1, 2], dtype="uint8")
+    with pytest.raises(MXNetError, match="__setitem__"):
+        u[:] = -1
+    i = mx.nd.array([1, 2, 3], dtype="int32")
+    with pytest.raises(MXNetError, match="__setitem__"):
+        i[:] = np.nan
+    with pytest.raises(MXNetError, match="__setitem__"):
+        i[1:] = np.array([np.nan, 1.0])
+    _eq(i, [1, 2, 3], np.int32)
+    _eq(u, [1, 2], np.uint8)
+    x[0] = 127                                         # the limits fit
+    x[1] = -128
+    _eq(x, [127, -128, 3], np.int8)
 
 
 # ---- arithmetic dunders -----------------------------------------------------------------
@@ -484,7 +562,7 @@ def _operands(dtype):
 @pytest.mark.parametrize("sym, fn", ARITH)
 def test_arithmetic_dunders(sym, fn, dtype):
     a, b = _operands(dtype)
-    A, B = mx.nd.array(a), mx.nd.array(b)
+    A, B = mx.nd.array(a, dtype=dtype), mx.nd.array(b, dtype=dtype)
     rt = {"float32": 1e-6, "float64": 1e-14}[dtype]
     for got, want in [(fn(A, B), fn(a, b)), (fn(B, A), fn(b, a)),      # NDArray, broadcasting
                       (fn(A, 2), fn(a, a.dtype.type(2))),             # scalar
@@ -501,7 +579,7 @@ def test_arithmetic_dunders(sym, fn, dtype):
 def test_arithmetic_dunders_int(sym, fn):
     a = np.array([[7, -7, 3], [0, 5, -2]], dtype=np.int32)
     b = np.array([2, 3, 2], dtype=np.int32)
-    A, B = mx.nd.array(a), mx.nd.array(b)
+    A, B = mx.nd.array(a, dtype=a.dtype), mx.nd.array(b, dtype=b.dtype)
     if sym == "/":       # integer division truncates toward zero (MXNet), the dtype stays
         want, want2 = np.trunc(a / b).astype(np.int32), np.trunc(a / 2).astype(np.int32)
     else:
@@ -525,7 +603,7 @@ def test_reflected_scalar_ops():
 def test_comparison_dunders(fn, dtype):
     a = np.array([[1, 2, 3], [3, 2, 1]]).astype(dtype)
     b = np.array([2, 2, 2]).astype(dtype)
-    A, B = mx.nd.array(a), mx.nd.array(b)
+    A, B = mx.nd.array(a, dtype=dtype), mx.nd.array(b, dtype=dtype)
     # MXNet comparisons return 0/1 in the input dtype
     _eq(fn(A, B), fn(a, b).astype(dtype), dtype)
     _eq(fn(A, 2), fn(a, 2).astype(dtype), dtype)
@@ -547,10 +625,10 @@ def test_unary_dunders():
                                      ("%=", operator.imod), ("**=", operator.ipow)])
 def test_inplace_dunders_write_into_the_array(sym, fn):
     a, b = _operands("float64")
-    A = mx.nd.array(a)
+    A = mx.nd.array(a, dtype=a.dtype)
     view = A[0:2]                    # shares A's buffer: proves the write lands in place
     before = id(A)
-    for other, other_np in [(mx.nd.array(b), b), (2.0, 2.0), (b, b)]:
+    for other, other_np in [(mx.nd.array(b, dtype=b.dtype), b), (2.0, 2.0), (b, b)]:
         A = fn(A, other)
         a = fn(a, other_np)
         assert id(A) == before, sym
