@@ -220,7 +220,7 @@ def test_unary_zero_dim_empty_and_fluent(name, rng):
     got = getattr(mx.nd, name)(_nd(x0))
     assert got.shape == ()
     np.testing.assert_allclose(got.asnumpy(), _unary_expected(name, x0), rtol=1e-5, atol=1e-6)
-    empty = getattr(mx.nd, name)(mx.nd.array(np.zeros((0, 3), np.float64)))
+    empty = getattr(mx.nd, name)(_nd(np.zeros((0, 3), np.float64)))
     assert empty.shape == (0, 3) and empty.dtype == np.float64
     # the fluent method is the same operator
     x = _sample(rng, name, "float64", (2, 3))
