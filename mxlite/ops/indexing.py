@@ -140,7 +140,7 @@ def _scatter_compute(ins, outs, attrs):
     out = outs[0]
     out[...] = 0
     if is_basic(attrs.key):
-        strided_copy(ins[0], out[attrs.key])     # each element selected once: a plain write
+        write_region(out, attrs.key, ins[0])     # each element selected once: a plain write
     else:
         np.add.at(out, attrs.key, ins[0])
 
@@ -173,6 +173,8 @@ def _setitem_type(dtypes, attrs):
 def write_region(target, key, value):
     """``target[key] = value`` (broadcasting ``value``) with the strided-copy kernel."""
     if is_basic(key):
+        if not any(k is Ellipsis for k in key):
+            key += (Ellipsis,)          # a view even where every axis is indexed (0-d)
         strided_copy(value, target[key])
     else:
         target[key] = value
