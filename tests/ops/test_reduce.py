@@ -217,24 +217,25 @@ def test_float32_sum_is_accurate(rng):
 
 def test_float16_accumulates_in_float32(rng):
     a = np.full(20_000, 1.0, np.float16)         # a float16 running sum stalls at 2048
-    got = mx.nd.sum(mx.nd.array(a))
+    got = mx.nd.sum(mx.nd.array(a, dtype=a.dtype))
     assert got.dtype == np.float16 and float(got.asscalar()) == 20_000
     b = rng.uniform(0, 1, (64, 3000)).astype(np.float16)
     want = b.astype(F64).sum(axis=1)
-    got = mx.nd.sum(mx.nd.array(b), axis=1).asnumpy().astype(F64)
-    np.testing.assert_allclose(got, want, rtol=1e-3)
+    got = mx.nd.sum(mx.nd.array(b, dtype=b.dtype), axis=1)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.asnumpy().astype(F64), want, rtol=1e-3)
 
 
 def test_integer_sums_wrap_in_the_input_dtype_and_mean_truncates():
     a = np.full(300, 255, np.uint8)
-    assert mx.nd.sum(mx.nd.array(a)).asnumpy()[0] == (300 * 255) % 256
+    assert mx.nd.sum(mx.nd.array(a, dtype=a.dtype)).asnumpy()[0] == (300 * 255) % 256
     big = np.array([2**62, 2**62, 2**62 - 1, 5], np.int64)
-    assert mx.nd.sum(mx.nd.array(big)).asnumpy()[0] == big.sum()          # wraps like NumPy
-    m = mx.nd.mean(mx.nd.array(np.array([[-7, 0], [2, 0]], np.int32)), axis=1).asnumpy()
+    assert mx.nd.sum(mx.nd.array(big, dtype=big.dtype)).asnumpy()[0] == big.sum()  # wraps
+    m = mx.nd.mean(mx.nd.array([[-7, 0], [2, 0]], dtype="int32"), axis=1).asnumpy()
     np.testing.assert_array_equal(m, np.array([-3, 1], np.int32))         # -3.5 -> -3
     # int8 mean of values that overflow an int8 running sum
     c = np.full(1000, 100, np.int8)
-    assert mx.nd.mean(mx.nd.array(c)).asnumpy()[0] == 100
+    assert mx.nd.mean(mx.nd.array(c, dtype=c.dtype)).asnumpy()[0] == 100
 
 
 def test_bool_inputs():
@@ -262,9 +263,9 @@ def test_nan_rules():
     # a NaN anywhere in a long row (chunked path) still wins
     b = np.zeros(100_000, np.float64)
     b[77_777] = np.nan
-    assert np.isnan(mx.nd.max(mx.nd.array(b)).asscalar())
-    assert mx.nd.argmax(mx.nd.array(b)).asscalar() == 77_777
-    assert mx.nd.argmin(mx.nd.array(b)).asscalar() == 77_777
+    assert np.isnan(mx.nd.max(mx.nd.array(b, dtype=b.dtype)).asscalar())
+    assert mx.nd.argmax(mx.nd.array(b, dtype=b.dtype)).asscalar() == 77_777
+    assert mx.nd.argmin(mx.nd.array(b, dtype=b.dtype)).asscalar() == 77_777
     # columns split over row ranges: the first NaN of each column, in row order
     d = np.zeros((100_000, 3))
     d[[90_000, 30_000, 99_999], [0, 0, 2]] = np.nan
