@@ -106,9 +106,9 @@ def test_take_examples(mode):
 def test_take_zero_dim_and_empty_indices():
     a = rand((4, 3), "float64", 3)
     check(mx.nd.take(nd(a), mx.nd.array(2, dtype="int64")), a[2])
-    check(mx.nd.take(nd(a), mx.nd.array(np.zeros((0,), np.int32)), axis=1),
+    check(mx.nd.take(nd(a), nd(np.zeros((0,), np.int32)), axis=1),
           np.zeros((4, 0), np.float64))
-    check(mx.nd.take(nd(a), mx.nd.array(np.zeros((2, 0), np.int32))), np.zeros((2, 0, 3)))
+    check(mx.nd.take(nd(a), nd(np.zeros((2, 0), np.int32))), np.zeros((2, 0, 3)))
 
 
 def test_take_transposed_source():
