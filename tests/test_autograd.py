@@ -184,3 +184,17 @@ def test_unused_variable_gets_zero_gradient():
         y = x * 2
     gx, gz = autograd.grad(y, [x, z])
     assert gx.asscalar() == 2.0 and gz.asscalar() == 0.0
+
+
+def test_grad_returns_a_list_even_for_one_variable():
+    # MXNet's rule; with one element, grad(y, x)[0] or (g,) = ... would also "work" on an
+    # NDArray, so the type is checked, not only the values
+    x = _var([1.5])
+    with autograd.record():
+        y = x * x
+    g = autograd.grad(y, x, retain_graph=True)
+    assert type(g) is list and len(g) == 1 and isinstance(g[0], mx.nd.NDArray)
+    np.testing.assert_allclose(g[0].asnumpy(), [3.0])
+    g = autograd.grad([y], [x], create_graph=True)
+    assert type(g) is list and len(g) == 1
+    np.testing.assert_allclose(g[0].asnumpy(), [3.0])
