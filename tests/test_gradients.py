@@ -1,4 +1,6 @@
 """Registry-wide gradient checks: every differentiable op, finite differences to order 3."""
+import zlib
+
 import numpy as np
 import pytest
 
@@ -42,6 +44,6 @@ def _inputs(spec, rng):
 @pytest.mark.parametrize("name", sorted(n for n, s in SPECS.items() if s.order > 0))
 def test_gradient_matches_finite_differences(name):
     spec = SPECS[name]
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))  # stable across runs
     check_grads(lambda *xs: spec.call(mx.nd, *xs), _inputs(spec, rng), order=spec.order,
                 rtol=spec.rtol, atol=spec.atol, name=name, seed=1)

@@ -3,6 +3,8 @@
 Nested ``autograd.grad(create_graph=True)`` calls with random head gradients (a fifth of
 them exact zeros) must equal v * f^(k)(x) computed from the closed form.
 """
+import zlib
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -36,7 +38,7 @@ def _symbolic(name, order, xs):
 
 @pytest.mark.parametrize("name", sorted(CLOSED_FORMS))
 def test_first_three_derivatives(name):
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))  # stable across runs
     low, high = _UNARY_DOMAINS.get(name, (-1.0, 1.0))
     xs = rng.uniform(low, high, size=6)
     if name in ("abs", "relu", "softsign"):
