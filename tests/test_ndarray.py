@@ -727,3 +727,24 @@ def test_binary_functions_take_arrays_and_scalars(name):
                                    err_msg=f"{name}({type(lhs).__name__}, {type(rhs).__name__})")
     with pytest.raises(TypeError, match=name):
         fn(1.0, 2.0)
+
+
+def test_all_integer_keys_with_an_ellipsis_give_shape_1():
+    x = mx.nd.array(np.arange(60.0).reshape(3, 4, 5))
+    np.testing.assert_array_equal(x[1, ..., 2, 3].asnumpy(), [np.arange(60.0).reshape(3, 4, 5)[1, 2, 3]])
+    assert mx.nd.array([1.0, 2.0, 3.0])[..., 1].shape == (1,)
+    assert x[..., 1].shape == (3, 4)
+
+
+def test_setitem_checks_ndarray_values_and_truncates_fractions():
+    x = mx.nd.array([1, 2, 3], dtype="int8")
+    with pytest.raises(MXNetError, match="do not fit in int8"):
+        x[0] = mx.nd.array([1000.0])
+    with pytest.raises(MXNetError, match="NaN or infinity"):
+        x[0] = mx.nd.array([np.nan])
+    x[0] = 127.5                 # truncation toward zero (NumPy's conversion) fits
+    x[1] = mx.nd.array([-128.9])
+    _eq(x, [127, -128, 3], "int8")
+    _eq(mx.nd.array([255.9, -0.5], dtype="uint8"), [255, 0], "uint8")
+    with pytest.raises(MXNetError, match="overflows float16"):
+        mx.nd.array([1e5], dtype="float16")

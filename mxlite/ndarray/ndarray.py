@@ -581,17 +581,19 @@ def _index_item(k):
 
 def _value_nd(value, dtype, ctx):
     """The value of ``x[key] = value`` as an NDArray of ``dtype`` (a recorded cast for an
-    NDArray of another dtype)."""
+    NDArray of another dtype; a value the dtype cannot hold is an error either way)."""
     if isinstance(value, NDArray):
-        return value if value._data.dtype == dtype else _call(_CAST, value, dtype=dtype)
+        if value._data.dtype == dtype:
+            return value
+        _check_fits("__setitem__", value._data, dtype)
+        return _call(_CAST, value, dtype=dtype)
     return NDArray._wrap(_checked_values(value, dtype, "__setitem__"), ctx)
 
 
 def _checked_values(source, dtype, op):
-    """``source`` (numbers, nested lists, a NumPy array) as a NumPy array of ``dtype``, or
-    MXNetError when a value would not survive the conversion: NaN or inf into an integer
-    dtype, an integer out of the dtype's range, a finite float that overflows to inf,
-    complex numbers, None, strings."""
+    """``source`` (numbers, nested lists, a NumPy array) as a C-ordered NumPy array of
+    ``dtype``, or MXNetError when complex numbers, None, strings or ragged lists are given
+    or a value would not survive the conversion (see ``_check_fits``)."""
     try:
         src = np.asarray(source)
     except (ValueError, TypeError) as e:      # ragged nested lists
@@ -599,27 +601,32 @@ def _checked_values(source, dtype, op):
     if src.dtype.kind not in "biuf":
         raise op_error(op, f"cannot convert {type(source).__name__} of {src.dtype} values "
                        f"(shape {src.shape}) to {dtype}; expected real numbers")
-    if src.size and src.dtype.kind in "iu" and dtype.kind in "iu":
-        _check_int_range(op, src, dtype)
-    if src.dtype.kind == "f" and dtype.kind in "iu" and src.size:
-        if not np.isfinite(src).all():
-            raise op_error(op, f"NaN or infinity cannot be stored in {dtype}")
-        _check_int_range(op, src, dtype)
-    try:
-        out = src.astype(dtype, order="C")
-    except (ValueError, OverflowError) as e:
-        raise op_error(op, f"cannot convert to {dtype}: {e}") from None
-    if dtype.kind == "f" and src.dtype.kind in "iuf" and src.size:
-        overflow = np.isinf(out) & ~np.isinf(src)
-        if overflow.any():
-            raise op_error(op, f"the value {src[overflow].flat[0]} overflows {dtype} (largest "
-                           f"finite {np.finfo(dtype).max})")
-    return out
+    _check_fits(op, src, dtype)
+    return src.astype(dtype, order="C")
 
 
-def _check_int_range(op, src, dtype):
-    info = np.iinfo(dtype)
-    lo, hi = src.min(), src.max()
-    if lo < info.min or hi > info.max:
-        raise op_error(op, f"values in [{lo}, {hi}] do not fit in {dtype} "
-                       f"([{info.min}, {info.max}])")
+def _check_fits(op, src, dtype):
+    """MXNetError unless every value of ``src`` survives conversion to ``dtype``: NaN or
+    inf into an integer dtype, an integer part outside the dtype's range, and a finite
+    value that overflows a float dtype to inf are refused (truncating a fraction toward
+    zero is the conversion's meaning, as in NumPy, and is kept)."""
+    if not src.size or src.dtype == dtype or src.dtype.kind == "b" or dtype.kind == "b":
+        return
+    if dtype.kind in "iu":
+        if src.dtype.kind == "f":
+            if not np.isfinite(src).all():
+                raise op_error(op, f"NaN or infinity cannot be stored in {dtype}")
+            src = np.trunc(src)
+        info = np.iinfo(dtype)
+        lo, hi = src.min(), src.max()
+        if lo < info.min or hi > info.max:
+            raise op_error(op, f"values in [{lo}, {hi}] do not fit in {dtype} "
+                           f"([{info.min}, {info.max}])")
+    elif src.dtype.itemsize > dtype.itemsize or src.dtype.kind in "iu":
+        finite = src[np.isfinite(src)] if src.dtype.kind == "f" else src
+        big = np.abs(finite.astype(np.float64)).max(initial=0)
+        with np.errstate(over="ignore"):
+            overflows = np.isinf(np.float64(big).astype(dtype))
+        if overflows:
+            raise op_error(op, f"the value {big} overflows {dtype} (largest finite "
+                           f"{np.finfo(dtype).max})")

@@ -69,13 +69,17 @@ def canonical_key(key, shape, op="__getitem__"):
         items = (key,)          # the common case, already canonical
     else:
         items = tuple(_item(op, k) for k in (key if isinstance(key, tuple) else (key,)))
-    if items and len(items) == len(shape) and all(type(k) is int for k in items):
-        n, i = shape[-1], items[-1]
+    ints = [j for j, k in enumerate(items) if type(k) is int]
+    if shape and len(ints) == len(shape) and all(type(k) is int or k is Ellipsis
+                                                 for k in items):
+        # every axis taken by an integer (an Ellipsis then stands for no axis)
+        last = ints[-1]
+        n, i = shape[-1], items[last]
         if not -n <= i < n:
             raise IndexError(f"{op}: index {i} is out of bounds for axis {len(shape) - 1} "
                              f"with size {n} (shape {shape})")
         i %= n
-        items = items[:-1] + (slice(i, i + 1),)
+        items = items[:last] + (slice(i, i + 1),) + items[last + 1:]
     return items
 
 
