@@ -1,7 +1,10 @@
 """Errors and dtype rules shared by every layer of mxlite."""
+import math
+
 import numpy as np
 
-__all__ = ["MXNetError", "normalize_dtype", "DTYPES", "FLOAT_DTYPES", "op_error"]
+__all__ = ["MXNetError", "normalize_dtype", "DTYPES", "FLOAT_DTYPES", "INT_DTYPES", "op_error",
+           "as_number", "exact_value", "dtype_range"]
 
 
 class MXNetError(ValueError):
@@ -32,3 +35,73 @@ def normalize_dtype(dtype, op_name="dtype", default="float32"):
     if dt not in _ALLOWED:
         raise op_error(op_name, f"unsupported dtype {dtype!r}; expected one of {sorted(DTYPES)}")
     return dt
+
+
+# ---- exact scalar values ---------------------------------------------------------------------
+def as_number(op, name, value):
+    """``value`` as a Python ``int`` (kept exact, however large) or ``float``.
+
+    Accepts Python and NumPy integers, floats and bools (as 0/1) and 0-d NumPy arrays of them;
+    anything else (strings, complex numbers, None, sequences) is an MXNetError naming ``op``
+    and the argument.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    raise op_error(op, f"{name} must be a real number (int or float), got {value!r} "
+                   f"of type {type(value).__name__}")
+
+
+def dtype_range(dtype):
+    """``(lowest, highest)`` finite value of ``dtype``: Python ints for integer dtypes and bool
+    (0, 1), floats for float dtypes."""
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return 0, 1
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return int(info.min), int(info.max)
+    info = np.finfo(dt)
+    return float(info.min), float(info.max)
+
+
+def exact_value(op, name, value, dtype):
+    """``value`` (see ``as_number``) as a NumPy scalar of ``dtype``, or an MXNetError.
+
+    Integer dtypes take only integers inside their range: NaN, infinity, a fraction or an
+    out-of-range value is an error, never truncated, clamped or wrapped. bool takes the truth
+    value of any number (non-zero is True), as NumPy and MXNet do. Float dtypes take any value,
+    rounded to the nearest representable one, except a finite value too large for the dtype
+    (it would become infinity).
+    """
+    v = as_number(op, name, value)
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return np.bool_(v != 0)
+    if dt.kind in "iu":
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                raise op_error(op, f"{name}={v} cannot be stored in {dt} (not a finite number)")
+            if not v.is_integer():
+                raise op_error(op, f"{name}={v} is not an integer; {dt} holds integers only")
+            v = int(v)
+        lo, hi = dtype_range(dt)
+        if not lo <= v <= hi:
+            raise op_error(op, f"{name}={v} is outside the range of {dt} [{lo}, {hi}]")
+        return dt.type(v)
+    try:
+        f = float(v)
+    except OverflowError:
+        f = math.inf
+    with np.errstate(over="ignore"):
+        out = dt.type(f)
+    if math.isinf(out) and not (isinstance(v, float) and math.isinf(v)):
+        lo, hi = dtype_range(dt)
+        raise op_error(op, f"{name}={v} is outside the range of {dt} [{lo:g}, {hi:g}] "
+                       f"(it would become infinity)")
+    return out

@@ -1,80 +1,180 @@
-"""Array creation and conversion: zeros, ones, full, arange, zeros_like, ones_like, cast."""
+"""Array creation and conversion: zeros, ones, full, arange, zeros_like, ones_like, cast.
+
+Values are exact. A fill value (``full``'s ``val``) and every value ``arange`` produces must be
+representable in the output dtype: integer dtypes take only integers inside their range, so
+NaN, infinity, a fraction or an out-of-range value is an ``MXNetError``, never truncated,
+clamped or wrapped; float dtypes round to the nearest value but refuse a finite value that
+would become infinity; bool takes a value's truth (non-zero is True). Integers are kept as Python ints (a
+``float`` parameter would lose everything past 2**53). An output that could never be
+allocated (more bytes than int64 or this machine's memory and swap) is an ``MXNetError``
+naming the operator and the shape, raised before anything is allocated.
+"""
+import math
+from fractions import Fraction
+
 import numpy as np
 
-from ..base import normalize_dtype, op_error
-from .common import same_shape
+from ..base import as_number, exact_value, normalize_dtype, op_error
+from .common import F32, same_shape
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
-from .shape_utils import check_shape
+from .shape_utils import check_alloc
 
 _CTX = Param("ctx", "ctx", None, "device context (default: current context)")
 _DTYPE = Param("dtype", "dtype", None, "element dtype (default float32)")
 
 
-def _fill_with(value_of):
-    def compute(ins, outs, attrs):
-        outs[0].fill(value_of(attrs))
-    return compute
-
-
-def _shape_of(name):
-    return lambda shapes, attrs: [check_shape(name, attrs.shape)]
+def _out_dtype(attrs):
+    return attrs.dtype if attrs.dtype is not None else F32
 
 
 def _dtype_param(dtypes, attrs):
-    return [attrs.dtype if attrs.dtype is not None else np.dtype("float32")]
+    return [_out_dtype(attrs)]
 
 
-for _name, _value, _doc in (("zeros", lambda a: 0, "An array of zeros."),
-                            ("ones", lambda a: 1, "An array of ones."),
-                            ("full", lambda a: a.val, "An array filled with ``val``.")):
+_FILL_DOC = {
+    "zeros": "An array of zeros.",
+    "ones": "An array of ones.",
+    "full": "An array filled with ``val``.\n\n``val`` must be representable in ``dtype``: for "
+            "integer dtypes an integer inside the dtype's range, kept exact "
+            "(``full((2,), 2**63 - 1, dtype='int64')`` holds 2**63 - 1); NaN, infinity, a "
+            "fraction or an out-of-range value is an MXNetError (MXNet cast the value, "
+            "truncating fractions and wrapping out-of-range integers). Float dtypes round "
+            "``val`` to the nearest value but refuse a finite value that would overflow to "
+            "infinity (1e5 in float16). bool takes the truth value of ``val`` (non-zero is "
+            "True), as NumPy and MXNet do.",
+}
+
+
+def _fill_value(name, attrs):
+    if name == "full":
+        return exact_value("full", "val", attrs.val, _out_dtype(attrs))
+    return _out_dtype(attrs).type(0 if name == "zeros" else 1)
+
+
+def _fill_shape(name):
+    def infer_shape(shapes, attrs):
+        shape = check_alloc(name, attrs.shape, _out_dtype(attrs), "shape")
+        _fill_value(name, attrs)        # checked before anything is allocated
+        return [shape]
+    return infer_shape
+
+
+def _fill_compute(name):
+    def compute(ins, outs, attrs):
+        outs[0].fill(_fill_value(name, attrs))
+    return compute
+
+
+for _name in ("zeros", "ones", "full"):
     register(OpDef(
-        _name, inputs=(), infer_shape=_shape_of(_name), infer_type=_dtype_param,
+        _name, inputs=(), infer_shape=_fill_shape(_name), infer_type=_dtype_param,
         params=(Param("shape", "shape", doc="output shape"),)
-        + ((Param("val", "float", doc="fill value"),) if _name == "full" else ())
+        + ((Param("val", "any", doc="fill value: an int or a float, exact in dtype"),)
+           if _name == "full" else ())
         + (_CTX, _DTYPE),
-        compute={"cpu": _fill_with(_value)}, gradient=NON_DIFFERENTIABLE,
-        doc=_doc + " ``shape`` may be an int or a tuple; dtype defaults to float32."))
+        compute={"cpu": _fill_compute(_name)}, gradient=NON_DIFFERENTIABLE,
+        doc=_FILL_DOC[_name] + "\n\n``shape`` may be an int or a tuple of ints; dtype defaults "
+            "to float32."))
 
 
-def _arange_values(a):
-    start, stop = (0.0, a.start) if a.stop is None else (a.start, a.stop)
-    if a.step == 0:
-        raise op_error("arange", "step must not be 0")
-    n = max(int(np.ceil((stop - start) / a.step)), 0)
-    return start, n
+# ---- arange -----------------------------------------------------------------------------------
+def _arange_plan(a):
+    """``(start, step, n, dtype)`` of an arange call: start and step exact (Python ints where
+    the call gave integers), n the number of values ``start + k * step`` (computed exactly)
+    strictly before ``stop``. Raises MXNetError for bad parameters or unrepresentable values."""
+    op = "arange"
+    dt = _out_dtype(a)
+    start = as_number(op, "start", a.start)
+    stop = None if a.stop is None else as_number(op, "stop", a.stop)
+    step = as_number(op, "step", a.step)
+    if stop is None:
+        start, stop = 0, start
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise op_error(op, f"{name} must be a finite number, got {v} (start={start}, "
+                           f"stop={stop}, step={step})")
+    if step == 0:
+        raise op_error(op, "step must not be 0")
+    if a.repeat < 1:
+        raise op_error(op, f"repeat must be >= 1, got {a.repeat}")
+    if dt.kind in "iub":
+        for name, v in (("start", start), ("step", step)):
+            if isinstance(v, float):
+                if not v.is_integer():
+                    raise op_error(op, f"{name}={v} is not an integer; an arange of {dt} needs "
+                                   "an integer start and step")
+        start, step = int(start), int(step)
+    # n = ceil((stop - start) / step), exactly (floats are exact rationals)
+    q = (Fraction(stop) - Fraction(start)) / Fraction(step)
+    n = max(math.ceil(q), 0)
+    if n:
+        last = Fraction(start) + (n - 1) * Fraction(step)
+        last = int(last) if last.denominator == 1 else float(last)
+        exact_value(op, "start", start, dt)
+        exact_value(op, "the last value", last, dt)
+    return start, step, n, dt
 
 
 def _arange_shape(shapes, attrs):
-    start, n = _arange_values(attrs)
-    if attrs.repeat < 1:
-        raise op_error("arange", f"repeat must be >= 1, got {attrs.repeat}")
-    return [check_shape("arange", (n * attrs.repeat,))]
+    _, _, n, dt = _arange_plan(attrs)
+    return [check_alloc("arange", (n * attrs.repeat,), dt)]
+
+
+_I64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def _arange_compute(ins, outs, attrs):
-    start, n = _arange_values(attrs)
-    values = start + attrs.step * np.arange(n, dtype=np.float64)
-    if attrs.repeat > 1:
-        values = np.repeat(values, attrs.repeat)
-    np.copyto(outs[0], values, casting="unsafe")
+    start, step, n, dt = _arange_plan(attrs)
+    out = outs[0]
+    if n == 0:
+        return
+    last = start + (n - 1) * step
+    if isinstance(start, int) and isinstance(step, int) and \
+            _I64[0] <= min(start, last) and max(start, last) <= _I64[1]:
+        # exact integers: start + k*step in 64-bit modular arithmetic (the true values fit
+        # int64, so the wrapped intermediate products do not matter), one rounding for floats
+        k = np.arange(n, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            values = (k * np.uint64(step % (1 << 64)) + np.uint64(start % (1 << 64))) \
+                .view(np.int64)
+    else:
+        values = float(start) + float(step) * np.arange(n, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.copyto(out.reshape(n, attrs.repeat), values.reshape(n, 1), casting="unsafe")
 
 
 register(OpDef(
     "arange", inputs=(), infer_shape=_arange_shape, infer_type=_dtype_param,
-    params=(Param("start", "float", doc="start of the interval (the stop when stop is None)"),
+    params=(Param("start", "any", doc="start of the interval (the stop when stop is None)"),
             Param("stop", "any", None, "end of the interval, exclusive"),
-            Param("step", "float", 1.0, "spacing between values"),
+            Param("step", "any", 1, "spacing between values"),
             Param("repeat", "int", 1, "times each value is repeated"),
             Param("infer_range", "bool", False, "unused; kept for MXNet compatibility"),
             _CTX, _DTYPE),
     compute={"cpu": _arange_compute}, gradient=NON_DIFFERENTIABLE,
-    doc="Evenly spaced values in [start, stop), each repeated ``repeat`` times (MXNet arange)."))
+    doc="""Evenly spaced values ``start + k * step`` in [start, stop), each repeated ``repeat``
+times (MXNet arange).
+
+The number of values is ``ceil((stop - start) / step)`` computed exactly (floats are taken as
+the exact rationals they hold). start, stop and step must be finite real numbers (NaN,
+infinity or a string is an MXNetError) and step non-zero. Integer start and step give exact
+values however large (``arange(2**53, 2**53 + 4, dtype='int64')``; MXNet went through float
+and lost them); for integer dtypes (and bool) start and step must be integers and every value
+must fit the dtype (bool: non-zero is True), for float dtypes every value must be finite in
+the dtype.
+
+>>> mx.nd.arange(2, 11, 3).asnumpy().tolist()
+[2.0, 5.0, 8.0]
+>>> mx.nd.arange(0, 3, repeat=2, dtype='int32').asnumpy().tolist()
+[0, 0, 1, 1, 2, 2]
+"""))
 
 for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
     register(OpDef(
         _name, inputs=("data",), infer_shape=same_shape,
         infer_type=lambda dtypes, attrs: [dtypes[0]],
-        compute={"cpu": _fill_with(lambda a, v=_value: v)}, gradient=NON_DIFFERENTIABLE,
+        compute={"cpu": lambda ins, outs, attrs, v=_value: outs[0].fill(v)},
+        gradient=NON_DIFFERENTIABLE,
         doc=f"An array of {'zeros' if _value == 0 else 'ones'} with the shape and dtype of ``data``."))
 
 

@@ -18,10 +18,10 @@ import math
 import numpy as np
 
 from .._core import index as _k
-from ..base import op_error
+from ..base import as_number, dtype_range, exact_value, op_error
 from .common import F16, F32, check_num_inputs, same_type, write_back
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
-from .shape_utils import check_shape, size_of
+from .shape_utils import check_alloc, check_shape, size_of
 
 _CLIP_WRAP_RAISE = ("clip", "wrap", "raise")
 _CLIP_WRAP = ("clip", "wrap")
@@ -237,11 +237,19 @@ returns a 0-d array (NumPy's rule), as does ``axis=None`` without keepdims.
 
 
 # ---- one_hot -------------------------------------------------------------------------------
+def _one_hot_values(attrs):
+    """on_value and off_value as exact scalars of the output dtype (MXNetError otherwise)."""
+    dt = np.dtype(attrs.dtype)
+    return (exact_value("one_hot", "on_value", attrs.on_value, dt),
+            exact_value("one_hot", "off_value", attrs.off_value, dt))
+
+
 def _one_hot_shape(shapes, attrs):
     check_num_inputs("one_hot", shapes, 1)
     if attrs.depth < 0:
         raise op_error("one_hot", f"depth must be non-negative, got {attrs.depth}")
-    return [check_shape("one_hot", tuple(shapes[0]) + (attrs.depth,))]
+    _one_hot_values(attrs)
+    return [check_alloc("one_hot", tuple(shapes[0]) + (attrs.depth,), np.dtype(attrs.dtype))]
 
 
 def _one_hot_type(dtypes, attrs):
@@ -250,19 +258,16 @@ def _one_hot_type(dtypes, attrs):
 
 def _one_hot_compute(ins, outs, attrs):
     out = outs[0]
-    dt = out.dtype
-    with np.errstate(invalid="ignore", over="ignore"):
-        on = np.array(attrs.on_value).astype(dt)
-        off = np.array(attrs.off_value).astype(dt)
+    on, off = _one_hot_values(attrs)
     pos = _positions("one_hot", ins[0], attrs.depth, "drop", -1)
-    _k.one_hot(pos, out, attrs.depth, on, off)
+    _k.one_hot(pos, out, attrs.depth, np.array(on), np.array(off))
 
 
 register(OpDef(
     "one_hot", inputs=("indices",),
     params=(Param("depth", "int", REQUIRED, "the size of the one-hot dimension"),
-            Param("on_value", "float", 1.0, "the value where index == position"),
-            Param("off_value", "float", 0.0, "the value everywhere else"),
+            Param("on_value", "any", 1, "the value where index == position (a number)"),
+            Param("off_value", "any", 0, "the value everywhere else (a number)"),
             Param("dtype", "dtype", "float32", "the output dtype")),
     infer_shape=_one_hot_shape, infer_type=_one_hot_type, compute={"cpu": _one_hot_compute},
     gradient=NON_DIFFERENTIABLE,
@@ -270,7 +275,10 @@ register(OpDef(
 
 ``out[i..., j] = on_value if j == indices[i...] else off_value``. Float indices are truncated
 toward zero; an index outside ``[0, depth)`` (NaN included) gives a row of ``off_value``, as
-in MXNet. on_value and off_value are cast to ``dtype``.
+in MXNet. on_value and off_value must be representable in ``dtype`` (for integer dtypes:
+integers inside the range, kept exact; for floats: no overflow to infinity; bool takes their
+truth value), else MXNetError (MXNet cast them, wrapping -1 to 255 in uint8). A negative depth, or an output
+too large to allocate, is an MXNetError naming the shape.
 
 >>> mx.nd.one_hot(mx.nd.array([1, 0, 2, 5]), 3).asnumpy().tolist()
 [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]

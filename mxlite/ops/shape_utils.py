@@ -1,10 +1,15 @@
 """Pure shape arithmetic shared by operators and NDArray methods (no kernels here)."""
+import os
+
+import numpy as np
+
 from ..base import op_error
 
 __all__ = ["broadcast_shapes", "normalize_axis", "normalize_axes", "infer_reshape", "size_of",
-           "check_shape"]
+           "check_shape", "check_alloc", "shape_entries", "memory_limit"]
 
 MAX_SIZE = 2 ** 62   # keeps size * itemsize inside int64
+MAX_BYTES = 2 ** 63 - 1
 
 
 def size_of(shape):
@@ -15,14 +20,83 @@ def size_of(shape):
     return n
 
 
+def shape_entries(op, shape, arg="shape"):
+    """``shape`` as a tuple of Python ints; MXNetError unless every entry is an integer.
+
+    An int is taken as a 1-d shape. Entries may be Python or NumPy integers or floats with an
+    integral value (``2.0``); strings, bools, fractions, None and nested sequences are refused.
+    """
+    if type(shape) is tuple and all(type(d) is int for d in shape):
+        return shape            # the common case, already canonical
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        return (int(shape),)
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise op_error(op, f"{arg} must be a tuple of integers, got {shape!r}")
+    out = []
+    for d in shape:
+        if isinstance(d, (bool, np.bool_)):
+            bad = True
+        elif isinstance(d, (int, np.integer)):
+            bad = False
+        elif isinstance(d, (float, np.floating)) and float(d).is_integer():
+            d, bad = int(d), False
+        else:
+            bad = True
+        if bad:
+            raise op_error(op, f"{arg} must be a tuple of integers, got {tuple(shape)!r} "
+                           f"(entry {d!r} is not an integer)")
+        out.append(int(d))
+    return tuple(out)
+
+
 def check_shape(op, shape, arg="shape"):
-    """Reject negative dimensions and sizes that overflow int64; return ``shape`` as a tuple."""
-    shape = tuple(shape)
+    """Reject non-integer entries, negative dimensions and sizes that overflow int64; return
+    ``shape`` as a tuple of ints."""
+    shape = shape_entries(op, shape, arg)
     for d in shape:
         if d < 0:
             raise op_error(op, f"{arg} {shape} has a negative dimension")
     if size_of(shape) > MAX_SIZE:
         raise op_error(op, f"{arg} {shape} has more elements than int64 indexing allows")
+    return shape
+
+
+_memory_limit = None
+
+
+def memory_limit():
+    """Bytes this machine can ever hold at once: physical memory plus swap (read once)."""
+    global _memory_limit
+    if _memory_limit is None:
+        total = 0
+        try:
+            with open("/proc/meminfo") as f:
+                for line in f:
+                    key, _, rest = line.partition(":")
+                    if key in ("MemTotal", "SwapTotal"):
+                        total += int(rest.split()[0]) * 1024
+        except (OSError, ValueError, IndexError):
+            total = 0
+        if total <= 0:
+            try:
+                total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            except (ValueError, OSError, AttributeError):
+                total = MAX_BYTES
+        _memory_limit = min(total, MAX_BYTES) if total > 0 else MAX_BYTES
+    return _memory_limit
+
+
+def check_alloc(op, shape, dtype, arg="output shape"):
+    """Check that an output of ``shape`` and ``dtype`` can be allocated at all: its byte count
+    must fit in int64 and in this machine's memory plus swap (a larger array can never be
+    written in full: NumPy would raise MemoryError, or the process would be killed while
+    filling it). Returns ``shape``."""
+    shape = check_shape(op, shape, arg)
+    nbytes = size_of(shape) * np.dtype(dtype).itemsize
+    limit = memory_limit()
+    if nbytes > limit:
+        raise op_error(op, f"{arg} {shape} of {np.dtype(dtype)} needs {nbytes} bytes, more than "
+                       f"this machine's memory and swap ({limit} bytes)")
     return shape
 
 
@@ -67,7 +141,7 @@ def infer_reshape(op, src, target, reverse=False):
 
     ``reverse=True`` applies the codes right to left, as MXNet does.
     """
-    src, target = tuple(src), tuple(target)
+    src, target = tuple(src), shape_entries(op, target)
     if reverse:
         src, target = src[::-1], _reverse_codes(target)
     out, i, j, infer_at = [], 0, 0, None

@@ -249,6 +249,11 @@ def one_hot_oracle(indices, depth, on, off, dtype):
        on=st.sampled_from([1.0, 5.0, -2.0]), off=st.sampled_from([0.0, 3.0, -1.0]), seed=seeds)
 def test_one_hot_matches_eye(shape, depth, idx_dtype, dtype, on, off, seed):
     idx = rand_indices(shape, idx_dtype, -3, depth + 3, seed)
+    if dtype == "uint8" and min(on, off) < 0:     # not representable: an error, not a wrap
+        bad = "on_value" if on < 0 else "off_value"
+        with pytest.raises(MXNetError, match=f"one_hot: {bad}=.* outside the range of uint8"):
+            mx.nd.one_hot(nd(idx), depth, on_value=on, off_value=off, dtype=dtype)
+        return
     got = mx.nd.one_hot(nd(idx), depth, on_value=on, off_value=off, dtype=dtype)
     check(got, one_hot_oracle(idx, depth, on, off, np.dtype(dtype)))
 
