@@ -20,7 +20,7 @@ from .._core import random as _k
 from ..base import DTYPES, FLOAT_DTYPES, MXNetError, op_error
 from .common import F16, F32
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
-from .shape_utils import check_shape, size_of
+from .shape_utils import check_alloc, check_shape, size_of
 
 __all__ = ["seed", "next_stream", "get_state", "DEFAULT_SEED"]
 
@@ -143,11 +143,110 @@ def _into(out, fill):
 
 # ---- the distributions -----------------------------------------------------------------------
 class _Dist:
-    """One scalar-parameter distribution: its parameters, their check, and its kernel."""
+    """One scalar-parameter distribution: its parameters, their check, the check that its
+    samples are representable in the output dtype, and its kernel."""
 
-    def __init__(self, name, params, check, fill, doc, example):
-        self.name, self.params, self.check, self.fill = name, params, check, fill
+    def __init__(self, name, params, check, limit, fill, doc, example):
+        self.name, self.params, self.check, self.limit, self.fill = name, params, check, limit, fill
         self.doc, self.example = doc, example
+
+
+# ---- samples must be representable in the output dtype ---------------------------------------
+# Every kernel's samples are bounded, and the bounds are known exactly from the generator:
+# float16 and float32 outputs draw through the float32 kernels, float64 through the float64
+# ones. The uniform words are open intervals (w + 0.5) / 2^32 >= 2^-33 and
+# ((x >> 11) + 0.5) / 2^53 >= 2^-54, so
+#  * Box-Muller gives |z| <= sqrt(-2 ln 2^-33) = 6.764 (float32 path), sqrt(-2 ln 2^-54) = 8.652
+#    (float64 path, and the normals inside the gamma sampler);
+#  * the exponential gives -ln u <= 33 ln 2 = 22.87 (float32 path), 54 ln 2 = 37.43 (float64).
+# The bounds below are rounded up.
+_Z_MAX = {32: 6.765, 64: 8.653}
+_E_MAX = {32: 22.88, 64: 37.44}
+_Z_STREAM = 8.653
+# Integer-valued samples (Poisson family) must be exact: the largest integer up to which
+# every integer is representable.
+_EXACT_INT = {np.dtype("float16"): 2 ** 11, np.dtype("float32"): 2 ** 24,
+              np.dtype("float64"): 2 ** 53}
+# The Poisson-family check accepts a rate when P(sample > limit) <= 2^-64 (Chernoff bound);
+# a draw past the limit anyway is caught after sampling.
+_LOG_TAIL = -64 * math.log(2)
+
+
+def _path(dt):
+    return 64 if dt == np.float64 else 32
+
+
+def _too_wide(op, dt, what, bound):
+    raise op_error(op, f"{what} can reach {bound:.6g}, beyond the largest finite {dt} value "
+                   f"{float(np.finfo(dt).max):.6g}; the samples cannot be represented in {dt} "
+                   "(use a wider dtype)")
+
+
+def _check_range(op, dt, what, bound):
+    if not bound <= float(np.finfo(dt).max):        # NaN or inf bounds fail too
+        _too_wide(op, dt, what, bound)
+
+
+def _gamma_max(alpha):
+    """The largest Gamma(alpha, 1) sample the Marsaglia-Tsang kernel can return: d (1 + c z)^3
+    with z <= _Z_STREAM, times a boost U^(1/alpha) < 1 when alpha < 1."""
+    a = alpha + 1.0 if alpha < 1.0 else alpha
+    d = a - 1.0 / 3.0
+    return d * (1.0 + _Z_STREAM / math.sqrt(9.0 * d)) ** 3
+
+
+def _limit_uniform(op, a, dt):
+    for name in ("low", "high"):
+        v = a[name]
+        with np.errstate(over="ignore"):
+            stored = dt.type(v)
+        if not math.isfinite(stored):
+            raise op_error(op, f"{name}={v} is beyond the largest finite {dt} value "
+                           f"{float(np.finfo(dt).max):.6g}; the samples cannot be represented "
+                           f"in {dt} (use a wider dtype)")
+
+
+def _limit_normal(op, a, dt):
+    _check_range(op, dt, f"normal samples with loc={a.loc}, scale={a.scale}",
+                 abs(a.loc) + _Z_MAX[_path(dt)] * a.scale)
+
+
+def _limit_exponential(op, a, dt):
+    _check_range(op, dt, f"exponential samples with lam={a.lam}", _E_MAX[_path(dt)] / a.lam)
+
+
+def _limit_gamma(op, a, dt):
+    _check_range(op, dt, f"gamma samples with alpha={a.alpha}, beta={a.beta}",
+                 _gamma_max(a.alpha) * a.beta)
+
+
+def _poisson_rate_ok(rate, limit):
+    """True when P(Poisson(rate) > limit) <= 2^-64, by the Chernoff bound
+    P(K >= m) <= exp(-(m ln(m / rate) - m + rate)) for m = limit + 1 > rate."""
+    if rate == 0:
+        return True
+    m = limit + 1.0
+    if not rate < m:
+        return False
+    return -(m * math.log(m / rate) - m + rate) <= _LOG_TAIL
+
+
+def _limit_counts(rate_of, what_of):
+    def limit(op, a, dt):
+        rate, top = rate_of(a), _EXACT_INT[dt]
+        if not _poisson_rate_ok(rate, top):
+            raise op_error(op, f"{what_of(a)} can exceed {top}, the largest integer up to which "
+                           f"{dt} holds every integer exactly; the samples cannot be "
+                           f"represented in {dt} (use a wider dtype)")
+    return limit
+
+
+def _nb_rate(a):
+    return 0.0 if a.p == 1.0 else _gamma_max(float(a.k)) * ((1.0 - a.p) / a.p)
+
+
+def _gnb_rate(a):
+    return a.mu if a.alpha == 0.0 else _gamma_max(1.0 / a.alpha) * (a.alpha * a.mu)
 
 
 def _fill_uniform(out, attrs):
@@ -170,11 +269,25 @@ def _fill_simple(dist, a_of, b_of):
     return fill_out
 
 
-def _fill_stream(dist, p0_of, p1_of):
+def _fill_stream(dist, p0_of, p1_of, integer=False):
+    """Samples drawn in double; integer-valued ones are drawn into float64 and checked to be
+    exact in the output dtype before they are stored (the parameter check makes a failure
+    improbable, below 2^-64 per sample, but never silent)."""
     def fill_out(out, attrs):
         key, offset = _cpu_stream()
-        _into(out, lambda target: _k.fill_stream(dist, target, key, offset, p0_of(attrs),
-                                                 p1_of(attrs)))
+        if not integer:
+            _into(out, lambda target: _k.fill_stream(dist, target, key, offset, p0_of(attrs),
+                                                     p1_of(attrs)))
+            return
+        target = out if out.dtype == np.float64 else np.empty(out.shape, np.float64)
+        _k.fill_stream(dist, target, key, offset, p0_of(attrs), p1_of(attrs))
+        top = _EXACT_INT[out.dtype]
+        if target.size and not target.max() <= top:
+            raise op_error(f"_random_{dist}", f"drew {target.max():.17g}, above {top}, the "
+                           f"largest integer up to which {out.dtype} holds every integer "
+                           "exactly (use a wider dtype)")
+        if target is not out:
+            np.copyto(out, target, casting="unsafe")
     return fill_out
 
 
@@ -211,66 +324,99 @@ DISTRIBUTIONS = [
     _Dist("uniform",
           (Param("low", "float", 0.0, "lower bound (included)"),
            Param("high", "float", 1.0, "upper bound (excluded)")),
-          _check_uniform, _fill_uniform,
+          _check_uniform, _limit_uniform, _fill_uniform,
           "Samples uniform on the half-open interval [low, high).\n\nEvery value is below "
           "``high`` even after rounding to the output dtype (MXNet could return ``high``). "
-          "float32 samples carry 24 random bits, float64 53, float16 11.",
+          "float32 samples carry 24 random bits, float64 53, float16 11. low and high are "
+          "rounded to the dtype first (when they round to the same value, every sample is "
+          "that value); a bound that overflows the dtype (``high=1e5`` for float16) is an "
+          "MXNetError, since the samples could not be represented (MXNet clamped them to the "
+          "largest finite value).",
           ">>> x = mx.nd.random.uniform(-1, 1, shape=(2, 3))\n>>> x.shape, x.dtype.__name__\n"
           "((2, 3), 'float32')\n>>> bool((x.asnumpy() >= -1).all() and (x.asnumpy() < 1).all())\n"
           "True"),
     _Dist("normal",
           (Param("loc", "float", 0.0, "mean"),
            Param("scale", "float", 1.0, "standard deviation (>= 0)")),
-          _check_normal, _fill_simple("normal", lambda a: a.loc, lambda a: a.scale),
-          "Samples from the normal distribution N(loc, scale**2) (Box-Muller on the "
-          "counter-based stream).",
+          _check_normal, _limit_normal,
+          _fill_simple("normal", lambda a: a.loc, lambda a: a.scale),
+          "Samples from the normal distribution N(loc, ``scale**2``) (Box-Muller on the "
+          "counter-based stream).\n\nThe generator's samples are bounded: "
+          "``|x - loc| <= 6.765 * scale`` for float16 and float32 (drawn in float32), "
+          "``8.653 * scale`` for float64. Parameters for which that range leaves the dtype's "
+          "finite values (``|loc| + 6.765 * scale > 65504`` for float16) are an MXNetError: no "
+          "sample is ever silently infinite (MXNet could store infinity).",
           ">>> mx.nd.random.normal(0, 1, shape=(4,), dtype='float64').dtype.__name__\n"
           "'float64'"),
     _Dist("exponential",
           (Param("lam", "float", 1.0, "rate lambda (> 0); the mean is 1 / lam"),),
-          lambda op, a: _positive(op, "lam", a.lam),
+          lambda op, a: _positive(op, "lam", a.lam), _limit_exponential,
           _fill_simple("exponential", lambda a: 0.0, lambda a: 1.0 / a.lam),
           "Samples from the exponential distribution with rate ``lam`` (density "
           "lam * exp(-lam * x), x >= 0).\n\nThe operator takes the rate, as MXNet's "
-          "``_random_exponential`` did; MXNet's Python wrapper took ``scale = 1 / lam``.",
+          "``_random_exponential`` did; MXNet's Python wrapper took ``scale = 1 / lam``. "
+          "The generator's samples are at most 22.88 / lam for float16 and float32, "
+          "37.44 / lam for float64; a rate for which that exceeds the dtype's largest finite "
+          "value is an MXNetError.",
           ">>> bool((mx.nd.random.exponential(2.0, shape=(100,)) >= 0).asnumpy().all())\n"
           "True"),
     _Dist("gamma",
           (Param("alpha", "float", 1.0, "shape (> 0)"),
            Param("beta", "float", 1.0, "scale (> 0)")),
-          _check_gamma, _fill_stream("gamma", lambda a: a.alpha, lambda a: a.beta),
+          _check_gamma, _limit_gamma,
+          _fill_stream("gamma", lambda a: a.alpha, lambda a: a.beta),
           "Samples from the gamma distribution with shape ``alpha`` and scale ``beta`` "
-          "(mean alpha * beta), by Marsaglia and Tsang's method.",
+          "(mean alpha * beta), by Marsaglia and Tsang's method.\n\nThe generator's "
+          "samples are bounded (by beta d (1 + 8.653 / sqrt(9 d))^3, d = max(alpha, alpha + 1 "
+          "when alpha < 1) - 1/3); parameters for which that bound exceeds the dtype's "
+          "largest finite value are an MXNetError.",
           ">>> mx.nd.random.gamma(2.0, 0.5, shape=(2, 2)).shape\n(2, 2)"),
     _Dist("poisson",
           (Param("lam", "float", 1.0, "rate lambda (>= 0), the mean"),),
           lambda op, a: _non_negative(op, "lam", a.lam),
-          _fill_stream("poisson", lambda a: a.lam, lambda a: 0.0),
+          _limit_counts(lambda a: a.lam, lambda a: f"Poisson samples with lam={a.lam}"),
+          _fill_stream("poisson", lambda a: a.lam, lambda a: 0.0, integer=True),
           "Samples from the Poisson distribution with mean ``lam``, returned as floats "
-          "(inversion below lam = 10, Hormann's PTRS above).",
+          "(inversion below lam = 10, Hormann's PTRS above).\n\n" + "{COUNTS}",
           ">>> x = mx.nd.random.poisson(4.0, shape=(1000,)).asnumpy()\n"
           ">>> bool((x == np.floor(x)).all() and (x >= 0).all())\nTrue"),
     _Dist("negative_binomial",
           (Param("k", "int", 1, "number of successes to wait for (> 0)"),
            Param("p", "float", 1.0, "success probability of each trial, in (0, 1]")),
           _check_negative_binomial,
-          _fill_stream("negative_binomial", lambda a: float(a.k), lambda a: a.p),
+          _limit_counts(_nb_rate, lambda a: f"negative binomial samples with k={a.k}, "
+                        f"p={a.p}"),
+          _fill_stream("negative_binomial", lambda a: float(a.k), lambda a: a.p, integer=True),
           "Samples the number of failures before the ``k``-th success in trials that "
           "succeed with probability ``p`` (mean k (1 - p) / p; scipy.stats.nbinom(k, p)), "
           "as floats. Drawn as Poisson(Gamma(k, (1 - p) / p)).\n\nMXNet's documentation "
           "called ``p`` the failure probability, but its sampler (and this one) use it as "
-          "the success probability.",
+          "the success probability.\n\n" + "{COUNTS}",
           ">>> mx.nd.random.negative_binomial(3, 0.5, shape=(2,)).shape\n(2,)"),
     _Dist("generalized_negative_binomial",
           (Param("mu", "float", 1.0, "mean (>= 0)"),
            Param("alpha", "float", 1.0, "dispersion (>= 0); the variance is mu + alpha mu^2")),
           _check_generalized,
-          _fill_stream("generalized_negative_binomial", lambda a: a.mu, lambda a: a.alpha),
+          _limit_counts(_gnb_rate, lambda a: f"generalized negative binomial samples with "
+                        f"mu={a.mu}, alpha={a.alpha}"),
+          _fill_stream("generalized_negative_binomial", lambda a: a.mu, lambda a: a.alpha,
+                       integer=True),
           "Samples from the negative binomial distribution with mean ``mu`` and dispersion "
           "``alpha`` = 1 / k (k generalised to real numbers), as floats: "
-          "Poisson(Gamma(1 / alpha, alpha * mu)); alpha = 0 gives Poisson(mu).",
+          "Poisson(Gamma(1 / alpha, alpha * mu)); alpha = 0 gives Poisson(mu).\n\n"
+          + "{COUNTS}",
           ">>> mx.nd.random.generalized_negative_binomial(2.0, 0.3, shape=(3,)).shape\n(3,)"),
 ]
+
+_COUNTS_DOC = (
+    "The samples are counts and must be exact in the output dtype: at most 2048 for "
+    "float16, ``2**24`` for float32, ``2**53`` for float64 (the largest integers up to which "
+    "the dtype holds every integer). Parameters whose samples exceed that limit with "
+    "probability above ``2**-64`` (a Chernoff bound on the largest Poisson rate the generator "
+    "can use) are an MXNetError, and so is a call that draws such a sample anyway; nothing is "
+    "silently rounded.")
+for _d in DISTRIBUTIONS:
+    _d.doc = _d.doc.replace("{COUNTS}", _COUNTS_DOC)
 
 # MXNet's deprecated top-level aliases.
 _ALIASES = {"uniform": ("uniform", "random_uniform"), "normal": ("normal", "random_normal")}
@@ -284,10 +430,17 @@ def _register_distribution(d):
         if shapes:
             raise op_error(op_name, f"takes no inputs, got {len(shapes)}")
         d.check(op_name, attrs)
-        return [check_shape(op_name, attrs.shape)]
+        return [check_alloc(op_name, attrs.shape, _float_dtype(op_name, attrs.dtype), "shape")]
 
     def infer_type(dtypes, attrs):
-        return [_float_dtype(op_name, attrs.dtype)]
+        dt = _float_dtype(op_name, attrs.dtype)
+        d.limit(op_name, attrs, dt)
+        return [dt]
+
+    def like_type(dtypes, attrs):
+        dt = _like_dtype(like_name, dtypes)[0]
+        d.limit(like_name, attrs, dt)
+        return [dt]
 
     def compute(ins, outs, attrs):
         d.fill(outs[0], attrs)
@@ -307,7 +460,7 @@ def _register_distribution(d):
 
     register(OpDef(
         like_name, inputs=("data",), params=d.params,
-        infer_shape=like_shape, infer_type=lambda dtypes, attrs: _like_dtype(like_name, dtypes),
+        infer_shape=like_shape, infer_type=like_type,
         compute={"cpu": compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
         doc=d.doc.split("\n\n")[0].rstrip(".") + ", with the shape and (float) dtype of "
             "``data``; data's values are not read."))
