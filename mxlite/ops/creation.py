@@ -36,7 +36,7 @@ _FILL_DOC = {
     "ones": "An array of ones.",
     "full": "An array filled with ``val``.\n\n``val`` must be representable in ``dtype``: for "
             "integer dtypes an integer inside the dtype's range, kept exact "
-            "(``full((2,), 2**63 - 1, dtype='int64')`` holds 2**63 - 1); NaN, infinity, a "
+            "(``full((2,), 2**63 - 1, dtype='int64')`` holds ``2**63 - 1``); NaN, infinity, a "
             "fraction or an out-of-range value is an MXNetError (MXNet cast the value, "
             "truncating fractions and wrapping out-of-range integers). Float dtypes round "
             "``val`` to the nearest value but refuse a finite value that would overflow to "

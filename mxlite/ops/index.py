@@ -339,74 +339,119 @@ rows ``x[i]`` / ``y[i]`` (MXNet's rule). No other broadcasting.
 
 
 # ---- clip ----------------------------------------------------------------------------------
-def _int_bounds(dt, a_min, a_max):
-    """Integer bounds for dtype ``dt``: rounded inward (ceil a_min, floor a_max) and clamped to
-    the dtype's range, so the result always lies in [a_min, a_max] when an integer does."""
-    info = np.iinfo(np.uint8) if dt == np.bool_ else np.iinfo(dt)
-    lo_t, hi_t = (0, 1) if dt == np.bool_ else (info.min, info.max)
-
-    def inward(v, rounding):
-        if v <= lo_t:
-            return lo_t
-        if v >= hi_t:
-            return hi_t
-        return rounding(v)
-    return inward(a_min, math.ceil), inward(a_max, math.floor)
-
-
-def _clip_shape(shapes, attrs):
-    check_num_inputs("clip", shapes, 1)
-    a_min, a_max = attrs.a_min, attrs.a_max
-    if math.isnan(a_min) or math.isnan(a_max):
+def _clip_bounds(attrs):
+    """a_min and a_max as exact Python numbers; MXNetError for NaN, non-numbers or a_min > a_max."""
+    a_min = as_number("clip", "a_min", attrs.a_min)
+    a_max = as_number("clip", "a_max", attrs.a_max)
+    if _isnan(a_min) or _isnan(a_max):
         raise op_error("clip", f"a_min and a_max must not be NaN, got a_min={a_min}, "
                        f"a_max={a_max}")
     if a_min > a_max:
         raise op_error("clip", f"a_min must not exceed a_max, got a_min={a_min}, a_max={a_max}")
+    return a_min, a_max
+
+
+def _isnan(v):
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _isinf(v):
+    return isinstance(v, float) and math.isinf(v)
+
+
+def _float(v):
+    """``v`` as a float; an int beyond float64 becomes the infinity of its sign."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+
+
+def _num(v):
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _dtype_bounds(dt, a_min, a_max):
+    """The bounds clip applies to data of dtype ``dt``, exact.
+
+    Integer dtypes (and bool, range [0, 1]): a_min rounds up, a_max rounds down (the integers
+    of [a_min, a_max] are exactly those of [ceil(a_min), floor(a_max)]); a bound beyond the
+    dtype's range on its harmless side changes nothing and is limited to the range. A bound
+    that would make every result unrepresentable (a_min above the dtype's largest value, a_max
+    below its smallest), or a range holding no integer, is an MXNetError. Float dtypes: the
+    same for a finite bound that overflows to infinity in the dtype.
+    """
+    lo_t, hi_t = dtype_range(dt)
+    if dt.kind == "f":               # a finite bound that rounds to infinity in the dtype
+        with np.errstate(over="ignore"):
+            over_min = not _isinf(a_min) and dt.type(_float(a_min)) == np.inf
+            over_max = not _isinf(a_max) and dt.type(_float(a_max)) == -np.inf
+    else:
+        over_min, over_max = a_min > hi_t, a_max < lo_t
+    if over_min:
+        raise op_error("clip", f"a_min={a_min} is above the largest {dt} value {_num(hi_t)}: "
+                       f"every result would be a_min, which {dt} cannot hold")
+    if over_max:
+        raise op_error("clip", f"a_max={a_max} is below the smallest {dt} value {_num(lo_t)}: "
+                       f"every result would be a_max, which {dt} cannot hold")
+    if dt.kind == "f":
+        return _float(a_min), _float(a_max)
+    lo = lo_t if a_min <= lo_t else math.ceil(a_min)
+    hi = hi_t if a_max >= hi_t else math.floor(a_max)
+    if lo > hi:
+        raise op_error("clip", f"no {dt} value lies in [a_min={a_min}, a_max={a_max}]")
+    return lo, hi
+
+
+def _clip_shape(shapes, attrs):
+    check_num_inputs("clip", shapes, 1)
+    _clip_bounds(attrs)
     return [shapes[0]]
 
 
 def _clip_type(dtypes, attrs):
     dt = dtypes[0]
-    if dt.kind in "iub":
-        lo, hi = _int_bounds(dt, attrs.a_min, attrs.a_max)
-        if lo > hi:
-            raise op_error("clip", f"no {dt} value lies in [a_min={attrs.a_min}, "
-                           f"a_max={attrs.a_max}]")
+    _dtype_bounds(dt, *_clip_bounds(attrs))
     return [dt]
 
 
 def _clip_compute(ins, outs, attrs):
     x, y = ins[0], outs[0]
     dt = x.dtype
-    if dt.kind in "iub":
-        lo, hi = _int_bounds(dt, attrs.a_min, attrs.a_max)
-        _k.clip(x, y, lo, hi)
-    elif dt == F16:                   # stored, not computed: clip in float32, round once
+    lo, hi = _dtype_bounds(dt, *_clip_bounds(attrs))
+    if dt == F16:                     # stored, not computed: clip in float32, round once
         tmp = x.astype(F32)
-        _k.clip(tmp, tmp, attrs.a_min, attrs.a_max)
+        _k.clip(tmp, tmp, lo, hi)
         write_back(tmp, y)
     else:
-        _k.clip(x, y, attrs.a_min, attrs.a_max)
+        _k.clip(x, y, lo, hi)
 
 
 register(OpDef(
     "clip", inputs=("data",),
-    params=(Param("a_min", "float", REQUIRED, "the lower bound"),
-            Param("a_max", "float", REQUIRED, "the upper bound")),
+    params=(Param("a_min", "any", REQUIRED, "the lower bound (a number)"),
+            Param("a_max", "any", REQUIRED, "the upper bound (a number)")),
     infer_shape=_clip_shape, infer_type=_clip_type, compute={"cpu": _clip_compute},
     gradient=_clip_gradient,
     elementwise=True,
     doc="""Limit every element to [a_min, a_max]: ``min(max(x, a_min), a_max)``.
 
-The dtype is kept; NaN stays NaN. a_min > a_max (or a NaN bound) is an error. For integer
-(and bool) data the bounds are rounded inward to integers and limited to the dtype's range,
-so the result never leaves [a_min, a_max] (MXNet cast the bounds, so clipping uint8 data
-to [-5, 10] wrapped -5 to 251); if no integer lies in the range, that is an error.
+The dtype is kept; NaN stays NaN. a_min > a_max (or a NaN bound) is an error. The bounds are
+exact numbers (an int bound is not rounded through float). For integer (and bool) data the
+result is exactly the nearest integer of [a_min, a_max]: a fractional a_min rounds up and a
+fractional a_max rounds down; a bound beyond the dtype's range on the harmless side (a_min
+below its smallest value, a_max above its largest) changes nothing. A bound that would make
+the results unrepresentable (a_min above the dtype's largest value, a_max below its smallest;
+for float data a finite bound that overflows to infinity) is an MXNetError, and so is a range
+holding no integer for integer data. MXNet cast the bounds to the dtype, so clipping uint8
+data to [-5, 10] wrapped -5 to 251 and int8 data to [200, 300] gave garbage.
 
 >>> mx.nd.clip(mx.nd.array([-2, 0.5, 3]), 0, 1).asnumpy().tolist()
 [0.0, 0.5, 1.0]
 >>> mx.nd.clip(mx.nd.array([0, 3, 200], dtype='uint8'), -5, 10).asnumpy().tolist()
 [0, 3, 10]
+>>> mx.nd.clip(mx.nd.array([-100, 5, 100], dtype='int8'), -7.5, 1000).asnumpy().tolist()
+[-7, 5, 100]
 """))
 
 
