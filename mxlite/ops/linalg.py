@@ -8,6 +8,7 @@ import numpy as np
 from ..base import op_error
 from .common import compute_dtype, run_in, write_back
 from .registry import OpDef, Param, register
+from .shape_utils import size_of
 
 BLAS_MAX = 2 ** 31 - 1
 
@@ -49,27 +50,43 @@ def _blocked_matmul(a, b, out):
         np.matmul(a[start:start + BLAS_MAX], b, out=out[start:start + BLAS_MAX])
 
 
+def _dot_2d(a_shape, b_shape, ta, tb):
+    """The 2-D shapes MXNet's dot reads its inputs as, before the transposes: lhs is
+    (a[0], rest) when transposed, else (rest, a[-1]); rhs is (rest, b[-1]) when transposed,
+    else (b[0], rest). Sizes are explicit (no -1), so zero-size inputs reshape too."""
+    ra = (a_shape[0], size_of(a_shape[1:])) if ta else (size_of(a_shape[:-1]), a_shape[-1])
+    rb = (size_of(b_shape[:-1]), b_shape[-1]) if tb else (b_shape[0], size_of(b_shape[1:]))
+    return ra, rb
+
+
 def _dot_compute(ins, outs, attrs):
     out = outs[0]
     work = compute_dtype(out.dtype)
     a, b = run_in(work, ins)
-    a2 = a.reshape(a.shape[0], -1).T if attrs.transpose_a else a.reshape(-1, a.shape[-1])
-    b2 = b.reshape(-1, b.shape[-1]).T if attrs.transpose_b else b.reshape(b.shape[0], -1)
+    ra, rb = _dot_2d(a.shape, b.shape, attrs.transpose_a, attrs.transpose_b)
+    a2, b2 = a.reshape(ra), b.reshape(rb)
+    if attrs.transpose_a:
+        a2 = a2.T
+    if attrs.transpose_b:
+        b2 = b2.T
     target = np.empty((a2.shape[0], b2.shape[1]), work)
-    _blocked_matmul(a2, b2, target)
+    _blocked_matmul(a2, b2, target)      # an inner size of 0 gives zeros
     write_back(target.reshape(out.shape), out)
 
 
 def _dot_grad(F, node, ograds):
     """C = op_a(A) op_b(B):  dA = G op_b(B)^T,  dB = op_a(A)^T G, written as dots of the 2-D
-    views MXNet's dot uses (so each gradient is again a dot, differentiable to any order)."""
+    views MXNet's dot uses (so each gradient is again a dot, differentiable to any order).
+    When a size is 0 every gradient is zero (an empty sum, or an empty head gradient)."""
     ta, tb = node.attrs.transpose_a, node.attrs.transpose_b
     a_shape, b_shape = node.input_shapes
-    a2 = (a_shape[0], -1) if ta else (-1, a_shape[-1])
-    b2 = (-1, b_shape[-1]) if tb else (b_shape[0], -1)
-    A, B = (F.reshape(x, shape=s) for x, s in zip(node.inputs, (a2, b2)))
-    g = ograds[0]
-    G = F.reshape(g, shape=(A.shape[1] if ta else A.shape[0], -1))
+    ra, rb = _dot_2d(a_shape, b_shape, ta, tb)
+    m, k = (ra[1], ra[0]) if ta else ra
+    n = rb[0] if tb else rb[1]
+    if m * k * n == 0:
+        return [F.zeros_like(x) if want else None for x, want in zip(node.inputs, node.wants)]
+    A, B = (F.reshape(x, shape=s) for x, s in zip(node.inputs, (ra, rb)))
+    G = F.reshape(ograds[0], shape=(m, n))
     da = db = None
     if node.wants[0]:
         da = (F.dot(B, G, transpose_a=tb, transpose_b=True) if ta
@@ -85,10 +102,22 @@ def _dot_grad(F, node, ograds):
 register(OpDef(
     "dot", inputs=("lhs", "rhs"), params=_TRANSPOSE, infer_shape=_dot_shape,
     infer_type=_matmul_dtype("dot"), compute={"cpu": _dot_compute}, gradient=_dot_grad,
-    doc="Dot product (MXNet semantics): for N-d inputs, contract the last axis of lhs with the "
-        "first axis of rhs; output shape lhs.shape[:-1] + rhs.shape[1:]. 1-D . 1-D gives shape (1,). "
-        "transpose_a/transpose_b treat the inputs as 2-D matrices (first axis vs the rest) and "
-        "transpose them."))
+    doc="""Dot product (MXNet semantics).
+
+For N-d inputs, contract the last axis of lhs with the first axis of rhs; the output shape is
+``lhs.shape[:-1] + rhs.shape[1:]``. 1-D . 1-D gives shape (1,). ``transpose_a`` reads lhs as
+the 2-D matrix ``(lhs.shape[0], rest)`` and transposes it, so its first axis is contracted and
+its other axes lead the output; ``transpose_b`` reads rhs as ``(rest, rhs.shape[-1])`` and
+transposes it, so its last axis is contracted. A contracted size of 0 gives zeros (an empty
+sum); other zero sizes give empty results. float16 is multiplied in float32 and rounded once;
+integer dtypes multiply exactly and wrap on overflow, as NumPy does (MXNet's CPU dot took float
+dtypes only). lhs and rhs must share a dtype; bool is refused.
+
+>>> mx.nd.dot(mx.nd.ones((2, 0)), mx.nd.ones((0, 3))).asnumpy().tolist()
+[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+>>> mx.nd.dot(mx.nd.ones((2, 3, 4)), mx.nd.ones((4, 5))).shape
+(2, 3, 5)
+"""))
 
 
 def _batch_dot_shape(shapes, attrs):
@@ -140,4 +169,12 @@ register(OpDef(
     "batch_dot", inputs=("lhs", "rhs"), params=_TRANSPOSE,
     infer_shape=_batch_dot_shape, infer_type=_matmul_dtype("batch_dot"),
     compute={"cpu": _batch_dot_compute}, gradient=_batch_dot_grad,
-    doc="Batched matrix product of 3-D arrays: out[i] = op(lhs[i]) @ op(rhs[i])."))
+    doc="""Batched matrix product of 3-D arrays: ``out[i] = op(lhs[i]) @ op(rhs[i])``.
+
+``op`` transposes the last two axes when ``transpose_a`` / ``transpose_b`` is set. A contracted
+size of 0 gives zeros; a batch, row or column size of 0 gives an empty result. Dtypes as for
+``dot``.
+
+>>> mx.nd.batch_dot(mx.nd.ones((2, 3, 0)), mx.nd.ones((2, 0, 4))).asnumpy().tolist()[0]
+[[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]
+"""))
