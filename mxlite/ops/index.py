@@ -177,7 +177,7 @@ def _pick_geometry(op, data, index, axis, keepdims):
     if axis is None:
         if size_of(index) != 1:
             raise op_error(op, f"with axis=None, index must hold one element, got shape {index}")
-        return None, ((1,) * len(data) if keepdims else ())
+        return None, ((1,) * len(data) if keepdims else (1,))
     if len(data) == 0:
         raise op_error(op, f"data must have at least one dimension, got shape {data}")
     ax = _axis(op, axis, data)
@@ -185,7 +185,8 @@ def _pick_geometry(op, data, index, axis, keepdims):
     if tuple(index) not in (reduced, kept):
         raise op_error(op, f"index has shape {index}; for data of shape {data} and axis={axis} "
                        f"it must be {reduced} (or {kept})")
-    return ax, (kept if keepdims else reduced)
+    # MXNet 1.x: picking along the only axis gives shape (1,), not a 0-d array
+    return ax, (kept if keepdims or not reduced else reduced)
 
 
 def _pick_split(data_shape, ax):
@@ -231,8 +232,8 @@ floats (truncated); out-of-range ones are clipped (default) or wrapped.
 >>> mx.nd.pick(x, mx.nd.array([0, 1]), axis=0).asnumpy().tolist()
 [1.0, 4.0]
 
-Unlike MXNet 1.x, which returned shape (1,), picking along the only axis of a 1-d array
-returns a 0-d array (NumPy's rule), as does ``axis=None`` without keepdims.
+Picking along the only axis of a 1-d array gives shape (1,) (MXNet 1.x), as does
+``axis=None`` without keepdims.
 """))
 
 

@@ -186,8 +186,8 @@ def test_pick_matches_take_along_axis(shape, dtype, idx_dtype, mode, keepdims, i
     pos = truncated(idx).reshape(kept)
     pos = np.clip(pos, 0, n - 1) if mode == "clip" else np.mod(pos, n)
     expected = np.take_along_axis(data, pos, axis=ax)
-    if not keepdims:
-        expected = expected.reshape(shape[:ax] + shape[ax + 1:])
+    if not keepdims:    # MXNet 1.x: along the only axis the result has shape (1,)
+        expected = expected.reshape(shape[:ax] + shape[ax + 1:] or (1,))
     got = mx.nd.pick(nd(data), nd(idx), axis=axis, keepdims=keepdims, mode=mode)
     check(got, expected)
 
@@ -200,7 +200,8 @@ def test_pick_examples():
           np.array([1., 4., 5.], np.float32))
     check(mx.nd.pick(x, mx.nd.array([[1.], [0.], [2.]]), 1, keepdims=True),
           np.array([[2.], [3.], [6.]], np.float32))
-    check(mx.nd.pick(x, mx.nd.array([4]), axis=None), np.array(5., np.float32))
+    check(mx.nd.pick(x, mx.nd.array([4]), axis=None), np.array([5.], np.float32))
+    check(mx.nd.pick(mx.nd.array([7., 8., 9.]), mx.nd.array(2)), np.array([9.], np.float32))
     check(mx.nd.pick(x, mx.nd.array(7), axis=None, keepdims=True, mode="wrap"),
           np.array([[2.]], np.float32))
 
@@ -485,9 +486,9 @@ def test_pick_grad_matches_put_along_axis(shape, dtype, mode, keepdims, axis_pic
     pos = np.clip(pos, 0, n - 1) if mode == "clip" else np.mod(pos, n)
     expected = np.zeros(shape, dtype)
     np.put_along_axis(expected, pos, grad, axis=ax)
-    if not keepdims:
-        grad = grad.reshape(shape[:ax] + shape[ax + 1:])
-        idx = idx.reshape(grad.shape)
+    if not keepdims:    # pick's output shape: (1,) along the only axis (MXNet 1.x)
+        idx = idx.reshape(shape[:ax] + shape[ax + 1:])
+        grad = grad.reshape(idx.shape or (1,))
     got = mx.nd._internal._pick_grad(nd(grad), nd(idx), nd(rand(shape, "float32")), axis=axis,
                                      keepdims=keepdims, mode=mode)
     check(got, expected)
