@@ -57,10 +57,7 @@ def as_number(op, name, value):
                    f"of type {type(value).__name__}")
 
 
-def dtype_range(dtype):
-    """``(lowest, highest)`` finite value of ``dtype``: Python ints for integer dtypes and bool
-    (0, 1), floats for float dtypes."""
-    dt = np.dtype(dtype)
+def _range_of(dt):
     if dt == np.bool_:
         return 0, 1
     if dt.kind in "iu":
@@ -68,6 +65,16 @@ def dtype_range(dtype):
         return int(info.min), int(info.max)
     info = np.finfo(dt)
     return float(info.min), float(info.max)
+
+
+_RANGES = {dt: _range_of(dt) for dt in _ALLOWED}
+
+
+def dtype_range(dtype):
+    """``(lowest, highest)`` finite value of ``dtype``: Python ints for integer dtypes and bool
+    (0, 1), floats for float dtypes."""
+    r = _RANGES.get(dtype)
+    return r if r is not None else _range_of(np.dtype(dtype))
 
 
 def exact_value(op, name, value, dtype):

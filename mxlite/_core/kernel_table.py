@@ -47,22 +47,25 @@ UNARY = {
     "floor": ("std::floor(x)", "x"),
     "ceil": ("std::ceil(x)", "x"),
     "round": ("std::round(x)", "x"),
-    "rint": ("std::rint(x)", "x"),
+    # MXNet's rint: nearest integer, a tie goes down (rint(2.5) = 2, rint(-2.5) = -3)
+    "rint": ("(x - std::floor(x) <= std::ceil(x) - x ? std::floor(x) : std::ceil(x))", "x"),
     "fix": ("std::trunc(x)", "x"),
     "trunc": ("std::trunc(x)", "x"),
     "logical_not": ("(T)(x == 0)", "(T)(x == 0)"),
 }
 
-# name: (expression for float T, for integer T, for bool T) - None where the dtype is refused
+# name: (expression for float T, for integer T, for bool T) - None where the dtype is refused.
+# Only comparisons and logical ops have bool kernels: arithmetic on bool computes in float32
+# (mxlite/ops/elemwise.py: bool_result).
 BINARY = {
     "add": ("a + b", "(T)(a + b)", None),
     "sub": ("a - b", "(T)(a - b)", None),
-    "mul": ("a * b", "(T)(a * b)", "(T)(a && b)"),
+    "mul": ("a * b", "(T)(a * b)", None),
     "div": ("a / b", "mx::int_div(a, b)", None),
     "mod": ("mx::float_mod(a, b)", "mx::int_mod(a, b)", None),
     "power": ("std::pow(a, b)", "mx::int_pow(a, b)", None),
-    "maximum": ("(a > b || a != a ? a : b)", "(a > b ? a : b)", "(a > b ? a : b)"),
-    "minimum": ("(a < b || a != a ? a : b)", "(a < b ? a : b)", "(a < b ? a : b)"),
+    "maximum": ("(a > b || a != a ? a : b)", "(a > b ? a : b)", None),
+    "minimum": ("(a < b || a != a ? a : b)", "(a < b ? a : b)", None),
     "hypot": ("std::hypot(a, b)", None, None),
     "equal": ("(T)(a == b)",) * 3,
     "not_equal": ("(T)(a != b)",) * 3,
@@ -86,5 +89,5 @@ DTYPES = [
     ("bool", "uint8_t", "bool"),
 ]
 
-# Unary ops that accept bool arrays (identities on 0/1, and logical_not).
-BOOL_UNARY = ("abs", "floor", "ceil", "round", "rint", "fix", "trunc", "relu", "logical_not")
+# Unary ops with a bool kernel: only logical_not (arithmetic on bool computes in float32).
+BOOL_UNARY = ("logical_not",)

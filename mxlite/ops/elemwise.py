@@ -3,11 +3,13 @@
 Every expression lives once, in ``mxlite/_core/kernel_table.py``; this module only declares
 the operators (names, dtype rules, docs) and routes them to the generated kernels.
 """
+import math
+
 import numpy as np
 
 from .._core import elemwise as _k
 from .._core.kernel_table import BINARY, UNARY
-from ..base import FLOAT_DTYPES, op_error
+from ..base import FLOAT_DTYPES, as_number, dtype_range, op_error
 from .common import F32, compute_dtype, run_in, same_shape, write_back
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import broadcast_shapes
@@ -15,7 +17,10 @@ from .shape_utils import broadcast_shapes
 # ---- unary ---------------------------------------------------------------------------------
 UNARY_DOCS = {
     "abs": "Absolute value, element-wise.",
-    "sign": "Sign of each element: -1, 0 or 1 (NaN stays NaN).",
+    "sign": "Sign of each element: -1, 0 or 1; a zero keeps its sign bit and NaN stays NaN.\n\n"
+            "MXNet's kernel (``a > 0 ? 1 : (a < 0 ? -1 : 0)``) returned 0 for NaN, turning a "
+            "missing value into a valid-looking one; mxlite propagates NaN instead, as NumPy "
+            "and IEEE 754 do.",
     "negative": "Numerical negative, element-wise.",
     "reciprocal": "1/x, element-wise.",
     "square": "x*x, element-wise.",
@@ -53,11 +58,36 @@ UNARY_DOCS = {
     "floor": "Largest integer <= x, element-wise.",
     "ceil": "Smallest integer >= x, element-wise.",
     "round": "Round to nearest integer, halves away from zero (MXNet's round).",
-    "rint": "Round to nearest integer, halves to even.",
+    "rint": "Round to the nearest integer; a tie (n + 0.5) goes down, to n (MXNet's rint).\n\n"
+            "As MXNet documents it: \"for input n.5 rint returns n while round returns n+1\"; "
+            "for -n.5 both return -n-1. So ``rint(x) = floor(x)`` when ``x - floor(x) <= "
+            "ceil(x) - x``, else ``ceil(x)`` (MXNet's kernel, exactly): rint(0.5) = 0, "
+            "rint(1.5) = 1, rint(2.5) = 2, rint(-0.5) = -1, rint(-2.5) = -3. This differs from "
+            "NumPy's and IEEE 754's rint (halves to even: rint(1.5) = 2); mxlite keeps MXNet's "
+            "documented rule so ported code gives the same numbers. NaN and infinities pass "
+            "through; integer input is returned unchanged.",
     "fix": "Round toward zero, element-wise.",
     "trunc": "Truncate toward zero, element-wise.",
     "logical_not": "1 where x == 0, else 0 (in x's dtype).",
 }
+# ---- the bool rule (one place) ---------------------------------------------------------------
+# Comparisons and logical ops read bool inputs as truth values and return bool. Every other
+# element-wise op is arithmetic: it reads False/True as the numbers 0 and 1, computes in float32
+# and returns float32 (MXNet's default dtype), so ``bool_array * 5`` is ``[5., 0.]`` and
+# ``t + t`` is ``2.``, never a bool that silently saturates.
+LOGICAL_OPS = frozenset(("equal", "not_equal", "greater", "greater_equal", "lesser",
+                         "lesser_equal", "logical_and", "logical_or", "logical_xor",
+                         "logical_not"))
+BOOL_NOTE = ("\n\nbool input is read as the numbers 0 and 1 and gives a float32 result "
+             "(MXNet's default dtype), not a bool.")
+
+
+def bool_result(kernel_name):
+    """The output dtype of kernel ``kernel_name`` on bool inputs: bool for comparisons and
+    logical ops, float32 for arithmetic."""
+    return np.dtype(np.bool_) if kernel_name in LOGICAL_OPS else F32
+
+
 # Outputs that are piecewise constant: their derivative is zero almost everywhere.
 NON_DIFFERENTIABLE_UNARY = ("sign", "floor", "ceil", "round", "rint", "fix", "trunc", "logical_not")
 FLOAT_ONLY_NOTE = ("\n\nInteger input is computed in float32 and returns float32 (MXNet truncated "
@@ -69,11 +99,11 @@ def _unary_type(name):
 
     def infer_type(dtypes, attrs):
         dt = dtypes[0]
+        if dt == np.bool_:
+            return [bool_result(name)]
         if dt in FLOAT_DTYPES or (int_ok and _k.supports_unary(_k.UNARY_IDS[name], dt)):
             return [dt]
-        if dt == np.bool_ and not int_ok:
-            return [F32]
-        if dt.kind in "iub":
+        if dt.kind in "iu":
             return [F32]
         raise op_error(name, f"unsupported dtype {dt}")
     return infer_type
@@ -97,7 +127,8 @@ def _unary_compute(name):
 
 def _register_unary():
     for name in UNARY:
-        doc = UNARY_DOCS[name] + ("" if UNARY[name][1] else FLOAT_ONLY_NOTE)
+        doc = (UNARY_DOCS[name] + ("" if UNARY[name][1] else FLOAT_ONLY_NOTE)
+               + ("" if name in LOGICAL_OPS else BOOL_NOTE))
         register(OpDef(
             name, inputs=("data",), infer_shape=same_shape, infer_type=_unary_type(name),
             compute={"cpu": _unary_compute(name)}, doc=doc, elementwise=True,
@@ -127,20 +158,21 @@ _FLOAT_RESULT = ("hypot",)   # integer inputs compute in float32
 def _binary_dtype(name, kname, a, b):
     """Result dtype of binary op ``name`` (kernel ``kname``): equal dtypes stay (MXNet);
     mixed ones promote as NumPy does, except int8 with uint8, which NumPy makes int16 (not
-    an mxlite dtype): that gives int32."""
+    an mxlite dtype): that gives int32. Two bool inputs follow the bool rule
+    (``bool_result``)."""
     dt = a if a == b else np.promote_types(a, b)
     if dt not in FLOAT_DTYPES and dt != np.bool_ and dt.kind not in "iu":
         raise op_error(name, f"cannot combine dtypes {a} and {b}")
-    if dt.kind in "iub" and kname in _FLOAT_RESULT:
+    if dt == np.bool_:
+        return bool_result(kname)
+    if dt.kind in "iu" and kname in _FLOAT_RESULT:
         return F32
-    if dt == np.bool_ and not _k.supports_binary(_k.BINARY_IDS[kname], dt):
-        raise op_error(name, f"is not defined for bool arrays; cast to an integer dtype first")
     if dt.kind in "iu" and dt.itemsize == 2:
         dt = np.dtype(np.int32)
     return np.dtype(dt)
 
 
-def _binary_compute(kernel_name, reverse=False):
+def _binary_compute(kernel_name):
     op_id = _k.BINARY_IDS[kernel_name]
     binary = _k.binary
 
@@ -151,12 +183,7 @@ def _binary_compute(kernel_name, reverse=False):
             binary(op_id, ins[0], ins[1], out)      # the common case: no casts
             return
         work = compute_dtype(dt)
-        if "scalar" in attrs:
-            a, b = run_in(work, ins)[0], np.array(attrs["scalar"]).astype(work)
-        else:
-            a, b = run_in(work, ins)
-        if reverse:
-            a, b = b, a
+        a, b = run_in(work, ins)
         target = out if out.dtype == work else np.empty(out.shape, work)
         binary(op_id, a, b, target)
         write_back(target, out)
@@ -203,7 +230,8 @@ def _register_binary():
             infer_shape=_broadcast_shape(f"broadcast_{kname}"),
             infer_type=_binary_type(f"broadcast_{kname}", kname),
             compute={"cpu": _binary_compute(kname)}, gradient=grad, elementwise=True,
-            doc=f"Element-wise {BINARY_DOCS[kname]}, with NumPy broadcasting."))
+            doc=f"Element-wise {BINARY_DOCS[kname]}, with NumPy broadcasting."
+                + ("" if kname in LOGICAL_OPS else BOOL_NOTE)))
     for kname, aliases in (("add", ("_plus", "_add")), ("sub", ("_minus", "_sub")),
                            ("mul", ("_mul",)), ("div", ("_div",))):
         name = f"elemwise_{kname}"
@@ -212,7 +240,8 @@ def _register_binary():
             infer_type=_binary_type(name, kname), compute={"cpu": _binary_compute(kname)},
             gradient=_binary_gradient(kname),
             elementwise=True,
-            doc=f"Element-wise {BINARY_DOCS[kname]}; both inputs must have the same shape."))
+            doc=f"Element-wise {BINARY_DOCS[kname]}; both inputs must have the same shape."
+                + BOOL_NOTE))
 
 
 # ---- scalar --------------------------------------------------------------------------------
@@ -229,27 +258,199 @@ SCALAR_OPS = {
 }
 
 
+def scalar_value(name, value):
+    """The ``scalar`` parameter as an exact Python int or float (numeric strings are accepted,
+    as MXNet passed parameters as strings); MXNetError naming ``name`` otherwise."""
+    t = type(value)
+    if t is float or t is int:
+        return value
+    if isinstance(value, str):
+        for parse in (int, float):
+            try:
+                return parse(value)
+            except ValueError:
+                pass
+        raise op_error(name, f"parameter 'scalar' must be a number, got {value!r}")
+    return as_number(name, "parameter 'scalar'", value)
+
+
+def _floor_ceil(v, up):
+    return math.ceil(v) if up else math.floor(v)
+
+
+def int_scalar(name, kname, value, dt):
+    """The operand that makes ``kname(x, value)`` exact for an integer (or bool) array x of
+    dtype ``dt``: ``(constant, None)`` when every result is the same truth value, else
+    ``(None, operand)`` with an operand representable in ``dt``.
+
+    * Comparisons: ``x > s`` is ``x > floor(s)``, ``x >= s`` is ``x >= ceil(s)`` (and so on),
+      ``x == s`` is false for a fractional s, and a bound beyond the dtype's range makes the
+      result constant; NaN compares false (``!=``: true).
+    * Logical ops: the scalar is its truth value (NaN is true).
+    * maximum / minimum: clip's rule (``maximum(x, s)`` is ``clip(x, s, inf)``): s rounds up
+      for maximum, down for minimum; beyond the range on the harmless side it changes
+      nothing; on the other side every result would be unrepresentable: MXNetError.
+    * Arithmetic: the scalar is cast to the dtype as MXNet did (a fraction truncated toward
+      zero, an out-of-range integer wrapped, which keeps +, - and * exact modulo 2**bits);
+      NaN or infinity is an MXNetError.
+    """
+    lo, hi = dtype_range(dt)
+    nan = isinstance(value, float) and math.isnan(value)
+    if kname in ("logical_and", "logical_or", "logical_xor"):
+        return None, int(value != 0)
+    if kname in ("equal", "not_equal"):
+        inside = not nan and lo <= value <= hi and float(value).is_integer()
+        if not inside:
+            return int(kname == "not_equal"), None
+        return None, int(value)
+    if kname in COMPARISONS:
+        if nan:
+            return 0, None
+        up = kname in ("greater_equal", "lesser")
+        if isinstance(value, float) and math.isinf(value):
+            bound = value
+        else:
+            bound = _floor_ceil(value, up)
+        if bound > hi:
+            return int(kname in ("lesser", "lesser_equal")), None
+        if bound < lo:
+            return int(kname in ("greater", "greater_equal")), None
+        return None, int(bound)
+    if nan or (isinstance(value, float) and math.isinf(value) and kname not in
+               ("maximum", "minimum")):
+        raise op_error(name, f"scalar={value} cannot be an operand of {dt} arithmetic "
+                       "(not a finite number); cast the array to a float dtype first")
+    if kname in ("maximum", "minimum"):
+        up = kname == "maximum"
+        bound = value if isinstance(value, float) and math.isinf(value) else \
+            _floor_ceil(value, up)
+        if up and bound > hi or not up and bound < lo:
+            side = f"above the largest {dt} value {hi}" if up else \
+                f"below the smallest {dt} value {lo}"
+            raise op_error(name, f"scalar={value} is {side}: every result would be the scalar, "
+                           f"which {dt} cannot hold")
+        return None, int(min(max(bound, lo), hi))
+    v = int(value)                   # truncates toward zero, as a C cast
+    span = hi - lo + 1
+    return None, (v - lo) % span + lo
+
+
+def _as_float(value):
+    try:
+        return float(value)
+    except OverflowError:            # an int beyond float64: infinity of its sign
+        return math.inf if value > 0 else -math.inf
+
+
 def _scalar_type(name, kname):
+    float_result = kname in _FLOAT_RESULT
+    bool_out = bool_result(kname)
+
     def infer_type(dtypes, attrs):
         dt = dtypes[0]
-        if dt.kind in "iub" and kname in _FLOAT_RESULT:
-            return [F32]
-        if dt == np.bool_ and not _k.supports_binary(_k.BINARY_IDS[kname], dt):
-            raise op_error(name, "is not defined for bool arrays; cast to an integer dtype first")
-        return [dt]
+        value = attrs["scalar"]     # (item access: Attrs.__getattr__ is slower)
+        if type(value) is not float and type(value) is not int:
+            value = scalar_value(name, value)
+        if dt.kind == "f":
+            return [dt]             # the common case
+        if dt.char == "?":
+            out = bool_out
+        elif float_result:
+            out = F32
+        else:
+            out = dt
+        if out.kind != "f" and not (type(value) is int and _in_range(value, dt)):
+            int_scalar(name, kname, value, dt)      # checked before anything is allocated
+        return [out]
     return infer_type
+
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _in_range(value, dt):
+    lo, hi = dtype_range(dt)
+    return lo <= value <= hi
+
+
+def _scalar_compute(name, kname, reverse):
+    op_id = _k.BINARY_IDS[kname]
+    binary = _k.binary
+    logical = kname in ("logical_and", "logical_or", "logical_xor")
+
+    def compute(ins, outs, attrs):
+        x, out = ins[0], outs[0]
+        value = attrs["scalar"]     # (item access: Attrs.__getattr__ is slower)
+        if type(value) is not float and type(value) is not int:
+            value = scalar_value(name, value)
+        odt = out.dtype
+        if odt.kind != "f":          # integer/bool kernels: exact operand rules (x.dtype == odt)
+            if type(value) is int and not logical and _in_range(value, odt):
+                operand = value      # the common case: an int the dtype holds
+            else:
+                const, operand = int_scalar(name, kname, value, x.dtype)
+                if const is not None:
+                    out.fill(const)
+                    return
+            a, b, work = x, np.array(operand, dtype=odt), odt
+        else:                        # the scalar in the float compute dtype, as NumPy does
+            work = F32 if odt.char == "e" else odt
+            f = value if type(value) is float else _as_float(value)
+            a = x if x.dtype is work else x.astype(work)
+            if work.char == "f" and abs(f) > _F32_MAX and f == f:
+                b = np.array(math.copysign(math.inf, f), dtype=work)   # overflows, as a cast
+            else:
+                b = np.array(f, dtype=work)
+        if reverse:
+            a, b = b, a
+        target = out if odt is work else np.empty(out.shape, work)
+        binary(op_id, a, b, target)
+        if target is not out:
+            write_back(target, out)
+    return compute
+
+
+_SCALAR_DOC = {
+    "compare": "Integer and bool arrays compare exactly with any scalar (``uint8 > -1`` is "
+               "true, ``int == 5.5`` false; MXNet cast the scalar to the array's dtype "
+               "first); float arrays compare with the scalar rounded to their dtype (NumPy's "
+               "rule). The result keeps the array's dtype.",
+    "logical": "The scalar counts as true when it is non-zero (NaN included). The result keeps "
+               "the array's dtype.",
+    "minmax": "The result keeps the array's dtype. For integer arrays the scalar acts as "
+              "clip's bound (``maximum(x, s) = clip(x, s, inf)``): a fractional scalar rounds "
+              "up for maximum and down for minimum, a scalar beyond the dtype's range on the "
+              "harmless side changes nothing, and one that would make every result "
+              "unrepresentable (``maximum(int8, 1000)``) is an MXNetError (MXNet cast it, "
+              "so ``maximum(uint8, -1)`` gave 255).",
+    "arith": "The result keeps the array's dtype; for integer arrays the scalar is cast to it "
+             "as in MXNet (a fraction truncated toward zero, an out-of-range integer wrapped, "
+             "so +, - and * stay exact modulo ``2**bits``), and NaN or infinity is an MXNetError.",
+}
+
+
+def _scalar_doc_kind(kname):
+    if kname in ("logical_and", "logical_or", "logical_xor"):
+        return "logical"
+    if kname in COMPARISONS:
+        return "compare"
+    return "minmax" if kname in ("maximum", "minimum") else "arith"
 
 
 def _register_scalar():
     for name, (kname, reverse) in SCALAR_OPS.items():
         operands = "(scalar, x)" if reverse else "(x, scalar)"
+        float_note = (" Integer arrays give float32." if kname in _FLOAT_RESULT
+                      else " " + _SCALAR_DOC[_scalar_doc_kind(kname)])
         register(OpDef(
-            name, inputs=("data",), params=(Param("scalar", "float", 1.0, "the scalar operand"),),
+            name, inputs=("data",),
+            params=(Param("scalar", "any", 1.0, "the scalar operand: a number (an int is kept "
+                          "exact)"),),
             infer_shape=same_shape, infer_type=_scalar_type(name, kname),
-            compute={"cpu": _binary_compute(kname, reverse)}, elementwise=True,
+            compute={"cpu": _scalar_compute(name, kname, reverse)}, elementwise=True,
             gradient=NON_DIFFERENTIABLE if kname in COMPARISONS else _scalar_gradient(name),
-            doc=f"Element-wise broadcast_{kname}{operands} with a Python scalar; the result keeps the array's dtype "
-                "(the scalar is cast to it, as in MXNet)."))
+            doc=f"Element-wise broadcast_{kname}{operands} with a Python scalar." + float_note
+                + ("" if kname in LOGICAL_OPS else BOOL_NOTE)))
 
 
 # ---- gradients (each built from registered ops, so it is differentiable again) --------------

@@ -7,6 +7,7 @@ INT_MIN/-1, negative integer powers), mixed-dtype promotion and the error paths.
 The oracles and the dtype rules below are written from the documented semantics (MXNet
 names, NumPy values), not read back from the implementation.
 """
+import math
 import operator
 
 import numpy as np
@@ -35,6 +36,18 @@ def _round_half_away(x):
     """MXNet's round: halves go away from zero (NumPy's round/rint go to even)."""
     t = np.trunc(x)
     return np.copysign(t + np.sign(x) * (np.abs(x - t) >= 0.5), x)
+
+
+def _rint_half_down(x):
+    """MXNet's documented rint: the nearest integer, a tie (n + 0.5) going down to n
+    (rint(2.5) = 2, rint(-2.5) = -3), written independently of the kernel's floor/ceil
+    comparison: floor(x) plus 1 where the fractional part is strictly above one half, the
+    sign of a zero result taken from x (as the C floor/ceil functions give it)."""
+    f = np.floor(x)
+    with np.errstate(invalid="ignore"):
+        r = f + ((x - f) > 0.5)
+    r = np.where(np.isfinite(x), r, x)
+    return np.where(r == 0, np.copysign(0.0, x), r)
 
 
 # name: (oracle on float64, sampling domain (lo, hi), "uniform" | "magnitude" (random sign))
@@ -78,7 +91,7 @@ UNARY_SPEC = {
     "floor": (np.floor, (-10, 10), "uniform"),
     "ceil": (np.ceil, (-10, 10), "uniform"),
     "round": (_round_half_away, (-10, 10), "uniform"),
-    "rint": (np.rint, (-10, 10), "uniform"),
+    "rint": (_rint_half_down, (-10, 10), "uniform"),
     "fix": (np.fix, (-10, 10), "uniform"),
     "trunc": (np.trunc, (-10, 10), "uniform"),
     "logical_not": (lambda x: (x == 0).astype(x.dtype), (-3, 3), "uniform"),
@@ -86,7 +99,8 @@ UNARY_SPEC = {
 # Ops that keep an integer dtype (an integer kernel) and ops that keep bool.
 INT_UNARY = {"abs", "sign", "negative", "square", "relu", "floor", "ceil", "round", "rint",
              "fix", "trunc", "logical_not"}
-BOOL_KEEP = {"abs", "relu", "floor", "ceil", "round", "rint", "fix", "trunc", "logical_not"}
+# bool input: logical ops keep bool, everything else is arithmetic on 0/1 in float32
+BOOL_KEEP = {"logical_not"}
 FLOAT_ONLY = sorted(set(UNARY_SPEC) - INT_UNARY)
 
 
@@ -153,9 +167,9 @@ _FLOAT_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": n
                  "minimum": np.minimum, "hypot": np.hypot}
 _INT_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
                "div": _trunc_div, "mod": _py_mod, "maximum": max, "minimum": min}
-_BOOL_BINARY = {"mul": np.logical_and, "maximum": np.logical_or, "minimum": np.logical_and}
-# binary kernels that refuse bool / compute integers (and bool) in float32
-NO_BOOL = {"add", "sub", "div", "mod", "power"}
+# binary kernels that compute bool in float32 (all but comparisons and logical ops) / compute
+# integers in float32
+BOOL_TO_FLOAT = {"add", "sub", "mul", "div", "mod", "power", "maximum", "minimum", "hypot"}
 FLOAT_RESULT = {"hypot"}
 
 
@@ -168,8 +182,6 @@ def binary_expected(kname, a, b):
         work = np.float32 if dt == np.float16 else dt
         with np.errstate(all="ignore"):
             return np.asarray(_FLOAT_BINARY[kname](a.astype(work), b.astype(work))).astype(dt)
-    if dt == np.bool_:
-        return np.asarray(_BOOL_BINARY[kname](a, b)).astype(dt)
     if kname == "power":
         bits = dt.itemsize * 8
         return _elementwise_py(lambda x, y: _int_pow(x, y, bits), a, b, dt)
@@ -309,10 +321,12 @@ def test_unary_gamma_negative_non_integers():
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_round_is_half_away_from_zero_and_rint_half_to_even(dtype):
+def test_round_is_half_away_from_zero_and_rint_half_down(dtype):
+    """round: halves away from zero; rint: MXNet's documented rule, "for input n.5 rint
+    returns n while round returns n+1; for -n.5 both return -n-1" (a tie goes down)."""
     x = _nd(np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49, -0.51], dtype=dtype))
     assert_result(mx.nd.round(x), np.array([1, 2, 3, -1, -2, -3, 0, -1], dtype=dtype))
-    assert_result(mx.nd.rint(x), np.array([0, 2, 2, -0.0, -2, -2, 0, -1], dtype=dtype))
+    assert_result(mx.nd.rint(x), np.array([0, 1, 2, -1, -2, -3, 0, -1], dtype=dtype))
     assert_result(mx.nd.fix(x), np.array([0, 1, 2, -0.0, -1, -2, 0, -0.0], dtype=dtype))
 
 
@@ -337,12 +351,14 @@ def test_unary_rejects_non_ndarray():
 
 # ---- binary, broadcasting -----------------------------------------------------------------
 def _supported(kname):
-    return [d for d in ALL_DTYPES if not (d == "bool" and kname in NO_BOOL)]
+    return list(ALL_DTYPES)
 
 
 def _result_dtype(kname, dt):
     dt = np.dtype(dt)
-    return np.dtype(np.float32) if (kname in FLOAT_RESULT and dt.kind in "iub") else dt
+    if dt == np.bool_:
+        return np.dtype(np.float32) if kname in BOOL_TO_FLOAT else dt
+    return np.dtype(np.float32) if (kname in FLOAT_RESULT and dt.kind in "iu") else dt
 
 
 def _check_binary(op, kname, a, b):
@@ -378,10 +394,6 @@ def test_broadcast_binary_random_shapes(kname):
 @pytest.mark.parametrize("kname", sorted(BINARY))
 def test_broadcast_binary_every_dtype(kname, dtype, rng):
     """Each (op, dtype) pair, with a 3-D broadcast that exercises strides 0 on both sides."""
-    if dtype == "bool" and kname in NO_BOOL:
-        with pytest.raises(MXNetError, match=f"broadcast_{kname}"):
-            getattr(mx.nd, f"broadcast_{kname}")(_nd(np.ones((2, 1), bool)), _nd(np.ones(3, bool)))
-        return
     shape_a, shape_b = (4, 1, 5), (3, 1)
     if dtype in FLOATS:
         a, b = rng.uniform(-4, 4, shape_a), rng.uniform(-4, 4, shape_b)
@@ -486,11 +498,9 @@ def test_mixed_dtype_promotion(d1, d2):
     a = np.array([[0, 1, 5], [2, 3, 1]]).astype(d1)
     b = np.array([1, 0, 5]).astype(d2)
     p = _promoted(d1, d2)
-    if p == np.bool_:
-        with pytest.raises(MXNetError, match="broadcast_add.*bool"):
-            mx.nd.broadcast_add(_nd(a), _nd(b))
-    else:
-        assert_result(mx.nd.broadcast_add(_nd(a), _nd(b)), binary_expected("add", a.astype(p), b.astype(p)))
+    ap = np.dtype(np.float32) if p == np.bool_ else p      # bool arithmetic is float32
+    assert_result(mx.nd.broadcast_add(_nd(a), _nd(b)),
+                  binary_expected("add", a.astype(ap), b.astype(ap)))
     assert_result(mx.nd.broadcast_greater(_nd(a), _nd(b)),
                   binary_expected("greater", a.astype(p), b.astype(p)))
     hp = np.dtype(np.float32) if p.kind in "iub" else p
@@ -516,16 +526,13 @@ def test_elemwise_same_shape(op, dtype, rng):
     if dtype == "bool":
         a = rng.integers(0, 2, (3, 4)).astype(bool)
         b = rng.integers(0, 2, (3, 4)).astype(bool)
-        if kname in NO_BOOL:
-            with pytest.raises(MXNetError, match=op):
-                getattr(mx.nd, op)(_nd(a), _nd(b))
-            return
     else:
         a = rng.integers(-20, 20, (3, 4)).astype(dtype) if dtype != "uint8" else \
             rng.integers(0, 255, (3, 4)).astype(dtype)
         b = rng.integers(-5, 5, (3, 4)).astype(dtype) if dtype != "uint8" else \
             rng.integers(0, 9, (3, 4)).astype(dtype)
-    expected = binary_expected(kname, a, b)
+    rdt = _result_dtype(kname, a.dtype)
+    expected = binary_expected(kname, a.astype(rdt), b.astype(rdt))
     assert_result(getattr(mx.nd, op)(_nd(a), _nd(b)), expected)
     for alias in aliases:
         assert_result(getattr(mx.nd._internal, alias)(_nd(a), _nd(b)), expected)
@@ -540,19 +547,32 @@ def test_elemwise_shape_mismatch(op):
         getattr(mx.nd, op)(mx.nd.array(np.ones(3)), mx.nd.array(np.ones(())))
 
 
-def test_bool_arithmetic_is_an_error():
+def test_bool_arithmetic_is_float32():
+    """Arithmetic reads bool as 0/1 and returns float32 (MXNet's default dtype); comparisons
+    and logical ops keep bool."""
     t = mx.nd.array([True, False], dtype="bool")
-    for op in ("broadcast_add", "broadcast_sub", "broadcast_div", "broadcast_mod",
-               "broadcast_power", "elemwise_add"):
-        with pytest.raises(MXNetError, match=rf"{op}.*bool"):
-            getattr(mx.nd, op)(t, t)
-    with pytest.raises(MXNetError, match="bool"):
-        t + t
-    with pytest.raises(MXNetError, match="_plus_scalar.*bool"):
-        t + 1
-    # what bool does support: logical ops, comparisons, * (and), max/min
-    assert_result(t * t, np.array([True, False]))
+    f = np.array([1.0, 0.0], np.float32)
+    assert_result(t * 5, np.array([5, 0], np.float32))
+    assert_result(5 * t, np.array([5, 0], np.float32))
+    assert_result(t + t, f + f)
+    assert_result(t - 1, f - 1)
+    assert_result(t * t, f * f)
+    assert_result(t / 2, f / 2)
+    assert_result(-t, -f)
+    assert_result(t * 2.5, f * np.float32(2.5))
+    for op, ref in (("broadcast_add", np.add), ("broadcast_sub", np.subtract),
+                    ("broadcast_mul", np.multiply), ("broadcast_maximum", np.maximum),
+                    ("broadcast_minimum", np.minimum), ("elemwise_add", np.add)):
+        assert_result(getattr(mx.nd, op)(t, t[::-1]), ref(f, f[::-1]))
+    for name in ("abs", "sign", "square", "relu", "floor", "rint", "negative"):
+        got = getattr(mx.nd, name)(t)
+        assert got.dtype == np.float32, name
+    # comparisons and logical ops keep bool, and compare the truth values exactly
+    assert_result(t == t, np.array([True, True]))
+    assert_result(t > 0.5, np.array([True, False]))
+    assert_result(t == 2, np.array([False, False]))
     assert_result(mx.nd.broadcast_logical_xor(t, t[::-1]), np.array([True, True]))
+    assert_result(mx.nd.logical_not(t), np.array([False, True]))
 
 
 # ---- scalar ops ------------------------------------------------------------------------------
@@ -589,10 +609,6 @@ def test_scalar_op(name, dtype, rng):
     fn = getattr(mx.nd._internal, name)
     if dtype == "bool":
         x = np.array([True, False, True, False])
-        if kname in NO_BOOL:
-            with pytest.raises(MXNetError, match=name):
-                fn(_nd(x), scalar=1)
-            return
         scalars = SCALARS["bool"]
     elif dtype in FLOATS:
         x = rng.uniform(-5, 5, 12).astype(dtype)
@@ -608,10 +624,17 @@ def test_scalar_op(name, dtype, rng):
     rdt = _result_dtype(kname, np.dtype(dtype))
     work = np.float32 if rdt == np.float16 else rdt
     for s in scalars:
-        sv = np.full(x.shape, np.array(s).astype(work)).astype(rdt) if rdt != np.float16 else \
-            np.full(x.shape, np.float32(s))
-        xr = x.astype(rdt) if rdt != np.float16 else x.astype(np.float32)
-        expected = binary_expected(kname, sv, xr) if reverse else binary_expected(kname, xr, sv)
+        if rdt.kind in "iub" and kname in _COMPARE:       # exact, whatever the scalar
+            expected = np.asarray(_COMPARE[kname](x.astype(np.float64), s)).astype(rdt)
+        elif rdt.kind in "iu" and kname in ("maximum", "minimum"):   # clip's rounding
+            b = math.ceil(s) if kname == "maximum" else math.floor(s)
+            expected = binary_expected(kname, x, np.full(x.shape, b).astype(rdt))
+        else:                          # the scalar cast to the compute dtype (MXNet)
+            sv = np.full(x.shape, np.array(s).astype(work)).astype(rdt) \
+                if rdt != np.float16 else np.full(x.shape, np.float32(s))
+            xr = x.astype(rdt) if rdt != np.float16 else x.astype(np.float32)
+            expected = binary_expected(kname, sv, xr) if reverse else \
+                binary_expected(kname, xr, sv)
         assert_result(fn(_nd(x), scalar=s), expected.astype(rdt))
 
 
