@@ -290,9 +290,11 @@ def int_scalar(name, kname, value, dt):
     * maximum / minimum: clip's rule (``maximum(x, s)`` is ``clip(x, s, inf)``): s rounds up
       for maximum, down for minimum; beyond the range on the harmless side it changes
       nothing; on the other side every result would be unrepresentable: MXNetError.
-    * Arithmetic: the scalar is cast to the dtype as MXNet did (a fraction truncated toward
-      zero, an out-of-range integer wrapped, which keeps +, - and * exact modulo 2**bits);
-      NaN or infinity is an MXNetError.
+    * Arithmetic: an integer scalar out of the dtype's range wraps, which keeps +, - and *
+      exact modulo 2**bits (as the results themselves wrap). A fractional scalar, or an
+      out-of-range one for division, modulo, power or hypot, is an MXNetError: MXNet cast it
+      silently (``int_array * 2.5`` multiplied by 2, ``int8 // 300`` divided by 44), a wrong
+      answer with no warning. NaN or infinity is an MXNetError.
     """
     lo, hi = dtype_range(dt)
     nan = isinstance(value, float) and math.isnan(value)
@@ -330,7 +332,14 @@ def int_scalar(name, kname, value, dt):
             raise op_error(name, f"scalar={value} is {side}: every result would be the scalar, "
                            f"which {dt} cannot hold")
         return None, int(min(max(bound, lo), hi))
-    v = int(value)                   # truncates toward zero, as a C cast
+    if isinstance(value, float) and not value.is_integer():
+        raise op_error(name, f"scalar={value} is not an integer: {dt} arithmetic would "
+                       f"truncate it to {int(value)}; cast the array to a float dtype first "
+                       "(x.astype('float32'))")
+    v = int(value)
+    if not lo <= v <= hi and kname not in ("add", "sub", "mul"):
+        raise op_error(name, f"scalar={value} is outside the {dt} range [{lo}, {hi}]: the "
+                       f"result of {kname} would be wrong; cast the array to a wider dtype first")
     span = hi - lo + 1
     return None, (v - lo) % span + lo
 
@@ -423,9 +432,10 @@ _SCALAR_DOC = {
               "harmless side changes nothing, and one that would make every result "
               "unrepresentable (``maximum(int8, 1000)``) is an MXNetError (MXNet cast it, "
               "so ``maximum(uint8, -1)`` gave 255).",
-    "arith": "The result keeps the array's dtype; for integer arrays the scalar is cast to it "
-             "as in MXNet (a fraction truncated toward zero, an out-of-range integer wrapped, "
-             "so +, - and * stay exact modulo ``2**bits``), and NaN or infinity is an MXNetError.",
+    "arith": "The result keeps the array's dtype. For integer arrays an out-of-range integer "
+             "scalar wraps in +, - and * (exact modulo ``2**bits``); a fractional scalar, an "
+             "out-of-range one in the other ops, NaN or infinity is an MXNetError (MXNet "
+             "truncated or wrapped it silently: ``int_array * 2.5`` multiplied by 2).",
 }
 
 

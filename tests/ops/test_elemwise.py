@@ -595,6 +595,19 @@ SCALARS = {"float": [0.0, 1.0, -1.0, 2.5, -3.75, 0.5], "int": [0, 1, -1, 2.5, -3
            "uint8": [0, 1, 2.5, 7, 200], "bool": [0, 1, 2.5]}
 
 
+_INT_ARITH = ("add", "sub", "mul", "div", "mod", "power", "hypot")
+
+
+def test_integer_arithmetic_scalars_out_of_range():
+    x = mx.nd.array([100, -100, 7], dtype="int8")
+    # +, - and * wrap exactly modulo 2**8, as the results themselves do
+    assert_result(x + 300, (np.array([100, -100, 7]) + 300).astype(np.int8))
+    assert_result(x * 300, (np.array([100, -100, 7]) * 300).astype(np.int8))
+    for op in (lambda: x / 300, lambda: x % 300, lambda: x ** 300):
+        with pytest.raises(MXNetError, match="outside the int8 range"):
+            op()
+
+
 def test_scalar_spec_matches_registry():
     assert set(SCALAR_SPEC) == set(SCALAR_OPS)
     for name in SCALAR_SPEC:
@@ -624,6 +637,12 @@ def test_scalar_op(name, dtype, rng):
     rdt = _result_dtype(kname, np.dtype(dtype))
     work = np.float32 if rdt == np.float16 else rdt
     for s in scalars:
+        if (rdt.kind in "iu" and kname in _INT_ARITH and isinstance(s, float)
+                and not s.is_integer()):
+            # a fraction would be truncated (MXNet did so silently): refused
+            with pytest.raises(MXNetError, match="is not an integer"):
+                fn(_nd(x), scalar=s)
+            continue
         if rdt.kind in "iub" and kname in _COMPARE:       # exact, whatever the scalar
             expected = np.asarray(_COMPARE[kname](x.astype(np.float64), s)).astype(rdt)
         elif rdt.kind in "iu" and kname in ("maximum", "minimum"):   # clip's rounding
