@@ -14,7 +14,7 @@ from ..context import Context, current_context
 from ..ops.indexing import (canonical_key, has_repeats, is_first_axis_view, region_shape,
                             write_region)
 from ..ops.registry import REGISTRY, Attrs
-from ..ops.shape_utils import check_shape, infer_reshape
+from ..ops.shape_utils import check_alloc, infer_reshape, size_of
 
 __all__ = ["NDArray", "invoke", "array", "empty", "waitall"]
 
@@ -470,16 +470,29 @@ def invoke(op, inputs, kwargs, out=None):
         return out
     entries = _tape.parents(inputs) if recording else None
     if len(shapes) == 1:
-        outputs = [np.empty(shapes[0], dtypes[0])]
+        try:
+            outputs = [np.empty(shapes[0], dtypes[0])]
+        except MemoryError:
+            outputs = [_allocate(op.name, shapes[0], dtypes[0])]
         kernel(arrays, outputs, attrs)
         result = NDArray._wrap(outputs[0], ctx)
     else:
-        outputs = [np.empty(s, d) for s, d in zip(shapes, dtypes)]
+        outputs = [_allocate(op.name, s, d) for s, d in zip(shapes, dtypes)]
         kernel(arrays, outputs, attrs)
         result = [NDArray._wrap(o, ctx) for o in outputs]
     if recording:
         _tape.attach(op, attrs, entries, inputs, result)
     return result
+
+
+def _allocate(op_name, shape, dtype):
+    """``np.empty``, with MXNetError naming the op and the shape when memory runs out."""
+    try:
+        return np.empty(shape, dtype)
+    except MemoryError:
+        raise op_error(op_name, f"cannot allocate an output of shape {tuple(shape)} and dtype "
+                       f"{np.dtype(dtype)} ({size_of(shape) * np.dtype(dtype).itemsize} bytes): "
+                       "out of memory") from None
 
 
 def _saved_inputs(op, inputs, outputs, entries):
@@ -554,9 +567,10 @@ def empty(shape, ctx=None, dtype=None):
     """An uninitialised NDArray of ``shape`` (float32 by default)."""
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
-    shape = check_shape("empty", shape)
+    dt = normalize_dtype(dtype, "empty")
+    shape = check_alloc("empty", shape, dt, "shape")
     ctx = ctx or current_context()
-    return NDArray._wrap(np.empty(shape, normalize_dtype(dtype, "empty")), ctx)
+    return NDArray._wrap(_allocate("empty", shape, dt), ctx)
 
 
 def waitall():

@@ -54,6 +54,8 @@ def _parse_float(op, name, v):
         return float(v)
     except (TypeError, ValueError):
         raise op_error(op, f"parameter {name!r} must be a number, got {v!r}") from None
+    except OverflowError:
+        raise op_error(op, f"parameter {name!r}={v!r} is beyond the float64 range") from None
 
 
 def _parse_bool(op, name, v):

@@ -302,3 +302,12 @@ def test_reshape_issue_examples_and_integral_floats():
     assert x.reshape(2.0, 3).shape == (2, 3)                    # integral floats, as the registry
     assert x.reshape(np.int64(3), -1).shape == (3, 2)
     assert mx.nd.zeros((np.int32(2), 3.0)).shape == (2, 3)
+
+
+def test_impossible_outputs_of_any_op_are_mxnet_errors():
+    with pytest.raises(MXNetError, match="empty"):
+        mx.nd.empty((2**40, 2**30))
+    with pytest.raises(MXNetError, match=r"tile: cannot allocate .*\(10000000, 100000000\)"):
+        mx.nd.tile(mx.nd.ones((1000,)), reps=(10**7, 10**5))
+    with pytest.raises(MXNetError, match="'high'.*beyond the float64 range"):
+        mx.nd.random.uniform(0, 10**400, shape=(2,))
