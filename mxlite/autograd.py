@@ -1,14 +1,16 @@
 """Tape-based automatic differentiation with gradients of any order (MXNet 1.x API).
 
 While recording, every executed operator with a differentiable input is appended to the
-graph as a ``Node``; so is every indexing and every in-place write (``y[0] = v``, ``y += 1``,
-``out=``), which gives the written array (and the arrays it is a view of) a new entry.
-Each array carries a version counter, shared by the arrays that alias its buffer, which
-every in-place write bumps: ``backward`` refuses to use a saved value that changed after it
-was saved (torch's rule), and an array whose recorded history no longer describes its value
-cannot be used under ``record()``. ``backward``/``grad`` walk the graph in reverse topological order and
-call each operator's FGradient, which builds the input gradients *from registered ops*.
-With ``create_graph=True`` those ops are recorded too, so the result can be differentiated
+graph as a ``Node``; so is every indexing and every in-place write (``y[0] = v``,
+``y += 1``, ``out=``), which gives the written array (and the arrays it is a view of) a new
+entry. Each array carries a version counter, shared by the arrays that alias its buffer,
+which every in-place write bumps: ``backward`` refuses to use a saved value that changed
+after it was saved (torch's rule), and an array whose recorded history no longer describes
+its value cannot be used under ``record()``.
+
+``backward``/``grad`` walk the graph in reverse topological order and call each operator's
+FGradient, which builds the input gradients *from registered ops*. With
+``create_graph=True`` those ops are recorded too, so the result can be differentiated
 again, to any order.
 """
 import sys
