@@ -452,3 +452,52 @@ def test_sequences_of_writes_match_finite_differences(forms, seed):
         return y * x
     check_grads(f, [_x((4, 4), seed % 97), _x((4,), seed % 89 + 1)], order=1, seed=seed % 7,
                 rtol=1e-4, name="+".join(forms))
+
+
+# ---- random programs of views, writes and reads ------------------------------------------------
+_STEPS = ("view", "reshape view", "write y", "write view", "add into view", "read view",
+          "read y", "setitem y advanced", "copyto view")
+
+
+def _run_program(steps, x, w):
+    """Interpret ``steps`` on y = 1.5 x: views are taken, written and read in any order; the
+    loss sums every read (weighted by x, so second uses of stale values would show)."""
+    y = x * 1.5
+    views, reads = [], []
+    for k, step in enumerate(steps):
+        v = views[k % len(views)] if views else None
+        if step == "view":
+            views.append(y[1 + k % 2:])
+        elif step == "reshape view":
+            views.append(y.reshape((-1,)))
+        elif step == "write y":
+            y[k % 3] = w[k % 4] * (k + 1)
+        elif step == "setitem y advanced":
+            y[np.array([2, 0])] = w * w
+        elif step == "write view" and v is not None:
+            v[0] = w[(k + 1) % 4] - k
+        elif step == "add into view" and v is not None:
+            v += w[k % 4]
+        elif step == "copyto view" and v is not None:
+            (v * w[0]).copyto(v)
+        elif step == "read view" and v is not None:
+            reads.append((v * v).sum())
+        elif step == "read y":
+            reads.append((y * x).sum())
+    loss = (y * y).sum()
+    for r in reads:
+        loss = loss + r
+    return loss
+
+
+@settings(max_examples=80)
+@given(st.lists(st.sampled_from(_STEPS), min_size=1, max_size=8))
+def test_random_programs_of_views_and_writes(steps):
+    """Either the gradient matches finite differences, or a stale/saved value is refused with
+    an MXNetError: never a silently wrong gradient."""
+    x, w = _x((3, 4)), _x((4,), seed=1)
+    try:
+        check_grads(lambda x, w: _run_program(steps, x, w), [x, w], order=1, rtol=1e-4,
+                    name=" -> ".join(steps))
+    except MXNetError as e:
+        assert "modified in place" in str(e) or "no longer describes" in str(e), e
