@@ -1,0 +1,54 @@
+"""Which registered operator a Python operator or an ``nd.add``-style function calls.
+
+Shared by every front end (``mx.nd`` dunders and functions today, ``mx.sym`` later): each
+row names registered ops only, so a front end routes by name and never hard-codes one.
+"""
+
+__all__ = ["ARITHMETIC", "COMPARISONS", "BINARY_FUNCTIONS"]
+
+# (dunder stem, array op, scalar op, reflected scalar op): ``a - 2`` runs ``_minus_scalar``,
+# ``2 - a`` runs ``_rminus_scalar``, ``a - b`` runs ``broadcast_sub``.
+ARITHMETIC = (
+    ("add", "broadcast_add", "_plus_scalar", "_plus_scalar"),
+    ("sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+    ("mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"),
+    ("truediv", "broadcast_div", "_div_scalar", "_rdiv_scalar"),
+    ("mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+    ("pow", "broadcast_power", "_power_scalar", "_rpower_scalar"),
+)
+
+# (dunder stem, array op, scalar op); Python reflects comparisons itself (``2 < a`` is
+# ``a > 2``), so no reflected op is needed.
+COMPARISONS = (
+    ("eq", "broadcast_equal", "_equal_scalar"),
+    ("ne", "broadcast_not_equal", "_not_equal_scalar"),
+    ("gt", "broadcast_greater", "_greater_scalar"),
+    ("ge", "broadcast_greater_equal", "_greater_equal_scalar"),
+    ("lt", "broadcast_lesser", "_lesser_scalar"),
+    ("le", "broadcast_lesser_equal", "_lesser_equal_scalar"),
+)
+
+# MXNet's nd.add, nd.maximum, ...: functions whose operands may each be an array or a
+# scalar, routed to the broadcast_* op or to the scalar op (reflected when the scalar is on
+# the left). name: (array op, scalar op, scalar-on-the-left op)
+BINARY_FUNCTIONS = {
+    "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
+    "subtract": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+    "multiply": ("broadcast_mul", "_mul_scalar", "_mul_scalar"),
+    "divide": ("broadcast_div", "_div_scalar", "_rdiv_scalar"),
+    "modulo": ("broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+    "power": ("broadcast_power", "_power_scalar", "_rpower_scalar"),
+    "maximum": ("broadcast_maximum", "_maximum_scalar", "_maximum_scalar"),
+    "minimum": ("broadcast_minimum", "_minimum_scalar", "_minimum_scalar"),
+    "hypot": ("broadcast_hypot", "_hypot_scalar", "_hypot_scalar"),
+    "equal": ("broadcast_equal", "_equal_scalar", "_equal_scalar"),
+    "not_equal": ("broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar"),
+    "greater": ("broadcast_greater", "_greater_scalar", "_lesser_scalar"),
+    "greater_equal": ("broadcast_greater_equal", "_greater_equal_scalar",
+                      "_lesser_equal_scalar"),
+    "lesser": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar"),
+    "lesser_equal": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar"),
+    "logical_and": ("broadcast_logical_and", "_logical_and_scalar", "_logical_and_scalar"),
+    "logical_or": ("broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar"),
+    "logical_xor": ("broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar"),
+}
