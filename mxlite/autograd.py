@@ -37,13 +37,14 @@ class Node:
     ``parents[i]`` is the (node, output index) entry that produced input i, or None for an
     input that needs no gradient. ``inputs``/``outputs`` keep the arrays only when the
     operator's FGradient declares it needs them (``grad_needs``); shapes and dtypes are
-    always kept. The node itself is what an FGradient receives as ``node``: ``wants[i]``
-    then says whether input i's gradient is asked for.
+    always kept, and so is ``context``, the device the op ran on (where an FGradient
+    creates arrays, e.g. zeros). The node itself is what an FGradient receives as ``node``:
+    ``wants[i]`` then says whether input i's gradient is asked for.
     """
 
     __slots__ = ("op", "attrs", "parents", "inputs", "outputs", "input_shapes",
-                 "input_dtypes", "output_shapes", "output_dtypes", "variable", "released",
-                 "wants", "versions", "__weakref__")
+                 "input_dtypes", "output_shapes", "output_dtypes", "context", "variable",
+                 "released", "wants", "versions", "__weakref__")
 
     def __init__(self, op, attrs, parents, inputs, outputs):
         self.op, self.attrs, self.parents = op, attrs, parents
@@ -61,6 +62,7 @@ class Node:
         data = list(map(_data_of, outputs))
         self.output_shapes = list(map(_shape_of, data))
         self.output_dtypes = list(map(_dtype_of, data))
+        self.context = outputs[0]._ctx if outputs else None
         self.variable = None      # the NDArray of a leaf (attach_grad / mark_variables)
         self.released = False
         self.wants = None
@@ -344,7 +346,7 @@ def _backprop_node(F, node, ograds, grads, relevant):
     if op.gradient is None:
         raise MXNetError(f"autograd: operator {op.name!r} declares no gradient yet")
     if any(g is None for g in ograds):      # (not ``None in``: NDArray == is an operator)
-        ograds = [g if g is not None else F.zeros(s, dtype=d)
+        ograds = [g if g is not None else F.zeros(s, dtype=d, ctx=node.context)
                   for g, s, d in zip(ograds, node.output_shapes, node.output_dtypes)]
     if node.versions is not None:
         _check_saved(node)
