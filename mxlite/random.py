@@ -1,8 +1,8 @@
 """``mx.random``: seeding, and shortcuts to the ``mx.nd.random`` sampling operators.
 
 ``mx.random.seed(n)`` seeds every device (or one, with ``ctx=``); a seed replays the same
-sequence of random operator calls, on any number of threads, and CPU and GPU give the same
-numbers. The sampling functions here forward to ``mx.nd.random``; as in MXNet, ``shape``
+sequence of random operator calls, on any number of threads (the generator is
+counter-based, so a future GPU backend can give the same numbers). The sampling functions here forward to ``mx.nd.random``; as in MXNet, ``shape``
 and ``dtype`` default to ``out``'s when ``out`` is given (else to ``(1,)`` and the
 operator's default dtype).
 

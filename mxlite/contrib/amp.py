@@ -55,12 +55,14 @@ class DynamicLossScaler:
     """Scale the loss, check the gradients, skip overflowing steps, adapt the scale.
 
     Parameters (MXNet's amp defaults):
-      init_scale    the first loss scale (2**16)
-      scale_factor  the scale is divided by it on overflow and multiplied by it to grow (2)
-      scale_window  good steps in a row after which the scale grows (2000)
-      tolerance     fraction of the steps since the last rescale that may overflow before
-                    the scale shrinks; 0 (default) shrinks on every overflow
-      min_scale, max_scale   bounds of the scale (1 and 2**24, MXNet's maximum)
+
+    * ``init_scale``: the first loss scale (2**16).
+    * ``scale_factor``: the scale is divided by it on overflow and multiplied by it to
+      grow (2).
+    * ``scale_window``: good steps in a row after which the scale grows (2000).
+    * ``tolerance``: fraction of the steps since the last rescale that may overflow before
+      the scale shrinks; 0 (default) shrinks on every overflow.
+    * ``min_scale``, ``max_scale``: bounds of the scale (1 and 2**24, MXNet's maximum).
 
     Use ``scale(loss)`` (or ``scale_loss``) under ``autograd.record()``, call ``backward``,
     then ``step(grads, update)``: it checks the gradients with ``all_finite``; if they are

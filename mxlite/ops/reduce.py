@@ -230,7 +230,7 @@ def _spread(F, node, g):
     gradient with the reduced axes kept (broadcast_to's own gradient is sum_to)."""
     in_shape = tuple(node.input_shapes[0])
     if size_of(in_shape) == 0:
-        return F.zeros(in_shape, dtype=node.input_dtypes[0])
+        return F.zeros(in_shape, dtype=node.input_dtypes[0], ctx=node.context)
     kept = _kept_shape(node, _axes_of(node))
     if tuple(node.output_shapes[0]) != kept:
         g = F.reshape(g, shape=kept)
@@ -374,7 +374,7 @@ def _register_norm():
                 Param("keepdims", "bool", False, "keep the reduced axes as size-1 dimensions")),
         infer_shape=_norm_infer_shape, infer_type=_norm_infer_type,
         compute={"cpu": _norm_compute}, gradient=_norm_grad,
-        doc="L1 (``ord=1``: sum of |x|) or L2 (``ord=2``: sqrt of the sum of x*x) norm over "
+        doc="L1 (``ord=1``: sum of ``|x|``) or L2 (``ord=2``: sqrt of the sum of x*x) norm over "
             "the given axes. With ``axis=None`` the array is flattened (result shape (1,)); "
             "with a tuple of axes the norm is taken entry-wise over all of them (for two "
             "axes and ord=2 this is the Frobenius norm, as in MXNet). float32 squares are "
@@ -471,8 +471,7 @@ def _sum_to_grad(F, node, ograds):
         return [None]
     g, in_shape = ograds[0], tuple(node.input_shapes[0])
     if size_of(in_shape) == 0:
-        return [F.zeros(in_shape, dtype=node.input_dtypes[0],
-                        ctx=getattr(g, "context", None))]
+        return [F.zeros(in_shape, dtype=node.input_dtypes[0], ctx=node.context)]
     if tuple(node.output_shapes[0]) == in_shape:
         return [g]
     return [F.broadcast_to(g, shape=in_shape)]
