@@ -197,7 +197,7 @@ def _setitem_grad(F, node, ograds):
     data_shape, value_shape = node.input_shapes
     grads = [None, None]
     if node.wants[0]:
-        zero = F.zeros((), dtype=node.input_dtypes[1], ctx=getattr(g, "context", None))
+        zero = F.zeros((), dtype=node.input_dtypes[1], ctx=node.context)
         grads[0] = F._internal._setitem(g, zero, key=a.key)
     if node.wants[1]:
         if has_repeats(a.key, data_shape):

@@ -555,19 +555,20 @@ def _diag_scatter_compute(ins, outs, attrs):
 
 # ---- gradients -------------------------------------------------------------------------------
 # Each FGradient calls registered operators on handles only (F is ``mx.nd`` or, later,
-# ``mx.sym``) and takes every shape and dtype from ``node``, never from a handle or its data.
-def _zeros(F, like, shape, dtype):
-    """Zeros of ``shape`` and ``dtype``, on the device of the handle ``like``."""
-    return F.zeros(shape, dtype=dtype, ctx=getattr(like, "context", None))
+# ``mx.sym``) and takes every shape, dtype and the device from ``node``, never from a handle
+# or its data (tests/test_symbolic_gradients.py traces every FGradient on bare handles).
+def _zeros(F, node, shape, dtype):
+    """Zeros of ``shape`` and ``dtype``, on the device ``node`` ran on."""
+    return F.zeros(shape, dtype=dtype, ctx=node.context)
 
 
-def _reshape_to(F, g, g_shape, shape, dtype):
+def _reshape_to(F, node, g, g_shape, shape, dtype):
     """``g`` (of shape ``g_shape``) reshaped to the plain shape ``shape``. An empty ``shape``
     would be misread (a 0 in reshape's ``shape`` copies an input dimension), and a gradient
     of an empty input has no elements anyway: it is then an empty constant."""
     shape = tuple(shape)
     if size_of(shape) == 0:
-        return _zeros(F, g, shape, dtype)
+        return _zeros(F, node, shape, dtype)
     return g if tuple(g_shape) == shape else F.reshape(g, shape=shape)
 
 
@@ -576,17 +577,17 @@ def _sum_copies(F, node, g, wide, unit):
     summed down to ``unit`` (``sum_to``), seen as the input's shape."""
     in_shape, dtype = node.input_shapes[0], node.input_dtypes[0]
     if size_of(wide) == 0 or size_of(in_shape) == 0:   # no copies: the gradient is zero
-        return _zeros(F, g, in_shape, dtype)
-    g = _reshape_to(F, g, node.output_shapes[0], wide, dtype)
+        return _zeros(F, node, in_shape, dtype)
+    g = _reshape_to(F, node, g, node.output_shapes[0], wide, dtype)
     if tuple(wide) != tuple(unit):      # reps or repeats of 1 made no copies
         g = F.sum_to(g, shape=unit)
-    return _reshape_to(F, g, unit, in_shape, dtype)
+    return _reshape_to(F, node, g, unit, in_shape, dtype)
 
 
 def _reshape_grad(F, node, ograds):
     """y = x with a new shape (reshape, flatten, expand_dims, squeeze):
     dx = dy reshaped back to x's shape."""
-    return [_reshape_to(F, ograds[0], node.output_shapes[0], node.input_shapes[0],
+    return [_reshape_to(F, node, ograds[0], node.output_shapes[0], node.input_shapes[0],
                         node.input_dtypes[0])]
 
 
@@ -645,7 +646,8 @@ def _stack_grad(F, node, ograds):
         return parts if n > 1 else [parts]
     shape, dtype = node.input_shapes[0], node.input_dtypes[0]
     part = shape[:axis] + (1,) + shape[axis:]
-    return [_reshape_to(F, F.slice_axis(g, axis=axis, begin=i, end=i + 1), part, shape, dtype)
+    return [_reshape_to(F, node, F.slice_axis(g, axis=axis, begin=i, end=i + 1), part, shape,
+                        dtype)
             if want else None for i, want in enumerate(node.wants)]
 
 
@@ -691,7 +693,7 @@ def _unbroadcast_grad(F, node, ograds):
     grads = [(g if node.output_shapes[0] == in_shape else F.sum_to(g, shape=in_shape))
              if node.wants[0] else None]
     if len(node.input_shapes) == 2:
-        grads.append(_zeros(F, g, node.input_shapes[1], node.input_dtypes[1])
+        grads.append(_zeros(F, node, node.input_shapes[1], node.input_dtypes[1])
                      if node.wants[1] else None)
     return grads
 
