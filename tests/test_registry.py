@@ -212,8 +212,10 @@ BAD_VALUES = {
 
 def _bad_values(p):
     if p.kind == "str":
-        return ["__not_a_choice__"] if p.choices else [5, None]
-    return BAD_VALUES.get(p.kind, [])
+        bad = ["__not_a_choice__"] if p.choices else [5, None]
+    else:
+        bad = BAD_VALUES.get(p.kind, [])
+    return [v for v in bad if v is not None or not p.optional]   # optional: None is valid
 
 
 PARAM_CASES = [(op.name, p.name) for op in UNIQUE_OPS for p in op.params if _bad_values(p)]

@@ -69,7 +69,7 @@ for _name in ("zeros", "ones", "full"):
     register(OpDef(
         _name, inputs=(), infer_shape=_fill_shape(_name), infer_type=_dtype_param,
         params=(Param("shape", "shape", doc="output shape"),)
-        + ((Param("val", "any", doc="fill value: an int or a float, exact in dtype"),)
+        + ((Param("val", "number", doc="fill value: an int or a float, exact in dtype"),)
            if _name == "full" else ())
         + (_CTX, _DTYPE),
         compute={"cpu": _fill_compute(_name)}, gradient=NON_DIFFERENTIABLE,
@@ -145,9 +145,9 @@ def _arange_compute(ins, outs, attrs):
 
 register(OpDef(
     "arange", inputs=(), infer_shape=_arange_shape, infer_type=_dtype_param,
-    params=(Param("start", "any", doc="start of the interval (the stop when stop is None)"),
-            Param("stop", "any", None, "end of the interval, exclusive"),
-            Param("step", "any", 1, "spacing between values"),
+    params=(Param("start", "number", doc="start of the interval (the stop when stop is None)"),
+            Param("stop", "number", None, "end of the interval, exclusive"),
+            Param("step", "number", 1, "spacing between values"),
             Param("repeat", "int", 1, "times each value is repeated"),
             Param("infer_range", "bool", False, "unused; kept for MXNet compatibility"),
             _CTX, _DTYPE),
@@ -157,7 +157,8 @@ times (MXNet arange).
 
 The number of values is ``ceil((stop - start) / step)`` computed exactly (floats are taken as
 the exact rationals they hold). start, stop and step must be finite real numbers (NaN,
-infinity or a string is an MXNetError) and step non-zero. Integer start and step give exact
+infinity or a non-numeric string is an MXNetError; MXNet's string forms ``'5'``, ``'2.5'`` are
+numbers) and step non-zero. Integer start and step give exact
 values however large (``arange(2**53, 2**53 + 4, dtype='int64')``; MXNet went through float
 and lost them); for integer dtypes (and bool) start and step must be integers and every value
 must fit the dtype (bool: non-zero is True), for float dtypes every value must be finite in

@@ -454,7 +454,7 @@ def _register_scalar():
                       else " " + _SCALAR_DOC[_scalar_doc_kind(kname)])
         register(OpDef(
             name, inputs=("data",),
-            params=(Param("scalar", "any", 1.0, "the scalar operand: a number (an int is kept "
+            params=(Param("scalar", "number", 1.0, "the scalar operand: a number (an int is kept "
                           "exact)"),),
             infer_shape=same_shape, infer_type=_scalar_type(name, kname),
             compute={"cpu": _scalar_compute(name, kname, reverse)}, elementwise=True,

@@ -267,8 +267,8 @@ def _one_hot_compute(ins, outs, attrs):
 register(OpDef(
     "one_hot", inputs=("indices",),
     params=(Param("depth", "int", REQUIRED, "the size of the one-hot dimension"),
-            Param("on_value", "any", 1, "the value where index == position (a number)"),
-            Param("off_value", "any", 0, "the value everywhere else (a number)"),
+            Param("on_value", "number", 1, "the value where index == position (a number)"),
+            Param("off_value", "number", 0, "the value everywhere else (a number)"),
             Param("dtype", "dtype", "float32", "the output dtype")),
     infer_shape=_one_hot_shape, infer_type=_one_hot_type, compute={"cpu": _one_hot_compute},
     gradient=NON_DIFFERENTIABLE,
@@ -430,8 +430,8 @@ def _clip_compute(ins, outs, attrs):
 
 register(OpDef(
     "clip", inputs=("data",),
-    params=(Param("a_min", "any", REQUIRED, "the lower bound (a number)"),
-            Param("a_max", "any", REQUIRED, "the upper bound (a number)")),
+    params=(Param("a_min", "number", REQUIRED, "the lower bound (a number)"),
+            Param("a_max", "number", REQUIRED, "the upper bound (a number)")),
     infer_shape=_clip_shape, infer_type=_clip_type, compute={"cpu": _clip_compute},
     gradient=_clip_gradient,
     elementwise=True,

@@ -210,7 +210,7 @@ def _setitem_grad(F, node, ograds):
     return grads
 
 
-_KEY = Param("key", "any", doc="canonical index tuple (ints, slices, None, Ellipsis, arrays)")
+_KEY = Param("key", "index", doc="canonical index tuple (ints, slices, None, Ellipsis, arrays)")
 
 register(OpDef(
     "_getitem", inputs=("data",), params=(_KEY,), infer_shape=_getitem_shape,

@@ -14,7 +14,8 @@ BLAS_MAX = 2 ** 31 - 1
 
 _TRANSPOSE = (Param("transpose_a", "bool", False, "use the transpose of lhs"),
               Param("transpose_b", "bool", False, "use the transpose of rhs"),
-              Param("forward_stype", "any", None, "unused; dense storage only"))
+              Param("forward_stype", "str", None, "unused; dense storage only",
+                    choices=("default", "csr", "row_sparse")))
 
 
 def _dot_shape(shapes, attrs):

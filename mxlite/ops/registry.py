@@ -3,14 +3,13 @@
 ``mxlite.nd.*`` and (later) ``mxlite.sym.*`` are generated from these records; the autograd
 tape and the symbolic executor look operators up here and never import a family module.
 """
-import numpy as np
-
-from ..base import MXNetError, normalize_dtype, op_error
+from ..base import MXNetError, op_error
+from .params import KINDS, REQUIRED, Param
+from .shape_partial import infer_shape_partial, resolve_backward_shape
 
 __all__ = ["Param", "OpDef", "Attrs", "register", "get_op", "list_ops", "REGISTRY",
-           "NON_DIFFERENTIABLE", "REQUIRED", "namespace_of"]
+           "NON_DIFFERENTIABLE", "REQUIRED", "namespace_of", "KINDS"]
 
-REQUIRED = object()        # a Param default: the caller must give a value
 NON_DIFFERENTIABLE = "non-differentiable"   # explicit gradient marker (comparisons, argmax, ...)
 
 
@@ -26,124 +25,13 @@ class Attrs(dict):
             raise AttributeError(name) from None
 
 
-def _as_int(op, name, v):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-        if isinstance(v, (float, np.floating)) and float(v).is_integer():
-            return int(v)
-        raise op_error(op, f"parameter {name!r} must be an integer, got {v!r}")
-    return int(v)
-
-
-def _as_shape(op, name, v):
-    if type(v) is tuple and all(type(d) is int for d in v):
-        return v            # the common case, already canonical
-    if isinstance(v, (int, np.integer)):
-        v = (v,)
-    try:
-        return tuple(_as_int(op, name, d) for d in v)
-    except TypeError:
-        raise op_error(op, f"parameter {name!r} must be a tuple of integers, got {v!r}") from None
-
-
-def _parse_int(op, name, v):
-    return _as_int(op, name, v)
-
-
-def _parse_float(op, name, v):
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        raise op_error(op, f"parameter {name!r} must be a number, got {v!r}") from None
-    except OverflowError:
-        raise op_error(op, f"parameter {name!r}={v!r} is beyond the float64 range") from None
-
-
-def _parse_bool(op, name, v):
-    if isinstance(v, str):
-        if v.lower() in ("true", "1"):
-            return True
-        if v.lower() in ("false", "0"):
-            return False
-        raise op_error(op, f"parameter {name!r} must be a boolean, got {v!r}")
-    if isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer)) and v in (0, 1)):
-        return bool(v)
-    raise op_error(op, f"parameter {name!r} must be a boolean, got {v!r}")
-
-
-def _parse_axis(op, name, v):
-    return None if v is None else _as_int(op, name, v)
-
-
-def _parse_axes(op, name, v):
-    return None if v is None else _as_shape(op, name, v)
-
-
-def _parse_shape(op, name, v):
-    shape = _as_shape(op, name, v)
-    return shape
-
-
-def _parse_dtype(op, name, v):
-    if v is None:
-        return None
-    try:
-        return normalize_dtype(v, op)
-    except MXNetError as e:     # name the parameter too (not every dtype param is 'dtype')
-        raise op_error(op, f"parameter {name!r}: {str(e).split(': ', 1)[-1]}") from None
-
-
-def _parse_str(op, name, v):
-    if not isinstance(v, str):
-        raise op_error(op, f"parameter {name!r} must be a string, got {v!r}")
-    return v
-
-
-def _parse_any(op, name, v):
-    return v
-
-
-_PARSERS = {
-    "int": _parse_int, "float": _parse_float, "bool": _parse_bool, "axis": _parse_axis,
-    "axes": _parse_axes, "shape": _parse_shape, "dtype": _parse_dtype, "str": _parse_str,
-    "ctx": _parse_any, "any": _parse_any,
-}
-
-
-_NONE_OK = frozenset(("axis", "axes", "dtype", "ctx", "any"))
-
-
-class Param:
-    """A typed operator parameter: ``Param('axis', 'axis', None, 'the axis to reduce')``.
-
-    ``kind`` is one of int, float, bool, axis (int or None), axes (tuple or None), shape,
-    dtype, str, ctx, any. ``choices`` restricts a str parameter.
-    """
-
-    __slots__ = ("name", "kind", "default", "doc", "choices", "_parse")
-
-    def __init__(self, name, kind, default=REQUIRED, doc="", choices=None):
-        if kind not in _PARSERS:
-            raise ValueError(f"Param {name}: unknown kind {kind!r}")
-        self.name, self.kind, self.default, self.doc = name, kind, default, doc
-        self.choices = tuple(choices) if choices else None
-        self._parse = _PARSERS[kind]
-
-    def parse(self, op_name, value):
-        """Validate and convert ``value``; raise MXNetError naming op and parameter."""
-        if value is None and self.kind in _NONE_OK:
-            return None
-        v = self._parse(op_name, self.name, value)
-        if self.choices is not None and v not in self.choices:
-            raise op_error(op_name, f"parameter {self.name!r} must be one of {self.choices}, got {v!r}")
-        return v
-
-
 class OpDef:
     """One operator record.
 
     Fields:
       name, aliases         MXNet names (``_random_randint`` is shown as ``random.randint``)
-      inputs                input names; ``variadic=True`` makes them one ``*data`` list
+      inputs                input names (the most an op takes: they make the signature);
+                            ``variadic=True`` makes them one ``*data`` list
       params                tuple of ``Param``
       infer_shape(shapes, attrs) -> list of output shapes (pure; raises MXNetError)
       infer_type(dtypes, attrs)  -> list of output dtypes (pure; raises MXNetError)
@@ -152,16 +40,30 @@ class OpDef:
                             registered ops; ``NON_DIFFERENTIABLE``; or None (not declared yet)
       grad_needs            what the gradient reads: subset of {'inputs', 'outputs'}
       num_outputs           an int, or a function of attrs (split: attrs.num_outputs)
+      key_var_num_args      variadic ops: the int Param the front end fills with the number
+                            of inputs (MXNet's ``num_args``) and checks against it
+      list_inputs           fn(attrs) -> the input names a call takes (default ``inputs``;
+                            ``FullyConnected(no_bias=True)`` drops ``bias``)
+      output_names          names of the outputs, or fn(attrs) -> names
+      num_visible_outputs   how many outputs a call returns (an int or fn(attrs); default all)
+      aux_inputs            inputs that are auxiliary states (BatchNorm's moving_mean/var)
+      mutate_inputs         inputs the kernel updates in place (BatchNorm's moving_mean/var)
+      backward_shape        fn(in_shapes, out_shapes, attrs) -> input shapes, None where
+                            still unknown, or ``'same'`` (see ``infer_shape_partial``)
       doc
     """
 
     __slots__ = ("name", "aliases", "inputs", "params", "infer_shape", "infer_type", "compute",
                  "gradient", "grad_needs", "num_outputs", "variadic", "doc", "_param_map",
-                 "_defaults", "elementwise")
+                 "_defaults", "elementwise", "key_var_num_args", "aux_inputs",
+                 "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
+                 "_num_visible")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
-                 variadic=False, elementwise=False):
+                 variadic=False, elementwise=False, key_var_num_args=None, list_inputs=None,
+                 output_names=None, num_visible_outputs=None, aux_inputs=(), mutate_inputs=(),
+                 backward_shape=None):
         self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
         self.params = tuple(params)
         self.infer_shape, self.infer_type = infer_shape, infer_type
@@ -170,8 +72,33 @@ class OpDef:
         self.num_outputs, self.variadic, self.doc = num_outputs, variadic, doc
         self.elementwise = elementwise   # output[i] depends only on inputs[i]: safe in place
         self._param_map = {p.name: p for p in self.params}
-        self._defaults = Attrs((p.name, p.default) for p in self.params
-                               if p.default is not REQUIRED)
+        self._defaults = Attrs((p.name, p.parse(name, p.default)) for p in self.params
+                               if p.default is not REQUIRED)     # canonical, parsed once
+        self.key_var_num_args = key_var_num_args
+        self._list_inputs, self._output_names = list_inputs, output_names
+        self._num_visible = num_visible_outputs
+        self.aux_inputs, self.mutate_inputs = tuple(aux_inputs), tuple(mutate_inputs)
+        self.backward_shape = resolve_backward_shape(name, backward_shape)
+        self._check_declaration()
+
+    def _check_declaration(self):
+        """Programming errors in a record fail at import, naming the op."""
+        where = f"OpDef {self.name}"
+        key = self.key_var_num_args
+        if key is not None and (not self.variadic or key not in self._param_map
+                                or self._param_map[key].kind != "int"):
+            raise ValueError(f"{where}: key_var_num_args={key!r} needs a variadic op and an "
+                             "int Param of that name")
+        for field in ("aux_inputs", "mutate_inputs"):
+            unknown = set(getattr(self, field)) - set(self.inputs)
+            if unknown:
+                raise ValueError(f"{where}: {field} {sorted(unknown)} are not inputs")
+        if self.variadic and (self._list_inputs or self.aux_inputs or self.mutate_inputs):
+            raise ValueError(f"{where}: a variadic op lists its inputs from key_var_num_args")
+        names = self._output_names
+        if isinstance(names, (tuple, list)) and isinstance(self.num_outputs, int) \
+                and len(names) != self.num_outputs:
+            raise ValueError(f"{where}: {len(names)} output_names for {self.num_outputs} outputs")
 
     @property
     def differentiable(self):
@@ -179,7 +106,8 @@ class OpDef:
         return callable(self.gradient)
 
     def parse_attrs(self, kwargs):
-        """Validate keyword parameters once; fill defaults; reject unknown or missing ones."""
+        """Validate keyword parameters (values or MXNet's strings) once; fill defaults;
+        reject unknown or missing ones."""
         attrs = Attrs(self._defaults)
         if kwargs:
             param_map = self._param_map
@@ -193,6 +121,68 @@ class OpDef:
             missing = [p.name for p in self.params if p.name not in attrs]
             raise op_error(self.name, f"missing required parameter(s) {missing}")
         return attrs
+
+    def format_attrs(self, attrs):
+        """``{name: MXNet's string}`` for each parameter in ``attrs`` (a symbol JSON's
+        ``attrs``); ``parse_attrs`` reads it back to equal values."""
+        return {k: self._param_map[k].format(v) for k, v in attrs.items()}
+
+    # ---- inputs and outputs, as a symbol sees them ----
+    def list_inputs(self, attrs):
+        """The names of the inputs a call with ``attrs`` takes, in order (aux states included):
+        ``inputs``, or ``list_inputs(attrs)`` where declared; ``arg0..argN-1`` for a variadic
+        op with N inputs (MXNet's names)."""
+        if self.variadic:
+            n = attrs.get(self.key_var_num_args) if self.key_var_num_args else None
+            if n is None:
+                raise op_error(self.name, "the number of inputs is unknown (a variadic op "
+                               "without its count parameter)")
+            return tuple(f"arg{i}" for i in range(n))
+        if self._list_inputs is None:
+            return self.inputs
+        names = tuple(self._list_inputs(attrs))
+        if not set(names) <= set(self.inputs):
+            raise ValueError(f"OpDef {self.name}: list_inputs gave {names}, not a subset of "
+                             f"{self.inputs}")
+        return names
+
+    def list_arguments(self, attrs):
+        """The inputs that are not auxiliary states (MXNet's ``list_arguments``)."""
+        return tuple(n for n in self.list_inputs(attrs) if n not in self.aux_inputs)
+
+    def list_auxiliary_states(self, attrs):
+        """The inputs that are auxiliary states (MXNet's ``list_auxiliary_states``)."""
+        return tuple(n for n in self.list_inputs(attrs) if n in self.aux_inputs)
+
+    def mutated_indices(self, attrs):
+        """Positions in ``list_inputs(attrs)`` of the inputs the kernel updates (FMutateInputs)."""
+        return tuple(i for i, n in enumerate(self.list_inputs(attrs)) if n in self.mutate_inputs)
+
+    def output_count(self, attrs):
+        """How many outputs a call with ``attrs`` has."""
+        n = self.num_outputs
+        return n(attrs) if callable(n) else n
+
+    def list_outputs(self, attrs):
+        """Output names: ``output_names``, else ``['output']`` or ``output0..outputN-1``."""
+        names = self._output_names
+        if names is not None:
+            return list(names(attrs) if callable(names) else names)
+        n = self.output_count(attrs)
+        return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
+
+    def num_visible_outputs(self, attrs):
+        """How many of the outputs a call returns (the rest are internal, MXNet's
+        FNumVisibleOutputs)."""
+        n = self._num_visible
+        if n is None:
+            return self.output_count(attrs)
+        return n(attrs) if callable(n) else n
+
+    def infer_shape_partial(self, in_shapes, attrs, out_shapes=None):
+        """``(in_shapes, out_shapes)`` with every shape it can infer filled in; None marks an
+        unknown shape (see ``mxlite.ops.shape_partial``)."""
+        return infer_shape_partial(self, in_shapes, attrs, out_shapes)
 
     def __repr__(self):
         return f"<OpDef {self.name}>"

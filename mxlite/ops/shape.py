@@ -805,9 +805,9 @@ _op("split", _split_shape, _split_compute, gradient=_split_grad,
         "(a single NDArray when num_outputs is 1, as MXNet).")
 
 _op("slice", _slice_shape, _slice_compute, gradient=_slice_grad, params=(
-    Param("begin", "any", REQUIRED, "start index per axis (None: from the start)"),
-    Param("end", "any", REQUIRED, "stop index per axis, exclusive (None: to the end)"),
-    Param("step", "any", (), "step per axis (None or empty: 1); may be negative")),
+    Param("begin", "opt_ints", REQUIRED, "start index per axis (None: from the start)"),
+    Param("end", "opt_ints", REQUIRED, "stop index per axis, exclusive (None: to the end)"),
+    Param("step", "opt_ints", (), "step per axis (None or empty: 1); may be negative")),
     doc="""Slice along the leading axes: ``slice(x, begin=(b0, b1), end=(e0, e1), step=(s0, s1))``
 is ``x[b0:e0:s0, b1:e1:s1]``, with Python's rules for negative and out-of-range indices (as
 MXNet). A None entry takes the default for its step's sign; axes past ``len(begin)`` are kept
@@ -856,9 +856,9 @@ two axes are removed and the diagonal becomes the last axis.""")
 _op("_slice_scatter", _slice_scatter_shape, _slice_scatter_compute,
     gradient=_slice_scatter_grad, params=(
         Param("shape", "shape", REQUIRED, "shape of the result"),
-        Param("begin", "any", REQUIRED, "start index per axis, as in slice"),
-        Param("end", "any", REQUIRED, "stop index per axis, as in slice"),
-        Param("step", "any", (), "step per axis, as in slice")),
+        Param("begin", "opt_ints", REQUIRED, "start index per axis, as in slice"),
+        Param("end", "opt_ints", REQUIRED, "stop index per axis, as in slice"),
+        Param("step", "opt_ints", (), "step per axis, as in slice")),
     doc="""Zeros of ``shape`` with ``data`` written into the region ``[begin:end:step]``
 (``slice``'s rules); ``data`` must have that region's shape. The adjoint of ``slice``, and
 its gradient: ``slice(_slice_scatter(x, ...), ...)`` gives ``x`` back.

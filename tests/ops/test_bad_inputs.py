@@ -122,9 +122,18 @@ def test_bool_fill_takes_the_truth_value(filler):
 def test_non_numbers_are_errors(filler):
     fill, arg = FILLERS[filler]
     op = filler.split(".")[0]
-    for v in ("5", None, 1 + 2j, [1], b"1"):
+    for v in ("abc", "5x", None, 1 + 2j, [1], b"1"):
         with pytest.raises(MXNetError, match=rf"{op}: {arg} must be a real number"):
             fill(v, "float32")
+
+
+@pytest.mark.parametrize("filler", sorted(FILLERS))
+def test_mxnet_string_forms_are_numbers(filler):
+    """A symbol JSON holds every parameter as a string: "5" is 5 (exact), "2.5" is 2.5."""
+    fill, _ = FILLERS[filler]
+    assert (_values(filler, fill("5", "int64")) == 5).all()
+    assert (_values(filler, fill(str(2 ** 62 + 1), "int64")) == 2 ** 62 + 1).all()
+    assert (_values(filler, fill("2.5", "float32")) == 2.5).all()
 
 
 def test_zeros_ones_every_dtype():
@@ -198,9 +207,9 @@ def test_float_ranges(start, stop, step, dtype):
     (dict(start=NAN, stop=3), "start must be a finite number"),
     (dict(start=0, stop=3, step=NAN), "step must be a finite number"),
     (dict(start=0, stop=3, step=INF), "step must be a finite number"),
-    (dict(start=0, stop="5"), "stop must be a real number.*'5'"),
-    (dict(start="0", stop=5), "start must be a real number"),
-    (dict(start=0, stop=5, step="1"), "step must be a real number"),
+    (dict(start=0, stop="5x"), "stop must be a real number.*'5x'"),
+    (dict(start="a", stop=5), "start must be a real number"),
+    (dict(start=0, stop=5, step="one"), "step must be a real number"),
     (dict(start=0, stop=5, step=None), "step must be a real number"),
     (dict(start=0, stop=5, step=0), "step must not be 0"),
     (dict(start=0, stop=5, repeat=0), "repeat must be >= 1"),
@@ -217,6 +226,15 @@ def test_float_ranges(start, stop, step, dtype):
 def test_arange_errors(kwargs, pattern):
     with pytest.raises(MXNetError, match="arange: .*" + pattern):
         mx.nd.arange(**kwargs)
+
+
+def test_arange_reads_mxnet_string_forms():
+    """start/stop/step as a symbol JSON holds them: integers stay exact, floats are floats."""
+    _eq(mx.nd.arange("2", "11", "3", dtype="int64"), np.array([2, 5, 8], np.int64))
+    _eq(mx.nd.arange("0", stop=str(2 ** 62 + 2), step=str(2 ** 62), dtype="int64"),
+        np.array([0, 2 ** 62], np.int64))
+    _eq(mx.nd.arange("0.5", "2", "0.5"), np.array([0.5, 1.0, 1.5], np.float32))
+    _eq(mx.nd.arange("3", stop="None"), np.array([0, 1, 2], np.float32))
 
 
 # ---- item 3: impossible allocations ---------------------------------------------------------

@@ -139,7 +139,7 @@ def test_bad_bounds():
     x = mx.nd.array([1.0, 2.0])
     for a_min, a_max, pattern in ((2, 1, "a_min must not exceed a_max, got a_min=2, a_max=1"),
                                   (math.nan, 1, "a_min and a_max must not be NaN"),
-                                  ("0", 1, "a_min must be a real number"),
+                                  ("zero", 1, "a_min must be a real number"),
                                   (0, None, "a_max must be a real number")):
         with pytest.raises(MXNetError, match="clip: " + pattern):
             mx.nd.clip(x, a_min, a_max)
