@@ -107,6 +107,8 @@ def test_generated_function_routes_arguments_like_its_signature(name):
     sig = inspect.signature(fn)
     inputs = [object() for _ in (op.inputs if not op.variadic else range(3))]
     values = {p.name: object() for p in op.params}
+    if op.key_var_num_args:                # the count of a variadic op: checked, so real
+        values[op.key_var_num_args] = len(inputs)
     out = object()
     positional = list(inputs)
     keywords = {}
@@ -121,8 +123,9 @@ def test_generated_function_routes_arguments_like_its_signature(name):
     assert list(got_inputs) == inputs
     assert got_kwargs == values
     calls.clear()
-    if op.variadic and op.inputs:          # MXNet style: data=[...], num_args=n (dropped)
-        fn(**{op.inputs[0]: inputs}, num_args=len(inputs), **values)
+    if op.variadic and op.inputs:          # MXNet style: data=[...], the count left out
+        fn(**{op.inputs[0]: inputs}, **{k: v for k, v in values.items()
+                                         if k != op.key_var_num_args})
         assert list(calls[0][1]) == inputs and calls[0][2] == values
     elif op.inputs:                        # inputs may also be given by keyword
         fn(**dict(zip(op.inputs, inputs)), **values)

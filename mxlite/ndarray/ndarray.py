@@ -469,6 +469,8 @@ def _saved_inputs(op, inputs, outputs, entries):
 def _bad_input(op, inputs, x):
     i = next(k for k, y in enumerate(inputs) if y is x)
     name = op.inputs[0 if op.variadic else i] if op.inputs else "data"
+    if x is None:               # the front end hands a left-out input on as None
+        raise op_error(op.name, f"missing input {name!r}")
     raise TypeError(f"{op.name}: input {name!r} must be an NDArray, got {type(x).__name__}")
 
 

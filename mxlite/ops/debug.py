@@ -100,7 +100,7 @@ def _all_finite_compute(ins, outs, attrs):
 
 def _register_all_finite():
     register(OpDef(
-        "_contrib_all_finite", inputs=("data",), variadic=True,
+        "_contrib_all_finite", inputs=("data",), variadic=True, key_var_num_args="num_arrays",
         aliases=("all_finite", "multi_all_finite"),
         params=(Param("num_arrays", "int", None,
                       "number of arrays (MXNet's multi_all_finite); None: all those given"),

@@ -46,12 +46,43 @@ def _docstring(op, public_name):
     return "\n".join(lines)
 
 
+def _count_inputs(op, inputs, kwargs):
+    """Fill a variadic op's ``key_var_num_args`` with the number of inputs, or check it."""
+    key = op.key_var_num_args
+    given = kwargs.get(key)
+    if given is None:
+        kwargs[key] = len(inputs)
+        return
+    n = op._param_map[key].parse(op.name, given)
+    if n != len(inputs):
+        raise op_error(op.name, f"{key}={n} but {len(inputs)} array(s) were given")
+    kwargs[key] = n
+
+
+def _bind_inputs(op, given, kwargs):
+    """The inputs a call takes (``op.list_inputs`` of its parameters), in order, None for
+    each one not given; MXNetError for one given that these parameters do not take."""
+    names = op.list_inputs(op.parse_attrs(kwargs)) if op._list_inputs else op.inputs
+    unused = [n for n in given if n not in names]
+    if unused:
+        raise op_error(op.name, f"input(s) {unused} given, but these parameters take only "
+                       f"{list(names)}")
+    return [given.get(n) for n in names]
+
+
 def make_function(op, invoke, public_name=None):
-    """Build the front-end function for ``op`` whose calls go to ``invoke(op, inputs, kwargs, out)``."""
+    """Build the front-end function for ``op`` whose calls go to ``invoke(op, inputs, kwargs, out)``.
+
+    An input the caller leaves out reaches ``invoke`` as None: the strategy decides (``nd``
+    raises MXNetError, a symbolic one creates a variable). A variadic op's count parameter
+    (``num_args``) is filled from the inputs given, or checked against them.
+    """
     n_inputs = len(op.inputs)
     input_names = op.inputs
     param_names = tuple(p.name for p in op.params)
     variadic = op.variadic
+    counted = op.key_var_num_args is not None
+    dynamic = op._list_inputs is not None       # inputs depend on the parameters
     op_name = op.name
 
     def function(*args, out=None, name=None, **kwargs):
@@ -59,24 +90,23 @@ def make_function(op, invoke, public_name=None):
             inputs = list(args)
             if not inputs and input_names and input_names[0] in kwargs:
                 inputs = list(kwargs.pop(input_names[0]))
-            kwargs.pop("num_args", None)
+            if counted:
+                _count_inputs(op, inputs, kwargs)
             return invoke(op, inputs, kwargs, out)
         if len(args) > n_inputs + len(param_names):
             raise op_error(op_name, f"takes at most {n_inputs + len(param_names)} positional "
                            f"arguments, got {len(args)}")
-        if len(args) >= n_inputs:
-            inputs = list(args[:n_inputs])
-            for pname, value in zip(param_names, args[n_inputs:]):
-                if pname in kwargs:
-                    raise op_error(op_name, f"got multiple values for {pname!r}")
-                kwargs[pname] = value
-        else:
-            inputs = list(args)
-            for iname in input_names[len(args):]:
-                if iname not in kwargs:
-                    raise op_error(op_name, f"missing input {iname!r}")
-                inputs.append(kwargs.pop(iname))
-        return invoke(op, inputs, kwargs, out)
+        for pname, value in zip(param_names, args[n_inputs:]):
+            if pname in kwargs:
+                raise op_error(op_name, f"got multiple values for {pname!r}")
+            kwargs[pname] = value
+        if len(args) >= n_inputs and not dynamic:
+            return invoke(op, list(args[:n_inputs]), kwargs, out)
+        given = dict(zip(input_names, args))       # some input left out, or attr-dependent
+        for iname in input_names[len(args):]:
+            if iname in kwargs:
+                given[iname] = kwargs.pop(iname)
+        return invoke(op, _bind_inputs(op, given, kwargs), kwargs, out)
 
     public_name = public_name or namespace_of(op.name)[1]
     function.__name__ = function.__qualname__ = public_name

@@ -783,15 +783,18 @@ _op("repeat", _repeat_shape, _repeat_compute, gradient=_repeat_grad, params=(
         "``repeats=0`` gives an empty array whose ``axis`` has size 0 (MXNet 1.x returned "
         "shape (0,) whatever the axis, as it could not represent other empty shapes).")
 
+# MXNet's num_args: the front end fills it with the number of inputs given, or checks it
+_NUM_ARGS = Param("num_args", "int", None, "number of inputs (default: the number given)")
+
 _op("concat", _concat_shape, _concat_compute, gradient=_concat_grad,
-    aliases=("Concat",), variadic=True,
+    aliases=("Concat",), variadic=True, key_var_num_args="num_args",
     infer_type=_same_dtype("concat"),
-    params=(Param("dim", "int", 1, "the axis along which to join the inputs"),),
+    params=(_NUM_ARGS, Param("dim", "int", 1, "the axis along which to join the inputs")),
     doc="Join arrays along axis ``dim``; all other axes (and the dtypes) must match.")
 
 _op("stack", _stack_shape, _stack_compute, gradient=_stack_grad,
-    variadic=True, infer_type=_same_dtype("stack"),
-    params=(Param("axis", "int", 0, "position of the new axis in the result"),),
+    variadic=True, key_var_num_args="num_args", infer_type=_same_dtype("stack"),
+    params=(_NUM_ARGS, Param("axis", "int", 0, "position of the new axis in the result")),
     doc="Join arrays of identical shape along a new axis at position ``axis``.")
 
 _op("split", _split_shape, _split_compute, gradient=_split_grad,
