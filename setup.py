@@ -24,6 +24,7 @@ EXTENSIONS = [
     ("index", True),      # take, pick, one_hot, where, clip + scatter-adds (gradients)
     ("finite", True),     # isfinite/isinf/isnan on float bits, all_finite scan, hardmax
     ("random", False),    # Philox4x32-10 streams: uniform/normal/.../randint/multinomial/shuffle
+    ("dispatch", False),  # the NDArray handle's fields, invoke, the tape's Node/parents/attach
 ]
 
 

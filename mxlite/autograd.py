@@ -14,10 +14,11 @@ FGradient, which builds the input gradients *from registered ops*. With
 again, to any order.
 """
 import sys
-from operator import attrgetter
 
 import numpy as np
 
+from ._core import dispatch as _dispatch
+from ._core.dispatch import CONSTANT, Node, attach, parents
 from .base import MXNetError
 from . import ndarray as F     # the namespace FGradients build gradients with
 from .ndarray import ndarray as _nd_impl
@@ -27,48 +28,6 @@ __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_
            "set_recording", "set_training", "mark_variables", "backward", "grad", "Node"]
 
 _state = _nd_impl.tape_state        # per thread, as in MXNet
-_data_of, _shape_of, _dtype_of = attrgetter("_data"), attrgetter("shape"), attrgetter("dtype")
-_version_of = attrgetter("_version")
-
-
-class Node:
-    """One recorded operator application.
-
-    ``parents[i]`` is the (node, output index) entry that produced input i, or None for an
-    input that needs no gradient. ``inputs``/``outputs`` keep the arrays only when the
-    operator's FGradient declares it needs them (``grad_needs``); shapes and dtypes are
-    always kept, and so is ``context``, the device the op ran on (where an FGradient
-    creates arrays, e.g. zeros). The node itself is what an FGradient receives as ``node``:
-    ``wants[i]`` then says whether input i's gradient is asked for.
-    """
-
-    __slots__ = ("op", "attrs", "parents", "inputs", "outputs", "input_shapes",
-                 "input_dtypes", "output_shapes", "output_dtypes", "context", "variable",
-                 "released", "wants", "versions", "__weakref__")
-
-    def __init__(self, op, attrs, parents, inputs, outputs):
-        self.op, self.attrs, self.parents = op, attrs, parents
-        needs = op.grad_needs if op is not None else ()
-        self.inputs = list(inputs) if "inputs" in needs else None
-        self.outputs = list(outputs) if "outputs" in needs else None
-        self.versions = None      # versions of the saved arrays, checked by backward
-        if self.inputs is not None or self.outputs is not None:
-            saved = (self.inputs or []) + (self.outputs or [])
-            self.versions = [v[0] for v in map(_version_of, saved)]
-        # map + attrgetter: no per-call comprehension frames on this hot path
-        data = list(map(_data_of, inputs))
-        self.input_shapes = list(map(_shape_of, data))
-        self.input_dtypes = list(map(_dtype_of, data))
-        data = list(map(_data_of, outputs))
-        self.output_shapes = list(map(_shape_of, data))
-        self.output_dtypes = list(map(_dtype_of, data))
-        self.context = outputs[0]._ctx if outputs else None
-        self.variable = None      # the NDArray of a leaf (attach_grad / mark_variables)
-        self.released = False
-        self.wants = None
-
-    def __repr__(self):
-        return f"<Node {self.op.name if self.op else 'variable'}>"
 
 
 # ---- recording state ---------------------------------------------------------------------
@@ -137,50 +96,6 @@ def predict_mode():
 
 
 # ---- the tape ------------------------------------------------------------------------------
-def parents(inputs):
-    """The entry of each input (None where no gradient flows), read before the op runs.
-
-    An input whose buffer was written since its entry was made gets a fresh entry when it
-    is a view (re-derived from its base); otherwise its recorded history no longer describes
-    its value, which is an error (never a silently wrong gradient)."""
-    entries = []
-    for x in inputs:
-        e = x._node
-        if x._node_version != x._version[0]:
-            e = _refresh(x)
-        entries.append(None if e is CONSTANT else e)
-    return entries
-
-
-def _refresh(x):
-    link = x._view
-    if link is not None and link[1] is not None:      # a view: its value is its base's
-        base, op, attrs = link
-        attach(op, attrs, parents([base]), [base], x)
-        return x._node
-    e = x._node
-    if e is not None and e is not CONSTANT and e[0].op is not None:
-        raise MXNetError(
-            f"autograd: an array of shape {x.shape} computed by {e[0].op.name!r} under "
-            "record() was then written in place without being recorded (outside record(), "
-            "or through a detach()ed alias); its recorded history no longer describes its "
-            "value. Recompute it, or make the write under record().")
-    x._node_version = x._version[0]     # a variable, a constant or an untracked array
-    return e
-
-
-def attach(op, attrs, entries, inputs, result):
-    """Give the output(s) ``result`` of ``op`` their entry on the tape."""
-    outputs = result if type(result) is list else [result]
-    if entries.count(None) == len(entries):
-        node = None         # computed under record() but independent of every variable
-    else:
-        node = Node(op, attrs, entries, inputs, outputs)
-    for i, y in enumerate(outputs):
-        y._node = CONSTANT if node is None else (node, i)
-        y._node_version = y._version[0]
-
-
 def _is_variable(x):
     e = x._node
     return e is not None and e is not CONSTANT and e[0].op is None
@@ -237,9 +152,8 @@ def end_write(plan, op, attrs, inputs, targets):
 
 _GETITEM, _SETITEM, _RESHAPE = (REGISTRY[n] for n in ("_getitem", "_setitem", "reshape"))
 
-# The entry of arrays computed under record() from no variable: gradients through them are 0.
-CONSTANT = (Node(None, None, [], [], []), 0)
 _nd_impl._tape = sys.modules[__name__]
+_dispatch.set_tape(_nd_impl._tape)
 
 
 def mark_variables(variables, gradients, grad_reqs="write"):

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from .._core.copy import strided_copy
+from .._core import dispatch as _dispatch
 from ..base import DTYPES, MXNetError, normalize_dtype, op_error
 from ..context import Context, current_context
 from ..ops.indexing import (canonical_key, has_repeats, is_first_axis_view, region_shape,
@@ -20,8 +20,6 @@ from ..ops.shape_utils import check_alloc, infer_reshape, size_of
 
 __all__ = ["NDArray", "invoke", "array", "empty", "waitall"]
 
-_EMPTY_ATTRS = Attrs()
-_CPU = Context("cpu", 0)
 _GETITEM, _SETITEM, _RESHAPE, _COPY, _CAST = (
     REGISTRY[n] for n in ("_getitem", "_setitem", "reshape", "_copy", "cast"))
 
@@ -38,7 +36,7 @@ tape_state = _TapeState()
 _tape = None
 
 
-class NDArray:
+class NDArray(_dispatch.NDArrayBase):
     """An n-dimensional array on a device (``mx.nd.array([1, 2])``), MXNet 1.x semantics.
 
     A slice along the first axis (``x[1:3]``, ``x[2]``) is a view that writes through;
@@ -46,26 +44,16 @@ class NDArray:
     write is recorded.
     """
 
-    # _version: a one-element list shared by every array aliasing this buffer, bumped by
-    # each in-place write; _node_version: its value when _node was set; _view: (base, op,
-    # attrs) for a view made by indexing or reshape (op None for a detach()ed alias).
-    __slots__ = ("_data", "_ctx", "_grad", "_grad_req", "_node", "_version", "_node_version",
-                 "_view", "__weakref__")
+    # The fields live in the compiled base (mxlite/_core/dispatch.pyx): _data, _ctx, _grad,
+    # _grad_req, _node (the tape entry); _version, a one-element list shared by every array
+    # aliasing this buffer, bumped by each in-place write; _node_version, its value when
+    # _node was set; _view, (base, op, attrs) for a view made by indexing or reshape (op
+    # None for a detach()ed alias).
+    __slots__ = ()
     __array_priority__ = 1000.0
 
     # ---- construction -------------------------------------------------------------------
-    @classmethod
-    def _wrap(cls, data, ctx=_CPU):
-        self = cls.__new__(cls)
-        self._data = data
-        self._ctx = ctx
-        self._grad = None
-        self._grad_req = "null"
-        self._node = None
-        self._version = [0]
-        self._node_version = 0
-        self._view = None
-        return self
+    _wrap = staticmethod(_dispatch.wrap)     # NDArray._wrap(data, ctx=cpu(0))
 
     def _alias(self, data, op, attrs):
         """A view of this array's buffer made by ``op`` (None: a detached alias)."""
@@ -377,69 +365,7 @@ BINARY_FUNCTIONS = {name: _binary_function(name, *ops) for name, ops in _BINARY_
 
 
 # ---- the nd invoke strategy ----------------------------------------------------------------
-def invoke(op, inputs, kwargs, out=None):
-    """Execute ``op`` now: parse params, infer output shapes/dtypes, allocate, run the kernel.
-
-    ``out`` (an NDArray, or a list for multi-output ops) receives the result in place (an
-    in-place write: its version is bumped, and under ``record()`` it is recorded).
-    Multi-output ops (``num_outputs != 1``) return a list.
-    """
-    if type(kwargs) is not Attrs:       # Attrs: parsed already (indexing)
-        attrs = op.parse_attrs(kwargs) if (kwargs or op.params) else _EMPTY_ATTRS
-    else:
-        attrs = kwargs
-    arrays, in_shapes, in_dtypes = [], [], []
-    ctx = None
-    for x in inputs:
-        if type(x) is not NDArray and not isinstance(x, NDArray):
-            _bad_input(op, inputs, x)
-        if ctx is None:
-            ctx = x._ctx
-        elif x._ctx is not ctx and x._ctx != ctx:
-            raise op_error(op.name, f"inputs are on different devices ({ctx} and {x._ctx})")
-        a = x._data
-        arrays.append(a)
-        in_shapes.append(a.shape)
-        in_dtypes.append(a.dtype)
-    if ctx is None:
-        if op.variadic and op.inputs:
-            raise op_error(op.name, "needs at least one input")
-        ctx = attrs.get("ctx") or current_context()
-        if not isinstance(ctx, Context):
-            ctx = Context(ctx)
-    shapes = op.infer_shape(in_shapes, attrs)
-    dtypes = op.infer_type(in_dtypes, attrs)
-    kernel = op.compute.get(ctx.compute_device)
-    if kernel is None:
-        raise op_error(op.name, f"has no kernel for {ctx.device_type}")
-    recording = tape_state.recording
-    if out is not None:
-        targets = out if isinstance(out, (list, tuple)) else [out]
-        outputs = _out_arrays(op, shapes, dtypes, targets, arrays)
-        if recording:
-            plan = _tape.begin_write(targets, inputs)
-            inputs = _saved_inputs(op, inputs, outputs, plan[0])
-        kernel(arrays, outputs, attrs)
-        for t in targets:
-            t._version[0] += 1
-        if recording:
-            _tape.end_write(plan, op, attrs, inputs, list(targets))
-        return out
-    entries = _tape.parents(inputs) if recording else None
-    if len(shapes) == 1:
-        try:
-            outputs = [np.empty(shapes[0], dtypes[0])]
-        except MemoryError:
-            outputs = [_allocate(op.name, shapes[0], dtypes[0])]
-        kernel(arrays, outputs, attrs)
-        result = NDArray._wrap(outputs[0], ctx)
-    else:
-        outputs = [_allocate(op.name, s, d) for s, d in zip(shapes, dtypes)]
-        kernel(arrays, outputs, attrs)
-        result = [NDArray._wrap(o, ctx) for o in outputs]
-    if recording:
-        _tape.attach(op, attrs, entries, inputs, result)
-    return result
+invoke = _dispatch.invoke      # the nd invoke strategy (compiled: mxlite/_core/dispatch.pyx)
 
 
 def _allocate(op_name, shape, dtype):
@@ -497,6 +423,18 @@ def _out_arrays(op, shapes, dtypes, outs, arrays):
                 arrays[i] = a.copy()
         result.append(o._data)
     return result
+
+
+class _SlowPaths:
+    """The rare paths of ``invoke``, in Python (handed to the compiled path)."""
+
+    allocate = staticmethod(_allocate)
+    saved_inputs = staticmethod(_saved_inputs)
+    bad_input = staticmethod(_bad_input)
+    out_arrays = staticmethod(_out_arrays)
+
+
+_dispatch.configure(NDArray, tape_state, Attrs, current_context, Context, _SlowPaths)
 
 
 def _call(op, *inputs, out=None, **kwargs):

@@ -1,0 +1,223 @@
+# cython: language_level=3, auto_pickle=False
+"""The compiled dispatch path: the array handle's fields, ``invoke`` and the tape's hot half.
+
+``NDArrayBase`` holds an NDArray's fields as C slots (``mxlite.ndarray.NDArray`` subclasses it
+with the Python methods); ``invoke`` executes a registered operator; ``Node``, ``parents`` and
+``attach`` put its application on the autograd tape. The slow, rare paths (``out=`` checks,
+in-place writes under ``record()``, errors) stay in Python and are handed in by
+``configure``; the semantics are those documented in ``mxlite/ndarray/ndarray.py`` and
+``mxlite/autograd.py``.
+"""
+import numpy as np
+
+from ..base import MXNetError, op_error
+
+# Set by configure(): the NDArray class, the per-thread tape switches, the empty Attrs, and
+# the Python helpers of the rare paths.
+cdef object _NDArray = None
+cdef object _tape_state = None
+cdef object _EMPTY_ATTRS = None
+cdef object _Attrs = None
+cdef object _current_context = None
+cdef object _Context = None
+cdef object _slow = None        # module with out_arrays, saved_inputs, allocate, bad_input
+cdef object _tape = None        # mxlite.autograd (begin_write / end_write)
+cdef object _CPU = None
+
+
+def configure(ndarray_cls, tape_state, attrs_cls, current_context, context_cls, slow):
+    """Wire the compiled path to the Python layer (called once by mxlite.ndarray)."""
+    global _NDArray, _tape_state, _EMPTY_ATTRS, _Attrs, _current_context, _Context, _slow, _CPU
+    _NDArray, _tape_state, _Attrs = ndarray_cls, tape_state, attrs_cls
+    _EMPTY_ATTRS = attrs_cls()
+    _current_context, _Context, _slow = current_context, context_cls, slow
+    _CPU = context_cls("cpu", 0)
+
+
+def set_tape(tape):
+    """Hand in mxlite.autograd (its begin_write/end_write), once it is imported."""
+    global _tape
+    _tape = tape
+
+
+cdef class NDArrayBase:
+    """The fields of an NDArray (see ``mxlite.ndarray.NDArray``)."""
+
+    cdef public object _data, _ctx, _grad, _grad_req, _node, _version, _view
+    cdef public long long _node_version
+    cdef object __weakref__
+
+
+cpdef NDArrayBase wrap(object data, object ctx=None):
+    """A new NDArray owning ``data`` (a C-contiguous buffer) on ``ctx`` (default cpu(0));
+    no autograd state."""
+    cdef NDArrayBase a = NDArrayBase.__new__(_NDArray)
+    a._data = data
+    a._ctx = _CPU if ctx is None else ctx
+    a._grad_req = "null"
+    a._version = [0]
+    return a
+
+
+# ---- the tape ----------------------------------------------------------------------------------
+cdef class Node:
+    """One recorded operator application (see ``mxlite.autograd``)."""
+
+    cdef public object op, attrs, parents, inputs, outputs, input_shapes, input_dtypes
+    cdef public object output_shapes, output_dtypes, context, variable, wants, versions
+    cdef public bint released
+    cdef object __weakref__
+
+    def __init__(self, op, attrs, list parents, inputs, outputs):
+        cdef NDArrayBase x
+        self.op, self.attrs, self.parents = op, attrs, parents
+        needs = op.grad_needs if op is not None else ()
+        self.inputs = list(inputs) if "inputs" in needs else None
+        self.outputs = list(outputs) if "outputs" in needs else None
+        if self.inputs is not None or self.outputs is not None:
+            self.versions = [(<NDArrayBase>x)._version[0]
+                             for x in (self.inputs or []) + (self.outputs or [])]
+        shapes, dtypes = [], []
+        for x in inputs:
+            shapes.append(x._data.shape)
+            dtypes.append(x._data.dtype)
+        self.input_shapes, self.input_dtypes = shapes, dtypes
+        shapes, dtypes = [], []
+        for x in outputs:
+            shapes.append(x._data.shape)
+            dtypes.append(x._data.dtype)
+        self.output_shapes, self.output_dtypes = shapes, dtypes
+        self.context = (<NDArrayBase>outputs[0])._ctx if outputs else None
+
+    def __repr__(self):
+        return f"<Node {self.op.name if self.op else 'variable'}>"
+
+
+# The entry of arrays computed under record() from no variable: gradients through them are 0.
+CONSTANT = (Node(None, None, [], [], []), 0)
+cdef object _CONSTANT = CONSTANT
+
+
+cpdef list parents(inputs):
+    """The entry of each input (None where no gradient flows), read before the op runs.
+
+    An input whose buffer was written since its entry was made gets a fresh entry when it
+    is a view (re-derived from its base); otherwise its recorded history no longer describes
+    its value, which is an error (never a silently wrong gradient)."""
+    cdef list entries = []
+    cdef NDArrayBase x
+    for obj in inputs:
+        x = <NDArrayBase>obj
+        e = x._node
+        if x._node_version != x._version[0]:
+            e = _refresh(x)
+        entries.append(None if e is _CONSTANT else e)
+    return entries
+
+
+cdef object _refresh(NDArrayBase x):
+    link = x._view
+    if link is not None and link[1] is not None:      # a view: its value is its base's
+        base, op, attrs = link
+        attach(op, attrs, parents([base]), [base], x)
+        return x._node
+    e = x._node
+    if e is not None and e is not _CONSTANT and (<Node>e[0]).op is not None:
+        raise MXNetError(
+            f"autograd: an array of shape {x._data.shape} computed by {e[0].op.name!r} under "
+            "record() was then written in place without being recorded (outside record(), "
+            "or through a detach()ed alias); its recorded history no longer describes its "
+            "value. Recompute it, or make the write under record().")
+    x._node_version = x._version[0]     # a variable, a constant or an untracked array
+    return e
+
+
+cpdef attach(op, attrs, list entries, inputs, result):
+    """Give the output(s) ``result`` of ``op`` their entry on the tape."""
+    cdef NDArrayBase y
+    cdef Py_ssize_t i
+    outputs = result if type(result) is list else [result]
+    node = None
+    for e in entries:
+        if e is not None:       # else: computed under record() but from no variable
+            node = Node(op, attrs, entries, inputs, outputs)
+            break
+    for i, obj in enumerate(outputs):
+        y = <NDArrayBase>obj
+        y._node = _CONSTANT if node is None else (node, i)
+        y._node_version = y._version[0]
+
+
+# ---- invoke ---------------------------------------------------------------------------------
+cpdef object invoke(object op, list inputs, object kwargs, object out=None):
+    """Execute ``op`` now: parse params, infer output shapes/dtypes, allocate, run the kernel.
+
+    ``out`` (an NDArray, or a list for multi-output ops) receives the result in place (an
+    in-place write: its version is bumped, and under ``record()`` it is recorded).
+    Multi-output ops (``num_outputs != 1``) return a list.
+    """
+    cdef NDArrayBase x
+    cdef list arrays = [], in_shapes = [], in_dtypes = []
+    cdef object ctx = None, attrs, a
+    if type(kwargs) is _Attrs:          # parsed already (indexing)
+        attrs = kwargs
+    elif kwargs or op.params:
+        attrs = op.parse_attrs(kwargs)
+    else:
+        attrs = _EMPTY_ATTRS
+    for obj in inputs:
+        if not isinstance(obj, _NDArray):
+            _slow.bad_input(op, inputs, obj)
+        x = <NDArrayBase>obj
+        if ctx is None:
+            ctx = x._ctx
+        elif x._ctx is not ctx and x._ctx != ctx:
+            raise op_error(op.name, f"inputs are on different devices ({ctx} and {x._ctx})")
+        a = x._data
+        arrays.append(a)
+        in_shapes.append(a.shape)
+        in_dtypes.append(a.dtype)
+    if ctx is None:
+        if op.variadic and op.inputs:
+            raise op_error(op.name, "needs at least one input")
+        ctx = attrs.get("ctx") or _current_context()
+        if not isinstance(ctx, _Context):
+            ctx = _Context(ctx)
+    shapes = op.infer_shape(in_shapes, attrs)
+    dtypes = op.infer_type(in_dtypes, attrs)
+    kernel = op.compute.get(ctx.compute_device)
+    if kernel is None:
+        raise op_error(op.name, f"has no kernel for {ctx.device_type}")
+    cdef bint recording = _tape_state.recording
+    if out is not None:
+        return _invoke_out(op, inputs, attrs, out, shapes, dtypes, arrays, kernel, recording)
+    entries = parents(inputs) if recording else None
+    if len(shapes) == 1:
+        try:
+            outputs = [np.empty(shapes[0], dtypes[0])]
+        except MemoryError:
+            outputs = [_slow.allocate(op.name, shapes[0], dtypes[0])]
+        kernel(arrays, outputs, attrs)
+        result = wrap(outputs[0], ctx)
+    else:
+        outputs = [_slow.allocate(op.name, s, d) for s, d in zip(shapes, dtypes)]
+        kernel(arrays, outputs, attrs)
+        result = [wrap(o, ctx) for o in outputs]
+    if recording:
+        attach(op, attrs, entries, inputs, result)
+    return result
+
+
+cdef object _invoke_out(op, list inputs, attrs, out, shapes, dtypes, list arrays, kernel,
+                        bint recording):
+    targets = out if isinstance(out, (list, tuple)) else [out]
+    outputs = _slow.out_arrays(op, shapes, dtypes, targets, arrays)
+    if recording:
+        plan = _tape.begin_write(targets, inputs)
+        inputs = _slow.saved_inputs(op, inputs, outputs, plan[0])
+    kernel(arrays, outputs, attrs)
+    for t in targets:
+        (<NDArrayBase>t)._version[0] += 1
+    if recording:
+        _tape.end_write(plan, op, attrs, inputs, list(targets))
+    return out
