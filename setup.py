@@ -25,6 +25,7 @@ EXTENSIONS = [
     ("finite", True),     # isfinite/isinf/isnan on float bits, all_finite scan, hardmax
     ("random", False),    # Philox4x32-10 streams: uniform/normal/.../randint/multinomial/shuffle
     ("dispatch", False),  # the NDArray handle's fields, invoke, the tape's Node/parents/attach
+    ("engine", False),    # the backward engine: nodes walked in creation order, FGradients
 ]
 
 

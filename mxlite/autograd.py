@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 from ._core import dispatch as _dispatch
+from ._core import engine as _engine
 from ._core.dispatch import CONSTANT, Node, attach, parents
 from .base import MXNetError
 from . import ndarray as F     # the namespace FGradients build gradients with
@@ -154,6 +155,7 @@ _GETITEM, _SETITEM, _RESHAPE = (REGISTRY[n] for n in ("_getitem", "_setitem", "r
 
 _nd_impl._tape = sys.modules[__name__]
 _dispatch.set_tape(_nd_impl._tape)
+_engine.configure(NON_DIFFERENTIABLE, _state)
 
 
 def mark_variables(variables, gradients, grad_reqs="write"):
@@ -178,122 +180,6 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         var._node_version = var._version[0]
 
 
-def _topological(heads):
-    """Nodes reachable from the head entries, inputs before the nodes that use them."""
-    order, seen = [], set()
-    stack = [(node, False) for node, _ in heads]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        for p in node.parents:
-            if p is not None and p[0] not in seen:
-                stack.append((p[0], False))
-    return order
-
-
-def _run_backward(heads, head_grads, targets, retain_graph, create_graph, order=None):
-    """Gradients of ``heads`` at each entry in ``targets`` (None where none flows).
-    ``order`` is the heads' topological order when the caller already has it.
-    Gradients are keyed by entry: the (node, output index) pair that made an array."""
-    if all(h._node is None for h in heads):
-        raise MXNetError("autograd: no head was computed under autograd.record(); call "
-                         "attach_grad() on the inputs and compute the heads inside "
-                         "`with autograd.record():`")
-    kept = [(h, hg) for h, hg in zip(heads, head_grads)
-            if h._node is not None and h._node is not CONSTANT]
-    heads, head_grads = [h for h, _ in kept], [hg for _, hg in kept]   # constants add nothing
-    if order is None:
-        order = _topological([h._node for h in heads])
-    # nodes on a path to a target: only those need gradients
-    relevant = {t[0] for t in targets}
-    for node in order:
-        if node.released:
-            raise MXNetError("autograd: the graph was already freed by an earlier backward; "
-                             "pass retain_graph=True to the first backward/grad call")
-        if node not in relevant:
-            for p in node.parents:
-                if p is not None and p[0] in relevant:
-                    relevant.add(node)
-                    break
-    grads = {}
-    for h, hg in zip(heads, head_grads):
-        if hg is None:      # a constant: nothing to record
-            hg = F.NDArray._wrap(np.ones(h.shape, h._data.dtype), h._ctx)
-        elif hg.shape != h.shape:
-            raise MXNetError(f"autograd: head_grads shape {hg.shape} differs from head shape "
-                             f"{h.shape}")
-        entry = h._node
-        grads[entry] = hg if entry not in grads else grads[entry] + hg
-    results = {}
-    wanted = {tuple(t) for t in targets}
-    with _scope(create_graph, None):
-        for node in reversed(order):
-            if node not in relevant:
-                continue
-            n_out = len(node.output_shapes)
-            ograds = ([grads.pop((node, 0), None)] if n_out == 1
-                      else [grads.pop((node, i), None) for i in range(n_out)])
-            for i, g in enumerate(ograds):
-                if (node, i) in wanted:
-                    results[(node, i)] = g
-            if node.op is not None and any(g is not None for g in ograds):
-                _backprop_node(F, node, ograds, grads, relevant)
-    if not retain_graph:
-        for node in order:
-            if node.op is not None:
-                node.released = True
-                node.inputs = node.outputs = None
-    return [results.get(tuple(t)) for t in targets]
-
-
-def _backprop_node(F, node, ograds, grads, relevant):
-    op = node.op
-    if op.gradient == NON_DIFFERENTIABLE:
-        return
-    wants = [p is not None and p[0] in relevant for p in node.parents]
-    if op.gradient is None:
-        raise MXNetError(f"autograd: operator {op.name!r} declares no gradient yet")
-    if any(g is None for g in ograds):      # (not ``None in``: NDArray == is an operator)
-        ograds = [g if g is not None else F.zeros(s, dtype=d, ctx=node.context)
-                  for g, s, d in zip(ograds, node.output_shapes, node.output_dtypes)]
-    if node.versions is not None:
-        _check_saved(node)
-    node.wants = wants
-    in_grads = op.gradient(F, node, ograds)
-    if len(in_grads) != len(node.parents):
-        raise MXNetError(f"autograd: the gradient of {op.name!r} returned {len(in_grads)} "
-                         f"gradients for {len(node.parents)} inputs")
-    for parent, want, g, shape in zip(node.parents, wants, in_grads, node.input_shapes):
-        if not want or g is None:
-            continue
-        if g.shape != shape:
-            raise MXNetError(f"autograd: the gradient of {op.name!r} has shape {g.shape}, its "
-                             f"input has shape {shape}")
-        grads[parent] = g if parent not in grads else grads[parent] + g
-
-
-def _check_saved(node):
-    """torch's rule: a value the gradient saved must not have been written since."""
-    saved = (node.inputs or []) + (node.outputs or [])
-    for i, (x, version) in enumerate(zip(saved, node.versions)):
-        if x._version[0] != version:
-            op, n_in = node.op, len(node.inputs or [])
-            names = op.inputs if not op.variadic else ()
-            what = (f"input {names[i] if i < len(names) else f'data{i}'!r}" if i < n_in
-                    else f"output {i - n_in}")
-            raise MXNetError(
-                f"autograd: the gradient of {op.name!r} needs its {what} (shape {x.shape}, "
-                f"{np.dtype(x.dtype).name}) as it was when {op.name!r} ran, but that array "
-                f"was modified in place afterwards (version {version} -> {x._version[0]}). "
-                "Write into a copy, or before the array is used.")
-
-
 def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
@@ -303,11 +189,11 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     (overwritten for grad_req 'write', accumulated for 'add')."""
     heads = _as_list(heads)
     head_grads = _as_list(head_grads) if head_grads is not None else [None] * len(heads)
-    order = _topological([h._node for h in heads if h._node is not None])
+    order = _engine.creation_order([h._node for h in heads if h._node is not None])
     leaves = [n for n in order if n.op is None and n.variable is not None]
     with _scope(None, train_mode):
-        values = _run_backward(heads, head_grads, [(n, 0) for n in leaves], retain_graph, False,
-                               order)
+        values = _engine.run_backward(F, heads, head_grads, [(n, 0) for n in leaves],
+                                      retain_graph, False, order)
     for leaf, g in zip(leaves, values):
         var = leaf.variable
         if var._grad is None or var._grad_req == "null":
@@ -344,8 +230,8 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     if retain_graph is None:
         retain_graph = create_graph
     with _scope(None, train_mode):
-        values = _run_backward(heads, head_grads, [v._node for v in variables], retain_graph,
-                               create_graph)
+        values = _engine.run_backward(F, heads, head_grads, [v._node for v in variables],
+                                      retain_graph, create_graph)
     # A variable the heads do not depend on gets zeros; with create_graph they stay on the
     # tape (as zeros_like(v)), so they can be differentiated again, to zero.
     with _scope(create_graph, None):

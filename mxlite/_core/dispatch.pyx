@@ -41,11 +41,7 @@ def set_tape(tape):
 
 
 cdef class NDArrayBase:
-    """The fields of an NDArray (see ``mxlite.ndarray.NDArray``)."""
-
-    cdef public object _data, _ctx, _grad, _grad_req, _node, _version, _view
-    cdef public long long _node_version
-    cdef object __weakref__
+    """The fields of an NDArray (see ``mxlite.ndarray.NDArray``; declared in dispatch.pxd)."""
 
 
 cpdef NDArrayBase wrap(object data, object ctx=None):
@@ -60,16 +56,20 @@ cpdef NDArrayBase wrap(object data, object ctx=None):
 
 
 # ---- the tape ----------------------------------------------------------------------------------
-cdef class Node:
-    """One recorded operator application (see ``mxlite.autograd``)."""
+cdef long long _created = 0     # nodes made so far: a node's ``seq`` is its creation rank
 
-    cdef public object op, attrs, parents, inputs, outputs, input_shapes, input_dtypes
-    cdef public object output_shapes, output_dtypes, context, variable, wants, versions
-    cdef public bint released
-    cdef object __weakref__
+
+cdef class Node:
+    """One recorded operator application (see ``mxlite.autograd``; declared in dispatch.pxd).
+
+    ``seq`` numbers nodes in creation order, so every node comes after the nodes that made
+    its inputs: the backward engine walks them by ``seq``, with no topological sort."""
 
     def __init__(self, op, attrs, list parents, inputs, outputs):
+        global _created
         cdef NDArrayBase x
+        _created += 1
+        self.seq = _created
         self.op, self.attrs, self.parents = op, attrs, parents
         needs = op.grad_needs if op is not None else ()
         self.inputs = list(inputs) if "inputs" in needs else None

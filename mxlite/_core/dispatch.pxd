@@ -1,0 +1,15 @@
+# C-level layout of the compiled dispatch path's classes (mxlite/_core/dispatch.pyx).
+
+
+cdef class NDArrayBase:
+    cdef public object _data, _ctx, _grad, _grad_req, _node, _version, _view
+    cdef public long long _node_version
+    cdef object __weakref__
+
+
+cdef class Node:
+    cdef public object op, attrs, parents, inputs, outputs, input_shapes, input_dtypes
+    cdef public object output_shapes, output_dtypes, context, variable, wants, versions
+    cdef public bint released
+    cdef public long long seq
+    cdef object __weakref__
