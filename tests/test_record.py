@@ -11,7 +11,7 @@ import pytest
 import mxlite as mx
 from mxlite import MXNetError
 from mxlite.ops.frontend import make_function
-from mxlite.ops.registry import REGISTRY, OpDef, Param, register
+from mxlite.ops.registry import REGISTRY, Attrs, OpDef, Param, register
 
 UNIQUE_OPS = sorted({id(op): op for op in REGISTRY.values()}.values(), key=lambda op: op.name)
 VARIADIC = [op.name for op in UNIQUE_OPS if op.variadic]
@@ -104,3 +104,141 @@ def test_nd_strategy_rejects_a_missing_input():
         mx.nd.where(x, x)
     with pytest.raises(MXNetError, match="clip: missing input 'data'"):
         mx.nd.clip(a_min=0, a_max=1)
+
+
+# ---- inputs that depend on attrs, outputs, auxiliary states (item 4) -------------------------
+def _fc_inputs(attrs):
+    return ("data", "weight") if attrs.no_bias else ("data", "weight", "bias")
+
+
+def _fc_shape(shapes, attrs):
+    data, weight = shapes[0], shapes[1]
+    k = int(np.prod(data[1:]))
+    if weight != (attrs.num_hidden, k) or (not attrs.no_bias and shapes[2] != (attrs.num_hidden,)):
+        raise MXNetError(f"_test_fc: bad shapes {shapes}")
+    return [(data[0], attrs.num_hidden)]
+
+
+def _fc_backward_shape(in_shapes, out_shapes, attrs):
+    """MXNet's FullyConnected rule: weight (num_hidden, prod(data[1:])), bias (num_hidden,)."""
+    data = in_shapes[0]
+    weight = None if data is None else (attrs.num_hidden, int(np.prod(data[1:])))
+    return [data, weight] + ([] if attrs.no_bias else [(attrs.num_hidden,)])
+
+
+def _fc_compute(ins, outs, attrs):
+    y = ins[0].reshape(ins[0].shape[0], -1) @ ins[1].T
+    outs[0][...] = y + ins[2] if not attrs.no_bias else y
+
+
+FC = OpDef("_test_fc", inputs=("data", "weight", "bias"), list_inputs=_fc_inputs,
+           params=(Param("num_hidden", "int", doc="outputs"),
+                   Param("no_bias", "bool", False, doc="no bias input")),
+           infer_shape=_fc_shape, infer_type=lambda dtypes, attrs: [dtypes[0]],
+           backward_shape=_fc_backward_shape, compute={"cpu": _fc_compute},
+           doc="A test-only FullyConnected.")
+BN = OpDef("_test_bn", inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
+           aux_inputs=("moving_mean", "moving_var"), mutate_inputs=("moving_mean", "moving_var"),
+           params=(Param("output_mean_var", "bool", False, doc="also return mean and var"),),
+           num_outputs=3, output_names=("output", "mean", "var"),
+           num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
+           infer_shape=lambda shapes, attrs: [shapes[0], shapes[1], shapes[1]],
+           infer_type=lambda dtypes, attrs: dtypes[:1] * 3, compute={}, doc="A test-only BatchNorm.")
+
+
+@pytest.fixture
+def test_ops():
+    """FC and BN registered under private names for one test, then removed."""
+    for op in (FC, BN):
+        register(op)
+    try:
+        yield FC, BN
+    finally:
+        for op in (FC, BN):
+            del REGISTRY[op.name]
+
+
+def test_attr_dependent_inputs(test_ops):
+    assert REGISTRY["_test_fc"] is FC
+    assert FC.list_inputs(FC.parse_attrs({"num_hidden": 4})) == ("data", "weight", "bias")
+    no_bias = FC.parse_attrs({"num_hidden": 4, "no_bias": "True"})
+    assert FC.list_inputs(no_bias) == FC.list_arguments(no_bias) == ("data", "weight")
+    assert FC.list_auxiliary_states(no_bias) == () and FC.mutated_indices(no_bias) == ()
+    assert FC.list_outputs(no_bias) == ["output"] and FC.num_visible_outputs(no_bias) == 1
+
+
+def test_front_end_binds_inputs_by_the_attrs(test_ops):
+    fn, calls = spy(FC)
+    x, w, b = object(), object(), object()
+    fn(x, w, b, num_hidden=4)
+    assert calls[-1][1] == [x, w, b]
+    fn(x, w, num_hidden=4, no_bias=True)
+    assert calls[-1][1] == [x, w]
+    fn(x, num_hidden=4, no_bias=True)                  # weight left out: None
+    assert calls[-1][1] == [x, None]
+    fn(x, bias=b, num_hidden=4)
+    assert calls[-1][1] == [x, None, b]
+    fn(x, w, None, 4, True)                            # params by position; None: left out
+    assert calls[-1][1] == [x, w] and calls[-1][2] == {"num_hidden": 4, "no_bias": True}
+    n = len(calls)
+    with pytest.raises(MXNetError, match=r"_test_fc: input\(s\) \['bias'\] given, but these "
+                                         r"parameters take only \['data', 'weight'\]"):
+        fn(x, w, b, num_hidden=4, no_bias=True)
+    assert len(calls) == n
+
+
+def test_attr_dependent_inputs_run_in_nd(test_ops):
+    fc = make_function(FC, mx.nd.ndarray.invoke)
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((5, 2, 3), (4, 6), (4,)))
+    got = fc(mx.nd.array(x), mx.nd.array(w), num_hidden=4, no_bias=True).asnumpy()
+    np.testing.assert_allclose(got, x.reshape(5, 6) @ w.T, rtol=1e-5)
+    got = fc(mx.nd.array(x), mx.nd.array(w), mx.nd.array(b), num_hidden=4).asnumpy()
+    np.testing.assert_allclose(got, x.reshape(5, 6) @ w.T + b, rtol=1e-5)
+    with pytest.raises(MXNetError, match="_test_fc: missing input 'weight'"):
+        fc(mx.nd.array(x), num_hidden=4, no_bias=True)
+
+
+def test_aux_states_mutated_inputs_and_visible_outputs(test_ops):
+    """How BatchNorm will declare moving_mean/moving_var: inputs that are auxiliary states
+    (not arguments of a symbol) and that the kernel updates in place."""
+    attrs = BN.parse_attrs({})
+    assert BN.list_inputs(attrs) == ("data", "gamma", "beta", "moving_mean", "moving_var")
+    assert BN.list_arguments(attrs) == ("data", "gamma", "beta")
+    assert BN.list_auxiliary_states(attrs) == ("moving_mean", "moving_var")
+    assert BN.mutated_indices(attrs) == (3, 4)
+    assert BN.list_outputs(attrs) == ["output", "mean", "var"]
+    assert BN.output_count(attrs) == 3 and BN.num_visible_outputs(attrs) == 1
+    assert BN.num_visible_outputs(BN.parse_attrs({"output_mean_var": "1"})) == 3
+
+
+@pytest.mark.parametrize("name", [op.name for op in UNIQUE_OPS])
+def test_registered_ops_keep_the_defaults(name):
+    """Every op today: inputs as declared, outputs named output / output0.., all visible,
+    no auxiliary state, nothing mutated."""
+    op = REGISTRY[name]
+    assert op.aux_inputs == () and op.mutate_inputs == ()
+    attrs = Attrs(op._defaults)            # (a required param is absent: nothing reads it)
+    attrs.update({"split": {"num_outputs": 3}, "_sample_multinomial": {"get_prob": True}}.get(
+        name, {}))
+    if op.variadic:
+        attrs[op.key_var_num_args] = 2
+        assert op.list_inputs(attrs) == ("arg0", "arg1")
+    else:
+        assert op.list_inputs(attrs) == op.list_arguments(attrs) == op.inputs
+    n = op.output_count(attrs)
+    assert op.list_outputs(attrs) == (["output"] if n == 1 else [f"output{i}" for i in range(n)])
+    assert op.num_visible_outputs(attrs) == n and op.list_auxiliary_states(attrs) == ()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(aux_inputs=("nope",)), r"aux_inputs \['nope'\] are not inputs"),
+    (dict(mutate_inputs=("nope",)), r"mutate_inputs \['nope'\] are not inputs"),
+    (dict(key_var_num_args="n"), "key_var_num_args='n' needs a variadic op"),
+    (dict(num_outputs=2, output_names=("a",)), "1 output_names for 2 outputs"),
+    (dict(backward_shape="sideways"), "unknown backward_shape 'sideways'"),
+])
+def test_bad_declarations_fail_at_definition(kwargs, message):
+    with pytest.raises(ValueError, match="_test_bad: " + message):
+        OpDef("_test_bad", inputs=("data",), infer_shape=None, infer_type=None, compute={},
+              doc="x", **kwargs)

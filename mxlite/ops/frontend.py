@@ -63,7 +63,7 @@ def _bind_inputs(op, given, kwargs):
     """The inputs a call takes (``op.list_inputs`` of its parameters), in order, None for
     each one not given; MXNetError for one given that these parameters do not take."""
     names = op.list_inputs(op.parse_attrs(kwargs)) if op._list_inputs else op.inputs
-    unused = [n for n in given if n not in names]
+    unused = [n for n, x in given.items() if n not in names and x is not None]
     if unused:
         raise op_error(op.name, f"input(s) {unused} given, but these parameters take only "
                        f"{list(names)}")

@@ -46,11 +46,17 @@ class OpDef:
                             ``FullyConnected(no_bias=True)`` drops ``bias``)
       output_names          names of the outputs, or fn(attrs) -> names
       num_visible_outputs   how many outputs a call returns (an int or fn(attrs); default all)
-      aux_inputs            inputs that are auxiliary states (BatchNorm's moving_mean/var)
-      mutate_inputs         inputs the kernel updates in place (BatchNorm's moving_mean/var)
+      aux_inputs            inputs that are auxiliary states, not arguments of a symbol
+      mutate_inputs         inputs the kernel updates in place (MXNet's FMutateInputs)
       backward_shape        fn(in_shapes, out_shapes, attrs) -> input shapes, None where
                             still unknown, or ``'same'`` (see ``infer_shape_partial``)
       doc
+
+    BatchNorm will declare ``inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var')``
+    with ``aux_inputs`` and ``mutate_inputs`` both ``('moving_mean', 'moving_var')``: a symbol
+    lists those two as auxiliary states (``list_auxiliary_states``), not arguments, and the
+    training kernel updates them in place; ``output_names=('output', 'mean', 'var')`` with
+    ``num_visible_outputs`` 1 unless ``output_mean_var``.
     """
 
     __slots__ = ("name", "aliases", "inputs", "params", "infer_shape", "infer_type", "compute",
