@@ -501,3 +501,22 @@ def test_random_programs_of_views_and_writes(steps):
                     name=" -> ".join(steps))
     except MXNetError as e:
         assert "modified in place" in str(e) or "no longer describes" in str(e), e
+
+
+def test_gradients_from_outputs_keep_the_output_not_the_input():
+    # exp's gradient is built from its output y = exp(x): the tape keeps y, so writing into
+    # the input afterwards is harmless and writing into y is refused
+    x = _var([0.5, 1.0])
+    with autograd.record():
+        h = x * 1
+        y = mx.nd.exp(h)
+        z = y.sum()
+        h += 100            # h is not needed by exp's gradient
+    z.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), np.exp([0.5, 1.0]))
+    with autograd.record():
+        y = mx.nd.exp(x)
+        z = y.sum()
+        y += 1
+    with pytest.raises(MXNetError, match="'exp' needs its output 0"):
+        z.backward()

@@ -133,7 +133,8 @@ def _register_unary():
             name, inputs=("data",), infer_shape=same_shape, infer_type=_unary_type(name),
             compute={"cpu": _unary_compute(name)}, doc=doc, elementwise=True,
             gradient=(NON_DIFFERENTIABLE if name in NON_DIFFERENTIABLE_UNARY
-                      else _unary_gradient(name))))
+                      else _unary_gradient(name)),
+            grad_needs=("outputs",) if name in UNARY_OUTPUT_DERIVATIVES else ("inputs",)))
 
 
 # ---- binary --------------------------------------------------------------------------------
@@ -509,12 +510,29 @@ UNARY_DERIVATIVES = {
 }
 
 
+# d/dx f(x) written with the output y = f(x) where that is cheaper than from x (nothing is
+# recomputed); the tape then keeps y instead of x. Each agrees with UNARY_DERIVATIVES.
+UNARY_OUTPUT_DERIVATIVES = {
+    "exp": lambda F, y: y,
+    "expm1": lambda F, y: y + 1,
+    "sqrt": lambda F, y: 0.5 * F.reciprocal(y),
+    "rsqrt": lambda F, y: -0.5 * y * F.square(y),
+    "reciprocal": lambda F, y: -F.square(y),
+    "tanh": lambda F, y: 1 - F.square(y),
+    "sigmoid": lambda F, y: y * (1 - y),
+}
+
+
 def _unary_gradient(name):
-    derivative = UNARY_DERIVATIVES[name]
+    if name in UNARY_OUTPUT_DERIVATIVES:
+        derivative, saved = UNARY_OUTPUT_DERIVATIVES[name], "outputs"
+    else:
+        derivative, saved = UNARY_DERIVATIVES[name], "inputs"
 
     def gradient(F, node, ograds):
-        return [ograds[0] * derivative(F, node.inputs[0])]
-    gradient.__doc__ = f"Head gradient times d {name}(x)/dx, as UNARY_DERIVATIVES[{name!r}] builds it."
+        return [ograds[0] * derivative(F, getattr(node, saved)[0])]
+    gradient.__doc__ = (f"Head gradient times d {name}(x)/dx, as UNARY_DERIVATIVES[{name!r}] "
+                        "builds it" + (" from the output y." if saved == "outputs" else "."))
     return gradient
 
 
