@@ -8,9 +8,13 @@ in-place writes under ``record()``, errors) stay in Python and are handed in by
 ``configure``; the semantics are those documented in ``mxlite/ndarray/ndarray.py`` and
 ``mxlite/autograd.py``.
 """
+import numbers
+
 import numpy as np
 
 from ..base import MXNetError, op_error
+
+cdef object _Number = (numbers.Number, np.generic)
 
 # Set by configure(): the NDArray class, the per-thread tape switches, the empty Attrs, and
 # the Python helpers of the rare paths.
@@ -221,3 +225,34 @@ cdef object _invoke_out(op, list inputs, attrs, out, shapes, dtypes, list arrays
     if recording:
         _tape.end_write(plan, op, attrs, inputs, list(targets))
     return out
+
+
+# ---- operators on arrays (``a + b``, ``a += 2``, ``2 - a``) ----------------------------------
+cdef int FORWARD = 0, REFLECTED = 1, INPLACE = 2
+
+
+cpdef object route(NDArrayBase self, other, array_op, scalar_op, int kind):
+    """``self <op> other`` through registered ops: ``array_op`` for an array operand (a
+    NumPy one is converted, keeping its dtype), ``scalar_op`` for a number (``kind`` says
+    forward, reflected, or in place into ``self``); NotImplemented for anything else."""
+    t = type(other)
+    out = self if kind == INPLACE else None
+    if t is _NDArray or isinstance(other, NDArrayBase):
+        if kind == REFLECTED:
+            return NotImplemented   # (Python tries other.__op__ first)
+        result = invoke(array_op, [self, other], None, out)
+    elif t is float or t is int or isinstance(other, _Number):
+        result = invoke(scalar_op, [self], {"scalar": other}, out)
+    elif isinstance(other, np.ndarray):
+        arr = _slow.array(other, self._ctx, other.dtype)
+        result = invoke(array_op, [arr, self] if kind == REFLECTED else [self, arr], None, out)
+    else:
+        return NotImplemented
+    return self if kind == INPLACE else result
+
+
+def binary_method(array_op, scalar_op, int kind):
+    """The dunder method routing through ``route`` (``NDArray.__add__`` and friends)."""
+    def method(self, other):
+        return route(self, other, array_op, scalar_op, kind)
+    return method

@@ -3,7 +3,6 @@
 Storage is a NumPy array on CPU. Every computation goes through a registered operator via
 ``invoke``; the arithmetic dunders are thin routes to ``broadcast_*`` and ``_*_scalar`` ops.
 """
-import numbers
 import threading
 
 import numpy as np
@@ -252,28 +251,12 @@ class NDArray(_dispatch.NDArrayBase):
         if plan is not None:
             _tape.end_write(plan, _SETITEM, Attrs(key=key), [self, value], [self])
 
-    # ---- arithmetic ---------------------------------------------------------------------
-    def _binary(self, other, array_op, scalar_op, out=None):
-        if isinstance(other, NDArray):
-            return invoke(REGISTRY[array_op], [self, other], None, out)
-        if isinstance(other, (numbers.Number, np.generic)):
-            return invoke(REGISTRY[scalar_op], [self], {"scalar": other}, out)
-        if isinstance(other, np.ndarray):
-            return invoke(REGISTRY[array_op], [self, array(other, ctx=self._ctx, dtype=other.dtype)],
-                          None, out)
-        return NotImplemented
+    # ---- arithmetic (compiled routing: mxlite/_core/dispatch.pyx ``route``) ---------------
+    def _binary(self, other, array_op, scalar_op):
+        return _dispatch.route(self, other, REGISTRY[array_op], REGISTRY[scalar_op], 0)
 
     def _rbinary(self, other, array_op, rscalar_op):
-        if isinstance(other, (numbers.Number, np.generic)):
-            return invoke(REGISTRY[rscalar_op], [self], {"scalar": other}, None)
-        if isinstance(other, np.ndarray):
-            return invoke(REGISTRY[array_op], [array(other, ctx=self._ctx, dtype=other.dtype), self],
-                          None, None)
-        return NotImplemented
-
-    def _inplace(self, other, array_op, scalar_op):
-        result = self._binary(other, array_op, scalar_op, out=self)
-        return self if result is not NotImplemented else result
+        return _dispatch.route(self, other, REGISTRY[array_op], REGISTRY[rscalar_op], 1)
 
     def __neg__(self):
         return _call(REGISTRY["negative"], self)
@@ -320,23 +303,18 @@ class NDArray(_dispatch.NDArrayBase):
 
 
 def _install_dunders():
-    def forward(a, s):
-        return lambda self, other: self._binary(other, a, s)
-
-    def reflected(a, r):
-        return lambda self, other: self._rbinary(other, a, r)
-
-    def inplace(a, s):
-        return lambda self, other: self._inplace(other, a, s)
+    """``a + b``, ``2 - a``, ``a *= 3``, ``a < b``: compiled methods routed by ops/routing.py."""
+    def method(array_op, scalar_op, kind):
+        return _dispatch.binary_method(REGISTRY[array_op], REGISTRY[scalar_op], kind)
 
     for name, a, s, r in _ARITHMETIC:
-        setattr(NDArray, f"__{name}__", forward(a, s))
-        setattr(NDArray, f"__r{name}__", reflected(a, r))
-        setattr(NDArray, f"__i{name}__", inplace(a, s))
+        setattr(NDArray, f"__{name}__", method(a, s, 0))
+        setattr(NDArray, f"__r{name}__", method(a, r, 1))
+        setattr(NDArray, f"__i{name}__", method(a, s, 2))
     NDArray.__div__, NDArray.__rdiv__, NDArray.__idiv__ = (
         NDArray.__truediv__, NDArray.__rtruediv__, NDArray.__itruediv__)
     for name, a, s in _COMPARISONS:
-        setattr(NDArray, f"__{name}__", forward(a, s))
+        setattr(NDArray, f"__{name}__", method(a, s, 0))
 
 
 _install_dunders()
@@ -429,6 +407,7 @@ class _SlowPaths:
     """The rare paths of ``invoke``, in Python (handed to the compiled path)."""
 
     allocate = staticmethod(_allocate)
+    array = staticmethod(lambda source, ctx, dtype: array(source, ctx=ctx, dtype=dtype))
     saved_inputs = staticmethod(_saved_inputs)
     bad_input = staticmethod(_bad_input)
     out_arrays = staticmethod(_out_arrays)

@@ -172,7 +172,7 @@ the dtype.
 
 for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
     register(OpDef(
-        _name, inputs=("data",), infer_shape=same_shape,
+        _name, inputs=("data",), infer_shape=same_shape, backward_shape="same",
         infer_type=lambda dtypes, attrs: [dtypes[0]],
         compute={"cpu": lambda ins, outs, attrs, v=_value: outs[0].fill(v)},
         gradient=NON_DIFFERENTIABLE,
@@ -189,7 +189,7 @@ def _cast_grad(F, node, ograds):
 
 
 register(OpDef(
-    "cast", inputs=("data",), aliases=("Cast",), infer_shape=same_shape,
+    "cast", inputs=("data",), aliases=("Cast",), infer_shape=same_shape, backward_shape="same",
     infer_type=lambda dtypes, attrs: [normalize_dtype(attrs.dtype, "cast")],
     params=(Param("dtype", "dtype", doc="target dtype"),),
     compute={"cpu": _cast_compute}, elementwise=True, gradient=_cast_grad, grad_needs=(),

@@ -60,6 +60,7 @@ def _register_tests():
         name = f"_contrib_{test}"
         register(OpDef(
             name, inputs=("data",), infer_shape=same_shape, infer_type=_checked_type(name),
+            backward_shape="same",
             compute={"cpu": _classify_compute(test)}, gradient=NON_DIFFERENTIABLE,
             grad_needs=(), elementwise=True,
             doc=f"""1 where ``data`` holds {what}, else 0; same shape and dtype as ``data``.

@@ -131,6 +131,7 @@ def _register_unary():
                + ("" if name in LOGICAL_OPS else BOOL_NOTE))
         register(OpDef(
             name, inputs=("data",), infer_shape=same_shape, infer_type=_unary_type(name),
+            backward_shape="same",
             compute={"cpu": _unary_compute(name)}, doc=doc, elementwise=True,
             gradient=(NON_DIFFERENTIABLE if name in NON_DIFFERENTIABLE_UNARY
                       else _unary_gradient(name)),
@@ -238,6 +239,7 @@ def _register_binary():
         name = f"elemwise_{kname}"
         register(OpDef(
             name, inputs=("lhs", "rhs"), aliases=aliases, infer_shape=_same_shape_binary(name),
+            backward_shape="same",
             infer_type=_binary_type(name, kname), compute={"cpu": _binary_compute(kname)},
             gradient=_binary_gradient(kname),
             elementwise=True,
@@ -457,7 +459,7 @@ def _register_scalar():
             name, inputs=("data",),
             params=(Param("scalar", "number", 1.0, "the scalar operand: a number (an int is kept "
                           "exact)"),),
-            infer_shape=same_shape, infer_type=_scalar_type(name, kname),
+            infer_shape=same_shape, backward_shape="same", infer_type=_scalar_type(name, kname),
             compute={"cpu": _scalar_compute(name, kname, reverse)}, elementwise=True,
             gradient=NON_DIFFERENTIABLE if kname in COMPARISONS else _scalar_gradient(name),
             doc=f"Element-wise broadcast_{kname}{operands} with a Python scalar." + float_note
@@ -618,7 +620,8 @@ def _register_polygamma():
         return [dtypes[0] if dtypes[0] in FLOAT_DTYPES else F32]
     register(OpDef(
         "_polygamma", inputs=("data",), params=(Param("n", "int", 0, "derivative order"),),
-        infer_shape=same_shape, infer_type=infer_type, compute={"cpu": _polygamma_compute},
+        infer_shape=same_shape, backward_shape="same", infer_type=infer_type,
+        compute={"cpu": _polygamma_compute},
         gradient=_polygamma_gradient, elementwise=True,
         doc="Polygamma psi_n(x), the n-th derivative of digamma (n=0: digamma = d gammaln/dx). "
             "Poles give NaN; for n >= 1, x below -1e4 gives NaN."))

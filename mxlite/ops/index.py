@@ -432,7 +432,8 @@ register(OpDef(
     "clip", inputs=("data",),
     params=(Param("a_min", "number", REQUIRED, "the lower bound (a number)"),
             Param("a_max", "number", REQUIRED, "the upper bound (a number)")),
-    infer_shape=_clip_shape, infer_type=_clip_type, compute={"cpu": _clip_compute},
+    infer_shape=_clip_shape, backward_shape="same", infer_type=_clip_type,
+    compute={"cpu": _clip_compute},
     gradient=_clip_gradient,
     elementwise=True,
     doc="""Limit every element to [a_min, a_max]: ``min(max(x, a_min), a_max)``.

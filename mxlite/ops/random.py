@@ -460,7 +460,7 @@ def _register_distribution(d):
 
     register(OpDef(
         like_name, inputs=("data",), params=d.params,
-        infer_shape=like_shape, infer_type=like_type,
+        infer_shape=like_shape, backward_shape="same", infer_type=like_type,
         compute={"cpu": compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
         doc=d.doc.split("\n\n")[0].rstrip(".") + ", with the shape and (float) dtype of "
             "``data``; data's values are not read."))
