@@ -242,3 +242,16 @@ def test_bad_declarations_fail_at_definition(kwargs, message):
     with pytest.raises(ValueError, match="_test_bad: " + message):
         OpDef("_test_bad", inputs=("data",), infer_shape=None, infer_type=None, compute={},
               doc="x", **kwargs)
+
+
+def test_backward_shape_rule_infers_weights(test_ops):
+    """FullyConnected(num_hidden=16) on data (8, 4): weight (16, 4), bias (16,), as MXNet."""
+    attrs = FC.parse_attrs({"num_hidden": 16})
+    assert FC.infer_shape_partial([(8, 4), None, None], attrs) == (
+        [(8, 4), (16, 4), (16,)], [(8, 16)])
+    no_bias = FC.parse_attrs({"num_hidden": 16, "no_bias": True})
+    assert FC.infer_shape_partial([(8, 2, 3), None], no_bias) == ([(8, 2, 3), (16, 6)], [(8, 16)])
+    assert FC.infer_shape_partial([None, None, None], attrs) == ([None, None, (16,)], [None])
+    with pytest.raises(MXNetError, match=r"_test_fc: expected 2 input shape\(s\) "
+                                         r"\['data', 'weight'\], got 3"):
+        FC.infer_shape_partial([(8, 4), None, None], no_bias)

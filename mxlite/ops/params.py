@@ -54,7 +54,7 @@ def _opt_int_text(op, name, v):
 
 
 def _tuple_items(text):
-    """The items of MXNet's tuple text: ``'(1, 2)'``, ``'[1,2]'``, ``'(3,)'``, ``'()'``, ``'3'``."""
+    """The items of MXNet's tuple text: ``'(1, 2)'``, ``'[1,2]'``, ``'(3,)'``, ``'3'``."""
     m = _TUPLE.match(text)
     if m is None:
         return [text.strip()]
