@@ -99,6 +99,8 @@ def _unary_type(name):
 
     def infer_type(dtypes, attrs):
         dt = dtypes[0]
+        if dt.char in "fd":
+            return [dt]                 # the common case, decided without hashing dtypes
         if dt == np.bool_:
             return [bool_result(name)]
         if dt in FLOAT_DTYPES or (int_ok and _k.supports_unary(_k.UNARY_IDS[name], dt)):
@@ -112,8 +114,13 @@ def _unary_type(name):
 def _unary_compute(name):
     op_id = _k.UNARY_IDS[name]
 
+    unary = _k.unary
+
     def compute(ins, outs, attrs):
         x, y = ins[0], outs[0]
+        if x.dtype is y.dtype and y.dtype.char in "fd":
+            unary(op_id, x, y)          # the common case: no casts
+            return
         work = compute_dtype(y.dtype)
         (xw,) = run_in(work, [x])
         if y.dtype == work:
