@@ -283,3 +283,11 @@ def test_index_key_of_every_indexing_form_matches_numpy():
         canonical = canonical_key(key, a.shape)
         got = mx.nd._internal._getitem(x, key=p.format(canonical)).asnumpy()
         np.testing.assert_array_equal(got, a[key])
+
+
+def test_format_attrs_in_parameter_order_and_rejects_strangers():
+    op = REGISTRY["slice"]
+    attrs = op.parse_attrs({"end": (2,), "begin": (0,)})
+    assert list(op.format_attrs(attrs)) == ["begin", "end", "step"]
+    with pytest.raises(MXNetError, match=r"slice: unknown parameter\(s\) \['bogus'\]"):
+        op.format_attrs({"bogus": 1})

@@ -131,7 +131,10 @@ class OpDef:
     def format_attrs(self, attrs):
         """``{name: MXNet's string}`` for each parameter in ``attrs`` (a symbol JSON's
         ``attrs``); ``parse_attrs`` reads it back to equal values."""
-        return {k: self._param_map[k].format(v) for k, v in attrs.items()}
+        unknown = set(attrs) - set(self._param_map)
+        if unknown:
+            raise op_error(self.name, f"unknown parameter(s) {sorted(unknown)}")
+        return {p.name: p.format(attrs[p.name]) for p in self.params if p.name in attrs}
 
     # ---- inputs and outputs, as a symbol sees them ----
     def list_inputs(self, attrs):
