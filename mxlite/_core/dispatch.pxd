@@ -13,3 +13,10 @@ cdef class Node:
     cdef public bint released
     cdef public long long seq
     cdef object __weakref__
+
+
+cdef class OpFunction:
+    cdef object op, invoke, bind
+    cdef Py_ssize_t n_inputs
+    cdef bint direct
+    cdef dict __dict__

@@ -256,3 +256,41 @@ def binary_method(array_op, scalar_op, int kind):
     def method(self, other):
         return route(self, other, array_op, scalar_op, kind)
     return method
+
+
+# ---- the generated front-end callable (``mx.nd.sin``, ``x.sum``) ---------------------------
+cdef class OpFunction:
+    """``mx.nd.X`` for one operator: the common call (every input positional, parameters by
+    keyword) goes straight to the invoke strategy; every other form goes through ``bind``,
+    the Python binding of ``mxlite.ops.frontend`` (one implementation of the rules). Its
+    ``__signature__``, ``__doc__``, ``__name__`` and ``op`` are those of ``bind``."""
+
+    def __init__(self, op, invoke, bind, bint direct):
+        self.op, self.invoke, self.bind = op, invoke, bind
+        self.n_inputs = len(op.inputs)
+        self.direct = direct            # no variadic inputs, none that depend on attrs
+        for name, value in bind.__dict__.items():       # __signature__, op
+            setattr(self, name, value)
+        for name in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(self, name, getattr(bind, name))
+
+    def __call__(self, *args, **kwargs):
+        if self.direct and len(args) == self.n_inputs:
+            out = kwargs.pop("out", None) if kwargs else None
+            if kwargs and "name" in kwargs:
+                del kwargs["name"]
+            if self.invoke is _invoke_nd:
+                return invoke(self.op, list(args), kwargs, out)
+            return self.invoke(self.op, list(args), kwargs, out)
+        return self.bind(*args, **kwargs)
+
+    def __get__(self, instance, owner):
+        """As a method (``x.sum(axis=1)``): the array is the first input."""
+        return self if instance is None else _MethodType(self, instance)
+
+    def __repr__(self):
+        return f"<mxlite operator function {getattr(self, '__qualname__')}>"
+
+
+from types import MethodType as _MethodType
+_invoke_nd = invoke

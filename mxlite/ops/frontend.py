@@ -8,6 +8,7 @@ import inspect
 import types
 
 from ..base import op_error
+from .._core.dispatch import OpFunction
 from .registry import REGISTRY, REQUIRED, namespace_of
 
 __all__ = ["make_function", "populate"]
@@ -113,7 +114,8 @@ def make_function(op, invoke, public_name=None):
     function.__signature__ = _signature(op)
     function.__doc__ = _docstring(op, public_name)
     function.op = op
-    return function
+    # the compiled callable takes the common call straight to ``invoke``
+    return OpFunction(op, invoke, function, not (variadic or dynamic))
 
 
 def populate(target, invoke, module_prefix):
