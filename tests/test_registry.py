@@ -305,3 +305,27 @@ def test_out_argument_checked(name):
         fn(*inputs, out=mx.nd.array(np.zeros(result.shape), dtype=other))
     with pytest.raises(MXNetError, match=re.escape(REGISTRY[name].name)):
         fn(*inputs, out=[out, out])
+
+
+# ---- declared rules the compiled invoke evaluates without Python calls -------------------------
+_SAME_FLOAT_OPS = sorted({op.name for op in REGISTRY.values() if op.same_float})
+
+
+def test_same_float_rule_is_declared_on_the_elementwise_families():
+    assert {"sin", "broadcast_add", "elemwise_mul", "_plus_scalar", "_copy"} <= set(
+        _SAME_FLOAT_OPS)
+    assert "cast" not in _SAME_FLOAT_OPS and "sum" not in _SAME_FLOAT_OPS
+
+
+@pytest.mark.parametrize("name", _SAME_FLOAT_OPS)
+def test_same_float_rule_matches_the_python_inference(name):
+    """The declared rule (one shape, one float dtype in; that shape and dtype out) agrees
+    with the op's own infer_shape/infer_type wherever the compiled path applies it."""
+    op = REGISTRY[name]
+    attrs = op.parse_attrs({})
+    assert not op.variadic and op.num_outputs == 1
+    for shape in [(), (3,), (2, 0, 3), (4, 5)]:
+        for dtype in (np.dtype("float32"), np.dtype("float64")):
+            n = len(op.inputs)
+            assert op.infer_shape([shape] * n, attrs) == [shape], (name, shape)
+            assert op.infer_type([dtype] * n, attrs) == [dtype], (name, dtype)

@@ -187,8 +187,11 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         ctx = attrs.get("ctx") or _current_context()
         if not isinstance(ctx, _Context):
             ctx = _Context(ctx)
-    shapes = op.infer_shape(in_shapes, attrs)
-    dtypes = op.infer_type(in_dtypes, attrs)
+    if op.same_float and _same_float(in_shapes, in_dtypes):
+        shapes, dtypes = in_shapes[:1], in_dtypes[:1]      # the declared rule
+    else:
+        shapes = op.infer_shape(in_shapes, attrs)
+        dtypes = op.infer_type(in_dtypes, attrs)
     kernel = op.compute.get(ctx.compute_device)
     if kernel is None:
         raise op_error(op.name, f"has no kernel for {ctx.device_type}")
@@ -210,6 +213,23 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     if recording:
         attach(op, attrs, entries, inputs, result)
     return result
+
+
+cdef bint _same_float(list shapes, list dtypes):
+    """True when every input has one shape and one dtype, float32 or float64."""
+    cdef Py_ssize_t i, n = len(dtypes)
+    if n == 0:
+        return False
+    d, s = dtypes[0], shapes[0]
+    if d is not _F32 and d is not _F64:
+        return False
+    for i in range(1, n):
+        if dtypes[i] is not d or shapes[i] != s:
+            return False
+    return True
+
+
+cdef object _F32 = np.dtype(np.float32), _F64 = np.dtype(np.float64)
 
 
 cdef object _invoke_out(op, list inputs, attrs, out, shapes, dtypes, list arrays, kernel,
