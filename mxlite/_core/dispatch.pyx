@@ -16,11 +16,10 @@ from ..base import MXNetError, op_error
 
 cdef object _Number = (numbers.Number, np.generic)
 
-# Set by configure(): the NDArray class, the per-thread tape switches, the empty Attrs, and
+# Set by configure(): the NDArray class, the per-thread tape switches, the Attrs class, and
 # the Python helpers of the rare paths.
 cdef object _NDArray = None
 cdef object _tape_state = None
-cdef object _EMPTY_ATTRS = None
 cdef object _Attrs = None
 cdef object _current_context = None
 cdef object _Context = None
@@ -31,9 +30,8 @@ cdef object _CPU = None
 
 def configure(ndarray_cls, tape_state, attrs_cls, current_context, context_cls, slow):
     """Wire the compiled path to the Python layer (called once by mxlite.ndarray)."""
-    global _NDArray, _tape_state, _EMPTY_ATTRS, _Attrs, _current_context, _Context, _slow, _CPU
+    global _NDArray, _tape_state, _Attrs, _current_context, _Context, _slow, _CPU
     _NDArray, _tape_state, _Attrs = ndarray_cls, tape_state, attrs_cls
-    _EMPTY_ATTRS = attrs_cls()
     _current_context, _Context, _slow = current_context, context_cls, slow
     _CPU = context_cls("cpu", 0)
 
@@ -165,10 +163,12 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     cdef object ctx = None, attrs, a
     if type(kwargs) is _Attrs:          # parsed already (indexing)
         attrs = kwargs
-    elif kwargs or op.params:
+    elif kwargs:
         attrs = op.parse_attrs(kwargs)
-    else:
-        attrs = _EMPTY_ATTRS
+    else:                               # every parameter at its default (shared, read-only)
+        attrs = op.default_attrs
+        if attrs is None:
+            attrs = op.parse_attrs(kwargs)      # raises: a required parameter is missing
     for obj in inputs:
         if not isinstance(obj, _NDArray):
             _slow.bad_input(op, inputs, obj)

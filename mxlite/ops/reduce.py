@@ -170,15 +170,20 @@ _AXIS_PARAMS = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
+def _output_shape(name, shape, axis, exclude, keepdims):
+    """The output shape of reduction ``name`` (cached: small calls pay one lookup)."""
+    axes = reduced_axes(name, shape, axis, exclude)
+    if name in _NEEDS_ELEMENTS and size_of([shape[a] for a in axes]) == 0:
+        raise op_error(name, f"cannot reduce over an empty axis: data shape {shape}, "
+                       f"axis {axis}")
+    return reduced_shape(shape, axes, keepdims)
+
+
 def _reduce_infer_shape(name):
     def infer_shape(shapes, attrs):
-        shape = shapes[0]
-        axes = reduced_axes(name, shape, attrs.axis, attrs.exclude)
-        out = reduced_shape(shape, axes, attrs.keepdims)
-        if name in _NEEDS_ELEMENTS and size_of([shape[a] for a in axes]) == 0:
-            raise op_error(name, f"cannot reduce over an empty axis: data shape {shape}, "
-                           f"axis {attrs.axis}")
-        return [out]
+        return [_output_shape(name, shapes[0], attrs["axis"], attrs["exclude"],
+                              attrs["keepdims"])]
     return infer_shape
 
 
@@ -194,11 +199,30 @@ def _reduce_infer_type(name):
     return infer_type
 
 
+@functools.lru_cache(maxsize=4096)
+def _one_step(kop, shape, axis, exclude, dtype, final):
+    """(op id, outer, n, inner, count) when reducing ``shape`` is one kernel call whose
+    accumulator is ``dtype`` itself (float32/float64 data), else None."""
+    axes = reduced_axes(kop, shape, axis, exclude)
+    steps, count = _plan(kop, shape, axes, dtype, final)
+    if len(steps) != 1 or steps[0][4] != dtype:
+        return None
+    op_id, outer, n, inner, _, _ = steps[0]
+    return op_id, outer, n, inner, count
+
+
 def _reduce_compute(name):
     float_op, int_op, final, _ = _REDUCE[name]
+    reduce = _k.reduce
 
     def compute(ins, outs, attrs):
         x, out = ins[0], outs[0]
+        if x.dtype.char in "fd" and out.dtype is x.dtype and out.size:
+            step = _one_step(float_op, x.shape, attrs["axis"], attrs["exclude"], x.dtype, final)
+            if step is not None:        # the common case: one kernel call, no temporaries
+                op_id, outer, n, inner, count = step
+                reduce(op_id, x, out, outer, n, inner, final, count)
+                return
         axes = reduced_axes(name, x.shape, attrs.axis, attrs.exclude)
         if name == "mean" and x.dtype == BOOL:
             x = x.astype(F32)

@@ -63,7 +63,7 @@ class OpDef:
                  "gradient", "grad_needs", "num_outputs", "variadic", "doc", "_param_map",
                  "_defaults", "elementwise", "key_var_num_args", "aux_inputs",
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
-                 "_num_visible", "same_float")
+                 "_num_visible", "same_float", "default_attrs")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
@@ -84,6 +84,9 @@ class OpDef:
         self._param_map = {p.name: p for p in self.params}
         self._defaults = Attrs((p.name, p.parse(name, p.default)) for p in self.params
                                if p.default is not REQUIRED)     # canonical, parsed once
+        # a call without parameters shares this (read-only) Attrs: None if one is required
+        self.default_attrs = (Attrs(self._defaults) if len(self._defaults) == len(self.params)
+                              else None)
         self.key_var_num_args = key_var_num_args
         self._list_inputs, self._output_names = list_inputs, output_names
         self._num_visible = num_visible_outputs
