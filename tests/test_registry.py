@@ -329,3 +329,30 @@ def test_same_float_rule_matches_the_python_inference(name):
             n = len(op.inputs)
             assert op.infer_shape([shape] * n, attrs) == [shape], (name, shape)
             assert op.infer_type([dtype] * n, attrs) == [dtype], (name, dtype)
+
+
+_FULL_REDUCE_OPS = sorted({op.name for op in REGISTRY.values() if op.full_reduce is not None})
+
+
+def test_full_reduce_rule_is_declared_on_the_reductions():
+    assert {"sum", "mean", "prod", "max", "min", "nansum", "nanprod"} <= set(_FULL_REDUCE_OPS)
+
+
+@pytest.mark.parametrize("name", _FULL_REDUCE_OPS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_full_reduce_rule_matches_the_python_path(name, dtype, rng):
+    """The declared rule (shape (1,), the data's dtype, one kernel call) gives what the op's
+    own infer_shape/infer_type/compute give, bit for bit."""
+    op = REGISTRY[name]
+    kernel, op_id, final = op.full_reduce
+    attrs = op.parse_attrs({})
+    for shape in [(1,), (7,), (3, 4, 5), (2, 1000)]:
+        x = rng.uniform(0.5, 1.5, size=shape).astype(dtype)
+        assert op.infer_shape([shape], attrs) == [(1,)]
+        assert op.infer_type([x.dtype], attrs) == [x.dtype]
+        by_rule, by_compute = np.empty((1,), dtype), np.empty((1,), dtype)
+        kernel(op_id, x, by_rule, 1, x.size, 1, final, x.size)
+        op.compute["cpu"]([x], [by_compute], attrs)
+        np.testing.assert_array_equal(by_rule, by_compute)
+        through_invoke = getattr(mx.nd, name)(mx.nd.array(x, dtype=dtype))     # the rule
+        np.testing.assert_array_equal(through_invoke.asnumpy(), by_compute)

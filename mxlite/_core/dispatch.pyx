@@ -187,8 +187,12 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         ctx = attrs.get("ctx") or _current_context()
         if not isinstance(ctx, _Context):
             ctx = _Context(ctx)
+    full = None
     if op.same_float and _same_float(in_shapes, in_dtypes):
         shapes, dtypes = in_shapes[:1], in_dtypes[:1]      # the declared rule
+    elif op.full_reduce is not None and _reduces_all(arrays, attrs):
+        full = op.full_reduce           # the declared rule: one kernel call, shape (1,)
+        shapes, dtypes = [(1,)], in_dtypes[:1]
     else:
         shapes = op.infer_shape(in_shapes, attrs)
         dtypes = op.infer_type(in_dtypes, attrs)
@@ -196,6 +200,8 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     if kernel is None:
         raise op_error(op.name, f"has no kernel for {ctx.device_type}")
     cdef bint recording = _tape_state.recording
+    if full is not None:
+        kernel = _FullReduce(full)
     if out is not None:
         return _invoke_out(op, inputs, attrs, out, shapes, dtypes, arrays, kernel, recording)
     entries = parents(inputs) if recording else None
@@ -213,6 +219,32 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     if recording:
         attach(op, attrs, entries, inputs, result)
     return result
+
+
+cdef bint _reduces_all(list arrays, attrs):
+    """True when a reduction's ``full_reduce`` rule applies: one non-empty float32/float64
+    input, every axis reduced, no keepdims."""
+    if len(arrays) != 1:
+        return False
+    x = arrays[0]
+    d = x.dtype
+    return ((d is _F32 or d is _F64) and x.size > 0 and attrs["axis"] is None
+            and not attrs["exclude"] and not attrs["keepdims"])
+
+
+cdef class _FullReduce:
+    """A kernel call for the ``full_reduce`` rule, in the compute-function signature."""
+
+    cdef object kernel
+    cdef int op_id, final
+
+    def __init__(self, rule):
+        self.kernel, self.op_id, self.final = rule
+
+    def __call__(self, arrays, outputs, attrs):
+        x = arrays[0]
+        n = x.size
+        self.kernel(self.op_id, x, outputs[0], 1, n, 1, self.final, n)
 
 
 cdef bint _same_float(list shapes, list dtypes):

@@ -336,13 +336,14 @@ _GRADIENTS = {"sum": (_sum_grad, ()), "mean": (_mean_grad, ()),
 
 
 def _register_reductions():
-    for name, (_, _, _, doc) in _REDUCE.items():
+    for name, (float_op, _, final, doc) in _REDUCE.items():
         note = _DTYPE_NOTE.get(name) or _DTYPE_NOTE.get(name.replace("nan", "")) \
             or _DTYPE_NOTE["max"]
         register(OpDef(
             name, inputs=("data",), params=_AXIS_PARAMS, aliases=_ALIASES.get(name, ()),
             infer_shape=_reduce_infer_shape(name), infer_type=_reduce_infer_type(name),
             compute={"cpu": _reduce_compute(name)},
+            full_reduce=(_k.reduce, _k.OP_IDS[float_op], final),
             gradient=_GRADIENTS[name][0], grad_needs=_GRADIENTS[name][1],
             doc=f"{doc}\n\n{note}\n\n{_example(name)}"))
 

@@ -63,13 +63,13 @@ class OpDef:
                  "gradient", "grad_needs", "num_outputs", "variadic", "doc", "_param_map",
                  "_defaults", "elementwise", "key_var_num_args", "aux_inputs",
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
-                 "_num_visible", "same_float", "default_attrs")
+                 "_num_visible", "same_float", "full_reduce", "default_attrs")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
                  variadic=False, elementwise=False, key_var_num_args=None, list_inputs=None,
                  output_names=None, num_visible_outputs=None, aux_inputs=(), mutate_inputs=(),
-                 backward_shape=None, same_float=False):
+                 backward_shape=None, same_float=False, full_reduce=None):
         self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
         self.params = tuple(params)
         self.infer_shape, self.infer_type = infer_shape, infer_type
@@ -81,6 +81,10 @@ class OpDef:
         # inputs of one shape and one dtype, float32 or float64, give one output of that
         # shape and dtype (tests/test_registry.py checks it against the Python functions).
         self.same_float = same_float
+        # Declared rule for a reduction over every axis of float32/float64 data with the
+        # default axis/exclude/keepdims: shape (1,), the data's dtype, and one call of
+        # ``kernel(op_id, x, out, 1, n, 1, final, n)``; given as (kernel, op_id, final).
+        self.full_reduce = full_reduce
         self._param_map = {p.name: p for p in self.params}
         self._defaults = Attrs((p.name, p.parse(name, p.default)) for p in self.params
                                if p.default is not REQUIRED)     # canonical, parsed once
