@@ -189,24 +189,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     (overwritten for grad_req 'write', accumulated for 'add')."""
     heads = _as_list(heads)
     head_grads = _as_list(head_grads) if head_grads is not None else [None] * len(heads)
-    order = _engine.creation_order([h._node for h in heads if h._node is not None])
-    leaves = [n for n in order if n.op is None and n.variable is not None]
-    with _scope(None, train_mode):
-        values = _engine.run_backward(F, heads, head_grads, [(n, 0) for n in leaves],
-                                      retain_graph, False, order)
-    for leaf, g in zip(leaves, values):
-        var = leaf.variable
-        if var._grad is None or var._grad_req == "null":
-            continue
-        buffer = var._grad._data      # written in place: .grad stays the same array
-        var._grad._version[0] += 1
-        if g is None:
-            if var._grad_req == "write":
-                buffer[...] = 0
-        elif var._grad_req == "add":
-            buffer += g._data
-        else:
-            np.copyto(buffer, g._data, casting="unsafe")
+    _engine.backward_to_variables(F, heads, head_grads, retain_graph, train_mode)
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,

@@ -162,3 +162,35 @@ cdef _check_saved(Node node):
                 f"{np.dtype(x.dtype).name}) as it was when {op.name!r} ran, but that array "
                 f"was modified in place afterwards (version {version} -> {x._version[0]}). "
                 "Write into a copy, or before the array is used.")
+
+
+cpdef backward_to_variables(F, list heads, list head_grads, bint retain_graph, bint train_mode):
+    """``autograd.backward``: gradients of ``heads`` written into each variable's ``.grad``
+    (overwritten for grad_req 'write', accumulated for 'add'; in place, so ``.grad`` stays
+    the same array, its version bumped)."""
+    cdef Node n
+    cdef NDArrayBase var, buf
+    order = creation_order([(<NDArrayBase?>h)._node for h in heads
+                            if (<NDArrayBase>h)._node is not None])
+    leaves = [n for n in order if n.op is None and n.variable is not None]
+    previous = _tape_state.training
+    _tape_state.training = train_mode
+    try:
+        values = run_backward(F, heads, head_grads, [(n, 0) for n in leaves], retain_graph,
+                              False, order)
+    finally:
+        _tape_state.training = previous
+    for leaf, g in zip(leaves, values):
+        var = <NDArrayBase>(<Node>leaf).variable
+        if var._grad is None or var._grad_req == "null":
+            continue
+        buf = <NDArrayBase>var._grad
+        buffer = buf._data
+        buf._version[0] += 1
+        if g is None:
+            if var._grad_req == "write":
+                buffer[...] = 0
+        elif var._grad_req == "add":
+            buffer += (<NDArrayBase>g)._data
+        else:
+            np.copyto(buffer, (<NDArrayBase>g)._data, casting="unsafe")

@@ -31,7 +31,8 @@ class _TapeState(threading.local):
 
 
 tape_state = _TapeState()
-# The mxlite.autograd module (parents/attach/begin_write/end_write), set when it is imported.
+# The mxlite.autograd module (parents/attach/begin_write/end_write, backward), set when it
+# is imported (it imports this module, so it cannot be imported here).
 _tape = None
 
 
@@ -188,15 +189,13 @@ class NDArray(_dispatch.NDArrayBase):
     # ---- autograd ------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
         """Allocate ``.grad`` (zeros) and mark this array as a variable for autograd."""
-        from .. import autograd
-        autograd.mark_variables([self], [NDArray._wrap(np.zeros_like(self._data), self._ctx)],
-                                grad_req)
+        _tape.mark_variables([self], [NDArray._wrap(np.zeros_like(self._data), self._ctx)],
+                             grad_req)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Back-propagate from this array into the ``.grad`` of the variables it depends on."""
-        from .. import autograd
-        autograd.backward([self], None if out_grad is None else [out_grad], retain_graph,
-                          train_mode)
+        _tape.backward([self], None if out_grad is None else [out_grad], retain_graph,
+                       train_mode)
 
     def detach(self):
         """The same buffer, cut from the autograd graph (writes to either show in both)."""
