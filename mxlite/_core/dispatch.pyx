@@ -12,7 +12,11 @@ import numbers
 
 import numpy as np
 
+cimport numpy as cnp
+
 from ..base import MXNetError, op_error
+
+cnp.import_array()
 
 cdef object _Number = (numbers.Number, np.generic)
 
@@ -207,7 +211,7 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     entries = parents(inputs) if recording else None
     if len(shapes) == 1:
         try:
-            outputs = [np.empty(shapes[0], dtypes[0])]
+            outputs = [_empty(shapes[0], dtypes[0])]
         except MemoryError:
             outputs = [_slow.allocate(op.name, shapes[0], dtypes[0])]
         kernel(arrays, outputs, attrs)
@@ -219,6 +223,19 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     if recording:
         attach(op, attrs, entries, inputs, result)
     return result
+
+
+cdef object _empty(object shape, object dtype):
+    """``np.empty(shape, dtype)`` (C order) without the Python call."""
+    cdef cnp.npy_intp dims[32]
+    cdef int i, nd
+    if type(shape) is not tuple or not isinstance(dtype, cnp.dtype) or len(shape) > 32:
+        return np.empty(shape, dtype)
+    nd = len(shape)
+    for i in range(nd):
+        dims[i] = shape[i]
+    return cnp.PyArray_EMPTY(nd, dims, (<cnp.dtype>dtype).type_num, 0)
+
 
 
 cdef bint _reduces_all(list arrays, attrs):
