@@ -308,27 +308,50 @@ def test_out_argument_checked(name):
 
 
 # ---- declared rules the compiled invoke evaluates without Python calls -------------------------
-_SAME_FLOAT_OPS = sorted({op.name for op in REGISTRY.values() if op.same_float})
+from mxlite.ndarray.ndarray import invoke  # noqa: E402
+
+_RULE_OPS = sorted({op.name for op in REGISTRY.values() if op.float_rule is not None})
+_SHAPES = [(), (3,), (2, 0, 3), (4, 5), (2, 3, 4)]
+_BROADCAST_PAIRS = [((4, 5), (4, 5)), ((4, 1), (1, 5)), ((3,), (2, 3)), ((), (2, 3)),
+                    ((2, 1, 4), (3, 1)), ((0, 3), (1, 3))]
+_REDUCE_ATTRS = [{}, {"axis": 0}, {"axis": -1}, {"axis": (0, 2)}, {"axis": 1, "keepdims": True},
+                 {"axis": (1,), "exclude": True}, {"keepdims": True}, {"axis": ()}]
 
 
-def test_same_float_rule_is_declared_on_the_elementwise_families():
-    assert {"sin", "broadcast_add", "elemwise_mul", "_plus_scalar", "_copy"} <= set(
-        _SAME_FLOAT_OPS)
-    assert "cast" not in _SAME_FLOAT_OPS and "sum" not in _SAME_FLOAT_OPS
+def test_float_rules_are_declared_on_the_common_families():
+    rules = {name: REGISTRY[name].float_rule for name in _RULE_OPS}
+    assert rules["sin"] == rules["_plus_scalar"] == rules["elemwise_mul"] == "same"
+    assert rules["broadcast_add"] == rules["broadcast_greater"] == "broadcast"
+    assert rules["sum"] == rules["max"] == "reduce"
+    assert "cast" not in rules and "dot" not in rules
 
 
-@pytest.mark.parametrize("name", _SAME_FLOAT_OPS)
-def test_same_float_rule_matches_the_python_inference(name):
-    """The declared rule (one shape, one float dtype in; that shape and dtype out) agrees
-    with the op's own infer_shape/infer_type wherever the compiled path applies it."""
+def _rule_cases(op):
+    if op.float_rule == "same":
+        return [([s] * len(op.inputs), {}) for s in _SHAPES]
+    if op.float_rule == "broadcast":
+        return [(list(pair), {}) for pair in _BROADCAST_PAIRS]
+    return [([s], kw) for s in _SHAPES for kw in _REDUCE_ATTRS
+            if "axis" not in kw or (len(s) == 3 and s[1])]
+
+
+@pytest.mark.parametrize("name", _RULE_OPS)
+def test_float_rule_matches_the_python_inference(name):
+    """Wherever the declared rule gives a shape, it is the one the op's own
+    infer_shape/infer_type give, for float32 and float64 (through the compiled invoke)."""
     op = REGISTRY[name]
-    attrs = op.parse_attrs({})
     assert not op.variadic and op.num_outputs == 1
-    for shape in [(), (3,), (2, 0, 3), (4, 5)]:
-        for dtype in (np.dtype("float32"), np.dtype("float64")):
-            n = len(op.inputs)
-            assert op.infer_shape([shape] * n, attrs) == [shape], (name, shape)
-            assert op.infer_type([dtype] * n, attrs) == [dtype], (name, dtype)
+    for shapes, kwargs in _rule_cases(op):
+        attrs = op.parse_attrs(kwargs)
+        for dtype in ("float32", "float64"):
+            try:
+                want_shape = op.infer_shape(shapes, attrs)
+                want_type = op.infer_type([np.dtype(dtype)] * len(shapes), attrs)
+            except MXNetError:
+                continue        # bad input: the rule leaves it to Python, which raises
+            args = [mx.nd.ones(s, dtype=dtype) for s in shapes]
+            got = invoke(op, args, kwargs)         # the compiled invoke applies the rule
+            assert (got.shape, got.dtype) == (want_shape[0], want_type[0]), (name, shapes, kwargs)
 
 
 _FULL_REDUCE_OPS = sorted({op.name for op in REGISTRY.values() if op.full_reduce is not None})

@@ -192,11 +192,12 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         if not isinstance(ctx, _Context):
             ctx = _Context(ctx)
     full = None
-    if op.same_float and _same_float(in_shapes, in_dtypes):
-        shapes, dtypes = in_shapes[:1], in_dtypes[:1]      # the declared rule
-    elif op.full_reduce is not None and _reduces_all(arrays, attrs):
-        full = op.full_reduce           # the declared rule: one kernel call, shape (1,)
-        shapes, dtypes = [(1,)], in_dtypes[:1]
+    cdef int rule = op.rule_id
+    shape = _rule_shape(rule, in_shapes, in_dtypes, attrs) if rule else None
+    if shape is not None:               # a declared rule: no Python inference
+        shapes, dtypes = [shape], in_dtypes[:1]
+        if op.full_reduce is not None and _reduces_all(arrays, attrs):
+            full = op.full_reduce       # and one kernel call
     else:
         shapes = op.infer_shape(in_shapes, attrs)
         dtypes = op.infer_type(in_dtypes, attrs)
@@ -264,18 +265,82 @@ cdef class _FullReduce:
         self.kernel(self.op_id, x, outputs[0], 1, n, 1, self.final, n)
 
 
-cdef bint _same_float(list shapes, list dtypes):
-    """True when every input has one shape and one dtype, float32 or float64."""
+cdef enum:    # OpDef.rule_id (mxlite/ops/registry.py _RULE_IDS)
+    RULE_SAME = 1
+    RULE_BROADCAST = 2
+    RULE_REDUCE = 3
+
+
+cdef object _rule_shape(int rule, list shapes, list dtypes, attrs):
+    """The output shape by the op's declared ``float_rule``, or None where the rule does not
+    cover these inputs (then the Python functions decide, and raise on bad input)."""
     cdef Py_ssize_t i, n = len(dtypes)
     if n == 0:
-        return False
-    d, s = dtypes[0], shapes[0]
+        return None
+    d = dtypes[0]
     if d is not _F32 and d is not _F64:
-        return False
+        return None
     for i in range(1, n):
-        if dtypes[i] is not d or shapes[i] != s:
-            return False
-    return True
+        if dtypes[i] is not d:
+            return None
+    s = shapes[0]
+    if rule == RULE_SAME:
+        for i in range(1, n):
+            if shapes[i] != s:
+                return None
+        return s
+    if rule == RULE_BROADCAST:
+        return _broadcast(s, shapes[1]) if n == 2 else None
+    if rule == RULE_REDUCE:
+        return _reduced(s, attrs["axis"], attrs["exclude"], attrs["keepdims"]) if n == 1 else None
+    return None
+
+
+cdef object _broadcast(tuple a, tuple b):
+    """NumPy broadcasting of two shapes; None when they do not broadcast."""
+    if a == b:
+        return a
+    cdef Py_ssize_t na = len(a), nb = len(b), n = max(na, nb), i
+    cdef list out = [0] * n
+    for i in range(n):
+        da = a[na - n + i] if i >= n - na else 1
+        db = b[nb - n + i] if i >= n - nb else 1
+        if da == db or db == 1:
+            out[i] = da
+        elif da == 1:
+            out[i] = db
+        else:
+            return None
+    return tuple(out)
+
+
+cdef object _reduced(tuple shape, axis, bint exclude, bint keepdims):
+    """MXNet's reduction shape (None or () reduces every axis; an empty result is (1,));
+    None for an axis out of range, a repeated axis, or a reduced extent of 0 (the Python
+    function decides those, and names the error)."""
+    cdef Py_ssize_t nd = len(shape), i, a
+    cdef list reduce = [False] * nd
+    if axis is None or len(axis) == 0:
+        reduce = [True] * nd
+    else:
+        for a in axis:
+            if a < 0:
+                a += nd
+            if a < 0 or a >= nd or reduce[a]:
+                return None
+            reduce[a] = True
+        if exclude:
+            reduce = [not r for r in reduce]
+    out = []
+    for i in range(nd):
+        if reduce[i]:
+            if shape[i] == 0:
+                return None
+            if keepdims:
+                out.append(1)
+        else:
+            out.append(shape[i])
+    return tuple(out) if out or keepdims else (1,)
 
 
 cdef object _F32 = np.dtype(np.float32), _F64 = np.dtype(np.float64)

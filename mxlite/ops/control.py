@@ -23,12 +23,12 @@ register(OpDef(
     "_copy", inputs=("data",), aliases=("identity",), infer_shape=same_shape,
     backward_shape="same",
     infer_type=same_type, compute={"cpu": _copy_compute}, gradient=_identity_grad,
-    grad_needs=(), elementwise=True, same_float=True, doc="A copy of ``data``."))
+    grad_needs=(), elementwise=True, float_rule="same", doc="A copy of ``data``."))
 
 register(OpDef(
     "BlockGrad", inputs=("data",), aliases=("stop_gradient",), infer_shape=same_shape,
     backward_shape="same",
     infer_type=same_type, compute={"cpu": _copy_compute}, gradient=_block_grad, grad_needs=(),
-    elementwise=True, same_float=True,
+    elementwise=True, float_rule="same",
     doc="Pass ``data`` through unchanged in the forward pass and block its gradient "
         "(the gradient with respect to ``data`` is zero, to every order)."))

@@ -139,7 +139,7 @@ def _register_unary():
         register(OpDef(
             name, inputs=("data",), infer_shape=same_shape, infer_type=_unary_type(name),
             backward_shape="same",
-            compute={"cpu": _unary_compute(name)}, doc=doc, elementwise=True, same_float=True,
+            compute={"cpu": _unary_compute(name)}, doc=doc, elementwise=True, float_rule="same",
             gradient=(NON_DIFFERENTIABLE if name in NON_DIFFERENTIABLE_UNARY
                       else _unary_gradient(name)),
             grad_needs=("outputs",) if name in UNARY_OUTPUT_DERIVATIVES else ("inputs",)))
@@ -239,7 +239,7 @@ def _register_binary():
             infer_shape=_broadcast_shape(f"broadcast_{kname}"),
             infer_type=_binary_type(f"broadcast_{kname}", kname),
             compute={"cpu": _binary_compute(kname)}, gradient=grad, elementwise=True,
-            same_float=True,
+            float_rule="broadcast",
             doc=f"Element-wise {BINARY_DOCS[kname]}, with NumPy broadcasting."
                 + ("" if kname in LOGICAL_OPS else BOOL_NOTE)))
     for kname, aliases in (("add", ("_plus", "_add")), ("sub", ("_minus", "_sub")),
@@ -249,7 +249,7 @@ def _register_binary():
             name, inputs=("lhs", "rhs"), aliases=aliases, infer_shape=_same_shape_binary(name),
             backward_shape="same",
             infer_type=_binary_type(name, kname), compute={"cpu": _binary_compute(kname)},
-            gradient=_binary_gradient(kname), elementwise=True, same_float=True,
+            gradient=_binary_gradient(kname), elementwise=True, float_rule="same",
             doc=f"Element-wise {BINARY_DOCS[kname]}; both inputs must have the same shape."
                 + BOOL_NOTE))
 
@@ -468,7 +468,7 @@ def _register_scalar():
                           "exact)"),),
             infer_shape=same_shape, backward_shape="same", infer_type=_scalar_type(name, kname),
             compute={"cpu": _scalar_compute(name, kname, reverse)}, elementwise=True,
-            same_float=True,
+            float_rule="same",
             gradient=NON_DIFFERENTIABLE if kname in COMPARISONS else _scalar_gradient(name),
             doc=f"Element-wise broadcast_{kname}{operands} with a Python scalar." + float_note
                 + ("" if kname in LOGICAL_OPS else BOOL_NOTE)))

@@ -25,6 +25,9 @@ class Attrs(dict):
             raise AttributeError(name) from None
 
 
+_RULE_IDS = {None: 0, "same": 1, "broadcast": 2, "reduce": 3}   # as mxlite/_core/dispatch.pyx
+
+
 class OpDef:
     """One operator record.
 
@@ -63,13 +66,13 @@ class OpDef:
                  "gradient", "grad_needs", "num_outputs", "variadic", "doc", "_param_map",
                  "_defaults", "elementwise", "key_var_num_args", "aux_inputs",
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
-                 "_num_visible", "same_float", "full_reduce", "default_attrs")
+                 "_num_visible", "float_rule", "rule_id", "full_reduce", "default_attrs")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
                  variadic=False, elementwise=False, key_var_num_args=None, list_inputs=None,
                  output_names=None, num_visible_outputs=None, aux_inputs=(), mutate_inputs=(),
-                 backward_shape=None, same_float=False, full_reduce=None):
+                 backward_shape=None, float_rule=None, full_reduce=None):
         self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
         self.params = tuple(params)
         self.infer_shape, self.infer_type = infer_shape, infer_type
@@ -77,10 +80,15 @@ class OpDef:
         self.gradient, self.grad_needs = gradient, frozenset(grad_needs)
         self.num_outputs, self.variadic, self.doc = num_outputs, variadic, doc
         self.elementwise = elementwise   # output[i] depends only on inputs[i]: safe in place
-        # Declared rule the compiled invoke applies without calling infer_shape/infer_type:
-        # inputs of one shape and one dtype, float32 or float64, give one output of that
-        # shape and dtype (tests/test_registry.py checks it against the Python functions).
-        self.same_float = same_float
+        # Declared rule the compiled invoke applies without calling infer_shape/infer_type
+        # when every input has one dtype, float32 or float64: the one output has that dtype
+        # and the shape of the rule: 'same' (inputs of one shape), 'broadcast' (two inputs,
+        # NumPy broadcasting), 'reduce' (MXNet's axis/keepdims/exclude). Anything else (or
+        # an input the rule does not cover) goes to the Python functions, which stay the
+        # specification; tests/test_registry.py checks every rule against them.
+        if float_rule not in _RULE_IDS:
+            raise ValueError(f"OpDef {name}: unknown float_rule {float_rule!r}")
+        self.float_rule, self.rule_id = float_rule, _RULE_IDS[float_rule]
         # Declared rule for a reduction over every axis of float32/float64 data with the
         # default axis/exclude/keepdims: shape (1,), the data's dtype, and one call of
         # ``kernel(op_id, x, out, 1, n, 1, final, n)``; given as (kernel, op_id, final).
