@@ -15,8 +15,6 @@ again, to any order.
 """
 import sys
 
-import numpy as np
-
 from ._core import dispatch as _dispatch
 from ._core import engine as _engine
 from ._core.dispatch import CONSTANT, Node, attach, parents

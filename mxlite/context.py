@@ -17,7 +17,8 @@ class Context:
     ordinary CPU buffers here and run the CPU kernels (``compute_device == 'cpu'``).
     """
 
-    __slots__ = ("device_type", "device_id", "compute_device")
+    # _run: the device's RunContext (mxlite.device), cached by the first operator call
+    __slots__ = ("device_type", "device_id", "compute_device", "_run")
     _state = threading.local()
 
     def __init__(self, device_type, device_id=0):
@@ -33,6 +34,10 @@ class Context:
         self.device_type = device_type
         self.device_id = int(device_id)
         self.compute_device = _COMPUTE_DEVICE[device_type]
+        self._run = None
+
+    def __reduce__(self):
+        return (Context, (self.device_type, self.device_id))
 
     def __eq__(self, other):
         return (isinstance(other, Context) and self.device_type == other.device_type

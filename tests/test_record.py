@@ -126,7 +126,7 @@ def _fc_backward_shape(in_shapes, out_shapes, attrs):
     return [data, weight] + ([] if attrs.no_bias else [(attrs.num_hidden,)])
 
 
-def _fc_compute(ins, outs, attrs):
+def _fc_compute(rctx, ins, outs, attrs):
     y = ins[0].reshape(ins[0].shape[0], -1) @ ins[1].T
     outs[0][...] = y + ins[2] if not attrs.no_bias else y
 

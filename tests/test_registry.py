@@ -13,6 +13,7 @@ import pytest
 
 import mxlite as mx
 from mxlite import MXNetError
+from mxlite.device import run_context
 from mxlite.ops.frontend import make_function
 from mxlite.ops.registry import (NON_DIFFERENTIABLE, REGISTRY, REQUIRED, Attrs, OpDef, Param,
                                  get_op, list_ops, register)
@@ -375,7 +376,7 @@ def test_full_reduce_rule_matches_the_python_path(name, dtype, rng):
         assert op.infer_type([x.dtype], attrs) == [x.dtype]
         by_rule, by_compute = np.empty((1,), dtype), np.empty((1,), dtype)
         kernel(op_id, x, by_rule, 1, x.size, 1, final, x.size)
-        op.compute["cpu"]([x], [by_compute], attrs)
+        op.compute["cpu"](run_context(mx.cpu()), [x], [by_compute], attrs)
         np.testing.assert_array_equal(by_rule, by_compute)
         through_invoke = getattr(mx.nd, name)(mx.nd.array(x, dtype=dtype))     # the rule
         np.testing.assert_array_equal(through_invoke.asnumpy(), by_compute)

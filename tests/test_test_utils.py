@@ -13,7 +13,7 @@ from mxlite.test_utils import (GradientCheckError, assert_almost_equal, check_gr
 
 def _sin_like(name, kernel, gradient):
     """Register a test op computing ``kernel`` with FGradient ``gradient``; return its nd function."""
-    def compute(ins, outs, attrs):
+    def compute(rctx, ins, outs, attrs):
         outs[0][...] = kernel(ins[0])
     op = register(OpDef(name, inputs=("data",), infer_shape=same_shape, infer_type=same_type,
                         compute={"cpu": compute}, gradient=gradient, doc="test op"))
@@ -66,7 +66,7 @@ def test_wrong_gradient_fails_at_its_order(chain, wrong):
 
 def test_wrong_head_gradient_dependence_is_caught():
     # a VJP that ignores the head gradient v (uses ones): random v exposes it at order 1
-    def compute(ins, outs, attrs):
+    def compute(rctx, ins, outs, attrs):
         outs[0][...] = ins[0] ** 2
     op = register(OpDef("_t_square_badv", inputs=("data",), infer_shape=same_shape,
                         infer_type=same_type, compute={"cpu": compute},

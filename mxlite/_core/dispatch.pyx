@@ -46,6 +46,39 @@ def set_tape(tape):
     _tape = tape
 
 
+# ---- the run context (mxlite/device) -----------------------------------------------------------
+cdef object _run_context = None     # mxlite.device.run_context: Context -> RunContext
+
+
+def set_run_context(factory):
+    """Hand in mxlite.device.run_context (it makes a device's RunContext and caches it on the
+    Context as ``ctx._run``)."""
+    global _run_context
+    _run_context = factory
+
+
+cdef class RunContext:
+    """What a compute function ``compute(rctx, ins, outs, attrs)`` knows of the call it runs:
+    ``ctx`` (the device Context), ``xp`` (its array namespace), ``stream`` (None on CPU),
+    ``rng`` (its random stream) and ``is_train`` (this thread's train mode, read when asked).
+    ``kernels`` keys ``op.compute``; ``cpu`` allows invoke's compiled CPU fast paths. One per
+    device (``mxlite.device.run_context``)."""
+
+    cdef readonly object ctx, xp, kernels, stream, rng
+    cdef readonly bint cpu
+
+    def __init__(self, ctx, xp, kernels, stream, rng, bint cpu):
+        self.ctx, self.xp, self.kernels, self.stream, self.rng = ctx, xp, kernels, stream, rng
+        self.cpu = cpu
+
+    @property
+    def is_train(self):
+        return _tape_state.training
+
+    def __repr__(self):
+        return f"<RunContext {self.ctx} kernels={self.kernels!r} stream={self.stream!r}>"
+
+
 cdef class NDArrayBase:
     """The fields of an NDArray (see ``mxlite.ndarray.NDArray``; declared in dispatch.pxd)."""
 
@@ -201,25 +234,30 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     else:
         shapes = op.infer_shape(in_shapes, attrs)
         dtypes = op.infer_type(in_dtypes, attrs)
-    kernel = op.compute.get(ctx.compute_device)
+    cdef RunContext rctx = ctx._run
+    if rctx is None:
+        rctx = _run_context(ctx)
+    kernel = op.compute.get(rctx.kernels)
     if kernel is None:
         raise op_error(op.name, f"has no kernel for {ctx.device_type}")
     cdef bint recording = _tape_state.recording
-    if full is not None:
+    if full is not None and rctx.cpu:
         kernel = _FullReduce(full)
     if out is not None:
-        return _invoke_out(op, inputs, attrs, out, shapes, dtypes, arrays, kernel, recording)
+        return _invoke_out(op, inputs, attrs, out, shapes, dtypes, arrays, kernel, recording,
+                           rctx)
     entries = parents(inputs) if recording else None
     if len(shapes) == 1:
         try:
-            outputs = [_empty(shapes[0], dtypes[0])]
+            outputs = [_empty(shapes[0], dtypes[0]) if rctx.cpu
+                       else _slow.allocate(op.name, shapes[0], dtypes[0], rctx.xp)]
         except MemoryError:
-            outputs = [_slow.allocate(op.name, shapes[0], dtypes[0])]
-        kernel(arrays, outputs, attrs)
+            outputs = [_slow.allocate(op.name, shapes[0], dtypes[0], rctx.xp)]
+        kernel(rctx, arrays, outputs, attrs)
         result = wrap(outputs[0], ctx)
     else:
-        outputs = [_slow.allocate(op.name, s, d) for s, d in zip(shapes, dtypes)]
-        kernel(arrays, outputs, attrs)
+        outputs = [_slow.allocate(op.name, s, d, rctx.xp) for s, d in zip(shapes, dtypes)]
+        kernel(rctx, arrays, outputs, attrs)
         result = [wrap(o, ctx) for o in outputs]
     if recording:
         attach(op, attrs, entries, inputs, result)
@@ -259,7 +297,7 @@ cdef class _FullReduce:
     def __init__(self, rule):
         self.kernel, self.op_id, self.final = rule
 
-    def __call__(self, arrays, outputs, attrs):
+    def __call__(self, rctx, arrays, outputs, attrs):
         x = arrays[0]
         n = x.size
         self.kernel(self.op_id, x, outputs[0], 1, n, 1, self.final, n)
@@ -347,13 +385,13 @@ cdef object _F32 = np.dtype(np.float32), _F64 = np.dtype(np.float64)
 
 
 cdef object _invoke_out(op, list inputs, attrs, out, shapes, dtypes, list arrays, kernel,
-                        bint recording):
+                        bint recording, RunContext rctx):
     targets = out if isinstance(out, (list, tuple)) else [out]
-    outputs = _slow.out_arrays(op, shapes, dtypes, targets, arrays)
+    outputs = _slow.out_arrays(op, shapes, dtypes, targets, arrays, rctx.xp)
     if recording:
         plan = _tape.begin_write(targets, inputs)
-        inputs = _slow.saved_inputs(op, inputs, outputs, plan[0])
-    kernel(arrays, outputs, attrs)
+        inputs = _slow.saved_inputs(op, inputs, outputs, plan[0], rctx.xp)
+    kernel(rctx, arrays, outputs, attrs)
     for t in targets:
         (<NDArrayBase>t)._version[0] += 1
     if recording:

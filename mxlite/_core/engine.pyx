@@ -10,6 +10,7 @@ gradient ops are recorded themselves, so gradients of any order follow. Semantic
 import numpy as np
 
 from ..base import MXNetError
+from ..device import namespace_for as _namespace_for
 from .dispatch cimport NDArrayBase, Node
 from .dispatch import CONSTANT
 
@@ -83,7 +84,8 @@ cpdef list run_backward(F, list heads, list head_grads, list targets, bint retai
     for obj, hg in kept:
         h = <NDArrayBase>obj
         if hg is None:      # a constant: nothing to record
-            hg = F.NDArray._wrap(np.ones(h._data.shape, h._data.dtype), h._ctx)
+            hg = F.NDArray._wrap(_namespace_for(h._ctx).ones(h._data.shape, h._data.dtype),
+                                 h._ctx)
         elif hg.shape != h._data.shape:
             raise MXNetError(f"autograd: head_grads shape {hg.shape} differs from head shape "
                              f"{h._data.shape}")
@@ -193,4 +195,4 @@ cpdef backward_to_variables(F, list heads, list head_grads, bint retain_graph, b
         elif var._grad_req == "add":
             buffer += (<NDArrayBase>g)._data
         else:
-            np.copyto(buffer, (<NDArrayBase>g)._data, casting="unsafe")
+            _namespace_for(buf._ctx).cast_into(buffer, (<NDArrayBase>g)._data)

@@ -10,6 +10,7 @@ import numpy as np
 from .._core import dispatch as _dispatch
 from ..base import DTYPES, MXNetError, normalize_dtype, op_error
 from ..context import Context, current_context
+from ..device import namespace_for
 from ..ops.indexing import (canonical_key, has_repeats, is_first_axis_view, region_shape,
                             write_region)
 from ..ops.registry import REGISTRY, Attrs
@@ -104,7 +105,7 @@ class NDArray(_dispatch.NDArrayBase):
     def __bool__(self):
         if self.size != 1:
             raise MXNetError(f"the truth value of an NDArray with {self.size} elements is ambiguous")
-        return bool(self._data.reshape(-1)[0])
+        return bool(self.asscalar())
 
     def __hash__(self):
         return id(self)
@@ -123,14 +124,15 @@ class NDArray(_dispatch.NDArrayBase):
     # ---- conversion ---------------------------------------------------------------------
     def asnumpy(self):
         """A NumPy copy of the data."""
-        return self._data.copy()
+        return namespace_for(self._ctx).asnumpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
         # NumPy 2 passes copy=True from np.array(x): the caller must not get our buffer
-        data = self._data if dtype is None else self._data.astype(dtype, copy=False)
+        host = namespace_for(self._ctx).to_host(self._data)
+        data = host if dtype is None else host.astype(dtype, copy=False)
         if data is self._data and copy:
             return data.copy()
-        if data is not self._data and copy is False:
+        if data is not host and copy is False:
             raise ValueError(f"NDArray.__array__: a {self._data.dtype} array cannot be viewed as "
                              f"{np.dtype(dtype)} without a copy")
         return data
@@ -139,7 +141,7 @@ class NDArray(_dispatch.NDArrayBase):
         """The single element as a NumPy scalar; MXNetError if the array has another size."""
         if self.size != 1:
             raise MXNetError(f"asscalar: the array has shape {self.shape}, expected one element")
-        return self._data.reshape(-1)[0]
+        return namespace_for(self._ctx).to_host(self._data.reshape(-1))[0]
 
     def astype(self, dtype, copy=True):
         """A copy cast to ``dtype`` (no copy when ``copy=False`` and the dtype already matches)."""
@@ -162,7 +164,7 @@ class NDArray(_dispatch.NDArrayBase):
                 raise op_error("copyto", f"shape mismatch: source {self.shape}, target {other.shape}")
             if other._data.dtype != self._data.dtype:
                 return _call(_CAST, self, dtype=other._data.dtype, out=other)
-            if np.may_share_memory(other._data, self._data):
+            if namespace_for(self._ctx).may_share_memory(other._data, self._data):
                 return _call(_COPY, _call(_COPY, self), out=other)
             return _call(_COPY, self, out=other)
         if isinstance(other, Context):
@@ -189,8 +191,8 @@ class NDArray(_dispatch.NDArrayBase):
     # ---- autograd ------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
         """Allocate ``.grad`` (zeros) and mark this array as a variable for autograd."""
-        _tape.mark_variables([self], [NDArray._wrap(np.zeros_like(self._data), self._ctx)],
-                             grad_req)
+        zeros = namespace_for(self._ctx).zeros(self._data.shape, self._data.dtype)
+        _tape.mark_variables([self], [NDArray._wrap(zeros, self._ctx)], grad_req)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Back-propagate from this array into the ``.grad`` of the variables it depends on."""
@@ -237,11 +239,12 @@ class NDArray(_dispatch.NDArrayBase):
                                "gradient is undefined")
         else:
             plan = None
+        xp = namespace_for(self._ctx)
         src = value._data
-        if np.may_share_memory(src, self._data):     # x[1:] = x[:-1] reads before it writes
+        if xp.may_share_memory(src, self._data):     # x[1:] = x[:-1] reads before it writes
             src = src.copy()
         try:
-            write_region(self._data, key, src)
+            write_region(xp, self._data, key, src)
         except ValueError:
             raise op_error("__setitem__", f"cannot assign a value of shape {value.shape} to "
                            f"index {key!r} of shape {self.shape}, which selects shape "
@@ -267,11 +270,12 @@ class NDArray(_dispatch.NDArrayBase):
         return _call(REGISTRY["abs"], self)
 
     def __getstate__(self):
-        return {"data": self._data, "ctx": (self._ctx.device_type, self._ctx.device_id)}
+        return {"data": namespace_for(self._ctx).to_host(self._data),
+                "ctx": (self._ctx.device_type, self._ctx.device_id)}
 
     def __setstate__(self, state):
-        self._data = state["data"]
         self._ctx = Context(*state["ctx"])
+        self._data = namespace_for(self._ctx).from_host(state["data"])
         self._grad, self._grad_req, self._node = None, "null", None
         self._version, self._node_version, self._view = [0], 0, None
 
@@ -345,24 +349,24 @@ BINARY_FUNCTIONS = {name: _binary_function(name, *ops) for name, ops in _BINARY_
 invoke = _dispatch.invoke      # the nd invoke strategy (compiled: mxlite/_core/dispatch.pyx)
 
 
-def _allocate(op_name, shape, dtype):
-    """``np.empty``, with MXNetError naming the op and the shape when memory runs out."""
+def _allocate(op_name, shape, dtype, xp):
+    """``xp.empty``, with MXNetError naming the op and the shape when memory runs out."""
     try:
-        return np.empty(shape, dtype)
+        return xp.empty(shape, dtype)
     except MemoryError:
         raise op_error(op_name, f"cannot allocate an output of shape {tuple(shape)} and dtype "
                        f"{np.dtype(dtype)} ({size_of(shape) * np.dtype(dtype).itemsize} bytes): "
                        "out of memory") from None
 
 
-def _saved_inputs(op, inputs, outputs, entries):
+def _saved_inputs(op, inputs, outputs, entries, xp):
     """The inputs the tape keeps for ``op``'s gradient, with a copy of any that ``out=`` is
     about to overwrite (``y *= x`` must keep the old ``y``, and its place on the tape)."""
     if "inputs" not in op.grad_needs:
         return inputs
     kept = []
     for x, entry in zip(inputs, entries):
-        if any(np.may_share_memory(x._data, o) for o in outputs):
+        if any(xp.may_share_memory(x._data, o) for o in outputs):
             x = NDArray._wrap(x._data.copy(), x._ctx)
             x._node = entry
         kept.append(x)
@@ -377,7 +381,7 @@ def _bad_input(op, inputs, x):
     raise TypeError(f"{op.name}: input {name!r} must be an NDArray, got {type(x).__name__}")
 
 
-def _out_arrays(op, shapes, dtypes, outs, arrays):
+def _out_arrays(op, shapes, dtypes, outs, arrays, xp):
     if len(outs) != len(shapes):
         raise op_error(op.name, f"expected {len(shapes)} output array(s) in out=, got {len(outs)}")
     result = []
@@ -389,11 +393,11 @@ def _out_arrays(op, shapes, dtypes, outs, arrays):
         if o._data.dtype != d:
             raise op_error(op.name, f"out= has dtype {o._data.dtype}, the result has dtype {np.dtype(d)}")
         for i, a in enumerate(arrays):
-            if not np.may_share_memory(o._data, a):
+            if not xp.may_share_memory(o._data, a):
                 continue
             if not op.elementwise:
                 raise op_error(op.name, "out= overlaps an input; this operator cannot run in place")
-            if a.shape != o.shape or a.ctypes.data != o._data.ctypes.data:
+            if a.shape != o.shape or xp.data_ptr(a) != xp.data_ptr(o._data):
                 # Element-wise in place is safe only element-on-itself; a shifted or
                 # broadcast overlap (``x[1:] += x[:-1]``, ``x += x[0]``) would read values
                 # already overwritten, so that input is copied first, as NumPy does.
@@ -429,13 +433,14 @@ def array(source_array, ctx=None, dtype=None):
     and ragged lists raise MXNetError.
     """
     ctx = ctx or current_context()
+    ctx = ctx if isinstance(ctx, Context) else Context(ctx)
     if isinstance(source_array, NDArray):
         if dtype is None:
             dtype = source_array._data.dtype
-        source_array = source_array._data
+        source_array = namespace_for(source_array._ctx).to_host(source_array._data)
     dt = normalize_dtype(dtype, "array")
     data = _checked_values(source_array, dt, "array")      # always a fresh C-order copy
-    return NDArray._wrap(data, ctx if isinstance(ctx, Context) else Context(ctx))
+    return NDArray._wrap(namespace_for(ctx).from_host(data), ctx)
 
 
 def empty(shape, ctx=None, dtype=None):
@@ -445,7 +450,8 @@ def empty(shape, ctx=None, dtype=None):
     dt = normalize_dtype(dtype, "empty")
     shape = check_alloc("empty", shape, dt, "shape")
     ctx = ctx or current_context()
-    return NDArray._wrap(_allocate("empty", shape, dt), ctx)
+    ctx = ctx if isinstance(ctx, Context) else Context(ctx)
+    return NDArray._wrap(_allocate("empty", shape, dt, namespace_for(ctx)), ctx)
 
 
 def waitall():
@@ -461,8 +467,8 @@ def _index_key(key):
 
 
 def _index_item(k):
-    if isinstance(k, NDArray):
-        return k._data
+    if isinstance(k, NDArray):          # an index array is a parameter: host data
+        return namespace_for(k._ctx).to_host(k._data)
     if isinstance(k, (float, np.floating)):
         raise IndexError(f"NDArray index must be an integer, slice, None or Ellipsis, got {k!r}")
     return k
@@ -474,9 +480,10 @@ def _value_nd(value, dtype, ctx):
     if isinstance(value, NDArray):
         if value._data.dtype == dtype:
             return value
-        _check_fits("__setitem__", value._data, dtype)
+        _check_fits("__setitem__", namespace_for(value._ctx).to_host(value._data), dtype)
         return _call(_CAST, value, dtype=dtype)
-    return NDArray._wrap(_checked_values(value, dtype, "__setitem__"), ctx)
+    return NDArray._wrap(namespace_for(ctx).from_host(_checked_values(value, dtype,
+                                                                      "__setitem__")), ctx)
 
 
 def _checked_values(source, dtype, op):

@@ -29,11 +29,11 @@ def run_in(dtype, arrays):
     return [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
 
 
-def write_back(result, out):
-    """Store ``result`` into the preallocated ``out`` unless it already is ``out``."""
+def write_back(xp, result, out):
+    """Store ``result`` into the preallocated ``out`` unless it already is ``out`` (a cast
+    through namespace ``xp``: float16 overflow is inf)."""
     if result is not out:
-        with np.errstate(over="ignore", invalid="ignore"):   # float16 overflow is inf, as cast
-            np.copyto(out, result, casting="unsafe")
+        xp.cast_into(out, result)
 
 
 def check_num_inputs(op, shapes, n):

@@ -1,12 +1,10 @@
 """Graph-control operators: identity copy and BlockGrad (stop_gradient)."""
-import numpy as np
-
 from .common import same_shape, same_type
 from .registry import OpDef, register
 
 
-def _copy_compute(ins, outs, attrs):
-    np.copyto(outs[0], ins[0])
+def _copy_compute(rctx, ins, outs, attrs):
+    rctx.xp.copyto(outs[0], ins[0])
 
 
 def _identity_grad(F, node, ograds):

@@ -60,7 +60,7 @@ def _fill_shape(name):
 
 
 def _fill_compute(name):
-    def compute(ins, outs, attrs):
+    def compute(rctx, ins, outs, attrs):
         outs[0].fill(_fill_value(name, attrs))
     return compute
 
@@ -123,7 +123,7 @@ def _arange_shape(shapes, attrs):
 _I64 = (-(1 << 63), (1 << 63) - 1)
 
 
-def _arange_compute(ins, outs, attrs):
+def _arange_compute(rctx, ins, outs, attrs):
     start, step, n, dt = _arange_plan(attrs)
     out = outs[0]
     if n == 0:
@@ -133,14 +133,13 @@ def _arange_compute(ins, outs, attrs):
             _I64[0] <= min(start, last) and max(start, last) <= _I64[1]:
         # exact integers: start + k*step in 64-bit modular arithmetic (the true values fit
         # int64, so the wrapped intermediate products do not matter), one rounding for floats
-        k = np.arange(n, dtype=np.uint64)
+        k = rctx.xp.arange(n, np.uint64)
         with np.errstate(over="ignore"):
             values = (k * np.uint64(step % (1 << 64)) + np.uint64(start % (1 << 64))) \
                 .view(np.int64)
     else:
-        values = float(start) + float(step) * np.arange(n, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        np.copyto(out.reshape(n, attrs.repeat), values.reshape(n, 1), casting="unsafe")
+        values = float(start) + float(step) * rctx.xp.arange(n, np.float64)
+    rctx.xp.cast_into(out.reshape(n, attrs.repeat), values.reshape(n, 1))
 
 
 register(OpDef(
@@ -174,13 +173,13 @@ for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
     register(OpDef(
         _name, inputs=("data",), infer_shape=same_shape, backward_shape="same",
         infer_type=lambda dtypes, attrs: [dtypes[0]],
-        compute={"cpu": lambda ins, outs, attrs, v=_value: outs[0].fill(v)},
+        compute={"cpu": lambda rctx, ins, outs, attrs, v=_value: outs[0].fill(v)},
         gradient=NON_DIFFERENTIABLE,
         doc=f"An array of {'zeros' if _value == 0 else 'ones'} with the shape and dtype of ``data``."))
 
 
-def _cast_compute(ins, outs, attrs):
-    np.copyto(outs[0], ins[0], casting="unsafe")
+def _cast_compute(rctx, ins, outs, attrs):
+    rctx.xp.cast_into(outs[0], ins[0])
 
 
 def _cast_grad(F, node, ograds):

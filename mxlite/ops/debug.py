@@ -50,7 +50,7 @@ def _checked_type(op):
 def _classify_compute(test):
     test_id = _k.TEST_IDS[test]
 
-    def compute(ins, outs, attrs):
+    def compute(rctx, ins, outs, attrs):
         _k.classify(test_id, ins[0], outs[0])
     return compute
 
@@ -91,7 +91,7 @@ def _all_finite_type(dtypes, attrs):
     return [F32]
 
 
-def _all_finite_compute(ins, outs, attrs):
+def _all_finite_compute(rctx, ins, outs, attrs):
     bad = _k.any_of(_k.SCAN_IDS["nonfinite"], ins)
     if attrs.init_output:
         outs[0][0] = 0.0 if bad else 1.0
@@ -130,7 +130,7 @@ is only cleared, never set: pass ``out=`` (without it the starting value is unde
 def _has_compute(scan):
     scan_id = _k.SCAN_IDS[scan]
 
-    def compute(ins, outs, attrs):
+    def compute(rctx, ins, outs, attrs):
         outs[0][0] = 1.0 if _k.any_of(scan_id, ins) else 0.0
     return compute
 
@@ -157,7 +157,7 @@ def _hardmax_shape(shapes, attrs):
     return [shape]
 
 
-def _hardmax_compute(ins, outs, attrs):
+def _hardmax_compute(rctx, ins, outs, attrs):
     x, y = ins[0], outs[0]
     axis = normalize_axis("_contrib_hardmax", attrs.axis, x.ndim)
     outer, n, inner = size_of(x.shape[:axis]), x.shape[axis], size_of(x.shape[axis + 1:])

@@ -116,7 +116,7 @@ def _unary_compute(name):
 
     unary = _k.unary
 
-    def compute(ins, outs, attrs):
+    def compute(rctx, ins, outs, attrs):
         x, y = ins[0], outs[0]
         if x.dtype is y.dtype and y.dtype.char in "fd":
             unary(op_id, x, y)          # the common case: no casts
@@ -126,9 +126,9 @@ def _unary_compute(name):
         if y.dtype == work:
             _k.unary(op_id, xw, y)
         else:
-            tmp = np.empty(y.shape, work)
+            tmp = rctx.xp.empty(y.shape, work)
             _k.unary(op_id, xw, tmp)
-            write_back(tmp, y)
+            write_back(rctx.xp, tmp, y)
     return compute
 
 
@@ -185,7 +185,7 @@ def _binary_compute(kernel_name):
     op_id = _k.BINARY_IDS[kernel_name]
     binary = _k.binary
 
-    def compute(ins, outs, attrs):
+    def compute(rctx, ins, outs, attrs):
         out = outs[0]
         dt = out.dtype
         if dt.char in _KERNEL_CHARS and len(ins) == 2 and ins[0].dtype is dt and ins[1].dtype is dt:
@@ -193,9 +193,9 @@ def _binary_compute(kernel_name):
             return
         work = compute_dtype(dt)
         a, b = run_in(work, ins)
-        target = out if out.dtype == work else np.empty(out.shape, work)
+        target = out if out.dtype == work else rctx.xp.empty(out.shape, work)
         binary(op_id, a, b, target)
-        write_back(target, out)
+        write_back(rctx.xp, target, out)
     return compute
 
 
@@ -397,7 +397,7 @@ def _scalar_compute(name, kname, reverse):
     binary = _k.binary
     logical = kname in ("logical_and", "logical_or", "logical_xor")
 
-    def compute(ins, outs, attrs):
+    def compute(rctx, ins, outs, attrs):
         x, out = ins[0], outs[0]
         value = attrs["scalar"]     # (item access: Attrs.__getattr__ is slower)
         if type(value) is not float and type(value) is not int:
@@ -411,21 +411,21 @@ def _scalar_compute(name, kname, reverse):
                 if const is not None:
                     out.fill(const)
                     return
-            a, b, work = x, np.array(operand, dtype=odt), odt
+            a, b, work = x, rctx.xp.scalar(operand, odt), odt
         else:                        # the scalar in the float compute dtype, as NumPy does
             work = F32 if odt.char == "e" else odt
             f = value if type(value) is float else _as_float(value)
             a = x if x.dtype is work else x.astype(work)
             if work.char == "f" and abs(f) > _F32_MAX and f == f:
-                b = np.array(math.copysign(math.inf, f), dtype=work)   # overflows, as a cast
+                b = rctx.xp.scalar(math.copysign(math.inf, f), work)   # overflows, as a cast
             else:
-                b = np.array(f, dtype=work)
+                b = rctx.xp.scalar(f, work)
         if reverse:
             a, b = b, a
-        target = out if odt is work else np.empty(out.shape, work)
+        target = out if odt is work else rctx.xp.empty(out.shape, work)
         binary(op_id, a, b, target)
         if target is not out:
-            write_back(target, out)
+            write_back(rctx.xp, target, out)
     return compute
 
 
@@ -608,12 +608,12 @@ def _scalar_gradient(name):
 
 
 # ---- polygamma: the derivatives of gammaln, to any order ------------------------------------
-def _polygamma_compute(ins, outs, attrs):
+def _polygamma_compute(rctx, ins, outs, attrs):
     x, y = ins[0], outs[0]
     work = np.float64 if x.dtype == np.float64 else F32
-    target = y if y.dtype == work else np.empty(y.shape, work)
+    target = y if y.dtype == work else rctx.xp.empty(y.shape, work)
     _k.polygamma(attrs.n, run_in(work, [x])[0].reshape(-1), target.reshape(-1))
-    write_back(target, y)
+    write_back(rctx.xp, target, y)
 
 
 def _polygamma_gradient(F, node, ograds):

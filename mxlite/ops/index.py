@@ -96,16 +96,16 @@ def _index_view(indices):
     return indices
 
 
-def _positions(op, indices, n, mode, axis):
+def _positions(xp, op, indices, n, mode, axis):
     """int64 positions of ``indices`` on an axis of size ``n`` (same shape as ``indices``).
 
     The conversion runs without the GIL and only counts invalid indices; the first one is
     found and reported here, after the kernel has returned.
     """
-    pos = np.empty(indices.shape, np.int64)
+    pos = xp.empty(indices.shape, np.int64)
     nbad = _k.prepare_indices(_index_view(indices), pos, n, _k.MODES[mode])
     if nbad and mode != "drop":
-        k = int(np.argmax(pos.reshape(-1) < 0))
+        k = xp.argmax(pos.reshape(-1) < 0)
         bad = indices.reshape(-1)[k].item()
         if isinstance(bad, float) and math.isnan(bad):
             raise op_error(op, f"index {bad} at position {k} of indices is not a number")
@@ -138,14 +138,14 @@ def _take_shape(shapes, attrs):
     return [check_shape("take", _take_out_shape("take", shapes[0], shapes[1], attrs.axis)[1])]
 
 
-def _take_compute(ins, outs, attrs):
+def _take_compute(rctx, ins, outs, attrs):
     data, indices = ins
     out = outs[0]
     ax = _axis("take", attrs.axis, data.shape)
     outer, n, inner = _split(data.shape, ax)
     if out.size == 0 and attrs.mode != "raise":
         return
-    pos = _positions("take", indices, n, attrs.mode, ax)
+    pos = _positions(rctx.xp, "take", indices, n, attrs.mode, ax)
     _k.take(data, pos, out, outer, n, inner)
 
 
@@ -200,13 +200,13 @@ def _pick_shape(shapes, attrs):
     return [_pick_geometry("pick", shapes[0], shapes[1], attrs.axis, attrs.keepdims)[1]]
 
 
-def _pick_compute(ins, outs, attrs):
+def _pick_compute(rctx, ins, outs, attrs):
     data, index = ins
     ax, _ = _pick_geometry("pick", data.shape, index.shape, attrs.axis, attrs.keepdims)
     outer, n, inner = _pick_split(data.shape, ax)
     if outs[0].size == 0:
         return
-    pos = _positions("pick", index, n, attrs.mode, "(flattened)" if ax is None else ax)
+    pos = _positions(rctx.xp, "pick", index, n, attrs.mode, "(flattened)" if ax is None else ax)
     _k.pick(data, pos, outs[0], outer, n, inner)
 
 
@@ -257,11 +257,11 @@ def _one_hot_type(dtypes, attrs):
     return [np.dtype(attrs.dtype)]
 
 
-def _one_hot_compute(ins, outs, attrs):
-    out = outs[0]
+def _one_hot_compute(rctx, ins, outs, attrs):
+    out, xp = outs[0], rctx.xp
     on, off = _one_hot_values(attrs)
-    pos = _positions("one_hot", ins[0], attrs.depth, "drop", -1)
-    _k.one_hot(pos, out, attrs.depth, np.array(on), np.array(off))
+    pos = _positions(xp, "one_hot", ins[0], attrs.depth, "drop", -1)
+    _k.one_hot(pos, out, attrs.depth, xp.scalar(on, out.dtype), xp.scalar(off, out.dtype))
 
 
 register(OpDef(
@@ -306,7 +306,7 @@ def _where_type(dtypes, attrs):
     return [dtypes[1]]
 
 
-def _where_compute(ins, outs, attrs):
+def _where_compute(rctx, ins, outs, attrs):
     cond, x, y = ins
     out = outs[0]
     if out.size == 0:
@@ -315,7 +315,7 @@ def _where_compute(ins, outs, attrs):
     if cond.itemsize == 1:            # bool, int8, uint8: non-zero bytes are true
         mask = cond.view(np.uint8)
     else:
-        mask = np.empty(cond.shape, np.uint8)
+        mask = rctx.xp.empty(cond.shape, np.uint8)
         _k.nonzero_mask(cond, mask)
     _k.where(mask, x, y, out, block)
 
@@ -416,14 +416,14 @@ def _clip_type(dtypes, attrs):
     return [dt]
 
 
-def _clip_compute(ins, outs, attrs):
+def _clip_compute(rctx, ins, outs, attrs):
     x, y = ins[0], outs[0]
     dt = x.dtype
     lo, hi = _dtype_bounds(dt, *_clip_bounds(attrs))
     if dt == F16:                     # stored, not computed: clip in float32, round once
         tmp = x.astype(F32)
         _k.clip(tmp, tmp, lo, hi)
-        write_back(tmp, y)
+        write_back(rctx.xp, tmp, y)
     else:
         _k.clip(x, y, lo, hi)
 
@@ -468,17 +468,17 @@ def _take_grad_shape(shapes, attrs):
     return [data]
 
 
-def _take_grad_compute(ins, outs, attrs):
+def _take_grad_compute(rctx, ins, outs, attrs):
     grad, indices, data = ins
-    out = outs[0]
+    out, xp = outs[0], rctx.xp
     ax = _axis("_take_grad", attrs.axis, data.shape)
     outer, n, inner = _split(data.shape, ax)
-    pos = (_positions("_take_grad", indices, n, attrs.mode, ax)
-           if grad.size or attrs.mode == "raise" else np.zeros(indices.shape, np.int64))
+    pos = (_positions(xp, "_take_grad", indices, n, attrs.mode, ax)
+           if grad.size or attrs.mode == "raise" else xp.zeros(indices.shape, np.int64))
     if out.dtype == F16:             # accumulate in float32, round once
-        tmp = np.empty(out.shape, F32)
+        tmp = xp.empty(out.shape, F32)
         _k.take_grad(grad.astype(F32), pos, tmp, outer, n, inner)
-        write_back(tmp, out)
+        write_back(xp, tmp, out)
     else:
         _k.take_grad(grad, pos, out, outer, n, inner)
 
@@ -515,7 +515,7 @@ def _pick_grad_shape(shapes, attrs):
     return [data]
 
 
-def _pick_grad_compute(ins, outs, attrs):
+def _pick_grad_compute(rctx, ins, outs, attrs):
     grad, index, data = ins
     out = outs[0]
     ax, _ = _pick_geometry("_pick_grad", data.shape, index.shape, attrs.axis, attrs.keepdims)
@@ -523,7 +523,8 @@ def _pick_grad_compute(ins, outs, attrs):
     if grad.size == 0:
         out.fill(0)
         return
-    pos = _positions("_pick_grad", index, n, attrs.mode, "(flattened)" if ax is None else ax)
+    pos = _positions(rctx.xp, "_pick_grad", index, n, attrs.mode,
+                     "(flattened)" if ax is None else ax)
     _k.pick_grad(grad, pos, out, outer, n, inner)
 
 

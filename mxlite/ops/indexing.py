@@ -8,7 +8,6 @@ indexing is differentiable to any order. ``key`` is the canonical tuple made by
 """
 import numpy as np
 
-from .._core.copy import strided_copy
 from ..base import MXNetError, op_error
 from .common import same_type
 from .registry import OpDef, Param, register
@@ -116,12 +115,12 @@ def _getitem_shape(shapes, attrs):
     return [_probe("_getitem", shapes[0], attrs.key).shape]
 
 
-def _getitem_compute(ins, outs, attrs):
-    region = ins[0][attrs.key]
-    if isinstance(region, np.ndarray) and region.base is not None:
-        strided_copy(region, outs[0])       # basic indexing: a strided view
+def _getitem_compute(rctx, ins, outs, attrs):
+    key = attrs.key
+    if is_basic(key):                       # a strided view: the copy kernel moves it
+        rctx.xp.strided_copy(ins[0][_view_key(key)], outs[0])
     else:
-        outs[0][...] = region
+        outs[0][...] = ins[0][key]
 
 
 def _getitem_grad(F, node, ograds):
@@ -140,13 +139,13 @@ def _scatter_shape(shapes, attrs):
     return [target]
 
 
-def _scatter_compute(ins, outs, attrs):
+def _scatter_compute(rctx, ins, outs, attrs):
     out = outs[0]
     out[...] = 0
     if is_basic(attrs.key):
-        write_region(out, attrs.key, ins[0])     # each element selected once: a plain write
+        write_region(rctx.xp, out, attrs.key, ins[0])   # each element selected once: a write
     else:
-        np.add.at(out, attrs.key, ins[0])
+        rctx.xp.add_at(out, attrs.key, ins[0])
 
 
 def _scatter_grad(F, node, ograds):
@@ -174,19 +173,22 @@ def _setitem_type(dtypes, attrs):
     return [dtypes[0]]
 
 
-def write_region(target, key, value):
-    """``target[key] = value`` (broadcasting ``value``) with the strided-copy kernel."""
+def _view_key(key):
+    """A basic ``key`` that gives a view even where every axis is indexed (0-d)."""
+    return key if any(k is Ellipsis for k in key) else key + (Ellipsis,)
+
+
+def write_region(xp, target, key, value):
+    """``target[key] = value`` (broadcasting ``value``) with namespace ``xp``'s strided copy."""
     if is_basic(key):
-        if not any(k is Ellipsis for k in key):
-            key += (Ellipsis,)          # a view even where every axis is indexed (0-d)
-        strided_copy(value, target[key])
+        xp.strided_copy(value, target[_view_key(key)])
     else:
         target[key] = value
 
 
-def _setitem_compute(ins, outs, attrs):
-    strided_copy(ins[0], outs[0])
-    write_region(outs[0], attrs.key, ins[1])
+def _setitem_compute(rctx, ins, outs, attrs):
+    rctx.xp.strided_copy(ins[0], outs[0])
+    write_region(rctx.xp, outs[0], attrs.key, ins[1])
 
 
 def _setitem_grad(F, node, ograds):

@@ -42,13 +42,13 @@ def _matmul_dtype(name):
     return infer_type
 
 
-def _blocked_matmul(a, b, out):
+def _blocked_matmul(xp, a, b, out):
     """out = a @ b for 2-D arrays, in row blocks that a 32-bit BLAS can take."""
     if a.shape[0] <= BLAS_MAX:
-        np.matmul(a, b, out=out)
+        xp.matmul(a, b, out)
         return
     for start in range(0, a.shape[0], BLAS_MAX):
-        np.matmul(a[start:start + BLAS_MAX], b, out=out[start:start + BLAS_MAX])
+        xp.matmul(a[start:start + BLAS_MAX], b, out[start:start + BLAS_MAX])
 
 
 def _dot_2d(a_shape, b_shape, ta, tb):
@@ -60,7 +60,7 @@ def _dot_2d(a_shape, b_shape, ta, tb):
     return ra, rb
 
 
-def _dot_compute(ins, outs, attrs):
+def _dot_compute(rctx, ins, outs, attrs):
     out = outs[0]
     work = compute_dtype(out.dtype)
     a, b = run_in(work, ins)
@@ -70,9 +70,10 @@ def _dot_compute(ins, outs, attrs):
         a2 = a2.T
     if attrs.transpose_b:
         b2 = b2.T
-    target = np.empty((a2.shape[0], b2.shape[1]), work)
-    _blocked_matmul(a2, b2, target)      # an inner size of 0 gives zeros
-    write_back(target.reshape(out.shape), out)
+    xp = rctx.xp
+    target = xp.empty((a2.shape[0], b2.shape[1]), work)
+    _blocked_matmul(xp, a2, b2, target)      # an inner size of 0 gives zeros
+    write_back(xp, target.reshape(out.shape), out)
 
 
 def _dot_grad(F, node, ograds):
@@ -134,7 +135,7 @@ def _batch_dot_shape(shapes, attrs):
     return [(a[0], m, n)]
 
 
-def _batch_dot_compute(ins, outs, attrs):
+def _batch_dot_compute(rctx, ins, outs, attrs):
     out = outs[0]
     work = compute_dtype(out.dtype)
     a, b = run_in(work, ins)
@@ -142,13 +143,14 @@ def _batch_dot_compute(ins, outs, attrs):
         a = a.transpose(0, 2, 1)
     if attrs.transpose_b:
         b = b.transpose(0, 2, 1)
-    target = out if out.dtype == work else np.empty(out.shape, work)
+    xp = rctx.xp
+    target = out if out.dtype == work else xp.empty(out.shape, work)
     if a.shape[1] <= BLAS_MAX:
-        np.matmul(a, b, out=target)
+        xp.matmul(a, b, target)
     else:
         for i in range(a.shape[0]):
-            _blocked_matmul(a[i], b[i], target[i])
-    write_back(target, out)
+            _blocked_matmul(xp, a[i], b[i], target[i])
+    write_back(xp, target, out)
 
 
 def _batch_dot_grad(F, node, ograds):

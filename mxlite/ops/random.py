@@ -3,43 +3,32 @@
 ``multinomial``, ``shuffle`` and the ``*_like`` variants.
 
 One generator: Philox4x32-10 (``mxlite/_core/philox.h``), counter-based. Each device has a
-state ``(seed, offset)``; every random operator call takes the stream ``(seed, offset)`` and
-advances the offset by one, so consecutive calls differ and a seed replays them all. Inside
-a call, element ``i`` is a pure function of ``(seed, offset, i)``: the kernels split the work
-among any number of threads and give the same numbers (see philox.h for the word layout).
+state ``(seed, offset)`` (``mxlite/device/rng.py``); every random operator call takes the
+stream ``(seed, offset)`` of the device it runs on (``rctx.rng.next()``) and advances the
+offset by one, so consecutive calls differ and a seed replays them all. Inside a call,
+element ``i`` is a pure function of ``(seed, offset, i)``: the kernels split the work among
+any number of threads and give the same numbers (see philox.h for the word layout).
 
 Parameters are checked before anything is drawn, with errors naming the operator and the
 argument. Nothing here is differentiable (each op is declared ``NON_DIFFERENTIABLE``).
 """
 import math
-import threading
 
 import numpy as np
 
 from .._core import random as _k
 from ..base import DTYPES, FLOAT_DTYPES, MXNetError, op_error
+from ..context import Context
+from ..device import rng as _rng
+from ..device.rng import DEFAULT_SEED, get_state, next_stream
 from .common import F16, F32
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
 from .shape_utils import check_alloc, check_shape, size_of
 
 __all__ = ["seed", "next_stream", "get_state", "DEFAULT_SEED"]
 
-# ---- generator state -------------------------------------------------------------------------
-DEFAULT_SEED = 0          # MXNet's generators also start from a fixed seed
+# ---- seeding (the generator state lives in mxlite/device/rng.py) -------------------------------
 _SEED_MOD = 1 << 64
-_lock = threading.Lock()
-_default_seed = DEFAULT_SEED
-_states = {}              # device key -> [seed, offset]
-
-
-def _device_key(ctx):
-    """('cpu', 0) for any CPU context (one generator, as in MXNet), ('gpu', i) per GPU."""
-    device_type = getattr(ctx, "device_type", None)
-    if device_type in ("cpu", "cpu_pinned"):
-        return ("cpu", 0)
-    if device_type == "gpu":
-        return ("gpu", ctx.device_id)
-    raise MXNetError(f"random.seed: ctx must be 'all' or a Context, got {ctx!r}")
 
 
 def _as_seed(seed_state):
@@ -57,34 +46,13 @@ def seed(seed_state, ctx="all"):
     The offset restarts at 0, so the same seed replays the same sequence of calls. With the
     same seed, the CPU and a GPU produce the same numbers for the same sequence of calls.
     """
-    global _default_seed
     s = _as_seed(seed_state)
     if isinstance(ctx, str) and ctx == "all":
-        with _lock:
-            _default_seed = s
-            _states.clear()
+        _rng.seed_all(s)
         return
-    key = _device_key(ctx)
-    with _lock:
-        _states[key] = [s, 0]
-
-
-def next_stream(device=("cpu", 0)):
-    """``(seed, offset)`` for one operator call on ``device``; advances the offset."""
-    with _lock:
-        state = _states.get(device)
-        if state is None:
-            state = _states[device] = [_default_seed, 0]
-        key, offset = state
-        state[1] = (offset + 1) % _SEED_MOD
-    return key, offset
-
-
-def get_state(device=("cpu", 0)):
-    """The ``(seed, offset)`` the next call on ``device`` will use (does not advance)."""
-    with _lock:
-        state = _states.get(device)
-        return (_default_seed, 0) if state is None else tuple(state)
+    if not isinstance(ctx, Context):
+        raise MXNetError(f"random.seed: ctx must be 'all' or a Context, got {ctx!r}")
+    _rng.seed_device(_rng.device_key(ctx), s)
 
 
 # ---- shared parameter checks -----------------------------------------------------------------
@@ -127,18 +95,14 @@ def _like_dtype(op, dtypes):
     return [dtypes[0]]
 
 
-def _cpu_stream():
-    return next_stream(("cpu", 0))
-
-
-def _into(out, fill):
+def _into(xp, out, fill):
     """Run ``fill(target)`` on ``out``, through a float32 buffer when ``out`` is float16."""
     if out.dtype != F16:
         fill(out)
         return
-    tmp = np.empty(out.shape, F32)
+    tmp = xp.empty(out.shape, F32)
     fill(tmp)
-    np.copyto(out, tmp, casting="unsafe")
+    xp.cast_into(out, tmp)
 
 
 # ---- the distributions -----------------------------------------------------------------------
@@ -249,23 +213,23 @@ def _gnb_rate(a):
     return a.mu if a.alpha == 0.0 else _gamma_max(1.0 / a.alpha) * (a.alpha * a.mu)
 
 
-def _fill_uniform(out, attrs):
+def _fill_uniform(rctx, out, attrs):
     low, high = attrs.low, attrs.high
-    key, offset = _cpu_stream()
+    key, offset = rctx.rng.next()
     store = out.dtype.type
     lo, hi = store(low), store(high)
     # the largest stored value below high: no sample reaches high after rounding
     top = float(np.nextafter(hi, store(-np.inf)) if lo < hi else lo)
     bits = 11 if out.dtype == F16 else 24
-    _into(out, lambda target: _k.fill_continuous("uniform", target, key, offset, low,
-                                                 high - low, high, top, bits))
+    _into(rctx.xp, out, lambda target: _k.fill_continuous("uniform", target, key, offset, low,
+                                                          high - low, high, top, bits))
 
 
 def _fill_simple(dist, a_of, b_of):
-    def fill_out(out, attrs):
-        key, offset = _cpu_stream()
-        _into(out, lambda target: _k.fill_continuous(dist, target, key, offset, a_of(attrs),
-                                                     b_of(attrs)))
+    def fill_out(rctx, out, attrs):
+        key, offset = rctx.rng.next()
+        _into(rctx.xp, out, lambda target: _k.fill_continuous(dist, target, key, offset,
+                                                              a_of(attrs), b_of(attrs)))
     return fill_out
 
 
@@ -273,13 +237,13 @@ def _fill_stream(dist, p0_of, p1_of, integer=False):
     """Samples drawn in double; integer-valued ones are drawn into float64 and checked to be
     exact in the output dtype before they are stored (the parameter check makes a failure
     improbable, below 2^-64 per sample, but never silent)."""
-    def fill_out(out, attrs):
-        key, offset = _cpu_stream()
+    def fill_out(rctx, out, attrs):
+        key, offset = rctx.rng.next()
         if not integer:
-            _into(out, lambda target: _k.fill_stream(dist, target, key, offset, p0_of(attrs),
-                                                     p1_of(attrs)))
+            _into(rctx.xp, out, lambda target: _k.fill_stream(dist, target, key, offset,
+                                                              p0_of(attrs), p1_of(attrs)))
             return
-        target = out if out.dtype == np.float64 else np.empty(out.shape, np.float64)
+        target = out if out.dtype == np.float64 else rctx.xp.empty(out.shape, np.float64)
         _k.fill_stream(dist, target, key, offset, p0_of(attrs), p1_of(attrs))
         top = _EXACT_INT[out.dtype]
         if target.size and not target.max() <= top:
@@ -287,7 +251,7 @@ def _fill_stream(dist, p0_of, p1_of, integer=False):
                            f"largest integer up to which {out.dtype} holds every integer "
                            "exactly (use a wider dtype)")
         if target is not out:
-            np.copyto(out, target, casting="unsafe")
+            rctx.xp.cast_into(out, target)
     return fill_out
 
 
@@ -442,8 +406,8 @@ def _register_distribution(d):
         d.limit(like_name, attrs, dt)
         return [dt]
 
-    def compute(ins, outs, attrs):
-        d.fill(outs[0], attrs)
+    def compute(rctx, ins, outs, attrs):
+        d.fill(rctx, outs[0], attrs)
 
     register(OpDef(
         op_name, inputs=(), params=d.params + (_SHAPE, _DTYPE, _CTX),
@@ -495,8 +459,8 @@ def _randint_shape(shapes, attrs):
     return [check_shape(op, attrs.shape)]
 
 
-def _randint_compute(ins, outs, attrs):
-    key, offset = _cpu_stream()
+def _randint_compute(rctx, ins, outs, attrs):
+    key, offset = rctx.rng.next()
     _k.randint(outs[0], key, offset, attrs.low, attrs.high)
 
 
@@ -566,23 +530,31 @@ def _multinomial_type(dtypes, attrs):
     return [dt, dtypes[0]] if attrs.get_prob else [dt]
 
 
-def _multinomial_compute(ins, outs, attrs):
-    data = ins[0]
-    key, offset = _cpu_stream()
+def _unravel(flat, shape):
+    """The index tuple of flat position ``flat`` in C order."""
+    where = []
+    for d in reversed(shape):
+        flat, i = divmod(flat, d)
+        where.append(i)
+    return tuple(reversed(where))
+
+
+def _multinomial_compute(rctx, ins, outs, attrs):
+    data, xp = ins[0], rctx.xp
+    key, offset = rctx.rng.next()
     k = data.shape[-1]
     rows = size_of(data.shape[:-1])
-    probs = np.ascontiguousarray(data, dtype=np.float64).reshape(rows, k)
-    index = np.empty(outs[0].size, np.int64)
-    logp = np.empty(outs[0].size, np.float64)
-    bad = _k.multinomial(probs, np.empty_like(probs), index, logp, key, offset)
+    probs = xp.ascontiguousarray(data, np.float64).reshape(rows, k)
+    index = xp.empty(outs[0].size, np.int64)
+    logp = xp.empty(outs[0].size, np.float64)
+    bad = _k.multinomial(probs, xp.empty(probs.shape, probs.dtype), index, logp, key, offset)
     if bad >= 0:
-        where = np.unravel_index(bad, data.shape[:-1]) if data.ndim > 1 else ()
-        raise op_error(_MULTINOMIAL, f"row {tuple(int(i) for i in where)} of data (shape "
+        raise op_error(_MULTINOMIAL, f"row {_unravel(bad, data.shape[:-1])} of data (shape "
                        f"{data.shape}) must hold non-negative finite probabilities with a "
                        "positive sum")
-    np.copyto(outs[0], index.reshape(outs[0].shape), casting="unsafe")
+    xp.cast_into(outs[0], index.reshape(outs[0].shape))
     if attrs.get_prob:
-        np.copyto(outs[1], logp.reshape(outs[1].shape), casting="unsafe")
+        xp.cast_into(outs[1], logp.reshape(outs[1].shape))
 
 
 register(OpDef(
@@ -607,15 +579,15 @@ log(p) for normalised rows), in data's dtype. Categories with probability 0 are 
 
 
 # ---- shuffle ---------------------------------------------------------------------------------
-def _shuffle_compute(ins, outs, attrs):
-    data, out = ins[0], outs[0]
-    key, offset = _cpu_stream()
+def _shuffle_compute(rctx, ins, outs, attrs):
+    data, out, xp = ins[0], outs[0], rctx.xp
+    key, offset = rctx.rng.next()
     if data.ndim == 0 or data.shape[0] <= 1:
-        np.copyto(out, data)
+        xp.copyto(out, data)
         return
-    perm = np.empty(data.shape[0], np.int64)
+    perm = xp.empty(data.shape[0], np.int64)
     _k.permutation(perm, key, offset)
-    _k.take_rows(np.ascontiguousarray(data), out, perm)
+    _k.take_rows(xp.ascontiguousarray(data), out, perm)
 
 
 def _shuffle_shape(shapes, attrs):

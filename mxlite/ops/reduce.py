@@ -104,26 +104,26 @@ def _plan(kop, shape, axes, dtype, final):
             del groups[i]
 
 
-def run_reduce(kop, x, axes, out, final=FINAL_NONE):
+def run_reduce(xp, kop, x, axes, out, final=FINAL_NONE):
     """Reduce kernel-typed ``x`` over ``axes`` with kernel op ``kop`` into ``out`` (any shape
     of the right size); the result is cast to ``out``'s dtype."""
     if out.size == 0:
         return
     if not out.flags.c_contiguous:          # kernels write C-contiguous buffers only
-        tmp = np.empty(out.shape, out.dtype)
-        run_reduce(kop, x, axes, tmp, final)
-        np.copyto(out, tmp)
+        tmp = xp.empty(out.shape, out.dtype)
+        run_reduce(xp, kop, x, axes, tmp, final)
+        xp.copyto(out, tmp)
         return
     out_flat = out.reshape(-1)
     steps, count = _plan(kop, x.shape, axes, x.dtype, final)
     data = x.reshape(-1)
     for k, (op_id, outer, n, inner, acc, step_final) in enumerate(steps):
         last = k == len(steps) - 1
-        dst = out_flat if (last and acc == out_flat.dtype) else np.empty(outer * inner, acc)
+        dst = out_flat if (last and acc == out_flat.dtype) else xp.empty(outer * inner, acc)
         _k.reduce(op_id, data, dst, outer, n, inner, step_final, count)
         data = dst
     if data is not out_flat:
-        np.copyto(out_flat, data, casting="unsafe")
+        xp.cast_into(out_flat, data)
 
 
 # ---- sum, mean, prod, max, min, nansum, nanprod -------------------------------------------------
@@ -215,7 +215,7 @@ def _reduce_compute(name):
     float_op, int_op, final, _ = _REDUCE[name]
     reduce = _k.reduce
 
-    def compute(ins, outs, attrs):
+    def compute(rctx, ins, outs, attrs):
         x, out = ins[0], outs[0]
         if x.dtype.char in "fd" and out.dtype is x.dtype and out.size:
             step = _one_step(float_op, x.shape, attrs["axis"], attrs["exclude"], x.dtype, final)
@@ -233,7 +233,7 @@ def _reduce_compute(name):
             raise op_error(name, f"the mean of an empty axis is undefined for integer dtype "
                            f"{x.dtype}: data shape {x.shape}, axis {attrs.axis}")
         target = out.view(U8) if out.dtype == BOOL else out
-        run_reduce(op, xk, axes, target, final)
+        run_reduce(rctx.xp, op, xk, axes, target, final)
     return compute
 
 
@@ -377,16 +377,16 @@ def _norm_infer_type(dtypes, attrs):
     return [dtypes[0] if dtypes[0] in FLOAT_DTYPES else F32]
 
 
-def _norm_compute(ins, outs, attrs):
+def _norm_compute(rctx, ins, outs, attrs):
     x, out = ins[0], outs[0]
     axes = _norm_axes(x.shape, attrs)
     if x.dtype not in FLOAT_DTYPES:
         x = x.astype(F64)            # exact for every integer up to 2**53
     xk = _kernel_input(x)
     if attrs.ord == 1:
-        run_reduce("abssum", xk, axes, out)
+        run_reduce(rctx.xp, "abssum", xk, axes, out)
     else:
-        run_reduce("sumsq", xk, axes, out, FINAL_SQRT)
+        run_reduce(rctx.xp, "sumsq", xk, axes, out, FINAL_SQRT)
 
 
 def _register_norm():
@@ -429,7 +429,7 @@ def _arg_infer_shape(name):
 
 
 def _arg_compute(which):
-    def compute(ins, outs, attrs):
+    def compute(rctx, ins, outs, attrs):
         x, out = _kernel_input(ins[0]), outs[0]
         if attrs.axis is None:
             outer, n, inner = 1, x.size, 1
@@ -438,10 +438,10 @@ def _arg_compute(which):
             outer = size_of(x.shape[:axis])
             n = x.shape[axis]
             inner = size_of(x.shape[axis + 1:])
-        target = out if out.flags.c_contiguous else np.empty(out.shape, out.dtype)
+        target = out if out.flags.c_contiguous else rctx.xp.empty(out.shape, out.dtype)
         _k.argreduce(which, x.reshape(-1), target.reshape(-1), outer, n, inner)
         if target is not out:
-            np.copyto(out, target)
+            rctx.xp.copyto(out, target)
     return compute
 
 
@@ -482,9 +482,9 @@ def _sum_to_infer_shape(shapes, attrs):
     return [attrs.shape]
 
 
-def _sum_to_compute(ins, outs, attrs):
+def _sum_to_compute(rctx, ins, outs, attrs):
     x, out = ins[0], outs[0]
-    run_reduce("sum", _kernel_input(x), _sum_to_axes(x.shape, attrs.shape), out)
+    run_reduce(rctx.xp, "sum", _kernel_input(x), _sum_to_axes(x.shape, attrs.shape), out)
 
 
 def _sum_to_grad(F, node, ograds):

@@ -38,7 +38,8 @@ class OpDef:
       params                tuple of ``Param``
       infer_shape(shapes, attrs) -> list of output shapes (pure; raises MXNetError)
       infer_type(dtypes, attrs)  -> list of output dtypes (pure; raises MXNetError)
-      compute               {'cpu': fn(in_arrays, out_arrays, attrs)}; kernels write into outputs
+      compute               {'cpu': fn(rctx, in_arrays, out_arrays, attrs)}; kernels write into
+                            outputs; ``rctx`` is the device's RunContext (``mxlite.device``)
       gradient              FGradient: fn(F, node, ograds) -> input gradients built from
                             registered ops; ``NON_DIFFERENTIABLE``; or None (not declared yet)
       grad_needs            what the gradient reads: subset of {'inputs', 'outputs'}

@@ -1,10 +1,11 @@
 """Shape manipulation: operators that move data without arithmetic.
 
-Every kernel here follows one pattern: build a NumPy *view* of the input (reshape, basic
+Every kernel here follows one pattern: build a *view* of the input (reshape, basic
 slicing, transpose, ``broadcast_to``, ``as_strided`` -- metadata only, O(1)) whose shape is
-the output's, then move the bytes with the parallel int64 strided-copy kernel
-``mxlite._core.copy.strided_copy``. No NumPy data-moving routine (concatenate, tile,
-repeat, ...) runs. Being pure data movement, every dtype (bool and float16 included) works
+the output's, then move the bytes with the device namespace's strided copy
+(``rctx.xp.strided_copy``; on CPU the parallel int64 kernel ``mxlite._core.copy``). No
+data-moving routine (concatenate, tile, repeat, ...) runs, and nothing here depends on the
+device: the views and the copy come from ``rctx.xp``. Being pure data movement, every dtype (bool and float16 included) works
 unchanged.
 
 All of these operators are linear, and so is each FGradient: the gradient of a data
@@ -18,9 +19,7 @@ each has the forward operator as its own gradient. Every gradient here reads onl
 and parameters (``grad_needs=()``), so the tape keeps no arrays for these operators.
 """
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
-from .._core.copy import strided_copy
 from ..base import op_error
 from .common import same_type
 from .registry import REQUIRED, OpDef, Param, register
@@ -68,8 +67,8 @@ def _same_dtype(name):
 
 
 # ---- reshape family (same bytes, new shape) ------------------------------------------------
-def _reshape_compute(ins, outs, attrs):
-    strided_copy(_as_view(ins[0], outs[0].shape), outs[0])
+def _reshape_compute(rctx, ins, outs, attrs):
+    rctx.xp.strided_copy(_as_view(ins[0], outs[0].shape), outs[0])
 
 
 def _reshape_shape(shapes, attrs):
@@ -122,9 +121,9 @@ def _transpose_shape(shapes, attrs):
     return [tuple(src[a] for a in _transpose_axes(src, attrs.axes))]
 
 
-def _transpose_compute(ins, outs, attrs):
+def _transpose_compute(rctx, ins, outs, attrs):
     x = ins[0]
-    strided_copy(x.transpose(_transpose_axes(x.shape, attrs.axes)), outs[0])
+    rctx.xp.strided_copy(x.transpose(_transpose_axes(x.shape, attrs.axes)), outs[0])
 
 
 def _swap_dims(shape, attrs):
@@ -140,9 +139,9 @@ def _swapaxes_shape(shapes, attrs):
     return [tuple(src)]
 
 
-def _swapaxes_compute(ins, outs, attrs):
+def _swapaxes_compute(rctx, ins, outs, attrs):
     x = ins[0]
-    strided_copy(x.swapaxes(*_swap_dims(x.shape, attrs)), outs[0])
+    rctx.xp.strided_copy(x.swapaxes(*_swap_dims(x.shape, attrs)), outs[0])
 
 
 def _flip_axes(shape, axis):
@@ -155,12 +154,12 @@ def _flip_shape(shapes, attrs):
     return [src]
 
 
-def _flip_compute(ins, outs, attrs):
+def _flip_compute(rctx, ins, outs, attrs):
     x = ins[0]
     key = [_ALL] * x.ndim
     for a in _flip_axes(x.shape, attrs.axis):
         key[a] = slice(None, None, -1)
-    strided_copy(x[tuple(key) + (Ellipsis,)], outs[0])
+    rctx.xp.strided_copy(x[tuple(key) + (Ellipsis,)], outs[0])
 
 
 # ---- tile / repeat (broadcast views of a reshaped input) -----------------------------------
@@ -178,14 +177,14 @@ def _tile_shape(shapes, attrs):
     return [check_shape("tile", tuple(s * r for s, r in zip(shape, reps)), "output shape")]
 
 
-def _tile_compute(ins, outs, attrs):
+def _tile_compute(rctx, ins, outs, attrs):
     # (s0, s1) tiled (r0, r1): view x as (1, s0, 1, s1), broadcast to (r0, s0, r1, s1);
     # the C-contiguous output (r0*s0, r1*s1) has exactly that layout.
     x, out = ins[0], outs[0]
     shape, reps = _tile_layout(x.shape, attrs.reps)
-    src = np.broadcast_to(_as_view(x, _interleave((1,) * len(shape), shape)),
-                          _interleave(reps, shape))
-    strided_copy(src, _as_view(out, src.shape))
+    src = rctx.xp.broadcast_to(_as_view(x, _interleave((1,) * len(shape), shape)),
+                               _interleave(reps, shape))
+    rctx.xp.strided_copy(src, _as_view(out, src.shape))
 
 
 def _repeat_layout(shape, attrs):
@@ -210,15 +209,15 @@ def _repeat_shape(shapes, attrs):
     return [check_shape("repeat", out, "output shape")]
 
 
-def _repeat_compute(ins, outs, attrs):
+def _repeat_compute(rctx, ins, outs, attrs):
     x, out = ins[0], outs[0]
     unit, wide = _repeat_layout(x.shape, attrs)
-    src, dst = np.broadcast_to(_as_view(x, unit), wide), _as_view(out, wide)
+    src, dst = rctx.xp.broadcast_to(_as_view(x, unit), wide), _as_view(out, wide)
     if unit[-1] == 1:
         # the copies are the last axis: the copy kernel's inner loop would run over just
         # `repeats` elements; walk the copies outside so it runs along the data instead
         src, dst = src.swapaxes(-1, -2), dst.swapaxes(-1, -2)
-    strided_copy(src, dst)
+    rctx.xp.strided_copy(src, dst)
 
 
 # ---- joining and splitting -----------------------------------------------------------------
@@ -244,13 +243,13 @@ def _concat_shape(shapes, attrs):
     return [check_shape("concat", first[:axis] + (total,) + first[axis + 1:], "output shape")]
 
 
-def _concat_compute(ins, outs, attrs):
+def _concat_compute(rctx, ins, outs, attrs):
     out = outs[0]
     axis = _concat_axis([x.shape for x in ins], attrs.dim)
     start = 0
     for x in ins:
         n = x.shape[axis]
-        strided_copy(x, out[_axis_index(axis, slice(start, start + n))])
+        rctx.xp.strided_copy(x, out[_axis_index(axis, slice(start, start + n))])
         start += n
 
 
@@ -266,11 +265,11 @@ def _stack_shape(shapes, attrs):
     return [check_shape("stack", first[:axis] + (len(shapes),) + first[axis:], "output shape")]
 
 
-def _stack_compute(ins, outs, attrs):
+def _stack_compute(rctx, ins, outs, attrs):
     out = outs[0]
     axis = normalize_axis("stack", attrs.axis, out.ndim)
     for i, x in enumerate(ins):
-        strided_copy(x, out[_axis_index(axis, i)])
+        rctx.xp.strided_copy(x, out[_axis_index(axis, i)])
 
 
 def _split_params(shape, attrs):
@@ -301,12 +300,12 @@ def _split_type(dtypes, attrs):
     return [dtypes[0]] * attrs.num_outputs
 
 
-def _split_compute(ins, outs, attrs):
+def _split_compute(rctx, ins, outs, attrs):
     x = ins[0]
     axis, step = _split_params(x.shape, attrs)
     for i, out in enumerate(outs):
         index = i if attrs.squeeze_axis else slice(i * step, (i + 1) * step)
-        strided_copy(x[_axis_index(axis, index)], out)
+        rctx.xp.strided_copy(x[_axis_index(axis, index)], out)
 
 
 # ---- slicing ---------------------------------------------------------------------------------
@@ -359,14 +358,9 @@ def _slice_shape(shapes, attrs):
     return [_sliced_shape(_one_input("slice", shapes), attrs)]
 
 
-def _slice_compute(ins, outs, attrs):
+def _slice_compute(rctx, ins, outs, attrs):
     x = ins[0]
-    strided_copy(x[_slice_key(x.shape, attrs) + (Ellipsis,)], outs[0])
-
-
-def _fill_zero(out):
-    """Zero ``out`` through the copy kernel (a stride-0 source)."""
-    strided_copy(np.broadcast_to(np.zeros((), out.dtype), out.shape), out)
+    rctx.xp.strided_copy(x[_slice_key(x.shape, attrs) + (Ellipsis,)], outs[0])
 
 
 def _slice_scatter_shape(shapes, attrs):
@@ -380,11 +374,12 @@ def _slice_scatter_shape(shapes, attrs):
     return [target]
 
 
-def _slice_scatter_compute(ins, outs, attrs):
+def _slice_scatter_compute(rctx, ins, outs, attrs):
     out = outs[0]
-    _fill_zero(out)
+    rctx.xp.fill_zero(out)
     # a slice selects each element at most once: a plain write, no accumulation
-    strided_copy(ins[0], out[_slice_key(out.shape, attrs, "_slice_scatter") + (Ellipsis,)])
+    key = _slice_key(out.shape, attrs, "_slice_scatter") + (Ellipsis,)
+    rctx.xp.strided_copy(ins[0], out[key])
 
 
 def _slice_axis_params(shape, attrs):
@@ -406,16 +401,16 @@ def _slice_axis_shape(shapes, attrs):
     return [src[:axis] + (end - begin,) + src[axis + 1:]]
 
 
-def _slice_axis_compute(ins, outs, attrs):
+def _slice_axis_compute(rctx, ins, outs, attrs):
     x = ins[0]
     axis, begin, end = _slice_axis_params(x.shape, attrs)
-    strided_copy(x[_axis_index(axis, slice(begin, end))], outs[0])
+    rctx.xp.strided_copy(x[_axis_index(axis, slice(begin, end))], outs[0])
 
 
 # ---- broadcasting ----------------------------------------------------------------------------
-def _broadcast_compute(ins, outs, attrs):
+def _broadcast_compute(rctx, ins, outs, attrs):
     out = outs[0]
-    strided_copy(ins[0], out)       # the kernel broadcasts (stride 0 on repeated axes)
+    rctx.xp.strided_copy(ins[0], out)       # the kernel broadcasts (stride 0 on repeated axes)
 
 
 def _broadcast_to_shape(shapes, attrs):
@@ -507,7 +502,7 @@ def _diag_shape(shapes, attrs):
     return [_diagonal_shape(src, attrs)]
 
 
-def _diagonal_view(x, attrs, writeable=False):
+def _diagonal_view(xp, x, attrs, writeable=False):
     """The strided view of diagonal ``k`` of ``x``'s (axis1, axis2) planes (rest axes first,
     the diagonal last). Distinct diagonal elements never share memory, so writing through
     the view is safe."""
@@ -517,22 +512,22 @@ def _diagonal_view(x, attrs, writeable=False):
                      slice(max(k, 0), None) if i == a2 else _ALL for i in range(x.ndim))]
     rest = [i for i in range(x.ndim) if i not in (a1, a2)]
     shape = tuple(x.shape[i] for i in rest) + (_diag_len(x.shape[a1], x.shape[a2], k),)
-    return as_strided(corner, shape=shape,
-                      strides=tuple(x.strides[i] for i in rest) + (x.strides[a1] + x.strides[a2],),
-                      writeable=writeable)
+    return xp.as_strided(corner, shape,
+                         tuple(x.strides[i] for i in rest) + (x.strides[a1] + x.strides[a2],),
+                         writeable=writeable)
 
 
-def _diag_compute(ins, outs, attrs):
+def _diag_compute(rctx, ins, outs, attrs):
     x, out = ins[0], outs[0]
     k = attrs.k
     if x.ndim == 1:
         # zero the matrix, then write x along a strided view of diagonal k
-        _fill_zero(out)
+        rctx.xp.fill_zero(out)
         corner = out[:, k:] if k >= 0 else out[-k:, :]
-        strided_copy(x, as_strided(corner, shape=x.shape, strides=(sum(out.strides),),
-                                   writeable=True))
+        rctx.xp.strided_copy(x, rctx.xp.as_strided(corner, x.shape, (sum(out.strides),),
+                                                   writeable=True))
         return
-    strided_copy(_diagonal_view(x, attrs), out)
+    rctx.xp.strided_copy(_diagonal_view(rctx.xp, x, attrs), out)
 
 
 def _diag_scatter_shape(shapes, attrs):
@@ -547,10 +542,10 @@ def _diag_scatter_shape(shapes, attrs):
     return [target]
 
 
-def _diag_scatter_compute(ins, outs, attrs):
+def _diag_scatter_compute(rctx, ins, outs, attrs):
     out = outs[0]
-    _fill_zero(out)
-    strided_copy(ins[0], _diagonal_view(out, attrs, writeable=True))
+    rctx.xp.fill_zero(out)
+    rctx.xp.strided_copy(ins[0], _diagonal_view(rctx.xp, out, attrs, writeable=True))
 
 
 # ---- gradients -------------------------------------------------------------------------------

@@ -1,0 +1,131 @@
+"""The CPU namespace: every function mxlite's operators and NDArray call on array data.
+
+Arrays on a CPU device (``cpu``, ``cpu_pinned``, ``cpu_shared``) are C-contiguous NumPy
+arrays; these are thin functions over NumPy and the ``mxlite._core`` copy kernel. A device
+backend provides a namespace with the same names (see ``mxlite.device``); operators reach it
+through their run context (``rctx.xp``), so nothing above this layer calls NumPy on array data.
+
+Array *methods* that NumPy and CuPy arrays share (``reshape``, ``transpose``, ``swapaxes``,
+basic slicing, ``view``, ``astype``, ``copy``, ``fill``, ``strides``, ``flags``, ``max``) are
+device-generic and are called directly.
+"""
+import numpy as np
+from numpy.lib.stride_tricks import as_strided as _as_strided
+
+from .._core.copy import strided_copy
+
+__all__ = ["name", "ndarray", "empty", "zeros", "ones", "scalar", "arange", "copyto",
+           "cast_into", "strided_copy", "fill_zero", "ascontiguousarray", "broadcast_to",
+           "as_strided", "may_share_memory", "data_ptr", "add_at", "matmul", "argmax",
+           "to_host", "asnumpy", "from_host", "stream"]
+
+name = "cpu"
+ndarray = np.ndarray        # the array type this device stores
+
+
+# ---- allocation --------------------------------------------------------------------------------
+def empty(shape, dtype):
+    """An uninitialised C-contiguous array."""
+    return np.empty(shape, dtype)
+
+
+def zeros(shape, dtype):
+    """A C-contiguous array of zeros."""
+    return np.zeros(shape, dtype)
+
+
+def ones(shape, dtype):
+    """A C-contiguous array of ones."""
+    return np.ones(shape, dtype)
+
+
+def scalar(value, dtype):
+    """``value`` as a 0-d array of ``dtype``: the scalar operand the kernels take."""
+    return np.array(value, dtype=dtype)
+
+
+def arange(n, dtype):
+    """``0, 1, ..., n - 1`` in ``dtype``."""
+    return np.arange(n, dtype=dtype)
+
+
+# ---- data movement -----------------------------------------------------------------------------
+def copyto(dst, src):
+    """``dst[...] = src`` for arrays of one dtype (``src`` may broadcast to ``dst``)."""
+    np.copyto(dst, src)
+
+
+def cast_into(dst, src):
+    """``dst[...] = src`` converted to ``dst``'s dtype, as a cast: float to integer truncates,
+    and a value the dtype cannot hold overflows (float16 to inf) without a warning."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.copyto(dst, src, casting="unsafe")
+
+
+def fill_zero(out):
+    """Zero ``out`` through the copy kernel (a stride-0 source; parallel for large arrays)."""
+    strided_copy(np.broadcast_to(np.zeros((), out.dtype), out.shape), out)
+
+
+def ascontiguousarray(a, dtype=None):
+    """``a`` (converted to ``dtype``) as a C-contiguous array; ``a`` itself when it is one."""
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+# ---- views (metadata only) ---------------------------------------------------------------------
+def broadcast_to(a, shape):
+    """A read-only view of ``a`` broadcast to ``shape`` (stride 0 on repeated axes)."""
+    return np.broadcast_to(a, shape)
+
+
+def as_strided(a, shape, strides, writeable=False):
+    """A view of ``a``'s buffer with ``shape`` and byte ``strides``."""
+    return _as_strided(a, shape=shape, strides=strides, writeable=writeable)
+
+
+def may_share_memory(a, b):
+    """True when the buffers of ``a`` and ``b`` may overlap (bounds check, no false negative)."""
+    return np.may_share_memory(a, b)
+
+
+def data_ptr(a):
+    """The address of ``a``'s first element."""
+    return a.ctypes.data
+
+
+# ---- computation the kernels of mxlite._core do not cover ----------------------------------------
+def add_at(a, key, values):
+    """``a[key] += values`` without buffering: repeated indices accumulate."""
+    np.add.at(a, key, values)
+
+
+def matmul(a, b, out):
+    """``out = a @ b`` through the BLAS NumPy links (2-D or batched 3-D)."""
+    np.matmul(a, b, out=out)
+
+
+def argmax(a):
+    """The flat index of the first maximum of ``a``."""
+    return int(np.argmax(a))
+
+
+# ---- host transfers ------------------------------------------------------------------------------
+def to_host(a):
+    """``a``'s values as a NumPy array (``a`` itself on CPU: no copy; do not write to it)."""
+    return a
+
+
+def asnumpy(a):
+    """A NumPy copy of ``a``."""
+    return a.copy()
+
+
+def from_host(a):
+    """A NumPy array (C-contiguous) as an array of this device (itself on CPU: no copy)."""
+    return a
+
+
+# ---- execution ---------------------------------------------------------------------------------
+def stream(ctx):
+    """The stream operators on ``ctx`` run on: None, CPU kernels run synchronously."""
+    return None
