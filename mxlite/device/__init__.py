@@ -32,7 +32,8 @@ _RUN = {}           # (device_type, device_id) -> RunContext
 def register(compute_device, namespace, kernels=None):
     """Make ``namespace`` the array namespace of ``compute_device`` (a Context's
     ``compute_device``); its operators run the compute functions registered under ``kernels``
-    (``op.compute[kernels]``; default: ``compute_device``)."""
+    (``op.compute[kernels]``; default: ``compute_device``). Register a device before its
+    first operator call: a Context keeps the run context it was given."""
     _NAMESPACES[compute_device] = namespace
     _KERNELS[compute_device] = kernels or compute_device
     _forget(compute_device)
