@@ -155,7 +155,10 @@ def test_the_allow_list_stays_short_and_says_why():
 def test_the_engine_reaches_array_data_through_the_namespace():
     """The compiled backward engine (Cython: scanned as text) makes head gradients and writes
     .grad through the namespace of the array's device."""
-    text = (ROOT / "_core" / "engine.pyx").read_text()
+    source = ROOT / "_core" / "engine.pyx"
+    if not source.exists():         # an installed wheel ships the compiled module only
+        pytest.skip("engine.pyx is not installed; the source-tree run scans it")
+    text = source.read_text()
     calls = set(re.findall(r"\bnp\.([a-z_]+)\(", text)) - METADATA
     assert not calls, f"engine.pyx calls np.{sorted(calls)} on array data"
 
