@@ -2,6 +2,7 @@
 import pickle
 import threading
 
+import numpy as np
 import pytest
 
 import mxlite as mx
@@ -126,3 +127,16 @@ def test_gpu_context_when_present():
     assert g.device_type == "gpu" and g.device_id == 0 and repr(g) == "gpu(0)"
     with pytest.raises(MXNetError, match="gpu"):
         mx.gpu(mx.num_gpus())
+
+
+@pytest.mark.parametrize("kind", ["cpu_pinned", "cpu_shared"])
+def test_pinned_and_shared_cpu_memory_run_the_cpu_kernels(kind):
+    ctx = mx.Context(kind)
+    x = mx.nd.array([1.0, 2.0, 3.0], ctx=ctx)
+    y = mx.nd.sin(x) * 2 + mx.nd.sum(x)
+    assert y.context == ctx
+    np.testing.assert_allclose(y.asnumpy(), np.sin([1.0, 2.0, 3.0]) * 2 + 6, rtol=1e-6)
+    z = mx.nd.zeros((2, 3), ctx=ctx)
+    assert z.context == ctx and z.asnumpy().sum() == 0
+    with pytest.raises(mx.MXNetError, match="different devices"):
+        x + mx.nd.array([1.0, 2.0, 3.0])        # cpu_pinned(0) and cpu(0) are two contexts
