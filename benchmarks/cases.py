@@ -88,6 +88,19 @@ def overhead_case(n):
     return fns
 
 
+def sin_overhead_case(n):
+    """``sin(x)`` on tiny arrays: the per-operator cost of a generated ``mx.nd`` function."""
+    (a,) = _inputs(n, 1)
+    fns = {"numpy": lambda: np.sin(a)}
+    if has_op("sin"):
+        ma = mx.nd.array(a)
+        fns["mxlite"] = lambda: mx.nd.sin(ma)
+    if torch is not None:
+        ta = torch.from_numpy(a)
+        fns["torch"] = lambda: torch.sin(ta)
+    return fns
+
+
 def autograd_case(n):
     """One small-graph training step: y = sum(sin(x * x)); y.backward(), returning dy/dx.
     NumPy has no autograd: its column is the hand-written gradient 2x cos(x^2)."""
@@ -133,6 +146,8 @@ CASES = {
     "dot 1024": Case("dot 1024x1024 float32", dot_case, 1024, 256,
                      flops_per_call=lambda n: 2 * n ** 3, rtol=1e-3),
     "overhead 10": Case("a + b, 10 elements", overhead_case, 10, 10),
+    "sin 10": Case("sin(x), 10 elements", sin_overhead_case, 10, 10),
+    "sum 10": Case("sum(x), 10 elements", sum_case, 10, 10),
     "autograd 10": Case("sum(sin(x*x)).backward(), 10 elements", autograd_case, 10, 10),
 }
 

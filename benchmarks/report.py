@@ -3,7 +3,8 @@
     python benchmarks/report.py            # full sizes (1e7/1e8 elements, 1024^2 dot)
     python benchmarks/report.py --quick    # 10x smaller
 
-A ratio is NumPy's time / the backend's time: above 1 the backend is faster than NumPy.
+A ratio is NumPy's time / the backend's time: above 1 the backend is faster than NumPy;
+``vs torch`` is torch's time / mxlite's time: above 1 mxlite is faster than torch.
 Each time is the median of several samples; a sample runs the call enough times to last
 ``--sample-ms``, and backends are sampled in turn so machine noise hits them alike.
 Results are checked against NumPy before timing.
@@ -70,7 +71,8 @@ def main(argv=None):
     print(f"cpu count {os.cpu_count()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
           f"torch {'installed' if torch is not None else 'not installed'}")
     header = (f"{'case':<24} {'numpy':>9} {'mxlite':>9} {'torch':>9} "
-              f"{'mxlite/numpy':>13} {'torch/numpy':>12}  throughput (mxlite / numpy)")
+              f"{'mxlite/numpy':>13} {'torch/numpy':>12} {'vs torch':>9}  "
+              "throughput (mxlite / numpy)")
     print(header)
     print("-" * len(header))
     for key in keys:
@@ -92,10 +94,11 @@ def main(argv=None):
             extra = " / ".join(f"{gf / t[b]:.1f}" if t[b] else "-" for b in ("mxlite", "numpy"))
             extra += " GFLOP/s"
         name = case.name if not args.quick else f"{case.name} (n={size})"
+        vs_torch = t["torch"] / t["mxlite"] if t["torch"] and t["mxlite"] else None
         print(f"{name:<24} {fmt_time(t['numpy']):>9} {fmt_time(t['mxlite']):>9} "
               f"{fmt_time(t['torch']):>9} "
-              f"{fmt_ratio(ratio['mxlite']):>13} {fmt_ratio(ratio['torch']):>12}  {extra}",
-              flush=True)
+              f"{fmt_ratio(ratio['mxlite']):>13} {fmt_ratio(ratio['torch']):>12} "
+              f"{fmt_ratio(vs_torch):>9}  {extra}", flush=True)
 
 
 if __name__ == "__main__":

@@ -355,28 +355,33 @@ def test_float_rule_matches_the_python_inference(name):
             assert (got.shape, got.dtype) == (want_shape[0], want_type[0]), (name, shapes, kwargs)
 
 
-_FULL_REDUCE_OPS = sorted({op.name for op in REGISTRY.values() if op.full_reduce is not None})
+_CPU_KERNEL_OPS = sorted({op.name for op in REGISTRY.values() if op.cpu_kernel is not None})
 
 
-def test_full_reduce_rule_is_declared_on_the_reductions():
-    assert {"sum", "mean", "prod", "max", "min", "nansum", "nanprod"} <= set(_FULL_REDUCE_OPS)
+def test_cpu_kernels_are_declared_on_the_common_families():
+    assert {"sin", "exp", "broadcast_add", "elemwise_mul", "sum", "mean", "max"} <= set(
+        _CPU_KERNEL_OPS)
+    assert all(REGISTRY[n].float_rule is not None for n in _CPU_KERNEL_OPS)
 
 
-@pytest.mark.parametrize("name", _FULL_REDUCE_OPS)
+@pytest.mark.parametrize("name", _CPU_KERNEL_OPS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_full_reduce_rule_matches_the_python_path(name, dtype, rng):
-    """The declared rule (shape (1,), the data's dtype, one kernel call) gives what the op's
-    own infer_shape/infer_type/compute give, bit for bit."""
+def test_cpu_kernel_matches_the_compute_function(name, dtype, rng):
+    """Where the compiled invoke calls the declared CPU kernel instead of compute['cpu'],
+    the result is the compute function's, bit for bit (and through invoke itself)."""
     op = REGISTRY[name]
-    kernel, op_id, final = op.full_reduce
-    attrs = op.parse_attrs({})
-    for shape in [(1,), (7,), (3, 4, 5), (2, 1000)]:
-        x = rng.uniform(0.5, 1.5, size=shape).astype(dtype)
-        assert op.infer_shape([shape], attrs) == [(1,)]
-        assert op.infer_type([x.dtype], attrs) == [x.dtype]
-        by_rule, by_compute = np.empty((1,), dtype), np.empty((1,), dtype)
-        kernel(op_id, x, by_rule, 1, x.size, 1, final, x.size)
-        op.compute["cpu"](run_context(mx.cpu()), [x], [by_compute], attrs)
-        np.testing.assert_array_equal(by_rule, by_compute)
-        through_invoke = getattr(mx.nd, name)(mx.nd.array(x, dtype=dtype))     # the rule
-        np.testing.assert_array_equal(through_invoke.asnumpy(), by_compute)
+    rctx = mx.device.run_context(mx.cpu())
+    for shapes in _rule_cases(op) if op.float_rule != "reduce" else \
+            [([s], {}) for s in [(1,), (7,), (3, 4, 5), (2, 1000)]]:
+        shapes = shapes[0]
+        if any(0 in s for s in shapes):
+            continue
+        attrs = op.parse_attrs({})
+        xs = [rng.uniform(0.5, 1.5, size=s).astype(dtype) for s in shapes]
+        want_shape = op.infer_shape([x.shape for x in xs], attrs)[0]
+        by_kernel, by_compute = np.empty(want_shape, dtype), np.empty(want_shape, dtype)
+        op.cpu_kernel(rctx, xs, [by_kernel], attrs)
+        op.compute["cpu"](rctx, xs, [by_compute], attrs)
+        np.testing.assert_array_equal(by_kernel, by_compute)
+        got = invoke(op, [mx.nd.array(x, dtype=dtype) for x in xs], {})
+        np.testing.assert_array_equal(got.asnumpy(), by_compute)

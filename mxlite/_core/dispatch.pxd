@@ -20,3 +20,9 @@ cdef class OpFunction:
     cdef Py_ssize_t n_inputs
     cdef bint direct
     cdef dict __dict__
+
+
+cdef class CpuKernel:
+    cdef object fn
+    cdef int kind, op_id, final
+    cdef bint applies(self, list arrays, attrs)

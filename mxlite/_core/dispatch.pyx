@@ -224,25 +224,25 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         ctx = attrs.get("ctx") or _current_context()
         if not isinstance(ctx, _Context):
             ctx = _Context(ctx)
-    full = None
+    fast = None
     cdef int rule = op.rule_id
     shape = _rule_shape(rule, in_shapes, in_dtypes, attrs) if rule else None
     if shape is not None:               # a declared rule: no Python inference
         shapes, dtypes = [shape], in_dtypes[:1]
-        if op.full_reduce is not None and _reduces_all(arrays, attrs):
-            full = op.full_reduce       # and one kernel call
+        fast = op.cpu_kernel            # and, on CPU, maybe no Python compute function
     else:
         shapes = op.infer_shape(in_shapes, attrs)
         dtypes = op.infer_type(in_dtypes, attrs)
     cdef RunContext rctx = ctx._run
     if rctx is None:
         rctx = _run_context(ctx)
-    kernel = op.compute.get(rctx.kernels)
-    if kernel is None:
-        raise op_error(op.name, f"has no kernel for {ctx.device_type}")
+    if fast is not None and rctx.cpu and (<CpuKernel>fast).applies(arrays, attrs):
+        kernel = fast
+    else:
+        kernel = op.compute.get(rctx.kernels)
+        if kernel is None:
+            raise op_error(op.name, f"has no kernel for {ctx.device_type}")
     cdef bint recording = _tape_state.recording
-    if full is not None and rctx.cpu:
-        kernel = _FullReduce(full)
     if out is not None:
         return _invoke_out(op, inputs, attrs, out, shapes, dtypes, arrays, kernel, recording,
                            rctx)
@@ -277,30 +277,39 @@ cdef object _empty(object shape, object dtype):
 
 
 
-cdef bint _reduces_all(list arrays, attrs):
-    """True when a reduction's ``full_reduce`` rule applies: one non-empty float32/float64
-    input, every axis reduced, no keepdims."""
-    if len(arrays) != 1:
-        return False
-    x = arrays[0]
-    d = x.dtype
-    return ((d is _F32 or d is _F64) and x.size > 0 and attrs["axis"] is None
-            and not attrs["exclude"] and not attrs["keepdims"])
+cdef enum:    # CpuKernel kinds
+    KERNEL_UNARY = 1
+    KERNEL_BINARY = 2
+    KERNEL_REDUCE_ALL = 3
 
 
-cdef class _FullReduce:
-    """A kernel call for the ``full_reduce`` rule, in the compute-function signature."""
+cdef class CpuKernel:
+    """A CPU kernel the compiled invoke calls without the op's Python compute function, where
+    the op's ``float_rule`` holds (float32/float64 inputs of one dtype, so no cast):
+    ``CpuKernel('unary', fn, op_id)`` runs ``fn(op_id, x, out)``, ``'binary'`` runs
+    ``fn(op_id, a, b, out)``, and ``'reduce_all'`` runs ``fn(op_id, x, out, 1, n, 1, final,
+    n)`` for a reduction over every axis of a non-empty array (default axis, no keepdims,
+    no exclude). It has the compute-function signature; tests/test_registry.py checks it
+    against the op's compute function, bit for bit."""
 
-    cdef object kernel
-    cdef int op_id, final
+    def __init__(self, str kind, fn, int op_id, int final=0):
+        self.kind = {"unary": KERNEL_UNARY, "binary": KERNEL_BINARY,
+                     "reduce_all": KERNEL_REDUCE_ALL}[kind]
+        self.fn, self.op_id, self.final = fn, op_id, final
 
-    def __init__(self, rule):
-        self.kernel, self.op_id, self.final = rule
+    cdef bint applies(self, list arrays, attrs):
+        # (the float rule held: a reduced extent is never 0 here)
+        return self.kind != KERNEL_REDUCE_ALL or (
+            attrs["axis"] is None and not attrs["exclude"] and not attrs["keepdims"])
 
     def __call__(self, rctx, arrays, outputs, attrs):
-        x = arrays[0]
-        n = x.size
-        self.kernel(self.op_id, x, outputs[0], 1, n, 1, self.final, n)
+        if self.kind == KERNEL_UNARY:
+            self.fn(self.op_id, arrays[0], outputs[0])
+        elif self.kind == KERNEL_BINARY:
+            self.fn(self.op_id, arrays[0], arrays[1], outputs[0])
+        else:
+            n = cnp.PyArray_SIZE(<cnp.ndarray>arrays[0])
+            self.fn(self.op_id, arrays[0], outputs[0], 1, n, 1, self.final, n)
 
 
 cdef enum:    # OpDef.rule_id (mxlite/ops/registry.py _RULE_IDS)
@@ -357,10 +366,14 @@ cdef object _reduced(tuple shape, axis, bint exclude, bint keepdims):
     None for an axis out of range, a repeated axis, or a reduced extent of 0 (the Python
     function decides those, and names the error)."""
     cdef Py_ssize_t nd = len(shape), i, a
-    cdef list reduce = [False] * nd
-    if axis is None or len(axis) == 0:
-        reduce = [True] * nd
+    cdef list reduce
+    if axis is None or len(axis) == 0:      # every axis (the common call): no lists
+        for i in range(nd):
+            if shape[i] == 0:
+                return None
+        return (1,) * nd if keepdims else (1,)
     else:
+        reduce = [False] * nd
         for a in axis:
             if a < 0:
                 a += nd

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .._core import elemwise as _k
+from .._core.dispatch import CpuKernel
 from .._core.kernel_table import BINARY, UNARY
 from ..base import FLOAT_DTYPES, as_number, dtype_range, op_error
 from .common import F32, compute_dtype, run_in, same_shape, write_back
@@ -140,6 +141,7 @@ def _register_unary():
             name, inputs=("data",), infer_shape=same_shape, infer_type=_unary_type(name),
             backward_shape="same",
             compute={"cpu": _unary_compute(name)}, doc=doc, elementwise=True, float_rule="same",
+            cpu_kernel=CpuKernel("unary", _k.unary, _k.UNARY_IDS[name]),
             gradient=(NON_DIFFERENTIABLE if name in NON_DIFFERENTIABLE_UNARY
                       else _unary_gradient(name)),
             grad_needs=("outputs",) if name in UNARY_OUTPUT_DERIVATIVES else ("inputs",)))
@@ -239,7 +241,8 @@ def _register_binary():
             infer_shape=_broadcast_shape(f"broadcast_{kname}"),
             infer_type=_binary_type(f"broadcast_{kname}", kname),
             compute={"cpu": _binary_compute(kname)}, gradient=grad, elementwise=True,
-            float_rule="broadcast",
+            float_rule="broadcast", cpu_kernel=CpuKernel("binary", _k.binary,
+                                                         _k.BINARY_IDS[kname]),
             doc=f"Element-wise {BINARY_DOCS[kname]}, with NumPy broadcasting."
                 + ("" if kname in LOGICAL_OPS else BOOL_NOTE)))
     for kname, aliases in (("add", ("_plus", "_add")), ("sub", ("_minus", "_sub")),
@@ -250,6 +253,7 @@ def _register_binary():
             backward_shape="same",
             infer_type=_binary_type(name, kname), compute={"cpu": _binary_compute(kname)},
             gradient=_binary_gradient(kname), elementwise=True, float_rule="same",
+            cpu_kernel=CpuKernel("binary", _k.binary, _k.BINARY_IDS[kname]),
             doc=f"Element-wise {BINARY_DOCS[kname]}; both inputs must have the same shape."
                 + BOOL_NOTE))
 

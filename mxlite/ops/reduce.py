@@ -15,6 +15,7 @@ import functools
 import numpy as np
 
 from .._core import reduce as _k
+from .._core.dispatch import CpuKernel
 from ..base import FLOAT_DTYPES, op_error
 from .common import F16, F32
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
@@ -343,7 +344,8 @@ def _register_reductions():
             name, inputs=("data",), params=_AXIS_PARAMS, aliases=_ALIASES.get(name, ()),
             infer_shape=_reduce_infer_shape(name), infer_type=_reduce_infer_type(name),
             compute={"cpu": _reduce_compute(name)},
-            float_rule="reduce", full_reduce=(_k.reduce, _k.OP_IDS[float_op], final),
+            float_rule="reduce",
+            cpu_kernel=CpuKernel("reduce_all", _k.reduce, _k.OP_IDS[float_op], final),
             gradient=_GRADIENTS[name][0], grad_needs=_GRADIENTS[name][1],
             doc=f"{doc}\n\n{note}\n\n{_example(name)}"))
 

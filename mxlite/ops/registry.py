@@ -67,13 +67,13 @@ class OpDef:
                  "gradient", "grad_needs", "num_outputs", "variadic", "doc", "_param_map",
                  "_defaults", "elementwise", "key_var_num_args", "aux_inputs",
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
-                 "_num_visible", "float_rule", "rule_id", "full_reduce", "default_attrs")
+                 "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
                  variadic=False, elementwise=False, key_var_num_args=None, list_inputs=None,
                  output_names=None, num_visible_outputs=None, aux_inputs=(), mutate_inputs=(),
-                 backward_shape=None, float_rule=None, full_reduce=None):
+                 backward_shape=None, float_rule=None, cpu_kernel=None):
         self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
         self.params = tuple(params)
         self.infer_shape, self.infer_type = infer_shape, infer_type
@@ -90,10 +90,9 @@ class OpDef:
         if float_rule not in _RULE_IDS:
             raise ValueError(f"OpDef {name}: unknown float_rule {float_rule!r}")
         self.float_rule, self.rule_id = float_rule, _RULE_IDS[float_rule]
-        # Declared rule for a reduction over every axis of float32/float64 data with the
-        # default axis/exclude/keepdims: shape (1,), the data's dtype, and one call of
-        # ``kernel(op_id, x, out, 1, n, 1, final, n)``; given as (kernel, op_id, final).
-        self.full_reduce = full_reduce
+        # With the float rule on CPU, the compiled invoke may call this kernel directly
+        # instead of compute['cpu'] (a mxlite._core.dispatch.CpuKernel; see its docstring).
+        self.cpu_kernel = cpu_kernel
         self._param_map = {p.name: p for p in self.params}
         self._defaults = Attrs((p.name, p.parse(name, p.default)) for p in self.params
                                if p.default is not REQUIRED)     # canonical, parsed once
