@@ -49,17 +49,23 @@ def add_case(n):
     return fns
 
 
+def _unary_case(n, name):
+    """``name(x)`` (NumPy's, ``mx.nd``'s and torch's function of that name) on a float32
+    vector of ``n`` elements."""
+    (a,) = _inputs(n, 1)
+    fns = {"numpy": lambda: getattr(np, name)(a)}
+    if has_op(name):
+        ma, fn = mx.nd.array(a), getattr(mx.nd, name)
+        fns["mxlite"] = lambda: fn(ma)
+    if torch is not None:
+        ta, tfn = torch.from_numpy(a), getattr(torch, name)
+        fns["torch"] = lambda: tfn(ta)
+    return fns
+
+
 def sum_case(n):
     """Sum of all ``n`` elements of a float32 vector."""
-    (a,) = _inputs(n, 1)
-    fns = {"numpy": lambda: np.sum(a)}
-    if has_op("sum"):
-        ma = mx.nd.array(a)
-        fns["mxlite"] = lambda: mx.nd.sum(ma)
-    if torch is not None:
-        ta = torch.from_numpy(a)
-        fns["torch"] = lambda: torch.sum(ta)
-    return fns
+    return _unary_case(n, "sum")
 
 
 def dot_case(n):
@@ -90,15 +96,7 @@ def overhead_case(n):
 
 def sin_overhead_case(n):
     """``sin(x)`` on tiny arrays: the per-operator cost of a generated ``mx.nd`` function."""
-    (a,) = _inputs(n, 1)
-    fns = {"numpy": lambda: np.sin(a)}
-    if has_op("sin"):
-        ma = mx.nd.array(a)
-        fns["mxlite"] = lambda: mx.nd.sin(ma)
-    if torch is not None:
-        ta = torch.from_numpy(a)
-        fns["torch"] = lambda: torch.sin(ta)
-    return fns
+    return _unary_case(n, "sin")
 
 
 def autograd_case(n):
