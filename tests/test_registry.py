@@ -385,3 +385,16 @@ def test_cpu_kernel_matches_the_compute_function(name, dtype, rng):
         np.testing.assert_array_equal(by_kernel, by_compute)
         got = invoke(op, [mx.nd.array(x, dtype=dtype) for x in xs], {})
         np.testing.assert_array_equal(got.asnumpy(), by_compute)
+
+
+def test_reduce_rule_requires_full_reduction_defaults():
+    """The compiled invoke reads a parameterless call of a 'reduce' op as "every axis"."""
+    params = (Param("axis", "axes", 0), Param("keepdims", "bool", False),
+              Param("exclude", "bool", False))
+    with pytest.raises(ValueError, match="float_rule 'reduce' needs"):
+        OpDef("_test_bad_reduce", inputs=("data",), params=params, doc="",
+              infer_shape=lambda s, a: [(1,)], infer_type=lambda d, a: d[:1], compute={},
+              float_rule="reduce")
+    with pytest.raises(ValueError, match="unknown float_rule"):
+        OpDef("_test_bad_rule", inputs=("data",), doc="", infer_shape=None, infer_type=None,
+              compute={}, float_rule="sometimes")

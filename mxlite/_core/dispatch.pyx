@@ -198,12 +198,14 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     cdef NDArrayBase x
     cdef list arrays = [], in_shapes = [], in_dtypes = []
     cdef object ctx = None, attrs, a
+    cdef bint defaults = False
     if type(kwargs) is _Attrs:          # parsed already (indexing)
         attrs = kwargs
     elif kwargs:
         attrs = op.parse_attrs(kwargs)
     else:                               # every parameter at its default (shared, read-only)
         attrs = op.default_attrs
+        defaults = True
         if attrs is None:
             attrs = op.parse_attrs(kwargs)      # raises: a required parameter is missing
     for obj in inputs:
@@ -226,7 +228,7 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
             ctx = _Context(ctx)
     fast = None
     cdef int rule = op.rule_id
-    shape = _rule_shape(rule, in_shapes, in_dtypes, attrs) if rule else None
+    shape = _rule_shape(rule, in_shapes, in_dtypes, attrs, defaults) if rule else None
     if shape is not None:               # a declared rule: no Python inference
         shapes, dtypes = [shape], in_dtypes[:1]
         fast = op.cpu_kernel            # and, on CPU, maybe no Python compute function
@@ -236,7 +238,7 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     cdef RunContext rctx = ctx._run
     if rctx is None:
         rctx = _run_context(ctx)
-    if fast is not None and rctx.cpu and (<CpuKernel>fast).applies(arrays, attrs):
+    if fast is not None and rctx.cpu and (defaults or (<CpuKernel>fast).applies(arrays, attrs)):
         kernel = fast
     else:
         kernel = op.compute.get(rctx.kernels)
@@ -318,7 +320,7 @@ cdef enum:    # OpDef.rule_id (mxlite/ops/registry.py _RULE_IDS)
     RULE_REDUCE = 3
 
 
-cdef object _rule_shape(int rule, list shapes, list dtypes, attrs):
+cdef object _rule_shape(int rule, list shapes, list dtypes, attrs, bint defaults):
     """The output shape by the op's declared ``float_rule``, or None where the rule does not
     cover these inputs (then the Python functions decide, and raise on bad input)."""
     cdef Py_ssize_t i, n = len(dtypes)
@@ -339,7 +341,11 @@ cdef object _rule_shape(int rule, list shapes, list dtypes, attrs):
     if rule == RULE_BROADCAST:
         return _broadcast(s, shapes[1]) if n == 2 else None
     if rule == RULE_REDUCE:
-        return _reduced(s, attrs["axis"], attrs["exclude"], attrs["keepdims"]) if n == 1 else None
+        if n != 1:
+            return None
+        if defaults:    # axis=None, exclude/keepdims False (OpDef checks these defaults)
+            return _reduced(s, None, False, False)
+        return _reduced(s, attrs["axis"], attrs["exclude"], attrs["keepdims"])
     return None
 
 

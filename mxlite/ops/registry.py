@@ -120,6 +120,12 @@ class OpDef:
                 raise ValueError(f"{where}: {field} {sorted(unknown)} are not inputs")
         if self.variadic and (self._list_inputs or self.aux_inputs or self.mutate_inputs):
             raise ValueError(f"{where}: a variadic op lists its inputs from key_var_num_args")
+        if self.float_rule == "reduce" and any(
+                self._defaults.get(k, "missing") != v
+                for k, v in (("axis", None), ("exclude", False), ("keepdims", False))):
+            raise ValueError(f"{where}: float_rule 'reduce' needs the params axis=None, "
+                             "exclude=False, keepdims=False (a call without parameters "
+                             "reduces every axis)")
         names = self._output_names
         if isinstance(names, (tuple, list)) and isinstance(self.num_outputs, int) \
                 and len(names) != self.num_outputs:
@@ -193,6 +199,12 @@ class OpDef:
 
     def list_outputs(self, attrs):
         """Output names: ``output_names``, else ``['output']`` or ``output0..outputN-1``."""
+        if self.float_rule == "reduce" and any(
+                self._defaults.get(k, "missing") != v
+                for k, v in (("axis", None), ("exclude", False), ("keepdims", False))):
+            raise ValueError(f"{where}: float_rule 'reduce' needs the params axis=None, "
+                             "exclude=False, keepdims=False (a call without parameters "
+                             "reduces every axis)")
         names = self._output_names
         if names is not None:
             return list(names(attrs) if callable(names) else names)
