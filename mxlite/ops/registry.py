@@ -199,12 +199,6 @@ class OpDef:
 
     def list_outputs(self, attrs):
         """Output names: ``output_names``, else ``['output']`` or ``output0..outputN-1``."""
-        if self.float_rule == "reduce" and any(
-                self._defaults.get(k, "missing") != v
-                for k, v in (("axis", None), ("exclude", False), ("keepdims", False))):
-            raise ValueError(f"{where}: float_rule 'reduce' needs the params axis=None, "
-                             "exclude=False, keepdims=False (a call without parameters "
-                             "reduces every axis)")
         names = self._output_names
         if names is not None:
             return list(names(attrs) if callable(names) else names)
