@@ -370,7 +370,7 @@ def test_cpu_kernel_matches_the_compute_function(name, dtype, rng):
     """Where the compiled invoke calls the declared CPU kernel instead of compute['cpu'],
     the result is the compute function's, bit for bit (and through invoke itself)."""
     op = REGISTRY[name]
-    rctx = mx.device.run_context(mx.cpu())
+    rctx = run_context(mx.cpu())
     for shapes in _rule_cases(op) if op.float_rule != "reduce" else \
             [([s], {}) for s in [(1,), (7,), (3, 4, 5), (2, 1000)]]:
         shapes = shapes[0]

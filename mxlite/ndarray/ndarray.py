@@ -8,7 +8,7 @@ import threading
 import numpy as np
 
 from .._core import dispatch as _dispatch
-from ..base import DTYPES, MXNetError, normalize_dtype, op_error
+from ..base import MXNetError, normalize_dtype, op_error
 from ..context import Context, current_context
 from ..device import namespace_for
 from ..ops.indexing import (canonical_key, has_repeats, is_first_axis_view, region_shape,

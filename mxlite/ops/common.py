@@ -3,7 +3,7 @@ import numpy as np
 
 from ..base import op_error
 
-__all__ = ["same_shape", "same_type", "float32", "compute_dtype", "run_in", "check_num_inputs"]
+__all__ = ["same_shape", "same_type", "F16", "F32", "compute_dtype", "run_in", "check_num_inputs"]
 
 F16 = np.dtype("float16")
 F32 = np.dtype("float32")
