@@ -56,9 +56,13 @@ def extensions():
             [os.path.join(CORE, name + ".pyx")],
             include_dirs=[numpy.get_include(), CORE],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-            # -fwrapv: integer overflow wraps (as NumPy's does) instead of being undefined
-            extra_compile_args=["-O3", "-fno-math-errno", "-fwrapv", "-Wno-unused-function"]
-            + openmp,
+            # -fwrapv: integer overflow wraps (as NumPy's does) instead of being undefined;
+            # -ffp-contract=off: no fused multiply-add, so every SIMD level (mx_simd.h) and
+            # every compiler rounds each operation alike; -fno-trapping-math: floating-point
+            # exceptions never trap (NumPy's rule too), which lets comparisons, selects and
+            # floor/ceil/trunc vectorize -- the values stay IEEE-exact
+            extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math", "-fwrapv",
+                                "-ffp-contract=off", "-Wno-unused-function"] + openmp,
             extra_link_args=openmp,
         )
         for name, _ in EXTENSIONS
