@@ -1,9 +1,11 @@
-"""Sum of 1e8 float32 elements: mxlite ``sum`` against ``np.sum`` (and torch)."""
+"""Full reductions of 1e8 float32 elements: mxlite ``sum``, ``max``, ``min`` and ``argmax``
+against NumPy (and torch). ``extra_info`` holds the effective bandwidth, 4 * N bytes per call."""
 import pytest
 
 from cases import BACKENDS
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_sum(run_case, backend):
-    run_case("sum 1e8", backend)
+@pytest.mark.parametrize("key", ["sum 1e8", "max 1e8", "min 1e8", "argmax 1e8"])
+def test_reduce(run_case, key, backend):
+    run_case(key, backend)

@@ -68,6 +68,21 @@ def sum_case(n):
     return _unary_case(n, "sum")
 
 
+def max_case(n):
+    """Maximum of all ``n`` elements of a float32 vector."""
+    return _unary_case(n, "max")
+
+
+def min_case(n):
+    """Minimum of all ``n`` elements of a float32 vector."""
+    return _unary_case(n, "min")
+
+
+def argmax_case(n):
+    """Index of the maximum of a float32 vector of ``n`` elements."""
+    return _unary_case(n, "argmax")
+
+
 def dot_case(n):
     """(n, n) @ (n, n) in float32."""
     a, b = (x.reshape(n, n) for x in _inputs(n * n, 2))
@@ -135,12 +150,20 @@ class Case:
 
 
 CASES = {
+    "add 1e6": Case("add 1e6 float32", add_case, 10 ** 6, 10 ** 5,
+                    bytes_per_call=lambda n: 3 * 4 * n),
     "add 1e7": Case("add 1e7 float32", add_case, 10 ** 7, 10 ** 6,
                     bytes_per_call=lambda n: 3 * 4 * n),
     "add 1e8": Case("add 1e8 float32", add_case, 10 ** 8, 10 ** 7,
                     bytes_per_call=lambda n: 3 * 4 * n),
     "sum 1e8": Case("sum 1e8 float32", sum_case, 10 ** 8, 10 ** 7,
                     bytes_per_call=lambda n: 4 * n, rtol=1e-3),
+    "max 1e8": Case("max 1e8 float32", max_case, 10 ** 8, 10 ** 7,
+                    bytes_per_call=lambda n: 4 * n),
+    "min 1e8": Case("min 1e8 float32", min_case, 10 ** 8, 10 ** 7,
+                    bytes_per_call=lambda n: 4 * n),
+    "argmax 1e8": Case("argmax 1e8 float32", argmax_case, 10 ** 8, 10 ** 7,
+                       bytes_per_call=lambda n: 4 * n),
     "dot 1024": Case("dot 1024x1024 float32", dot_case, 1024, 256,
                      flops_per_call=lambda n: 2 * n ** 3, rtol=1e-3),
     "overhead 10": Case("a + b, 10 elements", overhead_case, 10, 10),

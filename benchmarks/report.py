@@ -3,11 +3,12 @@
     python benchmarks/report.py            # full sizes (1e7/1e8 elements, 1024^2 dot)
     python benchmarks/report.py --quick    # 10x smaller
 
-A ratio is NumPy's time / the backend's time: above 1 the backend is faster than NumPy;
-``vs torch`` is torch's time / mxlite's time: above 1 mxlite is faster than torch.
-Each time is the median of several samples; a sample runs the call enough times to last
-``--sample-ms``, and backends are sampled in turn so machine noise hits them alike.
-Results are checked against NumPy before timing.
+A ratio is the other backend's time / mxlite's time: above 1 mxlite is faster. Each time
+is the minimum (``--stat median`` for the median) of several samples; a sample runs the call
+enough times to last ``--sample-ms``, and backends are sampled in turn so machine noise
+hits them alike. The ``noise`` column is the spread of mxlite's samples (slowest / fastest
+- 1): on a shared machine, trust ratios only where it is small. Results are checked against
+NumPy before timing.
 """
 import argparse
 import os
@@ -33,8 +34,8 @@ def calibrate(fn, sample_s):
         number = max(number * 2, int(number * sample_s / max(elapsed, 1e-9)))
 
 
-def median_times(fns, repeat, sample_s):
-    """Median seconds per call of each backend, sampling the backends round-robin."""
+def sample_times(fns, repeat, sample_s):
+    """Seconds per call of each backend, ``repeat`` samples each, taken round-robin."""
     numbers = {b: calibrate(fn, sample_s) for b, fn in fns.items()}
     samples = {b: [] for b in fns}
     for _ in range(repeat):
@@ -43,7 +44,7 @@ def median_times(fns, repeat, sample_s):
             for _ in range(numbers[b]):
                 fn()
             samples[b].append((time.perf_counter() - start) / numbers[b])
-    return {b: statistics.median(s) for b, s in samples.items()}
+    return samples
 
 
 def fmt_time(t):
@@ -64,15 +65,17 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="use 10x smaller sizes")
     parser.add_argument("--repeat", type=int, default=7, help="samples per backend")
     parser.add_argument("--sample-ms", type=float, default=50.0, help="length of one sample")
+    parser.add_argument("--stat", choices=("min", "median"), default="min",
+                        help="statistic of the samples (default: min)")
     parser.add_argument("cases", nargs="*", help=f"subset of {sorted(CASES)}")
     args = parser.parse_args(argv)
     keys = args.cases or list(CASES)
+    stat = min if args.stat == "min" else statistics.median
 
     print(f"cpu count {os.cpu_count()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
-          f"torch {'installed' if torch is not None else 'not installed'}")
+          f"torch {'installed' if torch is not None else 'not installed'}, times: {args.stat}")
     header = (f"{'case':<24} {'numpy':>9} {'mxlite':>9} {'torch':>9} "
-              f"{'mxlite/numpy':>13} {'torch/numpy':>12} {'vs torch':>9}  "
-              "throughput (mxlite / numpy)")
+              f"{'mx vs numpy':>12} {'mx vs torch':>12} {'noise':>6}  GB/s or GFLOP/s (mxlite / numpy / torch)")
     print(header)
     print("-" * len(header))
     for key in keys:
@@ -80,25 +83,24 @@ def main(argv=None):
         size = case.quick_size if args.quick else case.size
         fns = case.make(size)
         check_against_numpy(fns, case.rtol)
-        times = median_times(fns, args.repeat, args.sample_ms / 1000)
+        samples = sample_times(fns, args.repeat, args.sample_ms / 1000)
         del fns
-        t = {b: times.get(b) for b in BACKENDS}
-        ratio = {b: (t["numpy"] / t[b] if t[b] else None) for b in BACKENDS}
+        t = {b: (stat(samples[b]) if b in samples else None) for b in BACKENDS}
+        vs = {b: (t[b] / t["mxlite"] if t[b] and t["mxlite"] else None) for b in ("numpy", "torch")}
+        noise = (f"{max(samples['mxlite']) / min(samples['mxlite']) - 1:.0%}"
+                 if "mxlite" in samples else "-")
         extra = ""
-        if case.bytes_per_call:
-            gb = case.bytes_per_call(size) / 1e9
-            extra = " / ".join(f"{gb / t[b]:.1f}" if t[b] else "-" for b in ("mxlite", "numpy"))
-            extra += " GB/s"
-        elif case.flops_per_call:
-            gf = case.flops_per_call(size) / 1e9
-            extra = " / ".join(f"{gf / t[b]:.1f}" if t[b] else "-" for b in ("mxlite", "numpy"))
-            extra += " GFLOP/s"
+        work = case.bytes_per_call or case.flops_per_call
+        if work:
+            amount = work(size) / 1e9
+            extra = " / ".join(f"{amount / t[b]:.1f}" if t[b] else "-"
+                               for b in ("mxlite", "numpy", "torch"))
+            extra += " GB/s" if case.bytes_per_call else " GFLOP/s"
         name = case.name if not args.quick else f"{case.name} (n={size})"
-        vs_torch = t["torch"] / t["mxlite"] if t["torch"] and t["mxlite"] else None
         print(f"{name:<24} {fmt_time(t['numpy']):>9} {fmt_time(t['mxlite']):>9} "
               f"{fmt_time(t['torch']):>9} "
-              f"{fmt_ratio(ratio['mxlite']):>13} {fmt_ratio(ratio['torch']):>12} "
-              f"{fmt_ratio(vs_torch):>9}  {extra}", flush=True)
+              f"{fmt_ratio(vs['numpy']):>12} {fmt_ratio(vs['torch']):>12} {noise:>6}  {extra}",
+              flush=True)
 
 
 if __name__ == "__main__":
