@@ -24,7 +24,7 @@
 
 #define MX_LATE_NS 150000LL          /* a worker this late: another process has its core */
 #define MX_HOLD_NS 100000000LL       /* then run mid-size loops serially this long */
-#define MX_SERIAL_BELOW (1LL << 23)  /* elements; larger loops always run in parallel */
+#define MX_SERIAL_BELOW (1LL << 25)  /* elements; larger loops always run in parallel */
 
 typedef struct {
     int64_t t0;         /* when the region began (ns) */
