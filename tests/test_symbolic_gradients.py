@@ -25,7 +25,7 @@ import pytest
 import mxlite as mx
 from mxlite.ops.frontend import populate
 from mxlite.ops.registry import NON_DIFFERENTIABLE, REGISTRY, Attrs
-from mxlite.ops.routing import ARITHMETIC, BINARY_FUNCTIONS, COMPARISONS
+from mxlite.ops.routing import ARITHMETIC, BINARY_FUNCTIONS, COMPARISONS, binary_function
 from gradspecs import all_specs
 
 SPECS = all_specs()
@@ -129,24 +129,10 @@ def _trace(op, inputs, kwargs, out=None):
     return outputs[0] if len(outputs) == 1 else outputs
 
 
-def _binary_function(name, array_op, scalar_op, left_scalar_op):
-    def function(lhs, rhs):
-        if isinstance(lhs, Handle):
-            result = lhs._binary(rhs, array_op, scalar_op)
-        elif isinstance(rhs, Handle):
-            result = rhs._rbinary(lhs, array_op, left_scalar_op)
-        else:
-            raise TracingError(f"{name}: no handle among {lhs!r}, {rhs!r}")
-        if result is NotImplemented:
-            raise TracingError(f"{name}: unsupported operands {lhs!r}, {rhs!r}")
-        return result
-    return function
-
-
 T = types.ModuleType("trace", "A shape-only tracing namespace laid out like mx.nd.")
 populate(T, _trace, "trace")
-for _name, _ops in BINARY_FUNCTIONS.items():
-    setattr(T, _name, _binary_function(_name, *_ops))
+for _name in BINARY_FUNCTIONS:
+    setattr(T, _name, binary_function(_name, Handle, TracingError))
 
 
 def test_trace_namespace_mirrors_nd():

@@ -15,6 +15,7 @@ from ..ops.indexing import (canonical_key, has_repeats, is_first_axis_view, regi
                             write_region)
 from ..ops.registry import REGISTRY, Attrs
 from ..ops.routing import ARITHMETIC as _ARITHMETIC, BINARY_FUNCTIONS as _BINARY_FUNCTIONS
+from ..ops.routing import binary_function
 from ..ops.routing import COMPARISONS as _COMPARISONS
 from ..ops.shape_utils import check_alloc, infer_reshape, size_of
 
@@ -323,26 +324,8 @@ def _install_dunders():
 _install_dunders()
 
 
-def _binary_function(name, array_op, scalar_op, left_scalar_op):
-    def function(lhs, rhs):
-        if isinstance(lhs, NDArray):
-            result = lhs._binary(rhs, array_op, scalar_op)
-        elif isinstance(rhs, NDArray):
-            result = rhs._rbinary(lhs, array_op, left_scalar_op)
-        else:
-            raise TypeError(f"{name}: at least one operand must be an NDArray, got "
-                            f"{type(lhs).__name__} and {type(rhs).__name__}")
-        if result is NotImplemented:
-            raise TypeError(f"{name}: unsupported operands {type(lhs).__name__} and "
-                            f"{type(rhs).__name__}")
-        return result
-    function.__name__ = name
-    function.__doc__ = (f"``{array_op}`` of two NDArrays, or ``{scalar_op}`` when one operand "
-                        "is a scalar (MXNet's nd." + name + "); the result is an NDArray.")
-    return function
-
-
-BINARY_FUNCTIONS = {name: _binary_function(name, *ops) for name, ops in _BINARY_FUNCTIONS.items()}
+# nd.add, nd.maximum, ...: array-or-scalar functions (ops/routing.py)
+BINARY_FUNCTIONS = {name: binary_function(name, NDArray) for name in _BINARY_FUNCTIONS}
 
 
 # ---- the nd invoke strategy ----------------------------------------------------------------

@@ -4,7 +4,7 @@ Shared by every front end (``mx.nd`` dunders and functions today, ``mx.sym`` lat
 row names registered ops only, so a front end routes by name and never hard-codes one.
 """
 
-__all__ = ["ARITHMETIC", "COMPARISONS", "BINARY_FUNCTIONS"]
+__all__ = ["ARITHMETIC", "COMPARISONS", "BINARY_FUNCTIONS", "binary_function"]
 
 # (dunder stem, array op, scalar op, reflected scalar op): ``a - 2`` runs ``_minus_scalar``,
 # ``2 - a`` runs ``_rminus_scalar``, ``a - b`` runs ``broadcast_sub``.
@@ -52,3 +52,28 @@ BINARY_FUNCTIONS = {
     "logical_or": ("broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar"),
     "logical_xor": ("broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar"),
 }
+
+
+def binary_function(name, handle_type, error=TypeError):
+    """MXNet's ``nd.<name>(lhs, rhs)`` for a front end whose arrays are ``handle_type``
+    (with ``_binary``/``_rbinary`` routing methods): either operand may be a scalar; the
+    array op or scalar op comes from ``BINARY_FUNCTIONS[name]``."""
+    array_op, scalar_op, left_scalar_op = BINARY_FUNCTIONS[name]
+    kind = handle_type.__name__
+
+    def function(lhs, rhs):
+        if isinstance(lhs, handle_type):
+            result = lhs._binary(rhs, array_op, scalar_op)
+        elif isinstance(rhs, handle_type):
+            result = rhs._rbinary(lhs, array_op, left_scalar_op)
+        else:
+            raise error(f"{name}: at least one operand must be an {kind}, got "
+                        f"{type(lhs).__name__} and {type(rhs).__name__}")
+        if result is NotImplemented:
+            raise error(f"{name}: unsupported operands {type(lhs).__name__} and "
+                        f"{type(rhs).__name__}")
+        return result
+    function.__name__ = name
+    function.__doc__ = (f"``{array_op}`` of two arrays, or ``{scalar_op}`` when one operand "
+                        f"is a scalar (MXNet's nd.{name}); the result is an {kind}.")
+    return function
