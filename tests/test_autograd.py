@@ -198,3 +198,25 @@ def test_grad_returns_a_list_even_for_one_variable():
     g = autograd.grad([y], [x], create_graph=True)
     assert type(g) is list and len(g) == 1
     np.testing.assert_allclose(g[0].asnumpy(), [3.0])
+
+
+def test_node_metadata_of_taped_inputs_is_their_parents_output_metadata():
+    """Taped inputs' shapes/dtypes are read from the parent node on first use; they must be
+    the arrays' own, through views, reshapes, casts, writes and untaped constants."""
+    x = mx.nd.array(np.arange(12.0).reshape(3, 4), dtype="float64")
+    x.attach_grad()
+    const = mx.nd.ones((4,), dtype="float64")
+    with autograd.record():
+        v = x[1:3]                     # a view
+        r = x.reshape((4, 3))
+        c = x.astype("float32")
+        y = v * const                  # taped view times an untaped constant
+        x2 = x * 1.0
+        x2[0] = 5.0                    # a write: x2's entry is rebased
+        w = x2[0:2]
+        programs = [(y, [v, const]), (r.sum(axis=0), [r]), (c * c, [c, c]),
+                    (w + w, [w, w]), (mx.nd.dot(r, x), [r, x])]
+    for out, inputs in programs:
+        node = out._node[0]
+        assert node.input_shapes == [a.shape for a in inputs], node
+        assert node.input_dtypes == [a.dtype for a in inputs], node

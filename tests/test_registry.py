@@ -387,6 +387,52 @@ def test_cpu_kernel_matches_the_compute_function(name, dtype, rng):
         np.testing.assert_array_equal(got.asnumpy(), by_compute)
 
 
+_SCALAR_KERNEL_OPS = [n for n in _CPU_KERNEL_OPS if "scalar" in REGISTRY[n]._param_map]
+_SCALARS = [2.5, -3, 0.0, -0.0, 7, 1e39, -1e39, 3.4e38, float("nan"), float("inf"), 2**61,
+            -(2**61) - 1, True, 1e-46]
+
+
+def test_scalar_kernels_are_declared():
+    assert {"_plus_scalar", "_rminus_scalar", "_mul_scalar", "_rdiv_scalar",
+            "_greater_scalar"} <= set(_SCALAR_KERNEL_OPS)
+
+
+@pytest.mark.parametrize("name", _SCALAR_KERNEL_OPS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_scalar_cpu_kernel_matches_the_compute_function(name, dtype, rng):
+    """The compiled scalar path (the scalar as a 0-d array of the input's dtype) gives the
+    compute function's result bit for bit, for every kind of scalar: ints, -0.0, NaN, inf,
+    float32 overflow and underflow, huge ints (those go to the compute function)."""
+    op = REGISTRY[name]
+    rctx = run_context(mx.cpu())
+    x = np.concatenate([rng.uniform(-3, 3, size=20), [0.0, -0.0, 1.0, 2.5, -3.0]]).astype(dtype)
+    for value in _SCALARS:
+        attrs = op.parse_attrs({"scalar": value})
+        by_compute = np.empty_like(x)
+        op.compute["cpu"](rctx, [x], [by_compute], attrs)
+        got = invoke(op, [mx.nd.array(x, dtype=dtype)], {"scalar": value}).asnumpy()
+        np.testing.assert_array_equal(got, by_compute, err_msg=f"{name} scalar={value!r}")
+        assert np.array_equal(np.signbit(got), np.signbit(by_compute)), (name, value)
+
+
+def test_memoised_keywords_tell_apart_values_that_compare_equal():
+    """invoke memoises parsed keywords and inferred shapes; 0.0/-0.0, 1/1.0/True and equal
+    tuples of other types must not share an entry (a wrong sign of zero is a wrong result)."""
+    x = mx.nd.array([1.0, -2.0], dtype="float64")
+    assert np.signbit((x * 0.0).asnumpy()).tolist() == [False, True]
+    assert np.signbit((x * -0.0).asnumpy()).tolist() == [True, False]
+    assert np.signbit((x * 0.0).asnumpy()).tolist() == [False, True]
+    assert mx.nd.reshape(x, shape=(2, 1)).shape == (2, 1)
+    assert mx.nd.reshape(x, shape=(1, 2)).shape == (1, 2)
+    assert mx.nd.sum(x, axis=0, keepdims=True).shape == (1,)
+    assert mx.nd.sum(x, axis=0, keepdims=1).shape == (1,)
+    assert mx.nd.sum(x, axis=0, keepdims=False).shape == (1,)
+    with pytest.raises(MXNetError):
+        mx.nd.reshape(x, shape=(3,))
+    with pytest.raises(MXNetError):          # an error is never memoised as a success
+        mx.nd.reshape(x, shape=(3,))
+
+
 def test_reduce_rule_requires_full_reduction_defaults():
     """The compiled invoke reads a parameterless call of a 'reduce' op as "every axis"."""
     params = (Param("axis", "axes", 0), Param("keepdims", "bool", False),

@@ -8,7 +8,8 @@ cdef class NDArrayBase:
 
 
 cdef class Node:
-    cdef public object op, attrs, parents, inputs, outputs, input_shapes, input_dtypes
+    cdef public object op, attrs, parents, inputs, outputs
+    cdef list _untaped
     cdef public object output_shapes, output_dtypes, context, variable, wants, versions
     cdef public bint released
     cdef public long long seq
@@ -25,4 +26,4 @@ cdef class OpFunction:
 cdef class CpuKernel:
     cdef object fn
     cdef int kind, op_id, final
-    cdef bint applies(self, list arrays, attrs)
+    cdef bint applies(self, attrs, bint defaults)

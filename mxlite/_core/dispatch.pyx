@@ -116,11 +116,12 @@ cdef class Node:
         if self.inputs is not None or self.outputs is not None:
             self.versions = [(<NDArrayBase>x)._version[0]
                              for x in (self.inputs or []) + (self.outputs or [])]
-        shapes, dtypes = [], []
-        for x in inputs:
-            shapes.append(x._data.shape)
-            dtypes.append(x._data.dtype)
-        self.input_shapes, self.input_dtypes = shapes, dtypes
+        # An input with a parent entry has its parent's output metadata (an array's shape and
+        # dtype never change): only untaped inputs are read now, the rest on first use.
+        cdef list untaped = []
+        for x, e in zip(inputs, parents):
+            untaped.append((x._data.shape, x._data.dtype) if e is None else None)
+        self._untaped = untaped
         shapes, dtypes = [], []
         for x in outputs:
             shapes.append(x._data.shape)
@@ -128,8 +129,26 @@ cdef class Node:
         self.output_shapes, self.output_dtypes = shapes, dtypes
         self.context = (<NDArrayBase>outputs[0])._ctx if outputs else None
 
+    @property
+    def input_shapes(self):
+        """Shape of each input (built on first use, from the parents' output metadata)."""
+        return [_input_meta(self, i)[0] for i in range(len(self._untaped))]
+
+    @property
+    def input_dtypes(self):
+        """Dtype of each input (built on first use, like ``input_shapes``)."""
+        return [_input_meta(self, i)[1] for i in range(len(self._untaped))]
+
     def __repr__(self):
         return f"<Node {self.op.name if self.op else 'variable'}>"
+
+
+cdef tuple _input_meta(Node node, Py_ssize_t i):
+    meta = node._untaped[i]
+    if meta is not None:
+        return meta
+    parent, index = node.parents[i]
+    return (<Node>parent).output_shapes[index], (<Node>parent).output_dtypes[index]
 
 
 # The entry of arrays computed under record() from no variable: gradients through them are 0.
@@ -199,13 +218,20 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     cdef list arrays = [], in_shapes = [], in_dtypes = []
     cdef object ctx = None, attrs, a
     cdef bint defaults = False
+    cdef object key = None              # the call's keywords, hashable; None: not memoised
     if type(kwargs) is _Attrs:          # parsed already (indexing)
         attrs = kwargs
     elif kwargs:
-        attrs = op.parse_attrs(kwargs)
+        key = _keywords_key(kwargs)
+        attrs = op.attrs_cache.get(key) if key is not None else None
+        if attrs is None:
+            attrs = op.parse_attrs(kwargs)
+            if key is not None:
+                _remember(op.attrs_cache, key, attrs)
     else:                               # every parameter at its default (shared, read-only)
         attrs = op.default_attrs
         defaults = True
+        key = ()
         if attrs is None:
             attrs = op.parse_attrs(kwargs)      # raises: a required parameter is missing
     for obj in inputs:
@@ -232,13 +258,21 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     if shape is not None:               # a declared rule: no Python inference
         shapes, dtypes = [shape], in_dtypes[:1]
         fast = op.cpu_kernel            # and, on CPU, maybe no Python compute function
+    elif key is not None:
+        ikey = (key, tuple(in_shapes), tuple(in_dtypes))
+        known = op.infer_cache.get(ikey)
+        if known is None:
+            known = (tuple(op.infer_shape(in_shapes, attrs)),
+                     tuple(op.infer_type(in_dtypes, attrs)))
+            _remember(op.infer_cache, ikey, known)
+        shapes, dtypes = known
     else:
         shapes = op.infer_shape(in_shapes, attrs)
         dtypes = op.infer_type(in_dtypes, attrs)
     cdef RunContext rctx = ctx._run
     if rctx is None:
         rctx = _run_context(ctx)
-    if fast is not None and rctx.cpu and (defaults or (<CpuKernel>fast).applies(arrays, attrs)):
+    if fast is not None and rctx.cpu and (<CpuKernel>fast).applies(attrs, defaults):
         kernel = fast
     else:
         kernel = op.compute.get(rctx.kernels)
@@ -266,6 +300,36 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     return result
 
 
+cdef Py_ssize_t _CACHE_LIMIT = 512     # entries per op and cache; then it starts again
+
+
+cdef inline void _remember(dict cache, key, value):
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
+cdef object _keywords_key(kwargs):
+    """A hashable key for keyword parameters that tells apart every value ``parse`` could
+    read differently (``1``, ``1.0`` and ``True`` hash alike, so types are part of it), or
+    None when a value is not of a plain type, or is a float zero (``-0.0 == 0.0``), and
+    the call is parsed every time."""
+    cdef list key = []
+    for name, value in kwargs.items():
+        t = type(value)
+        if t is tuple:
+            for v in <tuple>value:
+                if type(v) is not int:
+                    return None
+        elif t is float:
+            if value == 0.0:
+                return None
+        elif t is not int and t is not str and t is not bool and value is not None:
+            return None
+        key.append((name, t, value))
+    return tuple(key)
+
+
 cdef object _empty(object shape, object dtype):
     """``np.empty(shape, dtype)`` (C order) without the Python call."""
     cdef cnp.npy_intp dims[32]
@@ -283,35 +347,68 @@ cdef enum:    # CpuKernel kinds
     KERNEL_UNARY = 1
     KERNEL_BINARY = 2
     KERNEL_REDUCE_ALL = 3
+    KERNEL_SCALAR = 4
+    KERNEL_RSCALAR = 5
+
+cdef double _F32_MAX = float(np.finfo(np.float32).max)
 
 
 cdef class CpuKernel:
     """A CPU kernel the compiled invoke calls without the op's Python compute function, where
     the op's ``float_rule`` holds (float32/float64 inputs of one dtype, so no cast):
     ``CpuKernel('unary', fn, op_id)`` runs ``fn(op_id, x, out)``, ``'binary'`` runs
-    ``fn(op_id, a, b, out)``, and ``'reduce_all'`` runs ``fn(op_id, x, out, 1, n, 1, final,
-    n)`` for a reduction over every axis of a non-empty array (default axis, no keepdims,
-    no exclude). It has the compute-function signature; tests/test_registry.py checks it
-    against the op's compute function, bit for bit."""
+    ``fn(op_id, a, b, out)``, ``'scalar'``/``'rscalar'`` run ``fn(op_id, x, s, out)``/
+    ``fn(op_id, s, x, out)`` with ``s`` the ``scalar`` parameter as a 0-d array of x's
+    dtype (an int or float scalar; float32 overflow gives infinity, as a cast), and
+    ``'reduce_all'`` runs ``fn(op_id, x, out, 1, n, 1, final, n)`` for a reduction over
+    every axis of a non-empty array (default axis, no keepdims, no exclude). It has the
+    compute-function signature; tests/test_registry.py checks it against the op's compute
+    function, bit for bit."""
 
     def __init__(self, str kind, fn, int op_id, int final=0):
         self.kind = {"unary": KERNEL_UNARY, "binary": KERNEL_BINARY,
-                     "reduce_all": KERNEL_REDUCE_ALL}[kind]
+                     "reduce_all": KERNEL_REDUCE_ALL, "scalar": KERNEL_SCALAR,
+                     "rscalar": KERNEL_RSCALAR}[kind]
         self.fn, self.op_id, self.final = fn, op_id, final
 
-    cdef bint applies(self, list arrays, attrs):
-        # (the float rule held: a reduced extent is never 0 here)
-        return self.kind != KERNEL_REDUCE_ALL or (
-            attrs["axis"] is None and not attrs["exclude"] and not attrs["keepdims"])
+    cdef bint applies(self, attrs, bint defaults):
+        # (the float rule held: float inputs of one dtype; a reduced extent is never 0)
+        if self.kind == KERNEL_REDUCE_ALL:
+            return defaults or (attrs["axis"] is None and not attrs["exclude"]
+                                and not attrs["keepdims"])
+        if self.kind >= KERNEL_SCALAR:
+            t = type(attrs["scalar"])
+            return t is float or (t is int and -2**62 < attrs["scalar"] < 2**62)
+        return True
 
     def __call__(self, rctx, arrays, outputs, attrs):
         if self.kind == KERNEL_UNARY:
             self.fn(self.op_id, arrays[0], outputs[0])
         elif self.kind == KERNEL_BINARY:
             self.fn(self.op_id, arrays[0], arrays[1], outputs[0])
+        elif self.kind >= KERNEL_SCALAR:
+            s = _scalar_array(attrs["scalar"], arrays[0])
+            if self.kind == KERNEL_SCALAR:
+                self.fn(self.op_id, arrays[0], s, outputs[0])
+            else:
+                self.fn(self.op_id, s, arrays[0], outputs[0])
         else:
             n = cnp.PyArray_SIZE(<cnp.ndarray>arrays[0])
             self.fn(self.op_id, arrays[0], outputs[0], 1, n, 1, self.final, n)
+
+
+cdef cnp.ndarray _scalar_array(value, cnp.ndarray like):
+    """``value`` (a float, or an int below 2**62) as a 0-d array of ``like``'s float dtype."""
+    cdef double f = <double>value if type(value) is float else <double>(<long long>value)
+    cdef int typenum = cnp.PyArray_TYPE(like)
+    cdef cnp.ndarray s = cnp.PyArray_EMPTY(0, NULL, typenum, 0)
+    if typenum == cnp.NPY_FLOAT64:
+        (<double*>cnp.PyArray_DATA(s))[0] = f
+    else:
+        if f > _F32_MAX or f < -_F32_MAX:       # (a C cast out of range is undefined)
+            f = f * 1e300 * 1e300               # infinity of its sign
+        (<float*>cnp.PyArray_DATA(s))[0] = <float>f
+    return s
 
 
 cdef enum:    # OpDef.rule_id (mxlite/ops/registry.py _RULE_IDS)

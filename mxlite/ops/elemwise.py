@@ -472,7 +472,8 @@ def _register_scalar():
                           "exact)"),),
             infer_shape=same_shape, backward_shape="same", infer_type=_scalar_type(name, kname),
             compute={"cpu": _scalar_compute(name, kname, reverse)}, elementwise=True,
-            float_rule="same",
+            float_rule="same", cpu_kernel=CpuKernel("rscalar" if reverse else "scalar",
+                                                    _k.binary, _k.BINARY_IDS[kname]),
             gradient=NON_DIFFERENTIABLE if kname in COMPARISONS else _scalar_gradient(name),
             doc=f"Element-wise broadcast_{kname}{operands} with a Python scalar." + float_note
                 + ("" if kname in LOGICAL_OPS else BOOL_NOTE)))

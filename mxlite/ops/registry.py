@@ -67,7 +67,8 @@ class OpDef:
                  "gradient", "grad_needs", "num_outputs", "variadic", "doc", "_param_map",
                  "_defaults", "elementwise", "key_var_num_args", "aux_inputs",
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
-                 "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs")
+                 "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs",
+                 "attrs_cache", "infer_cache")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
@@ -99,6 +100,9 @@ class OpDef:
         # a call without parameters shares this (read-only) Attrs: None if one is required
         self.default_attrs = (Attrs(self._defaults) if len(self._defaults) == len(self.params)
                               else None)
+        # The compiled invoke memoises parse_attrs by the call's keywords and
+        # infer_shape/infer_type by (keywords, input shapes, input dtypes): both are pure.
+        self.attrs_cache, self.infer_cache = {}, {}
         self.key_var_num_args = key_var_num_args
         self._list_inputs, self._output_names = list_inputs, output_names
         self._num_visible = num_visible_outputs
