@@ -26,6 +26,11 @@ EXTENSIONS = [
     ("random", False),    # Philox4x32-10 streams: uniform/normal/.../randint/multinomial/shuffle
     ("dispatch", False),  # the NDArray handle's fields, invoke, the tape's Node/parents/attach
     ("engine", False),    # the backward engine: nodes walked in creation order, FGradients
+    ("activation", False),  # FullyConnected helpers, activations, softmax family, loss layers
+    ("conv", False),      # im2col/col2im (Convolution, Deconvolution), Pooling, UpSampling
+    ("norm", False),      # BatchNorm/LayerNorm/InstanceNorm statistics, Dropout, Embedding
+    ("sorting", False),   # topk/sort/argsort, cumsum, sequence ops
+    ("optim", False),     # fused optimizer updates (sgd, adam, ...), in place
 ]
 
 

@@ -4,6 +4,7 @@
 ``mx.contrib`` and ``mx.cpu()`` as with MXNet 1.x.
 """
 from . import autograd, base, context, contrib, initializer, ndarray, operator, random
+from . import lr_scheduler, optimizer
 from .base import MXNetError
 from .context import Context, cpu, current_context, gpu, num_gpus
 
@@ -12,4 +13,4 @@ init = initializer
 
 __version__ = "0.1.0"
 __all__ = ["nd", "ndarray", "autograd", "random", "init", "initializer", "contrib",
-           "operator", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]
+           "operator", "optimizer", "lr_scheduler", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]

@@ -10,3 +10,10 @@ from . import indexing  # noqa: F401
 from . import reduce  # noqa: F401
 from . import debug  # noqa: F401
 from . import random  # noqa: F401
+from . import nn  # noqa: F401
+from . import conv  # noqa: F401
+from . import norm  # noqa: F401
+from . import sorting  # noqa: F401
+from . import sequence  # noqa: F401
+from . import la  # noqa: F401
+from . import optimizer_ops  # noqa: F401
