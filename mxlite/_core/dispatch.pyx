@@ -295,9 +295,19 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         outputs = [_slow.allocate(op.name, s, d, rctx.xp) for s, d in zip(shapes, dtypes)]
         kernel(rctx, arrays, outputs, attrs)
         result = [wrap(o, ctx) for o in outputs]
+    if kernel is not fast and op.mutate_inputs:
+        _bump_mutated(op, attrs, inputs)
     if recording:
         attach(op, attrs, entries, inputs, result)
     return result
+
+
+cdef void _bump_mutated(op, attrs, list inputs) except *:
+    """Inputs the kernel updated in place (``op.mutate_inputs``: optimizer states, BatchNorm's
+    moving statistics) were written like an ``out=``: their versions move, so a value saved
+    before the update makes backward raise instead of reading the new contents."""
+    for i in op.mutated_indices(attrs):
+        (<NDArrayBase>inputs[i])._version[0] += 1
 
 
 cdef Py_ssize_t _CACHE_LIMIT = 512     # entries per op and cache; then it starts again
@@ -504,12 +514,15 @@ cdef object _invoke_out(op, list inputs, attrs, out, shapes, dtypes, list arrays
                         bint recording, RunContext rctx):
     targets = out if isinstance(out, (list, tuple)) else [out]
     outputs = _slow.out_arrays(op, shapes, dtypes, targets, arrays, rctx.xp)
+    cdef list given = inputs
     if recording:
         plan = _tape.begin_write(targets, inputs)
         inputs = _slow.saved_inputs(op, inputs, outputs, plan[0], rctx.xp)
     kernel(rctx, arrays, outputs, attrs)
     for t in targets:
         (<NDArrayBase>t)._version[0] += 1
+    if op.mutate_inputs:
+        _bump_mutated(op, attrs, given)
     if recording:
         _tape.end_write(plan, op, attrs, inputs, list(targets))
     return out
