@@ -87,6 +87,7 @@ setup(
         "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy", "sympy"],
         "gpu": ["cupy-cuda12x"],
         "docs": ["sphinx>=5"],
+        "demo": ["matplotlib"],
     },
     ext_modules=cythonize(
         extensions(),
