@@ -157,7 +157,7 @@ def adam_updater(lr):
     return mx.optimizer.get_updater(mx.optimizer.Adam(learning_rate=lr, beta1=0.5, beta2=0.9))
 
 
-def train(steps, conv=False, critic_iters=5, batch=256, hidden=128, lam=0.1, lr=1e-3,
+def train(steps, conv=False, critic_iters=5, batch=256, hidden=128, lam=1.0, lr=1e-3,
           log_every=100, seed=0, out=sys.stdout):
     """Train; returns a dict with the loss history, the networks and final batches."""
     mx.random.seed(seed)
@@ -226,14 +226,14 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--lam", type=float, default=None,
-                        help="penalty weight (default 0.1 for the toy, 10 with --conv)")
+                        help="penalty weight (default 1 for the toy, 10 with --conv)")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--log-every", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--png", default="wgan_gp.png", help="where to save the picture")
     args = parser.parse_args(argv)
     steps = args.steps or (150 if args.conv else 1000)
-    lam = args.lam if args.lam is not None else (10.0 if args.conv else 0.1)
+    lam = args.lam if args.lam is not None else (10.0 if args.conv else 1.0)
     print(f"WGAN-GP, {'conv critic on 16x16 images' if args.conv else '8 Gaussians'}: "
           f"{steps} generator steps x {args.critic_iters} critic steps, batch {args.batch}")
     history = train(steps, conv=args.conv, critic_iters=args.critic_iters, batch=args.batch,
