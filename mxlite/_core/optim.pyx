@@ -1,2 +1,302 @@
 # cython: language_level=3
-"""(placeholder: kernels are added here)."""
+"""Fused optimizer updates: one pass over the elements reads the weight, the gradient and
+the optimizer states, writes the new states in place and the new weight into ``out``
+(which may be the weight itself: each element is read before it is written).
+
+Every algorithm is one case of ``_update`` (fused over float32/float64; the parameters are
+cast to the array's dtype first, as MXNet's kernels did); ``_drive`` splits the elements
+into chunks run in parallel above ``PARALLEL_MIN`` (with the contention guard of
+``mx_parallel.h``). The formulas are MXNet 1.x's (src/operator/optimizer_op-inl.h,
+contrib/adamw-inl.h); see mxlite/ops/optimizer_ops.py for the operators and the few places
+where they differ. Gradient clipping applies when ``clip_gradient > 0`` (MXNet's
+documented rule; its kernels clipped for ``>= 0``); a NaN gradient stays NaN.
+
+Sizes, indices and loop counters are ``int64_t``.
+"""
+from cython.parallel cimport prange
+from libc.math cimport sqrt, sqrtf, isfinite, fabs
+
+cimport numpy as cnp
+from .common cimport idx_t, PARALLEL_MIN
+from .parallel cimport mx_region, mx_serial, mx_region_begin, mx_region_mark, mx_region_end
+
+cnp.import_array()
+
+ctypedef fused real:
+    float
+    double
+
+# algorithm ids: name -> (id, number of state arrays)
+cdef enum:
+    SGD = 0
+    SGD_MOM = 1
+    NAG_MOM = 2
+    ADAM = 3
+    ADAMW = 4
+    RMSPROP = 5
+    RMSPROPALEX = 6
+    SIGNSGD = 7
+    FTRL = 8
+    SIGNUM = 9
+    N_ALGOS = 10
+
+ALGOS = {"sgd": (SGD, 0), "sgd_mom": (SGD_MOM, 1), "nag_mom": (NAG_MOM, 1),
+         "adam": (ADAM, 2), "adamw": (ADAMW, 2), "rmsprop": (RMSPROP, 1),
+         "rmspropalex": (RMSPROPALEX, 3), "signsgd": (SIGNSGD, 0), "ftrl": (FTRL, 2),
+         "signum": (SIGNUM, 1)}
+
+# the names of the scalar parameters ``update`` takes (a missing one is 0)
+PARAMS = ("lr", "wd", "rescale_grad", "clip_gradient", "momentum", "beta1", "beta2",
+          "epsilon", "eta", "gamma1", "gamma2", "clip_weights", "lamda1", "beta", "wd_lh")
+
+DEF CHUNK = 16384
+
+
+cdef struct Params:
+    double lr, wd, rescale, clip, momentum, beta1, beta2, eps, eta
+    double gamma1, gamma2, clip_weights, lamda1, beta, wd_lh
+
+
+cdef inline real _clip(real x, real bound) noexcept nogil:
+    # NaN compares false both ways and passes through, as MXNet's clip
+    if x > bound:
+        return bound
+    if x < -bound:
+        return -bound
+    return x
+
+
+cdef inline real _sqrt(real x) noexcept nogil:
+    if real is float:
+        return sqrtf(x)
+    else:
+        return sqrt(x)
+
+
+cdef inline real _sign(real x) noexcept nogil:
+    return <real>((x > 0) - (x < 0))
+
+
+cdef void _update(int algo, real* out, const real* w, const real* g, real* s0, real* s1,
+                  real* s2, const Params* p, idx_t lo, idx_t hi) noexcept nogil:
+    """Elements [lo, hi) of algorithm ``algo``; ``s0..s2`` are its states (or NULL)."""
+    cdef idx_t i
+    cdef real lr = <real>p.lr, wd = <real>p.wd, rescale = <real>p.rescale
+    cdef real clip = <real>p.clip, mom = <real>p.momentum
+    cdef real b1 = <real>p.beta1, b2 = <real>p.beta2, eps = <real>p.eps, eta = <real>p.eta
+    cdef real g1 = <real>p.gamma1, g2 = <real>p.gamma2, cw = <real>p.clip_weights
+    cdef real l1 = <real>p.lamda1, beta = <real>p.beta, wd_lh = <real>p.wd_lh
+    cdef bint clipping = p.clip > 0, clip_w = p.clip_weights > 0
+    cdef real one = 1, decay = one - lr * wd
+    cdef real x, gr, m, v, d, n_old, y
+    if algo == SGD:
+        for i in range(lo, hi):
+            gr = rescale * g[i]
+            if clipping:
+                gr = _clip(gr, clip)
+            out[i] = decay * w[i] - lr * gr
+    elif algo == SGD_MOM:
+        for i in range(lo, hi):
+            gr = rescale * g[i]
+            if clipping:
+                gr = _clip(gr, clip)
+            x = w[i]
+            m = mom * s0[i] - lr * wd * x - lr * gr
+            s0[i] = m
+            out[i] = x + m
+    elif algo == NAG_MOM:
+        for i in range(lo, hi):
+            gr = rescale * g[i]
+            if clipping:
+                gr = _clip(gr, clip)
+            x = w[i]
+            gr = lr * (gr + wd * x)
+            m = mom * s0[i]
+            out[i] = x - m + (mom + one) * (m - gr)
+            s0[i] = m - gr
+    elif algo == ADAM:
+        for i in range(lo, hi):
+            x = w[i]
+            gr = rescale * g[i] + wd * x
+            if clipping:
+                gr = _clip(gr, clip)
+            m = b1 * s0[i] + (one - b1) * gr
+            v = b2 * s1[i] + (one - b2) * gr * gr
+            s0[i] = m
+            s1[i] = v
+            out[i] = x - lr * m / (_sqrt(v) + eps)
+    elif algo == ADAMW:
+        for i in range(lo, hi):
+            x = w[i]
+            gr = rescale * g[i]
+            if clipping:
+                gr = _clip(gr, clip)
+            m = b1 * s0[i] + (one - b1) * gr
+            v = b2 * s1[i] + (one - b2) * gr * gr
+            s0[i] = m
+            s1[i] = v
+            out[i] = x - eta * (lr * m / (_sqrt(v) + eps) + wd * x)
+    elif algo == RMSPROP:
+        for i in range(lo, hi):
+            x = w[i]
+            gr = rescale * g[i] + wd * x
+            if clipping:
+                gr = _clip(gr, clip)
+            v = (one - g1) * (gr * gr) + g1 * s0[i]
+            s0[i] = v
+            y = x - lr * (gr / _sqrt(v + eps))
+            out[i] = _clip(y, cw) if clip_w else y
+    elif algo == RMSPROPALEX:
+        for i in range(lo, hi):
+            x = w[i]
+            gr = rescale * g[i] + wd * x
+            if clipping:
+                gr = _clip(gr, clip)
+            v = (one - g1) * gr * gr + g1 * s0[i]
+            m = (one - g1) * gr + g1 * s1[i]
+            d = g2 * s2[i] - lr * gr / _sqrt(v - m * m + eps)
+            s0[i] = v
+            s1[i] = m
+            s2[i] = d
+            y = x + d
+            out[i] = _clip(y, cw) if clip_w else y
+    elif algo == SIGNSGD:
+        for i in range(lo, hi):
+            out[i] = decay * w[i] - lr * _sign(g[i])
+    elif algo == FTRL:
+        # s0 = z, s1 = n (MXNet's input order: weight, grad, z, n)
+        for i in range(lo, hi):
+            x = w[i]
+            gr = rescale * g[i]
+            if clipping:
+                gr = _clip(gr, clip)
+            n_old = s1[i]
+            v = n_old + gr * gr
+            m = s0[i] + gr - (_sqrt(v) - _sqrt(n_old)) * x / lr
+            s0[i] = m
+            s1[i] = v
+            if (m if m >= 0 else -m) > l1:
+                out[i] = (_sign(m) * l1 - m) / ((beta + _sqrt(v)) / lr + wd)
+            else:
+                out[i] = 0
+    elif algo == SIGNUM:
+        for i in range(lo, hi):
+            x = w[i]
+            gr = rescale * g[i]
+            if clipping:
+                gr = _clip(gr, clip)
+            m = mom * s0[i] - (one - mom) * wd * x - (one - mom) * gr
+            s0[i] = m
+            out[i] = (one - lr * wd_lh) * x + lr * _sign(m)
+
+
+cdef inline idx_t _min(idx_t a, idx_t b) noexcept nogil:
+    return a if a < b else b
+
+
+cdef void _drive(int algo, real* out, const real* w, const real* g, real* s0, real* s1,
+                 real* s2, const Params* p, idx_t n) noexcept nogil:
+    cdef idx_t c, lo, nchunks = (n + CHUNK - 1) // CHUNK
+    cdef mx_region reg
+    if n >= PARALLEL_MIN and not mx_serial(n):
+        mx_region_begin(&reg)
+        for c in prange(nchunks, schedule="static"):
+            mx_region_mark(&reg)
+            lo = c * CHUNK
+            _update(algo, out, w, g, s0, s1, s2, p, lo, _min(lo + CHUNK, n))
+        mx_region_end(&reg)
+    else:
+        _update(algo, out, w, g, s0, s1, s2, p, 0, n)
+
+
+cdef void* _ptr(cnp.ndarray a):
+    return cnp.PyArray_DATA(a)
+
+
+def update(str name, cnp.ndarray weight, cnp.ndarray grad, list states, cnp.ndarray out,
+           dict params):
+    """Run algorithm ``name`` (a key of ``ALGOS``): reads ``weight`` and ``grad``, updates
+    ``states`` in place, writes the new weight into ``out`` (which may be ``weight``).
+
+    Every array must be C-contiguous, of one dtype (float32 or float64) and one size;
+    ``params`` maps names of ``PARAMS`` to floats (a missing one is 0)."""
+    entry = ALGOS.get(name)
+    if entry is None:
+        raise ValueError(f"optim.update: unknown algorithm {name!r}")
+    cdef int algo = entry[0]
+    if len(states) != entry[1]:
+        raise ValueError(f"optim.update: {name} takes {entry[1]} state array(s), "
+                         f"got {len(states)}")
+    unknown = set(params) - set(PARAMS)
+    if unknown:
+        raise ValueError(f"optim.update: unknown parameter(s) {sorted(unknown)}")
+    cdef list arrays = [weight, grad, out] + states
+    cdef cnp.ndarray a
+    cdef idx_t n = cnp.PyArray_SIZE(weight)
+    dtype = weight.dtype
+    for a in arrays:
+        if a.dtype != dtype or cnp.PyArray_SIZE(a) != n:
+            raise ValueError(f"optim.update: arrays differ in dtype or size ({a.dtype}, "
+                             f"{a.size} against {dtype}, {n})")
+        if not cnp.PyArray_IS_C_CONTIGUOUS(a):
+            raise ValueError("optim.update: arrays must be C-contiguous")
+    cdef Params p
+    p.lr = params.get("lr", 0.0)
+    p.wd = params.get("wd", 0.0)
+    p.rescale = params.get("rescale_grad", 0.0)
+    p.clip = params.get("clip_gradient", 0.0)
+    p.momentum = params.get("momentum", 0.0)
+    p.beta1 = params.get("beta1", 0.0)
+    p.beta2 = params.get("beta2", 0.0)
+    p.eps = params.get("epsilon", 0.0)
+    p.eta = params.get("eta", 0.0)
+    p.gamma1 = params.get("gamma1", 0.0)
+    p.gamma2 = params.get("gamma2", 0.0)
+    p.clip_weights = params.get("clip_weights", 0.0)
+    p.lamda1 = params.get("lamda1", 0.0)
+    p.beta = params.get("beta", 0.0)
+    p.wd_lh = params.get("wd_lh", 0.0)
+    cdef void* s[3]
+    cdef int k
+    for k in range(3):
+        s[k] = _ptr(states[k]) if k < len(states) else NULL
+    cdef void* po = _ptr(out)
+    cdef void* pw = _ptr(weight)
+    cdef void* pg = _ptr(grad)
+    if dtype.num == cnp.NPY_FLOAT32:
+        with nogil:
+            _drive(algo, <float*>po, <const float*>pw, <const float*>pg, <float*>s[0],
+                   <float*>s[1], <float*>s[2], &p, n)
+    elif dtype.num == cnp.NPY_FLOAT64:
+        with nogil:
+            _drive(algo, <double*>po, <const double*>pw, <const double*>pg, <double*>s[0],
+                   <double*>s[1], <double*>s[2], &p, n)
+    else:
+        raise TypeError(f"optim.update: unsupported dtype {dtype} (float32 or float64)")
+
+
+def scale_is_usable(cnp.ndarray scale):
+    """True when the one-element ``scale`` (float32/float64) is finite and non-zero: the
+    rule by which MXNet's ``_adamw_update`` skips an update (a dynamic loss scaler's
+    overflowed step)."""
+    cdef double v
+    if cnp.PyArray_SIZE(scale) != 1:
+        raise ValueError(f"optim.scale_is_usable: expected one element, got {scale.size}")
+    if scale.dtype.num == cnp.NPY_FLOAT32:
+        v = (<float*>cnp.PyArray_DATA(scale))[0]
+    elif scale.dtype.num == cnp.NPY_FLOAT64:
+        v = (<double*>cnp.PyArray_DATA(scale))[0]
+    else:
+        raise TypeError(f"optim.scale_is_usable: unsupported dtype {scale.dtype}")
+    return bool(isfinite(v) and v != 0)
+
+
+def scale_value(cnp.ndarray scale):
+    """The value of the one-element float ``scale`` as a Python float."""
+    if cnp.PyArray_SIZE(scale) != 1:
+        raise ValueError(f"optim.scale_value: expected one element, got {scale.size}")
+    if scale.dtype.num == cnp.NPY_FLOAT32:
+        return (<float*>cnp.PyArray_DATA(scale))[0]
+    if scale.dtype.num == cnp.NPY_FLOAT64:
+        return (<double*>cnp.PyArray_DATA(scale))[0]
+    raise TypeError(f"optim.scale_value: unsupported dtype {scale.dtype}")
