@@ -1,2 +1,470 @@
 # cython: language_level=3
-"""(placeholder: kernels are added here)."""
+"""Kernels of the convolution family: im2col/col2im (Convolution, Deconvolution and the
+weight gradient ``_conv_weight_grad``), pooling (max, avg, sum; max pooling's scatter and
+gather), and the layout moves between ``(N, F, L)`` and ``(F, N*L)``.
+
+Every kernel works on 3 spatial axes ``(D, H, W)``: 1-D and 2-D calls pass leading spatial
+axes of size 1 (kernel 1, stride 1, pad 0, dilation 1), so one loop nest serves NCW, NCHW and
+NCDHW. The geometry is a tuple ``(N, C, in[3], out[3], kernel[3], stride[3], pad[3],
+dilate[3])``; the caller (``mxlite/ops/conv.py``) computes the output sizes and validates
+every shape, and each public function re-checks dtypes, sizes and contiguity before it
+touches a pointer. Indices are int64 throughout.
+
+Column layout: ``col[(c * K + k), n * L + l]`` with ``K`` the kernel volume and ``L`` the
+output volume, so one GEMM per group covers the whole batch.
+"""
+from cython.parallel cimport prange
+
+cimport numpy as cnp
+from .common cimport idx_t, PARALLEL_MIN
+from .parallel cimport mx_region, mx_serial, mx_region_begin, mx_region_mark, mx_region_end
+
+cnp.import_array()
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef struct Geom:
+    idx_t N, C
+    idx_t i0, i1, i2, o0, o1, o2
+    idx_t k0, k1, k2, s0, s1, s2
+    idx_t p0, p1, p2, d0, d1, d2
+    idx_t vi, vo, vk
+
+
+cdef Geom _geom(tuple g) except *:
+    cdef Geom r
+    N, C, i, o, k, s, p, d = g
+    if not (len(i) == len(o) == len(k) == len(s) == len(p) == len(d) == 3):
+        raise ValueError("conv kernels: geometry must have 3 spatial axes")
+    r.N, r.C = N, C
+    r.i0, r.i1, r.i2 = i
+    r.o0, r.o1, r.o2 = o
+    r.k0, r.k1, r.k2 = k
+    r.s0, r.s1, r.s2 = s
+    r.p0, r.p1, r.p2 = p
+    r.d0, r.d1, r.d2 = d
+    if min(r.N, r.C, r.i0, r.i1, r.i2, r.o0, r.o1, r.o2, r.k0, r.k1, r.k2) < 0 \
+            or min(r.s0, r.s1, r.s2, r.d0, r.d1, r.d2) < 1 or min(r.p0, r.p1, r.p2) < 0:
+        raise ValueError(f"conv kernels: invalid geometry {g}")
+    r.vi = r.i0 * r.i1 * r.i2
+    r.vo = r.o0 * r.o1 * r.o2
+    r.vk = r.k0 * r.k1 * r.k2
+    return r
+
+
+cdef int _kind(cnp.ndarray a) except -1:
+    """0 for float32, 1 for float64 (C-contiguous only); ValueError otherwise."""
+    if not cnp.PyArray_IS_C_CONTIGUOUS(a):
+        raise ValueError("conv kernels: arrays must be C-contiguous")
+    t = cnp.PyArray_TYPE(a)
+    if t == cnp.NPY_FLOAT32:
+        return 0
+    if t == cnp.NPY_FLOAT64:
+        return 1
+    raise ValueError(f"conv kernels: float32 or float64 arrays only, got {a.dtype}")
+
+
+cdef int _same_kind(list arrays) except -1:
+    cdef int k = _kind(arrays[0])
+    for a in arrays[1:]:
+        if _kind(a) != k:
+            raise ValueError("conv kernels: arrays must share one dtype")
+    return k
+
+
+cdef void _check_size(cnp.ndarray a, idx_t n, str what) except *:
+    if cnp.PyArray_SIZE(a) != n:
+        raise ValueError(f"conv kernels: {what} has {cnp.PyArray_SIZE(a)} elements, "
+                         f"expected {n}")
+
+
+cdef inline bint _parallel(idx_t items, idx_t work) noexcept nogil:
+    return items > 1 and work >= PARALLEL_MIN and not mx_serial(work)
+
+
+# ---- im2col / col2im ---------------------------------------------------------------------------
+cdef void _im2col_item(const real* x, real* col, Geom* g, idx_t item) noexcept nogil:
+    """Row ``r = item // N`` of col for image ``n = item % N``."""
+    cdef idx_t r = item // g.N, n = item % g.N
+    cdef idx_t c = r // g.vk, kk = r % g.vk
+    cdef idx_t ka = kk // (g.k1 * g.k2), kb = (kk // g.k2) % g.k1, kc = kk % g.k2
+    cdef const real* src = x + (n * g.C + c) * g.vi
+    cdef real* dst = col + r * (g.N * g.vo) + n * g.vo
+    cdef idx_t od, oh, ow, iz, iy, ix, j = 0
+    for od in range(g.o0):
+        iz = od * g.s0 - g.p0 + ka * g.d0
+        for oh in range(g.o1):
+            iy = oh * g.s1 - g.p1 + kb * g.d1
+            if iz < 0 or iz >= g.i0 or iy < 0 or iy >= g.i1:
+                for ow in range(g.o2):
+                    dst[j + ow] = 0
+            else:
+                for ow in range(g.o2):
+                    ix = ow * g.s2 - g.p2 + kc * g.d2
+                    dst[j + ow] = src[(iz * g.i1 + iy) * g.i2 + ix] \
+                        if 0 <= ix < g.i2 else 0
+            j += g.o2
+
+
+cdef void _im2col(const real* x, real* col, Geom* g) noexcept nogil:
+    cdef idx_t item, items = g.C * g.vk * g.N
+    cdef mx_region reg
+    if _parallel(items, items * g.vo):
+        mx_region_begin(&reg)
+        for item in prange(items, schedule="static"):
+            mx_region_mark(&reg)
+            _im2col_item(x, col, g, item)
+        mx_region_end(&reg)
+    else:
+        for item in range(items):
+            _im2col_item(x, col, g, item)
+
+
+cdef void _col2im_item(const real* col, real* x, Geom* g, idx_t item) noexcept nogil:
+    """Image plane ``(n, c) = divmod(item, C)``: zeroed, then every column entry that reads
+    it is added back (the adjoint of im2col)."""
+    cdef idx_t n = item // g.C, c = item % g.C
+    cdef real* dst = x + item * g.vi
+    cdef const real* src
+    cdef idx_t kk, ka, kb, kc, od, oh, ow, iz, iy, ix, j, t
+    for t in range(g.vi):
+        dst[t] = 0
+    for kk in range(g.vk):
+        ka = kk // (g.k1 * g.k2)
+        kb = (kk // g.k2) % g.k1
+        kc = kk % g.k2
+        src = col + (c * g.vk + kk) * (g.N * g.vo) + n * g.vo
+        j = 0
+        for od in range(g.o0):
+            iz = od * g.s0 - g.p0 + ka * g.d0
+            for oh in range(g.o1):
+                iy = oh * g.s1 - g.p1 + kb * g.d1
+                if 0 <= iz < g.i0 and 0 <= iy < g.i1:
+                    for ow in range(g.o2):
+                        ix = ow * g.s2 - g.p2 + kc * g.d2
+                        if 0 <= ix < g.i2:
+                            dst[(iz * g.i1 + iy) * g.i2 + ix] += src[j + ow]
+                j += g.o2
+
+
+cdef void _col2im(const real* col, real* x, Geom* g) noexcept nogil:
+    cdef idx_t item, items = g.N * g.C
+    cdef mx_region reg
+    if _parallel(items, items * g.vk * g.vo):
+        mx_region_begin(&reg)
+        for item in prange(items, schedule="static"):
+            mx_region_mark(&reg)
+            _col2im_item(col, x, g, item)
+        mx_region_end(&reg)
+    else:
+        for item in range(items):
+            _col2im_item(col, x, g, item)
+
+
+def im2col(cnp.ndarray x, cnp.ndarray col, tuple geometry):
+    """``col[(c*K + k), n*L + l]`` = the input element under kernel tap ``k`` of output
+    position ``l`` (0 in the padding). ``x`` is ``(N, C, *in)``; ``col`` ``(C*K, N*L)``."""
+    cdef Geom g = _geom(geometry)
+    cdef int kind = _same_kind([x, col])
+    _check_size(x, g.N * g.C * g.vi, "im2col input")
+    _check_size(col, g.C * g.vk * g.N * g.vo, "im2col columns")
+    if kind == 0:
+        with nogil:
+            _im2col(<const float*>cnp.PyArray_DATA(x), <float*>cnp.PyArray_DATA(col), &g)
+    else:
+        with nogil:
+            _im2col(<const double*>cnp.PyArray_DATA(x), <double*>cnp.PyArray_DATA(col), &g)
+
+
+def col2im(cnp.ndarray col, cnp.ndarray x, tuple geometry):
+    """The adjoint of ``im2col``: ``x`` (overwritten) is the sum of the column entries that
+    read each input element."""
+    cdef Geom g = _geom(geometry)
+    cdef int kind = _same_kind([x, col])
+    _check_size(x, g.N * g.C * g.vi, "col2im output")
+    _check_size(col, g.C * g.vk * g.N * g.vo, "col2im columns")
+    if kind == 0:
+        with nogil:
+            _col2im(<const float*>cnp.PyArray_DATA(col), <float*>cnp.PyArray_DATA(x), &g)
+    else:
+        with nogil:
+            _col2im(<const double*>cnp.PyArray_DATA(col), <double*>cnp.PyArray_DATA(x), &g)
+
+
+# ---- layout moves: (N, F, L) <-> (F, N*L), with an optional bias --------------------------------
+cdef inline void _move_row(const real* src, const real* bias, idx_t f, real* dst,
+                           idx_t L) noexcept nogil:
+    cdef idx_t l
+    cdef real b
+    if bias == NULL:
+        for l in range(L):
+            dst[l] = src[l]
+    else:
+        b = bias[f]
+        for l in range(L):
+            dst[l] = src[l] + b
+
+
+cdef void _fnl_to_nfl(const real* src, const real* bias, real* dst, idx_t N, idx_t F,
+                      idx_t L) noexcept nogil:
+    cdef idx_t item
+    cdef mx_region reg
+    if _parallel(N * F, N * F * L):
+        mx_region_begin(&reg)
+        for item in prange(N * F, schedule="static"):
+            mx_region_mark(&reg)
+            _move_row(src + ((item % F) * N + item // F) * L, bias, item % F, dst + item * L, L)
+        mx_region_end(&reg)
+    else:
+        for item in range(N * F):
+            _move_row(src + ((item % F) * N + item // F) * L, bias, item % F, dst + item * L, L)
+
+
+cdef void _nfl_to_fnl(const real* src, real* dst, idx_t N, idx_t F, idx_t L) noexcept nogil:
+    cdef idx_t item
+    cdef mx_region reg
+    if _parallel(N * F, N * F * L):
+        mx_region_begin(&reg)
+        for item in prange(N * F, schedule="static"):
+            mx_region_mark(&reg)
+            _move_row(src + item * L, <const real*>NULL, 0,
+                      dst + ((item % F) * N + item // F) * L, L)
+        mx_region_end(&reg)
+    else:
+        for item in range(N * F):
+            _move_row(src + item * L, <const real*>NULL, 0,
+                      dst + ((item % F) * N + item // F) * L, L)
+
+
+def fnl_to_nfl(cnp.ndarray src, object bias, cnp.ndarray dst, idx_t N, idx_t F, idx_t L):
+    """``dst[n, f, l] = src[f, n, l] (+ bias[f])``: GEMM rows back to the NC... layout."""
+    cdef int kind = _same_kind([src, dst] + ([] if bias is None else [bias]))
+    _check_size(src, N * F * L, "fnl_to_nfl source")
+    _check_size(dst, N * F * L, "fnl_to_nfl target")
+    if bias is not None:
+        _check_size(bias, F, "bias")
+    cdef void* b = NULL if bias is None else cnp.PyArray_DATA(bias)
+    if kind == 0:
+        with nogil:
+            _fnl_to_nfl(<const float*>cnp.PyArray_DATA(src), <const float*>b,
+                        <float*>cnp.PyArray_DATA(dst), N, F, L)
+    else:
+        with nogil:
+            _fnl_to_nfl(<const double*>cnp.PyArray_DATA(src), <const double*>b,
+                        <double*>cnp.PyArray_DATA(dst), N, F, L)
+
+
+def nfl_to_fnl(cnp.ndarray src, cnp.ndarray dst, idx_t N, idx_t F, idx_t L):
+    """``dst[f, n, l] = src[n, f, l]``: the layout a GEMM over the whole batch reads."""
+    cdef int kind = _same_kind([src, dst])
+    _check_size(src, N * F * L, "nfl_to_fnl source")
+    _check_size(dst, N * F * L, "nfl_to_fnl target")
+    if kind == 0:
+        with nogil:
+            _nfl_to_fnl(<const float*>cnp.PyArray_DATA(src), <float*>cnp.PyArray_DATA(dst),
+                        N, F, L)
+    else:
+        with nogil:
+            _nfl_to_fnl(<const double*>cnp.PyArray_DATA(src), <double*>cnp.PyArray_DATA(dst),
+                        N, F, L)
+
+
+cdef void _add_into(real* dst, const real* src, idx_t n) noexcept nogil:
+    cdef idx_t i
+    for i in range(n):
+        dst[i] += src[i]
+
+
+def add_into(cnp.ndarray dst, cnp.ndarray src):
+    """``dst += src`` (same size and dtype): accumulates batch chunks of a weight gradient."""
+    cdef int kind = _same_kind([dst, src])
+    cdef idx_t n = cnp.PyArray_SIZE(dst)
+    _check_size(src, n, "add_into source")
+    if kind == 0:
+        with nogil:
+            _add_into(<float*>cnp.PyArray_DATA(dst), <const float*>cnp.PyArray_DATA(src), n)
+    else:
+        with nogil:
+            _add_into(<double*>cnp.PyArray_DATA(dst), <const double*>cnp.PyArray_DATA(src), n)
+
+
+# ---- pooling -----------------------------------------------------------------------------------
+# Window w of a plane covers [w*s - p, w*s - p + k) on each axis, clipped to the input.
+# avg divides by the window clipped to the padded input [-p, in + p) (count_include_pad) or
+# to the input itself; MXNet's rule, which 'full' windows running past the padding shrink.
+cdef enum:
+    POOL_MAX = 0
+    POOL_AVG = 1
+    POOL_SUM = 2
+
+
+cdef inline idx_t _lo(idx_t start) noexcept nogil:
+    return start if start > 0 else 0
+
+
+cdef inline idx_t _hi(idx_t end, idx_t n) noexcept nogil:
+    return end if end < n else n
+
+
+cdef inline idx_t _argmax(const real* x, Geom* g, idx_t od, idx_t oh, idx_t ow) noexcept nogil:
+    """Flat index in the plane of the window's first maximum; -1 for an empty window."""
+    cdef idx_t zs = od * g.s0 - g.p0, ys = oh * g.s1 - g.p1, xs = ow * g.s2 - g.p2
+    cdef idx_t ze = _hi(zs + g.k0, g.i0), ye = _hi(ys + g.k1, g.i1), xe = _hi(xs + g.k2, g.i2)
+    cdef idx_t z, y, xx, t, best = -1
+    cdef real v, m = 0
+    for z in range(_lo(zs), ze):
+        for y in range(_lo(ys), ye):
+            for xx in range(_lo(xs), xe):
+                t = (z * g.i1 + y) * g.i2 + xx
+                v = x[t]
+                if best < 0 or v > m:
+                    best, m = t, v
+    return best
+
+
+cdef inline double _scale(Geom* g, idx_t od, idx_t oh, idx_t ow, int mode,
+                        bint include_pad) noexcept nogil:
+    """1 for sum; 1 / (the window's element count) for avg."""
+    if mode != POOL_AVG:
+        return 1
+    cdef idx_t zs = od * g.s0 - g.p0, ys = oh * g.s1 - g.p1, xs = ow * g.s2 - g.p2
+    cdef idx_t ze = _hi(zs + g.k0, g.i0 + g.p0), ye = _hi(ys + g.k1, g.i1 + g.p1)
+    cdef idx_t xe = _hi(xs + g.k2, g.i2 + g.p2)
+    cdef idx_t count
+    if include_pad:
+        count = (ze - zs) * (ye - ys) * (xe - xs)
+    else:
+        count = ((_hi(ze, g.i0) - _lo(zs)) * (_hi(ye, g.i1) - _lo(ys))
+                 * (_hi(xe, g.i2) - _lo(xs)))
+    return 1.0 / count if count > 0 else 0.0
+
+
+cdef void _pool_plane(const real* x, const real* h, real* out, Geom* g, int op, int mode,
+                      bint include_pad, idx_t plane) noexcept nogil:
+    """One (n, c) plane. op 0: forward (max value, or the scaled sum); 1: max scatter
+    (out = input gradient, h = output gradient); 2: max gather (out[w] = h[argmax w]);
+    3: sum/avg backward (out = input gradient of the scaled sum, h = output gradient)."""
+    cdef const real* xp = x + plane * g.vi if x != NULL else NULL
+    cdef idx_t od, oh, ow, zs, ys, xs, z, y, xx, w = 0, t
+    cdef real acc, sc
+    cdef real* op_out
+    if op == 1 or op == 3:
+        op_out = out + plane * g.vi
+        for t in range(g.vi):
+            op_out[t] = 0
+    else:
+        op_out = out + plane * g.vo
+    cdef const real* hp = NULL
+    if h != NULL:
+        hp = h + plane * (g.vo if op != 2 else g.vi)
+    for od in range(g.o0):
+        for oh in range(g.o1):
+            for ow in range(g.o2):
+                if mode == POOL_MAX:
+                    t = _argmax(xp, g, od, oh, ow)
+                    if op == 0:
+                        op_out[w] = xp[t] if t >= 0 else 0
+                    elif op == 1:
+                        if t >= 0:
+                            op_out[t] += hp[w]
+                    else:
+                        op_out[w] = hp[t] if t >= 0 else 0
+                else:
+                    sc = <real>_scale(g, od, oh, ow, mode, include_pad)
+                    zs = od * g.s0 - g.p0
+                    ys = oh * g.s1 - g.p1
+                    xs = ow * g.s2 - g.p2
+                    if op == 0:
+                        acc = 0
+                        for z in range(_lo(zs), _hi(zs + g.k0, g.i0)):
+                            for y in range(_lo(ys), _hi(ys + g.k1, g.i1)):
+                                for xx in range(_lo(xs), _hi(xs + g.k2, g.i2)):
+                                    acc = acc + xp[(z * g.i1 + y) * g.i2 + xx]
+                        op_out[w] = acc * sc
+                    else:
+                        acc = hp[w] * sc
+                        for z in range(_lo(zs), _hi(zs + g.k0, g.i0)):
+                            for y in range(_lo(ys), _hi(ys + g.k1, g.i1)):
+                                for xx in range(_lo(xs), _hi(xs + g.k2, g.i2)):
+                                    op_out[(z * g.i1 + y) * g.i2 + xx] += acc
+                w += 1
+
+
+cdef void _pool(const real* x, const real* h, real* out, Geom* g, int op, int mode,
+                bint include_pad) noexcept nogil:
+    cdef idx_t plane, planes = g.N * g.C
+    cdef mx_region reg
+    if _parallel(planes, planes * g.vo * g.vk):
+        mx_region_begin(&reg)
+        for plane in prange(planes, schedule="static"):
+            mx_region_mark(&reg)
+            _pool_plane(x, h, out, g, op, mode, include_pad, plane)
+        mx_region_end(&reg)
+    else:
+        for plane in range(planes):
+            _pool_plane(x, h, out, g, op, mode, include_pad, plane)
+
+
+_MODES = {"max": POOL_MAX, "avg": POOL_AVG, "sum": POOL_SUM}
+
+
+def pool(int op, str pool_type, object x, object h, cnp.ndarray out, tuple geometry,
+         bint count_include_pad=True):
+    """Pooling over (N, C) planes.
+
+    op 0 forward: ``out`` (N, C, *out) from ``x``. op 1 max scatter: ``out`` (N, C, *in) is
+    ``h`` (N, C, *out) added at each window's first maximum of ``x``. op 2 max gather:
+    ``out`` (N, C, *out) reads ``h`` (N, C, *in) at each window's first maximum of ``x``.
+    op 3 avg/sum backward: ``out`` (N, C, *in) = the adjoint of op 0 applied to ``h``.
+    An empty window (only padding) gives 0."""
+    cdef Geom g = _geom(geometry)
+    cdef int mode = _MODES[pool_type]
+    if op < 0 or op > 3 or (op in (1, 2) and mode != POOL_MAX) or (op == 3 and mode == POOL_MAX):
+        raise ValueError(f"conv kernels: pool op {op} does not apply to {pool_type}")
+    arrays = [out] + [a for a in (x, h) if a is not None]
+    cdef int kind = _same_kind(arrays)
+    cdef idx_t nin = g.N * g.C * g.vi, nout = g.N * g.C * g.vo
+    if (op < 3 or mode == POOL_MAX) and x is None or op > 0 and h is None:
+        raise ValueError("conv kernels: pool is missing an input")
+    if x is not None:
+        _check_size(x, nin, "pool input")
+    if h is not None:
+        _check_size(h, nin if op == 2 else nout, "pool head")
+    _check_size(out, nin if op in (1, 3) else nout, "pool output")
+    cdef void* xd = NULL if x is None else cnp.PyArray_DATA(x)
+    cdef void* hd = NULL if h is None else cnp.PyArray_DATA(h)
+    if kind == 0:
+        with nogil:
+            _pool(<const float*>xd, <const float*>hd, <float*>cnp.PyArray_DATA(out), &g, op,
+                  mode, count_include_pad)
+    else:
+        with nogil:
+            _pool(<const double*>xd, <const double*>hd, <double*>cnp.PyArray_DATA(out), &g,
+                  op, mode, count_include_pad)
+
+
+cdef void _add_bias(real* dst, const real* bias, idx_t N, idx_t F, idx_t L) noexcept nogil:
+    cdef idx_t item, l
+    cdef real b
+    for item in range(N * F):
+        b = bias[item % F]
+        for l in range(L):
+            dst[item * L + l] += b
+
+
+def add_bias(cnp.ndarray dst, cnp.ndarray bias, idx_t N, idx_t F, idx_t L):
+    """``dst[n, f, l] += bias[f]`` in place."""
+    cdef int kind = _same_kind([dst, bias])
+    _check_size(dst, N * F * L, "add_bias target")
+    _check_size(bias, F, "bias")
+    if kind == 0:
+        with nogil:
+            _add_bias(<float*>cnp.PyArray_DATA(dst), <const float*>cnp.PyArray_DATA(bias),
+                      N, F, L)
+    else:
+        with nogil:
+            _add_bias(<double*>cnp.PyArray_DATA(dst), <const double*>cnp.PyArray_DATA(bias),
+                      N, F, L)

@@ -1,1 +1,520 @@
-"""(placeholder)."""
+"""Convolution and Deconvolution (1-D NCW, 2-D NCHW, 3-D NCDHW), and their weight gradient.
+
+Kernels: im2col / col2im in Cython (``mxlite/_core/conv.pyx``, int64 indices) and one BLAS
+GEMM per group over the whole batch (batch chunks bound the column buffer).
+
+The three ops are closed under differentiation. With ``T(x, W, g) = <g, conv(x, W)>``:
+
+* ``Convolution``: ``dx = Deconvolution(g, W)`` (``adj`` restores the input size),
+  ``dW = _conv_weight_grad(x, g)``, ``db = sum(g)``;
+* ``Deconvolution`` (the adjoint of Convolution in its data): ``dy = Convolution(h, W)``,
+  ``dW = _conv_weight_grad(h, y)``, ``db = sum(h)``;
+* ``_conv_weight_grad(x, g)``: ``dx = Deconvolution(g, H)``, ``dg = Convolution(x, H)``.
+
+so gradients of any order are again these ops (each with its own FGradient).
+"""
+import numpy as np
+
+from .._core import conv as kernels
+from ..base import op_error
+from .common import compute_dtype, run_in, write_back
+from .registry import REQUIRED, OpDef, Param, register
+from .shape_utils import size_of
+
+__all__ = ["conv_geometry", "deconv_geometry"]
+
+_FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
+_LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+# Elements of one column buffer (im2col); larger batches are processed in chunks.
+_COL_LIMIT = 1 << 24
+
+
+def _spatial_params(op, attrs, names):
+    """kernel and the per-axis params in ``names`` (stride, dilate, pad, adj, ...) as tuples
+    of the kernel's length, filled with MXNet's defaults (stride/dilate 1, pad/adj 0)."""
+    kernel = tuple(attrs.kernel)
+    nd = len(kernel)
+    if nd not in (1, 2, 3):
+        raise op_error(op, f"kernel must have 1, 2 or 3 axes (NCW, NCHW, NCDHW), got "
+                       f"kernel={kernel}")
+    if min(kernel) < 1:
+        raise op_error(op, f"kernel sizes must be positive, got kernel={kernel}")
+    layout = attrs.layout
+    if layout is not None and layout != _LAYOUTS[nd]:
+        raise op_error(op, f"layout={layout!r} is not supported for a {nd}-D kernel; only "
+                       f"{_LAYOUTS[nd]!r} (channels first)")
+    out = [kernel]
+    for name in names:
+        value = tuple(attrs[name])
+        default = 1 if name in ("stride", "dilate") else 0
+        if not value:
+            value = (default,) * nd
+        if len(value) != nd:
+            raise op_error(op, f"{name}={value} must have as many axes as kernel={kernel}")
+        if min(value) < default:
+            raise op_error(op, f"{name}={value} must be >= {default} on every axis")
+        out.append(value)
+    return out
+
+
+def _channels(op, attrs, c_in, c_out, what_in, what_out):
+    g = attrs.num_group
+    if g < 1:
+        raise op_error(op, f"num_group must be >= 1, got {g}")
+    if attrs.num_filter < 1:
+        raise op_error(op, f"num_filter must be >= 1, got {attrs.num_filter}")
+    if c_in % g or c_out % g:
+        raise op_error(op, f"num_group={g} must divide the {what_in} ({c_in}) and the "
+                       f"{what_out} ({c_out})")
+    return g
+
+
+def _check_data(op, shape, nd, what="data"):
+    if len(shape) != nd + 2:
+        raise op_error(op, f"{what} must be {nd + 2}-D ({_LAYOUTS[nd]}) for a {nd}-D kernel, "
+                       f"got shape {shape}")
+
+
+def conv_geometry(op, data_shape, attrs, out_spatial=None):
+    """``(kernel, stride, dilate, pad, in_spatial, out_spatial)`` of a convolution of data
+    ``(N, C, *in)``; MXNetError when the dilated kernel exceeds the padded input.
+    ``out_spatial`` (given by ``_conv_weight_grad``) may stop short of the formula's size."""
+    kernel, stride, dilate, pad = _spatial_params(op, attrs, ("stride", "dilate", "pad"))
+    nd = len(kernel)
+    _check_data(op, data_shape, nd)
+    spatial = tuple(data_shape[2:])
+    full = []
+    for i in range(nd):
+        span = dilate[i] * (kernel[i] - 1) + 1
+        if span > spatial[i] + 2 * pad[i]:
+            raise op_error(op, f"kernel={kernel} (dilate={dilate}) is larger than the padded "
+                           f"input: data {data_shape} with pad={pad}")
+        full.append((spatial[i] + 2 * pad[i] - span) // stride[i] + 1)
+    full = tuple(full)
+    if out_spatial is not None:
+        if len(out_spatial) != nd or any(o > f for o, f in zip(out_spatial, full)):
+            raise op_error(op, f"output gradient spatial shape {out_spatial} does not fit "
+                           f"data {data_shape} (at most {full})")
+        full = tuple(out_spatial)
+    return kernel, stride, dilate, pad, spatial, full
+
+
+def deconv_geometry(op, data_shape, attrs):
+    """``(kernel, stride, dilate, pad, adj, in_spatial, out_spatial)`` of a deconvolution of
+    data ``(N, C, *in)``, with MXNet's rule: with ``target_shape`` set, the total padding
+    ``stride*(in-1) + dilated kernel - target`` is split as ``pad = ceil(total/2)`` and
+    ``adj = total % 2``; otherwise ``out = stride*(in-1) + dilated kernel - 2*pad + adj``."""
+    kernel, stride, dilate, pad, adj, target = _spatial_params(
+        op, attrs, ("stride", "dilate", "pad", "adj", "target_shape"))
+    nd = len(kernel)
+    _check_data(op, data_shape, nd)
+    spatial = tuple(data_shape[2:])
+    spans = [dilate[i] * (kernel[i] - 1) + 1 for i in range(nd)]
+    if any(target):
+        pad, adj = [], []
+        for i in range(nd):
+            total = stride[i] * (spatial[i] - 1) + spans[i] - target[i]
+            if total < 0:
+                raise op_error(op, f"target_shape={tuple(target)} is too big for data "
+                               f"{data_shape} with kernel={kernel}, stride={stride}")
+            pad.append((total + 1) // 2)
+            adj.append(total % 2)
+        pad, adj = tuple(pad), tuple(adj)
+    out = tuple(stride[i] * (spatial[i] - 1) + spans[i] - 2 * pad[i] + adj[i]
+                for i in range(nd))
+    if min(spatial, default=1) < 1 or min(out) < 1:
+        raise op_error(op, f"data {data_shape} with kernel={kernel}, stride={stride}, "
+                       f"pad={pad}, adj={adj} gives output size {out}")
+    return kernel, stride, dilate, pad, adj, spatial, out
+
+
+def _three(t, fill):
+    """A spatial tuple padded to 3 axes with leading ``fill`` (the kernels' layout)."""
+    return (fill,) * (3 - len(t)) + tuple(t)
+
+
+def _geom(n, c, in_sp, out_sp, kernel, stride, pad, dilate):
+    return (n, c, _three(in_sp, 1), _three(out_sp, 1), _three(kernel, 1), _three(stride, 1),
+            _three(pad, 0), _three(dilate, 1))
+
+
+def _float_type(op, names):
+    def infer_type(dtypes, attrs):
+        first = dtypes[0]
+        for name, dt in zip(names, dtypes):
+            if dt not in _FLOATS:
+                raise op_error(op, f"{name} must be float16, float32 or float64, got {dt}")
+            if dt != first:
+                raise op_error(op, f"inputs must share one dtype, got {list(map(str, dtypes))}")
+        return [first]
+    return infer_type
+
+
+def _bias_inputs(attrs):
+    return ("data", "weight") if attrs.no_bias else ("data", "weight", "bias")
+
+
+def _check_arity(op, shapes, attrs):
+    names = _bias_inputs(attrs)
+    if len(shapes) != len(names):
+        raise op_error(op, f"expected inputs {list(names)} (no_bias={attrs.no_bias}), got "
+                       f"{len(shapes)} input(s)")
+
+
+def _chunks(n, per_image):
+    """Batch ranges ``(start, count)`` whose column buffer stays under ``_COL_LIMIT``."""
+    step = max(1, min(n, _COL_LIMIT // max(per_image, 1)))
+    return [(s, min(step, n - s)) for s in range(0, n, step)]
+
+
+def _axes_sum(nd):
+    return (0,) + tuple(range(2, nd + 2))
+
+
+def _slice_to(F, x, shape):
+    """``x`` cut to ``shape`` on its spatial axes (a conv output longer than needed)."""
+    return F.slice(x, begin=(0,) * len(shape), end=tuple(shape))
+
+
+# ---- Convolution ----------------------------------------------------------------------------
+_COMMON = (
+    Param("kernel", "shape", REQUIRED, "convolution kernel size: (w,), (h, w) or (d, h, w)"),
+    Param("stride", "shape", (), "stride on each spatial axis (default 1)"),
+    Param("dilate", "shape", (), "dilation on each spatial axis (default 1)"),
+    Param("pad", "shape", (), "zero padding on both sides of each spatial axis (default 0)"),
+)
+_TAIL = (
+    Param("cudnn_tune", "str", None, "ignored (cuDNN only)",
+          choices=("off", "limited", "fastest")),
+    Param("cudnn_off", "bool", False, "ignored (cuDNN only)"),
+    Param("layout", "str", None, "data layout; only channels first (NCW, NCHW, NCDHW) is "
+          "supported", choices=("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")),
+)
+
+
+def _conv_shape(shapes, attrs):
+    op = "Convolution"
+    _check_arity(op, shapes, attrs)
+    data, weight = shapes[0], shapes[1]
+    kernel, _, _, _, _, out_sp = conv_geometry(op, data, attrs)
+    f = attrs.num_filter
+    g = _channels(op, attrs, data[1], f, "input channels data.shape[1]", "num_filter")
+    want = (f, data[1] // g) + tuple(kernel)
+    if tuple(weight) != want:
+        raise op_error(op, f"weight has shape {weight}, expected (num_filter, channels / "
+                       f"num_group, *kernel) = {want} for data {data}")
+    if not attrs.no_bias and tuple(shapes[2]) != (f,):
+        raise op_error(op, f"bias has shape {shapes[2]}, expected ({f},)")
+    return [(data[0], f) + out_sp]
+
+
+def _conv_backward_shape(in_shapes, out_shapes, attrs):
+    data = in_shapes[0]
+    filled = list(in_shapes)
+    if data is not None and len(data) >= 2 and attrs.num_group > 0:
+        filled[1] = filled[1] or (attrs.num_filter, data[1] // attrs.num_group) + \
+            tuple(attrs.kernel)
+    if len(filled) > 2:
+        filled[2] = filled[2] or (attrs.num_filter,)
+    return filled
+
+
+def _conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp, g):
+    """target (N, F, *out) = conv(x, w) (+ b): im2col, one GEMM per group per batch chunk."""
+    n, c = x.shape[:2]
+    f = w.shape[0]
+    k, l = size_of(kernel), size_of(out_sp)
+    cg = c // g * k
+    wg = w.reshape(g, f // g, cg)
+    for s, nb in _chunks(n, c * k * l):
+        col = xp.empty((c * k, nb * l), target.dtype)
+        kernels.im2col(x[s:s + nb], col, _geom(nb, c, in_sp, out_sp, kernel, stride, pad,
+                                                 dilate))
+        tmp = xp.empty((f, nb * l), target.dtype)
+        xp.matmul(wg, col.reshape(g, cg, nb * l), tmp.reshape(g, f // g, nb * l))
+        kernels.fnl_to_nfl(tmp, b, target[s:s + nb], nb, f, l)
+
+
+def _conv_compute(rctx, ins, outs, attrs):
+    out = outs[0]
+    if out.size == 0:
+        return
+    work = compute_dtype(out.dtype)
+    ins = run_in(work, ins)
+    x, w = ins[0], ins[1]
+    b = None if attrs.no_bias else ins[2]
+    kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry("Convolution", x.shape, attrs)
+    xp = rctx.xp
+    target = out if out.dtype == work else xp.empty(out.shape, work)
+    _conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp,
+                  attrs.num_group)
+    write_back(xp, target, out)
+
+
+def _conv_grad(F, node, ograds):
+    """y = conv(x, W) + b:  dx = Deconvolution(gy, W) (adj = the rows the last window left
+    out), dW = _conv_weight_grad(x, gy), db = sum of gy over batch and space."""
+    a = node.attrs
+    (gy,) = ograds
+    x_shape = node.input_shapes[0]
+    kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry("Convolution", x_shape, a)
+    geo = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=a.num_group)
+    x, w = node.inputs[0], node.inputs[1]
+    grads = [None] * len(node.inputs)
+    if node.wants[0]:
+        adj = tuple((in_sp[i] + 2 * pad[i] - dilate[i] * (kernel[i] - 1) - 1) % stride[i]
+                    for i in range(len(kernel)))
+        grads[0] = F.Deconvolution(gy, w, adj=adj, num_filter=x_shape[1], no_bias=True, **geo)
+    if node.wants[1]:
+        grads[1] = F._internal._conv_weight_grad(x, gy, num_filter=a.num_filter, **geo)
+    if len(node.inputs) > 2 and node.wants[2]:
+        grads[2] = F.sum(gy, axis=_axes_sum(len(kernel)))
+    return grads
+
+
+register(OpDef(
+    "Convolution", inputs=("data", "weight", "bias"),
+    params=_COMMON + (
+        Param("num_filter", "int", REQUIRED, "number of output channels"),
+        Param("num_group", "int", 1, "number of groups: input channels and filters are split "
+              "into num_group groups convolved separately"),
+        Param("workspace", "int", 1024, "ignored (MXNet's temporary workspace in MB)"),
+        Param("no_bias", "bool", False, "leave out the bias input"),
+    ) + _TAIL,
+    list_inputs=_bias_inputs, backward_shape=_conv_backward_shape,
+    infer_shape=_conv_shape, infer_type=_float_type("Convolution", ("data", "weight", "bias")),
+    compute={"cpu": _conv_compute}, gradient=_conv_grad,
+    doc="""Convolution over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
+
+``out[n, f, o] = bias[f] + sum_{c, k} weight[f, c, k] * data_pad[n, g*C/G + c, o*stride +
+k*dilate]`` for filter ``f`` of group ``g``; weight has shape ``(num_filter, C / num_group,
+*kernel)``, bias ``(num_filter,)`` (left out with ``no_bias=True``). Each output size is
+``(in + 2*pad - dilate*(kernel-1) - 1) // stride + 1``. float16 is computed in float32.
+Computed as im2col + BLAS GEMM. Its input gradient is a ``Deconvolution`` and its weight
+gradient ``_conv_weight_grad``, so gradients of every order exist.
+
+>>> x = mx.nd.ones((1, 1, 4, 4))
+>>> w = mx.nd.ones((2, 1, 3, 3))
+>>> mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=2, pad=(1, 1), no_bias=True)[0, 0].asnumpy()
+array([[4., 6., 6., 4.],
+       [6., 9., 9., 6.],
+       [6., 9., 9., 6.],
+       [4., 6., 6., 4.]], dtype=float32)
+"""))
+
+
+# ---- Deconvolution ----------------------------------------------------------------------------
+def _deconv_shape(shapes, attrs):
+    op = "Deconvolution"
+    _check_arity(op, shapes, attrs)
+    data, weight = shapes[0], shapes[1]
+    kernel, _, _, _, _, _, out_sp = deconv_geometry(op, data, attrs)
+    f = attrs.num_filter
+    g = _channels(op, attrs, data[1], f, "input channels data.shape[1]", "num_filter")
+    want = (data[1], f // g) + tuple(kernel)
+    if tuple(weight) != want:
+        raise op_error(op, f"weight has shape {weight}, expected (channels, num_filter / "
+                       f"num_group, *kernel) = {want} for data {data}")
+    if not attrs.no_bias and tuple(shapes[2]) != (f,):
+        raise op_error(op, f"bias has shape {shapes[2]}, expected ({f},)")
+    return [(data[0], f) + out_sp]
+
+
+def _deconv_backward_shape(in_shapes, out_shapes, attrs):
+    data = in_shapes[0]
+    filled = list(in_shapes)
+    if data is not None and len(data) >= 2 and attrs.num_group > 0:
+        filled[1] = filled[1] or (data[1], attrs.num_filter // attrs.num_group) + \
+            tuple(attrs.kernel)
+    if len(filled) > 2:
+        filled[2] = filled[2] or (attrs.num_filter,)
+    return filled
+
+
+def _deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_sp, g):
+    """target (N, F, *out) = the adjoint of conv(., w) applied to y (+ b): one GEMM per
+    group per batch chunk, then col2im."""
+    n, cin = y.shape[:2]
+    f = target.shape[1]
+    k, l = size_of(kernel), size_of(y_sp)
+    wt = w.reshape(g, cin // g, f // g * k).transpose(0, 2, 1)
+    for s, nb in _chunks(n, f * k * l):
+        yt = xp.empty((cin, nb * l), target.dtype)
+        kernels.nfl_to_fnl(y[s:s + nb], yt, nb, cin, l)
+        col = xp.empty((f * k, nb * l), target.dtype)
+        xp.matmul(wt, yt.reshape(g, cin // g, nb * l), col.reshape(g, f // g * k, nb * l))
+        kernels.col2im(col, target[s:s + nb], _geom(nb, f, out_sp, y_sp, kernel, stride, pad,
+                                                    dilate))
+    if b is not None:
+        kernels.add_bias(target, b, n, f, size_of(out_sp))
+
+
+def _deconv_compute(rctx, ins, outs, attrs):
+    out = outs[0]
+    if out.size == 0:
+        return
+    work = compute_dtype(out.dtype)
+    ins = run_in(work, ins)
+    y, w = ins[0], ins[1]
+    b = None if attrs.no_bias else ins[2]
+    kernel, stride, dilate, pad, _, y_sp, out_sp = deconv_geometry("Deconvolution", y.shape,
+                                                                   attrs)
+    xp = rctx.xp
+    target = out if out.dtype == work else xp.empty(out.shape, work)
+    if y.shape[1] == 0:
+        xp.fill_zero(target)
+        if b is not None:
+            kernels.add_bias(target, b, out.shape[0], out.shape[1], size_of(out_sp))
+    else:
+        _deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_sp,
+                        attrs.num_group)
+    write_back(xp, target, out)
+
+
+def _deconv_grad(F, node, ograds):
+    """x = deconv(y, W) + b, the adjoint of y -> conv(., W):  dy = Convolution(gx, W) (cut to
+    y's size when adj >= stride leaves extra windows), dW = _conv_weight_grad(gx, y),
+    db = sum of gx over batch and space."""
+    a = node.attrs
+    (gx,) = ograds
+    y_shape = node.input_shapes[0]
+    kernel, stride, dilate, pad, _, y_sp, out_sp = deconv_geometry("Deconvolution", y_shape, a)
+    geo = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=a.num_group)
+    y, w = node.inputs[0], node.inputs[1]
+    grads = [None] * len(node.inputs)
+    if node.wants[0]:
+        dy = F.Convolution(gx, w, num_filter=y_shape[1], no_bias=True, **geo)
+        full = tuple((out_sp[i] + 2 * pad[i] - dilate[i] * (kernel[i] - 1) - 1) // stride[i] + 1
+                     for i in range(len(kernel)))
+        grads[0] = dy if full == y_sp else _slice_to(F, dy, tuple(y_shape))
+    if node.wants[1]:
+        grads[1] = F._internal._conv_weight_grad(gx, y, num_filter=y_shape[1], **geo)
+    if len(node.inputs) > 2 and node.wants[2]:
+        grads[2] = F.sum(gx, axis=_axes_sum(len(kernel)))
+    return grads
+
+
+register(OpDef(
+    "Deconvolution", inputs=("data", "weight", "bias"),
+    params=_COMMON + (
+        Param("adj", "shape", (), "extra rows/columns added at the end of each output axis "
+              "(default 0)"),
+        Param("target_shape", "shape", (), "output spatial shape; when set, pad and adj are "
+              "computed from it"),
+        Param("num_filter", "int", REQUIRED, "number of output channels"),
+        Param("num_group", "int", 1, "number of groups"),
+        Param("workspace", "int", 512, "ignored (MXNet's temporary workspace in MB)"),
+        Param("no_bias", "bool", True, "leave out the bias input (MXNet's default: True)"),
+    ) + _TAIL,
+    list_inputs=_bias_inputs, backward_shape=_deconv_backward_shape,
+    infer_shape=_deconv_shape,
+    infer_type=_float_type("Deconvolution", ("data", "weight", "bias")),
+    compute={"cpu": _deconv_compute}, gradient=_deconv_grad,
+    doc="""Deconvolution (transposed convolution): the adjoint of ``Convolution`` in its data.
+
+Data ``(N, C, *in)``, weight ``(C, num_filter / num_group, *kernel)``, bias
+``(num_filter,)`` (only with ``no_bias=False``; MXNet's default is ``no_bias=True``). Each
+output size is ``stride*(in-1) + dilate*(kernel-1) + 1 - 2*pad + adj``; with
+``target_shape`` set, MXNet's rule replaces pad and adj: the total padding ``t = stride*(in-1)
++ dilate*(kernel-1) + 1 - target`` gives ``pad = ceil(t/2)``, ``adj = t % 2``, so the output
+has the target size. ``<Convolution(x, W), y> == <x, Deconvolution(y, W)>`` for the same
+kernel, stride, dilate, pad and num_group (with adj restoring x's size). Any ``adj >= 0``
+is accepted (trailing outputs no window reaches are zero).
+
+>>> y = mx.nd.ones((1, 1, 2, 2))
+>>> w = mx.nd.ones((1, 1, 2, 2))
+>>> mx.nd.Deconvolution(y, w, kernel=(2, 2), stride=(2, 2), num_filter=1).shape
+(1, 1, 4, 4)
+"""))
+
+
+# ---- the weight gradient ------------------------------------------------------------------------
+def _wg_shape(shapes, attrs):
+    op = "_conv_weight_grad"
+    if len(shapes) != 2:
+        raise op_error(op, f"expected inputs (data, ograd), got {len(shapes)}")
+    data, gy = shapes
+    kernel = tuple(attrs.kernel)
+    if len(gy) != len(kernel) + 2 or len(data) != len(kernel) + 2 or gy[0] != data[0]:
+        raise op_error(op, f"ograd {gy} does not match data {data} and kernel={kernel}")
+    conv_geometry(op, data, attrs, tuple(gy[2:]))
+    f = attrs.num_filter
+    if gy[1] != f:
+        raise op_error(op, f"ograd has {gy[1]} channels, expected num_filter={f}")
+    g = _channels(op, attrs, data[1], f, "input channels data.shape[1]", "num_filter")
+    return [(f, data[1] // g) + kernel]
+
+
+def _wg_compute(rctx, ins, outs, attrs):
+    out = outs[0]
+    if out.size == 0:
+        return
+    work = compute_dtype(out.dtype)
+    x, gy = run_in(work, ins)
+    kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry(
+        "_conv_weight_grad", x.shape, attrs, tuple(gy.shape[2:]))
+    xp = rctx.xp
+    target = out if out.dtype == work else xp.empty(out.shape, work)
+    n, c = x.shape[:2]
+    f, g = attrs.num_filter, attrs.num_group
+    k, l = size_of(kernel), size_of(out_sp)
+    cg = c // g * k
+    if n == 0 or l == 0:
+        xp.fill_zero(target)
+    tmp = None
+    for i, (s, nb) in enumerate(_chunks(n, c * k * l) if l else []):
+        col = xp.empty((c * k, nb * l), work)
+        kernels.im2col(x[s:s + nb], col, _geom(nb, c, in_sp, out_sp, kernel, stride, pad,
+                                                 dilate))
+        gt = xp.empty((f, nb * l), work)
+        kernels.nfl_to_fnl(gy[s:s + nb], gt, nb, f, l)
+        if i and tmp is None:
+            tmp = xp.empty(target.shape, work)
+        dst = tmp if i else target
+        xp.matmul(gt.reshape(g, f // g, nb * l), col.reshape(g, cg, nb * l).transpose(0, 2, 1),
+                  dst.reshape(g, f // g, cg))
+        if i:
+            kernels.add_into(target, tmp)
+    write_back(xp, target, out)
+
+
+def _wg_grad(F, node, ograds):
+    """dW = _conv_weight_grad(x, g) is bilinear, <H, dW> = <g, conv(x, H)>:  so
+    dx = Deconvolution(g, H) (adj restores x's size) and dg = Convolution(x, H) (cut to g's
+    size)."""
+    a = node.attrs
+    (h,) = ograds
+    x_shape, g_shape = node.input_shapes
+    kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry(
+        "_conv_weight_grad", x_shape, a, tuple(g_shape[2:]))
+    geo = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=a.num_group)
+    x, gy = node.inputs
+    dx = dg = None
+    if node.wants[0]:
+        adj = tuple(in_sp[i] - (stride[i] * (out_sp[i] - 1) + dilate[i] * (kernel[i] - 1) + 1
+                                - 2 * pad[i]) for i in range(len(kernel)))
+        dx = F.Deconvolution(gy, h, adj=adj, num_filter=x_shape[1], no_bias=True, **geo)
+    if node.wants[1]:
+        dg = F.Convolution(x, h, num_filter=a.num_filter, no_bias=True, **geo)
+        _, _, _, _, _, full = conv_geometry("_conv_weight_grad", x_shape, a)
+        if full != out_sp:
+            dg = _slice_to(F, dg, tuple(g_shape))
+    return [dx, dg]
+
+
+register(OpDef(
+    "_conv_weight_grad", inputs=("data", "ograd"),
+    params=_COMMON + (
+        Param("num_filter", "int", REQUIRED, "number of filters (ograd's channels)"),
+        Param("num_group", "int", 1, "number of groups"),
+        Param("layout", "str", None, "channels first only", choices=("NCW", "NCHW", "NCDHW")),
+    ),
+    infer_shape=_wg_shape, infer_type=_float_type("_conv_weight_grad", ("data", "ograd")),
+    compute={"cpu": _wg_compute}, gradient=_wg_grad,
+    doc="""The weight gradient of ``Convolution``: ``dW[f, c, k] = sum_{n, o} ograd[n, f, o] *
+data_pad[n, g*C/G + c, o*stride + k*dilate]``, shape ``(num_filter, C / num_group, *kernel)``.
+
+``ograd``'s spatial size may stop short of the convolution's (the weight gradient of a
+``Deconvolution`` whose ``adj`` leaves trailing rows no window reaches). Bilinear in data
+and ograd; its gradients are a ``Deconvolution`` and a ``Convolution``.
+"""))
