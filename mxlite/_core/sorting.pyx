@@ -1,2 +1,303 @@
 # cython: language_level=3
-"""(placeholder: kernels are added here)."""
+"""Kernels of the sorting, sequence and small-linear-algebra operators
+(``mxlite/ops/sorting.py``, ``sequence.py``, ``la.py``).
+
+* ``argsort``: a *stable* sort along one axis (NumPy's radix/tim sort); descending order is
+  the stable ascending sort of the reversed axis, reversed back, so ties keep their original
+  order in both directions (MXNet's order) and NaN sorts above every number.
+* ``gather`` / ``scatter`` / ``scatter_add``: element moves along an axis through int64
+  positions (``take_along_axis`` and its adjoint); gather/scatter move bytes (any dtype of
+  1, 2, 4 or 8 bytes), scatter_add adds float32/float64.
+* ``cumsum``: a running sum along an axis, one accumulator per (outer, inner) position.
+* ``seq_*``: SequenceMask/Last/Reverse on the (T, B, R) or (B, T, R) layout, moving rows of
+  R elements; lengths are int64 and validated here (the count of bad ones is returned).
+* ``khatri_rao_step`` and ``smooth_l1``: element-wise float loops.
+* ``la_*``: batched dense linear algebra through ``numpy.linalg`` (LAPACK), the only place
+  the ``_linalg_*`` operators touch array data.
+
+Every public function checks dtypes and sizes before touching a pointer; sizes and indices
+are int64 (``idx_t``).
+"""
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport fabs
+from libc.stdint cimport int8_t, uint8_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t
+from libc.string cimport memcpy
+from .common cimport idx_t
+
+cnp.import_array()
+
+ctypedef fused flt_t:
+    float
+    double
+
+ctypedef fused num_t:
+    float
+    double
+    int8_t
+    uint8_t
+    int32_t
+    int64_t
+
+_I64 = np.dtype(np.int64)
+
+
+def _check(bint ok, str what):
+    if not ok:
+        raise ValueError(what)
+
+
+cdef inline void _move(char* d, const char* s, idx_t isz) noexcept nogil:
+    """Copy one element of ``isz`` bytes."""
+    if isz == 4:
+        (<uint32_t*>d)[0] = (<const uint32_t*>s)[0]
+    elif isz == 8:
+        (<uint64_t*>d)[0] = (<const uint64_t*>s)[0]
+    elif isz == 2:
+        (<uint16_t*>d)[0] = (<const uint16_t*>s)[0]
+    elif isz == 1:
+        d[0] = s[0]
+    else:
+        memcpy(d, s, isz)
+
+
+def _bytes(cnp.ndarray a, str name):
+    _check(cnp.PyArray_IS_C_CONTIGUOUS(a), f"{name} must be C-contiguous")
+    return <idx_t>a.itemsize
+
+
+# ---- sorting -------------------------------------------------------------------------------
+def argsort(x, int axis, bint ascending):
+    """int64 positions that sort ``x`` along ``axis`` (stable; see the module docstring)."""
+    if ascending:
+        pos = np.argsort(x, axis=axis, kind="stable")
+    else:
+        rev = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+        pos = (x.shape[axis] - 1) - np.flip(rev, axis)
+    return pos if pos.flags.c_contiguous else pos.copy()
+
+
+def gather(cnp.ndarray data, cnp.ndarray pos, cnp.ndarray out, idx_t outer, idx_t n,
+           idx_t inner, idx_t k):
+    """out[o, j, i] = data[o, pos[o, j, i], i]; returns how many positions were outside
+    [0, n) (their outputs are left unwritten)."""
+    cdef idx_t isz = _bytes(data, "data")
+    _check(out.dtype == data.dtype and _bytes(out, "out") == isz, "gather: dtype mismatch")
+    _check(pos.dtype == _I64 and cnp.PyArray_IS_C_CONTIGUOUS(pos), "gather: pos must be int64")
+    _check(data.size == outer * n * inner and pos.size == outer * k * inner
+           and out.size == pos.size, "gather: size mismatch")
+    cdef const char* d = <const char*>cnp.PyArray_DATA(data)
+    cdef char* o = <char*>cnp.PyArray_DATA(out)
+    cdef const int64_t* p = <const int64_t*>cnp.PyArray_DATA(pos)
+    cdef idx_t a, j, i, q, t, bad = 0
+    with nogil:
+        for a in range(outer):
+            for j in range(k):
+                for i in range(inner):
+                    t = (a * k + j) * inner + i
+                    q = p[t]
+                    if q < 0 or q >= n:
+                        bad += 1
+                        continue
+                    _move(o + t * isz, d + ((a * n + q) * inner + i) * isz, isz)
+    return bad
+
+
+def scatter(cnp.ndarray src, cnp.ndarray pos, cnp.ndarray out, idx_t outer, idx_t n,
+            idx_t inner, idx_t k):
+    """out[o, pos[o, j, i], i] = src[o, j, i] (the caller fills out first); returns the
+    number of positions outside [0, n), which are skipped."""
+    cdef idx_t isz = _bytes(src, "src")
+    _check(out.dtype == src.dtype and _bytes(out, "out") == isz, "scatter: dtype mismatch")
+    _check(pos.dtype == _I64 and cnp.PyArray_IS_C_CONTIGUOUS(pos), "scatter: pos must be int64")
+    _check(out.size == outer * n * inner and pos.size == outer * k * inner
+           and src.size == pos.size, "scatter: size mismatch")
+    cdef const char* s = <const char*>cnp.PyArray_DATA(src)
+    cdef char* o = <char*>cnp.PyArray_DATA(out)
+    cdef const int64_t* p = <const int64_t*>cnp.PyArray_DATA(pos)
+    cdef idx_t a, j, i, q, t, bad = 0
+    with nogil:
+        for a in range(outer):
+            for j in range(k):
+                for i in range(inner):
+                    t = (a * k + j) * inner + i
+                    q = p[t]
+                    if q < 0 or q >= n:
+                        bad += 1
+                        continue
+                    _move(o + ((a * n + q) * inner + i) * isz, s + t * isz, isz)
+    return bad
+
+
+def scatter_add(const flt_t[::1] src, const int64_t[::1] pos, flt_t[::1] out, idx_t outer,
+                idx_t n, idx_t inner, idx_t k):
+    """out[o, pos[o, j, i], i] += src[o, j, i] (duplicates accumulate; the caller zeroes out);
+    returns the number of positions outside [0, n), which are skipped."""
+    _check(out.shape[0] == outer * n * inner and pos.shape[0] == outer * k * inner
+           and src.shape[0] == pos.shape[0], "scatter_add: size mismatch")
+    cdef idx_t a, j, i, q, t, bad = 0
+    with nogil:
+        for a in range(outer):
+            for j in range(k):
+                for i in range(inner):
+                    t = (a * k + j) * inner + i
+                    q = pos[t]
+                    if q < 0 or q >= n:
+                        bad += 1
+                        continue
+                    out[(a * n + q) * inner + i] += src[t]
+    return bad
+
+
+# ---- cumsum --------------------------------------------------------------------------------
+def cumsum(const num_t[::1] x, num_t[::1] out, idx_t outer, idx_t n, idx_t inner):
+    """out[o, j, i] = sum_{j' <= j} x[o, j', i], summed left to right in the output's type
+    (integers wrap, as in NumPy)."""
+    _check(x.shape[0] == outer * n * inner and out.shape[0] == x.shape[0],
+           "cumsum: size mismatch")
+    cdef idx_t a, j, i, base
+    with nogil:
+        for a in range(outer):
+            base = a * n * inner
+            if n == 0:
+                continue
+            for i in range(inner):
+                out[base + i] = x[base + i]
+            for j in range(1, n):
+                for i in range(inner):
+                    out[base + j * inner + i] = (out[base + (j - 1) * inner + i]
+                                                 + x[base + j * inner + i])
+
+
+# ---- sequence operators --------------------------------------------------------------------
+cdef inline idx_t _row(idx_t t, idx_t b, idx_t T, idx_t B, int axis) noexcept nogil:
+    """Index of the row (of R elements) at time t, batch b: (T, B, R) or (B, T, R)."""
+    return t * B + b if axis == 0 else b * T + t
+
+
+def _seq_check(cnp.ndarray data, cnp.ndarray lengths, idx_t T, idx_t B, idx_t R):
+    _check(cnp.PyArray_IS_C_CONTIGUOUS(data) and data.size == T * B * R,
+           "sequence kernel: data size mismatch")
+    _check(lengths.dtype == _I64 and cnp.PyArray_IS_C_CONTIGUOUS(lengths)
+           and lengths.size == B, "sequence kernel: lengths must be int64 of size B")
+
+
+def seq_count_bad(cnp.ndarray lengths, idx_t lo, idx_t hi):
+    """The number of lengths outside [lo, hi] and the first such position (-1 if none)."""
+    _check(lengths.dtype == _I64 and cnp.PyArray_IS_C_CONTIGUOUS(lengths), "lengths: int64")
+    cdef const int64_t* L = <const int64_t*>cnp.PyArray_DATA(lengths)
+    cdef idx_t b, bad = 0, first = -1
+    for b in range(lengths.size):
+        if L[b] < lo or L[b] > hi:
+            bad += 1
+            if first < 0:
+                first = b
+    return bad, first
+
+
+def seq_mask(cnp.ndarray out, cnp.ndarray lengths, cnp.ndarray value, idx_t T, idx_t B,
+             idx_t R, int axis):
+    """Set every row at t >= lengths[b] of ``out`` (already a copy of data) to ``value``
+    (a 0-d array of out's dtype)."""
+    _seq_check(out, lengths, T, B, R)
+    cdef idx_t isz = out.itemsize
+    _check(value.dtype == out.dtype and value.size == 1, "seq_mask: value dtype")
+    cdef char* o = <char*>cnp.PyArray_DATA(out)
+    cdef const char* v = <const char*>cnp.PyArray_DATA(value)
+    cdef const int64_t* L = <const int64_t*>cnp.PyArray_DATA(lengths)
+    cdef idx_t b, t, r, start, row
+    with nogil:
+        for b in range(B):
+            start = L[b] if L[b] > 0 else 0
+            for t in range(start, T):
+                row = _row(t, b, T, B, axis) * R
+                for r in range(R):
+                    _move(o + (row + r) * isz, v, isz)
+
+
+def seq_last(cnp.ndarray data, cnp.ndarray lengths, cnp.ndarray out, idx_t T, idx_t B,
+             idx_t R, int axis):
+    """out[b, r] = data[row(lengths[b] - 1, b), r]; lengths must lie in [1, T]."""
+    _seq_check(data, lengths, T, B, R)
+    cdef idx_t isz = _bytes(data, "data")
+    _check(out.dtype == data.dtype and out.size == B * R and cnp.PyArray_IS_C_CONTIGUOUS(out),
+           "seq_last: out mismatch")
+    _check(seq_count_bad(lengths, 1, T)[0] == 0, "seq_last: lengths out of range")
+    cdef const char* d = <const char*>cnp.PyArray_DATA(data)
+    cdef char* o = <char*>cnp.PyArray_DATA(out)
+    cdef const int64_t* L = <const int64_t*>cnp.PyArray_DATA(lengths)
+    cdef idx_t b, row
+    with nogil:
+        for b in range(B):
+            row = _row(L[b] - 1, b, T, B, axis)
+            memcpy(o + b * R * isz, d + row * R * isz, R * isz)
+
+
+def seq_last_scatter(cnp.ndarray grad, cnp.ndarray lengths, cnp.ndarray out, idx_t T, idx_t B,
+                     idx_t R, int axis):
+    """The adjoint of seq_last: out (zeroed by the caller) gets grad[b] at row
+    (lengths[b] - 1, b)."""
+    _seq_check(out, lengths, T, B, R)
+    cdef idx_t isz = _bytes(grad, "grad")
+    _check(out.dtype == grad.dtype and grad.size == B * R, "seq_last_scatter: grad mismatch")
+    _check(seq_count_bad(lengths, 1, T)[0] == 0, "seq_last_scatter: lengths out of range")
+    cdef const char* g = <const char*>cnp.PyArray_DATA(grad)
+    cdef char* o = <char*>cnp.PyArray_DATA(out)
+    cdef const int64_t* L = <const int64_t*>cnp.PyArray_DATA(lengths)
+    cdef idx_t b, row
+    with nogil:
+        for b in range(B):
+            row = _row(L[b] - 1, b, T, B, axis)
+            memcpy(o + row * R * isz, g + b * R * isz, R * isz)
+
+
+def seq_reverse(cnp.ndarray data, cnp.ndarray lengths, cnp.ndarray out, idx_t T, idx_t B,
+                idx_t R, int axis):
+    """Row (t, b) of out is row (lengths[b] - 1 - t, b) of data for t < lengths[b], else row
+    (t, b); lengths must lie in [0, T]."""
+    _seq_check(data, lengths, T, B, R)
+    cdef idx_t isz = _bytes(data, "data")
+    _check(out.dtype == data.dtype and out.size == data.size
+           and cnp.PyArray_IS_C_CONTIGUOUS(out), "seq_reverse: out mismatch")
+    _check(seq_count_bad(lengths, 0, T)[0] == 0, "seq_reverse: lengths out of range")
+    cdef const char* d = <const char*>cnp.PyArray_DATA(data)
+    cdef char* o = <char*>cnp.PyArray_DATA(out)
+    cdef const int64_t* L = <const int64_t*>cnp.PyArray_DATA(lengths)
+    cdef idx_t b, t, src
+    with nogil:
+        for b in range(B):
+            for t in range(T):
+                src = L[b] - 1 - t if t < L[b] else t
+                memcpy(o + _row(t, b, T, B, axis) * R * isz,
+                       d + _row(src, b, T, B, axis) * R * isz, R * isz)
+
+
+# ---- khatri_rao, smooth_l1 -----------------------------------------------------------------
+def khatri_rao_step(const flt_t[::1] acc, idx_t rows, const flt_t[::1] m, idx_t mrows,
+                    flt_t[::1] out, idx_t k):
+    """out[r * mrows + j, c] = acc[r, c] * m[j, c] (one column-wise Kronecker step)."""
+    _check(acc.shape[0] == rows * k and m.shape[0] == mrows * k
+           and out.shape[0] == rows * mrows * k, "khatri_rao_step: size mismatch")
+    cdef idx_t r, j, c, base
+    with nogil:
+        for r in range(rows):
+            for j in range(mrows):
+                base = (r * mrows + j) * k
+                for c in range(k):
+                    out[base + c] = acc[r * k + c] * m[j * k + c]
+
+
+def smooth_l1(const flt_t[::1] x, flt_t[::1] out, double sigma2):
+    """out = 0.5 * sigma2 * x**2 where sigma2 * |x| < 1, else |x| - 0.5 / sigma2."""
+    _check(x.shape[0] == out.shape[0], "smooth_l1: size mismatch")
+    cdef idx_t i
+    cdef double v, a
+    with nogil:
+        for i in range(x.shape[0]):
+            v = x[i]
+            a = fabs(v)
+            if a * sigma2 < 1.0:
+                out[i] = <flt_t>(0.5 * sigma2 * v * v)
+            else:
+                out[i] = <flt_t>(a - 0.5 / sigma2)
