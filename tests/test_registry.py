@@ -99,6 +99,28 @@ def test_signature_is_inputs_params_out_name(name):
     assert by_name["name"].kind is _P.KEYWORD_ONLY and by_name["name"].default is None
 
 
+def _valid_value(p):
+    """A value ``p`` parses: its default, else one of its choices or a sample of its kind."""
+    if p.default is not REQUIRED:
+        return p.default
+    if p.choices:
+        return p.choices[0]
+    return {"int": 1, "float": 1.0, "number": 1, "bool": False, "shape": (1,),
+            "str": "x"}.get(p.kind)
+
+
+def _valid_values_taking_every_input(op):
+    """Valid parameters of an op whose inputs depend on them, chosen (among the choices of
+    its str parameters) so that the call takes every input."""
+    values = {p.name: _valid_value(p) for p in op.params}
+    for p in op.params:
+        for choice in p.choices or ():
+            if tuple(op.list_inputs(op.parse_attrs(values))) == tuple(op.inputs):
+                return values
+            values[p.name] = choice
+    return values
+
+
 @pytest.mark.parametrize("name", UNIQUE_NAMES)
 def test_generated_function_routes_arguments_like_its_signature(name):
     """Calling the generated function as its signature says hands invoke the right pieces."""
@@ -108,6 +130,8 @@ def test_generated_function_routes_arguments_like_its_signature(name):
     sig = inspect.signature(fn)
     inputs = [object() for _ in (op.inputs if not op.variadic else range(3))]
     values = {p.name: object() for p in op.params}
+    if op._list_inputs:     # the binding parses these to list the inputs: valid values
+        values = _valid_values_taking_every_input(op)
     if op.key_var_num_args:                # the count of a variadic op: checked, so real
         values[op.key_var_num_args] = len(inputs)
     out = object()

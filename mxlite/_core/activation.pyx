@@ -1,2 +1,205 @@
 # cython: language_level=3
-"""(placeholder: kernels are added here)."""
+"""Kernels of the neural-network layers (``mxlite/ops/nn.py``): the parametric activations
+of ``Activation``/``LeakyReLU`` and their fused derivatives, and the softmax family over one
+axis of an ``(outer, n, inner)`` array.
+
+Every loop is over float32 or float64 (one fused type), with ``int64`` sizes and indices;
+loops over at least ``PARALLEL_MIN`` elements run under ``prange`` with the contention guard
+of ``mx_parallel.h``. Inputs and outputs are C-contiguous and flattened by the caller.
+"""
+from cython.parallel cimport prange
+from libc.math cimport exp, expm1, log, log1p, erf, fabs, sqrt, INFINITY
+
+from .common cimport idx_t, PARALLEL_MIN
+from .parallel cimport mx_serial, mx_region, mx_region_begin, mx_region_mark, mx_region_end
+
+ctypedef fused real:
+    float
+    double
+
+# Element-wise activations: ids shared with ops/nn.py (ACT_IDS).
+cdef enum:
+    SOFTRELU = 0   # log(1 + exp(x)), stable for large |x|
+    LEAKY = 1      # x > 0 ? x : a * x
+    ELU = 2        # x > 0 ? x : a * expm1(x)
+    SELU = 3       # b * (x > 0 ? x : a * expm1(x))
+    GELU = 4       # x / 2 * (1 + erf(x / sqrt(2)))
+    # derivatives d f / d x, evaluated at x
+    D_SOFTRELU = 5  # sigmoid(x)
+    D_LEAKY = 6     # x > 0 ? 1 : a
+    D_ELU = 7       # x > 0 ? 1 : a * exp(x)
+    D_SELU = 8      # b * (x > 0 ? 1 : a * exp(x))
+    D_GELU = 9      # Phi(x) + x phi(x)
+    D2_GELU = 10    # phi(x) (2 - x^2)
+
+ACT_IDS = {"softrelu": SOFTRELU, "leaky": LEAKY, "elu": ELU, "selu": SELU, "gelu": GELU,
+           "d_softrelu": D_SOFTRELU, "d_leaky": D_LEAKY, "d_elu": D_ELU, "d_selu": D_SELU,
+           "d_gelu": D_GELU, "d2_gelu": D2_GELU}
+
+cdef double _RSQRT2 = 0.70710678118654752440
+cdef double _RSQRT2PI = 0.39894228040143267794
+
+
+cdef inline double _act(int kind, double x, double a, double b) noexcept nogil:
+    cdef double e
+    if kind == SOFTRELU:
+        # log1p(exp(-|x|)) + max(x, 0): no overflow, exact for large |x|
+        return (x if x > 0 else 0.0) + log1p(exp(-fabs(x)))
+    elif kind == LEAKY:
+        return x if x > 0 else a * x
+    elif kind == ELU:
+        return x if x > 0 else a * expm1(x)
+    elif kind == SELU:
+        return b * (x if x > 0 else a * expm1(x))
+    elif kind == GELU:
+        return 0.5 * x * (1.0 + erf(x * _RSQRT2))
+    elif kind == D_SOFTRELU:
+        if x >= 0:
+            return 1.0 / (1.0 + exp(-x))
+        e = exp(x)
+        return e / (1.0 + e)
+    elif kind == D_LEAKY:
+        return 1.0 if x > 0 else a
+    elif kind == D_ELU:
+        return 1.0 if x > 0 else a * exp(x)
+    elif kind == D_SELU:
+        return b * (1.0 if x > 0 else a * exp(x))
+    elif kind == D_GELU:
+        return 0.5 * (1.0 + erf(x * _RSQRT2)) + x * _RSQRT2PI * exp(-0.5 * x * x)
+    else:   # D2_GELU
+        return _RSQRT2PI * exp(-0.5 * x * x) * (2.0 - x * x)
+
+
+cdef void _act_loop(int kind, const real* x, real* y, idx_t n, double a, double b) noexcept nogil:
+    cdef idx_t i
+    cdef mx_region reg
+    if n >= PARALLEL_MIN and not mx_serial(n):
+        mx_region_begin(&reg)
+        for i in prange(n, schedule="static"):
+            mx_region_mark(&reg)
+            y[i] = <real>_act(kind, x[i], a, b)
+        mx_region_end(&reg)
+    else:
+        for i in range(n):
+            y[i] = <real>_act(kind, x[i], a, b)
+
+
+def activation(int kind, const real[::1] x, real[::1] y, double a=0.0, double b=1.0):
+    """``y = f(x)`` element-wise for activation ``kind`` (``ACT_IDS``) with parameters
+    ``a`` (slope, alpha) and ``b`` (SELU's scale)."""
+    if x.shape[0] != y.shape[0]:
+        raise ValueError("activation: x and y differ in size")
+    if kind < 0 or kind > D2_GELU:
+        raise ValueError(f"activation: unknown kind {kind}")
+    if x.shape[0] == 0:
+        return
+    with nogil:
+        _act_loop(kind, &x[0], &y[0], x.shape[0], a, b)
+
+
+# ---- the softmax family over one axis --------------------------------------------------------
+cdef enum:
+    SOFTMAX = 0
+    LOG_SOFTMAX = 1
+
+
+cdef void _softmax_row(int mode, const real* x, real* y, idx_t n, idx_t stride, double scale,
+                       idx_t length) noexcept nogil:
+    """One row of n elements at ``x[k * stride]``: softmax (or log-softmax) of
+    ``scale * x`` over its first ``length`` elements; the rest of the row is written 0."""
+    cdef idx_t k
+    cdef double m = -INFINITY, s = 0.0, v, lse
+    for k in range(length):
+        v = scale * x[k * stride]
+        if v > m:
+            m = v
+    if m == -INFINITY or m != m:           # every element -inf, or a NaN: no finite shift
+        m = 0.0 if m == -INFINITY else m
+    if mode == SOFTMAX:
+        for k in range(length):
+            v = exp(scale * x[k * stride] - m)
+            y[k * stride] = <real>v
+            s += v
+        s = 1.0 / s
+        for k in range(length):
+            y[k * stride] = <real>(y[k * stride] * s)
+    else:
+        for k in range(length):
+            s += exp(scale * x[k * stride] - m)
+        lse = m + log(s)
+        for k in range(length):
+            y[k * stride] = <real>(scale * x[k * stride] - lse)
+    for k in range(length, n):
+        y[k * stride] = 0
+
+
+def softmax(int mode, const real[::1] x, real[::1] y, idx_t outer, idx_t n, idx_t inner,
+            double scale, const long long[::1] length=None):
+    """Softmax (mode 0) or log-softmax (mode 1) of ``scale * x`` along the middle axis of
+    ``x`` read as ``(outer, n, inner)``, into ``y`` of the same layout, subtracting each
+    row's maximum first. ``length`` (``outer * inner`` counts, or None for ``n``) masks each
+    row after its first ``length`` elements: they are written 0."""
+    cdef idx_t rows = outer * inner, r, o, j, ln
+    cdef mx_region reg
+    cdef bint masked = length is not None
+    if x.shape[0] != outer * n * inner or y.shape[0] != x.shape[0]:
+        raise ValueError("softmax: sizes do not match (outer, n, inner)")
+    if masked and length.shape[0] != rows:
+        raise ValueError("softmax: length has the wrong size")
+    if x.shape[0] == 0:
+        return
+    if mode != SOFTMAX and mode != LOG_SOFTMAX:
+        raise ValueError(f"softmax: unknown mode {mode}")
+    if masked:
+        for r in range(rows):
+            if length[r] < 0 or length[r] > n:
+                raise ValueError(f"softmax: length {length[r]} is outside [0, {n}]")
+    cdef const real* px = &x[0]
+    cdef real* py = &y[0]
+    cdef const long long* pl = &length[0] if masked else NULL
+    with nogil:
+        if x.shape[0] >= PARALLEL_MIN and rows > 1 and not mx_serial(x.shape[0]):
+            mx_region_begin(&reg)
+            for r in prange(rows, schedule="static"):
+                mx_region_mark(&reg)
+                o = r // inner
+                j = r - o * inner
+                _softmax_row(mode, px + o * n * inner + j, py + o * n * inner + j, n, inner,
+                             scale, pl[r] if masked else n)
+            mx_region_end(&reg)
+        else:
+            for r in range(rows):
+                o = r // inner
+                j = r - o * inner
+                ln = pl[r] if masked else n
+                _softmax_row(mode, px + o * n * inner + j, py + o * n * inner + j, n, inner,
+                             scale, ln)
+
+
+# ---- PReLU: a learned slope per channel ------------------------------------------------------
+def prelu(const real[::1] x, const real[::1] gamma, real[::1] y, idx_t outer, idx_t c,
+          idx_t inner):
+    """``y = x > 0 ? x : gamma[j] * x`` for ``x`` read as ``(outer, c, inner)``, channel j."""
+    cdef idx_t o, j, i, base
+    cdef real g, v
+    if x.shape[0] != outer * c * inner or y.shape[0] != x.shape[0] or gamma.shape[0] != c:
+        raise ValueError("prelu: sizes do not match (outer, c, inner)")
+    with nogil:
+        for o in range(outer):
+            for j in range(c):
+                g = gamma[j]
+                base = (o * c + j) * inner
+                for i in range(base, base + inner):
+                    v = x[i]
+                    y[i] = v if v > 0 else g * v
+
+
+def rrelu_slope(const real[::1] x, const real[::1] y, real[::1] out):
+    """``out = x < 0 ? y / x : 1``: the slope a leaky rectifier used, from its input and
+    output."""
+    cdef idx_t i, n = x.shape[0]
+    if y.shape[0] != n or out.shape[0] != n:
+        raise ValueError("rrelu_slope: sizes differ")
+    with nogil:
+        for i in range(n):
+            out[i] = y[i] / x[i] if x[i] < 0 else 1

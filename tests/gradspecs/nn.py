@@ -1,0 +1,39 @@
+"""Gradient specs: dense layers, activations, the softmax family and the loss layers."""
+from . import Spec
+
+X = (3, 4)
+
+
+def _away_from_zero(shape, rng):
+    """|x| in [0.2, 1.5] with random signs: no finite difference straddles a kink at 0."""
+    return rng.uniform(0.2, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+def _fc(nd, x, w, b):
+    """With bias and flatten, and without bias on the last axis (flatten=False)."""
+    y = nd.FullyConnected(x, w, b, num_hidden=3)                                 # (2, 3)
+    z = nd.FullyConnected(x.reshape((2, 1, 6)), w, num_hidden=3, no_bias=True,
+                          flatten=False)                                          # (2, 1, 3)
+    return y * z.reshape((2, 3)) + y
+
+
+def _activation(nd, x):
+    return sum(nd.Activation(x, act_type=a) * (i + 1)
+               for i, a in enumerate(("relu", "sigmoid", "tanh", "softrelu", "softsign")))
+
+
+def _leaky(nd, x, gamma):
+    total = nd.LeakyReLU(x, gamma, act_type="prelu") * x
+    for act_type, slope in (("leaky", 0.2), ("elu", 0.7), ("selu", 0.25), ("gelu", 0.25)):
+        total = total + nd.LeakyReLU(x, act_type=act_type, slope=slope) * (x + slope)
+    # rrelu with equal bounds: one deterministic slope, so the finite differences (inference
+    # mode) and the recorded pass (training mode) see the same function
+    return total + nd.LeakyReLU(x, act_type="rrelu", lower_bound=0.3, upper_bound=0.3) * x
+
+
+SPECS = {
+    "FullyConnected": Spec([(2, 6), (3, 6), (3,)], _fc),
+    "Activation": Spec([X], _activation, sample=lambda rng: [_away_from_zero(X, rng)]),
+    "LeakyReLU": Spec([(2, 3, 2), (3,)], _leaky, sample=lambda rng: [
+        _away_from_zero((2, 3, 2), rng), rng.uniform(0.1, 0.5, size=(3,))]),
+}
