@@ -1,0 +1,744 @@
+"""The ``Optimizer`` base class, its registry, and MXNet 1.x's optimizers.
+
+An optimizer turns ``(index, weight, grad, state)`` into an in-place update of ``weight``
+(and of ``state``, made once per weight by ``create_state``). Learning rate and weight decay
+come from the optimizer (``learning_rate`` or an ``lr_scheduler``, ``wd``) times per-weight
+multipliers (``set_lr_mult``/``set_wd_mult``, by index or by name through
+``param_idx2name``). The dense updates run the fused operators of
+``mxlite/ops/optimizer_ops.py`` with ``out=weight`` where MXNet did (``sgd_update``,
+``adam_update``, ...), so one call is one pass over the weight.
+
+float16 weights are not supported (``multi_precision`` float32 master copies are not
+implemented): they raise MXNetError naming the weight's index.
+"""
+import math
+import warnings
+
+import numpy as np
+
+from ..base import MXNetError
+from .. import ndarray as nd
+from ..ndarray import NDArray
+
+__all__ = ["Optimizer", "register", "create", "SGD", "ccSGD", "NAG", "Signum", "Adam", "AdamW",
+           "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "Adamax", "Nadam", "SGLD", "Test"]
+
+_F16 = np.dtype("float16")
+
+
+def _check_range(cls, name, value, low, high, high_open=True):
+    """MXNetError unless ``low <= value < high`` (``<= high`` with ``high_open=False``)."""
+    ok = isinstance(value, (int, float)) and math.isfinite(value) and low <= value and (
+        value < high if high_open else value <= high)
+    if not ok:
+        bound = f"[{low}, {high})" if high_open else f"[{low}, {high}]"
+        raise MXNetError(f"{cls}: {name} must be in {bound}, got {value!r}")
+
+
+class Optimizer:
+    """The base class of every optimizer.
+
+    Parameters
+    ----------
+    rescale_grad : float, default 1.0
+        Multiplies the gradient before the update (often ``1.0 / batch_size``).
+    param_idx2name : dict of int to str, optional
+        Names of the weights by index; weights whose name ends in neither ``_weight`` nor
+        ``_gamma`` get weight decay multiplier 0 (MXNet's rule).
+    wd : float, default 0.0
+        Weight decay (L2 regularization) coefficient.
+    clip_gradient : float, optional
+        Clips the gradient to ``[-clip_gradient, clip_gradient]``; None (or 0) clips nothing.
+    learning_rate : float, optional
+        The learning rate; with an ``lr_scheduler`` it replaces the scheduler's ``base_lr``.
+        0.01 when neither is given.
+    lr_scheduler : LRScheduler, optional
+        Gives the learning rate as a function of ``num_update``.
+    sym : optional
+        A symbol whose ``attr_dict()`` holds ``__lr_mult__``/``__wd_mult__`` attributes.
+    begin_num_update : int, default 0
+        The update count to start from (``num_update``).
+    multi_precision : bool, default False
+        MXNet's float32 master copies of float16 weights: not supported (a float16 weight
+        raises MXNetError either way).
+    param_dict : dict of int to Parameter-like, optional
+        Objects with ``lr_mult`` and ``wd_mult`` attributes, by index (gluon's parameters);
+        they take precedence over ``set_lr_mult``/``set_wd_mult``.
+
+    >>> opt = mx.optimizer.create('sgd', learning_rate=0.1)
+    >>> w, g = mx.nd.array([1.0, 2.0]), mx.nd.array([0.5, 0.5])
+    >>> opt.update(0, w, g, opt.create_state(0, w))
+    >>> [round(v, 4) for v in w.asnumpy().tolist()]
+    [0.95, 1.95]
+    """
+
+    opt_registry = {}
+
+    def __init__(self, rescale_grad=1.0, param_idx2name=None, wd=0.0, clip_gradient=None,
+                 learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
+                 multi_precision=False, param_dict=None):
+        self.rescale_grad = rescale_grad
+        self.lr_scheduler = lr_scheduler
+        if lr_scheduler is None and learning_rate is None:
+            learning_rate = 0.01
+        self.lr = learning_rate
+        if lr_scheduler is not None and learning_rate is not None:
+            if lr_scheduler.base_lr != learning_rate:
+                warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by "
+                              "``learning_rate`` in optimizer.", UserWarning, stacklevel=2)
+                lr_scheduler.base_lr = learning_rate
+        if clip_gradient is not None and not (isinstance(clip_gradient, (int, float))
+                                              and clip_gradient >= 0):
+            raise MXNetError(f"{type(self).__name__}: clip_gradient must be None or a "
+                             f"non-negative number, got {clip_gradient!r}")
+        self.wd = wd
+        self.lr_mult = {}
+        self.wd_mult = {}
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        self._all_index_update_counts = {0: {}}
+        self._index_update_count = self._all_index_update_counts[0]
+        self.clip_gradient = clip_gradient
+        self.multi_precision = multi_precision
+        self.aggregate_num = 0      # no multi-weight fused updates: one weight at a time
+        if param_idx2name is None:
+            param_idx2name = {}
+        if not isinstance(param_idx2name, dict):
+            raise MXNetError(f"{type(self).__name__}: param_idx2name should be a dict of "
+                             f"param indexes to names, got {type(param_idx2name).__name__}")
+        self.idx2name = param_idx2name.copy()
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
+        self.param_dict = param_dict if param_dict else {}
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    # ---- the registry ----
+    @staticmethod
+    def register(klass):
+        """Register an optimizer class under its lower-case name (``create`` finds it).
+
+        >>> @mx.optimizer.Optimizer.register
+        ... class MyOptimizer(mx.optimizer.Optimizer):
+        ...     pass
+        >>> type(mx.optimizer.Optimizer.create_optimizer('MyOptimizer')).__name__
+        'MyOptimizer'
+        """
+        if not isinstance(klass, type):
+            raise MXNetError(f"Optimizer.register: expected a class, got {klass!r}")
+        name = klass.__name__.lower()
+        if name in Optimizer.opt_registry:
+            old = Optimizer.opt_registry[name]
+            warnings.warn(f"New optimizer {klass.__module__}.{klass.__name__} is overriding "
+                          f"existing optimizer {old.__module__}.{old.__name__}", stacklevel=2)
+        Optimizer.opt_registry[name] = klass
+        return klass
+
+    @staticmethod
+    def create_optimizer(name, **kwargs):
+        """An instance of the optimizer registered as ``name`` (case-insensitive).
+
+        >>> type(mx.optimizer.Optimizer.create_optimizer('Adam', learning_rate=0.1)).__name__
+        'Adam'
+        """
+        klass = Optimizer.opt_registry.get(str(name).lower())
+        if klass is None:
+            raise MXNetError(f"Cannot find optimizer {name!r}; registered: "
+                             f"{sorted(Optimizer.opt_registry)}")
+        return klass(**kwargs)
+
+    # ---- learning rate ----
+    @property
+    def learning_rate(self):
+        """The current learning rate (the scheduler's at ``num_update``, if there is one)."""
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    @learning_rate.setter
+    def learning_rate(self, lr):
+        self.set_learning_rate(lr)
+
+    def set_learning_rate(self, lr):
+        """Set the learning rate; an error when an ``lr_scheduler`` decides it."""
+        if self.lr_scheduler is not None:
+            raise UserWarning("LRScheduler of the optimizer has already been defined. Note "
+                              "that set_learning_rate can mutate the value of the learning "
+                              "rate of the optimizer only when the LRScheduler of the "
+                              "optimizer is undefined.")
+        self.lr = lr
+
+    def set_lr_scale(self, args_lrscale):
+        """[DEPRECATED] Use ``set_lr_mult``."""
+        raise DeprecationWarning("set_lr_scale is deprecated: use set_lr_mult")
+
+    def set_lr_mult(self, args_lr_mult):
+        """Set per-weight learning-rate multipliers: ``{index or name: multiplier}``
+        (names through ``param_idx2name``; a symbol's ``__lr_mult__`` attributes first)."""
+        self.lr_mult = {}
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and "__lr_mult__" in attr[name]:
+                    self.lr_mult[name] = float(attr[name]["__lr_mult__"])
+        self.lr_mult.update(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult):
+        """Set per-weight weight-decay multipliers: ``{index or name: multiplier}``. Weights
+        named in ``param_idx2name`` that end in neither ``_weight`` nor ``_gamma`` (biases,
+        ``beta``) get 0 unless given here."""
+        self.wd_mult = {}
+        for n in self.idx2name.values():
+            if not (n.endswith("_weight") or n.endswith("_gamma")):
+                self.wd_mult[n] = 0.0
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and "__wd_mult__" in attr[name]:
+                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
+        self.wd_mult.update(args_wd_mult)
+
+    def _set_current_context(self, device_id):
+        """Keep separate update counts per device (MXNet's kvstore updater)."""
+        if device_id not in self._all_index_update_counts:
+            self._all_index_update_counts[device_id] = {}
+        self._index_update_count = self._all_index_update_counts[device_id]
+
+    def _update_count(self, index):
+        """Count one more update of ``index`` (or of each index of a list)."""
+        if not isinstance(index, (list, tuple)):
+            index = [index]
+        for idx in index:
+            if idx not in self._index_update_count:
+                self._index_update_count[idx] = self.begin_num_update
+            self._index_update_count[idx] += 1
+            self.num_update = max(self._index_update_count[idx], self.num_update)
+
+    def _get_lrs(self, indices):
+        """Learning rates of the weights ``indices``: the current rate times each multiplier."""
+        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        lrs = [lr for _ in indices]
+        for i, index in enumerate(indices):
+            if index in self.param_dict:
+                lrs[i] *= self.param_dict[index].lr_mult
+            elif index in self.lr_mult:
+                lrs[i] *= self.lr_mult[index]
+            elif index in self.idx2name:
+                lrs[i] *= self.lr_mult.get(self.idx2name[index], 1.0)
+        return lrs
+
+    def _get_lr(self, index):
+        """The learning rate of weight ``index``."""
+        return self._get_lrs([index])[0]
+
+    def _get_wds(self, indices):
+        """Weight decays of the weights ``indices``: ``wd`` times each multiplier."""
+        wds = [self.wd for _ in indices]
+        for i, index in enumerate(indices):
+            if index in self.param_dict:
+                wds[i] *= self.param_dict[index].wd_mult
+            elif index in self.wd_mult:
+                wds[i] *= self.wd_mult[index]
+            elif index in self.idx2name:
+                wds[i] *= self.wd_mult.get(self.idx2name[index], 1.0)
+        return wds
+
+    def _get_wd(self, index):
+        """The weight decay of weight ``index``."""
+        return self._get_wds([index])[0]
+
+    # ---- states and updates ----
+    def create_state(self, index, weight):
+        """The optimizer state of a weight (None, an NDArray or a tuple of them), made once
+        per weight."""
+        return None
+
+    def _check_weight(self, index, weight, grad):
+        if not isinstance(weight, NDArray) or not isinstance(grad, NDArray):
+            raise MXNetError(f"{type(self).__name__}.update: weight and grad must be "
+                             f"NDArrays, got {type(weight).__name__} and "
+                             f"{type(grad).__name__} (index {index!r})")
+        if weight.dtype == _F16:
+            raise MXNetError(
+                f"{type(self).__name__}: weight {index!r} is float16; mxlite optimizers do not "
+                "keep float32 master weights (multi_precision is not supported): train "
+                "float32 weights and cast them for inference")
+
+    def create_state_multi_precision(self, index, weight):
+        """``create_state``; float16 weights raise MXNetError (no float32 master copies)."""
+        if weight.dtype == _F16:
+            self._check_weight(index, weight, weight)
+        return self.create_state(index, weight)
+
+    def update(self, index, weight, grad, state):
+        """Update ``weight`` (in place) and ``state`` with gradient ``grad``."""
+        raise NotImplementedError(f"{type(self).__name__} must define update")
+
+    def update_multi_precision(self, index, weight, grad, state):
+        """``update`` (float16 weights, which would need master copies, raise)."""
+        self._check_weight(index, weight, grad)
+        self.update(index, weight, grad, state)
+
+    def _common(self, index, weight, grad):
+        """Count the update and return ``(lr, wd)`` for weight ``index``."""
+        self._check_weight(index, weight, grad)
+        self._update_count(index)
+        return self._get_lr(index), self._get_wd(index)
+
+    def _clip_kwargs(self, kwargs):
+        if self.clip_gradient:
+            kwargs["clip_gradient"] = self.clip_gradient
+        return kwargs
+
+    def _zeros(self, weight):
+        return nd.zeros(weight.shape, ctx=weight.context, dtype=weight.dtype)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("param_dict", None)       # gluon parameters are not pickled (MXNet)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__ = state
+        self.param_dict = {}
+
+    def __repr__(self):
+        return f"<{type(self).__name__} learning_rate={self.learning_rate} wd={self.wd}>"
+
+
+register = Optimizer.register
+create = Optimizer.create_optimizer
+
+
+# ---- SGD family ------------------------------------------------------------------------------
+@register
+class SGD(Optimizer):
+    """Stochastic gradient descent with momentum and weight decay (``sgd_update``,
+    ``sgd_mom_update``)::
+
+        rescaled_grad = lr * (clip(rescale_grad * grad, clip_gradient) + wd * weight)
+        state = momentum * state + rescaled_grad
+        weight = weight - state
+
+    Parameters: ``momentum`` (default 0: no state), ``lazy_update`` (row_sparse only: no
+    effect), and those of ``Optimizer``.
+
+    >>> opt = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9)
+    >>> w, g = mx.nd.array([1.0]), mx.nd.array([1.0])
+    >>> state = opt.create_state(0, w)
+    >>> for _ in range(2):
+    ...     opt.update(0, w, g, state)
+    >>> round(float(w.asscalar()), 4)
+    0.71
+    """
+
+    def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
+        super().__init__(**kwargs)
+        _check_range(type(self).__name__, "momentum", momentum, 0.0, 1.0, high_open=False)
+        self.momentum = momentum
+        self.lazy_update = lazy_update
+
+    def create_state(self, index, weight):
+        return self._zeros(weight) if self.momentum != 0.0 else None
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad})
+        if state is not None:
+            nd.sgd_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd,
+                              momentum=self.momentum, lazy_update=self.lazy_update, **kwargs)
+        else:
+            nd.sgd_update(weight, grad, out=weight, lr=lr, wd=wd,
+                          lazy_update=self.lazy_update, **kwargs)
+
+
+@register
+class ccSGD(SGD):
+    """[DEPRECATED] The same as ``SGD`` (MXNet kept the name)."""
+
+
+@register
+class NAG(Optimizer):
+    """Nesterov accelerated gradient (``nag_mom_update``)::
+
+        state = momentum * state + grad + wd * weight
+        weight = weight - lr * (grad + wd * weight + momentum * state)
+
+    Without momentum it is plain SGD.
+    """
+
+    def __init__(self, momentum=0.0, **kwargs):
+        super().__init__(**kwargs)
+        _check_range(type(self).__name__, "momentum", momentum, 0.0, 1.0, high_open=False)
+        self.momentum = momentum
+
+    def create_state(self, index, weight):
+        return self._zeros(weight) if self.momentum != 0.0 else None
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad})
+        if state is not None:
+            nd.nag_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd,
+                              momentum=self.momentum, **kwargs)
+        else:
+            nd.sgd_update(weight, grad, out=weight, lr=lr, wd=wd, **kwargs)
+
+
+@register
+class Signum(Optimizer):
+    """signSGD with momentum (``signum_update``; ``signsgd_update`` without momentum)::
+
+        state = momentum * state - (1 - momentum) * (clip(rescale_grad * grad) + wd * weight)
+        weight = (1 - lr * wd_lh) * weight + lr * sign(state)
+    """
+
+    def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        _check_range(type(self).__name__, "momentum", momentum, 0.0, 1.0, high_open=False)
+        self.momentum = momentum
+        self.wd_lh = wd_lh
+
+    def create_state(self, index, weight):
+        return self._zeros(weight) if self.momentum != 0.0 else None
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad})
+        if state is not None:
+            nd.signum_update(weight, grad, state, out=weight, lr=lr, wd=wd,
+                             momentum=self.momentum, wd_lh=self.wd_lh, **kwargs)
+        else:
+            nd.signsgd_update(weight, grad, out=weight, lr=lr, wd=wd, **kwargs)
+
+
+# ---- adaptive methods ------------------------------------------------------------------------
+@register
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), with MXNet's bias correction folded into the learning rate
+    (``adam_update``); at step ``t`` of a weight::
+
+        grad = clip(rescale_grad * grad + wd * weight, clip_gradient)
+        m = beta1 * m + (1 - beta1) * grad
+        v = beta2 * v + (1 - beta2) * grad**2
+        lr_t = learning_rate * sqrt(1 - beta2**t) / (1 - beta1**t)
+        weight = weight - lr_t * m / (sqrt(v) + epsilon)
+
+    >>> opt = mx.optimizer.Adam(learning_rate=0.1)
+    >>> w, g = mx.nd.array([1.0, 1.0]), mx.nd.array([0.5, -2.0])
+    >>> opt.update(0, w, g, opt.create_state(0, w))
+    >>> [round(v, 4) for v in w.asnumpy().tolist()]      # first step: lr * sign(g)
+    [0.9, 1.1]
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 lazy_update=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        name = type(self).__name__
+        _check_range(name, "beta1", beta1, 0.0, 1.0)
+        _check_range(name, "beta2", beta2, 0.0, 1.0)
+        _check_range(name, "epsilon", epsilon, 0.0, math.inf)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lazy_update = lazy_update
+
+    def create_state(self, index, weight):
+        return (self._zeros(weight), self._zeros(weight))   # mean, variance
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        t = self._index_update_count[index]
+        lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
+        kwargs = self._clip_kwargs({"beta1": self.beta1, "beta2": self.beta2,
+                                    "epsilon": self.epsilon, "rescale_grad": self.rescale_grad})
+        mean, var = state
+        nd.adam_update(weight, grad, mean, var, out=weight, lazy_update=self.lazy_update,
+                       lr=lr, wd=wd, **kwargs)
+
+
+@register
+class AdamW(Optimizer):
+    """AdamW (Loshchilov & Hutter: weight decay decoupled from the gradient), as MXNet 2's
+    ``mx.optimizer.AdamW`` through ``contrib.adamw_update`` (MXNet 1.x had the operator
+    only)::
+
+        grad = clip(rescale_grad * grad, clip_gradient)
+        m = beta1 * m + (1 - beta1) * grad
+        v = beta2 * v + (1 - beta2) * grad**2
+        lr_t = learning_rate * sqrt(1 - beta2**t) / (1 - beta1**t)   (learning_rate if not
+                                                                     correct_bias)
+        weight = weight - lr_t * (m / (sqrt(v) + epsilon) + wd * weight)
+
+    ``rescale_grad`` may be a one-element NDArray (a dynamic loss scale); an update whose
+    scale is NaN, infinite or 0 is skipped.
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6,
+                 correct_bias=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        name = type(self).__name__
+        _check_range(name, "beta1", beta1, 0.0, 1.0)
+        _check_range(name, "beta2", beta2, 0.0, 1.0)
+        _check_range(name, "epsilon", epsilon, 0.0, math.inf)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.correct_bias = correct_bias
+
+    def create_state(self, index, weight):
+        return (self._zeros(weight), self._zeros(weight))   # mean, variance
+
+    def _scale(self, weight):
+        scale = self.rescale_grad
+        if isinstance(scale, NDArray):
+            return scale.as_in_context(weight.context)
+        return nd.full((1,), scale, ctx=weight.context, dtype=weight.dtype)
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        if self.correct_bias:
+            t = self._index_update_count[index]
+            lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
+        kwargs = self._clip_kwargs({"beta1": self.beta1, "beta2": self.beta2,
+                                    "epsilon": self.epsilon})
+        mean, var = state
+        nd.contrib.adamw_update(weight, grad, mean, var, self._scale(weight), out=weight,
+                                lr=1.0, eta=lr, wd=wd, **kwargs)
+
+
+@register
+class AdaGrad(Optimizer):
+    """AdaGrad (Duchi et al.)::
+
+        grad = clip(rescale_grad * grad, clip_gradient)
+        history += grad**2
+        weight -= lr * (grad / sqrt(history + eps) + wd * weight)
+
+    ``eps`` (default 1e-7) keeps the division finite (MXNet's name; MXNet 2 calls it
+    ``epsilon``, also accepted).
+    """
+
+    def __init__(self, eps=1e-7, epsilon=None, **kwargs):
+        super().__init__(**kwargs)
+        eps = eps if epsilon is None else epsilon
+        _check_range(type(self).__name__, "eps", eps, 0.0, math.inf)
+        self.float_stable_eps = eps
+
+    def create_state(self, index, weight):
+        return self._zeros(weight)      # history
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        history = state
+        grad = grad * self.rescale_grad
+        if self.clip_gradient is not None:
+            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        history += nd.square(grad)
+        div = grad / nd.sqrt(history + self.float_stable_eps)
+        weight += (div + weight * wd) * -lr
+
+
+@register
+class RMSProp(Optimizer):
+    """RMSProp: Tieleman & Hinton's (``rmsprop_update``), or with ``centered=True`` Graves's
+    (``rmspropalex_update``). ``gamma1`` is the decay of the squared-gradient average,
+    ``gamma2`` the momentum of the centered version, ``clip_weights`` clips the updated
+    weights to ``[-clip_weights, clip_weights]``.
+    """
+
+    def __init__(self, learning_rate=0.001, gamma1=0.9, gamma2=0.9, epsilon=1e-8,
+                 centered=False, clip_weights=None, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        name = type(self).__name__
+        _check_range(name, "gamma1", gamma1, 0.0, 1.0)
+        _check_range(name, "gamma2", gamma2, 0.0, 1.0, high_open=False)
+        _check_range(name, "epsilon", epsilon, 0.0, math.inf)
+        self.gamma1 = gamma1
+        self.gamma2 = gamma2
+        self.centered = centered
+        self.epsilon = epsilon
+        self.clip_weights = clip_weights
+
+    def create_state(self, index, weight):
+        if self.centered:
+            return (self._zeros(weight), self._zeros(weight), self._zeros(weight))  # n, g, delta
+        return (self._zeros(weight),)   # n
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        kwargs = self._clip_kwargs({"gamma1": self.gamma1, "epsilon": self.epsilon,
+                                    "rescale_grad": self.rescale_grad})
+        if self.clip_weights:
+            kwargs["clip_weights"] = self.clip_weights
+        if self.centered:
+            n, g, delta = state
+            nd.rmspropalex_update(weight, grad, n, g, delta, out=weight, lr=lr, wd=wd,
+                                  gamma2=self.gamma2, **kwargs)
+        else:
+            (n,) = state
+            nd.rmsprop_update(weight, grad, n, out=weight, lr=lr, wd=wd, **kwargs)
+
+
+@register
+class AdaDelta(Optimizer):
+    """AdaDelta (Zeiler)::
+
+        grad = clip(rescale_grad * grad, clip_gradient)
+        acc_g = rho * acc_g + (1 - rho) * grad**2
+        delta = sqrt(acc_delta + epsilon) / sqrt(acc_g + epsilon) * grad
+        acc_delta = rho * acc_delta + (1 - rho) * delta**2
+        weight -= delta + wd * weight
+
+    (MXNet scaled the caller's gradient array in place; this one leaves it alone.)
+    """
+
+    def __init__(self, rho=0.90, epsilon=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        _check_range(type(self).__name__, "rho", rho, 0.0, 1.0)
+        _check_range(type(self).__name__, "epsilon", epsilon, 0.0, math.inf)
+        self.rho = rho
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return (self._zeros(weight), self._zeros(weight))   # accumulated g, delta
+
+    def update(self, index, weight, grad, state):
+        _, wd = self._common(index, weight, grad)
+        grad = grad * self.rescale_grad
+        if self.clip_gradient is not None:
+            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        acc_g, acc_delta = state
+        acc_g *= self.rho
+        acc_g += (1.0 - self.rho) * grad * grad
+        delta = nd.sqrt(acc_delta + self.epsilon) / nd.sqrt(acc_g + self.epsilon) * grad
+        acc_delta *= self.rho
+        acc_delta += (1.0 - self.rho) * delta * delta
+        weight -= delta + wd * weight
+
+
+@register
+class Ftrl(Optimizer):
+    """FTRL-Proximal (McMahan et al., ``ftrl_update``)::
+
+        grad = clip(rescale_grad * grad, clip_gradient)
+        z += grad - (sqrt(n + grad**2) - sqrt(n)) * weight / lr
+        n += grad**2
+        weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (|z| > lamda1)
+    """
+
+    def __init__(self, lamda1=0.01, learning_rate=0.1, beta=1, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.lamda1 = lamda1
+        self.beta = beta
+
+    def create_state(self, index, weight):
+        return (self._zeros(weight), self._zeros(weight))   # z, n
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        kwargs = self._clip_kwargs({"lamda1": self.lamda1, "beta": self.beta,
+                                    "rescale_grad": self.rescale_grad})
+        z, n = state
+        nd.ftrl_update(weight, grad, z, n, out=weight, lr=lr, wd=wd, **kwargs)
+
+
+@register
+class Adamax(Optimizer):
+    """AdaMax (Adam with the infinity norm)::
+
+        grad = clip(rescale_grad * grad + wd * weight, clip_gradient)
+        m = beta1 * m + (1 - beta1) * grad
+        u = maximum(beta2 * u, |grad|)
+        weight -= lr / (1 - beta1**t) * m / u
+    """
+
+    def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        _check_range(type(self).__name__, "beta1", beta1, 0.0, 1.0)
+        _check_range(type(self).__name__, "beta2", beta2, 0.0, 1.0)
+        self.beta1 = beta1
+        self.beta2 = beta2
+
+    def create_state(self, index, weight):
+        return (self._zeros(weight), self._zeros(weight))   # mean, infinity norm
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        t = self._index_update_count[index]
+        lr /= 1.0 - self.beta1 ** t
+        grad = grad * self.rescale_grad + wd * weight
+        if self.clip_gradient is not None:
+            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        m_t, u_t = state
+        m_t *= self.beta1
+        m_t += (1.0 - self.beta1) * grad
+        u_t[:] = nd.maximum(self.beta2 * u_t, nd.abs(grad))
+        weight -= lr * m_t / u_t
+
+
+@register
+class Nadam(Optimizer):
+    """Nesterov Adam (Dozat), with MXNet's momentum schedule (``schedule_decay``)."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 schedule_decay=0.004, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        _check_range(type(self).__name__, "beta1", beta1, 0.0, 1.0)
+        _check_range(type(self).__name__, "beta2", beta2, 0.0, 1.0)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.schedule_decay = schedule_decay
+        self.m_schedule = 1.0
+
+    def create_state(self, index, weight):
+        return (self._zeros(weight), self._zeros(weight))   # mean, variance
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        t = self._index_update_count[index]
+        grad = grad * self.rescale_grad + wd * weight
+        if self.clip_gradient is not None:
+            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        momentum_t = self.beta1 * (1.0 - 0.5 * (pow(0.96, t * self.schedule_decay)))
+        momentum_t_1 = self.beta1 * (1.0 - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
+        self.m_schedule = self.m_schedule * momentum_t
+        m_schedule_next = self.m_schedule * momentum_t_1
+        m_t, v_t = state
+        m_t *= self.beta1
+        m_t += (1.0 - self.beta1) * grad
+        v_t *= self.beta2
+        v_t += (1.0 - self.beta2) * grad * grad
+        grad_prime = grad / (1.0 - self.m_schedule)
+        m_t_prime = m_t / (1.0 - m_schedule_next)
+        v_t_prime = v_t / (1.0 - pow(self.beta2, t))
+        m_t_bar = (1.0 - momentum_t) * grad_prime + momentum_t_1 * m_t_prime
+        weight -= lr * m_t_bar / (nd.sqrt(v_t_prime) + self.epsilon)
+
+
+@register
+class SGLD(Optimizer):
+    """Stochastic gradient Langevin dynamics: half an SGD step plus Gaussian noise of
+    variance ``lr`` (drawn from ``mx.nd.random``, so ``mx.random.seed`` fixes it)."""
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        grad = grad * self.rescale_grad
+        if self.clip_gradient is not None:
+            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        weight += -lr / 2 * (grad + wd * weight)
+        weight += nd.random.normal(0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype,
+                                   ctx=weight.context)
+
+
+@register
+class Test(Optimizer):
+    """MXNet's test optimizer: ``weight += rescale_grad * grad``; the state copies the
+    weight."""
+
+    def create_state(self, index, weight):
+        return nd.zeros(weight.shape, ctx=weight.context, dtype=weight.dtype)
+
+    def update(self, index, weight, grad, state):
+        weight += grad * self.rescale_grad
+        state[:] = weight

@@ -1,0 +1,80 @@
+"""``Updater``: applies an optimizer to weights by index, keeping one state per index (what
+MXNet's kvstore and ``Module`` call ``get_updater(optimizer)``)."""
+import pickle
+
+from ..base import MXNetError
+from ..ndarray import NDArray
+
+__all__ = ["Updater", "get_updater"]
+
+
+class Updater:
+    """Calls ``optimizer.update_multi_precision(index, weight, grad, state)``, making each
+    index's state with ``create_state_multi_precision`` on its first update.
+
+    >>> updater = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.5))
+    >>> w = mx.nd.array([1.0, 2.0])
+    >>> updater(0, mx.nd.array([1.0, 1.0]), w)
+    >>> w.asnumpy().tolist()
+    [0.5, 1.5]
+    """
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        self.states = {}
+        self.states_synced = {}
+        self.aggregate_updates = optimizer.aggregate_num > 0
+
+    def __call__(self, index, grad, weight):
+        """Update ``weight`` (in place) with ``grad``; ``index``, ``grad`` and ``weight`` may
+        be lists of the same length."""
+        if isinstance(index, (list, tuple)):
+            indices, grads, weights = list(index), list(grad), list(weight)
+            if not len(indices) == len(grads) == len(weights):
+                raise MXNetError(f"Updater: {len(indices)} indices, {len(grads)} gradients "
+                                 f"and {len(weights)} weights")
+        else:
+            indices, grads, weights = [index], [grad], [weight]
+        if weights:
+            self.optimizer._set_current_context(weights[0].context.device_id)
+        for i, idx in enumerate(indices):
+            if isinstance(idx, bytes):
+                idx = indices[i] = idx.decode()
+            if idx not in self.states:
+                self.states[idx] = self.optimizer.create_state_multi_precision(idx, weights[i])
+                self.states_synced[idx] = True
+            elif not self.states_synced[idx]:
+                self.states[idx] = self.sync_state_context(self.states[idx],
+                                                           weights[i].context)
+                self.states_synced[idx] = True
+        for i, w, g in zip(indices, weights, grads):
+            self.optimizer.update_multi_precision(i, w, g, self.states[i])
+
+    def sync_state_context(self, state, context):
+        """``state`` (an NDArray, or nested tuples/lists of them) moved to ``context``."""
+        if isinstance(state, NDArray):
+            return state.as_in_context(context)
+        if isinstance(state, (tuple, list)):
+            synced = [self.sync_state_context(s, context) for s in state]
+            return tuple(synced) if isinstance(state, tuple) else synced
+        return state
+
+    def set_states(self, states):
+        """Restore the states from ``get_states``' bytes (and the optimizer, when they hold
+        it)."""
+        states = pickle.loads(states)
+        if isinstance(states, tuple) and len(states) == 2:
+            self.states, self.optimizer = states
+        else:
+            self.states = states
+        self.states_synced = dict.fromkeys(self.states.keys(), False)
+
+    def get_states(self, dump_optimizer=False):
+        """The states as pickled bytes; with ``dump_optimizer`` the optimizer too (its
+        learning rate, schedule and update counts)."""
+        return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+
+
+def get_updater(optimizer):
+    """An ``Updater`` for ``optimizer``."""
+    return Updater(optimizer)
