@@ -299,7 +299,16 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         _bump_mutated(op, attrs, inputs)
     if recording:
         attach(op, attrs, entries, inputs, result)
+    if op._num_visible is not None and type(result) is list:
+        return _visible(op, result, attrs)
     return result
+
+
+cdef object _visible(op, list result, attrs):
+    """The outputs a call returns (``op.num_visible_outputs``: BatchNorm's ``output`` unless
+    ``output_mean_var``, Dropout's without its mask); the tape keeps them all."""
+    cdef Py_ssize_t n = op.num_visible_outputs(attrs)
+    return result[0] if n == 1 else result[:n]
 
 
 cdef void _bump_mutated(op, attrs, list inputs) except *:

@@ -1,2 +1,323 @@
 # cython: language_level=3
-"""(placeholder: kernels are added here)."""
+"""Kernels of the normalisation family (``mxlite/ops/norm.py``): BatchNorm, LayerNorm,
+InstanceNorm and L2Normalization statistics and their affine transform, Dropout's mask.
+
+Every array is seen as a C-contiguous ``(P, Q, R)`` block (``P`` outer, ``Q`` the axis the
+statistics run over or the parameter axis, ``R`` inner). Statistics are accumulated in
+double and use two passes over each group (mean, then the sum of squared deviations), the
+numerically stable textbook method: a row of LayerNorm is read twice while it is in cache.
+Float32 and float64 share one body through the fused type ``floating``. Every public
+function checks dtypes and sizes before touching memory; indices are ``int64``.
+"""
+from cython.parallel cimport prange
+from libc.math cimport sqrt
+from libc.stdlib cimport malloc, free
+
+cimport cython
+cimport numpy as cnp
+from cython cimport floating
+from .common cimport idx_t, PARALLEL_MIN
+
+cnp.import_array()
+
+
+def _check(name, arrays, sizes):
+    """Each array C-contiguous, of the first array's dtype (float32/float64), of its size."""
+    dt = arrays[0].dtype
+    if dt.char not in "fd":
+        raise TypeError(f"norm.{name}: unsupported dtype {dt}")
+    for a, n in zip(arrays, sizes):
+        if a.dtype != dt or not a.flags.c_contiguous or a.size != n:
+            raise ValueError(f"norm.{name}: array of dtype {a.dtype}, size {a.size}, "
+                             f"contiguous {a.flags.c_contiguous}: expected {dt}, size {n}")
+
+
+# ---- statistics -------------------------------------------------------------------------------
+cdef void _moments_p(const floating* x, idx_t p, idx_t Q, idx_t R, floating* mean,
+                     floating* var, double* acc) noexcept nogil:
+    """Mean and biased variance over q of block p, for each r (``acc``: 2R doubles)."""
+    cdef idx_t q, r
+    cdef const floating* row
+    cdef double d
+    for r in range(2 * R):
+        acc[r] = 0.0
+    for q in range(Q):
+        row = x + (p * Q + q) * R
+        for r in range(R):
+            acc[r] += row[r]
+    for r in range(R):
+        acc[r] = acc[r] / Q if Q > 0 else 0.0
+    for q in range(Q):
+        row = x + (p * Q + q) * R
+        for r in range(R):
+            d = row[r] - acc[r]
+            acc[R + r] += d * d
+    for r in range(R):
+        mean[p * R + r] = <floating>acc[r]
+        var[p * R + r] = <floating>(acc[R + r] / Q if Q > 0 else 0.0)
+
+
+cdef void _moments(const floating* x, idx_t P, idx_t Q, idx_t R, floating* mean,
+                   floating* var) noexcept nogil:
+    cdef idx_t p
+    cdef double* acc
+    if P > 1 and P * Q * R >= PARALLEL_MIN:
+        for p in prange(P, schedule="static"):
+            acc = <double*>malloc(2 * R * sizeof(double))
+            if acc != NULL:
+                _moments_p(x, p, Q, R, mean, var, acc)
+                free(acc)
+    else:
+        acc = <double*>malloc(2 * R * sizeof(double))
+        if acc != NULL:
+            for p in range(P):
+                _moments_p(x, p, Q, R, mean, var, acc)
+            free(acc)
+
+
+def moments(cnp.ndarray x, idx_t P, idx_t Q, idx_t R, cnp.ndarray mean, cnp.ndarray var):
+    """``mean[p, r]``, ``var[p, r]`` (biased) of ``x[p, :, r]`` for the (P, Q, R) block x."""
+    _check("moments", [x, mean, var], [P * Q * R, P * R, P * R])
+    if R <= 0 or P <= 0:
+        return
+    if x.dtype.char == "f":
+        _moments(<const float*>cnp.PyArray_DATA(x), P, Q, R, <float*>cnp.PyArray_DATA(mean),
+                 <float*>cnp.PyArray_DATA(var))
+    else:
+        _moments(<const double*>cnp.PyArray_DATA(x), P, Q, R, <double*>cnp.PyArray_DATA(mean),
+                 <double*>cnp.PyArray_DATA(var))
+
+
+cdef void _channel_c(const floating* x, idx_t c, idx_t A, idx_t C, idx_t B, floating* mean,
+                     floating* var) noexcept nogil:
+    cdef idx_t a, b
+    cdef const floating* row
+    cdef double s = 0.0, ss = 0.0, m, d
+    cdef idx_t n = A * B
+    for a in range(A):
+        row = x + (a * C + c) * B
+        for b in range(B):
+            s += row[b]
+    m = s / n if n > 0 else 0.0
+    for a in range(A):
+        row = x + (a * C + c) * B
+        for b in range(B):
+            d = row[b] - m
+            ss += d * d
+    mean[c] = <floating>m
+    var[c] = <floating>(ss / n if n > 0 else 0.0)
+
+
+cdef void _channel_moments(const floating* x, idx_t A, idx_t C, idx_t B, floating* mean,
+                           floating* var) noexcept nogil:
+    cdef idx_t c
+    if C > 1 and A * B * C >= PARALLEL_MIN:
+        for c in prange(C, schedule="dynamic"):
+            _channel_c(x, c, A, C, B, mean, var)
+    else:
+        for c in range(C):
+            _channel_c(x, c, A, C, B, mean, var)
+
+
+def channel_moments(cnp.ndarray x, idx_t A, idx_t C, idx_t B, cnp.ndarray mean,
+                    cnp.ndarray var):
+    """``mean[c]``, ``var[c]`` (biased) of ``x[:, c, :]`` for the (A, C, B) block x."""
+    _check("channel_moments", [x, mean, var], [A * C * B, C, C])
+    if x.dtype.char == "f":
+        _channel_moments(<const float*>cnp.PyArray_DATA(x), A, C, B,
+                         <float*>cnp.PyArray_DATA(mean), <float*>cnp.PyArray_DATA(var))
+    else:
+        _channel_moments(<const double*>cnp.PyArray_DATA(x), A, C, B,
+                         <double*>cnp.PyArray_DATA(mean), <double*>cnp.PyArray_DATA(var))
+
+
+cdef void _sumsq_p(const floating* x, idx_t p, idx_t Q, idx_t R, double eps, floating* out,
+                   double* acc) noexcept nogil:
+    cdef idx_t q, r
+    cdef const floating* row
+    for r in range(R):
+        acc[r] = 0.0
+    for q in range(Q):
+        row = x + (p * Q + q) * R
+        for r in range(R):
+            acc[r] += <double>row[r] * row[r]
+    for r in range(R):
+        out[p * R + r] = <floating>(1.0 / sqrt(acc[r] + eps))
+
+
+cdef void _rnorm(const floating* x, idx_t P, idx_t Q, idx_t R, double eps,
+                 floating* out) noexcept nogil:
+    cdef idx_t p
+    cdef double* acc
+    if P > 1 and P * Q * R >= PARALLEL_MIN:
+        for p in prange(P, schedule="static"):
+            acc = <double*>malloc(R * sizeof(double))
+            if acc != NULL:
+                _sumsq_p(x, p, Q, R, eps, out, acc)
+                free(acc)
+    else:
+        acc = <double*>malloc(R * sizeof(double))
+        if acc != NULL:
+            for p in range(P):
+                _sumsq_p(x, p, Q, R, eps, out, acc)
+            free(acc)
+
+
+def rnorm(cnp.ndarray x, idx_t P, idx_t Q, idx_t R, double eps, cnp.ndarray out):
+    """``out[p, r] = 1 / sqrt(sum_q x[p, q, r]**2 + eps)`` (L2Normalization)."""
+    _check("rnorm", [x, out], [P * Q * R, P * R])
+    if R <= 0 or P <= 0:
+        return
+    if x.dtype.char == "f":
+        _rnorm(<const float*>cnp.PyArray_DATA(x), P, Q, R, eps,
+               <float*>cnp.PyArray_DATA(out))
+    else:
+        _rnorm(<const double*>cnp.PyArray_DATA(x), P, Q, R, eps,
+               <double*>cnp.PyArray_DATA(out))
+
+
+cdef void _finish(floating* v, idx_t n, double eps, int inverse) noexcept nogil:
+    cdef idx_t i
+    for i in range(n):
+        if inverse:
+            v[i] = <floating>(1.0 / sqrt(<double>v[i] + eps))
+        else:
+            v[i] = <floating>sqrt(<double>v[i] + eps)
+
+
+def finish(cnp.ndarray var, double eps, bint inverse):
+    """In place: ``var`` becomes ``1/sqrt(var + eps)`` (inverse) or ``sqrt(var + eps)``."""
+    _check("finish", [var], [var.size])
+    if var.dtype.char == "f":
+        _finish(<float*>cnp.PyArray_DATA(var), var.size, eps, inverse)
+    else:
+        _finish(<double*>cnp.PyArray_DATA(var), var.size, eps, inverse)
+
+
+cdef void _ema(floating* moving, const floating* batch, idx_t n, double momentum) noexcept nogil:
+    cdef idx_t i
+    for i in range(n):
+        moving[i] = <floating>(momentum * moving[i] + (1.0 - momentum) * batch[i])
+
+
+def ema(cnp.ndarray moving, cnp.ndarray batch, double momentum):
+    """In place: ``moving = momentum * moving + (1 - momentum) * batch``."""
+    _check("ema", [moving, batch], [moving.size, moving.size])
+    if moving.dtype.char == "f":
+        _ema(<float*>cnp.PyArray_DATA(moving), <const float*>cnp.PyArray_DATA(batch),
+             moving.size, momentum)
+    else:
+        _ema(<double*>cnp.PyArray_DATA(moving), <const double*>cnp.PyArray_DATA(batch),
+             moving.size, momentum)
+
+
+# ---- the affine transform ---------------------------------------------------------------------
+cdef void _apply_pq(const floating* x, idx_t p, idx_t q, idx_t Q, idx_t R,
+                    const floating* mean, const floating* scale, idx_t sp, idx_t sq, idx_t sr,
+                    const floating* gamma, const floating* beta, idx_t gp, idx_t gq, idx_t gr,
+                    floating* y, floating* xhat) noexcept nogil:
+    cdef idx_t r, base = (p * Q + q) * R, s0 = p * sp + q * sq, g0 = p * gp + q * gq
+    cdef floating h
+    for r in range(R):
+        h = (x[base + r] - mean[s0 + r * sr]) * scale[s0 + r * sr]
+        if xhat != NULL:
+            xhat[base + r] = h
+        y[base + r] = h * gamma[g0 + r * gr] + beta[g0 + r * gr]
+
+
+cdef void _apply(const floating* x, idx_t P, idx_t Q, idx_t R,
+                 const floating* mean, const floating* scale, idx_t sp, idx_t sq, idx_t sr,
+                 const floating* gamma, const floating* beta, idx_t gp, idx_t gq, idx_t gr,
+                 floating* y, floating* xhat) noexcept nogil:
+    cdef idx_t k
+    if P * Q > 1 and P * Q * R >= PARALLEL_MIN:
+        for k in prange(P * Q, schedule="static"):
+            _apply_pq(x, k // Q, k % Q, Q, R, mean, scale, sp, sq, sr, gamma, beta,
+                      gp, gq, gr, y, xhat)
+    else:
+        for k in range(P * Q):
+            _apply_pq(x, k // Q, k % Q, Q, R, mean, scale, sp, sq, sr, gamma, beta,
+                      gp, gq, gr, y, xhat)
+
+
+def _extent(strides, P, Q, R):
+    """The largest flat index a (P, Q, R) walk with these strides reads, plus one."""
+    return (P - 1) * strides[0] + (Q - 1) * strides[1] + (R - 1) * strides[2] + 1
+
+
+def apply(cnp.ndarray x, idx_t P, idx_t Q, idx_t R, cnp.ndarray mean, cnp.ndarray scale,
+          tuple stat_strides, cnp.ndarray gamma, cnp.ndarray beta, tuple param_strides,
+          cnp.ndarray y, cnp.ndarray xhat=None):
+    """``y[p,q,r] = (x - mean[s]) * scale[s] * gamma[g] + beta[g]`` over the (P, Q, R) block,
+    with ``s = p*sp + q*sq + r*sr`` (``stat_strides``) and ``g`` likewise
+    (``param_strides``); ``xhat`` (optional) receives ``(x - mean[s]) * scale[s]``."""
+    n = P * Q * R
+    if n == 0:
+        return
+    if min(stat_strides) < 0 or min(param_strides) < 0:
+        raise ValueError("norm.apply: negative stride")
+    ns = _extent(stat_strides, P, Q, R)
+    ng = _extent(param_strides, P, Q, R)
+    arrays = [x, y] + ([xhat] if xhat is not None else [])
+    _check("apply", arrays, [n] * len(arrays))
+    for a, need in ((mean, ns), (scale, ns), (gamma, ng), (beta, ng)):
+        if a.dtype != x.dtype or not a.flags.c_contiguous or a.size < need:
+            raise ValueError(f"norm.apply: parameter array of dtype {a.dtype}, size {a.size}: "
+                             f"expected {x.dtype}, at least {need} elements")
+    cdef idx_t sp = stat_strides[0], sq = stat_strides[1], sr = stat_strides[2]
+    cdef idx_t gp = param_strides[0], gq = param_strides[1], gr = param_strides[2]
+    if x.dtype.char == "f":
+        _apply(<const float*>cnp.PyArray_DATA(x), P, Q, R,
+               <const float*>cnp.PyArray_DATA(mean), <const float*>cnp.PyArray_DATA(scale),
+               sp, sq, sr, <const float*>cnp.PyArray_DATA(gamma),
+               <const float*>cnp.PyArray_DATA(beta), gp, gq, gr, <float*>cnp.PyArray_DATA(y),
+               <float*>cnp.PyArray_DATA(xhat) if xhat is not None else NULL)
+    else:
+        _apply(<const double*>cnp.PyArray_DATA(x), P, Q, R,
+               <const double*>cnp.PyArray_DATA(mean), <const double*>cnp.PyArray_DATA(scale),
+               sp, sq, sr, <const double*>cnp.PyArray_DATA(gamma),
+               <const double*>cnp.PyArray_DATA(beta), gp, gq, gr, <double*>cnp.PyArray_DATA(y),
+               <double*>cnp.PyArray_DATA(xhat) if xhat is not None else NULL)
+
+
+# ---- Dropout ----------------------------------------------------------------------------------
+cdef void _mask(const float* u, floating* mask, idx_t n, float p, double scale) noexcept nogil:
+    cdef idx_t i
+    for i in range(n):
+        mask[i] = <floating>scale if u[i] >= p else 0
+
+
+def dropout_mask(cnp.ndarray u, double p, cnp.ndarray mask):
+    """``mask = (u >= p) / (1 - p)`` for float32 uniforms ``u`` in [0, 1): each element is
+    kept with probability ``1 - p`` and scaled so the mean is unchanged."""
+    if u.dtype.char != "f" or not u.flags.c_contiguous:
+        raise TypeError("norm.dropout_mask: u must be C-contiguous float32")
+    _check("dropout_mask", [mask], [u.size])
+    cdef double scale = 1.0 / (1.0 - p)
+    if mask.dtype.char == "f":
+        _mask(<const float*>cnp.PyArray_DATA(u), <float*>cnp.PyArray_DATA(mask), u.size,
+              <float>p, scale)
+    else:
+        _mask(<const float*>cnp.PyArray_DATA(u), <double*>cnp.PyArray_DATA(mask), u.size,
+              <float>p, scale)
+
+
+cdef void _mul(const floating* a, const floating* b, floating* out, idx_t n) noexcept nogil:
+    cdef idx_t i
+    if n >= PARALLEL_MIN:
+        for i in prange(n, schedule="static"):
+            out[i] = a[i] * b[i]
+    else:
+        for i in range(n):
+            out[i] = a[i] * b[i]
+
+
+def mul(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out):
+    """``out = a * b`` for C-contiguous arrays of one float dtype and size."""
+    _check("mul", [a, b, out], [a.size] * 3)
+    if a.dtype.char == "f":
+        _mul(<const float*>cnp.PyArray_DATA(a), <const float*>cnp.PyArray_DATA(b),
+             <float*>cnp.PyArray_DATA(out), a.size)
+    else:
+        _mul(<const double*>cnp.PyArray_DATA(a), <const double*>cnp.PyArray_DATA(b),
+             <double*>cnp.PyArray_DATA(out), a.size)

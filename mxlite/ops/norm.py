@@ -1,1 +1,619 @@
-"""(placeholder)."""
+"""Normalisation and regularisation layers: BatchNorm, LayerNorm, InstanceNorm,
+L2Normalization, Dropout, Embedding.
+
+Forward passes run in ``mxlite/_core/norm`` (statistics in double, two passes per group,
+then one fused affine pass). Every gradient is a graph of registered operators (sums,
+means, broadcasts), so gradients of any order follow:
+
+* ``LayerNorm``/``InstanceNorm`` read their data, gamma and their hidden ``mean``/``std``
+  outputs; the ``mean``/``std`` outputs' own head gradients are part of the same rule.
+* ``BatchNorm`` reads only its outputs: besides MXNet's ``output``, ``mean``, ``var`` it has
+  three hidden ones, the normalised data, the gamma it applied (ones under ``fix_gamma``) and
+  a ``(1,)`` flag that is 1 when the batch statistics were used (training) and 0 when the
+  moving ones were (inference). The flag multiplies the terms that flow through the batch
+  statistics, so one rule serves both modes without reading the train mode at backward
+  time, and the moving statistics (updated in place by every training forward) are never
+  saved by the tape: a BatchNorm layer can run twice under one ``record()``.
+* ``Dropout`` keeps its mask as a hidden output: its gradient is ``head * mask`` with the
+  very mask of the forward pass, at every order.
+"""
+import numpy as np
+
+from .._core import index as _ik
+from .._core import norm as _k
+from .._core import random as _rk
+from ..base import op_error
+from .common import check_num_inputs
+from .index import _positions
+from .registry import REQUIRED, OpDef, Param, register
+from .shape_utils import check_shape, normalize_axes, normalize_axis, size_of
+
+_FLOATS = (np.dtype("float32"), np.dtype("float64"))
+_ONE_BELOW_1 = float(np.nextafter(np.float32(1.0), np.float32(0.0)))
+
+
+# ---- shared helpers ---------------------------------------------------------------------------
+def _float_dtype(op, dtypes, names):
+    """The one float32/float64 dtype of every input; MXNetError naming the odd one out."""
+    dt = np.dtype(dtypes[0])
+    if dt not in _FLOATS:
+        raise op_error(op, f"{names[0]} must be float32 or float64, got {dt}")
+    for name, d in zip(names[1:], dtypes[1:]):
+        if np.dtype(d) != dt:
+            raise op_error(op, f"{name} has dtype {np.dtype(d)}, {names[0]} has {dt}: all "
+                           "inputs must share one float dtype")
+    return dt
+
+
+def _check_vectors(op, shapes, names, c, what):
+    """Each of ``shapes`` (named ``names``) must be ``(c,)``."""
+    for name, s in zip(names, shapes):
+        if tuple(s) != (c,):
+            raise op_error(op, f"{name} must have shape ({c},) ({what}), got {tuple(s)}")
+
+
+def _kept(shape, axes):
+    """``shape`` with ``axes`` set to 1."""
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _param_shape(shape, axis):
+    """``(1, .., shape[axis], .., 1)``: a per-``axis`` vector shaped to broadcast."""
+    return tuple(d if i == axis else 1 for i, d in enumerate(shape))
+
+
+# ---- the shared gradient of LayerNorm and InstanceNorm -----------------------------------------
+def _standardize_grad(F, node, ograds, red, param_axis):
+    """y = gamma * xhat + beta with xhat = (x - mean) / std over the axes ``red``,
+    std = sqrt(var + eps); hidden outputs mean and std.
+
+    dbeta = sum(gy), dgamma = sum(gy * xhat) (over every axis but ``param_axis``);
+    with G = gy * gamma and n the reduced count:
+    dx = (G - mean(G) - xhat * mean(G * xhat)) / std + g_mean / n + g_std * xhat / n.
+    """
+    x, gamma, _ = node.inputs
+    _, mean, std = node.outputs
+    gy, gmean, gstd = ograds
+    shape = tuple(node.input_shapes[0])
+    n = size_of([shape[a] for a in red])
+    wants = node.wants
+    xhat = F.broadcast_div(F.broadcast_sub(x, mean), std)
+    dgamma = F.sum(gy * xhat, axis=param_axis, exclude=True) if wants[1] else None
+    dbeta = F.sum(gy, axis=param_axis, exclude=True) if wants[2] else None
+    dx = None
+    if wants[0]:
+        g = F.broadcast_mul(gy, F.reshape(gamma, shape=_param_shape(shape, param_axis)))
+        rstd = F.reciprocal(std)
+        m_g = F.mean(g, axis=red, keepdims=True)
+        m_gx = F.mean(g * xhat, axis=red, keepdims=True)
+        coef_x = gstd / n - m_gx * rstd
+        coef_0 = gmean / n - m_g * rstd
+        dx = F.broadcast_add(F.broadcast_add(F.broadcast_mul(g, rstd),
+                                             F.broadcast_mul(xhat, coef_x)), coef_0)
+    return [dx, dgamma, dbeta]
+
+
+def _standardize(rctx, x, mean, std, P, Q, R, stat_strides, gamma, beta, param_strides, y,
+                 eps):
+    """Moments of the (P, Q, R) view over Q into ``mean``/``std`` (std = sqrt(var + eps)),
+    then ``y = (x - mean) / std * gamma + beta``."""
+    _k.moments(x, P, Q, R, mean, std)
+    rstd = rctx.xp.empty(std.shape, std.dtype)
+    rctx.xp.copyto(rstd, std)
+    _k.finish(std, eps, False)
+    _k.finish(rstd, eps, True)
+    _k.apply(x, P, Q, R, mean, rstd, stat_strides, gamma, beta, param_strides, y)
+
+
+# ---- BatchNorm --------------------------------------------------------------------------------
+_BN_INPUTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
+_BN_OUTPUTS = ("output", "mean", "var", "data_normalized", "gamma_used", "batch_stats")
+
+
+def _bn_axis(shape, attrs):
+    if len(shape) < 1:
+        raise op_error("BatchNorm", f"data must have at least one dimension, got {shape}")
+    return normalize_axis("BatchNorm", attrs.axis, len(shape))
+
+
+def _bn_shape(shapes, attrs):
+    check_num_inputs("BatchNorm", shapes, 5)
+    data = tuple(shapes[0])
+    ax = _bn_axis(data, attrs)
+    c = data[ax]
+    _check_vectors("BatchNorm", shapes[1:], _BN_INPUTS[1:], c,
+                   f"the size of data {data} along axis {attrs.axis}")
+    return [data, (c,), (c,), data, (c,), (1,)]
+
+
+def _bn_type(dtypes, attrs):
+    dt = _float_dtype("BatchNorm", dtypes, _BN_INPUTS)
+    return [dt] * 6
+
+
+def _bn_backward_shape(in_shapes, out_shapes, attrs):
+    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    if data is None or not -len(data) <= attrs.axis < len(data):
+        return list(in_shapes)
+    c = (data[attrs.axis],)
+    return [data] + [c if s is None else s for s in in_shapes[1:]]
+
+
+def _bn_check(attrs):
+    if not 0.0 <= attrs.momentum <= 1.0:
+        raise op_error("BatchNorm", f"momentum must be in [0, 1], got {attrs.momentum}")
+    if not attrs.eps > 0.0:
+        raise op_error("BatchNorm", f"eps must be positive, got {attrs.eps}")
+
+
+def _bn_compute(rctx, ins, outs, attrs):
+    _bn_check(attrs)
+    x, gamma, beta, moving_mean, moving_var = ins
+    y, mean, rstd, xhat, gamma_used, flag = outs
+    ax = _bn_axis(x.shape, attrs)
+    a, c, b = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
+    train = rctx.is_train and not attrs.use_global_stats
+    xp = rctx.xp
+    if train:
+        _k.channel_moments(x, a, c, b, mean, rstd)        # rstd holds the batch variance here
+        if a * b > 0:
+            # moving = momentum * moving + (1 - momentum) * batch (biased variance, as MXNet)
+            _k.ema(moving_mean, mean, attrs.momentum)
+            _k.ema(moving_var, rstd, attrs.momentum)
+    else:
+        xp.copyto(mean, moving_mean)
+        xp.copyto(rstd, moving_var)
+    _k.finish(rstd, attrs.eps, True)
+    if attrs.fix_gamma:
+        gamma_used.fill(1)
+    else:
+        xp.copyto(gamma_used, gamma)
+    flag.fill(1 if train else 0)
+    _k.apply(x, a, c, b, mean, rstd, (0, 1, 0), gamma_used, beta, (0, 1, 0), y, xhat)
+
+
+def _bn_grad(F, node, ograds):
+    """y = gamma' * xhat + beta, xhat = (x - mean) * r, r = 1 / sqrt(var + eps), gamma' = gamma
+    (1 under fix_gamma), with the batch mean/biased variance in training (flag t = 1) or the
+    moving ones in inference (t = 0). Over the n elements of each channel, with
+    G = gy * gamma' + g_xhat:
+
+    dx = G * r + t * (xhat * (-g_r * r^2 / n - r * mean(G * xhat)) + g_mean / n - r * mean(G))
+    dgamma = sum(gy * xhat) + g_gamma' (0 under fix_gamma), dbeta = sum(gy);
+    the moving statistics (auxiliary states) get no gradient.
+    """
+    _, mean, r, xhat, gamma_used, flag = node.outputs
+    gy, gmean, gr, gxhat, ggamma, _ = ograds
+    attrs, wants = node.attrs, node.wants
+    shape = tuple(node.output_shapes[0])
+    ax = normalize_axis("BatchNorm", attrs.axis, len(shape))
+    c = shape[ax]
+    kept = _param_shape(shape, ax)
+    dgamma = dbeta = dx = None
+    if wants[1]:
+        dgamma = (F.zeros((c,), dtype=node.output_dtypes[0], ctx=node.context)
+                  if attrs.fix_gamma else F.sum(gy * xhat, axis=ax, exclude=True) + ggamma)
+    if wants[2]:
+        dbeta = F.sum(gy, axis=ax, exclude=True)
+    if wants[0]:
+        n = max(size_of(shape) // max(c, 1), 1)
+        g = F.broadcast_mul(gy, F.reshape(gamma_used, shape=kept)) + gxhat
+        rk = F.reshape(r, shape=kept)
+        dx = F.broadcast_mul(g, rk)
+        if not attrs.use_global_stats:
+            t = F.reshape(flag, shape=(1,) * len(shape))
+            m_g = F.mean(g, axis=ax, exclude=True, keepdims=True)
+            m_gx = F.mean(g * xhat, axis=ax, exclude=True, keepdims=True)
+            coef_x = F.broadcast_mul(t, F.reshape(gr * r * r, shape=kept) / (-n)
+                                     - F.broadcast_mul(rk, m_gx))
+            coef_0 = F.broadcast_mul(t, F.reshape(gmean, shape=kept) / n
+                                     - F.broadcast_mul(rk, m_g))
+            dx = F.broadcast_add(F.broadcast_add(dx, F.broadcast_mul(xhat, coef_x)), coef_0)
+    return [dx, dgamma, dbeta, None, None]
+
+
+register(OpDef(
+    "BatchNorm", inputs=_BN_INPUTS,
+    params=(Param("eps", "float", 1e-3, "added to the variance before the square root"),
+            Param("momentum", "float", 0.9, "weight of the old value in the moving averages"),
+            Param("fix_gamma", "bool", True, "treat gamma as 1 (gamma gets a zero gradient)"),
+            Param("use_global_stats", "bool", False,
+                  "normalise with the moving statistics also in training"),
+            Param("output_mean_var", "bool", False, "also return the mean and inverse std"),
+            Param("axis", "int", 1, "the channel axis"),
+            Param("cudnn_off", "bool", False, "accepted for compatibility; no effect"),
+            Param("min_calib_range", "float", None, "accepted for compatibility (quantisation)"),
+            Param("max_calib_range", "float", None, "accepted for compatibility (quantisation)")),
+    infer_shape=_bn_shape, infer_type=_bn_type, compute={"cpu": _bn_compute},
+    gradient=_bn_grad, grad_needs=("outputs",), num_outputs=6, output_names=_BN_OUTPUTS,
+    num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
+    aux_inputs=("moving_mean", "moving_var"), mutate_inputs=("moving_mean", "moving_var"),
+    backward_shape=_bn_backward_shape,
+    doc="""Batch normalisation over every axis but ``axis`` (the channels).
+
+``y = (x - mean) / sqrt(var + eps) * gamma + beta`` per channel. In training mode
+(``autograd.record()`` or ``train_mode()``) and without ``use_global_stats`` the batch mean
+and biased variance are used, and the auxiliary states are updated in place (their version
+counters bumped, not recorded as a differentiable write):
+``moving_mean = momentum * moving_mean + (1 - momentum) * mean``, likewise ``moving_var`` with
+the biased batch variance. Otherwise (inference, or ``use_global_stats``) the moving
+statistics are used. ``fix_gamma=True`` (the default) treats gamma as 1 and gives it a zero
+gradient. With ``output_mean_var`` the call returns ``[output, mean, var]``, where ``var``
+holds the *inverse standard deviation* ``1 / sqrt(var + eps)`` (what MXNet 1.x returned,
+as its documentation says); in inference they describe the moving statistics.
+
+The gradient is a graph of reductions and broadcasts, exact to any order in both modes
+(training differentiates through the batch statistics). Three hidden outputs (the
+normalised data, the gamma applied, a train flag) carry what it needs, so the tape never
+saves the moving statistics.
+
+Differences from MXNet 1.x: MXNet updated the moving statistics in the *backward* pass
+(a training forward without ``backward`` left them unchanged); mxlite updates them in
+the training forward, once per call (as PyTorch). Data, gamma, beta and the moving
+statistics must share one dtype, float32 or float64 (MXNet also took float16 data).
+
+>>> x = mx.nd.array([[1.0, 10.0], [3.0, 30.0]])
+>>> gamma, beta = mx.nd.ones(2), mx.nd.zeros(2)
+>>> mm, mv = mx.nd.zeros(2), mx.nd.ones(2)
+>>> with mx.autograd.train_mode():
+...     y = mx.nd.BatchNorm(x, gamma, beta, mm, mv, eps=1e-8)
+>>> y.asnumpy().round(4).tolist()
+[[-1.0, -1.0], [1.0, 1.0]]
+>>> mm.asnumpy().round(4).tolist()      # 0.9 * 0 + 0.1 * batch mean
+[0.2, 2.0]
+>>> mv.asnumpy().round(4).tolist()      # 0.9 * 1 + 0.1 * biased batch variance
+[1.0, 10.9]
+>>> mx.nd.BatchNorm(x, gamma, beta, mm, mv).shape   # inference: the moving statistics
+(2, 2)
+"""))
+
+
+# ---- LayerNorm --------------------------------------------------------------------------------
+def _ln_shape(shapes, attrs):
+    check_num_inputs("LayerNorm", shapes, 3)
+    data = tuple(shapes[0])
+    if len(data) < 1:
+        raise op_error("LayerNorm", f"data must have at least one dimension, got {data}")
+    ax = normalize_axis("LayerNorm", attrs.axis, len(data))
+    _check_vectors("LayerNorm", shapes[1:], ("gamma", "beta"), data[ax],
+                   f"the size of data {data} along axis {attrs.axis}")
+    stat = _kept(data, (ax,))
+    return [data, stat, stat]
+
+
+def _ln_type(dtypes, attrs):
+    return [_float_dtype("LayerNorm", dtypes, ("data", "gamma", "beta"))] * 3
+
+
+def _ln_backward_shape(in_shapes, out_shapes, attrs):
+    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    if data is None or not -len(data) <= attrs.axis < len(data):
+        return list(in_shapes)
+    c = (data[attrs.axis],)
+    return [data] + [c if s is None else s for s in in_shapes[1:]]
+
+
+def _ln_compute(rctx, ins, outs, attrs):
+    x, gamma, beta = ins
+    y, mean, std = outs
+    if not attrs.eps >= 0.0:
+        raise op_error("LayerNorm", f"eps must be non-negative, got {attrs.eps}")
+    ax = normalize_axis("LayerNorm", attrs.axis, x.ndim)
+    p, q, r = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
+    _standardize(rctx, x, mean, std, p, q, r, (r, 0, 1), gamma, beta, (0, 1, 0), y, attrs.eps)
+
+
+def _ln_grad(F, node, ograds):
+    """LayerNorm: see ``_standardize_grad`` (statistics over ``axis``, gamma along it)."""
+    ax = normalize_axis("LayerNorm", node.attrs.axis, len(node.input_shapes[0]))
+    return _standardize_grad(F, node, ograds, (ax,), ax)
+
+
+register(OpDef(
+    "LayerNorm", inputs=("data", "gamma", "beta"),
+    params=(Param("axis", "int", -1, "the axis to normalise over"),
+            Param("eps", "float", 1e-5, "added to the variance before the square root"),
+            Param("output_mean_var", "bool", False, "also return the mean and the std")),
+    infer_shape=_ln_shape, infer_type=_ln_type, compute={"cpu": _ln_compute},
+    gradient=_ln_grad, grad_needs=("inputs", "outputs"), num_outputs=3,
+    output_names=("output", "mean", "std"),
+    num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
+    backward_shape=_ln_backward_shape,
+    doc="""Layer normalisation along ``axis``: ``y = (x - mean) / sqrt(var + eps) * gamma + beta``,
+mean and (biased) variance over ``axis``, gamma and beta of shape ``(data.shape[axis],)``.
+
+With ``output_mean_var`` the call returns ``[output, mean, std]``, the statistics with
+``axis`` kept as size 1 and ``std = sqrt(var + eps)`` (MXNet 1.x). Statistics are
+accumulated in double in two passes over each row. The gradient (any order) is a graph of
+registered reductions and broadcasts.
+
+>>> x = mx.nd.array([[1.0, 2.0, 3.0, 4.0]])
+>>> y = mx.nd.LayerNorm(x, mx.nd.ones(4), mx.nd.zeros(4), eps=0.0)
+>>> (y.asnumpy() * 5 ** 0.5).round(4).tolist()    # (x - 2.5) / sqrt(1.25)
+[[-3.0, -1.0, 1.0, 3.0]]
+"""))
+
+
+# ---- InstanceNorm -----------------------------------------------------------------------------
+def _in_shape(shapes, attrs):
+    check_num_inputs("InstanceNorm", shapes, 3)
+    data = tuple(shapes[0])
+    if len(data) < 3:
+        raise op_error("InstanceNorm", f"data must have at least 3 dimensions (batch, channel, "
+                       f"spatial...), got shape {data}")
+    _check_vectors("InstanceNorm", shapes[1:], ("gamma", "beta"), data[1],
+                   f"the channels of data {data}")
+    stat = _kept(data, tuple(range(2, len(data))))
+    return [data, stat, stat]
+
+
+def _in_type(dtypes, attrs):
+    return [_float_dtype("InstanceNorm", dtypes, ("data", "gamma", "beta"))] * 3
+
+
+def _in_backward_shape(in_shapes, out_shapes, attrs):
+    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    if data is None or len(data) < 2:
+        return list(in_shapes)
+    return [data] + [(data[1],) if s is None else s for s in in_shapes[1:]]
+
+
+def _in_compute(rctx, ins, outs, attrs):
+    x, gamma, beta = ins
+    y, mean, std = outs
+    if not attrs.eps >= 0.0:
+        raise op_error("InstanceNorm", f"eps must be non-negative, got {attrs.eps}")
+    n, c, s = x.shape[0], x.shape[1], size_of(x.shape[2:])
+    _k.moments(x, n * c, s, 1, mean, std)
+    rstd = rctx.xp.empty(std.shape, std.dtype)
+    rctx.xp.copyto(rstd, std)
+    _k.finish(std, attrs.eps, False)
+    _k.finish(rstd, attrs.eps, True)
+    _k.apply(x, n, c, s, mean, rstd, (c, 1, 0), gamma, beta, (0, 1, 0), y)
+
+
+def _in_grad(F, node, ograds):
+    """InstanceNorm: see ``_standardize_grad`` (statistics over the spatial axes, gamma per
+    channel)."""
+    return _standardize_grad(F, node, ograds, tuple(range(2, len(node.input_shapes[0]))), 1)
+
+
+register(OpDef(
+    "InstanceNorm", inputs=("data", "gamma", "beta"),
+    params=(Param("eps", "float", 1e-3, "added to the variance before the square root"),),
+    infer_shape=_in_shape, infer_type=_in_type, compute={"cpu": _in_compute},
+    gradient=_in_grad, grad_needs=("inputs", "outputs"), num_outputs=3,
+    output_names=("output", "mean", "std"), num_visible_outputs=1,
+    backward_shape=_in_backward_shape,
+    doc="""Instance normalisation: each (sample, channel) of ``data`` (shape ``(N, C, ...)``) is
+normalised over its spatial axes, ``y = (x - mean) / sqrt(var + eps) * gamma[c] + beta[c]``
+(biased variance). The hidden outputs ``mean`` and ``std = sqrt(var + eps)`` have shape
+``(N, C, 1, ...)``. The gradient (any order) is a graph of reductions and broadcasts.
+
+>>> x = mx.nd.array([[[1.0, 3.0], [2.0, 2.0]]])
+>>> mx.nd.InstanceNorm(x, mx.nd.array([2.0, 1.0]), mx.nd.array([0.0, 5.0]), eps=0.0).asnumpy().tolist()
+[[[-2.0, 2.0], [5.0, 5.0]]]
+"""))
+
+
+# ---- L2Normalization --------------------------------------------------------------------------
+_L2_MODES = ("instance", "channel", "spatial")
+
+
+def _l2_axes(shape, mode):
+    """The axes one norm runs over."""
+    if mode == "instance":
+        return tuple(range(1, len(shape)))
+    if mode == "channel":
+        return (1,)
+    return tuple(range(2, len(shape)))
+
+
+def _l2_shape(shapes, attrs):
+    check_num_inputs("L2Normalization", shapes, 1)
+    data = tuple(shapes[0])
+    need = 3 if attrs.mode == "spatial" else 2
+    if len(data) < need:
+        raise op_error("L2Normalization", f"mode={attrs.mode!r} needs data with at least "
+                       f"{need} dimensions, got shape {data}")
+    return [data]
+
+
+def _l2_type(dtypes, attrs):
+    return [_float_dtype("L2Normalization", dtypes, ("data",))]
+
+
+def _l2_compute(rctx, ins, outs, attrs):
+    x, y = ins[0], outs[0]
+    if not attrs.eps >= 0.0:
+        raise op_error("L2Normalization", f"eps must be non-negative, got {attrs.eps}")
+    shape, mode = x.shape, attrs.mode
+    if mode == "instance":
+        p, q, r = shape[0], size_of(shape[1:]), 1
+    elif mode == "channel":
+        p, q, r = shape[0], shape[1], size_of(shape[2:])
+    else:
+        p, q, r = shape[0] * shape[1], size_of(shape[2:]), 1
+    xp = rctx.xp
+    scale = xp.empty((p * r,), x.dtype)
+    _k.rnorm(x, p, q, r, attrs.eps, scale)
+    _k.apply(x, p, q, r, xp.zeros((p * r,), x.dtype), scale, (r, 0, 1),
+             xp.ones((1,), x.dtype), xp.zeros((1,), x.dtype), (0, 0, 0), y)
+
+
+def _l2_grad(F, node, ograds):
+    """y = x / n, n = sqrt(sum(x^2) + eps) over the mode's axes:
+    dx = (g - y * sum(g * y)) / n."""
+    x, g = node.inputs[0], ograds[0]
+    axes = _l2_axes(tuple(node.input_shapes[0]), node.attrs.mode)
+    n = F.sqrt(F.sum(F.square(x), axis=axes, keepdims=True) + node.attrs.eps)
+    y = F.broadcast_div(x, n)
+    s = F.sum(g * y, axis=axes, keepdims=True)
+    return [F.broadcast_div(g - F.broadcast_mul(y, s), n)]
+
+
+register(OpDef(
+    "L2Normalization", inputs=("data",),
+    params=(Param("eps", "float", 1e-10, "added to the sum of squares before the root"),
+            Param("mode", "str", "instance", "'instance' (all axes but the first), 'channel' "
+                  "(axis 1) or 'spatial' (axes 2 and up)", choices=_L2_MODES)),
+    infer_shape=_l2_shape, infer_type=_l2_type, compute={"cpu": _l2_compute},
+    gradient=_l2_grad, backward_shape="same",
+    doc="""Divide ``data`` by its L2 norm ``sqrt(sum(x**2) + eps)``: over all axes but the
+first (``mode='instance'``), over axis 1 for each sample and position (``'channel'``), or
+over the spatial axes 2.. for each sample and channel (``'spatial'``). The gradient (any
+order) is a graph of registered ops.
+
+>>> mx.nd.L2Normalization(mx.nd.array([[3.0, 4.0], [0.0, 2.0]])).asnumpy().round(6).tolist()
+[[0.6, 0.8], [0.0, 1.0]]
+"""))
+
+
+# ---- Dropout ----------------------------------------------------------------------------------
+def _dropout_check(attrs):
+    if not 0.0 <= attrs.p < 1.0:
+        raise op_error("Dropout", f"p must be in [0, 1), got {attrs.p}")
+
+
+def _dropout_shape(shapes, attrs):
+    check_num_inputs("Dropout", shapes, 1)
+    _dropout_check(attrs)
+    data = tuple(shapes[0])
+    if attrs.axes:
+        normalize_axes("Dropout", attrs.axes, len(data), "axes")
+    return [data, data]
+
+
+def _dropout_type(dtypes, attrs):
+    dt = _float_dtype("Dropout", dtypes, ("data",))
+    return [dt, dt]
+
+
+def _dropout_compute(rctx, ins, outs, attrs):
+    x = ins[0]
+    y, mask = outs
+    xp = rctx.xp
+    _dropout_check(attrs)
+    active = attrs.mode == "always" or rctx.is_train
+    if not active or attrs.p == 0.0 or x.size == 0:
+        mask.fill(1)
+        xp.copyto(y, x)
+        return
+    axes = normalize_axes("Dropout", attrs.axes, x.ndim, "axes") if attrs.axes else ()
+    small_shape = _kept(x.shape, axes)
+    u = xp.empty(small_shape, np.float32)
+    key, offset = rctx.rng.next()
+    _rk.fill_continuous("uniform", u, key, offset, 0.0, 1.0, 1.0, _ONE_BELOW_1, 24)
+    if axes:
+        small = xp.empty(small_shape, x.dtype)
+        _k.dropout_mask(u, attrs.p, small)
+        xp.strided_copy(xp.broadcast_to(small, x.shape), mask)
+    else:
+        _k.dropout_mask(u, attrs.p, mask)
+    _k.mul(x, mask, y)
+
+
+def _dropout_grad(F, node, ograds):
+    """y = x * mask, mask = keep / (1 - p) drawn once in the forward pass (ones when
+    inactive): dx = head * mask with that same mask; the mask is a constant."""
+    return [ograds[0] * node.outputs[1]]
+
+
+register(OpDef(
+    "Dropout", inputs=("data",),
+    params=(Param("p", "float", 0.5, "probability of dropping an element, in [0, 1)"),
+            Param("mode", "str", "training", "'training': active only in train mode; "
+                  "'always': also in inference", choices=("training", "always")),
+            Param("axes", "axes", (), "axes along which one mask value is shared"),
+            Param("cudnn_off", "bool", False, "accepted for compatibility; no effect")),
+    infer_shape=_dropout_shape, infer_type=_dropout_type, compute={"cpu": _dropout_compute},
+    gradient=_dropout_grad, grad_needs=("outputs",), num_outputs=2,
+    output_names=("output", "mask"), num_visible_outputs=1, backward_shape="same",
+    doc="""Randomly zero elements of ``data`` with probability ``p`` and scale the rest by
+``1 / (1 - p)``, in train mode (``autograd.record()``, ``train_mode()``) or always with
+``mode='always'``; otherwise the identity. ``axes`` shares one draw along those axes
+(variational dropout). Draws come from the device's random stream, so
+``mx.random.seed`` makes them reproducible.
+
+The hidden output ``mask`` (shape of data: ``0`` or ``1 / (1 - p)``, ones when inactive)
+is what the gradient multiplies the head gradient by, so gradients of every order use the
+forward pass's very mask. ``p`` must be in [0, 1) (MXNet also took p = 1, giving NaN).
+
+>>> x = mx.nd.ones((2, 3))
+>>> mx.nd.Dropout(x, p=0.5).asnumpy().tolist()       # not training: the identity
+[[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+>>> y = mx.nd.Dropout(x, p=0.5, mode='always').asnumpy()
+>>> sorted(set(y.ravel().tolist())) in ([0.0, 2.0], [0.0], [2.0])
+True
+"""))
+
+
+# ---- Embedding --------------------------------------------------------------------------------
+def _emb_shape(shapes, attrs):
+    check_num_inputs("Embedding", shapes, 2)
+    data, weight = (tuple(s) for s in shapes)
+    if attrs.input_dim < 1 or attrs.output_dim < 1:
+        raise op_error("Embedding", f"input_dim and output_dim must be positive, got "
+                       f"{attrs.input_dim} and {attrs.output_dim}")
+    if weight != (attrs.input_dim, attrs.output_dim):
+        raise op_error("Embedding", f"weight must have shape (input_dim, output_dim) = "
+                       f"({attrs.input_dim}, {attrs.output_dim}), got {weight}")
+    return [check_shape("Embedding", data + (attrs.output_dim,))]
+
+
+def _emb_type(dtypes, attrs):
+    data, weight = (np.dtype(d) for d in dtypes)
+    if data == np.bool_:
+        raise op_error("Embedding", "data (indices) cannot be bool")
+    if weight.kind != "f" or weight != np.dtype(attrs.dtype):
+        raise op_error("Embedding", f"weight has dtype {weight}; parameter dtype is "
+                       f"{np.dtype(attrs.dtype)} (they must agree, a float dtype)")
+    return [weight]
+
+
+def _emb_backward_shape(in_shapes, out_shapes, attrs):
+    weight = (attrs.input_dim, attrs.output_dim)
+    data = in_shapes[0]
+    if data is None and out_shapes[0] is not None:
+        data = tuple(out_shapes[0][:-1])
+    return [data, weight if in_shapes[1] is None else in_shapes[1]]
+
+
+def _emb_compute(rctx, ins, outs, attrs):
+    data, weight = ins
+    out = outs[0]
+    pos = _positions(rctx.xp, "Embedding", data, attrs.input_dim, "raise", 0)
+    _ik.take(weight, pos, out, 1, attrs.input_dim, attrs.output_dim)
+
+
+def _emb_grad(F, node, ograds):
+    """out = weight[data]: d/dweight scatters (adds) each head-gradient row into the row of
+    its index (``_take_grad``, whose own gradient is ``take``); the indices get none."""
+    data, weight = node.inputs
+    if not node.wants[1]:
+        return [None, None]
+    return [None, F._internal._take_grad(ograds[0], data, weight, axis=0, mode="raise")]
+
+
+register(OpDef(
+    "Embedding", inputs=("data", "weight"),
+    params=(Param("input_dim", "int", REQUIRED, "vocabulary size: rows of weight"),
+            Param("output_dim", "int", REQUIRED, "embedding size: columns of weight"),
+            Param("dtype", "dtype", "float32", "dtype of weight and of the output"),
+            Param("sparse_grad", "bool", False, "accepted for compatibility: the weight "
+                  "gradient is always dense")),
+    infer_shape=_emb_shape, infer_type=_emb_type, compute={"cpu": _emb_compute},
+    gradient=_emb_grad, backward_shape=_emb_backward_shape,
+    doc="""Look up rows of ``weight`` (shape ``(input_dim, output_dim)``) at the indices in
+``data`` (any shape, indices stored as floats as in MXNet, truncated toward zero): the
+output has shape ``data.shape + (output_dim,)``. The weight gradient adds each head-gradient
+row into the row of its index (repeated indices accumulate); the indices get no gradient.
+
+Difference from MXNet 1.x: an index outside ``[0, input_dim)`` is an ``MXNetError`` naming
+it and its position (MXNet clipped it silently to the first or last row).
+``sparse_grad=True`` is accepted but the gradient is dense.
+
+>>> w = mx.nd.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+>>> mx.nd.Embedding(mx.nd.array([2, 0]), w, input_dim=3, output_dim=2).asnumpy().tolist()
+[[4.0, 5.0], [0.0, 1.0]]
+"""))
