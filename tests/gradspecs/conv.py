@@ -33,3 +33,54 @@ SPECS = {
     "Deconvolution": Spec([(2, 2, 4), (2, 3, 3), (3,)], _deconv),
     "_conv_weight_grad": Spec([(2, 2, 6, 4), (2, 3, 2, 3)], _weight_grad),
 }
+
+
+def _spread(shape, rng):
+    """Distinct values 0.05 apart in random order: no max-pooling window has a tie."""
+    n = int(np.prod(shape))
+    return (rng.permutation(n) * 0.05 - n * 0.025).reshape(shape)
+
+
+def _pooling(nd, x):
+    # max (2-D, pad, stride) + avg ('full', count_include_pad=False) + sum (1-D) + global avg
+    a = nd.Pooling(x, kernel=(2, 3), stride=(2, 1), pad=(1, 1), pool_type="max")
+    b = nd.Pooling(x, kernel=(3, 2), stride=(2, 2), pad=(1, 0), pool_type="avg",
+                   pooling_convention="full", count_include_pad=False)
+    c = nd.Pooling(nd.reshape(x, shape=(2, 2, 20)), kernel=(3,), stride=(2,), pool_type="sum")
+    d = nd.Pooling(x, global_pool=True, pool_type="avg")
+    return [a * a, b * b, c * c, d * d]
+
+
+_MAXP = dict(kernel=(2, 2), stride=(1, 2), pad=(1, 0), pool_type="max")
+
+
+def _scatter(nd, x, g):
+    return nd._internal._pool_max_scatter(x, g * g, **_MAXP)
+
+
+def _gather(nd, x, h):
+    return nd._internal._pool_max_gather(x, h * h, **_MAXP)
+
+
+def _pool_backward(nd, g):
+    return nd._internal._pool_backward(g * g, kernel=(3, 2), stride=(2, 2), pad=(1, 1),
+                                       pool_type="avg", pooling_convention="full",
+                                       in_shape=(5, 4))
+
+
+def _upsampling(nd, a, b):
+    return nd.UpSampling(a, b, scale=2, sample_type="nearest") ** 2
+
+
+SPECS.update({
+    "Pooling": Spec([(2, 2, 5, 4)], _pooling,
+                    sample=lambda rng: [_spread((2, 2, 5, 4), rng)]),
+    "_pool_max_scatter": Spec([(1, 2, 3, 4), (1, 2, 4, 2)], _scatter,
+                              sample=lambda rng: [_spread((1, 2, 3, 4), rng),
+                                                  rng.uniform(-1, 1, (1, 2, 4, 2))]),
+    "_pool_max_gather": Spec([(1, 2, 3, 4), (1, 2, 3, 4)], _gather,
+                             sample=lambda rng: [_spread((1, 2, 3, 4), rng),
+                                                 rng.uniform(-1, 1, (1, 2, 3, 4))]),
+    "_pool_backward": Spec([(2, 1, 3, 3)], _pool_backward),
+    "UpSampling": Spec([(1, 2, 2, 3), (1, 1, 4, 6)], _upsampling),
+})

@@ -1,0 +1,440 @@
+"""Pooling (max, avg, sum over 1, 2 or 3 spatial axes) and UpSampling (nearest).
+
+Kernels in ``mxlite/_core/conv.pyx`` (one loop nest over (N, C) planes, int64 indices).
+Gradients are registered ops with their own gradients, so every order exists:
+
+* max: ``dx = _pool_max_scatter(x, gy)`` (gy added at each window's first maximum); the
+  scatter is linear in gy and piecewise constant in x, its adjoint is ``_pool_max_gather(x,
+  h)`` (h read at the same positions), and the gather's adjoint is the scatter again;
+* avg / sum: linear; ``dx = _pool_backward(gy)``, whose adjoint is ``Pooling`` itself;
+* UpSampling (nearest) is the adjoint of sum pooling with kernel = stride = scale, so its
+  gradient is ``Pooling(pool_type='sum')`` and that pooling's gradient is ``_pool_backward``.
+"""
+import numpy as np
+
+from .._core import conv as kernels
+from ..base import op_error
+from .common import compute_dtype, run_in, write_back
+from .registry import REQUIRED, Attrs, OpDef, Param, register
+
+__all__ = ["pool_geometry"]
+
+_FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
+_LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+
+
+def _spatial_tuple(op, name, value, nd, default):
+    value = tuple(value)
+    if not value:
+        return (default,) * nd
+    if len(value) != nd:
+        raise op_error(op, f"{name}={value} must have one entry per spatial axis ({nd})")
+    if min(value) < (1 if name in ("kernel", "stride") else 0):
+        raise op_error(op, f"{name}={value} has an invalid entry")
+    return value
+
+
+def pool_geometry(op, data_shape, attrs):
+    """``(kernel, stride, pad, in_spatial, out_spatial)`` of a pooling of data ``(N, C,
+    *in)`` with MXNet's rules: ``global_pool`` pools each whole plane; 'valid' gives
+    ``1 + (in + 2*pad - kernel) // stride`` windows, 'full' ``1 + ceil((in + 2*pad - kernel)
+    / stride)``."""
+    nd = len(data_shape) - 2
+    if nd not in (1, 2, 3):
+        raise op_error(op, f"data must be 3-D, 4-D or 5-D (NCW, NCHW, NCDHW), got shape "
+                       f"{data_shape}")
+    layout = attrs.get("layout")
+    if layout is not None and layout != _LAYOUTS[nd]:
+        raise op_error(op, f"layout={layout!r} is not supported for data {data_shape}; only "
+                       f"{_LAYOUTS[nd]!r} (channels first)")
+    spatial = tuple(data_shape[2:])
+    if attrs.get("global_pool"):
+        kernel, stride, pad = spatial, (1,) * nd, (0,) * nd
+        if min(spatial) < 1:
+            raise op_error(op, f"global pooling of an empty plane: data {data_shape}")
+    else:
+        if not attrs.kernel:
+            raise op_error(op, "kernel is required unless global_pool=True")
+        kernel = _spatial_tuple(op, "kernel", attrs.kernel, nd, 1)
+        stride = _spatial_tuple(op, "stride", attrs.stride, nd, 1)
+        pad = _spatial_tuple(op, "pad", attrs.pad, nd, 0)
+    convention = attrs.pooling_convention
+    if convention == "same":
+        raise op_error(op, "pooling_convention='same' is not supported (MXNet had it for "
+                       "1-D max pooling only); use 'valid' or 'full' with pad")
+    out = []
+    for i in range(nd):
+        span = spatial[i] + 2 * pad[i] - kernel[i]
+        if span < 0:
+            raise op_error(op, f"kernel={kernel} is larger than the padded input: data "
+                           f"{data_shape} with pad={pad}")
+        out.append(1 + (span // stride[i] if convention == "valid"
+                        else -(-span // stride[i])))
+    return kernel, stride, pad, spatial, tuple(out)
+
+
+def _geom(n, c, in_sp, out_sp, kernel, stride, pad):
+    three = lambda t, fill: (fill,) * (3 - len(t)) + tuple(t)     # noqa: E731
+    return (n, c, three(in_sp, 1), three(out_sp, 1), three(kernel, 1), three(stride, 1),
+            three(pad, 0), (1, 1, 1))
+
+
+def _float_type(op, n):
+    def infer_type(dtypes, attrs):
+        for dt in dtypes:
+            if dt not in _FLOATS:
+                raise op_error(op, f"inputs must be float16, float32 or float64, got {dt}")
+        if len(set(dtypes)) > 1:
+            raise op_error(op, f"inputs must share one dtype, got {list(map(str, dtypes))}")
+        return [dtypes[0]]
+    return infer_type
+
+
+def _pool_type(op, attrs):
+    t = attrs.pool_type
+    if t == "lp":
+        raise op_error(op, "pool_type='lp' is not supported; use 'max', 'avg' or 'sum'")
+    return t
+
+
+def _include_pad(attrs):
+    return True if attrs.count_include_pad is None else attrs.count_include_pad
+
+
+def _run(rctx, op_id, pool_type, x, h, out, geom, include_pad):
+    """Run kernel ``op_id`` into ``out`` (float16 through float32)."""
+    if out.size == 0:
+        return
+    work = compute_dtype(out.dtype)
+    x, h = (None if a is None else run_in(work, [a])[0] for a in (x, h))
+    xp = rctx.xp
+    target = out if out.dtype == work else xp.empty(out.shape, work)
+    kernels.pool(op_id, pool_type, x, h, target, geom, include_pad)
+    write_back(xp, target, out)
+
+
+# ---- parameters --------------------------------------------------------------------------------
+_KERNEL = Param("kernel", "shape", (), "pooling window: (w,), (h, w) or (d, h, w)")
+_STRIDE = Param("stride", "shape", (), "stride on each spatial axis (default 1)")
+_PAD = Param("pad", "shape", (), "padding on both sides of each spatial axis (default 0); "
+             "padded positions never win a max and count for avg only with count_include_pad")
+_TYPE = Param("pool_type", "str", "max", "max, avg or sum (lp is not supported)",
+              choices=("max", "avg", "sum", "lp"))
+_CONVENTION = Param("pooling_convention", "str", "valid", "'valid' (floor) or 'full' (ceil) "
+                    "window count", choices=("valid", "full", "same"))
+_INCLUDE_PAD = Param("count_include_pad", "bool", None, "avg: divide by the window size "
+                     "including padding (default True) or by the input elements it covers")
+
+
+def _pool_shape(shapes, attrs):
+    if len(shapes) != 1:
+        raise op_error("Pooling", f"expected 1 input, got {len(shapes)}")
+    _pool_type("Pooling", attrs)
+    data = shapes[0]
+    *_, out = pool_geometry("Pooling", data, attrs)
+    return [tuple(data[:2]) + out]
+
+
+def _pool_compute(rctx, ins, outs, attrs):
+    x = ins[0]
+    kernel, stride, pad, in_sp, out_sp = pool_geometry("Pooling", x.shape, attrs)
+    _run(rctx, 0, attrs.pool_type, x, None, outs[0],
+         _geom(x.shape[0], x.shape[1], in_sp, out_sp, kernel, stride, pad),
+         _include_pad(attrs))
+
+
+def _resolved(attrs, data_shape):
+    """The internal ops' params: the window geometry with global_pool resolved."""
+    kernel, stride, pad, in_sp, _ = pool_geometry("Pooling", data_shape, attrs)
+    return dict(kernel=kernel, stride=stride, pad=pad, pool_type=attrs.pool_type,
+                pooling_convention=attrs.pooling_convention,
+                count_include_pad=_include_pad(attrs)), in_sp
+
+
+def _pool_grad(F, node, ograds):
+    """max: dx = _pool_max_scatter(x, gy) (gy at each window's first maximum; ties have
+    probability zero); avg/sum (linear): dx = _pool_backward(gy), the adjoint of the
+    scaled window sum."""
+    params, in_sp = _resolved(node.attrs, node.input_shapes[0])
+    (gy,) = ograds
+    if params["pool_type"] == "max":
+        return [F._internal._pool_max_scatter(node.inputs[0], gy, **params)]
+    return [F._internal._pool_backward(gy, in_shape=in_sp, **params)]
+
+
+register(OpDef(
+    "Pooling", inputs=("data",),
+    params=(_KERNEL, _TYPE,
+            Param("global_pool", "bool", False, "pool each whole plane (kernel, stride and "
+                  "pad are ignored)"),
+            Param("cudnn_off", "bool", False, "ignored (cuDNN only)"),
+            _CONVENTION, _STRIDE, _PAD,
+            Param("p_value", "int", None, "the p of lp pooling (not supported)"),
+            _INCLUDE_PAD,
+            Param("layout", "str", None, "channels first only (NCW, NCHW, NCDHW)",
+                  choices=("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC"))),
+    infer_shape=_pool_shape, infer_type=_float_type("Pooling", 1),
+    compute={"cpu": _pool_compute}, gradient=_pool_grad,
+    doc="""Pooling over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
+
+Window ``o`` covers ``[o*stride - pad, o*stride - pad + kernel)`` on each axis. ``max`` takes
+the largest input element in the window (padding never wins); ``sum`` adds them; ``avg``
+divides the sum by the window clipped to the padded input (``count_include_pad``, the
+default) or by the number of input elements it covers. 'valid' gives ``1 + (in + 2*pad -
+kernel) // stride`` windows per axis, 'full' rounds up instead, so the last window may run
+past the padding. ``global_pool=True`` pools each whole plane to size 1. A window that covers
+only padding gives 0 (MXNet gave the dtype's lowest value for max). pool_type 'lp' and
+pooling_convention 'same' (MXNet: 1-D max only) are refused.
+
+>>> x = mx.nd.array([[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]]])
+>>> mx.nd.Pooling(x, kernel=(2, 2), pool_type='max').asnumpy()[0, 0]
+array([[5., 6.],
+       [8., 9.]], dtype=float32)
+>>> mx.nd.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type='avg',
+...               pooling_convention='full').asnumpy()[0, 0]
+array([[3. , 4.5],
+       [7.5, 9. ]], dtype=float32)
+"""))
+
+
+# ---- internal ops behind the gradients -----------------------------------------------------
+_INTERNAL = (
+    Param("kernel", "shape", REQUIRED, "pooling window"),
+    Param("stride", "shape", REQUIRED, "stride on each spatial axis"),
+    Param("pad", "shape", REQUIRED, "padding on each spatial axis"),
+    Param("pool_type", "str", "max", "max, avg or sum", choices=("max", "avg", "sum")),
+    Param("pooling_convention", "str", "valid", "valid or full",
+          choices=("valid", "full")),
+    Param("count_include_pad", "bool", True, "avg: the divisor counts the padding"),
+)
+
+
+def _internal_attrs(attrs):
+    """The internal params read as Pooling's (no global pool, no layout)."""
+    return Attrs(attrs, global_pool=False, layout=None)
+
+
+def _check_window_shape(op, data, windows, attrs, what):
+    *_, out = pool_geometry(op, data, _internal_attrs(attrs))
+    want = tuple(data[:2]) + out
+    if tuple(windows) != want:
+        raise op_error(op, f"{what} has shape {windows}, expected {want} for data {data}")
+
+
+def _scatter_shape(shapes, attrs):
+    op = "_pool_max_scatter"
+    if len(shapes) != 2 or attrs.pool_type != "max":
+        raise op_error(op, "takes (data, ograd) of a max pooling")
+    _check_window_shape(op, shapes[0], shapes[1], attrs, "ograd")
+    return [tuple(shapes[0])]
+
+
+def _gather_shape(shapes, attrs):
+    op = "_pool_max_gather"
+    if len(shapes) != 2 or attrs.pool_type != "max":
+        raise op_error(op, "takes (data, head) of a max pooling")
+    data, head = shapes
+    if tuple(head) != tuple(data):
+        raise op_error(op, f"head has shape {head}, expected the data's {data}")
+    *_, out = pool_geometry(op, data, _internal_attrs(attrs))
+    return [tuple(data[:2]) + out]
+
+
+def _internal_geom(op, data_shape, attrs):
+    kernel, stride, pad, in_sp, out_sp = pool_geometry(op, data_shape, _internal_attrs(attrs))
+    return _geom(data_shape[0], data_shape[1], in_sp, out_sp, kernel, stride, pad)
+
+
+def _scatter_compute(rctx, ins, outs, attrs):
+    x, g = ins
+    _run(rctx, 1, "max", x, g, outs[0], _internal_geom("_pool_max_scatter", x.shape, attrs),
+         True)
+
+
+def _gather_compute(rctx, ins, outs, attrs):
+    x, h = ins
+    _run(rctx, 2, "max", x, h, outs[0], _internal_geom("_pool_max_gather", x.shape, attrs),
+         True)
+
+
+def _scatter_grad(F, node, ograds):
+    """dx = scatter(x, g): linear in g, whose adjoint is the gather at the same maxima;
+    piecewise constant in x (zero derivative away from ties)."""
+    x, _ = node.inputs
+    dg = (F._internal._pool_max_gather(x, ograds[0], **node.attrs) if node.wants[1]
+          else None)
+    return [None, dg]
+
+
+def _gather_grad(F, node, ograds):
+    """out = h at the maxima of x: linear in h, whose adjoint is the scatter to the same
+    maxima; piecewise constant in x."""
+    x, _ = node.inputs
+    dh = (F._internal._pool_max_scatter(x, ograds[0], **node.attrs) if node.wants[1]
+          else None)
+    return [None, dh]
+
+
+register(OpDef(
+    "_pool_max_scatter", inputs=("data", "ograd"), params=_INTERNAL,
+    infer_shape=_scatter_shape, infer_type=_float_type("_pool_max_scatter", 2),
+    compute={"cpu": _scatter_compute}, gradient=_scatter_grad,
+    doc="""Max pooling's input gradient: ``ograd`` added at the first maximum of ``data`` in
+each window (zeros elsewhere). Its gradient in ``ograd`` is ``_pool_max_gather``."""))
+
+register(OpDef(
+    "_pool_max_gather", inputs=("data", "head"), params=_INTERNAL,
+    infer_shape=_gather_shape, infer_type=_float_type("_pool_max_gather", 2),
+    compute={"cpu": _gather_compute}, gradient=_gather_grad,
+    doc="""``head`` (shaped like ``data``) read at the first maximum of ``data`` in each max
+pooling window: the adjoint of ``_pool_max_scatter``, whose gradient it is."""))
+
+
+def _backward_shape(shapes, attrs):
+    op = "_pool_backward"
+    if len(shapes) != 1 or attrs.pool_type == "max":
+        raise op_error(op, "takes the ograd of an avg or sum pooling")
+    (g,) = shapes
+    data = tuple(g[:2]) + tuple(attrs.in_shape)
+    _check_window_shape(op, data, g, attrs, "ograd")
+    return [data]
+
+
+def _backward_compute(rctx, ins, outs, attrs):
+    (g,) = ins
+    out = outs[0]
+    _run(rctx, 3, attrs.pool_type, None, g, out,
+         _internal_geom("_pool_backward", out.shape, attrs), attrs.count_include_pad)
+
+
+def _backward_grad(F, node, ograds):
+    """dx = the adjoint of the scaled window sum applied to g (linear): its adjoint is
+    the pooling itself."""
+    a = node.attrs
+    return [F.Pooling(ograds[0], kernel=a.kernel, stride=a.stride, pad=a.pad,
+                      pool_type=a.pool_type, pooling_convention=a.pooling_convention,
+                      count_include_pad=a.count_include_pad)]
+
+
+register(OpDef(
+    "_pool_backward", inputs=("ograd",),
+    params=_INTERNAL + (Param("in_shape", "shape", REQUIRED, "the pooled data's spatial "
+                              "shape"),),
+    infer_shape=_backward_shape, infer_type=_float_type("_pool_backward", 1),
+    compute={"cpu": _backward_compute}, gradient=_backward_grad, grad_needs=(),
+    doc="""The input gradient of avg or sum pooling: each window's ``ograd`` (divided by the
+window's count for avg) added to every input element the window covers. Linear; its
+gradient is ``Pooling`` with the same parameters."""))
+
+
+# ---- UpSampling ----------------------------------------------------------------------------------
+def _up_scales(shapes, attrs):
+    """Output (N, C, H, W) and each input's integer scale (MXNet: the first input times
+    ``scale``; every other input must divide that size)."""
+    op = "UpSampling"
+    if attrs.sample_type != "nearest":
+        raise op_error(op, f"sample_type={attrs.sample_type!r} is not supported; only "
+                       "'nearest'")
+    if attrs.scale < 1:
+        raise op_error(op, f"scale must be >= 1, got {attrs.scale}")
+    if not shapes:
+        raise op_error(op, "needs at least one input")
+    for s in shapes:
+        if len(s) != 4:
+            raise op_error(op, f"inputs must be 4-D (NCHW), got shapes {shapes}")
+    oh, ow = shapes[0][2] * attrs.scale, shapes[0][3] * attrs.scale
+    scales = []
+    for s in shapes:
+        if s[0] != shapes[0][0] or s[2] == 0 or s[3] == 0 or oh % s[2] or ow % s[3] \
+                or oh // s[2] != ow // s[3]:
+            raise op_error(op, f"input {s} cannot be upsampled by an integer scale to "
+                           f"{(oh, ow)} (from {shapes[0]} times scale={attrs.scale})")
+        scales.append(oh // s[2])
+    if attrs.multi_input_mode == "sum":
+        if any(s[1] != shapes[0][1] for s in shapes):
+            raise op_error(op, f"multi_input_mode='sum' needs equal channels, got {shapes}")
+        c = shapes[0][1]
+    else:
+        c = sum(s[1] for s in shapes)
+    return (shapes[0][0], c, oh, ow), scales
+
+
+def _up_shape(shapes, attrs):
+    return [_up_scales(shapes, attrs)[0]]
+
+
+def _up_compute(rctx, ins, outs, attrs):
+    out = outs[0]
+    _, scales = _up_scales([x.shape for x in ins], attrs)
+    xp = rctx.xp
+    work = compute_dtype(out.dtype)
+    ins = run_in(work, ins)
+    n, _, oh, ow = out.shape
+    summed = attrs.multi_input_mode == "sum"
+    target = out if out.dtype == work else xp.empty(out.shape, work)
+    start = 0
+    for i, (x, s) in enumerate(zip(ins, scales)):
+        c, h, w = x.shape[1:]
+        src = xp.broadcast_to(x.reshape(n, c, h, 1, w, 1), (n, c, h, s, w, s))
+        if not summed:              # channels [start, start + c) of the output
+            part = target[:, start:start + c]
+            if start == 0 and c == target.shape[1]:
+                xp.strided_copy(src, target.reshape(n, c, h, s, w, s))
+            else:
+                block = xp.empty((n, c, h, s, w, s), work)
+                xp.strided_copy(src, block)
+                xp.copyto(part, block.reshape(n, c, oh, ow))
+            start += c
+        elif i == 0:
+            xp.strided_copy(src, target.reshape(n, c, h, s, w, s))
+        else:
+            block = xp.empty((n, c, h, s, w, s), work)
+            xp.strided_copy(src, block)
+            kernels.add_into(target, block)
+    write_back(xp, target, out)
+
+
+def _up_grad(F, node, ograds):
+    """Nearest upsampling by s repeats each element over an s x s block: its adjoint sums
+    each block, Pooling(pool_type='sum', kernel=stride=(s, s)); concat mode first slices
+    each input's channels."""
+    _, scales = _up_scales(node.input_shapes, node.attrs)
+    (g,) = ograds
+    grads, start = [], 0
+    for shape, s, want in zip(node.input_shapes, scales, node.wants):
+        c = shape[1]
+        part = g
+        if node.attrs.multi_input_mode != "sum":
+            part = F.slice_axis(g, axis=1, begin=start, end=start + c)
+            start += c
+        grads.append(F.Pooling(part, kernel=(s, s), stride=(s, s), pool_type="sum")
+                     if want else None)
+    return grads
+
+
+register(OpDef(
+    "UpSampling", inputs=("data",), variadic=True, key_var_num_args="num_args",
+    params=(Param("scale", "int", REQUIRED, "up sampling scale of the first input"),
+            Param("num_filter", "int", 0, "bilinear only (not supported)"),
+            Param("sample_type", "str", REQUIRED, "'nearest' ('bilinear' is not supported)",
+                  choices=("nearest", "bilinear")),
+            Param("multi_input_mode", "str", "concat", "how several inputs combine: "
+                  "'concat' along channels or 'sum'", choices=("concat", "sum")),
+            Param("num_args", "int", None, "number of inputs (default: the number given)"),
+            Param("workspace", "int", 512, "ignored (MXNet's temporary workspace in MB)")),
+    infer_shape=_up_shape, infer_type=_float_type("UpSampling", 1),
+    compute={"cpu": _up_compute}, gradient=_up_grad, grad_needs=(),
+    doc="""Nearest-neighbour upsampling of NCHW inputs (MXNet semantics).
+
+The output is the first input's size times ``scale``; every input is repeated over blocks
+of its own integer scale to that size, and the results are concatenated along channels
+(``multi_input_mode='concat'``) or added (``'sum'``). Its gradient is a sum pooling over
+the blocks. sample_type 'bilinear' is refused.
+
+>>> mx.nd.UpSampling(mx.nd.array([[[[1, 2], [3, 4]]]]), scale=2,
+...                  sample_type='nearest').asnumpy()[0, 0]
+array([[1., 1., 2., 2.],
+       [1., 1., 2., 2.],
+       [3., 3., 4., 4.],
+       [3., 3., 4., 4.]], dtype=float32)
+"""))
