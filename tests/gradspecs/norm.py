@@ -1,0 +1,59 @@
+"""Gradient specs: BatchNorm, LayerNorm, InstanceNorm, L2Normalization, Dropout, Embedding."""
+import numpy as np
+
+import mxlite as mx
+
+from . import Spec
+
+X = (4, 3, 2)
+C = (3,)
+
+
+def _moving(nd, mean, var):
+    """Fresh moving statistics (constants): each call starts from the same state."""
+    return (nd.array(np.full(3, mean), dtype="float64"),
+            nd.array(np.full(3, var), dtype="float64"))
+
+
+def _batchnorm(nd, x, gamma, beta):
+    """Training mode (through the batch statistics, with the mean and inverse-std outputs
+    and fix_gamma), inference mode on moving statistics, and use_global_stats in training.
+    Train/predict mode is set inside the call so finite differences (run outside record())
+    see the same mode as the recorded pass."""
+    with mx.autograd.train_mode():
+        y, m, r = nd.BatchNorm(x * x, gamma, beta, *_moving(nd, 0.0, 1.0), fix_gamma=False,
+                               output_mean_var=True, eps=1e-2)
+        fixed = nd.BatchNorm(nd.transpose(x, axes=(0, 2, 1)), gamma, beta,
+                             *_moving(nd, 0.0, 1.0), axis=-1)
+        glob = nd.BatchNorm(x, gamma, beta, *_moving(nd, 0.1, 0.7), use_global_stats=True,
+                            fix_gamma=False)
+    with mx.autograd.predict_mode():
+        inf = nd.BatchNorm(x * x, gamma, beta, *_moving(nd, 0.2, 1.5), fix_gamma=False)
+    return [y * x, m * m, r, nd.transpose(fixed, axes=(0, 2, 1)) * x, glob * x, inf * x]
+
+
+def _dropout(nd, x):
+    """A fixed seed inside the call: every evaluation (recorded and finite-difference) draws
+    the same mask."""
+    mx.random.seed(20260)
+    a = nd.Dropout(x, p=0.3, mode="always")
+    b = nd.Dropout(x, p=0.5, mode="always", axes=(1,))
+    return [a * x, b * x]
+
+
+def _embedding(nd, w):
+    idx = nd.array([[0, 2], [2, 3]], dtype="float64")     # a repeated index accumulates
+    return nd.Embedding(idx, w * w, input_dim=4, output_dim=3, dtype="float64")
+
+
+SPECS = {
+    "BatchNorm": Spec([X, C, C], _batchnorm, [(-1.0, 1.0), (0.5, 1.5), (-1.0, 1.0)]),
+    "LayerNorm": Spec([(3, 4, 2), (4,), (4,)], lambda nd, x, g, b: [
+        o * x for o in nd.LayerNorm(x, g, b, axis=1, output_mean_var=True)]),
+    "InstanceNorm": Spec([(2, 3, 4), C, C],
+                         lambda nd, x, g, b: nd.InstanceNorm(x, g, b) * x),
+    "L2Normalization": Spec([(2, 3, 4)], lambda nd, x: [
+        nd.L2Normalization(x, mode=m) * x for m in ("instance", "channel", "spatial")]),
+    "Dropout": Spec([(3, 4)], _dropout),
+    "Embedding": Spec([(4, 3)], _embedding),
+}
