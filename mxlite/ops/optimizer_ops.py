@@ -169,7 +169,7 @@ def _check_no_overlap(name, xp, spec, weight, grad, states, out):
         for other_name, other in others:
             if xp.may_share_memory(s, other):
                 raise op_error(name, f"state {spec.states[j]!r} shares memory with "
-                               f"{other_name}; each state needs its own array")
+                               f"{other_name!r}; each state needs its own array")
         others.append((spec.states[j], s))
     if xp.may_share_memory(grad, out):
         raise op_error(name, "out= shares memory with grad")
