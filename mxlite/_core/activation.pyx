@@ -203,3 +203,16 @@ def rrelu_slope(const real[::1] x, const real[::1] y, real[::1] out):
     with nogil:
         for i in range(n):
             out[i] = y[i] / x[i] if x[i] < 0 else 1
+
+
+def nll_sum(const real[:, ::1] logp, const long long[::1] label):
+    """``-sum_i logp[i, label[i]]`` (labels already checked to lie in ``[0, logp.shape[1])``),
+    accumulated in double."""
+    cdef idx_t i, n = logp.shape[0]
+    cdef double s = 0.0
+    if label.shape[0] != n:
+        raise ValueError("nll_sum: one label per row is needed")
+    with nogil:
+        for i in range(n):
+            s -= logp[i, label[i]]
+    return s

@@ -429,3 +429,513 @@ register(OpDef(
     doc="""The slope RReLU used for each element, read back from its input and output:
 ``x < 0 ? y / x : 1`` (at x = 0 the slope 1, a subgradient). Piecewise constant, so it has
 no gradient (the slopes are constants of the forward pass)."""))
+
+
+# ---- softmax, log_softmax, softmin -------------------------------------------------------------
+_SOFTMAX_MODES = {"softmax": (0, 1.0), "log_softmax": (1, 1.0), "softmin": (0, -1.0)}
+_F64 = np.dtype(np.float64)
+
+
+def _softmax_params():
+    return (Param("axis", "int", -1, "the axis to normalise along"),
+            Param("temperature", "float", None, "divide data by this (None: 1)"),
+            Param("dtype", "dtype", None, "output dtype (float16, float32 or float64; None: "
+                  "data's); the sums run in float32 or better"),
+            Param("use_length", "bool", False, "take a ``length`` input: only the first "
+                  "length[...] elements along axis count, the rest of the output is 0"))
+
+
+def _softmax_inputs(attrs):
+    return ("data", "length") if attrs.use_length else ("data",)
+
+
+def _norm_axis(name, axis, ndim):
+    if not -ndim <= axis < ndim:
+        raise op_error(name, f"axis {axis} is out of range for data of {ndim} dimension(s)")
+    return axis % ndim
+
+
+def _softmax_shape_fn(name):
+    def infer_shape(shapes, attrs):
+        names = _softmax_inputs(attrs)
+        if len(shapes) != len(names):
+            raise op_error(name, f"takes inputs {list(names)} (use_length={attrs.use_length}), "
+                           f"got {len(shapes)}")
+        data = tuple(shapes[0])
+        if len(data) == 0:
+            raise op_error(name, "data must have at least one dimension, got ()")
+        ax = _norm_axis(name, attrs.axis, len(data))
+        if attrs.temperature is not None and not attrs.temperature != 0:
+            raise op_error(name, f"temperature must be non-zero, got {attrs.temperature}")
+        if attrs.use_length:
+            want = data[:ax] + data[ax + 1:]
+            if tuple(shapes[1]) != want:
+                raise op_error(name, f"length has shape {tuple(shapes[1])}; data {data} with "
+                               f"axis={attrs.axis} needs {want}")
+        return [data]
+    return infer_shape
+
+
+def _softmax_type_fn(name):
+    def infer_type(dtypes, attrs):
+        dt = dtypes[0]
+        if dt not in FLOAT_DTYPES:
+            raise op_error(name, f"data must have a float dtype, got {dt}")
+        if attrs.use_length and dtypes[1].kind not in "iu":
+            raise op_error(name, f"length must have an integer dtype, got {dtypes[1]}")
+        out = attrs.dtype
+        if out is None:
+            return [dt]
+        if np.dtype(out) not in FLOAT_DTYPES:
+            raise op_error(name, f"dtype must be float16, float32 or float64, got {out}")
+        return [np.dtype(out)]
+    return infer_type
+
+
+def _split_axis(shape, ax):
+    return size_of(shape[:ax]), shape[ax], size_of(shape[ax + 1:])
+
+
+def run_softmax(rctx, x, out, axis, mode, scale, length=None):
+    """``out = softmax(scale * x)`` (mode 0) or log-softmax (mode 1) along ``axis`` through
+    the row kernel, in float32 or float64 (the wider of x's and out's), cast into ``out``."""
+    xp = rctx.xp
+    work = _F64 if _F64 in (x.dtype, out.dtype) else np.dtype(np.float32)
+    (xw,) = run_in(work, [x])
+    target = out if out.dtype == work else xp.empty(out.shape, work)
+    outer, n, inner = _split_axis(x.shape, axis)
+    if length is not None:
+        length = length.astype(np.int64).reshape(-1)
+        if length.size and (length.min() < 0 or length.max() > n):
+            raise op_error("softmax", f"length values must lie in [0, {n}], got "
+                           f"{int(length.min())}..{int(length.max())}")
+    _act.softmax(mode, xw.reshape(-1), target.reshape(-1), outer, n, inner, scale, length)
+    write_back(xp, target, out)
+
+
+def _softmax_compute_fn(name):
+    mode, sign = _SOFTMAX_MODES[name]
+
+    def compute(rctx, ins, outs, attrs):
+        x = ins[0]
+        ax = _norm_axis(name, attrs.axis, x.ndim)
+        t = attrs.temperature
+        scale = sign if t is None else sign / t
+        run_softmax(rctx, x, outs[0], ax, mode, scale, ins[1] if attrs.use_length else None)
+    return compute
+
+
+def _length_mask(F, node, ax, dtype):
+    """1 for the positions along ``ax`` below ``length``, else 0: ``arange < length``, shaped
+    to broadcast against data."""
+    data_shape = node.input_shapes[0]
+    n = data_shape[ax]
+    shape = [1] * len(data_shape)
+    shape[ax] = n
+    pos = F.reshape(F.arange(0, n, ctx=node.context, dtype="float64"), shape=tuple(shape))
+    length = F.expand_dims(F.cast(node.inputs[1], dtype="float64"), axis=ax)
+    return F.cast(F.broadcast_lesser(pos, length), dtype=dtype)
+
+
+def _softmax_gradient_fn(name):
+    def gradient(F, node, ograds):
+        attrs = node.attrs
+        ax = _norm_axis(name, attrs.axis, len(node.input_shapes[0]))
+        t = attrs.temperature
+        scale = 1.0 if t is None else 1.0 / t
+        y, g = node.outputs[0], ograds[0]
+        if name == "log_softmax":
+            if attrs.use_length:
+                mask = _length_mask(F, node, ax, node.output_dtypes[0])
+                g = g * mask
+                p = F.exp(y) * mask
+            else:
+                p = F.exp(y)
+            dx = g - p * F.sum(g, axis=ax, keepdims=True)
+        else:
+            # masked positions have y = 0: they get no gradient and add nothing to the sum
+            dx = y * (g - F.sum(g * y, axis=ax, keepdims=True))
+            if name == "softmin":
+                scale = -scale
+        if scale != 1.0:
+            dx = dx * scale
+        if node.output_dtypes[0] != node.input_dtypes[0]:
+            dx = F.cast(dx, dtype=node.input_dtypes[0])
+        return [dx, None] if attrs.use_length else [dx]
+    gradient.__doc__ = {
+        "softmax": "y = softmax(x / T):  dx = y (g - sum(g y)) / T along axis.",
+        "log_softmax": "y = log_softmax(x / T):  dx = (g - exp(y) sum(g)) / T along axis.",
+        "softmin": "y = softmax(-x / T):  dx = -y (g - sum(g y)) / T along axis."}[name]
+    return gradient
+
+
+_SOFTMAX_DOCS = {
+    "softmax": """Softmax along ``axis``: ``exp(x / T) / sum(exp(x / T))``.
+
+Numerically stable (each row's maximum is subtracted first; a row of -inf gives NaN, as
+exp/sum does). ``temperature`` T divides the data (None: 1). ``dtype`` sets the output
+dtype (the sums run in float32, or float64 when data or output is float64). With
+``use_length=True`` a second input ``length`` (integers, data's shape without ``axis``)
+counts the valid elements of each row: softmax runs over the first ``length`` ones and the
+rest of the output is 0. The gradient is written with the output, ``y (g - sum(g y)) / T``,
+as registered ops, so it differentiates to any order.
+
+>>> mx.nd.softmax(mx.nd.array([[1, 1], [0, 1000]])).asnumpy().tolist()
+[[0.5, 0.5], [0.0, 1.0]]
+>>> mx.nd.softmax(mx.nd.array([[1, 1, 5]]), mx.nd.array([2], dtype='int64'),
+...               use_length=True).asnumpy().tolist()
+[[0.5, 0.5, 0.0]]
+""",
+    "log_softmax": """Log-softmax along ``axis``: ``x / T - log(sum(exp(x / T)))``, computed
+as ``(x - m) - log(sum(exp(x - m)))`` with the row maximum m (stable: no overflow, no log
+of 0 for large inputs). Parameters as ``softmax``; positions past ``length`` are 0. The
+gradient, ``(g - exp(y) sum(g)) / T``, differentiates to any order.
+
+>>> mx.nd.log_softmax(mx.nd.array([[0, 1000]])).asnumpy().tolist()
+[[-1000.0, 0.0]]
+""",
+    "softmin": """Softmin along ``axis``: ``softmax(-x / T)``. Parameters as ``softmax``.
+
+>>> mx.nd.softmin(mx.nd.array([[1, 1]])).asnumpy().tolist()
+[[0.5, 0.5]]
+""",
+}
+
+
+def _softmax_backward_shape(in_shapes, out_shapes, attrs):
+    filled = list(in_shapes)
+    data = in_shapes[0] or out_shapes[0]
+    filled[0] = data
+    if attrs.use_length and filled[1] is None and data is not None and \
+            -len(data) <= attrs.axis < len(data):
+        ax = attrs.axis % len(data)
+        filled[1] = tuple(data[:ax]) + tuple(data[ax + 1:])
+    return filled
+
+
+for _name in ("softmax", "log_softmax", "softmin"):
+    register(OpDef(
+        _name, inputs=("data", "length"), params=_softmax_params(),
+        list_inputs=_softmax_inputs, backward_shape=_softmax_backward_shape,
+        infer_shape=_softmax_shape_fn(_name), infer_type=_softmax_type_fn(_name),
+        compute={"cpu": _softmax_compute_fn(_name)}, gradient=_softmax_gradient_fn(_name),
+        grad_needs=("inputs", "outputs"), doc=_SOFTMAX_DOCS[_name]))
+
+
+# ---- softmax_cross_entropy ---------------------------------------------------------------------
+def _sce_shape(shapes, attrs):
+    if len(shapes) != 2:
+        raise op_error("softmax_cross_entropy", f"takes data and label, got {len(shapes)} inputs")
+    data, label = tuple(shapes[0]), tuple(shapes[1])
+    if len(data) != 2 or label != data[:1]:
+        raise op_error("softmax_cross_entropy", f"data must be 2-D (batch, classes) and label "
+                       f"(batch,), got {data} and {label}")
+    return [(1,)]
+
+
+def _sce_type(dtypes, attrs):
+    if dtypes[0] not in FLOAT_DTYPES:
+        raise op_error("softmax_cross_entropy", f"data must have a float dtype, got {dtypes[0]}")
+    if dtypes[1] == np.bool_:
+        raise op_error("softmax_cross_entropy", "label must be numeric, got bool")
+    return [dtypes[0]]
+
+
+def _labels(rctx, name, label, n):
+    """Class labels as int64 (truncated, as MXNet casts), checked to lie in [0, n)."""
+    lab = label.astype(np.int64).reshape(-1)
+    if lab.size and (lab.min() < 0 or lab.max() >= n or (label != label).any()):
+        raise op_error(name, f"labels must be class indices in [0, {n}), got values from "
+                       f"{label.min()} to {label.max()}")
+    return lab
+
+
+def _sce_compute(rctx, ins, outs, attrs):
+    data, label = ins
+    xp = rctx.xp
+    work = _F64 if data.dtype == _F64 else np.dtype(np.float32)
+    rows, classes = data.shape
+    lab = _labels(rctx, "softmax_cross_entropy", label, classes)
+    logp = xp.empty(data.shape, work)
+    run_softmax(rctx, data, logp, 1, 1, 1.0)
+    total = xp.scalar(_act.nll_sum(logp, lab) if rows else 0.0, work)
+    xp.cast_into(outs[0], total.reshape(1))
+
+
+def _sce_gradient(F, node, ograds):
+    """loss = -sum_i log softmax(x)[i, label_i]:  dx = g (softmax(x) - one_hot(label));
+    label gets none."""
+    data, label = node.inputs
+    classes = node.input_shapes[0][1]
+    target = F.one_hot(label, depth=classes, dtype=node.input_dtypes[0])
+    g = F.reshape(ograds[0], shape=(1, 1))
+    return [F.broadcast_mul(F.softmax(data, axis=1) - target, g), None]
+
+
+register(OpDef(
+    "softmax_cross_entropy", inputs=("data", "label"),
+    infer_shape=_sce_shape, infer_type=_sce_type, compute={"cpu": _sce_compute},
+    gradient=_sce_gradient,
+    doc="""Softmax cross-entropy summed over the batch:
+``-sum_i log(softmax(data[i])[label[i]])``, output shape ``(1,)`` (MXNet's definition).
+
+``data`` is ``(batch, classes)``, ``label`` ``(batch,)`` of class indices (a float label is
+truncated, as MXNet casts it); a label outside ``[0, classes)`` is an MXNetError. The
+log-softmax is computed stably. The gradient, ``g (softmax(data) - one_hot(label))``, is
+differentiable again; label gets none.
+
+>>> x = mx.nd.array([[0, 0], [0, 0]])
+>>> round(float(mx.nd.softmax_cross_entropy(x, mx.nd.array([0, 1])).asnumpy()[0]), 6)
+1.386294
+"""))
+
+
+# ---- loss (output) layers ------------------------------------------------------------------
+_LOSS_SEMANTICS = """
+Loss-layer gradient semantics (MXNet's): the forward pass gives the prediction, and the
+gradient with respect to ``data`` is the gradient of the loss, whatever the head gradient
+is (``backward()`` on the output needs none); ``label`` gets no gradient. That gradient is
+built from registered ops on ``data`` (not on the output), so it differentiates again."""
+
+
+def _softmax_output_geometry(data, attrs):
+    """(shape softmax runs on, axis) for SoftmaxOutput on data of shape ``data``."""
+    if attrs.multi_output:
+        return tuple(data), 1
+    if attrs.preserve_shape:
+        return tuple(data), len(data) - 1
+    return (data[0], size_of(data[1:])), 1
+
+
+def _so_label_kind(data, label, attrs):
+    """'prob' (label has data's shape: probabilities), or 'index'; MXNetError otherwise."""
+    if label == data:
+        return "prob"
+    if attrs.multi_output:
+        n, rest = data[0], data[2:]
+        allowed = [(n, size_of(rest)), (n,) + rest, (n, 1) + rest]
+    elif attrs.preserve_shape:
+        allowed = [data[:-1]]
+    else:
+        allowed = [(data[0],), data[:-1]] if len(data) == 2 else [(data[0],)]
+    if label not in allowed:
+        raise op_error("SoftmaxOutput", f"label has shape {label}; data {data} (multi_output="
+                       f"{attrs.multi_output}, preserve_shape={attrs.preserve_shape}) needs "
+                       f"{' or '.join(str(a) for a in allowed)} (class indices), or {data} "
+                       "(probabilities)")
+    return "index"
+
+
+def _so_shape(shapes, attrs):
+    if len(shapes) != 2:
+        raise op_error("SoftmaxOutput", f"takes data and label, got {len(shapes)} inputs")
+    data, label = tuple(shapes[0]), tuple(shapes[1])
+    if len(data) < (3 if attrs.multi_output else 2) and not (
+            attrs.preserve_shape and len(data) >= 1):
+        raise op_error("SoftmaxOutput", f"data of shape {data} has too few dimensions")
+    _so_label_kind(data, label, attrs)
+    if attrs.normalization not in ("null", "batch", "valid"):
+        raise op_error("SoftmaxOutput", "normalization must be 'null', 'batch' or 'valid'")
+    if attrs.multi_output and len(data) < 2:
+        raise op_error("SoftmaxOutput", "multi_output needs data (batch, classes, ...)")
+    return [data]
+
+
+def _loss_type_fn(name):
+    def infer_type(dtypes, attrs):
+        if dtypes[0] not in FLOAT_DTYPES:
+            raise op_error(name, f"data must have a float dtype, got {dtypes[0]}")
+        if dtypes[1] == np.bool_:
+            raise op_error(name, "label must be numeric, got bool")
+        return [dtypes[0]]
+    return infer_type
+
+
+def _so_compute(rctx, ins, outs, attrs):
+    data = ins[0]
+    shape, ax = _softmax_output_geometry(data.shape, attrs)
+    run_softmax(rctx, data.reshape(shape), outs[0].reshape(shape), ax, 0, 1.0)
+
+
+def _so_gradient(F, node, ograds):
+    """(softmax(data) - target) * grad_scale / normaliser, target the (smoothed) one-hot of
+    label (or label itself when it has data's shape), zero where label == ignore_label under
+    use_ignore; times the head gradient only with out_grad. label gets none."""
+    attrs = node.attrs
+    data, label = node.inputs
+    data_shape, label_shape = node.input_shapes
+    dtype = node.input_dtypes[0]
+    shape, ax = _softmax_output_geometry(data_shape, attrs)
+    x = data if shape == data_shape else F.reshape(data, shape=shape)
+    p = F.softmax(x, axis=ax)
+    scale = attrs.grad_scale
+    mask = None
+    if _so_label_kind(data_shape, label_shape, attrs) == "prob":
+        target = label if shape == data_shape else F.reshape(label, shape=shape)
+        if dtype != node.input_dtypes[1]:
+            target = F.cast(target, dtype=dtype)
+        grad = p - target
+    else:
+        k = shape[ax]
+        if attrs.multi_output:
+            n, rest = data_shape[0], size_of(data_shape[2:])
+            lab = F.reshape(label, shape=(n, rest))
+            hot = F.transpose(F.one_hot(lab, depth=k, dtype=dtype), axes=(0, 2, 1))
+            hot = F.reshape(hot, shape=shape)
+            lab_b_shape = (n, 1) + tuple(data_shape[2:])
+        else:
+            rows = size_of(shape) // k if k else 0
+            lab = F.reshape(label, shape=(rows,))
+            hot = F.reshape(F.one_hot(lab, depth=k, dtype=dtype), shape=shape)
+            lab_b_shape = tuple(shape[:-1]) + (1,)
+        alpha = attrs.smooth_alpha
+        if alpha:
+            hot = hot * (1.0 - alpha - alpha / (k - 1)) + alpha / (k - 1)
+        grad = p - hot
+        if attrs.use_ignore:
+            lab_b = F.reshape(lab, shape=lab_b_shape)
+            mask = F.cast(lab_b != attrs.ignore_label, dtype=dtype)
+            grad = F.broadcast_mul(grad, mask)
+        if attrs.multi_output:
+            if attrs.normalization != "valid":
+                scale /= size_of(data_shape[2:]) or 1
+            if attrs.normalization == "batch":
+                scale /= data_shape[0]
+        elif attrs.normalization == "batch":
+            scale /= shape[0]
+        if attrs.normalization == "valid":
+            if mask is None:
+                scale /= max(size_of(label_shape), 1)
+            else:
+                count = F._internal._maximum_scalar(F.sum(mask), scalar=1.0)
+                grad = F.broadcast_div(grad, F.reshape(count, shape=(1,) * len(shape)))
+    if scale != 1.0:
+        grad = grad * scale
+    if shape != data_shape:
+        grad = F.reshape(grad, shape=data_shape)
+    if attrs.out_grad:
+        grad = grad * ograds[0]
+    return [grad, None]
+
+
+register(OpDef(
+    "SoftmaxOutput", inputs=("data", "label"), aliases=("Softmax",),
+    params=(Param("grad_scale", "float", 1.0, "scale of the gradient"),
+            Param("ignore_label", "float", -1.0, "label whose instances get no gradient under "
+                  "use_ignore"),
+            Param("multi_output", "bool", False, "softmax along axis 1 of (n, k, ...); label "
+                  "(n, ...)"),
+            Param("use_ignore", "bool", False, "give no gradient where label == ignore_label"),
+            Param("preserve_shape", "bool", False, "softmax along the last axis"),
+            Param("normalization", "str", "null", "divide the gradient by: nothing (null), the "
+                  "batch size (batch), the number of labels not ignored (valid)",
+                  choices=("null", "batch", "valid")),
+            Param("out_grad", "bool", False, "multiply the gradient by the head gradient"),
+            Param("smooth_alpha", "float", 0.0, "label smoothing: the target is 1 - alpha on "
+                  "the label and alpha / (k - 1) elsewhere")),
+    infer_shape=_so_shape, infer_type=_loss_type_fn("SoftmaxOutput"),
+    compute={"cpu": _so_compute}, gradient=_so_gradient,
+    doc="""Softmax output layer: the forward pass is a softmax, the gradient that of the
+cross-entropy loss with ``label``.
+
+The softmax runs over the flattened ``data[i]`` (``(n, k)`` view; label ``(n,)``), over the
+last axis with ``preserve_shape`` (label ``data.shape[:-1]``), or over axis 1 with
+``multi_output`` (label ``(n, d1, ...)``, ``(n, d1*...)`` or ``(n, 1, d1, ...)``). A label
+with data's shape holds probabilities and is the target itself (no normalisation applies).
+The data gradient is ``(softmax(data) - one_hot(label)) * grad_scale`` with, as MXNet:
+``smooth_alpha`` smoothing the one-hot target; ``use_ignore`` zeroing instances whose label is
+``ignore_label``; ``normalization`` 'batch' dividing by the batch size, 'valid' by the number
+of labels not ignored (at least 1); with ``multi_output`` and normalization other than
+'valid' a further division by the number of positions per instance (d1*...); ``out_grad``
+multiplying by the head gradient.
+""" + _LOSS_SEMANTICS + """
+
+>>> x = mx.nd.array([[1, 1], [0, 0]]); x.attach_grad()
+>>> with mx.autograd.record():
+...     y = mx.nd.SoftmaxOutput(x, mx.nd.array([0, 1]))
+>>> y.backward()
+>>> x.grad.asnumpy().tolist()
+[[-0.5, 0.5], [0.5, -0.5]]
+"""))
+
+
+_REGRESSION = {
+    "LinearRegressionOutput": ("identity", "(data - label)", "out = data"),
+    "LogisticRegressionOutput": ("sigmoid", "(sigmoid(data) - label)",
+                                 "out = sigmoid(data)"),
+    "MAERegressionOutput": ("identity", "sign(data - label)", "out = data"),
+}
+
+
+def _regression_shape_fn(name):
+    def infer_shape(shapes, attrs):
+        if len(shapes) != 2:
+            raise op_error(name, f"takes data and label, got {len(shapes)} inputs")
+        data, label = tuple(shapes[0]), tuple(shapes[1])
+        if len(data) == 0:
+            raise op_error(name, "data must have at least one dimension, got ()")
+        if label != data and not (label == data[:1] and size_of(data[1:]) == 1):
+            raise op_error(name, f"label has shape {label}; expected {data} (data's shape)"
+                           + (f" or {data[:1]}" if size_of(data[1:]) == 1 else ""))
+        return [data]
+    return infer_shape
+
+
+def _regression_compute_fn(name):
+    sigmoid = _REGRESSION[name][0] == "sigmoid"
+
+    def compute(rctx, ins, outs, attrs):
+        x, out = ins[0], outs[0]
+        if sigmoid:
+            work = compute_dtype(out.dtype)
+            (xw,) = run_in(work, [x])
+            target = out if out.dtype == work else rctx.xp.empty(out.shape, work)
+            _ew.unary(_ew.UNARY_IDS["sigmoid"], xw, target)
+            write_back(rctx.xp, target, out)
+        else:
+            rctx.xp.copyto(out, x)
+    return compute
+
+
+def _regression_gradient_fn(name):
+    def gradient(F, node, ograds):
+        data, label = node.inputs
+        data_shape, label_shape = node.input_shapes
+        if label_shape != data_shape:
+            label = F.reshape(label, shape=data_shape)
+        if node.input_dtypes[1] != node.input_dtypes[0]:
+            label = F.cast(label, dtype=node.input_dtypes[0])
+        if name == "LogisticRegressionOutput":
+            diff = F.sigmoid(data) - label
+        elif name == "MAERegressionOutput":
+            diff = F.sign(data - label)
+        else:
+            diff = data - label
+        per_instance = size_of(label_shape[1:]) if len(label_shape) > 1 else 1
+        scale = node.attrs.grad_scale / per_instance
+        return [diff * scale if scale != 1.0 else diff, None]
+    gradient.__doc__ = (f"d data = grad_scale / m * {_REGRESSION[name][1]}, m the number of "
+                        "outputs per instance (label.size / label.shape[0]); the head gradient "
+                        "is ignored; label gets none.")
+    return gradient
+
+
+for _name, (_fwd, _grad, _out) in _REGRESSION.items():
+    register(OpDef(
+        _name, inputs=("data", "label"),
+        params=(Param("grad_scale", "float", 1.0, "scale of the gradient"),),
+        infer_shape=_regression_shape_fn(_name), infer_type=_loss_type_fn(_name),
+        compute={"cpu": _regression_compute_fn(_name)}, gradient=_regression_gradient_fn(_name),
+        doc=f"""Regression output layer: ``{_out}``; the data gradient is
+``grad_scale / m * {_grad}`` with m = label.size / label.shape[0], the number of outputs
+per instance (MXNet's scaling). ``label`` has data's shape, or ``(n,)`` when data is
+``(n, 1)``.
+""" + _LOSS_SEMANTICS + """
+
+>>> x = mx.nd.array([[1.0], [3.0]]); x.attach_grad()
+>>> with mx.autograd.record():
+...     y = mx.nd.""" + _name + """(x, mx.nd.array([2.0, 2.0]))
+>>> y.backward()
+>>> x.grad.shape
+(2, 1)
+"""))

@@ -37,3 +37,36 @@ SPECS = {
     "LeakyReLU": Spec([(2, 3, 2), (3,)], _leaky, sample=lambda rng: [
         _away_from_zero((2, 3, 2), rng), rng.uniform(0.1, 0.5, size=(3,))]),
 }
+
+
+def _softmaxes(name):
+    def call(nd, x):
+        op = getattr(nd, name)
+        return (op(x) * x + op(x, axis=0, temperature=0.7) * (x + 1)
+                + op(x, nd.array([[2, 3, 1], [4, 1, 2]], dtype="int64"), axis=1,
+                     use_length=True) * x
+                + op(x, dtype="float64") * x)
+    return Spec([(2, 4, 3)], call, rtol=1e-5)
+
+
+_LOSS_REASON = ("a loss layer's gradient is the loss gradient, not the derivative of its "
+                "forward output, by definition (MXNet's semantics); tests/ops/test_nn.py checks "
+                "it against its formula and its second order against finite differences of it")
+_LOSS_LABEL = [[0, 2, 1], [1, 1, 0]]
+
+SPECS.update({
+    "softmax": _softmaxes("softmax"),
+    "log_softmax": _softmaxes("log_softmax"),
+    "softmin": _softmaxes("softmin"),
+    "softmax_cross_entropy": Spec([(3, 4)], lambda nd, x: nd.softmax_cross_entropy(
+        x * x, nd.array([0, 3, 1], dtype="float64")) * nd.sum(x)),
+    "SoftmaxOutput": Spec([(2, 3, 3)], lambda nd, x: nd.SoftmaxOutput(
+        x, nd.array(_LOSS_LABEL, dtype="float64"), multi_output=True), order=0,
+        reason=_LOSS_REASON),
+    "LinearRegressionOutput": Spec([(3, 2)], lambda nd, x: nd.LinearRegressionOutput(
+        x, nd.ones((3, 2), dtype="float64")), order=0, reason=_LOSS_REASON),
+    "LogisticRegressionOutput": Spec([(3, 2)], lambda nd, x: nd.LogisticRegressionOutput(
+        x, nd.ones((3, 2), dtype="float64")), order=0, reason=_LOSS_REASON),
+    "MAERegressionOutput": Spec([(3, 2)], lambda nd, x: nd.MAERegressionOutput(
+        x, nd.ones((3, 2), dtype="float64")), order=0, reason=_LOSS_REASON),
+})
