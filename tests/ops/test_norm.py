@@ -1,0 +1,384 @@
+"""BatchNorm, LayerNorm, InstanceNorm, L2Normalization, Dropout, Embedding: values against
+NumPy references written here, train/predict behaviour, masks, gradients, errors."""
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.base import MXNetError
+
+RNG = np.random.default_rng(1234)
+
+
+def _nd(a, dtype="float64"):
+    return mx.nd.array(np.asarray(a), dtype=dtype)
+
+
+def _tol(dtype):
+    return dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-12, atol=1e-12)
+
+
+# ---- references ---------------------------------------------------------------------------------
+def _bn_ref(x, gamma, beta, mean, var, eps, axis):
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    r = lambda v: np.reshape(v, shape)
+    return (x - r(mean)) / np.sqrt(r(var) + eps) * r(gamma) + r(beta)
+
+
+def _batch_stats(x, axis):
+    axes = tuple(i for i in range(x.ndim) if i != axis % x.ndim)
+    return x.mean(axis=axes), x.var(axis=axes)
+
+
+# ---- BatchNorm ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((5, 3), 1), ((4, 3, 2, 5), 1), ((2, 4, 3), -1),
+                                        ((3, 2, 4), 0)])
+def test_batchnorm_training_values_and_moving_update(dtype, shape, axis):
+    x = RNG.standard_normal(shape) * 3 + 1
+    c = shape[axis]
+    gamma, beta = RNG.uniform(0.5, 2, c), RNG.standard_normal(c)
+    mm0, mv0 = RNG.standard_normal(c), RNG.uniform(0.5, 2, c)
+    mm, mv = _nd(mm0, dtype), _nd(mv0, dtype)
+    with mx.autograd.train_mode():
+        y, mean, rstd = mx.nd.BatchNorm(_nd(x, dtype), _nd(gamma, dtype), _nd(beta, dtype), mm,
+                                        mv, eps=1e-3, momentum=0.8, fix_gamma=False,
+                                        axis=axis, output_mean_var=True)
+    bm, bv = _batch_stats(x, axis)
+    tol = _tol(dtype)
+    np.testing.assert_allclose(y.asnumpy(), _bn_ref(x, gamma, beta, bm, bv, 1e-3, axis), **tol)
+    np.testing.assert_allclose(mean.asnumpy(), bm, **tol)
+    np.testing.assert_allclose(rstd.asnumpy(), 1 / np.sqrt(bv + 1e-3), **tol)   # MXNet: inv std
+    np.testing.assert_allclose(mm.asnumpy(), 0.8 * mm0 + 0.2 * bm, **tol)
+    np.testing.assert_allclose(mv.asnumpy(), 0.8 * mv0 + 0.2 * bv, **tol)   # biased variance
+
+
+def test_batchnorm_inference_uses_and_keeps_moving_stats():
+    x = RNG.standard_normal((6, 3, 2))
+    gamma, beta = RNG.uniform(0.5, 2, 3), RNG.standard_normal(3)
+    mm0, mv0 = RNG.standard_normal(3), RNG.uniform(0.5, 2, 3)
+    mm, mv = _nd(mm0), _nd(mv0)
+    y, mean, rstd = mx.nd.BatchNorm(_nd(x), _nd(gamma), _nd(beta), mm, mv, fix_gamma=False,
+                                    output_mean_var=True)
+    np.testing.assert_allclose(y.asnumpy(), _bn_ref(x, gamma, beta, mm0, mv0, 1e-3, 1),
+                               rtol=1e-12)
+    np.testing.assert_allclose(mean.asnumpy(), mm0)
+    np.testing.assert_allclose(rstd.asnumpy(), 1 / np.sqrt(mv0 + 1e-3), rtol=1e-12)
+    np.testing.assert_array_equal(mm.asnumpy(), mm0)
+    np.testing.assert_array_equal(mv.asnumpy(), mv0)
+    with mx.autograd.record(train_mode=False):          # recording in predict mode
+        mx.nd.BatchNorm(_nd(x), _nd(gamma), _nd(beta), mm, mv)
+    np.testing.assert_array_equal(mm.asnumpy(), mm0)
+
+
+def test_batchnorm_moving_stats_updated_once_per_training_forward():
+    x = RNG.standard_normal((8, 2))
+    mm, mv = mx.nd.zeros(2, dtype="float64"), mx.nd.ones(2, dtype="float64")
+    gamma, beta = mx.nd.ones(2, dtype="float64"), mx.nd.zeros(2, dtype="float64")
+    bm, bv = _batch_stats(x, 1)
+    expect_m, expect_v = np.zeros(2), np.ones(2)
+    xs = _nd(x)
+    xs.attach_grad()
+    for k in range(3):
+        v0 = mm._version[0]
+        with mx.autograd.record():
+            y = mx.nd.BatchNorm(xs, gamma, beta, mm, mv)
+        y.backward()                        # backward does not update them again (MXNet did)
+        expect_m = 0.9 * expect_m + 0.1 * bm
+        expect_v = 0.9 * expect_v + 0.1 * bv
+        np.testing.assert_allclose(mm.asnumpy(), expect_m, rtol=1e-12)
+        np.testing.assert_allclose(mv.asnumpy(), expect_v, rtol=1e-12)
+        assert mm._version[0] == v0 + 1     # an in-place write: the version moved once
+
+
+def test_batchnorm_use_global_stats_in_training():
+    x = RNG.standard_normal((5, 3))
+    mm0, mv0 = RNG.standard_normal(3), RNG.uniform(0.5, 2, 3)
+    mm, mv = _nd(mm0), _nd(mv0)
+    g = RNG.uniform(0.5, 2, 3)
+    with mx.autograd.train_mode():
+        y = mx.nd.BatchNorm(_nd(x), _nd(g), mx.nd.zeros(3, dtype="float64"), mm, mv,
+                            use_global_stats=True, fix_gamma=False)
+    np.testing.assert_allclose(y.asnumpy(), _bn_ref(x, g, np.zeros(3), mm0, mv0, 1e-3, 1),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(mm.asnumpy(), mm0)
+    np.testing.assert_array_equal(mv.asnumpy(), mv0)
+
+
+def test_batchnorm_fix_gamma_ignores_gamma_and_gives_zero_gradient():
+    x = RNG.standard_normal((6, 2))
+    gamma = _nd([5.0, -3.0])
+    gamma.attach_grad()
+    xs = _nd(x)
+    with mx.autograd.record():
+        y = mx.nd.BatchNorm(xs, gamma, mx.nd.zeros(2, dtype="float64"),
+                            mx.nd.zeros(2, dtype="float64"), mx.nd.ones(2, dtype="float64"))
+        loss = (y * y * xs).sum()
+    bm, bv = _batch_stats(x, 1)
+    np.testing.assert_allclose(y.asnumpy(), (x - bm) / np.sqrt(bv + 1e-3), rtol=1e-12)
+    loss.backward()
+    np.testing.assert_array_equal(gamma.grad.asnumpy(), [0.0, 0.0])
+
+
+def _bn_grads_ref(x, gamma, gy, eps, train, mean=None, var=None):
+    """Hand-derived first-order BatchNorm gradients (axis 1 of a 2-D input)."""
+    if train:
+        mean, var = x.mean(0), x.var(0)
+    r = 1 / np.sqrt(var + eps)
+    xhat = (x - mean) * r
+    g = gy * gamma
+    dx = r * (g - g.mean(0) - xhat * (g * xhat).mean(0)) if train else r * g
+    return dx, (gy * xhat).sum(0), gy.sum(0)
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_batchnorm_gradient_formula(train):
+    x, gy = RNG.standard_normal((7, 3)), RNG.standard_normal((7, 3))
+    gamma, beta = RNG.uniform(0.5, 2, 3), RNG.standard_normal(3)
+    mm0, mv0 = RNG.standard_normal(3), RNG.uniform(0.5, 2, 3)
+    args = [_nd(x), _nd(gamma), _nd(beta)]
+    for a in args:
+        a.attach_grad()
+    with mx.autograd.record(train_mode=train):
+        y = mx.nd.BatchNorm(*args, _nd(mm0), _nd(mv0), fix_gamma=False)
+    y.backward(_nd(gy))
+    dx, dg, db = _bn_grads_ref(x, gamma, gy, 1e-3, train, mm0, mv0)
+    for a, ref in zip(args, (dx, dg, db)):
+        np.testing.assert_allclose(a.grad.asnumpy(), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_batchnorm_layer_used_twice_in_one_recorded_pass():
+    """The moving statistics change between the two calls; the tape never saved them, so
+    backward works (a GAN critic applied to real and fake batches)."""
+    mm, mv = mx.nd.zeros(2, dtype="float64"), mx.nd.ones(2, dtype="float64")
+    gamma, beta = _nd([1.5, 0.5]), _nd([0.0, 1.0])
+    gamma.attach_grad()
+    a, b = _nd(RNG.standard_normal((4, 2))), _nd(RNG.standard_normal((4, 2)))
+    with mx.autograd.record():
+        loss = (mx.nd.BatchNorm(a, gamma, beta, mm, mv, fix_gamma=False) ** 2).sum() + \
+            (mx.nd.BatchNorm(b, gamma, beta, mm, mv, fix_gamma=False) ** 3).sum()
+    loss.backward()
+    assert np.isfinite(gamma.grad.asnumpy()).all()
+
+
+def test_batchnorm_visible_outputs():
+    args = [mx.nd.ones((2, 3)), mx.nd.ones(3), mx.nd.zeros(3), mx.nd.zeros(3), mx.nd.ones(3)]
+    assert isinstance(mx.nd.BatchNorm(*args), mx.nd.NDArray)
+    assert len(mx.nd.BatchNorm(*args, output_mean_var=True)) == 3
+    op = mx.nd.BatchNorm.op
+    attrs = op.parse_attrs({})
+    assert op.list_arguments(attrs) == ("data", "gamma", "beta")
+    assert op.list_auxiliary_states(attrs) == ("moving_mean", "moving_var")
+    assert op.list_outputs(attrs)[:3] == ["output", "mean", "var"]
+
+
+@pytest.mark.parametrize("shapes,kwargs,match", [
+    ([(2, 3), (4,), (3,), (3,), (3,)], {}, "gamma must have shape \\(3,\\)"),
+    ([(2, 3), (3,), (3,), (3,), (2,)], {}, "moving_var must have shape"),
+    ([(2, 3), (3,), (3, 1), (3,), (3,)], {}, "beta must have shape"),
+    ([(2, 3), (3,), (3,), (3,), (3,)], {"axis": 2}, "axis=2 is out of range"),
+    ([(2, 3), (2,), (2,), (2,), (2,)], {"axis": -3}, "axis=-3"),
+])
+def test_batchnorm_errors(shapes, kwargs, match):
+    with pytest.raises(MXNetError, match="BatchNorm: " + match):
+        mx.nd.BatchNorm(*[mx.nd.ones(s) for s in shapes], **kwargs)
+
+
+def test_batchnorm_dtype_errors():
+    with pytest.raises(MXNetError, match="BatchNorm: gamma has dtype float64"):
+        mx.nd.BatchNorm(mx.nd.ones((2, 3)), mx.nd.ones(3, dtype="float64"), mx.nd.zeros(3),
+                        mx.nd.zeros(3), mx.nd.ones(3))
+    with pytest.raises(MXNetError, match="BatchNorm: data must be float32 or float64"):
+        mx.nd.BatchNorm(mx.nd.ones((2, 3), dtype="int32"), mx.nd.ones(3), mx.nd.zeros(3),
+                        mx.nd.zeros(3), mx.nd.ones(3))
+    with pytest.raises(MXNetError, match="BatchNorm: momentum"):
+        mx.nd.BatchNorm(mx.nd.ones((2, 3)), mx.nd.ones(3), mx.nd.zeros(3), mx.nd.zeros(3),
+                        mx.nd.ones(3), momentum=1.5)
+
+
+# ---- LayerNorm / InstanceNorm ---------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((4, 7), -1), ((3, 5, 2), 1), ((3, 5, 2), 0),
+                                        ((6,), 0), ((2, 3, 300), -1)])
+def test_layernorm_values(dtype, shape, axis):
+    x = RNG.standard_normal(shape) * 10 + 100          # a large mean: a one-pass sum would
+    n = shape[axis]                                     # lose digits in float32
+    gamma, beta = RNG.standard_normal(n), RNG.standard_normal(n)
+    y, mean, std = mx.nd.LayerNorm(_nd(x, dtype), _nd(gamma, dtype), _nd(beta, dtype),
+                                   axis=axis, eps=1e-5, output_mean_var=True)
+    m = x.mean(axis=axis, keepdims=True)
+    s = np.sqrt(x.var(axis=axis, keepdims=True) + 1e-5)
+    pshape = [1] * x.ndim
+    pshape[axis] = n
+    ref = (x - m) / s * gamma.reshape(pshape) + beta.reshape(pshape)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else _tol(dtype)
+    np.testing.assert_allclose(y.asnumpy(), ref, **tol)
+    np.testing.assert_allclose(mean.asnumpy(), m, rtol=1e-6)
+    np.testing.assert_allclose(std.asnumpy(), s, rtol=1e-5)
+
+
+def test_layernorm_single_output_and_errors():
+    y = mx.nd.LayerNorm(mx.nd.ones((2, 3)), mx.nd.ones(3), mx.nd.zeros(3))
+    assert isinstance(y, mx.nd.NDArray) and y.shape == (2, 3)
+    with pytest.raises(MXNetError, match="LayerNorm: gamma must have shape \\(3,\\)"):
+        mx.nd.LayerNorm(mx.nd.ones((2, 3)), mx.nd.ones(2), mx.nd.zeros(3))
+    with pytest.raises(MXNetError, match="LayerNorm: axis=2 is out of range"):
+        mx.nd.LayerNorm(mx.nd.ones((2, 3)), mx.nd.ones(3), mx.nd.zeros(3), axis=2)
+
+
+def test_instancenorm_values():
+    x = RNG.standard_normal((2, 3, 4, 5))
+    gamma, beta = RNG.standard_normal(3), RNG.standard_normal(3)
+    y = mx.nd.InstanceNorm(_nd(x), _nd(gamma), _nd(beta), eps=1e-3)
+    m = x.mean(axis=(2, 3), keepdims=True)
+    v = x.var(axis=(2, 3), keepdims=True)
+    ref = (x - m) / np.sqrt(v + 1e-3) * gamma[:, None, None] + beta[:, None, None]
+    np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_instancenorm_errors():
+    with pytest.raises(MXNetError, match="InstanceNorm: data must have at least 3"):
+        mx.nd.InstanceNorm(mx.nd.ones((2, 3)), mx.nd.ones(3), mx.nd.zeros(3))
+    with pytest.raises(MXNetError, match="InstanceNorm: beta must have shape \\(3,\\)"):
+        mx.nd.InstanceNorm(mx.nd.ones((2, 3, 4)), mx.nd.ones(3), mx.nd.zeros(4))
+
+
+def test_layernorm_gradient_formula():
+    x, gy = RNG.standard_normal((4, 6)), RNG.standard_normal((4, 6))
+    gamma, beta = RNG.standard_normal(6), RNG.standard_normal(6)
+    args = [_nd(x), _nd(gamma), _nd(beta)]
+    for a in args:
+        a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.LayerNorm(*args, eps=1e-5)
+    y.backward(_nd(gy))
+    m, v = x.mean(1, keepdims=True), x.var(1, keepdims=True)
+    r = 1 / np.sqrt(v + 1e-5)
+    xhat = (x - m) * r
+    g = gy * gamma
+    dx = r * (g - g.mean(1, keepdims=True) - xhat * (g * xhat).mean(1, keepdims=True))
+    for a, ref in zip(args, (dx, (gy * xhat).sum(0), gy.sum(0))):
+        np.testing.assert_allclose(a.grad.asnumpy(), ref, rtol=1e-10, atol=1e-12)
+
+
+# ---- L2Normalization ----------------------------------------------------------------------------
+@pytest.mark.parametrize("mode,axes", [("instance", (1, 2, 3)), ("channel", (1,)),
+                                       ("spatial", (2, 3))])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_l2normalization_values(mode, axes, dtype):
+    x = RNG.standard_normal((2, 3, 4, 5))
+    y = mx.nd.L2Normalization(_nd(x, dtype), mode=mode, eps=1e-6)
+    ref = x / np.sqrt((x * x).sum(axis=axes, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(y.asnumpy(), ref, **_tol(dtype))
+
+
+def test_l2normalization_errors():
+    with pytest.raises(MXNetError, match="L2Normalization"):
+        mx.nd.L2Normalization(mx.nd.ones((2, 3)), mode="pixel")
+    with pytest.raises(MXNetError, match="L2Normalization: mode='spatial' needs data with at "
+                       "least 3 dimensions"):
+        mx.nd.L2Normalization(mx.nd.ones((2, 3)), mode="spatial")
+    with pytest.raises(MXNetError, match="L2Normalization: data must be float32 or float64"):
+        mx.nd.L2Normalization(mx.nd.ones((2, 3), dtype="int32"))
+
+
+# ---- Dropout ------------------------------------------------------------------------------------
+def test_dropout_identity_outside_training():
+    x = _nd(RNG.standard_normal((3, 4)), "float32")
+    y = mx.nd.Dropout(x, p=0.7)
+    assert isinstance(y, mx.nd.NDArray)
+    np.testing.assert_array_equal(y.asnumpy(), x.asnumpy())
+    with mx.autograd.record(train_mode=False):
+        np.testing.assert_array_equal(mx.nd.Dropout(x, p=0.7).asnumpy(), x.asnumpy())
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+def test_dropout_mask_statistics(p):
+    n = 200_000
+    with mx.autograd.train_mode():
+        y = mx.nd.Dropout(mx.nd.ones((n,)), p=p).asnumpy()
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], 1 / (1 - p), rtol=1e-6)     # survivors scaled
+    sigma = np.sqrt(n * p * (1 - p))
+    assert abs((~kept).sum() - n * p) < 5 * sigma                    # binomial(n, p) drops
+    assert abs(y.mean() - 1.0) < 5 * sigma / n / (1 - p)              # mean preserved
+
+
+def test_dropout_mode_always_and_p_zero():
+    x = mx.nd.ones((1000,))
+    assert (mx.nd.Dropout(x, p=0.5, mode="always").asnumpy() == 0).any()
+    with mx.autograd.train_mode():
+        np.testing.assert_array_equal(mx.nd.Dropout(x, p=0.0).asnumpy(), x.asnumpy())
+
+
+def test_dropout_axes_share_the_mask():
+    with mx.autograd.train_mode():
+        y = mx.nd.Dropout(mx.nd.ones((3, 200, 4)), p=0.5, axes=(0, 2)).asnumpy()
+    assert (y == y[:1, :, :1]).all()
+    assert 0 < (y[0, :, 0] == 0).sum() < 200
+
+
+def test_dropout_seed_reproducible():
+    x = mx.nd.ones((50,))
+    mx.random.seed(7)
+    a = mx.nd.Dropout(x, mode="always").asnumpy()
+    b = mx.nd.Dropout(x, mode="always").asnumpy()
+    mx.random.seed(7)
+    np.testing.assert_array_equal(mx.nd.Dropout(x, mode="always").asnumpy(), a)
+    assert (a != b).any()
+
+
+def test_dropout_gradient_uses_the_forward_mask_at_every_order():
+    x = _nd(RNG.uniform(0.5, 1.5, (400,)))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Dropout(x, p=0.4)
+        z = (y * y * y).sum()                         # z = sum(mask^3 x^3)
+        (g,) = mx.autograd.grad(z, [x], create_graph=True)
+        h = g.sum()
+    mask = y.asnumpy() / x.asnumpy()
+    assert set(np.unique(mask.round(12))) == {0.0, round(1 / 0.6, 12)}
+    xv = x.asnumpy()
+    np.testing.assert_allclose(g.asnumpy(), 3 * mask ** 3 * xv ** 2, rtol=1e-12)
+    h.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), 6 * mask ** 3 * xv, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs,match", [({"p": 1.0}, "p must be in \\[0, 1\\)"),
+                                          ({"p": -0.1}, "p must be in"),
+                                          ({"axes": (2,)}, "axes=2 is out of range"),
+                                          ({"mode": "sometimes"}, "mode")])
+def test_dropout_errors(kwargs, match):
+    with pytest.raises(MXNetError, match="Dropout: .*" + match):
+        mx.nd.Dropout(mx.nd.ones((2, 3)), **kwargs)
+
+
+# ---- Embedding ----------------------------------------------------------------------------------
+def test_embedding_values_and_gradient():
+    w = RNG.standard_normal((5, 3))
+    idx = np.array([[4, 0, 2], [2, 2, 1]], dtype=np.float64)
+    weight = _nd(w, "float32")
+    weight.attach_grad()
+    gy = RNG.standard_normal((2, 3, 3))
+    with mx.autograd.record():
+        out = mx.nd.Embedding(_nd(idx, "float32"), weight, input_dim=5, output_dim=3)
+    np.testing.assert_allclose(out.asnumpy(), w.astype(np.float32)[idx.astype(int)])
+    out.backward(_nd(gy, "float32"))
+    ref = np.zeros((5, 3))
+    np.add.at(ref, idx.astype(int), gy)                 # repeated rows accumulate
+    np.testing.assert_allclose(weight.grad.asnumpy(), ref, rtol=1e-6, atol=1e-6)
+
+
+def test_embedding_errors():
+    w = mx.nd.ones((4, 2))
+    with pytest.raises(MXNetError, match="Embedding: index 4.0 at position 1"):
+        mx.nd.Embedding(mx.nd.array([1, 4]), w, input_dim=4, output_dim=2)
+    with pytest.raises(MXNetError, match="Embedding: index -1.0"):
+        mx.nd.Embedding(mx.nd.array([-1]), w, input_dim=4, output_dim=2)
+    with pytest.raises(MXNetError, match="Embedding: weight must have shape"):
+        mx.nd.Embedding(mx.nd.array([1]), w, input_dim=3, output_dim=2)
+    with pytest.raises(MXNetError, match="Embedding: weight has dtype float32; parameter "
+                       "dtype is float64"):
+        mx.nd.Embedding(mx.nd.array([1]), w, input_dim=4, output_dim=2, dtype="float64")
+    with pytest.raises(MXNetError, match="Embedding: missing required parameter"):
+        mx.nd.Embedding(mx.nd.array([1]), w)
