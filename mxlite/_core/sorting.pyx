@@ -301,3 +301,105 @@ def smooth_l1(const flt_t[::1] x, flt_t[::1] out, double sigma2):
                 out[i] = <flt_t>(0.5 * sigma2 * v * v)
             else:
                 out[i] = <flt_t>(a - 0.5 / sigma2)
+
+
+# ---- dense linear algebra (numpy.linalg / LAPACK), batched over leading axes -----------------
+# Inputs have their matrix axes last. Results are written into the preallocated ``out``;
+# a failure (singular or non-positive-definite matrix) raises ValueError with the reason.
+def _tri(a, bint lower):
+    """The triangle of ``a`` that LAPACK/BLAS reads (the other one zeroed)."""
+    return np.tril(a) if lower else np.triu(a)
+
+
+def _mT(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def trian_mask(a, out, bint lower, double diag):
+    """out = the lower (upper) triangle of a, its diagonal multiplied by ``diag``."""
+    t = _tri(a, lower)
+    if diag != 1.0:
+        rows, cols = np.diag_indices(a.shape[a.ndim - 1])
+        t[..., rows, cols] *= diag
+    out[...] = t
+
+
+def extractdiag(a, out, idx_t offset):
+    """out[..., i] = a[..., i, i + offset]."""
+    out[...] = np.diagonal(a, offset, axis1=-2, axis2=-1)
+
+
+def makediag(a, out, idx_t offset):
+    """out = zeros with a[..., i] on diagonal ``offset``."""
+    out[...] = 0
+    rows, cols = np.diag_indices(a.shape[a.ndim - 1])
+    out[..., rows + (0 if offset >= 0 else -offset), cols + (offset if offset >= 0 else 0)] = a
+
+
+def potrf(a, out, bint lower):
+    """Cholesky factor of the symmetric matrix whose ``lower`` triangle is stored in a:
+    L (lower) with a = L L^T, or U = L^T (upper) with a = U^T U."""
+    t = _tri(a, lower)
+    sym = t + _mT(t)
+    rows, cols = np.diag_indices(a.shape[a.ndim - 1])
+    sym[..., rows, cols] *= 0.5
+    try:
+        L = np.linalg.cholesky(sym)
+    except np.linalg.LinAlgError:
+        raise ValueError("the matrix is not positive definite") from None
+    out[...] = L if lower else _mT(L)
+
+
+def _inv(a, what):
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{what} is singular") from None
+
+
+def potri(a, out, bint lower):
+    """(L L^T)^{-1} for the factor L in a's lower triangle (U^T U with U upper)."""
+    t = _tri(a, lower)
+    ti = _inv(t, "the triangular factor")
+    out[...] = (_mT(ti) @ ti) if lower else (ti @ _mT(ti))
+
+
+def trsm(a, b, out, bint transpose, bint rightside, bint lower, double alpha):
+    """Solve op(T) X = alpha B (or X op(T) = alpha B with rightside), T = a's triangle."""
+    t = _tri(a, lower)
+    if transpose:
+        t = _mT(t)
+    rhs = b * alpha
+    try:
+        if rightside:            # X T = R  <=>  T^T X^T = R^T
+            out[...] = _mT(np.linalg.solve(_mT(t), _mT(rhs)))
+        else:
+            out[...] = np.linalg.solve(t, rhs)
+    except np.linalg.LinAlgError:
+        raise ValueError("the triangular matrix is singular") from None
+
+
+def trmm(a, b, out, bint transpose, bint rightside, bint lower, double alpha):
+    """out = alpha op(T) B (or alpha B op(T) with rightside), T = a's triangle."""
+    t = _tri(a, lower)
+    if transpose:
+        t = _mT(t)
+    out[...] = alpha * ((b @ t) if rightside else (t @ b))
+
+
+def inverse(a, out):
+    out[...] = _inv(a, "the matrix")
+
+
+def det(a, out):
+    out[...] = np.linalg.det(a).reshape(out.shape)
+
+
+def slogdet(a, sign, logabs):
+    s, l = np.linalg.slogdet(a)
+    sign[...] = s.reshape(sign.shape)
+    logabs[...] = l.reshape(logabs.shape)
+
+
+def sumlogdiag(a, out):
+    out[...] = np.log(np.diagonal(a, axis1=-2, axis2=-1)).sum(-1).reshape(out.shape)
