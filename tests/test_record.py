@@ -215,10 +215,12 @@ def test_aux_states_mutated_inputs_and_visible_outputs(test_ops):
 @pytest.mark.parametrize("name", [op.name for op in UNIQUE_OPS])
 def test_registered_ops_keep_the_defaults(name):
     """Every op today: inputs as declared, outputs named output / output0.., all visible,
-    no auxiliary state, nothing mutated."""
+    no auxiliary state; mutated inputs (the optimizer updates' states) are arguments, at
+    their declared positions."""
     op = REGISTRY[name]
-    assert op.aux_inputs == () and op.mutate_inputs == ()
+    assert op.aux_inputs == ()
     attrs = Attrs(op._defaults)            # (a required param is absent: nothing reads it)
+    assert op.mutated_indices(attrs) == tuple(op.inputs.index(n) for n in op.mutate_inputs)
     attrs.update({"split": {"num_outputs": 3}, "_sample_multinomial": {"get_prob": True}}.get(
         name, {}))
     if op.variadic:
