@@ -214,6 +214,10 @@ Update function for the Nesterov Accelerated Gradient (NAG) optimizer, as MXNet'
 
 With ``state = -mom / lr`` this is the NAG optimizer's ``state = momentum * state + g;
 weight -= lr * (g + momentum * state)`` for ``g = grad + wd * weight``.
+
+``grad`` always uses the weight before the update. MXNet's kernel wrote the output first
+and then read ``weight`` again for the momentum, so with ``out=weight`` (how its NAG
+optimizer called it) and ``wd > 0`` the momentum took the decay of the *new* weight.
 """),
     _Spec("adam_update", "adam", ("weight", "grad", "mean", "var"), ("mean", "var"),
           (_LR, _p("beta1", 0.9), _p("beta2", 0.999), _p("epsilon", 1e-8), _WD, _RESCALE,
