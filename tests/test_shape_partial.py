@@ -29,8 +29,11 @@ def _spy_invoke(op, inputs, kwargs, out=None):
     result = mx.nd.ndarray.invoke(op, inputs, kwargs, out)
     attrs = kwargs if type(kwargs) is Attrs else op.parse_attrs(kwargs)
     outs = result if isinstance(result, (list, tuple)) else [result]
-    _applications.append((op, attrs, [tuple(x.shape) for x in inputs],
-                          [tuple(y.shape) for y in outs]))
+    ins = [tuple(x.shape) for x in inputs]
+    shapes = [tuple(y.shape) for y in outs]
+    if len(shapes) < op.output_count(attrs):    # hidden outputs (num_visible_outputs): a call
+        shapes += [tuple(s) for s in op.infer_shape(ins, attrs)[len(shapes):]]  # returns none
+    _applications.append((op, attrs, ins, shapes))
     return result
 
 

@@ -29,7 +29,7 @@ from .registry import REQUIRED, OpDef, Param, register
 from .shape_utils import check_shape, normalize_axes, normalize_axis, size_of
 
 _FLOATS = (np.dtype("float32"), np.dtype("float64"))
-_ONE_BELOW_1 = float(np.nextafter(np.float32(1.0), np.float32(0.0)))
+_ONE_BELOW_1 = 1.0 - 2.0 ** -24       # the largest float32 below 1: uniforms stay in [0, 1)
 
 
 # ---- shared helpers ---------------------------------------------------------------------------
@@ -55,6 +55,11 @@ def _check_vectors(op, shapes, names, c, what):
 def _kept(shape, axes):
     """``shape`` with ``axes`` set to 1."""
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _data_backward_shape(in_shapes, out_shapes, attrs):
+    """One input, whose shape is the (first) output's."""
+    return [in_shapes[0] if in_shapes[0] is not None else out_shapes[0]]
 
 
 def _param_shape(shape, axis):
@@ -459,7 +464,7 @@ register(OpDef(
             Param("mode", "str", "instance", "'instance' (all axes but the first), 'channel' "
                   "(axis 1) or 'spatial' (axes 2 and up)", choices=_L2_MODES)),
     infer_shape=_l2_shape, infer_type=_l2_type, compute={"cpu": _l2_compute},
-    gradient=_l2_grad, backward_shape="same",
+    gradient=_l2_grad, backward_shape=_data_backward_shape,
     doc="""Divide ``data`` by its L2 norm ``sqrt(sum(x**2) + eps)``: over all axes but the
 first (``mode='instance'``), over axis 1 for each sample and position (``'channel'``), or
 over the spatial axes 2.. for each sample and channel (``'spatial'``). The gradient (any
@@ -530,7 +535,8 @@ register(OpDef(
             Param("cudnn_off", "bool", False, "accepted for compatibility; no effect")),
     infer_shape=_dropout_shape, infer_type=_dropout_type, compute={"cpu": _dropout_compute},
     gradient=_dropout_grad, grad_needs=("outputs",), num_outputs=2,
-    output_names=("output", "mask"), num_visible_outputs=1, backward_shape="same",
+    output_names=("output", "mask"), num_visible_outputs=1,
+    backward_shape=_data_backward_shape,
     doc="""Randomly zero elements of ``data`` with probability ``p`` and scale the rest by
 ``1 / (1 - p)``, in train mode (``autograd.record()``, ``train_mode()``) or always with
 ``mode='always'``; otherwise the identity. ``axes`` shares one draw along those axes
