@@ -86,14 +86,30 @@ cdef inline bint _parallel(idx_t items, idx_t work) noexcept nogil:
 
 
 # ---- im2col / col2im ---------------------------------------------------------------------------
+cdef inline void _valid_range(idx_t n_out, idx_t n_in, idx_t stride, idx_t offset,
+                              idx_t* lo, idx_t* hi) noexcept nogil:
+    """The outputs ``o`` in [lo, hi) whose input ``o*stride + offset`` lies in [0, n_in)."""
+    cdef idx_t a, b
+    a = 0 if offset >= 0 else (-offset + stride - 1) // stride
+    b = 0 if n_in - offset <= 0 else (n_in - offset + stride - 1) // stride
+    lo[0] = a if a < n_out else n_out
+    hi[0] = b if b < n_out else n_out
+    if hi[0] < lo[0]:
+        hi[0] = lo[0]
+
+
 cdef void _im2col_item(const real* x, real* col, Geom* g, idx_t item) noexcept nogil:
-    """Row ``r = item // N`` of col for image ``n = item % N``."""
+    """Row ``r = item // N`` of col for image ``n = item % N``: one output row at a time,
+    zeros outside [lo, hi) and a strided (stride 1: contiguous) copy inside."""
     cdef idx_t r = item // g.N, n = item % g.N
     cdef idx_t c = r // g.vk, kk = r % g.vk
     cdef idx_t ka = kk // (g.k1 * g.k2), kb = (kk // g.k2) % g.k1, kc = kk % g.k2
     cdef const real* src = x + (n * g.C + c) * g.vi
+    cdef const real* row
     cdef real* dst = col + r * (g.N * g.vo) + n * g.vo
-    cdef idx_t od, oh, ow, iz, iy, ix, j = 0
+    cdef idx_t od, oh, ow, iz, iy, lo, hi, j = 0
+    cdef idx_t off = kc * g.d2 - g.p2, s2 = g.s2
+    _valid_range(g.o2, g.i2, s2, off, &lo, &hi)
     for od in range(g.o0):
         iz = od * g.s0 - g.p0 + ka * g.d0
         for oh in range(g.o1):
@@ -102,10 +118,17 @@ cdef void _im2col_item(const real* x, real* col, Geom* g, idx_t item) noexcept n
                 for ow in range(g.o2):
                     dst[j + ow] = 0
             else:
-                for ow in range(g.o2):
-                    ix = ow * g.s2 - g.p2 + kc * g.d2
-                    dst[j + ow] = src[(iz * g.i1 + iy) * g.i2 + ix] \
-                        if 0 <= ix < g.i2 else 0
+                row = src + (iz * g.i1 + iy) * g.i2 + off
+                for ow in range(lo):
+                    dst[j + ow] = 0
+                if s2 == 1:
+                    for ow in range(lo, hi):
+                        dst[j + ow] = row[ow]
+                else:
+                    for ow in range(lo, hi):
+                        dst[j + ow] = row[ow * s2]
+                for ow in range(hi, g.o2):
+                    dst[j + ow] = 0
             j += g.o2
 
 
@@ -128,14 +151,17 @@ cdef void _col2im_item(const real* col, real* x, Geom* g, idx_t item) noexcept n
     it is added back (the adjoint of im2col)."""
     cdef idx_t n = item // g.C, c = item % g.C
     cdef real* dst = x + item * g.vi
+    cdef real* row
     cdef const real* src
-    cdef idx_t kk, ka, kb, kc, od, oh, ow, iz, iy, ix, j, t
+    cdef idx_t kk, ka, kb, kc, od, oh, ow, iz, iy, j, t, lo, hi, off, s2 = g.s2
     for t in range(g.vi):
         dst[t] = 0
     for kk in range(g.vk):
         ka = kk // (g.k1 * g.k2)
         kb = (kk // g.k2) % g.k1
         kc = kk % g.k2
+        off = kc * g.d2 - g.p2
+        _valid_range(g.o2, g.i2, s2, off, &lo, &hi)
         src = col + (c * g.vk + kk) * (g.N * g.vo) + n * g.vo
         j = 0
         for od in range(g.o0):
@@ -143,10 +169,13 @@ cdef void _col2im_item(const real* col, real* x, Geom* g, idx_t item) noexcept n
             for oh in range(g.o1):
                 iy = oh * g.s1 - g.p1 + kb * g.d1
                 if 0 <= iz < g.i0 and 0 <= iy < g.i1:
-                    for ow in range(g.o2):
-                        ix = ow * g.s2 - g.p2 + kc * g.d2
-                        if 0 <= ix < g.i2:
-                            dst[(iz * g.i1 + iy) * g.i2 + ix] += src[j + ow]
+                    row = dst + (iz * g.i1 + iy) * g.i2 + off
+                    if s2 == 1:
+                        for ow in range(lo, hi):
+                            row[ow] += src[j + ow]
+                    else:
+                        for ow in range(lo, hi):
+                            row[ow * s2] += src[j + ow]
                 j += g.o2
 
 
