@@ -310,12 +310,16 @@ def test_bad_parameters_raise():
 def test_a_state_sharing_memory_with_another_array_raises():
     w = mx.nd.ones((4,))
     state = mx.nd.zeros((4,))
-    with pytest.raises(MXNetError, match="adam_update.*'var'.*'mean'"):
+    with pytest.raises(MXNetError, match="adam_update.*'mean' and 'var' share memory"):
         mx.nd.adam_update(w, mx.nd.ones((4,)), state, state, lr=0.1)
-    with pytest.raises(MXNetError, match="sgd_mom_update.*'mom'.*weight"):
+    with pytest.raises(MXNetError, match="sgd_mom_update.*'weight' and 'mom'"):
         mx.nd.sgd_mom_update(w, mx.nd.ones((4,)), w, lr=0.1, momentum=0.9)
-    with pytest.raises(MXNetError, match="sgd_mom_update.*'mom'.*out"):
+    with pytest.raises(MXNetError, match="sgd_mom_update.*'out' and 'mom'"):
         mx.nd.sgd_mom_update(w, mx.nd.ones((4,)), state, lr=0.1, momentum=0.9, out=state)
+    with pytest.raises(MXNetError, match="sgd_update.*'grad' and 'out'"):
+        mx.nd.sgd_update(w, state, lr=0.1, out=state)
+    # the weight may be its own output, and nothing was written by a refused call
+    assert state.asnumpy().tolist() == [0.0] * 4 and w.asnumpy().tolist() == [1.0] * 4
 
 
 # ---- mx.optimizer ----------------------------------------------------------------------------
@@ -595,3 +599,37 @@ def test_optimizer_pickles_without_param_dict():
     opt = mx.optimizer.SGD(learning_rate=0.2, momentum=0.5, param_dict={0: P()})
     back = pickle.loads(pickle.dumps(opt))
     assert back.param_dict == {} and back.lr == 0.2 and back.momentum == 0.5
+
+
+# ---- the device seam -------------------------------------------------------------------------
+from test_device import fake  # noqa: E402,F401  (the fake-device fixture: NumPy refuses calls)
+
+
+def test_updates_and_optimizers_run_through_the_namespace_of_their_device(fake):
+    """The update ops and an optimizer step on the fake device give the CPU's values, with
+    array data reached only through the device's namespace."""
+    def steps():
+        w = mx.nd.array(W0, dtype="float64")
+        m, v = mx.nd.zeros((2, 3), dtype="float64"), mx.nd.zeros((2, 3), dtype="float64")
+        for g in GRADS[:2]:
+            mx.nd.adam_update(w, mx.nd.array(g, dtype="float64"), m, v, lr=0.1, wd=0.1,
+                              out=w)
+        w2 = mx.nd.array(W0)
+        mx.nd.contrib.adamw_update(w2, mx.nd.array(GRADS[0]), mx.nd.zeros((2, 3)),
+                                   mx.nd.zeros((2, 3)), mx.nd.array([float("nan")]), lr=1.0,
+                                   eta=0.1, out=mx.nd.zeros((2, 3)))
+        updater = mx.optimizer.get_updater(mx.optimizer.RMSProp(centered=True))
+        w3 = mx.nd.array(W0)
+        updater(0, mx.nd.array(GRADS[1]), w3)
+        updater = mx.optimizer.get_updater(mx.optimizer.AdaGrad(learning_rate=0.1))
+        w4 = mx.nd.array(W0)
+        updater(0, mx.nd.array(GRADS[1]), w4)
+        return [w, m, v, w3, w4]
+
+    expected = steps()
+    with fake.run():
+        got = steps()
+    assert all(x.context == fake.ctx for x in got)
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-6)
+    assert fake.calls["from_host"] and (fake.calls["zeros"] or fake.calls["empty"])

@@ -14,7 +14,8 @@ documented rule; its kernels clipped for ``>= 0``); a NaN gradient stays NaN.
 Sizes, indices and loop counters are ``int64_t``.
 """
 from cython.parallel cimport prange
-from libc.math cimport sqrt, sqrtf, isfinite, fabs
+from libc.math cimport sqrt, sqrtf, isfinite
+from libc.string cimport memcpy
 
 cimport numpy as cnp
 from .common cimport idx_t, PARALLEL_MIN
@@ -40,6 +41,9 @@ cdef enum:
     SIGNUM = 9
     N_ALGOS = 10
 
+cdef int _N_STATES[N_ALGOS]
+_N_STATES[:] = [0, 1, 1, 2, 2, 1, 3, 0, 2, 1]
+
 ALGOS = {"sgd": (SGD, 0), "sgd_mom": (SGD_MOM, 1), "nag_mom": (NAG_MOM, 1),
          "adam": (ADAM, 2), "adamw": (ADAMW, 2), "rmsprop": (RMSPROP, 1),
          "rmspropalex": (RMSPROPALEX, 3), "signsgd": (SIGNSGD, 0), "ftrl": (FTRL, 2),
@@ -59,11 +63,7 @@ cdef struct Params:
 
 cdef inline real _clip(real x, real bound) noexcept nogil:
     # NaN compares false both ways and passes through, as MXNet's clip
-    if x > bound:
-        return bound
-    if x < -bound:
-        return -bound
-    return x
+    return bound if x > bound else (-bound if x < -bound else x)
 
 
 cdef inline real _sqrt(real x) noexcept nogil:
@@ -213,82 +213,87 @@ cdef void* _ptr(cnp.ndarray a):
     return cnp.PyArray_DATA(a)
 
 
-def update(str name, cnp.ndarray weight, cnp.ndarray grad, list states, cnp.ndarray out,
-           dict params):
-    """Run algorithm ``name`` (a key of ``ALGOS``): reads ``weight`` and ``grad``, updates
+cdef inline double _get(object params, str key):
+    v = params.get(key)
+    return 0.0 if v is None else <double>v
+
+
+def update(int algo, cnp.ndarray weight, cnp.ndarray grad, list states, cnp.ndarray out,
+           object params, cnp.ndarray scale=None):
+    """Run algorithm ``algo`` (an id of ``ALGOS``): reads ``weight`` and ``grad``, updates
     ``states`` in place, writes the new weight into ``out`` (which may be ``weight``).
 
     Every array must be C-contiguous, of one dtype (float32 or float64) and one size;
-    ``params`` maps names of ``PARAMS`` to floats (a missing one is 0)."""
-    entry = ALGOS.get(name)
-    if entry is None:
-        raise ValueError(f"optim.update: unknown algorithm {name!r}")
-    cdef int algo = entry[0]
-    if len(states) != entry[1]:
-        raise ValueError(f"optim.update: {name} takes {entry[1]} state array(s), "
-                         f"got {len(states)}")
-    unknown = set(params) - set(PARAMS)
-    if unknown:
-        raise ValueError(f"optim.update: unknown parameter(s) {sorted(unknown)}")
+    ``params`` (a mapping: an op's attrs) maps names of ``PARAMS`` to numbers (a missing one
+    is 0; other keys are ignored). ``scale``, a one-element float array, replaces ``rescale_grad`` when given,
+    and when it is NaN, infinite or 0 nothing is updated (MXNet's ``_adamw_update``): the
+    weight is copied to a separate ``out``.
+
+    Returns None, or ``(i, j)``: positions in ``[weight, grad, out] + states`` of two arrays
+    whose memory overlaps where it must not (a state with anything else, or ``grad`` with
+    ``out``), in which case nothing was written."""
+    if not 0 <= algo < N_ALGOS:
+        raise ValueError(f"optim.update: unknown algorithm id {algo}")
+    cdef Py_ssize_t k, j, n_arrays = 3 + len(states)
+    if len(states) != _N_STATES[algo]:
+        raise ValueError(f"optim.update: algorithm {algo} takes {_N_STATES[algo]} state "
+                         f"array(s), got {len(states)}")
     cdef list arrays = [weight, grad, out] + states
     cdef cnp.ndarray a
     cdef idx_t n = cnp.PyArray_SIZE(weight)
-    dtype = weight.dtype
-    for a in arrays:
-        if a.dtype != dtype or cnp.PyArray_SIZE(a) != n:
+    cdef int typenum = cnp.PyArray_TYPE(weight)
+    cdef char* lo[6]
+    cdef char* hi[6]
+    for k in range(n_arrays):
+        a = <cnp.ndarray?>arrays[k]
+        if cnp.PyArray_TYPE(a) != typenum or cnp.PyArray_SIZE(a) != n:
             raise ValueError(f"optim.update: arrays differ in dtype or size ({a.dtype}, "
-                             f"{a.size} against {dtype}, {n})")
+                             f"{a.size} against {weight.dtype}, {n})")
         if not cnp.PyArray_IS_C_CONTIGUOUS(a):
             raise ValueError("optim.update: arrays must be C-contiguous")
+        lo[k] = <char*>cnp.PyArray_DATA(a)
+        hi[k] = lo[k] + cnp.PyArray_NBYTES(a)
+    # states (positions 3..) overlap nothing; grad (1) does not overlap out (2)
+    for k in range(n_arrays):
+        for j in range(k + 1, n_arrays):
+            if (j >= 3 or (k == 1 and j == 2)) and n > 0 and lo[k] < hi[j] and lo[j] < hi[k]:
+                return (k, j)
     cdef Params p
-    p.lr = params.get("lr", 0.0)
-    p.wd = params.get("wd", 0.0)
-    p.rescale = params.get("rescale_grad", 0.0)
-    p.clip = params.get("clip_gradient", 0.0)
-    p.momentum = params.get("momentum", 0.0)
-    p.beta1 = params.get("beta1", 0.0)
-    p.beta2 = params.get("beta2", 0.0)
-    p.eps = params.get("epsilon", 0.0)
-    p.eta = params.get("eta", 0.0)
-    p.gamma1 = params.get("gamma1", 0.0)
-    p.gamma2 = params.get("gamma2", 0.0)
-    p.clip_weights = params.get("clip_weights", 0.0)
-    p.lamda1 = params.get("lamda1", 0.0)
-    p.beta = params.get("beta", 0.0)
-    p.wd_lh = params.get("wd_lh", 0.0)
+    p.lr = _get(params, "lr")
+    p.wd = _get(params, "wd")
+    p.rescale = _get(params, "rescale_grad")
+    p.clip = _get(params, "clip_gradient")
+    p.momentum = _get(params, "momentum")
+    p.beta1 = _get(params, "beta1")
+    p.beta2 = _get(params, "beta2")
+    p.eps = _get(params, "epsilon")
+    p.eta = _get(params, "eta")
+    p.gamma1 = _get(params, "gamma1")
+    p.gamma2 = _get(params, "gamma2")
+    p.clip_weights = _get(params, "clip_weights")
+    p.lamda1 = _get(params, "lamda1")
+    p.beta = _get(params, "beta")
+    p.wd_lh = _get(params, "wd_lh")
+    if scale is not None:
+        p.rescale = scale_value(scale)
+        if not (isfinite(p.rescale) and p.rescale != 0):
+            if lo[0] != lo[2]:
+                memcpy(lo[2], lo[0], hi[0] - lo[0])
+            return None
     cdef void* s[3]
-    cdef int k
     for k in range(3):
-        s[k] = _ptr(states[k]) if k < len(states) else NULL
-    cdef void* po = _ptr(out)
-    cdef void* pw = _ptr(weight)
-    cdef void* pg = _ptr(grad)
-    if dtype.num == cnp.NPY_FLOAT32:
+        s[k] = lo[3 + k] if k < len(states) else NULL
+    if typenum == cnp.NPY_FLOAT32:
         with nogil:
-            _drive(algo, <float*>po, <const float*>pw, <const float*>pg, <float*>s[0],
-                   <float*>s[1], <float*>s[2], &p, n)
-    elif dtype.num == cnp.NPY_FLOAT64:
+            _drive(algo, <float*>lo[2], <const float*>lo[0], <const float*>lo[1],
+                   <float*>s[0], <float*>s[1], <float*>s[2], &p, n)
+    elif typenum == cnp.NPY_FLOAT64:
         with nogil:
-            _drive(algo, <double*>po, <const double*>pw, <const double*>pg, <double*>s[0],
-                   <double*>s[1], <double*>s[2], &p, n)
+            _drive(algo, <double*>lo[2], <const double*>lo[0], <const double*>lo[1],
+                   <double*>s[0], <double*>s[1], <double*>s[2], &p, n)
     else:
-        raise TypeError(f"optim.update: unsupported dtype {dtype} (float32 or float64)")
-
-
-def scale_is_usable(cnp.ndarray scale):
-    """True when the one-element ``scale`` (float32/float64) is finite and non-zero: the
-    rule by which MXNet's ``_adamw_update`` skips an update (a dynamic loss scaler's
-    overflowed step)."""
-    cdef double v
-    if cnp.PyArray_SIZE(scale) != 1:
-        raise ValueError(f"optim.scale_is_usable: expected one element, got {scale.size}")
-    if scale.dtype.num == cnp.NPY_FLOAT32:
-        v = (<float*>cnp.PyArray_DATA(scale))[0]
-    elif scale.dtype.num == cnp.NPY_FLOAT64:
-        v = (<double*>cnp.PyArray_DATA(scale))[0]
-    else:
-        raise TypeError(f"optim.scale_is_usable: unsupported dtype {scale.dtype}")
-    return bool(isfinite(v) and v != 0)
+        raise TypeError(f"optim.update: unsupported dtype {weight.dtype} (float32 or float64)")
+    return None
 
 
 def scale_value(cnp.ndarray scale):

@@ -86,7 +86,6 @@ class _Spec:
         self.params, self.doc, self.aliases = params, doc, aliases
         self.scale_input = scale_input      # rescale_grad is an input array (_adamw_update)
         self.lr_divides = lr_divides        # the formula divides by lr (ftrl)
-        self.kernel_params = tuple(p.name for p in params if p.name in _k.PARAMS)
 
 
 def _infer_shape(spec):
@@ -142,37 +141,19 @@ def _infer_type(spec):
 
 
 def _compute(spec):
-    name, algo, keys = spec.name, spec.algo, spec.kernel_params
-    first_state = 2
+    name = spec.name
+    algo = _k.ALGOS[spec.algo][0]
     n_states = len(spec.states)
+    labels = ("weight", "grad", "out") + spec.states
 
     def compute(rctx, ins, outs, attrs):
-        weight, grad, out = ins[0], ins[1], outs[0]
-        states = ins[first_state:first_state + n_states]
-        _check_no_overlap(name, rctx.xp, spec, weight, grad, states, out)
-        params = {k: attrs[k] for k in keys}
-        if spec.scale_input:
-            if not _k.scale_is_usable(ins[-1]):     # MXNet: NaN, inf or 0 skips the update
-                if not rctx.xp.may_share_memory(out, weight):
-                    rctx.xp.copyto(out, weight)
-                return
-            params["rescale_grad"] = _k.scale_value(ins[-1])
-        _k.update(algo, weight, grad, states, out, params)
+        scale = ins[-1] if spec.scale_input else None
+        clash = _k.update(algo, ins[0], ins[1], ins[2:2 + n_states], outs[0], attrs, scale)
+        if clash is not None:       # checked before anything was written
+            first, second = (labels[i] for i in clash)
+            raise op_error(name, f"{first!r} and {second!r} share memory; each optimizer "
+                           "state needs its own array, and out= may alias only the weight")
     return compute
-
-
-def _check_no_overlap(name, xp, spec, weight, grad, states, out):
-    """A state updated in place must not share memory with any other array of the call
-    (the weight and ``out`` may be one array: ``out=weight``)."""
-    others = [("weight", weight), ("grad", grad), ("out", out)]
-    for j, s in enumerate(states):
-        for other_name, other in others:
-            if xp.may_share_memory(s, other):
-                raise op_error(name, f"state {spec.states[j]!r} shares memory with "
-                               f"{other_name!r}; each state needs its own array")
-        others.append((spec.states[j], s))
-    if xp.may_share_memory(grad, out):
-        raise op_error(name, "out= shares memory with grad")
 
 
 # ---- the operators ---------------------------------------------------------------------------
