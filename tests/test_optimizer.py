@@ -554,7 +554,12 @@ def test_bad_optimizer_arguments_raise():
     with pytest.raises(MXNetError, match="Adam: beta2"):
         mx.optimizer.Adam(beta2=1.0)
     with pytest.raises(MXNetError, match="clip_gradient"):
-        mx.optimizer.SGD(clip_gradient=-1.0)
+        mx.optimizer.SGD(clip_gradient="big")
+    # a non-positive clip_gradient turns clipping off, for every optimizer
+    assert mx.optimizer.AdaGrad(clip_gradient=-1.0).clip_gradient is None
+    w = _run(mx.optimizer.AdaGrad(learning_rate=0.1, clip_gradient=-1), W0, GRADS[:1])
+    np.testing.assert_allclose(w, W0 - 0.1 * GRADS[0] / np.sqrt(GRADS[0] ** 2 + 1e-7),
+                               rtol=1e-12)
     with pytest.raises(MXNetError, match="param_idx2name"):
         mx.optimizer.SGD(param_idx2name=["a"])
     opt = mx.optimizer.SGD(multi_precision=True)

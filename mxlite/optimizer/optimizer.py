@@ -48,7 +48,9 @@ class Optimizer:
     wd : float, default 0.0
         Weight decay (L2 regularization) coefficient.
     clip_gradient : float, optional
-        Clips the gradient to ``[-clip_gradient, clip_gradient]``; None (or 0) clips nothing.
+        Clips the gradient to ``[-clip_gradient, clip_gradient]``; None, 0 or a negative
+        value clips nothing (MXNet passed a negative value on to the update operators, which
+        ignored it, but its AdaGrad/AdaDelta/Adamax/Nadam clipped to an empty range).
     learning_rate : float, optional
         The learning rate; with an ``lr_scheduler`` it replaces the scheduler's ``base_lr``.
         0.01 when neither is given.
@@ -87,10 +89,13 @@ class Optimizer:
                 warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by "
                               "``learning_rate`` in optimizer.", UserWarning, stacklevel=2)
                 lr_scheduler.base_lr = learning_rate
-        if clip_gradient is not None and not (isinstance(clip_gradient, (int, float))
-                                              and clip_gradient >= 0):
-            raise MXNetError(f"{type(self).__name__}: clip_gradient must be None or a "
-                             f"non-negative number, got {clip_gradient!r}")
+        if clip_gradient is not None:
+            if isinstance(clip_gradient, bool) or not isinstance(clip_gradient, (int, float)) \
+                    or math.isnan(clip_gradient):
+                raise MXNetError(f"{type(self).__name__}: clip_gradient must be None or a "
+                                 f"number, got {clip_gradient!r}")
+            if clip_gradient <= 0:      # the update ops' rule: <= 0 turns clipping off
+                clip_gradient = None
         self.wd = wd
         self.lr_mult = {}
         self.wd_mult = {}
