@@ -185,7 +185,8 @@ class PolyScheduler(LRScheduler):
 class CosineScheduler(LRScheduler):
     """Cosine decay from ``base_lr`` to ``final_lr`` over the updates after warm-up::
 
-        final_lr + (base_lr - final_lr) * (1 + cos(pi * (num_update - warmup_steps) / max_steps)) / 2
+        frac = (num_update - warmup_steps) / max_steps
+        final_lr + (base_lr - final_lr) * (1 + cos(pi * frac)) / 2
 
     with ``max_steps = max_update - warmup_steps``, and ``final_lr`` after ``max_update``.
 

@@ -12,7 +12,8 @@ from mxlite.lr_scheduler import (CosineScheduler, FactorScheduler, LRScheduler,
 def test_factor_scheduler_steps_after_each_multiple():
     s = FactorScheduler(step=3, factor=0.5, base_lr=2.0)
     # base_lr * factor ** floor((n - 1) / step): the rate changes once n exceeds 3, 6, ...
-    for n, want in [(0, 2.0), (1, 2.0), (3, 2.0), (4, 1.0), (6, 1.0), (7, 0.5), (30, 2.0 * 0.5 ** 9)]:
+    for n, want in [(0, 2.0), (1, 2.0), (3, 2.0), (4, 1.0), (6, 1.0), (7, 0.5),
+                    (30, 2.0 * 0.5 ** 9)]:
         assert s(n) == pytest.approx(want), n
     # any order gives the same values (MXNet's version could only move forward)
     assert [s(n) for n in (7, 1, 4)] == pytest.approx([0.5, 2.0, 1.0])

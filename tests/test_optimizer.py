@@ -366,7 +366,7 @@ def test_nag_optimizer():
 
 
 def test_adam_optimizer_applies_bias_correction():
-    lr, b1, b2, eps, wd = 0.01, 0.9, 0.999, 1e-8, 0.01
+    lr, b1, b2, wd = 0.01, 0.9, 0.999, 0.01
     w, m, v = W0.copy(), np.zeros_like(W0), np.zeros_like(W0)
     for t, g in enumerate(GRADS, start=1):
         g2 = g + wd * w
@@ -607,7 +607,7 @@ def test_optimizer_pickles_without_param_dict():
 
 
 # ---- the device seam -------------------------------------------------------------------------
-from test_device import fake  # noqa: E402,F401  (the fake-device fixture: NumPy refuses calls)
+from test_device import fake  # noqa: E402,F401,F811  (the fake-device fixture)
 
 
 def test_updates_and_optimizers_run_through_the_namespace_of_their_device(fake):

@@ -225,8 +225,8 @@ def update(int algo, cnp.ndarray weight, cnp.ndarray grad, list states, cnp.ndar
 
     Every array must be C-contiguous, of one dtype (float32 or float64) and one size;
     ``params`` (a mapping: an op's attrs) maps names of ``PARAMS`` to numbers (a missing one
-    is 0; other keys are ignored). ``scale``, a one-element float array, replaces ``rescale_grad`` when given,
-    and when it is NaN, infinite or 0 nothing is updated (MXNet's ``_adamw_update``): the
+    is 0; other keys are ignored). ``scale``, a one-element float array, replaces
+    ``rescale_grad`` when given, and when it is NaN, infinite or 0 nothing is updated (MXNet's ``_adamw_update``): the
     weight is copied to a separate ``out``.
 
     Returns None, or ``(i, j)``: positions in ``[weight, grad, out] + states`` of two arrays
