@@ -149,6 +149,32 @@ def test_update_ops_match_numpy_over_steps(name, which, dtype):
         np.testing.assert_allclose(got.asnumpy(), want, **tol)
 
 
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(sorted(CASES)),
+       shape=st.lists(st.integers(0, 5), min_size=1, max_size=3).map(tuple),
+       wd=st.sampled_from([0.0, 0.05]), rescale=st.floats(0.1, 3.0),
+       clip=st.sampled_from([-1.0, 0.0, 0.3, 2.0]), seed=st.integers(0, 2 ** 16))
+def test_update_ops_random_shapes_and_parameters(name, shape, wd, rescale, clip, seed):
+    """Any shape (empty ones too), weight decay, rescaling and clipping, float64."""
+    ref, n_states, sets = CASES[name]
+    params = dict(sets[-1], wd=wd, rescale_grad=rescale, clip_gradient=clip)
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(shape)
+    states = [np.zeros(shape) for _ in range(n_states)]
+    nw = mx.nd.array(w, dtype="float64")
+    nstates = [mx.nd.array(x, dtype="float64") for x in states]
+    for _ in range(2):
+        g = rng.standard_normal(shape)
+        w, states = ref(w, g, *states, **params)
+        getattr(mx.nd, name)(nw, mx.nd.array(g, dtype="float64"), *nstates, out=nw, **params)
+    np.testing.assert_allclose(nw.asnumpy(), w, rtol=1e-10, atol=1e-12)
+    for got, want in zip(nstates, states):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_adamw_matches_numpy_and_takes_the_scale_as_an_array(dtype):
     shape = (4, 3)
