@@ -17,6 +17,7 @@ cimport cython
 cimport numpy as cnp
 from cython cimport floating
 from .common cimport idx_t, PARALLEL_MIN
+from .parallel cimport mx_serial, mx_region, mx_region_begin, mx_region_mark, mx_region_end
 
 cnp.import_array()
 
@@ -33,12 +34,54 @@ def _check(name, arrays, sizes):
 
 
 # ---- statistics -------------------------------------------------------------------------------
+cdef double _row_sum(const floating* row, idx_t n) noexcept nogil:
+    """Sum of a contiguous row in double, four accumulators (so the loop pipelines)."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef idx_t i = 0
+    while i + 4 <= n:
+        a0 += row[i]
+        a1 += row[i + 1]
+        a2 += row[i + 2]
+        a3 += row[i + 3]
+        i += 4
+    while i < n:
+        a0 += row[i]
+        i += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+cdef double _row_ssd(const floating* row, idx_t n, double m) noexcept nogil:
+    """Sum of squared deviations from ``m`` of a contiguous row, in double."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, d0, d1, d2, d3
+    cdef idx_t i = 0
+    while i + 4 <= n:
+        d0 = row[i] - m
+        d1 = row[i + 1] - m
+        d2 = row[i + 2] - m
+        d3 = row[i + 3] - m
+        a0 += d0 * d0
+        a1 += d1 * d1
+        a2 += d2 * d2
+        a3 += d3 * d3
+        i += 4
+    while i < n:
+        d0 = row[i] - m
+        a0 += d0 * d0
+        i += 1
+    return (a0 + a1) + (a2 + a3)
+
+
 cdef void _moments_p(const floating* x, idx_t p, idx_t Q, idx_t R, floating* mean,
                      floating* var, double* acc) noexcept nogil:
     """Mean and biased variance over q of block p, for each r (``acc``: 2R doubles)."""
     cdef idx_t q, r
     cdef const floating* row
-    cdef double d
+    cdef double d, m
+    if R == 1:                          # a contiguous row (LayerNorm's last axis, InstanceNorm)
+        m = _row_sum(x + p * Q, Q) / Q if Q > 0 else 0.0
+        mean[p] = <floating>m
+        var[p] = <floating>(_row_ssd(x + p * Q, Q, m) / Q if Q > 0 else 0.0)
+        return
     for r in range(2 * R):
         acc[r] = 0.0
     for q in range(Q):
@@ -61,12 +104,16 @@ cdef void _moments(const floating* x, idx_t P, idx_t Q, idx_t R, floating* mean,
                    floating* var) noexcept nogil:
     cdef idx_t p
     cdef double* acc
-    if P > 1 and P * Q * R >= PARALLEL_MIN:
+    cdef mx_region reg
+    if P > 1 and P * Q * R >= PARALLEL_MIN and not mx_serial(P * Q * R):
+        mx_region_begin(&reg)
         for p in prange(P, schedule="static"):
+            mx_region_mark(&reg)
             acc = <double*>malloc(2 * R * sizeof(double))
             if acc != NULL:
                 _moments_p(x, p, Q, R, mean, var, acc)
                 free(acc)
+        mx_region_end(&reg)
     else:
         acc = <double*>malloc(2 * R * sizeof(double))
         if acc != NULL:
@@ -90,20 +137,14 @@ def moments(cnp.ndarray x, idx_t P, idx_t Q, idx_t R, cnp.ndarray mean, cnp.ndar
 
 cdef void _channel_c(const floating* x, idx_t c, idx_t A, idx_t C, idx_t B, floating* mean,
                      floating* var) noexcept nogil:
-    cdef idx_t a, b
-    cdef const floating* row
-    cdef double s = 0.0, ss = 0.0, m, d
+    cdef idx_t a
+    cdef double s = 0.0, ss = 0.0, m
     cdef idx_t n = A * B
     for a in range(A):
-        row = x + (a * C + c) * B
-        for b in range(B):
-            s += row[b]
+        s += _row_sum(x + (a * C + c) * B, B)
     m = s / n if n > 0 else 0.0
     for a in range(A):
-        row = x + (a * C + c) * B
-        for b in range(B):
-            d = row[b] - m
-            ss += d * d
+        ss += _row_ssd(x + (a * C + c) * B, B, m)
     mean[c] = <floating>m
     var[c] = <floating>(ss / n if n > 0 else 0.0)
 
@@ -111,9 +152,13 @@ cdef void _channel_c(const floating* x, idx_t c, idx_t A, idx_t C, idx_t B, floa
 cdef void _channel_moments(const floating* x, idx_t A, idx_t C, idx_t B, floating* mean,
                            floating* var) noexcept nogil:
     cdef idx_t c
-    if C > 1 and A * B * C >= PARALLEL_MIN:
+    cdef mx_region reg
+    if C > 1 and A * B * C >= PARALLEL_MIN and not mx_serial(A * B * C):
+        mx_region_begin(&reg)
         for c in prange(C, schedule="dynamic"):
+            mx_region_mark(&reg)
             _channel_c(x, c, A, C, B, mean, var)
+        mx_region_end(&reg)
     else:
         for c in range(C):
             _channel_c(x, c, A, C, B, mean, var)
@@ -149,12 +194,16 @@ cdef void _rnorm(const floating* x, idx_t P, idx_t Q, idx_t R, double eps,
                  floating* out) noexcept nogil:
     cdef idx_t p
     cdef double* acc
-    if P > 1 and P * Q * R >= PARALLEL_MIN:
+    cdef mx_region reg
+    if P > 1 and P * Q * R >= PARALLEL_MIN and not mx_serial(P * Q * R):
+        mx_region_begin(&reg)
         for p in prange(P, schedule="static"):
+            mx_region_mark(&reg)
             acc = <double*>malloc(R * sizeof(double))
             if acc != NULL:
                 _sumsq_p(x, p, Q, R, eps, out, acc)
                 free(acc)
+        mx_region_end(&reg)
     else:
         acc = <double*>malloc(R * sizeof(double))
         if acc != NULL:
@@ -217,12 +266,29 @@ cdef void _apply_pq(const floating* x, idx_t p, idx_t q, idx_t Q, idx_t R,
                     const floating* gamma, const floating* beta, idx_t gp, idx_t gq, idx_t gr,
                     floating* y, floating* xhat) noexcept nogil:
     cdef idx_t r, base = (p * Q + q) * R, s0 = p * sp + q * sq, g0 = p * gp + q * gq
-    cdef floating h
-    for r in range(R):
-        h = (x[base + r] - mean[s0 + r * sr]) * scale[s0 + r * sr]
+    cdef floating h, m, sc, g, b
+    cdef const floating* xr = x + base
+    cdef floating* yr = y + base
+    if sr == 0 and gr == 0:             # one channel / instance: constants over the row
+        m, sc, g, b = mean[s0], scale[s0], gamma[g0], beta[g0]
         if xhat != NULL:
-            xhat[base + r] = h
-        y[base + r] = h * gamma[g0 + r * gr] + beta[g0 + r * gr]
+            for r in range(R):
+                h = (xr[r] - m) * sc
+                xhat[base + r] = h
+                yr[r] = h * g + b
+        else:
+            for r in range(R):
+                yr[r] = (xr[r] - m) * sc * g + b
+    elif sr == 0 and gr == 1 and xhat == NULL:     # a LayerNorm row: gamma along it
+        m, sc = mean[s0], scale[s0]
+        for r in range(R):
+            yr[r] = (xr[r] - m) * sc * gamma[g0 + r] + beta[g0 + r]
+    else:
+        for r in range(R):
+            h = (xr[r] - mean[s0 + r * sr]) * scale[s0 + r * sr]
+            if xhat != NULL:
+                xhat[base + r] = h
+            yr[r] = h * gamma[g0 + r * gr] + beta[g0 + r * gr]
 
 
 cdef void _apply(const floating* x, idx_t P, idx_t Q, idx_t R,
@@ -230,10 +296,14 @@ cdef void _apply(const floating* x, idx_t P, idx_t Q, idx_t R,
                  const floating* gamma, const floating* beta, idx_t gp, idx_t gq, idx_t gr,
                  floating* y, floating* xhat) noexcept nogil:
     cdef idx_t k
-    if P * Q > 1 and P * Q * R >= PARALLEL_MIN:
+    cdef mx_region reg
+    if P * Q > 1 and P * Q * R >= PARALLEL_MIN and not mx_serial(P * Q * R):
+        mx_region_begin(&reg)
         for k in prange(P * Q, schedule="static"):
+            mx_region_mark(&reg)
             _apply_pq(x, k // Q, k % Q, Q, R, mean, scale, sp, sq, sr, gamma, beta,
                       gp, gq, gr, y, xhat)
+        mx_region_end(&reg)
     else:
         for k in range(P * Q):
             _apply_pq(x, k // Q, k % Q, Q, R, mean, scale, sp, sq, sr, gamma, beta,
@@ -266,6 +336,8 @@ def apply(cnp.ndarray x, idx_t P, idx_t Q, idx_t R, cnp.ndarray mean, cnp.ndarra
                              f"expected {x.dtype}, at least {need} elements")
     cdef idx_t sp = stat_strides[0], sq = stat_strides[1], sr = stat_strides[2]
     cdef idx_t gp = param_strides[0], gq = param_strides[1], gr = param_strides[2]
+    if R == 1:          # walk (P, 1, Q): the inner loop runs along the contiguous axis
+        Q, R, sq, sr, gq, gr = 1, Q, 0, sq, 0, gq
     if x.dtype.char == "f":
         _apply(<const float*>cnp.PyArray_DATA(x), P, Q, R,
                <const float*>cnp.PyArray_DATA(mean), <const float*>cnp.PyArray_DATA(scale),
@@ -304,9 +376,13 @@ def dropout_mask(cnp.ndarray u, double p, cnp.ndarray mask):
 
 cdef void _mul(const floating* a, const floating* b, floating* out, idx_t n) noexcept nogil:
     cdef idx_t i
-    if n >= PARALLEL_MIN:
+    cdef mx_region reg
+    if n >= PARALLEL_MIN and not mx_serial(n):
+        mx_region_begin(&reg)
         for i in prange(n, schedule="static"):
+            mx_region_mark(&reg)
             out[i] = a[i] * b[i]
+        mx_region_end(&reg)
     else:
         for i in range(n):
             out[i] = a[i] * b[i]

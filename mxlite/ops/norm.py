@@ -160,7 +160,10 @@ def _bn_compute(rctx, ins, outs, attrs):
     train = rctx.is_train and not attrs.use_global_stats
     xp = rctx.xp
     if train:
-        _k.channel_moments(x, a, c, b, mean, rstd)        # rstd holds the batch variance here
+        if b == 1:          # (batch, channels): column statistics over contiguous rows
+            _k.moments(x, 1, a, c, mean, rstd)            # rstd holds the batch variance here
+        else:
+            _k.channel_moments(x, a, c, b, mean, rstd)
         if a * b > 0:
             # moving = momentum * moving + (1 - momentum) * batch (biased variance, as MXNet)
             _k.ema(moving_mean, mean, attrs.momentum)
