@@ -245,7 +245,8 @@ and biased variance are used, and the auxiliary states are updated in place (the
 counters bumped, not recorded as a differentiable write):
 ``moving_mean = momentum * moving_mean + (1 - momentum) * mean``, likewise ``moving_var`` with
 the biased batch variance. Otherwise (inference, or ``use_global_stats``) the moving
-statistics are used. ``fix_gamma=True`` (the default) treats gamma as 1 and gives it a zero
+statistics are used (and left unchanged; their version counters still move on every call,
+as for any declared ``mutate_inputs``, which is only ever conservative). ``fix_gamma=True`` (the default) treats gamma as 1 and gives it a zero
 gradient. With ``output_mean_var`` the call returns ``[output, mean, var]``, where ``var``
 holds the *inverse standard deviation* ``1 / sqrt(var + eps)`` (what MXNet 1.x returned,
 as its documentation says); in inference they describe the moving statistics.

@@ -382,3 +382,60 @@ def test_embedding_errors():
         mx.nd.Embedding(mx.nd.array([1]), w, input_dim=4, output_dim=2, dtype="float64")
     with pytest.raises(MXNetError, match="Embedding: missing required parameter"):
         mx.nd.Embedding(mx.nd.array([1]), w)
+
+
+# ---- random shapes and axes (hypothesis) --------------------------------------------------------
+from hypothesis import given, settings                      # noqa: E402
+from hypothesis import strategies as st                     # noqa: E402
+
+
+@st.composite
+def _shape_and_axis(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=4)))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    return shape, axis
+
+
+@settings(max_examples=40, deadline=None)
+@given(_shape_and_axis(), st.sampled_from(["float32", "float64"]), st.booleans())
+def test_layernorm_and_batchnorm_random_shapes(shape_axis, dtype, train):
+    shape, axis = shape_axis
+    rng = np.random.default_rng(abs(hash((shape, axis))) % 2 ** 32)
+    x = rng.standard_normal(shape) * 4 - 2
+    n = shape[axis]
+    gamma, beta = rng.standard_normal(n), rng.standard_normal(n)
+    tol = dict(rtol=2e-4, atol=2e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    y = mx.nd.LayerNorm(_nd(x, dtype), _nd(gamma, dtype), _nd(beta, dtype), axis=axis)
+    m, v = x.mean(axis=axis, keepdims=True), x.var(axis=axis, keepdims=True)
+    pshape = [1] * x.ndim
+    pshape[axis] = n
+    ref = (x - m) / np.sqrt(v + 1e-5) * gamma.reshape(pshape) + beta.reshape(pshape)
+    np.testing.assert_allclose(y.asnumpy(), ref, **tol)
+    mm0, mv0 = rng.standard_normal(n), rng.uniform(0.5, 2, n)
+    mm, mv = _nd(mm0, dtype), _nd(mv0, dtype)
+    with mx.autograd.train_mode() if train else mx.autograd.predict_mode():
+        y = mx.nd.BatchNorm(_nd(x, dtype), _nd(gamma, dtype), _nd(beta, dtype), mm, mv,
+                            axis=axis, fix_gamma=False)
+    bm, bv = _batch_stats(x, axis) if train else (mm0, mv0)
+    np.testing.assert_allclose(y.asnumpy(), _bn_ref(x, gamma, beta, bm, bv, 1e-3, axis), **tol)
+    if train:
+        np.testing.assert_allclose(mm.asnumpy(), 0.9 * mm0 + 0.1 * bm, **tol)
+        np.testing.assert_allclose(mv.asnumpy(), 0.9 * mv0 + 0.1 * bv, **tol)
+
+
+def test_dropout_predict_mode_gradient_is_identity():
+    x = _nd(RNG.standard_normal((5, 4)))
+    x.attach_grad()
+    with mx.autograd.record(train_mode=False):
+        y = mx.nd.Dropout(x, p=0.9)
+    y.backward(_nd(np.full((5, 4), 3.0)))
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.full((5, 4), 3.0))
+
+
+def test_float16_is_refused_clearly():
+    with pytest.raises(MXNetError, match="LayerNorm: data must be float32 or float64, got "
+                       "float16"):
+        mx.nd.LayerNorm(mx.nd.ones((2, 3), dtype="float16"), mx.nd.ones(3, dtype="float16"),
+                        mx.nd.zeros(3, dtype="float16"))
+    with pytest.raises(MXNetError, match="Dropout: data must be float32 or float64"):
+        mx.nd.Dropout(mx.nd.ones((2, 3), dtype="float16"))
