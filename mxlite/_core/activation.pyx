@@ -216,3 +216,56 @@ def nll_sum(const real[:, ::1] logp, const long long[::1] label):
         for i in range(n):
             s -= logp[i, label[i]]
     return s
+
+
+# ---- float32 tanh: a rational approximation the compiler vectorizes ----------------------------
+# tanh(x) ~ x P(x^2) / Q(x^2) on [-7.905, 7.905] (degrees 13/6; beyond, tanh rounds to +-1 in
+# float32), the minimax fit Eigen uses. Error below 4e-7 absolute (a few float32 ulp near
+# +-1, 3e-7 relative near 0); glibc's tanhf is ~20x slower and does not vectorize.
+cdef inline float _tanh32(float v) noexcept nogil:
+    cdef float x = v, x2, p, q
+    if x > 7.90531110763549805:
+        x = 7.90531110763549805
+    if x < -7.90531110763549805:
+        x = -7.90531110763549805
+    x2 = x * x
+    p = x2 * <float>-2.76076847742355e-16 + <float>2.00018790482477e-13
+    p = x2 * p + <float>-8.60467152213735e-11
+    p = x2 * p + <float>5.12229709037114e-08
+    p = x2 * p + <float>1.48572235717979e-05
+    p = x2 * p + <float>6.37261928875436e-04
+    p = x2 * p + <float>4.89352455891786e-03
+    p = x * p
+    q = x2 * <float>1.19825839466702e-06 + <float>1.18534705686654e-04
+    q = x2 * q + <float>2.26843463243900e-03
+    q = x2 * q + <float>4.89352518554385e-03
+    return p / q
+
+
+cdef void _tanh32_loop(const float* x, float* y, idx_t n) noexcept nogil:
+    cdef idx_t i
+    for i in range(n):
+        y[i] = _tanh32(x[i])
+
+
+def tanh32(const float[::1] x, float[::1] y):
+    """``y = tanh(x)`` for float32 through the vectorized rational approximation (NaN stays
+    NaN)."""
+    cdef idx_t n = x.shape[0], i, step
+    cdef mx_region reg
+    if y.shape[0] != n:
+        raise ValueError("tanh32: x and y differ in size")
+    if n == 0:
+        return
+    cdef const float* px = &x[0]
+    cdef float* py = &y[0]
+    with nogil:
+        if n >= 4 * PARALLEL_MIN and not mx_serial(n):
+            step = 8192
+            mx_region_begin(&reg)
+            for i in prange(0, n, step, schedule="static"):
+                mx_region_mark(&reg)
+                _tanh32_loop(px + i, py + i, min(step, n - i))
+            mx_region_end(&reg)
+        else:
+            _tanh32_loop(px, py, n)

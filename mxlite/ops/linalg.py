@@ -71,9 +71,12 @@ def _dot_compute(rctx, ins, outs, attrs):
     if attrs.transpose_b:
         b2 = b2.T
     xp = rctx.xp
-    target = xp.empty((a2.shape[0], b2.shape[1]), work)
+    shape2 = (a2.shape[0], b2.shape[1])
+    # the product goes straight into out (C-contiguous, so the 2-D reshape is a view)
+    target = out.reshape(shape2) if out.dtype == work else xp.empty(shape2, work)
     _blocked_matmul(xp, a2, b2, target)      # an inner size of 0 gives zeros
-    write_back(xp, target.reshape(out.shape), out)
+    if out.dtype != work:
+        write_back(xp, target.reshape(out.shape), out)
 
 
 def _dot_grad(F, node, ograds):
@@ -87,17 +90,20 @@ def _dot_grad(F, node, ograds):
     n = rb[0] if tb else rb[1]
     if m * k * n == 0:
         return [F.zeros_like(x) if want else None for x, want in zip(node.inputs, node.wants)]
-    A, B = (F.reshape(x, shape=s) for x, s in zip(node.inputs, (ra, rb)))
-    G = F.reshape(ograds[0], shape=(m, n))
+    def as_shape(x, have, want):      # a reshape only where the shapes differ (it copies)
+        return x if tuple(have) == tuple(want) else F.reshape(x, shape=want)
+
+    A, B = (as_shape(x, s0, s) for x, s0, s in zip(node.inputs, (a_shape, b_shape), (ra, rb)))
+    G = as_shape(ograds[0], node.output_shapes[0], (m, n))
     da = db = None
     if node.wants[0]:
         da = (F.dot(B, G, transpose_a=tb, transpose_b=True) if ta
               else F.dot(G, B, transpose_b=not tb))
-        da = F.reshape(da, shape=a_shape)
+        da = as_shape(da, ra, a_shape)
     if node.wants[1]:
         db = (F.dot(G, A, transpose_a=True, transpose_b=ta) if tb
               else F.dot(A, G, transpose_a=not ta))
-        db = F.reshape(db, shape=b_shape)
+        db = as_shape(db, rb, b_shape)
     return [da, db]
 
 
