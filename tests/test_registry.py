@@ -111,10 +111,11 @@ def _valid_value(p):
 
 def _valid_values_taking_every_input(op):
     """Valid parameters of an op whose inputs depend on them, chosen (among the choices of
-    its str parameters and True for its bool ones) so that the call takes every input."""
+    its str parameters and the other value of its bool ones) so that the call takes every
+    input."""
     values = {p.name: _valid_value(p) for p in op.params}
     for p in op.params:
-        for choice in p.choices or ((True,) if p.kind == "bool" else ()):
+        for choice in p.choices or ((not _valid_value(p),) if p.kind == "bool" else ()):
             if tuple(op.list_inputs(op.parse_attrs(values))) == tuple(op.inputs):
                 return values
             values[p.name] = choice
