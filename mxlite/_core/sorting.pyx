@@ -78,6 +78,43 @@ def argsort(x, int axis, bint ascending):
     return pos if pos.flags.c_contiguous else pos.copy()
 
 
+def sort_values(x, int axis, bint ascending, out):
+    """out = x sorted along ``axis`` (descending: the ascending sort reversed, so NaN, which
+    sorts last ascending, comes first)."""
+    _check(out.shape == x.shape and out.dtype == x.dtype, "sort_values: out mismatch")
+    s = np.sort(x, axis=axis)
+    out[...] = s if ascending else np.flip(s, axis)
+
+
+def topk_positions(x, int axis, idx_t k, bint ascending):
+    """int64 positions of the first k elements of the stable order along ``axis`` (the shape
+    of x with k along axis): what ``argsort(x)[:k]`` gives, without sorting the whole axis.
+
+    The k-th value v is found by partition; the elements strictly before v in the order, and
+    the first elements (lowest positions) equal to v, are the top k: the same set the stable
+    sort picks. Only those k are then sorted. Inputs with NaN, small axes or a large k take
+    the full stable sort.
+    """
+    n = x.shape[axis]
+    if k >= n or n <= 64 or 8 * k > n or (x.dtype.kind == "f" and np.isnan(x).any()):
+        pos = argsort(x, axis, ascending)
+        if k < n:
+            pos = np.moveaxis(np.moveaxis(pos, axis, x.ndim - 1)[..., :k], x.ndim - 1, axis)
+        return pos if pos.flags.c_contiguous else pos.copy()
+    last = x.ndim - 1
+    xm = np.moveaxis(x, axis, last)
+    kth = (k - 1) if ascending else (n - k)
+    v = np.partition(xm, kth, axis=last)[..., kth:kth + 1]
+    better = (xm < v) if ascending else (xm > v)
+    equal = xm == v
+    need = k - better.sum(axis=last, keepdims=True)
+    chosen = better | (equal & (np.cumsum(equal, axis=last) <= need))
+    cand = np.nonzero(chosen)[last].reshape(xm.shape[:last] + (k,))   # increasing positions
+    order = argsort(np.take_along_axis(xm, cand, axis=last), last, ascending)
+    pos = np.moveaxis(np.take_along_axis(cand, order, axis=last), last, axis)
+    return pos if pos.flags.c_contiguous else pos.copy()
+
+
 def gather(cnp.ndarray data, cnp.ndarray pos, cnp.ndarray out, idx_t outer, idx_t n,
            idx_t inner, idx_t k):
     """out[o, j, i] = data[o, pos[o, j, i], i]; returns how many positions were outside

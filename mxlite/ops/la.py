@@ -568,9 +568,10 @@ register(OpDef(
     infer_shape=_slogdet_shape,
     infer_type=lambda dtypes, attrs: _float_type("slogdet")(dtypes, attrs) * 2,
     compute={"cpu": lambda rctx, ins, outs, attrs: _k.slogdet(ins[0], outs[0], outs[1])},
-    gradient=_slogdet_gradient, num_outputs=2, output_names=("sign", "logabsdet"),
-    doc="""``[sign, log|det A|]`` of every square matrix (a singular one gives sign 0 and
--inf). The sign has no gradient; log|det A|'s is ``A^-T``.
+    gradient=_slogdet_gradient, num_outputs=2,
+    doc="""``[sign, log|det A|]`` of every square matrix (outputs ``output0``, ``output1``, as
+in MXNet; a singular matrix gives sign 0 and -inf). The sign has no gradient;
+log|det A|'s is ``A^-T``.
 
 >>> sign, logabs = mx.nd.linalg.slogdet(mx.nd.array([[-1, 0], [0, 2]]))
 >>> sign.asnumpy().tolist(), round(float(logabs.asscalar()), 4)

@@ -217,9 +217,7 @@ def _topk_compute(rctx, ins, outs, attrs):
     xp = rctx.xp
     ax, outer, n, inner, k = _topk_k("topk", ins[0].shape, attrs)
     x = _sort_input(ins[0], ax)
-    pos = _sorted_positions(x, ax, attrs.is_ascend)
-    if k < n:
-        pos = xp.ascontiguousarray(pos[(slice(None),) * (ax or 0) + (slice(0, k),)])
+    pos = _k.topk_positions(x, 0 if ax is None else ax, k, attrs.is_ascend)
     if attrs.ret_typ == "mask":
         mask = outs[0]
         xp.fill_zero(mask)
@@ -289,9 +287,9 @@ def _sort_shape(op):
 
 
 def _sort_compute(rctx, ins, outs, attrs):
-    ax, outer, n, inner = _geometry("sort", ins[0].shape, attrs.axis)
-    pos = _sorted_positions(_sort_input(ins[0], ax), ax, attrs.is_ascend)
-    _k.gather(ins[0], pos, outs[0], outer, n, inner, n)
+    ax = _geometry("sort", ins[0].shape, attrs.axis)[0]
+    out = outs[0].view(np.uint8) if outs[0].dtype == np.bool_ else outs[0]
+    _k.sort_values(_sort_input(ins[0], ax), 0 if ax is None else ax, attrs.is_ascend, out)
 
 
 def _argsort_compute(rctx, ins, outs, attrs):

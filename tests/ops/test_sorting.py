@@ -229,3 +229,24 @@ def test_smooth_l1_gradient_values():
         y = mx.nd.smooth_l1(x, scalar=2.0)
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [-1.0, -0.4, 0.8, 1.0])
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint8", "float16"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_topk_partition_path_keeps_the_stable_order(ties, dtype, axis):
+    """Long axes with small k take the partition path: same set and order as a stable sort."""
+    shape = (3, 700, 4) if axis == 1 else ((700, 3) if axis == 0 else (3, 700))
+    x = rand(shape, dtype, 13, ties=ties)
+    a = mx.nd.array(x, dtype=dtype)
+    for ascend in (False, True):
+        for k in (1, 7, 80):
+            ref = np.take(ref_argsort(x.astype(np.float64), axis, ascend), np.arange(k), axis)
+            got = mx.nd.topk(a, axis=axis, k=k, is_ascend=ascend, dtype="int64").asnumpy()
+            np.testing.assert_array_equal(got, ref)
+    xn = rand(shape, "float32", 14)
+    xn.reshape(-1)[::97] = np.nan          # NaN counts as the largest value
+    ref = np.take(ref_argsort(np.where(np.isnan(xn), np.inf, xn), axis, False), np.arange(5),
+                  axis)
+    got = mx.nd.topk(mx.nd.array(xn), axis=axis, k=5, dtype="int64").asnumpy()
+    np.testing.assert_array_equal(got, ref)
