@@ -624,6 +624,18 @@ def test_updater_lists_states_and_pickled_round_trip():
         updater([0, 1], [mx.nd.ones((1,))], ws)
 
 
+def test_update_multi_precision_takes_lists():
+    opt = mx.optimizer.SGD(learning_rate=0.5, momentum=0.5)
+    ws = [mx.nd.array([1.0]), mx.nd.array([2.0, 3.0])]
+    states = [opt.create_state(i, w) for i, w in enumerate(ws)]
+    opt.update_multi_precision([0, 1], ws, [mx.nd.array([1.0]), mx.nd.array([2.0, -2.0])],
+                               states)
+    assert ws[0].asnumpy().tolist() == [0.5] and ws[1].asnumpy().tolist() == [1.0, 4.0]
+    assert opt.num_update == 1
+    with pytest.raises(MXNetError, match="2 indices, 1 weights"):
+        opt.update_multi_precision([0, 1], ws[:1], ws[:1], states[:1])
+
+
 def test_optimizer_pickles_without_param_dict():
     class P:
         lr_mult, wd_mult = 1.0, 1.0

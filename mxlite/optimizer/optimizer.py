@@ -279,7 +279,17 @@ class Optimizer:
         raise NotImplementedError(f"{type(self).__name__} must define update")
 
     def update_multi_precision(self, index, weight, grad, state):
-        """``update`` (float16 weights, which would need master copies, raise)."""
+        """``update`` (float16 weights, which would need master copies, raise). Lists of
+        indices, weights, gradients and states (MXNet's aggregated form) are updated one by
+        one."""
+        if isinstance(index, (list, tuple)):
+            if not len(index) == len(weight) == len(grad) == len(state):
+                raise MXNetError(f"{type(self).__name__}.update_multi_precision: {len(index)} "
+                                 f"indices, {len(weight)} weights, {len(grad)} gradients and "
+                                 f"{len(state)} states")
+            for i, w, g, st in zip(index, weight, grad, state):
+                self.update_multi_precision(i, w, g, st)
+            return
         self._check_weight(index, weight, grad)
         self.update(index, weight, grad, state)
 
