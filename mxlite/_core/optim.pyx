@@ -214,7 +214,8 @@ cdef void* _ptr(cnp.ndarray a):
 
 
 cdef inline double _get(object params, str key):
-    v = params.get(key)
+    # an op's Attrs is a dict subclass: read it as a dict (no method lookup per key)
+    v = (<dict>params).get(key) if isinstance(params, dict) else params.get(key)
     return 0.0 if v is None else <double>v
 
 
