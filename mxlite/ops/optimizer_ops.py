@@ -15,19 +15,21 @@ The operators are not differentiable.
 Shared rules (MXNet's): ``rescale_grad`` multiplies the gradient first; ``clip_gradient``
 clips it to ``[-clip_gradient, clip_gradient]`` when it is positive (MXNet documented
 "<= 0 turns clipping off" but its kernels clipped for ``clip_gradient >= 0``, so 0 zeroed
-every gradient; here 0 turns clipping off, as documented). ``lazy_update`` only concerns
+every gradient; here 0 turns clipping off, as documented; ``clip_weights`` likewise). ``lazy_update`` only concerns
 row_sparse gradients, which mxlite does not have: it is accepted and has no effect.
-Parameters are checked: non-finite values, decay rates outside ``[0, 1)``, negative
+Parameters are checked: non-finite values, decay rates outside ``[0, 1)`` (momentum and
+``gamma2``: ``[0, 1]``), negative
 ``epsilon`` or a non-positive ``lr`` where the formula divides by it raise MXNetError
 (MXNet accepted them and produced NaN).
 """
 import math
 
+import numpy as np
+
 from .._core import optim as _k
 from ..base import op_error
 from .common import F32
-from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
-import numpy as np
+from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
 
 _F64 = np.dtype("float64")
 _FLOATS = (F32, _F64)
@@ -54,7 +56,7 @@ _DOC = {
 
 
 def _p(name, default=None, doc=None, kind="float"):
-    from .registry import REQUIRED
+    """A Param of the update ops; ``default=None`` makes it required (``lr``, ``eta``)."""
     return Param(name, kind, REQUIRED if default is None else default, doc or _DOC[name])
 
 
