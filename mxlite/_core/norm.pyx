@@ -397,3 +397,140 @@ def mul(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out):
     else:
         _mul(<const double*>cnp.PyArray_DATA(a), <const double*>cnp.PyArray_DATA(b),
              <double*>cnp.PyArray_DATA(out), a.size)
+
+
+# ---- the normalisation backward: _norm_project --------------------------------------------------
+cdef void _proj_group_rows(const floating* g, const floating* xh, idx_t p, idx_t Q, idx_t R,
+                           const floating* r, const floating* a, const floating* b, double t,
+                           floating* out, double* acc) noexcept nogil:
+    """Groups (p, r) of the (P, Q, R) layout, statistics over q (``acc``: 2R doubles)."""
+    cdef idx_t q, k, base
+    cdef double n = <double>Q, sg = 0.0, sgx = 0.0
+    cdef floating mg, mgx, rc, ac, bc, tf = <floating>t
+    if R == 1:                          # a contiguous row per group
+        _row_sums2(g + p * Q, xh + p * Q, Q, &sg, &sgx)
+        mg = <floating>(sg / n if n > 0 else 0.0)
+        mgx = <floating>(sgx / n if n > 0 else 0.0)
+        rc, ac, bc = r[p], a[p], b[p]
+        base = p * Q
+        for q in range(Q):
+            out[base + q] = rc * (g[base + q] - tf * (mg + xh[base + q] * mgx)) \
+                + xh[base + q] * ac + bc
+        return
+    for k in range(2 * R):
+        acc[k] = 0.0
+    for q in range(Q):
+        base = (p * Q + q) * R
+        for k in range(R):
+            acc[k] += g[base + k]
+            acc[R + k] += <double>g[base + k] * xh[base + k]
+    for k in range(2 * R):
+        acc[k] = acc[k] / n if n > 0 else 0.0
+    for q in range(Q):
+        base = (p * Q + q) * R
+        for k in range(R):
+            out[base + k] = <floating>(r[p * R + k] * (g[base + k] - t * (acc[k] + xh[base + k]
+                                       * acc[R + k])) + xh[base + k] * a[p * R + k]
+                                       + b[p * R + k])
+
+
+cdef void _row_sums2(const floating* g, const floating* xh, idx_t n, double* sg,
+                     double* sgx) noexcept nogil:
+    """sum(g) and sum(g * xh) of contiguous rows, in double, four accumulators each."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef double b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0
+    cdef idx_t i = 0
+    while i + 4 <= n:
+        a0 += g[i]
+        a1 += g[i + 1]
+        a2 += g[i + 2]
+        a3 += g[i + 3]
+        b0 += <double>g[i] * xh[i]
+        b1 += <double>g[i + 1] * xh[i + 1]
+        b2 += <double>g[i + 2] * xh[i + 2]
+        b3 += <double>g[i + 3] * xh[i + 3]
+        i += 4
+    while i < n:
+        a0 += g[i]
+        b0 += <double>g[i] * xh[i]
+        i += 1
+    sg[0] += (a0 + a1) + (a2 + a3)
+    sgx[0] += (b0 + b1) + (b2 + b3)
+
+
+cdef void _proj_group_channel(const floating* g, const floating* xh, idx_t c, idx_t A,
+                              idx_t C, idx_t B, const floating* r, const floating* a,
+                              const floating* b, double t, floating* out) noexcept nogil:
+    """Group c of the (A, C, B) layout, statistics over a and b."""
+    cdef idx_t i, j, base
+    cdef double sg = 0.0, sgx = 0.0, n = <double>(A * B)
+    cdef floating mg, mgx, rc, ac, bc, tf = <floating>t
+    for i in range(A):
+        base = (i * C + c) * B
+        _row_sums2(g + base, xh + base, B, &sg, &sgx)
+    mg = <floating>(sg / n if n > 0 else 0.0)
+    mgx = <floating>(sgx / n if n > 0 else 0.0)
+    rc, ac, bc = r[c], a[c], b[c]
+    for i in range(A):
+        base = (i * C + c) * B
+        for j in range(B):
+            out[base + j] = rc * (g[base + j] - tf * (mg + xh[base + j] * mgx)) \
+                + xh[base + j] * ac + bc
+
+
+cdef void _project(int layout, const floating* g, const floating* xh, idx_t P, idx_t Q,
+                   idx_t R, const floating* r, const floating* a, const floating* b, double t,
+                   floating* out) noexcept nogil:
+    cdef idx_t k, groups = P if layout == 0 else Q
+    cdef double* acc
+    cdef mx_region reg
+    cdef bint par = groups > 1 and P * Q * R >= PARALLEL_MIN and not mx_serial(P * Q * R)
+    if layout == 1:
+        if par:
+            mx_region_begin(&reg)
+            for k in prange(Q, schedule="dynamic"):
+                mx_region_mark(&reg)
+                _proj_group_channel(g, xh, k, P, Q, R, r, a, b, t, out)
+            mx_region_end(&reg)
+        else:
+            for k in range(Q):
+                _proj_group_channel(g, xh, k, P, Q, R, r, a, b, t, out)
+        return
+    if par:
+        mx_region_begin(&reg)
+        for k in prange(P, schedule="static"):
+            mx_region_mark(&reg)
+            acc = <double*>malloc(2 * R * sizeof(double))
+            if acc != NULL:
+                _proj_group_rows(g, xh, k, Q, R, r, a, b, t, out, acc)
+                free(acc)
+        mx_region_end(&reg)
+    else:
+        acc = <double*>malloc(2 * R * sizeof(double))
+        if acc != NULL:
+            for k in range(P):
+                _proj_group_rows(g, xh, k, Q, R, r, a, b, t, out, acc)
+            free(acc)
+
+
+def project(int layout, cnp.ndarray g, cnp.ndarray xhat, idx_t P, idx_t Q, idx_t R,
+            cnp.ndarray r, cnp.ndarray a, cnp.ndarray b, double t, cnp.ndarray out):
+    """``out = r * (g - t * (mean(g) + xhat * mean(g * xhat))) + xhat * a + b`` per group:
+    layout 0 groups (p, r) of a (P, Q, R) block over q (``r``, ``a``, ``b`` of P*R);
+    layout 1 groups c of an (A=P, C=Q, B=R) block over a and b (``r``, ``a``, ``b`` of C)."""
+    if layout not in (0, 1):
+        raise ValueError("norm.project: layout must be 0 or 1")
+    n = P * Q * R
+    ng = P * R if layout == 0 else Q
+    _check("project", [g, xhat, out, r, a, b], [n, n, n, ng, ng, ng])
+    if n == 0:
+        return
+    if g.dtype.char == "f":
+        _project(layout, <const float*>cnp.PyArray_DATA(g), <const float*>cnp.PyArray_DATA(xhat),
+                 P, Q, R, <const float*>cnp.PyArray_DATA(r), <const float*>cnp.PyArray_DATA(a),
+                 <const float*>cnp.PyArray_DATA(b), t, <float*>cnp.PyArray_DATA(out))
+    else:
+        _project(layout, <const double*>cnp.PyArray_DATA(g),
+                 <const double*>cnp.PyArray_DATA(xhat), P, Q, R,
+                 <const double*>cnp.PyArray_DATA(r), <const double*>cnp.PyArray_DATA(a),
+                 <const double*>cnp.PyArray_DATA(b), t, <double*>cnp.PyArray_DATA(out))

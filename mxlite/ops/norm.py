@@ -26,6 +26,7 @@ from ..base import op_error
 from .common import check_num_inputs
 from .index import _positions
 from .registry import REQUIRED, OpDef, Param, register
+from .reduce import reduced_axes
 from .shape_utils import check_shape, normalize_axes, normalize_axis, size_of
 
 _FLOATS = (np.dtype("float32"), np.dtype("float64"))
@@ -74,7 +75,8 @@ def _standardize_grad(F, node, ograds, red, param_axis):
 
     dbeta = sum(gy), dgamma = sum(gy * xhat) (over every axis but ``param_axis``);
     with G = gy * gamma and n the reduced count:
-    dx = (G - mean(G) - xhat * mean(G * xhat)) / std + g_mean / n + g_std * xhat / n.
+    dx = (G - mean(G) - xhat * mean(G * xhat)) / std + g_mean / n + g_std * xhat / n
+    (one ``_norm_project``).
     """
     x, gamma, _ = node.inputs
     _, mean, std = node.outputs
@@ -88,13 +90,9 @@ def _standardize_grad(F, node, ograds, red, param_axis):
     dx = None
     if wants[0]:
         g = F.broadcast_mul(gy, F.reshape(gamma, shape=_param_shape(shape, param_axis)))
-        rstd = F.reciprocal(std)
-        m_g = F.mean(g, axis=red, keepdims=True)
-        m_gx = F.mean(g * xhat, axis=red, keepdims=True)
-        coef_x = gstd / n - m_gx * rstd
-        coef_0 = gmean / n - m_g * rstd
-        dx = F.broadcast_add(F.broadcast_add(F.broadcast_mul(g, rstd),
-                                             F.broadcast_mul(xhat, coef_x)), coef_0)
+        one = F.ones((1,), dtype=node.input_dtypes[0], ctx=node.context)
+        dx = F._internal._norm_project(g, xhat, F.reciprocal(std), one, gstd / n, gmean / n,
+                                       axis=red)
     return [dx, dgamma, dbeta]
 
 
@@ -108,6 +106,111 @@ def _standardize(rctx, x, mean, std, P, Q, R, stat_strides, gamma, beta, param_s
     _k.finish(std, eps, False)
     _k.finish(rstd, eps, True)
     _k.apply(x, P, Q, R, mean, rstd, stat_strides, gamma, beta, param_strides, y)
+
+
+# ---- _norm_project: the fused core of every normalisation backward ------------------------------
+_PROJ_INPUTS = ("grad", "xhat", "rstd", "flag", "scale", "shift")
+
+
+def _proj_plan(shape, attrs):
+    """(layout, P, Q, R, reduced axes) of ``_norm_project`` on data of ``shape``: layout 0
+    when the reduced axes are one contiguous block (LayerNorm, InstanceNorm), layout 1 when
+    the kept ones are (BatchNorm)."""
+    red = reduced_axes("_norm_project", tuple(shape), attrs.axis, attrs.exclude)
+    nd = len(shape)
+    kept = [i for i in range(nd) if i not in red]
+    if not red:
+        return 0, size_of(shape), 1, 1, red
+    if list(red) == list(range(red[0], red[-1] + 1)):
+        i, j = red[0], red[-1] + 1
+        return 0, size_of(shape[:i]), size_of(shape[i:j]), size_of(shape[j:]), red
+    if kept == list(range(kept[0], kept[-1] + 1)):
+        i, j = kept[0], kept[-1] + 1
+        return 1, size_of(shape[:i]), size_of(shape[i:j]), size_of(shape[j:]), red
+    raise op_error("_norm_project", f"the reduced axes {red} of data {tuple(shape)} are not "
+                   "one block, nor are the kept ones")
+
+
+def _proj_shape(shapes, attrs):
+    check_num_inputs("_norm_project", shapes, 6)
+    data = tuple(shapes[0])
+    red = _proj_plan(data, attrs)[4]
+    kept = _kept(data, red)
+    want = {"xhat": data, "rstd": kept, "flag": (1,), "scale": kept, "shift": kept}
+    for name, s in zip(_PROJ_INPUTS[1:], shapes[1:]):
+        if tuple(s) != want[name]:
+            raise op_error("_norm_project", f"{name} must have shape {want[name]} (grad "
+                           f"{data}, reduced axes {red}), got {tuple(s)}")
+    return [data]
+
+
+def _proj_type(dtypes, attrs):
+    return [_float_dtype("_norm_project", dtypes, _PROJ_INPUTS)]
+
+
+def _proj_compute(rctx, ins, outs, attrs):
+    g, xhat, r, flag, a, b = ins
+    layout, p, q, rr, _ = _proj_plan(g.shape, attrs)
+    _k.project(layout, g, xhat, p, q, rr, r, a, b, float(flag.reshape(-1)[0]), outs[0])
+
+
+def _proj_grad(F, node, ograds):
+    """out = r * (g - t * (mean(g) + xhat * mean(g * xhat))) + xhat * a + b, means over the
+    reduced axes (per group). Linear in g with a symmetric projection, so
+    dg = _norm_project(h, xhat, r, t, 0, 0); with P = g - t * (mean(g) + xhat * mean(g xhat)):
+    dxhat = h * a - t * r * (h * mean(g xhat) + g * mean(h xhat)), dr = sum(h * P),
+    dt = -sum(h * r * (mean(g) + xhat * mean(g xhat))), da = sum(h * xhat), db = sum(h)."""
+    g, xhat, r, t, a, b = node.inputs
+    h = ograds[0]
+    attrs, wants = node.attrs, node.wants
+    kw = {"axis": attrs.axis, "exclude": attrs.exclude, "keepdims": True}
+    kept = tuple(node.input_shapes[2])
+    dt = node.input_dtypes[0]
+    out = [None] * 6
+    if wants[0]:
+        zero = F.zeros(kept, dtype=dt, ctx=node.context)
+        out[0] = F._internal._norm_project(h, xhat, r, t, zero, zero, axis=attrs.axis,
+                                           exclude=attrs.exclude)
+    if wants[1] or wants[2] or wants[3]:
+        m_gx = F.mean(g * xhat, **kw)
+        if wants[1]:
+            m_hx = F.mean(h * xhat, **kw)
+            inner = F.broadcast_add(F.broadcast_mul(h, m_gx), F.broadcast_mul(g, m_hx))
+            out[1] = F.broadcast_sub(F.broadcast_mul(h, a),
+                                     F.broadcast_mul(F.broadcast_mul(t, r), inner))
+        if wants[2] or wants[3]:
+            center = F.broadcast_add(F.mean(g, **kw), F.broadcast_mul(xhat, m_gx))
+            if wants[2]:
+                out[2] = F.sum(h * F.broadcast_sub(g, F.broadcast_mul(t, center)), **kw)
+            if wants[3]:
+                out[3] = -F.sum(F.broadcast_mul(h * center, r))
+    if wants[4]:
+        out[4] = F.sum(h * xhat, **kw)
+    if wants[5]:
+        out[5] = F.sum(h, **kw)
+    return out
+
+
+register(OpDef(
+    "_norm_project", inputs=_PROJ_INPUTS,
+    params=(Param("axis", "axes", None, "the reduced axes (None: all)"),
+            Param("exclude", "bool", False, "reduce over the axes NOT listed in axis")),
+    infer_shape=_proj_shape, infer_type=_proj_type, compute={"cpu": _proj_compute},
+    gradient=_proj_grad, grad_needs=("inputs",),
+    doc="""The fused core of the normalisation gradients (one kernel, two passes):
+``out = rstd * (grad - flag * (mean(grad) + xhat * mean(grad * xhat))) + xhat * scale + shift``
+with the means over the reduced axes (``axis``/``exclude`` as in ``sum``); ``rstd``,
+``scale`` and ``shift`` have the data's shape with the reduced axes set to 1, ``flag`` is
+``(1,)``. With flag 1 it is the input gradient of a standardisation through its own mean
+and variance; flag 0 leaves ``rstd * grad`` (fixed statistics). Its gradient is again made
+of registered ops (itself included), so every order is exact.
+
+>>> g = mx.nd.array([[2.0, 2.0, 5.0]])          # mean 3, mean(g * xhat) 1
+>>> xhat = mx.nd.array([[-1.0, 0.0, 1.0]])
+>>> one, zero = mx.nd.ones((1, 1)), mx.nd.zeros((1, 1))
+>>> mx.nd._internal._norm_project(g, xhat, one, mx.nd.ones(1), zero, zero, axis=1).asnumpy().tolist()
+[[0.0, -1.0, 1.0]]
+"""))
 
 
 # ---- BatchNorm --------------------------------------------------------------------------------
@@ -187,7 +290,7 @@ def _bn_grad(F, node, ograds):
     G = gy * gamma' + g_xhat:
 
     dx = G * r + t * (xhat * (-g_r * r^2 / n - r * mean(G * xhat)) + g_mean / n - r * mean(G))
-    dgamma = sum(gy * xhat) + g_gamma' (0 under fix_gamma), dbeta = sum(gy);
+    (one ``_norm_project``), dgamma = sum(gy * xhat) + g_gamma' (0 under fix_gamma), dbeta = sum(gy);
     the moving statistics (auxiliary states) get no gradient.
     """
     _, mean, r, xhat, gamma_used, flag = node.outputs
@@ -207,16 +310,9 @@ def _bn_grad(F, node, ograds):
         n = max(size_of(shape) // max(c, 1), 1)
         g = F.broadcast_mul(gy, F.reshape(gamma_used, shape=kept)) + gxhat
         rk = F.reshape(r, shape=kept)
-        dx = F.broadcast_mul(g, rk)
-        if not attrs.use_global_stats:
-            t = F.reshape(flag, shape=(1,) * len(shape))
-            m_g = F.mean(g, axis=ax, exclude=True, keepdims=True)
-            m_gx = F.mean(g * xhat, axis=ax, exclude=True, keepdims=True)
-            coef_x = F.broadcast_mul(t, F.reshape(gr * r * r, shape=kept) / (-n)
-                                     - F.broadcast_mul(rk, m_gx))
-            coef_0 = F.broadcast_mul(t, F.reshape(gmean, shape=kept) / n
-                                     - F.broadcast_mul(rk, m_g))
-            dx = F.broadcast_add(F.broadcast_add(dx, F.broadcast_mul(xhat, coef_x)), coef_0)
+        scale = F.broadcast_mul(flag, F.reshape(gr * r * r, shape=kept) / (-n))
+        shift = F.broadcast_mul(flag, F.reshape(gmean, shape=kept) / n)
+        dx = F._internal._norm_project(g, xhat, rk, flag, scale, shift, axis=ax, exclude=True)
     return [dx, dgamma, dbeta, None, None]
 
 

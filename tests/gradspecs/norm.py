@@ -46,7 +46,17 @@ def _embedding(nd, w):
     return nd.Embedding(idx, w * w, input_dim=4, output_dim=3, dtype="float64")
 
 
+def _project(nd, g, xhat, r, t, a, b, r0, a0, b0):
+    """Both kernel layouts: kept channels (BatchNorm's) and a reduced block (LayerNorm's)."""
+    by_channel = nd._internal._norm_project(g * g, xhat, r, t, a, b, axis=1, exclude=True)
+    by_block = nd._internal._norm_project(g * xhat, xhat * xhat, r0, t, a0, b0, axis=(1,))
+    return [by_channel * g, by_block * xhat]
+
+
 SPECS = {
+    "_norm_project": Spec([X, X, (1, 3, 1), (1,), (1, 3, 1), (1, 3, 1), (4, 1, 2), (4, 1, 2),
+                           (4, 1, 2)], _project,
+                          [(-1.0, 1.0), (-1.0, 1.0), (0.5, 1.5), (0.2, 1.0), (-1.0, 1.0)]),
     "BatchNorm": Spec([X, C, C], _batchnorm, [(-1.0, 1.0), (0.5, 1.5), (-1.0, 1.0)]),
     "LayerNorm": Spec([(3, 4, 2), (4,), (4,)], lambda nd, x, g, b: [
         o * x for o in nd.LayerNorm(x, g, b, axis=1, output_mean_var=True)]),
