@@ -439,3 +439,32 @@ def test_float16_is_refused_clearly():
                         mx.nd.zeros(3, dtype="float16"))
     with pytest.raises(MXNetError, match="Dropout: data must be float32 or float64"):
         mx.nd.Dropout(mx.nd.ones((2, 3), dtype="float16"))
+
+
+# ---- _norm_project (the fused backward core) ------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,kw,red", [((4, 3, 5), {"axis": 1, "exclude": True}, (0, 2)),
+                                          ((4, 3, 5), {"axis": (1,)}, (1,)),
+                                          ((4, 3, 5), {"axis": (2,)}, (2,)),
+                                          ((2, 3, 4, 5), {"axis": (2, 3)}, (2, 3))])
+def test_norm_project_values(dtype, shape, kw, red):
+    g, xh = RNG.standard_normal(shape), RNG.standard_normal(shape)
+    kept = tuple(1 if i in red else d for i, d in enumerate(shape))
+    r, a, b = RNG.uniform(0.5, 2, kept), RNG.standard_normal(kept), RNG.standard_normal(kept)
+    t = 0.7
+    ref = r * (g - t * (g.mean(axis=red, keepdims=True)
+                        + xh * (g * xh).mean(axis=red, keepdims=True))) + xh * a + b
+    out = mx.nd._internal._norm_project(_nd(g, dtype), _nd(xh, dtype), _nd(r, dtype),
+                                        _nd([t], dtype), _nd(a, dtype), _nd(b, dtype), **kw)
+    np.testing.assert_allclose(out.asnumpy(), ref, **_tol(dtype))
+
+
+def test_norm_project_errors():
+    x = mx.nd.ones((2, 3, 4))
+    with pytest.raises(MXNetError, match="_norm_project: rstd must have shape \\(1, 3, 1\\)"):
+        mx.nd._internal._norm_project(x, x, mx.nd.ones((3,)), mx.nd.ones(1),
+                                      mx.nd.ones((1, 3, 1)), mx.nd.ones((1, 3, 1)), axis=1,
+                                      exclude=True)
+    y, k = mx.nd.ones((2, 3, 4, 5)), mx.nd.ones((1, 3, 1, 5))
+    with pytest.raises(MXNetError, match="_norm_project: the reduced axes \\(0, 2\\)"):
+        mx.nd._internal._norm_project(y, y, k, mx.nd.ones(1), k, k, axis=(0, 2))
