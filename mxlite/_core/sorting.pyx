@@ -376,12 +376,8 @@ def makediag(a, out, idx_t offset):
 def potrf(a, out, bint lower):
     """Cholesky factor of the symmetric matrix whose ``lower`` triangle is stored in a:
     L (lower) with a = L L^T, or U = L^T (upper) with a = U^T U."""
-    t = _tri(a, lower)
-    sym = t + _mT(t)
-    rows, cols = np.diag_indices(a.shape[a.ndim - 1])
-    sym[..., rows, cols] *= 0.5
-    try:
-        L = np.linalg.cholesky(sym)
+    try:        # numpy.linalg.cholesky reads only the lower triangle (LAPACK potrf 'L')
+        L = np.linalg.cholesky(a if lower else _mT(a))
     except np.linalg.LinAlgError:
         raise ValueError("the matrix is not positive definite") from None
     out[...] = L if lower else _mT(L)

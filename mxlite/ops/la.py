@@ -170,7 +170,7 @@ def _swap(shape, ax):
     return tuple(s)
 
 
-def _gemm_product(rctx, a, b, attrs, ax, out):
+def _gemm_product(rctx, a, b, attrs, ax):
     """out (matrix axes last, a fresh array) = alpha * op(a) op(b) in the axis layout."""
     nd = a.ndim
     a, b = a.swapaxes(ax, nd - 2), b.swapaxes(ax, nd - 2)
@@ -197,7 +197,7 @@ def _gemm_shape(shapes, attrs):
 def _gemm_compute(rctx, ins, outs, attrs):
     a, b, c = ins
     ax = normalize_axis("gemm", attrs.axis, a.ndim)
-    prod = _gemm_product(rctx, a, b, attrs, ax, outs[0])
+    prod = _gemm_product(rctx, a, b, attrs, ax)
     if attrs.beta != 0.0:
         prod = prod + c * attrs.beta
     rctx.xp.copyto(outs[0], prod)
@@ -210,7 +210,7 @@ def _gemm2_shape(shapes, attrs):
 def _gemm2_compute(rctx, ins, outs, attrs):
     a, b = ins
     ax = normalize_axis("gemm2", attrs.axis, a.ndim)
-    rctx.xp.copyto(outs[0], _gemm_product(rctx, a, b, attrs, ax, outs[0]))
+    rctx.xp.copyto(outs[0], _gemm_product(rctx, a, b, attrs, ax))
 
 
 def _gemm_ab_grads(F, node, G):

@@ -74,8 +74,9 @@ def _along_geometry(op, data, indices, axis):
     return ax, indices[ax]
 
 
-def _positions(rctx, op, indices, n):
-    """``indices`` as int64 positions (floats truncated); MXNetError for one outside [0, n)."""
+def _positions(rctx, indices):
+    """``indices`` as C-contiguous int64 positions (floats truncated toward zero); the
+    kernels count the ones outside the axis (``_bad_index``)."""
     pos = indices if indices.dtype == I64 else indices.astype(I64)
     return rctx.xp.ascontiguousarray(pos)
 
@@ -95,7 +96,7 @@ def _take_along_compute(rctx, ins, outs, attrs):
     data, indices = ins
     ax, outer, n, inner = _geometry("_take_along_axis", data.shape, attrs.axis)
     k = indices.shape[0] if ax is None else indices.shape[ax]
-    pos = _positions(rctx, "_take_along_axis", indices, n)
+    pos = _positions(rctx, indices)
     _bad_index("_take_along_axis", _k.gather(data, pos, outs[0], outer, n, inner, k), n)
 
 
@@ -147,7 +148,7 @@ def _take_along_grad_compute(rctx, ins, outs, attrs):
     out, xp = outs[0], rctx.xp
     ax, outer, n, inner = _geometry("_take_along_axis_grad", data.shape, attrs.axis)
     k = indices.shape[0] if ax is None else indices.shape[ax]
-    pos = _positions(rctx, "_take_along_axis_grad", indices, n)
+    pos = _positions(rctx, indices)
     work = compute_dtype(out.dtype)
     target = out if work == out.dtype else xp.empty(out.shape, work)
     xp.fill_zero(target)
