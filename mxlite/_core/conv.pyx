@@ -14,6 +14,7 @@ Column layout: ``col[(c * K + k), n * L + l]`` with ``K`` the kernel volume and 
 output volume, so one GEMM per group covers the whole batch.
 """
 from cython.parallel cimport prange
+from libc.math cimport sqrt, cbrt
 
 cimport numpy as cnp
 from .common cimport idx_t, PARALLEL_MIN
@@ -328,6 +329,7 @@ cdef enum:
     POOL_MAX = 0
     POOL_AVG = 1
     POOL_SUM = 2
+    POOL_LP = 3
 
 
 cdef inline idx_t _lo(idx_t start) noexcept nogil:
@@ -371,8 +373,18 @@ cdef inline double _scale(Geom* g, idx_t od, idx_t oh, idx_t ow, int mode,
     return 1.0 / count if count > 0 else 0.0
 
 
+cdef inline real _power(real v, int p) noexcept nogil:
+    """v ** p for lp pooling (p in 1, 2, 3; signed, as MXNet)."""
+    return v if p == 1 else (v * v if p == 2 else v * v * v)
+
+
+cdef inline real _root(real v, int p) noexcept nogil:
+    """The inverse of _power: v, sqrt(v), cbrt(v) (cbrt keeps the sign)."""
+    return v if p == 1 else (sqrt(v) if p == 2 else cbrt(v))
+
+
 cdef void _pool_plane(const real* x, const real* h, real* out, Geom* g, int op, int mode,
-                      bint include_pad, idx_t plane) noexcept nogil:
+                      bint include_pad, idx_t plane, int p) noexcept nogil:
     """One (n, c) plane. op 0: forward (max value, or the scaled sum); 1: max scatter
     (out = input gradient, h = output gradient); 2: max gather (out[w] = h[argmax w]);
     3: sum/avg backward (out = input gradient of the scaled sum, h = output gradient)."""
@@ -411,8 +423,8 @@ cdef void _pool_plane(const real* x, const real* h, real* out, Geom* g, int op, 
                         for z in range(_lo(zs), _hi(zs + g.k0, g.i0)):
                             for y in range(_lo(ys), _hi(ys + g.k1, g.i1)):
                                 for xx in range(_lo(xs), _hi(xs + g.k2, g.i2)):
-                                    acc = acc + xp[(z * g.i1 + y) * g.i2 + xx]
-                        op_out[w] = acc * sc
+                                    acc = acc + _power(xp[(z * g.i1 + y) * g.i2 + xx], p)
+                        op_out[w] = acc * sc if mode != POOL_LP else _root(acc, p)
                     else:
                         acc = hp[w] * sc
                         for z in range(_lo(zs), _hi(zs + g.k0, g.i0)):
@@ -423,35 +435,37 @@ cdef void _pool_plane(const real* x, const real* h, real* out, Geom* g, int op, 
 
 
 cdef void _pool(const real* x, const real* h, real* out, Geom* g, int op, int mode,
-                bint include_pad) noexcept nogil:
+                bint include_pad, int p) noexcept nogil:
     cdef idx_t plane, planes = g.N * g.C
     cdef mx_region reg
     if _parallel(planes, planes * g.vo * g.vk):
         mx_region_begin(&reg)
         for plane in prange(planes, schedule="static"):
             mx_region_mark(&reg)
-            _pool_plane(x, h, out, g, op, mode, include_pad, plane)
+            _pool_plane(x, h, out, g, op, mode, include_pad, plane, p)
         mx_region_end(&reg)
     else:
         for plane in range(planes):
-            _pool_plane(x, h, out, g, op, mode, include_pad, plane)
+            _pool_plane(x, h, out, g, op, mode, include_pad, plane, p)
 
 
-_MODES = {"max": POOL_MAX, "avg": POOL_AVG, "sum": POOL_SUM}
+_MODES = {"max": POOL_MAX, "avg": POOL_AVG, "sum": POOL_SUM, "lp": POOL_LP}
 
 
 def pool(int op, str pool_type, object x, object h, cnp.ndarray out, tuple geometry,
-         bint count_include_pad=True):
+         bint count_include_pad=True, int p_value=1):
     """Pooling over (N, C) planes.
 
     op 0 forward: ``out`` (N, C, *out) from ``x``. op 1 max scatter: ``out`` (N, C, *in) is
     ``h`` (N, C, *out) added at each window's first maximum of ``x``. op 2 max gather:
     ``out`` (N, C, *out) reads ``h`` (N, C, *in) at each window's first maximum of ``x``.
     op 3 avg/sum backward: ``out`` (N, C, *in) = the adjoint of op 0 applied to ``h``.
-    An empty window (only padding) gives 0."""
+    An empty window (only padding) gives 0. lp (forward only): the p-th root of the sum of
+    ``x**p`` (p in 1, 2, 3; signed powers and cube root, as MXNet)."""
     cdef Geom g = _geom(geometry)
     cdef int mode = _MODES[pool_type]
-    if op < 0 or op > 3 or (op in (1, 2) and mode != POOL_MAX) or (op == 3 and mode == POOL_MAX):
+    if op < 0 or op > 3 or (op in (1, 2) and mode != POOL_MAX) or (op == 3 and mode == POOL_MAX) \
+            or (mode == POOL_LP and (op != 0 or p_value not in (1, 2, 3))):
         raise ValueError(f"conv kernels: pool op {op} does not apply to {pool_type}")
     arrays = [out] + [a for a in (x, h) if a is not None]
     cdef int kind = _same_kind(arrays)
@@ -468,11 +482,11 @@ def pool(int op, str pool_type, object x, object h, cnp.ndarray out, tuple geome
     if kind == 0:
         with nogil:
             _pool(<const float*>xd, <const float*>hd, <float*>cnp.PyArray_DATA(out), &g, op,
-                  mode, count_include_pad)
+                  mode, count_include_pad, p_value)
     else:
         with nogil:
             _pool(<const double*>xd, <const double*>hd, <double*>cnp.PyArray_DATA(out), &g,
-                  op, mode, count_include_pad)
+                  op, mode, count_include_pad, p_value)
 
 
 cdef void _add_bias(real* dst, const real* bias, idx_t N, idx_t F, idx_t L) noexcept nogil:

@@ -92,8 +92,9 @@ def _float_type(op, n):
 
 def _pool_type(op, attrs):
     t = attrs.pool_type
-    if t == "lp":
-        raise op_error(op, "pool_type='lp' is not supported; use 'max', 'avg' or 'sum'")
+    if t == "lp" and attrs.p_value not in (1, 2, 3):
+        raise op_error(op, f"pool_type='lp' needs p_value 1, 2 or 3, got p_value="
+                       f"{attrs.p_value}")
     return t
 
 
@@ -101,7 +102,7 @@ def _include_pad(attrs):
     return True if attrs.count_include_pad is None else attrs.count_include_pad
 
 
-def _run(rctx, op_id, pool_type, x, h, out, geom, include_pad):
+def _run(rctx, op_id, pool_type, x, h, out, geom, include_pad, p_value=1):
     """Run kernel ``op_id`` into ``out`` (float16 through float32)."""
     if out.size == 0:
         return
@@ -109,7 +110,7 @@ def _run(rctx, op_id, pool_type, x, h, out, geom, include_pad):
     x, h = (None if a is None else run_in(work, [a])[0] for a in (x, h))
     xp = rctx.xp
     target = out if out.dtype == work else xp.empty(out.shape, work)
-    kernels.pool(op_id, pool_type, x, h, target, geom, include_pad)
+    kernels.pool(op_id, pool_type, x, h, target, geom, include_pad, p_value)
     write_back(xp, target, out)
 
 
@@ -118,7 +119,7 @@ _KERNEL = Param("kernel", "shape", (), "pooling window: (w,), (h, w) or (d, h, w
 _STRIDE = Param("stride", "shape", (), "stride on each spatial axis (default 1)")
 _PAD = Param("pad", "shape", (), "padding on both sides of each spatial axis (default 0); "
              "padded positions never win a max and count for avg only with count_include_pad")
-_TYPE = Param("pool_type", "str", "max", "max, avg or sum (lp is not supported)",
+_TYPE = Param("pool_type", "str", "max", "max, avg, sum or lp (with p_value 1, 2 or 3)",
               choices=("max", "avg", "sum", "lp"))
 _CONVENTION = Param("pooling_convention", "str", "valid", "'valid' (floor) or 'full' (ceil) "
                     "window count", choices=("valid", "full", "same"))
@@ -140,7 +141,7 @@ def _pool_compute(rctx, ins, outs, attrs):
     kernel, stride, pad, in_sp, out_sp = pool_geometry("Pooling", x.shape, attrs)
     _run(rctx, 0, attrs.pool_type, x, None, outs[0],
          _geom(x.shape[0], x.shape[1], in_sp, out_sp, kernel, stride, pad),
-         _include_pad(attrs))
+         _include_pad(attrs), attrs.p_value or 1)
 
 
 def _resolved(attrs, data_shape):
@@ -154,12 +155,24 @@ def _resolved(attrs, data_shape):
 def _pool_grad(F, node, ograds):
     """max: dx = _pool_max_scatter(x, gy) (gy at each window's first maximum; ties have
     probability zero); avg/sum (linear): dx = _pool_backward(gy), the adjoint of the
-    scaled window sum."""
+    scaled window sum; lp: y = S ** (1/p) with S the window sum of x ** p, so
+    dx = _pool_backward(gy / y ** (p-1), sum) * x ** (p-1)."""
     params, in_sp = _resolved(node.attrs, node.input_shapes[0])
     (gy,) = ograds
-    if params["pool_type"] == "max":
-        return [F._internal._pool_max_scatter(node.inputs[0], gy, **params)]
-    return [F._internal._pool_backward(gy, in_shape=in_sp, **params)]
+    x = node.inputs[0]
+    kind = params["pool_type"]
+    if kind == "max":
+        return [F._internal._pool_max_scatter(x, gy, **params)]
+    if kind != "lp":
+        return [F._internal._pool_backward(gy, in_shape=in_sp, **params)]
+    params["pool_type"] = "sum"
+    p = node.attrs.p_value
+    if p == 1:
+        return [F._internal._pool_backward(gy, in_shape=in_sp, **params)]
+    y = node.outputs[0]
+    yp, xp = (y, x) if p == 2 else (F.square(y), F.square(x))
+    return [F.elemwise_mul(F._internal._pool_backward(F.elemwise_div(gy, yp), in_shape=in_sp,
+                                                      **params), xp)]
 
 
 register(OpDef(
@@ -169,12 +182,12 @@ register(OpDef(
                   "pad are ignored)"),
             Param("cudnn_off", "bool", False, "ignored (cuDNN only)"),
             _CONVENTION, _STRIDE, _PAD,
-            Param("p_value", "int", None, "the p of lp pooling (not supported)"),
+            Param("p_value", "int", None, "the p of lp pooling: 1, 2 or 3"),
             _INCLUDE_PAD,
             Param("layout", "str", None, "channels first only (NCW, NCHW, NCDHW)",
                   choices=("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC"))),
     infer_shape=_pool_shape, infer_type=_float_type("Pooling", 1),
-    compute={"cpu": _pool_compute}, gradient=_pool_grad,
+    compute={"cpu": _pool_compute}, gradient=_pool_grad, grad_needs=("inputs", "outputs"),
     doc="""Pooling over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
 
 Window ``o`` covers ``[o*stride - pad, o*stride - pad + kernel)`` on each axis. ``max`` takes
@@ -182,9 +195,10 @@ the largest input element in the window (padding never wins); ``sum`` adds them;
 divides the sum by the window clipped to the padded input (``count_include_pad``, the
 default) or by the number of input elements it covers. 'valid' gives ``1 + (in + 2*pad -
 kernel) // stride`` windows per axis, 'full' rounds up instead, so the last window may run
-past the padding. ``global_pool=True`` pools each whole plane to size 1. A window that covers
-only padding gives 0 (MXNet gave the dtype's lowest value for max). pool_type 'lp' and
-pooling_convention 'same' (MXNet: 1-D max only) are refused.
+past the padding. ``global_pool=True`` pools each whole plane to size 1. ``lp`` gives
+``(sum x**p) ** (1/p)`` with MXNet's signed powers (p_value 1: the plain sum; 3: the cube
+root of the sum of cubes). A window that covers only padding gives 0 (MXNet gave the
+dtype's lowest value for max). pooling_convention 'same' (MXNet: 1-D max only) is refused.
 
 >>> x = mx.nd.array([[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]]])
 >>> mx.nd.Pooling(x, kernel=(2, 2), pool_type='max').asnumpy()[0, 0]

@@ -42,13 +42,16 @@ def _spread(shape, rng):
 
 
 def _pooling(nd, x):
-    # max (2-D, pad, stride) + avg ('full', count_include_pad=False) + sum (1-D) + global avg
+    # max (2-D, pad, stride), avg ('full', count_include_pad=False), sum (1-D), global avg, lp
     a = nd.Pooling(x, kernel=(2, 3), stride=(2, 1), pad=(1, 1), pool_type="max")
     b = nd.Pooling(x, kernel=(3, 2), stride=(2, 2), pad=(1, 0), pool_type="avg",
                    pooling_convention="full", count_include_pad=False)
     c = nd.Pooling(nd.reshape(x, shape=(2, 2, 20)), kernel=(3,), stride=(2,), pool_type="sum")
     d = nd.Pooling(x, global_pool=True, pool_type="avg")
-    return [a * a, b * b, c * c, d * d]
+    # lp on positive data (the roots' kinks at 0 stay away)
+    e = nd.Pooling(x * x + 0.5, kernel=(2, 2), stride=(1, 2), pool_type="lp", p_value=2)
+    f = nd.Pooling(x * x + 0.5, kernel=(3, 2), pad=(1, 1), pool_type="lp", p_value=3)
+    return [a * a, b * b, c * c, d * d, e * e, f * f]
 
 
 _MAXP = dict(kernel=(2, 2), stride=(1, 2), pad=(1, 0), pool_type="max")

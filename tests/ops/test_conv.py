@@ -416,6 +416,26 @@ def test_pooling_backward_is_the_adjoint(shape, kernel, stride, pad, convention)
     np.testing.assert_allclose(X.grad.asnumpy(), want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_lp_pooling_matches_direct_loops(p):
+    """MXNet's lp: signed powers, (sum x**p) ** (1/p) with the cube root keeping the sign;
+    its gradient x**(p-1) / y**(p-1) per window."""
+    x = RNG.standard_normal((2, 2, 6, 5))
+    kernel, stride, pad = (2, 3), (2, 1), (1, 1)
+    got = mx.nd.Pooling(nd64(x), kernel=kernel, stride=stride, pad=pad, pool_type="lp",
+                        p_value=p, pooling_convention="full")
+    s = ref_pool(x ** p, kernel, stride, pad, "sum", "full")
+    np.testing.assert_allclose(got.asnumpy(), np.cbrt(s) if p == 3 else s ** (1 / p),
+                               rtol=1e-12, atol=1e-12)
+    X = nd64(x)
+    X.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling(X, kernel=(2, 1), stride=(2, 1), pool_type="lp", p_value=p)
+    y.backward()
+    yv = np.repeat(y.asnumpy(), 2, axis=2)
+    np.testing.assert_allclose(X.grad.asnumpy(), (x / yv) ** (p - 1), rtol=1e-10)
+
+
 @pytest.mark.skipif(torch is None, reason="torch not installed")
 @pytest.mark.parametrize("ceil_mode", [False, True])
 def test_pooling_matches_torch(ceil_mode):
@@ -437,7 +457,9 @@ def test_pooling_matches_torch(ceil_mode):
     (lambda: mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(3, 3), pool_type="median"),
      ["Pooling", "pool_type", "median"]),
     (lambda: mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(3, 3), pool_type="lp"),
-     ["Pooling", "lp"]),
+     ["Pooling", "lp", "p_value"]),
+    (lambda: mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(3, 3), pool_type="lp",
+                           p_value=4), ["Pooling", "p_value=4"]),
     (lambda: mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(5, 5), pad=(0, 0)),
      ["Pooling", "kernel=(5, 5)", "larger than the padded input", "(1, 1, 4, 4)"]),
     (lambda: mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(2,)),
