@@ -1,5 +1,7 @@
 """BatchNorm, LayerNorm, InstanceNorm, L2Normalization, Dropout, Embedding: values against
 NumPy references written here, train/predict behaviour, masks, gradients, errors."""
+import zlib
+
 import numpy as np
 import pytest
 
@@ -400,7 +402,7 @@ def _shape_and_axis(draw):
 @given(_shape_and_axis(), st.sampled_from(["float32", "float64"]), st.booleans())
 def test_layernorm_and_batchnorm_random_shapes(shape_axis, dtype, train):
     shape, axis = shape_axis
-    rng = np.random.default_rng(abs(hash((shape, axis))) % 2 ** 32)
+    rng = np.random.default_rng(zlib.crc32(repr((shape, axis)).encode()))
     x = rng.standard_normal(shape) * 4 - 2
     n = shape[axis]
     gamma, beta = rng.standard_normal(n), rng.standard_normal(n)
