@@ -490,3 +490,23 @@ def test_a_device_without_a_namespace_is_refused(monkeypatch):
         mx.nd.zeros((2,), ctx=ctx)
     with pytest.raises(mx.MXNetError, match="no array backend"):
         mx.nd.array([1], ctx=ctx)
+
+
+def test_small_products_run_on_one_blas_thread_and_restore_the_setting():
+    """mxlite.device.blas: a product below SERIAL_BELOW multiply-adds runs with OpenBLAS
+    set to one thread; afterwards NumPy's own setting is back."""
+    from mxlite.device import blas
+    blas.one_thread_if_small(0)            # finds the library (or marks it absent)
+    if not blas._Control.setter:
+        pytest.skip("NumPy's BLAS is not an OpenBLAS whose thread count can be set")
+    seen = []
+    real = blas._Control.setter
+    try:
+        blas._Control.setter = lambda n: (seen.append(n), real(n))
+        a = mx.nd.ones((128, 128))
+        mx.nd.dot(a, a).wait_to_read()               # 2^21 multiply-adds: serial
+        big = mx.nd.ones((512, 512))
+        mx.nd.dot(big, big).wait_to_read()           # 2^27: every thread, untouched
+    finally:
+        blas._Control.setter = real
+    assert seen == ([1, blas._Control.most] if blas._Control.most > 1 else [])

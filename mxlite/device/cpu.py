@@ -13,6 +13,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided as _as_strided
 
 from .._core.copy import strided_copy
+from .blas import one_thread_if_small
 
 __all__ = ["name", "ndarray", "empty", "zeros", "ones", "scalar", "arange", "copyto",
            "cast_into", "strided_copy", "fill_zero", "ascontiguousarray", "broadcast_to",
@@ -103,8 +104,10 @@ def add_at(a, key, values):
 
 
 def matmul(a, b, out):
-    """``out = a @ b`` through the BLAS NumPy links (2-D or batched 3-D)."""
-    np.matmul(a, b, out=out)
+    """``out = a @ b`` through the BLAS NumPy links (2-D or batched 3-D); small products
+    on one BLAS thread (see ``mxlite.device.blas``)."""
+    with one_thread_if_small(out.size * a.shape[-1]):
+        np.matmul(a, b, out=out)
 
 
 def argmax(a):
