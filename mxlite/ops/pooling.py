@@ -15,6 +15,7 @@ import numpy as np
 from .._core import conv as kernels
 from ..base import op_error
 from .common import compute_dtype, run_in, write_back
+from .conv import _deconv_forward
 from .registry import REQUIRED, Attrs, OpDef, Param, register
 
 __all__ = ["pool_geometry"]
@@ -346,9 +347,6 @@ def _up_scales(shapes, attrs):
     """Output (N, C, H, W) and each input's integer scale (MXNet: the first input times
     ``scale``; every other input must divide that size)."""
     op = "UpSampling"
-    if attrs.sample_type != "nearest":
-        raise op_error(op, f"sample_type={attrs.sample_type!r} is not supported; only "
-                       "'nearest'")
     if attrs.scale < 1:
         raise op_error(op, f"scale must be >= 1, got {attrs.scale}")
     if not shapes:
@@ -373,16 +371,54 @@ def _up_scales(shapes, attrs):
     return (shapes[0][0], c, oh, ow), scales
 
 
+def _bilinear(shapes, attrs):
+    """MXNet's bilinear UpSampling is a depthwise Deconvolution of (data, weight): kernel
+    ``2*scale - scale % 2``, stride ``scale``, pad ``ceil((scale - 1) / 2)``, num_group =
+    num_filter = the data's channels. Returns the Deconvolution parameters."""
+    op = "UpSampling"
+    if len(shapes) != 2:
+        raise op_error(op, f"sample_type='bilinear' takes 2 inputs (data, weight), got "
+                       f"{len(shapes)}")
+    data, weight = shapes
+    s = attrs.scale
+    if s < 1:
+        raise op_error(op, f"scale must be >= 1, got {s}")
+    if len(data) != 4:
+        raise op_error(op, f"data must be 4-D (NCHW), got shape {data}")
+    c = attrs.num_filter
+    if c != data[1]:
+        raise op_error(op, f"bilinear upsampling needs num_filter equal to the data's channels "
+                       f"({data[1]}), got num_filter={c}")
+    k = 2 * s - s % 2
+    if tuple(weight) != (c, 1, k, k):
+        raise op_error(op, f"weight has shape {weight}, expected (num_filter, 1, {k}, {k}) for "
+                       f"scale={s}")
+    return dict(kernel=(k, k), stride=(s, s), pad=(s // 2, s // 2),   # ceil((s - 1) / 2)
+                num_filter=c, num_group=c)
+
+
 def _up_shape(shapes, attrs):
+    if attrs.sample_type == "bilinear":
+        _bilinear(shapes, attrs)
+        n, c, h, w = shapes[0]
+        return [(n, c, h * attrs.scale, w * attrs.scale)]
     return [_up_scales(shapes, attrs)[0]]
 
 
 def _up_compute(rctx, ins, outs, attrs):
     out = outs[0]
-    _, scales = _up_scales([x.shape for x in ins], attrs)
     xp = rctx.xp
     work = compute_dtype(out.dtype)
     ins = run_in(work, ins)
+    if attrs.sample_type == "bilinear":
+        p = _bilinear([x.shape for x in ins], attrs)
+        target = out if out.dtype == work else xp.empty(out.shape, work)
+        if out.size:
+            _deconv_forward(xp, ins[0], ins[1], None, target, p["kernel"], p["stride"], (1, 1),
+                            p["pad"], ins[0].shape[2:], out.shape[2:], p["num_group"])
+        write_back(xp, target, out)
+        return
+    _, scales = _up_scales([x.shape for x in ins], attrs)
     n, _, oh, ow = out.shape
     summed = attrs.multi_input_mode == "sum"
     target = out if out.dtype == work else xp.empty(out.shape, work)
@@ -412,8 +448,15 @@ def _up_grad(F, node, ograds):
     """Nearest upsampling by s repeats each element over an s x s block: its adjoint sums
     each block, Pooling(pool_type='sum', kernel=stride=(s, s)); concat mode first slices
     each input's channels."""
-    _, scales = _up_scales(node.input_shapes, node.attrs)
     (g,) = ograds
+    if node.attrs.sample_type == "bilinear":
+        # the gradients of the Deconvolution it is (adj = 0, so no cut is needed)
+        p = _bilinear(node.input_shapes, node.attrs)
+        y, w = node.inputs
+        dy = F.Convolution(g, w, no_bias=True, **p) if node.wants[0] else None
+        dw = F._internal._conv_weight_grad(g, y, **p) if node.wants[1] else None
+        return [dy, dw]
+    _, scales = _up_scales(node.input_shapes, node.attrs)
     grads, start = [], 0
     for shape, s, want in zip(node.input_shapes, scales, node.wants):
         c = shape[1]
@@ -429,21 +472,25 @@ def _up_grad(F, node, ograds):
 register(OpDef(
     "UpSampling", inputs=("data",), variadic=True, key_var_num_args="num_args",
     params=(Param("scale", "int", REQUIRED, "up sampling scale of the first input"),
-            Param("num_filter", "int", 0, "bilinear only (not supported)"),
-            Param("sample_type", "str", REQUIRED, "'nearest' ('bilinear' is not supported)",
+            Param("num_filter", "int", 0, "bilinear: the data's channels"),
+            Param("sample_type", "str", REQUIRED, "'nearest' or 'bilinear'",
                   choices=("nearest", "bilinear")),
             Param("multi_input_mode", "str", "concat", "how several inputs combine: "
                   "'concat' along channels or 'sum'", choices=("concat", "sum")),
             Param("num_args", "int", None, "number of inputs (default: the number given)"),
             Param("workspace", "int", 512, "ignored (MXNet's temporary workspace in MB)")),
     infer_shape=_up_shape, infer_type=_float_type("UpSampling", 1),
-    compute={"cpu": _up_compute}, gradient=_up_grad, grad_needs=(),
+    compute={"cpu": _up_compute}, gradient=_up_grad, grad_needs=("inputs",),
     doc="""Nearest-neighbour upsampling of NCHW inputs (MXNet semantics).
 
 The output is the first input's size times ``scale``; every input is repeated over blocks
 of its own integer scale to that size, and the results are concatenated along channels
 (``multi_input_mode='concat'``) or added (``'sum'``). Its gradient is a sum pooling over
-the blocks. sample_type 'bilinear' is refused.
+the blocks. ``sample_type='bilinear'`` (MXNet's) takes two inputs, data ``(N, C, H, W)``
+and weight ``(C, 1, k, k)`` with ``k = 2*scale - scale % 2``, and is the depthwise
+``Deconvolution`` with that kernel, stride ``scale`` and pad ``ceil((scale - 1) / 2)``
+(``num_filter`` must be C); the weight is an input, initialised by the caller (MXNet's
+``mx.init.Bilinear``).
 
 >>> mx.nd.UpSampling(mx.nd.array([[[[1, 2], [3, 4]]]]), scale=2,
 ...                  sample_type='nearest').asnumpy()[0, 0]

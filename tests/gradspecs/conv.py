@@ -71,8 +71,11 @@ def _pool_backward(nd, g):
                                        in_shape=(5, 4))
 
 
-def _upsampling(nd, a, b):
-    return nd.UpSampling(a, b, scale=2, sample_type="nearest") ** 2
+def _upsampling(nd, a, b, w):
+    # nearest with two inputs (concat), and bilinear (a depthwise Deconvolution of a and w)
+    near = nd.UpSampling(a, b, scale=2, sample_type="nearest")
+    bil = nd.UpSampling(a, w, scale=2, sample_type="bilinear", num_filter=2)
+    return [near * near, bil * bil]
 
 
 SPECS.update({
@@ -85,5 +88,5 @@ SPECS.update({
                              sample=lambda rng: [_spread((1, 2, 3, 4), rng),
                                                  rng.uniform(-1, 1, (1, 2, 3, 4))]),
     "_pool_backward": Spec([(2, 1, 3, 3)], _pool_backward),
-    "UpSampling": Spec([(1, 2, 2, 3), (1, 1, 4, 6)], _upsampling),
+    "UpSampling": Spec([(1, 2, 2, 3), (1, 1, 4, 6), (2, 1, 4, 4)], _upsampling),
 })
