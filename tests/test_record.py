@@ -213,24 +213,43 @@ def test_aux_states_mutated_inputs_and_visible_outputs(test_ops):
 
 
 @pytest.mark.parametrize("name", [op.name for op in UNIQUE_OPS])
-def test_registered_ops_keep_the_defaults(name):
-    """Every op today: inputs as declared, outputs named output / output0.., all visible,
-    no auxiliary state; mutated inputs (the optimizer updates' states) are arguments, at
-    their declared positions."""
+def test_every_record_is_consistent(name):
+    """For every op at its defaults: inputs = arguments + auxiliary states (in order),
+    unique output names, one per output (output / output0.. unless declared), between one
+    and all of them visible, mutated inputs at their declared positions."""
     op = REGISTRY[name]
-    assert op.aux_inputs == ()
     attrs = Attrs(op._defaults)            # (a required param is absent: nothing reads it)
-    attrs.update({"split": {"num_outputs": 3}, "_sample_multinomial": {"get_prob": True}}.get(
-        name, {}))
+    attrs.update({"split": {"num_outputs": 3}, "_sample_multinomial": {"get_prob": True},
+                  "LeakyReLU": {"act_type": "prelu"}}.get(name, {}))
     if op.variadic:
         attrs[op.key_var_num_args] = 2
         assert op.list_inputs(attrs) == ("arg0", "arg1")
-    else:
-        assert op.list_inputs(attrs) == op.list_arguments(attrs) == op.inputs
+    inputs = tuple(op.list_inputs(attrs))
+    args, aux = tuple(op.list_arguments(attrs)), tuple(op.list_auxiliary_states(attrs))
+    assert set(aux) <= set(op.aux_inputs) and args + aux == tuple(
+        i for i in inputs if i not in aux) + aux
+    assert set(args) | set(aux) == set(inputs) and not set(args) & set(aux)
     n = op.output_count(attrs)
-    assert op.list_outputs(attrs) == (["output"] if n == 1 else [f"output{i}" for i in range(n)])
-    assert op.num_visible_outputs(attrs) == n and op.list_auxiliary_states(attrs) == ()
-    assert op.mutated_indices(attrs) == tuple(op.inputs.index(n) for n in op.mutate_inputs)
+    names = list(op.list_outputs(attrs))
+    assert len(names) == n and len(set(names)) == n
+    if op._output_names is None:
+        assert names == (["output"] if n == 1 else [f"output{i}" for i in range(n)])
+    assert 1 <= op.num_visible_outputs(attrs) <= n
+    assert op.mutated_indices(attrs) == tuple(inputs.index(m) for m in op.mutate_inputs
+                                              if m in inputs)
+
+
+def test_declared_auxiliary_states_and_hidden_outputs():
+    """BatchNorm's moving statistics are auxiliary states it updates in place; only its
+    first output is visible unless output_mean_var (MXNet's record)."""
+    bn = REGISTRY["BatchNorm"]
+    attrs = bn.parse_attrs({})
+    assert bn.list_auxiliary_states(attrs) == ("moving_mean", "moving_var")
+    assert bn.list_arguments(attrs) == ("data", "gamma", "beta")
+    assert set(bn.mutate_inputs) == {"moving_mean", "moving_var"}
+    assert bn.list_outputs(attrs)[:3] == ["output", "mean", "var"]
+    assert bn.num_visible_outputs(attrs) == 1
+    assert bn.num_visible_outputs(bn.parse_attrs({"output_mean_var": True})) == 3
 
 
 @pytest.mark.parametrize("kwargs, message", [
