@@ -108,7 +108,10 @@ def topk_positions(x, int axis, idx_t k, bint ascending):
     better = (xm < v) if ascending else (xm > v)
     equal = xm == v
     need = k - better.sum(axis=last, keepdims=True)
-    chosen = better | (equal & (np.cumsum(equal, axis=last) <= need))
+    if (equal.sum(axis=last, keepdims=True) <= need).all():    # no surplus ties at v
+        chosen = better | equal
+    else:                                   # keep the first ``need`` ties of every row
+        chosen = better | (equal & (np.cumsum(equal, axis=last) <= need))
     cand = np.nonzero(chosen)[last].reshape(xm.shape[:last] + (k,))   # increasing positions
     order = argsort(np.take_along_axis(xm, cand, axis=last), last, ascending)
     pos = np.moveaxis(np.take_along_axis(cand, order, axis=last), last, axis)
