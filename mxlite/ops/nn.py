@@ -851,7 +851,8 @@ The data gradient is ``(softmax(data) - one_hot(label)) * grad_scale`` with, as 
 ``ignore_label``; ``normalization`` 'batch' dividing by the batch size, 'valid' by the number
 of labels not ignored (at least 1); with ``multi_output`` and normalization other than
 'valid' a further division by the number of positions per instance (d1*...); ``out_grad``
-multiplying by the head gradient.
+multiplying by the head gradient (as documented; MXNet 1.9's imperative backward returned
+a gradient independent of the head gradient with ``out_grad=True``).
 """ + _LOSS_SEMANTICS + """
 
 >>> x = mx.nd.array([[1, 1], [0, 0]]); x.attach_grad()
