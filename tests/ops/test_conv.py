@@ -541,3 +541,14 @@ def test_upsampling_errors(call, words):
         call()
     for word in words:
         assert word in str(info.value)
+
+
+def test_max_pooling_ties_go_to_the_first_maximum():
+    """MXNet's rule (checked against MXNet 1.9.1): the whole window gradient goes to the
+    first maximum in scan order."""
+    x = nd64(np.array([[[1.0, 3.0, 3.0, 2.0]]]))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling(x, kernel=(3,), pool_type="max")
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [[[0.0, 2.0, 0.0, 0.0]]]
