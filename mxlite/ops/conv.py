@@ -419,7 +419,9 @@ output size is ``stride*(in-1) + dilate*(kernel-1) + 1 - 2*pad + adj``; with
 + dilate*(kernel-1) + 1 - target`` gives ``pad = ceil(t/2)``, ``adj = t % 2``, so the output
 has the target size. ``<Convolution(x, W), y> == <x, Deconvolution(y, W)>`` for the same
 kernel, stride, dilate, pad and num_group (with adj restoring x's size). Any ``adj >= 0``
-is accepted (trailing outputs no window reaches are zero).
+is accepted, trailing outputs no window reaches being zero (MXNet refused ``adj >= stride``,
+even when its own target_shape rule produced it with stride 1); the gradients of
+``_conv_weight_grad`` need such deconvolutions.
 
 >>> y = mx.nd.ones((1, 1, 2, 2))
 >>> w = mx.nd.ones((1, 1, 2, 2))
