@@ -82,7 +82,7 @@ def ref_pool(x, kernel, stride, pad, pool_type, convention="valid", include_pad=
         start = [o[i] * stride[i] - pad[i] for i in range(nd)]
         end_pad = [min(start[i] + kernel[i], sp[i] + pad[i]) for i in range(nd)]
         lo = [max(s, 0) for s in start]
-        hi = [min(e, sp[i]) for i, e in enumerate(end_pad)]
+        hi = [max(min(e, sp[i]), a) for i, (e, a) in enumerate(zip(end_pad, lo))]
         region = x[(slice(None), slice(None)) + tuple(slice(a, b) for a, b in zip(lo, hi))]
         if region.size == 0:
             continue
@@ -552,3 +552,59 @@ def test_max_pooling_ties_go_to_the_first_maximum():
         y = mx.nd.Pooling(x, kernel=(3,), pool_type="max")
     y.backward()
     assert x.grad.asnumpy().tolist() == [[[0.0, 2.0, 0.0, 0.0]]]
+
+
+# ---- random geometries -----------------------------------------------------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def conv_geometries(draw):
+    nd = draw(st.integers(1, 2))
+    groups = draw(st.integers(1, 3))
+    c, f = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    stride = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    dilate = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+    pad = tuple(draw(st.integers(0, 2)) for _ in range(nd))
+    span = [dilate[i] * (kernel[i] - 1) + 1 for i in range(nd)]
+    size = tuple(max(1, span[i] - 2 * pad[i]) + draw(st.integers(0, 4)) for i in range(nd))
+    n = draw(st.integers(1, 2))
+    return (n, c) + size, f, kernel, stride, pad, dilate, groups
+
+
+@settings(max_examples=60, deadline=None)
+@given(conv_geometries())
+def test_convolution_and_its_adjoint_on_random_geometries(geometry):
+    shape, f, kernel, stride, pad, dilate, groups = geometry
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((f, shape[1] // groups) + kernel)
+    kw = dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate, num_group=groups)
+    y = mx.nd.Convolution(nd64(x), nd64(w), num_filter=f, no_bias=True, **kw)
+    np.testing.assert_allclose(y.asnumpy(), ref_conv(x, w, None, kernel, stride, pad, dilate,
+                                                     groups), rtol=1e-11, atol=1e-11)
+    g = rng.standard_normal(y.shape)
+    adj = tuple((shape[2 + i] + 2 * pad[i] - dilate[i] * (kernel[i] - 1) - 1) % stride[i]
+                for i in range(len(kernel)))
+    dx = mx.nd.Deconvolution(nd64(g), nd64(w), num_filter=shape[1], adj=adj, **kw)
+    np.testing.assert_allclose(np.vdot(y.asnumpy(), g), np.vdot(x, dx.asnumpy()), rtol=1e-10,
+                               atol=1e-10)
+    dw = mx.nd._internal._conv_weight_grad(nd64(x), nd64(g), num_filter=f, **kw)
+    np.testing.assert_allclose(np.vdot(y.asnumpy(), g), np.vdot(w, dw.asnumpy()), rtol=1e-10,
+                               atol=1e-10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 2).flatmap(lambda nd: st.tuples(
+    st.tuples(*[st.integers(1, 3)] * nd), st.tuples(*[st.integers(1, 3)] * nd),
+    st.tuples(*[st.integers(0, 2)] * nd), st.tuples(*[st.integers(0, 5)] * nd))),
+    st.sampled_from(["max", "avg", "sum"]), st.sampled_from(["valid", "full"]), st.booleans())
+def test_pooling_on_random_geometries(geometry, pool_type, convention, include_pad):
+    kernel, stride, pad, extra = geometry
+    shape = (2, 2) + tuple(max(1, k - 2 * p) + e for k, p, e in zip(kernel, pad, extra))
+    x = np.random.default_rng(0).standard_normal(shape)
+    got = mx.nd.Pooling(nd64(x), kernel=kernel, stride=stride, pad=pad, pool_type=pool_type,
+                        pooling_convention=convention, count_include_pad=include_pad)
+    want = ref_pool(x, kernel, stride, pad, pool_type, convention, include_pad)
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12, atol=1e-12)
