@@ -9,6 +9,7 @@ of ``mx_parallel.h``. Inputs and outputs are C-contiguous and flattened by the c
 """
 from cython.parallel cimport prange
 from libc.math cimport exp, expm1, log, log1p, erf, fabs, sqrt, INFINITY
+from libc.stdlib cimport malloc, free
 
 from .common cimport idx_t, PARALLEL_MIN
 from .parallel cimport mx_serial, mx_region, mx_region_begin, mx_region_mark, mx_region_end
@@ -98,6 +99,72 @@ def activation(int kind, const real[::1] x, real[::1] y, double a=0.0, double b=
 
 
 # ---- the softmax family over one axis --------------------------------------------------------
+cdef extern from "mx_act.h" nogil:
+    float mx_expf(float x)
+    void mx_expf_loop(const float* x, float* y, idx_t n)
+    void mx_softmax_row_f32(const float* x, float* y, idx_t n, float scale, int log_mode)
+    void mx_softmax_block_f32(const float* x, float* y, idx_t n, idx_t inner, float scale,
+                              int log_mode, float* m, double* s)
+
+
+def expf(const float[::1] x, float[::1] y):
+    """``y = exp(x)`` for float32 through the vectorized ``mx_expf`` of mx_act.h (tests)."""
+    if x.shape[0] != y.shape[0]:
+        raise ValueError("expf: sizes differ")
+    if x.shape[0]:
+        with nogil:
+            mx_expf_loop(&x[0], &y[0], x.shape[0])
+
+
+cdef int _softmax_f32(const float* px, float* py, idx_t outer, idx_t n, idx_t inner,
+                      float scale, int mode) noexcept nogil:
+    """The float32 softmax without a mask: contiguous rows (inner == 1) or (n, inner)
+    blocks, in parallel over rows/blocks when large. Returns -1 when scratch memory ran out."""
+    cdef idx_t o
+    cdef float* m
+    cdef double* s
+    cdef int failed = 0
+    cdef mx_region reg
+    cdef bint par = outer > 1 and outer * n * inner >= PARALLEL_MIN and \
+        not mx_serial(outer * n * inner)
+    if inner == 1:
+        if par:
+            mx_region_begin(&reg)
+            for o in prange(outer, schedule="static"):
+                mx_region_mark(&reg)
+                mx_softmax_row_f32(px + o * n, py + o * n, n, scale, mode)
+            mx_region_end(&reg)
+        else:
+            for o in range(outer):
+                mx_softmax_row_f32(px + o * n, py + o * n, n, scale, mode)
+        return 0
+    if par:
+        mx_region_begin(&reg)
+        for o in prange(outer, schedule="static"):
+            mx_region_mark(&reg)
+            m = <float*>malloc(inner * sizeof(float))
+            s = <double*>malloc(inner * sizeof(double))
+            if m == NULL or s == NULL:
+                failed = 1
+            else:
+                mx_softmax_block_f32(px + o * n * inner, py + o * n * inner, n, inner, scale,
+                                     mode, m, s)
+            free(m)
+            free(s)
+        mx_region_end(&reg)
+    else:
+        m = <float*>malloc(inner * sizeof(float))
+        s = <double*>malloc(inner * sizeof(double))
+        if m == NULL or s == NULL:
+            failed = 1
+        else:
+            for o in range(outer):
+                mx_softmax_block_f32(px + o * n * inner, py + o * n * inner, n, inner, scale,
+                                     mode, m, s)
+        free(m)
+        free(s)
+    return -1 if failed else 0
+
 cdef enum:
     SOFTMAX = 0
     LOG_SOFTMAX = 1
@@ -157,6 +224,14 @@ def softmax(int mode, const real[::1] x, real[::1] y, idx_t outer, idx_t n, idx_
     cdef const real* px = &x[0]
     cdef real* py = &y[0]
     cdef const long long* pl = &length[0] if masked else NULL
+    cdef int status
+    if real is float:
+        if not masked and n > 0:
+            with nogil:
+                status = _softmax_f32(px, py, outer, n, inner, <float>scale, mode)
+            if status != 0:
+                raise MemoryError("softmax: no memory for the column scratch")
+            return
     with nogil:
         if x.shape[0] >= PARALLEL_MIN and rows > 1 and not mx_serial(x.shape[0]):
             mx_region_begin(&reg)
@@ -219,33 +294,14 @@ def nll_sum(const real[:, ::1] logp, const long long[::1] label):
 
 
 # ---- float32 tanh: a rational approximation the compiler vectorizes ----------------------------
-# tanh(x) ~ x P(x^2) / Q(x^2) on [-7.905, 7.905] (degrees 13/6; beyond, tanh rounds to +-1 in
-# float32), the minimax fit Eigen uses. Error below 4e-7 absolute (a few float32 ulp near
-# +-1, 3e-7 relative near 0); glibc's tanhf is ~20x slower and does not vectorize.
-cdef inline float _tanh32(float v) noexcept nogil:
-    cdef float x = v, x2, p, q
-    if x > 7.90531110763549805:
-        x = 7.90531110763549805
-    if x < -7.90531110763549805:
-        x = -7.90531110763549805
-    x2 = x * x
-    p = x2 * <float>-2.76076847742355e-16 + <float>2.00018790482477e-13
-    p = x2 * p + <float>-8.60467152213735e-11
-    p = x2 * p + <float>5.12229709037114e-08
-    p = x2 * p + <float>1.48572235717979e-05
-    p = x2 * p + <float>6.37261928875436e-04
-    p = x2 * p + <float>4.89352455891786e-03
-    p = x * p
-    q = x2 * <float>1.19825839466702e-06 + <float>1.18534705686654e-04
-    q = x2 * q + <float>2.26843463243900e-03
-    q = x2 * q + <float>4.89352518554385e-03
-    return p / q
+# (mx_tanhf of mx_act.h: error below 4e-7 absolute; glibc's tanhf is ~20x slower and does
+# not vectorize.)
+cdef extern from "mx_act.h" nogil:
+    void mx_tanhf_loop(const float* x, float* y, idx_t n)
 
 
 cdef void _tanh32_loop(const float* x, float* y, idx_t n) noexcept nogil:
-    cdef idx_t i
-    for i in range(n):
-        y[i] = _tanh32(x[i])
+    mx_tanhf_loop(x, y, n)
 
 
 def tanh32(const float[::1] x, float[::1] y):

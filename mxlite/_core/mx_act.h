@@ -1,0 +1,224 @@
+/* Vectorizable float32 kernels of mxlite._core.activation: exp and the softmax rows.
+ *
+ * mx_expf: Cephes' expf (range reduction by n ln 2 in two parts, degree-6 polynomial on
+ * [-ln2/2, ln2/2], 2^n built in the exponent bits): within 2 ulp of exp over the float32
+ * range, 0 below -87.34, inf above 88.72, NaN kept. Written without calls or branches so
+ * the compiler vectorizes the loops that use it (the bits go through a union, which GCC and
+ * Clang treat as defined type punning).
+ *
+ * Softmax sums and maxima keep 8 independent accumulators (sums in double), so the loops
+ * pipeline without -ffast-math; the order of the additions is fixed (lane i takes the
+ * elements i mod 8), so results never depend on the SIMD width.
+ */
+#ifndef MX_ACT_H
+#define MX_ACT_H
+
+#include <stdint.h>
+#include <math.h>
+
+typedef union { float f; int32_t i; } mx_f32_bits;
+
+/* The loops are compiled for AVX-512, AVX2 and baseline x86-64, picked at load time (the
+ * same operations in the same order at every width: the results do not depend on it). */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(__clang__)
+#define MX_ACT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MX_ACT_CLONES
+/* float32 tanh(x) ~ x P(x^2) / Q(x^2) on [-7.905, 7.905] (degrees 13/6, the minimax fit
+ * Eigen uses; beyond, tanh rounds to +-1 in float32): absolute error below 4e-7. NaN kept
+ * (the clamps compare false). */
+static inline float mx_tanhf(float v)
+{
+    float x = v > 7.90531110763549805f ? 7.90531110763549805f : v;
+    x = x < -7.90531110763549805f ? -7.90531110763549805f : x;
+    float x2 = x * x;
+    float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+    p = x2 * p + -8.60467152213735e-11f;
+    p = x2 * p + 5.12229709037114e-08f;
+    p = x2 * p + 1.48572235717979e-05f;
+    p = x2 * p + 6.37261928875436e-04f;
+    p = x2 * p + 4.89352455891786e-03f;
+    p = x * p;
+    float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+    q = x2 * q + 2.26843463243900e-03f;
+    q = x2 * q + 4.89352518554385e-03f;
+    return p / q;
+}
+
+MX_ACT_CLONES static void mx_tanhf_loop(const float* x, float* y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = mx_tanhf(x[i]);
+}
+
+#endif
+
+static inline float mx_expf(float x)
+{
+    const float hi = 88.7228391f, lo = -87.3365447f;
+    float c = x > hi ? hi : x;
+    c = c < lo ? lo : c;
+    /* n = round(c / ln 2) by the 1.5 * 2^23 trick: the sum's low mantissa bits hold n */
+    mx_f32_bits k;
+    k.f = c * 1.44269504088896341f + 12582912.0f;
+    float fn = k.f - 12582912.0f;
+    int32_t n = k.i - 0x4B400000;
+    float r = c - fn * 0.693359375f;
+    r = r - fn * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float e = p * (r * r) + r + 1.0f;
+    /* 2^n in two factors, so n = 128 (x near 88.7) does not overflow the exponent field */
+    mx_f32_bits a, b;
+    int32_t n1 = n >> 1;
+    a.i = (n1 + 127) << 23;
+    b.i = (n - n1 + 127) << 23;
+    float y = e * a.f * b.f;
+    y = x < lo ? 0.0f : y;
+    y = x > hi ? INFINITY : y;
+    return x != x ? x : y;
+}
+
+MX_ACT_CLONES static void mx_expf_loop(const float* x, float* y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = mx_expf(x[i]);
+}
+
+/* The largest of scale * x[0..n) (scale may be negative: softmin). */
+static inline float mx_row_max_f32(const float* x, int64_t n, float scale)
+{
+    float m[8];
+    int64_t i, k;
+    for (k = 0; k < 8; k++) m[k] = -INFINITY;
+    for (i = 0; i + 8 <= n; i += 8)
+        for (k = 0; k < 8; k++) {
+            float v = scale * x[i + k];
+            m[k] = v > m[k] ? v : m[k];
+        }
+    for (; i < n; i++) {
+        float v = scale * x[i];
+        m[0] = v > m[0] ? v : m[0];
+    }
+    float r = m[0];
+    for (k = 1; k < 8; k++) r = m[k] > r ? m[k] : r;
+    return r;
+}
+
+/* One contiguous row: softmax (log_mode 0) or log-softmax (1) of scale * x into y. */
+MX_ACT_CLONES static void mx_softmax_row_f32(const float* x, float* y, int64_t n, float scale, int log_mode)
+{
+    int64_t i, k;
+    float m = mx_row_max_f32(x, n, scale);
+    if (m == -INFINITY) m = 0.0f;            /* a row of -inf: exp gives 0/0 = NaN, as NumPy */
+    if (m != m) {                            /* a NaN in the row: every output NaN */
+        for (i = 0; i < n; i++) y[i] = m;
+        return;
+    }
+    for (i = 0; i < n; i++)
+        y[i] = scale * x[i] - m;
+    if (log_mode) {
+        /* exp into nothing but the sum: a second pass over y (which holds x - m) */
+        double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        float buf[256];
+        for (int64_t start = 0; start < n; start += 256) {
+            int64_t len = n - start < 256 ? n - start : 256;
+            mx_expf_loop(y + start, buf, len);
+            for (i = 0; i + 8 <= len; i += 8)
+                for (k = 0; k < 8; k++) s[k] += buf[i + k];
+            for (; i < len; i++) s[0] += buf[i];
+        }
+        double tot = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+        float lse = (float)log(tot);
+        for (i = 0; i < n; i++)
+            y[i] = y[i] - lse;
+        return;
+    }
+    mx_expf_loop(y, y, n);
+    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (i = 0; i + 8 <= n; i += 8)
+        for (k = 0; k < 8; k++) s[k] += y[i + k];
+    for (; i < n; i++) s[0] += y[i];
+    double tot = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+    float inv = (float)(1.0 / tot);
+    for (i = 0; i < n; i++)
+        y[i] = y[i] * inv;
+}
+
+/* A block (n, inner) of a softmax along a middle axis: every column j is a row of n
+ * elements at stride inner. Works across the columns, so every loop is contiguous;
+ * m and s are scratch of inner floats / doubles. */
+MX_ACT_CLONES static void mx_softmax_block_f32(const float* x, float* y, int64_t n, int64_t inner,
+                                 float scale, int log_mode, float* m, double* s)
+{
+    int64_t j, k;
+    for (j = 0; j < inner; j++) { m[j] = -INFINITY; s[j] = 0.0; }
+    for (k = 0; k < n; k++) {
+        const float* xr = x + k * inner;
+        for (j = 0; j < inner; j++) {
+            float v = scale * xr[j];
+            m[j] = v > m[j] ? v : m[j];
+        }
+    }
+    for (j = 0; j < inner; j++)
+        m[j] = m[j] == -INFINITY ? 0.0f : m[j];
+    for (k = 0; k < n; k++) {
+        const float* xr = x + k * inner;
+        float* yr = y + k * inner;
+        for (j = 0; j < inner; j++)
+            yr[j] = mx_expf(scale * xr[j] - m[j]);
+        for (j = 0; j < inner; j++)
+            s[j] += yr[j];
+    }
+    if (log_mode) {
+        for (j = 0; j < inner; j++)
+            m[j] = m[j] + (float)log(s[j]);
+        for (k = 0; k < n; k++) {
+            const float* xr = x + k * inner;
+            float* yr = y + k * inner;
+            for (j = 0; j < inner; j++)
+                yr[j] = scale * xr[j] - m[j];
+        }
+        return;
+    }
+    for (j = 0; j < inner; j++)
+        m[j] = (float)(1.0 / s[j]);
+    for (k = 0; k < n; k++) {
+        float* yr = y + k * inner;
+        for (j = 0; j < inner; j++)
+            yr[j] = yr[j] * m[j];
+    }
+}
+
+/* float32 tanh(x) ~ x P(x^2) / Q(x^2) on [-7.905, 7.905] (degrees 13/6, the minimax fit
+ * Eigen uses; beyond, tanh rounds to +-1 in float32): absolute error below 4e-7. NaN kept
+ * (the clamps compare false). */
+static inline float mx_tanhf(float v)
+{
+    float x = v > 7.90531110763549805f ? 7.90531110763549805f : v;
+    x = x < -7.90531110763549805f ? -7.90531110763549805f : x;
+    float x2 = x * x;
+    float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+    p = x2 * p + -8.60467152213735e-11f;
+    p = x2 * p + 5.12229709037114e-08f;
+    p = x2 * p + 1.48572235717979e-05f;
+    p = x2 * p + 6.37261928875436e-04f;
+    p = x2 * p + 4.89352455891786e-03f;
+    p = x * p;
+    float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+    q = x2 * q + 2.26843463243900e-03f;
+    q = x2 * q + 4.89352518554385e-03f;
+    return p / q;
+}
+
+MX_ACT_CLONES static void mx_tanhf_loop(const float* x, float* y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = mx_tanhf(x[i]);
+}
+
+#endif
