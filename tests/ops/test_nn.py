@@ -525,3 +525,38 @@ def test_gradient_penalty_weight_gradients():
             minus[li][which].reshape(-1)[idx] -= eps
             fd = (_penalty_numpy(plus, x_hat) - _penalty_numpy(minus, x_hat)) / (2 * eps)
             assert flat[idx] == pytest.approx(fd, rel=1e-5, abs=1e-8), (k, idx)
+
+
+# ---- the float32 kernels (mx_act.h) ----------------------------------------------------------
+def test_float32_exp_kernel_accuracy():
+    from mxlite._core import activation as kernels
+    x = np.concatenate([np.linspace(-100, 100, 400001),
+                        [np.nan, np.inf, -np.inf, 0.0, 88.72, -87.3, -87.4]]).astype(np.float32)
+    y = np.empty_like(x)
+    kernels.expf(x, y)
+    want = np.exp(x.astype(np.float64))
+    normal = np.isfinite(want) & (want > np.finfo(np.float32).tiny) & \
+        (want < np.finfo(np.float32).max)
+    ulp = np.abs(y[normal] - want[normal]) / np.spacing(want[normal].astype(np.float32))
+    assert ulp.max() <= 2
+    assert np.isnan(y[-7]) and y[-6] == np.inf and y[-5] == 0 and y[-4] == 1
+    assert y[-1] == 0          # below -87.34: 0 (the float32 denormal range is not produced)
+    assert (y[x > 88.73] == np.inf).all()
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_float32_softmax_matches_float64(axis):
+    x = (RNG.standard_normal((7, 33, 5)) * 20).astype(np.float32)
+    x[0, :, 0] = -np.inf            # a row of -inf (axis -1 row 0; other axes one column)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want = _np_softmax(x.astype(np.float64), axis)
+        lwant = np.log(want)
+    got = nd.softmax(nd.array(x), axis=axis).asnumpy()
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=2e-6, atol=1e-7)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    lgot = nd.log_softmax(nd.array(x), axis=axis).asnumpy()
+    ok = np.isfinite(lwant) & (lwant > -80)
+    np.testing.assert_allclose(lgot[ok], lwant[ok], rtol=2e-6, atol=2e-5)
+    big = nd.softmax(nd.array(RNG.standard_normal((300, 400)).astype(np.float32))).asnumpy()
+    np.testing.assert_allclose(big.sum(axis=1), 1.0, rtol=1e-5)
