@@ -110,7 +110,8 @@ static inline float mx_row_max_f32(const float* x, int64_t n, float scale)
 }
 
 /* One contiguous row: softmax (log_mode 0) or log-softmax (1) of scale * x into y. */
-MX_ACT_CLONES static void mx_softmax_row_f32(const float* x, float* y, int64_t n, float scale, int log_mode)
+MX_ACT_CLONES static void mx_softmax_row_f32(const float* x, float* y, int64_t n, float scale,
+                                             int log_mode)
 {
     int64_t i, k;
     float m = mx_row_max_f32(x, n, scale);

@@ -6,7 +6,6 @@ import math
 import numpy as np
 import pytest
 
-import mxlite as mx
 from mxlite import MXNetError, autograd, nd
 from mxlite.test_utils import check_grads
 
