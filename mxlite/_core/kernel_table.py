@@ -31,7 +31,7 @@ UNARY = {
     "arctan": ("std::atan(x)", None),
     "sinh": ("std::sinh(x)", None),
     "cosh": ("std::cosh(x)", None),
-    "tanh": ("std::tanh(x)", None),
+    "tanh": ("mx::tanh(x)", None),
     "arcsinh": ("std::asinh(x)", None),
     "arccosh": ("std::acosh(x)", None),
     "arctanh": ("std::atanh(x)", None),

@@ -698,3 +698,19 @@ def test_kernels_refuse_strided_buffers():
         k.binary(k.BINARY_IDS["add"], x[:5], x[:5], readonly)
     with pytest.raises(ValueError):
         k.binary(k.BINARY_IDS["add"], x[:5], x[:4], y)       # not broadcastable to out
+
+
+def test_float32_tanh_is_within_one_ulp_of_the_rounded_exact_value():
+    """float32 tanh has its own vectorized kernel (mx_math.h tanh_f32): it stays within one
+    ulp of float64 tanh rounded to float32 (exact for nearly every input), keeps the sign
+    of zero, saturates to +-1 and passes NaN."""
+    rng = np.random.default_rng(5)
+    x = np.concatenate([np.linspace(-12, 12, 400_001), rng.standard_normal(200_000) * 3,
+                        np.logspace(-45, 1.2, 20_000), -np.logspace(-45, 1.2, 20_000),
+                        [0.0, -0.0, np.inf, -np.inf, 9.1, -9.1, 9.09, 1e-8]]).astype(np.float32)
+    got = mx.nd.tanh(mx.nd.array(x)).asnumpy()
+    want = np.tanh(x.astype(np.float64)).astype(np.float32)
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1 and (ulps == 0).mean() > 0.9999
+    assert np.signbit(got[x.size - 7]) and got[x.size - 6] == 1 and got[x.size - 5] == -1
+    assert np.isnan(mx.nd.tanh(mx.nd.array([np.nan])).asnumpy()[0])
