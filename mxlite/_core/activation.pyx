@@ -291,37 +291,3 @@ def nll_sum(const real[:, ::1] logp, const long long[::1] label):
         for i in range(n):
             s -= logp[i, label[i]]
     return s
-
-
-# ---- float32 tanh: a rational approximation the compiler vectorizes ----------------------------
-# (mx_tanhf of mx_act.h: error below 4e-7 absolute; glibc's tanhf is ~20x slower and does
-# not vectorize.)
-cdef extern from "mx_act.h" nogil:
-    void mx_tanhf_loop(const float* x, float* y, idx_t n)
-
-
-cdef void _tanh32_loop(const float* x, float* y, idx_t n) noexcept nogil:
-    mx_tanhf_loop(x, y, n)
-
-
-def tanh32(const float[::1] x, float[::1] y):
-    """``y = tanh(x)`` for float32 through the vectorized rational approximation (NaN stays
-    NaN)."""
-    cdef idx_t n = x.shape[0], i, step
-    cdef mx_region reg
-    if y.shape[0] != n:
-        raise ValueError("tanh32: x and y differ in size")
-    if n == 0:
-        return
-    cdef const float* px = &x[0]
-    cdef float* py = &y[0]
-    with nogil:
-        if n >= 4 * PARALLEL_MIN and not mx_serial(n):
-            step = 8192
-            mx_region_begin(&reg)
-            for i in prange(0, n, step, schedule="static"):
-                mx_region_mark(&reg)
-                _tanh32_loop(px + i, py + i, min(step, n - i))
-            mx_region_end(&reg)
-        else:
-            _tanh32_loop(px, py, n)

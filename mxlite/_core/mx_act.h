@@ -24,33 +24,6 @@ typedef union { float f; int32_t i; } mx_f32_bits;
 #define MX_ACT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define MX_ACT_CLONES
-/* float32 tanh(x) ~ x P(x^2) / Q(x^2) on [-7.905, 7.905] (degrees 13/6, the minimax fit
- * Eigen uses; beyond, tanh rounds to +-1 in float32): absolute error below 4e-7. NaN kept
- * (the clamps compare false). */
-static inline float mx_tanhf(float v)
-{
-    float x = v > 7.90531110763549805f ? 7.90531110763549805f : v;
-    x = x < -7.90531110763549805f ? -7.90531110763549805f : x;
-    float x2 = x * x;
-    float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
-    p = x2 * p + -8.60467152213735e-11f;
-    p = x2 * p + 5.12229709037114e-08f;
-    p = x2 * p + 1.48572235717979e-05f;
-    p = x2 * p + 6.37261928875436e-04f;
-    p = x2 * p + 4.89352455891786e-03f;
-    p = x * p;
-    float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
-    q = x2 * q + 2.26843463243900e-03f;
-    q = x2 * q + 4.89352518554385e-03f;
-    return p / q;
-}
-
-MX_ACT_CLONES static void mx_tanhf_loop(const float* x, float* y, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        y[i] = mx_tanhf(x[i]);
-}
-
 #endif
 
 static inline float mx_expf(float x)
@@ -193,33 +166,6 @@ MX_ACT_CLONES static void mx_softmax_block_f32(const float* x, float* y, int64_t
         for (j = 0; j < inner; j++)
             yr[j] = yr[j] * m[j];
     }
-}
-
-/* float32 tanh(x) ~ x P(x^2) / Q(x^2) on [-7.905, 7.905] (degrees 13/6, the minimax fit
- * Eigen uses; beyond, tanh rounds to +-1 in float32): absolute error below 4e-7. NaN kept
- * (the clamps compare false). */
-static inline float mx_tanhf(float v)
-{
-    float x = v > 7.90531110763549805f ? 7.90531110763549805f : v;
-    x = x < -7.90531110763549805f ? -7.90531110763549805f : x;
-    float x2 = x * x;
-    float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
-    p = x2 * p + -8.60467152213735e-11f;
-    p = x2 * p + 5.12229709037114e-08f;
-    p = x2 * p + 1.48572235717979e-05f;
-    p = x2 * p + 6.37261928875436e-04f;
-    p = x2 * p + 4.89352455891786e-03f;
-    p = x * p;
-    float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
-    q = x2 * q + 2.26843463243900e-03f;
-    q = x2 * q + 4.89352518554385e-03f;
-    return p / q;
-}
-
-MX_ACT_CLONES static void mx_tanhf_loop(const float* x, float* y, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        y[i] = mx_tanhf(x[i]);
 }
 
 #endif
