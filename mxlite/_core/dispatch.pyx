@@ -322,6 +322,19 @@ cdef void _bump_mutated(op, attrs, list inputs) except *:
 cdef Py_ssize_t _CACHE_LIMIT = 512     # entries per op and cache; then it starts again
 
 
+cpdef object parse_cached(op, kwargs):
+    """``op.parse_attrs(kwargs)``, memoised as ``invoke`` does (a shared, read-only Attrs)."""
+    if not kwargs and op.default_attrs is not None:
+        return op.default_attrs
+    key = _keywords_key(kwargs)
+    attrs = op.attrs_cache.get(key) if key is not None else None
+    if attrs is None:
+        attrs = op.parse_attrs(kwargs)
+        if key is not None:
+            _remember(op.attrs_cache, key, attrs)
+    return attrs
+
+
 cdef inline void _remember(dict cache, key, value):
     if len(cache) >= _CACHE_LIMIT:
         cache.clear()

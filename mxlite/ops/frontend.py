@@ -8,7 +8,7 @@ import inspect
 import types
 
 from ..base import op_error
-from .._core.dispatch import OpFunction
+from .._core.dispatch import OpFunction, parse_cached
 from .registry import REGISTRY, REQUIRED, namespace_of
 
 __all__ = ["make_function", "populate"]
@@ -63,7 +63,7 @@ def _count_inputs(op, inputs, kwargs):
 def _bind_inputs(op, given, kwargs):
     """The inputs a call takes (``op.list_inputs`` of its parameters), in order, None for
     each one not given; MXNetError for one given that these parameters do not take."""
-    names = op.list_inputs(op.parse_attrs(kwargs)) if op._list_inputs else op.inputs
+    names = op.list_inputs(parse_cached(op, kwargs)) if op._list_inputs else op.inputs
     unused = [n for n, x in given.items() if n not in names and x is not None]
     if unused:
         raise op_error(op.name, f"input(s) {unused} given, but these parameters take only "
