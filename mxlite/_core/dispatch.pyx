@@ -223,11 +223,7 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         attrs = kwargs
     elif kwargs:
         key = _keywords_key(kwargs)
-        attrs = op.attrs_cache.get(key) if key is not None else None
-        if attrs is None:
-            attrs = op.parse_attrs(kwargs)
-            if key is not None:
-                _remember(op.attrs_cache, key, attrs)
+        attrs = _parse_keyed(op, kwargs, key)
     else:                               # every parameter at its default (shared, read-only)
         attrs = op.default_attrs
         defaults = True
@@ -326,7 +322,10 @@ cpdef object parse_cached(op, kwargs):
     """``op.parse_attrs(kwargs)``, memoised as ``invoke`` does (a shared, read-only Attrs)."""
     if not kwargs and op.default_attrs is not None:
         return op.default_attrs
-    key = _keywords_key(kwargs)
+    return _parse_keyed(op, kwargs, _keywords_key(kwargs))
+
+
+cdef object _parse_keyed(op, kwargs, key):
     attrs = op.attrs_cache.get(key) if key is not None else None
     if attrs is None:
         attrs = op.parse_attrs(kwargs)
