@@ -149,7 +149,35 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr * self.factor ** k
 
 
-class PolyScheduler(LRScheduler):
+class _DecayToFinal(LRScheduler):
+    """Warm-up, then ``final_lr + (base_lr - final_lr) * self._decay(frac)`` with
+    ``frac = (num_update - warmup_steps) / max_steps`` and ``max_steps = max_update -
+    warmup_steps``; ``final_lr`` from ``max_update`` on (PolyScheduler, CosineScheduler)."""
+
+    def __init__(self, max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                 warmup_mode):
+        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        _check_int("max_update", max_update, 1)
+        if max_update <= warmup_steps:
+            raise MXNetError(f"{type(self).__name__}: max_update ({max_update}) must exceed "
+                             f"warmup_steps ({warmup_steps})")
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = max_update - warmup_steps
+
+    def _decay(self, frac):
+        raise NotImplementedError
+
+    def __call__(self, num_update):
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
+        if num_update >= self.max_update:
+            return self.final_lr
+        frac = float(num_update - self.warmup_steps) / float(self.max_steps)
+        return self.final_lr + (self.base_lr - self.final_lr) * self._decay(frac)
+
+
+class PolyScheduler(_DecayToFinal):
     """Polynomial decay from ``base_lr`` to ``final_lr`` over the updates after warm-up::
 
         final_lr + (base_lr - final_lr) * (1 - (num_update - warmup_steps) / max_steps) ** pwr
@@ -163,26 +191,15 @@ class PolyScheduler(LRScheduler):
 
     def __init__(self, max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0,
                  warmup_begin_lr=0, warmup_mode="linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        _check_int("max_update", max_update, 1)
-        if max_update <= warmup_steps:
-            raise MXNetError(f"PolyScheduler: max_update ({max_update}) must exceed "
-                             f"warmup_steps ({warmup_steps})")
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
         self.power = pwr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = max_update - warmup_steps
 
-    def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update >= self.max_update:
-            return self.final_lr
-        frac = float(num_update - self.warmup_steps) / float(self.max_steps)
-        return self.final_lr + (self.base_lr - self.final_lr) * pow(1 - frac, self.power)
+    def _decay(self, frac):
+        return pow(1 - frac, self.power)
 
 
-class CosineScheduler(LRScheduler):
+class CosineScheduler(_DecayToFinal):
     """Cosine decay from ``base_lr`` to ``final_lr`` over the updates after warm-up::
 
         frac = (num_update - warmup_steps) / max_steps
@@ -197,19 +214,8 @@ class CosineScheduler(LRScheduler):
 
     def __init__(self, max_update, base_lr=0.01, final_lr=0, warmup_steps=0,
                  warmup_begin_lr=0, warmup_mode="linear"):
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        _check_int("max_update", max_update, 1)
-        if max_update <= warmup_steps:
-            raise MXNetError(f"CosineScheduler: max_update ({max_update}) must exceed "
-                             f"warmup_steps ({warmup_steps})")
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = max_update - warmup_steps
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
 
-    def __call__(self, num_update):
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update >= self.max_update:
-            return self.final_lr
-        frac = float(num_update - self.warmup_steps) / float(self.max_steps)
-        return self.final_lr + (self.base_lr - self.final_lr) * (1 + cos(pi * frac)) / 2
+    def _decay(self, frac):
+        return (1 + cos(pi * frac)) / 2
