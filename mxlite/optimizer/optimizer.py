@@ -307,6 +307,22 @@ class Optimizer:
     def _zeros(self, weight):
         return nd.zeros(weight.shape, ctx=weight.context, dtype=weight.dtype)
 
+    def _zeros_pair(self, weight):
+        return (self._zeros(weight), self._zeros(weight))
+
+    def _clipped(self, grad):
+        """``grad`` clipped to ``[-clip_gradient, clip_gradient]`` (as is when None)."""
+        if self.clip_gradient is not None:
+            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        return grad
+
+    def _set_betas(self, beta1, beta2):
+        name = type(self).__name__
+        _check_range(name, "beta1", beta1, 0.0, 1.0)
+        _check_range(name, "beta2", beta2, 0.0, 1.0)
+        self.beta1 = beta1
+        self.beta2 = beta2
+
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("param_dict", None)       # gluon parameters are not pickled (MXNet)
@@ -325,8 +341,25 @@ create = Optimizer.create_optimizer
 
 
 # ---- SGD family ------------------------------------------------------------------------------
+class _MomentumOptimizer(Optimizer):
+    """SGD, NAG, Signum: a ``momentum`` in [0, 1] and one zero state unless it is 0."""
+
+    def __init__(self, momentum=0.0, **kwargs):
+        super().__init__(**kwargs)
+        _check_range(type(self).__name__, "momentum", momentum, 0.0, 1.0, high_open=False)
+        self.momentum = momentum
+
+    def create_state(self, index, weight):
+        return self._zeros(weight) if self.momentum != 0.0 else None
+
+    def _step_args(self, index, weight, grad):
+        """lr, wd and the rescale/clip keyword arguments of the update operators."""
+        lr, wd = self._common(index, weight, grad)
+        return lr, wd, self._clip_kwargs({"rescale_grad": self.rescale_grad})
+
+
 @register
-class SGD(Optimizer):
+class SGD(_MomentumOptimizer):
     """Stochastic gradient descent with momentum and weight decay (``sgd_update``,
     ``sgd_mom_update``)::
 
@@ -347,17 +380,11 @@ class SGD(Optimizer):
     """
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
-        super().__init__(**kwargs)
-        _check_range(type(self).__name__, "momentum", momentum, 0.0, 1.0, high_open=False)
-        self.momentum = momentum
+        super().__init__(momentum=momentum, **kwargs)
         self.lazy_update = lazy_update
 
-    def create_state(self, index, weight):
-        return self._zeros(weight) if self.momentum != 0.0 else None
-
     def update(self, index, weight, grad, state):
-        lr, wd = self._common(index, weight, grad)
-        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad})
+        lr, wd, kwargs = self._step_args(index, weight, grad)
         if state is not None:
             nd.sgd_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd,
                               momentum=self.momentum, lazy_update=self.lazy_update, **kwargs)
@@ -372,7 +399,7 @@ class ccSGD(SGD):
 
 
 @register
-class NAG(Optimizer):
+class NAG(_MomentumOptimizer):
     """Nesterov accelerated gradient (``nag_mom_update``)::
 
         state = momentum * state + grad + wd * weight
@@ -381,17 +408,8 @@ class NAG(Optimizer):
     Without momentum it is plain SGD.
     """
 
-    def __init__(self, momentum=0.0, **kwargs):
-        super().__init__(**kwargs)
-        _check_range(type(self).__name__, "momentum", momentum, 0.0, 1.0, high_open=False)
-        self.momentum = momentum
-
-    def create_state(self, index, weight):
-        return self._zeros(weight) if self.momentum != 0.0 else None
-
     def update(self, index, weight, grad, state):
-        lr, wd = self._common(index, weight, grad)
-        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad})
+        lr, wd, kwargs = self._step_args(index, weight, grad)
         if state is not None:
             nd.nag_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd,
                               momentum=self.momentum, **kwargs)
@@ -400,7 +418,7 @@ class NAG(Optimizer):
 
 
 @register
-class Signum(Optimizer):
+class Signum(_MomentumOptimizer):
     """signSGD with momentum (``signum_update``; ``signsgd_update`` without momentum)::
 
         state = momentum * state - (1 - momentum) * (clip(rescale_grad * grad) + wd * weight)
@@ -408,17 +426,11 @@ class Signum(Optimizer):
     """
 
     def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        _check_range(type(self).__name__, "momentum", momentum, 0.0, 1.0, high_open=False)
-        self.momentum = momentum
+        super().__init__(momentum=momentum, learning_rate=learning_rate, **kwargs)
         self.wd_lh = wd_lh
 
-    def create_state(self, index, weight):
-        return self._zeros(weight) if self.momentum != 0.0 else None
-
     def update(self, index, weight, grad, state):
-        lr, wd = self._common(index, weight, grad)
-        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad})
+        lr, wd, kwargs = self._step_args(index, weight, grad)
         if state is not None:
             nd.signum_update(weight, grad, state, out=weight, lr=lr, wd=wd,
                              momentum=self.momentum, wd_lh=self.wd_lh, **kwargs)
@@ -427,8 +439,30 @@ class Signum(Optimizer):
 
 
 # ---- adaptive methods ------------------------------------------------------------------------
+class _AdamOptimizer(Optimizer):
+    """Adam and AdamW: ``beta1``, ``beta2``, ``epsilon``; mean and variance states."""
+
+    def __init__(self, learning_rate, beta1, beta2, epsilon, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self._set_betas(beta1, beta2)
+        _check_range(type(self).__name__, "epsilon", epsilon, 0.0, math.inf)
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return self._zeros_pair(weight)     # mean, variance
+
+    def _bias_corrected(self, index, lr):
+        """lr * sqrt(1 - beta2**t) / (1 - beta1**t) at step t of weight ``index``."""
+        t = self._index_update_count[index]
+        return lr * (math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t))
+
+    def _adam_kwargs(self, **extra):
+        return self._clip_kwargs({"beta1": self.beta1, "beta2": self.beta2,
+                                  "epsilon": self.epsilon, **extra})
+
+
 @register
-class Adam(Optimizer):
+class Adam(_AdamOptimizer):
     """Adam (Kingma & Ba), with MXNet's bias correction folded into the learning rate
     (``adam_update``); at step ``t`` of a weight::
 
@@ -447,32 +481,20 @@ class Adam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  lazy_update=True, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        name = type(self).__name__
-        _check_range(name, "beta1", beta1, 0.0, 1.0)
-        _check_range(name, "beta2", beta2, 0.0, 1.0)
-        _check_range(name, "epsilon", epsilon, 0.0, math.inf)
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.epsilon = epsilon
+        super().__init__(learning_rate, beta1, beta2, epsilon, **kwargs)
         self.lazy_update = lazy_update
-
-    def create_state(self, index, weight):
-        return (self._zeros(weight), self._zeros(weight))   # mean, variance
 
     def update(self, index, weight, grad, state):
         lr, wd = self._common(index, weight, grad)
-        t = self._index_update_count[index]
-        lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
-        kwargs = self._clip_kwargs({"beta1": self.beta1, "beta2": self.beta2,
-                                    "epsilon": self.epsilon, "rescale_grad": self.rescale_grad})
+        lr = self._bias_corrected(index, lr)
+        kwargs = self._adam_kwargs(rescale_grad=self.rescale_grad)
         mean, var = state
         nd.adam_update(weight, grad, mean, var, out=weight, lazy_update=self.lazy_update,
                        lr=lr, wd=wd, **kwargs)
 
 
 @register
-class AdamW(Optimizer):
+class AdamW(_AdamOptimizer):
     """AdamW (Loshchilov & Hutter: weight decay decoupled from the gradient), as MXNet 2's
     ``mx.optimizer.AdamW`` through ``contrib.adamw_update`` (MXNet 1.x had the operator
     only)::
@@ -490,18 +512,8 @@ class AdamW(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6,
                  correct_bias=True, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        name = type(self).__name__
-        _check_range(name, "beta1", beta1, 0.0, 1.0)
-        _check_range(name, "beta2", beta2, 0.0, 1.0)
-        _check_range(name, "epsilon", epsilon, 0.0, math.inf)
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.epsilon = epsilon
+        super().__init__(learning_rate, beta1, beta2, epsilon, **kwargs)
         self.correct_bias = correct_bias
-
-    def create_state(self, index, weight):
-        return (self._zeros(weight), self._zeros(weight))   # mean, variance
 
     def _scale(self, weight):
         scale = self.rescale_grad
@@ -512,10 +524,8 @@ class AdamW(Optimizer):
     def update(self, index, weight, grad, state):
         lr, wd = self._common(index, weight, grad)
         if self.correct_bias:
-            t = self._index_update_count[index]
-            lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
-        kwargs = self._clip_kwargs({"beta1": self.beta1, "beta2": self.beta2,
-                                    "epsilon": self.epsilon})
+            lr = self._bias_corrected(index, lr)
+        kwargs = self._adam_kwargs()
         mean, var = state
         nd.contrib.adamw_update(weight, grad, mean, var, self._scale(weight), out=weight,
                                 lr=1.0, eta=lr, wd=wd, **kwargs)
@@ -545,9 +555,7 @@ class AdaGrad(Optimizer):
     def update(self, index, weight, grad, state):
         lr, wd = self._common(index, weight, grad)
         history = state
-        grad = grad * self.rescale_grad
-        if self.clip_gradient is not None:
-            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        grad = self._clipped(grad * self.rescale_grad)
         history += nd.square(grad)
         div = grad / nd.sqrt(history + self.float_stable_eps)
         weight += (div + weight * wd) * -lr
@@ -615,13 +623,11 @@ class AdaDelta(Optimizer):
         self.epsilon = epsilon
 
     def create_state(self, index, weight):
-        return (self._zeros(weight), self._zeros(weight))   # accumulated g, delta
+        return self._zeros_pair(weight)     # accumulated g, delta
 
     def update(self, index, weight, grad, state):
         _, wd = self._common(index, weight, grad)
-        grad = grad * self.rescale_grad
-        if self.clip_gradient is not None:
-            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        grad = self._clipped(grad * self.rescale_grad)
         acc_g, acc_delta = state
         acc_g *= self.rho
         acc_g += (1.0 - self.rho) * grad * grad
@@ -647,7 +653,7 @@ class Ftrl(Optimizer):
         self.beta = beta
 
     def create_state(self, index, weight):
-        return (self._zeros(weight), self._zeros(weight))   # z, n
+        return self._zeros_pair(weight)     # z, n
 
     def update(self, index, weight, grad, state):
         lr, wd = self._common(index, weight, grad)
@@ -669,21 +675,16 @@ class Adamax(Optimizer):
 
     def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
-        _check_range(type(self).__name__, "beta1", beta1, 0.0, 1.0)
-        _check_range(type(self).__name__, "beta2", beta2, 0.0, 1.0)
-        self.beta1 = beta1
-        self.beta2 = beta2
+        self._set_betas(beta1, beta2)
 
     def create_state(self, index, weight):
-        return (self._zeros(weight), self._zeros(weight))   # mean, infinity norm
+        return self._zeros_pair(weight)     # mean, infinity norm
 
     def update(self, index, weight, grad, state):
         lr, wd = self._common(index, weight, grad)
         t = self._index_update_count[index]
         lr /= 1.0 - self.beta1 ** t
-        grad = grad * self.rescale_grad + wd * weight
-        if self.clip_gradient is not None:
-            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        grad = self._clipped(grad * self.rescale_grad + wd * weight)
         m_t, u_t = state
         m_t *= self.beta1
         m_t += (1.0 - self.beta1) * grad
@@ -698,23 +699,18 @@ class Nadam(Optimizer):
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  schedule_decay=0.004, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
-        _check_range(type(self).__name__, "beta1", beta1, 0.0, 1.0)
-        _check_range(type(self).__name__, "beta2", beta2, 0.0, 1.0)
-        self.beta1 = beta1
-        self.beta2 = beta2
+        self._set_betas(beta1, beta2)
         self.epsilon = epsilon
         self.schedule_decay = schedule_decay
         self.m_schedule = 1.0
 
     def create_state(self, index, weight):
-        return (self._zeros(weight), self._zeros(weight))   # mean, variance
+        return self._zeros_pair(weight)     # mean, variance
 
     def update(self, index, weight, grad, state):
         lr, wd = self._common(index, weight, grad)
         t = self._index_update_count[index]
-        grad = grad * self.rescale_grad + wd * weight
-        if self.clip_gradient is not None:
-            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        grad = self._clipped(grad * self.rescale_grad + wd * weight)
         momentum_t = self.beta1 * (1.0 - 0.5 * (pow(0.96, t * self.schedule_decay)))
         momentum_t_1 = self.beta1 * (1.0 - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
         self.m_schedule = self.m_schedule * momentum_t
@@ -738,9 +734,7 @@ class SGLD(Optimizer):
 
     def update(self, index, weight, grad, state):
         lr, wd = self._common(index, weight, grad)
-        grad = grad * self.rescale_grad
-        if self.clip_gradient is not None:
-            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        grad = self._clipped(grad * self.rescale_grad)
         weight += -lr / 2 * (grad + wd * weight)
         weight += nd.random.normal(0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype,
                                    ctx=weight.context)
