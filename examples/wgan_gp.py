@@ -221,7 +221,7 @@ def main(argv=None):
     parser.add_argument("--conv", action="store_true",
                         help="a convolutional critic on synthetic 16x16 images")
     parser.add_argument("--steps", type=int, default=None,
-                        help="generator steps (default 2500, or 150 with --conv)")
+                        help="generator steps (default 2500, or 300 with --conv)")
     parser.add_argument("--critic-iters", type=int, default=5)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--hidden", type=int, default=128)
@@ -232,7 +232,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--png", default="wgan_gp.png", help="where to save the picture")
     args = parser.parse_args(argv)
-    steps = args.steps or (150 if args.conv else 2500)
+    steps = args.steps or (300 if args.conv else 2500)
     lam = args.lam if args.lam is not None else (10.0 if args.conv else 1.0)
     print(f"WGAN-GP, {'conv critic on 16x16 images' if args.conv else '8 Gaussians'}: "
           f"{steps} generator steps x {args.critic_iters} critic steps, batch {args.batch}")
