@@ -83,8 +83,8 @@ def test_readme_has_exactly_two_setup_commands():
     for command in (demo, tests):
         assert "\n" not in command
         assert command.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install -e ")
-    assert demo.endswith(" && python examples/quickstart.py")
-    assert os.path.exists(os.path.join(ROOT, "examples", "quickstart.py"))
+    assert demo.endswith(" && python examples/wgan_gp.py") and "'.[demo]'" in demo
+    assert os.path.exists(os.path.join(ROOT, "examples", "wgan_gp.py"))
     assert tests.endswith(" && pytest -q") and "'.[test]'" in tests
 
 
