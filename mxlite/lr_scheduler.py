@@ -63,7 +63,7 @@ class LRScheduler:
 
     @property
     def warmup_final_lr(self):
-        """The rate warm-up ends at: ``base_lr``."""
+        """``base_lr``, the rate warm-up ends at."""
         return self.base_lr
 
     def get_warmup_lr(self, num_update):

@@ -67,6 +67,8 @@ class Optimizer:
         Objects with ``lr_mult`` and ``wd_mult`` attributes, by index (gluon's parameters);
         they take precedence over ``set_lr_mult``/``set_wd_mult``.
 
+    Examples
+    --------
     >>> opt = mx.optimizer.create('sgd', learning_rate=0.1)
     >>> w, g = mx.nd.array([1.0, 2.0]), mx.nd.array([0.5, 0.5])
     >>> opt.update(0, w, g, opt.create_state(0, w))
@@ -419,7 +421,8 @@ class NAG(_MomentumOptimizer):
 
 @register
 class Signum(_MomentumOptimizer):
-    """signSGD with momentum (``signum_update``; ``signsgd_update`` without momentum)::
+    """signSGD with momentum (``signum_update``; ``signsgd_update`` without momentum), per
+    weight::
 
         state = momentum * state - (1 - momentum) * (clip(rescale_grad * grad) + wd * weight)
         weight = (1 - lr * wd_lh) * weight + lr * sign(state)
@@ -639,7 +642,8 @@ class AdaDelta(Optimizer):
 
 @register
 class Ftrl(Optimizer):
-    """FTRL-Proximal (McMahan et al., ``ftrl_update``)::
+    """FTRL-Proximal (McMahan et al., ``ftrl_update``), per weight with state
+    ``(z, n)``::
 
         grad = clip(rescale_grad * grad, clip_gradient)
         z += grad - (sqrt(n + grad**2) - sqrt(n)) * weight / lr
@@ -665,7 +669,8 @@ class Ftrl(Optimizer):
 
 @register
 class Adamax(Optimizer):
-    """AdaMax (Adam with the infinity norm)::
+    """AdaMax (Adam with the infinity norm); at step ``t`` of a weight, with state
+    ``(m, u)``::
 
         grad = clip(rescale_grad * grad + wd * weight, clip_gradient)
         m = beta1 * m + (1 - beta1) * grad
