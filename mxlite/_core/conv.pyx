@@ -17,14 +17,10 @@ from cython.parallel cimport prange
 from libc.math cimport sqrt, cbrt
 
 cimport numpy as cnp
-from .common cimport idx_t, PARALLEL_MIN
+from .common cimport idx_t, real, PARALLEL_MIN
 from .parallel cimport mx_region, mx_serial, mx_region_begin, mx_region_mark, mx_region_end
 
 cnp.import_array()
-
-ctypedef fused real:
-    float
-    double
 
 
 cdef struct Geom:
@@ -194,34 +190,36 @@ cdef void _col2im(const real* col, real* x, Geom* g) noexcept nogil:
             _col2im_item(col, x, g, item)
 
 
+cdef void _im2col_both(cnp.ndarray x, cnp.ndarray col, tuple geometry, bint adjoint,
+                       str name, str image) except *:
+    """im2col (x to col) or, with ``adjoint``, col2im (col to x), after the checks."""
+    cdef Geom g = _geom(geometry)
+    cdef int kind = _same_kind([x, col])
+    _check_size(x, g.N * g.C * g.vi, f"{name} {image}")
+    _check_size(col, g.C * g.vk * g.N * g.vo, f"{name} columns")
+    cdef void* xd = cnp.PyArray_DATA(x)
+    cdef void* cd = cnp.PyArray_DATA(col)
+    with nogil:
+        if kind == 0 and adjoint:
+            _col2im(<const float*>cd, <float*>xd, &g)
+        elif kind == 0:
+            _im2col(<const float*>xd, <float*>cd, &g)
+        elif adjoint:
+            _col2im(<const double*>cd, <double*>xd, &g)
+        else:
+            _im2col(<const double*>xd, <double*>cd, &g)
+
+
 def im2col(cnp.ndarray x, cnp.ndarray col, tuple geometry):
     """``col[(c*K + k), n*L + l]`` = the input element under kernel tap ``k`` of output
     position ``l`` (0 in the padding). ``x`` is ``(N, C, *in)``; ``col`` ``(C*K, N*L)``."""
-    cdef Geom g = _geom(geometry)
-    cdef int kind = _same_kind([x, col])
-    _check_size(x, g.N * g.C * g.vi, "im2col input")
-    _check_size(col, g.C * g.vk * g.N * g.vo, "im2col columns")
-    if kind == 0:
-        with nogil:
-            _im2col(<const float*>cnp.PyArray_DATA(x), <float*>cnp.PyArray_DATA(col), &g)
-    else:
-        with nogil:
-            _im2col(<const double*>cnp.PyArray_DATA(x), <double*>cnp.PyArray_DATA(col), &g)
+    _im2col_both(x, col, geometry, False, "im2col", "input")
 
 
 def col2im(cnp.ndarray col, cnp.ndarray x, tuple geometry):
     """The adjoint of ``im2col``: ``x`` (overwritten) is the sum of the column entries that
     read each input element."""
-    cdef Geom g = _geom(geometry)
-    cdef int kind = _same_kind([x, col])
-    _check_size(x, g.N * g.C * g.vi, "col2im output")
-    _check_size(col, g.C * g.vk * g.N * g.vo, "col2im columns")
-    if kind == 0:
-        with nogil:
-            _col2im(<const float*>cnp.PyArray_DATA(col), <float*>cnp.PyArray_DATA(x), &g)
-    else:
-        with nogil:
-            _col2im(<const double*>cnp.PyArray_DATA(col), <double*>cnp.PyArray_DATA(x), &g)
+    _im2col_both(x, col, geometry, True, "col2im", "output")
 
 
 # ---- layout moves: (N, F, L) <-> (F, N*L), with an optional bias --------------------------------
@@ -238,35 +236,31 @@ cdef inline void _move_row(const real* src, const real* bias, idx_t f, real* dst
             dst[l] = src[l] + b
 
 
-cdef void _fnl_to_nfl(const real* src, const real* bias, real* dst, idx_t N, idx_t F,
-                      idx_t L) noexcept nogil:
+cdef inline void _relayout_row(const real* src, const real* bias, real* dst, idx_t N, idx_t F,
+                               idx_t L, bint to_nfl, idx_t item) noexcept nogil:
+    """Row ``item`` = (n, f) of the (N, F, L) side, moved from (to_nfl) or to the
+    (F, N*L) side."""
+    cdef idx_t fnl = ((item % F) * N + item // F) * L
+    if to_nfl:
+        _move_row(src + fnl, bias, item % F, dst + item * L, L)
+    else:
+        _move_row(src + item * L, <const real*>NULL, 0, dst + fnl, L)
+
+
+cdef void _relayout(const real* src, const real* bias, real* dst, idx_t N, idx_t F, idx_t L,
+                    bint to_nfl) noexcept nogil:
+    """(F, N*L) to (N, F, L) with the optional bias (to_nfl), or (N, F, L) to (F, N*L)."""
     cdef idx_t item
     cdef mx_region reg
     if _parallel(N * F, N * F * L):
         mx_region_begin(&reg)
         for item in prange(N * F, schedule="static"):
             mx_region_mark(&reg)
-            _move_row(src + ((item % F) * N + item // F) * L, bias, item % F, dst + item * L, L)
+            _relayout_row(src, bias, dst, N, F, L, to_nfl, item)
         mx_region_end(&reg)
     else:
         for item in range(N * F):
-            _move_row(src + ((item % F) * N + item // F) * L, bias, item % F, dst + item * L, L)
-
-
-cdef void _nfl_to_fnl(const real* src, real* dst, idx_t N, idx_t F, idx_t L) noexcept nogil:
-    cdef idx_t item
-    cdef mx_region reg
-    if _parallel(N * F, N * F * L):
-        mx_region_begin(&reg)
-        for item in prange(N * F, schedule="static"):
-            mx_region_mark(&reg)
-            _move_row(src + item * L, <const real*>NULL, 0,
-                      dst + ((item % F) * N + item // F) * L, L)
-        mx_region_end(&reg)
-    else:
-        for item in range(N * F):
-            _move_row(src + item * L, <const real*>NULL, 0,
-                      dst + ((item % F) * N + item // F) * L, L)
+            _relayout_row(src, bias, dst, N, F, L, to_nfl, item)
 
 
 def fnl_to_nfl(cnp.ndarray src, object bias, cnp.ndarray dst, idx_t N, idx_t F, idx_t L):
@@ -279,12 +273,12 @@ def fnl_to_nfl(cnp.ndarray src, object bias, cnp.ndarray dst, idx_t N, idx_t F, 
     cdef void* b = NULL if bias is None else cnp.PyArray_DATA(bias)
     if kind == 0:
         with nogil:
-            _fnl_to_nfl(<const float*>cnp.PyArray_DATA(src), <const float*>b,
-                        <float*>cnp.PyArray_DATA(dst), N, F, L)
+            _relayout(<const float*>cnp.PyArray_DATA(src), <const float*>b,
+                      <float*>cnp.PyArray_DATA(dst), N, F, L, True)
     else:
         with nogil:
-            _fnl_to_nfl(<const double*>cnp.PyArray_DATA(src), <const double*>b,
-                        <double*>cnp.PyArray_DATA(dst), N, F, L)
+            _relayout(<const double*>cnp.PyArray_DATA(src), <const double*>b,
+                      <double*>cnp.PyArray_DATA(dst), N, F, L, True)
 
 
 def nfl_to_fnl(cnp.ndarray src, cnp.ndarray dst, idx_t N, idx_t F, idx_t L):
@@ -294,12 +288,12 @@ def nfl_to_fnl(cnp.ndarray src, cnp.ndarray dst, idx_t N, idx_t F, idx_t L):
     _check_size(dst, N * F * L, "nfl_to_fnl target")
     if kind == 0:
         with nogil:
-            _nfl_to_fnl(<const float*>cnp.PyArray_DATA(src), <float*>cnp.PyArray_DATA(dst),
-                        N, F, L)
+            _relayout(<const float*>cnp.PyArray_DATA(src), <const float*>NULL,
+                      <float*>cnp.PyArray_DATA(dst), N, F, L, False)
     else:
         with nogil:
-            _nfl_to_fnl(<const double*>cnp.PyArray_DATA(src), <double*>cnp.PyArray_DATA(dst),
-                        N, F, L)
+            _relayout(<const double*>cnp.PyArray_DATA(src), <const double*>NULL,
+                      <double*>cnp.PyArray_DATA(dst), N, F, L, False)
 
 
 cdef void _add_into(real* dst, const real* src, idx_t n) noexcept nogil:

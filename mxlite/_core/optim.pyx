@@ -18,14 +18,10 @@ from libc.math cimport sqrt, sqrtf, isfinite
 from libc.string cimport memcpy
 
 cimport numpy as cnp
-from .common cimport idx_t, PARALLEL_MIN
+from .common cimport idx_t, real, PARALLEL_MIN
 from .parallel cimport mx_region, mx_serial, mx_region_begin, mx_region_mark, mx_region_end
 
 cnp.import_array()
-
-ctypedef fused real:
-    float
-    double
 
 # algorithm ids: name -> (id, number of state arrays)
 cdef enum:
@@ -77,6 +73,22 @@ cdef inline real _sign(real x) noexcept nogil:
     return <real>((x > 0) - (x < 0))
 
 
+cdef inline real _clipped(real gr, bint clipping, real clip) noexcept nogil:
+    """The rescaled gradient ``gr``, clipped when ``clip_gradient > 0``."""
+    return _clip(gr, clip) if clipping else gr
+
+
+cdef inline void _adam_moments(real* s0, real* s1, idx_t i, real gr, real b1, real b2,
+                               real* m, real* v) noexcept nogil:
+    """Adam's moments, stored and returned: m = b1 s0[i] + (1 - b1) gr into s0[i] and *m,
+    v = b2 s1[i] + (1 - b2) gr**2 into s1[i] and *v."""
+    cdef real one = 1
+    m[0] = b1 * s0[i] + (one - b1) * gr
+    v[0] = b2 * s1[i] + (one - b2) * gr * gr
+    s0[i] = m[0]
+    s1[i] = v[0]
+
+
 cdef void _update(int algo, real* out, const real* w, const real* g, real* s0, real* s1,
                   real* s2, const Params* p, idx_t lo, idx_t hi) noexcept nogil:
     """Elements [lo, hi) of algorithm ``algo``; ``s0..s2`` are its states (or NULL)."""
@@ -91,24 +103,18 @@ cdef void _update(int algo, real* out, const real* w, const real* g, real* s0, r
     cdef real x, gr, m, v, d, n_old, y
     if algo == SGD:
         for i in range(lo, hi):
-            gr = rescale * g[i]
-            if clipping:
-                gr = _clip(gr, clip)
+            gr = _clipped(rescale * g[i], clipping, clip)
             out[i] = decay * w[i] - lr * gr
     elif algo == SGD_MOM:
         for i in range(lo, hi):
-            gr = rescale * g[i]
-            if clipping:
-                gr = _clip(gr, clip)
+            gr = _clipped(rescale * g[i], clipping, clip)
             x = w[i]
             m = mom * s0[i] - lr * wd * x - lr * gr
             s0[i] = m
             out[i] = x + m
     elif algo == NAG_MOM:
         for i in range(lo, hi):
-            gr = rescale * g[i]
-            if clipping:
-                gr = _clip(gr, clip)
+            gr = _clipped(rescale * g[i], clipping, clip)
             x = w[i]
             gr = lr * (gr + wd * x)
             m = mom * s0[i]
@@ -117,31 +123,19 @@ cdef void _update(int algo, real* out, const real* w, const real* g, real* s0, r
     elif algo == ADAM:
         for i in range(lo, hi):
             x = w[i]
-            gr = rescale * g[i] + wd * x
-            if clipping:
-                gr = _clip(gr, clip)
-            m = b1 * s0[i] + (one - b1) * gr
-            v = b2 * s1[i] + (one - b2) * gr * gr
-            s0[i] = m
-            s1[i] = v
+            gr = _clipped(rescale * g[i] + wd * x, clipping, clip)
+            _adam_moments(s0, s1, i, gr, b1, b2, &m, &v)
             out[i] = x - lr * m / (_sqrt(v) + eps)
     elif algo == ADAMW:
         for i in range(lo, hi):
             x = w[i]
-            gr = rescale * g[i]
-            if clipping:
-                gr = _clip(gr, clip)
-            m = b1 * s0[i] + (one - b1) * gr
-            v = b2 * s1[i] + (one - b2) * gr * gr
-            s0[i] = m
-            s1[i] = v
+            gr = _clipped(rescale * g[i], clipping, clip)
+            _adam_moments(s0, s1, i, gr, b1, b2, &m, &v)
             out[i] = x - eta * (lr * m / (_sqrt(v) + eps) + wd * x)
     elif algo == RMSPROP:
         for i in range(lo, hi):
             x = w[i]
-            gr = rescale * g[i] + wd * x
-            if clipping:
-                gr = _clip(gr, clip)
+            gr = _clipped(rescale * g[i] + wd * x, clipping, clip)
             v = (one - g1) * (gr * gr) + g1 * s0[i]
             s0[i] = v
             y = x - lr * (gr / _sqrt(v + eps))
@@ -149,9 +143,7 @@ cdef void _update(int algo, real* out, const real* w, const real* g, real* s0, r
     elif algo == RMSPROPALEX:
         for i in range(lo, hi):
             x = w[i]
-            gr = rescale * g[i] + wd * x
-            if clipping:
-                gr = _clip(gr, clip)
+            gr = _clipped(rescale * g[i] + wd * x, clipping, clip)
             v = (one - g1) * gr * gr + g1 * s0[i]
             m = (one - g1) * gr + g1 * s1[i]
             d = g2 * s2[i] - lr * gr / _sqrt(v - m * m + eps)
@@ -167,9 +159,7 @@ cdef void _update(int algo, real* out, const real* w, const real* g, real* s0, r
         # s0 = z, s1 = n (MXNet's input order: weight, grad, z, n)
         for i in range(lo, hi):
             x = w[i]
-            gr = rescale * g[i]
-            if clipping:
-                gr = _clip(gr, clip)
+            gr = _clipped(rescale * g[i], clipping, clip)
             n_old = s1[i]
             v = n_old + gr * gr
             m = s0[i] + gr - (_sqrt(v) - _sqrt(n_old)) * x / lr
@@ -182,9 +172,7 @@ cdef void _update(int algo, real* out, const real* w, const real* g, real* s0, r
     elif algo == SIGNUM:
         for i in range(lo, hi):
             x = w[i]
-            gr = rescale * g[i]
-            if clipping:
-                gr = _clip(gr, clip)
+            gr = _clipped(rescale * g[i], clipping, clip)
             m = mom * s0[i] - (one - mom) * wd * x - (one - mom) * gr
             s0[i] = m
             out[i] = (one - lr * wd_lh) * x + lr * _sign(m)

@@ -118,19 +118,22 @@ def topk_positions(x, int axis, idx_t k, bint ascending):
     return pos if pos.flags.c_contiguous else pos.copy()
 
 
-def gather(cnp.ndarray data, cnp.ndarray pos, cnp.ndarray out, idx_t outer, idx_t n,
-           idx_t inner, idx_t k):
-    """out[o, j, i] = data[o, pos[o, j, i], i]; returns how many positions were outside
-    [0, n) (their outputs are left unwritten)."""
-    cdef idx_t isz = _bytes(data, "data")
-    _check(out.dtype == data.dtype and _bytes(out, "out") == isz, "gather: dtype mismatch")
-    _check(pos.dtype == _I64 and cnp.PyArray_IS_C_CONTIGUOUS(pos), "gather: pos must be int64")
-    _check(data.size == outer * n * inner and pos.size == outer * k * inner
-           and out.size == pos.size, "gather: size mismatch")
-    cdef const char* d = <const char*>cnp.PyArray_DATA(data)
+cdef idx_t _move_along(cnp.ndarray src, cnp.ndarray pos, cnp.ndarray out, idx_t outer,
+                       idx_t n, idx_t inner, idx_t k, bint to_pos, str op,
+                       str src_name) except -1:
+    """gather (``to_pos`` false: out[o, j, i] = src[o, pos[o, j, i], i]) or scatter (true:
+    out[o, pos[o, j, i], i] = src[o, j, i]); checks the arrays first, skips the positions
+    outside [0, n) and returns their count."""
+    cdef idx_t isz = _bytes(src, src_name)
+    _check(out.dtype == src.dtype and _bytes(out, "out") == isz, f"{op}: dtype mismatch")
+    _check(pos.dtype == _I64 and cnp.PyArray_IS_C_CONTIGUOUS(pos), f"{op}: pos must be int64")
+    big, small = (out, src) if to_pos else (src, out)      # (outer, n, inner), (outer, k, inner)
+    _check(big.size == outer * n * inner and pos.size == outer * k * inner
+           and small.size == pos.size, f"{op}: size mismatch")
+    cdef const char* s = <const char*>cnp.PyArray_DATA(src)
     cdef char* o = <char*>cnp.PyArray_DATA(out)
     cdef const int64_t* p = <const int64_t*>cnp.PyArray_DATA(pos)
-    cdef idx_t a, j, i, q, t, bad = 0
+    cdef idx_t a, j, i, q, t, far, bad = 0
     with nogil:
         for a in range(outer):
             for j in range(k):
@@ -140,34 +143,26 @@ def gather(cnp.ndarray data, cnp.ndarray pos, cnp.ndarray out, idx_t outer, idx_
                     if q < 0 or q >= n:
                         bad += 1
                         continue
-                    _move(o + t * isz, d + ((a * n + q) * inner + i) * isz, isz)
+                    far = ((a * n + q) * inner + i) * isz
+                    if to_pos:
+                        _move(o + far, s + t * isz, isz)
+                    else:
+                        _move(o + t * isz, s + far, isz)
     return bad
+
+
+def gather(cnp.ndarray data, cnp.ndarray pos, cnp.ndarray out, idx_t outer, idx_t n,
+           idx_t inner, idx_t k):
+    """out[o, j, i] = data[o, pos[o, j, i], i]; returns how many positions were outside
+    [0, n) (their outputs are left unwritten)."""
+    return _move_along(data, pos, out, outer, n, inner, k, False, "gather", "data")
 
 
 def scatter(cnp.ndarray src, cnp.ndarray pos, cnp.ndarray out, idx_t outer, idx_t n,
             idx_t inner, idx_t k):
     """out[o, pos[o, j, i], i] = src[o, j, i] (the caller fills out first); returns the
     number of positions outside [0, n), which are skipped."""
-    cdef idx_t isz = _bytes(src, "src")
-    _check(out.dtype == src.dtype and _bytes(out, "out") == isz, "scatter: dtype mismatch")
-    _check(pos.dtype == _I64 and cnp.PyArray_IS_C_CONTIGUOUS(pos), "scatter: pos must be int64")
-    _check(out.size == outer * n * inner and pos.size == outer * k * inner
-           and src.size == pos.size, "scatter: size mismatch")
-    cdef const char* s = <const char*>cnp.PyArray_DATA(src)
-    cdef char* o = <char*>cnp.PyArray_DATA(out)
-    cdef const int64_t* p = <const int64_t*>cnp.PyArray_DATA(pos)
-    cdef idx_t a, j, i, q, t, bad = 0
-    with nogil:
-        for a in range(outer):
-            for j in range(k):
-                for i in range(inner):
-                    t = (a * k + j) * inner + i
-                    q = p[t]
-                    if q < 0 or q >= n:
-                        bad += 1
-                        continue
-                    _move(o + ((a * n + q) * inner + i) * isz, s + t * isz, isz)
-    return bad
+    return _move_along(src, pos, out, outer, n, inner, k, True, "scatter", "src")
 
 
 def scatter_add(const flt_t[::1] src, const int64_t[::1] pos, flt_t[::1] out, idx_t outer,
@@ -256,22 +251,33 @@ def seq_mask(cnp.ndarray out, cnp.ndarray lengths, cnp.ndarray value, idx_t T, i
                     _move(o + (row + r) * isz, v, isz)
 
 
-def seq_last(cnp.ndarray data, cnp.ndarray lengths, cnp.ndarray out, idx_t T, idx_t B,
-             idx_t R, int axis):
-    """out[b, r] = data[row(lengths[b] - 1, b), r]; lengths must lie in [1, T]."""
-    _seq_check(data, lengths, T, B, R)
-    cdef idx_t isz = _bytes(data, "data")
-    _check(out.dtype == data.dtype and out.size == B * R and cnp.PyArray_IS_C_CONTIGUOUS(out),
-           "seq_last: out mismatch")
-    _check(seq_count_bad(lengths, 1, T)[0] == 0, "seq_last: lengths out of range")
-    cdef const char* d = <const char*>cnp.PyArray_DATA(data)
-    cdef char* o = <char*>cnp.PyArray_DATA(out)
+cdef _last_rows(cnp.ndarray rows, cnp.ndarray lengths, cnp.ndarray last, idx_t T, idx_t B,
+                idx_t R, int axis, bint to_rows):
+    """Moves row (lengths[b] - 1, b) of ``rows`` (T*B rows of R) to ``last[b]`` (to_rows
+    false), or ``last[b]`` to that row (to_rows true). The caller has checked the arrays."""
+    cdef idx_t isz = rows.itemsize
+    cdef char* r = <char*>cnp.PyArray_DATA(rows)
+    cdef char* l = <char*>cnp.PyArray_DATA(last)
     cdef const int64_t* L = <const int64_t*>cnp.PyArray_DATA(lengths)
     cdef idx_t b, row
     with nogil:
         for b in range(B):
             row = _row(L[b] - 1, b, T, B, axis)
-            memcpy(o + b * R * isz, d + row * R * isz, R * isz)
+            if to_rows:
+                memcpy(r + row * R * isz, l + b * R * isz, R * isz)
+            else:
+                memcpy(l + b * R * isz, r + row * R * isz, R * isz)
+
+
+def seq_last(cnp.ndarray data, cnp.ndarray lengths, cnp.ndarray out, idx_t T, idx_t B,
+             idx_t R, int axis):
+    """out[b, r] = data[row(lengths[b] - 1, b), r]; lengths must lie in [1, T]."""
+    _seq_check(data, lengths, T, B, R)
+    _bytes(data, "data")
+    _check(out.dtype == data.dtype and out.size == B * R and cnp.PyArray_IS_C_CONTIGUOUS(out),
+           "seq_last: out mismatch")
+    _check(seq_count_bad(lengths, 1, T)[0] == 0, "seq_last: lengths out of range")
+    _last_rows(data, lengths, out, T, B, R, axis, False)
 
 
 def seq_last_scatter(cnp.ndarray grad, cnp.ndarray lengths, cnp.ndarray out, idx_t T, idx_t B,
@@ -279,17 +285,10 @@ def seq_last_scatter(cnp.ndarray grad, cnp.ndarray lengths, cnp.ndarray out, idx
     """The adjoint of seq_last: out (zeroed by the caller) gets grad[b] at row
     (lengths[b] - 1, b)."""
     _seq_check(out, lengths, T, B, R)
-    cdef idx_t isz = _bytes(grad, "grad")
+    _bytes(grad, "grad")
     _check(out.dtype == grad.dtype and grad.size == B * R, "seq_last_scatter: grad mismatch")
     _check(seq_count_bad(lengths, 1, T)[0] == 0, "seq_last_scatter: lengths out of range")
-    cdef const char* g = <const char*>cnp.PyArray_DATA(grad)
-    cdef char* o = <char*>cnp.PyArray_DATA(out)
-    cdef const int64_t* L = <const int64_t*>cnp.PyArray_DATA(lengths)
-    cdef idx_t b, row
-    with nogil:
-        for b in range(B):
-            row = _row(L[b] - 1, b, T, B, axis)
-            memcpy(o + row * R * isz, g + b * R * isz, R * isz)
+    _last_rows(out, lengths, grad, T, B, R, axis, True)
 
 
 def seq_reverse(cnp.ndarray data, cnp.ndarray lengths, cnp.ndarray out, idx_t T, idx_t B,
