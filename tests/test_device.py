@@ -492,21 +492,35 @@ def test_a_device_without_a_namespace_is_refused(monkeypatch):
         mx.nd.array([1], ctx=ctx)
 
 
-def test_small_products_run_on_one_blas_thread_and_restore_the_setting():
+def test_blas_thread_policy_small_and_contended_products_run_on_one_thread():
     """mxlite.device.blas: a product below SERIAL_BELOW multiply-adds runs with OpenBLAS
-    set to one thread; afterwards NumPy's own setting is back."""
+    set to one thread and the setting restored; a large one keeps every thread unless a
+    threaded product just ran slower than one thread does (contention), and then products
+    run on one thread for HOLD_S seconds."""
+    import time
     from mxlite.device import blas
-    blas.one_thread_if_small(0)            # finds the library (or marks it absent)
-    if not blas._Control.setter:
-        pytest.skip("NumPy's BLAS is not an OpenBLAS whose thread count can be set")
-    seen = []
-    real = blas._Control.setter
+    blas.product(lambda: None, 0)            # finds the library (or marks it absent)
+    state = blas._State
+    if not state.setter or state.most == 1:
+        pytest.skip("NumPy's BLAS is not a multi-threaded OpenBLAS whose threads can be set")
+    seen, real = [], state.setter
+    saved = (state.serial_rate, state.contended_until)
     try:
-        blas._Control.setter = lambda n: (seen.append(n), real(n))
+        state.setter = lambda n: (seen.append(n), real(n))
+        state.contended_until = 0.0
         a = mx.nd.ones((128, 128))
-        mx.nd.dot(a, a).wait_to_read()               # 2^21 multiply-adds: serial
-        big = mx.nd.ones((512, 512))
-        mx.nd.dot(big, big).wait_to_read()           # 2^27: every thread, untouched
+        mx.nd.dot(a, a).wait_to_read()                       # 2^21: serial
+        assert seen == [1, state.most]
+        seen.clear()
+        blas.product(lambda: None, blas.SERIAL_BELOW)        # large, uncontended: untouched
+        assert seen == []
+        state.serial_rate = 1e12                             # a stalled threaded product
+        blas.product(lambda: time.sleep(0.01), blas.SERIAL_BELOW)
+        assert state.contended_until > time.perf_counter()
+        blas.product(lambda: None, blas.SERIAL_BELOW)        # now large ones run serially
+        assert seen == [1, state.most]
+        big = mx.nd.ones((256, 256))
+        assert np.array_equal(mx.nd.dot(big, big).asnumpy(), np.full((256, 256), 256.0))
     finally:
-        blas._Control.setter = real
-    assert seen == ([1, blas._Control.most] if blas._Control.most > 1 else [])
+        state.setter = real
+        state.serial_rate, state.contended_until = saved

@@ -1,30 +1,44 @@
 """How many threads the BLAS behind NumPy may use for one product.
 
-A multi-threaded GEMM ends with a barrier, so when another process holds a core a small
-product waits for a scheduler slice (measured here: a 256x128x128 float32 product took
-0.3-2.5 ms with OpenBLAS's two threads beside busy processes, 0.15 ms on one). Products
-below ``SERIAL_BELOW`` multiply-adds therefore run on one thread, set through the
-OpenBLAS that NumPy loaded and restored right after (so NumPy's own products keep their
-setting); with another BLAS, or none found, nothing changes.
+A multi-threaded GEMM ends with a barrier, so when another process holds a core it waits
+for a scheduler slice: measured here, a 64x784x256 float32 product took 15-30 ms on
+OpenBLAS's two threads beside busy processes, against 0.3 ms on one. ``product`` runs a
+product on one thread (set through the OpenBLAS NumPy loaded, restored right after, so
+NumPy's own products keep their setting) when
+
+- it is small: below ``SERIAL_BELOW`` multiply-adds a second thread gains little (below
+  2^18 OpenBLAS uses one thread by itself, and nothing is changed), or
+- the machine looks contended: a multi-threaded product ran slower than the best rate seen
+  on one thread. Then products run on one thread for the next ``HOLD_S`` seconds, and the
+  next large one probes again (the policy of the kernels' contention guard, mx_parallel.h).
+
+With another BLAS, or none found, products run as NumPy runs them.
 """
 import ctypes
+import time
 
-__all__ = ["one_thread_if_small", "SERIAL_BELOW"]
+__all__ = ["product", "SERIAL_BELOW", "HOLD_S"]
 
 SERIAL_BELOW = 1 << 23          # multiply-adds (~0.2 ms on one core)
+HOLD_S = 0.1
 _OWN_THRESHOLD = 1 << 18        # OpenBLAS itself runs GEMMs below this on one thread
+_ASSUMED_SERIAL_RATE = 2e9      # multiply-adds per second, until one has been measured
 _NAMES = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
           ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
           ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
           ("openblas_set_num_threads", "openblas_get_num_threads"))
 
 
-class _Control:
-    setter, most = None, 1
+class _State:
+    setter = None               # None: not looked up yet; False: no OpenBLAS found
+    most = 1                    # the BLAS's own thread count
+    serial_rate = 0.0           # best multiply-adds per second seen on one thread
+    contended_until = 0.0
 
 
 def _find():
     """The loaded OpenBLAS's thread setter and its default thread count, once."""
+    _State.setter = False
     try:
         with open("/proc/self/maps") as f:
             paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower()
@@ -41,27 +55,30 @@ def _find():
             if setter is not None and getter is not None:
                 getter.restype = ctypes.c_int
                 setter.argtypes = [ctypes.c_int]
-                _Control.setter, _Control.most = setter, max(1, getter())
+                _State.setter, _State.most = setter, max(1, getter())
                 return
-    _Control.setter = False
 
 
-class one_thread_if_small:
-    """``with one_thread_if_small(macs):`` runs a product of ``macs`` multiply-adds below
-    ``SERIAL_BELOW`` on one BLAS thread, and restores the BLAS's setting after it."""
-
-    __slots__ = ("serial",)
-
-    def __init__(self, macs):
-        if _Control.setter is None:
-            _find()
-        self.serial = (_OWN_THRESHOLD <= macs < SERIAL_BELOW and bool(_Control.setter)
-                       and _Control.most > 1)
-
-    def __enter__(self):
-        if self.serial:
-            _Control.setter(1)
-
-    def __exit__(self, *exc):
-        if self.serial:
-            _Control.setter(_Control.most)
+def product(run, macs):
+    """Call ``run()`` (one BLAS product of ``macs`` multiply-adds) with the thread count
+    chosen as the module docstring says."""
+    if _State.setter is None:
+        _find()
+    if macs < _OWN_THRESHOLD or not _State.setter or _State.most == 1:
+        run()
+        return
+    start = time.perf_counter()
+    serial = macs < SERIAL_BELOW or start < _State.contended_until
+    if serial:
+        _State.setter(1)
+        try:
+            run()
+        finally:
+            _State.setter(_State.most)
+    else:
+        run()
+    rate = macs / max(time.perf_counter() - start, 1e-9)
+    if serial:
+        _State.serial_rate = max(_State.serial_rate, rate)
+    elif rate < 0.8 * (_State.serial_rate or _ASSUMED_SERIAL_RATE):
+        _State.contended_until = time.perf_counter() + HOLD_S

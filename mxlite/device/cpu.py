@@ -13,7 +13,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided as _as_strided
 
 from .._core.copy import strided_copy
-from .blas import one_thread_if_small
+from . import blas
 
 __all__ = ["name", "ndarray", "empty", "zeros", "ones", "scalar", "arange", "copyto",
            "cast_into", "strided_copy", "fill_zero", "ascontiguousarray", "broadcast_to",
@@ -104,10 +104,10 @@ def add_at(a, key, values):
 
 
 def matmul(a, b, out):
-    """``out = a @ b`` through the BLAS NumPy links (2-D or batched 3-D); small products
-    on one BLAS thread (see ``mxlite.device.blas``)."""
-    with one_thread_if_small(out.size * a.shape[-1]):
-        np.matmul(a, b, out=out)
+    """``out = a @ b`` through the BLAS NumPy links (2-D or batched 3-D); small products,
+    and every product while the machine looks contended, on one BLAS thread
+    (``mxlite.device.blas``)."""
+    blas.product(lambda: np.matmul(a, b, out=out), out.size * a.shape[-1])
 
 
 def argmax(a):
