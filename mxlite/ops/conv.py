@@ -192,31 +192,44 @@ _TAIL = (
 )
 
 
+def _check_params(op, shapes, attrs, want, layout):
+    """MXNetError unless the weight has shape ``want`` (``layout``: its two leading axes in
+    words) and, without no_bias, the bias has shape (num_filter,)."""
+    data, weight, f = shapes[0], shapes[1], attrs.num_filter
+    if tuple(weight) != want:
+        raise op_error(op, f"weight has shape {weight}, expected ({layout}, *kernel) = {want} "
+                       f"for data {data}")
+    if not attrs.no_bias and tuple(shapes[2]) != (f,):
+        raise op_error(op, f"bias has shape {shapes[2]}, expected ({f},)")
+
+
+def _fill_params(in_shapes, attrs, weight_axes):
+    """Backward shape inference: the weight (``weight_axes(channels)`` + kernel) and bias
+    shapes from data's and the attributes, where unknown."""
+    data = in_shapes[0]
+    filled = list(in_shapes)
+    if data is not None and len(data) >= 2 and attrs.num_group > 0:
+        filled[1] = filled[1] or weight_axes(data[1]) + tuple(attrs.kernel)
+    if len(filled) > 2:
+        filled[2] = filled[2] or (attrs.num_filter,)
+    return filled
+
+
 def _conv_shape(shapes, attrs):
     op = "Convolution"
     _check_arity(op, shapes, attrs)
-    data, weight = shapes[0], shapes[1]
+    data = shapes[0]
     kernel, _, _, _, _, out_sp = conv_geometry(op, data, attrs)
     f = attrs.num_filter
     g = _channels(op, attrs, data[1], f, "input channels data.shape[1]", "num_filter")
-    want = (f, data[1] // g) + tuple(kernel)
-    if tuple(weight) != want:
-        raise op_error(op, f"weight has shape {weight}, expected (num_filter, channels / "
-                       f"num_group, *kernel) = {want} for data {data}")
-    if not attrs.no_bias and tuple(shapes[2]) != (f,):
-        raise op_error(op, f"bias has shape {shapes[2]}, expected ({f},)")
+    _check_params(op, shapes, attrs, (f, data[1] // g) + tuple(kernel),
+                  "num_filter, channels / num_group")
     return [(data[0], f) + out_sp]
 
 
 def _conv_backward_shape(in_shapes, out_shapes, attrs):
-    data = in_shapes[0]
-    filled = list(in_shapes)
-    if data is not None and len(data) >= 2 and attrs.num_group > 0:
-        filled[1] = filled[1] or (attrs.num_filter, data[1] // attrs.num_group) + \
-            tuple(attrs.kernel)
-    if len(filled) > 2:
-        filled[2] = filled[2] or (attrs.num_filter,)
-    return filled
+    return _fill_params(in_shapes, attrs,
+                        lambda c: (attrs.num_filter, c // attrs.num_group))
 
 
 def _conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp, g):
@@ -307,28 +320,18 @@ array([[4., 6., 6., 4.],
 def _deconv_shape(shapes, attrs):
     op = "Deconvolution"
     _check_arity(op, shapes, attrs)
-    data, weight = shapes[0], shapes[1]
+    data = shapes[0]
     kernel, _, _, _, _, _, out_sp = deconv_geometry(op, data, attrs)
     f = attrs.num_filter
     g = _channels(op, attrs, data[1], f, "input channels data.shape[1]", "num_filter")
-    want = (data[1], f // g) + tuple(kernel)
-    if tuple(weight) != want:
-        raise op_error(op, f"weight has shape {weight}, expected (channels, num_filter / "
-                       f"num_group, *kernel) = {want} for data {data}")
-    if not attrs.no_bias and tuple(shapes[2]) != (f,):
-        raise op_error(op, f"bias has shape {shapes[2]}, expected ({f},)")
+    _check_params(op, shapes, attrs, (data[1], f // g) + tuple(kernel),
+                  "channels, num_filter / num_group")
     return [(data[0], f) + out_sp]
 
 
 def _deconv_backward_shape(in_shapes, out_shapes, attrs):
-    data = in_shapes[0]
-    filled = list(in_shapes)
-    if data is not None and len(data) >= 2 and attrs.num_group > 0:
-        filled[1] = filled[1] or (data[1], attrs.num_filter // attrs.num_group) + \
-            tuple(attrs.kernel)
-    if len(filled) > 2:
-        filled[2] = filled[2] or (attrs.num_filter,)
-    return filled
+    return _fill_params(in_shapes, attrs,
+                        lambda c: (c, attrs.num_filter // attrs.num_group))
 
 
 def _deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_sp, g):

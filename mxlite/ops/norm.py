@@ -239,7 +239,9 @@ def _bn_type(dtypes, attrs):
     return [dt] * 6
 
 
-def _bn_backward_shape(in_shapes, out_shapes, attrs):
+def _axis_backward_shape(in_shapes, out_shapes, attrs):
+    """BatchNorm and LayerNorm: data from the input or output, every other input a vector
+    of data's size along ``attrs.axis``."""
     data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
     if data is None or not -len(data) <= attrs.axis < len(data):
         return list(in_shapes)
@@ -332,7 +334,7 @@ register(OpDef(
     gradient=_bn_grad, grad_needs=("outputs",), num_outputs=6, output_names=_BN_OUTPUTS,
     num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
     aux_inputs=("moving_mean", "moving_var"), mutate_inputs=("moving_mean", "moving_var"),
-    backward_shape=_bn_backward_shape,
+    backward_shape=_axis_backward_shape,
     doc="""Batch normalisation over every axis but ``axis`` (the channels).
 
 ``y = (x - mean) / sqrt(var + eps) * gamma + beta`` per channel. In training mode
@@ -390,14 +392,6 @@ def _ln_type(dtypes, attrs):
     return [_float_dtype("LayerNorm", dtypes, ("data", "gamma", "beta"))] * 3
 
 
-def _ln_backward_shape(in_shapes, out_shapes, attrs):
-    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
-    if data is None or not -len(data) <= attrs.axis < len(data):
-        return list(in_shapes)
-    c = (data[attrs.axis],)
-    return [data] + [c if s is None else s for s in in_shapes[1:]]
-
-
 def _ln_compute(rctx, ins, outs, attrs):
     x, gamma, beta = ins
     y, mean, std = outs
@@ -423,7 +417,7 @@ register(OpDef(
     gradient=_ln_grad, grad_needs=("inputs", "outputs"), num_outputs=3,
     output_names=("output", "mean", "std"),
     num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
-    backward_shape=_ln_backward_shape,
+    backward_shape=_axis_backward_shape,
     doc="""Layer normalisation along ``axis``: ``y = (x - mean) / sqrt(var + eps) * gamma + beta``,
 mean and (biased) variance over ``axis``, gamma and beta of shape ``(data.shape[axis],)``.
 

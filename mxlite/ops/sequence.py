@@ -9,7 +9,8 @@ sequence has length T. It never gets a gradient. The kernels move whole rows (an
 import numpy as np
 
 from .._core import sorting as _k
-from ..base import FLOAT_DTYPES, op_error
+from ..base import op_error
+from .backward_utils import float_grad_type
 from .registry import OpDef, Param, register
 from .shape_utils import size_of
 
@@ -181,10 +182,7 @@ def _last_grad_shape(shapes, attrs):
     return [data]
 
 
-def _last_grad_type(dtypes, attrs):
-    if dtypes[0] not in FLOAT_DTYPES:
-        raise op_error("_sequence_last_grad", f"grad must be a float array, got {dtypes[0]}")
-    return [dtypes[0]]
+_last_grad_type = float_grad_type("_sequence_last_grad")
 
 
 def _last_grad_compute(rctx, ins, outs, attrs):

@@ -15,6 +15,7 @@ from .._core import reduce as _kr
 from .._core import sorting as _k
 from ..base import FLOAT_DTYPES, op_error
 from .common import F16, F32, check_num_inputs, compute_dtype, write_back
+from .backward_utils import float_grad_type
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import normalize_axis, size_of
 
@@ -137,10 +138,7 @@ def _take_along_grad_shape(shapes, attrs):
     return [data]
 
 
-def _take_along_grad_type(dtypes, attrs):
-    if dtypes[0] not in FLOAT_DTYPES:
-        raise op_error("_take_along_axis_grad", f"grad must be a float array, got {dtypes[0]}")
-    return [dtypes[0]]
+_take_along_grad_type = float_grad_type("_take_along_axis_grad")
 
 
 def _take_along_grad_compute(rctx, ins, outs, attrs):
