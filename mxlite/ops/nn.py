@@ -86,15 +86,22 @@ def _fc_type(dtypes, attrs):
     return [_float_inputs("FullyConnected", dtypes, _fc_inputs(attrs))]
 
 
+def _in_work_dtype(xp, ins, out):
+    """``(work, ins, target)``: the dtype kernels compute in (float32 for float16), the
+    inputs cast to it, and the array the result goes to: ``out`` itself, or a scratch array
+    of the work dtype that ``write_back`` casts into ``out``."""
+    work = compute_dtype(out.dtype)
+    ins = run_in(work, ins)
+    return work, ins, (out if out.dtype == work else xp.empty(out.shape, work))
+
+
 def _fc_compute(rctx, ins, outs, attrs):
     out = outs[0]
     xp = rctx.xp
-    work = compute_dtype(out.dtype)
-    ins = run_in(work, ins)
+    _, ins, target = _in_work_dtype(xp, ins, out)
     data, weight = ins[0], ins[1]
     h, k = weight.shape
     rows = out.size // h if h else 0
-    target = out if out.dtype == work else xp.empty(out.shape, work)
     t2 = target.reshape(rows, h)
     # y = x W^T: a transposed view of W, which BLAS reads without a copy
     _blocked_matmul(xp, data.reshape(rows, k), weight.T, t2)
@@ -170,9 +177,7 @@ def _act_type(name, input_names):
 
 def _activation_compute(rctx, ins, outs, attrs):
     out = outs[0]
-    work = compute_dtype(out.dtype)
-    (x,) = run_in(work, ins[:1])
-    target = out if out.dtype == work else rctx.xp.empty(out.shape, work)
+    _, (x,), target = _in_work_dtype(rctx.xp, ins[:1], out)
     kind = attrs.act_type
     if kind == "softrelu":
         _act.activation(_act.ACT_IDS["softrelu"], x.reshape(-1), target.reshape(-1))
@@ -279,10 +284,8 @@ def _leaky_type(dtypes, attrs):
 def _leaky_compute(rctx, ins, outs, attrs):
     out = outs[0]
     xp = rctx.xp
-    work = compute_dtype(out.dtype)
-    ins = run_in(work, ins)
+    work, ins, target = _in_work_dtype(xp, ins, out)
     x = ins[0]
-    target = out if out.dtype == work else xp.empty(out.shape, work)
     kind = attrs.act_type
     flat_x, flat_y = x.reshape(-1), target.reshape(-1)
     if kind == "prelu":
@@ -408,9 +411,7 @@ again.
 
 def _rrelu_slope_compute(rctx, ins, outs, attrs):
     out = outs[0]
-    work = compute_dtype(out.dtype)
-    x, y = run_in(work, ins)
-    target = out if out.dtype == work else rctx.xp.empty(out.shape, work)
+    _, (x, y), target = _in_work_dtype(rctx.xp, ins, out)
     _act.rrelu_slope(x.reshape(-1), y.reshape(-1), target.reshape(-1))
     write_back(rctx.xp, target, out)
 
@@ -890,9 +891,7 @@ def _regression_compute_fn(name):
     def compute(rctx, ins, outs, attrs):
         x, out = ins[0], outs[0]
         if sigmoid:
-            work = compute_dtype(out.dtype)
-            (xw,) = run_in(work, [x])
-            target = out if out.dtype == work else rctx.xp.empty(out.shape, work)
+            _, (xw,), target = _in_work_dtype(rctx.xp, [x], out)
             _ew.unary(_ew.UNARY_IDS["sigmoid"], xw, target)
             write_back(rctx.xp, target, out)
         else:
