@@ -13,6 +13,7 @@ import collections
 import contextlib
 import pathlib
 import re
+import os
 import sys
 import zlib
 
@@ -524,3 +525,23 @@ def test_blas_thread_policy_small_and_contended_products_run_on_one_thread():
     finally:
         state.setter = real
         state.serial_rate, state.contended_until = saved
+
+
+def test_malloc_keeps_freed_buffers_unless_the_user_chose():
+    """mxlite.device.memory: on glibc the thresholds are set at import, except when the
+    user chose (MXLITE_MALLOC=system or glibc's own variables): checked in subprocesses."""
+    import platform
+    import subprocess
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    probe = "import mxlite.device.memory as m, mxlite; print(m.configured)"
+
+    def run(**env):
+        full = {k: v for k, v in os.environ.items()
+                if k not in ("MXLITE_MALLOC", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")}
+        full.update(env)
+        return subprocess.run([sys.executable, "-c", probe], env=full, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    assert run() == "True"
+    assert run(MXLITE_MALLOC="system") == "False"
+    assert run(MALLOC_TRIM_THRESHOLD_="1000000") == "False"

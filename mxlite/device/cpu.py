@@ -13,7 +13,9 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided as _as_strided
 
 from .._core.copy import strided_copy
-from . import blas
+from . import blas, memory
+
+memory.configure()
 
 __all__ = ["name", "ndarray", "empty", "zeros", "ones", "scalar", "arange", "copyto",
            "cast_into", "strided_copy", "fill_zero", "ascontiguousarray", "broadcast_to",
