@@ -304,6 +304,14 @@ def test_list_inputs_and_backward_shape():
     assert ins == [(1, 6, 3, 3), (6, 4, 2, 2), (4,)] and outs == [(1, 4, 6, 6)]
 
 
+def _assert_error_names(call, words):
+    """call() raises MXNetError whose message holds every one of ``words``."""
+    with pytest.raises(MXNetError) as info:
+        call()
+    for word in words:
+        assert word in str(info.value)
+
+
 @pytest.mark.parametrize("call,words", [
     (lambda: mx.nd.Convolution(mx.nd.ones((1, 3, 5, 5)), mx.nd.ones((4, 2, 3, 3)),
                                kernel=(3, 3), num_filter=4, no_bias=True),
@@ -341,10 +349,7 @@ def test_list_inputs_and_backward_shape():
      ["Convolution", "float"]),
 ])
 def test_errors_name_op_parameter_and_shapes(call, words):
-    with pytest.raises(MXNetError) as info:
-        call()
-    for word in words:
-        assert word in str(info.value)
+    _assert_error_names(call, words)
 
 
 # ---- Pooling -------------------------------------------------------------------------------
@@ -537,10 +542,7 @@ def test_upsampling_bilinear_is_mxnets_depthwise_deconvolution(scale):
      ["UpSampling", "4-D"]),
 ])
 def test_upsampling_errors(call, words):
-    with pytest.raises(MXNetError) as info:
-        call()
-    for word in words:
-        assert word in str(info.value)
+    _assert_error_names(call, words)
 
 
 def test_max_pooling_ties_go_to_the_first_maximum():
