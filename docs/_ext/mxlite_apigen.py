@@ -23,10 +23,15 @@ OUT_SUBDIR = os.path.join("api", "ops")
 
 # Family pages in reading order (others follow alphabetically).
 FAMILY_ORDER = ["creation", "elemwise", "reduce", "shape", "index", "indexing", "linalg",
-                "random", "debug", "control"]
+                "la", "nn", "conv", "pooling", "norm", "sorting", "sequence",
+                "optimizer_ops", "random", "debug", "control"]
 FAMILY_TITLES = {
     "creation": "Creation", "elemwise": "Element-wise", "reduce": "Reduction",
-    "shape": "Shape", "index": "Index", "indexing": "Indexing", "linalg": "Linear algebra",
+    "shape": "Shape", "index": "Index", "indexing": "Indexing", "linalg": "Matrix products",
+    "la": "Linear algebra (mx.nd.linalg)", "nn": "Dense layers, activations and losses",
+    "conv": "Convolution", "pooling": "Pooling and upsampling",
+    "norm": "Normalization, dropout and embedding", "sorting": "Sorting and scans",
+    "sequence": "Sequence", "optimizer_ops": "Optimizer updates",
     "random": "Random sampling", "debug": "Finite checks and debugging",
     "control": "Graph control",
 }
