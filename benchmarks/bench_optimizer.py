@@ -47,6 +47,22 @@ def best_time(fn, repeat=7, min_s=0.05):
     return min(times)
 
 
+def add_torch(fns, w0, g0, name, make):
+    """fns["torch <name> <mode>"]: one step of ``make([param], mode)``, a torch optimizer in
+    its foreach and fused modes (a mode this build lacks is left out); no torch, none."""
+    if torch is None:
+        return
+    for mode in ("foreach", "fused"):
+        p = torch.nn.Parameter(torch.from_numpy(w0.copy()))
+        p.grad = torch.from_numpy(g0.copy())
+        try:
+            opt = make([p], mode)
+            opt.step()
+        except Exception:                       # noqa: BLE001 (unsupported on this build)
+            continue
+        fns[f"torch {name} {mode}"] = (opt.step, None)
+
+
 def adam_backends(n):
     rng = np.random.default_rng(0)
     w0 = rng.standard_normal(n).astype(np.float32)
@@ -76,19 +92,11 @@ def adam_backends(n):
         np.subtract(nw, tmp, out=nw)
     fns["numpy (in place)"] = (numpy_adam, lambda: nw)
 
-    if torch is not None:
-        for mode in ("foreach", "fused"):
-            p = torch.nn.Parameter(torch.from_numpy(w0.copy()))
-            p.grad = torch.from_numpy(g0.copy())
-            try:
-                # bias correction off is not an option in torch: compare one step's value
-                # only through the check below (first steps differ by the correction)
-                opt = torch.optim.Adam([p], lr=LR, betas=(B1, B2), eps=EPS,
-                                       **{mode: True})
-                opt.step()
-            except Exception:                       # noqa: BLE001 (unsupported on this build)
-                continue
-            fns[f"torch Adam {mode}"] = (opt.step, None)
+    # bias correction off is not an option in torch: compare one step's value only through
+    # the check below (first steps differ by the correction)
+    add_torch(fns, w0, g0, "Adam",
+              lambda params, mode: torch.optim.Adam(params, lr=LR, betas=(B1, B2), eps=EPS,
+                                                    **{mode: True}))
     return fns
 
 
@@ -108,16 +116,9 @@ def sgd_backends(n):
         np.subtract(nmom, tmp, out=nmom)
         np.add(nw, nmom, out=nw)
     fns["numpy (in place)"] = (numpy_sgd, lambda: nw)
-    if torch is not None:
-        for mode in ("foreach", "fused"):
-            p = torch.nn.Parameter(torch.from_numpy(w0.copy()))
-            p.grad = torch.from_numpy(g0.copy())
-            try:
-                opt = torch.optim.SGD([p], lr=LR, momentum=MOM, **{mode: True})
-                opt.step()
-            except Exception:                       # noqa: BLE001
-                continue
-            fns[f"torch SGD {mode}"] = (opt.step, None)
+    add_torch(fns, w0, g0, "SGD",
+              lambda params, mode: torch.optim.SGD(params, lr=LR, momentum=MOM,
+                                                   **{mode: True}))
     return fns
 
 
