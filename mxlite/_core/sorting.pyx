@@ -118,6 +118,27 @@ def topk_positions(x, int axis, idx_t k, bint ascending):
     return pos if pos.flags.c_contiguous else pos.copy()
 
 
+cdef inline idx_t _moves(char* o, const char* s, const int64_t* p, idx_t outer, idx_t n,
+                         idx_t inner, idx_t k, idx_t isz, bint to_pos) noexcept nogil:
+    """The loop of ``_move_along``; called with a constant ``to_pos`` so that each call site
+    compiles to its own loop, without a test per element."""
+    cdef idx_t a, j, i, q, t, far, bad = 0
+    for a in range(outer):
+        for j in range(k):
+            for i in range(inner):
+                t = (a * k + j) * inner + i
+                q = p[t]
+                if q < 0 or q >= n:
+                    bad += 1
+                    continue
+                far = ((a * n + q) * inner + i) * isz
+                if to_pos:
+                    _move(o + far, s + t * isz, isz)
+                else:
+                    _move(o + t * isz, s + far, isz)
+    return bad
+
+
 cdef idx_t _move_along(cnp.ndarray src, cnp.ndarray pos, cnp.ndarray out, idx_t outer,
                        idx_t n, idx_t inner, idx_t k, bint to_pos, str op,
                        str src_name) except -1:
@@ -133,21 +154,12 @@ cdef idx_t _move_along(cnp.ndarray src, cnp.ndarray pos, cnp.ndarray out, idx_t 
     cdef const char* s = <const char*>cnp.PyArray_DATA(src)
     cdef char* o = <char*>cnp.PyArray_DATA(out)
     cdef const int64_t* p = <const int64_t*>cnp.PyArray_DATA(pos)
-    cdef idx_t a, j, i, q, t, far, bad = 0
+    cdef idx_t bad
     with nogil:
-        for a in range(outer):
-            for j in range(k):
-                for i in range(inner):
-                    t = (a * k + j) * inner + i
-                    q = p[t]
-                    if q < 0 or q >= n:
-                        bad += 1
-                        continue
-                    far = ((a * n + q) * inner + i) * isz
-                    if to_pos:
-                        _move(o + far, s + t * isz, isz)
-                    else:
-                        _move(o + t * isz, s + far, isz)
+        if to_pos:
+            bad = _moves(o, s, p, outer, n, inner, k, isz, True)
+        else:
+            bad = _moves(o, s, p, outer, n, inner, k, isz, False)
     return bad
 
 
