@@ -17,7 +17,8 @@ import numpy as np
 
 from .._core import conv as kernels
 from ..base import op_error
-from .common import compute_dtype, run_in, write_back
+from .common import write_back
+from .compute_utils import in_work_dtype
 from .registry import REQUIRED, OpDef, Param, register
 from .shape_utils import size_of
 
@@ -252,13 +253,11 @@ def _conv_compute(rctx, ins, outs, attrs):
     out = outs[0]
     if out.size == 0:
         return
-    work = compute_dtype(out.dtype)
-    ins = run_in(work, ins)
+    xp = rctx.xp
+    _, ins, target = in_work_dtype(xp, ins, out)
     x, w = ins[0], ins[1]
     b = None if attrs.no_bias else ins[2]
     kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry("Convolution", x.shape, attrs)
-    xp = rctx.xp
-    target = out if out.dtype == work else xp.empty(out.shape, work)
     _conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp,
                   attrs.num_group)
     write_back(xp, target, out)
@@ -356,14 +355,12 @@ def _deconv_compute(rctx, ins, outs, attrs):
     out = outs[0]
     if out.size == 0:
         return
-    work = compute_dtype(out.dtype)
-    ins = run_in(work, ins)
+    xp = rctx.xp
+    _, ins, target = in_work_dtype(xp, ins, out)
     y, w = ins[0], ins[1]
     b = None if attrs.no_bias else ins[2]
     kernel, stride, dilate, pad, _, y_sp, out_sp = deconv_geometry("Deconvolution", y.shape,
                                                                    attrs)
-    xp = rctx.xp
-    target = out if out.dtype == work else xp.empty(out.shape, work)
     if y.shape[1] == 0:
         xp.fill_zero(target)
         if b is not None:
@@ -454,12 +451,10 @@ def _wg_compute(rctx, ins, outs, attrs):
     out = outs[0]
     if out.size == 0:
         return
-    work = compute_dtype(out.dtype)
-    x, gy = run_in(work, ins)
+    xp = rctx.xp
+    work, (x, gy), target = in_work_dtype(xp, ins, out)
     kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry(
         "_conv_weight_grad", x.shape, attrs, tuple(gy.shape[2:]))
-    xp = rctx.xp
-    target = out if out.dtype == work else xp.empty(out.shape, work)
     n, c = x.shape[:2]
     f, g = attrs.num_filter, attrs.num_group
     k, l = size_of(kernel), size_of(out_sp)

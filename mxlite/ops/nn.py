@@ -12,7 +12,8 @@ import numpy as np
 from .._core import activation as _act
 from .._core import elemwise as _ew
 from ..base import FLOAT_DTYPES, op_error
-from .common import compute_dtype, run_in, write_back
+from .common import run_in, write_back
+from .compute_utils import in_work_dtype
 from .linalg import _blocked_matmul
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import size_of
@@ -86,19 +87,10 @@ def _fc_type(dtypes, attrs):
     return [_float_inputs("FullyConnected", dtypes, _fc_inputs(attrs))]
 
 
-def _in_work_dtype(xp, ins, out):
-    """``(work, ins, target)``: the dtype kernels compute in (float32 for float16), the
-    inputs cast to it, and the array the result goes to: ``out`` itself, or a scratch array
-    of the work dtype that ``write_back`` casts into ``out``."""
-    work = compute_dtype(out.dtype)
-    ins = run_in(work, ins)
-    return work, ins, (out if out.dtype == work else xp.empty(out.shape, work))
-
-
 def _fc_compute(rctx, ins, outs, attrs):
     out = outs[0]
     xp = rctx.xp
-    _, ins, target = _in_work_dtype(xp, ins, out)
+    _, ins, target = in_work_dtype(xp, ins, out)
     data, weight = ins[0], ins[1]
     h, k = weight.shape
     rows = out.size // h if h else 0
@@ -177,7 +169,7 @@ def _act_type(name, input_names):
 
 def _activation_compute(rctx, ins, outs, attrs):
     out = outs[0]
-    _, (x,), target = _in_work_dtype(rctx.xp, ins[:1], out)
+    _, (x,), target = in_work_dtype(rctx.xp, ins[:1], out)
     kind = attrs.act_type
     if kind == "softrelu":
         _act.activation(_act.ACT_IDS["softrelu"], x.reshape(-1), target.reshape(-1))
@@ -284,7 +276,7 @@ def _leaky_type(dtypes, attrs):
 def _leaky_compute(rctx, ins, outs, attrs):
     out = outs[0]
     xp = rctx.xp
-    work, ins, target = _in_work_dtype(xp, ins, out)
+    work, ins, target = in_work_dtype(xp, ins, out)
     x = ins[0]
     kind = attrs.act_type
     flat_x, flat_y = x.reshape(-1), target.reshape(-1)
@@ -411,7 +403,7 @@ again.
 
 def _rrelu_slope_compute(rctx, ins, outs, attrs):
     out = outs[0]
-    _, (x, y), target = _in_work_dtype(rctx.xp, ins, out)
+    _, (x, y), target = in_work_dtype(rctx.xp, ins, out)
     _act.rrelu_slope(x.reshape(-1), y.reshape(-1), target.reshape(-1))
     write_back(rctx.xp, target, out)
 
@@ -891,7 +883,7 @@ def _regression_compute_fn(name):
     def compute(rctx, ins, outs, attrs):
         x, out = ins[0], outs[0]
         if sigmoid:
-            _, (xw,), target = _in_work_dtype(rctx.xp, [x], out)
+            _, (xw,), target = in_work_dtype(rctx.xp, [x], out)
             _ew.unary(_ew.UNARY_IDS["sigmoid"], xw, target)
             write_back(rctx.xp, target, out)
         else:

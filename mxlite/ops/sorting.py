@@ -15,7 +15,7 @@ from .._core import reduce as _kr
 from .._core import sorting as _k
 from ..base import FLOAT_DTYPES, op_error
 from .common import F16, F32, check_num_inputs, compute_dtype, write_back
-from .backward_utils import float_grad_type
+from .compute_utils import float_grad_type
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import normalize_axis, size_of
 
