@@ -220,18 +220,24 @@ class Optimizer:
             self._index_update_count[idx] += 1
             self.num_update = max(self._index_update_count[idx], self.num_update)
 
+    def _multiplied(self, value, indices, kind):
+        """``value`` times the ``kind`` ("lr" or "wd") multiplier of each weight of
+        ``indices``: its gluon Parameter's, else the one set by index, else by name."""
+        mults, attr = getattr(self, kind + "_mult"), kind + "_mult"
+        values = [value for _ in indices]
+        for i, index in enumerate(indices):
+            if index in self.param_dict:
+                values[i] *= getattr(self.param_dict[index], attr)
+            elif index in mults:
+                values[i] *= mults[index]
+            elif index in self.idx2name:
+                values[i] *= mults.get(self.idx2name[index], 1.0)
+        return values
+
     def _get_lrs(self, indices):
         """Learning rates of the weights ``indices``: the current rate times each multiplier."""
         lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
-        lrs = [lr for _ in indices]
-        for i, index in enumerate(indices):
-            if index in self.param_dict:
-                lrs[i] *= self.param_dict[index].lr_mult
-            elif index in self.lr_mult:
-                lrs[i] *= self.lr_mult[index]
-            elif index in self.idx2name:
-                lrs[i] *= self.lr_mult.get(self.idx2name[index], 1.0)
-        return lrs
+        return self._multiplied(lr, indices, "lr")
 
     def _get_lr(self, index):
         """The learning rate of weight ``index``."""
@@ -239,15 +245,7 @@ class Optimizer:
 
     def _get_wds(self, indices):
         """Weight decays of the weights ``indices``: ``wd`` times each multiplier."""
-        wds = [self.wd for _ in indices]
-        for i, index in enumerate(indices):
-            if index in self.param_dict:
-                wds[i] *= self.param_dict[index].wd_mult
-            elif index in self.wd_mult:
-                wds[i] *= self.wd_mult[index]
-            elif index in self.idx2name:
-                wds[i] *= self.wd_mult.get(self.idx2name[index], 1.0)
-        return wds
+        return self._multiplied(self.wd, indices, "wd")
 
     def _get_wd(self, index):
         """The weight decay of weight ``index``."""
