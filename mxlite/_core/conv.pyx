@@ -129,20 +129,6 @@ cdef void _im2col_item(const real* x, real* col, Geom* g, idx_t item) noexcept n
             j += g.o2
 
 
-cdef void _im2col(const real* x, real* col, Geom* g) noexcept nogil:
-    cdef idx_t item, items = g.C * g.vk * g.N
-    cdef mx_region reg
-    if _parallel(items, items * g.vo):
-        mx_region_begin(&reg)
-        for item in prange(items, schedule="static"):
-            mx_region_mark(&reg)
-            _im2col_item(x, col, g, item)
-        mx_region_end(&reg)
-    else:
-        for item in range(items):
-            _im2col_item(x, col, g, item)
-
-
 cdef void _col2im_item(const real* col, real* x, Geom* g, idx_t item) noexcept nogil:
     """Image plane ``(n, c) = divmod(item, C)``: zeroed, then every column entry that reads
     it is added back (the adjoint of im2col)."""
@@ -176,18 +162,28 @@ cdef void _col2im_item(const real* col, real* x, Geom* g, idx_t item) noexcept n
                 j += g.o2
 
 
-cdef void _col2im(const real* col, real* x, Geom* g) noexcept nogil:
-    cdef idx_t item, items = g.N * g.C
+cdef inline void _cols_item(const real* src, real* dst, Geom* g, idx_t item,
+                            bint adjoint) noexcept nogil:
+    if adjoint:
+        _col2im_item(src, dst, g, item)
+    else:
+        _im2col_item(src, dst, g, item)
+
+
+cdef void _cols(const real* src, real* dst, Geom* g, bint adjoint) noexcept nogil:
+    """im2col (src x, dst col: one item a column row and image) or, with ``adjoint``,
+    col2im (src col, dst x: one item an image plane); the work is N*C*K*L either way."""
+    cdef idx_t item, items = g.N * g.C if adjoint else g.C * g.vk * g.N
     cdef mx_region reg
-    if _parallel(items, items * g.vk * g.vo):
+    if _parallel(items, g.N * g.C * g.vk * g.vo):
         mx_region_begin(&reg)
         for item in prange(items, schedule="static"):
             mx_region_mark(&reg)
-            _col2im_item(col, x, g, item)
+            _cols_item(src, dst, g, item, adjoint)
         mx_region_end(&reg)
     else:
         for item in range(items):
-            _col2im_item(col, x, g, item)
+            _cols_item(src, dst, g, item, adjoint)
 
 
 cdef void _im2col_both(cnp.ndarray x, cnp.ndarray col, tuple geometry, bint adjoint,
@@ -197,17 +193,13 @@ cdef void _im2col_both(cnp.ndarray x, cnp.ndarray col, tuple geometry, bint adjo
     cdef int kind = _same_kind([x, col])
     _check_size(x, g.N * g.C * g.vi, f"{name} {image}")
     _check_size(col, g.C * g.vk * g.N * g.vo, f"{name} columns")
-    cdef void* xd = cnp.PyArray_DATA(x)
-    cdef void* cd = cnp.PyArray_DATA(col)
+    cdef void* src = cnp.PyArray_DATA(col if adjoint else x)
+    cdef void* dst = cnp.PyArray_DATA(x if adjoint else col)
     with nogil:
-        if kind == 0 and adjoint:
-            _col2im(<const float*>cd, <float*>xd, &g)
-        elif kind == 0:
-            _im2col(<const float*>xd, <float*>cd, &g)
-        elif adjoint:
-            _col2im(<const double*>cd, <double*>xd, &g)
+        if kind == 0:
+            _cols(<const float*>src, <float*>dst, &g, adjoint)
         else:
-            _im2col(<const double*>xd, <double*>cd, &g)
+            _cols(<const double*>src, <double*>dst, &g, adjoint)
 
 
 def im2col(cnp.ndarray x, cnp.ndarray col, tuple geometry):
