@@ -249,14 +249,19 @@ def _conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_s
         kernels.fnl_to_nfl(tmp, b, target[s:s + nb], nb, f, l)
 
 
+def _layer_inputs(xp, ins, out, attrs):
+    """Convolution/Deconvolution in the compute dtype: ``(data, weight, bias or None,
+    target)`` (see ``in_work_dtype``)."""
+    _, ins, target = in_work_dtype(xp, ins, out)
+    return ins[0], ins[1], None if attrs.no_bias else ins[2], target
+
+
 def _conv_compute(rctx, ins, outs, attrs):
     out = outs[0]
     if out.size == 0:
         return
     xp = rctx.xp
-    _, ins, target = in_work_dtype(xp, ins, out)
-    x, w = ins[0], ins[1]
-    b = None if attrs.no_bias else ins[2]
+    x, w, b, target = _layer_inputs(xp, ins, out, attrs)
     kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry("Convolution", x.shape, attrs)
     _conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp,
                   attrs.num_group)
@@ -356,9 +361,7 @@ def _deconv_compute(rctx, ins, outs, attrs):
     if out.size == 0:
         return
     xp = rctx.xp
-    _, ins, target = in_work_dtype(xp, ins, out)
-    y, w = ins[0], ins[1]
-    b = None if attrs.no_bias else ins[2]
+    y, w, b, target = _layer_inputs(xp, ins, out, attrs)
     kernel, stride, dilate, pad, _, y_sp, out_sp = deconv_geometry("Deconvolution", y.shape,
                                                                    attrs)
     if y.shape[1] == 0:

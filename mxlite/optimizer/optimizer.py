@@ -181,12 +181,7 @@ class Optimizer:
     def set_lr_mult(self, args_lr_mult):
         """Set per-weight learning-rate multipliers: ``{index or name: multiplier}``
         (names through ``param_idx2name``; a symbol's ``__lr_mult__`` attributes first)."""
-        self.lr_mult = {}
-        if self.sym_info:
-            attr, arg_names = self.sym_info
-            for name in arg_names:
-                if name in attr and "__lr_mult__" in attr[name]:
-                    self.lr_mult[name] = float(attr[name]["__lr_mult__"])
+        self.lr_mult = self._sym_mults("__lr_mult__")
         self.lr_mult.update(args_lr_mult)
 
     def set_wd_mult(self, args_wd_mult):
@@ -197,12 +192,17 @@ class Optimizer:
         for n in self.idx2name.values():
             if not (n.endswith("_weight") or n.endswith("_gamma")):
                 self.wd_mult[n] = 0.0
-        if self.sym_info:
-            attr, arg_names = self.sym_info
-            for name in arg_names:
-                if name in attr and "__wd_mult__" in attr[name]:
-                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
+        self.wd_mult.update(self._sym_mults("__wd_mult__"))
         self.wd_mult.update(args_wd_mult)
+
+    def _sym_mults(self, key):
+        """``{name: multiplier}`` from the symbol's ``key`` attributes (``__lr_mult__``,
+        ``__wd_mult__``); empty without a symbol."""
+        if not self.sym_info:
+            return {}
+        attr, arg_names = self.sym_info
+        return {name: float(attr[name][key]) for name in arg_names
+                if name in attr and key in attr[name]}
 
     def _set_current_context(self, device_id):
         """Keep separate update counts per device (MXNet's kvstore updater)."""
