@@ -187,12 +187,12 @@ cdef void _cols(const real* src, real* dst, Geom* g, bint adjoint) noexcept nogi
 
 
 cdef void _im2col_both(cnp.ndarray x, cnp.ndarray col, tuple geometry, bint adjoint,
-                       str name, str image) except *:
+                       str x_what, str col_what) except *:
     """im2col (x to col) or, with ``adjoint``, col2im (col to x), after the checks."""
     cdef Geom g = _geom(geometry)
     cdef int kind = _same_kind([x, col])
-    _check_size(x, g.N * g.C * g.vi, f"{name} {image}")
-    _check_size(col, g.C * g.vk * g.N * g.vo, f"{name} columns")
+    _check_size(x, g.N * g.C * g.vi, x_what)
+    _check_size(col, g.C * g.vk * g.N * g.vo, col_what)
     cdef void* src = cnp.PyArray_DATA(col if adjoint else x)
     cdef void* dst = cnp.PyArray_DATA(x if adjoint else col)
     with nogil:
@@ -205,13 +205,13 @@ cdef void _im2col_both(cnp.ndarray x, cnp.ndarray col, tuple geometry, bint adjo
 def im2col(cnp.ndarray x, cnp.ndarray col, tuple geometry):
     """``col[(c*K + k), n*L + l]`` = the input element under kernel tap ``k`` of output
     position ``l`` (0 in the padding). ``x`` is ``(N, C, *in)``; ``col`` ``(C*K, N*L)``."""
-    _im2col_both(x, col, geometry, False, "im2col", "input")
+    _im2col_both(x, col, geometry, False, "im2col input", "im2col columns")
 
 
 def col2im(cnp.ndarray col, cnp.ndarray x, tuple geometry):
     """The adjoint of ``im2col``: ``x`` (overwritten) is the sum of the column entries that
     read each input element."""
-    _im2col_both(x, col, geometry, True, "col2im", "output")
+    _im2col_both(x, col, geometry, True, "col2im output", "col2im columns")
 
 
 # ---- layout moves: (N, F, L) <-> (F, N*L), with an optional bias --------------------------------
@@ -255,37 +255,33 @@ cdef void _relayout(const real* src, const real* bias, real* dst, idx_t N, idx_t
             _relayout_row(src, bias, dst, N, F, L, to_nfl, item)
 
 
-def fnl_to_nfl(cnp.ndarray src, object bias, cnp.ndarray dst, idx_t N, idx_t F, idx_t L):
-    """``dst[n, f, l] = src[f, n, l] (+ bias[f])``: GEMM rows back to the NC... layout."""
-    cdef int kind = _same_kind([src, dst] + ([] if bias is None else [bias]))
-    _check_size(src, N * F * L, "fnl_to_nfl source")
-    _check_size(dst, N * F * L, "fnl_to_nfl target")
+cdef void _relayout_checked(cnp.ndarray src, object bias, cnp.ndarray dst, idx_t N, idx_t F,
+                            idx_t L, bint to_nfl, str src_what, str dst_what) except *:
+    cdef int kind = _same_kind([src, dst] if bias is None else [src, dst, bias])
+    _check_size(src, N * F * L, src_what)
+    _check_size(dst, N * F * L, dst_what)
     if bias is not None:
         _check_size(bias, F, "bias")
+    cdef void* s = cnp.PyArray_DATA(src)
     cdef void* b = NULL if bias is None else cnp.PyArray_DATA(bias)
-    if kind == 0:
-        with nogil:
-            _relayout(<const float*>cnp.PyArray_DATA(src), <const float*>b,
-                      <float*>cnp.PyArray_DATA(dst), N, F, L, True)
-    else:
-        with nogil:
-            _relayout(<const double*>cnp.PyArray_DATA(src), <const double*>b,
-                      <double*>cnp.PyArray_DATA(dst), N, F, L, True)
+    cdef void* d = cnp.PyArray_DATA(dst)
+    with nogil:
+        if kind == 0:
+            _relayout(<const float*>s, <const float*>b, <float*>d, N, F, L, to_nfl)
+        else:
+            _relayout(<const double*>s, <const double*>b, <double*>d, N, F, L, to_nfl)
+
+
+def fnl_to_nfl(cnp.ndarray src, object bias, cnp.ndarray dst, idx_t N, idx_t F, idx_t L):
+    """``dst[n, f, l] = src[f, n, l] (+ bias[f])``: GEMM rows back to the NC... layout."""
+    _relayout_checked(src, bias, dst, N, F, L, True, "fnl_to_nfl source",
+                      "fnl_to_nfl target")
 
 
 def nfl_to_fnl(cnp.ndarray src, cnp.ndarray dst, idx_t N, idx_t F, idx_t L):
     """``dst[f, n, l] = src[n, f, l]``: the layout a GEMM over the whole batch reads."""
-    cdef int kind = _same_kind([src, dst])
-    _check_size(src, N * F * L, "nfl_to_fnl source")
-    _check_size(dst, N * F * L, "nfl_to_fnl target")
-    if kind == 0:
-        with nogil:
-            _relayout(<const float*>cnp.PyArray_DATA(src), <const float*>NULL,
-                      <float*>cnp.PyArray_DATA(dst), N, F, L, False)
-    else:
-        with nogil:
-            _relayout(<const double*>cnp.PyArray_DATA(src), <const double*>NULL,
-                      <double*>cnp.PyArray_DATA(dst), N, F, L, False)
+    _relayout_checked(src, None, dst, N, F, L, False, "nfl_to_fnl source",
+                      "nfl_to_fnl target")
 
 
 cdef void _add_into(real* dst, const real* src, idx_t n) noexcept nogil:

@@ -146,11 +146,14 @@ cdef idx_t _move_along(cnp.ndarray src, cnp.ndarray pos, cnp.ndarray out, idx_t 
     out[o, pos[o, j, i], i] = src[o, j, i]); checks the arrays first, skips the positions
     outside [0, n) and returns their count."""
     cdef idx_t isz = _bytes(src, src_name)
-    _check(out.dtype == src.dtype and _bytes(out, "out") == isz, f"{op}: dtype mismatch")
-    _check(pos.dtype == _I64 and cnp.PyArray_IS_C_CONTIGUOUS(pos), f"{op}: pos must be int64")
+    if not (out.dtype == src.dtype and _bytes(out, "out") == isz):
+        raise ValueError(f"{op}: dtype mismatch")
+    if not (pos.dtype == _I64 and cnp.PyArray_IS_C_CONTIGUOUS(pos)):
+        raise ValueError(f"{op}: pos must be int64")
     big, small = (out, src) if to_pos else (src, out)      # (outer, n, inner), (outer, k, inner)
-    _check(big.size == outer * n * inner and pos.size == outer * k * inner
-           and small.size == pos.size, f"{op}: size mismatch")
+    if not (big.size == outer * n * inner and pos.size == outer * k * inner
+            and small.size == pos.size):
+        raise ValueError(f"{op}: size mismatch")
     cdef const char* s = <const char*>cnp.PyArray_DATA(src)
     cdef char* o = <char*>cnp.PyArray_DATA(out)
     cdef const int64_t* p = <const int64_t*>cnp.PyArray_DATA(pos)
