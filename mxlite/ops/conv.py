@@ -268,6 +268,18 @@ def _conv_compute(rctx, ins, outs, attrs):
     write_back(xp, target, out)
 
 
+def _param_grads(F, node, grads, image, conv_ograd, head, num_filter, geo):
+    """``grads`` with the weight's and bias's gradients where wanted: dW =
+    _conv_weight_grad(image, conv_ograd) (Convolution: (x, gy); Deconvolution: (gx, y)),
+    db = the sum of ``head`` (the layer's output gradient) over batch and space."""
+    if node.wants[1]:
+        grads[1] = F._internal._conv_weight_grad(image, conv_ograd, num_filter=num_filter,
+                                                 **geo)
+    if len(node.inputs) > 2 and node.wants[2]:
+        grads[2] = F.sum(head, axis=_axes_sum(len(geo["kernel"])))
+    return grads
+
+
 def _conv_grad(F, node, ograds):
     """y = conv(x, W) + b:  dx = Deconvolution(gy, W) (adj = the rows the last window left
     out), dW = _conv_weight_grad(x, gy), db = sum of gy over batch and space."""
@@ -282,11 +294,7 @@ def _conv_grad(F, node, ograds):
         adj = tuple((in_sp[i] + 2 * pad[i] - dilate[i] * (kernel[i] - 1) - 1) % stride[i]
                     for i in range(len(kernel)))
         grads[0] = F.Deconvolution(gy, w, adj=adj, num_filter=x_shape[1], no_bias=True, **geo)
-    if node.wants[1]:
-        grads[1] = F._internal._conv_weight_grad(x, gy, num_filter=a.num_filter, **geo)
-    if len(node.inputs) > 2 and node.wants[2]:
-        grads[2] = F.sum(gy, axis=_axes_sum(len(kernel)))
-    return grads
+    return _param_grads(F, node, grads, x, gy, gy, a.num_filter, geo)
 
 
 register(OpDef(
@@ -390,11 +398,7 @@ def _deconv_grad(F, node, ograds):
         full = tuple((out_sp[i] + 2 * pad[i] - dilate[i] * (kernel[i] - 1) - 1) // stride[i] + 1
                      for i in range(len(kernel)))
         grads[0] = dy if full == y_sp else _slice_to(F, dy, tuple(y_shape))
-    if node.wants[1]:
-        grads[1] = F._internal._conv_weight_grad(gx, y, num_filter=y_shape[1], **geo)
-    if len(node.inputs) > 2 and node.wants[2]:
-        grads[2] = F.sum(gx, axis=_axes_sum(len(kernel)))
-    return grads
+    return _param_grads(F, node, grads, gx, y, gx, y_shape[1], geo)
 
 
 register(OpDef(
