@@ -33,3 +33,6 @@ _install_namespaces()
 _install_fluent_methods()
 globals().update(BINARY_FUNCTIONS)      # nd.add, nd.maximum, ... (scalar or array operands)
 __all__ += sorted(BINARY_FUNCTIONS)
+
+from .io import load, load_frombuffer, save  # noqa: E402  (MXNet's binary NDArray format)
+__all__ += ["save", "load", "load_frombuffer"]

@@ -1,0 +1,243 @@
+"""``mx.nd.save`` / ``mx.nd.load``: MXNet 1.x's binary NDArray-list format (``.params`` files).
+
+The layout (MXNet's ``src/ndarray/ndarray.cc``, ``NDArray::Save``/``Load``), all integers
+little-endian::
+
+    uint64 0x112 (kMXAPINDArrayListMagic), uint64 0 (reserved)
+    uint64 n, then n arrays:
+        uint32 magic     0xF993fac9 (V2) | 0xF993faca (V3, NumPy shape semantics)
+                         | 0xF993fac8 (V1) | anything else: a legacy file, the magic is ndim
+        int32  stype     0 dense (1 row_sparse, 2 csr: not supported here)        [V2, V3]
+        int32  ndim, int64 dims[ndim]        (legacy: uint32 dims[ndim], ndim = the magic)
+        int32  dev_type (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared), int32 dev_id
+        int32  type_flag (0 float32, 1 float64, 2 float16, 3 uint8, 4 int32, 5 int8,
+                          6 int64, 7 bool)
+        the elements, C order, little-endian
+    uint64 k, then k keys: uint64 length, bytes (k is 0 for a list, n for a dict)
+
+``save`` writes what MXNet 1.9.1 writes: V2 records, except that a file holding a 0-d or
+zero-size array is written with V3 records throughout (MXNet's legacy V2 reads ndim 0 as
+"no array" and a 0 dimension as "unknown", so MXNet itself cannot re-load such V2 records;
+it loads the V3 file under ``mx.util.np_shape(True)``). ``load`` reads V1, V2, V3 and legacy
+records; a V2 record with ndim 0 followed by data, which MXNet 1.9.1 writes for a 0-d
+array but cannot load back, loads here as the 0-d array it holds.
+
+Every length, count and shape in a file is checked against the bytes that remain before
+anything is allocated, so a truncated or corrupt file raises MXNetError naming the file
+and the problem rather than crashing or allocating a huge buffer.
+"""
+import os
+import struct
+
+import numpy as np
+
+from ..base import MXNetError
+from ..context import Context, num_gpus
+from ..device import namespace_for
+from .ndarray import NDArray
+
+__all__ = ["save", "load", "load_frombuffer"]
+
+LIST_MAGIC = 0x112
+V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
+
+# mshadow type flags <-> dtypes mxlite holds
+_FLAG_TO_DTYPE = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
+                  6: "int64", 7: "bool"}
+_DTYPE_TO_FLAG = {np.dtype(v): k for k, v in _FLAG_TO_DTYPE.items()}
+_UNSUPPORTED_FLAGS = {8: "int16", 9: "uint16", 10: "uint32", 11: "uint64", 12: "bfloat16"}
+_STYPES = {1: "row_sparse", 2: "csr"}
+
+# MXNet's DeviceType numbers
+_DEV_TYPE = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
+
+
+# ---- save -----------------------------------------------------------------------------------
+def _records(data):
+    """``(arrays, keys)`` from what ``save`` accepts, or MXNetError."""
+    if isinstance(data, NDArray):
+        return [data], []
+    if isinstance(data, dict):
+        keys, arrays = [], []
+        for k, v in data.items():
+            if not isinstance(k, str):
+                raise MXNetError(f"save: dict keys must be str, got {k!r} of type "
+                                 f"{type(k).__name__}")
+            if not isinstance(v, NDArray):
+                raise MXNetError(f"save: value for key {k!r} must be an NDArray, got "
+                                 f"{type(v).__name__}")
+            keys.append(k)
+            arrays.append(v)
+        return arrays, keys
+    if isinstance(data, (list, tuple)):
+        for i, v in enumerate(data):
+            if not isinstance(v, NDArray):
+                raise MXNetError(f"save: item {i} must be an NDArray, got {type(v).__name__}")
+        return list(data), []
+    raise MXNetError("save: data needs to either be an NDArray, a dict of str->NDArray or a "
+                     f"list of NDArrays, got {type(data).__name__}")
+
+
+def _encode(arrays, keys):
+    """The file's bytes as a list of chunks."""
+    np_shape = any(a.ndim == 0 or a.size == 0 for a in arrays)
+    magic = V3_MAGIC if np_shape else V2_MAGIC
+    out = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
+    for a in arrays:
+        host = np.ascontiguousarray(a.asnumpy())
+        dt = host.dtype
+        ctx = a.context
+        out.append(struct.pack(f"<Iii{a.ndim}q", magic, 0, a.ndim, *a.shape))
+        out.append(struct.pack("<iii", _DEV_TYPE.get(ctx.device_type, 1), ctx.device_id,
+                               _DTYPE_TO_FLAG[dt]))
+        out.append(host.astype(dt.newbyteorder("<"), copy=False).tobytes())
+    out.append(struct.pack("<Q", len(keys)))
+    for k in keys:
+        b = k.encode("utf-8")
+        out.append(struct.pack("<Q", len(b)))
+        out.append(b)
+    return out
+
+
+def save(fname, data):
+    """Save ``data`` (an NDArray, a list of NDArrays or a dict str->NDArray) to ``fname``
+    in MXNet 1.x's binary format; ``mx.nd.load`` (mxlite's or MXNet's) reads it back.
+
+    Keys of a dict keep their order. MXNet's ``save_checkpoint`` ``.params`` files are such
+    dicts, keyed ``arg:<name>`` and ``aux:<name>``.
+    """
+    arrays, keys = _records(data)
+    chunks = _encode(arrays, keys)
+    with open(fname, "wb") as f:
+        for c in chunks:
+            f.write(c)
+
+
+# ---- load -----------------------------------------------------------------------------------
+class _Reader:
+    """Bounds-checked little-endian reads from ``buf``; errors name ``source``."""
+
+    __slots__ = ("buf", "pos", "source")
+
+    def __init__(self, buf, source):
+        self.buf, self.pos, self.source = memoryview(buf).cast("B"), 0, source
+
+    def fail(self, what):
+        return MXNetError(f"load: {self.source} is not a valid NDArray file: {what} "
+                          f"(at byte {self.pos} of {len(self.buf)})")
+
+    @property
+    def remaining(self):
+        return len(self.buf) - self.pos
+
+    def take(self, n, what):
+        if n < 0 or n > self.remaining:
+            raise self.fail(f"truncated: {what} needs {n} bytes, {self.remaining} remain")
+        start = self.pos
+        self.pos += n
+        return start
+
+    def unpack(self, fmt, what):
+        size = struct.calcsize(fmt)
+        start = self.take(size, what)
+        return struct.unpack_from(fmt, self.buf, start)
+
+    def count(self, what, min_item_bytes):
+        """A uint64 element count, checked against what the remaining bytes can hold."""
+        (n,) = self.unpack("<Q", what)
+        if n * min_item_bytes > self.remaining:
+            raise self.fail(f"{what} {n} exceeds what the remaining {self.remaining} bytes "
+                            "can hold")
+        return n
+
+
+def _read_shape(r, magic):
+    if magic in (V1_MAGIC, V2_MAGIC, V3_MAGIC):
+        (ndim,) = r.unpack("<i", "ndim")
+        if ndim == -1 and magic == V3_MAGIC:
+            raise r.fail("an array of unknown shape (ndim -1, a 'none' NDArray)")
+        if ndim < 0 or ndim * 8 > r.remaining:
+            raise r.fail(f"bad ndim {ndim}")
+        return r.unpack(f"<{ndim}q", "shape")
+    ndim = magic                                   # legacy record: the magic is ndim
+    if ndim * 4 > r.remaining:
+        raise r.fail(f"bad array magic or legacy ndim 0x{magic:08x}")
+    return r.unpack(f"<{ndim}I", "shape")
+
+
+def _read_array(r):
+    (magic,) = r.unpack("<I", "array magic")
+    if magic in (V2_MAGIC, V3_MAGIC):
+        (stype,) = r.unpack("<i", "storage type")
+        if stype in _STYPES:
+            raise r.fail(f"{_STYPES[stype]} (sparse) storage is not supported by mxlite; "
+                         "save the array dense (tostype('default')) in MXNet")
+        if stype != 0:
+            raise r.fail(f"unknown storage type {stype}")
+    shape = _read_shape(r, magic)
+    if any(d < 0 for d in shape):
+        raise r.fail(f"an array of unknown shape {shape} (a 'none' NDArray)")
+    if not shape and magic not in (V2_MAGIC, V3_MAGIC):
+        # V1/legacy: ndim 0 is MXNet's "no array" record (nothing follows it)
+        raise r.fail("an empty ('none') NDArray record; mxlite has no such array")
+    dev_type, dev_id, flag = r.unpack("<iii", "context and type flag")
+    if flag not in _FLAG_TO_DTYPE:
+        name = _UNSUPPORTED_FLAGS.get(flag)
+        raise r.fail(f"dtype {name} is not supported by mxlite" if name
+                     else f"unknown type flag {flag}")
+    dt = np.dtype(_FLAG_TO_DTYPE[flag])
+    size = 1
+    for d in shape:
+        size *= d
+    start = r.take(size * dt.itemsize, f"the data of a {dt.name} array of shape {shape}")
+    host = np.frombuffer(r.buf, dtype=dt.newbyteorder("<"), count=size, offset=start)
+    host = host.astype(dt, copy=True).reshape(shape)   # native byte order, own buffer
+    ctx = Context("gpu", dev_id) if dev_type == 2 and 0 <= dev_id < num_gpus() else Context("cpu", 0)
+    return NDArray._wrap(namespace_for(ctx).from_host(host), ctx)
+
+
+def _decode(buf, source):
+    r = _Reader(buf, source)
+    header, _reserved = r.unpack("<QQ", "header")
+    if header != LIST_MAGIC:
+        raise r.fail(f"wrong magic 0x{header:x} (expected 0x{LIST_MAGIC:x})")
+    n = r.count("array count", 12)
+    arrays = [_read_array(r) for _ in range(n)]
+    k = r.count("key count", 8)
+    keys = []
+    for _ in range(k):
+        length = r.count("key length", 1)
+        start = r.take(length, "key")
+        try:
+            keys.append(bytes(r.buf[start:start + length]).decode("utf-8"))
+        except UnicodeDecodeError:
+            raise r.fail("a key is not valid UTF-8") from None
+    if k == 0:
+        return arrays
+    if k != n:
+        raise r.fail(f"{k} keys for {n} arrays")
+    return dict(zip(keys, arrays))
+
+
+def load(fname):
+    """Load a file written by ``mx.nd.save`` (mxlite's or MXNet's, e.g. a ``.params`` file).
+
+    Returns a list of NDArrays, or a dict str->NDArray when the file was saved from a dict.
+    Arrays load onto the CPU (onto the saved GPU when it is visible). A truncated, corrupt
+    or non-NDArray file raises MXNetError naming the file and what is wrong.
+    """
+    if not isinstance(fname, (str, bytes, os.PathLike)):
+        raise MXNetError(f"load: fname must be a path, got {type(fname).__name__}")
+    try:
+        with open(fname, "rb") as f:
+            buf = f.read()
+    except OSError as e:
+        raise MXNetError(f"load: cannot read {os.fsdecode(fname)!r}: {e.strerror}") from None
+    return _decode(buf, repr(os.fsdecode(fname)))
+
+
+def load_frombuffer(buf):
+    """``load`` from the bytes of such a file (MXNet's ``mx.nd.load_frombuffer``)."""
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise MXNetError(f"load_frombuffer: buf must be bytes, got {type(buf).__name__}")
+    return _decode(buf, "the buffer")

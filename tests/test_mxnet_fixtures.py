@@ -1,0 +1,105 @@
+"""Files written by the reference MXNet 1.9.1 (tests/fixtures, made by make_mxnet_fixtures.py).
+
+mxlite must load them bit-exact, write the same bytes back (so MXNet loads mxlite's files),
+and compute MXNet's outputs from MXNet's checkpoints.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+
+
+def fixture(name):
+    return os.path.join(FIXTURES, name)
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+# The values make_mxnet_fixtures.py gave MXNet, restated here.
+EXPECTED_DTYPES = {
+    "float32": np.array([[1.5, -2.25, 3e38], [0.0, -0.0, 1e-38]], dtype="float32"),
+    "float64": np.array([np.pi, -1e300, 5e-324], dtype="float64"),
+    "float16": np.array([[1.0, -65504.0], [0.00006103515625, 0.5]], dtype="float16"),
+    "uint8": np.array([0, 1, 127, 255], dtype="uint8"),
+    "int8": np.array([[-128, 127, 0]], dtype="int8"),
+    "int32": np.array([-2 ** 31, 2 ** 31 - 1, 7], dtype="int32"),
+    "int64": np.array([-2 ** 62, 2 ** 62 + 3, -1], dtype="int64"),
+    "bool": np.array([[True, False, True]]),
+    "3d": np.arange(24, dtype="float32").reshape(2, 3, 4),
+}
+
+
+def test_dtypes_file_loads_bit_exact():
+    back = mx.nd.load(fixture("dtypes.params"))
+    assert list(back) == list(EXPECTED_DTYPES)
+    for k, v in EXPECTED_DTYPES.items():
+        assert same(back[k].asnumpy(), v), k
+
+
+def test_list_file_loads_as_list():
+    back = mx.nd.load(fixture("list.params"))
+    assert isinstance(back, list) and len(back) == 2
+    assert same(back[0].asnumpy(), EXPECTED_DTYPES["int32"])
+    assert same(back[1].asnumpy(), EXPECTED_DTYPES["float16"])
+
+
+def test_np_shape_file_loads_zero_d_and_empty():
+    z, e, v = mx.nd.load(fixture("npshape.params"))
+    assert same(z.asnumpy(), np.array(2.5, dtype="float32"))
+    assert same(e.asnumpy(), np.zeros((0, 3), dtype="int32"))
+    assert same(v.asnumpy(), np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("name", ["dtypes.params", "list.params", "npshape.params",
+                                  "mlp-0000.params", "convnet-0000.params", "mlp-io.params",
+                                  "convnet-io.params"])
+def test_resave_writes_mxnets_bytes(tmp_path, name):
+    """Saving what was loaded reproduces MXNet's file byte for byte, so MXNet reads ours."""
+    out = str(tmp_path / name)
+    mx.nd.save(out, mx.nd.load(fixture(name)))
+    with open(fixture(name), "rb") as f, open(out, "rb") as g:
+        assert f.read() == g.read()
+
+
+def test_checkpoint_param_names_and_shapes():
+    mlp = mx.nd.load(fixture("mlp-0000.params"))
+    assert {k: v.shape for k, v in mlp.items()} == {
+        "arg:fc1_weight": (6, 5), "arg:fc1_bias": (6,), "arg:fc2_weight": (3, 6),
+        "arg:fc2_bias": (3,)}
+    conv = mx.nd.load(fixture("convnet-0000.params"))
+    assert {k: v.shape for k, v in conv.items()} == {
+        "arg:conv1_weight": (3, 2, 3, 3), "arg:conv1_bias": (3,), "arg:bn1_gamma": (3,),
+        "arg:bn1_beta": (3,), "arg:fc_weight": (4, 12), "arg:fc_bias": (4,),
+        "aux:bn1_moving_mean": (3,), "aux:bn1_moving_var": (3,)}
+    assert all(v.dtype == np.float32 for v in list(mlp.values()) + list(conv.values()))
+
+
+def test_mlp_imperative_forward_matches_mxnet():
+    p = mx.nd.load(fixture("mlp-0000.params"))
+    io = mx.nd.load(fixture("mlp-io.params"))
+    h = mx.nd.FullyConnected(io["data"], p["arg:fc1_weight"], p["arg:fc1_bias"], num_hidden=6)
+    h = mx.nd.Activation(h, act_type="relu")
+    h = mx.nd.FullyConnected(h, p["arg:fc2_weight"], p["arg:fc2_bias"], num_hidden=3)
+    out = mx.nd.SoftmaxOutput(h, mx.nd.zeros((2,)))
+    np.testing.assert_allclose(out.asnumpy(), io["output"].asnumpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_convnet_imperative_forward_matches_mxnet():
+    p = mx.nd.load(fixture("convnet-0000.params"))
+    io = mx.nd.load(fixture("convnet-io.params"))
+    h = mx.nd.Convolution(io["data"], p["arg:conv1_weight"], p["arg:conv1_bias"],
+                          kernel=(3, 3), pad=(1, 1), num_filter=3)
+    h = mx.nd.BatchNorm(h, p["arg:bn1_gamma"], p["arg:bn1_beta"], p["aux:bn1_moving_mean"],
+                        p["aux:bn1_moving_var"], fix_gamma=False)
+    h = mx.nd.Activation(h, act_type="tanh")
+    h = mx.nd.Pooling(h, kernel=(2, 2), stride=(2, 2), pool_type="max")
+    h = mx.nd.FullyConnected(mx.nd.Flatten(h), p["arg:fc_weight"], p["arg:fc_bias"], num_hidden=4)
+    out = mx.nd.SoftmaxOutput(h, mx.nd.zeros((2,)))
+    np.testing.assert_allclose(out.asnumpy(), io["output"].asnumpy(), rtol=1e-5, atol=1e-7)
