@@ -1,16 +1,18 @@
 """mxlite: a small, fast, MXNet-compatible NDArray framework.
 
 ``import mxlite as mx`` then use ``mx.nd``, ``mx.autograd``, ``mx.random``, ``mx.init``,
-``mx.contrib`` and ``mx.cpu()`` as with MXNet 1.x.
+``mx.contrib``, ``mx.sym`` and ``mx.cpu()`` as with MXNet 1.x.
 """
 from . import autograd, base, context, contrib, initializer, ndarray, operator, random
-from . import lr_scheduler, optimizer
+from . import lr_scheduler, optimizer, symbol
+from . import model
 from .base import MXNetError
 from .context import Context, cpu, current_context, gpu, num_gpus
 
 nd = ndarray
+sym = symbol
 init = initializer
 
 __version__ = "0.1.0"
-__all__ = ["nd", "ndarray", "autograd", "random", "init", "initializer", "contrib",
-           "operator", "optimizer", "lr_scheduler", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]
+__all__ = ["nd", "ndarray", "sym", "symbol", "autograd", "random", "init", "initializer", "contrib",
+           "operator", "optimizer", "lr_scheduler", "model", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]

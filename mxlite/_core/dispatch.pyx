@@ -597,14 +597,12 @@ cdef class OpFunction:
             setattr(self, name, getattr(bind, name))
 
     def __call__(self, *args, **kwargs):
-        if self.direct and len(args) == self.n_inputs:
+        if self.direct and len(args) == self.n_inputs and self.invoke is _invoke_nd:
             out = kwargs.pop("out", None) if kwargs else None
             if kwargs and "name" in kwargs:
                 del kwargs["name"]
-            if self.invoke is _invoke_nd:
-                return invoke(self.op, list(args), kwargs, out)
-            return self.invoke(self.op, list(args), kwargs, out)
-        return self.bind(*args, **kwargs)
+            return invoke(self.op, list(args), kwargs, out)
+        return self.bind(*args, **kwargs)     # other strategies: ``name``/``attr`` reach them
 
     def __get__(self, instance, owner):
         """As a method (``x.sum(axis=1)``): the array is the first input."""

@@ -71,12 +71,18 @@ def _bind_inputs(op, given, kwargs):
     return [given.get(n) for n in names]
 
 
-def make_function(op, invoke, public_name=None):
+def make_function(op, invoke, public_name=None, registered_name=None):
     """Build the front-end function for ``op`` whose calls go to ``invoke(op, inputs, kwargs, out)``.
 
     An input the caller leaves out reaches ``invoke`` as None: the strategy decides (``nd``
     raises MXNetError, a symbolic one creates a variable). A variadic op's count parameter
     (``num_args``) is filled from the inputs given, or checked against them.
+
+    A strategy with a true ``named`` attribute (``mx.sym``'s) is called as
+    ``invoke(op, inputs, kwargs, out, name=, attr=, hint=)``: the call's ``name`` and
+    ``attr`` keywords and the name the function is registered under (``registered_name``,
+    MXNet's naming hint: ``FullyConnected`` names nodes ``fullyconnected0``, ...). Other
+    strategies never see them (``name`` is dropped, as MXNet's ``nd`` ignores it).
     """
     n_inputs = len(op.inputs)
     input_names = op.inputs
@@ -85,15 +91,24 @@ def make_function(op, invoke, public_name=None):
     counted = op.key_var_num_args is not None
     dynamic = op._list_inputs is not None       # inputs depend on the parameters
     op_name = op.name
+    named = getattr(invoke, "named", False)
+    hint = (registered_name or op.name).lower()
+    takes_attr = named and "attr" not in param_names
 
     def function(*args, out=None, name=None, **kwargs):
+        call = invoke
+        if named:
+            attr = kwargs.pop("attr", None) if takes_attr else None
+
+            def call(op, inputs, kwargs, out):
+                return invoke(op, inputs, kwargs, out, name=name, attr=attr, hint=hint)
         if variadic:
             inputs = list(args)
             if not inputs and input_names and input_names[0] in kwargs:
                 inputs = list(kwargs.pop(input_names[0]))
             if counted:
                 _count_inputs(op, inputs, kwargs)
-            return invoke(op, inputs, kwargs, out)
+            return call(op, inputs, kwargs, out)
         if len(args) > n_inputs + len(param_names):
             raise op_error(op_name, f"takes at most {n_inputs + len(param_names)} positional "
                            f"arguments, got {len(args)}")
@@ -102,12 +117,12 @@ def make_function(op, invoke, public_name=None):
                 raise op_error(op_name, f"got multiple values for {pname!r}")
             kwargs[pname] = value
         if len(args) >= n_inputs and not dynamic:
-            return invoke(op, list(args[:n_inputs]), kwargs, out)
+            return call(op, list(args[:n_inputs]), kwargs, out)
         given = dict(zip(input_names, args))       # some input left out, or attr-dependent
         for iname in input_names[len(args):]:
             if iname in kwargs:
                 given[iname] = kwargs.pop(iname)
-        return invoke(op, _bind_inputs(op, given, kwargs), kwargs, out)
+        return call(op, _bind_inputs(op, given, kwargs), kwargs, out)
 
     public_name = public_name or namespace_of(op.name)[1]
     function.__name__ = function.__qualname__ = public_name
@@ -128,7 +143,7 @@ def populate(target, invoke, module_prefix):
     for name in sorted(REGISTRY):
         op = REGISTRY[name]
         ns, public = namespace_of(name)
-        fn = make_function(op, invoke, public)
+        fn = make_function(op, invoke, public, name)
         fn.__module__ = target.__name__ + (f".{ns}" if ns else "")
         if ns:
             module = namespaces.get(ns)

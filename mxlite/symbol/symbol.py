@@ -1,0 +1,388 @@
+"""``Symbol``: a graph of registered operators, MXNet 1.x's ``mx.sym`` API.
+
+``mx.sym.<op>`` functions come from the registry through the same generator as ``mx.nd``
+(``mxlite.ops.frontend.populate``) with the symbolic invoke strategy ``invoke``, which builds
+a ``SymNode`` instead of running a kernel. An input left out becomes a variable named
+``<node>_<input>`` (``fc1_weight``, ``bn1_moving_mean``), and a node without ``name=`` is
+named by the current ``NameManager`` (``fullyconnected0``), exactly as MXNet.
+"""
+import copy as _copy
+import numbers
+
+import numpy as np
+
+from ..base import MXNetError, op_error
+from ..ops.registry import REGISTRY
+from ..ops.routing import ARITHMETIC, COMPARISONS
+from . import naming
+from .graph import SymNode, aux_variables, input_names, topo_order
+
+__all__ = ["Symbol", "Variable", "var", "Group", "invoke"]
+
+# MXNet's type flags (``__dtype__`` attributes hold these numbers)
+DTYPE_FLAGS = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
+               "int64": 6, "bool": 7}
+FLAG_DTYPES = {str(v): k for k, v in DTYPE_FLAGS.items()}
+
+# attribute keys MXNet also lists without their underscores (``__lr_mult__`` -> ``lr_mult``)
+_HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+                "profiler_scope")
+
+# the initial values MXNet's BatchNorm gives its moving statistics (FSetInputVarAttrOnCompose)
+_AUX_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}
+
+
+def _entry(x, op, iname):
+    if not isinstance(x, Symbol):
+        raise op_error(op.name, f"input {iname!r} must be a Symbol, got {type(x).__name__}")
+    if len(x._outputs) != 1:
+        raise op_error(op.name, f"input {iname!r} is a group of {len(x._outputs)} outputs "
+                       f"({x.list_outputs()}); pick one with sym[i]")
+    return x._outputs[0]
+
+
+def invoke(op, inputs, kwargs, out, name=None, attr=None, hint=None):
+    """The symbolic invoke strategy: a new node applying ``op`` to ``inputs`` (Symbols, or
+    None for an input to create as a variable ``<name>_<input>``); returns the Symbol of its
+    visible outputs. ``name`` defaults to ``<hint><n>`` from the current NameManager."""
+    if out is not None:
+        raise op_error(op.name, "out= is not supported for symbols")
+    kwargs = dict(kwargs or {})
+    attrs = op.parse_attrs(kwargs)
+    names = op.list_inputs(attrs)
+    if len(inputs) != len(names):
+        raise op_error(op.name, f"expected {len(names)} input(s) {list(names)}, got "
+                       f"{len(inputs)}")
+    name = naming.current().get(name, hint or op.name.lower())
+    entries = []
+    for iname, x in zip(names, inputs):
+        if x is None:
+            user = {}
+            if iname in op.aux_inputs and iname in _AUX_INIT:
+                user["__init__"] = _AUX_INIT[iname]
+            entries.append((SymNode(None, f"{name}_{iname}", user_attrs=user), 0))
+        else:
+            entries.append(_entry(x, op, iname))
+    if attr is not None and not isinstance(attr, dict):
+        raise op_error(op.name, f"attr must be a dict of strings, got {attr!r}")
+    node = SymNode(op, name, attrs, entries, naming.current_attrs(attr), tuple(kwargs))
+    return Symbol([(node, i) for i in range(node.num_visible_outputs())])
+
+
+invoke.named = True
+
+
+def _node_attrs(node):
+    """A node's attributes as MXNet lists them: its parameters as given (strings) and its
+    user attributes."""
+    out = {}
+    if node.op is not None:
+        given = node.attrs if node.given is None else \
+            {k: node.attrs[k] for k in node.given if k in node.attrs}
+        out.update(node.op.format_attrs(given))
+    out.update(node.user_attrs)
+    for key in _HIDDEN_KEYS:
+        if f"__{key}__" in node.user_attrs:
+            out[key] = node.user_attrs[f"__{key}__"]
+    return out
+
+
+class Symbol:
+    """A symbolic graph with one or more outputs (MXNet's ``mx.sym.Symbol``).
+
+    Built with ``mx.sym.var`` and ``mx.sym.<op>``, combined with Python operators
+    (``a + b`` is ``elemwise_add``, ``a * 2`` is ``_mul_scalar``), grouped with
+    ``mx.sym.Group``; outputs are picked with ``sym[i]`` or ``sym['fc1_output']``.
+    """
+
+    __slots__ = ("_outputs", "__weakref__")
+    __array_priority__ = 1000.0         # ``numpy_scalar + sym`` defers to Symbol
+
+    def __init__(self, outputs):
+        self._outputs = list(outputs)
+
+    # ---- identity ------------------------------------------------------------------------
+    @property
+    def name(self):
+        """The node's name for a single-output symbol; None for a group."""
+        return self._outputs[0][0].name if len(self._outputs) == 1 else None
+
+    def __repr__(self):
+        if len(self._outputs) == 1:
+            return f"<Symbol {self.name}>"
+        return f"<Symbol group [{', '.join(self.list_outputs())}]>"
+
+    __hash__ = object.__hash__
+
+    def __len__(self):
+        return len(self._outputs)
+
+    def __iter__(self):
+        return (Symbol([e]) for e in self._outputs)
+
+    def __getitem__(self, index):
+        """Output ``index`` (an int) or the output named ``index`` (``'fc1_output'``)."""
+        if isinstance(index, str):
+            names = self.list_outputs()
+            hits = [i for i, n in enumerate(names) if n == index]
+            if len(hits) != 1:
+                raise MXNetError(f"Symbol: {'no' if not hits else 'more than one'} output "
+                                 f"named {index!r} in {names}")
+            index = hits[0]
+        if isinstance(index, slice):
+            return Symbol(self._outputs[index])
+        if not isinstance(index, numbers.Integral):
+            raise TypeError(f"Symbol indices must be int or str, not {type(index).__name__}")
+        n = len(self._outputs)
+        if not -n <= index < n:
+            raise IndexError(f"Symbol: output {index} out of range for {n} output(s)")
+        return Symbol([self._outputs[index]])
+
+    def _nodes(self):
+        return topo_order(self._outputs)
+
+    # ---- listing ---------------------------------------------------------------------------
+    def list_outputs(self):
+        """Output names: ``<node>_<output>`` (``fc1_output``), a variable's own name."""
+        out = []
+        for node, i in self._outputs:
+            if node.op is None:
+                out.append(node.name)
+            else:
+                out.append(f"{node.name}_{node.op.list_outputs(node.attrs)[i]}")
+        return out
+
+    def list_inputs(self):
+        """Every variable (arguments and auxiliary states), in graph order."""
+        return [n.name for n in self._nodes() if n.op is None]
+
+    def list_arguments(self):
+        """The variables that are not auxiliary states, in graph order (MXNet's order)."""
+        nodes = self._nodes()
+        aux = aux_variables(nodes)
+        return [n.name for n in nodes if n.op is None and id(n) not in aux]
+
+    def list_auxiliary_states(self):
+        """The variables consumed as auxiliary states (``bn1_moving_mean``), in graph order."""
+        nodes = self._nodes()
+        aux = aux_variables(nodes)
+        return [n.name for n in nodes if n.op is None and id(n) in aux]
+
+    def get_internals(self):
+        """A group of every node's visible outputs (variables included), in graph order."""
+        return Symbol([(n, i) for n in self._nodes() for i in range(n.num_visible_outputs())])
+
+    def get_children(self):
+        """A group of the inputs of this symbol's output nodes; None when there are none."""
+        entries = [e for node, _ in self._outputs for e in node.inputs]
+        return Symbol(entries) if entries else None
+
+    # ---- attributes ------------------------------------------------------------------------
+    def _single(self, what):
+        if len(self._outputs) != 1:
+            raise MXNetError(f"Symbol.{what}: needs a single-output symbol, this one has "
+                             f"{len(self._outputs)} outputs")
+        return self._outputs[0][0]
+
+    def attr(self, key):
+        """The attribute ``key`` of this symbol's node as a string (a user attribute or a
+        parameter given to its op), or None."""
+        return _node_attrs(self._single("attr")).get(key)
+
+    def list_attr(self, recursive=False):
+        """This node's attributes (``recursive=True``: every node's, keyed ``name$key``)."""
+        if recursive:
+            return {f"{n.name}${k}": v for n in self._nodes()
+                    for k, v in _node_attrs(n).items()}
+        return _node_attrs(self._single("list_attr"))
+
+    def attr_dict(self):
+        """``{node name: {key: value}}`` for every node with attributes."""
+        out = {}
+        for n in self._nodes():
+            a = _node_attrs(n)
+            if a:
+                out[n.name] = a
+        return out
+
+    def _set_attr(self, **kwargs):
+        """Set string attributes on this symbol's node."""
+        node = self._single("_set_attr")
+        for k, v in kwargs.items():
+            if not isinstance(v, str):
+                raise ValueError(f"Symbol._set_attr: {k!r} must be a string, got {v!r}")
+            node.user_attrs[k] = v
+
+    # ---- composition and copies ------------------------------------------------------------
+    def _copy_graph(self, replace=None):
+        """A copy of the graph; ``replace`` maps variable names to entries put in their place."""
+        replace = replace or {}
+        made, swapped = {}, {}
+        for n in self._nodes():
+            if n.op is None and n.name in replace:
+                swapped[id(n)] = replace[n.name]
+                continue
+            c = SymNode(n.op, n.name, n.attrs, (), n.user_attrs, n.given)
+            c.inputs = [swapped[id(ch)] if id(ch) in swapped else (made[id(ch)], i)
+                        for ch, i in n.inputs]
+            made[id(n)] = c
+        return Symbol([swapped[id(n)] if id(n) in swapped else (made[id(n)], i)
+                       for n, i in self._outputs])
+
+    def __copy__(self):
+        return self._copy_graph()
+
+    def __deepcopy__(self, memo):
+        return self._copy_graph()
+
+    def copy(self):
+        """A deep copy of the graph."""
+        return self._copy_graph()
+
+    def __call__(self, *args, **kwargs):
+        """A copy of the graph with arguments replaced by Symbols: positional ones in
+        ``list_arguments`` order, keyword ones by name (MXNet's compose)."""
+        name = kwargs.pop("name", None)
+        arguments = self.list_arguments()
+        replace = {}
+        if len(args) > len(arguments):
+            raise MXNetError(f"Symbol compose: {len(args)} positional inputs for "
+                             f"{len(arguments)} arguments {arguments}")
+        for argname, s in list(zip(arguments, args)) + list(kwargs.items()):
+            if argname not in self.list_inputs():
+                raise MXNetError(f"Symbol compose: no argument named {argname!r} in "
+                                 f"{self.list_inputs()}")
+            if not isinstance(s, Symbol) or len(s._outputs) != 1:
+                raise MXNetError(f"Symbol compose: {argname!r} must be a single-output Symbol")
+            replace[argname] = s._outputs[0]
+        out = self._copy_graph(replace)
+        if name is not None and len(out._outputs) == 1 and out._outputs[0][0].op is not None:
+            out._outputs[0][0].name = name
+        return out
+
+    # ---- arithmetic ------------------------------------------------------------------------
+    def _make(self, opname, inputs, kwargs, hint):
+        op = REGISTRY[opname]
+        return invoke(op, inputs, kwargs, None, hint=hint)
+
+    def _binary(self, other, array_op, scalar_op, hint=None, scalar_hint=None):
+        """``self <op> other``: ``array_op`` for a Symbol, ``scalar_op`` for a number."""
+        if isinstance(other, Symbol):
+            return self._make(array_op, [self, other], {}, hint or array_op.lower())
+        if isinstance(other, (numbers.Number, np.generic)):
+            return self._make(scalar_op, [self], {"scalar": other},
+                              scalar_hint or _scalar_hint(scalar_op))
+        return NotImplemented
+
+    def _rbinary(self, other, array_op, rscalar_op, hint=None):
+        """``other <op> self`` for a number ``other``: ``rscalar_op``."""
+        if isinstance(other, (numbers.Number, np.generic)):
+            return self._make(rscalar_op, [self], {"scalar": other},
+                              hint or _scalar_hint(rscalar_op))
+        return NotImplemented
+
+    def __neg__(self):
+        return self._make("_mul_scalar", [self], {"scalar": -1.0}, "_mulscalar")
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self._make("abs", [self], {}, "abs")
+
+    def __bool__(self):
+        raise MXNetError("a Symbol has no truth value (it is a graph, not a value)")
+
+    # ---- (filled in by the other modules of this package) ---------------------------------
+
+
+def _scalar_hint(opname):
+    """MXNet's hint for a scalar op: ``_plus_scalar`` is called as ``_PlusScalar``, so its
+    nodes are ``_plusscalar0``, ..."""
+    return "_" + opname[1:].replace("_", "") if opname.startswith("_") else opname.lower()
+
+
+# MXNet's Symbol + Symbol is the element-wise ``_Plus`` (``elemwise_add``); the ops MXNet
+# has without broadcasting and mxlite only with it route to ``broadcast_*`` (a superset).
+_SYMBOL_ARRAY_OPS = {"add": ("elemwise_add", "_plus"), "sub": ("elemwise_sub", "_minus"),
+                     "mul": ("elemwise_mul", "_mul"), "truediv": ("elemwise_div", "_div"),
+                     "mod": (None, "_mod"), "pow": (None, "_power"),
+                     "eq": (None, "_equal"), "ne": (None, "_not_equal"),
+                     "gt": (None, "_greater"), "ge": (None, "_greater_equal"),
+                     "lt": (None, "_lesser"), "le": (None, "_lesser_equal")}
+
+
+def _install_dunders():
+    for stem, array_op, scalar_op, rscalar_op in ARITHMETIC:
+        op, hint = _SYMBOL_ARRAY_OPS[stem]
+        op = op or array_op
+
+        def forward(self, other, op=op, s=scalar_op, hint=hint):
+            return self._binary(other, op, s, hint)
+
+        def reflected(self, other, op=op, r=rscalar_op):
+            return self._rbinary(other, op, r)
+        forward.__name__, reflected.__name__ = f"__{stem}__", f"__r{stem}__"
+        forward.__doc__ = f"``{op}`` of two symbols, ``{scalar_op}`` with a number."
+        reflected.__doc__ = f"``{rscalar_op}``: a number on the left."
+        setattr(Symbol, forward.__name__, forward)
+        setattr(Symbol, reflected.__name__, reflected)
+    for stem, array_op, scalar_op in COMPARISONS:
+        op, hint = _SYMBOL_ARRAY_OPS[stem]
+
+        def compare(self, other, op=array_op, s=scalar_op, hint=hint):
+            return self._binary(other, op, s, hint)
+        compare.__name__ = f"__{stem}__"
+        compare.__doc__ = f"``{array_op}`` of two symbols, ``{scalar_op}`` with a number."
+        setattr(Symbol, compare.__name__, compare)
+    Symbol.__div__, Symbol.__rdiv__ = Symbol.__truediv__, Symbol.__rtruediv__
+
+
+_install_dunders()
+
+
+def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
+             stype=None, **kwargs):
+    """A variable (an argument of the graph) named ``name`` (MXNet's ``mx.sym.Variable``).
+
+    ``shape`` and ``dtype`` seed shape/type inference (``__shape__``, ``__dtype__``),
+    ``init`` (an initializer or its JSON string) is ``__init__``, ``lr_mult``/``wd_mult``
+    are ``__lr_mult__``/``__wd_mult__``; ``attr`` adds string attributes, and keyword
+    arguments must be ``__key__`` attributes.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"Variable: name must be a string, got {name!r}")
+    user = naming.current_attrs(attr)
+    if shape is not None:
+        user["__shape__"] = str(tuple(int(d) for d in shape))
+    if lr_mult is not None:
+        user["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        user["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        key = np.dtype(dtype).name
+        if key not in DTYPE_FLAGS:
+            raise MXNetError(f"Variable {name!r}: unsupported dtype {dtype!r}")
+        user["__dtype__"] = str(DTYPE_FLAGS[key])
+    if init is not None:
+        user["__init__"] = init if isinstance(init, str) else init.dumps()
+    if stype is not None:
+        if stype != "default":
+            raise MXNetError(f"Variable {name!r}: only dense storage (stype='default') is "
+                             f"supported, got {stype!r}")
+    for k, v in kwargs.items():
+        if not (k.startswith("__") and k.endswith("__")):
+            raise ValueError(f"Variable {name!r}: attribute {k!r} must be of the form __key__")
+        user[k] = str(v)
+    return Symbol([(SymNode(None, name, user_attrs=user), 0)])
+
+
+var = Variable
+
+
+def Group(symbols):
+    """One symbol with the outputs of every symbol in ``symbols``, in order."""
+    symbols = list(symbols)
+    if not symbols or not all(isinstance(s, Symbol) for s in symbols):
+        raise MXNetError("Group: expected a non-empty list of Symbols")
+    return Symbol([e for s in symbols for e in s._outputs])

@@ -1,0 +1,167 @@
+"""mx.sym: graph construction, MXNet's automatic names, listing, attributes, composition.
+
+Expected names and orders are MXNet 1.9.1's (checked with the reference install).
+"""
+import copy
+
+import pytest
+
+import mxlite as mx
+from mxlite.base import MXNetError
+from mxlite.symbol.graph import SymNode, topo_order
+
+
+@pytest.fixture(autouse=True)
+def fresh_names():
+    with mx.sym.NameManager():
+        yield
+
+
+def test_operator_names_and_scalar_names_as_mxnet():
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    names = [(x + y).name, (x * 2).name, (x - y).name, (2 - x).name, (x ** y).name,
+             (x % y).name, (-x).name, (x / y).name, (x ** 2).name, (x == y).name,
+             (x + y).name, (3 / x).name, (x > 1).name]
+    assert names == ["_plus0", "_mulscalar0", "_minus0", "_rminusscalar0", "_power0",
+                     "_mod0", "_mulscalar1", "_div0", "_powerscalar0", "_equal0", "_plus1",
+                     "_rdivscalar0", "_greaterscalar0"]
+
+
+def test_operators_route_to_registered_ops():
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    ops = {s.name: s._outputs[0][0].op.name for s in
+           (x + y, x - y, x * y, x / y, x ** y, x + 1, 1 - x, x < y)}
+    assert ops == {"_plus0": "elemwise_add", "_minus0": "elemwise_sub", "_mul0": "elemwise_mul",
+                   "_div0": "elemwise_div", "_power0": "broadcast_power",
+                   "_plusscalar0": "_plus_scalar", "_rminusscalar0": "_rminus_scalar",
+                   "_lesser0": "broadcast_lesser"}
+    with pytest.raises(TypeError):
+        x + "a"
+
+
+def test_fully_connected_arguments_and_outputs():
+    x = mx.sym.var("x")
+    fc = mx.sym.FullyConnected(x, num_hidden=3)
+    assert fc.name == "fullyconnected0"
+    assert fc.list_arguments() == ["x", "fullyconnected0_weight", "fullyconnected0_bias"]
+    assert fc.list_outputs() == ["fullyconnected0_output"]
+    fc1 = mx.sym.FullyConnected(data=x, num_hidden=2, no_bias=True, name="fc1")
+    assert fc1.list_arguments() == ["x", "fc1_weight"]
+    assert fc1.attr("num_hidden") == "2" and fc1.attr("no_bias") == "True"
+    assert fc1.attr("flatten") is None          # not given: MXNet lists given parameters
+
+
+def test_batchnorm_auxiliary_states():
+    x = mx.sym.var("x")
+    fc = mx.sym.FullyConnected(x, num_hidden=3, name="fc")
+    bn = mx.sym.BatchNorm(fc, name="bn1")
+    assert bn.list_arguments() == ["x", "fc_weight", "fc_bias", "bn1_gamma", "bn1_beta"]
+    assert bn.list_auxiliary_states() == ["bn1_moving_mean", "bn1_moving_var"]
+    assert bn.list_inputs() == ["x", "fc_weight", "fc_bias", "bn1_gamma", "bn1_beta",
+                                "bn1_moving_mean", "bn1_moving_var"]
+    assert bn.list_outputs() == ["bn1_output"]
+    assert bn.get_children().list_outputs() == ["fc_output", "bn1_gamma", "bn1_beta",
+                                                "bn1_moving_mean", "bn1_moving_var"]
+    assert bn.attr_dict()["bn1_moving_var"] == {"__init__": '["one", {}]'}
+
+
+def test_group_indexing_internals():
+    x = mx.sym.var("x")
+    fc = mx.sym.FullyConnected(x, num_hidden=3, name="fc1")
+    act = mx.sym.Activation(fc, act_type="relu", name="relu1")
+    g = mx.sym.Group([fc, act])
+    assert g.name is None and len(g) == 2
+    assert g.list_outputs() == ["fc1_output", "relu1_output"]
+    assert g[1].name == "relu1" and g["fc1_output"].name == "fc1"
+    assert [s.name for s in g] == ["fc1", "relu1"]
+    with pytest.raises(MXNetError, match="no output named"):
+        g["nope"]
+    with pytest.raises(IndexError):
+        g[2]
+    internals = act.get_internals()
+    assert internals.list_outputs() == ["x", "fc1_weight", "fc1_bias", "fc1_output",
+                                        "relu1_output"]
+    assert internals["fc1_output"].list_arguments() == ["x", "fc1_weight", "fc1_bias"]
+    sp = mx.sym.split(x, num_outputs=2, name="sp")
+    assert sp.list_outputs() == ["sp_output0", "sp_output1"] and sp[1].name == "sp"
+    with pytest.raises(MXNetError, match="group"):
+        mx.sym.sin(sp)
+    assert x.get_children() is None
+
+
+def test_variable_attributes():
+    v = mx.sym.var("v", shape=(2, 3), dtype="float64", init=mx.init.One(), lr_mult=2,
+                   attr={"foo": "bar"})
+    assert v.list_attr() == {"foo": "bar", "__shape__": "(2, 3)", "__lr_mult__": "2",
+                             "__dtype__": "1", "__init__": '["one", {}]', "lr_mult": "2"}
+    assert v.attr("__shape__") == "(2, 3)" and v.attr("missing") is None
+    assert mx.sym.Variable("w", __wd_mult__=0.5).attr("__wd_mult__") == "0.5"
+    with pytest.raises(ValueError):
+        mx.sym.var("w", foo=1)
+    with pytest.raises(TypeError):
+        mx.sym.var(3)
+    with mx.sym.AttrScope(ctx_group="dev1"):
+        y = mx.sym.sin(v, name="s")
+    assert y.attr("ctx_group") == "dev1" and mx.sym.cos(v).attr("ctx_group") is None
+    y._set_attr(mood="calm")
+    assert y.list_attr()["mood"] == "calm"
+
+
+def test_naming_managers():
+    x = mx.sym.var("x")
+    with mx.sym.NameManager():
+        assert mx.sym.sin(x).name == "sin0"
+        assert mx.sym.sin(x).name == "sin1"
+    with mx.sym.Prefix("net_"):
+        assert mx.sym.FullyConnected(x, num_hidden=2).list_arguments() == [
+            "x", "net_fullyconnected0_weight", "net_fullyconnected0_bias"]
+    assert mx.sym.sin(x, name="given").name == "given"
+
+
+def test_methods_and_binary_functions():
+    x = mx.sym.var("x")
+    assert x.sum(axis=1).name == "sum0" and x.reshape(shape=(2, -1)).name == "reshape0"
+    assert mx.sym.maximum(x, 2).name == "_maximumscalar0"
+    assert mx.sym.maximum(x, x)._outputs[0][0].op.name == "broadcast_maximum"
+    with pytest.raises(MXNetError, match="out="):
+        mx.sym.sin(x, out=x)
+    with pytest.raises(MXNetError, match="must be a Symbol"):
+        mx.sym.sin(mx.nd.ones((2,)))
+    with pytest.raises(MXNetError):
+        bool(x)
+
+
+def test_concat_counts_inputs():
+    a, b, c = (mx.sym.var(n) for n in "abc")
+    s = mx.sym.Concat(a, b, c, dim=1)
+    assert s.list_arguments() == ["a", "b", "c"] and s.attr("num_args") == "3"
+
+
+def test_compose_and_copy():
+    x = mx.sym.var("x")
+    net = mx.sym.FullyConnected(x, num_hidden=4, name="fc")
+    data = mx.sym.var("data")
+    pre = mx.sym.tanh(data, name="pre")
+    composed = net(x=pre)
+    assert composed.list_arguments() == ["data", "fc_weight", "fc_bias"]
+    assert net.list_arguments() == ["x", "fc_weight", "fc_bias"]     # unchanged
+    c = copy.deepcopy(net)
+    assert c.list_arguments() == net.list_arguments()
+    assert c._outputs[0][0] is not net._outputs[0][0]
+    with pytest.raises(MXNetError, match="no argument"):
+        net(nope=pre)
+
+
+def test_topo_order_is_depth_first_in_input_order():
+    a, b = SymNode(None, "a"), SymNode(None, "b")
+    s = mx.sym.sin(mx.sym.var("z"))
+    op = s._outputs[0][0].op
+    n1 = SymNode(op, "n1", s._outputs[0][0].attrs, [(b, 0)])
+    n2 = SymNode(op, "n2", s._outputs[0][0].attrs, [(a, 0)])
+    top = SymNode(mx.sym.elemwise_add.op, "top", mx.sym.elemwise_add.op.parse_attrs({}),
+                  [(n1, 0), (n2, 0)])
+    assert [n.name for n in topo_order([(top, 0), (a, 0)])] == ["b", "n1", "a", "n2", "top"]
+    deep = mx.sym.var("d")
+    for _ in range(3000):                   # no recursion limit
+        deep = deep + 1
+    assert len(deep.list_arguments()) == 1
