@@ -195,6 +195,12 @@ def test_huge_counts_and_shapes_do_not_allocate(tmp_path):
     bad(tmp_path, long_key, "key length")
 
 
+def test_impossible_zero_size_shapes(tmp_path):
+    for dims in [(2 ** 62, 2 ** 62, 0), (0,) * 100]:
+        rec = struct.pack(f"<Iii{len(dims)}q", V2, 0, len(dims), *dims) + struct.pack("<iii", 1, 0, 0)
+        bad(tmp_path, file_bytes([rec]), "cannot be held")
+
+
 def test_negative_dimension_is_an_error(tmp_path):
     rec = struct.pack("<Iii2q", V2, 0, 2, 3, -1) + struct.pack("<iii", 1, 0, 0)
     bad(tmp_path, file_bytes([rec]), "unknown shape")

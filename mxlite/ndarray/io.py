@@ -26,6 +26,7 @@ Every length, count and shape in a file is checked against the bytes that remain
 anything is allocated, so a truncated or corrupt file raises MXNetError naming the file
 and the problem rather than crashing or allocating a huge buffer.
 """
+import io
 import os
 import struct
 
@@ -79,18 +80,19 @@ def _records(data):
 
 
 def _encode(arrays, keys):
-    """The file's bytes as a list of chunks."""
+    """The file's bytes as a list of chunks (the arrays' data as views, not copies)."""
     np_shape = any(a.ndim == 0 or a.size == 0 for a in arrays)
     magic = V3_MAGIC if np_shape else V2_MAGIC
     out = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
     for a in arrays:
-        host = np.ascontiguousarray(a.asnumpy())
+        host = np.ascontiguousarray(namespace_for(a.context).to_host(a._data))  # no copy on CPU
         dt = host.dtype
         ctx = a.context
         out.append(struct.pack(f"<Iii{a.ndim}q", magic, 0, a.ndim, *a.shape))
         out.append(struct.pack("<iii", _DEV_TYPE.get(ctx.device_type, 1), ctx.device_id,
                                _DTYPE_TO_FLAG[dt]))
-        out.append(host.astype(dt.newbyteorder("<"), copy=False).tobytes())
+        out.append(memoryview(host.astype(dt.newbyteorder("<"), copy=False).reshape(-1)
+                              .view(np.uint8)))
     out.append(struct.pack("<Q", len(keys)))
     for k in keys:
         b = k.encode("utf-8")
@@ -115,32 +117,43 @@ def save(fname, data):
 
 # ---- load -----------------------------------------------------------------------------------
 class _Reader:
-    """Bounds-checked little-endian reads from ``buf``; errors name ``source``."""
+    """Bounds-checked little-endian reads from the binary file ``f`` of ``size`` bytes;
+    errors name ``source``. Array data is read straight into the new array."""
 
-    __slots__ = ("buf", "pos", "source")
+    __slots__ = ("f", "size", "pos", "source")
 
-    def __init__(self, buf, source):
-        self.buf, self.pos, self.source = memoryview(buf).cast("B"), 0, source
+    def __init__(self, f, size, source):
+        self.f, self.size, self.pos, self.source = f, size, 0, source
 
     def fail(self, what):
         return MXNetError(f"load: {self.source} is not a valid NDArray file: {what} "
-                          f"(at byte {self.pos} of {len(self.buf)})")
+                          f"(at byte {self.pos} of {self.size})")
 
     @property
     def remaining(self):
-        return len(self.buf) - self.pos
+        return self.size - self.pos
 
-    def take(self, n, what):
+    def check(self, n, what):
         if n < 0 or n > self.remaining:
             raise self.fail(f"truncated: {what} needs {n} bytes, {self.remaining} remain")
-        start = self.pos
+
+    def read(self, n, what):
+        self.check(n, what)
+        b = self.f.read(n)
+        if len(b) != n:                             # the file shrank while being read
+            raise self.fail(f"truncated: {what} needs {n} bytes, got {len(b)}")
         self.pos += n
-        return start
+        return b
+
+    def read_into(self, arr, what):
+        n = arr.nbytes
+        self.check(n, what)
+        if n and self.f.readinto(arr.reshape(-1).view(np.uint8)) != n:
+            raise self.fail(f"truncated: {what} needs {n} bytes")
+        self.pos += n
 
     def unpack(self, fmt, what):
-        size = struct.calcsize(fmt)
-        start = self.take(size, what)
-        return struct.unpack_from(fmt, self.buf, start)
+        return struct.unpack(fmt, self.read(struct.calcsize(fmt), what))
 
     def count(self, what, min_item_bytes):
         """A uint64 element count, checked against what the remaining bytes can hold."""
@@ -189,15 +202,20 @@ def _read_array(r):
     size = 1
     for d in shape:
         size *= d
-    start = r.take(size * dt.itemsize, f"the data of a {dt.name} array of shape {shape}")
-    host = np.frombuffer(r.buf, dtype=dt.newbyteorder("<"), count=size, offset=start)
-    host = host.astype(dt, copy=True).reshape(shape)   # native byte order, own buffer
+    what = f"the data of a {dt.name} array of shape {shape}"
+    r.check(size * dt.itemsize, what)               # before allocating anything
+    try:
+        host = np.empty(shape, dtype=dt.newbyteorder("<"))
+    except ValueError as e:                         # a zero-size shape too big, or ndim > 64
+        raise r.fail(f"shape {shape} cannot be held: {e}") from None
+    r.read_into(host, what)
+    host = host.astype(dt, copy=False)              # native byte order (a no-op on x86/ARM)
     ctx = Context("gpu", dev_id) if dev_type == 2 and 0 <= dev_id < num_gpus() else Context("cpu", 0)
     return NDArray._wrap(namespace_for(ctx).from_host(host), ctx)
 
 
-def _decode(buf, source):
-    r = _Reader(buf, source)
+def _decode(f, size, source):
+    r = _Reader(f, size, source)
     header, _reserved = r.unpack("<QQ", "header")
     if header != LIST_MAGIC:
         raise r.fail(f"wrong magic 0x{header:x} (expected 0x{LIST_MAGIC:x})")
@@ -207,9 +225,9 @@ def _decode(buf, source):
     keys = []
     for _ in range(k):
         length = r.count("key length", 1)
-        start = r.take(length, "key")
+        key = r.read(length, "key")
         try:
-            keys.append(bytes(r.buf[start:start + length]).decode("utf-8"))
+            keys.append(key.decode("utf-8"))
         except UnicodeDecodeError:
             raise r.fail("a key is not valid UTF-8") from None
     if k == 0:
@@ -230,14 +248,14 @@ def load(fname):
         raise MXNetError(f"load: fname must be a path, got {type(fname).__name__}")
     try:
         with open(fname, "rb") as f:
-            buf = f.read()
+            return _decode(f, os.fstat(f.fileno()).st_size, repr(os.fsdecode(fname)))
     except OSError as e:
         raise MXNetError(f"load: cannot read {os.fsdecode(fname)!r}: {e.strerror}") from None
-    return _decode(buf, repr(os.fsdecode(fname)))
 
 
 def load_frombuffer(buf):
     """``load`` from the bytes of such a file (MXNet's ``mx.nd.load_frombuffer``)."""
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise MXNetError(f"load_frombuffer: buf must be bytes, got {type(buf).__name__}")
-    return _decode(buf, "the buffer")
+    buf = memoryview(buf).cast("B")
+    return _decode(io.BytesIO(buf), len(buf), "the buffer")
