@@ -4,6 +4,7 @@ Expected names and orders are MXNet 1.9.1's (checked with the reference install)
 """
 import copy
 
+import numpy as np
 import pytest
 
 import mxlite as mx
@@ -165,3 +166,83 @@ def test_topo_order_is_depth_first_in_input_order():
     for _ in range(3000):                   # no recursion limit
         deep = deep + 1
     assert len(deep.list_arguments()) == 1
+
+
+# ---- shape and type inference ------------------------------------------------------------
+def _mlp():
+    data = mx.sym.var("data")
+    fc1 = mx.sym.FullyConnected(data, num_hidden=16, name="fc1")
+    bn = mx.sym.BatchNorm(fc1, name="bn1")
+    act = mx.sym.Activation(bn, act_type="relu", name="relu1")
+    fc2 = mx.sym.FullyConnected(act, num_hidden=10, name="fc2")
+    return mx.sym.SoftmaxOutput(fc2, name="softmax")
+
+
+def test_infer_shape_mlp_in_mxnet_order():
+    net = _mlp()
+    args, outs, aux = net.infer_shape(data=(8, 4))
+    assert dict(zip(net.list_arguments(), args)) == {
+        "data": (8, 4), "fc1_weight": (16, 4), "fc1_bias": (16,), "bn1_gamma": (16,),
+        "bn1_beta": (16,), "fc2_weight": (10, 16), "fc2_bias": (10,), "softmax_label": (8,)}
+    assert outs == [(8, 10)] and aux == [(16,), (16,)]
+    assert net.infer_shape((8, 4)) == (args, outs, aux)          # positional
+
+
+def test_infer_shape_partial_and_incomplete():
+    net = _mlp()
+    assert net.infer_shape() == (None, None, None)
+    args, outs, aux = net.infer_shape_partial()
+    assert args == [(), (), (16,), (), (), (), (10,), ()] and outs == [()] and aux == [(), ()]
+
+
+def test_infer_shape_convolution_and_backward_from_outputs():
+    x = mx.sym.var("data")
+    c = mx.sym.Convolution(x, kernel=(3, 3), num_filter=8, pad=(1, 1), name="conv")
+    args, outs, _ = c.infer_shape(data=(2, 3, 10, 10))
+    assert args == [(2, 3, 10, 10), (8, 3, 3, 3), (8,)] and outs == [(2, 8, 10, 10)]
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    y = mx.sym.sin(a) + b                 # b's shape flows back through elemwise_add
+    assert y.infer_shape(a=(2, 5)) == ([(2, 5), (2, 5)], [(2, 5)], [])
+    assert y.infer_shape(b=(2, 5))[0] == [(2, 5), (2, 5)]
+
+
+def test_variable_shape_and_dtype_seed_inference():
+    v = mx.sym.var("v", shape=(3, 4), dtype="float64")
+    y = mx.sym.sum(v * 2, axis=1)
+    assert y.infer_shape() == ([(3, 4)], [(3,)], [])
+    assert y.infer_type() == ([np.float64], [np.float64], [])
+    hint = mx.sym.var("h", shape=(0, 4))           # 0: unknown dimension, only a hint
+    assert hint.infer_shape() == (None, None, None)
+
+
+def test_inconsistent_shapes_name_the_node_and_both_shapes():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    with pytest.raises(MXNetError, match=r"_plus0.*\(2, 3\).*\(3, 2\)"):
+        (a + b).infer_shape(a=(2, 3), b=(3, 2))
+    s = mx.sym.sin(a, name="s1")
+    t = mx.sym.elemwise_add(s, mx.sym.FullyConnected(a, num_hidden=7, name="fc"), name="add")
+    with pytest.raises(MXNetError, match=r"'add'.*\(4, 3\).*\(4, 7\)"):
+        t.infer_shape(a=(4, 3))
+    w = mx.sym.var("w")                    # w's shape comes from FullyConnected's rule
+    fc = mx.sym.FullyConnected(a, weight=w, num_hidden=7, no_bias=True, name="fc2")
+    g = mx.sym.Group([fc, mx.sym.elemwise_add(w, mx.sym.var("d"), name="add2")])
+    with pytest.raises(MXNetError, match=r"'add2'.*\(7, 3\).*\(5, 5\)"):
+        g.infer_shape(a=(4, 3), d=(5, 5))
+    with pytest.raises(MXNetError, match="not an input"):
+        a.infer_shape(zz=(1,))
+
+
+def test_infer_type_defaults_from_known_inputs():
+    net = _mlp()
+    args, outs, aux = net.infer_type(data="float64")
+    assert set(args) == {np.float64} and outs == [np.float64] and aux == [np.float64] * 2
+    args, outs, aux = net.infer_type(data=np.float32)
+    assert set(args) == {np.float32}
+    assert net.infer_type() == (None, None, None)
+    partial = net.infer_type_partial(fc2_weight="float64")
+    assert partial[0][net.list_arguments().index("fc2_weight")] == np.float64
+    assert partial[0][0] is None
+    i = mx.sym.var("i")
+    assert mx.sym.cast(i, dtype="int32").infer_type(i="float32")[1] == [np.int32]
+    mixed = i + mx.sym.cast(i, dtype="float64")          # mixed dtypes promote (NumPy)
+    assert mixed.infer_type(i="float32") == ([np.float32], [np.float64], [])

@@ -736,6 +736,22 @@ def _so_shape(shapes, attrs):
     return [data]
 
 
+def _so_backward_shape(in_shapes, out_shapes, attrs):
+    """Symbolic inference: the class-index label shape from data's (MXNet's label rule)."""
+    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    if data is None or len(data) < 2:
+        return [data, in_shapes[1]]
+    label = ((data[0],) + tuple(data[2:]) if attrs.multi_output else
+             tuple(data[:-1]) if attrs.preserve_shape else (data[0],))
+    return [data, in_shapes[1] if in_shapes[1] is not None else label]
+
+
+def _regression_backward_shape(in_shapes, out_shapes, attrs):
+    """Symbolic inference: data has the output's shape, label data's (MXNet's rule)."""
+    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    return [data, in_shapes[1] if in_shapes[1] is not None else data]
+
+
 def _loss_type_fn(name):
     def infer_type(dtypes, attrs):
         if dtypes[0] not in FLOAT_DTYPES:
@@ -829,6 +845,7 @@ register(OpDef(
             Param("smooth_alpha", "float", 0.0, "label smoothing: the target is 1 - alpha on "
                   "the label and alpha / (k - 1) elsewhere")),
     infer_shape=_so_shape, infer_type=_loss_type_fn("SoftmaxOutput"),
+    backward_shape=_so_backward_shape,
     compute={"cpu": _so_compute}, gradient=_so_gradient,
     doc="""Softmax output layer: the forward pass is a softmax, the gradient that of the
 cross-entropy loss with ``label``.
@@ -919,6 +936,7 @@ for _name, (_fwd, _grad, _out) in _REGRESSION.items():
         _name, inputs=("data", "label"),
         params=(Param("grad_scale", "float", 1.0, "scale of the gradient"),),
         infer_shape=_regression_shape_fn(_name), infer_type=_loss_type_fn(_name),
+        backward_shape=_regression_backward_shape,
         compute={"cpu": _regression_compute_fn(_name)}, gradient=_regression_gradient_fn(_name),
         doc=f"""Regression output layer: ``{_out}``; the data gradient is
 ``grad_scale / m * {_grad}`` with m = label.size / label.shape[0], the number of outputs

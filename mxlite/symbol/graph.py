@@ -6,7 +6,11 @@ op consumes it at one of its ``aux_inputs`` positions (BatchNorm's moving statis
 is not stored on the node, it follows from the graph (``aux_variables``).
 """
 
+import itertools
+
 __all__ = ["SymNode", "topo_order", "aux_variables", "input_names"]
+
+_created = itertools.count()    # SymNode.seq: creation rank (the executor runs nodes by it)
 
 
 class SymNode:
@@ -20,15 +24,18 @@ class SymNode:
                 ``__init__``, ``__lr_mult__``, ...
     given       names of the parameters the caller gave (what a JSON ``attrs`` writes,
                 as MXNet writes only those); None means every parameter
+    seq         creation rank: an Executor runs nodes in this order (the order an imperative
+                program made them, so results and gradient sums match ``mx.nd`` bit for bit)
     """
 
-    __slots__ = ("op", "name", "attrs", "inputs", "user_attrs", "given")
+    __slots__ = ("op", "name", "attrs", "inputs", "user_attrs", "given", "seq")
 
     def __init__(self, op, name, attrs=None, inputs=(), user_attrs=None, given=None):
         self.op, self.name, self.attrs = op, name, attrs
         self.inputs = list(inputs)
         self.user_attrs = dict(user_attrs or {})
         self.given = given
+        self.seq = next(_created)
 
     @property
     def is_variable(self):

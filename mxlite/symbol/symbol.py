@@ -14,6 +14,7 @@ import numpy as np
 from ..base import MXNetError, op_error
 from ..ops.registry import REGISTRY
 from ..ops.routing import ARITHMETIC, COMPARISONS
+from . import infer as _infer
 from . import naming
 from .graph import SymNode, aux_variables, input_names, topo_order
 
@@ -293,7 +294,27 @@ class Symbol:
     def __bool__(self):
         raise MXNetError("a Symbol has no truth value (it is a graph, not a value)")
 
-    # ---- (filled in by the other modules of this package) ---------------------------------
+    # ---- inference -----------------------------------------------------------------------
+    def infer_shape(self, *args, **kwargs):
+        """``(arg_shapes, out_shapes, aux_shapes)`` from the shapes given (positionally in
+        ``list_arguments`` order, or by name) and the variables' ``__shape__``; (None, None,
+        None) when some shape cannot be inferred. MXNetError names the node where shapes
+        disagree."""
+        return _infer.infer_shape(self, args, kwargs)
+
+    def infer_shape_partial(self, *args, **kwargs):
+        """As ``infer_shape``, with ``()`` for each shape that cannot be inferred (MXNet)."""
+        return _infer.infer_shape(self, args, kwargs, partial=True)
+
+    def infer_type(self, *args, **kwargs):
+        """``(arg_types, out_types, aux_types)`` (NumPy types such as ``np.float32``) from the
+        dtypes given and the variables' ``__dtype__``; (None, None, None) when incomplete."""
+        return _infer.infer_type(self, args, kwargs)
+
+    def infer_type_partial(self, *args, **kwargs):
+        """As ``infer_type``, with None for each type that cannot be inferred."""
+        return _infer.infer_type(self, args, kwargs, partial=True)
+
 
 
 def _scalar_hint(opname):

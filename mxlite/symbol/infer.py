@@ -1,0 +1,215 @@
+"""Shape and type inference over a symbol graph (MXNet's ``infer_shape``/``infer_type``).
+
+Shapes: every node's ``OpDef.infer_shape_partial`` (backward rules fill unknown inputs from
+known inputs and outputs, ``infer_shape`` the outputs) is applied over the graph, forwards
+then backwards, until nothing changes. Seeds are the shapes given by the caller and the
+variables' ``__shape__`` attributes (``Variable(shape=...)``; a 0 in ``__shape__`` is an
+unknown dimension, so such a shape is only a hint). Two different shapes for one entry
+raise ``MXNetError`` naming the node, the input or output, and both shapes.
+
+Types: the same sweep with ``OpDef.infer_type``; an input whose dtype is unknown while
+another input of its node is known takes that input's dtype when it is a float type, else
+float32 (MXNet's element-wise type rule, which is how ``FullyConnected`` gets its weight's
+dtype from its data), and ``__dtype__`` attributes seed it.
+"""
+import numpy as np
+
+from ..base import MXNetError
+from .graph import aux_variables, input_names, topo_order
+
+__all__ = ["infer_shape", "infer_type"]
+
+
+def _seed_shape(node):
+    s = node.user_attrs.get("__shape__")
+    if s is None:
+        return None
+    from ..ops.params import Param
+    shape = Param("__shape__", "shape", None).parse(node.name, s)
+    if shape is None or any(d == 0 for d in shape):
+        return None
+    return tuple(int(d) for d in shape)
+
+
+def _seed_dtype(node):
+    from .symbol import FLAG_DTYPES
+    d = node.user_attrs.get("__dtype__")
+    if d is None:
+        return None
+    return np.dtype(FLAG_DTYPES.get(d, d))
+
+
+def _given(sym, args, kwargs, what, convert):
+    """``{variable name: value}`` from positional values (``list_arguments`` order) and
+    keyword values (any input name)."""
+    arguments = sym.list_arguments()
+    inputs = set(sym.list_inputs())
+    if len(args) > len(arguments):
+        raise MXNetError(f"{what}: {len(args)} positional values for {len(arguments)} "
+                         f"arguments {arguments}")
+    given = {}
+    for name, v in zip(arguments, args):
+        if v is not None:
+            given[name] = convert(name, v)
+    for name, v in kwargs.items():
+        if name not in inputs:
+            raise MXNetError(f"{what}: {name!r} is not an input of the symbol; its inputs "
+                             f"are {sorted(inputs)}")
+        if v is not None:
+            given[name] = convert(name, v)
+    return given
+
+
+def _shape_of(name, v):
+    try:
+        return tuple(int(d) for d in v)
+    except TypeError:
+        raise MXNetError(f"infer_shape: the shape of {name!r} must be a tuple of ints, got "
+                         f"{v!r}") from None
+
+
+def _dtype_of(name, v):
+    from .symbol import FLAG_DTYPES
+    try:
+        return np.dtype(FLAG_DTYPES.get(v, v) if isinstance(v, (str, int)) else v)
+    except TypeError:
+        raise MXNetError(f"infer_type: bad dtype {v!r} for {name!r}") from None
+
+
+class _Table:
+    """Known values per entry ``(id(node), index)``; ``set`` checks consistency."""
+
+    def __init__(self, what):
+        self.values, self.what, self.changed = {}, what, False
+
+    def get(self, node, i):
+        return self.values.get((id(node), i))
+
+    def set(self, node, i, value, where):
+        if value is None:
+            return
+        key = (id(node), i)
+        old = self.values.get(key)
+        if old is None:
+            self.values[key] = value
+            self.changed = True
+        elif old != value:
+            raise MXNetError(f"infer_{self.what}: inconsistent {self.what} for {where}: "
+                             f"{_fmt(old)} vs {_fmt(value)}")
+
+
+def _fmt(v):
+    return str(v) if isinstance(v, tuple) else np.dtype(v).name
+
+
+def _where(node, kind, name):
+    op = node.op.name if node.op is not None else "variable"
+    return f"{kind} {name!r} of node {node.name!r} ({op})"
+
+
+def _sweep(nodes, table, step):
+    """Run ``step`` over the nodes forwards, then backwards, until nothing changes."""
+    for _ in range(4 * len(nodes) + 4):
+        table.changed = False
+        for node in nodes:
+            if node.op is not None:
+                step(node)
+        for node in reversed(nodes):
+            if node.op is not None:
+                step(node)
+        if not table.changed:
+            return
+    raise MXNetError("inference did not converge")   # (cannot happen: values only get set)
+
+
+def _result(sym, nodes, table, partial, unknown):
+    aux = aux_variables(nodes)
+    variables = {}
+    for n in nodes:
+        if n.op is None:
+            variables.setdefault(n.name, n)
+    args = [table.get(variables[name], 0) for name in sym.list_arguments()]
+    outs = [table.get(n, i) for n, i in sym._outputs]
+    auxs = [table.get(n, 0) for n in nodes if n.op is None and id(n) in aux]
+    if not partial:
+        if any(v is None for v in args + outs + auxs):
+            return None, None, None
+        return args, outs, auxs
+    fill = (lambda v: unknown if v is None else v)
+    return [fill(v) for v in args], [fill(v) for v in outs], [fill(v) for v in auxs]
+
+
+def infer_shape(sym, args, kwargs, partial=False):
+    """``(arg_shapes, out_shapes, aux_shapes)`` of ``sym`` in ``list_arguments``,
+    ``list_outputs``, ``list_auxiliary_states`` order; (None, None, None) when some shape
+    stays unknown, or with ``partial`` ``()`` for each unknown shape (MXNet's forms)."""
+    given = _given(sym, args, kwargs, "infer_shape", _shape_of)
+    nodes = topo_order(sym._outputs)
+    table = _Table("shape")
+    for n in nodes:
+        if n.op is None:
+            table.set(n, 0, given.get(n.name, _seed_shape(n)), _where(n, "variable", n.name))
+
+    def step(node):
+        names = input_names(node)
+        ins = [table.get(c, i) for c, i in node.inputs]
+        n_out = node.op.output_count(node.attrs)
+        outs = [table.get(node, i) for i in range(n_out)]
+        if None not in ins and None not in outs:
+            return
+        try:
+            new_ins, new_outs = node.op.infer_shape_partial(ins, node.attrs, outs)
+        except MXNetError as e:
+            raise MXNetError(f"infer_shape: node {node.name!r} ({node.op.name}) with input "
+                             f"shapes {dict(zip(names, ins))}: {e}") from None
+        for name, (c, i), s in zip(names, node.inputs, new_ins):
+            table.set(c, i, None if s is None else tuple(s), _where(node, "input", name))
+        out_names = node.op.list_outputs(node.attrs)
+        for i, s in enumerate(new_outs):
+            table.set(node, i, None if s is None else tuple(s),
+                      _where(node, "output", out_names[i]))
+
+    _sweep(nodes, table, step)
+    return _result(sym, nodes, table, partial, ())
+
+
+def infer_type(sym, args, kwargs, partial=False):
+    """``(arg_types, out_types, aux_types)`` (NumPy scalar types such as ``np.float32``, as
+    MXNet); (None, None, None) when some type stays unknown, or None for each with
+    ``partial``."""
+    given = _given(sym, args, kwargs, "infer_type", _dtype_of)
+    nodes = topo_order(sym._outputs)
+    table = _Table("type")
+    for n in nodes:
+        if n.op is None:
+            table.set(n, 0, given.get(n.name, _seed_dtype(n)), _where(n, "variable", n.name))
+
+    def step(node):
+        names = input_names(node)
+        ins = [table.get(c, i) for c, i in node.inputs]
+        if None in ins:
+            known = [d for d in ins if d is not None]
+            if not known:
+                return
+            fill = known[0] if known[0].kind == "f" else np.dtype("float32")
+            for name, (c, i), d in zip(names, node.inputs, ins):
+                if d is None:
+                    table.set(c, i, fill, _where(node, "input", name))
+            ins = [table.get(c, i) for c, i in node.inputs]
+        if table.get(node, 0) is not None and node.inputs:
+            return
+        try:
+            outs = node.op.infer_type(ins, node.attrs)
+        except MXNetError as e:
+            raise MXNetError(f"infer_type: node {node.name!r} ({node.op.name}) with input "
+                             f"types {dict(zip(names, map(_fmt, ins)))}: {e}") from None
+        out_names = node.op.list_outputs(node.attrs)
+        for i, d in enumerate(outs):
+            table.set(node, i, np.dtype(d), _where(node, "output", out_names[i]))
+
+    _sweep(nodes, table, step)
+    args_, outs_, auxs_ = _result(sym, nodes, table, partial, None)
+    if args_ is None:
+        return None, None, None
+    conv = (lambda d: None if d is None else np.dtype(d).type)
+    return [conv(d) for d in args_], [conv(d) for d in outs_], [conv(d) for d in auxs_]
