@@ -6,6 +6,7 @@
 from . import autograd, base, context, contrib, initializer, ndarray, operator, random
 from . import lr_scheduler, optimizer, symbol
 from . import model
+from . import executor   # Symbol.bind / simple_bind
 from .base import MXNetError
 from .context import Context, cpu, current_context, gpu, num_gpus
 

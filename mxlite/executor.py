@@ -1,0 +1,460 @@
+"""``Executor``: a Symbol bound to arrays (MXNet 1.x ``Symbol.bind`` / ``simple_bind``).
+
+Forward runs the graph's nodes in creation order (the order of the imperative calls that
+built it; a topological order) through the ``nd`` invoke strategy --
+the same compiled path and kernels as ``mx.nd.<op>``, so the results are identical to the
+imperative ones. Parameters are the op's parsed ``Attrs`` from the symbol (no re-parsing).
+
+Backward uses the same FGradients as ``mx.autograd``: when ``forward(is_train=True)`` runs
+and some argument has ``grad_req != 'null'``, the forward is recorded on the autograd tape
+with those arguments marked as variables (their gradient arrays are the executor's
+``grad_arrays``), and ``backward(out_grads)`` hands the heads to the autograd engine, which
+calls each op's FGradient and writes ('write') or adds ('add') into the gradient arrays.
+This costs the same as the imperative ``autograd.record()`` version (the benchmark
+``benchmarks/bench_symbol.py`` compares them) and needs no second graph; symbolic gradient
+graphs (``mx.sym.grad``) are there for users who want gradient Symbols themselves.
+
+MXNet behaviour kept: ``backward()`` without ``out_grads`` is allowed only when every head
+is a loss layer (``SoftmaxOutput``, ``*RegressionOutput``, ``MakeLoss``), whose gradient
+does not read the head gradient; BatchNorm's moving statistics (auxiliary states, passed to
+the kernel as the executor's own ``aux_arrays``) change only in ``forward(is_train=True)``;
+Dropout is active only with ``is_train=True``.
+
+Deviation: ``outputs`` are new arrays after each ``forward`` (MXNet overwrote the same
+arrays); read ``exe.outputs`` after the call rather than keeping an old reference.
+"""
+import math
+
+from . import autograd as _autograd
+from ._core.dispatch import invoke as _invoke
+from .base import MXNetError
+from .context import Context, current_context
+from .ndarray import NDArray
+from .ops.registry import REQUIRED
+from . import ndarray as _nd
+
+__all__ = ["Executor", "bind", "simple_bind"]
+
+# Heads whose gradient ignores the head gradient: backward() needs no out_grads for them.
+_LOSS_OPS = frozenset(("SoftmaxOutput", "LinearRegressionOutput", "LogisticRegressionOutput",
+                       "MAERegressionOutput", "MakeLoss", "make_loss", "SVMOutput"))
+_GRAD_REQS = ("write", "add", "null")
+
+
+def _run_order(entries):
+    """The nodes reachable from ``entries`` in creation order (``SymNode.seq``): the order
+    the imperative program that built the graph ran its ops, so the values, the random
+    draws and the tape's gradient sums (ordered by when each op ran) match ``mx.nd`` bit
+    for bit. A graph whose creation order is not topological (edited by hand) runs in
+    MXNet's depth-first order instead."""
+    from .symbol.graph import topo_order
+    order = topo_order(entries)
+    by_seq = sorted(order, key=lambda n: n.seq)
+    rank = {id(n): i for i, n in enumerate(by_seq)}
+    if all(rank[id(c)] < rank[id(n)] for n in by_seq for c, _ in n.inputs):
+        return by_seq
+    return order
+
+
+def _named_list(what, names, given, required=True, allow_none=False):
+    """``given`` (a list in ``names`` order, a dict by name, or None) as a list."""
+    if given is None:
+        if required:
+            raise MXNetError(f"bind: {what} must be given")
+        return [None] * len(names)
+    if isinstance(given, dict):
+        unknown = [k for k in given if k not in names]
+        if unknown and what == "args":
+            raise MXNetError(f"bind: {what} has names {unknown} that are not in the symbol's "
+                             f"{what[:-1] if what.endswith('s') else what} list {names}")
+        out = [given.get(n) for n in names]
+    elif isinstance(given, (list, tuple)):
+        if len(given) != len(names):
+            raise MXNetError(f"bind: {what} has {len(given)} arrays, the symbol needs "
+                             f"{len(names)} ({names})")
+        out = list(given)
+    else:
+        raise MXNetError(f"bind: {what} must be a list or a dict, got {type(given).__name__}")
+    for n, a in zip(names, out):
+        if a is None:
+            if required and not allow_none:
+                raise MXNetError(f"bind: {what} lacks an array for {n!r}")
+        elif not isinstance(a, NDArray):
+            raise MXNetError(f"bind: {what}[{n!r}] must be an NDArray, got {type(a).__name__}")
+    return out
+
+
+def _grad_req_list(grad_req, names):
+    if isinstance(grad_req, str):
+        reqs = [grad_req] * len(names)
+    elif isinstance(grad_req, dict):
+        unknown = [k for k in grad_req if k not in names]
+        if unknown:
+            raise MXNetError(f"bind: grad_req names {unknown} are not arguments ({names})")
+        reqs = [grad_req.get(n, "null") for n in names]
+    elif isinstance(grad_req, (list, tuple)):
+        if len(grad_req) != len(names):
+            raise MXNetError(f"bind: grad_req has {len(grad_req)} entries for {len(names)} "
+                             "arguments")
+        reqs = list(grad_req)
+    else:
+        raise MXNetError(f"bind: grad_req must be a str, list or dict, got {grad_req!r}")
+    for r in reqs:
+        if r not in _GRAD_REQS:
+            raise MXNetError(f"bind: grad_req must be 'write', 'add' or 'null', got {r!r}")
+    return reqs
+
+
+def _same_value(a, b):
+    """``a == b`` with the type and the sign of a zero kept apart (1 is not True, -0.0 not 0.0)."""
+    if type(a) is not type(b):
+        return False
+    try:
+        if a != b:
+            return False
+    except Exception:       # noqa: BLE001 -- incomparable values are different
+        return False
+    return not isinstance(a, float) or a != 0.0 or math.copysign(1, a) == math.copysign(1, b)
+
+
+def _call_form(op, attrs):
+    """What the executor hands ``invoke`` as the call's parameters: the parameters that
+    differ from their defaults, as keywords of parsed values, where they parse back to the
+    same Attrs (``invoke`` then memoises the parse and the shape/type inference by keywords,
+    as for ``mx.nd.<op>(..., k=v)``, and a call at the defaults shares ``default_attrs``);
+    else the Attrs themselves."""
+    kwargs = {}
+    for p in op.params:
+        value = attrs[p.name]
+        if p.default is not REQUIRED:
+            try:
+                if _same_value(value, p.parse(op.name, p.default)):
+                    continue
+            except Exception:       # noqa: BLE001 -- keep the value
+                pass
+        kwargs[p.name] = value
+    try:
+        if op.parse_attrs(kwargs) == attrs:
+            return kwargs
+    except Exception:       # noqa: BLE001 -- any refusal: hand over the parsed Attrs
+        pass
+    return attrs
+
+
+class Executor:
+    """A Symbol bound to argument, gradient and auxiliary arrays (made by ``Symbol.bind`` or
+    ``Symbol.simple_bind``); ``forward`` and ``backward`` run it."""
+
+    def __init__(self, symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None):
+        self._symbol = symbol
+        self._ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
+        self._arg_names = list(symbol.list_arguments())
+        self._aux_names = list(symbol.list_auxiliary_states())
+        self._out_names = list(symbol.list_outputs())
+        self.arg_arrays = _named_list("args", self._arg_names, args)
+        grads = _named_list("args_grad", self._arg_names, args_grad, required=False)
+        if isinstance(args_grad, dict) and isinstance(grad_req, str):
+            grad_req = {n: grad_req for n in args_grad}
+        reqs = _grad_req_list(grad_req, self._arg_names)
+        # an argument without a gradient array gets no gradient (MXNet: args_grad=None)
+        self._grad_reqs = [r if g is not None else "null" for r, g in zip(reqs, grads)]
+        self.grad_arrays = [g if r != "null" else None for g, r in zip(grads, self._grad_reqs)]
+        self.aux_arrays = _named_list("aux_states", self._aux_names, aux_states,
+                                      required=bool(self._aux_names))
+        for what, names, arrays in (("args", self._arg_names, self.arg_arrays),
+                                    ("args_grad", self._arg_names, self.grad_arrays)):
+            for n, a in zip(names, arrays):
+                if a is not None and a.context != self._ctx:
+                    raise MXNetError(f"bind: {what}[{n!r}] is on {a.context}, the executor on "
+                                     f"{self._ctx}")
+        for n, a, g in zip(self._arg_names, self.arg_arrays, self.grad_arrays):
+            if g is not None and g.shape != a.shape:
+                raise MXNetError(f"bind: args_grad[{n!r}] has shape {g.shape}, the argument "
+                                 f"{a.shape}")
+        self._wants_grad = any(r != "null" for r in self._grad_reqs)
+        self._plan()
+        self.outputs = []
+        self._heads = None        # the recorded outputs of the last training forward
+        self._leaves = None       # (argument, its autograd leaf entry, grad, grad_req)
+
+    # ---- the plan: one flat list of value slots ---------------------------------------------
+    def _plan(self):
+        entries = list(self._symbol._outputs)
+        order = _run_order(entries)
+        by_name = dict(zip(self._arg_names, self.arg_arrays))
+        by_name.update(zip(self._aux_names, self.aux_arrays))
+        slot = {}
+        values = []
+        steps = []
+        for node in order:
+            if node.op is None:
+                if node.name not in by_name:
+                    raise MXNetError(f"bind: no array for variable {node.name!r}")
+                slot[(node, 0)] = len(values)
+                values.append(by_name[node.name])
+                continue
+            n_vis = node.op.num_visible_outputs(node.attrs)
+            ins = []
+            for src, index in node.inputs:
+                if (src, index) not in slot:
+                    raise MXNetError(f"bind: node {node.name!r} reads output {index} of "
+                                     f"{src.name!r}, which a call does not return")
+                ins.append(slot[(src, index)])
+            first = len(values)
+            for k in range(n_vis):
+                slot[(node, k)] = first + k
+                values.append(None)
+            steps.append((node.op, _call_form(node.op, node.attrs), ins, first, n_vis))
+        self._values = values
+        self._uses_context = any(not step[2] for step in steps)
+        self._steps = steps
+        self._out_slots = []
+        for e in entries:
+            if e not in slot:
+                raise MXNetError(f"bind: the symbol's output {e[1]} of {e[0].name!r} is not "
+                                 "an output a call returns")
+            self._out_slots.append(slot[e])
+        self._head_ops = [e[0].op for e in entries]
+
+    # ---- dictionaries -------------------------------------------------------------------------
+    @property
+    def arg_dict(self):
+        """{argument name: its array}."""
+        return dict(zip(self._arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self):
+        """{argument name: its gradient array} (arguments with grad_req 'null' are left out)."""
+        return {n: g for n, g in zip(self._arg_names, self.grad_arrays) if g is not None}
+
+    @property
+    def aux_dict(self):
+        """{auxiliary state name: its array}."""
+        return dict(zip(self._aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self):
+        """{output name: the array of the last forward}."""
+        return dict(zip(self._out_names, self.outputs))
+
+    # ---- running ------------------------------------------------------------------------------
+    def forward(self, is_train=False, **kwargs):
+        """Compute the outputs (``self.outputs``, also returned). Keyword arguments are copied
+        into the argument arrays of those names first. ``is_train=True`` runs in train mode
+        (Dropout active, BatchNorm with batch statistics updating its moving averages) and
+        records what ``backward`` needs when some argument wants a gradient."""
+        if kwargs:
+            arg_dict = self.arg_dict
+            for name, value in kwargs.items():
+                if name not in arg_dict:
+                    raise MXNetError(f"forward: {name!r} is not an argument of the symbol "
+                                     f"({self._arg_names})")
+                dst = arg_dict[name]
+                if isinstance(value, NDArray):
+                    if value.shape != dst.shape:
+                        raise MXNetError(f"forward: {name!r} has shape {value.shape}, the "
+                                         f"bound array {dst.shape}")
+                    value.copyto(dst)
+                else:
+                    dst[:] = value
+        record = bool(is_train) and self._wants_grad
+        values = list(self._values)     # the bound arrays, then a slot per op output
+        state = _autograd._state
+        previous = state.recording, state.training
+        state.recording, state.training = record, bool(is_train)
+        marked = self._variables() if record else ()
+        try:
+            if self._uses_context:      # an op without inputs makes its output on ctx
+                with self._ctx:
+                    self._run(values)
+            else:
+                self._run(values)
+        finally:
+            state.recording, state.training = previous
+            for a in marked:            # the arguments are not variables outside forward
+                a._node = None
+        outputs = [values[i] for i in self._out_slots]
+        self.outputs = outputs
+        self._heads = outputs if record else None
+        return outputs
+
+    def _run(self, values):
+        for op, attrs, ins, first, n_vis in self._steps:
+            if n_vis == 1:
+                values[first] = _invoke(op, [values[i] for i in ins], attrs)
+            else:
+                values[first:first + n_vis] = _invoke(op, [values[i] for i in ins], attrs)
+
+    def _variables(self):
+        """Mark the arguments that want gradients as autograd variables (their ``.grad`` the
+        executor's gradient arrays); the leaf nodes are made once and reused."""
+        if self._leaves is None:
+            marked = [(a, g, r) for a, g, r in
+                      zip(self.arg_arrays, self.grad_arrays, self._grad_reqs) if r != "null"]
+            _autograd.mark_variables([m[0] for m in marked], [m[1] for m in marked],
+                                     [m[2] for m in marked])
+            self._leaves = [(m[0], m[0]._node, m[1], m[2]) for m in marked]
+        out = []
+        for a, entry, g, r in self._leaves:
+            a._grad, a._grad_req, a._node = g, r, entry
+            a._node_version = a._version[0]
+            out.append(a)
+        return out
+
+    def backward(self, out_grads=None, is_train=True):
+        """Gradients of the last ``forward(is_train=True)``'s outputs into ``grad_arrays``
+        ('write' overwrites, 'add' accumulates). ``out_grads`` (an NDArray or a list, one per
+        output) is required unless every output is a loss layer."""
+        if not self._wants_grad:
+            return
+        if self._heads is None:
+            raise MXNetError("backward: call forward(is_train=True) first (no training "
+                             "forward was recorded)")
+        heads = self._heads
+        if out_grads is None:
+            grads = [None] * len(heads)
+        else:
+            grads = [out_grads] if isinstance(out_grads, NDArray) else list(out_grads)
+            if len(grads) != len(heads):
+                raise MXNetError(f"backward: {len(grads)} out_grads for {len(heads)} outputs")
+        for i, (g, h, op) in enumerate(zip(grads, heads, self._head_ops)):
+            if g is None:
+                if op is None or op.name not in _LOSS_OPS and not any(
+                        a == op.name for a in op.aliases if a in _LOSS_OPS):
+                    raise MXNetError(
+                        f"backward: output {i} ({self._out_names[i]!r}) is not a loss layer, "
+                        "so its head gradient is required: pass out_grads (or end the network "
+                        "with a loss such as SoftmaxOutput or MakeLoss)")
+            elif not isinstance(g, NDArray):
+                grads[i] = g = _nd.array(g, ctx=self._ctx, dtype=h.dtype)
+            if g is not None and g.shape != h.shape:
+                raise MXNetError(f"backward: out_grads[{i}] has shape {g.shape}, output "
+                                 f"{self._out_names[i]!r} has {h.shape}")
+        _autograd.backward(heads, grads, retain_graph=False, train_mode=is_train)
+        self._heads = None
+
+    # ---- parameters and shapes ----------------------------------------------------------------
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy arrays from ``arg_params`` / ``aux_params`` ({name: NDArray}) into the bound
+        arguments / auxiliary states; a name the symbol lacks raises unless
+        ``allow_extra_params``."""
+        for params, names, arrays, what in ((arg_params, self._arg_names, self.arg_arrays,
+                                              "arguments"),
+                                             (aux_params or {}, self._aux_names,
+                                              self.aux_arrays, "auxiliary states")):
+            target = dict(zip(names, arrays))
+            for name, value in params.items():
+                if name not in target:
+                    if allow_extra_params:
+                        continue
+                    raise ValueError(f'Find name "{name}" that is not in the {what}')
+                dst = target[name]
+                if isinstance(value, NDArray):
+                    if value.shape != dst.shape:
+                        raise MXNetError(f"copy_params_from: {name!r} has shape {value.shape}, "
+                                         f"the bound array {dst.shape}")
+                    value.astype(dst.dtype, copy=False).copyto(dst)
+                else:
+                    dst[:] = value
+
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new Executor for new input shapes (``name=shape`` keywords), sharing every array
+        whose shape does not change. An array whose shape changes without being named raises
+        unless ``partial_shaping``; one that grows raises unless ``allow_up_sizing``. Arrays
+        of new shapes are fresh (MXNet reused the old memory when it was large enough)."""
+        arg_shapes, _, aux_shapes = self._symbol.infer_shape(**kwargs)
+        if arg_shapes is None:
+            raise MXNetError("reshape: the new shapes do not determine every argument")
+        new_args, new_grads, new_aux = [], [], []
+        for names, shapes, arrays, grads, out, gout in (
+                (self._arg_names, arg_shapes, self.arg_arrays, self.grad_arrays, new_args,
+                 new_grads),
+                (self._aux_names, aux_shapes, self.aux_arrays, None, new_aux, None)):
+            for i, (name, shape) in enumerate(zip(names, shapes)):
+                old = arrays[i]
+                shape = tuple(shape)
+                g = grads[i] if grads is not None else None
+                if shape == old.shape:
+                    out.append(old)
+                    if gout is not None:
+                        gout.append(g)
+                    continue
+                if not partial_shaping and name not in kwargs:
+                    raise MXNetError(
+                        f"reshape: shape of unspecified array {name!r} changed from "
+                        f"{old.shape} to {shape}; this can cause the new executor to not share "
+                        "parameters with the old one. If this is intended, set "
+                        "partial_shaping=True")
+                size = 1
+                for d in shape:
+                    size *= d
+                if size > old.size and not allow_up_sizing:
+                    raise MXNetError(
+                        f"reshape: new shape of {name!r} {shape} is larger than the original "
+                        f"{old.shape}; set allow_up_sizing=True to allow it")
+                out.append(_nd.zeros(shape, ctx=self._ctx, dtype=old.dtype))
+                if gout is not None:
+                    gout.append(None if g is None else _nd.zeros(shape, ctx=self._ctx,
+                                                                 dtype=g.dtype))
+        return Executor(self._symbol, self._ctx, new_args,
+                        {n: g for n, g in zip(self._arg_names, new_grads) if g is not None},
+                        dict(zip(self._arg_names, self._grad_reqs)), new_aux)
+
+    def debug_str(self):
+        """A listing of the bound graph: one line per operator node."""
+        lines = [f"Symbol outputs: {self._out_names}"]
+        for op, attrs, ins, first, n_vis in self._steps:
+            lines.append(f"Op:{op.name}, inputs={ins}, outputs={list(range(first, first + n_vis))}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<Executor outputs={self._out_names} ctx={self._ctx}>"
+
+
+# ---- Symbol.bind / simple_bind ----------------------------------------------------------------
+def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
+         shared_exec=None):
+    """Bind ``symbol`` to arrays: ``args`` (a list in ``list_arguments()`` order or a dict),
+    ``args_grad`` (the same, or None for no gradients), ``grad_req`` ('write', 'add', 'null',
+    or a list/dict of them), ``aux_states`` (list or dict). ``group2ctx`` and ``shared_exec``
+    are accepted for MXNet compatibility and ignored (one device per executor)."""
+    return Executor(symbol, ctx, args, args_grad, grad_req, aux_states)
+
+
+def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
+                shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
+    """Bind ``symbol`` to new arrays: shapes from ``infer_shape(**kwargs)`` (input shapes by
+    name), dtypes from ``infer_type(**type_dict)`` (float32 where nothing says otherwise);
+    arguments and auxiliary states start at zero, and every argument whose ``grad_req`` is not
+    'null' gets a zero gradient array."""
+    ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**kwargs)
+    arg_names = symbol.list_arguments()
+    if arg_shapes is None or any(s is None for s in arg_shapes):
+        raise MXNetError(f"simple_bind: the shapes given ({kwargs}) do not determine the "
+                         f"shapes of every argument of {arg_names}")
+    type_dict = dict(type_dict or {})
+    arg_types, _, aux_types = symbol.infer_type(**type_dict)
+    if arg_types is None:
+        arg_types = [None] * len(arg_names)
+        aux_types = [None] * len(aux_shapes)
+    reqs = _grad_req_list(grad_req, arg_names)
+    args, grads = [], {}
+    for name, shape, dt, req in zip(arg_names, arg_shapes, arg_types, reqs):
+        dt = dt if dt is not None else "float32"
+        args.append(_nd.zeros(tuple(shape), ctx=ctx, dtype=dt))
+        if req != "null":
+            grads[name] = _nd.zeros(tuple(shape), ctx=ctx, dtype=dt)
+    aux = [_nd.zeros(tuple(s), ctx=ctx, dtype=dt if dt is not None else "float32")
+           for s, dt in zip(aux_shapes, aux_types)]
+    return Executor(symbol, ctx, args, grads, dict(zip(arg_names, reqs)), aux)
+
+
+def _attach():
+    """``Symbol.bind`` and ``Symbol.simple_bind`` are this module's functions."""
+    from .symbol.symbol import Symbol
+    Symbol.bind = bind
+    Symbol.simple_bind = simple_bind
+
+
+_attach()

@@ -1,0 +1,346 @@
+"""Registry-wide duality: every op through ``mx.nd`` and through ``mx.sym`` + an Executor.
+
+For each registered op the same inputs go through the imperative call (under
+``autograd.record()``, gradients by ``backward`` with fixed random head gradients) and
+through the symbolic call on Variables, bound with ``Symbol.bind`` and run with
+``forward(is_train=True)`` / ``backward(out_grads)``: outputs and first-order gradients
+must be identical, bit for bit (the executor runs the same kernels and FGradients).
+
+Differentiable ops reuse the gradient table (tests/gradspecs: shapes, sampling, call);
+the others are in ``FORWARD`` below (random ops with a fixed seed, creation ops, index
+outputs, optimizer updates -- whose mutated state inputs are compared too). An op in
+neither table and not in ``EXEMPT`` fails ``test_every_op_is_covered``.
+"""
+import contextlib
+import types
+import zlib
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.ops.registry import REGISTRY
+from mxlite.ops.routing import ARITHMETIC
+from gradspecs import Spec, all_specs
+from gradspecs.norm import _moving
+
+SPECS = all_specs()
+
+
+def _batchnorm_one_mode(nd, x, gamma, beta):
+    """The gradient table's BatchNorm row sets train/predict mode per call inside the
+    function, which a graph cannot (its mode is the executor's): the same calls in training
+    mode only; inference mode is test_batchnorm_inference_duality."""
+    y, m, r = nd.BatchNorm(x * x, gamma, beta, *_moving(nd, 0.0, 1.0), fix_gamma=False,
+                           output_mean_var=True, eps=1e-2)
+    fixed = nd.BatchNorm(nd.transpose(x, axes=(0, 2, 1)), gamma, beta, *_moving(nd, 0.0, 1.0),
+                         axis=-1)
+    glob = nd.BatchNorm(x, gamma, beta, *_moving(nd, 0.1, 0.7), use_global_stats=True,
+                        fix_gamma=False)
+    return [y * x, m * m, r, nd.transpose(fixed, axes=(0, 2, 1)) * x, glob * x]
+
+
+# Rows of the gradient table whose call a graph cannot express, replaced here (same op).
+OVERRIDE = {
+    "BatchNorm": Spec(SPECS["BatchNorm"].shapes, _batchnorm_one_mode,
+                      SPECS["BatchNorm"].domains),
+    # the table's row seeds inside the call (at graph-building time for a symbol); the
+    # test seeds both sides before running instead
+    "Dropout": Spec([(3, 4)], lambda nd, x: [nd.Dropout(x, p=0.3) * x,
+                                             nd.Dropout(x, p=0.5, axes=(1,)) * x]),
+}
+
+
+class Fwd:
+    """A forward-only row: ``sample(rng)`` gives NumPy inputs, ``call(ns, *xs)`` the op."""
+
+    def __init__(self, sample, call):
+        self.sample, self.call = sample, call
+
+
+def _u(*shapes, lo=-1.0, hi=1.0):
+    return lambda rng: [rng.uniform(lo, hi, s) for s in shapes]
+
+
+def _ints(*shapes, hi=3):
+    return lambda rng: [rng.integers(0, hi, s).astype(np.float64) for s in shapes]
+
+
+def _special(rng):
+    x = rng.uniform(-2, 2, (3, 4))
+    x[0, 1], x[1, 2], x[2, 0] = np.inf, -np.inf, np.nan
+    return [x]
+
+
+def _probs(rng):
+    p = rng.uniform(0.1, 1, (3, 5))
+    return [p / p.sum(axis=1, keepdims=True)]
+
+
+def _state(n_states):
+    """weight, grad and ``n_states`` positive optimizer states of shape (3, 4)."""
+    return lambda rng: ([rng.uniform(-1, 1, (3, 4)) for _ in range(2)]
+                        + [rng.uniform(0.1, 1, (3, 4)) for _ in range(n_states)])
+
+
+def _scalar_cmp(name):
+    return Fwd(_ints((3, 4)), lambda ns, x: getattr(ns._internal, name)(x, scalar=1.0))
+
+
+def _unary(name):
+    return Fwd(_u((3, 4), lo=-3, hi=3), lambda ns, x: getattr(ns, name)(x))
+
+
+def _binary(name):
+    return Fwd(_ints((3, 4), (1, 4)), lambda ns, a, b: getattr(ns, name)(a, b))
+
+
+def _rand(name, **kw):
+    public = name[len("_random_"):]
+    return Fwd(lambda rng: [], lambda ns: getattr(ns.random, public)(shape=(3, 4), **kw))
+
+
+def _rand_like(name, **kw):
+    public = name[len("_random_"):]
+    return Fwd(_u((3, 4)), lambda ns, x: getattr(ns.random, public)(x, **kw))
+
+
+FORWARD = {
+    **{n: _scalar_cmp(n) for n in (
+        "_equal_scalar", "_not_equal_scalar", "_greater_scalar", "_greater_equal_scalar",
+        "_lesser_scalar", "_lesser_equal_scalar", "_logical_and_scalar", "_logical_or_scalar",
+        "_logical_xor_scalar")},
+    **{n: _binary(n) for n in (
+        "broadcast_equal", "broadcast_not_equal", "broadcast_greater", "broadcast_greater_equal",
+        "broadcast_lesser", "broadcast_lesser_equal", "broadcast_logical_and",
+        "broadcast_logical_or", "broadcast_logical_xor")},
+    **{n: _unary(n) for n in ("ceil", "fix", "floor", "rint", "round", "trunc", "sign",
+                              "logical_not", "ones_like", "zeros_like")},
+    **{f"_contrib_{n}": Fwd(_special, lambda ns, x, n=n: getattr(ns.contrib, n)(x))
+       for n in ("isfinite", "isinf", "isnan", "isneginf", "isposinf", "all_finite")},
+    "_has_inf": Fwd(_special, lambda ns, x: ns._internal._has_inf(x)),
+    "_has_nan": Fwd(_special, lambda ns, x: ns._internal._has_nan(x)),
+    "_contrib_hardmax": Fwd(_u((3, 4)), lambda ns, x: ns.contrib.hardmax(x, axis=1)),
+    "argmax": Fwd(_u((3, 4)), lambda ns, x: ns.argmax(x, axis=1)),
+    "argmin": Fwd(_u((3, 4)), lambda ns, x: ns.argmin(x, axis=0, keepdims=True)),
+    "argmax_channel": Fwd(_u((3, 4)), lambda ns, x: ns.argmax_channel(x)),
+    "argsort": Fwd(_u((3, 4)), lambda ns, x: ns.argsort(x, axis=1, is_ascend=False)),
+    "one_hot": Fwd(_ints((2, 3), hi=4), lambda ns, i: ns.one_hot(i, depth=4, on_value=2.0)),
+    "arange": Fwd(lambda rng: [], lambda ns: ns.arange(start=1, stop=7, step=2, repeat=2)),
+    "full": Fwd(lambda rng: [], lambda ns: ns.full(shape=(2, 3), val=1.5)),
+    "ones": Fwd(lambda rng: [], lambda ns: ns.ones(shape=(2, 3), dtype="float64")),
+    "zeros": Fwd(lambda rng: [], lambda ns: ns.zeros(shape=(2, 3), dtype="int32")),
+    "_random_uniform": _rand("_random_uniform", low=-2, high=3),
+    "_random_normal": _rand("_random_normal", loc=1, scale=2),
+    "_random_exponential": _rand("_random_exponential", lam=2),
+    "_random_gamma": _rand("_random_gamma", alpha=2, beta=0.5),
+    "_random_poisson": _rand("_random_poisson", lam=3),
+    "_random_negative_binomial": _rand("_random_negative_binomial", k=3, p=0.4),
+    "_random_generalized_negative_binomial": _rand("_random_generalized_negative_binomial",
+                                                   mu=2, alpha=0.5),
+    "_random_randint": _rand("_random_randint", low=-3, high=9),
+    "_random_uniform_like": _rand_like("_random_uniform_like", low=0, high=2),
+    "_random_normal_like": _rand_like("_random_normal_like"),
+    "_random_exponential_like": _rand_like("_random_exponential_like"),
+    "_random_gamma_like": _rand_like("_random_gamma_like"),
+    "_random_poisson_like": _rand_like("_random_poisson_like"),
+    "_random_negative_binomial_like": _rand_like("_random_negative_binomial_like"),
+    "_random_generalized_negative_binomial_like": _rand_like(
+        "_random_generalized_negative_binomial_like"),
+    "_sample_multinomial": Fwd(_probs, lambda ns, p: ns.random.multinomial(
+        p, shape=(2,), get_prob=True)),
+    "_shuffle": Fwd(_u((5, 3)), lambda ns, x: ns._internal._shuffle(x)),
+    "_rrelu_slope": Fwd(_u((3, 4)), lambda ns, x, : ns._internal._rrelu_slope(x, x * 2)),
+    "sgd_update": Fwd(_state(0), lambda ns, w, g: ns.sgd_update(w, g, lr=0.1, wd=0.01)),
+    "signsgd_update": Fwd(_state(0), lambda ns, w, g: ns.signsgd_update(w, g, lr=0.1)),
+    "sgd_mom_update": Fwd(_state(1), lambda ns, w, g, m: ns.sgd_mom_update(
+        w, g, m, lr=0.1, momentum=0.9)),
+    "nag_mom_update": Fwd(_state(1), lambda ns, w, g, m: ns.nag_mom_update(
+        w, g, m, lr=0.1, momentum=0.9)),
+    "signum_update": Fwd(_state(1), lambda ns, w, g, m: ns.signum_update(
+        w, g, m, lr=0.1, momentum=0.9)),
+    "rmsprop_update": Fwd(_state(1), lambda ns, w, g, n: ns.rmsprop_update(w, g, n, lr=0.1)),
+    "rmspropalex_update": Fwd(_state(3), lambda ns, w, g, n, g2, d: ns.rmspropalex_update(
+        w, g, n, g2, d, lr=0.1)),
+    "adam_update": Fwd(_state(2), lambda ns, w, g, m, v: ns.adam_update(w, g, m, v, lr=0.1)),
+    "_adamw_update": Fwd(lambda rng: _state(2)(rng) + [np.array([1.0])],
+                         lambda ns, w, g, m, v, r: ns._internal._adamw_update(
+                             w, g, m, v, r, lr=0.1, eta=1.0, wd=0.1)),
+    "ftrl_update": Fwd(_state(2), lambda ns, w, g, z, n: ns.ftrl_update(w, g, z, n, lr=0.1)),
+}
+
+# Ops that cannot run through a bound symbol, with the reason.
+EXEMPT = {}
+
+
+class _Namespace:
+    """A namespace of ``mx.sym`` whose functions return a list of Symbols for an op with
+    several outputs, as ``mx.nd`` returns a list of arrays."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        attr = getattr(self._module, name)
+        if isinstance(attr, types.ModuleType):
+            return _Namespace(attr)
+        if not callable(attr) or isinstance(attr, type):
+            return attr
+
+        def call(*args, **kwargs):
+            out = attr(*args, **kwargs)
+            return list(out) if isinstance(out, mx.sym.Symbol) and len(out) > 1 else out
+        return call
+
+
+class SymNS(_Namespace):
+    """``mx.sym`` as a spec's ``call`` sees it: a constant made with ``array(...)`` becomes a
+    Variable bound to that value (gradient 'null'); multi-output ops give lists."""
+
+    def __init__(self):
+        super().__init__(mx.sym)
+        self.consts = {}
+
+    def array(self, value, dtype=None, ctx=None):
+        name = f"_const{len(self.consts)}"
+        self.consts[name] = mx.nd.array(value, dtype=dtype or "float32")
+        return mx.sym.Variable(name)
+
+
+@contextlib.contextmanager
+def _broadcasting_symbols():
+    """Symbol arithmetic routed as NDArray's (``broadcast_*`` and the scalar ops of
+    ``ops/routing.py``) while a spec written for ``mx.nd`` builds its graph; a Symbol's own
+    ``a * b`` is MXNet's element-wise ``_mul`` (no broadcasting)."""
+    cls = mx.sym.Symbol
+    saved = {}
+    for stem, array_op, scalar_op, rscalar_op in ARITHMETIC:
+        for dunder, fn in (
+                (f"__{stem}__", lambda a, b, o=array_op, c=scalar_op: a._binary(b, o, c)),
+                (f"__r{stem}__", lambda a, b, o=array_op, r=rscalar_op: a._rbinary(b, o, r))):
+            saved[dunder] = cls.__dict__.get(dunder)
+            setattr(cls, dunder, fn)
+    try:
+        yield
+    finally:
+        for dunder, fn in saved.items():
+            if fn is None:
+                delattr(cls, dunder)
+            else:
+                setattr(cls, dunder, fn)
+
+
+def _symbolic(call, n_inputs):
+    """(the Symbol of ``call`` on Variables in0.., the constants it made)."""
+    ns = SymNS()
+    with _broadcasting_symbols():
+        sym = call(ns, *[mx.sym.Variable(f"in{i}") for i in range(n_inputs)])
+    sym = mx.sym.Group(sym) if isinstance(sym, (list, tuple)) else sym
+    return sym, ns.consts
+
+
+def _canonical_ops():
+    return sorted({op.name for op in REGISTRY.values()})
+
+
+def test_every_op_is_covered():
+    missing = [n for n in _canonical_ops() if n not in SPECS and n not in FORWARD
+               and n not in EXEMPT]
+    assert not missing, f"ops missing from the duality test (add a FORWARD row or an EXEMPT " \
+                        f"reason): {missing}"
+    both = sorted(set(FORWARD) & set(SPECS))
+    assert not both, f"ops in both the gradient table and FORWARD: {both}"
+    stale = sorted(n for n in list(FORWARD) + list(EXEMPT) if n not in REGISTRY)
+    assert not stale, f"rows for unregistered ops: {stale}"
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _seed(name):
+    return zlib.crc32(name.encode())
+
+
+def _bind(sym, named, consts, grads):
+    args = {n: (named[n] if n in named else consts[n]) for n in sym.list_arguments()}
+    aux = {n: consts[n] for n in sym.list_auxiliary_states()}
+    return sym.bind(mx.cpu(), args=args, args_grad={n: g for n, g in grads.items()
+                                                     if n in args},
+                    grad_req="write", aux_states=aux)
+
+
+def _assert_same(a, b, what):
+    a, b = a.asnumpy(), b.asnumpy()
+    assert a.dtype == b.dtype and a.shape == b.shape, (what, a.dtype, b.dtype, a.shape, b.shape)
+    np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in SPECS if n not in EXEMPT))
+def test_differentiable_op_duality(name):
+    spec = OVERRIDE.get(name, SPECS[name])
+    rng = np.random.default_rng(_seed(name))
+    if spec.sample is not None:
+        values = spec.sample(rng)
+    else:
+        values = [rng.uniform(*spec.domain(i), size=s) for i, s in enumerate(spec.shapes)]
+    xs = [mx.nd.array(v, dtype="float64") for v in values]
+    for x in xs:
+        x.attach_grad()
+    mx.random.seed(_seed(name))
+    with mx.autograd.record():
+        outs = _as_list(spec.call(mx.nd, *xs))
+    head_grads = [mx.nd.array(rng.uniform(-1, 1, o.shape), dtype=o.dtype) for o in outs]
+    mx.autograd.backward(outs, head_grads)
+
+    sym, consts = _symbolic(spec.call, len(xs))
+    named = {f"in{i}": mx.nd.array(v, dtype="float64") for i, v in enumerate(values)}
+    grads = {n: mx.nd.zeros(a.shape, dtype=a.dtype) for n, a in named.items()}
+    exe = _bind(sym, named, consts, grads)
+    mx.random.seed(_seed(name))
+    sym_outs = exe.forward(is_train=True)
+    assert len(sym_outs) == len(outs)
+    for i, (a, b) in enumerate(zip(outs, sym_outs)):
+        _assert_same(a, b, f"{name}: output {i}")
+    exe.backward(head_grads)
+    for i, x in enumerate(xs):
+        if f"in{i}" in exe.grad_dict:
+            _assert_same(x.grad, exe.grad_dict[f"in{i}"], f"{name}: gradient of input {i}")
+        else:       # an input the symbol does not read gets no gradient on either side
+            assert not x.grad.asnumpy().any(), f"{name}: input {i}"
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD))
+def test_forward_op_duality(name):
+    row = FORWARD[name]
+    values = row.sample(np.random.default_rng(_seed(name)))
+    xs = [mx.nd.array(v, dtype="float64") for v in values]
+    mx.random.seed(_seed(name))
+    outs = _as_list(row.call(mx.nd, *xs))
+
+    sym, consts = _symbolic(row.call, len(xs))
+    named = {f"in{i}": mx.nd.array(v, dtype="float64") for i, v in enumerate(values)}
+    exe = _bind(sym, named, consts, {})
+    mx.random.seed(_seed(name))
+    sym_outs = exe.forward(is_train=False)
+    assert len(sym_outs) == len(outs)
+    for i, (a, b) in enumerate(zip(outs, sym_outs)):
+        _assert_same(a, b, f"{name}: output {i}")
+    for i, x in enumerate(xs):      # inputs the op updates in place (optimizer states)
+        _assert_same(x, named[f"in{i}"], f"{name}: input {i} after the call")
+
+
+def test_batchnorm_inference_duality():
+    """BatchNorm in predict mode (moving statistics) and the executor's is_train=False."""
+    rng = np.random.default_rng(3)
+    values = [rng.uniform(-1, 1, (4, 3, 2)), rng.uniform(0.5, 1.5, 3), rng.uniform(-1, 1, 3)]
+
+    def call(nd, x, gamma, beta):
+        return nd.BatchNorm(x * x, gamma, beta, *_moving(nd, 0.2, 1.5), fix_gamma=False)
+    expected = call(mx.nd, *[mx.nd.array(v, dtype="float64") for v in values])
+    sym, consts = _symbolic(call, 3)
+    named = {f"in{i}": mx.nd.array(v, dtype="float64") for i, v in enumerate(values)}
+    exe = _bind(sym, named, consts, {})
+    _assert_same(expected, exe.forward(is_train=False)[0], "BatchNorm inference")
+    for name, a in exe.aux_dict.items():       # predict mode leaves the statistics alone
+        _assert_same(a, consts[name], name)

@@ -1,0 +1,156 @@
+"""Executor: Symbol.bind / simple_bind, forward/backward, grad_req, aux states, reshape."""
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.base import MXNetError
+
+
+def _mlp():
+    """data (4, 5) -> FullyConnected(3) -> tanh -> FullyConnected(2)."""
+    data = mx.sym.Variable("data")
+    h = mx.sym.tanh(mx.sym.FullyConnected(data, num_hidden=3, name="fc1"))
+    return mx.sym.FullyConnected(h, num_hidden=2, name="fc2")
+
+
+def _mlp_values(rng):
+    return {"data": rng.standard_normal((4, 5)), "fc1_weight": rng.standard_normal((3, 5)),
+            "fc1_bias": rng.standard_normal(3), "fc2_weight": rng.standard_normal((2, 3)),
+            "fc2_bias": rng.standard_normal(2)}
+
+
+def _mlp_reference(v, head):
+    """NumPy forward and backward of the MLP for head gradient ``head``."""
+    a = v["data"] @ v["fc1_weight"].T + v["fc1_bias"]
+    h = np.tanh(a)
+    y = h @ v["fc2_weight"].T + v["fc2_bias"]
+    dh = head @ v["fc2_weight"]
+    da = dh * (1 - h * h)
+    grads = {"fc2_weight": head.T @ h, "fc2_bias": head.sum(0), "fc1_weight": da.T @ v["data"],
+             "fc1_bias": da.sum(0), "data": da @ v["fc1_weight"]}
+    return y, grads
+
+
+def _nd(v):
+    return {k: mx.nd.array(a, dtype="float64") for k, a in v.items()}
+
+
+def _zeros_like(arrays):
+    return {k: mx.nd.zeros(a.shape, dtype=a.dtype) for k, a in arrays.items()}
+
+
+def test_bind_forward_backward_match_numpy():
+    rng = np.random.default_rng(0)
+    v = _mlp_values(rng)
+    head = rng.standard_normal((4, 2))
+    sym = _mlp()
+    assert sym.list_arguments() == ["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"]
+    args = _nd(v)
+    exe = sym.bind(mx.cpu(), args=args, args_grad=_zeros_like(args))
+    y_ref, g_ref = _mlp_reference(v, head)
+    out = exe.forward(is_train=True)
+    assert out is exe.outputs and len(out) == 1
+    np.testing.assert_allclose(out[0].asnumpy(), y_ref, rtol=1e-12)
+    assert list(exe.output_dict) == ["fc2_output"]
+    exe.backward(mx.nd.array(head, dtype="float64"))
+    assert sorted(exe.grad_dict) == sorted(g_ref)
+    for k, g in g_ref.items():
+        np.testing.assert_allclose(exe.grad_dict[k].asnumpy(), g, rtol=1e-10, err_msg=k)
+
+
+def test_args_as_list_equal_args_as_dict():
+    rng = np.random.default_rng(1)
+    v = _mlp_values(rng)
+    sym = _mlp()
+    by_dict = sym.bind(mx.cpu(), args=_nd(v)).forward()[0].asnumpy()
+    as_list = [mx.nd.array(v[n], dtype="float64") for n in sym.list_arguments()]
+    exe = sym.bind(mx.cpu(), args=as_list)
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), by_dict)
+    assert exe.arg_arrays[0] is as_list[0] and exe.arg_dict["fc1_bias"] is as_list[2]
+
+
+def test_bind_errors():
+    rng = np.random.default_rng(2)
+    v = _mlp_values(rng)
+    sym = _mlp()
+    missing = _nd(v)
+    del missing["fc2_bias"]
+    with pytest.raises(MXNetError, match="fc2_bias"):
+        sym.bind(mx.cpu(), args=missing)
+    with pytest.raises(MXNetError, match="4 arrays"):
+        sym.bind(mx.cpu(), args=list(_nd(v).values())[:4])
+    with pytest.raises(MXNetError, match="grad_req"):
+        sym.bind(mx.cpu(), args=_nd(v), args_grad=_zeros_like(_nd(v)), grad_req="sometimes")
+    bad = _zeros_like(_nd(v))
+    bad["fc1_weight"] = mx.nd.zeros((5, 3), dtype="float64")
+    with pytest.raises(MXNetError, match="fc1_weight"):
+        sym.bind(mx.cpu(), args=_nd(v), args_grad=bad)
+
+
+def test_grad_req_add_null_and_per_argument():
+    rng = np.random.default_rng(3)
+    v = _mlp_values(rng)
+    head = rng.standard_normal((4, 2))
+    _, g_ref = _mlp_reference(v, head)
+    args = _nd(v)
+    reqs = {"data": "null", "fc1_weight": "add", "fc1_bias": "write", "fc2_weight": "null",
+            "fc2_bias": "add"}
+    exe = _mlp().bind(mx.cpu(), args=args, args_grad=_zeros_like(args), grad_req=reqs)
+    assert sorted(exe.grad_dict) == ["fc1_bias", "fc1_weight", "fc2_bias"]
+    for _ in range(2):
+        exe.forward(is_train=True)
+        exe.backward([mx.nd.array(head, dtype="float64")])
+    np.testing.assert_allclose(exe.grad_dict["fc1_weight"].asnumpy(), 2 * g_ref["fc1_weight"],
+                               rtol=1e-10)
+    np.testing.assert_allclose(exe.grad_dict["fc2_bias"].asnumpy(), 2 * g_ref["fc2_bias"],
+                               rtol=1e-10)
+    np.testing.assert_allclose(exe.grad_dict["fc1_bias"].asnumpy(), g_ref["fc1_bias"],
+                               rtol=1e-10)
+
+
+def test_backward_needs_head_gradient_unless_loss():
+    rng = np.random.default_rng(4)
+    v = _mlp_values(rng)
+    args = _nd(v)
+    exe = _mlp().bind(mx.cpu(), args=args, args_grad=_zeros_like(args))
+    exe.forward(is_train=True)
+    with pytest.raises(MXNetError, match="not a loss"):
+        exe.backward()
+    with pytest.raises(MXNetError, match="shape"):
+        exe.backward(mx.nd.zeros((2, 4), dtype="float64"))
+    # a loss head: SoftmaxOutput's gradient is softmax - one_hot(label)
+    sym = mx.sym.SoftmaxOutput(_mlp(), name="sm")
+    assert sym.list_arguments()[-1] == "sm_label"
+    label = np.array([0, 1, 1, 0])
+    args = dict(_nd(v), sm_label=mx.nd.array(label, dtype="float64"))
+    exe = sym.bind(mx.cpu(), args=args, args_grad={"fc2_bias": mx.nd.zeros(2, dtype="float64")})
+    y_ref, _ = _mlp_reference(v, np.zeros((4, 2)))
+    p = np.exp(y_ref - y_ref.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    np.testing.assert_allclose(exe.forward(is_train=True)[0].asnumpy(), p, rtol=1e-12)
+    exe.backward()
+    np.testing.assert_allclose(exe.grad_dict["fc2_bias"].asnumpy(),
+                               (p - np.eye(2)[label]).sum(0), rtol=1e-10, atol=1e-14)
+
+
+def test_backward_before_training_forward_raises():
+    args = _nd(_mlp_values(np.random.default_rng(5)))
+    exe = _mlp().bind(mx.cpu(), args=args, args_grad=_zeros_like(args))
+    exe.forward(is_train=False)
+    with pytest.raises(MXNetError, match="is_train=True"):
+        exe.backward(mx.nd.ones((4, 2), dtype="float64"))
+
+
+def test_forward_keywords_copy_into_arguments():
+    rng = np.random.default_rng(6)
+    v = _mlp_values(rng)
+    exe = _mlp().bind(mx.cpu(), args=_nd(v))
+    new = rng.standard_normal((4, 5))
+    out = exe.forward(data=mx.nd.array(new, dtype="float64"))[0].asnumpy()
+    np.testing.assert_array_equal(exe.arg_dict["data"].asnumpy(), new)
+    np.testing.assert_allclose(out, _mlp_reference(dict(v, data=new), np.zeros((4, 2)))[0],
+                               rtol=1e-12)
+    exe.forward(data=np.ones((4, 5)))
+    np.testing.assert_array_equal(exe.arg_dict["data"].asnumpy(), np.ones((4, 5)))
+    with pytest.raises(MXNetError, match="not an argument"):
+        exe.forward(weights=new)
