@@ -154,3 +154,86 @@ def test_forward_keywords_copy_into_arguments():
     np.testing.assert_array_equal(exe.arg_dict["data"].asnumpy(), np.ones((4, 5)))
     with pytest.raises(MXNetError, match="not an argument"):
         exe.forward(weights=new)
+
+
+def test_simple_bind_allocates_from_inferred_shapes_and_types():
+    sym = mx.sym.SoftmaxOutput(_mlp(), name="softmax")
+    exe = sym.simple_bind(mx.cpu(), data=(8, 5))
+    shapes = {k: a.shape for k, a in exe.arg_dict.items()}
+    assert shapes == {"data": (8, 5), "fc1_weight": (3, 5), "fc1_bias": (3,),
+                      "fc2_weight": (2, 3), "fc2_bias": (2,), "softmax_label": (8,)}
+    assert all(a.dtype == np.float32 for a in exe.arg_arrays)
+    assert sorted(exe.grad_dict) == sorted(shapes)
+    assert all(not g.asnumpy().any() for g in exe.grad_arrays)
+    exe64 = sym.simple_bind(mx.cpu(), grad_req="null", type_dict={"data": "float64"},
+                            data=(8, 5))
+    assert all(a.dtype == np.float64 for a in exe64.arg_arrays)
+    assert exe64.grad_dict == {} and exe64.grad_arrays == [None] * 6
+    with pytest.raises(MXNetError):
+        _mlp().simple_bind(mx.cpu())      # no shape given: weights cannot be inferred
+
+
+def _bn_net():
+    data = mx.sym.Variable("data")
+    return mx.sym.BatchNorm(data, momentum=0.8, eps=1e-5, fix_gamma=False, name="bn")
+
+
+def test_batchnorm_moving_statistics_update_only_in_training():
+    sym = _bn_net()
+    assert sym.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    exe = sym.simple_bind(mx.cpu(), type_dict={"data": "float64"}, data=(6, 3))
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((6, 3)) * 2 + 1
+    exe.arg_dict["bn_gamma"][:] = 1.0
+    exe.aux_dict["bn_moving_var"][:] = 1.0
+    mean0 = exe.aux_dict["bn_moving_mean"]
+    out = exe.forward(is_train=False, data=x)[0].asnumpy()
+    np.testing.assert_allclose(out, x / np.sqrt(1 + 1e-5), rtol=1e-12)   # moving stats
+    assert not exe.aux_dict["bn_moving_mean"].asnumpy().any()
+    out = exe.forward(is_train=True)[0].asnumpy()
+    np.testing.assert_allclose(out, (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-10)
+    assert exe.aux_dict["bn_moving_mean"] is mean0        # updated in place
+    np.testing.assert_allclose(mean0.asnumpy(), 0.2 * x.mean(0), rtol=1e-12)
+    exe.backward(mx.nd.ones((6, 3), dtype="float64"))
+    np.testing.assert_allclose(exe.aux_dict["bn_moving_mean"].asnumpy(), 0.2 * x.mean(0),
+                               rtol=1e-12)               # backward leaves them alone
+
+
+def test_dropout_active_only_in_training():
+    sym = mx.sym.Dropout(mx.sym.Variable("data"), p=0.5)
+    exe = sym.simple_bind(mx.cpu(), data=(100, 10))
+    exe.arg_dict["data"][:] = 1.0
+    np.testing.assert_array_equal(exe.forward(is_train=False)[0].asnumpy(), 1.0)
+    y = exe.forward(is_train=True)[0].asnumpy()
+    assert set(np.unique(y)) <= {0.0, 2.0} and 300 < (y == 0).sum() < 700
+
+
+def test_copy_params_from():
+    exe = _mlp().simple_bind(mx.cpu(), data=(4, 5))
+    w = np.arange(15.0).reshape(3, 5)
+    exe.copy_params_from({"fc1_weight": mx.nd.array(w)})
+    np.testing.assert_array_equal(exe.arg_dict["fc1_weight"].asnumpy(), w)
+    with pytest.raises(ValueError, match="unknown"):
+        exe.copy_params_from({"unknown": mx.nd.zeros(2)})
+    exe.copy_params_from({"unknown": mx.nd.zeros(2), "fc2_bias": mx.nd.ones(2)},
+                         allow_extra_params=True)
+    np.testing.assert_array_equal(exe.arg_dict["fc2_bias"].asnumpy(), [1, 1])
+    bn = _bn_net().simple_bind(mx.cpu(), data=(2, 3))
+    bn.copy_params_from({}, {"bn_moving_var": mx.nd.full((3,), 4.0)})
+    np.testing.assert_array_equal(bn.aux_dict["bn_moving_var"].asnumpy(), [4, 4, 4])
+
+
+def test_reshape_shares_parameters():
+    exe = _mlp().simple_bind(mx.cpu(), data=(4, 5))
+    small = exe.reshape(data=(2, 5))
+    assert small.arg_dict["data"].shape == (2, 5)
+    for k in ("fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"):
+        assert small.arg_dict[k] is exe.arg_dict[k] and small.grad_dict[k] is exe.grad_dict[k]
+    assert small.forward()[0].shape == (2, 2)
+    with pytest.raises(MXNetError, match="allow_up_sizing"):
+        exe.reshape(data=(8, 5))
+    assert exe.reshape(allow_up_sizing=True, data=(8, 5)).forward()[0].shape == (8, 2)
+    with pytest.raises(MXNetError, match="partial_shaping"):
+        exe.reshape(allow_up_sizing=True, data=(4, 6))   # fc1_weight changes unnamed
+    wide = exe.reshape(partial_shaping=True, allow_up_sizing=True, data=(4, 6))
+    assert wide.arg_dict["fc1_weight"].shape == (3, 6)
