@@ -9,9 +9,10 @@ import sys as _sys
 from ..ops.frontend import populate as _populate
 from ..ops.routing import BINARY_FUNCTIONS as _BINARY_FUNCTIONS, binary_function as _binfn
 from .naming import AttrScope, NameManager, Prefix
-from .symbol import Group, Symbol, Variable, invoke, var
+from .symbol import Group, Symbol, Variable, invoke, load, load_json, var
 
-__all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope"]
+__all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "load",
+           "load_json"]
 
 
 def _fill():

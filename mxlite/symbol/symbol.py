@@ -15,10 +15,11 @@ from ..base import MXNetError, op_error
 from ..ops.registry import REGISTRY
 from ..ops.routing import ARITHMETIC, COMPARISONS
 from . import infer as _infer
+from . import json_format as _json
 from . import naming
 from .graph import SymNode, aux_variables, input_names, topo_order
 
-__all__ = ["Symbol", "Variable", "var", "Group", "invoke"]
+__all__ = ["Symbol", "Variable", "var", "Group", "invoke", "load", "load_json"]
 
 # MXNet's type flags (``__dtype__`` attributes hold these numbers)
 DTYPE_FLAGS = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
@@ -56,9 +57,10 @@ def invoke(op, inputs, kwargs, out, name=None, attr=None, hint=None):
                        f"{len(inputs)}")
     name = naming.current().get(name, hint or op.name.lower())
     entries = []
+    given = op.format_attrs({k: attrs[k] for k in kwargs}) if None in inputs else None
     for iname, x in zip(names, inputs):
         if x is None:
-            user = {}
+            user = dict(given)          # MXNet gives a created variable its op's parameters
             if iname in op.aux_inputs and iname in _AUX_INIT:
                 user["__init__"] = _AUX_INIT[iname]
             entries.append((SymNode(None, f"{name}_{iname}", user_attrs=user), 0))
@@ -294,6 +296,33 @@ class Symbol:
     def __bool__(self):
         raise MXNetError("a Symbol has no truth value (it is a graph, not a value)")
 
+    # ---- MXNet's JSON ------------------------------------------------------------------------
+    def tojson(self):
+        """The graph as MXNet 1.x's JSON text (``mx.sym.load_json`` and MXNet read it)."""
+        return _json.tojson(self)
+
+    def save(self, fname):
+        """Write ``tojson()`` to the file ``fname`` (MXNet's ``prefix-symbol.json``)."""
+        with open(fname, "w") as f:
+            f.write(self.tojson())
+
+    def __getstate__(self):
+        return {"json": self.tojson()}
+
+    def __setstate__(self, state):
+        self._outputs = _json.load_json(state["json"])._outputs
+
+    def debug_str(self):
+        """One line per node: its op, name and inputs (for reading a graph)."""
+        lines = []
+        for n in self._nodes():
+            if n.op is None:
+                lines.append(f"Variable:{n.name}")
+            else:
+                ins = ", ".join(f"{c.name}[{i}]" for c, i in n.inputs)
+                lines.append(f"Op:{n.op.name}, Name={n.name}, Inputs=[{ins}]")
+        return "\n".join(lines)
+
     # ---- inference -----------------------------------------------------------------------
     def infer_shape(self, *args, **kwargs):
         """``(arg_shapes, out_shapes, aux_shapes)`` from the shapes given (positionally in
@@ -407,3 +436,21 @@ def Group(symbols):
     if not symbols or not all(isinstance(s, Symbol) for s in symbols):
         raise MXNetError("Group: expected a non-empty list of Symbols")
     return Symbol([e for s in symbols for e in s._outputs])
+
+
+def load_json(json_str):
+    """The Symbol of MXNet JSON text (``Symbol.tojson``, or MXNet's ``prefix-symbol.json``)."""
+    return _json.load_json(json_str)
+
+
+def load(fname):
+    """The Symbol saved in the file ``fname`` (``Symbol.save``, MXNet's ``sym.save``)."""
+    try:
+        with open(fname, "rb") as f:
+            text = f.read()
+    except OSError as e:
+        raise MXNetError(f"load: cannot read {fname!r}: {e}") from None
+    try:
+        return _json.load_json(text)
+    except UnicodeDecodeError:
+        raise MXNetError(f"load: {fname!r} is not UTF-8 JSON text") from None
