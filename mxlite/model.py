@@ -38,13 +38,13 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_ca
     ``prefix-%04d.params`` (``epoch``), keyed ``arg:<name>`` / ``aux:<name>``, as MXNet's
     ``mx.model.save_checkpoint``; MXNet 1.x loads the files.
 
-    ``remove_amp_cast`` is passed to ``Symbol.save`` (drop ``amp_cast``/``amp_multicast``
-    nodes from the saved graph, MXNet's default).
+    ``remove_amp_cast`` is accepted for MXNet compatibility and has no effect: mxlite has no
+    ``amp_cast``/``amp_multicast`` operators, so a graph never holds any to remove.
     """
     save_dict = _cpu_copies("arg", arg_params)
     save_dict.update(_cpu_copies("aux", aux_params))
     if symbol is not None:
-        symbol.save("%s-symbol.json" % prefix, remove_amp_cast=remove_amp_cast)
+        symbol.save("%s-symbol.json" % prefix)
     param_name = _params_name(prefix, epoch)
     nd.save(param_name, save_dict)
     logging.info('Saved checkpoint to "%s"', param_name)

@@ -23,8 +23,8 @@ class RecordingSymbol:
     def __init__(self):
         self.calls = []
 
-    def save(self, fname, remove_amp_cast=True):
-        self.calls.append((fname, remove_amp_cast))
+    def save(self, fname):
+        self.calls.append(fname)
         with open(fname, "w") as f:
             f.write("{}")
 
@@ -43,7 +43,7 @@ def test_params_round_trip_and_file_layout(tmp_path):
     model.save_checkpoint(prefix, 7, sym,
                           {k: mx.nd.array(v) for k, v in args.items()},
                           {k: mx.nd.array(v, dtype=v.dtype) for k, v in aux.items()})
-    assert sym.calls == [(prefix + "-symbol.json", True)]
+    assert sym.calls == [prefix + "-symbol.json"]
     # the params file is an nd.save dict keyed arg:/aux:, named prefix-%04d.params
     raw = mx.nd.load(prefix + "-0007.params")
     assert list(raw) == ["arg:fc_weight", "arg:fc_bias", "aux:bn_moving_mean"]
@@ -108,3 +108,30 @@ def test_bad_save_arguments(tmp_path):
     with pytest.raises(MXNetError):
         model.save_checkpoint(prefix, 0, sym, {"w": 3}, {})
     assert os.listdir(tmp_path) == [] and sym.calls == []     # nothing written
+
+
+def test_checkpoint_round_trip_with_symbol(tmp_path):
+    data = mx.sym.Variable("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    net = mx.sym.BatchNorm(fc, name="bn")
+    args = {"fc_weight": mx.nd.array(np.arange(12).reshape(3, 4) / 5), "fc_bias": mx.nd.ones((3,)),
+            "bn_gamma": mx.nd.array([1, 2, 3]), "bn_beta": mx.nd.zeros((3,))}
+    aux = {"bn_moving_mean": mx.nd.array([0.5, 0, -0.5]), "bn_moving_var": mx.nd.array([1, 2, 4])}
+    prefix = str(tmp_path / "rt")
+    mx.model.save_checkpoint(prefix, 3, net, args, aux)
+    assert sorted(os.listdir(tmp_path)) == ["rt-0003.params", "rt-symbol.json"]
+    sym2, args2, aux2 = mx.model.load_checkpoint(prefix, 3)
+    assert sym2.tojson() == net.tojson()
+    assert sym2.list_arguments() == ["data", "fc_weight", "fc_bias", "bn_gamma", "bn_beta"]
+    assert sym2.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    for got, want in ((args2, args), (aux2, aux)):
+        assert list(got) == list(want)
+        for k in want:
+            assert same(got[k].asnumpy(), want[k].asnumpy())
+
+
+def test_load_checkpoint_missing_symbol_file(tmp_path):
+    prefix = str(tmp_path / "nosym")
+    model.save_checkpoint(prefix, 0, None, {"w": mx.nd.ones(1)}, {})
+    with pytest.raises(MXNetError, match="nosym-symbol.json"):
+        model.load_checkpoint(prefix, 0)

@@ -103,3 +103,61 @@ def test_convnet_imperative_forward_matches_mxnet():
     h = mx.nd.FullyConnected(mx.nd.Flatten(h), p["arg:fc_weight"], p["arg:fc_bias"], num_hidden=4)
     out = mx.nd.SoftmaxOutput(h, mx.nd.zeros((2,)))
     np.testing.assert_allclose(out.asnumpy(), io["output"].asnumpy(), rtol=1e-5, atol=1e-7)
+
+
+# ---- MXNet's checkpoints through mx.sym and the executor ---------------------------------------
+NETS = {
+    "mlp": dict(args=["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "softmax_label"],
+                aux=[]),
+    "convnet": dict(args=["data", "conv1_weight", "conv1_bias", "bn1_gamma", "bn1_beta",
+                          "fc_weight", "fc_bias", "softmax_label"],
+                    aux=["bn1_moving_mean", "bn1_moving_var"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NETS))
+def test_checkpoint_symbol_structure(name):
+    sym, args, aux = mx.model.load_checkpoint(fixture(name), 0)
+    assert sym.list_arguments() == NETS[name]["args"]
+    assert sym.list_auxiliary_states() == NETS[name]["aux"]
+    assert sym.list_outputs() == ["softmax_output"]
+    data = mx.nd.load(fixture(f"{name}-io.params"))["data"]
+    arg_shapes, out_shapes, aux_shapes = sym.infer_shape(data=data.shape)
+    for n, s in zip(sym.list_arguments(), arg_shapes):
+        if n in args:
+            assert args[n].shape == s, n
+    assert [aux[n].shape for n in sym.list_auxiliary_states()] == aux_shapes
+    assert out_shapes == [mx.nd.load(fixture(f"{name}-io.params"))["output"].shape]
+
+
+@pytest.mark.parametrize("name", sorted(NETS))
+def test_checkpoint_bind_forward_matches_mxnet(name):
+    sym, args, aux = mx.model.load_checkpoint(fixture(name), 0)
+    io = mx.nd.load(fixture(f"{name}-io.params"))
+    batch = io["data"].shape[0]
+    exe = sym.bind(mx.cpu(), dict(args, data=io["data"], softmax_label=mx.nd.zeros((batch,))),
+                   aux_states=aux, grad_req="null")
+    out = exe.forward(is_train=False)[0]
+    np.testing.assert_allclose(out.asnumpy(), io["output"].asnumpy(), rtol=1e-5, atol=1e-7)
+    # inference leaves BatchNorm's moving statistics as MXNet saved them
+    for k, v in mx.nd.load(fixture(f"{name}-0000.params")).items():
+        if k.startswith("aux:"):
+            assert same(exe.aux_dict[k[4:]].asnumpy(), v.asnumpy())
+
+
+@pytest.mark.parametrize("name", sorted(NETS))
+def test_checkpoint_resave_round_trip(tmp_path, name):
+    """mxlite re-saves MXNet's checkpoint: the same params bytes, a graph that reloads the same."""
+    sym, args, aux = mx.model.load_checkpoint(fixture(name), 0)
+    prefix = str(tmp_path / name)
+    mx.model.save_checkpoint(prefix, 0, sym, args, aux)
+    with open(fixture(f"{name}-0000.params"), "rb") as f, open(prefix + "-0000.params", "rb") as g:
+        assert f.read() == g.read()
+    sym2, args2, aux2 = mx.model.load_checkpoint(prefix, 0)
+    assert sym2.tojson() == sym.tojson()
+    io = mx.nd.load(fixture(f"{name}-io.params"))
+    batch = io["data"].shape[0]
+    exe = sym2.bind(mx.cpu(), dict(args2, data=io["data"], softmax_label=mx.nd.zeros((batch,))),
+                    aux_states=aux2, grad_req="null")
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), io["output"].asnumpy(), rtol=1e-5,
+                               atol=1e-7)
