@@ -15,8 +15,9 @@ This costs the same as the imperative ``autograd.record()`` version (the benchma
 graphs (``mx.sym.grad``) are there for users who want gradient Symbols themselves.
 
 MXNet behaviour kept: ``backward()`` without ``out_grads`` is allowed only when every head
-is a loss layer (``SoftmaxOutput``, ``*RegressionOutput``, ``MakeLoss``), whose gradient
-does not read the head gradient; BatchNorm's moving statistics (auxiliary states, passed to
+is a loss layer (``SoftmaxOutput``, ``*RegressionOutput``), whose gradient does not read
+the head gradient; ``backward`` may run several times after one forward ('add' then
+accumulates); BatchNorm's moving statistics (auxiliary states, passed to
 the kernel as the executor's own ``aux_arrays``) change only in ``forward(is_train=True)``;
 Dropout is active only with ``is_train=True``.
 
@@ -26,7 +27,7 @@ arrays); read ``exe.outputs`` after the call rather than keeping an old referenc
 import math
 
 from . import autograd as _autograd
-from ._core.dispatch import invoke as _invoke
+from ._core.dispatch import CONSTANT as _CONSTANT, invoke as _invoke
 from .base import MXNetError
 from .context import Context, current_context
 from .ndarray import NDArray
@@ -215,6 +216,7 @@ class Executor:
                                  "an output a call returns")
             self._out_slots.append(slot[e])
         self._head_ops = [e[0].op for e in entries]
+        self._outputs_arguments = any(e[0].op is None for e in entries)
 
     # ---- dictionaries -------------------------------------------------------------------------
     @property
@@ -319,8 +321,7 @@ class Executor:
                 raise MXNetError(f"backward: {len(grads)} out_grads for {len(heads)} outputs")
         for i, (g, h, op) in enumerate(zip(grads, heads, self._head_ops)):
             if g is None:
-                if op is None or op.name not in _LOSS_OPS and not any(
-                        a == op.name for a in op.aliases if a in _LOSS_OPS):
+                if op is None or op.name not in _LOSS_OPS:
                     raise MXNetError(
                         f"backward: output {i} ({self._out_names[i]!r}) is not a loss layer, "
                         "so its head gradient is required: pass out_grads (or end the network "
@@ -330,8 +331,22 @@ class Executor:
             if g is not None and g.shape != h.shape:
                 raise MXNetError(f"backward: out_grads[{i}] has shape {g.shape}, output "
                                  f"{self._out_names[i]!r} has {h.shape}")
-        _autograd.backward(heads, grads, retain_graph=False, train_mode=is_train)
-        self._heads = None
+        # an output that is an argument itself is a variable again for the call
+        marked = self._variables() if self._outputs_arguments else ()
+        try:
+            live = [(h, g) for h, g in zip(heads, grads)
+                    if h._node is not None and h._node is not _CONSTANT]
+            if live:
+                # the graph is kept until the next forward: backward may run again (MXNet)
+                _autograd.backward([h for h, _ in live], [g for _, g in live],
+                                   retain_graph=True, train_mode=is_train)
+            else:       # no output depends on an argument that wants a gradient
+                for g, r in zip(self.grad_arrays, self._grad_reqs):
+                    if r == "write":
+                        g[:] = 0
+        finally:
+            for a in marked:
+                a._node = None
 
     # ---- parameters and shapes ----------------------------------------------------------------
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
@@ -450,11 +465,19 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
     return Executor(symbol, ctx, args, grads, dict(zip(arg_names, reqs)), aux)
 
 
+def _eval(symbol, ctx=None, **kwargs):
+    """Evaluate ``symbol`` on the arrays given by argument name: ``bind(ctx, kwargs)`` then
+    ``forward()``; returns the list of outputs (MXNet's ``Symbol.eval``)."""
+    return bind(symbol, ctx, kwargs).forward()
+
+
 def _attach():
-    """``Symbol.bind`` and ``Symbol.simple_bind`` are this module's functions."""
+    """``Symbol.bind``, ``Symbol.simple_bind`` and ``Symbol.eval`` are this module's."""
     from .symbol.symbol import Symbol
     Symbol.bind = bind
     Symbol.simple_bind = simple_bind
+    if "eval" not in vars(Symbol):
+        Symbol.eval = _eval
 
 
 _attach()

@@ -237,3 +237,47 @@ def test_reshape_shares_parameters():
         exe.reshape(allow_up_sizing=True, data=(4, 6))   # fc1_weight changes unnamed
     wide = exe.reshape(partial_shaping=True, allow_up_sizing=True, data=(4, 6))
     assert wide.arg_dict["fc1_weight"].shape == (3, 6)
+
+
+def test_eval_binds_and_runs():
+    rng = np.random.default_rng(8)
+    v = _mlp_values(rng)
+    out = _mlp().eval(mx.cpu(), **_nd(v))
+    assert len(out) == 1
+    np.testing.assert_allclose(out[0].asnumpy(), _mlp_reference(v, np.zeros((4, 2)))[0],
+                               rtol=1e-12)
+
+
+def test_backward_twice_after_one_forward_accumulates_with_add():
+    rng = np.random.default_rng(9)
+    v = _mlp_values(rng)
+    head = rng.standard_normal((4, 2))
+    _, g_ref = _mlp_reference(v, head)
+    args = _nd(v)
+    exe = _mlp().bind(mx.cpu(), args=args, args_grad=_zeros_like(args), grad_req="add")
+    exe.forward(is_train=True)
+    for _ in range(2):
+        exe.backward(mx.nd.array(head, dtype="float64"))
+    np.testing.assert_allclose(exe.grad_dict["fc1_weight"].asnumpy(), 2 * g_ref["fc1_weight"],
+                               rtol=1e-10)
+
+
+def test_outputs_that_are_arguments_or_constants():
+    """A variable as an output gets the head gradient; 'write' gives zeros to an argument no
+    gradient reaches (here through BlockGrad)."""
+    x = mx.sym.Variable("x")
+    y = mx.sym.Variable("y")
+    sym = mx.sym.Group([x, mx.sym.BlockGrad(y) * 2])
+    args = {"x": mx.nd.array([1.0, 2.0]), "y": mx.nd.array([3.0, 4.0])}
+    grads = {"x": mx.nd.full((2,), 7.0), "y": mx.nd.full((2,), 7.0)}
+    exe = sym.bind(mx.cpu(), args=args, args_grad=grads)
+    out = exe.forward(is_train=True)
+    np.testing.assert_array_equal(out[1].asnumpy(), [6, 8])
+    exe.backward([mx.nd.array([0.5, -1.0]), mx.nd.ones(2)])
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), [0.5, -1.0])
+    np.testing.assert_array_equal(exe.grad_dict["y"].asnumpy(), [0, 0])
+    only = (mx.sym.BlockGrad(y) * 2).bind(mx.cpu(), args={"y": args["y"]},
+                                          args_grad={"y": mx.nd.full((2,), 7.0)})
+    only.forward(is_train=True)
+    only.backward(mx.nd.ones(2))
+    np.testing.assert_array_equal(only.grad_dict["y"].asnumpy(), [0, 0])
