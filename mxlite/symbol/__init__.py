@@ -1,18 +1,19 @@
 """``mx.sym`` / ``mx.symbol``: symbolic graphs over the operator registry (MXNet 1.x API).
 
 Every registered operator is ``mx.sym.<op>`` (the same generator and signatures as
-``mx.nd``), building a graph node instead of running; ``Variable``/``var``, ``Group``,
+``mx.nd``), building a graph node instead of running; ``Variable``/``var``, ``Group``, ``grad`` (gradient Symbols, differentiable again),
 MXNet's automatic names (``NameManager``, ``Prefix``), ``AttrScope``.
 """
 import sys as _sys
 
 from ..ops.frontend import populate as _populate
 from ..ops.routing import BINARY_FUNCTIONS as _BINARY_FUNCTIONS, binary_function as _binfn
+from .grad import grad
 from .naming import AttrScope, NameManager, Prefix
 from .symbol import Group, Symbol, Variable, invoke, load, load_json, var
 
 __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "load",
-           "load_json"]
+           "load_json", "grad"]
 
 
 def _fill():

@@ -17,7 +17,7 @@ import numpy as np
 from ..base import MXNetError
 from .graph import aux_variables, input_names, topo_order
 
-__all__ = ["infer_shape", "infer_type"]
+__all__ = ["infer_shape", "infer_type", "shape_table", "type_table"]
 
 
 def _seed_shape(node):
@@ -144,7 +144,14 @@ def infer_shape(sym, args, kwargs, partial=False):
     ``list_outputs``, ``list_auxiliary_states`` order; (None, None, None) when some shape
     stays unknown, or with ``partial`` ``()`` for each unknown shape (MXNet's forms)."""
     given = _given(sym, args, kwargs, "infer_shape", _shape_of)
-    nodes = topo_order(sym._outputs)
+    nodes, table = shape_table(sym._outputs, given)
+    return _result(sym, nodes, table, partial, ())
+
+
+def shape_table(entries, given):
+    """``(nodes, table)``: the graph of ``entries`` in order and the shape of every entry
+    (``table.get(node, i)``, None where unknown), from ``given`` ``{variable: shape}``."""
+    nodes = topo_order(entries)
     table = _Table("shape")
     for n in nodes:
         if n.op is None:
@@ -170,7 +177,7 @@ def infer_shape(sym, args, kwargs, partial=False):
                       _where(node, "output", out_names[i]))
 
     _sweep(nodes, table, step)
-    return _result(sym, nodes, table, partial, ())
+    return nodes, table
 
 
 def infer_type(sym, args, kwargs, partial=False):
@@ -178,7 +185,17 @@ def infer_type(sym, args, kwargs, partial=False):
     MXNet); (None, None, None) when some type stays unknown, or None for each with
     ``partial``."""
     given = _given(sym, args, kwargs, "infer_type", _dtype_of)
-    nodes = topo_order(sym._outputs)
+    nodes, table = type_table(sym._outputs, given)
+    args_, outs_, auxs_ = _result(sym, nodes, table, partial, None)
+    if args_ is None:
+        return None, None, None
+    conv = (lambda d: None if d is None else np.dtype(d).type)
+    return [conv(d) for d in args_], [conv(d) for d in outs_], [conv(d) for d in auxs_]
+
+
+def type_table(entries, given):
+    """``(nodes, table)`` as ``shape_table``, for dtypes (``np.dtype`` values)."""
+    nodes = topo_order(entries)
     table = _Table("type")
     for n in nodes:
         if n.op is None:
@@ -208,8 +225,4 @@ def infer_type(sym, args, kwargs, partial=False):
             table.set(node, i, np.dtype(d), _where(node, "output", out_names[i]))
 
     _sweep(nodes, table, step)
-    args_, outs_, auxs_ = _result(sym, nodes, table, partial, None)
-    if args_ is None:
-        return None, None, None
-    conv = (lambda d: None if d is None else np.dtype(d).type)
-    return [conv(d) for d in args_], [conv(d) for d in outs_], [conv(d) for d in auxs_]
+    return nodes, table

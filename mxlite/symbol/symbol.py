@@ -6,8 +6,8 @@ a ``SymNode`` instead of running a kernel. An input left out becomes a variable 
 ``<node>_<input>`` (``fc1_weight``, ``bn1_moving_mean``), and a node without ``name=`` is
 named by the current ``NameManager`` (``fullyconnected0``), exactly as MXNet.
 """
-import copy as _copy
 import numbers
+import threading
 
 import numpy as np
 
@@ -323,6 +323,20 @@ class Symbol:
                 lines.append(f"Op:{n.op.name}, Name={n.name}, Inputs=[{ins}]")
         return "\n".join(lines)
 
+    # ---- evaluation and gradients ------------------------------------------------------------
+    def eval(self, ctx=None, **kwargs):
+        """The outputs (a list of NDArrays) for the arrays given by variable name, each node
+        run through ``mx.nd`` in graph order (MXNet's ``Symbol.eval``)."""
+        from .grad import evaluate
+        return evaluate(self, ctx, **kwargs)
+
+    def gradient(self, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
+        """Gradient Symbols of this symbol's outputs with respect to the variables ``wrt``
+        (``mxlite.symbol.grad``; MXNet declared ``Symbol.gradient`` but never implemented
+        it). The result can be differentiated again."""
+        from .grad import grad
+        return grad(self, wrt, head_grads, shapes, dtypes, ctx)
+
     # ---- inference -----------------------------------------------------------------------
     def infer_shape(self, *args, **kwargs):
         """``(arg_shapes, out_shapes, aux_shapes)`` from the shapes given (positionally in
@@ -362,13 +376,32 @@ _SYMBOL_ARRAY_OPS = {"add": ("elemwise_add", "_plus"), "sub": ("elemwise_sub", "
                      "lt": (None, "_lesser"), "le": (None, "_lesser_equal")}
 
 
+# While gradient graphs are built (``mxlite.symbol.grad``), FGradients written for NDArray
+# semantics run with F = mx.sym: Symbol arithmetic then broadcasts as NDArray's does.
+_mode = threading.local()
+
+
+class broadcasting:
+    """``with broadcasting():`` Symbol ``+ - * /`` of two symbols route to ``broadcast_*``
+    (NDArray's rule) instead of MXNet's element-wise ``_Plus`` ..., on this thread."""
+
+    def __enter__(self):
+        self._old = getattr(_mode, "broadcast", False)
+        _mode.broadcast = True
+        return self
+
+    def __exit__(self, *exc):
+        _mode.broadcast = self._old
+
+
 def _install_dunders():
     for stem, array_op, scalar_op, rscalar_op in ARITHMETIC:
         op, hint = _SYMBOL_ARRAY_OPS[stem]
         op = op or array_op
 
-        def forward(self, other, op=op, s=scalar_op, hint=hint):
-            return self._binary(other, op, s, hint)
+        def forward(self, other, op=op, s=scalar_op, hint=hint, b=array_op):
+            return self._binary(other, b if getattr(_mode, "broadcast", False) else op, s,
+                                hint)
 
         def reflected(self, other, op=op, r=rscalar_op):
             return self._rbinary(other, op, r)

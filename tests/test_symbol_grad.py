@@ -1,0 +1,148 @@
+"""Symbolic gradients (mx.sym.grad / Symbol.gradient) to any order, and Symbol.eval.
+
+References: NumPy closed forms and mx.autograd (the same FGradients run imperatively).
+"""
+import pickle
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.base import MXNetError
+
+
+def _nd(a):
+    return mx.nd.array(np.asarray(a, dtype="float64"), dtype="float64")
+
+
+def test_third_derivative_of_sin():
+    x = mx.sym.var("x", shape=(7,), dtype="float64")
+    g1 = mx.sym.grad(mx.sym.sin(x), "x")[0]
+    g2 = mx.sym.grad(g1, "x")[0]
+    g3 = g2.gradient(["x"])[0]
+    v = np.linspace(-3, 3, 7)
+    for g, ref in ((g1, np.cos(v)), (g2, -np.sin(v)), (g3, -np.cos(v))):
+        np.testing.assert_allclose(g.eval(x=_nd(v))[0].asnumpy(), ref, rtol=1e-13, atol=1e-15)
+    # the third derivative survives a JSON round trip
+    again = mx.sym.load_json(g3.tojson())
+    np.testing.assert_allclose(again.eval(x=_nd(v))[0].asnumpy(), -np.cos(v), rtol=1e-13)
+
+
+def test_polynomial_gradients_with_shapes_argument():
+    x = mx.sym.var("x")
+    y = x * x * x + 2 * x                  # 3x^2 + 2, 6x, 6
+    v = np.array([[-1.5, 0.0], [0.5, 2.0]])
+    shapes, dtypes = {"x": (2, 2)}, {"x": "float64"}
+    g1 = mx.sym.grad(y, [x], shapes=shapes, dtypes=dtypes)[0]
+    g2 = mx.sym.grad(g1, x, shapes=shapes, dtypes=dtypes)[0]
+    g3 = mx.sym.grad(g2, x, shapes=shapes, dtypes=dtypes)[0]
+    g4 = mx.sym.grad(g3, x, shapes=shapes, dtypes=dtypes)[0]
+    np.testing.assert_allclose(g1.eval(x=_nd(v))[0].asnumpy(), 3 * v ** 2 + 2)
+    np.testing.assert_allclose(g2.eval(x=_nd(v))[0].asnumpy(), 6 * v)
+    np.testing.assert_allclose(g3.eval(x=_nd(v))[0].asnumpy(), np.full_like(v, 6.0))
+    np.testing.assert_allclose(g4.eval(x=_nd(v))[0].asnumpy(), np.zeros_like(v))
+
+
+def test_second_order_through_fully_connected_tanh_matches_autograd():
+    rng = np.random.default_rng(0)
+    xv, wv, bv = rng.normal(size=(4, 3)), rng.normal(size=(5, 3)), rng.normal(size=(5,))
+    dv = rng.normal(size=(4, 3))
+    x = mx.sym.var("x", shape=(4, 3), dtype="float64")
+    w = mx.sym.var("w", shape=(5, 3), dtype="float64")
+    b = mx.sym.var("b", shape=(5,), dtype="float64")
+    d = mx.sym.var("d", shape=(4, 3), dtype="float64")
+    y = mx.sym.sum(mx.sym.square(mx.sym.tanh(mx.sym.FullyConnected(x, w, b, num_hidden=5))))
+    gx = mx.sym.grad(y, x)[0]
+    z = mx.sym.sum(gx * d)                 # a directional derivative of the gradient
+    hw, hb, hx = mx.sym.grad(z, [w, b, "x"])
+    vals = dict(x=_nd(xv), w=_nd(wv), b=_nd(bv), d=_nd(dv))
+    got = mx.sym.Group([gx, hw, hb, hx]).eval(**vals)
+
+    X, W, B = _nd(xv), _nd(wv), _nd(bv)
+    for a in (X, W, B):
+        a.attach_grad()
+    with mx.autograd.record():
+        Y = mx.nd.sum(mx.nd.square(mx.nd.tanh(mx.nd.FullyConnected(X, W, B, num_hidden=5))))
+        GX = mx.autograd.grad(Y, [X], create_graph=True)[0]
+        Z = mx.nd.sum(GX * _nd(dv))
+    Z.backward()
+    for sym_val, ref in zip(got, [GX, W.grad, B.grad, X.grad]):
+        np.testing.assert_allclose(sym_val.asnumpy(), ref.asnumpy(), rtol=1e-12, atol=1e-14)
+    # and against the closed form of the first derivative
+    h = xv @ wv.T + bv
+    ref_gx = (2 * np.tanh(h) * (1 - np.tanh(h) ** 2)) @ wv
+    np.testing.assert_allclose(got[0].asnumpy(), ref_gx, rtol=1e-12)
+
+
+def test_head_grads_and_several_heads():
+    x = mx.sym.var("x", shape=(3,), dtype="float64")
+    hg = mx.sym.var("hg", shape=(3,), dtype="float64")
+    a, c = mx.sym.exp(x), mx.sym.sin(x)
+    g = mx.sym.grad([a, c], "x", head_grads=[hg, None])[0]
+    v, h = np.array([0.1, -0.4, 1.2]), np.array([2.0, -1.0, 0.5])
+    np.testing.assert_allclose(g.eval(x=_nd(v), hg=_nd(h))[0].asnumpy(),
+                               h * np.exp(v) + np.cos(v), rtol=1e-14)
+    # a variable the heads do not depend on through differentiable ops gets zeros
+    u = mx.sym.var("u", shape=(3,), dtype="float64")
+    gz = mx.sym.grad(mx.sym.Group([a, mx.sym.BlockGrad(u)]), ["u"])[0]
+    assert gz.eval(x=_nd(v), u=_nd(v))[0].asnumpy().tolist() == [0.0, 0.0, 0.0]
+
+
+def test_broadcasting_gradient_and_reductions():
+    x = mx.sym.var("x", shape=(2, 3), dtype="float64")
+    r = mx.sym.var("r", shape=(1, 3), dtype="float64")
+    y = mx.sym.sum(mx.sym.broadcast_mul(x, r) ** 2, axis=0)
+    gx, gr = mx.sym.grad(y, ["x", "r"])
+    xv, rv = np.arange(6.0).reshape(2, 3), np.array([[1.0, -2.0, 0.5]])
+    vals = dict(x=_nd(xv), r=_nd(rv))
+    np.testing.assert_allclose(gx.eval(**vals)[0].asnumpy(), 2 * xv * rv ** 2)
+    np.testing.assert_allclose(gr.eval(**vals)[0].asnumpy(),
+                               (2 * xv ** 2 * rv).sum(axis=0, keepdims=True))
+
+
+def test_gradient_graph_pickles():
+    x = mx.sym.var("x", shape=(3,), dtype="float64")
+    g = mx.sym.grad(mx.sym.tanh(x), "x")[0]
+    g2 = pickle.loads(pickle.dumps(g))
+    v = np.array([0.3, -1.0, 2.0])
+    np.testing.assert_allclose(g2.eval(x=_nd(v))[0].asnumpy(), 1 - np.tanh(v) ** 2,
+                               rtol=1e-14)
+
+
+def test_grad_errors():
+    x = mx.sym.var("x")
+    y = mx.sym.sin(x)
+    with pytest.raises(MXNetError, match="cannot be inferred"):
+        mx.sym.grad(y, "x")
+    with pytest.raises(MXNetError, match="not a variable of the heads"):
+        mx.sym.grad(y, "nope", shapes={"x": (2,)})
+    with pytest.raises(MXNetError, match="not a variable"):
+        mx.sym.grad(y, y, shapes={"x": (2,)})
+    with pytest.raises(MXNetError, match="head_grads"):
+        mx.sym.grad(y, "x", head_grads=[y, y], shapes={"x": (2,)})
+    with pytest.raises(MXNetError, match="heads must be Symbols"):
+        mx.sym.grad(mx.nd.ones((2,)), "x")
+
+
+def test_eval_matches_nd_and_checks_inputs():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    s = mx.sym.Group([a + b, mx.sym.split(a * b, num_outputs=2, axis=0)[1],
+                      mx.sym.FullyConnected(a, num_hidden=2, name="fc")])
+    av, bv = np.arange(6.0).reshape(2, 3), np.ones((2, 3))
+    wv, biasv = np.arange(6.0).reshape(2, 3) / 10, np.array([1.0, -1.0])
+    out = s.eval(ctx=mx.cpu(), a=_nd(av), b=_nd(bv), fc_weight=_nd(wv), fc_bias=_nd(biasv))
+    assert len(out) == 3
+    np.testing.assert_array_equal(out[0].asnumpy(), av + bv)
+    np.testing.assert_array_equal(out[1].asnumpy(), (av * bv)[1:])
+    np.testing.assert_allclose(out[2].asnumpy(), av @ wv.T + biasv)
+    with pytest.raises(MXNetError, match="no value given for variable 'b'"):
+        (a + b).eval(a=_nd(av))
+
+
+def test_hidden_outputs_in_a_gradient_graph():
+    """Dropout's gradient multiplies by its mask, a hidden output: eval keeps it."""
+    x = mx.sym.var("x", shape=(4, 5), dtype="float64")
+    y = mx.sym.Dropout(x, p=0.5)
+    g = mx.sym.grad(mx.sym.sum(y * y), "x")[0]
+    v = np.arange(20.0).reshape(4, 5)
+    np.testing.assert_array_equal(g.eval(x=_nd(v))[0].asnumpy(), 2 * v)   # predict mode
