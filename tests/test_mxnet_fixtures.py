@@ -161,3 +161,39 @@ def test_checkpoint_resave_round_trip(tmp_path, name):
                     aux_states=aux2, grad_req="null")
     np.testing.assert_allclose(exe.forward()[0].asnumpy(), io["output"].asnumpy(), rtol=1e-5,
                                atol=1e-7)
+
+
+# ---- the other direction: MXNet 1.9.1 ran the checkpoint mxlite wrote ---------------------------
+def _mxlite_fixture_script():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_mxlite_fixtures",
+                                                  fixture("make_mxlite_fixtures.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_mxnet_ran_mxlites_checkpoint(tmp_path):
+    """mxlite_net-* were written by mxlite's save_checkpoint (make_mxlite_fixtures.py) and
+    loaded and run by MXNet 1.9.1 (make_mxnet_fixtures.py): mxlite computes MXNet's outputs,
+    and still writes the same params bytes."""
+    script = _mxlite_fixture_script()
+    net = script.build(mx)
+    data, args, aux = script.params(mx, net, (2, 3, 4, 4))
+    prefix = str(tmp_path / "again")
+    mx.model.save_checkpoint(prefix, 2, net, args, aux)
+    with open(fixture("mxlite_net-0002.params"), "rb") as f, open(prefix + "-0002.params", "rb") as g:
+        assert f.read() == g.read()
+    assert same(mx.nd.load(fixture("mxlite_net-io.params"))["data"].asnumpy(), data.asnumpy())
+    sym, args2, aux2 = mx.model.load_checkpoint(fixture("mxlite_net"), 2)
+    assert sym.list_arguments() == net.list_arguments()
+    assert sym.list_auxiliary_states() == net.list_auxiliary_states()
+    assert sym.list_outputs() == net.list_outputs()
+    want = mx.nd.load(fixture("mxlite_net-mxnet-out.params"))
+    assert sorted(want) == ["output0", "output1"]
+    for graph, a, x in ((net, args, aux), (sym, args2, aux2)):
+        exe = graph.bind(mx.cpu(), dict(a, data=data), aux_states=x, grad_req="null")
+        outs = exe.forward(is_train=False)
+        for i, o in enumerate(outs):
+            np.testing.assert_allclose(o.asnumpy(), want[f"output{i}"].asnumpy(), rtol=1e-5,
+                                       atol=1e-6)
