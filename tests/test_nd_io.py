@@ -272,3 +272,8 @@ def test_save_rejects_non_ndarrays(tmp_path, data, word):
     with pytest.raises(MXNetError, match=word):
         mx.nd.save(str(p), data)
     assert not p.exists()
+
+
+def test_save_to_missing_directory(tmp_path):
+    with pytest.raises(MXNetError, match="cannot write.*nodir"):
+        mx.nd.save(str(tmp_path / "nodir" / "x.params"), [mx.nd.ones(1)])

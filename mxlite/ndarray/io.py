@@ -110,9 +110,12 @@ def save(fname, data):
     """
     arrays, keys = _records(data)
     chunks = _encode(arrays, keys)
-    with open(fname, "wb") as f:
-        for c in chunks:
-            f.write(c)
+    try:
+        with open(fname, "wb") as f:
+            for c in chunks:
+                f.write(c)
+    except OSError as e:
+        raise MXNetError(f"save: cannot write {os.fsdecode(fname)!r}: {e.strerror}") from None
 
 
 # ---- load -----------------------------------------------------------------------------------
