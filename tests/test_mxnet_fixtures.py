@@ -57,6 +57,12 @@ def test_np_shape_file_loads_zero_d_and_empty():
     assert same(v.asnumpy(), np.array([1.0, 2.0]))
 
 
+@pytest.mark.parametrize("name,stype", [("csr.params", "csr"), ("row_sparse.params", "row_sparse")])
+def test_sparse_files_are_refused_clearly(name, stype):
+    with pytest.raises(mx.MXNetError, match=f"{name}.*{stype} \\(sparse\\) storage is not supported"):
+        mx.nd.load(fixture(name))
+
+
 @pytest.mark.parametrize("name", ["dtypes.params", "list.params", "npshape.params",
                                   "mlp-0000.params", "convnet-0000.params", "mlp-io.params",
                                   "convnet-io.params"])
