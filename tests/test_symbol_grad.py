@@ -146,3 +146,103 @@ def test_hidden_outputs_in_a_gradient_graph():
     g = mx.sym.grad(mx.sym.sum(y * y), "x")[0]
     v = np.arange(20.0).reshape(4, 5)
     np.testing.assert_array_equal(g.eval(x=_nd(v))[0].asnumpy(), 2 * v)   # predict mode
+
+
+# ---- registry-wide: every gradient spec row, symbolically, against mx.autograd -----------------
+import sys  # noqa: E402
+import types  # noqa: E402
+import zlib  # noqa: E402
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+from gradspecs import all_specs  # noqa: E402
+from mxlite.symbol.symbol import Symbol, broadcasting  # noqa: E402
+
+SPECS = all_specs()
+
+
+class _SymbolicNamespace(types.SimpleNamespace):
+    """``mx.sym`` as a gradient spec's ``nd``: ``array`` makes a constant (a variable whose
+    value eval is given), and a multi-output result is a list, as ``mx.nd`` returns."""
+
+    def __init__(self):
+        super().__init__(constants={})
+
+    def array(self, data, dtype=None, ctx=None):
+        value = mx.nd.array(data, dtype=dtype or "float32")
+        name = f"const{len(self.constants)}"
+        self.constants[name] = value
+        return mx.sym.var(name, shape=value.shape, dtype=value.dtype)
+
+    def __getattr__(self, name):
+        fn = getattr(mx.sym, name)
+        if not callable(fn) or isinstance(fn, type):
+            return fn
+
+        def call(*args, **kwargs):
+            out = fn(*args, **kwargs)
+            return list(out) if isinstance(out, Symbol) and len(out) > 1 else out
+        return call
+
+
+def _spec_inputs(name, spec):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    if spec.sample is not None:
+        return [np.asarray(a, dtype="float64") for a in spec.sample(rng)]
+    return [rng.uniform(*spec.domain(i), size=s) for i, s in enumerate(spec.shapes)]
+
+
+def _as_list(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_symbolic_gradients_match_autograd(name):
+    """First and second order (a directional derivative of the gradient, differentiated
+    again) of every spec row, built with mx.sym.grad and run with eval, equal mx.autograd's."""
+    if name == "BatchNorm":
+        pytest.skip("its spec switches train/predict mode inside one call; a symbol runs in "
+                    "one mode (eval's / the Executor's is_train)")
+    spec = SPECS[name]
+    xs = _spec_inputs(name, spec)
+    rng = np.random.default_rng(7)
+    X = [mx.nd.array(x, dtype="float64") for x in xs]
+    for a in X:
+        a.attach_grad()
+    with mx.autograd.record(train_mode=False):
+        outs = _as_list(spec.call(mx.nd, *X))
+        hg = [mx.nd.array(rng.normal(size=o.shape), dtype=o.dtype) for o in outs]
+        G = mx.autograd.grad(outs, X, head_grads=hg, create_graph=True)
+        dirs = [mx.nd.array(rng.normal(size=x.shape), dtype="float64") for x in xs]
+        Z = sum(mx.nd.sum(g * d) for g, d in zip(G, dirs))
+    second = spec.order >= 2
+    if second:
+        H = mx.autograd.grad(Z, X)
+
+    ns = _SymbolicNamespace()
+    names = [f"in{i}" for i in range(len(xs))]
+    variables = [mx.sym.var(n, shape=x.shape, dtype="float64") for n, x in zip(names, xs)]
+    with broadcasting():
+        heads = _as_list(spec.call(ns, *variables))
+    hgv = [mx.sym.var(f"hg{i}", shape=h.shape, dtype=h.dtype) for i, h in enumerate(hg)]
+    sg = mx.sym.grad(heads, names, head_grads=hgv)
+    wanted = list(sg)
+    if second:
+        dv = [mx.sym.var(f"d{i}", shape=x.shape, dtype="float64") for i, x in enumerate(xs)]
+        with broadcasting():
+            z = mx.sym.sum(sg[0] * dv[0])
+            for g, d in zip(sg[1:], dv[1:]):
+                z = z + mx.sym.sum(g * d)
+        wanted += mx.sym.grad(z, variables)     # zeros for an input z does not depend on
+    values = dict(zip(names, (mx.nd.array(x, dtype="float64") for x in xs)))
+    values.update({f"hg{i}": h for i, h in enumerate(hg)})
+    values.update({f"d{i}": d for i, d in enumerate(dirs)})
+    values.update(ns.constants)
+    if name == "Dropout":
+        mx.random.seed(20260)           # the spec's seed: eval draws the recorded masks
+    got = mx.sym.Group(wanted).eval(**{k: v for k, v in values.items()
+                                       if k in mx.sym.Group(wanted).list_inputs()})
+    refs = list(G) + (list(H) if second else [])
+    assert len(got) == len(refs) == len(xs) * (2 if second else 1)
+    for i, (a, b) in enumerate(zip(got, refs)):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-9, atol=1e-11,
+                                   err_msg=f"{name}: gradient {i}")

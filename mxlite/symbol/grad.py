@@ -23,7 +23,7 @@ from ..base import MXNetError
 from ..context import Context, current_context
 from ..ops.registry import NON_DIFFERENTIABLE
 from .graph import input_names
-from .infer import shape_table, type_table
+from .infer import _seed_dtype, _seed_shape, shape_table, type_table
 
 __all__ = ["grad", "evaluate"]
 
@@ -49,11 +49,13 @@ def _entries_of(heads):
     return entries
 
 
-def _wrt_names(wrt):
+def _wrt(wrt):
+    """``[(name, variable node or None)]`` for names or variable Symbols."""
     from .symbol import Symbol
     single = not isinstance(wrt, (list, tuple))
     out = []
     for w in ([wrt] if single else wrt):
+        node = None
         if isinstance(w, Symbol):
             node = w._single("grad")
             if node.op is not None:
@@ -61,7 +63,7 @@ def _wrt_names(wrt):
             w = node.name
         if not isinstance(w, str):
             raise MXNetError(f"grad: wrt must be variable names or Symbols, got {w!r}")
-        out.append(w)
+        out.append((w, node))
     return out
 
 
@@ -88,7 +90,8 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
     from .. import symbol as F
     from .symbol import Symbol, broadcasting
     entries = _entries_of(heads)
-    names = _wrt_names(wrt)
+    wrt = _wrt(wrt)
+    names = [n for n, _ in wrt]
     ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
     if head_grads is not None:
         head_grads = list(head_grads) if isinstance(head_grads, (list, tuple)) \
@@ -99,10 +102,14 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
                              for e in _entries_of(g)]
     nodes, shape_t = shape_table(all_entries, {k: tuple(v) for k, v in (shapes or {}).items()})
     variables = {n.name: n for n in nodes if n.op is None}
-    for name in names:
+    absent = {}         # variables given as Symbols that the heads do not use: zero gradients
+    for name, node in wrt:
         if name not in variables:
-            raise MXNetError(f"grad: {name!r} is not a variable of the heads "
-                             f"({sorted(variables)})")
+            if node is None:
+                raise MXNetError(f"grad: {name!r} is not a variable of the heads "
+                                 f"({sorted(variables)}); pass the variable Symbol to get "
+                                 "its zero gradient")
+            absent[name] = node
     given_t = {k: np.dtype(v) for k, v in (dtypes or {}).items()}
     _, type_t = type_table(all_entries, given_t)
     unknown = {n.name for n in nodes if n.op is None and type_t.get(n, 0) is None}
@@ -111,7 +118,7 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
         _, type_t = type_table(all_entries, given_t)
 
     # which nodes lead to a wanted variable
-    wanted = {id(variables[n]) for n in names}
+    wanted = {id(variables[n]) for n in names if n in variables}
     leads = set()
     for n in nodes:
         if id(n) in wanted or any(id(c) in leads for c, _ in n.inputs):
@@ -166,6 +173,15 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
                     add(child, i, g)
         out = []
         for name in names:
+            if name in absent:
+                var = absent[name]
+                shape = (shapes or {}).get(name, _seed_shape(var))
+                if shape is None:
+                    raise MXNetError(f"grad: the shape of {name!r} (not used by the heads) "
+                                     "is unknown; give it with shapes= or var(shape=...)")
+                dtype = (dtypes or {}).get(name, _seed_dtype(var) or np.dtype("float32"))
+                out.append(F.zeros(shape=tuple(shape), dtype=dtype, ctx=ctx))
+                continue
             var = variables[name]
             got = pending.get((id(var), 0))
             if got is None:
@@ -185,7 +201,8 @@ def _total(F, gs):
 
 def evaluate(sym, ctx=None, **kwargs):
     """The outputs of ``sym`` (a list of NDArrays) for the arrays given by variable name
-    (MXNet's ``Symbol.eval``): each node runs through ``mx.nd`` in graph order; a node whose
+    (MXNet's ``Symbol.eval``): each node runs through ``mx.nd``, in the order the nodes were
+created when that is an order of the graph (else depth first); a node whose
     hidden outputs a gradient graph reads (Dropout's mask, ...) runs its kernel directly to
     keep them."""
     from .. import ndarray as nd
@@ -194,6 +211,12 @@ def evaluate(sym, ctx=None, **kwargs):
     from .graph import topo_order
     ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
     nodes = topo_order(sym._outputs)
+    # creation order when it is topological: the order the program that built the graph
+    # made its calls, so random ops draw in the order mx.nd would (as the Executor runs)
+    by_seq = sorted(nodes, key=lambda n: n.seq)
+    rank = {id(n): k for k, n in enumerate(by_seq)}
+    if all(rank[id(c)] < rank[id(n)] for n in by_seq for c, _ in n.inputs):
+        nodes = by_seq
     hidden = set()
     for n in nodes:
         for c, i in n.inputs:
