@@ -5,8 +5,8 @@ built it; a topological order) through the ``nd`` invoke strategy --
 the same compiled path and kernels as ``mx.nd.<op>``, so the results are identical to the
 imperative ones. Parameters are the op's parsed ``Attrs`` from the symbol (no re-parsing).
 
-Backward uses the same FGradients as ``mx.autograd``: when ``forward(is_train=True)`` runs
-and some argument has ``grad_req != 'null'``, the forward is recorded on the autograd tape
+Backward uses the same FGradients as ``mx.autograd``: when some argument has
+``grad_req != 'null'``, ``forward`` (in either mode) is recorded on the autograd tape
 with those arguments marked as variables (their gradient arrays are the executor's
 ``grad_arrays``), and ``backward(out_grads)`` hands the heads to the autograd engine, which
 calls each op's FGradient and writes ('write') or adds ('add') into the gradient arrays.
@@ -174,9 +174,23 @@ class Executor:
                                  f"{a.shape}")
         self._wants_grad = any(r != "null" for r in self._grad_reqs)
         self._plan()
-        self.outputs = []
-        self._heads = None        # the recorded outputs of the last training forward
+        self.outputs = self._initial_outputs()
+        self._heads = None        # the recorded outputs of the last forward
         self._leaves = None       # (argument, its autograd leaf entry, grad, grad_req)
+
+    def _initial_outputs(self):
+        """Zero arrays of the outputs' inferred shapes and dtypes (MXNet allocates the
+        outputs at bind); [] where the graph's shapes cannot be inferred from the arrays."""
+        shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
+        dtypes = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays)}
+        try:
+            _, out_shapes, _ = self._symbol.infer_shape(**shapes)
+            _, out_types, _ = self._symbol.infer_type(**dtypes)
+        except MXNetError:
+            return []
+        if out_shapes is None or out_types is None:
+            return []
+        return [_nd.zeros(tuple(s), ctx=self._ctx, dtype=t) for s, t in zip(out_shapes, out_types)]
 
     # ---- the plan: one flat list of value slots ---------------------------------------------
     def _plan(self):
@@ -226,8 +240,9 @@ class Executor:
 
     @property
     def grad_dict(self):
-        """{argument name: its gradient array} (arguments with grad_req 'null' are left out)."""
-        return {n: g for n, g in zip(self._arg_names, self.grad_arrays) if g is not None}
+        """{argument name: its gradient array}, None for an argument with grad_req 'null'
+        (as MXNet)."""
+        return dict(zip(self._arg_names, self.grad_arrays))
 
     @property
     def aux_dict(self):
@@ -243,8 +258,9 @@ class Executor:
     def forward(self, is_train=False, **kwargs):
         """Compute the outputs (``self.outputs``, also returned). Keyword arguments are copied
         into the argument arrays of those names first. ``is_train=True`` runs in train mode
-        (Dropout active, BatchNorm with batch statistics updating its moving averages) and
-        records what ``backward`` needs when some argument wants a gradient."""
+        (Dropout active, BatchNorm with batch statistics updating its moving averages).
+        When some argument wants a gradient, what ``backward`` needs is recorded (in either
+        mode, as MXNet's executor keeps it)."""
         if kwargs:
             arg_dict = self.arg_dict
             for name, value in kwargs.items():
@@ -259,7 +275,7 @@ class Executor:
                     value.copyto(dst)
                 else:
                     dst[:] = value
-        record = bool(is_train) and self._wants_grad
+        record = self._wants_grad      # backward may follow an is_train=False forward too
         values = list(self._values)     # the bound arrays, then a slot per op output
         state = _autograd._state
         previous = state.recording, state.training
@@ -304,14 +320,13 @@ class Executor:
         return out
 
     def backward(self, out_grads=None, is_train=True):
-        """Gradients of the last ``forward(is_train=True)``'s outputs into ``grad_arrays``
+        """Gradients of the last ``forward``'s outputs into ``grad_arrays``
         ('write' overwrites, 'add' accumulates). ``out_grads`` (an NDArray or a list, one per
         output) is required unless every output is a loss layer."""
         if not self._wants_grad:
             return
         if self._heads is None:
-            raise MXNetError("backward: call forward(is_train=True) first (no training "
-                             "forward was recorded)")
+            raise MXNetError("backward: call forward first (no forward has run since bind)")
         heads = self._heads
         if out_grads is None:
             grads = [None] * len(heads)
@@ -465,19 +480,11 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
     return Executor(symbol, ctx, args, grads, dict(zip(arg_names, reqs)), aux)
 
 
-def _eval(symbol, ctx=None, **kwargs):
-    """Evaluate ``symbol`` on the arrays given by argument name: ``bind(ctx, kwargs)`` then
-    ``forward()``; returns the list of outputs (MXNet's ``Symbol.eval``)."""
-    return bind(symbol, ctx, kwargs).forward()
-
-
 def _attach():
-    """``Symbol.bind``, ``Symbol.simple_bind`` and ``Symbol.eval`` are this module's."""
+    """``Symbol.bind`` and ``Symbol.simple_bind`` are this module's functions."""
     from .symbol.symbol import Symbol
     Symbol.bind = bind
     Symbol.simple_bind = simple_bind
-    if "eval" not in vars(Symbol):
-        Symbol.eval = _eval
 
 
 _attach()

@@ -96,7 +96,9 @@ def test_grad_req_add_null_and_per_argument():
     reqs = {"data": "null", "fc1_weight": "add", "fc1_bias": "write", "fc2_weight": "null",
             "fc2_bias": "add"}
     exe = _mlp().bind(mx.cpu(), args=args, args_grad=_zeros_like(args), grad_req=reqs)
-    assert sorted(exe.grad_dict) == ["fc1_bias", "fc1_weight", "fc2_bias"]
+    assert sorted(k for k, g in exe.grad_dict.items() if g is not None) == [
+        "fc1_bias", "fc1_weight", "fc2_bias"]
+    assert exe.grad_dict["data"] is None and exe.grad_arrays[0] is None     # MXNet's dict
     for _ in range(2):
         exe.forward(is_train=True)
         exe.backward([mx.nd.array(head, dtype="float64")])
@@ -133,12 +135,19 @@ def test_backward_needs_head_gradient_unless_loss():
                                (p - np.eye(2)[label]).sum(0), rtol=1e-10, atol=1e-14)
 
 
-def test_backward_before_training_forward_raises():
-    args = _nd(_mlp_values(np.random.default_rng(5)))
+def test_backward_follows_a_forward_in_either_mode():
+    rng = np.random.default_rng(5)
+    v = _mlp_values(rng)
+    head = rng.standard_normal((4, 2))
+    args = _nd(v)
     exe = _mlp().bind(mx.cpu(), args=args, args_grad=_zeros_like(args))
-    exe.forward(is_train=False)
-    with pytest.raises(MXNetError, match="is_train=True"):
+    assert [o.shape for o in exe.outputs] == [(4, 2)]      # allocated at bind, as MXNet
+    with pytest.raises(MXNetError, match="call forward first"):
         exe.backward(mx.nd.ones((4, 2), dtype="float64"))
+    exe.forward(is_train=False)     # MXNet's executor can run backward after this too
+    exe.backward(mx.nd.array(head, dtype="float64"))
+    np.testing.assert_allclose(exe.grad_dict["fc1_weight"].asnumpy(),
+                               _mlp_reference(v, head)[1]["fc1_weight"], rtol=1e-10)
 
 
 def test_forward_keywords_copy_into_arguments():
@@ -168,7 +177,7 @@ def test_simple_bind_allocates_from_inferred_shapes_and_types():
     exe64 = sym.simple_bind(mx.cpu(), grad_req="null", type_dict={"data": "float64"},
                             data=(8, 5))
     assert all(a.dtype == np.float64 for a in exe64.arg_arrays)
-    assert exe64.grad_dict == {} and exe64.grad_arrays == [None] * 6
+    assert exe64.grad_dict == dict.fromkeys(shapes) and exe64.grad_arrays == [None] * 6
     with pytest.raises(MXNetError):
         _mlp().simple_bind(mx.cpu())      # no shape given: weights cannot be inferred
 
@@ -237,15 +246,6 @@ def test_reshape_shares_parameters():
         exe.reshape(allow_up_sizing=True, data=(4, 6))   # fc1_weight changes unnamed
     wide = exe.reshape(partial_shaping=True, allow_up_sizing=True, data=(4, 6))
     assert wide.arg_dict["fc1_weight"].shape == (3, 6)
-
-
-def test_eval_binds_and_runs():
-    rng = np.random.default_rng(8)
-    v = _mlp_values(rng)
-    out = _mlp().eval(mx.cpu(), **_nd(v))
-    assert len(out) == 1
-    np.testing.assert_allclose(out[0].asnumpy(), _mlp_reference(v, np.zeros((4, 2)))[0],
-                               rtol=1e-12)
 
 
 def test_backward_twice_after_one_forward_accumulates_with_add():
