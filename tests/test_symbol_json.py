@@ -15,6 +15,7 @@ import pytest
 import mxlite as mx
 from mxlite.base import MXNetError
 from mxlite.ops.registry import REGISTRY
+from mxlite.symbol.json_format import _FROM_MXNET
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 with open(os.path.join(HERE, "symbols-mxnet.json")) as _f:
@@ -50,9 +51,12 @@ def _normalized(text):
     graph = json.loads(text)
     for node in graph["nodes"]:
         if node["op"] != "null":
+            attrs = node.get("attrs", {})
+            if node["op"] in _FROM_MXNET:             # MXNet's _zeros is mxlite's zeros
+                node["op"], renames = _FROM_MXNET[node["op"]]
+                attrs = node["attrs"] = {renames.get(k, k): v for k, v in attrs.items()}
             op = REGISTRY[node["op"]]
             node["op"] = op.name
-            attrs = node.get("attrs", {})
             params = {k: v for k, v in attrs.items() if k in op._param_map}
             attrs.update(op.format_attrs({k: op.parse_attrs(params)[k] for k in params}))
     del graph["node_row_ptr"]
@@ -66,6 +70,12 @@ def _build(name):
     if name == "elementwise":
         x = sym.var("x")
         return (sym.sin(x) * 2 + x / 3 - sym.exp(-x)) ** 2
+    if name == "creation":
+        return sym.Group([sym.zeros(shape=(2, 3), dtype="float32", name="z"),
+                          sym.full(shape=(2, 3), val=3.5, dtype="float32", name="f"),
+                          sym.arange(start=0, stop=6, step=2, repeat=1, infer_range=False,
+                                     dtype="float32", name="r"),
+                          sym.ones(shape=(1, 3), dtype="float64", name="o")])
     if name == "multi":
         a = sym.var("a", shape=(4, 5), dtype="float64", lr_mult=2.0)
         b = sym.var("b")
@@ -183,3 +193,15 @@ def test_speed_hints_ride_along_as_attributes():
     sym = mx.sym.load_json(text)
     assert sym.infer_shape(data=(1, 3, 4, 4))[1] == [(1, 2, 4, 4)]
     assert json.loads(sym.tojson())["nodes"][2]["attrs"]["workspace"] == "1024"
+
+
+def test_mxnet_creation_ops_load_and_run():
+    """MXNet writes mx.sym.zeros/full/arange/ones as _zeros/_full (value=)/_arange/_ones."""
+    sym = mx.sym.load_json(MXNET["creation"]["json"])
+    z, f, r, o = sym.eval()
+    assert z.asnumpy().tolist() == [[0.0] * 3] * 2 and f.asnumpy().tolist() == [[3.5] * 3] * 2
+    assert r.asnumpy().tolist() == [0.0, 2.0, 4.0]
+    assert o.dtype == np.float64 and o.asnumpy().tolist() == [[1.0] * 3]
+    nodes = json.loads(sym.tojson())["nodes"]
+    assert [n["op"] for n in nodes] == ["_zeros", "_full", "_arange", "_ones"]
+    assert nodes[1]["attrs"]["value"] == "3.5"

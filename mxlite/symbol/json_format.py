@@ -16,6 +16,11 @@ node that is not one of its parameters is kept as a user attribute when it is on
 (``__key__``, ``ctx_group``, ``lr_mult``, ...) or one of MXNet's performance hints that do
 not change results (``workspace``, ``cudnn_tune``, ``cudnn_off``); any other key, an
 unknown op, a bad reference or bad JSON raise ``MXNetError`` naming the node.
+
+MXNet's ``_zeros``, ``_ones``, ``_full`` (``value``) and ``_arange`` are mxlite's ``zeros``,
+``ones``, ``full`` (``val``) and ``arange``: read and written under MXNet's names. Graphs
+holding mxlite's own internal ops (gradient graphs: ``sum_to``, ``_conv_weight_grad``, ...)
+are written faithfully but MXNet cannot load them.
 """
 import json
 
@@ -33,12 +38,21 @@ _USER_KEYS = {"ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stag
 _HINTS = {"workspace", "cudnn_tune", "cudnn_off"}
 
 
+# Ops MXNet registers under another name than mxlite (its Python wrappers ``mx.sym.zeros``
+# ... call ``_zeros`` ...): mxlite name -> (MXNet's name, {mxlite param: MXNet param}).
+_MXNET_NAMES = {"zeros": ("_zeros", {}), "ones": ("_ones", {}),
+                "full": ("_full", {"val": "value"}), "arange": ("_arange", {})}
+_FROM_MXNET = {mx_name: (name, {v: k for k, v in renames.items()})
+               for name, (mx_name, renames) in _MXNET_NAMES.items()}
+
+
 def _node_json_attrs(node):
     attrs = {}
     if node.op is not None:
         given = node.attrs if node.given is None else \
             {k: node.attrs[k] for k in node.given if k in node.attrs}
-        attrs.update(node.op.format_attrs(given))
+        renames = _MXNET_NAMES.get(node.op.name, (None, {}))[1]
+        attrs.update({renames.get(k, k): v for k, v in node.op.format_attrs(given).items()})
     attrs.update(node.user_attrs)
     return attrs
 
@@ -49,7 +63,8 @@ def tojson(sym):
     index = {id(n): i for i, n in enumerate(nodes)}
     out, row_ptr = [], [0]
     for n in nodes:
-        item = {"op": "null" if n.op is None else n.op.name, "name": n.name}
+        opname = "null" if n.op is None else _MXNET_NAMES.get(n.op.name, (n.op.name,))[0]
+        item = {"op": opname, "name": n.name}
         attrs = _node_json_attrs(n)
         if attrs:
             item["attrs"] = dict(sorted(attrs.items()))
@@ -128,6 +143,11 @@ def load_json(text):
             attrs.update(params)
             made.append(SymNode(None, name, user_attrs=attrs))
             continue
+        renames = {}
+        if opname in _FROM_MXNET:
+            opname, renames = _FROM_MXNET[opname]
+            attrs = {renames.get(k, k): v for k, v in attrs.items()}
+            params = {renames.get(k, k): v for k, v in params.items()}
         op = REGISTRY.get(opname)
         if op is None:
             raise _bad(where, f"unknown operator {opname!r}")
