@@ -36,7 +36,8 @@ from . import ndarray as _nd
 
 __all__ = ["Executor", "bind", "simple_bind"]
 
-# Heads whose gradient ignores the head gradient: backward() needs no out_grads for them.
+# Heads whose gradient ignores the head gradient: backward() needs no out_grads for them
+# (MXNet's loss layers; the names not registered yet cost nothing).
 _LOSS_OPS = frozenset(("SoftmaxOutput", "LinearRegressionOutput", "LogisticRegressionOutput",
                        "MAERegressionOutput", "MakeLoss", "make_loss", "SVMOutput"))
 _GRAD_REQS = ("write", "add", "null")
@@ -57,7 +58,7 @@ def _run_order(entries):
     return order
 
 
-def _named_list(what, names, given, required=True, allow_none=False):
+def _named_list(what, names, given, required=True):
     """``given`` (a list in ``names`` order, a dict by name, or None) as a list."""
     if given is None:
         if required:
@@ -78,7 +79,7 @@ def _named_list(what, names, given, required=True, allow_none=False):
         raise MXNetError(f"bind: {what} must be a list or a dict, got {type(given).__name__}")
     for n, a in zip(names, out):
         if a is None:
-            if required and not allow_none:
+            if required:
                 raise MXNetError(f"bind: {what} lacks an array for {n!r}")
         elif not isinstance(a, NDArray):
             raise MXNetError(f"bind: {what}[{n!r}] must be an NDArray, got {type(a).__name__}")
@@ -142,6 +143,14 @@ def _call_form(op, attrs):
     return attrs
 
 
+def _restore(saved):
+    """Put back the autograd fields ``Executor._variables`` replaced: outside a forward or
+    backward the bound arrays are what they were (not variables, unless the user made them
+    so)."""
+    for a, node, version, grad, req in saved:
+        a._node, a._node_version, a._grad, a._grad_req = node, version, grad, req
+
+
 class Executor:
     """A Symbol bound to argument, gradient and auxiliary arrays (made by ``Symbol.bind`` or
     ``Symbol.simple_bind``); ``forward`` and ``backward`` run it."""
@@ -155,7 +164,7 @@ class Executor:
         self.arg_arrays = _named_list("args", self._arg_names, args)
         grads = _named_list("args_grad", self._arg_names, args_grad, required=False)
         if isinstance(args_grad, dict) and isinstance(grad_req, str):
-            grad_req = {n: grad_req for n in args_grad}
+            grad_req = {n: grad_req for n in args_grad if n in self._arg_names}
         reqs = _grad_req_list(grad_req, self._arg_names)
         # an argument without a gradient array gets no gradient (MXNet: args_grad=None)
         self._grad_reqs = [r if g is not None else "null" for r, g in zip(reqs, grads)]
@@ -163,7 +172,8 @@ class Executor:
         self.aux_arrays = _named_list("aux_states", self._aux_names, aux_states,
                                       required=bool(self._aux_names))
         for what, names, arrays in (("args", self._arg_names, self.arg_arrays),
-                                    ("args_grad", self._arg_names, self.grad_arrays)):
+                                    ("args_grad", self._arg_names, self.grad_arrays),
+                                    ("aux_states", self._aux_names, self.aux_arrays)):
             for n, a in zip(names, arrays):
                 if a is not None and a.context != self._ctx:
                     raise MXNetError(f"bind: {what}[{n!r}] is on {a.context}, the executor on "
@@ -230,7 +240,6 @@ class Executor:
                                  "an output a call returns")
             self._out_slots.append(slot[e])
         self._head_ops = [e[0].op for e in entries]
-        self._outputs_arguments = any(e[0].op is None for e in entries)
 
     # ---- dictionaries -------------------------------------------------------------------------
     @property
@@ -268,10 +277,11 @@ class Executor:
                     raise MXNetError(f"forward: {name!r} is not an argument of the symbol "
                                      f"({self._arg_names})")
                 dst = arg_dict[name]
+                shape = tuple(getattr(value, "shape", ()))
+                if shape != dst.shape:
+                    raise MXNetError(f"forward: {name!r} has shape {shape}, the bound array "
+                                     f"{dst.shape}")
                 if isinstance(value, NDArray):
-                    if value.shape != dst.shape:
-                        raise MXNetError(f"forward: {name!r} has shape {value.shape}, the "
-                                         f"bound array {dst.shape}")
                     value.copyto(dst)
                 else:
                     dst[:] = value
@@ -280,7 +290,7 @@ class Executor:
         state = _autograd._state
         previous = state.recording, state.training
         state.recording, state.training = record, bool(is_train)
-        marked = self._variables() if record else ()
+        saved = self._variables() if record else ()
         try:
             if self._uses_context:      # an op without inputs makes its output on ctx
                 with self._ctx:
@@ -289,8 +299,7 @@ class Executor:
                 self._run(values)
         finally:
             state.recording, state.training = previous
-            for a in marked:            # the arguments are not variables outside forward
-                a._node = None
+            _restore(saved)
         outputs = [values[i] for i in self._out_slots]
         self.outputs = outputs
         self._heads = outputs if record else None
@@ -305,19 +314,22 @@ class Executor:
 
     def _variables(self):
         """Mark the arguments that want gradients as autograd variables (their ``.grad`` the
-        executor's gradient arrays); the leaf nodes are made once and reused."""
+        executor's gradient arrays) for the time of a forward or backward; the leaf nodes
+        are made once and reused. Returns what ``_restore`` puts back."""
         if self._leaves is None:
             marked = [(a, g, r) for a, g, r in
                       zip(self.arg_arrays, self.grad_arrays, self._grad_reqs) if r != "null"]
+            saved = [(a, a._node, a._node_version, a._grad, a._grad_req) for a, _, _ in marked]
             _autograd.mark_variables([m[0] for m in marked], [m[1] for m in marked],
                                      [m[2] for m in marked])
             self._leaves = [(m[0], m[0]._node, m[1], m[2]) for m in marked]
-        out = []
+            _restore(saved)
+        saved = []
         for a, entry, g, r in self._leaves:
+            saved.append((a, a._node, a._node_version, a._grad, a._grad_req))
             a._grad, a._grad_req, a._node = g, r, entry
             a._node_version = a._version[0]
-            out.append(a)
-        return out
+        return saved
 
     def backward(self, out_grads=None, is_train=True):
         """Gradients of the last ``forward``'s outputs into ``grad_arrays``
@@ -346,8 +358,7 @@ class Executor:
             if g is not None and g.shape != h.shape:
                 raise MXNetError(f"backward: out_grads[{i}] has shape {g.shape}, output "
                                  f"{self._out_names[i]!r} has {h.shape}")
-        # an output that is an argument itself is a variable again for the call
-        marked = self._variables() if self._outputs_arguments else ()
+        saved = self._variables()      # the engine writes into each variable's .grad
         try:
             live = [(h, g) for h, g in zip(heads, grads)
                     if h._node is not None and h._node is not _CONSTANT]
@@ -360,8 +371,7 @@ class Executor:
                     if r == "write":
                         g[:] = 0
         finally:
-            for a in marked:
-                a._node = None
+            _restore(saved)
 
     # ---- parameters and shapes ----------------------------------------------------------------
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):

@@ -281,3 +281,34 @@ def test_outputs_that_are_arguments_or_constants():
     only.forward(is_train=True)
     only.backward(mx.nd.ones(2))
     np.testing.assert_array_equal(only.grad_dict["y"].asnumpy(), [0, 0])
+
+
+def test_forward_keyword_of_another_shape_raises():
+    exe = _mlp().simple_bind(mx.cpu(), data=(4, 5))
+    for value in (np.ones((4, 4)), mx.nd.ones((1, 5)), 3.0):
+        with pytest.raises(MXNetError, match="shape"):
+            exe.forward(data=value)
+
+
+def test_bound_arrays_keep_their_own_autograd_state():
+    """The executor marks its arguments as autograd variables only while it runs."""
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    own = x.grad
+    exe = (mx.sym.Variable("x") * 3).bind(mx.cpu(), args={"x": x},
+                                          args_grad={"x": mx.nd.zeros(2)})
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones(2))
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), [3, 3])
+    assert x.grad is own and not own.asnumpy().any()
+    with mx.autograd.record():          # x is still the user's variable
+        y = x * x
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2, 4])
+    unmarked = mx.nd.array([1.0])
+    (mx.sym.Variable("u") + 1).bind(mx.cpu(), {"u": unmarked},
+                                    {"u": mx.nd.zeros(1)}).forward(is_train=True)
+    with mx.autograd.record():
+        z = unmarked * 2
+    with pytest.raises(MXNetError):     # not a variable: no gradient to compute
+        mx.autograd.grad(z, [unmarked])
