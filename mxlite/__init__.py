@@ -12,8 +12,10 @@ from .context import Context, cpu, current_context, gpu, num_gpus
 
 nd = ndarray
 sym = symbol
+name = symbol.naming            # mx.name.NameManager, mx.name.Prefix (MXNet's module)
+AttrScope = symbol.AttrScope
 init = initializer
 
 __version__ = "0.1.0"
 __all__ = ["nd", "ndarray", "sym", "symbol", "autograd", "random", "init", "initializer", "contrib",
-           "operator", "optimizer", "lr_scheduler", "model", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]
+           "operator", "optimizer", "lr_scheduler", "model", "name", "AttrScope", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]

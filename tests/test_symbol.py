@@ -246,3 +246,20 @@ def test_infer_type_defaults_from_known_inputs():
     assert mx.sym.cast(i, dtype="int32").infer_type(i="float32")[1] == [np.int32]
     mixed = i + mx.sym.cast(i, dtype="float64")          # mixed dtypes promote (NumPy)
     assert mixed.infer_type(i="float32") == ([np.float32], [np.float64], [])
+
+
+def test_sym_mirrors_nd():
+    """Every op function of mx.nd (and its namespaces) is in mx.sym for the same op."""
+    for ns in ("", "_internal", "random", "contrib", "linalg"):
+        if ns and not hasattr(mx.nd, ns):
+            continue
+        nd, sym = (getattr(m, ns) if ns else m for m in (mx.nd, mx.sym))
+        ops = {k: f.op for k, f in vars(nd).items() if hasattr(f, "op")}
+        assert ops and ops == {k: vars(sym)[k].op for k in ops}, ns
+
+
+def test_module_level_names_and_astype():
+    assert mx.name.NameManager is mx.sym.NameManager and mx.AttrScope is mx.sym.AttrScope
+    x = mx.sym.var("x")
+    y = x.astype("float64")
+    assert y._outputs[0][0].op.name == "cast" and y.infer_type(x="float32")[1] == [np.float64]

@@ -197,8 +197,9 @@ def _as_list(out):
 
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_symbolic_gradients_match_autograd(name):
-    """First and second order (a directional derivative of the gradient, differentiated
-    again) of every spec row, built with mx.sym.grad and run with eval, equal mx.autograd's."""
+    """Orders 1 to 3 (to the row's order; a directional derivative of the gradient,
+    differentiated again, twice) of every spec row, built with mx.sym.grad and run with
+    eval, equal mx.autograd's."""
     if name == "BatchNorm":
         pytest.skip("its spec switches train/predict mode inside one call; a symbol runs in "
                     "one mode (eval's / the Executor's is_train)")
@@ -214,9 +215,14 @@ def test_symbolic_gradients_match_autograd(name):
         G = mx.autograd.grad(outs, X, head_grads=hg, create_graph=True)
         dirs = [mx.nd.array(rng.normal(size=x.shape), dtype="float64") for x in xs]
         Z = sum(mx.nd.sum(g * d) for g, d in zip(G, dirs))
-    second = spec.order >= 2
-    if second:
-        H = mx.autograd.grad(Z, X)
+        second, third = spec.order >= 2, spec.order >= 3
+        if second:
+            H = mx.autograd.grad(Z, X, create_graph=third)
+        if third:
+            dirs3 = [mx.nd.array(rng.normal(size=x.shape), dtype="float64") for x in xs]
+            W = sum(mx.nd.sum(h * d) for h, d in zip(H, dirs3))
+    if third:
+        K = mx.autograd.grad(W, X)
 
     ns = _SymbolicNamespace()
     names = [f"in{i}" for i in range(len(xs))]
@@ -232,17 +238,27 @@ def test_symbolic_gradients_match_autograd(name):
             z = mx.sym.sum(sg[0] * dv[0])
             for g, d in zip(sg[1:], dv[1:]):
                 z = z + mx.sym.sum(g * d)
-        wanted += mx.sym.grad(z, variables)     # zeros for an input z does not depend on
+        sh = mx.sym.grad(z, variables)     # zeros for an input z does not depend on
+        wanted += sh
+    if third:
+        ev = [mx.sym.var(f"e{i}", shape=x.shape, dtype="float64") for i, x in enumerate(xs)]
+        with broadcasting():
+            w = mx.sym.sum(sh[0] * ev[0])
+            for h, e in zip(sh[1:], ev[1:]):
+                w = w + mx.sym.sum(h * e)
+        wanted += mx.sym.grad(w, variables)
     values = dict(zip(names, (mx.nd.array(x, dtype="float64") for x in xs)))
     values.update({f"hg{i}": h for i, h in enumerate(hg)})
     values.update({f"d{i}": d for i, d in enumerate(dirs)})
     values.update(ns.constants)
+    if third:
+        values.update({f"e{i}": e for i, e in enumerate(dirs3)})
     if name == "Dropout":
         mx.random.seed(20260)           # the spec's seed: eval draws the recorded masks
     got = mx.sym.Group(wanted).eval(**{k: v for k, v in values.items()
                                        if k in mx.sym.Group(wanted).list_inputs()})
-    refs = list(G) + (list(H) if second else [])
-    assert len(got) == len(refs) == len(xs) * (2 if second else 1)
+    refs = list(G) + (list(H) if second else []) + (list(K) if third else [])
+    assert len(got) == len(refs) == len(xs) * (1 + second + third)
     for i, (a, b) in enumerate(zip(got, refs)):
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-9, atol=1e-11,
                                    err_msg=f"{name}: gradient {i}")

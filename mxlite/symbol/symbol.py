@@ -284,6 +284,10 @@ class Symbol:
                               hint or _scalar_hint(rscalar_op))
         return NotImplemented
 
+    def astype(self, dtype):
+        """``cast`` to ``dtype`` (MXNet's ``Symbol.astype``)."""
+        return self._make("cast", [self], {"dtype": dtype}, "cast")
+
     def __neg__(self):
         return self._make("_mul_scalar", [self], {"scalar": -1.0}, "_mulscalar")
 
