@@ -312,3 +312,36 @@ def test_bound_arrays_keep_their_own_autograd_state():
         z = unmarked * 2
     with pytest.raises(MXNetError):     # not a variable: no gradient to compute
         mx.autograd.grad(z, [unmarked])
+
+
+def test_training_step_matches_mxnet_1_9_1():
+    """Output, every gradient, the updated moving statistics and the inference output of a
+    BatchNorm + FullyConnected + SoftmaxOutput step equal MXNet 1.9.1's (float32 rounding;
+    tests/fixtures/make_executor_fixture.py made the file with MXNet)."""
+    import importlib.util
+    import os
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+    spec = importlib.util.spec_from_file_location(
+        "make_executor_fixture", os.path.join(here, "make_executor_fixture.py"))
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    ref = np.load(os.path.join(here, "executor_mxnet.npz"))
+    exe = maker.network(mx).simple_bind(mx.cpu(), data=ref["x"].shape)
+    for name, a in exe.arg_dict.items():
+        if "p_" + name in ref:
+            a[:] = ref["p_" + name]
+    exe.aux_dict["bn_moving_var"][:] = 1.0
+    exe.forward(is_train=True, data=ref["x"], softmax_label=ref["label"])
+    exe.backward()
+
+    def close(name, value):
+        np.testing.assert_allclose(value.asnumpy(), ref[name], rtol=2e-5, atol=1e-6,
+                                   err_msg=name)
+    close("out", exe.outputs[0])
+    grads = {k: g for k, g in exe.grad_dict.items() if g is not None}
+    assert sorted("g_" + k for k in grads) == sorted(k for k in ref if k.startswith("g_"))
+    for name, g in grads.items():
+        close("g_" + name, g)
+    for name, a in exe.aux_dict.items():
+        close("aux_" + name, a)
+    close("out_inf", exe.forward(is_train=False)[0])
