@@ -263,3 +263,14 @@ def test_module_level_names_and_astype():
     x = mx.sym.var("x")
     y = x.astype("float64")
     assert y._outputs[0][0].op.name == "cast" and y.infer_type(x="float32")[1] == [np.float64]
+
+
+def test_attr_keyword_repr_and_get_inputs():
+    x = mx.sym.var("x")
+    fc = mx.sym.FullyConnected(x, num_hidden=2, name="fc", attr={"__lr_mult__": "0.5"})
+    assert fc.attr("__lr_mult__") == "0.5" and fc.list_attr()["lr_mult"] == "0.5"
+    with pytest.raises(MXNetError, match="attr must be a dict"):
+        mx.sym.sin(x, attr="no")
+    g = mx.sym.Group([fc, mx.sym.sin(x, name="s")])
+    assert repr(g) == "<Symbol group [fc, s]>" and repr(fc) == "<Symbol fc>"
+    assert g.get_inputs().list_outputs() == ["x", "fc_weight", "fc_bias"]

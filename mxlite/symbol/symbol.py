@@ -113,7 +113,7 @@ class Symbol:
     def __repr__(self):
         if len(self._outputs) == 1:
             return f"<Symbol {self.name}>"
-        return f"<Symbol group [{', '.join(self.list_outputs())}]>"
+        return f"<Symbol group [{', '.join(n.name for n, _ in self._outputs)}]>"
 
     __hash__ = object.__hash__
 
@@ -170,6 +170,11 @@ class Symbol:
         nodes = self._nodes()
         aux = aux_variables(nodes)
         return [n.name for n in nodes if n.op is None and id(n) in aux]
+
+    def get_inputs(self):
+        """A group of the variables (arguments and auxiliary states), in ``list_inputs``
+        order."""
+        return Symbol([(n, 0) for n in self._nodes() if n.op is None])
 
     def get_internals(self):
         """A group of every node's visible outputs (variables included), in graph order."""
