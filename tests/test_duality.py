@@ -4,14 +4,15 @@ For each registered op the same inputs go through the imperative call (under
 ``autograd.record()``, gradients by ``backward`` with fixed random head gradients) and
 through the symbolic call on Variables, bound with ``Symbol.bind`` and run with
 ``forward(is_train=True)`` / ``backward(out_grads)``: outputs and first-order gradients
-must be identical, bit for bit (the executor runs the same kernels and FGradients).
+must be identical, bit for bit (the executor runs the same kernels and FGradients). The
+same rows run again in predict mode (``mx.nd`` outside ``record()``, ``forward(is_train=
+False)``).
 
 Differentiable ops reuse the gradient table (tests/gradspecs: shapes, sampling, call);
 the others are in ``FORWARD`` below (random ops with a fixed seed, creation ops, index
 outputs, optimizer updates -- whose mutated state inputs are compared too). An op in
 neither table and not in ``EXEMPT`` fails ``test_every_op_is_covered``.
 """
-import contextlib
 import types
 import zlib
 
@@ -20,7 +21,7 @@ import pytest
 
 import mxlite as mx
 from mxlite.ops.registry import REGISTRY
-from mxlite.ops.routing import ARITHMETIC
+from mxlite.symbol.symbol import broadcasting
 from gradspecs import Spec, all_specs
 from gradspecs.norm import _moving
 
@@ -207,33 +208,12 @@ class SymNS(_Namespace):
         return mx.sym.Variable(name)
 
 
-@contextlib.contextmanager
-def _broadcasting_symbols():
-    """Symbol arithmetic routed as NDArray's (``broadcast_*`` and the scalar ops of
-    ``ops/routing.py``) while a spec written for ``mx.nd`` builds its graph; a Symbol's own
-    ``a * b`` is MXNet's element-wise ``_mul`` (no broadcasting)."""
-    cls = mx.sym.Symbol
-    saved = {}
-    for stem, array_op, scalar_op, rscalar_op in ARITHMETIC:
-        for dunder, fn in (
-                (f"__{stem}__", lambda a, b, o=array_op, c=scalar_op: a._binary(b, o, c)),
-                (f"__r{stem}__", lambda a, b, o=array_op, r=rscalar_op: a._rbinary(b, o, r))):
-            saved[dunder] = cls.__dict__.get(dunder)
-            setattr(cls, dunder, fn)
-    try:
-        yield
-    finally:
-        for dunder, fn in saved.items():
-            if fn is None:
-                delattr(cls, dunder)
-            else:
-                setattr(cls, dunder, fn)
-
-
 def _symbolic(call, n_inputs):
     """(the Symbol of ``call`` on Variables in0.., the constants it made)."""
     ns = SymNS()
-    with _broadcasting_symbols():
+    # Symbol a * b is MXNet's element-wise _mul; the specs are written for NDArray's
+    # broadcasting arithmetic, which mx.sym's broadcasting() mode gives
+    with broadcasting():
         sym = call(ns, *[mx.sym.Variable(f"in{i}") for i in range(n_inputs)])
     sym = mx.sym.Group(sym) if isinstance(sym, (list, tuple)) else sym
     return sym, ns.consts
@@ -276,14 +256,17 @@ def _assert_same(a, b, what):
     np.testing.assert_array_equal(a, b, err_msg=what)
 
 
+def _spec_values(spec, rng):
+    if spec.sample is not None:
+        return spec.sample(rng)
+    return [rng.uniform(*spec.domain(i), size=s) for i, s in enumerate(spec.shapes)]
+
+
 @pytest.mark.parametrize("name", sorted(n for n in SPECS if n not in EXEMPT))
 def test_differentiable_op_duality(name):
     spec = OVERRIDE.get(name, SPECS[name])
     rng = np.random.default_rng(_seed(name))
-    if spec.sample is not None:
-        values = spec.sample(rng)
-    else:
-        values = [rng.uniform(*spec.domain(i), size=s) for i, s in enumerate(spec.shapes)]
+    values = _spec_values(spec, rng)
     xs = [mx.nd.array(v, dtype="float64") for v in values]
     for x in xs:
         x.attach_grad()
@@ -308,6 +291,24 @@ def test_differentiable_op_duality(name):
             _assert_same(x.grad, exe.grad_dict[f"in{i}"], f"{name}: gradient of input {i}")
         else:       # an input the symbol does not read gets no gradient on either side
             assert not x.grad.asnumpy().any(), f"{name}: input {i}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in SPECS if n not in EXEMPT))
+def test_differentiable_op_inference_duality(name):
+    """The same rows in predict mode: ``mx.nd`` outside ``record()`` and
+    ``forward(is_train=False)`` of an executor without gradient arrays."""
+    spec = OVERRIDE.get(name, SPECS[name])
+    values = _spec_values(spec, np.random.default_rng(_seed(name)))
+    mx.random.seed(_seed(name))
+    outs = _as_list(spec.call(mx.nd, *[mx.nd.array(v, dtype="float64") for v in values]))
+    sym, consts = _symbolic(spec.call, len(values))
+    named = {f"in{i}": mx.nd.array(v, dtype="float64") for i, v in enumerate(values)}
+    exe = _bind(sym, named, consts, {})
+    mx.random.seed(_seed(name))
+    sym_outs = exe.forward(is_train=False)
+    assert len(sym_outs) == len(outs)
+    for i, (a, b) in enumerate(zip(outs, sym_outs)):
+        _assert_same(a, b, f"{name}: output {i} (predict mode)")
 
 
 @pytest.mark.parametrize("name", sorted(FORWARD))
