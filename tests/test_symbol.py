@@ -274,3 +274,17 @@ def test_attr_keyword_repr_and_get_inputs():
     g = mx.sym.Group([fc, mx.sym.sin(x, name="s")])
     assert repr(g) == "<Symbol group [fc, s]>" and repr(fc) == "<Symbol fc>"
     assert g.get_inputs().list_outputs() == ["x", "fc_weight", "fc_bias"]
+
+
+def test_current_managers_are_class_properties():
+    with mx.name.NameManager() as nm:
+        assert mx.name.NameManager.current is nm
+        assert nm.get(None, "conv") == "conv0" and nm.get("given", "conv") == "given"
+    assert mx.name.NameManager.current is not nm
+    assert mx.AttrScope.current.get({"a": "1"}) == {"a": "1"}
+    with mx.AttrScope(group="g"):
+        assert mx.AttrScope.current.get(None) == {"group": "g"}
+        with mx.AttrScope(stage="2"):
+            assert mx.sym.var("v").list_attr() == {"group": "g", "stage": "2"}
+    with pytest.raises(ValueError):
+        mx.AttrScope(x=1)

@@ -13,8 +13,22 @@ __all__ = ["NameManager", "Prefix", "AttrScope", "current_attrs"]
 _local = threading.local()
 
 
-class NameManager:
-    """Automatic names, as ``mxnet.name.NameManager``: ``get(name, hint)``."""
+class _Current(type):
+    """``NameManager.current`` / ``AttrScope.current``: this thread's instance, a class
+    property as in MXNet (assignable)."""
+
+    @property
+    def current(cls):
+        return cls._get_current()
+
+    @current.setter
+    def current(cls, value):
+        cls._set_current(value)
+
+
+class NameManager(metaclass=_Current):
+    """Automatic names, as ``mxnet.name.NameManager``: ``get(name, hint)``;
+    ``NameManager.current`` is this thread's manager."""
 
     def __init__(self):
         self._counter = {}
@@ -36,10 +50,13 @@ class NameManager:
     def __exit__(self, *exc):
         _local.names = self._old
 
-    @staticmethod
-    def current():
-        """The NameManager in effect on this thread."""
+    @classmethod
+    def _get_current(cls):
         return current()
+
+    @classmethod
+    def _set_current(cls, value):
+        _local.names = value
 
 
 class Prefix(NameManager):
@@ -62,9 +79,19 @@ def current():
     return names
 
 
-class AttrScope:
+class AttrScope(metaclass=_Current):
     """``with AttrScope(ctx_group='dev1'):`` adds these string attributes to every symbol
-    created inside (MXNet's ``mx.AttrScope``); inner scopes extend outer ones."""
+    created inside (MXNet's ``mx.AttrScope``); inner scopes extend outer ones.
+    ``AttrScope.current`` is the scope in effect (an empty one outside any)."""
+
+    @classmethod
+    def _get_current(cls):
+        scope = getattr(_local, "attrs", None)
+        return scope if scope is not None else AttrScope()
+
+    @classmethod
+    def _set_current(cls, value):
+        _local.attrs = value
 
     def __init__(self, **kwargs):
         for k, v in kwargs.items():

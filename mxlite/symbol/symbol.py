@@ -306,11 +306,13 @@ class Symbol:
         raise MXNetError("a Symbol has no truth value (it is a graph, not a value)")
 
     # ---- MXNet's JSON ------------------------------------------------------------------------
-    def tojson(self):
-        """The graph as MXNet 1.x's JSON text (``mx.sym.load_json`` and MXNet read it)."""
+    def tojson(self, remove_amp_cast=True):
+        """The graph as MXNet 1.x's JSON text (``mx.sym.load_json`` and MXNet read it).
+        ``remove_amp_cast`` is accepted for MXNet compatibility (mxlite inserts no AMP
+        casts)."""
         return _json.tojson(self)
 
-    def save(self, fname):
+    def save(self, fname, remove_amp_cast=True):
         """Write ``tojson()`` to the file ``fname`` (MXNet's ``prefix-symbol.json``)."""
         with open(fname, "w") as f:
             f.write(self.tojson())
