@@ -466,25 +466,45 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
     """Bind ``symbol`` to new arrays: shapes from ``infer_shape(**kwargs)`` (input shapes by
     name), dtypes from ``infer_type(**type_dict)`` (float32 where nothing says otherwise);
     arguments and auxiliary states start at zero, and every argument whose ``grad_req`` is not
-    'null' gets a zero gradient array."""
+    'null' gets a zero gradient array.
+
+    ``shared_exec`` with ``shared_arg_names``: those arguments (and their gradient arrays)
+    are ``shared_exec``'s own arrays, as MXNet's Module shares parameters between the
+    executors of its buckets; their shapes must agree. ``stype_dict``, ``group2ctx`` and
+    ``shared_buffer`` are accepted and ignored (dense arrays, one device)."""
     ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
-    arg_shapes, _, aux_shapes = symbol.infer_shape(**kwargs)
     arg_names = symbol.list_arguments()
-    if arg_shapes is None or any(s is None for s in arg_shapes):
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**kwargs)
+    if arg_shapes is None:
+        partial, _, aux_partial = symbol.infer_shape_partial(**kwargs)
+        unknown = [n for n, s in zip(arg_names + symbol.list_auxiliary_states(),
+                                     partial + aux_partial)
+                   if n not in kwargs and (not s or 0 in s)]
         raise MXNetError(f"simple_bind: the shapes given ({kwargs}) do not determine the "
-                         f"shapes of every argument of {arg_names}")
-    type_dict = dict(type_dict or {})
-    arg_types, _, aux_types = symbol.infer_type(**type_dict)
-    if arg_types is None:
-        arg_types = [None] * len(arg_names)
-        aux_types = [None] * len(aux_shapes)
+                         f"shapes of {unknown}")
+    arg_types, _, aux_types = symbol.infer_type_partial(**dict(type_dict or {}))
     reqs = _grad_req_list(grad_req, arg_names)
+    shared = {}
+    if shared_exec is not None:
+        for name in shared_arg_names or ():
+            if name in arg_names:
+                shared[name] = (shared_exec.arg_dict[name], shared_exec.grad_dict.get(name))
     args, grads = [], {}
     for name, shape, dt, req in zip(arg_names, arg_shapes, arg_types, reqs):
-        dt = dt if dt is not None else "float32"
-        args.append(_nd.zeros(tuple(shape), ctx=ctx, dtype=dt))
+        shape, dt = tuple(shape), dt if dt is not None else "float32"
+        if name in shared:
+            array, grad = shared[name]
+            if array.shape != shape:
+                raise MXNetError(f"simple_bind: shared argument {name!r} has shape "
+                                 f"{array.shape} in shared_exec, {shape} here")
+            args.append(array)
+            if req != "null":
+                grads[name] = grad if grad is not None else _nd.zeros(shape, ctx=ctx,
+                                                                     dtype=array.dtype)
+            continue
+        args.append(_nd.zeros(shape, ctx=ctx, dtype=dt))
         if req != "null":
-            grads[name] = _nd.zeros(tuple(shape), ctx=ctx, dtype=dt)
+            grads[name] = _nd.zeros(shape, ctx=ctx, dtype=dt)
     aux = [_nd.zeros(tuple(s), ctx=ctx, dtype=dt if dt is not None else "float32")
            for s, dt in zip(aux_shapes, aux_types)]
     return Executor(symbol, ctx, args, grads, dict(zip(arg_names, reqs)), aux)

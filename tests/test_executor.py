@@ -345,3 +345,26 @@ def test_training_step_matches_mxnet_1_9_1():
     for name, a in exe.aux_dict.items():
         close("aux_" + name, a)
     close("out_inf", exe.forward(is_train=False)[0])
+
+
+def test_simple_bind_errors_and_partial_types():
+    with pytest.raises(MXNetError, match=r"\['data', 'fc1_weight'"):
+        _mlp().simple_bind(mx.cpu())
+    sym = mx.sym.FullyConnected(mx.sym.Variable("data"), mx.sym.Variable("w", dtype="float64"),
+                                num_hidden=3, no_bias=True)
+    exe = sym.simple_bind(mx.cpu(), data=(2, 4))   # data's dtype comes from the weight's
+    assert [a.dtype for a in exe.arg_arrays] == [np.float64, np.float64]
+
+
+def test_simple_bind_shares_arguments_with_shared_exec():
+    """MXNet's Module buckets: parameters (and their gradients) shared, data not."""
+    first = _mlp().simple_bind(mx.cpu(), data=(4, 5))
+    params = ["fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"]
+    second = _mlp().simple_bind(mx.cpu(), data=(2, 5), shared_exec=first,
+                                shared_arg_names=params)
+    for name in params:
+        assert second.arg_dict[name] is first.arg_dict[name]
+        assert second.grad_dict[name] is first.grad_dict[name]
+    assert second.arg_dict["data"].shape == (2, 5)
+    with pytest.raises(MXNetError, match="shared argument 'data'"):
+        _mlp().simple_bind(mx.cpu(), data=(2, 5), shared_exec=first, shared_arg_names=["data"])
