@@ -205,3 +205,17 @@ def test_mxnet_creation_ops_load_and_run():
     nodes = json.loads(sym.tojson())["nodes"]
     assert [n["op"] for n in nodes] == ["_zeros", "_full", "_arange", "_ones"]
     assert nodes[1]["attrs"]["value"] == "3.5"
+
+
+def test_pre_09_json_without_auxiliary_inputs():
+    """MXNet < 0.9 listed BatchNorm with 3 inputs; its moving statistics are created."""
+    text = json.dumps({
+        "nodes": [{"op": "null", "name": "data", "inputs": []},
+                  {"op": "null", "name": "bn_gamma", "inputs": []},
+                  {"op": "null", "name": "bn_beta", "inputs": []},
+                  {"op": "BatchNorm", "name": "bn", "param": {"eps": "0.001"},
+                   "inputs": [[0, 0], [1, 0], [2, 0]]}],
+        "arg_nodes": [0, 1, 2], "heads": [[3, 0]]})
+    sym = mx.sym.load_json(text)
+    assert sym.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    assert sym.infer_shape(data=(2, 3))[2] == [(3,), (3,)]

@@ -168,6 +168,11 @@ def load_json(text):
             names = op.list_inputs(parsed)
         except MXNetError as e:
             raise _bad(where, str(e)) from None
+        missing = names[len(entries):]
+        if missing and all(m in op.aux_inputs for m in missing):
+            # MXNet before 0.9 kept auxiliary states out of the inputs: make them
+            # (MXNet's upgrade of old JSON names them <node>_<input> too)
+            entries += [(SymNode(None, f"{name}_{m}"), 0) for m in missing]
         if len(names) != len(entries):
             raise _bad(where, f"{op.name} takes {len(names)} input(s) {list(names)} with these "
                        f"parameters, the node lists {len(entries)}")
