@@ -199,7 +199,7 @@ def _as_list(out):
 def test_symbolic_gradients_match_autograd(name):
     """Orders 1 to 3 (to the row's order; a directional derivative of the gradient,
     differentiated again, twice) of every spec row, built with mx.sym.grad and run with
-    eval, equal mx.autograd's."""
+    eval, equal mx.autograd's; the graph's inferred output shapes and dtypes are mx.nd's."""
     if name == "BatchNorm":
         pytest.skip("its spec switches train/predict mode inside one call; a symbol runs in "
                     "one mode (eval's / the Executor's is_train)")
@@ -229,6 +229,11 @@ def test_symbolic_gradients_match_autograd(name):
     variables = [mx.sym.var(n, shape=x.shape, dtype="float64") for n, x in zip(names, xs)]
     with broadcasting():
         heads = _as_list(spec.call(ns, *variables))
+    # shape and type inference over the graph agree with the arrays mx.nd made
+    _, out_shapes, _ = mx.sym.Group(heads).infer_shape()
+    _, out_types, _ = mx.sym.Group(heads).infer_type()
+    assert out_shapes == [o.shape for o in outs]
+    assert [np.dtype(t) for t in out_types] == [o.dtype for o in outs]
     hgv = [mx.sym.var(f"hg{i}", shape=h.shape, dtype=h.dtype) for i, h in enumerate(hg)]
     sg = mx.sym.grad(heads, names, head_grads=hgv)
     wanted = list(sg)
