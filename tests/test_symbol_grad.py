@@ -267,3 +267,32 @@ def test_symbolic_gradients_match_autograd(name):
     for i, (a, b) in enumerate(zip(got, refs)):
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-9, atol=1e-11,
                                    err_msg=f"{name}: gradient {i}")
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_batchnorm_gradients_match_autograd(train):
+    """BatchNorm's gradient reads its hidden outputs; eval keeps them. Train mode (batch
+    statistics) is the thread's mode while eval runs, as for mx.nd."""
+    rng = np.random.default_rng(3)
+    xv, gv, bv = rng.normal(size=(4, 3, 2)), rng.uniform(0.5, 1.5, 3), rng.normal(size=3)
+    mm, mv = rng.normal(size=3) * 0.1, rng.uniform(0.5, 1.5, 3)
+    hv = rng.normal(size=(4, 3, 2))
+    x = mx.sym.var("x", shape=(4, 3, 2), dtype="float64")
+    g = mx.sym.var("g", shape=(3,), dtype="float64")
+    b = mx.sym.var("b", shape=(3,), dtype="float64")
+    m = mx.sym.var("m", shape=(3,), dtype="float64")
+    v = mx.sym.var("v", shape=(3,), dtype="float64")
+    y = mx.sym.BatchNorm(x, g, b, m, v, fix_gamma=False, eps=1e-3)
+    hs = mx.sym.var("h", shape=(4, 3, 2), dtype="float64")
+    grads = mx.sym.grad(y * y, ["x", "g", "b"], head_grads=[hs])
+    vals = dict(x=_nd(xv), g=_nd(gv), b=_nd(bv), m=_nd(mm), v=_nd(mv), h=_nd(hv))
+    with mx.autograd.train_mode() if train else mx.autograd.predict_mode():
+        got = mx.sym.Group(grads).eval(**vals)
+    X, G, B = _nd(xv), _nd(gv), _nd(bv)
+    for a in (X, G, B):
+        a.attach_grad()
+    with mx.autograd.record(train_mode=train):
+        Y = mx.nd.BatchNorm(X, G, B, _nd(mm), _nd(mv), fix_gamma=False, eps=1e-3)
+        (Y * Y).backward(_nd(hv))
+    for a, ref in zip(got, (X.grad, G.grad, B.grad)):
+        np.testing.assert_allclose(a.asnumpy(), ref.asnumpy(), rtol=1e-11, atol=1e-13)
