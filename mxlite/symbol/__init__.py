@@ -3,6 +3,28 @@
 Every registered operator is ``mx.sym.<op>`` (the same generator and signatures as
 ``mx.nd``), building a graph node instead of running; ``Variable``/``var``, ``Group``, ``grad`` (gradient Symbols, differentiable again),
 MXNet's automatic names (``NameManager``, ``Prefix``), ``AttrScope``.
+
+>>> data = mx.sym.var("data")
+>>> fc = mx.sym.FullyConnected(data, num_hidden=16, name="fc1")
+>>> net = mx.sym.BatchNorm(mx.sym.tanh(fc), name="bn1")
+>>> net.list_arguments()
+['data', 'fc1_weight', 'fc1_bias', 'bn1_gamma', 'bn1_beta']
+>>> net.list_auxiliary_states()
+['bn1_moving_mean', 'bn1_moving_var']
+>>> arg_shapes, out_shapes, aux_shapes = net.infer_shape(data=(8, 4))
+>>> arg_shapes[1], out_shapes
+((16, 4), [(8, 16)])
+>>> mx.sym.load_json(net.tojson()).list_outputs()
+['bn1_output']
+
+Gradients are Symbols too, and differentiate again (the third derivative of sin):
+
+>>> x = mx.sym.var("x", shape=(3,), dtype="float64")
+>>> d1 = mx.sym.grad(mx.sym.sin(x), "x")[0]
+>>> d3 = mx.sym.grad(mx.sym.grad(d1, "x")[0], "x")[0]
+>>> v = mx.nd.array([0.0, 1.0, 2.0], dtype="float64")
+>>> np.allclose(d3.eval(x=v)[0].asnumpy(), -np.cos(v.asnumpy()))
+True
 """
 import sys as _sys
 
