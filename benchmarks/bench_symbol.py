@@ -40,7 +40,7 @@ BATCH = 64
 def interleaved_times(fns, calls):
     """Per-call times of each function in ``fns``, the functions taking turns call by call
     (so a change in machine load hits every function alike), the order rotating each round
-    (so none always follows the same one): {name: sorted list}."""
+    (with two functions each follows each equally often): {name: sorted list}."""
     times = {k: [] for k in fns}
     clock = time.perf_counter
     items = list(fns.items())
@@ -154,10 +154,11 @@ def main(argv=None):
     exe_step, imp_step = make_executor(p, x, y), make_imperative(p, x, y)
     check(exe_step, imp_step)
     fns = {"executor": exe_step, "imperative": imp_step}
-    torch_step = make_torch(p, x, y)
-    if torch_step is not None:
-        fns["torch"] = torch_step
     times = interleaved_times(fns, calls)
+    torch_step = make_torch(p, x, y)
+    if torch_step is not None:          # alone: a third version in the rotation would
+        fns["torch"] = torch_step       # follow one of the two more often than the other
+        times.update(interleaved_times({"torch": torch_step}, calls))
     best = {k: v[0] for k, v in times.items()}
     median = {k: v[len(v) // 2] for k, v in times.items()}
     print(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32, forward+backward "

@@ -1,18 +1,23 @@
 """``Executor``: a Symbol bound to arrays (MXNet 1.x ``Symbol.bind`` / ``simple_bind``).
 
 Forward runs the graph's nodes in creation order (the order of the imperative calls that
-built it; a topological order) through the ``nd`` invoke strategy --
-the same compiled path and kernels as ``mx.nd.<op>``, so the results are identical to the
-imperative ones. Parameters are the op's parsed ``Attrs`` from the symbol (no re-parsing).
+built it; a topological order) through the ``nd`` invoke strategy -- the same compiled
+path and kernels as ``mx.nd.<op>``, so the results are identical to the imperative ones
+(tests/test_duality.py checks every registered op). The plan is made once at bind: a flat
+list of value slots, and per node its op, its non-default parameters as keywords (so
+``invoke`` memoises their parse and the shape inference as for an ``mx.nd`` call) and the
+slots it reads and writes.
 
 Backward uses the same FGradients as ``mx.autograd``: when some argument has
 ``grad_req != 'null'``, ``forward`` (in either mode) is recorded on the autograd tape
 with those arguments marked as variables (their gradient arrays are the executor's
 ``grad_arrays``), and ``backward(out_grads)`` hands the heads to the autograd engine, which
 calls each op's FGradient and writes ('write') or adds ('add') into the gradient arrays.
-This costs the same as the imperative ``autograd.record()`` version (the benchmark
-``benchmarks/bench_symbol.py`` compares them) and needs no second graph; symbolic gradient
-graphs (``mx.sym.grad``) are there for users who want gradient Symbols themselves.
+The gradients are therefore those of ``mx.autograd`` bit for bit, and a training step costs
+what the imperative ``autograd.record()`` step costs, minus the front end's Python binding
+(``benchmarks/bench_symbol.py``: the 784-256-256-10 MLP at parity, a tiny MLP ~1-2 %
+faster); symbolic gradient graphs (``mx.sym.grad``) are there for users who want gradient
+Symbols themselves.
 
 MXNet behaviour kept: ``backward()`` without ``out_grads`` is allowed only when every head
 is a loss layer (``SoftmaxOutput``, ``*RegressionOutput``), whose gradient does not read
@@ -21,8 +26,11 @@ accumulates); BatchNorm's moving statistics (auxiliary states, passed to
 the kernel as the executor's own ``aux_arrays``) change only in ``forward(is_train=True)``;
 Dropout is active only with ``is_train=True``.
 
-Deviation: ``outputs`` are new arrays after each ``forward`` (MXNet overwrote the same
+Deviations: ``outputs`` are new arrays after each ``forward`` (MXNet overwrote the same
 arrays); read ``exe.outputs`` after the call rather than keeping an old reference.
+``reshape`` gives an array whose shape changes a fresh buffer (MXNet reused the old memory
+when it was large enough). ``group2ctx``, ``shared_buffer`` and sparse ``stype_dict`` are
+accepted and ignored.
 """
 import math
 
@@ -352,7 +360,7 @@ class Executor:
                     raise MXNetError(
                         f"backward: output {i} ({self._out_names[i]!r}) is not a loss layer, "
                         "so its head gradient is required: pass out_grads (or end the network "
-                        "with a loss such as SoftmaxOutput or MakeLoss)")
+                        "with a loss layer such as SoftmaxOutput)")
             elif not isinstance(g, NDArray):
                 grads[i] = g = _nd.array(g, ctx=self._ctx, dtype=h.dtype)
             if g is not None and g.shape != h.shape:
