@@ -288,3 +288,21 @@ def test_current_managers_are_class_properties():
             assert mx.sym.var("v").list_attr() == {"group": "g", "stage": "2"}
     with pytest.raises(ValueError):
         mx.AttrScope(x=1)
+
+
+def test_layer_attributes_reach_created_variables_as_mxnet():
+    """attr= on a layer and AttrScope reach the weights MXNet creates (what the optimizer's
+    lr_mult reads); ctx_group/lr_mult are stored as __key__ and listed both ways (MXNet
+    1.9.1's attr_dict for these calls)."""
+    x = mx.sym.var("x")
+    fc = mx.sym.FullyConnected(x, num_hidden=2, name="fc", attr={"__lr_mult__": "0.5"})
+    both = {"num_hidden": "2", "__lr_mult__": "0.5", "lr_mult": "0.5"}
+    assert fc.attr_dict() == {"fc_weight": both, "fc_bias": both, "fc": both}
+    with mx.AttrScope(ctx_group="g1"):
+        fc2 = mx.sym.FullyConnected(x, num_hidden=2, name="fc2")
+        v = mx.sym.var("v")
+    both = {"num_hidden": "2", "__ctx_group__": "g1", "ctx_group": "g1"}
+    assert fc2.attr_dict() == {"fc2_weight": both, "fc2_bias": both, "fc2": both}
+    assert v.attr_dict() == {"v": {"__ctx_group__": "g1", "ctx_group": "g1"}}
+    opt = mx.optimizer.SGD(sym=fc, param_idx2name={0: "fc_weight", 1: "x"})
+    assert opt.lr_mult == {"fc_weight": 0.5, "fc_bias": 0.5}

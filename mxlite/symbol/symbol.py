@@ -56,23 +56,32 @@ def invoke(op, inputs, kwargs, out, name=None, attr=None, hint=None):
         raise op_error(op.name, f"expected {len(names)} input(s) {list(names)}, got "
                        f"{len(inputs)}")
     name = naming.current().get(name, hint or op.name.lower())
+    if attr is not None and not isinstance(attr, dict):
+        raise op_error(op.name, f"attr must be a dict of strings, got {attr!r}")
+    user_attrs = _hidden_keys(naming.current_attrs(attr))
     entries = []
     given = op.format_attrs({k: attrs[k] for k in kwargs}) if None in inputs else None
     for iname, x in zip(names, inputs):
         if x is None:
-            user = dict(given)          # MXNet gives a created variable its op's parameters
+            # MXNet gives a created variable its op's parameters and attributes (so
+            # attr={'__lr_mult__': ...} on a layer reaches its weight and bias)
+            user = dict(given, **user_attrs)
             if iname in op.aux_inputs and iname in _AUX_INIT:
                 user["__init__"] = _AUX_INIT[iname]
             entries.append((SymNode(None, f"{name}_{iname}", user_attrs=user), 0))
         else:
             entries.append(_entry(x, op, iname))
-    if attr is not None and not isinstance(attr, dict):
-        raise op_error(op.name, f"attr must be a dict of strings, got {attr!r}")
-    node = SymNode(op, name, attrs, entries, naming.current_attrs(attr), tuple(kwargs))
+    node = SymNode(op, name, attrs, entries, user_attrs, tuple(kwargs))
     return Symbol([(node, i) for i in range(node.num_visible_outputs())])
 
 
 invoke.named = True
+
+
+def _hidden_keys(attrs):
+    """MXNet stores ``ctx_group``, ``lr_mult``, ... as ``__ctx_group__``, ... (and lists
+    both forms)."""
+    return {f"__{k}__" if k in _HIDDEN_KEYS else k: str(v) for k, v in attrs.items()}
 
 
 def _node_attrs(node):
@@ -446,7 +455,7 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     """
     if not isinstance(name, str):
         raise TypeError(f"Variable: name must be a string, got {name!r}")
-    user = naming.current_attrs(attr)
+    user = _hidden_keys(naming.current_attrs(attr))
     if shape is not None:
         user["__shape__"] = str(tuple(int(d) for d in shape))
     if lr_mult is not None:
