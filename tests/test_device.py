@@ -505,8 +505,9 @@ def test_blas_thread_policy_small_and_contended_products_run_on_one_thread():
     if not state.setter or state.most == 1:
         pytest.skip("NumPy's BLAS is not a multi-threaded OpenBLAS whose threads can be set")
     seen, real = [], state.setter
-    saved = (state.serial_rate, state.contended_until)
+    saved = (state.serial_rate, state.contended_until, state.adaptive)
     try:
+        state.adaptive = True
         state.setter = lambda n: (seen.append(n), real(n))
         state.contended_until = 0.0
         a = mx.nd.ones((128, 128))
@@ -522,9 +523,14 @@ def test_blas_thread_policy_small_and_contended_products_run_on_one_thread():
         assert seen == [1, state.most]
         big = mx.nd.ones((256, 256))
         assert np.array_equal(mx.nd.dot(big, big).asnumpy(), np.full((256, 256), 256.0))
+        state.adaptive, state.contended_until = False, 0.0   # MXLITE_BLAS_THREADS=fixed
+        seen.clear()
+        blas.product(lambda: time.sleep(0.01), blas.SERIAL_BELOW)
+        blas.product(lambda: None, blas.SERIAL_BELOW)
+        assert seen == [] and state.contended_until == 0.0
     finally:
         state.setter = real
-        state.serial_rate, state.contended_until = saved
+        state.serial_rate, state.contended_until, state.adaptive = saved
 
 
 def test_malloc_keeps_freed_buffers_unless_the_user_chose():

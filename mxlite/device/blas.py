@@ -13,8 +13,14 @@ NumPy's own products keep their setting) when
   next large one probes again (the policy of the kernels' contention guard, mx_parallel.h).
 
 With another BLAS, or none found, products run as NumPy runs them.
+
+OpenBLAS splits a product differently on one and on two threads, so the last bits of a
+large product can differ between runs when contention switched its thread count. Set
+``MXLITE_BLAS_THREADS=fixed`` for results that depend on sizes only (the small-product rule
+stays; there is no contention switch).
 """
 import ctypes
+import os
 import time
 
 __all__ = ["product", "SERIAL_BELOW", "HOLD_S"]
@@ -31,6 +37,7 @@ _NAMES = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads6
 
 class _State:
     setter = None               # None: not looked up yet; False: no OpenBLAS found
+    adaptive = True             # the contention switch (MXLITE_BLAS_THREADS != 'fixed')
     most = 1                    # the BLAS's own thread count
     serial_rate = 0.0           # best multiply-adds per second seen on one thread
     contended_until = 0.0
@@ -39,6 +46,7 @@ class _State:
 def _find():
     """The loaded OpenBLAS's thread setter and its default thread count, once."""
     _State.setter = False
+    _State.adaptive = os.environ.get("MXLITE_BLAS_THREADS", "adaptive") != "fixed"
     try:
         with open("/proc/self/maps") as f:
             paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower()
@@ -78,6 +86,8 @@ def product(run, macs):
     else:
         run()
     rate = macs / max(time.perf_counter() - start, 1e-9)
+    if not _State.adaptive:
+        return
     if serial:
         _State.serial_rate = max(_State.serial_rate, rate)
     elif rate < 0.8 * (_State.serial_rate or _ASSUMED_SERIAL_RATE):
