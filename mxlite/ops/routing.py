@@ -60,6 +60,7 @@ def binary_function(name, handle_type, error=TypeError):
     array op or scalar op comes from ``BINARY_FUNCTIONS[name]``."""
     array_op, scalar_op, left_scalar_op = BINARY_FUNCTIONS[name]
     kind = handle_type.__name__
+    article = "an" if kind[0] in "AEIOUN" else "a"      # an NDArray, a Symbol
 
     def function(lhs, rhs):
         if isinstance(lhs, handle_type):
@@ -67,7 +68,7 @@ def binary_function(name, handle_type, error=TypeError):
         elif isinstance(rhs, handle_type):
             result = rhs._rbinary(lhs, array_op, left_scalar_op)
         else:
-            raise error(f"{name}: at least one operand must be an {kind}, got "
+            raise error(f"{name}: at least one operand must be {article} {kind}, got "
                         f"{type(lhs).__name__} and {type(rhs).__name__}")
         if result is NotImplemented:
             raise error(f"{name}: unsupported operands {type(lhs).__name__} and "
@@ -75,5 +76,5 @@ def binary_function(name, handle_type, error=TypeError):
         return result
     function.__name__ = name
     function.__doc__ = (f"``{array_op}`` of two arrays, or ``{scalar_op}`` when one operand "
-                        f"is a scalar (MXNet's nd.{name}); the result is an {kind}.")
+                        f"is a scalar (MXNet's {name}); the result is {article} {kind}.")
     return function
