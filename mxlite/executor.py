@@ -8,16 +8,26 @@ list of value slots, and per node its op, its non-default parameters as keywords
 ``invoke`` memoises their parse and the shape inference as for an ``mx.nd`` call) and the
 slots it reads and writes.
 
-Backward uses the same FGradients as ``mx.autograd``: when some argument has
-``grad_req != 'null'``, ``forward`` (in either mode) is recorded on the autograd tape
-with those arguments marked as variables (their gradient arrays are the executor's
-``grad_arrays``), and ``backward(out_grads)`` hands the heads to the autograd engine, which
-calls each op's FGradient and writes ('write') or adds ('add') into the gradient arrays.
-The gradients are therefore those of ``mx.autograd`` bit for bit, and a training step costs
-what the imperative ``autograd.record()`` step costs, minus the front end's Python binding
-(``benchmarks/bench_symbol.py``: the 784-256-256-10 MLP at parity, a tiny MLP ~1-2 %
-faster); symbolic gradient graphs (``mx.sym.grad``) are there for users who want gradient
-Symbols themselves.
+Backward is a symbolic gradient graph, built once at bind when some argument has
+``grad_req != 'null'``: ``mx.sym.grad(outputs, wrt=<those arguments>, head_grads=<one
+variable per output>)`` at the bound shapes and dtypes -- every op's FGradient called with
+``F = mx.sym``, the same FGradients ``mx.autograd`` calls with ``F = mx.nd``, summing the
+contributions of several users in the engine's order (creation order), so the gradients are
+those of ``mx.autograd`` bit for bit. It is planned like the forward (slots and steps,
+after the forward's slots): the forward nodes the gradient reads (inputs, outputs) are not
+steps of it but the forward's slots, so ``backward`` evaluates only the gradient nodes over
+the values the last ``forward`` computed and never runs a forward node again. A node whose
+hidden outputs the gradient reads (Dropout's mask, BatchNorm's batch statistics and mode
+flag) runs its kernel directly in ``forward`` and keeps every output, so the mask the
+gradient applies is the one the forward drew. The head-gradient slots take ``out_grads``
+(a loss layer's FGradient reads none, so ``out_grads`` may be left out); the results are
+written ('write') or added ('add') into ``grad_arrays``, 'null' arguments left out, and an
+argument no gradient reaches gets zeros ('write') or nothing ('add'). Neither pass touches
+the autograd tape (the bound arrays keep their own autograd state). An error building the
+gradient graph is raised by ``backward``, as the autograd engine raised it. Speed
+(``benchmarks/bench_symbol.py``): forward + backward of the 784-256-256-10 MLP takes about
+0.90-0.93x the imperative ``autograd.record()`` step (no tape in forward, no FGradient calls in
+backward).
 
 MXNet behaviour kept: ``backward()`` without ``out_grads`` is allowed only when every head
 is a loss layer (``SoftmaxOutput``, ``*RegressionOutput``), whose gradient does not read
@@ -34,8 +44,10 @@ accepted and ignored.
 """
 import math
 
+import numpy as np
+
 from . import autograd as _autograd
-from ._core.dispatch import CONSTANT as _CONSTANT, invoke as _invoke
+from ._core.dispatch import invoke as _invoke, wrap as _wrap
 from .base import MXNetError
 from .context import Context, current_context
 from .ndarray import NDArray
@@ -151,12 +163,50 @@ def _call_form(op, attrs):
     return attrs
 
 
-def _restore(saved):
-    """Put back the autograd fields ``Executor._variables`` replaced: outside a forward or
-    backward the bound arrays are what they were (not variables, unless the user made them
-    so)."""
-    for a, node, version, grad, req in saved:
-        a._node, a._node_version, a._grad, a._grad_req = node, version, grad, req
+_ZEROS_OPS = frozenset(("zeros", "_zeros"))
+
+
+def _hidden_reads(gsyms):
+    """The ids of the forward nodes whose hidden outputs the gradient graph reads."""
+    if gsyms is None:
+        return frozenset()
+    from .symbol.graph import topo_order
+    hidden = set()
+    for node in topo_order([s._outputs[0] for s in gsyms[0]]):
+        for c, i in node.inputs:
+            if c.op is not None and i >= c.op.num_visible_outputs(c.attrs):
+                hidden.add(id(c))
+    return hidden
+
+
+def _run(steps, values, ctx):
+    """Run a plan's steps over ``values``. A negative count: the node's kernel runs directly
+    and every output (hidden ones included) is kept."""
+    for op, attrs, ins, first, n in steps:
+        if n == 1:
+            values[first] = _invoke(op, [values[i] for i in ins], attrs)
+        elif n > 0:
+            values[first:first + n] = _invoke(op, [values[i] for i in ins], attrs)
+        else:
+            values[first:first - n] = _invoke_all(op, [values[i] for i in ins], attrs, ctx)
+
+
+def _invoke_all(op, inputs, attrs, ctx):
+    """``invoke`` returning every output of ``op`` (the hidden ones too): the same kernel,
+    run directly (as ``Symbol.eval`` runs a node whose hidden outputs a gradient reads)."""
+    from .device import run_context
+    if inputs:
+        ctx = inputs[0].context
+    rctx = run_context(ctx)
+    datas = [x._data for x in inputs]
+    shapes = op.infer_shape([d.shape for d in datas], attrs)
+    types = op.infer_type([d.dtype for d in datas], attrs)
+    outs = [rctx.xp.empty(tuple(s), np.dtype(t)) for s, t in zip(shapes, types)]
+    op.compute[rctx.kernels](rctx, datas, outs, attrs)
+    if op.mutate_inputs:
+        for i in op.mutated_indices(attrs):
+            inputs[i]._version[0] += 1
+    return [_wrap(o, ctx) for o in outs]
 
 
 class Executor:
@@ -191,10 +241,13 @@ class Executor:
                 raise MXNetError(f"bind: args_grad[{n!r}] has shape {g.shape}, the argument "
                                  f"{a.shape}")
         self._wants_grad = any(r != "null" for r in self._grad_reqs)
-        self._plan()
+        self._grad_error = None   # why the gradient graph could not be built (raised by backward)
+        gsyms = self._gradient_symbols() if self._wants_grad else None
+        self._plan(_hidden_reads(gsyms))
+        if gsyms is not None:
+            self._plan_backward(gsyms)
         self.outputs = self._initial_outputs()
-        self._heads = None        # the recorded outputs of the last forward
-        self._leaves = None       # (argument, its autograd leaf entry, grad, grad_req)
+        self._fwd = None          # the value slots of the last forward (backward reads them)
 
     def _initial_outputs(self):
         """Zero arrays of the outputs' inferred shapes and dtypes (MXNet allocates the
@@ -211,7 +264,10 @@ class Executor:
         return [_nd.zeros(tuple(s), ctx=self._ctx, dtype=t) for s, t in zip(out_shapes, out_types)]
 
     # ---- the plan: one flat list of value slots ---------------------------------------------
-    def _plan(self):
+    def _plan(self, hidden=frozenset()):
+        """The forward plan. ``hidden``: the ids of the nodes whose hidden outputs (Dropout's
+        mask, BatchNorm's statistics and mode flag) the gradient graph reads; those run their
+        kernel directly and keep every output in a slot."""
         entries = list(self._symbol._outputs)
         order = _run_order(entries)
         by_name = dict(zip(self._arg_names, self.arg_arrays))
@@ -226,7 +282,9 @@ class Executor:
                 slot[(node, 0)] = len(values)
                 values.append(by_name[node.name])
                 continue
+            full = id(node) in hidden
             n_vis = node.op.num_visible_outputs(node.attrs)
+            n_keep = node.op.output_count(node.attrs) if full else n_vis
             ins = []
             for src, index in node.inputs:
                 if (src, index) not in slot:
@@ -234,11 +292,13 @@ class Executor:
                                      f"{src.name!r}, which a call does not return")
                 ins.append(slot[(src, index)])
             first = len(values)
-            for k in range(n_vis):
+            for k in range(n_keep):
                 slot[(node, k)] = first + k
                 values.append(None)
-            steps.append((node.op, _call_form(node.op, node.attrs), ins, first, n_vis))
+            attrs = node.attrs if full else _call_form(node.op, node.attrs)
+            steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
         self._values = values
+        self._slot = slot
         self._uses_context = any(not step[2] for step in steps)
         self._steps = steps
         self._out_slots = []
@@ -248,6 +308,85 @@ class Executor:
                                  "an output a call returns")
             self._out_slots.append(slot[e])
         self._head_ops = [e[0].op for e in entries]
+
+    # ---- the backward plan: a gradient graph of the same FGradients -------------------------
+    def _gradient_symbols(self):
+        """``mx.sym.grad`` of the outputs with respect to the arguments that want gradients,
+        the head gradients variables, at the bound shapes and dtypes: (gradient Symbols,
+        head-gradient variable nodes, names). None (the error kept for ``backward``) where an
+        op has no gradient."""
+        from . import symbol as _sym
+        entries = list(self._symbol._outputs)
+        shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
+        shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
+        dtypes = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays)}
+        dtypes.update({n: a.dtype for n, a in zip(self._aux_names, self.aux_arrays)})
+        try:
+            _, out_shapes, _ = self._symbol.infer_shape(**shapes)
+            _, out_types, _ = self._symbol.infer_type(**dtypes)
+            heads = [_sym.var(f"__head_grad_{k}__", shape=tuple(s), dtype=np.dtype(t).name)
+                     for k, (s, t) in enumerate(zip(out_shapes, out_types))]
+            names = [n for n, r in zip(self._arg_names, self._grad_reqs) if r != "null"]
+            gsyms = _sym.grad(self._symbol, names, head_grads=heads, shapes=shapes,
+                              dtypes=dtypes, ctx=self._ctx)
+        except Exception as e:      # noqa: BLE001 -- raised by backward, as autograd would
+            self._grad_error = e
+            return None
+        if len(entries) != len(heads):
+            self._grad_error = MXNetError("backward: the outputs do not match the heads")
+            return None
+        return gsyms, [h._outputs[0][0] for h in heads], names
+
+    def _plan_backward(self, gsyms):
+        """Slots and steps of the gradient graph, after the forward's slots: a node the
+        forward ran is read from the forward's slots (never run again)."""
+        gsyms, head_vars, names = gsyms
+        slot = dict(self._slot)
+        n_fwd = len(self._values)
+        template = []
+        head_slots = []
+        for k, hv in enumerate(head_vars):
+            slot[(hv, 0)] = n_fwd + len(template)
+            head_slots.append(n_fwd + len(template))
+            template.append(None)
+        entries = [s._outputs[0] for s in gsyms]
+        # an argument no gradient reaches: grad() gives zeros (written, not computed)
+        zero = [e[0].op is not None and not e[0].inputs and e[0].op.name in _ZEROS_OPS
+                and e not in self._slot for e in entries]
+        steps = []
+        for node in _run_order([e for e, z in zip(entries, zero) if not z]):
+            if node.op is None:
+                if (node, 0) not in slot:
+                    raise MXNetError(f"bind: the gradient graph reads variable {node.name!r}, "
+                                     "which has no array")
+                continue
+            if (node, 0) in slot:        # run by forward
+                continue
+            n_out = node.op.output_count(node.attrs)
+            n_vis = node.op.num_visible_outputs(node.attrs)
+            ins = []
+            for src, index in node.inputs:
+                if (src, index) not in slot:
+                    raise MXNetError(f"bind: gradient node {node.name!r} reads output {index} "
+                                     f"of {src.name!r}, which the forward does not keep")
+                ins.append(slot[(src, index)])
+            first = n_fwd + len(template)
+            full = n_vis != n_out
+            n_keep = n_out if full else n_vis
+            for k in range(n_keep):
+                slot[(node, k)] = first + k
+                template.append(None)
+            attrs = node.attrs if full else _call_form(node.op, node.attrs)
+            steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
+        results = {name: None if z else slot[e] for name, e, z in zip(names, entries, zero)}
+        read = {i for step in steps for i in step[2]} | set(results.values())
+        self._grad_steps = steps
+        self._grad_template = template
+        # None: a head gradient nothing reads (a loss layer's, a head no argument needs)
+        self._head_slots = [k if k in read else None for k in head_slots]
+        self._grad_uses_context = any(not step[2] for step in steps)
+        self._grad_results = [results.get(n) if r != "null" else None
+                              for n, r in zip(self._arg_names, self._grad_reqs)]
 
     # ---- dictionaries -------------------------------------------------------------------------
     @property
@@ -293,51 +432,23 @@ class Executor:
                     value.copyto(dst)
                 else:
                     dst[:] = value
-        record = self._wants_grad      # backward may follow an is_train=False forward too
         values = list(self._values)     # the bound arrays, then a slot per op output
         state = _autograd._state
         previous = state.recording, state.training
-        state.recording, state.training = record, bool(is_train)
-        saved = self._variables() if record else ()
+        state.recording, state.training = False, bool(is_train)
         try:
             if self._uses_context:      # an op without inputs makes its output on ctx
                 with self._ctx:
-                    self._run(values)
+                    _run(self._steps, values, self._ctx)
             else:
-                self._run(values)
+                _run(self._steps, values, self._ctx)
         finally:
             state.recording, state.training = previous
-            _restore(saved)
         outputs = [values[i] for i in self._out_slots]
         self.outputs = outputs
-        self._heads = outputs if record else None
+        # backward may follow an is_train=False forward too (MXNet's executor keeps it)
+        self._fwd = values if self._wants_grad else None
         return outputs
-
-    def _run(self, values):
-        for op, attrs, ins, first, n_vis in self._steps:
-            if n_vis == 1:
-                values[first] = _invoke(op, [values[i] for i in ins], attrs)
-            else:
-                values[first:first + n_vis] = _invoke(op, [values[i] for i in ins], attrs)
-
-    def _variables(self):
-        """Mark the arguments that want gradients as autograd variables (their ``.grad`` the
-        executor's gradient arrays) for the time of a forward or backward; the leaf nodes
-        are made once and reused. Returns what ``_restore`` puts back."""
-        if self._leaves is None:
-            marked = [(a, g, r) for a, g, r in
-                      zip(self.arg_arrays, self.grad_arrays, self._grad_reqs) if r != "null"]
-            saved = [(a, a._node, a._node_version, a._grad, a._grad_req) for a, _, _ in marked]
-            _autograd.mark_variables([m[0] for m in marked], [m[1] for m in marked],
-                                     [m[2] for m in marked])
-            self._leaves = [(m[0], m[0]._node, m[1], m[2]) for m in marked]
-            _restore(saved)
-        saved = []
-        for a, entry, g, r in self._leaves:
-            saved.append((a, a._node, a._node_version, a._grad, a._grad_req))
-            a._grad, a._grad_req, a._node = g, r, entry
-            a._node_version = a._version[0]
-        return saved
 
     def backward(self, out_grads=None, is_train=True):
         """Gradients of the last ``forward``'s outputs into ``grad_arrays``
@@ -345,9 +456,12 @@ class Executor:
         output) is required unless every output is a loss layer."""
         if not self._wants_grad:
             return
-        if self._heads is None:
+        if self._fwd is None:
             raise MXNetError("backward: call forward first (no forward has run since bind)")
-        heads = self._heads
+        if self._grad_error is not None:
+            raise self._grad_error
+        fwd = self._fwd
+        heads = [fwd[i] for i in self._out_slots]
         if out_grads is None:
             grads = [None] * len(heads)
         else:
@@ -366,20 +480,40 @@ class Executor:
             if g is not None and g.shape != h.shape:
                 raise MXNetError(f"backward: out_grads[{i}] has shape {g.shape}, output "
                                  f"{self._out_names[i]!r} has {h.shape}")
-        saved = self._variables()      # the engine writes into each variable's .grad
+        values = fwd + self._grad_template
+        for k, g, h in zip(self._head_slots, grads, heads):
+            if k is None:
+                continue
+            if g is None:        # a loss layer's (as autograd: ones)
+                g = _nd.ones(h.shape, ctx=self._ctx, dtype=h.dtype)
+            values[k] = g
+        state = _autograd._state
+        previous = state.recording, state.training
+        state.recording, state.training = False, bool(is_train)
         try:
-            live = [(h, g) for h, g in zip(heads, grads)
-                    if h._node is not None and h._node is not _CONSTANT]
-            if live:
-                # the graph is kept until the next forward: backward may run again (MXNet)
-                _autograd.backward([h for h, _ in live], [g for _, g in live],
-                                   retain_graph=True, train_mode=is_train)
-            else:       # no output depends on an argument that wants a gradient
-                for g, r in zip(self.grad_arrays, self._grad_reqs):
-                    if r == "write":
-                        g[:] = 0
+            if self._grad_uses_context:
+                with self._ctx:
+                    _run(self._grad_steps, values, self._ctx)
+            else:
+                _run(self._grad_steps, values, self._ctx)
         finally:
-            _restore(saved)
+            state.recording, state.training = previous
+        xp = None
+        for buf, req, k in zip(self.grad_arrays, self._grad_reqs, self._grad_results):
+            if req == "null":
+                continue
+            data = buf._data
+            buf._version[0] += 1
+            if k is None:
+                if req == "write":
+                    data[...] = 0
+            elif req == "add":
+                data += values[k]._data
+            else:
+                if xp is None:
+                    from .device import namespace_for
+                    xp = namespace_for(self._ctx)
+                xp.cast_into(data, values[k]._data)
 
     # ---- parameters and shapes ----------------------------------------------------------------
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
@@ -451,8 +585,8 @@ class Executor:
     def debug_str(self):
         """A listing of the bound graph: one line per operator node."""
         lines = [f"Symbol outputs: {self._out_names}"]
-        for op, attrs, ins, first, n_vis in self._steps:
-            lines.append(f"Op:{op.name}, inputs={ins}, outputs={list(range(first, first + n_vis))}")
+        for op, attrs, ins, first, n in self._steps:
+            lines.append(f"Op:{op.name}, inputs={ins}, outputs={list(range(first, first + abs(n)))}")
         return "\n".join(lines)
 
     def __repr__(self):

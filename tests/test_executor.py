@@ -217,6 +217,32 @@ def test_dropout_active_only_in_training():
     assert set(np.unique(y)) <= {0.0, 2.0} and 300 < (y == 0).sum() < 700
 
 
+def test_backward_is_a_gradient_graph_over_the_forward_values(monkeypatch):
+    """backward evaluates the mx.sym.grad graph built at bind: no autograd engine, no forward
+    node run again; Dropout's mask (a hidden output) comes from the same forward run."""
+    from mxlite.ops.registry import REGISTRY
+    sym = mx.sym.Dropout(mx.sym.Variable("data") * 3, p=0.5)
+    exe = sym.simple_bind(mx.cpu(), data=(50, 20), grad_req="add")
+    exe.arg_dict["data"][:] = 1.0
+    assert exe._grad_steps and all(op.name != "Dropout" for op, *_ in exe._grad_steps)
+    calls = []
+    op = REGISTRY["Dropout"]
+    for key, fn in list(op.compute.items()):
+        monkeypatch.setitem(op.compute, key,
+                            lambda *a, _fn=fn: (calls.append(1), _fn(*a))[1])
+
+    def no_engine(*a, **k):
+        raise AssertionError("the executor's backward must not use the autograd engine")
+    monkeypatch.setattr(mx.autograd, "backward", no_engine)
+    monkeypatch.setattr(mx.autograd._engine, "backward_to_variables", no_engine)
+    y = exe.forward(is_train=True)[0].asnumpy()
+    assert len(calls) == 1 and 300 < (y == 0).sum() < 700
+    for k in (1, 2):        # twice after one forward: 'add' accumulates, the same mask
+        exe.backward(mx.nd.ones((50, 20)))
+        np.testing.assert_array_equal(exe.grad_dict["data"].asnumpy(), k * y)
+    assert len(calls) == 1
+
+
 def test_copy_params_from():
     exe = _mlp().simple_bind(mx.cpu(), data=(4, 5))
     w = np.arange(15.0).reshape(3, 5)

@@ -137,7 +137,7 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
             if g is None:
                 g = F.ones_like(Symbol([(node, i)]))
             add(node, i, g)
-        for node in reversed(nodes):
+        for node in reversed(_creation_order(nodes)):
             if node.op is None or id(node) not in leads:
                 continue
             n_out = node.op.output_count(node.attrs)
@@ -190,6 +190,17 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
             else:
                 out.append(_total(F, got))
     return out
+
+
+def _creation_order(nodes):
+    """``nodes`` in creation order when that is an order of the graph (else as given): the
+    order the autograd engine walks, so gradients summed from several users add up in the
+    same order as ``mx.autograd``'s (bit for bit)."""
+    by_seq = sorted(nodes, key=lambda n: n.seq)
+    rank = {id(n): k for k, n in enumerate(by_seq)}
+    if all(rank[id(c)] < rank[id(n)] for n in by_seq for c, _ in n.inputs):
+        return by_seq
+    return nodes
 
 
 def _total(F, gs):
