@@ -32,11 +32,11 @@ backward).
 MXNet behaviour kept: ``backward()`` without ``out_grads`` is allowed only when every head
 is a loss layer (``SoftmaxOutput``, ``*RegressionOutput``), whose gradient does not read
 the head gradient; ``backward`` may run several times after one forward ('add' then
-accumulates); BatchNorm's moving statistics (auxiliary states, passed to
-the kernel as the executor's own ``aux_arrays``) change only in ``forward(is_train=True)``;
-Dropout is active only with ``is_train=True``.
+accumulates); Dropout is active only with ``is_train=True``.
 
-Deviations: ``outputs`` are new arrays after each ``forward`` (MXNet overwrote the same
+Deviations: BatchNorm's moving statistics (auxiliary states, passed to the kernel as the
+executor's own ``aux_arrays``) are updated by ``forward(is_train=True)``, once per training
+forward; MXNet 1.9.1's CPU executor updated them in ``backward``. ``outputs`` are new arrays after each ``forward`` (MXNet overwrote the same
 arrays); read ``exe.outputs`` after the call rather than keeping an old reference.
 ``reshape`` gives an array whose shape changes a fresh buffer (MXNet reused the old memory
 when it was large enough). ``group2ctx``, ``shared_buffer`` and sparse ``stype_dict`` are

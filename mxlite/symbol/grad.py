@@ -80,12 +80,12 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
     """Gradient Symbols of ``sum_i <heads[i], head_grads[i]>`` with respect to the variables
     ``wrt`` (names or variable Symbols): one Symbol per ``wrt`` entry (a list).
 
-    heads       a Symbol (every output is a head) or a list of Symbols
-    head_grads  a list of Symbols, one per head output, None for ``ones_like`` (MXNet)
-    shapes, dtypes  ``{variable: shape / dtype}`` for inference, besides ``__shape__`` /
-                ``__dtype__``; float32 where nothing determines a dtype
-    ctx         the device arrays created by the gradient (zeros) are made on (default the
-                current context)
+    - ``heads``: a Symbol (every output is a head) or a list of Symbols.
+    - ``head_grads``: a list of Symbols, one per head output; None for ``ones_like`` (MXNet).
+    - ``shapes``, ``dtypes``: ``{variable: shape / dtype}`` for inference, besides
+      ``__shape__`` / ``__dtype__``; float32 where nothing determines a dtype.
+    - ``ctx``: the device that arrays the gradient creates (zeros) are made on (default
+      the current context).
     """
     from .. import symbol as F
     from .symbol import Symbol, broadcasting
