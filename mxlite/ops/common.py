@@ -1,9 +1,10 @@
 """Small inference helpers and the float16 compute rule shared by operator families."""
 import numpy as np
 
-from ..base import op_error
+from ..base import FLOAT_DTYPES, op_error
 
-__all__ = ["same_shape", "same_type", "F16", "F32", "compute_dtype", "run_in", "check_num_inputs"]
+__all__ = ["same_shape", "same_type", "F16", "F32", "compute_dtype", "run_in", "write_back",
+           "in_work_dtype", "float_grad_type", "check_num_inputs"]
 
 F16 = np.dtype("float16")
 F32 = np.dtype("float32")
@@ -27,6 +28,25 @@ def compute_dtype(dtype):
 def run_in(dtype, arrays):
     """``arrays`` cast to ``dtype`` where they differ (a copy only when needed)."""
     return [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
+
+
+def in_work_dtype(xp, ins, out):
+    """``(work, ins, target)``: the dtype kernels compute in (float32 for float16), the
+    inputs cast to it, and the array the result goes to: ``out`` itself, or a scratch array
+    of the work dtype that ``write_back`` casts into ``out``."""
+    work = compute_dtype(out.dtype)
+    ins = run_in(work, ins)
+    return work, ins, (out if out.dtype == work else xp.empty(out.shape, work))
+
+
+def float_grad_type(op):
+    """The ``infer_type`` of backward operator ``op`` whose first input is the head gradient:
+    it must be a float array, and the output has its dtype."""
+    def infer_type(dtypes, attrs):
+        if dtypes[0] not in FLOAT_DTYPES:
+            raise op_error(op, f"grad must be a float array, got {dtypes[0]}")
+        return [dtypes[0]]
+    return infer_type
 
 
 def write_back(xp, result, out):

@@ -17,8 +17,7 @@ import numpy as np
 
 from .._core import conv as kernels
 from ..base import op_error
-from .common import write_back
-from .compute_utils import in_work_dtype
+from .common import in_work_dtype, write_back
 from .registry import REQUIRED, OpDef, Param, register
 from .shape_utils import size_of
 

@@ -4,6 +4,7 @@ The function gets a real ``inspect.Signature`` and a docstring built from the re
 *invoke* strategy decides what a call does (execute for ``nd``, build a node for ``sym``).
 No source text is generated or ``exec``'d.
 """
+import functools
 import inspect
 import types
 
@@ -99,9 +100,7 @@ def make_function(op, invoke, public_name=None, registered_name=None):
         call = invoke
         if named:
             attr = kwargs.pop("attr", None) if takes_attr else None
-
-            def call(op, inputs, kwargs, out):
-                return invoke(op, inputs, kwargs, out, name=name, attr=attr, hint=hint)
+            call = functools.partial(invoke, name=name, attr=attr, hint=hint)
         if variadic:
             inputs = list(args)
             if not inputs and input_names and input_names[0] in kwargs:

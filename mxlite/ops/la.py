@@ -18,9 +18,9 @@ import numpy as np
 
 from .._core import sorting as _k
 from ..base import FLOAT_DTYPES, op_error
-from .common import F16, F32, compute_dtype, write_back
-from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
-from .shape_utils import normalize_axis, size_of
+from .common import compute_dtype, write_back
+from .registry import OpDef, Param, register
+from .shape_utils import normalize_axis
 
 
 # ---- helpers -------------------------------------------------------------------------------

@@ -12,8 +12,7 @@ import numpy as np
 from .._core import activation as _act
 from .._core import elemwise as _ew
 from ..base import FLOAT_DTYPES, op_error
-from .common import run_in, write_back
-from .compute_utils import in_work_dtype
+from .common import in_work_dtype, run_in, write_back
 from .linalg import _blocked_matmul
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import size_of

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._core import sorting as _k
 from ..base import op_error
-from .compute_utils import float_grad_type
+from .common import float_grad_type
 from .registry import OpDef, Param, register
 from .shape_utils import size_of
 

@@ -14,8 +14,8 @@ import numpy as np
 from .._core import reduce as _kr
 from .._core import sorting as _k
 from ..base import FLOAT_DTYPES, op_error
-from .common import F16, F32, check_num_inputs, compute_dtype, write_back
-from .compute_utils import float_grad_type
+from .common import (F16, F32, check_num_inputs, compute_dtype, float_grad_type,
+                     write_back)
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import normalize_axis, size_of
 

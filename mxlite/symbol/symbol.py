@@ -17,7 +17,7 @@ from ..ops.routing import ARITHMETIC, COMPARISONS
 from . import infer as _infer
 from . import json_format as _json
 from . import naming
-from .graph import SymNode, aux_variables, input_names, topo_order
+from .graph import SymNode, aux_variables, topo_order
 
 __all__ = ["Symbol", "Variable", "var", "Group", "invoke", "load", "load_json"]
 
