@@ -303,6 +303,177 @@ def add_into(cnp.ndarray dst, cnp.ndarray src):
             _add_into(<double*>cnp.PyArray_DATA(dst), <const double*>cnp.PyArray_DATA(src), n)
 
 
+# ---- the weight gradient, fused: im2col of a few images, then their product ------------------
+# dW[f, j] = sum over images n and outputs l of gy[n, f, l] * col_n[j, l]. BLAS runs this
+# shape (a few rows, a reduction over the whole batch) on one thread and well below its
+# peak, after im2col wrote the whole batch's columns out of cache. Here the batch is cut
+# into fixed groups of images (_WG_SPAN output positions or one image), one work item each:
+# the item's columns go to a buffer of its own (still in cache when read), a product with
+# explicit vectors (the widest level mx_simd.h allows) makes its partial weight gradient,
+# and the partials are added in item order, so the result does not depend on the threads.
+cdef extern from *:
+    """
+    #include "mx_simd.h"
+    #define MXWG_DEF(SUF, TGT, W)                                                            \\
+    typedef float mxwg_v_##SUF __attribute__((vector_size(4 * W)));                        \\
+    typedef float mxwg_u_##SUF __attribute__((vector_size(4 * W), aligned(4), may_alias)); \\
+    static inline __attribute__((always_inline)) TGT void mxwg_tile_##SUF(                  \\
+            const float* a, int64_t lda, int64_t aseg, const float* b, int64_t ldb,         \\
+            int64_t bseg, int64_t k, int64_t nseg, float* c, int64_t ldc,                   \\
+            const int MR, const int NR) {                                                   \\
+        mxwg_v_##SUF acc[4][4], av[4], bv[4];                                               \\
+        float tail[4][4];                                                                   \\
+        for (int i = 0; i < MR; i++)                                                        \\
+            for (int j = 0; j < NR; j++) { acc[i][j] = (mxwg_v_##SUF){0}; tail[i][j] = 0; } \\
+        for (int64_t sg = 0; sg < nseg; sg++) {                                             \\
+            const float* as = a + sg * aseg; const float* bs = b + sg * bseg;              \\
+            int64_t p = 0;                                                                  \\
+            for (; p + W <= k; p += W) {                                                    \\
+                for (int i = 0; i < MR; i++) av[i] = *(const mxwg_u_##SUF*)(as + i * lda + p); \\
+                for (int j = 0; j < NR; j++) bv[j] = *(const mxwg_u_##SUF*)(bs + j * ldb + p); \\
+                for (int i = 0; i < MR; i++)                                                \\
+                    for (int j = 0; j < NR; j++) acc[i][j] += av[i] * bv[j];                \\
+            }                                                                               \\
+            for (; p < k; p++)                                                              \\
+                for (int i = 0; i < MR; i++)                                                \\
+                    for (int j = 0; j < NR; j++)                                            \\
+                        tail[i][j] += as[i * lda + p] * bs[j * ldb + p];                    \\
+        }                                                                                   \\
+        for (int i = 0; i < MR; i++)                                                        \\
+            for (int j = 0; j < NR; j++) {                                                  \\
+                float s = 0;                                                                \\
+                for (int v = 0; v < W; v++) s += acc[i][j][v];                              \\
+                c[i * ldc + j] = s + tail[i][j];                                            \\
+            }                                                                               \\
+    }                                                                                       \\
+    static TGT void mxwg_block_##SUF(const float* a, int64_t lda, int64_t aseg,             \\
+            const float* b, int64_t ldb, int64_t bseg, int64_t k, int64_t nseg, float* c,   \\
+            int64_t m, int64_t n) {                                                         \\
+        for (int64_t i = 0; i < m; i += 4)                                                  \\
+            for (int64_t j = 0; j < n; j += 4) {                                            \\
+                const float* ai = a + i * lda; const float* bj = b + j * ldb;               \\
+                float* cij = c + i * n + j;                                                 \\
+                int mr = m - i < 4 ? (int)(m - i) : 4, nr = n - j < 4 ? (int)(n - j) : 4;   \\
+                switch (mr * 8 + nr) {                                                      \\
+                case 36: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 4, 4); break; \\
+                case 35: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 4, 3); break; \\
+                case 34: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 4, 2); break; \\
+                case 33: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 4, 1); break; \\
+                case 28: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 3, 4); break; \\
+                case 27: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 3, 3); break; \\
+                case 26: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 3, 2); break; \\
+                case 25: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 3, 1); break; \\
+                case 20: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 2, 4); break; \\
+                case 19: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 2, 3); break; \\
+                case 18: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 2, 2); break; \\
+                case 17: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 2, 1); break; \\
+                case 12: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 1, 4); break; \\
+                case 11: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 1, 3); break; \\
+                case 10: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 1, 2); break; \\
+                default: mxwg_tile_##SUF(ai, lda, aseg, bj, ldb, bseg, k, nseg, cij, n, 1, 1); break; \\
+                }                                                                           \\
+            }                                                                               \\
+    }
+    MXWG_DEF(0, MX_TARGET_0, 4)
+    MXWG_DEF(1, MX_TARGET_1, 8)
+    MXWG_DEF(2, MX_TARGET_2, 16)
+    static int mxwg_level = 0;
+    static void mxwg_init(void) { mxwg_level = mx_simd_default(); }
+    /* c (m, n, contiguous) = sum over nseg segments s of a_s (m rows of k, row stride lda)
+       times b_s (n rows of k, row stride ldb) transposed; segment s starts at a + s*aseg,
+       b + s*bseg. */
+    static void mxwg_block(const float* a, int64_t lda, int64_t aseg, const float* b,
+                           int64_t ldb, int64_t bseg, int64_t k, int64_t nseg, float* c,
+                           int64_t m, int64_t n) {
+        if (mxwg_level == 2) mxwg_block_2(a, lda, aseg, b, ldb, bseg, k, nseg, c, m, n);
+        else if (mxwg_level == 1) mxwg_block_1(a, lda, aseg, b, ldb, bseg, k, nseg, c, m, n);
+        else mxwg_block_0(a, lda, aseg, b, ldb, bseg, k, nseg, c, m, n);
+    }
+    """
+    void mxwg_init() nogil
+    void mxwg_block(const float* a, idx_t lda, idx_t aseg, const float* b, idx_t ldb,
+                    idx_t bseg, idx_t k, idx_t nseg, float* c, idx_t m, idx_t n) nogil
+
+mxwg_init()
+
+from libc.stdlib cimport malloc, free
+
+# output positions (images times output volume) one work item of weight_grad covers
+cdef idx_t _WG_SPAN = 4096
+
+
+cdef int _wg_item(const float* x, const float* gy, float* part, Geom* g, idx_t G, idx_t F,
+                  idx_t per, idx_t item) noexcept nogil:
+    """Images [item*per, ...) : their columns into a buffer, then part[item] (F, C/G*K);
+    -1 when the buffer cannot be allocated."""
+    cdef idx_t n0 = item * per, nb = g.N - item * per, i, r, grp
+    cdef idx_t rows = g.C * g.vk, fg = F // G, cg = rows // G
+    cdef Geom one = g[0]
+    cdef float* buf
+    if nb > per:
+        nb = per
+    buf = <float*>malloc(max(nb * rows * g.vo, 1) * sizeof(float))
+    if buf == NULL:
+        return -1
+    one.N = 1
+    for i in range(nb):
+        for r in range(rows):
+            _im2col_item(x + (n0 + i) * g.C * g.vi, buf + i * rows * g.vo, &one, r)
+    for grp in range(G):
+        mxwg_block(gy + (n0 * F + grp * fg) * g.vo, g.vo, F * g.vo,
+                   buf + grp * cg * g.vo, g.vo, rows * g.vo, g.vo, nb,
+                   part + item * F * cg + grp * fg * cg, fg, cg)
+    free(buf)
+    return 0
+
+
+def weight_grad(cnp.ndarray x, cnp.ndarray gy, cnp.ndarray out, tuple geometry, idx_t G):
+    """float32 ``out`` (F, C/G, *kernel) = the weight gradient of a convolution of ``x``
+    (N, C, *in) with output gradient ``gy`` (N, F, *out): im2col and the product, fused
+    (see above)."""
+    cdef Geom g = _geom(geometry)
+    if _same_kind([x, gy, out]) != 0:
+        raise ValueError("conv kernels: weight_grad takes float32 arrays")
+    cdef idx_t F = gy.shape[1] if gy.ndim > 1 else 0
+    if G < 1 or F % G or g.C % G:
+        raise ValueError("conv kernels: weight_grad: groups must divide channels and filters")
+    _check_size(x, g.N * g.C * g.vi, "weight_grad data")
+    _check_size(gy, g.N * F * g.vo, "weight_grad ograd")
+    _check_size(out, F * (g.C // G) * g.vk, "weight_grad output")
+    cdef idx_t size = F * (g.C // G) * g.vk
+    cdef idx_t per = max(1, min(g.N, _WG_SPAN // max(g.vo, 1)))
+    cdef idx_t items = (g.N + per - 1) // per if g.N else 0
+    cdef idx_t item, c
+    cdef int failed = 0
+    cdef const float* xp = <const float*>cnp.PyArray_DATA(x)
+    cdef const float* gp = <const float*>cnp.PyArray_DATA(gy)
+    cdef float* op = <float*>cnp.PyArray_DATA(out)
+    cdef float* part = <float*>malloc(max(items * size, 1) * sizeof(float))
+    cdef mx_region reg
+    if part == NULL:
+        raise MemoryError()
+    with nogil:
+        if _parallel(items, g.N * g.C * g.vk * g.vo):
+            mx_region_begin(&reg)
+            for item in prange(items, schedule="static"):
+                mx_region_mark(&reg)
+                if _wg_item(xp, gp, part, &g, G, F, per, item) < 0:
+                    failed = 1
+            mx_region_end(&reg)
+        else:
+            for item in range(items):
+                if _wg_item(xp, gp, part, &g, G, F, per, item) < 0:
+                    failed = 1
+        for c in range(size):
+            op[c] = 0
+        for item in range(items):
+            for c in range(size):
+                op[c] += part[item * size + c]
+    free(part)
+    if failed:
+        raise MemoryError()
+
+
 # ---- pooling -----------------------------------------------------------------------------------
 # Window w of a plane covers [w*s - p, w*s - p + k) on each axis, clipped to the input.
 # avg divides by the window clipped to the padded input [-p, in + p) (count_include_pad) or

@@ -453,6 +453,11 @@ def _wg_shape(shapes, attrs):
     return [(f, data[1] // g) + kernel]
 
 
+# Fused float32 weight gradient (conv.pyx ``weight_grad``) while one image's columns stay
+# below this many elements (each work item holds a few images' columns).
+_FUSED_COL_LIMIT = 1 << 22
+
+
 def _wg_compute(rctx, ins, outs, attrs):
     out = outs[0]
     if out.size == 0:
@@ -467,6 +472,14 @@ def _wg_compute(rctx, ins, outs, attrs):
     cg = c // g * k
     if n == 0 or l == 0:
         xp.fill_zero(target)
+    elif (getattr(xp, "name", None) == "cpu" and work == np.float32
+          and c * k * l <= _FUSED_COL_LIMIT):
+        # float32 on the CPU: im2col and the product fused, on the OpenMP threads (BLAS
+        # runs this long reduction into a small product on one thread)
+        kernels.weight_grad(x, gy, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad,
+                                                 dilate), g)
+        write_back(xp, target, out)
+        return
     tmp = None
     for i, (s, nb) in enumerate(_chunks(n, c * k * l) if l else []):
         col = xp.empty((c * k, nb * l), work)
