@@ -314,6 +314,8 @@ def add_into(cnp.ndarray dst, cnp.ndarray src):
 cdef extern from *:
     """
     #include "mx_simd.h"
+    static int mxwg_level = 0;
+    static void mxwg_init(void) { mxwg_level = mx_simd_default(); }
     #define MXWG_DEF(SUF, TGT, W)                                                            \\
     typedef float mxwg_v_##SUF __attribute__((vector_size(4 * W)));                        \\
     typedef float mxwg_u_##SUF __attribute__((vector_size(4 * W), aligned(4), may_alias)); \\
@@ -374,11 +376,64 @@ cdef extern from *:
                 }                                                                           \\
             }                                                                               \\
     }
+    #define MXFW_DEF(SUF, TGT, W)                                                            \\
+    static inline __attribute__((always_inline)) TGT void mxfw_tile_##SUF(                  \\
+            const float* w, int64_t ldw, const float* b, int64_t ldb, int64_t kk,           \\
+            const float* bias, float* c, int64_t ldc, const int MR) {                       \\
+        mxwg_v_##SUF acc[4][2], b0, b1;                                                     \\
+        for (int i = 0; i < MR; i++) { acc[i][0] = (mxwg_v_##SUF){0}; acc[i][1] = acc[i][0]; } \\
+        for (int64_t j = 0; j < kk; j++) {                                                  \\
+            b0 = *(const mxwg_u_##SUF*)(b + j * ldb);                                       \\
+            b1 = *(const mxwg_u_##SUF*)(b + j * ldb + W);                                   \\
+            for (int i = 0; i < MR; i++) {                                                  \\
+                float s = w[i * ldw + j];                                                   \\
+                acc[i][0] += s * b0; acc[i][1] += s * b1;                                   \\
+            }                                                                               \\
+        }                                                                                   \\
+        for (int i = 0; i < MR; i++) {                                                      \\
+            float bi = bias ? bias[i] : 0.0f;                                               \\
+            if (bias) { acc[i][0] += bi; acc[i][1] += bi; }                                 \\
+            *(mxwg_u_##SUF*)(c + i * ldc) = acc[i][0];                                      \\
+            *(mxwg_u_##SUF*)(c + i * ldc + W) = acc[i][1];                                  \\
+        }                                                                                   \\
+    }                                                                                       \\
+    static TGT void mxfw_block_##SUF(const float* w, int64_t ldw, const float* b,           \\
+            int64_t ldb, int64_t kk, const float* bias, float* c, int64_t ldc, int64_t m,   \\
+            int64_t n) {                                                                    \\
+        int64_t l = 0;                                                                      \\
+        for (; l + 2 * W <= n; l += 2 * W)                                                  \\
+            for (int64_t i = 0; i < m; i += 4) {                                            \\
+                const float* wi = w + i * ldw; const float* bi = bias ? bias + i : 0;       \\
+                float* ci = c + i * ldc + l;                                                \\
+                switch (m - i < 4 ? (int)(m - i) : 4) {                                     \\
+                case 4: mxfw_tile_##SUF(wi, ldw, b + l, ldb, kk, bi, ci, ldc, 4); break;    \\
+                case 3: mxfw_tile_##SUF(wi, ldw, b + l, ldb, kk, bi, ci, ldc, 3); break;    \\
+                case 2: mxfw_tile_##SUF(wi, ldw, b + l, ldb, kk, bi, ci, ldc, 2); break;    \\
+                default: mxfw_tile_##SUF(wi, ldw, b + l, ldb, kk, bi, ci, ldc, 1); break;   \\
+                }                                                                           \\
+            }                                                                               \\
+        for (int64_t i = 0; i < m; i++)                                                     \\
+            for (int64_t q = l; q < n; q++) {                                               \\
+                float s = 0;                                                                \\
+                for (int64_t j = 0; j < kk; j++) s += w[i * ldw + j] * b[j * ldb + q];      \\
+                c[i * ldc + q] = bias ? s + bias[i] : s;                                    \\
+            }                                                                               \\
+    }
     MXWG_DEF(0, MX_TARGET_0, 4)
     MXWG_DEF(1, MX_TARGET_1, 8)
     MXWG_DEF(2, MX_TARGET_2, 16)
-    static int mxwg_level = 0;
-    static void mxwg_init(void) { mxwg_level = mx_simd_default(); }
+    MXFW_DEF(0, MX_TARGET_0, 4)
+    MXFW_DEF(1, MX_TARGET_1, 8)
+    MXFW_DEF(2, MX_TARGET_2, 16)
+    /* c (m, n; row stride ldc) = w (m rows of kk, stride ldw) times b (kk rows of n,
+       stride ldb), plus bias[i] on row i when bias is not NULL */
+    static void mxfw_block(const float* w, int64_t ldw, const float* b, int64_t ldb,
+                           int64_t kk, const float* bias, float* c, int64_t ldc, int64_t m,
+                           int64_t n) {
+        if (mxwg_level == 2) mxfw_block_2(w, ldw, b, ldb, kk, bias, c, ldc, m, n);
+        else if (mxwg_level == 1) mxfw_block_1(w, ldw, b, ldb, kk, bias, c, ldc, m, n);
+        else mxfw_block_0(w, ldw, b, ldb, kk, bias, c, ldc, m, n);
+    }
     /* c (m, n, contiguous) = sum over nseg segments s of a_s (m rows of k, row stride lda)
        times b_s (n rows of k, row stride ldb) transposed; segment s starts at a + s*aseg,
        b + s*bseg. */
@@ -391,6 +446,8 @@ cdef extern from *:
     }
     """
     void mxwg_init() nogil
+    void mxfw_block(const float* w, idx_t ldw, const float* b, idx_t ldb, idx_t kk,
+                    const float* bias, float* c, idx_t ldc, idx_t m, idx_t n) nogil
     void mxwg_block(const float* a, idx_t lda, idx_t aseg, const float* b, idx_t ldb,
                     idx_t bseg, idx_t k, idx_t nseg, float* c, idx_t m, idx_t n) nogil
 
@@ -470,6 +527,65 @@ def weight_grad(cnp.ndarray x, cnp.ndarray gy, cnp.ndarray out, tuple geometry, 
             for c in range(size):
                 op[c] += part[item * size + c]
     free(part)
+    if failed:
+        raise MemoryError()
+
+
+# ---- Convolution's forward, fused: per image, im2col into a buffer of its own, then
+# out[n] (F, L) = weight (F, C/G*K) times the columns (C*K, L) per group, plus the bias --------
+cdef int _fw_item(const float* x, const float* w, const float* bias, float* out, Geom* g,
+                  idx_t G, idx_t F, idx_t n) noexcept nogil:
+    cdef idx_t rows = g.C * g.vk, fg = F // G, cg = rows // G, r, grp
+    cdef Geom one = g[0]
+    cdef float* buf = <float*>malloc(max(rows * g.vo, 1) * sizeof(float))
+    if buf == NULL:
+        return -1
+    one.N = 1
+    for r in range(rows):
+        _im2col_item(x + n * g.C * g.vi, buf, &one, r)
+    for grp in range(G):
+        mxfw_block(w + grp * fg * cg, cg, buf + grp * cg * g.vo, g.vo, cg,
+                   NULL if bias == NULL else bias + grp * fg,
+                   out + (n * F + grp * fg) * g.vo, g.vo, fg, g.vo)
+    free(buf)
+    return 0
+
+
+def conv_forward(cnp.ndarray x, cnp.ndarray w, object bias, cnp.ndarray out, tuple geometry,
+                 idx_t G):
+    """float32 ``out`` (N, F, *out) = the convolution of ``x`` (N, C, *in) with ``w``
+    (F, C/G, *kernel) (+ ``bias`` (F,)): im2col and the product fused, one image a work
+    item."""
+    cdef Geom g = _geom(geometry)
+    if _same_kind([x, w, out] if bias is None else [x, w, out, bias]) != 0:
+        raise ValueError("conv kernels: conv_forward takes float32 arrays")
+    cdef idx_t F = w.shape[0] if w.ndim > 0 else 0
+    if G < 1 or F % G or g.C % G:
+        raise ValueError("conv kernels: conv_forward: groups must divide channels and filters")
+    _check_size(x, g.N * g.C * g.vi, "conv_forward data")
+    _check_size(w, F * (g.C // G) * g.vk, "conv_forward weight")
+    _check_size(out, g.N * F * g.vo, "conv_forward output")
+    if bias is not None:
+        _check_size(bias, F, "bias")
+    cdef const float* xp = <const float*>cnp.PyArray_DATA(x)
+    cdef const float* wp = <const float*>cnp.PyArray_DATA(w)
+    cdef const float* bp = NULL if bias is None else <const float*>cnp.PyArray_DATA(bias)
+    cdef float* op = <float*>cnp.PyArray_DATA(out)
+    cdef idx_t n
+    cdef int failed = 0
+    cdef mx_region reg
+    with nogil:
+        if _parallel(g.N, g.N * g.C * g.vk * g.vo):
+            mx_region_begin(&reg)
+            for n in prange(g.N, schedule="static"):
+                mx_region_mark(&reg)
+                if _fw_item(xp, wp, bp, op, &g, G, F, n) < 0:
+                    failed = 1
+            mx_region_end(&reg)
+        else:
+            for n in range(g.N):
+                if _fw_item(xp, wp, bp, op, &g, G, F, n) < 0:
+                    failed = 1
     if failed:
         raise MemoryError()
 

@@ -167,6 +167,18 @@ def _chunks(n, per_image):
     return [(s, min(step, n - s)) for s in range(0, n, step)]
 
 
+# float32 on the CPU: Convolution's forward and the weight gradient run im2col and their
+# product fused (conv.pyx ``conv_forward``, ``weight_grad``: explicit-vector kernels, work
+# items of a few images on the OpenMP threads) while one image's columns stay below this
+# many elements (each work item holds its images' columns).
+_FUSED_COL_LIMIT = 1 << 22
+
+
+def _fused(xp, dtype, per_image):
+    return getattr(xp, "name", None) == "cpu" and dtype == np.float32 \
+        and per_image <= _FUSED_COL_LIMIT
+
+
 def _axes_sum(nd):
     return (0,) + tuple(range(2, nd + 2))
 
@@ -237,6 +249,10 @@ def _conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_s
     n, c = x.shape[:2]
     f = w.shape[0]
     k, l = size_of(kernel), size_of(out_sp)
+    if _fused(xp, target.dtype, c * k * l):
+        kernels.conv_forward(x, w, b, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad,
+                                                    dilate), g)
+        return
     cg = c // g * k
     wg = w.reshape(g, f // g, cg)
     for s, nb in _chunks(n, c * k * l):
@@ -453,11 +469,6 @@ def _wg_shape(shapes, attrs):
     return [(f, data[1] // g) + kernel]
 
 
-# Fused float32 weight gradient (conv.pyx ``weight_grad``) while one image's columns stay
-# below this many elements (each work item holds a few images' columns).
-_FUSED_COL_LIMIT = 1 << 22
-
-
 def _wg_compute(rctx, ins, outs, attrs):
     out = outs[0]
     if out.size == 0:
@@ -472,8 +483,7 @@ def _wg_compute(rctx, ins, outs, attrs):
     cg = c // g * k
     if n == 0 or l == 0:
         xp.fill_zero(target)
-    elif (getattr(xp, "name", None) == "cpu" and work == np.float32
-          and c * k * l <= _FUSED_COL_LIMIT):
+    elif _fused(xp, work, c * k * l):
         # float32 on the CPU: im2col and the product fused, on the OpenMP threads (BLAS
         # runs this long reduction into a small product on one thread)
         kernels.weight_grad(x, gy, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad,
