@@ -590,6 +590,59 @@ def conv_forward(cnp.ndarray x, cnp.ndarray w, object bias, cnp.ndarray out, tup
         raise MemoryError()
 
 
+# ---- Deconvolution, fused: per image, cols (F*K, L) = weight^T times the data, then col2im ----
+cdef int _dc_item(const float* y, const float* wt, float* out, Geom* g, idx_t G, idx_t Cin,
+                  idx_t n) noexcept nogil:
+    cdef idx_t rows = g.C * g.vk, fk = rows // G, cin = Cin // G, c, grp
+    cdef Geom one = g[0]
+    cdef float* buf = <float*>malloc(max(rows * g.vo, 1) * sizeof(float))
+    if buf == NULL:
+        return -1
+    one.N = 1
+    for grp in range(G):
+        mxfw_block(wt + grp * fk * cin, cin, y + (n * Cin + grp * cin) * g.vo, g.vo, cin,
+                   NULL, buf + grp * fk * g.vo, g.vo, fk, g.vo)
+    for c in range(g.C):
+        _col2im_item(buf, out + n * g.C * g.vi, &one, c)
+    free(buf)
+    return 0
+
+
+def deconv_forward(cnp.ndarray y, cnp.ndarray wt, cnp.ndarray out, tuple geometry, idx_t G):
+    """float32 ``out`` (N, F, *out) = the deconvolution of ``y`` (N, Cin, *in) with the
+    weight transposed per group, ``wt`` (G, F/G*K, Cin/G): per image the product and col2im,
+    fused. ``geometry`` is the convolution's, from ``out`` (N, F, ...) to ``y``'s size."""
+    cdef Geom g = _geom(geometry)
+    if _same_kind([y, wt, out]) != 0:
+        raise ValueError("conv kernels: deconv_forward takes float32 arrays")
+    cdef idx_t Cin = y.shape[1] if y.ndim > 1 else 0
+    if G < 1 or Cin % G or g.C % G:
+        raise ValueError("conv kernels: deconv_forward: groups must divide the channels")
+    _check_size(y, g.N * Cin * g.vo, "deconv_forward data")
+    _check_size(wt, g.C * g.vk * (Cin // G), "deconv_forward weight")
+    _check_size(out, g.N * g.C * g.vi, "deconv_forward output")
+    cdef const float* yp = <const float*>cnp.PyArray_DATA(y)
+    cdef const float* wp = <const float*>cnp.PyArray_DATA(wt)
+    cdef float* op = <float*>cnp.PyArray_DATA(out)
+    cdef idx_t n
+    cdef int failed = 0
+    cdef mx_region reg
+    with nogil:
+        if _parallel(g.N, g.N * g.C * g.vk * g.vo):
+            mx_region_begin(&reg)
+            for n in prange(g.N, schedule="static"):
+                mx_region_mark(&reg)
+                if _dc_item(yp, wp, op, &g, G, Cin, n) < 0:
+                    failed = 1
+            mx_region_end(&reg)
+        else:
+            for n in range(g.N):
+                if _dc_item(yp, wp, op, &g, G, Cin, n) < 0:
+                    failed = 1
+    if failed:
+        raise MemoryError()
+
+
 # ---- pooling -----------------------------------------------------------------------------------
 # Window w of a plane covers [w*s - p, w*s - p + k) on each axis, clipped to the input.
 # avg divides by the window clipped to the padded input [-p, in + p) (count_include_pad) or

@@ -167,10 +167,10 @@ def _chunks(n, per_image):
     return [(s, min(step, n - s)) for s in range(0, n, step)]
 
 
-# float32 on the CPU: Convolution's forward and the weight gradient run im2col and their
-# product fused (conv.pyx ``conv_forward``, ``weight_grad``: explicit-vector kernels, work
-# items of a few images on the OpenMP threads) while one image's columns stay below this
-# many elements (each work item holds its images' columns).
+# float32 on the CPU: Convolution, Deconvolution and the weight gradient run im2col/col2im
+# and their product fused (conv.pyx ``conv_forward``, ``deconv_forward``, ``weight_grad``:
+# explicit-vector kernels, work items of a few images on the OpenMP threads) while one
+# image's columns stay below this many elements (each work item holds its images' columns).
 _FUSED_COL_LIMIT = 1 << 22
 
 
@@ -368,6 +368,12 @@ def _deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_
     f = target.shape[1]
     k, l = size_of(kernel), size_of(y_sp)
     wt = w.reshape(g, cin // g, f // g * k).transpose(0, 2, 1)
+    if _fused(xp, target.dtype, f * k * l):
+        kernels.deconv_forward(y, xp.ascontiguousarray(wt), target,
+                               _geom(n, f, out_sp, y_sp, kernel, stride, pad, dilate), g)
+        if b is not None:
+            kernels.add_bias(target, b, n, f, size_of(out_sp))
+        return
     for s, nb in _chunks(n, f * k * l):
         yt = xp.empty((cin, nb * l), target.dtype)
         kernels.nfl_to_fnl(y[s:s + nb], yt, nb, cin, l)
