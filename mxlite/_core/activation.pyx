@@ -1,9 +1,12 @@
 # cython: language_level=3
+# distutils: language = c++
 """Kernels of the neural-network layers (``mxlite/ops/nn.py``): the parametric activations
 of ``Activation``/``LeakyReLU`` and their fused derivatives, and the softmax family over one
 axis of an ``(outer, n, inner)`` array.
 
 Every loop is over float32 or float64 (one fused type), with ``int64`` sizes and indices;
+float32 ELU/SELU/GELU and their derivatives run the vectorized kernels of mx_act.h (double
+precision inside, no libm calls), float64 goes through libm (``_act``);
 loops over at least ``PARALLEL_MIN`` elements run under ``prange`` with the contention guard
 of ``mx_parallel.h``. Inputs and outputs are C-contiguous and flattened by the caller.
 """
@@ -17,6 +20,14 @@ from .parallel cimport mx_serial, mx_region, mx_region_begin, mx_region_mark, mx
 ctypedef fused real:
     float
     double
+
+cdef extern from "mx_act.h" nogil:
+    float mx_expf(float x)
+    int mx_act_f32(int kind, const float* x, float* y, idx_t n, double a, double b)
+    void mx_expf_loop(const float* x, float* y, idx_t n)
+    void mx_softmax_row_f32(const float* x, float* y, idx_t n, float scale, int log_mode)
+    void mx_softmax_block_f32(const float* x, float* y, idx_t n, idx_t inner, float scale,
+                              int log_mode, float* m, double* s)
 
 # Element-wise activations: ids shared with ops/nn.py (ACT_IDS).
 cdef enum:
@@ -99,6 +110,18 @@ cdef void _act_loop(int kind, const real* x, real* y, idx_t n, double a, double 
         else:
             _leaky_loop(kind, x, y, 0, n, a)
         return
+    if real is float:
+        if kind != SOFTRELU and kind != D_SOFTRELU:      # mx_act_f32: kind hoisted, vectorized
+            if n >= PARALLEL_MIN and not mx_serial(n):
+                mx_region_begin(&reg)
+                for c in prange(nchunks, schedule="static"):
+                    mx_region_mark(&reg)
+                    mx_act_f32(kind, x + c * 16384, y + c * 16384,
+                               min(n, (c + 1) * 16384) - c * 16384, a, b)
+                mx_region_end(&reg)
+            else:
+                mx_act_f32(kind, x, y, n, a, b)
+            return
     if n >= PARALLEL_MIN and not mx_serial(n):
         mx_region_begin(&reg)
         for i in prange(n, schedule="static"):
@@ -124,13 +147,6 @@ def activation(int kind, const real[::1] x, real[::1] y, double a=0.0, double b=
 
 
 # ---- the softmax family over one axis --------------------------------------------------------
-cdef extern from "mx_act.h" nogil:
-    float mx_expf(float x)
-    void mx_expf_loop(const float* x, float* y, idx_t n)
-    void mx_softmax_row_f32(const float* x, float* y, idx_t n, float scale, int log_mode)
-    void mx_softmax_block_f32(const float* x, float* y, idx_t n, idx_t inner, float scale,
-                              int log_mode, float* m, double* s)
-
 
 def expf(const float[::1] x, float[::1] y):
     """``y = exp(x)`` for float32 through the vectorized ``mx_expf`` of mx_act.h (tests)."""

@@ -1,4 +1,5 @@
-/* Vectorizable float32 kernels of mxlite._core.activation: exp and the softmax rows.
+/* Vectorizable float32 kernels of mxlite._core.activation: exp, the softmax rows and (C++)
+ * the ELU/SELU/GELU family.
  *
  * mx_expf: Cephes' expf (range reduction by n ln 2 in two parts, degree-6 polynomial on
  * [-ln2/2, ln2/2], 2^n built in the exponent bits): within 2 ulp of exp over the float32
@@ -61,6 +62,67 @@ MX_ACT_CLONES static void mx_expf_loop(const float* x, float* y, int64_t n)
     for (int64_t i = 0; i < n; i++)
         y[i] = mx_expf(x[i]);
 }
+
+#ifdef __cplusplus
+#include "mx_math.h"
+
+/* The float32 ELU / SELU / GELU and their derivatives (kind ids of activation.pyx), the
+ * kind hoisted out of the loop: each element computed in double by the same formula as the
+ * float64 (libm) path, with the vectorizable exp / expm1 / normal CDF of mx_math.h, then
+ * rounded once to float. GELU uses x Phi(x) with Phi = erfc(-x / sqrt 2) / 2, accurate for
+ * x < 0 too (1 + erf(x / sqrt 2) cancels there). Returns 0, or -1 for another kind. */
+MX_ACT_CLONES static int mx_act_f32(int kind, const float* x, float* y, int64_t n, double a,
+                                    double b)
+{
+    const double rsqrt2pi = 0.39894228040143267794;
+    int64_t i;
+    switch (kind) {
+    case 2:     /* ELU */
+        for (i = 0; i < n; i++) {
+            double v = x[i], e = a * mx::expm1_f64(v);
+            y[i] = (float)(v > 0 ? v : e);
+        }
+        return 0;
+    case 3:     /* SELU */
+        for (i = 0; i < n; i++) {
+            double v = x[i], e = a * mx::expm1_f64(v);
+            y[i] = (float)(b * (v > 0 ? v : e));
+        }
+        return 0;
+    case 4:     /* GELU */
+        for (i = 0; i < n; i++) {
+            double v = x[i];
+            y[i] = (float)(v * mx::ndtr_with_exp(v, mx::exp_f64(-0.5 * v * v)));
+        }
+        return 0;
+    case 7:     /* D_ELU */
+        for (i = 0; i < n; i++) {
+            double v = x[i], e = a * mx::exp_f64(v);
+            y[i] = (float)(v > 0 ? 1.0 : e);
+        }
+        return 0;
+    case 8:     /* D_SELU */
+        for (i = 0; i < n; i++) {
+            double v = x[i], e = a * mx::exp_f64(v);
+            y[i] = (float)(b * (v > 0 ? 1.0 : e));
+        }
+        return 0;
+    case 9:     /* D_GELU: Phi(x) + x phi(x) */
+        for (i = 0; i < n; i++) {
+            double v = x[i], e = mx::exp_f64(-0.5 * v * v);
+            y[i] = (float)(mx::ndtr_with_exp(v, e) + v * rsqrt2pi * e);
+        }
+        return 0;
+    case 10:    /* D2_GELU: phi(x) (2 - x^2) */
+        for (i = 0; i < n; i++) {
+            double v = x[i];
+            y[i] = (float)(rsqrt2pi * mx::exp_f64(-0.5 * v * v) * (2.0 - v * v));
+        }
+        return 0;
+    }
+    return -1;
+}
+#endif
 
 /* The largest of scale * x[0..n) (scale may be negative: softmin). */
 static inline float mx_row_max_f32(const float* x, int64_t n, float scale)

@@ -12,31 +12,146 @@
 #else
 #define MX_FN static inline
 #endif
+// The helpers written to vectorize: always inlined, so the loops calling them vectorize even
+// where GCC's inlining budget for the unit is spent
+#ifdef __CUDACC__
+#define MX_VFN __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+#define MX_VFN static inline __attribute__((always_inline))
+#else
+#define MX_VFN static inline
+#endif
 
 namespace mx {
 
+// ---- exp, expm1 and the normal CDF in double precision, written to vectorize -----------
+// No libm calls and no data-dependent branches (selects only), so GCC vectorizes loops over
+// them (-O3 -fno-math-errno -fno-trapping-math); the float32 activations of mx_act.h and
+// tanh_f32 below use them.
+namespace detail {
+// e^r - 1 for |r| <= ln2/2 (plus the rounding of the reduction): the Taylor series to
+// degree N by Horner, r (1 + r (1/2! + r (1/3! + ... r / N!))). N = 13: truncation error
+// below 4e-18 relative, so within ~1 ulp (double); N = 9: below 2e-11 (tanh_f32).
+MX_FN constexpr double factorial(int n) { return n <= 1 ? 1.0 : n * factorial(n - 1); }
+template <int N, int K = 1> MX_VFN double taylor_tail(double r) {
+    if constexpr (K == N) return 1.0 / factorial(N);
+    else return 1.0 / factorial(K) + r * taylor_tail<N, K + 1>(r);
+}
+template <int N> MX_VFN double expm1_taylor(double r) { return r * taylor_tail<N>(r); }
+// Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, for |x| <= 2^20: returns e^r - 1 (to
+// degree N) and sets k. k = round(x / ln2) from the bits of x / ln2 + 1.5 * 2^52 (no
+// float-to-int conversion, which would not vectorize on AVX2); ln2 in two parts (fdlibm's
+// ln2_hi has 21 trailing zero bits, so k * ln2_hi is exact).
+template <int N = 13> MX_VFN double exp_reduce(double x, int64_t& k) {
+    double kk = x * 1.4426950408889634 + 6755399441055744.0;
+    double kd = kk - 6755399441055744.0;
+    int64_t bits;
+    std::memcpy(&bits, &kk, sizeof bits);
+    k = bits - 0x4338000000000000LL;
+    double r = (x - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
+    return expm1_taylor<N>(r);
+}
+// 2^k for -1022 <= k <= 1023, built in the exponent field
+MX_VFN double pow2i(int64_t k) {
+    int64_t bits = (k + 1023) << 52;
+    double s;
+    std::memcpy(&s, &bits, sizeof s);
+    return s;
+}
+}  // namespace detail
+
+// e^x for every double x: within ~1 ulp of the correctly rounded value (subnormal results
+// included: 2^k is applied in two factors, the second rounding once), 0 below -745.13,
+// inf above 709.78, NaN kept.
+MX_VFN double exp_f64(double x) {
+    double c = x < -746.0 ? -746.0 : x;
+    c = c > 710.0 ? 710.0 : c;
+    int64_t k;
+    double p = detail::exp_reduce(c, k);
+    int64_t k1 = (int64_t)((uint64_t)(k + 2048) >> 1) - 1024;   // floor(k / 2), k >= -1077
+    double s1 = detail::pow2i(k1), s2 = detail::pow2i(k - k1);
+    double y = (s1 + s1 * p) * s2;
+    return x != x ? x : y;
+}
+
+// e^x - 1 for every double x, within ~1 ulp: 2^k (e^r - 1) + (2^k - 1), exact for small k;
+// -1 below -40 (as libm: the rounding of -1 + e^x), inf above 709.78, expm1(-0) = -0,
+// NaN kept.
+MX_VFN double expm1_f64(double x) {
+    double c = x < -40.0 ? -40.0 : x;
+    c = c > 710.0 ? 710.0 : c;
+    int64_t k;
+    double p = detail::exp_reduce(c, k);
+    int64_t k1 = (int64_t)((uint64_t)(k + 2048) >> 1) - 1024;
+    double s1 = detail::pow2i(k1), s2 = detail::pow2i(k - k1), s = s1 * s2;
+    double em1 = s * p + (s - 1.0);
+    double big = (s1 + s1 * p) * s2;                 // k > 60: e^x (the -1 is below an ulp)
+    em1 = k > 60 ? big : em1;
+    em1 = x == 0.0 ? x : em1;                        // keeps the sign of zero
+    return x != x ? x : em1;
+}
+
+// The standard normal CDF Phi(x) = erfc(-x / sqrt 2) / 2 with relative accuracy over the
+// whole line (no 1 + erf cancellation for x < 0), given e = exp(-x * x / 2) (gelu's
+// derivative needs it too; x * x is exact when x is a float). erf / erfc from
+// W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
+// (1969) 631-637, with the coefficients of his SPECFUN routine CALERF
+// (https://www.netlib.org/specfun/erf): erf(y) = y P1(y^2) / Q1(y^2) for y <= 0.46875,
+// erfc(y) = e^(-y^2) P2(y) / Q2(y) for y <= 4, and
+// erfc(y) = e^(-y^2) / y (1/sqrt(pi) - P3(1/y^2) / (y^2 Q3(1/y^2))) beyond, the last
+// rewritten over y^2 (numerator and denominator times y^10) so all three end in one
+// division. All three are computed and the right one selected (no branches).
+MX_VFN double ndtr_with_exp(double x, double e) {
+    double z = x * 0.70710678118654752440, y = std::fabs(z), t = y * y;
+    // erf(z) = z n1 / d1
+    double n1 = (((1.85777706184603153e-1 * t + 3.16112374387056560e0) * t
+                  + 1.13864154151050156e2) * t + 3.77485237685302021e2) * t
+                + 3.20937758913846947e3;
+    double d1 = (((t + 2.36012909523441209e1) * t + 2.44024637934444173e2) * t
+                 + 1.28261652607737228e3) * t + 2.84423683343917062e3;
+    // erfc(y) e^(y^2) = n2 / d2
+    double n2 = (((((((2.15311535474403846e-8 * y + 5.64188496988670089e-1) * y
+                      + 8.88314979438837594e0) * y + 6.61191906371416295e1) * y
+                    + 2.98635138197400131e2) * y + 8.81952221241769090e2) * y
+                  + 1.71204761263407058e3) * y + 2.05107837782607147e3) * y
+                + 1.23033935479799725e3;
+    double d2 = (((((((y + 1.57449261107098347e1) * y + 1.17693950891312499e2) * y
+                     + 5.37181101862009858e2) * y + 1.62138957456669019e3) * y
+                   + 3.29079923573345963e3) * y + 4.36261909014324716e3) * y
+                 + 3.43936767414372164e3) * y + 1.23033935480374942e3;
+    // erfc(y) e^(y^2) = (t D3 / sqrt(pi) - N3) / (t y D3) with N3, D3 polynomials in t = y^2
+    // (y clamped to 100: e^(-y^2) is 0 there, and t^5 stays finite)
+    double yc = y < 100.0 ? y : 100.0, tc = yc * yc;
+    double n3 = ((((6.58749161529837803e-4 * tc + 1.60837851487422766e-2) * tc
+                   + 1.25781726111229246e-1) * tc + 3.60344899949804439e-1) * tc
+                 + 3.05326634961232344e-1) * tc + 1.63153871373020978e-2;
+    double d3 = ((((2.33520497626869185e-3 * tc + 6.05183413124413191e-2) * tc
+                   + 5.27905102951428412e-1) * tc + 1.87295284992346047e0) * tc
+                 + 2.56852019228982242e0) * tc + 1.0;
+    double num3 = 5.6418958354775628695e-1 * tc * d3 - n3, den3 = tc * yc * d3;
+    bool small = y <= 0.46875, mid = y <= 4.0;
+    double num = small ? z * n1 : (mid ? n2 : num3);
+    double den = small ? d1 : (mid ? d2 : den3);
+    double q = num / den;
+    double half_erfc = 0.5 * (e * q);                // erfc(|z|) / 2
+    double tail = x < 0 ? half_erfc : 1.0 - half_erfc;
+    return small ? 0.5 * (1.0 + q) : tail;
+}
+
+MX_VFN double ndtr_f64(double x) { return ndtr_with_exp(x, exp_f64(-0.5 * x * x)); }
+
 // tanh for float32 that vectorizes (glibc's tanhf is a scalar call of ~9 ns): computed in
-// double as expm1(2|x|) / (expm1(2|x|) + 2), with expm1 from a Cody-Waite reduction and a
-// degree-9 Taylor polynomial (relative error < 1e-11, so the float result is the correctly
-// rounded one but for rare near-ties). |x| >= 9.1 gives +-1 (the float32 rounding of
-// tanh there); the sign is copied back, so tanh(-0) = -0; NaN stays NaN.
-MX_FN float tanh_f32(float xf) {
+// double as expm1(2|x|) / (expm1(2|x|) + 2), with expm1 from the reduction of expm1_f64
+// above and its polynomial to degree 9 (relative error < 1e-11, so the float result is the
+// correctly rounded one but for rare near-ties). |x| >= 9.1 gives +-1 (the float32
+// rounding of tanh there); the sign is copied back, so tanh(-0) = -0; NaN stays NaN.
+MX_VFN float tanh_f32(float xf) {
     double x = (double)xf;
     double a = std::fabs(x);
     if (!(a <= 9.1)) a = 9.1;                       // also NaN: fixed up at the end
-    double u = 2.0 * a;
-    double k = std::floor(u * 1.4426950408889634 + 0.5);
-    double r = (u - k * 0.693147180369123816490) - k * 1.90821492927058770002e-10;
-    double p = r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120
-               + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880)))))))));
-    // 2^k, k in [0, 27], from the bits of k + 1.5 * 2^52 (no float-to-int conversion, which
-    // would not vectorize on AVX2)
-    double kk = k + 6755399441055744.0;
-    int64_t bits;
-    std::memcpy(&bits, &kk, sizeof bits);
-    bits = (bits - 0x4338000000000000LL + 1023) << 52;
-    double s;
-    std::memcpy(&s, &bits, sizeof s);
+    int64_t k;                                      // k in [0, 27]: one factor 2^k
+    double p = detail::exp_reduce<9>(2.0 * a, k);
+    double s = detail::pow2i(k);
     double em1 = s * p + (s - 1.0);
     double t = std::copysign(em1 / (em1 + 2.0), x);
     return xf != xf ? xf : (float)t;

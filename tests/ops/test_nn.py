@@ -559,3 +559,83 @@ def test_float32_softmax_matches_float64(axis):
     np.testing.assert_allclose(lgot[ok], lwant[ok], rtol=2e-6, atol=2e-5)
     big = nd.softmax(nd.array(RNG.standard_normal((300, 400)).astype(np.float32))).asnumpy()
     np.testing.assert_allclose(big.sum(axis=1), 1.0, rtol=1e-5)
+
+
+# ---- float32 ELU / SELU / GELU and their derivatives (mx_act.h mx_act_f32) ------------------
+_SELU_A, _SELU_L = 1.6732632423543772, 1.0507009873554805
+_ACT_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-40, -1e-40,
+                          1.2e-38, -1.2e-38, 1e-20, -1e-20, 3e38, -3e38,
+                          np.finfo(np.float32).max, -np.finfo(np.float32).max, 100.0, -100.0,
+                          -40.0, 40.0], dtype=np.float32)
+
+
+def _act_reference(kind, x, a, b):
+    """The float64 value of each activation at float32 points (libm): the float64 kernel's
+    formulas, but for gelu / d_gelu Phi(x) = erfc(-x / sqrt 2) / 2 (1 + erf cancels for
+    x < -6, where the float64 kernel itself is off by more than a float32 ulp)."""
+    v = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        if kind in ("gelu", "d_gelu"):
+            phi = 0.5 * np.array([math.erfc(-t / math.sqrt(2)) for t in v])
+            if kind == "gelu":
+                return v * phi
+            return phi + v * (1 / math.sqrt(2 * math.pi)) * np.exp(-0.5 * v * v)
+        if kind == "d2_gelu":
+            return 1 / math.sqrt(2 * math.pi) * np.exp(-0.5 * v * v) * (2 - v * v)
+        neg = a * (np.expm1(v) if kind in ("elu", "selu") else np.exp(v))
+        pos = v if kind in ("elu", "selu") else 1.0
+        return b * np.where(v > 0, pos, neg)
+
+
+def _f32_ulp_distance(got, want):
+    """|got - want| in float32 ulps (the two zeros are one point), both float32."""
+    def key(f):
+        i = f.view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    return np.abs(key(got) - key(want))
+
+
+@pytest.mark.parametrize("kind,a,b", [("elu", 1.0, 1.0), ("elu", 0.25, 1.0),
+                                      ("selu", _SELU_A, _SELU_L), ("gelu", 0.0, 1.0),
+                                      ("d_elu", 1.0, 1.0), ("d_elu", 0.25, 1.0),
+                                      ("d_selu", _SELU_A, _SELU_L), ("d_gelu", 0.0, 1.0),
+                                      ("d2_gelu", 0.0, 1.0)])
+def test_float32_activation_kernels_within_one_ulp(kind, a, b):
+    """The vectorized float32 kernels stay within 1 ulp of the float64 (libm) value rounded
+    to float32 on a dense grid of [-20, 20] and on tiny, huge and random points."""
+    from mxlite._core import activation as kernels
+    x = np.concatenate([np.linspace(-20, 20, 400001),
+                        RNG.standard_normal(100000) * 4,
+                        np.geomspace(1e-30, 1e30, 2001), -np.geomspace(1e-30, 1e30, 2001),
+                        np.linspace(-0.76, -0.74, 20001)]).astype(np.float32)
+    y = np.empty_like(x)
+    kernels.activation(kernels.ACT_IDS[kind], x, y, a, b)
+    want = _act_reference(kind, x, a, b).astype(np.float32)
+    assert np.isfinite(want).all() and np.isfinite(y).all()
+    dist = _f32_ulp_distance(y, want)
+    worst = np.argmax(dist)
+    assert dist.max() <= 1, (kind, x[worst], y[worst], want[worst])
+
+
+@pytest.mark.parametrize("kind", ["elu", "selu", "gelu", "d_elu", "d_selu", "d_gelu",
+                                  "d2_gelu"])
+def test_float32_activation_kernels_special_values(kind):
+    """NaN, infinities, signed zeros, tiny and huge inputs give the float64 kernel's results
+    (rounded to float32) bit for bit, through the op as well."""
+    from mxlite._core import activation as kernels
+    x = _ACT_SPECIALS
+    a, b = (_SELU_A, _SELU_L) if "selu" in kind else (1.0, 1.0)
+    y = np.empty_like(x)
+    kernels.activation(kernels.ACT_IDS[kind], x, y, a, b)
+    y64 = np.empty(x.shape, np.float64)
+    kernels.activation(kernels.ACT_IDS[kind], x.astype(np.float64), y64, a, b)
+    with np.errstate(over="ignore"):
+        want = y64.astype(np.float32)
+    np.testing.assert_array_equal(y.view(np.int32)[~np.isnan(want)],
+                                  want.view(np.int32)[~np.isnan(want)])
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(want))
+    if kind in ("elu", "selu", "gelu"):
+        got = nd.LeakyReLU(nd.array(x), act_type=kind, **({"slope": 1.0} if kind == "elu"
+                                                            else {})).asnumpy()
+        np.testing.assert_array_equal(got.view(np.int32)[~np.isnan(want)],
+                                      want.view(np.int32)[~np.isnan(want)])
