@@ -307,7 +307,8 @@ def add_into(cnp.ndarray dst, cnp.ndarray src):
 # dW[f, j] = sum over images n and outputs l of gy[n, f, l] * col_n[j, l]. BLAS runs this
 # shape (a few rows, a reduction over the whole batch) on one thread and well below its
 # peak, after im2col wrote the whole batch's columns out of cache. Here the batch is cut
-# into fixed groups of images (_WG_SPAN output positions or one image), one work item each:
+# into fixed groups of images (_WG_SPAN output positions or one image, and at least two
+# groups for two images or more), one work item each:
 # the item's columns go to a buffer of its own (still in cache when read), a product with
 # explicit vectors (the widest level mx_simd.h allows) makes its partial weight gradient,
 # and the partials are added in item order, so the result does not depend on the threads.
@@ -498,7 +499,7 @@ def weight_grad(cnp.ndarray x, cnp.ndarray gy, cnp.ndarray out, tuple geometry, 
     _check_size(gy, g.N * F * g.vo, "weight_grad ograd")
     _check_size(out, F * (g.C // G) * g.vk, "weight_grad output")
     cdef idx_t size = F * (g.C // G) * g.vk
-    cdef idx_t per = max(1, min(g.N, _WG_SPAN // max(g.vo, 1)))
+    cdef idx_t per = max(1, min((g.N + 1) // 2, _WG_SPAN // max(g.vo, 1)))
     cdef idx_t items = (g.N + per - 1) // per if g.N else 0
     cdef idx_t item, c
     cdef int failed = 0

@@ -169,13 +169,15 @@ def _chunks(n, per_image):
 
 # float32 on the CPU: Convolution, Deconvolution and the weight gradient run im2col/col2im
 # and their product fused (conv.pyx ``conv_forward``, ``deconv_forward``, ``weight_grad``:
-# explicit-vector kernels, work items of a few images on the OpenMP threads) while one
-# image's columns stay below this many elements (each work item holds its images' columns).
-_FUSED_COL_LIMIT = 1 << 22
+# explicit-vector kernels, work items of a few images on the OpenMP threads) for batches of
+# 2 or more whose per-image columns stay below this many elements (1 MiB: they are read back
+# from the core's cache). Larger images go to BLAS, which blocks large products better, and a
+# single image would leave the second thread idle.
+_FUSED_COL_LIMIT = 1 << 18
 
 
-def _fused(xp, dtype, per_image):
-    return getattr(xp, "name", None) == "cpu" and dtype == np.float32 \
+def _fused(xp, dtype, n, per_image):
+    return getattr(xp, "name", None) == "cpu" and dtype == np.float32 and n >= 2 \
         and per_image <= _FUSED_COL_LIMIT
 
 
@@ -249,7 +251,7 @@ def _conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_s
     n, c = x.shape[:2]
     f = w.shape[0]
     k, l = size_of(kernel), size_of(out_sp)
-    if _fused(xp, target.dtype, c * k * l):
+    if _fused(xp, target.dtype, n, c * k * l):
         kernels.conv_forward(x, w, b, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad,
                                                     dilate), g)
         return
@@ -368,7 +370,7 @@ def _deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_
     f = target.shape[1]
     k, l = size_of(kernel), size_of(y_sp)
     wt = w.reshape(g, cin // g, f // g * k).transpose(0, 2, 1)
-    if _fused(xp, target.dtype, f * k * l):
+    if _fused(xp, target.dtype, n, f * k * l):
         kernels.deconv_forward(y, xp.ascontiguousarray(wt), target,
                                _geom(n, f, out_sp, y_sp, kernel, stride, pad, dilate), g)
         if b is not None:
@@ -489,7 +491,7 @@ def _wg_compute(rctx, ins, outs, attrs):
     cg = c // g * k
     if n == 0 or l == 0:
         xp.fill_zero(target)
-    elif _fused(xp, work, c * k * l):
+    elif _fused(xp, work, n, c * k * l):
         # float32 on the CPU: im2col and the product fused, on the OpenMP threads (BLAS
         # runs this long reduction into a small product on one thread)
         kernels.weight_grad(x, gy, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad,
