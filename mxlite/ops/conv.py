@@ -1,7 +1,9 @@
 """Convolution and Deconvolution (1-D NCW, 2-D NCHW, 3-D NCDHW), and their weight gradient.
 
 Kernels: im2col / col2im in Cython (``mxlite/_core/conv.pyx``, int64 indices) and one BLAS
-GEMM per group over the whole batch (batch chunks bound the column buffer).
+GEMM per group over the whole batch (batch chunks bound the column buffer); float32 batches
+of small images on the CPU run im2col/col2im and the product fused per image instead (see
+``_fused``).
 
 The three ops are closed under differentiation. With ``T(x, W, g) = <g, conv(x, W)>``:
 
