@@ -460,10 +460,47 @@ from libc.stdlib cimport malloc, free
 cdef idx_t _WG_SPAN = 4096
 
 
-cdef int _wg_item(const float* x, const float* gy, float* part, Geom* g, idx_t G, idx_t F,
-                  idx_t per, idx_t item) noexcept nogil:
+cdef struct Job:
+    # one fused kernel call: its operands and geometry (fields a kernel does not use are 0)
+    const float* a          # data (conv, weight gradient) or output gradient (deconv)
+    const float* b          # weight, or the output gradient (weight gradient)
+    const float* bias
+    float* out
+    Geom* g
+    idx_t G, F, per, cin
+
+
+ctypedef int (*job_item)(Job* job, idx_t item) noexcept nogil
+
+
+cdef int _run_items(job_item fn, Job* job, idx_t items, idx_t work) noexcept nogil:
+    """``fn(job, i)`` for every work item ``i``, on the OpenMP threads when the work is
+    large (with the contention guard); 1 when an item could not allocate its buffer."""
+    cdef idx_t i
+    cdef int failed = 0
+    cdef mx_region reg
+    if _parallel(items, work):
+        mx_region_begin(&reg)
+        for i in prange(items, schedule="static"):
+            mx_region_mark(&reg)
+            if fn(job, i) < 0:
+                failed = 1
+        mx_region_end(&reg)
+    else:
+        for i in range(items):
+            if fn(job, i) < 0:
+                failed = 1
+    return failed
+
+
+cdef int _wg_item(Job* job, idx_t item) noexcept nogil:
     """Images [item*per, ...) : their columns into a buffer, then part[item] (F, C/G*K);
     -1 when the buffer cannot be allocated."""
+    cdef const float* x = job.a
+    cdef const float* gy = job.b
+    cdef float* part = job.out
+    cdef Geom* g = job.g
+    cdef idx_t G = job.G, F = job.F, per = job.per
     cdef idx_t n0 = item * per, nb = g.N - item * per, i, r, grp
     cdef idx_t rows = g.C * g.vk, fg = F // G, cg = rows // G
     cdef Geom one = g[0]
@@ -507,21 +544,11 @@ def weight_grad(cnp.ndarray x, cnp.ndarray gy, cnp.ndarray out, tuple geometry, 
     cdef const float* gp = <const float*>cnp.PyArray_DATA(gy)
     cdef float* op = <float*>cnp.PyArray_DATA(out)
     cdef float* part = <float*>malloc(max(items * size, 1) * sizeof(float))
-    cdef mx_region reg
     if part == NULL:
         raise MemoryError()
+    cdef Job job = Job(a=xp, b=gp, bias=NULL, out=part, g=&g, G=G, F=F, per=per, cin=0)
     with nogil:
-        if _parallel(items, g.N * g.C * g.vk * g.vo):
-            mx_region_begin(&reg)
-            for item in prange(items, schedule="static"):
-                mx_region_mark(&reg)
-                if _wg_item(xp, gp, part, &g, G, F, per, item) < 0:
-                    failed = 1
-            mx_region_end(&reg)
-        else:
-            for item in range(items):
-                if _wg_item(xp, gp, part, &g, G, F, per, item) < 0:
-                    failed = 1
+        failed = _run_items(_wg_item, &job, items, g.N * g.C * g.vk * g.vo)
         for c in range(size):
             op[c] = 0
         for item in range(items):
@@ -534,8 +561,13 @@ def weight_grad(cnp.ndarray x, cnp.ndarray gy, cnp.ndarray out, tuple geometry, 
 
 # ---- Convolution's forward, fused: per image, im2col into a buffer of its own, then
 # out[n] (F, L) = weight (F, C/G*K) times the columns (C*K, L) per group, plus the bias --------
-cdef int _fw_item(const float* x, const float* w, const float* bias, float* out, Geom* g,
-                  idx_t G, idx_t F, idx_t n) noexcept nogil:
+cdef int _fw_item(Job* job, idx_t n) noexcept nogil:
+    cdef const float* x = job.a
+    cdef const float* w = job.b
+    cdef const float* bias = job.bias
+    cdef float* out = job.out
+    cdef Geom* g = job.g
+    cdef idx_t G = job.G, F = job.F
     cdef idx_t rows = g.C * g.vk, fg = F // G, cg = rows // G, r, grp
     cdef Geom one = g[0]
     cdef float* buf = <float*>malloc(max(rows * g.vo, 1) * sizeof(float))
@@ -572,28 +604,21 @@ def conv_forward(cnp.ndarray x, cnp.ndarray w, object bias, cnp.ndarray out, tup
     cdef const float* wp = <const float*>cnp.PyArray_DATA(w)
     cdef const float* bp = NULL if bias is None else <const float*>cnp.PyArray_DATA(bias)
     cdef float* op = <float*>cnp.PyArray_DATA(out)
-    cdef idx_t n
-    cdef int failed = 0
-    cdef mx_region reg
+    cdef Job job = Job(a=xp, b=wp, bias=bp, out=op, g=&g, G=G, F=F, per=1, cin=0)
+    cdef int failed
     with nogil:
-        if _parallel(g.N, g.N * g.C * g.vk * g.vo):
-            mx_region_begin(&reg)
-            for n in prange(g.N, schedule="static"):
-                mx_region_mark(&reg)
-                if _fw_item(xp, wp, bp, op, &g, G, F, n) < 0:
-                    failed = 1
-            mx_region_end(&reg)
-        else:
-            for n in range(g.N):
-                if _fw_item(xp, wp, bp, op, &g, G, F, n) < 0:
-                    failed = 1
+        failed = _run_items(_fw_item, &job, g.N, g.N * g.C * g.vk * g.vo)
     if failed:
         raise MemoryError()
 
 
 # ---- Deconvolution, fused: per image, cols (F*K, L) = weight^T times the data, then col2im ----
-cdef int _dc_item(const float* y, const float* wt, float* out, Geom* g, idx_t G, idx_t Cin,
-                  idx_t n) noexcept nogil:
+cdef int _dc_item(Job* job, idx_t n) noexcept nogil:
+    cdef const float* y = job.a
+    cdef const float* wt = job.b
+    cdef float* out = job.out
+    cdef Geom* g = job.g
+    cdef idx_t G = job.G, Cin = job.cin
     cdef idx_t rows = g.C * g.vk, fk = rows // G, cin = Cin // G, c, grp
     cdef Geom one = g[0]
     cdef float* buf = <float*>malloc(max(rows * g.vo, 1) * sizeof(float))
@@ -625,21 +650,10 @@ def deconv_forward(cnp.ndarray y, cnp.ndarray wt, cnp.ndarray out, tuple geometr
     cdef const float* yp = <const float*>cnp.PyArray_DATA(y)
     cdef const float* wp = <const float*>cnp.PyArray_DATA(wt)
     cdef float* op = <float*>cnp.PyArray_DATA(out)
-    cdef idx_t n
-    cdef int failed = 0
-    cdef mx_region reg
+    cdef Job job = Job(a=yp, b=wp, bias=NULL, out=op, g=&g, G=G, F=0, per=1, cin=Cin)
+    cdef int failed
     with nogil:
-        if _parallel(g.N, g.N * g.C * g.vk * g.vo):
-            mx_region_begin(&reg)
-            for n in prange(g.N, schedule="static"):
-                mx_region_mark(&reg)
-                if _dc_item(yp, wp, op, &g, G, Cin, n) < 0:
-                    failed = 1
-            mx_region_end(&reg)
-        else:
-            for n in range(g.N):
-                if _dc_item(yp, wp, op, &g, G, Cin, n) < 0:
-                    failed = 1
+        failed = _run_items(_dc_item, &job, g.N, g.N * g.C * g.vk * g.vo)
     if failed:
         raise MemoryError()
 
