@@ -209,6 +209,24 @@ def _invoke_all(op, inputs, attrs, ctx):
     return [_wrap(o, ctx) for o in outs]
 
 
+def _input_slots(node, slot, what, why):
+    """The value slots of ``node``'s inputs; MXNetError for an input no slot holds."""
+    ins = []
+    for src, index in node.inputs:
+        if (src, index) not in slot:
+            raise MXNetError(f"bind: {what} {node.name!r} reads output {index} of "
+                             f"{src.name!r}, which {why}")
+        ins.append(slot[(src, index)])
+    return ins
+
+
+def _reserve_outputs(node, n_keep, slot, first, values):
+    """Slots ``first ..`` for the first ``n_keep`` outputs of ``node``, appended to ``values``."""
+    for k in range(n_keep):
+        slot[(node, k)] = first + k
+        values.append(None)
+
+
 class Executor:
     """A Symbol bound to argument, gradient and auxiliary arrays (made by ``Symbol.bind`` or
     ``Symbol.simple_bind``); ``forward`` and ``backward`` run it."""
@@ -285,16 +303,9 @@ class Executor:
             full = id(node) in hidden
             n_vis = node.op.num_visible_outputs(node.attrs)
             n_keep = node.op.output_count(node.attrs) if full else n_vis
-            ins = []
-            for src, index in node.inputs:
-                if (src, index) not in slot:
-                    raise MXNetError(f"bind: node {node.name!r} reads output {index} of "
-                                     f"{src.name!r}, which a call does not return")
-                ins.append(slot[(src, index)])
+            ins = _input_slots(node, slot, "node", "a call does not return")
             first = len(values)
-            for k in range(n_keep):
-                slot[(node, k)] = first + k
-                values.append(None)
+            _reserve_outputs(node, n_keep, slot, first, values)
             attrs = node.attrs if full else _call_form(node.op, node.attrs)
             steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
         self._values = values
@@ -364,18 +375,11 @@ class Executor:
                 continue
             n_out = node.op.output_count(node.attrs)
             n_vis = node.op.num_visible_outputs(node.attrs)
-            ins = []
-            for src, index in node.inputs:
-                if (src, index) not in slot:
-                    raise MXNetError(f"bind: gradient node {node.name!r} reads output {index} "
-                                     f"of {src.name!r}, which the forward does not keep")
-                ins.append(slot[(src, index)])
+            ins = _input_slots(node, slot, "gradient node", "the forward does not keep")
             first = n_fwd + len(template)
             full = n_vis != n_out
             n_keep = n_out if full else n_vis
-            for k in range(n_keep):
-                slot[(node, k)] = first + k
-                template.append(None)
+            _reserve_outputs(node, n_keep, slot, first, template)
             attrs = node.attrs if full else _call_form(node.op, node.attrs)
             steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
         results = {name: None if z else slot[e] for name, e, z in zip(names, entries, zero)}
