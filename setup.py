@@ -84,7 +84,9 @@ setup(
     python_requires=">=3.9",
     install_requires=["numpy>=1.23"],
     extras_require={
-        "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy", "sympy"],
+        "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy", "sympy", "mpich", "mpi4py",
+                 "nvidia-cuda-nvrtc-cu12", "cupy-cuda12x"],
+        "dist": ["mpich", "mpi4py"],
         "gpu": ["cupy-cuda12x"],
         "docs": ["sphinx>=5"],
         "demo": ["matplotlib"],

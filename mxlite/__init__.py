@@ -6,6 +6,7 @@
 from . import autograd, base, context, contrib, initializer, ndarray, operator, random
 from . import lr_scheduler, optimizer, symbol
 from . import model
+from . import kvstore
 from . import executor   # Symbol.bind / simple_bind
 from .base import MXNetError
 from .context import Context, cpu, current_context, gpu, num_gpus
@@ -15,7 +16,8 @@ sym = symbol
 name = symbol.naming            # mx.name.NameManager, mx.name.Prefix (MXNet's module)
 AttrScope = symbol.AttrScope
 init = initializer
+kv = kvstore
 
 __version__ = "0.1.0"
 __all__ = ["nd", "ndarray", "sym", "symbol", "autograd", "random", "init", "initializer", "contrib",
-           "operator", "optimizer", "lr_scheduler", "model", "name", "AttrScope", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]
+           "operator", "optimizer", "kv", "kvstore", "lr_scheduler", "model", "name", "AttrScope", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]
