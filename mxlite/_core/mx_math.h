@@ -1,11 +1,21 @@
 // Scalar helpers used by the element-wise expression table (kernel_table.py), shared by the
-// Cython (host C++) and CUDA kernels. MX_FN marks functions callable on both.
+// Cython (host C++) and CUDA kernels (nvcc and NVRTC). MX_FN marks functions callable on both.
+// Expressions call math through mx:: (mx::sin, mx::pow, ...): std:: on the host, the CUDA
+// math library on the device (NVRTC has no <cmath> and no std::sin).
 #pragma once
+#include "mx_stdint.h"
+#if defined(__CUDACC_RTC__)
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+namespace mx_std = cuda::std;
+#else
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+#include <string.h>
 #include <limits>
 #include <type_traits>
+namespace mx_std = std;
+#endif
 
 #ifdef __CUDACC__
 #define MX_FN __host__ __device__ inline
@@ -21,6 +31,38 @@
 #else
 #define MX_VFN static inline
 #endif
+
+namespace mx {
+
+// ---- math functions, one name on every compiler -----------------------------------------
+#ifdef __CUDACC__
+#define MX_MATH1(fn) \
+    MX_FN float fn(float x) { return ::fn##f(x); } \
+    MX_FN double fn(double x) { return ::fn(x); }
+#define MX_MATH2(fn) \
+    MX_FN float fn(float a, float b) { return ::fn##f(a, b); } \
+    MX_FN double fn(double a, double b) { return ::fn(a, b); }
+#else
+#define MX_MATH1(f) using std::f;
+#define MX_MATH2(f) using std::f;
+#endif
+// bit casts: the device intrinsics on the device (no memcpy under NVRTC), memcpy elsewhere
+#ifdef __CUDA_ARCH__
+MX_VFN int64_t bits_of(double x) { return __double_as_longlong(x); }
+MX_VFN double double_of(int64_t b) { return __longlong_as_double(b); }
+#else
+MX_VFN int64_t bits_of(double x) { int64_t b; memcpy(&b, &x, sizeof b); return b; }
+MX_VFN double double_of(int64_t b) { double x; memcpy(&x, &b, sizeof x); return x; }
+#endif
+MX_MATH1(fabs) MX_MATH1(sqrt) MX_MATH1(cbrt) MX_MATH1(exp) MX_MATH1(expm1) MX_MATH1(log)
+MX_MATH1(log2) MX_MATH1(log10) MX_MATH1(log1p) MX_MATH1(sin) MX_MATH1(cos) MX_MATH1(tan)
+MX_MATH1(asin) MX_MATH1(acos) MX_MATH1(atan) MX_MATH1(sinh) MX_MATH1(cosh) MX_MATH1(asinh)
+MX_MATH1(acosh) MX_MATH1(atanh) MX_MATH1(erf) MX_MATH1(tgamma) MX_MATH1(lgamma)
+MX_MATH1(floor) MX_MATH1(ceil) MX_MATH1(round) MX_MATH1(trunc)
+MX_MATH2(pow) MX_MATH2(hypot) MX_MATH2(fmod) MX_MATH2(copysign)
+#undef MX_MATH1
+#undef MX_MATH2
+}  // namespace mx
 
 namespace mx {
 
@@ -45,18 +87,14 @@ template <int N> MX_VFN double expm1_taylor(double r) { return r * taylor_tail<N
 template <int N = 13> MX_VFN double exp_reduce(double x, int64_t& k) {
     double kk = x * 1.4426950408889634 + 6755399441055744.0;
     double kd = kk - 6755399441055744.0;
-    int64_t bits;
-    std::memcpy(&bits, &kk, sizeof bits);
-    k = bits - 0x4338000000000000LL;
+    k = bits_of(kk) - 0x4338000000000000LL;
     double r = (x - kd * 6.93147180369123816490e-01) - kd * 1.90821492927058770002e-10;
     return expm1_taylor<N>(r);
 }
 // 2^k for -1022 <= k <= 1023, built in the exponent field
 MX_VFN double pow2i(int64_t k) {
     int64_t bits = (k + 1023) << 52;
-    double s;
-    std::memcpy(&s, &bits, sizeof s);
-    return s;
+    return double_of(bits);
 }
 }  // namespace detail
 
@@ -102,7 +140,7 @@ MX_VFN double expm1_f64(double x) {
 // rewritten over y^2 (numerator and denominator times y^10) so all three end in one
 // division. All three are computed and the right one selected (no branches).
 MX_VFN double ndtr_with_exp(double x, double e) {
-    double z = x * 0.70710678118654752440, y = std::fabs(z), t = y * y;
+    double z = x * 0.70710678118654752440, y = mx::fabs(z), t = y * y;
     // erf(z) = z n1 / d1
     double n1 = (((1.85777706184603153e-1 * t + 3.16112374387056560e0) * t
                   + 1.13864154151050156e2) * t + 3.77485237685302021e2) * t
@@ -147,37 +185,41 @@ MX_VFN double ndtr_f64(double x) { return ndtr_with_exp(x, exp_f64(-0.5 * x * x)
 // rounding of tanh there); the sign is copied back, so tanh(-0) = -0; NaN stays NaN.
 MX_VFN float tanh_f32(float xf) {
     double x = (double)xf;
-    double a = std::fabs(x);
+    double a = mx::fabs(x);
     if (!(a <= 9.1)) a = 9.1;                       // also NaN: fixed up at the end
     int64_t k;                                      // k in [0, 27]: one factor 2^k
     double p = detail::exp_reduce<9>(2.0 * a, k);
     double s = detail::pow2i(k);
     double em1 = s * p + (s - 1.0);
-    double t = std::copysign(em1 / (em1 + 2.0), x);
+    double t = mx::copysign(em1 / (em1 + 2.0), x);
     return xf != xf ? xf : (float)t;
 }
 
 MX_FN float tanh(float x) { return tanh_f32(x); }
+#ifdef __CUDACC__
+MX_FN double tanh(double x) { return ::tanh(x); }
+#else
 MX_FN double tanh(double x) { return std::tanh(x); }
+#endif
 
 // Integer division that never traps: x / 0 -> 0 (as NumPy), MIN / -1 wraps instead of SIGFPE.
 template <typename T> MX_FN T int_div(T a, T b) {
     if (b == 0) return 0;
-    if (std::is_signed<T>::value && b == (T)-1) return (T)(0 - (typename std::make_unsigned<T>::type)a);
+    if (mx_std::is_signed<T>::value && b == (T)-1) return (T)(0 - (typename mx_std::make_unsigned<T>::type)a);
     return (T)(a / b);
 }
 
 // Python/NumPy modulo: the result takes the sign of the divisor; x % 0 -> 0.
 template <typename T> MX_FN T int_mod(T a, T b) {
     if (b == 0) return 0;
-    if (std::is_signed<T>::value && b == (T)-1) return 0;
+    if (mx_std::is_signed<T>::value && b == (T)-1) return 0;
     T r = (T)(a % b);
     if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);
     return r;
 }
 
 template <typename T> MX_FN T float_mod(T a, T b) {
-    T r = std::fmod(a, b);
+    T r = mx::fmod(a, b);
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
@@ -190,7 +232,7 @@ template <typename T> MX_FN T int_pow(T a, T b) {
         return 0;
     }
     T result = 1;
-    typename std::make_unsigned<T>::type base = a, e = b, r = 1;
+    typename mx_std::make_unsigned<T>::type base = a, e = b, r = 1;
     while (e) {
         if (e & 1) r *= base;
         base *= base;
@@ -204,10 +246,10 @@ template <typename T> MX_FN T int_pow(T a, T b) {
 // steps on erf, which brings it to double precision.
 template <typename T> MX_FN T erfinv(T y) {
     double x = (double)y;
-    if (x <= -1.0) return x == -1.0 ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::quiet_NaN();
-    if (x >= 1.0) return x == 1.0 ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::quiet_NaN();
+    if (x <= -1.0) return x == -1.0 ? -mx_std::numeric_limits<T>::infinity() : mx_std::numeric_limits<T>::quiet_NaN();
+    if (x >= 1.0) return x == 1.0 ? mx_std::numeric_limits<T>::infinity() : mx_std::numeric_limits<T>::quiet_NaN();
     if (x != x) return (T)x;
-    double w = -std::log((1.0 - x) * (1.0 + x)), p;
+    double w = -mx::log((1.0 - x) * (1.0 + x)), p;
     if (w < 5.0) {
         w -= 2.5;
         p = 2.81022636e-08;
@@ -220,7 +262,7 @@ template <typename T> MX_FN T erfinv(T y) {
         p = 0.246640727 + p * w;
         p = 1.50140941 + p * w;
     } else {
-        w = std::sqrt(w) - 3.0;
+        w = mx::sqrt(w) - 3.0;
         p = -0.000200214257;
         p = 0.000100950558 + p * w;
         p = 0.00134934322 + p * w;
@@ -234,8 +276,8 @@ template <typename T> MX_FN T erfinv(T y) {
     double r = p * x;
     const double two_over_sqrt_pi = 1.1283791670955126;
     for (int i = 0; i < 2; ++i) {
-        double err = std::erf(r) - x;
-        r -= err / (two_over_sqrt_pi * std::exp(-r * r));
+        double err = mx::erf(r) - x;
+        r -= err / (two_over_sqrt_pi * mx::exp(-r * r));
     }
     return (T)r;
 }
@@ -247,22 +289,22 @@ template <typename T> MX_FN T erfinv(T y) {
 MX_FN double polygamma(int n, double x) {
     const double pi = 3.14159265358979323846;
     if (x != x) return x;
-    if (x <= 0 && x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
-    if (n == 0 && x < -1e4) return polygamma(0, 1 - x) - pi / std::tan(pi * x);
-    if (x < -1e4) return std::numeric_limits<double>::quiet_NaN();
+    if (x <= 0 && x == mx::floor(x)) return mx_std::numeric_limits<double>::quiet_NaN();
+    if (n == 0 && x < -1e4) return polygamma(0, 1 - x) - pi / mx::tan(pi * x);
+    if (x < -1e4) return mx_std::numeric_limits<double>::quiet_NaN();
     double factorial = 1;
     for (int k = 2; k <= n; ++k) factorial *= k;
     const double sign = (n % 2 == 0) ? -1.0 : 1.0;   // (-1)^(n+1)
     double shifted = 0;   // sum of the (-1)^(n+1) n! / (x+k)^(n+1) terms removed by shifting
     while (x < 20) {
-        shifted += sign * factorial * (n == 0 ? 1 / x : std::pow(x, -(double)(n + 1)));
+        shifted += sign * factorial * (n == 0 ? 1 / x : mx::pow(x, -(double)(n + 1)));
         x += 1;
     }
     // Bernoulli numbers B_2 .. B_14
     static const double B[] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66,
                                -691.0 / 2730, 7.0 / 6};
     if (n == 0) {
-        double r = std::log(x) - 0.5 / x, x2 = 1 / (x * x), p = x2;
+        double r = mx::log(x) - 0.5 / x, x2 = 1 / (x * x), p = x2;
         for (int j = 1; j <= 7; ++j) {
             r -= B[j - 1] / (2 * j) * p;
             p *= x2;
@@ -271,8 +313,8 @@ MX_FN double polygamma(int n, double x) {
     }
     // zeta(s, x) with s = n + 1
     double s = n + 1;
-    double zeta = std::pow(x, 1 - s) / (s - 1) + 0.5 * std::pow(x, -s);
-    double term = s * std::pow(x, -s - 1), fact2j = 2;   // s (s+1)...(s+2j-2) x^(-s-2j+1) / (2j)!
+    double zeta = mx::pow(x, 1 - s) / (s - 1) + 0.5 * mx::pow(x, -s);
+    double term = s * mx::pow(x, -s - 1), fact2j = 2;   // s (s+1)...(s+2j-2) x^(-s-2j+1) / (2j)!
     for (int j = 1; j <= 7; ++j) {
         zeta += B[j - 1] * term / fact2j;
         term *= (s + 2 * j - 1) * (s + 2 * j) / (x * x);

@@ -16,8 +16,12 @@
 // counter index is  2^63 | (attempt << 48) | i , attempt = 0, 1, 2, ...  Bit 63 keeps these
 // blocks apart from the direct ones; 48 bits of element index are more than any array has.
 #pragma once
+#ifdef __CUDACC_RTC__
+#define INFINITY __int_as_float(0x7f800000)   /* NVRTC has no <math.h> */
+#else
 #include <math.h>
-#include <stdint.h>
+#endif
+#include "mx_stdint.h"
 
 #ifndef MX_FN
 #ifdef __CUDACC__
