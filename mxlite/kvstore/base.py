@@ -1,0 +1,131 @@
+"""``KVStoreBase`` (MXNet 1.x's abstract key-value store and its registry) and ``create``."""
+import warnings
+
+from ..base import MXNetError
+
+__all__ = ["KVStoreBase", "create"]
+
+# The built-in store types: name -> (module, class name), imported on first use so that
+# ``import mxlite`` never loads MPI.
+_BUILTIN = {
+    "local": ("local", "KVStoreLocal"),
+    "device": ("local", "KVStoreLocal"),
+    "dist_sync": ("dist", "KVStoreDist"),
+    "dist_device_sync": ("dist", "KVStoreDist"),
+    "dist_sync_device": ("dist", "KVStoreDist"),
+}
+
+_UNSUPPORTED = {
+    "dist_async": "asynchronous updates need parameter servers, which mxlite does not run: "
+                  "its dist stores allreduce gradients between the workers (MPI), so every "
+                  "worker applies the same update at the same step; use 'dist_sync'",
+    "dist_device_async": "asynchronous updates need parameter servers; use "
+                         "'dist_device_sync'",
+    "nccl": "use 'device' in one process, or 'dist_device_sync' (NCCL between the processes "
+            "of an MPI job, one GPU each)",
+    "horovod": "mxlite's 'dist_sync' is an allreduce over MPI, the same data-parallel scheme; "
+               "use it with mpiexec",
+    "byteps": "use 'dist_sync' (an allreduce over MPI)",
+}
+
+
+class KVStoreBase:
+    """The interface every key-value store implements (MXNet 1.x's ``KVStoreBase``).
+
+    Subclasses registered with ``KVStoreBase.register`` are created by name with
+    ``mx.kv.create(name)`` (the lower-cased class name).
+    """
+
+    OPTIMIZER = "optimizer"
+    kv_registry = {}
+
+    def broadcast(self, key, value, out, priority=0):
+        """Initialize ``key`` with rank 0's ``value`` and write it into ``out``."""
+        raise NotImplementedError()
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """Push ``value`` and pull the result into ``out`` (``value`` when omitted)."""
+        raise NotImplementedError()
+
+    def set_optimizer(self, optimizer):
+        """Apply ``optimizer`` to the stored values on every push."""
+        raise NotImplementedError()
+
+    def is_capable(self, capability):
+        """Whether the store supports ``capability`` (``KVStoreBase.OPTIMIZER``)."""
+        raise NotImplementedError()
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Write the optimizer states to file ``fname``."""
+        raise NotImplementedError()
+
+    def load_optimizer_states(self, fname):
+        """Read the optimizer states from file ``fname``."""
+        raise NotImplementedError()
+
+    @property
+    def type(self):
+        """The store's type name."""
+        raise NotImplementedError()
+
+    @property
+    def rank(self):
+        """This worker's rank, in ``[0, num_workers)``."""
+        raise NotImplementedError()
+
+    @property
+    def num_workers(self):
+        """The number of workers."""
+        raise NotImplementedError()
+
+    @staticmethod
+    def register(klass):
+        """Register a store class under its lower-cased name (a class decorator).
+
+        >>> @mx.kv.KVStoreBase.register
+        ... class MyStore(mx.kv.KVStoreBase):
+        ...     pass
+        >>> type(mx.kv.create('MyStore')).__name__
+        'MyStore'
+        """
+        if not isinstance(klass, type):
+            raise MXNetError(f"KVStoreBase.register: expected a class, got {klass!r}")
+        name = klass.__name__.lower()
+        if name in KVStoreBase.kv_registry:
+            old = KVStoreBase.kv_registry[name]
+            warnings.warn(f"KVStoreBase.register: {klass.__module__}.{klass.__name__} "
+                          f"overrides {old.__module__}.{old.__name__}", stacklevel=2)
+        KVStoreBase.kv_registry[name] = klass
+        return klass
+
+
+def create(name="local"):
+    """A new key-value store.
+
+    ``'local'`` sums the values pushed for a key (copies of a gradient, one per device) on
+    the CPU and keeps the stored value there; ``'device'`` does the same on the device of
+    the values. ``'dist_sync'`` and ``'dist_device_sync'`` run data-parallel between the
+    processes of an MPI job (``mpiexec -n N python train.py``): values pushed for a key are
+    summed over every worker by an allreduce, and an optimizer set with ``set_optimizer``
+    updates the weights on every worker alike, so ``dist_sync`` with a batch of ``b`` per
+    worker trains as ``local`` with a batch of ``N * b``. They need ``pip install
+    mxlite[dist]``. Names are case-insensitive; classes registered with
+    ``KVStoreBase.register`` are found first.
+
+    >>> kv = mx.kv.create('local')
+    >>> kv.type, kv.rank, kv.num_workers
+    ('local', 0, 1)
+    """
+    if not isinstance(name, str):
+        raise MXNetError(f"kvstore.create: name must be a string, got {name!r}")
+    name = name.lower()
+    if name in KVStoreBase.kv_registry:
+        return KVStoreBase.kv_registry[name]()
+    if name in _UNSUPPORTED:
+        raise MXNetError(f"kvstore.create: {name!r} is not supported: {_UNSUPPORTED[name]}")
+    if name not in _BUILTIN:
+        known = sorted(set(_BUILTIN) | set(KVStoreBase.kv_registry))
+        raise MXNetError(f"kvstore.create: unknown type {name!r}; expected one of {known}")
+    module, cls = _BUILTIN[name]
+    from importlib import import_module
+    return getattr(import_module(f"{__package__}.{module}"), cls)(name)
