@@ -7,6 +7,7 @@ from . import autograd, base, context, contrib, initializer, ndarray, operator, 
 from . import lr_scheduler, optimizer, symbol
 from . import model
 from . import kvstore
+from . import cuda      # GPU compute functions (needs no CuPy to import)
 from . import executor   # Symbol.bind / simple_bind
 from .base import MXNetError
 from .context import Context, cpu, current_context, gpu, num_gpus

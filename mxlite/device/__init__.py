@@ -53,12 +53,20 @@ def _forget(compute_device):
 
 
 def namespace_for(ctx):
-    """The array namespace of Context ``ctx``'s device."""
-    try:
-        return _NAMESPACES[ctx.compute_device]
-    except KeyError:
+    """The array namespace of Context ``ctx``'s device (the GPU backend registers itself on
+    the first use of a GPU context, or raises MXNetError saying why there is none)."""
+    xp = _NAMESPACES.get(ctx.compute_device)
+    if ctx.compute_device == "gpu":
+        from ..cuda import runtime
+        if xp is None:
+            runtime.install()
+            xp = _NAMESPACES["gpu"]
+        if ctx.device_id >= runtime.device_count():
+            raise MXNetError(f"{ctx}: no such GPU ({runtime.device_count()} visible)")
+    if xp is None:
         raise MXNetError(f"{ctx}: no array backend is installed for {ctx.compute_device!r} "
-                         "devices") from None
+                         "devices")
+    return xp
 
 
 def run_context(ctx):

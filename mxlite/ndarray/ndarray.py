@@ -169,6 +169,8 @@ class NDArray(_dispatch.NDArrayBase):
                 return _call(_COPY, _call(_COPY, self), out=other)
             return _call(_COPY, self, out=other)
         if isinstance(other, Context):
+            if other.compute_device != self._ctx.compute_device:
+                return array(self, ctx=other, dtype=self._data.dtype)   # through the host
             result = _call(_COPY, self)
             result._ctx = other
             return result

@@ -19,6 +19,8 @@ import mxlite as mx
 from mxlite._core import elemwise as ek
 from mxlite._core import reduce as rk
 
+pytestmark = pytest.mark.cpu_only     # SIMD levels of the CPU kernels
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64", "bool")
 LEVELS = {"elemwise": ek.available_simd(), "reduce": rk.available_simd()}

@@ -1,0 +1,89 @@
+// The preamble of every generated CUDA kernel (mxlite/cuda): index type, grid-stride loop,
+// the layout of strided/broadcast operands, and float16 storage. Compiled by NVRTC on a GPU,
+// and by the host C++ compiler under mx_cuda_emu.h for the host emulator of the tests.
+#pragma once
+#include "mx_math.h"
+#include "philox.h"
+
+// Every size, index, stride and offset in a kernel: 64-bit, so arrays past 2^32 elements
+// index correctly (MX_INDEX_T exists for the benchmark that measures the cost of it).
+#ifndef MX_INDEX_T
+#define MX_INDEX_T long long
+#endif
+typedef MX_INDEX_T mx_idx;
+
+// A grid-stride loop: correct for any launch configuration (the emulator runs odd ones).
+#define MX_GRID_LOOP(i, n) \
+    for (mx_idx i = (mx_idx)blockIdx.x * (mx_idx)blockDim.x + (mx_idx)threadIdx.x; \
+         i < (mx_idx)(n); i += (mx_idx)blockDim.x * (mx_idx)gridDim.x)
+
+// Up to three operands of one iteration space: shape and per-operand strides in elements
+// (0 on broadcast axes, negative for flipped views). Passed by value (mxlite/cuda/layout.py
+// builds the matching NumPy record).
+#define MX_MAX_DIMS 8
+struct mx_layout {
+    long long ndim;
+    long long shape[MX_MAX_DIMS];
+    long long stride[3][MX_MAX_DIMS];
+};
+
+// The offset in elements of operand k at flat (C-order) index i of the iteration space.
+MX_FN mx_idx mx_offset(const mx_layout& l, int k, mx_idx i) {
+    mx_idx off = 0;
+    for (int d = (int)l.ndim - 1; d >= 0; --d) {
+        mx_idx s = (mx_idx)l.shape[d];
+        off += (i % s) * (mx_idx)l.stride[k][d];
+        i /= s;
+    }
+    return off;
+}
+
+// float16 is stored as its 16 bits and computed in float32 (as on the CPU): conversions
+// written out so host and device round alike (to nearest, ties to even).
+MX_FN float mx_half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    uint32_t bits;
+    if (exp == 0x1fu) {
+        bits = sign | 0x7f800000u | (man << 13);                   // inf, NaN
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112u) << 23) | (man << 13);         // normal
+    } else if (man == 0) {
+        bits = sign;                                              // zero
+    } else {                                                      // subnormal: normalise
+        int e = -1;
+        do { man <<= 1; ++e; } while ((man & 0x400u) == 0);
+        bits = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3ffu) << 13);
+    }
+    float f;
+#ifdef __CUDA_ARCH__
+    f = __uint_as_float(bits);
+#else
+    memcpy(&f, &bits, sizeof f);
+#endif
+    return f;
+}
+
+MX_FN uint16_t mx_float_to_half(float f) {
+    uint32_t x;
+#ifdef __CUDA_ARCH__
+    x = __float_as_uint(f);
+#else
+    memcpy(&x, &f, sizeof x);
+#endif
+    uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u)                                        // inf, NaN (quiet, kept)
+        return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u | ((ax >> 13) & 0x3ffu) : 0));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);    // rounds to >= 65520: inf
+    if (ax < 0x38800000u) {                                       // below 2^-14: subnormal
+        if (ax < 0x33000000u) return (uint16_t)sign;              // below 2^-25: rounds to 0
+        uint32_t e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126u - e;                                // 14..24
+        uint32_t r = m >> shift, rest = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+        if (rest > half || (rest == half && (r & 1u))) ++r;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = ax - 0x38000000u;                                // rebias 127 -> 15
+    uint32_t out = r >> 13, rest = r & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (out & 1u))) ++out;
+    return (uint16_t)(sign | out);
+}

@@ -1,0 +1,17 @@
+"""The GPU backend: ``mx.gpu(i)`` arrays and CUDA kernels generated from the same tables and
+headers as the CPU kernels (``kernel_table.py``, ``mx_math.h``, ``philox.h``).
+
+* ``kernels``: every CUDA kernel as data (family, name, code), made at import;
+* ``ops``: the GPU compute functions of the registered operators (``op.compute['gpu']``)
+  and the documented exemptions;
+* ``namespace``: the GPU array namespace (CuPy arrays, or NumPy under the emulator);
+* ``runtime``: which backend runs (a CUDA device through CuPy, the host emulator of the
+  tests, or none and why); ``launch``: CuPy RawModule launches; ``emulator``: the host
+  emulator; ``compiler``: include paths, options and the NVRTC check.
+
+Importing this package needs neither CuPy nor a GPU.
+"""
+from . import kernels, layout, namespace, runtime
+from . import ops
+
+__all__ = ["kernels", "layout", "namespace", "runtime", "ops"]

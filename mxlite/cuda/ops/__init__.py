@@ -1,0 +1,30 @@
+"""GPU compute functions of the registered operators.
+
+Each module attaches ``op.compute['gpu']`` to the operators of one family; ``EXEMPT`` names
+the operators that have no GPU kernel on purpose, each with the reason. The registry-wide
+test (``tests/gpu/test_coverage.py``) fails when an operator has neither.
+
+``device_generic(names)`` marks operators whose CPU compute function is written against the
+device namespace alone (``rctx.xp``: views and ``strided_copy``); they run unchanged on GPU.
+"""
+from ...ops.registry import get_op as _get
+
+__all__ = ["attach", "device_generic", "EXEMPT"]
+
+# operator name -> why it has no GPU kernel
+EXEMPT = {}
+
+
+def attach(name, compute):
+    """Make ``compute(rctx, ins, outs, attrs)`` the GPU compute function of op ``name``."""
+    op = _get(name)
+    if "gpu" in op.compute:
+        raise ValueError(f"{name} already has a GPU compute function")
+    op.compute["gpu"] = compute
+    return compute
+
+
+def device_generic(*names):
+    """Run the CPU compute functions of ``names`` on GPU too (they use ``rctx.xp`` only)."""
+    for name in names:
+        attach(name, _get(name).compute["cpu"])

@@ -1,0 +1,78 @@
+"""Which GPU backend runs ``mx.gpu()``: a CUDA device through CuPy, the host emulator of the
+tests (``MXLITE_GPU_EMULATOR=1``), or none (with the reason, for the error message).
+
+CuPy is detected at run time, whichever wheel provides it (``cupy-cuda12x``,
+``cupy-cuda13x``, ...); nothing is imported until a GPU is first asked for.
+"""
+import functools
+import os
+
+from ..base import MXNetError
+
+__all__ = ["backend", "unavailable_reason", "device_count", "install", "namespace"]
+
+
+@functools.lru_cache(maxsize=None)
+def _probe():
+    """(backend name or None, reason, device count)."""
+    try:
+        import cupy
+    except ImportError:
+        cupy, reason = None, "CuPy is not installed (pip install 'mxlite[gpu]', or the " \
+                             "cupy-cudaXXx wheel matching your CUDA driver)"
+    else:
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as e:      # no driver, or no device
+            count, reason = 0, f"CuPy is installed but finds no CUDA device ({e})"
+        else:
+            reason = "CuPy is installed but finds no CUDA device"
+        if count:
+            return "cupy", None, count
+    if os.environ.get("MXLITE_GPU_EMULATOR") == "1":
+        from . import emulator
+        why = emulator.available()
+        if why is None:
+            return "emulator", None, 1
+        reason += f"; {why}"
+    return None, reason, 0
+
+
+def backend():
+    """``'cupy'``, ``'emulator'`` or None."""
+    return _probe()[0]
+
+
+def unavailable_reason():
+    """Why no GPU backend is available (None when one is)."""
+    return _probe()[1]
+
+
+def device_count():
+    """The number of GPUs ``mx.gpu(i)`` may name (1 under the emulator)."""
+    return _probe()[2]
+
+
+@functools.lru_cache(maxsize=None)
+def namespace():
+    """The GPU array namespace of the backend (made once)."""
+    from .namespace import GpuNamespace
+    kind = backend()
+    if kind == "cupy":
+        import cupy
+        from .launch import launch
+        return GpuNamespace(cupy, launch, "gpu",
+                            synchronize=lambda: cupy.cuda.get_current_stream().synchronize(),
+                            stream=lambda ctx: cupy.cuda.get_current_stream())
+    if kind == "emulator":
+        import numpy
+        from . import emulator
+        return GpuNamespace(numpy, emulator.launch, "gpu-emulator")
+    raise MXNetError(f"mx.gpu(): no GPU backend: {unavailable_reason()}")
+
+
+def install():
+    """Register the GPU namespace with ``mxlite.device`` (its operators run
+    ``op.compute['gpu']``); raise MXNetError saying why when there is no GPU."""
+    from .. import device
+    device.register("gpu", namespace(), kernels="gpu")
