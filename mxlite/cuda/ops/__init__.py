@@ -28,3 +28,6 @@ def device_generic(*names):
     """Run the CPU compute functions of ``names`` on GPU too (they use ``rctx.xp`` only)."""
     for name in names:
         attach(name, _get(name).compute["cpu"])
+
+
+from . import elemwise, index, nn, random, reduce    # noqa: E402,F401  (attach on import)

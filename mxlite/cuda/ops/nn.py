@@ -1,0 +1,1 @@
+"""GPU compute functions: (being written)."""
