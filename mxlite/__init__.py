@@ -7,6 +7,7 @@ from . import autograd, base, context, contrib, initializer, ndarray, operator, 
 from . import lr_scheduler, optimizer, symbol
 from . import model
 from . import kvstore
+from . import gluon
 from . import cuda      # GPU compute functions (needs no CuPy to import)
 from . import executor   # Symbol.bind / simple_bind
 from .base import MXNetError
@@ -21,4 +22,4 @@ kv = kvstore
 
 __version__ = "0.1.0"
 __all__ = ["nd", "ndarray", "sym", "symbol", "autograd", "random", "init", "initializer", "contrib",
-           "operator", "optimizer", "kv", "kvstore", "lr_scheduler", "model", "name", "AttrScope", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]
+           "operator", "optimizer", "kv", "kvstore", "gluon", "lr_scheduler", "model", "name", "AttrScope", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]

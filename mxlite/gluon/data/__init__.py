@@ -1,0 +1,1 @@
+"""Gluon data loading (being written)."""

@@ -1,0 +1,1 @@
+"""Gluon losses (being written)."""

@@ -1,0 +1,1 @@
+"""Gluon layers (being written)."""

@@ -1,0 +1,5 @@
+"""Gluon Trainer (being written)."""
+
+
+class Trainer:
+    """Applies an optimizer to a set of parameters (being written)."""

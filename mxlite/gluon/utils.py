@@ -1,0 +1,1 @@
+"""Gluon utilities (being written)."""
