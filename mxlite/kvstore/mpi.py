@@ -71,6 +71,7 @@ class World:
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         self.departed = None            # the first rank seen leaving
         self.abandoned = False          # a collective was left unfinished (a rank left)
+        self.aborting = False
         self._notices = 0               # exit notices received
         if self.size > 1:
             self._notice_buf = np.zeros(1, np.int64)
@@ -90,6 +91,7 @@ class World:
 
     def abort(self, message, code=1):
         """Print ``message`` and end every process of the job."""
+        self.aborting = True        # MPI_Abort may exit through atexit: no _leave then
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -97,12 +99,17 @@ class World:
                 pass
         sys.stderr.write(f"mxlite.kvstore: {message}\n")
         sys.stderr.flush()
+        # the launcher forwards output through pipes and stops reading when a rank aborts:
+        # give it a moment to pass on the traceback just written
+        time.sleep(0.2)
         self.MPI.COMM_WORLD.Abort(code)
 
     def _leave(self):
         """At exit: tell every other rank, wait (without spinning) until all have left,
         then collect their notices so MPI can finalize. After a store call was abandoned
         because a rank left, the job cannot end cleanly: abort it."""
+        if self.aborting:
+            return
         if self.abandoned:
             self.abort(f"rank {self.rank} exits after rank {self.departed} left the job "
                        "early; aborting the MPI job")
