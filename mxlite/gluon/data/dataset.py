@@ -1,0 +1,112 @@
+"""Datasets: anything with ``__getitem__`` and ``__len__`` (MXNet 1.x's gluon.data)."""
+from ...base import MXNetError
+
+__all__ = ["Dataset", "SimpleDataset", "ArrayDataset"]
+
+
+class Dataset:
+    """The base of datasets: ``dataset[i]`` is sample ``i``, ``len(dataset)`` their number."""
+
+    def __getitem__(self, idx):
+        raise NotImplementedError
+
+    def __len__(self):
+        raise NotImplementedError
+
+    def transform(self, fn, lazy=True):
+        """A dataset of ``fn(*sample)`` (``fn(sample)`` for samples that are not tuples),
+        computed on access (``lazy=True``) or now."""
+        trans = _LazyTransformDataset(self, fn)
+        return trans if lazy else SimpleDataset([trans[i] for i in range(len(trans))])
+
+    def transform_first(self, fn, lazy=True):
+        """A dataset with ``fn`` applied to the first element of each sample only."""
+        return self.transform(_TransformFirst(fn), lazy)
+
+    def filter(self, fn):
+        """The samples for which ``fn(sample)`` is true."""
+        return SimpleDataset([self[i] for i in range(len(self)) if fn(self[i])])
+
+    def take(self, count):
+        """The first ``count`` samples (all of them for None)."""
+        count = len(self) if count is None else min(count, len(self))
+        return _SubDataset(self, range(count))
+
+    def shard(self, num_shards, index):
+        """Shard ``index`` of ``num_shards`` contiguous shards (sizes differ by at most 1)."""
+        if not 0 <= index < num_shards:
+            raise MXNetError(f"Dataset.shard: index {index} out of range for {num_shards} shards")
+        n = len(self)
+        start = n * index // num_shards
+        return _SubDataset(self, range(start, n * (index + 1) // num_shards))
+
+    def sample(self, sampler):
+        """The samples at the indices ``sampler`` yields."""
+        return _SubDataset(self, list(sampler))
+
+
+class SimpleDataset(Dataset):
+    """A dataset over a list (or anything indexable with a length)."""
+
+    def __init__(self, data):
+        self._data = data
+
+    def __len__(self):
+        return len(self._data)
+
+    def __getitem__(self, idx):
+        return self._data[idx]
+
+
+class ArrayDataset(Dataset):
+    """Zips arrays of equal length: sample ``i`` is ``(a[i], b[i], ...)`` (``a[i]`` for one
+    array). Arrays may be NDArrays, NumPy arrays or lists."""
+
+    def __init__(self, *args):
+        if not args:
+            raise MXNetError("ArrayDataset needs at least one array")
+        self._length = len(args[0])
+        for i, a in enumerate(args):
+            if len(a) != self._length:
+                raise MXNetError(f"ArrayDataset: array {i} has length {len(a)}, array 0 has "
+                                 f"{self._length}")
+        self._data = args
+
+    def __getitem__(self, idx):
+        if len(self._data) == 1:
+            return self._data[0][idx]
+        return tuple(a[idx] for a in self._data)
+
+    def __len__(self):
+        return self._length
+
+
+class _LazyTransformDataset(Dataset):
+    def __init__(self, data, fn):
+        self._data, self._fn = data, fn
+
+    def __len__(self):
+        return len(self._data)
+
+    def __getitem__(self, idx):
+        item = self._data[idx]
+        return self._fn(*item) if isinstance(item, tuple) else self._fn(item)
+
+
+class _TransformFirst:
+    def __init__(self, fn):
+        self._fn = fn
+
+    def __call__(self, x, *args):
+        return (self._fn(x),) + args if args else self._fn(x)
+
+
+class _SubDataset(Dataset):
+    def __init__(self, data, indices):
+        self._data, self._indices = data, indices
+
+    def __len__(self):
+        return len(self._indices)
+
+    def __getitem__(self, idx):
+        return self._data[self._indices[idx]]
