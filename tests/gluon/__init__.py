@@ -1,0 +1,1 @@
+"""Gluon tests (a package, so file names may repeat those elsewhere)."""
