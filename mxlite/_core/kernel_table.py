@@ -91,3 +91,68 @@ DTYPES = [
 
 # Unary ops with a bool kernel: only logical_not (arithmetic on bool computes in float32).
 BOOL_UNARY = ("logical_not",)
+
+# ---- reductions (reduce.pyx.in and mxlite/cuda/ops/reduce.py) --------------------------------
+# op: (float kernel, integer kernel or None), each (accumulator type, transform of an element
+# v of type {T} into the accumulator, combine of accumulators a and b, identity). Integers
+# sum and multiply in uint64_t (wrapping exactly, stored as int64); {LO}/{HI} are the
+# dtype's limits. Max and min propagate NaN, as NumPy.
+REDUCE = {
+    "sum": (("{T}", "({T})v", "a + b", "0"), ("uint64_t", "(uint64_t)v", "a + b", "0")),
+    "nansum": (("{T}", "(v == v ? v : ({T})0)", "a + b", "0"), None),
+    "abssum": (("{T}", "(v < 0 ? -v : v)", "a + b", "0"), None),
+    "sumsq": (("double", "(double)v * (double)v", "a + b", "0"), None),
+    "prod": (("{T}", "v", "a * b", "1"), ("uint64_t", "(uint64_t)v", "a * b", "1")),
+    "nanprod": (("{T}", "(v == v ? v : ({T})1)", "a * b", "1"), None),
+    "max": (("{T}", "v", "(a > b || a != a) ? a : b", "-INFINITY"),
+            ("{T}", "v", "a > b ? a : b", "{LO}")),
+    "min": (("{T}", "v", "(a < b || a != a) ? a : b", "INFINITY"),
+            ("{T}", "v", "a < b ? a : b", "{HI}")),
+}
+# Float sums are pairwise on the CPU (the GPU sums strided slices in a fixed order).
+PAIRWISE = ("sum", "nansum", "abssum", "sumsq")
+# argmax/argmin: v replaces the best b when strictly better, or when v is the first NaN
+# (NumPy: NaN counts as the extreme value and the first one wins).
+ARG_BETTER = {"max": "(v) > (b) || ((v) != (v) && (b) == (b))",
+              "min": "(v) < (b) || ((v) != (v) && (b) == (b))"}
+
+# ---- finiteness tests on float bits (finite.pyx.in and mxlite/cuda/ops/finite.py) ----------
+# (dtype, word type, exponent mask, sign-less mask, +inf bits, -inf bits, 1.0 bits) where
+# the masks apply to one word per element: the whole float16/float32, and for float64 its
+# high 32 bits (sign, exponent, top of the mantissa) with bit 0 set when the low 32 bits are
+# non-zero -- bit 0 is no exponent bit, and every class boundary constant has it clear, so
+# the tests give the float64 answer on that word (32-bit lanes vectorize on every CPU).
+FINITE_FLOATS = [
+    ("float16", "uint16_t", "0x7c00u", "0x7fffu", "0x7c00u", "0xfc00u", "0x3c00u"),
+    ("float32", "uint32_t", "0x7f800000u", "0x7fffffffu", "0x7f800000u", "0xff800000u",
+     "0x3f800000u"),
+    ("float64", "uint32_t", "0x7ff00000u", "0x7fffffffu", "0x7ff00000u", "0xfff00000u",
+     "0x3ff00000u"),
+]
+# C statement loading element i's word into b, and storing value r for element i
+FINITE_LOAD = {"float16": "b = x[i];", "float32": "b = x[i];",
+               "float64": "b = x[2 * i + 1] | (uint32_t)(x[2 * i] != 0);"}
+FINITE_STORE = {"float16": "y[i] = %s;", "float32": "y[i] = %s;",
+                "float64": "y[2 * i] = 0; y[2 * i + 1] = %s;"}
+# element-wise tests on the bits b: (name, true where the element is in the class)
+FINITE_TESTS = [
+    ("isfinite", "(b & EXP) != EXP"),
+    ("isinf", "(b & ABS) == INF"),
+    ("isnan", "(b & ABS) > INF"),
+    ("isposinf", "b == INF"),
+    ("isneginf", "b == NINF"),
+]
+# scans for "is there any ...": (name, true where the element counts)
+FINITE_SCANS = [
+    ("nonfinite", "(b & EXP) == EXP"),
+    ("nan", "(b & ABS) > INF"),
+    ("inf", "(b & ABS) == INF"),
+]
+
+
+def finite_bits(expr, row):
+    """``expr`` of FINITE_TESTS/FINITE_SCANS with its constants for one FINITE_FLOATS row."""
+    _, _, exp, abs_, inf, ninf, _ = row
+    for name, value in (("NINF", ninf), ("EXP", exp), ("ABS", abs_), ("INF", inf)):
+        expr = expr.replace(name, "(%s)%s" % (row[1], value))
+    return expr
