@@ -76,6 +76,38 @@ def _reshape_shape(shapes, attrs):
     return [infer_reshape("reshape", src, attrs.shape, attrs.reverse)]
 
 
+def _range_of(name, begin, end, ndim, what):
+    """[begin, end) of ``what`` (None: the start / the end; negative counts from the end)."""
+    b = 0 if begin is None else begin + ndim if begin < 0 else begin
+    e = ndim if end is None else end + ndim if end < 0 else end
+    if not 0 <= b <= e <= ndim:
+        raise op_error(name, f"{what}_begin={begin}, {what}_end={end} is not a range of the "
+                       f"{ndim} axes of {what}")
+    return b, e
+
+
+def _reshape_like_shape(shapes, attrs):
+    if len(shapes) != 2:
+        raise op_error("reshape_like", f"expected 2 inputs (lhs, rhs), got {len(shapes)}")
+    lhs, rhs = tuple(shapes[0]), tuple(shapes[1])
+    lb, le = _range_of("reshape_like", attrs.lhs_begin, attrs.lhs_end, len(lhs), "lhs")
+    rb, re_ = _range_of("reshape_like", attrs.rhs_begin, attrs.rhs_end, len(rhs), "rhs")
+    out = lhs[:lb] + rhs[rb:re_] + lhs[le:]
+    if size_of(out) != size_of(lhs):
+        raise op_error("reshape_like", f"lhs of shape {lhs} ({size_of(lhs)} elements) cannot "
+                       f"take the shape {out} from rhs of shape {rhs}")
+    return [out]
+
+
+def _reshape_like_grad(F, node, ograds):
+    """y = lhs with another shape: dlhs = dy reshaped back; rhs only gives a shape."""
+    grads = [_reshape_to(F, node, ograds[0], node.output_shapes[0], node.input_shapes[0],
+                         node.input_dtypes[0]) if node.wants[0] else None]
+    grads.append(_zeros(F, node, node.input_shapes[1], node.input_dtypes[1])
+                 if node.wants[1] else None)
+    return grads
+
+
 def _flatten_shape(shapes, attrs):
     src = _one_input("flatten", shapes)
     if not src:
@@ -735,6 +767,22 @@ With ``reverse=True`` the codes are matched right to left.
 (2, 12)
 >>> mx.nd.reshape(x, shape=(-4, 1, 2, -2)).shape
 (1, 2, 3, 4)""")
+
+_op("reshape_like", _reshape_like_shape, _reshape_compute, gradient=_reshape_like_grad,
+    inputs=("lhs", "rhs"), infer_type=lambda dtypes, attrs: [dtypes[0]], params=(
+        Param("lhs_begin", "int", None, "first axis of lhs to replace (None: 0)"),
+        Param("lhs_end", "int", None, "axis of lhs after the last replaced (None: ndim)"),
+        Param("rhs_begin", "int", None, "first axis of rhs whose sizes are taken (None: 0)"),
+        Param("rhs_end", "int", None, "axis of rhs after the last taken (None: ndim)")),
+    doc="""Give ``lhs`` the shape of ``rhs`` (same number of elements; a copy), or replace
+axes ``[lhs_begin, lhs_end)`` of lhs by axes ``[rhs_begin, rhs_end)`` of rhs. The output has
+lhs's dtype; rhs only gives a shape.
+
+>>> mx.nd.reshape_like(mx.nd.zeros((2, 3)), mx.nd.zeros((3, 2))).shape
+(3, 2)
+>>> mx.nd.reshape_like(mx.nd.zeros((30, 7)), mx.nd.zeros((15, 2, 4)), lhs_begin=0,
+...                    lhs_end=1, rhs_begin=0, rhs_end=2).shape
+(15, 2, 7)""")
 
 _op("flatten", _flatten_shape, _reshape_compute, gradient=_reshape_grad, aliases=("Flatten",),
     doc="Collapse all axes but the first: shape (d0, d1, ..., dk) becomes (d0, d1*...*dk). "

@@ -50,6 +50,7 @@ SPECS = {
     "broadcast_to": Spec([(3, 1)], lambda nd, x: _sq(nd.broadcast_to(x, shape=(2, 3, 4)))),
     # rhs gives only a shape: its gradient is zero, which the finite differences confirm
     "broadcast_like": Spec([(1, 4), (3, 4)], lambda nd, a, b: _sq(nd.broadcast_like(a, b))),
+    "reshape_like": Spec([(2, 6), (3, 4)], lambda nd, a, b: _sq(nd.reshape_like(a, b))),
     "broadcast_axis": Spec([(3, 1, 1)], lambda nd, x: _sq(
         nd.broadcast_axis(x, axis=(1, 2), size=(2, 4)))),
     # both kinds of diag: a 1-D input makes a matrix, a 3-D input gives a diagonal
