@@ -11,7 +11,7 @@ loops over at least ``PARALLEL_MIN`` elements run under ``prange`` with the cont
 of ``mx_parallel.h``. Inputs and outputs are C-contiguous and flattened by the caller.
 """
 from cython.parallel cimport prange
-from libc.math cimport exp, expm1, log, log1p, erf, fabs, sqrt, INFINITY
+from libc.math cimport exp, log, INFINITY
 from libc.stdlib cimport malloc, free
 
 from .common cimport idx_t, PARALLEL_MIN
@@ -24,6 +24,7 @@ ctypedef fused real:
 cdef extern from "mx_act.h" nogil:
     float mx_expf(float x)
     int mx_act_f32(int kind, const float* x, float* y, idx_t n, double a, double b)
+    double mx_act_f64(int kind, double x, double a, double b)
     void mx_expf_loop(const float* x, float* y, idx_t n)
     void mx_softmax_row_f32(const float* x, float* y, idx_t n, float scale, int log_mode)
     void mx_softmax_block_f32(const float* x, float* y, idx_t n, idx_t inner, float scale,
@@ -48,38 +49,9 @@ ACT_IDS = {"softrelu": SOFTRELU, "leaky": LEAKY, "elu": ELU, "selu": SELU, "gelu
            "d_softrelu": D_SOFTRELU, "d_leaky": D_LEAKY, "d_elu": D_ELU, "d_selu": D_SELU,
            "d_gelu": D_GELU, "d2_gelu": D2_GELU}
 
-cdef double _RSQRT2 = 0.70710678118654752440
-cdef double _RSQRT2PI = 0.39894228040143267794
-
-
 cdef inline double _act(int kind, double x, double a, double b) noexcept nogil:
-    cdef double e
-    if kind == SOFTRELU:
-        # log1p(exp(-|x|)) + max(x, 0): no overflow, exact for large |x|
-        return (x if x > 0 else 0.0) + log1p(exp(-fabs(x)))
-    elif kind == LEAKY:
-        return x if x > 0 else a * x
-    elif kind == ELU:
-        return x if x > 0 else a * expm1(x)
-    elif kind == SELU:
-        return b * (x if x > 0 else a * expm1(x))
-    elif kind == GELU:
-        return 0.5 * x * (1.0 + erf(x * _RSQRT2))
-    elif kind == D_SOFTRELU:
-        if x >= 0:
-            return 1.0 / (1.0 + exp(-x))
-        e = exp(x)
-        return e / (1.0 + e)
-    elif kind == D_LEAKY:
-        return 1.0 if x > 0 else a
-    elif kind == D_ELU:
-        return 1.0 if x > 0 else a * exp(x)
-    elif kind == D_SELU:
-        return b * (1.0 if x > 0 else a * exp(x))
-    elif kind == D_GELU:
-        return 0.5 * (1.0 + erf(x * _RSQRT2)) + x * _RSQRT2PI * exp(-0.5 * x * x)
-    else:   # D2_GELU
-        return _RSQRT2PI * exp(-0.5 * x * x) * (2.0 - x * x)
+    # the formulas are in mx_act.h, shared with the CUDA kernels
+    return mx_act_f64(kind, x, a, b)
 
 
 cdef void _leaky_loop(int kind, const real* x, real* y, idx_t i0, idx_t i1,

@@ -1,21 +1,29 @@
-/* Vectorizable float32 kernels of mxlite._core.activation: exp, the softmax rows and (C++)
- * the ELU/SELU/GELU family.
+/* The formulas of mxlite._core.activation, shared with the CUDA kernels (mxlite/cuda/ops):
+ * exp for float32, the element-wise activations and their derivatives, and (host only) the
+ * vectorizable loops of the float32 kernels and softmax rows.
  *
  * mx_expf: Cephes' expf (range reduction by n ln 2 in two parts, degree-6 polynomial on
  * [-ln2/2, ln2/2], 2^n built in the exponent bits): within 2 ulp of exp over the float32
  * range, 0 below -87.34, inf above 88.72, NaN kept. Written without calls or branches so
- * the compiler vectorizes the loops that use it (the bits go through a union, which GCC and
- * Clang treat as defined type punning).
+ * the compiler vectorizes the loops that use it (the bits go through a union, which GCC,
+ * Clang and CUDA treat as defined type punning).
  *
  * Softmax sums and maxima keep 8 independent accumulators (sums in double), so the loops
  * pipeline without -ffast-math; the order of the additions is fixed (lane i takes the
- * elements i mod 8), so results never depend on the SIMD width.
+ * elements i mod 8, the tail after the last full group of 8 goes to lane 0), so results
+ * never depend on the SIMD width, and the CUDA kernels add in the same order.
+ *
+ * The element functions are MX_FN (host and device, mx_math.h) and call math through mx::,
+ * so they compile under NVRTC; the loops (target_clones, malloc-free scratch) are host-only.
  */
 #ifndef MX_ACT_H
 #define MX_ACT_H
 
+#include "mx_math.h"
+#if !defined(__CUDACC__)
 #include <stdint.h>
 #include <math.h>
+#endif
 
 typedef union { float f; int32_t i; } mx_f32_bits;
 
@@ -27,7 +35,9 @@ typedef union { float f; int32_t i; } mx_f32_bits;
 #define MX_ACT_CLONES
 #endif
 
-static inline float mx_expf(float x)
+#define MX_ACT_INF_F mx_std::numeric_limits<float>::infinity()
+
+MX_FN float mx_expf(float x)
 {
     const float hi = 88.7228391f, lo = -87.3365447f;
     float c = x > hi ? hi : x;
@@ -53,76 +63,121 @@ static inline float mx_expf(float x)
     b.i = (n - n1 + 127) << 23;
     float y = e * a.f * b.f;
     y = x < lo ? 0.0f : y;
-    y = x > hi ? INFINITY : y;
+    y = x > hi ? MX_ACT_INF_F : y;
     return x != x ? x : y;
 }
 
+/* Activation kinds: the ids of activation.pyx's ACT_IDS. */
+enum {
+    MX_ACT_SOFTRELU = 0, MX_ACT_LEAKY = 1, MX_ACT_ELU = 2, MX_ACT_SELU = 3, MX_ACT_GELU = 4,
+    MX_ACT_D_SOFTRELU = 5, MX_ACT_D_LEAKY = 6, MX_ACT_D_ELU = 7, MX_ACT_D_SELU = 8,
+    MX_ACT_D_GELU = 9, MX_ACT_D2_GELU = 10
+};
+
+/* The activation ``kind`` at x in double through the math library (float64 everywhere;
+ * softrelu and leaky for float32 too), with parameters a (slope, alpha) and b (SELU's
+ * scale). GELU is x / 2 (1 + erf(x / sqrt 2)). */
+MX_FN double mx_act_f64(int kind, double x, double a, double b)
+{
+    const double rsqrt2 = 0.70710678118654752440, rsqrt2pi = 0.39894228040143267794;
+    double e;
+    switch (kind) {
+    case MX_ACT_SOFTRELU:   /* log1p(exp(-|x|)) + max(x, 0): no overflow, exact for large |x| */
+        return (x > 0 ? x : 0.0) + mx::log1p(mx::exp(-mx::fabs(x)));
+    case MX_ACT_LEAKY: return x > 0 ? x : a * x;
+    case MX_ACT_ELU: return x > 0 ? x : a * mx::expm1(x);
+    case MX_ACT_SELU: return b * (x > 0 ? x : a * mx::expm1(x));
+    case MX_ACT_GELU: return 0.5 * x * (1.0 + mx::erf(x * rsqrt2));
+    case MX_ACT_D_SOFTRELU:
+        if (x >= 0) return 1.0 / (1.0 + mx::exp(-x));
+        e = mx::exp(x);
+        return e / (1.0 + e);
+    case MX_ACT_D_LEAKY: return x > 0 ? 1.0 : a;
+    case MX_ACT_D_ELU: return x > 0 ? 1.0 : a * mx::exp(x);
+    case MX_ACT_D_SELU: return b * (x > 0 ? 1.0 : a * mx::exp(x));
+    case MX_ACT_D_GELU:
+        return 0.5 * (1.0 + mx::erf(x * rsqrt2)) + x * rsqrt2pi * mx::exp(-0.5 * x * x);
+    default:                /* MX_ACT_D2_GELU: phi(x) (2 - x^2) */
+        return rsqrt2pi * mx::exp(-0.5 * x * x) * (2.0 - x * x);
+    }
+}
+
+/* The float32 ELU / SELU / GELU and their derivatives: each element in double by the same
+ * formula as the float64 path, with the vectorizable exp / expm1 / normal CDF of mx_math.h
+ * (no libm: bit-identical on every compiler), rounded once to float by the caller. GELU
+ * uses x Phi(x) with Phi = erfc(-x / sqrt 2) / 2, accurate for x < 0 too (1 + erf(x / sqrt
+ * 2) cancels there). */
+MX_VFN double mx_act_elu_v(double v, double a) { return v > 0 ? v : a * mx::expm1_f64(v); }
+MX_VFN double mx_act_d_elu_v(double v, double a) { return v > 0 ? 1.0 : a * mx::exp_f64(v); }
+MX_VFN double mx_act_gelu_v(double v)
+{
+    return v * mx::ndtr_with_exp(v, mx::exp_f64(-0.5 * v * v));
+}
+MX_VFN double mx_act_d_gelu_v(double v)     /* Phi(x) + x phi(x) */
+{
+    double e = mx::exp_f64(-0.5 * v * v);
+    return mx::ndtr_with_exp(v, e) + v * 0.39894228040143267794 * e;
+}
+MX_VFN double mx_act_d2_gelu_v(double v)    /* phi(x) (2 - x^2) */
+{
+    return 0.39894228040143267794 * mx::exp_f64(-0.5 * v * v) * (2.0 - v * v);
+}
+
+/* The activation ``kind`` of one float32 element, as the float32 kernels compute it. */
+MX_FN float mx_act_f32_one(int kind, float x, double a, double b)
+{
+    double v = x;
+    switch (kind) {
+    case MX_ACT_ELU: return (float)mx_act_elu_v(v, a);
+    case MX_ACT_SELU: return (float)(b * mx_act_elu_v(v, a));
+    case MX_ACT_GELU: return (float)mx_act_gelu_v(v);
+    case MX_ACT_D_ELU: return (float)mx_act_d_elu_v(v, a);
+    case MX_ACT_D_SELU: return (float)(b * mx_act_d_elu_v(v, a));
+    case MX_ACT_D_GELU: return (float)mx_act_d_gelu_v(v);
+    case MX_ACT_D2_GELU: return (float)mx_act_d2_gelu_v(v);
+    default: return (float)mx_act_f64(kind, v, a, b);
+    }
+}
+
+#if !defined(__CUDACC__)
+/* ---- host loops ------------------------------------------------------------------------ */
 MX_ACT_CLONES static void mx_expf_loop(const float* x, float* y, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] = mx_expf(x[i]);
 }
 
-#ifdef __cplusplus
-#include "mx_math.h"
-
-/* The float32 ELU / SELU / GELU and their derivatives (kind ids of activation.pyx), the
- * kind hoisted out of the loop: each element computed in double by the same formula as the
- * float64 (libm) path, with the vectorizable exp / expm1 / normal CDF of mx_math.h, then
- * rounded once to float. GELU uses x Phi(x) with Phi = erfc(-x / sqrt 2) / 2, accurate for
- * x < 0 too (1 + erf(x / sqrt 2) cancels there). Returns 0, or -1 for another kind. */
+/* The float32 ELU / SELU / GELU and their derivatives over n elements, the kind hoisted
+ * out of the loop (so each loop vectorizes). Returns 0, or -1 for another kind. */
 MX_ACT_CLONES static int mx_act_f32(int kind, const float* x, float* y, int64_t n, double a,
                                     double b)
 {
-    const double rsqrt2pi = 0.39894228040143267794;
     int64_t i;
     switch (kind) {
-    case 2:     /* ELU */
-        for (i = 0; i < n; i++) {
-            double v = x[i], e = a * mx::expm1_f64(v);
-            y[i] = (float)(v > 0 ? v : e);
-        }
+    case MX_ACT_ELU:
+        for (i = 0; i < n; i++) y[i] = (float)mx_act_elu_v(x[i], a);
         return 0;
-    case 3:     /* SELU */
-        for (i = 0; i < n; i++) {
-            double v = x[i], e = a * mx::expm1_f64(v);
-            y[i] = (float)(b * (v > 0 ? v : e));
-        }
+    case MX_ACT_SELU:
+        for (i = 0; i < n; i++) y[i] = (float)(b * mx_act_elu_v(x[i], a));
         return 0;
-    case 4:     /* GELU */
-        for (i = 0; i < n; i++) {
-            double v = x[i];
-            y[i] = (float)(v * mx::ndtr_with_exp(v, mx::exp_f64(-0.5 * v * v)));
-        }
+    case MX_ACT_GELU:
+        for (i = 0; i < n; i++) y[i] = (float)mx_act_gelu_v(x[i]);
         return 0;
-    case 7:     /* D_ELU */
-        for (i = 0; i < n; i++) {
-            double v = x[i], e = a * mx::exp_f64(v);
-            y[i] = (float)(v > 0 ? 1.0 : e);
-        }
+    case MX_ACT_D_ELU:
+        for (i = 0; i < n; i++) y[i] = (float)mx_act_d_elu_v(x[i], a);
         return 0;
-    case 8:     /* D_SELU */
-        for (i = 0; i < n; i++) {
-            double v = x[i], e = a * mx::exp_f64(v);
-            y[i] = (float)(b * (v > 0 ? 1.0 : e));
-        }
+    case MX_ACT_D_SELU:
+        for (i = 0; i < n; i++) y[i] = (float)(b * mx_act_d_elu_v(x[i], a));
         return 0;
-    case 9:     /* D_GELU: Phi(x) + x phi(x) */
-        for (i = 0; i < n; i++) {
-            double v = x[i], e = mx::exp_f64(-0.5 * v * v);
-            y[i] = (float)(mx::ndtr_with_exp(v, e) + v * rsqrt2pi * e);
-        }
+    case MX_ACT_D_GELU:
+        for (i = 0; i < n; i++) y[i] = (float)mx_act_d_gelu_v(x[i]);
         return 0;
-    case 10:    /* D2_GELU: phi(x) (2 - x^2) */
-        for (i = 0; i < n; i++) {
-            double v = x[i];
-            y[i] = (float)(rsqrt2pi * mx::exp_f64(-0.5 * v * v) * (2.0 - v * v));
-        }
+    case MX_ACT_D2_GELU:
+        for (i = 0; i < n; i++) y[i] = (float)mx_act_d2_gelu_v(x[i]);
         return 0;
     }
     return -1;
 }
-#endif
 
 /* The largest of scale * x[0..n) (scale may be negative: softmin). */
 static inline float mx_row_max_f32(const float* x, int64_t n, float scale)
@@ -229,5 +284,7 @@ MX_ACT_CLONES static void mx_softmax_block_f32(const float* x, float* y, int64_t
             yr[j] = yr[j] * m[j];
     }
 }
+
+#endif  /* !__CUDACC__ */
 
 #endif

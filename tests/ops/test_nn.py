@@ -527,6 +527,8 @@ def test_gradient_penalty_weight_gradients():
 
 
 # ---- the float32 kernels (mx_act.h) ----------------------------------------------------------
+# calls the CPU kernel (mxlite._core.activation) directly; tests/gpu/test_nn.py checks the GPU one
+@pytest.mark.cpu_only
 def test_float32_exp_kernel_accuracy():
     from mxlite._core import activation as kernels
     x = np.concatenate([np.linspace(-100, 100, 400001),
@@ -595,6 +597,8 @@ def _f32_ulp_distance(got, want):
     return np.abs(key(got) - key(want))
 
 
+# calls the CPU kernel (mxlite._core.activation) directly; tests/gpu/test_nn.py checks the GPU one
+@pytest.mark.cpu_only
 @pytest.mark.parametrize("kind,a,b", [("elu", 1.0, 1.0), ("elu", 0.25, 1.0),
                                       ("selu", _SELU_A, _SELU_L), ("gelu", 0.0, 1.0),
                                       ("d_elu", 1.0, 1.0), ("d_elu", 0.25, 1.0),
@@ -617,6 +621,8 @@ def test_float32_activation_kernels_within_one_ulp(kind, a, b):
     assert dist.max() <= 1, (kind, x[worst], y[worst], want[worst])
 
 
+# calls the CPU kernel (mxlite._core.activation) directly; tests/gpu/test_nn.py checks the GPU one
+@pytest.mark.cpu_only
 @pytest.mark.parametrize("kind", ["elu", "selu", "gelu", "d_elu", "d_selu", "d_gelu",
                                   "d2_gelu"])
 def test_float32_activation_kernels_special_values(kind):
