@@ -7,8 +7,10 @@ The same as ``mpiexec -n N python train.py [args]``, plus:
 * ``OMP_NUM_THREADS`` is set to the machine's cores divided by N when it is not set, so
   N ranks on one machine do not each start a thread per core;
 * ``--timeout S`` ends the whole job after S seconds (exit status 124);
-* an exception that escapes the script on one rank ends every rank (``MPI_Abort``), also
-  before the script has created a store.
+* an exception that escapes the script, or a non-zero exit status, on one rank ends every
+  rank (``MPI_Abort``), also before the script has created a store (under a bare
+  ``mpiexec``, a rank that fails before MPI starts leaves the others waiting in
+  ``MPI_Init``).
 
 ``mpiexec`` is looked for next to the Python interpreter first (where ``pip install
 mxlite[dist]`` puts MPICH's), then on ``PATH``.
@@ -21,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import traceback
 
 __all__ = ["find_mpiexec", "main"]
@@ -73,6 +76,23 @@ def _rank_from_environment():
     return "?"
 
 
+def _abort_job(message, code):
+    """End every rank: through the store's MPI world when one exists, else by starting MPI
+    just to abort (a rank that fails before MPI starts would leave the others waiting in
+    MPI_Init forever)."""
+    from .kvstore import mpi as kv_mpi
+    if kv_mpi._world is not None:
+        kv_mpi._world.abort(message, code)
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return
+    sys.stderr.write(f"mxlite.launch: {message}\n")
+    sys.stderr.flush()
+    time.sleep(0.2)         # let mpiexec pass the traceback on before the ranks are killed
+    MPI.COMM_WORLD.Abort(code)
+
+
 def _worker(script, args, prefix):
     """Run ``script`` as ``__main__`` on this rank."""
     if prefix:
@@ -83,15 +103,16 @@ def _worker(script, args, prefix):
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
         runpy.run_path(script, run_name="__main__")
-    except SystemExit:
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        from .kvstore import mpi as kv_mpi
+        if code != 0 and kv_mpi._world is None:     # with a store, its exit notices serve
+            _abort_job(f"the script exited with status {code}; aborting the MPI job", code)
         raise
-    except BaseException:                   # noqa: BLE001 (the script's failure, whatever it is)
+    except BaseException as e:              # noqa: BLE001 (the script's failure, whatever it is)
         traceback.print_exc()
         sys.stderr.flush()
-        mpi = sys.modules.get("mpi4py.MPI")
-        if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
-            from .kvstore import mpi as kv_mpi
-            kv_mpi.world().abort("the script raised; aborting the MPI job")
+        _abort_job(f"the script raised {type(e).__name__}; aborting the MPI job", 1)
         sys.exit(1)
 
 

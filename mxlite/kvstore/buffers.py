@@ -22,10 +22,14 @@ def local_sum(arrays, ctx):
     vals = [a.as_in_context(ctx) for a in arrays]
     if len(vals) == 1:
         return vals[0]
-    add = nd.logical_or if vals[0]._data.dtype == bool else nd.elemwise_add
-    acc = add(vals[0], vals[1])
+    if vals[0]._data.dtype == bool:
+        acc = nd.logical_or(vals[0], vals[1])
+        for v in vals[2:]:
+            acc = nd.logical_or(acc, v)
+        return acc
+    acc = nd.elemwise_add(vals[0], vals[1])
     for v in vals[2:]:
-        add(acc, v, out=acc)
+        nd.elemwise_add(acc, v, out=acc)
     return acc
 
 
