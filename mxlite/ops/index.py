@@ -105,16 +105,21 @@ def _positions(xp, op, indices, n, mode, axis):
     pos = xp.empty(indices.shape, np.int64)
     nbad = _k.prepare_indices(_index_view(indices), pos, n, _k.MODES[mode])
     if nbad and mode != "drop":
-        k = xp.argmax(pos.reshape(-1) < 0)
-        bad = indices.reshape(-1)[k].item()
-        if isinstance(bad, float) and math.isnan(bad):
-            raise op_error(op, f"index {bad} at position {k} of indices is not a number")
-        if n == 0:
-            raise op_error(op, f"cannot index axis {axis} of size 0 (index {bad} at position "
-                           f"{k} of indices)")
-        raise op_error(op, f"index {bad} at position {k} of indices is out of range for axis "
-                       f"{axis} of size {n} (mode='raise' accepts 0 to {n - 1})")
+        raise bad_index_error(op, indices, xp.argmax(pos.reshape(-1) < 0), n, axis)
     return pos
+
+
+def bad_index_error(op, indices, k, n, axis):
+    """The MXNetError for the invalid index at flat position ``k`` of ``indices`` (NaN, an
+    axis of size 0, or out of range under mode 'raise'); shared with the GPU kernels."""
+    bad = indices.reshape(-1)[k].item()
+    if isinstance(bad, float) and math.isnan(bad):
+        return op_error(op, f"index {bad} at position {k} of indices is not a number")
+    if n == 0:
+        return op_error(op, f"cannot index axis {axis} of size 0 (index {bad} at position "
+                        f"{k} of indices)")
+    return op_error(op, f"index {bad} at position {k} of indices is out of range for axis "
+                    f"{axis} of size {n} (mode='raise' accepts 0 to {n - 1})")
 
 
 def _no_bool_grad(op):

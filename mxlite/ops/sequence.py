@@ -55,9 +55,10 @@ def _shapes(op, shapes, attrs):
     return shapes[0], (shapes[1] if n == 2 else None)
 
 
-def _lengths(rctx, op, ins, attrs, B, T, lo, hi):
+def _lengths(rctx, op, ins, attrs, B, T, lo, hi, count_bad=None):
     """int64 lengths (T for every sequence without use_sequence_length), checked to lie in
-    [lo, hi] when given (hi None: no upper bound)."""
+    [lo, hi] when given (hi None: no upper bound) by ``count_bad(lengths, lo, hi)`` ->
+    (count, first position) (default: the CPU kernel's)."""
     xp = rctx.xp
     if not attrs.use_sequence_length:
         lengths = xp.empty((B,), I64)
@@ -65,7 +66,7 @@ def _lengths(rctx, op, ins, attrs, B, T, lo, hi):
         return lengths
     raw = ins[-1]
     lengths = xp.ascontiguousarray(raw if raw.dtype == I64 else raw.astype(I64))
-    bad, first = _k.seq_count_bad(lengths, lo, 2 ** 62 if hi is None else hi)
+    bad, first = (count_bad or _k.seq_count_bad)(lengths, lo, 2 ** 62 if hi is None else hi)
     if bad:
         where = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
         raise op_error(op, f"sequence_length[{first}] = {raw.reshape(-1)[first].item()} is "
