@@ -1,5 +1,287 @@
-"""Gluon Trainer (being written)."""
+"""``Trainer``: applies an optimizer to a list of Parameters (MXNet 1.x
+``mx.gluon.Trainer``).
+
+``step(batch_size)`` = ``allreduce_grads()`` (sum each gradient over its contexts, and over
+the workers of a ``dist`` kvstore) + ``update(batch_size)`` (the optimizer with
+``rescale_grad = scale / batch_size``). As in MXNet, a ``'device'``/``'local'`` kvstore
+named by a string is used only for parameters on several contexts (one context updates
+directly); a ``KVStore`` object is always used; a ``dist`` store is always used and
+updates on the store (every worker applies the same summed gradient).
+"""
+import pickle
+
+from .. import kvstore as kvs
+from .. import optimizer as opt
+from ..base import MXNetError
+from .parameter import Parameter, ParameterDict
+
+__all__ = ["Trainer"]
 
 
 class Trainer:
-    """Applies an optimizer to a set of parameters (being written)."""
+    """Updates ``params`` (a list, a dict or a ParameterDict of Parameters) with
+    ``optimizer`` (a name with ``optimizer_params``, or an ``mx.optimizer.Optimizer``).
+
+    Parameters
+    ----------
+    params : list, dict or ParameterDict of Parameter
+    optimizer : str or Optimizer
+    optimizer_params : dict
+        Keyword arguments of the optimizer (``learning_rate``, ``wd``, ``momentum``, ...).
+    kvstore : str, KVStore or None, default 'device'
+        How gradients of several contexts/workers are summed (see the module docstring).
+    compression_params : dict
+        Refused unless None (gradients are reduced in full precision).
+    update_on_kvstore : bool or None
+        Whether the store applies the optimizer (default: only for dist stores).
+
+    >>> w = mx.gluon.Parameter('w', shape=(2,), init=mx.init.One())
+    >>> w.initialize()
+    >>> trainer = mx.gluon.Trainer([w], 'sgd', {'learning_rate': 0.5})
+    >>> with mx.autograd.record():
+    ...     y = (w.data() * mx.nd.array([1.0, 2.0])).sum()
+    >>> y.backward()
+    >>> trainer.step(1)
+    >>> w.data().asnumpy().tolist()
+    [0.5, 0.0]
+    """
+
+    def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
+                 compression_params=None, update_on_kvstore=None):
+        if isinstance(params, (dict, ParameterDict)):
+            params = [params[k] for k in sorted(params.keys())]
+        if not isinstance(params, (list, tuple)):
+            raise MXNetError(f"Trainer: the first argument must be a list or dict of "
+                             f"Parameters, got {type(params).__name__}")
+        self._params = []
+        self._param2idx = {}
+        for i, param in enumerate(params):
+            if not isinstance(param, Parameter):
+                raise MXNetError(f"Trainer: first argument must be a list or dict of "
+                                 f"Parameters, got list of {type(param).__name__}")
+            if param.name in self._param2idx:
+                raise MXNetError(f"Trainer: parameter {param.name!r} is given twice")
+            self._param2idx[param.name] = i
+            self._params.append(param)
+            param._set_trainer(self)
+        if compression_params is not None:
+            raise MXNetError("Trainer: compression_params is not supported (gradients are "
+                             "reduced in full precision)")
+        self._contexts = self._check_contexts()
+        self._init_optimizer(optimizer, optimizer_params or {})
+        self._scale = self._optimizer.rescale_grad
+        self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
+        self._kv_initialized = False
+        self._kvstore = None
+        self._update_on_kvstore = None
+        self._distributed = None
+        self._params_to_init = []
+        self._reset_kvstore()
+
+    def _check_contexts(self):
+        contexts = None
+        for param in self._params:
+            ctx = param.list_ctx()
+            if contexts is not None and contexts != ctx:
+                raise MXNetError(f"Trainer: all Parameters must be initialized on the same "
+                                 f"set of contexts, but Parameter {param.name!r} is on {ctx} "
+                                 f"while previous Parameters are on {contexts}")
+            contexts = ctx
+        return contexts or []
+
+    def _init_optimizer(self, optimizer, optimizer_params):
+        param_dict = dict(enumerate(self._params))
+        if isinstance(optimizer, opt.Optimizer):
+            if optimizer_params:
+                raise MXNetError("Trainer: optimizer_params must be None if optimizer is an "
+                                 "instance of Optimizer instead of str")
+            self._optimizer = optimizer
+            self._optimizer.param_dict = param_dict
+        else:
+            self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
+        self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
+
+    def _reset_kvstore(self):
+        """Forget the kvstore (it is made again, from the parameters' current values, on
+        the next step)."""
+        self._kv_initialized = False
+        self._kvstore = None
+        self._distributed = None
+        self._update_on_kvstore = None
+        self._params_to_init = list(self._params)
+
+    def _init_kvstore(self):
+        config = self._kvstore_params
+        kvstore = config["kvstore"]
+        if kvstore is None:
+            kv = None
+        elif isinstance(kvstore, kvs.KVStoreBase):
+            kv = kvstore
+        elif isinstance(kvstore, str):
+            kv = None if len(self._contexts) == 1 and "dist" not in kvstore \
+                else kvs.create(kvstore)
+        else:
+            raise MXNetError(f"Trainer: kvstore must be a KVStore, a str or None, got "
+                             f"{type(kvstore).__name__}")
+        self._distributed = kv is not None and "dist" in kv.type
+        update_on_kvstore = config["update_on_kvstore"]
+        if update_on_kvstore is None:
+            update_on_kvstore = self._distributed
+        if kv is None:
+            update_on_kvstore = False
+        if kv is not None and update_on_kvstore:
+            kv.set_optimizer(self._optimizer)
+        self._kvstore = kv
+        self._update_on_kvstore = update_on_kvstore if kv is not None else None
+        self._kv_initialized = True
+
+    def _init_params(self):
+        """Put the parameters whose data exist into the kvstore (rank 0's values go to
+        every worker of a dist store)."""
+        pending = []
+        for param in self._params_to_init:
+            if param._deferred_init:
+                pending.append(param)
+                continue
+            if self._kvstore is not None:
+                arrays = param.list_data()
+                self._kvstore.broadcast(self._param2idx[param.name], arrays[0], arrays)
+        self._params_to_init = pending
+
+    def _prepare(self):
+        if not self._kv_initialized:
+            self._contexts = self._check_contexts()
+            if len(self._updaters) != len(self._contexts):
+                self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params()
+
+    # ---- learning rate -----------------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The optimizer's current learning rate."""
+        return self._optimizer.learning_rate
+
+    @property
+    def optimizer(self):
+        """The optimizer."""
+        return self._optimizer
+
+    def set_learning_rate(self, lr):
+        """Set the optimizer's learning rate (not with an ``lr_scheduler``)."""
+        self._optimizer.set_learning_rate(lr)
+
+    # ---- steps -----------------------------------------------------------------------------
+    def step(self, batch_size, ignore_stale_grad=False):
+        """One update: gradients summed over contexts/workers, then the optimizer with
+        ``rescale_grad = scale / batch_size``. A parameter whose gradient backward did not
+        write since the last step raises unless ``ignore_stale_grad`` (then it is
+        skipped)."""
+        self._check_and_rescale_grad(self._scale / batch_size)
+        self._prepare()
+        self._allreduce_grads()
+        self._update(ignore_stale_grad)
+
+    def _check_and_rescale_grad(self, scale):
+        if self._update_on_kvstore and self._distributed and self._kv_initialized \
+                and self._optimizer.rescale_grad != scale:
+            raise MXNetError("Trainer: possible change in the batch_size from the previous "
+                             "step detected; the gradient normalizing factor cannot change "
+                             "when the dist kvstore applies the optimizer")
+        self._optimizer.rescale_grad = scale
+
+    def allreduce_grads(self):
+        """Sum the gradients over contexts (and workers) without updating, for a manual
+        ``update`` (e.g. after gradient clipping). Not with ``update_on_kvstore``."""
+        self._prepare()
+        if self._kvstore is not None and self._update_on_kvstore:
+            raise MXNetError("Trainer.allreduce_grads() when parameters are updated on the "
+                             "kvstore is not supported; create the Trainer with "
+                             "update_on_kvstore=False")
+        self._allreduce_grads()
+
+    def _allreduce_grads(self):
+        if self._kvstore is None:
+            return
+        for i, param in enumerate(self._params):
+            if param.grad_req == "null":
+                continue
+            fresh = param._fresh_grads()
+            if self._update_on_kvstore:
+                self._kvstore.pushpull(i, param.list_grad(), out=param.list_data(),
+                                       priority=-i)
+            else:
+                self._kvstore.pushpull(i, param.list_grad(), priority=-i)
+            # the reduction writes every gradient: a stale one stays stale
+            param._seen = [g._version[0] if not f else v
+                           for g, f, v in zip(param.list_grad(), fresh, param._seen)]
+
+    def update(self, batch_size, ignore_stale_grad=False):
+        """Apply the optimizer to the (already reduced) gradients; see ``step``."""
+        self._prepare()
+        if self._kvstore is not None and self._update_on_kvstore:
+            raise MXNetError("Trainer.update() when parameters are updated on the kvstore is "
+                             "not supported; create the Trainer with update_on_kvstore=False")
+        self._check_and_rescale_grad(self._scale / batch_size)
+        self._update(ignore_stale_grad)
+
+    def _update(self, ignore_stale_grad=False):
+        updates = [[] for _ in self._updaters]
+        for i, param in enumerate(self._params):
+            if param.grad_req == "null":
+                continue
+            fresh = param._fresh_grads()
+            if not ignore_stale_grad:
+                for ok, data in zip(fresh, param.list_data()):
+                    if not ok:
+                        raise MXNetError(
+                            f"Trainer: gradient of Parameter {param.name!r} on context "
+                            f"{data.context} has not been updated by backward since last "
+                            "step. This could mean a bug in your model that made it only use "
+                            "a subset of the Parameters (Blocks) for this iteration. If you "
+                            "are intentionally only using a subset, call step with "
+                            "ignore_stale_grad=True to suppress this warning and skip "
+                            "updating of Parameters with stale gradient")
+            if self._kvstore is not None and self._update_on_kvstore:
+                param._mark_stale()
+                continue
+            for upd, arr, grad, ok in zip(updates, param.list_data(), param.list_grad(), fresh):
+                if not ignore_stale_grad or ok:
+                    upd.append((i, grad, arr))
+            param._mark_stale()
+        if self._kvstore is not None and self._update_on_kvstore:
+            return
+        for updater, upd in zip(self._updaters, updates):
+            if upd:
+                idx, grads, weights = zip(*upd)
+                updater(list(idx), list(grads), list(weights))
+
+    # ---- states ------------------------------------------------------------------------------
+    def save_states(self, fname):
+        """Write the optimizer and its states to ``fname``."""
+        self._prepare()
+        if self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
+        else:
+            with open(fname, "wb") as f:
+                f.write(self._updaters[0].get_states(dump_optimizer=True))
+
+    def load_states(self, fname):
+        """Read the optimizer and its states written by ``save_states``."""
+        self._prepare()
+        if self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+            self._optimizer = self._kvstore._updater.optimizer
+        else:
+            with open(fname, "rb") as f:
+                states = f.read()
+            try:
+                for updater in self._updaters:
+                    updater.set_states(states)
+                    updater.optimizer = self._updaters[0].optimizer
+            except (pickle.UnpicklingError, EOFError, ValueError) as e:
+                raise MXNetError(f"Trainer.load_states: {fname!r} holds no optimizer states "
+                                 f"({e})") from None
+            self._optimizer = self._updaters[0].optimizer
+        self._optimizer.param_dict = dict(enumerate(self._params))

@@ -28,11 +28,22 @@ def _check_layout(who, layout, allowed):
                          f"{layout!r}")
 
 
-def _infer_weight_shape(op_name, data_shape, kwargs):
-    """The weight and bias shapes the operator's own shape rule gives for ``data_shape``
-    (0 where unknown)."""
-    data = symbol.var("data", shape=data_shape)
-    return getattr(symbol, op_name)(data, **kwargs).infer_shape_partial()[0]
+def _infer_weight_shape(op_name, in_channels, layout, kwargs):
+    """The weight and bias shapes the operator's own shape rule gives (0 for the input
+    channels while ``in_channels`` is 0): inferred for one sample whose spatial size is one
+    kernel window."""
+    kernel, dilate = kwargs["kernel"], kwargs["dilate"]
+    dshape = [0] * (len(kernel) + 2)
+    spatial = iter((k - 1) * d + 1 for k, d in zip(kernel, dilate))
+    for i, axis in enumerate(layout):
+        dshape[i] = 1 if axis == "N" else (in_channels or kwargs["num_group"]) \
+            if axis == "C" else next(spatial)
+    data = symbol.var("data", shape=tuple(dshape))
+    shapes = [tuple(s) for s in getattr(symbol, op_name)(data, **kwargs).infer_shape()[0]]
+    if not in_channels:         # the axis of the input channels is not known yet
+        axis = 0 if op_name == "Deconvolution" else 1
+        shapes[1] = shapes[1][:axis] + (0,) + shapes[1][axis + 1:]
+    return shapes
 
 
 class _Conv(HybridBlock):
@@ -57,10 +68,7 @@ class _Conv(HybridBlock):
                 "num_group": groups, "no_bias": not use_bias, "layout": layout}
             if adj is not None:
                 self._kwargs["adj"] = adj
-            dshape = [0] * (n + 2)
-            dshape[layout.find("N")] = 1
-            dshape[layout.find("C")] = in_channels
-            wshapes = _infer_weight_shape(op_name, dshape, self._kwargs)
+            wshapes = _infer_weight_shape(op_name, in_channels, layout, self._kwargs)
             self.weight = self.params.get("weight", shape=wshapes[1], init=weight_initializer,
                                           allow_deferred_init=True)
             if use_bias:
