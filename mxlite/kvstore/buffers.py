@@ -1,7 +1,5 @@
 """Raw buffers of NDArrays for the stores: sums of pushed copies, in-place writes that
 keep version counters honest, and which outputs may receive a result directly."""
-from bisect import bisect_left
-
 from .. import ndarray as nd
 from ..device import namespace_for
 from ..ndarray import NDArray
@@ -48,9 +46,19 @@ def _interval(array):
     return start, start + data.nbytes
 
 
+def _overlap(a, b):
+    ia, ib = _interval(a), _interval(b)
+    return ia is not None and ib is not None and ia[0] < ib[1] and ib[0] < ia[1]
+
+
+# NDArrays that alias one buffer (views, reshapes, detach()) share one version counter
+# list, so arrays with different lists never overlap and need no address comparison.
 def same_buffer(a, b):
     """True when NDArrays ``a`` and ``b`` hold exactly the same bytes (a, b C-contiguous)."""
-    return a.context == b.context and _interval(a) == _interval(b) and a.shape == b.shape
+    if a is b:
+        return True
+    return (a._version is b._version and a.context == b.context and a.shape == b.shape
+            and _interval(a) == _interval(b))
 
 
 def direct_targets(items):
@@ -58,21 +66,17 @@ def direct_targets(items):
     written), which targets may receive their item's result while the other items are still
     to be read: a flag per item, True when the target overlaps no array read by the call,
     or only its own single send, byte for byte (an in-place reduction)."""
-    sends = sorted((iv, i) for i, (arrays, _) in enumerate(items) for a in arrays
-                   if (iv := _interval(a)) is not None)
-    starts = [iv[0] for iv, _ in sends]
-    reach = []            # reach[i]: the largest end among sends[0..i]
-    for iv, _ in sends:
-        reach.append(max(iv[1], reach[-1]) if reach else iv[1])
+    family = {}                 # id(version list) -> [(item, send)]: possibly aliasing sends
+    for i, (arrays, _) in enumerate(items):
+        for a in arrays:
+            family.setdefault(id(a._version), []).append((i, a))
     flags = []
     for i, (arrays, target) in enumerate(items):
-        iv = _interval(target)
-        if iv is None:
-            flags.append(True)
-            continue
-        lo, hi = bisect_left(starts, iv[0]), bisect_left(starts, iv[1])
-        inside = sends[lo:hi]                         # sends starting within the target
-        before = lo > 0 and reach[lo - 1] > iv[0]     # a send starting earlier reaches in
-        own = len(arrays) == 1 and same_buffer(arrays[0], target)
-        flags.append(not before and (not inside or (own and len(inside) == 1)))
+        ok = True
+        for j, send in family.get(id(target._version), ()):
+            own = j == i and len(arrays) == 1 and same_buffer(send, target)
+            if not own and _overlap(send, target):
+                ok = False
+                break
+        flags.append(ok)
     return flags

@@ -124,7 +124,7 @@ class KVStoreDist(KVStoreLocal):
 
 
 def _arrays_signature(key, array):
-    return key, array.shape, array._data.dtype.str, array.context.device_type
+    return key, array.shape, array._data.dtype.num, array.context.device_type
 
 
 def _describe(what, plan):

@@ -127,10 +127,9 @@ class World:
 
     def _check_departures(self, what):
         if self.departed is None:
-            status = self.MPI.Status()
-            if not self._notice.Test(status):
+            if not self._notice.Test():
                 return
-            self.departed = status.Get_source()
+            self.departed = int(self._notice_buf[0])     # a notice holds its sender's rank
             self._notices += 1
             if self._notices < self.size - 1:
                 self._notice = self.ctrl.Irecv(self._notice_buf, self.MPI.ANY_SOURCE, _DEPART)
