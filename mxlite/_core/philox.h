@@ -1,7 +1,8 @@
 // Philox4x32-10, the counter-based generator of Salmon, Moraes, Dror and Shaw ("Parallel
 // random numbers: as easy as 1, 2, 3", SC'11; the Random123 library), and the samplers built
-// on it. Plain C99 callable from C, C++ and CUDA (MX_FN marks host/device functions), so the
-// CPU kernels (random.pyx) and future CUDA kernels produce the same stream for a seed.
+// on it. Plain C99 callable from C, C++ and CUDA (MX_FN marks host/device functions): the CPU
+// kernels (random.pyx) and the CUDA kernels (mxlite/cuda/ops/random.py) call the same
+// functions, so they produce the same samples for a seed.
 //
 // The stream of one operator call. A call has a 64-bit key (the seed) and a 64-bit *offset*
 // (how many random operator calls came before it on this device since the seed was set).
@@ -104,6 +105,47 @@ MX_FN double mx_open_unit64(uint64_t x) {
     return ((double)(x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
+#define MX_TWO_PI 6.283185307179586476925286766559
+
+// ---- uniform, normal, exponential: fixed-cost samplers of the direct stream ----------------
+// float32 (and float16) element i reads word W[i]; float64 element i its 64-bit draw
+// W[2i] | W[2i+1] << 32. Normal elements come in Box-Muller pairs (2p, 2p + 1) reading the
+// words (draws) 2p and 2p + 1; the pair's second element is dropped past the end.
+
+// Uniform on [a, c) with width b = c - a (a (1 - u) + c u when the width overflows), ``bits``
+// random bits, never above ``top`` (the largest value below c in the output dtype).
+MX_FN float mx_uniform32(uint32_t x, int bits, double a, double b, double c, float top) {
+    double u = mx_unit_float(x, bits);
+    float v = (float)(isfinite(b) ? a + b * u : a * (1.0 - u) + c * u);
+    return v <= top ? v : top;
+}
+MX_FN double mx_uniform64(uint64_t x, double a, double b, double c, double top) {
+    double u = mx_unit_double(x);
+    double v = isfinite(b) ? a + b * u : a * (1.0 - u) + c * u;
+    return v <= top ? v : top;
+}
+
+// Normal(mean a, standard deviation b), a Box-Muller pair; float32 in float (its results are
+// float32, and it is 3x faster than double on the CPU).
+MX_FN void mx_normal32_pair(uint32_t x0, uint32_t x1, double a, double b, float* z0,
+                            float* z1) {
+    float r = sqrtf((float)(-2.0 * logf((float)mx_open_unit32(x0))));
+    float theta = (float)(MX_TWO_PI * (x1 * (1.0 / 4294967296.0)));
+    *z0 = (float)(a + b * (r * cosf(theta)));
+    *z1 = (float)(a + b * (r * sinf(theta)));
+}
+MX_FN void mx_normal64_pair(uint64_t x0, uint64_t x1, double a, double b, double* z0,
+                            double* z1) {
+    double r = sqrt(-2.0 * log(mx_open_unit64(x0)));
+    double theta = MX_TWO_PI * mx_unit_double(x1);
+    *z0 = a + b * r * cos(theta);
+    *z1 = a + b * r * sin(theta);
+}
+
+// Exponential with scale b = 1 / lambda.
+MX_FN float mx_exponential32(uint32_t x, double b) { return (float)(-log(mx_open_unit32(x)) * b); }
+MX_FN double mx_exponential64(uint64_t x, double b) { return -log(mx_open_unit64(x)) * b; }
+
 // ---- bounded integers: Lemire's multiply-shift with rejection ------------------------------
 // A draw x maps to (x * range) >> width; it is rejected when the low half of the product
 // is below threshold = 2^width mod range = (-range) % range, which leaves exactly
@@ -171,14 +213,46 @@ MX_FN uint64_t mx_stream_next64(mx_stream* s) {
     return lo | (hi << 32);
 }
 
+// ---- bounded integers on the element stream -------------------------------------------------
+// Element ``element``'s value in [0, range) from its stream: the first accepted draw (after
+// its direct draw was rejected). ``threshold`` as mx_lemire_threshold32/64.
+MX_FN uint32_t mx_bounded32_retry(uint64_t key, uint64_t offset, uint64_t element,
+                                  uint32_t range, uint32_t threshold) {
+    mx_stream s;
+    uint32_t r;
+    mx_stream_init(&s, key, offset, element);
+    while (!mx_lemire32(mx_stream_next32(&s), range, threshold, &r)) {}
+    return r;
+}
+MX_FN uint64_t mx_bounded64_retry(uint64_t key, uint64_t offset, uint64_t element,
+                                  uint64_t range, uint64_t threshold) {
+    mx_stream s;
+    uint64_t r;
+    mx_stream_init(&s, key, offset, element);
+    while (!mx_lemire64(mx_stream_next64(&s), range, threshold, &r)) {}
+    return r;
+}
+
+// The 64-bit draw of element j, W[2j] | W[2j + 1] << 32 (one Philox block).
+MX_FN uint64_t mx_draw64(uint64_t key, uint64_t offset, uint64_t j) {
+    mx_philox4x32 b = mx_philox_block(key, offset, j >> 1);
+    return (uint64_t)b.v[2 * (j & 1)] | ((uint64_t)b.v[2 * (j & 1) + 1] << 32);
+}
+
+// Uniform on [0, range) for element j (range >= 1): its 64-bit draw, then its stream.
+MX_FN uint64_t mx_bounded64(uint64_t key, uint64_t offset, uint64_t j, uint64_t range) {
+    uint64_t r, threshold = mx_lemire_threshold64(range);
+    if (mx_lemire64(mx_draw64(key, offset, j), range, threshold, &r)) return r;
+    return mx_bounded64_retry(key, offset, j, range, threshold);
+}
+
 MX_FN double mx_stream_uniform(mx_stream* s) { return mx_unit_double(mx_stream_next64(s)); }
 MX_FN double mx_stream_open(mx_stream* s) { return mx_open_unit64(mx_stream_next64(s)); }
 
 // Standard normal by Box-Muller (the cosine half; the sine half is not kept).
 MX_FN double mx_stream_normal(mx_stream* s) {
-    const double two_pi = 6.283185307179586476925286766559;
     double u1 = mx_stream_open(s), u2 = mx_stream_uniform(s);
-    return sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
+    return sqrt(-2.0 * log(u1)) * cos(MX_TWO_PI * u2);
 }
 
 // ---- distributions on the element stream (all in double) ----------------------------------
@@ -266,5 +340,71 @@ MX_FN double mx_sample_poisson(mx_stream* s, double lam) {
         if (k < 0.0 || (us < 0.013 && v > us)) continue;
         if (log(v) + log_invalpha - log(a / (us * us) + b) <= mx_poisson_log_pmf(k, lam))
             return k;
+    }
+}
+
+// ---- one element of the stream samplers (random.pyx fill_stream, the CUDA kernels) ---------
+#define MX_DIST_GAMMA 0                          /* shape p0, scale p1 */
+#define MX_DIST_POISSON 1                        /* rate p0 */
+#define MX_DIST_NEGATIVE_BINOMIAL 2              /* k = p0 successes, success probability p1 */
+#define MX_DIST_GENERALIZED_NEGATIVE_BINOMIAL 3  /* mean p0, dispersion p1 (0: Poisson) */
+
+MX_FN double mx_stream_sample(int dist, uint64_t key, uint64_t offset, uint64_t i, double p0,
+                              double p1) {
+    mx_stream s;
+    mx_stream_init(&s, key, offset, i);
+    if (dist == MX_DIST_GAMMA) return mx_sample_gamma(&s, p0) * p1;
+    if (dist == MX_DIST_POISSON) return mx_sample_poisson(&s, p0);
+    if (dist == MX_DIST_NEGATIVE_BINOMIAL) {
+        if (p1 == 1.0) return 0.0;
+        return mx_sample_poisson(&s, mx_sample_gamma(&s, p0) * ((1.0 - p1) / p1));
+    }
+    if (p1 == 0.0) return mx_sample_poisson(&s, p0);
+    return mx_sample_poisson(&s, mx_sample_gamma(&s, 1.0 / p1) * (p0 * p1));
+}
+
+// ---- multinomial -------------------------------------------------------------------------------
+// Running sums of one probability row of k entries into cum; 1 when an entry is negative or
+// not finite, or the total is not positive and finite.
+MX_FN int mx_multinomial_cumsum(const double* p, double* cum, int64_t k) {
+    double s = 0.0;
+    int bad = 0;
+    for (int64_t j = 0; j < k; ++j) {
+        if (!(p[j] >= 0.0 && isfinite(p[j]))) bad = 1;
+        s += p[j];
+        cum[j] = s;
+    }
+    return bad || !(s > 0.0 && isfinite(s));
+}
+
+// The category of one row that 64-bit draw x picks: the smallest j with u total < cum[j]
+// (when rounding put u total at the total, the last j with p[j] > 0); *logp = log(p_j / total).
+MX_FN int64_t mx_multinomial_draw(const double* p, const double* cum, int64_t k, uint64_t x,
+                                  double* logp) {
+    double total = cum[k - 1], target = mx_unit_double(x) * total;
+    int64_t lo = 0, hi = k, mid;
+    while (lo < hi) {
+        mid = (lo + hi) >> 1;
+        if (target < cum[mid]) hi = mid;
+        else lo = mid + 1;
+    }
+    if (lo == k) {
+        lo = k - 1;
+        while (lo > 0 && p[lo] == 0.0) lo -= 1;
+    }
+    *logp = log(p[lo] / total);
+    return lo;
+}
+
+// ---- shuffle: Fisher-Yates ---------------------------------------------------------------------
+// perm = a permutation of 0 .. n-1: step j swaps positions j and j + d[j], d[j] uniform on
+// [0, n - j) (mx_bounded64 of element j). The draws are independent and computed in
+// parallel; the swaps depend on each other and run in order.
+MX_FN void mx_fisher_yates(int64_t* perm, const int64_t* d, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) perm[j] = j;
+    for (int64_t j = 0; j + 1 < n; ++j) {
+        int64_t r = j + d[j], tmp = perm[j];
+        perm[j] = perm[r];
+        perm[r] = tmp;
     }
 }

@@ -19,7 +19,6 @@ integer loop is also compiled for AVX2/AVX-512 with GCC's ``target_clones``. The
 need a compiler with ``unsigned __int128`` (GCC, Clang) and a little-endian machine.
 """
 from cython.parallel cimport prange
-from libc.math cimport log, sqrt, cos, sin, isfinite, logf, sqrtf, cosf, sinf
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
@@ -31,18 +30,27 @@ cnp.import_array()
 cdef extern from "philox.h" nogil:
     ctypedef struct mx_philox4x32:
         uint32_t v[4]
-    ctypedef struct mx_stream:
-        pass
     mx_philox4x32 mx_philox4x32_10(mx_philox4x32 c, uint32_t k0, uint32_t k1)
-    float mx_unit_float(uint32_t x, int bits)
-    double mx_unit_double(uint64_t x)
-    double mx_open_unit32(uint32_t x)
-    double mx_open_unit64(uint64_t x)
-    int mx_lemire64(uint64_t x, uint64_t range, uint64_t threshold, uint64_t* r)
-    void mx_stream_init(mx_stream* s, uint64_t key, uint64_t offset, uint64_t element)
-    uint64_t mx_stream_next64(mx_stream* s)
-    double mx_sample_gamma(mx_stream* s, double alpha)
-    double mx_sample_poisson(mx_stream* s, double lam)
+    float mx_uniform32(uint32_t x, int bits, double a, double b, double c, float top)
+    double mx_uniform64(uint64_t x, double a, double b, double c, double top)
+    void mx_normal32_pair(uint32_t x0, uint32_t x1, double a, double b, float* z0, float* z1)
+    void mx_normal64_pair(uint64_t x0, uint64_t x1, double a, double b, double* z0,
+                          double* z1)
+    float mx_exponential32(uint32_t x, double b)
+    double mx_exponential64(uint64_t x, double b)
+    uint64_t mx_draw64(uint64_t key, uint64_t offset, uint64_t j)
+    uint64_t mx_bounded64(uint64_t key, uint64_t offset, uint64_t j, uint64_t range)
+    double mx_stream_sample(int dist, uint64_t key, uint64_t offset, uint64_t i, double p0,
+                            double p1)
+    int mx_multinomial_cumsum(const double* p, double* cum, int64_t k)
+    int64_t mx_multinomial_draw(const double* p, const double* cum, int64_t k, uint64_t x,
+                                double* logp)
+    void mx_fisher_yates(int64_t* perm, const int64_t* d, int64_t n)
+    enum:
+        MX_DIST_GAMMA
+        MX_DIST_POISSON
+        MX_DIST_NEGATIVE_BINOMIAL
+        MX_DIST_GENERALIZED_NEGATIVE_BINOMIAL
 
 cdef extern from *:
     """
@@ -221,12 +229,8 @@ cdef extern from *:
         for (int64_t t = 0; t < n; ++t) {
             uint64_t m = (uint64_t)words[t] * range;
             if ((uint32_t)m >= threshold) continue;
-            mx_stream s;
-            mx_stream_init(&s, key, offset, (uint64_t)(first + t));
-            do {
-                m = (uint64_t)mx_stream_next32(&s) * range;
-            } while ((uint32_t)m < threshold);
-            mx_store_int(out, out64, first + t, low + (m >> 32));
+            uint32_t r = mx_bounded32_retry(key, offset, (uint64_t)(first + t), range, threshold);
+            mx_store_int(out, out64, first + t, low + r);
         }
     }
 
@@ -244,11 +248,8 @@ cdef extern from *:
                 out[first + t] = (int64_t)(low + x);
                 continue;
             }
-            if (!mx_lemire64(x, range, threshold, &r)) {
-                mx_stream s;
-                mx_stream_init(&s, key, offset, (uint64_t)(first + t));
-                while (!mx_lemire64(mx_stream_next64(&s), range, threshold, &r)) {}
-            }
+            if (!mx_lemire64(x, range, threshold, &r))
+                r = mx_bounded64_retry(key, offset, (uint64_t)(first + t), range, threshold);
             out[first + t] = (int64_t)(low + r);
         }
     }
@@ -273,18 +274,13 @@ cdef enum:
     UNIFORM = 0
     NORMAL = 1
     EXPONENTIAL = 2
-# fill_stream distributions
-cdef enum:
-    GAMMA = 0
-    POISSON = 1
-    NEGATIVE_BINOMIAL = 2
-    GENERALIZED_NEGATIVE_BINOMIAL = 3
 
 CONTINUOUS = {"uniform": UNIFORM, "normal": NORMAL, "exponential": EXPONENTIAL}
-STREAM = {"gamma": GAMMA, "poisson": POISSON, "negative_binomial": NEGATIVE_BINOMIAL,
-          "generalized_negative_binomial": GENERALIZED_NEGATIVE_BINOMIAL}
+# fill_stream distributions (philox.h's MX_DIST_*)
+STREAM = {"gamma": MX_DIST_GAMMA, "poisson": MX_DIST_POISSON,
+          "negative_binomial": MX_DIST_NEGATIVE_BINOMIAL,
+          "generalized_negative_binomial": MX_DIST_GENERALIZED_NEGATIVE_BINOMIAL}
 
-cdef double TWO_PI = 6.283185307179586476925286766559
 cdef object TWO32 = 2 ** 32      # Python ints: range arithmetic must not overflow
 cdef object TWO64 = 2 ** 64
 
@@ -348,17 +344,6 @@ cdef void _words_chunk(uint32_t* out, idx_t first, idx_t n, uint64_t key,
     memcpy(out + first, lanes, n * sizeof(uint32_t))
 
 
-cdef inline uint64_t _draw64(uint64_t key, uint64_t offset, uint64_t j) noexcept nogil:
-    """The 64-bit draw of element j: W[2j] | W[2j + 1] << 32 (one Philox block)."""
-    cdef mx_philox4x32 c
-    c.v[0] = <uint32_t>(j >> 1)
-    c.v[1] = <uint32_t>(j >> 33)
-    c.v[2] = <uint32_t>offset
-    c.v[3] = <uint32_t>(offset >> 32)
-    c = mx_philox4x32_10(c, <uint32_t>key, <uint32_t>(key >> 32))
-    return <uint64_t>c.v[2 * (j & 1)] | (<uint64_t>c.v[2 * (j & 1) + 1] << 32)
-
-
 # ---- uniform, normal, exponential ------------------------------------------------------------
 cdef void _continuous32(int dist, float* out, idx_t first, idx_t n, uint64_t key,
                         uint64_t offset, double a, double b, double c, float top,
@@ -367,25 +352,20 @@ cdef void _continuous32(int dist, float* out, idx_t first, idx_t n, uint64_t key
     cdef uint64_t lanes[CHUNK_LANES]
     cdef const uint32_t* words = <const uint32_t*>lanes
     cdef idx_t t
-    cdef double u
-    cdef float v, rf, thetaf
+    cdef float z1
     mx_philox_lanes(key, offset, <uint64_t>first >> 2, lanes)
     out += first
     if dist == UNIFORM:      # a = low, b = high - low, c = high
         for t in range(n):
-            u = mx_unit_float(words[t], bits)
-            v = <float>(a + b * u if isfinite(b) else a * (1.0 - u) + c * u)
-            out[t] = v if v <= top else top
+            out[t] = mx_uniform32(words[t], bits, a, b, c, top)
     elif dist == NORMAL:     # Box-Muller on words (2p, 2p + 1) -> elements 2p, 2p + 1
-        for t in range(0, n, 2):   # in float: float32 results, and 3x faster than double
-            rf = sqrtf(-2.0 * logf(<float>mx_open_unit32(words[t])))
-            thetaf = <float>(TWO_PI * (words[t + 1] * (1.0 / 4294967296.0)))
-            out[t] = <float>(a + b * (rf * cosf(thetaf)))
+        for t in range(0, n, 2):
+            mx_normal32_pair(words[t], words[t + 1], a, b, &out[t], &z1)
             if t + 1 < n:
-                out[t + 1] = <float>(a + b * (rf * sinf(thetaf)))
+                out[t + 1] = z1
     else:                    # exponential: b = 1 / lam
         for t in range(n):
-            out[t] = <float>(-log(mx_open_unit32(words[t])) * b)
+            out[t] = mx_exponential32(words[t], b)
 
 
 cdef void _continuous64(int dist, double* out, idx_t first, idx_t n, uint64_t key,
@@ -394,24 +374,20 @@ cdef void _continuous64(int dist, double* out, idx_t first, idx_t n, uint64_t ke
     """Elements [first, first + n) of a float64 output: two words each."""
     cdef uint64_t lanes[CHUNK_LANES]
     cdef idx_t t
-    cdef double r, theta, u, v
+    cdef double z1
     mx_philox_lanes(key, offset, <uint64_t>first >> 1, lanes)
     out += first
     if dist == UNIFORM:      # a = low, b = high - low, c = high
         for t in range(n):
-            u = mx_unit_double(lanes[t])
-            v = a + b * u if isfinite(b) else a * (1.0 - u) + c * u
-            out[t] = v if v <= top else top
+            out[t] = mx_uniform64(lanes[t], a, b, c, top)
     elif dist == NORMAL:
         for t in range(0, n, 2):
-            r = sqrt(-2.0 * log(mx_open_unit64(lanes[t])))
-            theta = TWO_PI * mx_unit_double(lanes[t + 1])
-            out[t] = a + b * r * cos(theta)
+            mx_normal64_pair(lanes[t], lanes[t + 1], a, b, &out[t], &z1)
             if t + 1 < n:
-                out[t + 1] = a + b * r * sin(theta)
+                out[t + 1] = z1
     else:
         for t in range(n):
-            out[t] = -log(mx_open_unit64(lanes[t])) * b
+            out[t] = mx_exponential64(lanes[t], b)
 
 
 def fill_continuous(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, double a,
@@ -457,24 +433,6 @@ def fill_continuous(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, do
 
 
 # ---- gamma, Poisson, negative binomial: one stream per element -------------------------------
-cdef double _stream_sample(int dist, uint64_t key, uint64_t offset, idx_t i, double p0,
-                           double p1) noexcept nogil:
-    cdef mx_stream s
-    mx_stream_init(&s, key, offset, <uint64_t>i)
-    if dist == GAMMA:                      # shape p0, scale p1
-        return mx_sample_gamma(&s, p0) * p1
-    if dist == POISSON:                    # rate p0
-        return mx_sample_poisson(&s, p0)
-    if dist == NEGATIVE_BINOMIAL:          # k = p0 successes, success probability p1
-        if p1 == 1.0:
-            return 0.0
-        return mx_sample_poisson(&s, mx_sample_gamma(&s, p0) * ((1.0 - p1) / p1))
-    # generalized negative binomial: mean p0, dispersion p1 (0: Poisson(mean))
-    if p1 == 0.0:
-        return mx_sample_poisson(&s, p0)
-    return mx_sample_poisson(&s, mx_sample_gamma(&s, 1.0 / p1) * (p0 * p1))
-
-
 ctypedef fused real:
     float
     double
@@ -485,10 +443,10 @@ cdef void _fill_stream(int dist, real* out, idx_t n, uint64_t key, uint64_t offs
     cdef idx_t i
     if n >= PARALLEL_MIN // 16:          # each element costs a few Philox blocks
         for i in prange(n, schedule="static"):
-            out[i] = <real>_stream_sample(dist, key, offset, i, p0, p1)
+            out[i] = <real>mx_stream_sample(dist, key, offset, <uint64_t>i, p0, p1)
     else:
         for i in range(n):
-            out[i] = <real>_stream_sample(dist, key, offset, i, p0, p1)
+            out[i] = <real>mx_stream_sample(dist, key, offset, <uint64_t>i, p0, p1)
 
 
 def fill_stream(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, double p0,
@@ -554,35 +512,6 @@ def randint(cnp.ndarray out, uint64_t key, uint64_t offset, object low, object h
 
 
 # ---- multinomial -----------------------------------------------------------------------------
-cdef int _cumsum_row(const double* p, double* cum, idx_t k) noexcept nogil:
-    """Running sums of one probability row; 1 when an entry is negative or not finite."""
-    cdef idx_t j
-    cdef double s = 0.0
-    cdef int bad = 0
-    for j in range(k):
-        if not (p[j] >= 0.0 and isfinite(p[j])):
-            bad = 1
-        s += p[j]
-        cum[j] = s
-    return bad or not (s > 0.0 and isfinite(s))
-
-
-cdef idx_t _search(const double* p, const double* cum, idx_t k, double x) noexcept nogil:
-    """Smallest j with x < cum[j]; when rounding put x at the total, the last j with p[j] > 0."""
-    cdef idx_t lo = 0, hi = k, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if x < cum[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    if lo == k:
-        lo = k - 1
-        while lo > 0 and p[lo] == 0.0:
-            lo -= 1
-    return lo
-
-
 def multinomial(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.ndarray logp,
                 uint64_t key, uint64_t offset):
     """Draw ``index.size // rows`` categories from each row of float64 ``probs`` (rows, k).
@@ -612,7 +541,7 @@ def multinomial(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.ndarr
     cdef double* lp = <double*>cnp.PyArray_DATA(logp)
     with nogil:
         for r in range(rows):
-            if _cumsum_row(p + r * k, c + r * k, k):
+            if mx_multinomial_cumsum(p + r * k, c + r * k, k):
                 bad = r
                 break
     if bad >= 0:
@@ -630,27 +559,12 @@ def multinomial(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.ndarr
 cdef void _multinomial_one(const double* p, const double* c, int64_t* idx, double* lp,
                            idx_t s, idx_t per_row, idx_t k, uint64_t key,
                            uint64_t offset) noexcept nogil:
-    cdef idx_t r = s // per_row, j
-    cdef uint64_t x = _draw64(key, offset, <uint64_t>s)
-    cdef double total = c[r * k + k - 1]
-    j = _search(p + r * k, c + r * k, k, mx_unit_double(x) * total)
-    idx[s] = j
-    lp[s] = log(p[r * k + j] / total)
+    cdef idx_t r = s // per_row
+    idx[s] = mx_multinomial_draw(p + r * k, c + r * k, k, mx_draw64(key, offset, <uint64_t>s),
+                                 &lp[s])
 
 
 # ---- shuffle ---------------------------------------------------------------------------------
-cdef uint64_t _bounded64(uint64_t key, uint64_t offset, idx_t j, uint64_t range) noexcept nogil:
-    """Uniform on [0, range) for element j: its 64-bit draw, then its stream on rejection."""
-    cdef uint64_t r, threshold = (0 - range) % range
-    cdef mx_stream s
-    if mx_lemire64(_draw64(key, offset, <uint64_t>j), range, threshold, &r):
-        return r
-    mx_stream_init(&s, key, offset, <uint64_t>j)
-    while not mx_lemire64(mx_stream_next64(&s), range, threshold, &r):
-        pass
-    return r
-
-
 def permutation(cnp.ndarray perm, uint64_t key, uint64_t offset):
     """A uniformly random permutation of 0 .. n-1 into int64 ``perm`` (Fisher-Yates).
 
@@ -660,26 +574,19 @@ def permutation(cnp.ndarray perm, uint64_t key, uint64_t offset):
     if perm.dtype != "int64":
         raise TypeError("permutation: perm must be int64")
     _check_out(perm, "permutation")
-    cdef idx_t n = cnp.PyArray_SIZE(perm), j, r
+    cdef idx_t n = cnp.PyArray_SIZE(perm), j
     cdef cnp.ndarray draws = cnp.PyArray_EMPTY(1, &n, cnp.NPY_INT64, 0)
     cdef int64_t* d = <int64_t*>cnp.PyArray_DATA(draws)
     cdef int64_t* p = <int64_t*>cnp.PyArray_DATA(perm)
-    cdef int64_t tmp
     if n >= PARALLEL_MIN // 4:
         for j in prange(n, nogil=True, schedule="static"):
-            d[j] = <int64_t>_bounded64(key, offset, j, <uint64_t>(n - j))
+            d[j] = <int64_t>mx_bounded64(key, offset, <uint64_t>j, <uint64_t>(n - j))
     else:
         with nogil:
             for j in range(n):
-                d[j] = <int64_t>_bounded64(key, offset, j, <uint64_t>(n - j))
+                d[j] = <int64_t>mx_bounded64(key, offset, <uint64_t>j, <uint64_t>(n - j))
     with nogil:
-        for j in range(n):
-            p[j] = j
-        for j in range(n - 1):
-            r = j + d[j]
-            tmp = p[j]
-            p[j] = p[r]
-            p[r] = tmp
+        mx_fisher_yates(p, d, n)
 
 
 def take_rows(cnp.ndarray src, cnp.ndarray dst, cnp.ndarray perm):

@@ -213,14 +213,21 @@ def _gnb_rate(a):
     return a.mu if a.alpha == 0.0 else _gamma_max(1.0 / a.alpha) * (a.alpha * a.mu)
 
 
+def uniform_top_bits(dtype, low, high):
+    """``(top, bits)`` of uniform samples on [low, high) stored in ``dtype``: the largest
+    value a sample may take (the largest ``dtype`` value below high, so that no sample
+    reaches high after rounding) and the random bits per sample (11 for float16, else 24;
+    float64 samples always take 53). The CPU and GPU kernels take both."""
+    store = np.dtype(dtype).type
+    lo, hi = store(low), store(high)
+    top = float(np.nextafter(hi, store(-np.inf)) if lo < hi else lo)
+    return top, 11 if np.dtype(dtype) == F16 else 24
+
+
 def _fill_uniform(rctx, out, attrs):
     low, high = attrs.low, attrs.high
     key, offset = rctx.rng.next()
-    store = out.dtype.type
-    lo, hi = store(low), store(high)
-    # the largest stored value below high: no sample reaches high after rounding
-    top = float(np.nextafter(hi, store(-np.inf)) if lo < hi else lo)
-    bits = 11 if out.dtype == F16 else 24
+    top, bits = uniform_top_bits(out.dtype, low, high)
     _into(rctx.xp, out, lambda target: _k.fill_continuous("uniform", target, key, offset, low,
                                                           high - low, high, top, bits))
 
@@ -231,6 +238,13 @@ def _fill_simple(dist, a_of, b_of):
         _into(rctx.xp, out, lambda target: _k.fill_continuous(dist, target, key, offset,
                                                               a_of(attrs), b_of(attrs)))
     return fill_out
+
+
+def count_error(dist, value, dtype):
+    """The MXNetError of a count sample ``value`` too large to be exact in ``dtype``."""
+    return op_error(f"_random_{dist}", f"drew {value:.17g}, above {_EXACT_INT[dtype]}, the "
+                    f"largest integer up to which {dtype} holds every integer exactly (use a "
+                    "wider dtype)")
 
 
 def _fill_stream(dist, p0_of, p1_of, integer=False):
@@ -245,11 +259,8 @@ def _fill_stream(dist, p0_of, p1_of, integer=False):
             return
         target = out if out.dtype == np.float64 else rctx.xp.empty(out.shape, np.float64)
         _k.fill_stream(dist, target, key, offset, p0_of(attrs), p1_of(attrs))
-        top = _EXACT_INT[out.dtype]
-        if target.size and not target.max() <= top:
-            raise op_error(f"_random_{dist}", f"drew {target.max():.17g}, above {top}, the "
-                           f"largest integer up to which {out.dtype} holds every integer "
-                           "exactly (use a wider dtype)")
+        if target.size and not target.max() <= _EXACT_INT[out.dtype]:
+            raise count_error(dist, target.max(), out.dtype)
         if target is not out:
             rctx.xp.cast_into(out, target)
     return fill_out
@@ -539,6 +550,12 @@ def _unravel(flat, shape):
     return tuple(reversed(where))
 
 
+def multinomial_row_error(row, shape):
+    """The MXNetError of an invalid probability row (flat index ``row``) of data ``shape``."""
+    return op_error(_MULTINOMIAL, f"row {_unravel(row, shape[:-1])} of data (shape {shape}) "
+                    "must hold non-negative finite probabilities with a positive sum")
+
+
 def _multinomial_compute(rctx, ins, outs, attrs):
     data, xp = ins[0], rctx.xp
     key, offset = rctx.rng.next()
@@ -549,9 +566,7 @@ def _multinomial_compute(rctx, ins, outs, attrs):
     logp = xp.empty(outs[0].size, np.float64)
     bad = _k.multinomial(probs, xp.empty(probs.shape, probs.dtype), index, logp, key, offset)
     if bad >= 0:
-        raise op_error(_MULTINOMIAL, f"row {_unravel(bad, data.shape[:-1])} of data (shape "
-                       f"{data.shape}) must hold non-negative finite probabilities with a "
-                       "positive sum")
+        raise multinomial_row_error(bad, data.shape)
     xp.cast_into(outs[0], index.reshape(outs[0].shape))
     if attrs.get_prob:
         xp.cast_into(outs[1], logp.reshape(outs[1].shape))

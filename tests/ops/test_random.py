@@ -20,6 +20,7 @@ from scipy import stats
 import mxlite as mx
 from mxlite import MXNetError
 from mxlite._core import random as _kernels
+from mxlite.device.rng import device_key
 from mxlite.ops.registry import NON_DIFFERENTIABLE, REGISTRY
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -137,8 +138,9 @@ def sha(a):
     return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
-def cpu_state():
-    return mx.random.get_state(("cpu", 0))
+def device_state():
+    """The (seed, offset) the next random call on the current context's device will use."""
+    return mx.random.get_state(device_key(mx.current_context()))
 
 
 # ==== the generator ==========================================================================
@@ -150,6 +152,7 @@ KAT = [  # Random123 kat_vectors, philox4x32_10
 ]
 
 
+@pytest.mark.cpu_only      # calls the CPU kernels directly
 @pytest.mark.parametrize("counter, key, expected", KAT)
 def test_philox_known_answers(counter, key, expected):
     assert tuple(_kernels.philox4x32_10(counter, key)) == expected
@@ -159,6 +162,7 @@ def test_philox_known_answers(counter, key, expected):
     assert tuple(block[0].tolist()) == expected
 
 
+@pytest.mark.cpu_only      # the CPU's SIMD implementations
 @pytest.mark.parametrize("simd", _kernels.available_simd())
 def test_every_simd_path_gives_the_reference_words(simd):
     try:
@@ -194,7 +198,7 @@ RANGES = [
 @pytest.mark.parametrize("dtype, low, high", RANGES)
 def test_randint_matches_the_reference_stream(dtype, low, high):
     mx.random.seed(20240601)
-    key, offset = cpu_state()
+    key, offset = device_state()
     x = mx.nd.random.randint(low, high, shape=(3000,), dtype=dtype)
     assert x.dtype == np.dtype(dtype) and x.shape == (3000,)
     want = lemire_np(key, offset, low, high, 3000, dtype)
@@ -208,7 +212,7 @@ def test_randint_matches_the_reference_stream(dtype, low, high):
 @pytest.mark.parametrize("dtype, low, high", [("int32", 0, 1000), ("int64", 0, 2 ** 40),
                                               ("int64", -(2 ** 63), 2 ** 63)])
 def test_randint_parallel_path_matches_the_reference(dtype, low, high):
-    key, offset = cpu_state()
+    key, offset = device_state()
     x = mx.nd.random.randint(low, high, shape=(BIG,), dtype=dtype).asnumpy()
     np.testing.assert_array_equal(x, lemire_np(key, offset, low, high, BIG, dtype))
 
@@ -344,7 +348,7 @@ def ref_continuous(dist, key, offset, n, dtype, a, b):
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("n", [1, 7, 3001, BIG])
 def test_uniform_matches_the_reference(dtype, n):
-    key, offset = cpu_state()
+    key, offset = device_state()
     x = mx.nd.random.uniform(-2.0, 3.0, shape=(n,), dtype=dtype).asnumpy()
     want = ref_continuous("uniform", key, offset, n, dtype, -2.0, 5.0)
     if dtype != "float64":
@@ -356,7 +360,7 @@ def test_uniform_matches_the_reference(dtype, n):
 @pytest.mark.parametrize("dist, a, b", [("normal", 1.5, 2.0), ("exponential", 0.0, 0.25)])
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_normal_and_exponential_match_the_reference(dist, a, b, dtype):
-    key, offset = cpu_state()
+    key, offset = device_state()
     n = 5001
     if dist == "normal":
         x = mx.nd.random.normal(a, b, shape=(n,), dtype=dtype)
@@ -556,16 +560,17 @@ def test_seed_reproduces_and_consecutive_calls_differ():
 
 def test_every_call_advances_the_offset_by_one():
     mx.random.seed(2 ** 64 - 1)
-    assert cpu_state() == (2 ** 64 - 1, 0)
+    assert device_state() == (2 ** 64 - 1, 0)
     calls = [lambda: mx.nd.random.uniform(shape=(3,)), lambda: mx.nd.random.randint(0, 9),
              lambda: mx.nd.random.gamma(shape=(0,)), lambda: mx.nd.random.shuffle(mx.nd.ones(4)),
              lambda: mx.nd.random.multinomial(mx.nd.array([0.5, 0.5])),
              lambda: mx.nd.random.normal_like(mx.nd.ones(2))]
     for i, call in enumerate(calls, 1):
         call()
-        assert cpu_state() == (2 ** 64 - 1, i)
+        assert device_state() == (2 ** 64 - 1, i)
 
 
+@pytest.mark.cpu_only      # CPU contexts share one generator (tests/gpu/test_random.py: GPU)
 def test_seed_per_context_and_all():
     mx.random.seed(1)
     a = mx.nd.random.uniform(shape=(10,)).asnumpy()
@@ -575,7 +580,7 @@ def test_seed_per_context_and_all():
     mx.random.seed(1, ctx=mx.cpu(1))                   # one generator for every CPU
     np.testing.assert_array_equal(mx.nd.random.uniform(shape=(10,), ctx=mx.cpu(1)).asnumpy(), a)
     mx.random.seed(-1)
-    assert cpu_state() == (2 ** 64 - 1, 0)
+    assert device_state() == (2 ** 64 - 1, 0)
     for bad in (1.5, "3", None, True, 2 ** 64, -(2 ** 63) - 1):
         with pytest.raises(MXNetError, match="seed"):
             mx.random.seed(bad)
@@ -696,7 +701,7 @@ def ref_permutation(key, offset, n):
 @pytest.mark.parametrize("dtype", ["float32", "int8", "bool", "float16", "int64"])
 def test_shuffle_matches_the_reference_and_keeps_rows(dtype):
     data = np.arange(1000 * 3).reshape(1000, 3).astype(dtype)
-    key, offset = cpu_state()
+    key, offset = device_state()
     x = mx.nd.random.shuffle(mx.nd.array(data, dtype=dtype))
     assert x.dtype == np.dtype(dtype) and x.shape == data.shape
     np.testing.assert_array_equal(x.asnumpy(), data[ref_permutation(key, offset, 1000)])
@@ -756,7 +761,7 @@ def test_mx_random_module():
     assert mx.random.generalized_negative_binomial(2.0, 0.5, shape=(3,)).shape == (3,)
     assert mx.random.multinomial(mx.nd.array([0.5, 0.5]), shape=4).shape == (4,)
     assert mx.random.shuffle(mx.nd.ones((3, 2))).shape == (3, 2)
-    assert mx.random.uniform(ctx=mx.cpu(), dtype="float16").dtype == np.float16
+    assert mx.random.uniform(ctx=mx.current_context(), dtype="float16").dtype == np.float16
     with pytest.raises(MXNetError, match="uniform.*low.*number"):
         mx.random.uniform(mx.nd.zeros(2), 1)
     with pytest.raises(MXNetError, match="_random_randint.*low must be < high"):
