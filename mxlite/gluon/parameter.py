@@ -328,7 +328,11 @@ class Parameter:
             if ctx is not None and set(ctx) != set(self._ctx_list):
                 raise MXNetError(f"Failed to load Parameter {self.name!r} on {ctx} because "
                                  f"it was previously initialized on {self._ctx_list}")
-            self.set_data(data)
+            if data.dtype != self._data[0].dtype:     # dtype_source='saved' changed it
+                self._var = None
+                self._init_impl(data, self._ctx_list)
+            else:
+                self.set_data(data)
         self._deferred_init = ()
 
     def reset_ctx(self, ctx):
