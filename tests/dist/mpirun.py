@@ -100,3 +100,24 @@ def _read_results(folder):
                 if m:
                     found.setdefault(m.group(3), {})[int(m.group(1))] = m.group(2) + m.group(4)
     return found
+
+
+def rank_script_tests(script):
+    """The tests of a rank script made of ``check_*`` functions: a module-scoped ``job``
+    fixture (one 2-rank launch), a test that the job ended cleanly, and one test per check
+    that it passed on both ranks. A test module assigns the three to its own names."""
+    checks = check_names(script)
+
+    @pytest.fixture(scope="module")
+    def job(mpi):
+        return launch(script)
+
+    def test_the_job_ends_cleanly(job):
+        assert job.returncode == 0, job.stdout[-3000:] + job.stderr[-5000:]
+
+    @pytest.mark.parametrize("check", checks)
+    def test_check_passes_on_every_rank(job, check):
+        got = job.results.get(check, {})
+        assert got == {0: "PASS", 1: "PASS"}, (got, job.stderr[-5000:])
+
+    return job, test_the_job_ends_cleanly, test_check_passes_on_every_rank
