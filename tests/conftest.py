@@ -30,6 +30,8 @@ from mxlite.base import MXNetError         # noqa: E402
 
 _CPU_KERNEL_MODULES = ("elemwise", "reduce", "index", "copy", "finite", "random", "conv",
                        "norm", "optim", "sorting", "activation")
+# functions of those modules that answer questions about dtypes and touch no data
+_CPU_METADATA = ("supports_unary", "supports_binary", "acc_dtype")
 
 
 def pytest_generate_tests(metafunc):
@@ -71,7 +73,8 @@ def _refuse_cpu_kernels(monkeypatch):
         module = importlib.import_module(f"mxlite._core.{name}")
         for attr in dir(module):
             fn = getattr(module, attr)
-            if attr.startswith("_") or not callable(fn) or isinstance(fn, type):
+            if attr.startswith("_") or not callable(fn) or isinstance(fn, type) \
+                    or attr in _CPU_METADATA:
                 continue
             monkeypatch.setattr(module, attr, _refusing(f"mxlite._core.{name}.{attr}"))
 
