@@ -1,4 +1,5 @@
 # cython: language_level=3
+# distutils: language = c++
 """Kernels of the normalisation family (``mxlite/ops/norm.py``): BatchNorm, LayerNorm,
 InstanceNorm and L2Normalization statistics and their affine transform, Dropout's mask.
 
@@ -7,10 +8,11 @@ statistics run over or the parameter axis, ``R`` inner). Statistics are accumula
 double and use two passes over each group (mean, then the sum of squared deviations), the
 numerically stable textbook method: a row of LayerNorm is read twice while it is in cache.
 Float32 and float64 share one body through the fused type ``floating``. Every public
-function checks dtypes and sizes before touching memory; indices are ``int64``.
+function checks dtypes and sizes before touching memory; indices are ``int64``. The
+formulas (row sums and their order, the finishing steps, the affine and projection
+formulas) are in ``mx_norm.h``, shared with the CUDA kernels.
 """
 from cython.parallel cimport prange
-from libc.math cimport sqrt
 from libc.stdlib cimport malloc, free
 
 cimport cython
@@ -20,6 +22,25 @@ from .common cimport idx_t, PARALLEL_MIN
 from .parallel cimport mx_serial, mx_region, mx_region_begin, mx_region_mark, mx_region_end
 
 cnp.import_array()
+
+cdef extern from "mx_norm.h" nogil:
+    double mx_norm_row_sum(const float* row, idx_t n)
+    double mx_norm_row_sum(const double* row, idx_t n)
+    double mx_norm_row_ssd(const float* row, idx_t n, double m)
+    double mx_norm_row_ssd(const double* row, idx_t n, double m)
+    void mx_norm_row_sums2(const float* g, const float* xh, idx_t n, double* sg, double* sgx)
+    void mx_norm_row_sums2(const double* g, const double* xh, idx_t n, double* sg,
+                           double* sgx)
+    double mx_norm_finish(double v, double eps, int inverse)
+    double mx_norm_ema(double moving, double batch, double momentum)
+    float mx_norm_xhat(float x, float mean, float scale)
+    double mx_norm_xhat(double x, double mean, double scale)
+    float mx_norm_project(float r, float g, float t, float mg, float xh, float mgx, float a,
+                          float b)
+    float mx_norm_project(float r, float g, double t, double mg, float xh, double mgx,
+                          float a, float b)
+    double mx_norm_project(double r, double g, double t, double mg, double xh, double mgx,
+                           double a, double b)
 
 
 def _check(name, arrays, sizes):
@@ -34,41 +55,14 @@ def _check(name, arrays, sizes):
 
 
 # ---- statistics -------------------------------------------------------------------------------
-cdef double _row_sum(const floating* row, idx_t n) noexcept nogil:
+cdef inline double _row_sum(const floating* row, idx_t n) noexcept nogil:
     """Sum of a contiguous row in double, four accumulators (so the loop pipelines)."""
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
-    cdef idx_t i = 0
-    while i + 4 <= n:
-        a0 += row[i]
-        a1 += row[i + 1]
-        a2 += row[i + 2]
-        a3 += row[i + 3]
-        i += 4
-    while i < n:
-        a0 += row[i]
-        i += 1
-    return (a0 + a1) + (a2 + a3)
+    return mx_norm_row_sum(row, n)
 
 
-cdef double _row_ssd(const floating* row, idx_t n, double m) noexcept nogil:
+cdef inline double _row_ssd(const floating* row, idx_t n, double m) noexcept nogil:
     """Sum of squared deviations from ``m`` of a contiguous row, in double."""
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, d0, d1, d2, d3
-    cdef idx_t i = 0
-    while i + 4 <= n:
-        d0 = row[i] - m
-        d1 = row[i + 1] - m
-        d2 = row[i + 2] - m
-        d3 = row[i + 3] - m
-        a0 += d0 * d0
-        a1 += d1 * d1
-        a2 += d2 * d2
-        a3 += d3 * d3
-        i += 4
-    while i < n:
-        d0 = row[i] - m
-        a0 += d0 * d0
-        i += 1
-    return (a0 + a1) + (a2 + a3)
+    return mx_norm_row_ssd(row, n, m)
 
 
 cdef void _moments_p(const floating* x, idx_t p, idx_t Q, idx_t R, floating* mean,
@@ -187,7 +181,7 @@ cdef void _sumsq_p(const floating* x, idx_t p, idx_t Q, idx_t R, double eps, flo
         for r in range(R):
             acc[r] += <double>row[r] * row[r]
     for r in range(R):
-        out[p * R + r] = <floating>(1.0 / sqrt(acc[r] + eps))
+        out[p * R + r] = <floating>mx_norm_finish(acc[r], eps, 1)
 
 
 cdef void _rnorm(const floating* x, idx_t P, idx_t Q, idx_t R, double eps,
@@ -228,10 +222,7 @@ def rnorm(cnp.ndarray x, idx_t P, idx_t Q, idx_t R, double eps, cnp.ndarray out)
 cdef void _finish(floating* v, idx_t n, double eps, int inverse) noexcept nogil:
     cdef idx_t i
     for i in range(n):
-        if inverse:
-            v[i] = <floating>(1.0 / sqrt(<double>v[i] + eps))
-        else:
-            v[i] = <floating>sqrt(<double>v[i] + eps)
+        v[i] = <floating>mx_norm_finish(v[i], eps, inverse)
 
 
 def finish(cnp.ndarray var, double eps, bint inverse):
@@ -246,7 +237,7 @@ def finish(cnp.ndarray var, double eps, bint inverse):
 cdef void _ema(floating* moving, const floating* batch, idx_t n, double momentum) noexcept nogil:
     cdef idx_t i
     for i in range(n):
-        moving[i] = <floating>(momentum * moving[i] + (1.0 - momentum) * batch[i])
+        moving[i] = <floating>mx_norm_ema(moving[i], batch[i], momentum)
 
 
 def ema(cnp.ndarray moving, cnp.ndarray batch, double momentum):
@@ -273,19 +264,19 @@ cdef void _apply_pq(const floating* x, idx_t p, idx_t q, idx_t Q, idx_t R,
         m, sc, g, b = mean[s0], scale[s0], gamma[g0], beta[g0]
         if xhat != NULL:
             for r in range(R):
-                h = (xr[r] - m) * sc
+                h = mx_norm_xhat(xr[r], m, sc)
                 xhat[base + r] = h
                 yr[r] = h * g + b
         else:
             for r in range(R):
-                yr[r] = (xr[r] - m) * sc * g + b
+                yr[r] = mx_norm_xhat(xr[r], m, sc) * g + b
     elif sr == 0 and gr == 1 and xhat == NULL:     # a LayerNorm row: gamma along it
         m, sc = mean[s0], scale[s0]
         for r in range(R):
-            yr[r] = (xr[r] - m) * sc * gamma[g0 + r] + beta[g0 + r]
+            yr[r] = mx_norm_xhat(xr[r], m, sc) * gamma[g0 + r] + beta[g0 + r]
     else:
         for r in range(R):
-            h = (xr[r] - mean[s0 + r * sr]) * scale[s0 + r * sr]
+            h = mx_norm_xhat(xr[r], mean[s0 + r * sr], scale[s0 + r * sr])
             if xhat != NULL:
                 xhat[base + r] = h
             yr[r] = h * gamma[g0 + r * gr] + beta[g0 + r * gr]
@@ -414,8 +405,7 @@ cdef void _proj_group_rows(const floating* g, const floating* xh, idx_t p, idx_t
         rc, ac, bc = r[p], a[p], b[p]
         base = p * Q
         for q in range(Q):
-            out[base + q] = rc * (g[base + q] - tf * (mg + xh[base + q] * mgx)) \
-                + xh[base + q] * ac + bc
+            out[base + q] = mx_norm_project(rc, g[base + q], tf, mg, xh[base + q], mgx, ac, bc)
         return
     for k in range(2 * R):
         acc[k] = 0.0
@@ -429,33 +419,15 @@ cdef void _proj_group_rows(const floating* g, const floating* xh, idx_t p, idx_t
     for q in range(Q):
         base = (p * Q + q) * R
         for k in range(R):
-            out[base + k] = <floating>(r[p * R + k] * (g[base + k] - t * (acc[k] + xh[base + k]
-                                       * acc[R + k])) + xh[base + k] * a[p * R + k]
-                                       + b[p * R + k])
+            out[base + k] = mx_norm_project(r[p * R + k], g[base + k], t, acc[k],
+                                            xh[base + k], acc[R + k], a[p * R + k],
+                                            b[p * R + k])
 
 
-cdef void _row_sums2(const floating* g, const floating* xh, idx_t n, double* sg,
-                     double* sgx) noexcept nogil:
+cdef inline void _row_sums2(const floating* g, const floating* xh, idx_t n, double* sg,
+                            double* sgx) noexcept nogil:
     """sum(g) and sum(g * xh) of contiguous rows, in double, four accumulators each."""
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
-    cdef double b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0
-    cdef idx_t i = 0
-    while i + 4 <= n:
-        a0 += g[i]
-        a1 += g[i + 1]
-        a2 += g[i + 2]
-        a3 += g[i + 3]
-        b0 += <double>g[i] * xh[i]
-        b1 += <double>g[i + 1] * xh[i + 1]
-        b2 += <double>g[i + 2] * xh[i + 2]
-        b3 += <double>g[i + 3] * xh[i + 3]
-        i += 4
-    while i < n:
-        a0 += g[i]
-        b0 += <double>g[i] * xh[i]
-        i += 1
-    sg[0] += (a0 + a1) + (a2 + a3)
-    sgx[0] += (b0 + b1) + (b2 + b3)
+    mx_norm_row_sums2(g, xh, n, sg, sgx)
 
 
 cdef void _proj_group_channel(const floating* g, const floating* xh, idx_t c, idx_t A,
@@ -474,8 +446,7 @@ cdef void _proj_group_channel(const floating* g, const floating* xh, idx_t c, id
     for i in range(A):
         base = (i * C + c) * B
         for j in range(B):
-            out[base + j] = rc * (g[base + j] - tf * (mg + xh[base + j] * mgx)) \
-                + xh[base + j] * ac + bc
+            out[base + j] = mx_norm_project(rc, g[base + j], tf, mg, xh[base + j], mgx, ac, bc)
 
 
 cdef void _project(int layout, const floating* g, const floating* xh, idx_t P, idx_t Q,
