@@ -7,6 +7,13 @@ the workers of a ``dist`` kvstore) + ``update(batch_size)`` (the optimizer with
 named by a string is used only for parameters on several contexts (one context updates
 directly); a ``KVStore`` object is always used; a ``dist`` store is always used and
 updates on the store (every worker applies the same summed gradient).
+
+With a ``dist`` store the Trainer's constructor (a collective call: every worker makes it)
+gives every worker rank 0's values of the initialized parameters, so the first gradients
+are already taken at the same weights; a parameter still waiting for deferred
+initialization gets rank 0's values at the first ``step``, after that step's gradients
+(as every parameter did in MXNet): give ``in_units``/``in_channels`` or run one forward
+before making the Trainer.
 """
 import pickle
 
@@ -77,6 +84,11 @@ class Trainer:
         self._distributed = None
         self._params_to_init = []
         self._reset_kvstore()
+        store_type = kvstore if isinstance(kvstore, str) else getattr(kvstore, "type", "")
+        if "dist" in (store_type or ""):
+            # every worker starts from rank 0's weights before its first backward (MXNet
+            # broadcast them at the first step, after each worker's first gradient)
+            self._prepare()
 
     def _check_contexts(self):
         contexts = None
@@ -184,11 +196,8 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _check_and_rescale_grad(self, scale):
-        if self._update_on_kvstore and self._distributed and self._kv_initialized \
-                and self._optimizer.rescale_grad != scale:
-            raise MXNetError("Trainer: possible change in the batch_size from the previous "
-                             "step detected; the gradient normalizing factor cannot change "
-                             "when the dist kvstore applies the optimizer")
+        # MXNet refused a new batch size once a dist store held the optimizer (its servers
+        # had a pickled copy); mxlite's dist stores apply this very optimizer on each worker
         self._optimizer.rescale_grad = scale
 
     def allreduce_grads(self):
@@ -227,31 +236,35 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad=False):
-        updates = [[] for _ in self._updaters]
+        # every parameter is checked before any is touched (MXNet had already consumed the
+        # fresh flags of the parameters before the stale one, so a retry skipped them)
+        fresh = {}
         for i, param in enumerate(self._params):
             if param.grad_req == "null":
                 continue
-            fresh = param._fresh_grads()
-            if not ignore_stale_grad:
-                for ok, data in zip(fresh, param.list_data()):
-                    if not ok:
-                        raise MXNetError(
-                            f"Trainer: gradient of Parameter {param.name!r} on context "
-                            f"{data.context} has not been updated by backward since last "
-                            "step. This could mean a bug in your model that made it only use "
-                            "a subset of the Parameters (Blocks) for this iteration. If you "
-                            "are intentionally only using a subset, call step with "
-                            "ignore_stale_grad=True to suppress this warning and skip "
-                            "updating of Parameters with stale gradient")
-            if self._kvstore is not None and self._update_on_kvstore:
-                param._mark_stale()
+            fresh[i] = param._fresh_grads()
+            if ignore_stale_grad:
                 continue
-            for upd, arr, grad, ok in zip(updates, param.list_data(), param.list_grad(), fresh):
-                if not ignore_stale_grad or ok:
-                    upd.append((i, grad, arr))
+            for ok, data in zip(fresh[i], param.list_data()):
+                if not ok:
+                    raise MXNetError(
+                        f"Trainer: gradient of Parameter {param.name!r} on context "
+                        f"{data.context} has not been updated by backward since last "
+                        "step. This could mean a bug in your model that made it only use "
+                        "a subset of the Parameters (Blocks) for this iteration. If you "
+                        "are intentionally only using a subset, call step with "
+                        "ignore_stale_grad=True to suppress this error and skip "
+                        "updating of Parameters with stale gradient")
+        updates = [[] for _ in self._updaters]
+        on_kvstore = self._kvstore is not None and self._update_on_kvstore
+        for i, ok_list in fresh.items():
+            param = self._params[i]
+            if not on_kvstore:
+                for upd, arr, grad, ok in zip(updates, param.list_data(), param.list_grad(),
+                                              ok_list):
+                    if ok:
+                        upd.append((i, grad, arr))
             param._mark_stale()
-        if self._kvstore is not None and self._update_on_kvstore:
-            return
         for updater, upd in zip(self._updaters, updates):
             if upd:
                 idx, grads, weights = zip(*upd)
