@@ -54,6 +54,16 @@ def world():
     return _world
 
 
+def _sums_natively(MPI, dtype):
+    """Whether this MPI library sums ``dtype`` (MPICH has MPIX_C_FLOAT16; others may not)."""
+    one = np.ones(1, dtype)
+    try:
+        MPI.COMM_SELF.Allreduce(one, np.empty_like(one))
+    except Exception:                           # noqa: BLE001 (unknown datatype or op)
+        return False
+    return True
+
+
 def signature(parts):
     """A 63-bit hash of ``repr(parts)``: what the ranks compare to agree on a call."""
     digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
@@ -69,6 +79,7 @@ class World:
         self.comm = MPI.COMM_WORLD.Dup()
         self.ctrl = MPI.COMM_WORLD.Dup()
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+        self.native = {np.dtype(np.float16): _sums_natively(MPI, np.float16)}
         self.departed = None            # the first rank seen leaving
         self.abandoned = False          # a collective was left unfinished (a rank left)
         self.aborting = False
@@ -196,7 +207,13 @@ class World:
     def allreduce(self, send, recv):
         """``recv = sum over ranks of send`` for flat C-contiguous NumPy arrays of one
         dtype and size (``send is None``: in place in ``recv``), in pieces of at most
-        ``MAX_COUNT`` elements."""
+        ``MAX_COUNT`` elements. float16 goes through a float32 copy where the MPI library
+        cannot sum it."""
+        if not self.native.get(recv.dtype, True):
+            wide = (recv if send is None else send).astype(np.float32)
+            self.allreduce(None, wide)
+            recv[...] = wide
+            return
         op = self.op_for(recv.dtype)
         for lo in range(0, recv.size, MAX_COUNT):
             hi = min(lo + MAX_COUNT, recv.size)
@@ -204,7 +221,9 @@ class World:
             self.comm.Allreduce(source, recv[lo:hi], op)
 
     def bcast(self, buf, root=0):
-        """Broadcast flat NumPy array ``buf`` from ``root`` in place, in pieces."""
+        """Broadcast flat NumPy array ``buf`` from ``root`` in place, in pieces (as bytes
+        of its item size: no datatype the MPI library might lack)."""
+        buf = buf.view(f"u{buf.itemsize}") if buf.dtype.kind in "fb" else buf
         for lo in range(0, buf.size, MAX_COUNT):
             self.comm.Bcast(buf[lo:lo + MAX_COUNT], root)
 

@@ -215,6 +215,26 @@ def check_chunks_below_max_count():
         kv_mpi.MAX_COUNT, kv.fusion_threshold = old_count, old_threshold
 
 
+def check_float16_through_float32_where_mpi_cannot_sum_it():
+    kv = mx.kv.create("dist_sync")
+    n, shape = kv.num_workers, (3001,)
+    kv.init(["h_native", "h_wide"], [mx.nd.zeros(shape, dtype="float16")] * 2)
+    value = nd(data("h#0", kv.rank, shape, "float16"))
+    native, wide = mx.nd.zeros(shape, dtype="float16"), mx.nd.zeros(shape, dtype="float16")
+    kv.pushpull("h_native", value, out=native)
+    world = kv_mpi.world()
+    saved = dict(world.native)
+    world.native[np.dtype(np.float16)] = False
+    try:
+        kv.pushpull("h_wide", value, out=wide)
+    finally:
+        world.native.update(saved)
+    want = total("h", shape, "float16", n)
+    assert_sum(wide.asnumpy(), want, "float16")
+    if n == 2:      # one addition, rounded once either way
+        np.testing.assert_array_equal(wide.asnumpy(), native.asnumpy())
+
+
 def check_broadcast():
     kv = mx.kv.create("dist_sync")
     outs = [mx.nd.zeros((2, 3)) for _ in range(2)]
