@@ -1,0 +1,294 @@
+"""GPU kernels of BatchNorm, LayerNorm, InstanceNorm, L2Normalization, ``_norm_project``
+and Embedding (``mxlite/ops/norm.py``; Dropout is with the random operators).
+
+The plan and the arithmetic are the CPU's (``mx_norm.h``, shared with norm.pyx): every
+array is a C-contiguous ``(P, Q, R)`` block; statistics run in double with two passes per
+group, a contiguous row summed with four accumulators in the CPU's order, so the results
+round alike on both devices. One thread computes one group's statistics (a row of
+LayerNorm and InstanceNorm, a column ``(p, r)`` of a middle axis, a channel of BatchNorm)
+and the affine pass runs one thread per element. BatchNorm updates its moving statistics
+in place in training, as on the CPU; ``_norm_project`` reads its train flag on the device
+(no host round trip).
+"""
+import numpy as np
+
+from ...base import op_error
+from ...ops import norm as _cpu
+from ...ops.shape_utils import normalize_axis, size_of
+from . import attach
+from .nn_common import f64, i32, i64, per_dtype
+
+_FAMILY = "nn_norm"
+
+_MOMENTS = per_dtype(_FAMILY, "norm_moments", """
+#include "mx_norm.h"
+extern "C" __global__ void ${name}(const ${T}* x, ${T}* mean, ${T}* var, mx_idx P, mx_idx Q,
+                                   mx_idx R) {
+    MX_GRID_LOOP(t, P * R) {
+        mx_idx p = t / R, r = t - p * R;
+        double m, ss = 0.0;
+        if (R == 1) {                   // a contiguous row
+            m = Q > 0 ? mx_norm_row_sum(x + p * Q, Q) / Q : 0.0;
+            ss = mx_norm_row_ssd(x + p * Q, Q, m);
+        } else {
+            const ${T}* col = x + p * Q * R + r;
+            m = 0.0;
+            for (mx_idx q = 0; q < Q; q++) m += col[q * R];
+            m = Q > 0 ? m / Q : 0.0;
+            for (mx_idx q = 0; q < Q; q++) {
+                double d = col[q * R] - m;
+                ss += d * d;
+            }
+        }
+        mean[t] = (${T})m;
+        var[t] = (${T})(Q > 0 ? ss / Q : 0.0);
+    }
+}
+""")
+
+# BatchNorm's statistics of channel c of an (A, C, B) block: rows of B summed in order
+_CHANNEL_MOMENTS = per_dtype(_FAMILY, "norm_channel_moments", """
+#include "mx_norm.h"
+extern "C" __global__ void ${name}(const ${T}* x, ${T}* mean, ${T}* var, mx_idx A, mx_idx C,
+                                   mx_idx B) {
+    MX_GRID_LOOP(c, C) {
+        double s = 0.0, ss = 0.0, m;
+        mx_idx n = A * B;
+        for (mx_idx a = 0; a < A; a++) s += mx_norm_row_sum(x + (a * C + c) * B, B);
+        m = n > 0 ? s / n : 0.0;
+        for (mx_idx a = 0; a < A; a++) ss += mx_norm_row_ssd(x + (a * C + c) * B, B, m);
+        mean[c] = (${T})m;
+        var[c] = (${T})(n > 0 ? ss / n : 0.0);
+    }
+}
+""")
+
+# L2Normalization: out[p, r] = 1 / sqrt(sum_q x[p, q, r]^2 + eps)
+_RNORM = per_dtype(_FAMILY, "norm_rnorm", """
+#include "mx_norm.h"
+extern "C" __global__ void ${name}(const ${T}* x, ${T}* out, mx_idx P, mx_idx Q, mx_idx R,
+                                   double eps) {
+    MX_GRID_LOOP(t, P * R) {
+        mx_idx p = t / R, r = t - p * R;
+        const ${T}* col = x + p * Q * R + r;
+        double acc = 0.0;
+        for (mx_idx q = 0; q < Q; q++) acc += (double)col[q * R] * col[q * R];
+        out[t] = (${T})mx_norm_finish(acc, eps, 1);
+    }
+}
+""")
+
+_FINISH = per_dtype(_FAMILY, "norm_finish", """
+#include "mx_norm.h"
+extern "C" __global__ void ${name}(${T}* v, mx_idx n, double eps, int inverse) {
+    MX_GRID_LOOP(i, n) v[i] = (${T})mx_norm_finish(v[i], eps, inverse);
+}
+""")
+
+_EMA = per_dtype(_FAMILY, "norm_ema", """
+#include "mx_norm.h"
+extern "C" __global__ void ${name}(${T}* moving, const ${T}* batch, mx_idx n,
+                                   double momentum) {
+    MX_GRID_LOOP(i, n) moving[i] = (${T})mx_norm_ema(moving[i], batch[i], momentum);
+}
+""")
+
+# y = (x - mean[s]) * scale[s] * gamma[g] + beta[g], s and g from per-axis strides
+_APPLY = per_dtype(_FAMILY, "norm_apply", """
+#include "mx_norm.h"
+extern "C" __global__ void ${name}(const ${T}* x, const ${T}* mean, const ${T}* scale,
+                                   const ${T}* gamma, const ${T}* beta, ${T}* y, ${T}* xhat,
+                                   int has_xhat, mx_idx Q, mx_idx R, mx_idx sp, mx_idx sq,
+                                   mx_idx sr, mx_idx gp, mx_idx gq, mx_idx gr, mx_idx n) {
+    MX_GRID_LOOP(i, n) {
+        mx_idx r = i % R, pq = i / R, q = pq % Q, p = pq / Q;
+        mx_idx s = p * sp + q * sq + r * sr, g = p * gp + q * gq + r * gr;
+        ${T} h = mx_norm_xhat(x[i], mean[s], scale[s]);
+        if (has_xhat) xhat[i] = h;
+        y[i] = h * gamma[g] + beta[g];
+    }
+}
+""")
+
+# _norm_project: layout 0 groups (p, k) of a (P, Q, R) block over q; layout 1 channel q of
+# an (A = P, C = Q, B = R) block over a and b. t is read from the flag on the device.
+_PROJECT = per_dtype(_FAMILY, "norm_project", """
+#include "mx_norm.h"
+extern "C" __global__ void ${name}(const ${T}* g, const ${T}* xh, const ${T}* r,
+                                   const ${T}* a, const ${T}* b, const ${T}* flag, ${T}* out,
+                                   int layout, mx_idx P, mx_idx Q, mx_idx R, mx_idx groups) {
+    double t = (double)flag[0];
+    ${T} tf = (${T})t;
+    MX_GRID_LOOP(k, groups) {
+        if (layout == 1 || R == 1) {
+            // contiguous rows: a row p of Q (layout 0), or the A rows of B of channel k
+            mx_idx rows = layout == 1 ? P : 1, len = layout == 1 ? R : Q;
+            mx_idx step = layout == 1 ? Q * R : 0, first = layout == 1 ? k * R : k * Q;
+            double sg = 0.0, sgx = 0.0, n = (double)(rows * len);
+            for (mx_idx i = 0; i < rows; i++)
+                mx_norm_row_sums2(g + first + i * step, xh + first + i * step, len, &sg, &sgx);
+            ${T} mg = (${T})(n > 0 ? sg / n : 0.0), mgx = (${T})(n > 0 ? sgx / n : 0.0);
+            ${T} rc = r[k], ac = a[k], bc = b[k];
+            for (mx_idx i = 0; i < rows; i++)
+                for (mx_idx j = first + i * step; j < first + i * step + len; j++)
+                    out[j] = mx_norm_project(rc, g[j], tf, mg, xh[j], mgx, ac, bc);
+            continue;
+        }
+        mx_idx p = k / R, c = k - p * R, base = p * Q * R + c;
+        double n = (double)Q, sg = 0.0, sgx = 0.0;
+        for (mx_idx q = 0; q < Q; q++) {
+            sg += g[base + q * R];
+            sgx += (double)g[base + q * R] * xh[base + q * R];
+        }
+        sg = n > 0 ? sg / n : 0.0;
+        sgx = n > 0 ? sgx / n : 0.0;
+        for (mx_idx q = 0; q < Q; q++) {
+            mx_idx j = base + q * R;
+            out[j] = mx_norm_project(r[k], g[j], t, sg, xh[j], sgx, a[k], b[k]);
+        }
+    }
+}
+""")
+
+_EMB_ROWS = per_dtype(_FAMILY, "embedding_rows", """
+extern "C" __global__ void ${name}(const ${T}* weight, const long long* pos, ${T}* out,
+                                   mx_idx dim, mx_idx n) {
+    MX_GRID_LOOP(i, n) out[i] = weight[pos[i / dim] * dim + i % dim];
+}
+""", dtypes=("float16", "float32", "float64"))
+
+
+# ---- the CPU kernels' entry points, on GPU --------------------------------------------------
+def moments(xp, x, P, Q, R, mean, var):
+    """``mean[p, r]``, ``var[p, r]`` (biased) of ``x[p, :, r]``."""
+    if P > 0 and R > 0:
+        xp.launch(_MOMENTS[x.dtype], P * R, x, mean, var, i64(P), i64(Q), i64(R))
+
+
+def channel_moments(xp, x, A, C, B, mean, var):
+    """``mean[c]``, ``var[c]`` (biased) of ``x[:, c, :]``."""
+    xp.launch(_CHANNEL_MOMENTS[x.dtype], C, x, mean, var, i64(A), i64(C), i64(B))
+
+
+def finish(xp, v, eps, inverse):
+    """In place: ``v`` becomes ``1 / sqrt(v + eps)`` (inverse) or ``sqrt(v + eps)``."""
+    xp.launch(_FINISH[v.dtype], v.size, v, i64(v.size), f64(eps), i32(inverse))
+
+
+def apply(xp, x, P, Q, R, mean, scale, stat_strides, gamma, beta, param_strides, y,
+          xhat=None):
+    """``y = (x - mean[s]) * scale[s] * gamma[g] + beta[g]`` over the (P, Q, R) block (see
+    ``mxlite._core.norm.apply``); ``xhat`` receives ``(x - mean[s]) * scale[s]``."""
+    n = P * Q * R
+    if n:
+        xp.launch(_APPLY[x.dtype], n, x, mean, scale, gamma, beta, y,
+                  y if xhat is None else xhat, i32(xhat is not None), i64(Q), i64(R),
+                  *map(i64, stat_strides), *map(i64, param_strides), i64(n))
+
+
+def _standardize(xp, x, mean, std, stats, block, stat_strides, gamma, beta, param_strides, y,
+                 eps):
+    """Moments of ``x`` read as the (P, Q, R) block ``stats`` over Q into ``mean``/``std``
+    (std = sqrt(var + eps)), then ``y = (x - mean) / std * gamma + beta`` over ``block``."""
+    moments(xp, x, *stats, mean, std)
+    rstd = xp.empty(std.shape, std.dtype)
+    xp.copyto(rstd, std)
+    finish(xp, std, eps, False)
+    finish(xp, rstd, eps, True)
+    apply(xp, x, *block, mean, rstd, stat_strides, gamma, beta, param_strides, y)
+
+
+# ---- operators ------------------------------------------------------------------------------
+def _batch_norm(rctx, ins, outs, attrs):
+    _cpu._bn_check(attrs)
+    x, gamma, beta, moving_mean, moving_var = ins
+    y, mean, rstd, xhat, gamma_used, flag = outs
+    ax = _cpu._bn_axis(x.shape, attrs)
+    a, c, b = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
+    train = rctx.is_train and not attrs.use_global_stats
+    xp = rctx.xp
+    if train:
+        if b == 1:          # (batch, channels): column statistics
+            moments(xp, x, 1, a, c, mean, rstd)           # rstd holds the batch variance here
+        else:
+            channel_moments(xp, x, a, c, b, mean, rstd)
+        if a * b > 0:       # moving = momentum * moving + (1 - momentum) * batch, in place
+            xp.launch(_EMA[x.dtype], c, moving_mean, mean, i64(c), f64(attrs.momentum))
+            xp.launch(_EMA[x.dtype], c, moving_var, rstd, i64(c), f64(attrs.momentum))
+    else:
+        xp.copyto(mean, moving_mean)
+        xp.copyto(rstd, moving_var)
+    finish(xp, rstd, attrs.eps, True)
+    if attrs.fix_gamma:
+        gamma_used.fill(1)
+    else:
+        xp.copyto(gamma_used, gamma)
+    flag.fill(1 if train else 0)
+    apply(xp, x, a, c, b, mean, rstd, (0, 1, 0), gamma_used, beta, (0, 1, 0), y, xhat)
+
+
+def _layer_norm(rctx, ins, outs, attrs):
+    x, gamma, beta = ins
+    y, mean, std = outs
+    if not attrs.eps >= 0.0:
+        raise op_error("LayerNorm", f"eps must be non-negative, got {attrs.eps}")
+    ax = normalize_axis("LayerNorm", attrs.axis, x.ndim)
+    p, q, r = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
+    _standardize(rctx.xp, x, mean, std, (p, q, r), (p, q, r), (r, 0, 1), gamma, beta,
+                 (0, 1, 0), y, attrs.eps)
+
+
+def _instance_norm(rctx, ins, outs, attrs):
+    x, gamma, beta = ins
+    y, mean, std = outs
+    if not attrs.eps >= 0.0:
+        raise op_error("InstanceNorm", f"eps must be non-negative, got {attrs.eps}")
+    n, c, s = x.shape[0], x.shape[1], size_of(x.shape[2:])
+    _standardize(rctx.xp, x, mean, std, (n * c, s, 1), (n, c, s), (c, 1, 0), gamma, beta,
+                 (0, 1, 0), y, attrs.eps)
+
+
+def _l2_normalization(rctx, ins, outs, attrs):
+    x, y = ins[0], outs[0]
+    if not attrs.eps >= 0.0:
+        raise op_error("L2Normalization", f"eps must be non-negative, got {attrs.eps}")
+    shape, mode = x.shape, attrs.mode
+    if mode == "instance":
+        p, q, r = shape[0], size_of(shape[1:]), 1
+    elif mode == "channel":
+        p, q, r = shape[0], shape[1], size_of(shape[2:])
+    else:
+        p, q, r = shape[0] * shape[1], size_of(shape[2:]), 1
+    xp = rctx.xp
+    scale = xp.empty((p * r,), x.dtype)
+    if p * r:
+        xp.launch(_RNORM[x.dtype], p * r, x, scale, i64(p), i64(q), i64(r), f64(attrs.eps))
+    apply(xp, x, p, q, r, xp.zeros((p * r,), x.dtype), scale, (r, 0, 1),
+          xp.ones((1,), x.dtype), xp.zeros((1,), x.dtype), (0, 0, 0), y)
+
+
+def _norm_project(rctx, ins, outs, attrs):
+    g, xhat, r, flag, a, b = ins
+    layout, p, q, rr, _ = _cpu._proj_plan(g.shape, attrs)
+    groups = p * rr if layout == 0 else q
+    if g.size:
+        rctx.xp.launch(_PROJECT[g.dtype], groups, g, xhat, r, a, b, flag, outs[0],
+                       i32(layout), i64(p), i64(q), i64(rr), i64(groups))
+
+
+def _embedding(rctx, ins, outs, attrs):
+    from .index import positions        # the index rules of mx_index.h, on GPU
+    data, weight = ins
+    out, xp = outs[0], rctx.xp
+    pos = positions(xp, "Embedding", data, attrs.input_dim, "raise", 0)
+    if out.size:
+        xp.launch(_EMB_ROWS[weight.dtype], out.size, weight, pos, out, i64(attrs.output_dim),
+                  i64(out.size))
+
+
+attach("BatchNorm", _batch_norm)
+attach("LayerNorm", _layer_norm)
+attach("InstanceNorm", _instance_norm)
+attach("L2Normalization", _l2_normalization)
+attach("_norm_project", _norm_project)
+attach("Embedding", _embedding)
