@@ -55,10 +55,12 @@ _TWO32, _TWO64 = 1 << 32, 1 << 64
 
 def _store(dt, value):
     """C expression storing ``value`` (a float, or a double on the float64 path) as ``dt``."""
-    return f"mx_float_to_half((float)({value}))" if dt == "float16" else f"({_FLOAT_C[dt]})({value})"
+    if dt == "float16":
+        return f"mx_float_to_half((float)({value}))"
+    return f"({_FLOAT_C[dt]})({value})"
 
 
-# ---- uniform, normal, exponential: one Philox block per thread ---------------------------------
+# ---- uniform, normal, exponential: one Philox block per thread -------------------------------
 # z[j] = sample j of block w; float16/float32 blocks hold 4 samples (one word each), float64
 # blocks 2 (one 64-bit draw each). Normal samples are Box-Muller pairs (2p, 2p + 1).
 _SAMPLE32 = {
@@ -93,7 +95,8 @@ extern "C" __global__ void {name}({_FLOAT_C[dt]}* out, const mx_idx n, const uin
     MX_GRID_LOOP(q, blocks) {{
         mx_philox4x32 w = mx_philox_block(key, offset, (uint64_t)q);
         {body}
-        for (int j = 0; j < {per} && {per} * q + j < n; ++j) out[{per} * q + j] = {_store(dt, "z[j]")};
+        for (int j = 0; j < {per} && {per} * q + j < n; ++j)
+            out[{per} * q + j] = {_store(dt, "z[j]")};
     }}
 }}
 """)
@@ -109,8 +112,8 @@ def fill_continuous(xp, dist, out, key, offset, a, b, c=0.0, top=0.0, bits=24):
     c, at most ``top``, ``bits`` random bits below float64; 'normal': mean a, standard
     deviation b; 'exponential': scale b) from the stream ``(key, offset)``, equal to the
     CPU's samples (float16: the CPU's float32 samples rounded)."""
-    n = out.size
-    xp.launch(_CONTINUOUS[(dist, out.dtype.name)], (n + 3) // 4, out, np.int64(n),
+    n, per = out.size, 2 if out.dtype == np.float64 else 4     # samples per Philox block
+    xp.launch(_CONTINUOUS[(dist, out.dtype.name)], (n + per - 1) // per, out, np.int64(n),
               np.uint64(key), np.uint64(offset), np.float64(a), np.float64(b), np.float64(c),
               np.float64(top), np.int32(bits))
 
@@ -142,7 +145,7 @@ _CONTINUOUS_ARGS = {
 }
 
 
-# ---- gamma, Poisson, negative binomials: one element stream per thread ------------------------
+# ---- gamma, Poisson, negative binomials: one element stream per thread -----------------------
 def _stream_kernel(dist, dt):
     name = f"mxlite_random_{dist}_{dt}"
     return kernel(_FAMILY, name, f"""
@@ -188,7 +191,7 @@ def _stream_compute(dist):
     return compute
 
 
-# ---- randint: Lemire's multiply-shift, first draw direct, rejections on the element stream ----
+# ---- randint: Lemire's multiply-shift, first draw direct, rejections on the element stream ---
 def _randint32_kernel(dt):
     name = f"mxlite_randint32_{dt}"
     store = "(int32_t)(uint32_t)" if dt == "int32" else "(int64_t)"
@@ -246,7 +249,7 @@ def _randint_compute(rctx, ins, outs, attrs):
                   np.uint64(offset), np.uint32(span % _TWO32), low)
 
 
-# ---- multinomial ---------------------------------------------------------------------------------
+# ---- multinomial -----------------------------------------------------------------------------
 _CUMSUM = kernel(_FAMILY, "mxlite_multinomial_cumsum", """
 extern "C" __global__ void mxlite_multinomial_cumsum(const double* p, double* cum,
         long long* bad, const mx_idx rows, const mx_idx k) {
@@ -290,7 +293,7 @@ def _multinomial_compute(rctx, ins, outs, attrs):
         xp.cast_into(outs[1], logp.reshape(outs[1].shape))
 
 
-# ---- shuffle ---------------------------------------------------------------------------------------
+# ---- shuffle ---------------------------------------------------------------------------------
 _SHUFFLE_DRAWS = kernel(_FAMILY, "mxlite_shuffle_draws", """
 extern "C" __global__ void mxlite_shuffle_draws(int64_t* d, const mx_idx n, const uint64_t key,
                                                 const uint64_t offset) {
@@ -328,7 +331,7 @@ def _shuffle_compute(rctx, ins, outs, attrs):
               np.int64(total), np.int64(total // n))
 
 
-# ---- Dropout -------------------------------------------------------------------------------------
+# ---- Dropout ---------------------------------------------------------------------------------
 # keep element j of block w with probability 1 - p: the CPU's float32 uniform in [0, 1) >= p
 def _keep(ct):
     return f"(mx_uniform32(w.v[j], 24, 0.0, 1.0, 1.0, top) >= p ? ({ct})scale : ({ct})0)"
@@ -399,7 +402,7 @@ def _dropout_compute(rctx, ins, outs, attrs):
     xp.launch(apply, n, x, small, y, mask, lay, np.int64(n))
 
 
-# ---- _rrelu_slope --------------------------------------------------------------------------------
+# ---- _rrelu_slope ----------------------------------------------------------------------------
 def _rrelu_slope_kernel(dt):
     name = f"mxlite_rrelu_slope_{dt}"
     if dt == "float16":      # float16 computes in float32, as on the CPU
@@ -427,7 +430,7 @@ def _rrelu_slope_compute(rctx, ins, outs, attrs):
     rctx.xp.launch(_RRELU_SLOPE[out.dtype.name], out.size, x, y, out, np.int64(out.size))
 
 
-# ---- attach --------------------------------------------------------------------------------------
+# ---- attach ----------------------------------------------------------------------------------
 for _dist, _args in _CONTINUOUS_ARGS.items():
     attach(f"_random_{_dist}", _continuous_compute(_dist, _args))
     attach(f"_random_{_dist}_like", _continuous_compute(_dist, _args))
