@@ -21,10 +21,12 @@ are int64 (``idx_t``).
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport fabs
 from libc.stdint cimport int8_t, uint8_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 from .common cimport idx_t
+
+cdef extern from "mx_index.h" nogil:
+    double mx_smooth_l1(double v, double sigma2)     # shared with the CUDA kernel
 
 cnp.import_array()
 
@@ -346,15 +348,9 @@ def smooth_l1(const flt_t[::1] x, flt_t[::1] out, double sigma2):
     """out = 0.5 * sigma2 * x**2 where sigma2 * |x| < 1, else |x| - 0.5 / sigma2."""
     _check(x.shape[0] == out.shape[0], "smooth_l1: size mismatch")
     cdef idx_t i
-    cdef double v, a
     with nogil:
         for i in range(x.shape[0]):
-            v = x[i]
-            a = fabs(v)
-            if a * sigma2 < 1.0:
-                out[i] = <flt_t>(0.5 * sigma2 * v * v)
-            else:
-                out[i] = <flt_t>(a - 0.5 / sigma2)
+            out[i] = <flt_t>mx_smooth_l1(x[i], sigma2)
 
 
 # ---- dense linear algebra (numpy.linalg / LAPACK), batched over leading axes -----------------
