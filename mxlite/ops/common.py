@@ -4,7 +4,7 @@ import numpy as np
 from ..base import FLOAT_DTYPES, op_error
 
 __all__ = ["same_shape", "same_type", "F16", "F32", "compute_dtype", "run_in", "write_back",
-           "in_work_dtype", "float_grad_type", "check_num_inputs"]
+           "in_work_dtype", "float_grad_type", "check_num_inputs", "kernels", "DEVICE_KERNELS"]
 
 F16 = np.dtype("float16")
 F32 = np.dtype("float32")
@@ -59,3 +59,21 @@ def write_back(xp, result, out):
 def check_num_inputs(op, shapes, n):
     if len(shapes) != n:
         raise op_error(op, f"expected {n} input(s), got {len(shapes)}")
+
+
+# ---- kernels of other devices -----------------------------------------------------------------
+# A device backend whose kernels take the arguments of a CPU kernel module's functions
+# (``mxlite._core.reduce.reduce``, ...) registers them here, so one compute function serves
+# every device: {(rctx.kernels, CPU module name): an object with those functions}.
+DEVICE_KERNELS = {}
+
+
+def kernels(rctx, cpu_module):
+    """``cpu_module`` (a ``mxlite._core`` kernel module) on the CPU, else the functions with
+    the same signatures that ``rctx``'s device registered in DEVICE_KERNELS."""
+    if rctx.kernels == "cpu":
+        return cpu_module
+    found = DEVICE_KERNELS.get((rctx.kernels, cpu_module.__name__))
+    if found is None:
+        raise op_error(cpu_module.__name__, f"no {rctx.kernels} kernels registered")
+    return found

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._core import finite as _k
 from ..base import DTYPES, op_error
-from .common import F32, same_shape
+from .common import F32, kernels, same_shape
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import normalize_axis, size_of
 
@@ -51,7 +51,7 @@ def _classify_compute(test):
     test_id = _k.TEST_IDS[test]
 
     def compute(rctx, ins, outs, attrs):
-        _k.classify(test_id, ins[0], outs[0])
+        kernels(rctx, _k).classify(test_id, ins[0], outs[0])
     return compute
 
 
@@ -163,7 +163,7 @@ def _hardmax_compute(rctx, ins, outs, attrs):
     outer, n, inner = size_of(x.shape[:axis]), x.shape[axis], size_of(x.shape[axis + 1:])
     if x.dtype == np.bool_:         # same bytes and order as uint8
         x, y = x.view(np.uint8), y.view(np.uint8)
-    _k.hardmax(x.reshape(-1), y.reshape(-1), outer, n, inner)
+    kernels(rctx, _k).hardmax(x.reshape(-1), y.reshape(-1), outer, n, inner)
 
 
 def _register_hardmax():

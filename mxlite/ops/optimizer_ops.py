@@ -28,7 +28,7 @@ import numpy as np
 
 from .._core import optim as _k
 from ..base import op_error
-from .common import F32
+from .common import F32, kernels
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
 
 _F64 = np.dtype("float64")
@@ -150,7 +150,8 @@ def _compute(spec):
 
     def compute(rctx, ins, outs, attrs):
         scale = ins[-1] if spec.scale_input else None
-        clash = _k.update(algo, ins[0], ins[1], ins[2:2 + n_states], outs[0], attrs, scale)
+        clash = kernels(rctx, _k).update(algo, ins[0], ins[1], ins[2:2 + n_states], outs[0],
+                                         attrs, scale)
         if clash is not None:       # checked before anything was written
             first, second = (labels[i] for i in clash)
             raise op_error(name, f"{first!r} and {second!r} share memory; each optimizer "

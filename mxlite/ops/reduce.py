@@ -17,7 +17,7 @@ import numpy as np
 from .._core import reduce as _k
 from .._core.dispatch import CpuKernel
 from ..base import FLOAT_DTYPES, op_error
-from .common import F16, F32
+from .common import F16, F32, kernels
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import normalize_axes, normalize_axis, size_of
 
@@ -30,6 +30,9 @@ U8 = np.dtype("uint8")
 _CONTINUE = {"sum": "sum", "nansum": "sum", "abssum": "sum", "sumsq": "sum",
              "prod": "prod", "nanprod": "prod", "max": "max", "min": "min"}
 FINAL_NONE, FINAL_MEAN, FINAL_SQRT = 0, 1, 2
+# (kernel op, input dtype) -> the accumulator dtype its kernel writes (plans are data: they
+# call no kernel module)
+_ACC = {(op, np.dtype(dt)): np.dtype(acc) for (op, dt), acc in _k.ACC_DTYPES.items()}
 
 
 # ---- axis planning ----------------------------------------------------------------------------
@@ -94,8 +97,8 @@ def _plan(kop, shape, axes, dtype, final):
         else:                       # nothing left to reduce: an element-wise pass
             i, outer, n, inner = None, 1, 1, size_of(shape)
         last = len(reds) <= 1
-        acc = _k.acc_dtype(op, dtype)
-        steps.append((_k.OP_IDS[op], outer, n, inner, np.dtype(acc), final if last else 0))
+        acc = _ACC[(op, dtype)]
+        steps.append((_k.OP_IDS[op], outer, n, inner, acc, final if last else 0))
         if last:
             return tuple(steps), count
         op, dtype = _CONTINUE[op], acc      # the next step reads this step's partial result
@@ -105,14 +108,15 @@ def _plan(kop, shape, axes, dtype, final):
             del groups[i]
 
 
-def run_reduce(xp, kop, x, axes, out, final=FINAL_NONE):
+def run_reduce(rctx, kop, x, axes, out, final=FINAL_NONE):
     """Reduce kernel-typed ``x`` over ``axes`` with kernel op ``kop`` into ``out`` (any shape
-    of the right size); the result is cast to ``out``'s dtype."""
+    of the right size) on ``rctx``'s device; the result is cast to ``out``'s dtype."""
     if out.size == 0:
         return
+    xp, reduce = rctx.xp, kernels(rctx, _k).reduce
     if not out.flags.c_contiguous:          # kernels write C-contiguous buffers only
         tmp = xp.empty(out.shape, out.dtype)
-        run_reduce(xp, kop, x, axes, tmp, final)
+        run_reduce(rctx, kop, x, axes, tmp, final)
         xp.copyto(out, tmp)
         return
     out_flat = out.reshape(-1)
@@ -121,7 +125,7 @@ def run_reduce(xp, kop, x, axes, out, final=FINAL_NONE):
     for k, (op_id, outer, n, inner, acc, step_final) in enumerate(steps):
         last = k == len(steps) - 1
         dst = out_flat if (last and acc == out_flat.dtype) else xp.empty(outer * inner, acc)
-        _k.reduce(op_id, data, dst, outer, n, inner, step_final, count)
+        reduce(op_id, data, dst, outer, n, inner, step_final, count)
         data = dst
     if data is not out_flat:
         xp.cast_into(out_flat, data)
@@ -214,7 +218,6 @@ def _one_step(kop, shape, axis, exclude, dtype, final):
 
 def _reduce_compute(name):
     float_op, int_op, final, _ = _REDUCE[name]
-    reduce = _k.reduce
 
     def compute(rctx, ins, outs, attrs):
         x, out = ins[0], outs[0]
@@ -222,7 +225,7 @@ def _reduce_compute(name):
             step = _one_step(float_op, x.shape, attrs["axis"], attrs["exclude"], x.dtype, final)
             if step is not None:        # the common case: one kernel call, no temporaries
                 op_id, outer, n, inner, count = step
-                reduce(op_id, x, out, outer, n, inner, final, count)
+                kernels(rctx, _k).reduce(op_id, x, out, outer, n, inner, final, count)
                 return
         axes = reduced_axes(name, x.shape, attrs.axis, attrs.exclude)
         if name == "mean" and x.dtype == BOOL:
@@ -234,7 +237,7 @@ def _reduce_compute(name):
             raise op_error(name, f"the mean of an empty axis is undefined for integer dtype "
                            f"{x.dtype}: data shape {x.shape}, axis {attrs.axis}")
         target = out.view(U8) if out.dtype == BOOL else out
-        run_reduce(rctx.xp, op, xk, axes, target, final)
+        run_reduce(rctx, op, xk, axes, target, final)
     return compute
 
 
@@ -386,9 +389,9 @@ def _norm_compute(rctx, ins, outs, attrs):
         x = x.astype(F64)            # exact for every integer up to 2**53
     xk = _kernel_input(x)
     if attrs.ord == 1:
-        run_reduce(rctx.xp, "abssum", xk, axes, out)
+        run_reduce(rctx, "abssum", xk, axes, out)
     else:
-        run_reduce(rctx.xp, "sumsq", xk, axes, out, FINAL_SQRT)
+        run_reduce(rctx, "sumsq", xk, axes, out, FINAL_SQRT)
 
 
 def _register_norm():
@@ -441,7 +444,7 @@ def _arg_compute(which):
             n = x.shape[axis]
             inner = size_of(x.shape[axis + 1:])
         target = out if out.flags.c_contiguous else rctx.xp.empty(out.shape, out.dtype)
-        _k.argreduce(which, x.reshape(-1), target.reshape(-1), outer, n, inner)
+        kernels(rctx, _k).argreduce(which, x.reshape(-1), target.reshape(-1), outer, n, inner)
         if target is not out:
             rctx.xp.copyto(out, target)
     return compute
@@ -486,7 +489,7 @@ def _sum_to_infer_shape(shapes, attrs):
 
 def _sum_to_compute(rctx, ins, outs, attrs):
     x, out = ins[0], outs[0]
-    run_reduce(rctx.xp, "sum", _kernel_input(x), _sum_to_axes(x.shape, attrs.shape), out)
+    run_reduce(rctx, "sum", _kernel_input(x), _sum_to_axes(x.shape, attrs.shape), out)
 
 
 def _sum_to_grad(F, node, ograds):

@@ -15,7 +15,7 @@ from .._core import reduce as _kr
 from .._core import sorting as _k
 from ..base import FLOAT_DTYPES, op_error
 from .common import (F16, F32, check_num_inputs, compute_dtype, float_grad_type,
-                     write_back)
+                     kernels, write_back)
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import normalize_axis, size_of
 
@@ -426,8 +426,8 @@ def _argmax_channel_compute(rctx, ins, outs, attrs):
     elif x.dtype == F16:
         x = x.astype(F32)
     pos = rctx.xp.empty(outs[0].shape, I64)
-    _kr.argreduce(0, x.reshape(-1), pos.reshape(-1), x.shape[0], x.shape[1],
-                  size_of(x.shape[2:]))
+    kernels(rctx, _kr).argreduce(0, x.reshape(-1), pos.reshape(-1), x.shape[0], x.shape[1],
+                                 size_of(x.shape[2:]))
     rctx.xp.cast_into(outs[0], pos)
 
 
