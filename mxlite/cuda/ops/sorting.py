@@ -158,15 +158,22 @@ extern "C" __global__ void cumsum_{dt.name}(const {c}* x, {c}* out, mx_idx n, mx
 """) for dt, c in CTYPE.items() if dt.name in _cpu._CUMSUM_DTYPES and dt.name != "float16"}
 
 
+_SCAN_COLUMNS, _SCAN_LENGTH = 4096, 4096
+
+
 def _cumsum(rctx, ins, outs, attrs):
-    """Left to right along the axis, one thread per column: the CPU's order (bit-identical),
-    at the price of parallelism when there are few columns."""
+    """Left to right along the axis, one thread per column: the CPU's order (bit-identical).
+    A long axis with few columns (too little parallelism for that) goes to the library's
+    parallel scan instead (``lib.cumsum``: exact for integers; float sums then round in
+    another order, within the dtype's tolerance of the CPU's)."""
     x, out, xp = ins[0], outs[0], rctx.xp
     ax, outer, n, inner = _cpu._geometry("cumsum", x.shape, attrs.axis)
     work = compute_dtype(out.dtype)
     src = xp.ascontiguousarray(x, work)
     target = out if work == out.dtype else xp.empty(out.shape, work)
-    if n:
+    if n >= _SCAN_LENGTH and outer * inner < _SCAN_COLUMNS:
+        xp.lib.cumsum(src.reshape(outer, n, inner), axis=1, out=target.reshape(outer, n, inner))
+    elif n:
         xp.launch(_CUMSUM[work], outer * inner, src, target, np.int64(n), np.int64(inner),
                   np.int64(outer * inner))
     write_back(xp, target, out)
