@@ -2,7 +2,8 @@
 label, sample_weight=None)`` is registered operators alone, so a loss runs imperatively, as a
 hybridized graph, and under gradients of any order.
 
-Every loss returns one value per sample: the mean over every axis except ``batch_axis``.
+Every loss returns one value per sample: the mean over every axis except ``batch_axis``
+(KLDivLoss and TripletLoss: the sum, as MXNet).
 ``weight`` (a number) scales the loss; ``sample_weight`` (an array broadcastable to the
 loss) weights each element, as MXNet 1.x.
 """
@@ -131,8 +132,9 @@ SoftmaxCELoss = SoftmaxCrossEntropyLoss
 
 
 class KLDivLoss(Loss):
-    """Kullback-Leibler divergence ``label * (log(label) - pred)``; ``pred`` holds
-    log-probabilities (``from_logits=True``, MXNet's default) or logits."""
+    """Kullback-Leibler divergence ``label * (log(label) - pred)`` summed over every axis
+    but the batch axis; ``pred`` holds log-probabilities (``from_logits=True``, MXNet's
+    default) or logits."""
 
     def __init__(self, from_logits=True, axis=-1, weight=None, batch_axis=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
@@ -143,7 +145,8 @@ class KLDivLoss(Loss):
         if not self._from_logits:
             pred = F.log_softmax(pred, axis=self._axis)
         loss = label * (F.log(label + 1e-12) - pred)
-        return self._finish(F, loss, sample_weight)
+        loss = _apply_weighting(F, loss, self._weight, sample_weight)
+        return F.sum(loss, axis=self._batch_axis, exclude=True)
 
 
 class HuberLoss(Loss):
