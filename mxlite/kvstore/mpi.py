@@ -79,6 +79,8 @@ class World:
         self.comm = MPI.COMM_WORLD.Dup()
         self.ctrl = MPI.COMM_WORLD.Dup()
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+        self._mine = np.zeros(2, np.int64)                  # [rejected, hash]: agree()
+        self._everyone = np.zeros((self.size, 2), np.int64)
         self.native = {np.dtype(np.float16): _sums_natively(MPI, np.float16)}
         self.departed = None            # the first rank seen leaving
         self.abandoned = False          # a collective was left unfinished (a rank left)
@@ -172,16 +174,16 @@ class World:
             return
         if self.departed is not None:
             self._check_departures(what)
-        mine = np.array([0 if error is None else 1, 0 if error is not None else sig], np.int64)
-        everyone = np.empty((self.size, 2), np.int64)
-        self.wait(self.ctrl.Iallgather(mine, everyone), what)
+        self._mine[0], self._mine[1] = (1, 0) if error is not None else (0, sig)
+        self.wait(self.ctrl.Iallgather(self._mine, self._everyone), what)
         if error is not None:
             raise error
-        failed = np.flatnonzero(everyone[:, 0]).tolist()
+        rows = self._everyone.tolist()
+        failed = [r for r, (bad, _) in enumerate(rows) if bad]
         if failed:
             raise MXNetError(f"{what}: rank(s) {failed} rejected the arguments of this call "
                              "(see their error); nothing was sent")
-        differ = np.flatnonzero(everyone[:, 1] != everyone[0, 1]).tolist()
+        differ = [r for r, (_, h) in enumerate(rows) if h != rows[0][1]]
         if differ:
             raise MXNetError(f"{what}: rank(s) {differ} called it with other keys, shapes, "
                              "dtypes or settings than rank 0; every rank must make the same "
