@@ -87,3 +87,44 @@ MX_FN uint16_t mx_float_to_half(float f) {
     if (rest > 0x1000u || (rest == 0x1000u && (out & 1u))) ++out;
     return (uint16_t)(sign | out);
 }
+
+// float64 to float16 in one rounding (to nearest, ties to even), as NumPy casts it: going
+// through float32 would round twice (1 + 2^-11 + 2^-40 must give 1 + 2^-10, not 1).
+MX_FN uint16_t mx_double_to_half(double d) {
+    uint64_t x = (uint64_t)mx::bits_of(d);
+    uint16_t sign = (uint16_t)((x >> 48) & 0x8000u);
+    uint64_t ax = x & 0x7fffffffffffffffull;
+    if (ax >= 0x7ff0000000000000ull)                              // inf, NaN (quiet, kept)
+        return (uint16_t)(sign | 0x7c00u |
+                          (ax > 0x7ff0000000000000ull ? 0x200u | ((ax >> 42) & 0x3ffu) : 0));
+    if (ax >= 0x40effe0000000000ull) return (uint16_t)(sign | 0x7c00u);   // >= 65520: inf
+    uint64_t r, rest, half;
+    if (ax < 0x3f10000000000000ull) {                             // below 2^-14: subnormal
+        if (ax < 0x3e60000000000000ull) return sign;              // below 2^-25: rounds to 0
+        uint64_t e = ax >> 52, m = (ax & 0xfffffffffffffull) | 0x10000000000000ull;
+        uint64_t shift = 1051u - e;                               // 43..53
+        r = m >> shift;
+        rest = m & ((1ull << shift) - 1u);
+        half = 1ull << (shift - 1u);
+    } else {
+        uint64_t b = ax - 0x3f00000000000000ull;                  // rebias 1023 -> 15
+        r = b >> 42;
+        rest = b & 0x3ffffffffffull;
+        half = 1ull << 41;
+    }
+    if (rest > half || (rest == half && (r & 1u))) ++r;
+    return (uint16_t)(sign | r);
+}
+
+// Float to integer as NumPy converts on x86-64 (cvttsd2si): toward zero; NaN and values
+// outside the range give the "integer indefinite" INT_MIN; int8 and uint8 take the low bits
+// of the 32-bit conversion. C leaves those cases undefined and CUDA saturates instead, so
+// every kernel converts through these and both devices agree.
+MX_FN int32_t mx_double_to_i32(double v) {
+    return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : (int32_t)(-2147483647 - 1);
+}
+
+MX_FN int64_t mx_double_to_i64(double v) {
+    return (v >= -9223372036854775808.0 && v < 9223372036854775808.0)
+        ? (int64_t)v : (int64_t)(-9223372036854775807LL - 1);
+}

@@ -681,6 +681,7 @@ def test_maximum_minimum_propagate_nan(dtype):
                   np.array([np.nan, 1.0, np.nan, 0.0], dtype), exact=True)
 
 
+@pytest.mark.cpu_only      # calls the CPU kernels of mxlite._core directly
 def test_kernels_refuse_strided_buffers():
     """The raw kernels walk buffers linearly: a strided/reversed view must be refused, not read
     out of bounds."""
