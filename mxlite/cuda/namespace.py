@@ -9,7 +9,7 @@ module itself (``cupy`` or ``numpy``).
 import numpy as np
 
 from ..base import MXNetError
-from . import kernels as _kernels
+from . import casts as _casts, kernels as _kernels
 from .layout import element_strides, layout
 
 __all__ = ["GpuNamespace"]
@@ -85,15 +85,16 @@ class GpuNamespace:
         self.strided_copy(src, dst)
 
     def cast_into(self, dst, src):
-        """``dst[...] = src`` converted to ``dst``'s dtype (as a cast)."""
+        """``dst[...] = src`` converted to ``dst``'s dtype as the CPU casts (float to integer
+        truncates; ``mxlite.cuda.casts``), by mxlite's cast kernels; ``src`` may broadcast."""
         if dst.dtype == src.dtype:
             self.strided_copy(src, dst)
         else:
-            self.lib.copyto(dst, self.lib.broadcast_to(src, dst.shape), casting="unsafe")
+            _casts.cast_into(self, dst, src)
 
     def fill_zero(self, out):
-        """Zero ``out``."""
-        out.fill(0)
+        """Zero ``out`` (any strides) by mxlite's fill kernel."""
+        _casts.fill(self, out, 0)
 
     def ascontiguousarray(self, a, dtype=None):
         """``a`` (converted to ``dtype``) as a C-contiguous array; ``a`` itself when it is
