@@ -1,4 +1,5 @@
 """Device contexts (mxlite/context.py): cpu(), gpu(i), current_context() and ``with ctx:``."""
+import os
 import pickle
 import threading
 
@@ -118,12 +119,71 @@ def test_gpu_contexts_exist_without_a_gpu():
     assert mx.Context("gpu", 0) == mx.gpu()
 
 
+# every way data reaches a device
+TO_GPU = {
+    "array": lambda: mx.nd.array([1.0], ctx=mx.gpu(0)),
+    "array of an NDArray": lambda: mx.nd.array(mx.nd.ones((2,)), ctx=mx.gpu()),
+    "zeros": lambda: mx.nd.zeros((2,), ctx=mx.gpu()),
+    "ones": lambda: mx.nd.ones((2,), ctx=mx.gpu()),
+    "empty": lambda: mx.nd.empty((2,), ctx=mx.gpu()),
+    "full": lambda: mx.nd.full((2,), 3.0, ctx=mx.gpu()),
+    "arange": lambda: mx.nd.arange(3, ctx=mx.gpu()),
+    "random.uniform": lambda: mx.nd.random.uniform(shape=(2,), ctx=mx.gpu()),
+    "random.randint": lambda: mx.nd.random.randint(0, 5, shape=(2,), ctx=mx.gpu()),
+    "as_in_context": lambda: mx.nd.ones((2,)).as_in_context(mx.gpu()),
+    "copyto": lambda: mx.nd.ones((2,)).copyto(mx.gpu(1)),
+    "with gpu": lambda: _under(mx.gpu(), lambda: mx.nd.zeros((2,))),
+    "unpickle": lambda: pickle.loads(pickle.dumps(mx.nd.ones((2,))).replace(b"cpu", b"gpu")),
+}
+
+
+def _under(ctx, make):
+    with ctx:
+        return make()
+
+
 @pytest.mark.skipif(mx.num_gpus() > 0, reason="a GPU is present")
-def test_data_on_a_gpu_without_a_gpu_is_an_error_that_says_why():
-    for make in (lambda: mx.nd.array([1.0], ctx=mx.gpu(0)), lambda: mx.nd.zeros((2,), ctx=mx.gpu()),
-                 lambda: mx.nd.ones((2,)).as_in_context(mx.gpu())):
-        with pytest.raises(MXNetError, match="no GPU backend: CuPy"):
-            make()
+@pytest.mark.parametrize("form", sorted(TO_GPU))
+def test_data_on_a_gpu_without_a_gpu_is_an_error_that_says_why(form):
+    with pytest.raises(MXNetError, match="no GPU backend: CuPy"):
+        TO_GPU[form]()
+
+
+@pytest.mark.skipif(mx.num_gpus() > 0, reason="a GPU is present")
+def test_load_without_a_gpu_puts_saved_gpu_arrays_on_the_cpu(tmp_path):
+    """A file written on a GPU machine (device type 2 in MXNet's format) still loads."""
+    import struct
+    path = str(tmp_path / "a.nd")
+    mx.nd.save(path, [mx.nd.array([1.5, 2.5])])
+    buf = bytearray(open(path, "rb").read())
+    # the context record (cpu(0), float32 flag) before the data: cpu(0) -> gpu(0)
+    at = buf.find(struct.pack("<iii", 1, 0, 0) + np.array([1.5, 2.5], "f4").tobytes())
+    assert at > 0
+    buf[at:at + 4] = struct.pack("<i", 2)
+    (x,) = mx.nd.load_frombuffer(bytes(buf))
+    assert x.context == mx.cpu() and x.asnumpy().tolist() == [1.5, 2.5]
+
+
+def _run_without_cupy(code):
+    """Run ``code`` in a fresh interpreter where ``import cupy`` fails."""
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "MXLITE_GPU_EMULATOR"}
+    prelude = "import sys\nsys.modules['cupy'] = None\n"
+    run = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout
+
+
+def test_without_cupy_mxlite_imports_and_says_cupy_is_missing():
+    out = _run_without_cupy(
+        "import mxlite as mx\n"
+        "assert mx.num_gpus() == 0\n"
+        "print((mx.nd.ones((2,)) + 1).asnumpy().tolist())\n"
+        "try:\n    mx.nd.zeros((2,), ctx=mx.gpu())\n"
+        "except mx.MXNetError as e:\n    print(e)\n")
+    assert "[2.0, 2.0]" in out and "no GPU backend: CuPy is not installed" in out
 
 
 @pytest.mark.skipif(mx.num_gpus() == 0, reason="needs a GPU")

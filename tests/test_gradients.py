@@ -42,7 +42,9 @@ def _inputs(spec, rng):
 
 
 @pytest.mark.parametrize("name", sorted(n for n, s in SPECS.items() if s.order > 0))
-def test_gradient_matches_finite_differences(name):
+def test_gradient_matches_finite_differences(name, device):
+    """Every row on every device (``device`` makes it current: inputs, head gradients and
+    directions are created there)."""
     spec = SPECS[name]
     rng = np.random.default_rng(zlib.crc32(name.encode()))  # stable across runs
     check_grads(lambda *xs: spec.call(mx.nd, *xs), _inputs(spec, rng), order=spec.order,

@@ -325,6 +325,8 @@ METHODS = {
 }
 EXEMPT = {
     "asnumpy": "returns NumPy data (leaves mxlite)",
+    "to_dlpack_for_read": "returns a DLPack capsule (leaves mxlite)",
+    "to_dlpack_for_write": "returns a DLPack capsule (leaves mxlite)",
     "asscalar": "returns a NumPy scalar",
     "attach_grad": "marks a variable", "backward": "runs the tape", "grad": "the gradient buffer",
     "detach": "cuts the graph by definition (tested below)",

@@ -40,6 +40,16 @@ def configure(ndarray_cls, tape_state, attrs_cls, current_context, context_cls, 
     _CPU = context_cls("cpu", 0)
 
 
+cdef object _transfer_op = None      # mxlite.ops.transfer's _copyto (set_transfer_op)
+
+
+def set_transfer_op(op):
+    """Name the one operator whose input may be on another device than its output: it runs
+    on the device of its ``ctx`` parameter (``_copyto``, mxlite/ops/transfer.py)."""
+    global _transfer_op
+    _transfer_op = op
+
+
 def set_tape(tape):
     """Hand in mxlite.autograd (its begin_write/end_write), once it is imported."""
     global _tape
@@ -242,6 +252,8 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         arrays.append(a)
         in_shapes.append(a.shape)
         in_dtypes.append(a.dtype)
+    if op is _transfer_op:             # _copyto: runs on the device it copies to
+        ctx = attrs["ctx"]              # (None: the current context, below)
     if ctx is None:
         if op.variadic and op.inputs:
             raise op_error(op.name, "needs at least one input")
@@ -534,7 +546,7 @@ cdef object _F32 = np.dtype(np.float32), _F64 = np.dtype(np.float64)
 cdef object _invoke_out(op, list inputs, attrs, out, shapes, dtypes, list arrays, kernel,
                         bint recording, RunContext rctx):
     targets = out if isinstance(out, (list, tuple)) else [out]
-    outputs = _slow.out_arrays(op, shapes, dtypes, targets, arrays, rctx.xp)
+    outputs = _slow.out_arrays(op, shapes, dtypes, targets, arrays, rctx)
     cdef list given = inputs
     if recording:
         plan = _tape.begin_write(targets, inputs)

@@ -9,7 +9,8 @@ import os
 
 from ..base import MXNetError
 
-__all__ = ["backend", "unavailable_reason", "device_count", "install", "namespace"]
+__all__ = ["backend", "unavailable_reason", "device_count", "install", "namespace",
+           "synchronize_all"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -55,7 +56,7 @@ def device_count():
 
 @functools.lru_cache(maxsize=None)
 def namespace():
-    """The GPU array namespace of the backend (made once)."""
+    """The GPU array namespace of the backend (made once; ``on_device(i)`` gives GPU i's)."""
     from .namespace import GpuNamespace
     kind = backend()
     if kind == "cupy":
@@ -63,12 +64,21 @@ def namespace():
         from .launch import launch
         return GpuNamespace(cupy, launch, "gpu",
                             synchronize=lambda: cupy.cuda.get_current_stream().synchronize(),
-                            stream=lambda ctx: cupy.cuda.get_current_stream())
+                            stream=lambda ctx: cupy.cuda.get_current_stream(),
+                            devices=device_count())
     if kind == "emulator":
         import numpy
         from . import emulator
         return GpuNamespace(numpy, emulator.launch, "gpu-emulator")
     raise MXNetError(f"mx.gpu(): no GPU backend: {unavailable_reason()}")
+
+
+def synchronize_all():
+    """Wait for the kernels of every GPU mxlite has used (``mx.nd.waitall``); nothing when no
+    GPU was used."""
+    if namespace.cache_info().currsize:
+        for ns in namespace().device_namespaces():
+            ns.synchronize()
 
 
 def install():

@@ -20,7 +20,7 @@ memory.configure()
 __all__ = ["name", "ndarray", "empty", "zeros", "ones", "scalar", "arange", "copyto",
            "cast_into", "strided_copy", "fill_zero", "ascontiguousarray", "broadcast_to",
            "as_strided", "may_share_memory", "data_ptr", "add_at", "matmul", "argmax",
-           "to_host", "asnumpy", "from_host", "stream"]
+           "to_host", "asnumpy", "from_host", "receive", "stream", "synchronize"]
 
 name = "cpu"
 ndarray = np.ndarray        # the array type this device stores
@@ -133,7 +133,20 @@ def from_host(a):
     return a
 
 
+def receive(dst, src):
+    """``dst[...] = src`` where ``src`` (same shape and dtype) is an array of any device: a
+    NumPy array is copied; a GPU array (CuPy) comes over in one device-to-host copy."""
+    if isinstance(src, np.ndarray):
+        np.copyto(dst, src)
+    else:
+        src.get(out=dst)
+
+
 # ---- execution ---------------------------------------------------------------------------------
 def stream(ctx):
     """The stream operators on ``ctx`` run on: None, CPU kernels run synchronously."""
     return None
+
+
+def synchronize():
+    """Wait for pending kernels: nothing to wait for (CPU kernels are synchronous)."""

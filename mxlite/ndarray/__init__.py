@@ -36,3 +36,5 @@ __all__ += sorted(BINARY_FUNCTIONS)
 
 from .io import load, load_frombuffer, save  # noqa: E402  (MXNet's binary NDArray format)
 __all__ += ["save", "load", "load_frombuffer"]
+from .dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: E402
+__all__ += ["from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]

@@ -21,8 +21,8 @@ from ..ops.shape_utils import check_alloc, infer_reshape, size_of
 
 __all__ = ["NDArray", "invoke", "array", "empty", "waitall"]
 
-_GETITEM, _SETITEM, _RESHAPE, _COPY, _CAST = (
-    REGISTRY[n] for n in ("_getitem", "_setitem", "reshape", "_copy", "cast"))
+_GETITEM, _SETITEM, _RESHAPE, _COPY, _CAST, _COPYTO = (
+    REGISTRY[n] for n in ("_getitem", "_setitem", "reshape", "_copy", "cast", "_copyto"))
 
 
 class _TapeState(threading.local):
@@ -124,7 +124,8 @@ class NDArray(_dispatch.NDArrayBase):
 
     # ---- conversion ---------------------------------------------------------------------
     def asnumpy(self):
-        """A NumPy copy of the data."""
+        """A NumPy copy of the data (on a GPU: one device-to-host copy, after the kernels
+        that write it)."""
         return namespace_for(self._ctx).asnumpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
@@ -156,28 +157,35 @@ class NDArray(_dispatch.NDArrayBase):
         return _call(_COPY, self)
 
     def copyto(self, other):
-        """Copy into NDArray ``other`` (same shape; cast to its dtype) and return it, or into
-        a new array on Context ``other``. Recorded under ``autograd.record()``."""
+        """Copy into NDArray ``other`` (same shape; cast to its dtype; on any device) and
+        return it, or into a new array on Context ``other``. Recorded under
+        ``autograd.record()``: a copy to another device is the ``_copyto`` operator, whose
+        gradient is copied back to this array's device."""
         if isinstance(other, NDArray):
             if other is self:
                 return other
             if other.shape != self.shape:
                 raise op_error("copyto", f"shape mismatch: source {self.shape}, target {other.shape}")
+            if other._ctx != self._ctx:
+                if other._data.dtype != self._data.dtype:
+                    return _call(_CAST, _call(_COPYTO, self, ctx=other._ctx),
+                                 dtype=other._data.dtype, out=other)
+                return _call(_COPYTO, self, ctx=other._ctx, out=other)
             if other._data.dtype != self._data.dtype:
                 return _call(_CAST, self, dtype=other._data.dtype, out=other)
             if namespace_for(self._ctx).may_share_memory(other._data, self._data):
                 return _call(_COPY, _call(_COPY, self), out=other)
             return _call(_COPY, self, out=other)
         if isinstance(other, Context):
-            if other.compute_device != self._ctx.compute_device:
-                return array(self, ctx=other, dtype=self._data.dtype)   # through the host
-            result = _call(_COPY, self)
-            result._ctx = other
-            return result
+            if other == self._ctx:
+                return _call(_COPY, self)
+            return _call(_COPYTO, self, ctx=other)
         raise TypeError(f"copyto: expected an NDArray or Context, got {type(other).__name__}")
 
     def as_in_context(self, context):
-        """This array on ``context`` (itself when already there)."""
+        """This array on ``context`` (itself when already there; else a recorded copy)."""
+        if not isinstance(context, Context):
+            raise TypeError(f"as_in_context: expected a Context, got {type(context).__name__}")
         return self if context == self._ctx else self.copyto(context)
 
     def reshape(self, *shape, reverse=False, **kwargs):
@@ -198,7 +206,11 @@ class NDArray(_dispatch.NDArrayBase):
         _tape.mark_variables([self], [NDArray._wrap(zeros, self._ctx)], grad_req)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
-        """Back-propagate from this array into the ``.grad`` of the variables it depends on."""
+        """Back-propagate from this array into the ``.grad`` of the variables it depends on;
+        ``out_grad`` (the head gradient, default ones) must be on this array's device."""
+        if isinstance(out_grad, NDArray) and out_grad._ctx != self._ctx:
+            raise MXNetError(f"backward: out_grad is on {out_grad._ctx}, the array on "
+                             f"{self._ctx}; copy it with out_grad.as_in_context({self._ctx})")
         _tape.backward([self], None if out_grad is None else [out_grad], retain_graph,
                        train_mode)
 
@@ -207,9 +219,36 @@ class NDArray(_dispatch.NDArrayBase):
         return self._alias(self._data, None, None)
 
     def wait_to_read(self):
-        """Block until pending writes finish (computation is synchronous on CPU)."""
+        """Block until the kernels writing this array finish (on a GPU: a synchronize of
+        its device's stream; CPU kernels are synchronous)."""
+        namespace_for(self._ctx).synchronize()
 
     wait_to_write = wait_to_read
+
+    # ---- DLPack (zero-copy exchange with NumPy, CuPy, torch, JAX) -------------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The DLPack capsule of this array's buffer (no copy), for ``torch.from_dlpack``,
+        ``np.from_dlpack``, ``cupy.from_dlpack``...: the array API's protocol, answered by
+        the storage (NumPy on CPU, CuPy on a GPU)."""
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                    ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        """``(device type, device id)`` of the buffer in DLPack's codes (1 CPU, 2 CUDA). The
+        GPU emulator of the tests stores in host memory and says so (1)."""
+        return self._data.__dlpack_device__()
+
+    def to_dlpack_for_read(self):
+        """A DLPack capsule of this array for reading (MXNet's API), after pending writes."""
+        self.wait_to_read()
+        return self.__dlpack__()
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule of this array for writing (MXNet's API): the consumer's writes
+        show in this array (they are not recorded by autograd nor counted as versions)."""
+        self.wait_to_write()
+        return self.__dlpack__()
 
     # ---- indexing -----------------------------------------------------------------------
     def __getitem__(self, key):
@@ -234,6 +273,8 @@ class NDArray(_dispatch.NDArrayBase):
         key = canonical_key(_index_key(key), self.shape, "__setitem__")
         region = region_shape(key, self.shape, "__setitem__")
         value = _value_nd(value, self._data.dtype, self._ctx)
+        if value._ctx != self._ctx:      # as MXNet: the value is copied over (recorded)
+            value = value.as_in_context(self._ctx)
         if tape_state.recording:
             plan = _tape.begin_write([self], [self, value])
             if plan[0][1] is not None and has_repeats(key, self.shape):
@@ -366,7 +407,8 @@ def _bad_input(op, inputs, x):
     raise TypeError(f"{op.name}: input {name!r} must be an NDArray, got {type(x).__name__}")
 
 
-def _out_arrays(op, shapes, dtypes, outs, arrays, xp):
+def _out_arrays(op, shapes, dtypes, outs, arrays, rctx):
+    xp = rctx.xp
     if len(outs) != len(shapes):
         raise op_error(op.name, f"expected {len(shapes)} output array(s) in out=, got {len(outs)}")
     result = []
@@ -377,8 +419,12 @@ def _out_arrays(op, shapes, dtypes, outs, arrays, xp):
             raise op_error(op.name, f"out= has shape {o.shape}, the result has shape {tuple(s)}")
         if o._data.dtype != d:
             raise op_error(op.name, f"out= has dtype {o._data.dtype}, the result has dtype {np.dtype(d)}")
+        if o._ctx != rctx.ctx:
+            raise op_error(op.name, f"out= is on {o._ctx}, the operator runs on {rctx.ctx}; "
+                           "copy with copyto/as_in_context")
         for i, a in enumerate(arrays):
-            if not xp.may_share_memory(o._data, a):
+            # an input of another array library (_copyto's, from another device) cannot overlap
+            if not isinstance(a, xp.ndarray) or not xp.may_share_memory(o._data, a):
                 continue
             if not op.elementwise:
                 raise op_error(op.name, "out= overlaps an input; this operator cannot run in place")
@@ -402,6 +448,7 @@ class _SlowPaths:
 
 
 _dispatch.configure(NDArray, tape_state, Attrs, current_context, Context, _SlowPaths)
+_dispatch.set_transfer_op(_COPYTO)
 
 
 def _call(op, *inputs, out=None, **kwargs):
@@ -420,9 +467,13 @@ def array(source_array, ctx=None, dtype=None):
     ctx = ctx or current_context()
     ctx = ctx if isinstance(ctx, Context) else Context(ctx)
     if isinstance(source_array, NDArray):
-        if dtype is None:
-            dtype = source_array._data.dtype
-        source_array = namespace_for(source_array._ctx).to_host(source_array._data)
+        src = source_array._data
+        if dtype is None or normalize_dtype(dtype, "array") == src.dtype:
+            xp = namespace_for(ctx)          # device to device: one copy, no host round trip
+            data = _allocate("array", src.shape, src.dtype, xp)
+            xp.receive(data, src)
+            return NDArray._wrap(data, ctx)
+        source_array = namespace_for(source_array._ctx).to_host(src)
     dt = normalize_dtype(dtype, "array")
     data = _checked_values(source_array, dt, "array")      # always a fresh C-order copy
     return NDArray._wrap(namespace_for(ctx).from_host(data), ctx)
@@ -440,7 +491,10 @@ def empty(shape, ctx=None, dtype=None):
 
 
 def waitall():
-    """Wait for all pending computation (synchronous on CPU: returns at once)."""
+    """Wait for all pending computation: every GPU in use is synchronized (CPU kernels are
+    synchronous)."""
+    from ..cuda import runtime
+    runtime.synchronize_all()
 
 
 # ---- helpers ------------------------------------------------------------------------------

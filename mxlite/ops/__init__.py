@@ -18,3 +18,4 @@ from . import sorting  # noqa: F401
 from . import sequence  # noqa: F401
 from . import la  # noqa: F401
 from . import optimizer_ops  # noqa: F401
+from . import transfer  # noqa: F401
