@@ -3,7 +3,7 @@ import threading
 
 from .base import MXNetError
 
-__all__ = ["Context", "cpu", "gpu", "current_context", "num_gpus"]
+__all__ = ["Context", "cpu", "gpu", "current_context", "num_gpus", "gpu_memory_info"]
 
 
 # The kernels each device type runs: pinned and shared CPU memory are CPU memory.
@@ -66,8 +66,17 @@ def cpu(device_id=0):
 
 
 def gpu(device_id=0):
-    """GPU context ``device_id``; raises MXNetError when no such GPU is visible."""
+    """GPU context ``device_id``. As in MXNet it exists on any machine; the first array put
+    on it raises MXNetError saying why when there is no such GPU (no CuPy, no CUDA device,
+    or fewer devices)."""
     return Context("gpu", device_id)
+
+
+def gpu_memory_info(device_id=0):
+    """``(free, total)`` bytes of GPU ``device_id``'s memory (MXNet's
+    ``mx.context.gpu_memory_info``); MXNetError without such a GPU."""
+    from .cuda import runtime
+    return runtime.memory_info(int(device_id))
 
 
 _CPU = Context("cpu", 0)

@@ -203,3 +203,16 @@ def test_pinned_and_shared_cpu_memory_run_the_cpu_kernels(kind):
     assert z.context == ctx and z.asnumpy().sum() == 0
     with pytest.raises(mx.MXNetError, match="different devices"):
         x + mx.nd.array([1.0, 2.0, 3.0])        # cpu_pinned(0) and cpu(0) are two contexts
+
+
+def test_gpu_memory_info():
+    from mxlite.cuda import runtime
+    if runtime.backend() == "cupy":
+        free, total = mx.context.gpu_memory_info(0)
+        assert 0 < free <= total
+        with pytest.raises(MXNetError, match="no GPU"):
+            mx.context.gpu_memory_info(mx.num_gpus())
+    else:       # no GPU, or the emulator (host memory): says why
+        why = "host memory" if runtime.backend() == "emulator" else "CuPy"
+        with pytest.raises(MXNetError, match=f"gpu_memory_info: no GPU memory to report: .*{why}"):
+            mx.context.gpu_memory_info()

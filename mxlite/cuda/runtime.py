@@ -10,7 +10,7 @@ import os
 from ..base import MXNetError
 
 __all__ = ["backend", "unavailable_reason", "device_count", "install", "namespace",
-           "synchronize_all"]
+           "synchronize_all", "memory_info"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,6 +79,20 @@ def synchronize_all():
     if namespace.cache_info().currsize:
         for ns in namespace().device_namespaces():
             ns.synchronize()
+
+
+def memory_info(device_id):
+    """``(free, total)`` bytes of GPU ``device_id`` (CUDA's ``cudaMemGetInfo``)."""
+    if backend() != "cupy":
+        why = ("the GPU emulator runs in host memory" if backend() == "emulator"
+               else unavailable_reason())
+        raise MXNetError(f"gpu_memory_info: no GPU memory to report: {why}")
+    if not 0 <= device_id < device_count():
+        raise MXNetError(f"gpu_memory_info: no GPU {device_id} ({device_count()} visible)")
+    import cupy
+    with cupy.cuda.Device(device_id):
+        free, total = cupy.cuda.runtime.memGetInfo()
+    return int(free), int(total)
 
 
 def install():

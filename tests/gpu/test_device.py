@@ -368,3 +368,46 @@ def test_each_gpu_namespace_runs_on_its_device():
     assert _FakeCudaDevice.current[0] == 0
     assert ns2.lib is lib and ns2.ndarray is np.ndarray
     assert set(several.device_namespaces()) == {ns2, several.on_device(1)}
+
+
+class _FakeCupy:
+    """Stands for the cupy module in launch.py: one device with 2 multiprocessors; kernels
+    record their launch configuration, or fail to compile."""
+
+    def __init__(self, compile_error=None):
+        self.launches, self.compile_error = [], compile_error
+        runtime_ = types.SimpleNamespace(getDevice=lambda: 0,
+                                         getDeviceProperties=lambda d: {"multiProcessorCount": 2})
+        self.cuda = types.SimpleNamespace(runtime=runtime_)
+
+    def RawModule(self, code, options):
+        fake = self
+
+        class Module:
+            def get_function(self, name):
+                if fake.compile_error:
+                    raise RuntimeError(fake.compile_error)
+                return lambda grid, block, args: fake.launches.append((grid, block, args))
+        return Module()
+
+
+def test_launch_caps_the_grid_and_runs_every_item(monkeypatch):
+    from mxlite.cuda import kernels, launch
+    fake = _FakeCupy()
+    monkeypatch.setattr(launch, "_cupy", fake)
+    monkeypatch.setattr(launch, "_FUNCTIONS", {})
+    monkeypatch.setattr(launch, "_GRID_LIMIT", {})
+    k = kernels.family("copy")["copy_4"]
+    launch.launch(k, 10 ** 6, ("a",))
+    launch.launch(k, 300, ("b",))
+    launch.launch(k, 0, ("c",))                 # nothing to do: no launch
+    assert fake.launches == [((64,), (launch.BLOCK,), ("a",)), ((2,), (launch.BLOCK,), ("b",))]
+
+
+def test_a_kernel_that_fails_to_compile_names_itself(monkeypatch):
+    from mxlite.cuda import kernels, launch
+    monkeypatch.setattr(launch, "_cupy", _FakeCupy("error: identifier 'nope' is undefined"))
+    monkeypatch.setattr(launch, "_FUNCTIONS", {})
+    k = kernels.family("copy")["copy_8"]
+    with pytest.raises(MXNetError, match=r"copy/copy_8 .*failed to compile.*nope"):
+        launch.launch(k, 5, ())
