@@ -25,13 +25,32 @@ extern "C" __global__ void copy_{size}(const uint{8 * size}_t* src, uint{8 * siz
 class GpuNamespace:
     """Array functions for one GPU array library ``lib`` (``cupy`` or ``numpy``), launching
     kernels with ``launcher(kernel, n, args)``; ``name`` is ``'gpu'`` or ``'gpu-emulator'``.
+    ``synchronize()`` waits for the current stream, ``stream(ctx)`` names it; ``devices`` is
+    the number of GPUs (see ``on_device``).
     """
 
-    def __init__(self, lib, launcher, name, synchronize=None, stream=None):
+    def __init__(self, lib, launcher, name, synchronize=None, stream=None, devices=1):
         self.lib, self.name, self._launch = lib, name, launcher
         self.ndarray = lib.ndarray
         self._synchronize = synchronize
         self._stream = stream
+        self._device_count = devices
+        self._devices = {}      # device id -> the namespace of that GPU (on_device)
+
+    def on_device(self, device_id):
+        """This namespace for GPU ``device_id`` (made once): itself when there is one GPU
+        (or the emulator); with several, a copy whose every function runs with CuPy's
+        current device set to ``device_id``, so allocations, launches, streams and
+        synchronizations of ``gpu(i)`` happen on device i."""
+        ns = self._devices.get(device_id)
+        if ns is None:
+            ns = self if self._device_count <= 1 else _bound_to_device(self, device_id)
+            self._devices[device_id] = ns
+        return ns
+
+    def device_namespaces(self):
+        """The per-device namespaces made so far (``waitall`` synchronizes each)."""
+        return list(self._devices.values()) or [self]
 
     # ---- kernels ------------------------------------------------------------------------
     def launch(self, kernel, n, *args):
@@ -40,7 +59,8 @@ class GpuNamespace:
         self._launch(kernel, int(n), args)
 
     def synchronize(self):
-        """Wait for every kernel launched so far (``waitall``/``wait_to_read``)."""
+        """Wait for every kernel launched so far on this device's current stream
+        (``waitall``/``wait_to_read``)."""
         if self._synchronize is not None:
             self._synchronize()
 
@@ -125,12 +145,10 @@ class GpuNamespace:
 
     # ---- library computation ------------------------------------------------------------
     def add_at(self, a, key, values):
-        """``a[key] += values`` with repeated indices accumulating."""
-        if self.lib is np:
-            np.add.at(a, key, values)
-        else:
-            import cupyx
-            cupyx.scatter_add(a, key, values)
+        """``a[key] += values`` with repeated indices accumulating, in NumPy's order
+        (deterministic, bit-identical to ``numpy.add.at``; ``key`` as ``_getitem``'s)."""
+        from .ops.indexing import add_at
+        add_at(self, a, key, values)
 
     def matmul(self, a, b, out):
         """``out = a @ b`` (2-D or batched 3-D; cuBLAS on a GPU)."""
@@ -141,18 +159,57 @@ class GpuNamespace:
         return int(self.lib.argmax(a))
 
     # ---- host transfers -----------------------------------------------------------------
+    # CuPy's ``get`` copies on the current stream and waits for it, so the kernels writing
+    # the array have finished: a transfer never reads a buffer still being written.
     def to_host(self, a):
         """``a``'s values as a NumPy array (one device-to-host copy; do not write to it)."""
-        return a if self.lib is np else self.lib.asnumpy(a)
+        return a if self.lib is np else a.get()
 
     def asnumpy(self, a):
-        """A NumPy copy of ``a``."""
-        return a.copy() if self.lib is np else self.lib.asnumpy(a)
+        """A NumPy copy of ``a`` (one device-to-host copy)."""
+        return a.copy() if self.lib is np else a.get()
 
     def from_host(self, a):
         """A NumPy array as a C-contiguous array of this device (one host-to-device copy)."""
         return self.lib.array(a, copy=True, order="C")
 
+    def receive(self, dst, src):
+        """``dst[...] = src``: ``dst`` an array of this device, ``src`` (same shape and
+        dtype, C-contiguous) an array of any device: host memory comes in one
+        host-to-device copy, an array of this GPU by the copy kernel, one of another GPU by
+        one peer copy after the kernels writing it there have finished."""
+        if not isinstance(src, self.ndarray):
+            dst.set(src)
+        elif self.lib is np or src.device.id == dst.device.id:
+            self.strided_copy(src, dst)
+        else:
+            with src.device:
+                self.lib.cuda.get_current_stream().synchronize()
+            dst.data.copy_from_device_async(src.data, src.nbytes,
+                                            self.lib.cuda.get_current_stream())
+
+    # ---- execution ----------------------------------------------------------------------
     def stream(self, ctx):
-        """The stream operators on ``ctx`` run on."""
+        """The stream operators on ``ctx`` run on (CuPy's current stream of the device;
+        None under the emulator, which runs kernels synchronously)."""
         return self._stream(ctx) if self._stream is not None else None
+
+
+def _bound_to_device(base, device_id):
+    """A copy of namespace ``base`` whose public functions run with CuPy's current device set
+    to ``device_id`` (restored after each call)."""
+    import copy
+    Device = base.lib.cuda.Device
+    ns = copy.copy(base)
+    for name in dir(GpuNamespace):
+        fn = getattr(base, name)
+        if name.startswith("_") or name in ("on_device", "device_namespaces") \
+                or not callable(fn):
+            continue
+
+        def call(*args, _fn=fn, **kwargs):
+            with Device(device_id):
+                return _fn(*args, **kwargs)
+        call.__name__, call.__doc__ = name, fn.__doc__
+        setattr(ns, name, call)
+    return ns

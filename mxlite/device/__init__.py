@@ -63,6 +63,7 @@ def namespace_for(ctx):
             xp = _NAMESPACES["gpu"]
         if ctx.device_id >= runtime.device_count():
             raise MXNetError(f"{ctx}: no such GPU ({runtime.device_count()} visible)")
+        return xp.on_device(ctx.device_id)      # GPU i's functions run on device i
     if xp is None:
         raise MXNetError(f"{ctx}: no array backend is installed for {ctx.compute_device!r} "
                          "devices")
@@ -73,7 +74,7 @@ def run_context(ctx):
     """The RunContext of ``ctx``'s device (made once per device, then cached on ``ctx``)."""
     key = (ctx.device_type, ctx.device_id)
     r = _RUN.get(key)
-    if r is None or r.xp is not _NAMESPACES.get(ctx.compute_device):
+    if r is None or r.xp is not namespace_for(ctx):
         xp = namespace_for(ctx)
         r = _RUN[key] = RunContext(ctx, xp, _KERNELS[ctx.compute_device], xp.stream(ctx),
                                    RandomStream(device_key(ctx)), xp is cpu)
