@@ -57,7 +57,7 @@ ALLOWED = {
     ("ops/elemwise.py", "<module>"): (
         {"log"}, "log of the scalar parameter of _rpower_scalar's gradient (NaN for s < 0 "
                  "where math.log raises)"),
-    ("ops/random.py", "_fill_uniform"): (
+    ("ops/random.py", "uniform_top_bits"): (
         {"nextafter"}, "the largest value below the scalar parameter high, in the dtype"),
     ("ndarray/ndarray.py", "_checked_values"): (
         {"asarray"}, "converts host input (lists, NumPy arrays, an NDArray's to_host) "
