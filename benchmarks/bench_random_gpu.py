@@ -8,16 +8,18 @@ Goal (issue 11): randint of 1e8 int64 at least as fast as the faster of torch an
 """
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:            # run from a checkout without installing
-    sys.path.insert(0, ROOT)
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+for path in (ROOT, HERE):           # run from a checkout without installing
+    if path not in sys.path:
+        sys.path.insert(0, path)
 
 import mxlite as mx  # noqa: E402
+from gpu_compare import has_cuda, needs_cuda, print_ratios, timings  # noqa: E402
 from mxlite.cuda import runtime  # noqa: E402
 
 N = 10 ** 8
@@ -40,10 +42,6 @@ CASES = {
         lambda torch, n: torch.randn((n,), device="cuda"),
         lambda cp, n: cp.random.standard_normal(n, dtype=cp.float32)),
 }
-
-
-def _has_cuda():
-    return runtime.backend() == "cupy"
 
 
 def backends(name, n=N):
@@ -72,33 +70,7 @@ def backends(name, n=N):
     return fns
 
 
-def best_time(fn, repeat=10):
-    fn()                                      # warm up: compile, allocate the pool
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def ratio_table(n=N):
-    """Rows (case, {backend: seconds})."""
-    return [(name, {b: best_time(fn) for b, fn in backends(name, n).items()}) for name in CASES]
-
-
-def print_table(rows):
-    print(f"\nrandom on GPU, {N:.0e} values, best of 10; ratio = other / mxlite (> 1: "
-          "mxlite faster)")
-    print(f"{'case':<26}{'mxlite ms':>11}{'torch ms':>10}{'cupy ms':>10}{'vs best':>9}")
-    for name, times in rows:
-        others = [times[b] for b in ("torch", "cupy") if b in times]
-        torch_ms = f"{times['torch'] * 1e3:>10.3f}" if "torch" in times else f"{'-':>10}"
-        print(f"{name:<26}{times['mxlite'] * 1e3:>11.3f}{torch_ms}{times['cupy'] * 1e3:>10.3f}"
-              f"{min(others) / times['mxlite']:>8.2f}x")
-
-
-needs_cuda = pytest.mark.skipif(not _has_cuda(), reason="no CUDA device (CuPy with a GPU)")
+TITLE = f"random on GPU, {N:.0e} values, best of 10"
 
 
 @needs_cuda
@@ -126,12 +98,12 @@ def test_randint_gpu_matches_the_cpu():
 @needs_cuda
 def test_random_gpu_ratio_table(capsys):
     """Print other / mxlite for every case (the table the goal refers to)."""
-    rows = ratio_table()
+    rows = timings(CASES, backends)
     with capsys.disabled():
-        print_table(rows)
+        print_ratios(TITLE, rows)
 
 
 if __name__ == "__main__":
-    if not _has_cuda():
+    if not has_cuda():
         sys.exit(f"no CUDA device: {runtime.unavailable_reason()}")
-    print_table(ratio_table())
+    print_ratios(TITLE, timings(CASES, backends))

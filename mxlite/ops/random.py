@@ -594,15 +594,24 @@ log(p) for normalised rows), in data's dtype. Categories with probability 0 are 
 
 
 # ---- shuffle ---------------------------------------------------------------------------------
-def _shuffle_compute(rctx, ins, outs, attrs):
-    data, out, xp = ins[0], outs[0], rctx.xp
-    key, offset = rctx.rng.next()
-    if data.ndim == 0 or data.shape[0] <= 1:
-        xp.copyto(out, data)
-        return
+def shuffle_compute(permute):
+    """The compute function of ``_shuffle`` on a device whose ``permute(xp, data, out, key,
+    offset)`` writes the rows of C-contiguous ``data`` (2 or more) to ``out`` in the order of
+    a random permutation drawn from the stream ``(key, offset)``."""
+    def compute(rctx, ins, outs, attrs):
+        data, out, xp = ins[0], outs[0], rctx.xp
+        key, offset = rctx.rng.next()
+        if data.ndim == 0 or data.shape[0] <= 1:
+            xp.copyto(out, data)
+            return
+        permute(xp, xp.ascontiguousarray(data), out, key, offset)
+    return compute
+
+
+def _permute_rows(xp, data, out, key, offset):
     perm = xp.empty(data.shape[0], np.int64)
     _k.permutation(perm, key, offset)
-    _k.take_rows(xp.ascontiguousarray(data), out, perm)
+    _k.take_rows(data, out, perm)
 
 
 def _shuffle_shape(shapes, attrs):
@@ -614,7 +623,7 @@ def _shuffle_shape(shapes, attrs):
 register(OpDef(
     "_shuffle", inputs=("data",), aliases=("shuffle", "_random_shuffle"),
     infer_shape=_shuffle_shape, infer_type=lambda dtypes, attrs: [dtypes[0]],
-    compute={"cpu": _shuffle_compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+    compute={"cpu": shuffle_compute(_permute_rows)}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
     doc="""A copy of ``data`` with its first axis randomly permuted (rows move as wholes).
 
 Every permutation is equally likely (Fisher-Yates with unbiased bounded draws). A 0-d array

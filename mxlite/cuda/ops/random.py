@@ -316,19 +316,13 @@ extern "C" __global__ void mxlite_take_rows_{size}(const uint{8 * size}_t* src,
 """) for size in (1, 2, 4, 8)}
 
 
-def _shuffle_compute(rctx, ins, outs, attrs):
-    data, out, xp = ins[0], outs[0], rctx.xp
-    key, offset = rctx.rng.next()
-    if data.ndim == 0 or data.shape[0] <= 1:
-        xp.copyto(out, data)
-        return
-    n = data.shape[0]
+def _permute_rows(xp, data, out, key, offset):
+    n, total = data.shape[0], out.size
     draws, perm = xp.empty(n, np.int64), xp.empty(n, np.int64)
     xp.launch(_SHUFFLE_DRAWS, n, draws, np.int64(n), np.uint64(key), np.uint64(offset))
     xp.launch(_SHUFFLE_SWAPS, 1, perm, draws, np.int64(n))
-    total = out.size
-    xp.launch(_TAKE_ROWS[out.dtype.itemsize], total, xp.ascontiguousarray(data), out, perm,
-              np.int64(total), np.int64(total // n))
+    xp.launch(_TAKE_ROWS[out.dtype.itemsize], total, data, out, perm, np.int64(total),
+              np.int64(total // n))
 
 
 # ---- Dropout ---------------------------------------------------------------------------------
@@ -439,6 +433,6 @@ for _dist in _STREAM_DISTS:
     attach(f"_random_{_dist}_like", _stream_compute(_dist))
 attach("_random_randint", _randint_compute)
 attach("_sample_multinomial", _multinomial_compute)
-attach("_shuffle", _shuffle_compute)
+attach("_shuffle", _cpu.shuffle_compute(_permute_rows))
 attach("Dropout", _dropout_compute)
 attach("_rrelu_slope", _rrelu_slope_compute)
