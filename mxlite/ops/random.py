@@ -44,7 +44,11 @@ def seed(seed_state, ctx="all"):
     """Seed the generator of ``ctx`` (a Context), or of every device with ``ctx='all'``.
 
     The offset restarts at 0, so the same seed replays the same sequence of calls. With the
-    same seed, the CPU and a GPU produce the same numbers for the same sequence of calls.
+    same seed, the CPU and a GPU produce the same numbers for the same sequence of calls:
+    bit-identical for uniform, randint, shuffle, multinomial's indices and Dropout; within
+    a few ulp where the GPU's math library differs from the host's (normal, exponential;
+    the rejection samplers gamma/poisson/negative_binomial may rarely differ in an element
+    whose accept test an ulp flips). See ``mxlite.cuda.ops.random``.
     """
     s = _as_seed(seed_state)
     if isinstance(ctx, str) and ctx == "all":
