@@ -236,7 +236,9 @@ MX_FN uint64_t mx_bounded64_retry(uint64_t key, uint64_t offset, uint64_t elemen
 // The 64-bit draw of element j, W[2j] | W[2j + 1] << 32 (one Philox block).
 MX_FN uint64_t mx_draw64(uint64_t key, uint64_t offset, uint64_t j) {
     mx_philox4x32 b = mx_philox_block(key, offset, j >> 1);
-    return (uint64_t)b.v[2 * (j & 1)] | ((uint64_t)b.v[2 * (j & 1) + 1] << 32);
+    // selects, not b.v[2 * (j & 1)]: a run-time index would put b in a GPU's local memory
+    uint32_t lo = (j & 1) ? b.v[2] : b.v[0], hi = (j & 1) ? b.v[3] : b.v[1];
+    return (uint64_t)lo | ((uint64_t)hi << 32);
 }
 
 // Uniform on [0, range) for element j (range >= 1): its 64-bit draw, then its stream.

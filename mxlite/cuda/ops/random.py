@@ -60,6 +60,12 @@ def _store(dt, value):
     return f"({_FLOAT_C[dt]})({value})"
 
 
+# The samples j of the Philox block q of a thread that exist (an element index below n). The
+# trip count is a constant so that the loop unrolls and the block's words stay in registers
+# (a loop bounded by n would index them at run time, through local memory).
+_EACH = "#pragma unroll\n        for (int j = 0; j < {per}; ++j) if ({per} * q + j < n)"
+
+
 # ---- uniform, normal, exponential: one Philox block per thread -------------------------------
 # z[j] = sample j of block w; float16/float32 blocks hold 4 samples (one word each), float64
 # blocks 2 (one 64-bit draw each). Normal samples are Box-Muller pairs (2p, 2p + 1).
@@ -95,7 +101,7 @@ extern "C" __global__ void {name}({_FLOAT_C[dt]}* out, const mx_idx n, const uin
     MX_GRID_LOOP(q, blocks) {{
         mx_philox4x32 w = mx_philox_block(key, offset, (uint64_t)q);
         {body}
-        for (int j = 0; j < {per} && {per} * q + j < n; ++j)
+        {_EACH.format(per=per)}
             out[{per} * q + j] = {_store(dt, "z[j]")};
     }}
 }}
@@ -203,7 +209,7 @@ extern "C" __global__ void {name}({_INT_C[dt]}* out, const mx_idx n, const uint6
     const mx_idx blocks = (n + 3) / 4;
     MX_GRID_LOOP(q, blocks) {{
         mx_philox4x32 w = mx_philox_block(key, offset, (uint64_t)q);
-        for (int j = 0; j < 4 && 4 * q + j < n; ++j) {{
+        {_EACH.format(per=4)} {{
             uint32_t r = w.v[j];
             if (range && !mx_lemire32(w.v[j], range, threshold, &r))
                 r = mx_bounded32_retry(key, offset, (uint64_t)(4 * q + j), range, threshold);
@@ -225,7 +231,8 @@ extern "C" __global__ void mxlite_randint64_int64(int64_t* out, const mx_idx n,
         mx_philox4x32 w = mx_philox_block(key, offset, (uint64_t)q);
         uint64_t x[2] = {(uint64_t)w.v[0] | ((uint64_t)w.v[1] << 32),
                          (uint64_t)w.v[2] | ((uint64_t)w.v[3] << 32)};
-        for (int j = 0; j < 2 && 2 * q + j < n; ++j) {
+        #pragma unroll
+        for (int j = 0; j < 2; ++j) if (2 * q + j < n) {
             uint64_t r = x[j];
             if (range && !mx_lemire64(x[j], range, threshold, &r))
                 r = mx_bounded64_retry(key, offset, (uint64_t)(2 * q + j), range, threshold);
@@ -341,7 +348,7 @@ extern "C" __global__ void mxlite_dropout_{dt}(const {ct}* x, {ct}* y, {ct}* mas
     const mx_idx blocks = (n + 3) / 4;
     MX_GRID_LOOP(q, blocks) {{
         mx_philox4x32 w = mx_philox_block(key, offset, (uint64_t)q);
-        for (int j = 0; j < 4 && 4 * q + j < n; ++j) {{
+        {_EACH.format(per=4)} {{
             {ct} m = {_keep(ct)};
             mask[4 * q + j] = m;
             y[4 * q + j] = x[4 * q + j] * m;
@@ -354,7 +361,7 @@ extern "C" __global__ void mxlite_dropout_mask_{dt}({ct}* mask, const mx_idx n, 
     const mx_idx blocks = (n + 3) / 4;
     MX_GRID_LOOP(q, blocks) {{
         mx_philox4x32 w = mx_philox_block(key, offset, (uint64_t)q);
-        for (int j = 0; j < 4 && 4 * q + j < n; ++j) mask[4 * q + j] = {_keep(ct)};
+        {_EACH.format(per=4)} mask[4 * q + j] = {_keep(ct)};
     }}
 }}
 """)
