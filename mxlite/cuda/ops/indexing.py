@@ -30,6 +30,8 @@ def _device_key(xp, key, shape):
             axis += len(shape) - n_axes
         elif k is None:
             items.append(k)
+        elif isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim == 0:
+            items.append(xp.from_host(k))           # a new axis of length 1 or 0
         elif isinstance(k, np.ndarray) and k.dtype == np.bool_:
             for coords in np.nonzero(k):
                 items.append(xp.from_host(coords.astype(np.int64)))
