@@ -9,13 +9,15 @@ the host's libm); exactly under the host emulator, which runs the host's libm. T
 rejection samplers (gamma, Poisson, negative binomials): exactly under the emulator, and on
 a CUDA device all but a rare element whose accept/reject test an ulp flips.
 """
+import re
+
 import numpy as np
 import pytest
 
 import mxlite as mx
 from mxlite import autograd
 from mxlite.base import MXNetError
-from mxlite.cuda import emulator, launch, runtime
+from mxlite.cuda import emulator, kernels, launch, runtime
 from mxlite.device.rng import device_key
 from mxlite.ops import random as R
 
@@ -258,3 +260,14 @@ def test_empty_outputs(gpu):
     assert mx.nd.random.randint(0, 5, shape=(4, 0), dtype="int64").shape == (4, 0)
     assert mx.nd.random.multinomial(mx.nd.ones((0, 3)), shape=2).shape == (0, 2)
     assert mx.nd.random.shuffle(mx.nd.ones((3, 0))).shape == (3, 0)
+
+
+def test_kernels_index_with_64_bits():
+    """Arrays past 2^32 elements: every random kernel walks a 64-bit grid-stride loop and
+    declares no 32-bit index (``int`` only for the unrolled position j in a Philox block and
+    the uniform sampler's number of random bits)."""
+    for family in ("random", "rrelu_slope"):
+        for name, k in kernels.family(family).items():
+            assert "MX_GRID_LOOP(" in k.code, name
+            ints = re.findall(r"\b(?:int|unsigned)\s+(\w+)", k.code)
+            assert set(ints) <= {"j", "bits"}, f"{name}: 32-bit variables {ints}"
