@@ -195,6 +195,24 @@ def test_float16_classes_and_flags_on_the_device():
     assert flag.asscalar() == 0
 
 
+@pytest.mark.parametrize("bad", [None, 0, 2, 4])
+def test_all_finite_over_many_arrays_of_mixed_dtypes(rng, bad):
+    """Several arrays of one dtype share one launch (a table of addresses and sizes)."""
+    arrays = [rng.standard_normal(n).astype(dt) for n, dt in
+              ((7, np.float32), (3000, np.float64), (1, np.float32), (50, np.float16),
+               (999, np.float32))]
+    if bad is not None:
+        arrays[bad][-1] = np.inf
+    ints = np.arange(4, dtype=np.int64)
+    with launch_config(*CONFIGS[-1]):
+        flag = mx.nd.multi_all_finite(*[gpu(a) for a in arrays], gpu(ints))
+    assert flag.asnumpy().tolist() == [0.0 if bad is not None else 1.0]
+    has_inf = mx.nd.array([0.0], ctx=mx.gpu(0))
+    for a in arrays:
+        has_inf = mx.nd.maximum(has_inf, gpu(a).has_inf())
+    assert has_inf.asscalar() == (bad is not None)
+
+
 def test_float64_words_classify_by_both_halves():
     # a NaN whose payload is in the low word only; the smallest subnormal; the largest double
     bits = np.array([0x7FF0000000000001, 0x0000000000000001, 0x7FEFFFFFFFFFFFFF,

@@ -4,10 +4,11 @@
   of ``kernel_table.FINITE_*`` (the strings the CPU template compiles: one 16- or 32-bit
   word per element, float64 as its high word with the low word folded into bit 0), one
   kernel per (test, float dtype); the CPU compute function calls ``classify`` below.
-* ``contrib.all_finite`` and ``_has_nan``/``_has_inf``: one scan kernel per float array
-  that writes the flag's new value into the (1,) float32 output on the device where an
-  element counts -- no early exit (threads never read what others write) and no
-  device-to-host copy: the flag stays on the GPU until someone reads it.
+* ``contrib.all_finite`` and ``_has_nan``/``_has_inf``: a scan kernel writes the flag's new
+  value into the (1,) float32 output on the device where an element counts -- no early
+  exit (threads never read what others write) and no device-to-host read: the flag stays on
+  the GPU until someone reads it. Several arrays of one dtype (a model's gradients) take one
+  launch over a table of their addresses and sizes (one small host-to-device copy).
 * ``contrib.hardmax``: the first-maximum indices of ``reduce.arg_best`` (float16 compared
   as float32, NaN the maximum), then one kernel writing the one-hot rows.
 """
@@ -61,6 +62,26 @@ extern "C" __global__ void {name}(const {U}* x, float* flag, float value, mx_idx
 """)
 
 
+def _scan_many_kernel(scan, expr, dt):
+    """The scan over several arrays of one dtype in one launch: ``arrays`` holds (address,
+    size) pairs."""
+    U = _ROWS[dt][1]
+    name = f"mxlite_any_{scan}_{dt}_many"
+    return kernel("finite", name, f"""
+extern "C" __global__ void {name}(const int64_t* arrays, mx_idx count, float* flag,
+                                  float value) {{
+    for (mx_idx a = 0; a < count; a++) {{
+        const {U}* x = (const {U}*)arrays[2 * a];
+        MX_GRID_LOOP(i, arrays[2 * a + 1]) {{
+            {U} b;
+            {FINITE_LOAD[dt]}
+            if ({finite_bits(expr, _ROWS[dt])}) *flag = value;
+        }}
+    }}
+}}
+""")
+
+
 def _hardmax_kernel(dt):
     T = CTYPE[dt]
     name = f"mxlite_hardmax_{dt}"
@@ -79,6 +100,8 @@ TESTS = {(test, row[0]): _test_kernel(test, expr, row[0])
          for test, expr in FINITE_TESTS for row in FINITE_FLOATS}
 SCANS = {(scan, row[0]): _scan_kernel(scan, expr, row[0])
          for scan, expr in FINITE_SCANS for row in FINITE_FLOATS}
+SCANS_MANY = {(scan, row[0]): _scan_many_kernel(scan, expr, row[0])
+              for scan, expr in FINITE_SCANS for row in FINITE_FLOATS}
 HARDMAX = {dt: _hardmax_kernel(dt) for dt in DTYPES if dt != "bool"}
 _TEST_NAMES = {i: test for test, i in _cpu.TEST_IDS.items()}
 
@@ -100,10 +123,20 @@ def any_into(scan, arrays, flag, value):
     """Write ``value`` into the one-element float32 ``flag`` where an element of a float
     array of ``arrays`` counts for ``scan`` (nonfinite, nan, inf); integers never count."""
     xp = runtime.namespace()
+    by_dtype = {}
     for a in arrays:
         if a.dtype.kind == "f" and a.size:
-            xp.launch(SCANS[(scan, a.dtype.name)], a.size, a, flag, np.float32(value),
+            by_dtype.setdefault(a.dtype.name, []).append(a)
+    for dtype, group in by_dtype.items():
+        if len(group) == 1:
+            a = group[0]
+            xp.launch(SCANS[(scan, dtype)], a.size, a, flag, np.float32(value),
                       np.int64(a.size))
+            continue
+        # many arrays (a model's gradients): one launch over a table of (address, size)
+        table = xp.from_host(np.array([(xp.data_ptr(a), a.size) for a in group], np.int64))
+        xp.launch(SCANS_MANY[(scan, dtype)], max(a.size for a in group), table,
+                  np.int64(len(group)), flag, np.float32(value))
 
 
 def hardmax(x, y, outer, n, inner):
