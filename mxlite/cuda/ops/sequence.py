@@ -77,9 +77,11 @@ def _mask(rctx, ins, outs, attrs):
     data, out, xp = ins[0], outs[0], rctx.xp
     T, B, R = _cpu._layout("SequenceMask", data.shape, None, attrs)
     xp.copyto(out, data)
-    if not attrs.use_sequence_length or out.size == 0:
+    if not attrs.use_sequence_length:
         return
     lengths = _lengths(rctx, "SequenceMask", ins, attrs, B, T, -2 ** 62, None)
+    if out.size == 0:
+        return
     value = carrier_scalar(xp.scalar(attrs.value, out.dtype), out.dtype)
     xp.launch(_K[out.dtype.itemsize]["mask"], out.size, out, lengths,
               value, *_geometry(T, B, R, attrs), np.int64(out.size))
