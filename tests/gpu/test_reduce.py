@@ -45,6 +45,7 @@ def launch_config(grid, block):
         finally:
             emulator.GRID, emulator.BLOCK = saved
     else:
+        mx.nd.sum(mx.nd.ones((2,), ctx=mx.gpu(0))).wait_to_read()    # the device's limit is set
         saved = launch.BLOCK, dict(launch._GRID_LIMIT)
         launch.BLOCK = block
         for dev in launch._GRID_LIMIT:
