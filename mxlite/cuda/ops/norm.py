@@ -5,10 +5,12 @@ The plan and the arithmetic are the CPU's (``mx_norm.h``, shared with norm.pyx):
 array is a C-contiguous ``(P, Q, R)`` block; statistics run in double with two passes per
 group, a contiguous row summed with four accumulators in the CPU's order, so the results
 round alike on both devices. One thread computes one group's statistics (a row of
-LayerNorm and InstanceNorm, a column ``(p, r)`` of a middle axis, a channel of BatchNorm)
-and the affine pass runs one thread per element. BatchNorm updates its moving statistics
-in place in training, as on the CPU; ``_norm_project`` reads its train flag on the device
-(no host round trip).
+LayerNorm and InstanceNorm, a column ``(p, r)`` of a middle axis); BatchNorm's channel
+statistics and its gradient's projection first sum each contiguous row on its own thread,
+then add a channel's row sums in order (the CPU's order, as wide as the data). The affine
+passes run one thread per element. BatchNorm updates its moving statistics in place in
+training, as on the CPU; ``_norm_project`` reads its train flag on the device (no host
+round trip).
 """
 import numpy as np
 
@@ -46,19 +48,29 @@ extern "C" __global__ void ${name}(const ${T}* x, ${T}* mean, ${T}* var, mx_idx 
 }
 """)
 
-# BatchNorm's statistics of channel c of an (A, C, B) block: rows of B summed in order
-_CHANNEL_MOMENTS = per_dtype(_FAMILY, "norm_channel_moments", """
+# BatchNorm's statistics of channel c of an (A, C, B) block, in the CPU's order but A * C
+# threads wide: each row (a, c) of B summed alone, then each channel adds its A row sums in
+# order (the CPU's s += row_sum(a)), for the mean and then for the squared deviations.
+_ROW_SUMS = per_dtype(_FAMILY, "norm_row_sums", """
 #include "mx_norm.h"
-extern "C" __global__ void ${name}(const ${T}* x, ${T}* mean, ${T}* var, mx_idx A, mx_idx C,
-                                   mx_idx B) {
+extern "C" __global__ void ${name}(const ${T}* x, const double* mean, double* part,
+                                   int deviations, mx_idx C, mx_idx B, mx_idx rows) {
+    MX_GRID_LOOP(k, rows) {
+        const ${T}* row = x + k * B;
+        part[k] = deviations ? mx_norm_row_ssd(row, B, mean[k % C]) : mx_norm_row_sum(row, B);
+    }
+}
+""")
+
+_CHANNEL_TOTAL = per_dtype(_FAMILY, "norm_channel_total", """
+extern "C" __global__ void ${name}(const double* part, double* exact, ${T}* out, mx_idx A,
+                                   mx_idx C, mx_idx count) {
     MX_GRID_LOOP(c, C) {
-        double s = 0.0, ss = 0.0, m;
-        mx_idx n = A * B;
-        for (mx_idx a = 0; a < A; a++) s += mx_norm_row_sum(x + (a * C + c) * B, B);
-        m = n > 0 ? s / n : 0.0;
-        for (mx_idx a = 0; a < A; a++) ss += mx_norm_row_ssd(x + (a * C + c) * B, B, m);
-        mean[c] = (${T})m;
-        var[c] = (${T})(n > 0 ? ss / n : 0.0);
+        double s = 0.0;
+        for (mx_idx a = 0; a < A; a++) s += part[a * C + c];
+        s = count > 0 ? s / count : 0.0;
+        exact[c] = s;
+        out[c] = (${T})s;
     }
 }
 """)
@@ -110,32 +122,28 @@ extern "C" __global__ void ${name}(const ${T}* x, const ${T}* mean, const ${T}* 
 }
 """)
 
-# _norm_project: layout 0 groups (p, k) of a (P, Q, R) block over q; layout 1 channel q of
-# an (A = P, C = Q, B = R) block over a and b. t is read from the flag on the device.
-_PROJECT = per_dtype(_FAMILY, "norm_project", """
+# _norm_project, layout 0: groups (p, k) of a (P, Q, R) block over q, one thread a group.
+# t is read from the flag on the device.
+_PROJECT_ROWS = per_dtype(_FAMILY, "norm_project_rows", """
 #include "mx_norm.h"
 extern "C" __global__ void ${name}(const ${T}* g, const ${T}* xh, const ${T}* r,
                                    const ${T}* a, const ${T}* b, const ${T}* flag, ${T}* out,
-                                   int layout, mx_idx P, mx_idx Q, mx_idx R, mx_idx groups) {
-    double t = (double)flag[0];
+                                   mx_idx Q, mx_idx R, mx_idx groups) {
+    double t = (double)flag[0], n = (double)Q;
     ${T} tf = (${T})t;
     MX_GRID_LOOP(k, groups) {
-        if (layout == 1 || R == 1) {
-            // contiguous rows: a row p of Q (layout 0), or the A rows of B of channel k
-            mx_idx rows = layout == 1 ? P : 1, len = layout == 1 ? R : Q;
-            mx_idx step = layout == 1 ? Q * R : 0, first = layout == 1 ? k * R : k * Q;
-            double sg = 0.0, sgx = 0.0, n = (double)(rows * len);
-            for (mx_idx i = 0; i < rows; i++)
-                mx_norm_row_sums2(g + first + i * step, xh + first + i * step, len, &sg, &sgx);
+        if (R == 1) {                   // a contiguous row, statistics in T
+            const ${T}* gr = g + k * Q;
+            const ${T}* xr = xh + k * Q;
+            double sg = 0.0, sgx = 0.0;
+            mx_norm_row_sums2(gr, xr, Q, &sg, &sgx);
             ${T} mg = (${T})(n > 0 ? sg / n : 0.0), mgx = (${T})(n > 0 ? sgx / n : 0.0);
-            ${T} rc = r[k], ac = a[k], bc = b[k];
-            for (mx_idx i = 0; i < rows; i++)
-                for (mx_idx j = first + i * step; j < first + i * step + len; j++)
-                    out[j] = mx_norm_project(rc, g[j], tf, mg, xh[j], mgx, ac, bc);
+            for (mx_idx q = 0; q < Q; q++)
+                out[k * Q + q] = mx_norm_project(r[k], gr[q], tf, mg, xr[q], mgx, a[k], b[k]);
             continue;
         }
-        mx_idx p = k / R, c = k - p * R, base = p * Q * R + c;
-        double n = (double)Q, sg = 0.0, sgx = 0.0;
+        mx_idx base = (k / R) * Q * R + k % R;
+        double sg = 0.0, sgx = 0.0;
         for (mx_idx q = 0; q < Q; q++) {
             sg += g[base + q * R];
             sgx += (double)g[base + q * R] * xh[base + q * R];
@@ -146,6 +154,52 @@ extern "C" __global__ void ${name}(const ${T}* g, const ${T}* xh, const ${T}* r,
             mx_idx j = base + q * R;
             out[j] = mx_norm_project(r[k], g[j], t, sg, xh[j], sgx, a[k], b[k]);
         }
+    }
+}
+""")
+
+# layout 1 (BatchNorm): channel c of an (A, C, B) block over a and b, in three passes as
+# wide as the data: each row's two sums, each channel's means (rows added in order: the
+# CPU's sums), then the output element-wise
+_PROJECT_ROW_SUMS = per_dtype(_FAMILY, "norm_project_row_sums", """
+#include "mx_norm.h"
+extern "C" __global__ void ${name}(const ${T}* g, const ${T}* xh, double* part, mx_idx B,
+                                   mx_idx rows) {
+    MX_GRID_LOOP(k, rows) {
+        double sg = 0.0, sgx = 0.0;
+        mx_norm_row_sums2(g + k * B, xh + k * B, B, &sg, &sgx);
+        part[2 * k] = sg;
+        part[2 * k + 1] = sgx;
+    }
+}
+""")
+
+_PROJECT_CHANNEL_MEANS = per_dtype(_FAMILY, "norm_project_channel_means", """
+extern "C" __global__ void ${name}(const double* part, ${T}* means, mx_idx A, mx_idx C,
+                                   mx_idx count) {
+    MX_GRID_LOOP(c, C) {
+        double sg = 0.0, sgx = 0.0, n = (double)count;
+        for (mx_idx a = 0; a < A; a++) {
+            sg += part[2 * (a * C + c)];
+            sgx += part[2 * (a * C + c) + 1];
+        }
+        means[2 * c] = (${T})(n > 0 ? sg / n : 0.0);
+        means[2 * c + 1] = (${T})(n > 0 ? sgx / n : 0.0);
+    }
+}
+""")
+
+_PROJECT_CHANNELS = per_dtype(_FAMILY, "norm_project_channels", """
+#include "mx_norm.h"
+extern "C" __global__ void ${name}(const ${T}* g, const ${T}* xh, const ${T}* r,
+                                   const ${T}* a, const ${T}* b, const ${T}* flag,
+                                   const ${T}* means, ${T}* out, mx_idx C, mx_idx B,
+                                   mx_idx n) {
+    ${T} tf = (${T})(double)flag[0];
+    MX_GRID_LOOP(i, n) {
+        mx_idx c = (i / B) % C;
+        out[i] = mx_norm_project(r[c], g[i], tf, means[2 * c], xh[i], means[2 * c + 1], a[c],
+                                 b[c]);
     }
 }
 """)
@@ -167,7 +221,14 @@ def moments(xp, x, P, Q, R, mean, var):
 
 def channel_moments(xp, x, A, C, B, mean, var):
     """``mean[c]``, ``var[c]`` (biased) of ``x[:, c, :]``."""
-    xp.launch(_CHANNEL_MOMENTS[x.dtype], C, x, mean, var, i64(A), i64(C), i64(B))
+    if C == 0:
+        return
+    part = xp.empty((max(A * C, 1),), np.float64)
+    exact = xp.empty((C,), np.float64)
+    for deviations, out in ((0, mean), (1, var)):
+        xp.launch(_ROW_SUMS[x.dtype], A * C, x, exact, part, i32(deviations), i64(C), i64(B),
+                  i64(A * C))
+        xp.launch(_CHANNEL_TOTAL[x.dtype], C, part, exact, out, i64(A), i64(C), i64(A * B))
 
 
 def finish(xp, v, eps, inverse):
@@ -269,11 +330,20 @@ def _l2_normalization(rctx, ins, outs, attrs):
 
 def _norm_project(rctx, ins, outs, attrs):
     g, xhat, r, flag, a, b = ins
+    out, xp = outs[0], rctx.xp
     layout, p, q, rr, _ = _cpu._proj_plan(g.shape, attrs)
-    groups = p * rr if layout == 0 else q
-    if g.size:
-        rctx.xp.launch(_PROJECT[g.dtype], groups, g, xhat, r, a, b, flag, outs[0],
-                       i32(layout), i64(p), i64(q), i64(rr), i64(groups))
+    if g.size == 0:
+        return
+    if layout == 0:
+        xp.launch(_PROJECT_ROWS[g.dtype], p * rr, g, xhat, r, a, b, flag, out, i64(q),
+                  i64(rr), i64(p * rr))
+        return
+    part = xp.empty((2 * p * q,), np.float64)
+    means = xp.empty((2 * q,), g.dtype)
+    xp.launch(_PROJECT_ROW_SUMS[g.dtype], p * q, g, xhat, part, i64(rr), i64(p * q))
+    xp.launch(_PROJECT_CHANNEL_MEANS[g.dtype], q, part, means, i64(p), i64(q), i64(p * rr))
+    xp.launch(_PROJECT_CHANNELS[g.dtype], g.size, g, xhat, r, a, b, flag, means, out, i64(q),
+              i64(rr), i64(g.size))
 
 
 def _embedding(rctx, ins, outs, attrs):
