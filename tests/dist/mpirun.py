@@ -72,6 +72,7 @@ def launch(script, *args, n=2, timeout=120, via_launcher=False):
     env = environment()
     with tempfile.TemporaryDirectory() as folder:
         env["KV_TEST_RESULTS"] = folder
+        env["EXPECT_RANKS"] = str(n)
         try:
             proc = subprocess.run(cmd + [str(a) for a in args], capture_output=True,
                                   text=True, timeout=timeout, env=env, cwd=HERE)

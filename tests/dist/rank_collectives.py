@@ -53,7 +53,7 @@ def assert_sum(got, want, dtype):
 def check_identity():
     kv = mx.kv.create("dist_sync")
     assert kv.type == "dist_sync"
-    assert kv.num_workers == int(os.environ.get("EXPECT_RANKS", kv.num_workers))
+    assert kv.num_workers == int(os.environ.get("EXPECT_RANKS", kv.num_workers))  # mpirun.py
     assert 0 <= kv.rank < kv.num_workers
     assert kv.is_capable("optimizer")
 
