@@ -135,7 +135,9 @@ static void mx_optim_run(int algo, const mx_optim_params* p, T* out, const T* w,
     const mx_optim_consts<T> c = mx_optim_prepare<T>(*p);
     switch (algo) {
 #define MX_OPTIM_CASE(A) \
-    case A: for (int64_t i = lo; i < hi; i++) mx_optim_elem<A, T>(c, out, w, g, s0, s1, s2, i); break;
+    case A: \
+        for (int64_t i = lo; i < hi; i++) mx_optim_elem<A, T>(c, out, w, g, s0, s1, s2, i); \
+        break;
     MX_OPTIM_CASE(MX_OPTIM_SGD) MX_OPTIM_CASE(MX_OPTIM_SGD_MOM) MX_OPTIM_CASE(MX_OPTIM_NAG_MOM)
     MX_OPTIM_CASE(MX_OPTIM_ADAM) MX_OPTIM_CASE(MX_OPTIM_ADAMW) MX_OPTIM_CASE(MX_OPTIM_RMSPROP)
     MX_OPTIM_CASE(MX_OPTIM_RMSPROPALEX) MX_OPTIM_CASE(MX_OPTIM_SIGNSGD)
