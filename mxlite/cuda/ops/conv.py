@@ -179,43 +179,53 @@ def deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_s
         add_bias(xp, target, b, f, size_of(out_sp))
 
 
-def _conv(rctx, ins, outs, attrs):
-    out = outs[0]
-    if out.size == 0:
-        return
-    xp = rctx.xp
-    x, w, b, target = _cpu._layer_inputs(xp, ins, out, attrs)
-    kernel, stride, dilate, pad, in_sp, out_sp = _cpu.conv_geometry("Convolution", x.shape,
-                                                                    attrs)
-    conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp,
-                 attrs.num_group)
-    write_back(xp, target, out)
+def _in_work_dtype(run):
+    """The compute function of ``run(xp, ins, target, attrs)``: the inputs in the compute
+    dtype (float16 through float32), the result written back into the output; nothing to do
+    for an empty output."""
+    def compute(rctx, ins, outs, attrs):
+        out, xp = outs[0], rctx.xp
+        if out.size == 0:
+            return
+        _, ins, target = in_work_dtype(xp, ins, out)
+        run(xp, ins, target, attrs)
+        write_back(xp, target, out)
+    compute.__doc__ = run.__doc__
+    return compute
 
 
-def _deconv(rctx, ins, outs, attrs):
-    out = outs[0]
-    if out.size == 0:
-        return
-    xp = rctx.xp
-    y, w, b, target = _cpu._layer_inputs(xp, ins, out, attrs)
+def _bias(ins, attrs):
+    return None if attrs.no_bias else ins[2]
+
+
+@_in_work_dtype
+def _conv(xp, ins, target, attrs):
+    """Convolution on GPU."""
+    x, w = ins[:2]
+    geometry = _cpu.conv_geometry("Convolution", x.shape, attrs)
+    conv_forward(xp, x, w, _bias(ins, attrs), target, *geometry, attrs.num_group)
+
+
+@_in_work_dtype
+def _deconv(xp, ins, target, attrs):
+    """Deconvolution on GPU."""
+    y, w, b = ins[0], ins[1], _bias(ins, attrs)
     kernel, stride, dilate, pad, _, y_sp, out_sp = _cpu.deconv_geometry("Deconvolution",
                                                                         y.shape, attrs)
     if y.shape[1] == 0:
         xp.fill_zero(target)
         if b is not None:
-            add_bias(xp, target, b, out.shape[1], size_of(out_sp))
+            add_bias(xp, target, b, target.shape[1], size_of(out_sp))
     else:
         deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_sp,
                        attrs.num_group)
-    write_back(xp, target, out)
 
 
-def _weight_grad(rctx, ins, outs, attrs):
-    out = outs[0]
-    if out.size == 0:
-        return
-    xp = rctx.xp
-    work, (x, gy), target = in_work_dtype(xp, ins, out)
+@_in_work_dtype
+def _weight_grad(xp, ins, target, attrs):
+    """_conv_weight_grad on GPU: the batch chunks' products added in order."""
+    x, gy = ins
+    work = target.dtype
     kernel, stride, dilate, pad, in_sp, out_sp = _cpu.conv_geometry(
         "_conv_weight_grad", x.shape, attrs, tuple(gy.shape[2:]))
     n, c = x.shape[:2]
@@ -238,7 +248,6 @@ def _weight_grad(rctx, ins, outs, attrs):
                   dst.reshape(g, f // g, cg))
         if i:
             add_into(xp, target, tmp)
-    write_back(xp, target, out)
 
 
 attach("Convolution", _conv)

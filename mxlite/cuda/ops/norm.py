@@ -313,13 +313,10 @@ def _l2_normalization(rctx, ins, outs, attrs):
     x, y = ins[0], outs[0]
     if not attrs.eps >= 0.0:
         raise op_error("L2Normalization", f"eps must be non-negative, got {attrs.eps}")
-    shape, mode = x.shape, attrs.mode
-    if mode == "instance":
-        p, q, r = shape[0], size_of(shape[1:]), 1
-    elif mode == "channel":
-        p, q, r = shape[0], shape[1], size_of(shape[2:])
-    else:
-        p, q, r = shape[0] * shape[1], size_of(shape[2:]), 1
+    # one norm per (p, r) over the mode's axes q, a block of x
+    axes = _cpu._l2_axes(x.shape, attrs.mode)
+    p, q, r = (size_of(x.shape[:axes[0]]), size_of(x.shape[axes[0]:axes[-1] + 1]),
+               size_of(x.shape[axes[-1] + 1:]))
     xp = rctx.xp
     scale = xp.empty((p * r,), x.dtype)
     if p * r:
