@@ -18,13 +18,14 @@ timing.
 """
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mxlite as mx  # noqa: E402
+from bench_gp import _best_of  # noqa: E402
 from mxlite import autograd, gluon  # noqa: E402
 from mxlite.gluon import nn  # noqa: E402
 
@@ -148,17 +149,6 @@ def test_gluon_step(benchmark, kind, backend):
         pytest.skip("torch is not installed")
     benchmark.group = f"gluon training step: {kind}"
     benchmark(fns[backend])
-
-
-def _best_of(fn, repeat=7, number=20):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
 
 
 def main():

@@ -523,7 +523,11 @@ class HybridBlock(Block):
             raise MXNetError(f"{self.name}: the argument structure of HybridBlock does not "
                              f"match the cached version. Stored format = {self._in_format}, "
                              f"input format = {fmt}")
-        data = [a for a in flat if a is not None]
+        return self._run_cached([a for a in flat if a is not None], args)
+
+    def _run_cached(self, data, args):
+        """The cached graph on the arrays ``data``; parameters still waiting for their
+        shapes get them from ``args`` (the call's inputs) first."""
         try:
             out = self._cached_op(data)
         except DeferredInitializationError:
@@ -718,14 +722,7 @@ class SymbolBlock(HybridBlock):
             raise MXNetError(f"SymbolBlock: {len(flat)} inputs given, the graph has "
                              f"{len(self._cached_graph[0])} "
                              f"({[s.name for s in self._cached_graph[0]]})")
-        try:
-            out = self._cached_op(flat)
-        except DeferredInitializationError:
-            self.infer_shape(*flat)
-            for p in self.collect_params().values():
-                p._finish_deferred_init()
-            out = self._cached_op(flat)
-        return _regroup(out, self._out_format)
+        return self._run_cached(flat, flat)
 
     def _build_cache(self, *args):
         data, out = self._cached_graph
@@ -738,19 +735,6 @@ class SymbolBlock(HybridBlock):
 
     def _clear_cached_op(self):
         self._cached_op = None
-
-    def _infer_attrs(self, infer_fn, attr, *args):
-        inputs, out = self._cached_graph
-        given = {i.name: getattr(j, attr) for i, j in zip(inputs, args)}
-        arg_attrs, _, aux_attrs = getattr(out, infer_fn)(**given)
-        if arg_attrs is None:
-            raise MXNetError(f"SymbolBlock.{infer_fn}: the inputs {given} do not determine "
-                             "every parameter")
-        sdict = dict(zip(out.list_arguments(), arg_attrs))
-        sdict.update(zip(out.list_auxiliary_states(), aux_attrs))
-        for p in self.collect_params().values():
-            if p.name in sdict:
-                setattr(p, attr, sdict[p.name])
 
     def cast(self, dtype):
         """Cast the parameters to ``dtype``."""

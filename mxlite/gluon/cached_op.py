@@ -28,6 +28,17 @@ from ..executor import Executor, _run
 __all__ = ["CachedOp"]
 
 
+def _execute(steps, values, ctx, uses_context):
+    """Run an executor plan's ``steps`` over ``values``, off the tape, in this thread's
+    train mode (inside ``with ctx:`` where an op without inputs makes its output on it)."""
+    with autograd.pause(autograd.is_training()):
+        if uses_context:
+            with ctx:
+                _run(steps, values, ctx)
+        else:
+            _run(steps, values, ctx)
+
+
 class _Saved:
     """What one recorded call keeps for its gradient: the executor and its value slots."""
 
@@ -62,13 +73,7 @@ class _CachedOpDef:
         for k, g in zip(exe._head_slots, ograds):
             if k is not None:
                 values[k] = g
-        ctx = node.context
-        with autograd.pause(autograd.is_training()):
-            if exe._grad_uses_context:
-                with ctx:
-                    _run(exe._grad_steps, values, ctx)
-            else:
-                _run(exe._grad_steps, values, ctx)
+        _execute(exe._grad_steps, values, node.context, exe._grad_uses_context)
         return [values[k] if k is not None else None for k in exe._grad_results]
 
 
@@ -138,12 +143,7 @@ class CachedOp:
         for s, a in zip(exe._cached_slots, arrays):
             if s is not None:
                 values[s] = a
-        with autograd.pause(autograd.is_training()):
-            if exe._uses_context:
-                with ctx:
-                    _run(exe._steps, values, ctx)
-            else:
-                _run(exe._steps, values, ctx)
+        _execute(exe._steps, values, ctx, exe._uses_context)
         outs = [values[i] for i in exe._out_slots]
         seen = {id(a) for a in arrays}
         for i, o in enumerate(outs):        # an output that is an input or another output

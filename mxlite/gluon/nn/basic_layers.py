@@ -134,7 +134,17 @@ class Dropout(HybridBlock):
 
 
 class _Normalization(HybridBlock):
-    """The repr the normalization layers share."""
+    """What the normalization layers share: the affine parameters and the repr."""
+
+    def _affine(self, center, scale, beta_initializer, gamma_initializer, in_channels):
+        """``gamma`` and ``beta`` of shape ``(in_channels,)``, trained where ``scale`` /
+        ``center``."""
+        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
+                                     shape=(in_channels,), init=gamma_initializer,
+                                     allow_deferred_init=True)
+        self.beta = self.params.get("beta", grad_req="write" if center else "null",
+                                    shape=(in_channels,), init=beta_initializer,
+                                    allow_deferred_init=True)
 
     def __repr__(self):
         content = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
@@ -195,12 +205,7 @@ class InstanceNorm(_Normalization):
         self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
         self._axis = axis
         self._epsilon = epsilon
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                     shape=(in_channels,), init=gamma_initializer,
-                                     allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                    shape=(in_channels,), init=beta_initializer,
-                                    allow_deferred_init=True)
+        self._affine(center, scale, beta_initializer, gamma_initializer, in_channels)
 
     def hybrid_forward(self, F, x, gamma, beta):
         """The normalization (channels moved to axis 1 and back for another ``axis``)."""
@@ -222,12 +227,7 @@ class LayerNorm(_Normalization):
         self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
         self._axis = axis
         self._epsilon = epsilon
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                     shape=(in_channels,), init=gamma_initializer,
-                                     allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                    shape=(in_channels,), init=beta_initializer,
-                                    allow_deferred_init=True)
+        self._affine(center, scale, beta_initializer, gamma_initializer, in_channels)
 
     def hybrid_forward(self, F, data, gamma, beta):
         """The normalization."""
