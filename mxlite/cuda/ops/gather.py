@@ -36,8 +36,8 @@ def carrier_scalar(value, dtype):
 
 
 # ---- range check: how many values lie outside [lo, hi], and the first one ------------------
-_CHECK = kernel("gather", "check_range", """
-extern "C" __global__ void check_range(const long long* v, unsigned long long* res,
+_CHECK = kernel("gather", "mxlite_check_range", """
+extern "C" __global__ void mxlite_check_range(const long long* v, unsigned long long* res,
                                        long long lo, long long hi, mx_idx n) {
     MX_GRID_LOOP(i, n) {
         if (v[i] < lo || v[i] > hi) {
@@ -62,9 +62,9 @@ def check_range(xp, values, lo, hi):
 
 
 # ---- gather through flat offsets -----------------------------------------------------------
-_GATHER = {size: kernel("gather", f"gather_flat_{size}", f"""
-extern "C" __global__ void gather_flat_{size}(const {c}* src, const long long* idx, {c}* out,
-                                              mx_idx n) {{
+_GATHER = {size: kernel("gather", f"mxlite_gather_flat_{size}", f"""
+extern "C" __global__ void mxlite_gather_flat_{size}(const {c}* src, const long long* idx,
+                                                     {c}* out, mx_idx n) {{
     MX_GRID_LOOP(i, n) out[i] = src[idx[i]];
 }}
 """) for size, c in CARRIER.items()}
@@ -101,7 +101,7 @@ def _segment_kernels():
             step = "a = (uint8_t)(a | (src[order[r]] != 0));"
         else:
             step = f"a = ({c})(a + src[order[r]]);"
-        name = f"segment_add_{dt.name}"
+        name = f"mxlite_segment_add_{dt.name}"
         ks[(dt, False)] = kernel("gather", name,
                                  _segment_add_code(name, c, c, "out[t]", "a", step))
     # float16: summed in float32 and rounded once (the gradients' rule), or rounded after every
@@ -109,7 +109,7 @@ def _segment_kernels():
     steps = {False: "a += mx_half_to_float(src[order[r]]);",
              True: "a = mx_half_to_float(mx_float_to_half(a + mx_half_to_float(src[order[r]])));"}
     for each, step in steps.items():
-        name = "segment_add_float16" + ("_stepwise" if each else "")
+        name = "mxlite_segment_add_float16" + ("_stepwise" if each else "")
         ks[(np.dtype(np.float16), each)] = kernel(
             "gather", name, _segment_add_code(name, "uint16_t", "float",
                                               "mx_half_to_float(out[t])",
@@ -143,8 +143,8 @@ def segment_add(xp, src, targets, out, round_each=False):
 
 
 # ---- scatter where the last write wins ------------------------------------------------------
-_SCATTER_LAST = {size: kernel("gather", f"scatter_last_{size}", f"""
-extern "C" __global__ void scatter_last_{size}(const {c}* src, const long long* order,
+_SCATTER_LAST = {size: kernel("gather", f"mxlite_scatter_last_{size}", f"""
+extern "C" __global__ void mxlite_scatter_last_{size}(const {c}* src, const long long* order,
                                                const long long* target, {c}* out, mx_idx m) {{
     MX_GRID_LOOP(s, m) {{
         // the last source of a run of equal targets (the sort is stable): the last write

@@ -27,7 +27,7 @@ def _positions_kernel(dt, ctype):
         conv = f"mx_float_index_position({value}, n, mode)"
     else:
         conv = "mx_index_position((int64_t)idx[i], n, mode)"
-    name = f"index_positions_{dt.name}"
+    name = f"mxlite_index_positions_{dt.name}"
     return kernel("index", name, f"""
 #include "mx_index.h"
 extern "C" __global__ void {name}(const {ctype}* idx, long long* pos, long long n,
@@ -56,8 +56,8 @@ def positions(xp, op, indices, n, mode, axis):
 
 
 # ---- take ----------------------------------------------------------------------------------
-_TAKE = {size: kernel("index", f"take_{size}", f"""
-extern "C" __global__ void take_{size}(const {c}* data, const long long* pos, {c}* out,
+_TAKE = {size: kernel("index", f"mxlite_take_{size}", f"""
+extern "C" __global__ void mxlite_take_{size}(const {c}* data, const long long* pos, {c}* out,
                                        mx_idx nidx, mx_idx n, mx_idx inner, mx_idx total) {{
     MX_GRID_LOOP(r, total) {{
         mx_idx i = r % inner, row = r / inner, j = row % nidx, o = row / nidx;
@@ -80,9 +80,10 @@ def _take(rctx, ins, outs, attrs):
 
 
 # ---- _take_grad: deterministic scatter-add -------------------------------------------------
-_TAKE_TARGETS = kernel("index", "take_targets", """
-extern "C" __global__ void take_targets(const long long* pos, long long* target, mx_idx nidx,
-                                        mx_idx n, mx_idx inner, mx_idx total) {
+_TAKE_TARGETS = kernel("index", "mxlite_take_targets", """
+extern "C" __global__ void mxlite_take_targets(const long long* pos, long long* target,
+                                               mx_idx nidx, mx_idx n, mx_idx inner,
+                                               mx_idx total) {
     MX_GRID_LOOP(r, total) {
         mx_idx i = r % inner, row = r / inner, j = row % nidx, o = row / nidx;
         target[r] = (o * n + pos[j]) * inner + i;
@@ -114,8 +115,8 @@ def _take_grad(rctx, ins, outs, attrs):
 def _pick_kernel(direction, size, c):
     move = ("b[r] = a[(o * n + pos[r]) * inner + i];" if direction == "pick"
             else "b[(o * n + pos[r]) * inner + i] = a[r];")
-    return kernel("index", f"{direction}_{size}", f"""
-extern "C" __global__ void {direction}_{size}(const {c}* a, const long long* pos, {c}* b,
+    return kernel("index", f"mxlite_{direction}_{size}", f"""
+extern "C" __global__ void mxlite_{direction}_{size}(const {c}* a, const long long* pos, {c}* b,
                                                mx_idx n, mx_idx inner, mx_idx count) {{
     MX_GRID_LOOP(r, count) {{
         mx_idx o = r / inner, i = r % inner;
@@ -160,8 +161,8 @@ def _pick_grad(rctx, ins, outs, attrs):
 
 
 # ---- one_hot -------------------------------------------------------------------------------
-_ONE_HOT = {size: kernel("index", f"one_hot_{size}", f"""
-extern "C" __global__ void one_hot_{size}(const long long* pos, {c}* out, mx_idx depth,
+_ONE_HOT = {size: kernel("index", f"mxlite_one_hot_{size}", f"""
+extern "C" __global__ void mxlite_one_hot_{size}(const long long* pos, {c}* out, mx_idx depth,
                                           {c} on, {c} off, mx_idx total) {{
     MX_GRID_LOOP(k, total) out[k] = pos[k / depth] == k % depth ? on : off;
 }}

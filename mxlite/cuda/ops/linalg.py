@@ -54,8 +54,8 @@ def _triangle(xp, a, lower):
 
 
 # ---- _la_trian_mask ------------------------------------------------------------------------
-_TRIAN = {dt: kernel("linalg", f"trian_mask_{dt.name}", f"""
-extern "C" __global__ void trian_mask_{dt.name}(const {CTYPE[dt]}* a, {CTYPE[dt]}* out,
+_TRIAN = {dt: kernel("linalg", f"mxlite_trian_mask_{dt.name}", f"""
+extern "C" __global__ void mxlite_trian_mask_{dt.name}(const {CTYPE[dt]}* a, {CTYPE[dt]}* out,
                                                 mx_idx rows, mx_idx cols, long long lower,
                                                 double diag, mx_idx total) {{
     MX_GRID_LOOP(k, total) {{
@@ -188,10 +188,11 @@ def _sumlogdiag(rctx, ins, outs, attrs):
 
 
 # ---- khatri_rao ----------------------------------------------------------------------------
-_KR = {dt: kernel("linalg", f"khatri_rao_step_{dt.name}", f"""
-extern "C" __global__ void khatri_rao_step_{dt.name}(const {CTYPE[dt]}* acc, const {CTYPE[dt]}* m,
-                                                     {CTYPE[dt]}* out, mx_idx mrows, mx_idx k,
-                                                     mx_idx total) {{
+_KR = {dt: kernel("linalg", f"mxlite_khatri_rao_step_{dt.name}", f"""
+extern "C" __global__ void mxlite_khatri_rao_step_{dt.name}(const {CTYPE[dt]}* acc,
+                                                            const {CTYPE[dt]}* m,
+                                                            {CTYPE[dt]}* out, mx_idx mrows,
+                                                            mx_idx k, mx_idx total) {{
     MX_GRID_LOOP(e, total) {{
         mx_idx c = e % k, row = e / k, r = row / mrows, j = row % mrows;
         out[e] = acc[r * k + c] * m[j * k + c];

@@ -22,8 +22,8 @@ def _row(t, b):
 
 def _kernels(size, c):
     args = "mx_idx T, mx_idx B, mx_idx R, long long axis"
-    mask = kernel("sequence", f"seq_mask_{size}", f"""
-extern "C" __global__ void seq_mask_{size}({c}* out, const long long* L, {c} value, {args},
+    mask = kernel("sequence", f"mxlite_seq_mask_{size}", f"""
+extern "C" __global__ void mxlite_seq_mask_{size}({c}* out, const long long* L, {c} value, {args},
                                            mx_idx total) {{
     MX_GRID_LOOP(k, total) {{
         mx_idx row = k / R;
@@ -37,9 +37,9 @@ extern "C" __global__ void seq_mask_{size}({c}* out, const long long* L, {c} val
                        ("seq_last_scatter", "data[src] = out[k];")):
         const = "const " if name == "seq_last" else ""
         cout = "" if name == "seq_last" else "const "
-        last[name] = kernel("sequence", f"{name}_{size}", f"""
-extern "C" __global__ void {name}_{size}({const}{c}* data, const long long* L, {cout}{c}* out,
-                                          {args}, mx_idx total) {{
+        last[name] = kernel("sequence", f"mxlite_{name}_{size}", f"""
+extern "C" __global__ void mxlite_{name}_{size}({const}{c}* data, const long long* L,
+                                                 {cout}{c}* out, {args}, mx_idx total) {{
     MX_GRID_LOOP(k, total) {{
         mx_idx b = k / R, r = k % R;
         mx_idx src = {_row("L[b] - 1", "b")} * R + r;
@@ -47,8 +47,8 @@ extern "C" __global__ void {name}_{size}({const}{c}* data, const long long* L, {
     }}
 }}
 """)
-    reverse = kernel("sequence", f"seq_reverse_{size}", f"""
-extern "C" __global__ void seq_reverse_{size}(const {c}* data, const long long* L, {c}* out,
+    reverse = kernel("sequence", f"mxlite_seq_reverse_{size}", f"""
+extern "C" __global__ void mxlite_seq_reverse_{size}(const {c}* data, const long long* L, {c}* out,
                                               {args}, mx_idx total) {{
     MX_GRID_LOOP(k, total) {{
         mx_idx row = k / R, r = k % R;

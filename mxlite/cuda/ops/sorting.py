@@ -19,8 +19,8 @@ from ..kernels import kernel
 
 # the flat offset in data (outer, n, inner) of the element that position t of an
 # (outer, k, inner) index array names: -1 (and counted) outside [0, n)
-_TARGETS = kernel("sorting", "along_targets", """
-extern "C" __global__ void along_targets(const long long* pos, long long* target,
+_TARGETS = kernel("sorting", "mxlite_along_targets", """
+extern "C" __global__ void mxlite_along_targets(const long long* pos, long long* target,
                                          unsigned long long* bad, mx_idx n, mx_idx k,
                                          mx_idx inner, mx_idx total) {
     MX_GRID_LOOP(t, total) {
@@ -36,9 +36,9 @@ extern "C" __global__ void along_targets(const long long* pos, long long* target
 }
 """)
 
-_MOVE = {(d, size): kernel("sorting", f"along_{d}_{size}", f"""
-extern "C" __global__ void along_{d}_{size}(const {c}* src, const long long* target, {c}* out,
-                                             mx_idx total) {{
+_MOVE = {(d, size): kernel("sorting", f"mxlite_along_{d}_{size}", f"""
+extern "C" __global__ void mxlite_along_{d}_{size}(const {c}* src, const long long* target,
+                                                   {c}* out, mx_idx total) {{
     MX_GRID_LOOP(t, total) {{
         long long q = target[t];
         if (q >= 0) {"out[t] = src[q]" if d == "gather" else "out[q] = src[t]"};
@@ -142,8 +142,8 @@ def _topk(rctx, ins, outs, attrs):
 
 
 # ---- cumsum --------------------------------------------------------------------------------
-_CUMSUM = {dt: kernel("sorting", f"cumsum_{dt.name}", f"""
-extern "C" __global__ void cumsum_{dt.name}(const {c}* x, {c}* out, mx_idx n, mx_idx inner,
+_CUMSUM = {dt: kernel("sorting", f"mxlite_cumsum_{dt.name}", f"""
+extern "C" __global__ void mxlite_cumsum_{dt.name}(const {c}* x, {c}* out, mx_idx n, mx_idx inner,
                                             mx_idx columns) {{
     // one thread per (outer, inner) column, summing left to right as the CPU does
     MX_GRID_LOOP(col, columns) {{
@@ -180,9 +180,9 @@ def _cumsum(rctx, ins, outs, attrs):
 
 
 # ---- smooth_l1 -----------------------------------------------------------------------------
-_SMOOTH_L1 = {dt: kernel("sorting", f"smooth_l1_{dt.name}", f"""
+_SMOOTH_L1 = {dt: kernel("sorting", f"mxlite_smooth_l1_{dt.name}", f"""
 #include "mx_index.h"
-extern "C" __global__ void smooth_l1_{dt.name}(const {CTYPE[dt]}* x, {CTYPE[dt]}* out,
+extern "C" __global__ void mxlite_smooth_l1_{dt.name}(const {CTYPE[dt]}* x, {CTYPE[dt]}* out,
                                                double sigma2, mx_idx n) {{
     MX_GRID_LOOP(i, n) out[i] = ({CTYPE[dt]})mx_smooth_l1((double)x[i], sigma2);
 }}
