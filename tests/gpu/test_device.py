@@ -278,6 +278,31 @@ def test_from_dlpack_refuses_what_an_ndarray_cannot_hold():
         mx.nd.from_dlpack([1, 2])
 
 
+class _Producer:
+    """An object with the DLPack protocol on a given device (it is never asked for data)."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("not to be read")
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+def test_from_dlpack_refuses_other_devices():
+    with pytest.raises(MXNetError, match="device type 4 is neither host memory nor a CUDA"):
+        mx.nd.from_dlpack(_Producer((4, 0)))        # OpenCL
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(runtime.backend() != "emulator", reason="the emulator's refusal")
+def test_the_emulator_cannot_import_cuda_memory():
+    with pytest.raises(MXNetError, match="emulator"):
+        mx.nd.from_dlpack(_Producer((2, 0)))
+
+
 def test_torch_tensors_cross_without_a_copy():
     torch = pytest.importorskip("torch")
     t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
@@ -290,6 +315,10 @@ def test_torch_tensors_cross_without_a_copy():
     strided = mx.nd.from_dlpack(t.T)    # not C-contiguous: copied, with the right values
     np.testing.assert_array_equal(strided.asnumpy(), t.T.numpy())
     assert mx.nd.from_dlpack(torch.tensor([1, 0], dtype=torch.bool)).dtype == np.bool_
+    capsule = torch.utils.dlpack.to_dlpack(t)       # torch's capsule, as MXNet users pass
+    y = mx.nd.from_dlpack(capsule)
+    t[1, 1] = 42.0
+    assert y.context == mx.cpu() and y.asnumpy()[1, 1] == 42.0
 
 
 @pytest.mark.gpu
