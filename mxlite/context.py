@@ -45,6 +45,14 @@ class Context:
     def __repr__(self):
         return f"{self.device_type}({self.device_id})"
 
+    def empty_cache(self):
+        """Give the device memory cached for reuse back to the driver (MXNet's
+        ``Context.empty_cache``): CuPy's memory pool of this GPU; nothing for the CPU, whose
+        buffers glibc keeps, or the GPU emulator."""
+        if self.compute_device == "gpu":
+            from .cuda import runtime
+            runtime.empty_cache(self.device_id)
+
     def __enter__(self):
         _stack().append(self)
         return self

@@ -216,3 +216,18 @@ def test_gpu_memory_info():
         why = "host memory" if runtime.backend() == "emulator" else "CuPy"
         with pytest.raises(MXNetError, match=f"gpu_memory_info: no GPU memory to report: .*{why}"):
             mx.context.gpu_memory_info()
+
+
+def test_empty_cache_releases_pooled_gpu_memory():
+    from mxlite.cuda import runtime
+    mx.cpu().empty_cache()              # nothing to release on the CPU
+    if runtime.backend() != "cupy":
+        mx.gpu().empty_cache()          # no GPU memory was allocated: nothing to do
+        return
+    import cupy
+    pool = cupy.get_default_memory_pool()
+    x = mx.nd.zeros((1 << 20,), ctx=mx.gpu())
+    del x
+    assert pool.total_bytes() - pool.used_bytes() > 0       # the freed buffer is pooled
+    mx.gpu().empty_cache()
+    assert pool.total_bytes() == pool.used_bytes()

@@ -10,7 +10,7 @@ import os
 from ..base import MXNetError
 
 __all__ = ["backend", "unavailable_reason", "device_count", "install", "namespace",
-           "synchronize_all", "memory_info"]
+           "synchronize_all", "memory_info", "empty_cache"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -93,6 +93,15 @@ def memory_info(device_id):
     with cupy.cuda.Device(device_id):
         free, total = cupy.cuda.runtime.memGetInfo()
     return int(free), int(total)
+
+
+def empty_cache(device_id):
+    """Free the blocks CuPy's memory pool keeps for GPU ``device_id`` (``ctx.empty_cache``);
+    nothing without CuPy (no GPU memory was ever allocated)."""
+    if backend() == "cupy" and 0 <= device_id < device_count():
+        import cupy
+        with cupy.cuda.Device(device_id):
+            cupy.get_default_memory_pool().free_all_blocks()
 
 
 def install():
