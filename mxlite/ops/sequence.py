@@ -55,17 +55,19 @@ def _shapes(op, shapes, attrs):
     return shapes[0], (shapes[1] if n == 2 else None)
 
 
-def _lengths(rctx, op, ins, attrs, B, T, lo, hi, count_bad=None):
+def _lengths(rctx, op, ins, attrs, B, T, lo, hi, count_bad=None, to_int64=None):
     """int64 lengths (T for every sequence without use_sequence_length), checked to lie in
     [lo, hi] when given (hi None: no upper bound) by ``count_bad(lengths, lo, hi)`` ->
-    (count, first position) (default: the CPU kernel's)."""
+    (count, first position); ``to_int64(raw)`` converts other dtypes (NaN and values beyond
+    int64 to its minimum, as NumPy on x86). Defaults: the CPU kernel's and NumPy's."""
     xp = rctx.xp
     if not attrs.use_sequence_length:
         lengths = xp.empty((B,), I64)
         lengths.fill(T)
         return lengths
     raw = ins[-1]
-    lengths = xp.ascontiguousarray(raw if raw.dtype == I64 else raw.astype(I64))
+    lengths = xp.ascontiguousarray(raw if raw.dtype == I64 else
+                                   to_int64(raw) if to_int64 else raw.astype(I64))
     bad, first = (count_bad or _k.seq_count_bad)(lengths, lo, 2 ** 62 if hi is None else hi)
     if bad:
         where = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"

@@ -198,6 +198,15 @@ def test_take_modes_and_index_dtypes(mode, launch_config, rng):
         _same_bits(cpu, gpu)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast")    # the CPU's cast
+def test_nan_and_out_of_range_indices_along_an_axis_raise():
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        x = mx.nd.array([[1, 2, 3]], ctx=ctx)
+        for bad in (np.nan, 3, -1, 1e30):
+            with pytest.raises(MXNetError, match=r"_take_along_axis: 1 index value\(s\) outside"):
+                mx.nd._internal._take_along_axis(x, mx.nd.array([[0, bad]], ctx=ctx), axis=1)
+
+
 def test_one_hot_pick_and_pick_grad(launch_config):
     idx = np.array([[0, 3], [2, -1]], np.float32)
     cpu, gpu = _both(lambda ctx: mx.nd.one_hot(mx.nd.array(idx, ctx=ctx), 3, on_value=7,
@@ -258,6 +267,10 @@ def test_sequence_ops_with_lengths(launch_config):
                                             mx.nd.array(lengths, ctx=ctx),
                                             use_sequence_length=True, axis=axis))
             _same_bits(cpu, gpu)
+    for op, lo in ((mx.nd.SequenceReverse, 0), (mx.nd.SequenceMask, None)):
+        with pytest.raises(MXNetError, match=r"sequence_length\[2\] = nan is outside"):
+            op(mx.nd.array(x, ctx=mx.gpu(0)), mx.nd.array([1, 2, np.nan], ctx=mx.gpu(0)),
+               use_sequence_length=True)
     with pytest.raises(MXNetError, match=r"sequence_length\[1\] = 5.0 is outside \[1, 4\]"):
         mx.nd.SequenceLast(mx.nd.array(x, ctx=mx.gpu(0)), mx.nd.array([1, 5, 2], ctx=mx.gpu(0)),
                            use_sequence_length=True)

@@ -11,6 +11,7 @@ from ...ops import sequence as _cpu
 from . import attach
 from .gather import CARRIER, carrier_scalar, check_range
 from ..kernels import kernel
+from .index import to_int64
 
 # the row of (time t, batch b) in the (T, B, R) (axis 0) or (B, T, R) (axis 1) layout
 _ROW = "(axis == 0 ? (t) * B + (b) : (b) * T + (t))"
@@ -66,7 +67,8 @@ _K = {size: _kernels(size, c) for size, c in CARRIER.items()}
 
 def _lengths(rctx, op, ins, attrs, B, T, lo, hi):
     return _cpu._lengths(rctx, op, ins, attrs, B, T, lo, hi,
-                         count_bad=functools.partial(check_range, rctx.xp))
+                         count_bad=functools.partial(check_range, rctx.xp),
+                         to_int64=functools.partial(to_int64, rctx.xp))
 
 
 def _geometry(T, B, R, attrs):

@@ -16,6 +16,7 @@ from ...ops.common import compute_dtype, write_back
 from . import attach
 from .gather import CARRIER, CTYPE, I64, segment_add
 from ..kernels import kernel
+from .index import to_int64
 
 # the flat offset in data (outer, n, inner) of the element that position t of an
 # (outer, k, inner) index array names: -1 (and counted) outside [0, n)
@@ -75,7 +76,7 @@ def _take_along(rctx, ins, outs, attrs):
     data, indices = ins
     xp = rctx.xp
     n, k, inner = _along_geometry("_take_along_axis", data, indices, attrs)
-    target = _targets(xp, "_take_along_axis", _cpu._positions(rctx, indices), n, k, inner)
+    target = _targets(xp, "_take_along_axis", to_int64(xp, indices), n, k, inner)
     _along(xp, "gather", data, target, outs[0])
 
 
@@ -84,8 +85,7 @@ def _take_along_grad(rctx, ins, outs, attrs):
     grad, indices, data = ins
     out, xp = outs[0], rctx.xp
     n, k, inner = _along_geometry("_take_along_axis_grad", data, indices, attrs)
-    target = _targets(xp, "_take_along_axis_grad", _cpu._positions(rctx, indices), n, k,
-                      inner)
+    target = _targets(xp, "_take_along_axis_grad", to_int64(xp, indices), n, k, inner)
     work = compute_dtype(out.dtype)
     acc = out if work == out.dtype else xp.empty(out.shape, work)
     xp.fill_zero(acc)
