@@ -8,6 +8,8 @@ times, on the same float32 buffers:
 * ``kv.pushpull(key, grad)`` (in place) and ``kv.pushpull(key, grad, out=out)`` against
   ``comm.Allreduce(MPI.IN_PLACE, grad)`` / ``comm.Allreduce(grad, out)``, for 4 MB and 400 MB
   (``--quick``: 4 MB and 40 MB). The ratio kv / raw is the store's overhead (goal: <= 1.05);
+* the agreement round every collective store call makes (``kv.barrier``) against
+  ``comm.Barrier``;
 * a model of 100 small parameters (16 to 16384 elements, 0.8 MB in all): one ``pushpull``
   of all keys (fused into one allreduce), the same call with fusion off (one allreduce per
   tensor), one ``pushpull`` call per key, and 100 raw ``Allreduce`` calls.
@@ -119,6 +121,14 @@ def bench_fusion(kv, comm, MPI, repeat):
            times, "kv.pushpull(100 keys) fused", comm.Get_rank())
 
 
+def bench_agreement(kv, comm, repeat):
+    """The fixed cost of a store call: its agreement round (``kv.barrier`` is nothing else)."""
+    times = sample({"raw comm.Barrier()": comm.Barrier, "kv.barrier() (one agreement)": kv.barrier},
+                   comm, repeat)
+    report("the agreement every collective store call makes", times, "raw comm.Barrier()",
+           comm.Get_rank())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", type=int, default=2)
@@ -137,6 +147,7 @@ def main():
     bench_sizes(kv, comm, MPI, [4] if args.quick else [4], args.repeat or 30)
     bench_sizes(kv, comm, MPI, [40] if args.quick else [400], args.repeat or 7)
     bench_fusion(kv, comm, MPI, args.repeat or 30)
+    bench_agreement(kv, comm, args.repeat or 200)
 
 
 if __name__ == "__main__":
