@@ -25,7 +25,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mxlite as mx  # noqa: E402
-from bench_gp import _best_of  # noqa: E402
+from bench_symbol import interleaved_times  # noqa: E402
 from mxlite import autograd, gluon  # noqa: E402
 from mxlite.gluon import nn  # noqa: E402
 
@@ -151,22 +151,22 @@ def test_gluon_step(benchmark, kind, backend):
     benchmark(fns[backend])
 
 
-def main():
+def main(calls=300):
+    """Per-call times, the backends taking turns call by call (machine noise hits them
+    alike); the minimum and the median of each, and their ratios."""
     if torch is not None:
         print(f"torch threads: {torch.get_num_threads()}")
     for kind in ("small", "mlp", "cnn"):
         fns = steps(kind)
-        times = {}
-        for _ in range(3):          # alternate, so machine noise hits every backend alike
-            for name, fn in fns.items():
-                times[name] = min(times.get(name, float("inf")), _best_of(fn))
-        row = "  ".join(f"{name} {t * 1e3:7.3f} ms" for name, t in times.items())
-        print(f"{kind}: {row}")
-        ratio = f"  hybrid / imperative = {times['hybrid'] / times['imperative']:.2f}x"
-        if "torch" in times:
-            ratio += (f"  hybrid / torch = {times['hybrid'] / times['torch']:.2f}x"
-                      f"  imperative / torch = {times['imperative'] / times['torch']:.2f}x")
-        print(ratio)
+        times = interleaved_times(fns, calls)
+        for stat, pick in (("min", lambda v: v[0]), ("median", lambda v: v[len(v) // 2])):
+            t = {name: pick(v) for name, v in times.items()}
+            row = "  ".join(f"{name} {v * 1e3:7.3f} ms" for name, v in t.items())
+            ratio = f"hybrid/imperative {t['hybrid'] / t['imperative']:.2f}x"
+            if "torch" in t:
+                ratio += (f"  hybrid/torch {t['hybrid'] / t['torch']:.2f}x"
+                          f"  imperative/torch {t['imperative'] / t['torch']:.2f}x")
+            print(f"{kind:5s} {stat:6s} {row}  |  {ratio}")
 
 
 if __name__ == "__main__":

@@ -42,10 +42,11 @@ def _execute(steps, values, ctx, uses_context):
 class _Saved:
     """What one recorded call keeps for its gradient: the executor and its value slots."""
 
-    __slots__ = ("exe", "values", "arg_names", "aux")
+    __slots__ = ("exe", "values", "arg_names", "aux", "training")
 
-    def __init__(self, exe, values, arg_names, aux):
+    def __init__(self, exe, values, arg_names, aux, training):
         self.exe, self.values, self.arg_names, self.aux = exe, values, arg_names, aux
+        self.training = training
 
 
 class _CachedOpDef:
@@ -109,14 +110,19 @@ class CachedOp:
         for is_data, src in self._sources:
             if is_data:
                 arrays.append(data[src])
+                continue
+            held = src._data        # the one copy on ctx, without data()'s lookup
+            if held is not None and len(held) == 1 and held[0]._ctx is ctx:
+                arrays.append(held[0])
             else:
                 arrays.append(src.data(ctx))
         return ctx, arrays
 
-    def _executor(self, ctx, args, aux, needs):
-        key = (ctx, needs) + tuple((a.shape, a.dtype) for a in args + aux)
+    def _executor(self, ctx, arrays, needs):
+        key = (ctx, needs, *[a._data.shape for a in arrays], *[a._data.dtype for a in arrays])
         exe = self._executors.get(key)
         if exe is None:
+            args, aux = arrays[:self._n_args], arrays[self._n_args:]
             reqs, grads = {}, {}
             for n, a, need in zip(self._arg_names, args, needs or [False] * len(args)):
                 reqs[n] = "write" if need else "null"
@@ -133,12 +139,12 @@ class CachedOp:
     def __call__(self, data):
         """The outputs (a list of NDArrays) for the list of input arrays ``data``."""
         ctx, arrays = self._arrays(data)
-        args, aux = arrays[:self._n_args], arrays[self._n_args:]
+        args = arrays[:self._n_args]
         entries = parents(args) if autograd.is_recording() else None
         needs = None
         if entries is not None and any(e is not None for e in entries):
             needs = tuple(e is not None for e in entries)
-        exe = self._executor(ctx, args, aux, needs)
+        exe = self._executor(ctx, arrays, needs)
         values = list(exe._values)
         for s, a in zip(exe._cached_slots, arrays):
             if s is not None:
@@ -151,24 +157,27 @@ class CachedOp:
                 outs[i] = o.copy()
             seen.add(id(outs[i]))
         if needs is not None:
-            attach(self._op, _Saved(exe, values, self._arg_names, aux), entries, args, outs)
+            saved = _Saved(exe, values, self._arg_names, arrays[self._n_args:],
+                           autograd.is_training())
+            attach(self._op, saved, entries, args, outs)
         return outs
 
     def replay_gradient(self, node, ograds):
         """The input gradients of a recorded call, recorded on the tape: the graph run again
         through ``mx.nd`` from the call's inputs, differentiated with ``create_graph``."""
-        if self._random and autograd.is_training():
+        saved = node.attrs
+        if self._random and saved.training:
             raise MXNetError(
                 f"{self.name}: a gradient of a hybridized block with random operators "
                 "(Dropout) cannot be differentiated again (create_graph=True): replaying the "
                 "graph would draw new random numbers. Call the block without hybridize() "
                 "(net.hybridize(False)) to take higher-order gradients through it.")
-        saved = node.attrs
         inputs = node.inputs
         # the moving statistics of BatchNorm are mutated by a training replay: use copies
         values = dict(zip(saved.arg_names, inputs))
         values.update(zip(self._aux_names, [a.copy() for a in saved.aux]))
-        outs = self._sym.eval(ctx=node.context, **values)
+        with autograd.train_mode() if saved.training else autograd.predict_mode():
+            outs = self._sym.eval(ctx=node.context, **values)
         wanted = [i for i, w in enumerate(node.wants) if w]
         grads = autograd.grad(outs, [inputs[i] for i in wanted], head_grads=list(ograds),
                               retain_graph=True, create_graph=True)
