@@ -14,15 +14,14 @@ one thread.
 """
 import numpy as np
 
+from .. import casts as _casts
 from ..kernels import kernel
 
 __all__ = ["CTYPE", "CARRIER", "carrier_scalar", "check_range", "gather_flat", "segment_add",
            "scatter_last", "sorted_targets"]
 
 # C type of each dtype (float16 as its 16 bits, bool as a byte)
-CTYPE = {np.dtype(n): c for n, c in (
-    ("float16", "uint16_t"), ("float32", "float"), ("float64", "double"), ("int8", "int8_t"),
-    ("uint8", "uint8_t"), ("int32", "int32_t"), ("int64", "int64_t"), ("bool", "uint8_t"))}
+CTYPE = {np.dtype(name): ctype for name, ctype in _casts.CTYPE.items()}
 # the unsigned type that moves an element of each size
 CARRIER = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
 _CARRIER_NP = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -55,27 +55,11 @@ def positions(xp, op, indices, n, mode, axis):
     return pos
 
 
-_TO_INT64 = {dt: kernel("index", f"mxlite_to_int64_{dt.name}", f"""
-extern "C" __global__ void mxlite_to_int64_{dt.name}(const {c}* x, long long* out, mx_idx n) {{
-    MX_GRID_LOOP(i, n) {{
-        double v = {"mx_half_to_float(x[i])" if dt == F16 else "(double)x[i]"};
-        // NaN and values beyond int64: its minimum, as NumPy's cast on x86 (CUDA's would
-        // give 0 for NaN and saturate)
-        out[i] = v == v && v < 9.223372036854775808e18 && v >= -9.223372036854775808e18
-            ? (long long)v : (long long)(-0x7fffffffffffffffLL - 1);
-    }}
-}}
-""") for dt, c in CTYPE.items() if dt.kind == "f"}
-
-
 def to_int64(xp, a):
-    """``a`` as int64 (floats truncated toward zero; NaN and values beyond int64 become its
-    minimum, as NumPy's ``astype`` on x86, so a range check rejects them)."""
-    if a.dtype.kind != "f":
-        return xp.ascontiguousarray(a, I64)
-    out = xp.empty(a.shape, I64)
-    xp.launch(_TO_INT64[a.dtype], a.size, a, out, np.int64(a.size))
-    return out
+    """``a`` as C-contiguous int64 through the namespace's cast (floats truncated toward
+    zero; NaN and values beyond int64 become its minimum, as NumPy's cast on x86, so a range
+    check rejects them; an array method's cast would give 0 for NaN on a GPU)."""
+    return xp.ascontiguousarray(a, I64)
 
 
 # ---- take ----------------------------------------------------------------------------------
