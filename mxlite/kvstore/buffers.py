@@ -17,6 +17,8 @@ def local_sum(arrays, ctx):
     """The element-wise sum of ``arrays`` (one shape and dtype) on ``ctx``: the first array
     itself when it is the only one, else a new array summed left to right. bool values
     combine by logical or (their sum cast to bool)."""
+    if len(arrays) == 1 and arrays[0]._ctx == ctx:
+        return arrays[0]
     vals = [a.as_in_context(ctx) for a in arrays]
     if len(vals) == 1:
         return vals[0]
@@ -57,7 +59,7 @@ def same_buffer(a, b):
     """True when NDArrays ``a`` and ``b`` hold exactly the same bytes (a, b C-contiguous)."""
     if a is b:
         return True
-    return (a._version is b._version and a.context == b.context and a.shape == b.shape
+    return (a._version is b._version and a._ctx == b._ctx and a._data.shape == b._data.shape
             and _interval(a) == _interval(b))
 
 

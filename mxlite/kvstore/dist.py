@@ -97,11 +97,12 @@ class KVStoreDist(KVStoreLocal):
         with self._world.collective("kv allreduce"):
             pairs, targets = [], []
             for arrays, target in items:
-                if target.size == 0:
+                recv = target._data
+                if recv.size == 0:
                     continue
-                total = local_sum(arrays, target.context)
+                total = local_sum(arrays, target._ctx)
                 send = None if same_buffer(total, target) else total._data.reshape(-1)
-                pairs.append((target.context, send, target._data.reshape(-1)))
+                pairs.append((target._ctx, send, recv.reshape(-1)))
                 targets.append(target)
             buckets, singles = Fusion.plan(pairs, self.fusion_threshold, self.fusion_bucket)
             for group in buckets:

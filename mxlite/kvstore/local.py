@@ -97,13 +97,13 @@ class KVStoreLocal(KVStoreBase):
         return entry
 
     def _check_like(self, what, key, arrays, entry, argument):
-        want = entry.value
+        want = entry.value._data
         for i, a in enumerate(arrays):
-            if a.shape != want.shape or a._data.dtype != want._data.dtype:
+            if a._data.shape != want.shape or a._data.dtype != want.dtype:
                 where = f"{argument}[{i}]" if len(arrays) > 1 else argument
                 raise MXNetError(f"kv.{what}: {where} for key {key!r} has shape {a.shape} "
                                  f"and dtype {a._data.dtype}; the key was initialized with "
-                                 f"shape {want.shape} and dtype {want._data.dtype}")
+                                 f"shape {want.shape} and dtype {want.dtype}")
 
     def _stored(self, what, key, entry):
         """The NDArray holding ``key``'s current value."""
@@ -152,7 +152,7 @@ class KVStoreLocal(KVStoreBase):
         """Write the sum of each item's values into its target; ``items`` is a list of
         ``(values, target)``."""
         for arrays, target in items:
-            total = local_sum(arrays, target.context)
+            total = local_sum(arrays, target._ctx)
             if not same_buffer(total, target):
                 total.copyto(target)
 
