@@ -126,8 +126,8 @@ class World:
         if self.abandoned:
             self.abort(f"rank {self.rank} exits after rank {self.departed} left the job "
                        "early; aborting the MPI job")
-        sends = [self.ctrl.Isend(np.array([self.rank], np.int64), r, _DEPART)
-                 for r in range(self.size) if r != self.rank]
+        me = np.array([self.rank], np.int64)          # alive until every send completes
+        sends = [self.ctrl.Isend(me, r, _DEPART) for r in range(self.size) if r != self.rank]
         done = self.ctrl.Ibarrier()
         while not done.Test():
             time.sleep(0.005)
