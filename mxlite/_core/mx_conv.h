@@ -13,7 +13,9 @@ struct mx_conv_geom {
 // The volumes of the input plane, the output plane and the kernel window.
 MX_FN long long mx_conv_vi(const mx_conv_geom& g) { return g.in[0] * g.in[1] * g.in[2]; }
 MX_FN long long mx_conv_vo(const mx_conv_geom& g) { return g.out[0] * g.out[1] * g.out[2]; }
-MX_FN long long mx_conv_vk(const mx_conv_geom& g) { return g.kernel[0] * g.kernel[1] * g.kernel[2]; }
+MX_FN long long mx_conv_vk(const mx_conv_geom& g) {
+    return g.kernel[0] * g.kernel[1] * g.kernel[2];
+}
 
 // The outputs w of axis a whose window [w * stride - pad, + kernel) holds input position z:
 // [*lo, *hi) (empty when none).
