@@ -26,7 +26,7 @@ from mxlite.cuda import emulator, kernels, launch, runtime
 FAMILIES = ("nn_act", "nn_softmax", "nn_conv", "nn_pool", "nn_norm")
 # int parameters that are switches, not sizes or indices
 FLAGS = {"kind", "mode", "log_mode", "include_pad", "p", "has_bias", "masked", "layout",
-         "inverse", "has_xhat"}
+         "inverse", "has_xhat", "deviations"}
 SELU = (1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
 
 
