@@ -38,6 +38,20 @@ MX_FN mx_idx mx_offset(const mx_layout& l, int k, mx_idx i) {
     return off;
 }
 
+// The offsets of operands 0 and 1 at flat index i in one pass: one division per axis for
+// both (binary ops and casts over broadcast or strided operands).
+MX_FN void mx_offset2(const mx_layout& l, mx_idx i, mx_idx& off0, mx_idx& off1) {
+    mx_idx a = 0, b = 0;
+    for (int d = (int)l.ndim - 1; d >= 0; --d) {
+        mx_idx s = (mx_idx)l.shape[d], q = i / s, r = i - q * s;
+        a += r * (mx_idx)l.stride[0][d];
+        b += r * (mx_idx)l.stride[1][d];
+        i = q;
+    }
+    off0 = a;
+    off1 = b;
+}
+
 // float16 is stored as its 16 bits and computed in float32 (as on the CPU): conversions
 // written out so host and device round alike (to nearest, ties to even).
 MX_FN float mx_half_to_float(uint16_t h) {

@@ -71,7 +71,11 @@ extern "C" __global__ void {name}(const {s}* x, {d}* y, mx_idx n) {{
 """)
             strided[(src, dst)] = kernel("cast", name + "_strided", f"""
 extern "C" __global__ void {name}_strided(const {s}* x, {d}* y, const mx_layout l, mx_idx n) {{
-    MX_GRID_LOOP(i, n) y[mx_offset(l, 1, i)] = {convert(src, dst, "x[mx_offset(l, 0, i)]")};
+    MX_GRID_LOOP(i, n) {{
+        mx_idx ix, iy;
+        mx_offset2(l, i, ix, iy);
+        y[iy] = {convert(src, dst, "x[ix]")};
+    }}
 }}
 """)
     return dense, strided

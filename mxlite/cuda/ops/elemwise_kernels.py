@@ -81,8 +81,7 @@ _BINARY_VARIANTS = {
     "sv": ("const W a, const S* b", "a", "LD(b[i])", ""),
     "v1": ("const S* a, const S* b", "LD(a[i])", "bv", "\n    const W bv = LD(b[0]);"),
     "1v": ("const S* a, const S* b", "av", "LD(b[i])", "\n    const W av = LD(a[0]);"),
-    "lay": ("const S* a, const S* b", "LD(a[mx_offset(l, 0, i)])", "LD(b[mx_offset(l, 1, i)])",
-            ""),
+    "lay": ("const S* a, const S* b", "LD(a[ia])", "LD(b[ib])", ""),
 }
 
 
@@ -111,9 +110,13 @@ def binary_kernels(name):
             params_c, su = (t.replace("const S*", f"const {s}*").replace("const W", f"const {w}")
                             for t in (params, su))
             value = convert(work, dt, f"{k}_f({la}, {lb})")
+            body = f"o[i] = {value};"
+            if variant == "lay":
+                body = f"{{\n        mx_idx ia, ib;\n        mx_offset2(l, i, ia, ib);\n" \
+                       f"        {body}\n    }}"
             code = _function(k, work, ("a", "b"), expr) + f"""
 extern "C" __global__ void {k}({params_c}, {s}* o{layout_param}, mx_idx n) {{{su}
-    MX_GRID_LOOP(i, n) o[i] = {value};
+    MX_GRID_LOOP(i, n) {body}
 }}
 """
             variants[variant] = kernel(f"elemwise_{name}", k, code)
