@@ -14,11 +14,27 @@ index type ``mx_idx``, ``MX_GRID_LOOP``, ``mx_layout``, float16 conversions, ``m
 * unit-local helpers are ``static __device__`` functions whose names start with the kernel's
   name, so the kernels of one family can be compiled as one translation unit.
 """
+import glob
 import hashlib
+import os
 
 __all__ = ["Kernel", "kernel", "family", "families", "PREAMBLE"]
 
-PREAMBLE = '#include "mx_cuda.h"\n'
+def _headers_digest():
+    """A digest of every kernel header (mxlite/_core/*.h and the emulator's), written into
+    each source: the compile caches (CuPy's, the emulator's) key on the source text, and
+    must not reuse a binary built against an older header."""
+    core = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_core")
+    paths = sorted(glob.glob(os.path.join(core, "*.h")))
+    paths.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mx_cuda_emu.h"))
+    h = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+PREAMBLE = f'// mxlite kernel headers {_headers_digest()}\n#include "mx_cuda.h"\n'
 
 _FAMILIES = {}      # family name -> {kernel name: Kernel}
 
