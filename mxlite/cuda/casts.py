@@ -102,30 +102,41 @@ extern "C" __global__ void mxlite_fill_{size}_strided({u}* y, const {u} v, const
 CAST, CAST_STRIDED = _cast_kernels()
 FILL, FILL_STRIDED = _fill_kernels()
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def dtype_name(dt, what):
-    """The mxlite dtype name of NumPy dtype ``dt``; MXNetError naming ``what`` otherwise."""
-    name = BY_CHAR.get(dt.char)
-    if name is None or np.dtype(name) != dt:
-        raise MXNetError(f"{what}: dtype {dt} is not supported on GPU")
-    return name
+# (source char, destination char) -> (dense kernel, strided kernel)
+_CAST_BY_CHAR = {(a, b): (CAST[(BY_CHAR[a], BY_CHAR[b])], CAST_STRIDED[(BY_CHAR[a], BY_CHAR[b])])
+                 for a in BY_CHAR for b in BY_CHAR if BY_CHAR[a] != BY_CHAR[b]}
+_FILL_BITS = {}     # (dtype char, int value) -> the value's bits (zeros, ones, constants)
 
 
 def cast_into(xp, dst, src):
     """``dst[...] = src`` converted to ``dst``'s dtype, by a cast kernel of namespace ``xp``
     (``src`` may broadcast to ``dst``'s shape; either may be strided)."""
-    pair = (dtype_name(src.dtype, "cast_into"), dtype_name(dst.dtype, "cast_into"))
+    ks = _CAST_BY_CHAR.get((src.dtype.char, dst.dtype.char))
+    if ks is None or not (src.dtype.isnative and dst.dtype.isnative):
+        raise MXNetError(f"cast_into: no GPU cast from {src.dtype} to {dst.dtype}")
     n = dst.size
     if n == 0:
         return
     if src.shape == dst.shape and src.flags.c_contiguous and dst.flags.c_contiguous:
-        xp.launch(CAST[pair], n, src, dst, np.int64(n))
+        xp.launch(ks[0], n, src, dst, np.int64(n))
         return
     if src.shape != dst.shape:
         src = xp.lib.broadcast_to(src, dst.shape)
     lay = layout(dst.shape, element_strides(src), element_strides(dst))
-    xp.launch(CAST_STRIDED[pair], n, src, dst, lay, np.int64(n))
+    xp.launch(ks[1], n, src, dst, lay, np.int64(n))
+
+
+def _bits(value, dt):
+    """``value`` converted to ``dt`` on the host, as the unsigned integer of its bits."""
+    if type(value) is int:
+        key = (dt.char, value)
+        bits = _FILL_BITS.get(key)
+        if bits is None:
+            if len(_FILL_BITS) >= 256:
+                _FILL_BITS.clear()
+            bits = _FILL_BITS[key] = np.asarray(value, dt).view(_BITS[dt.itemsize])[()]
+        return bits
+    return np.asarray(value, dt).view(_BITS[dt.itemsize])[()]
 
 
 def fill(xp, out, value):
@@ -134,10 +145,9 @@ def fill(xp, out, value):
     n = out.size
     if n == 0:
         return
-    size = out.dtype.itemsize
-    bits = np.asarray(value, out.dtype).view(_BITS[size])[()]
+    bits = _bits(value, out.dtype)
     if out.flags.c_contiguous:
-        xp.launch(FILL[size], n, out, bits, np.int64(n))
+        xp.launch(FILL[out.dtype.itemsize], n, out, bits, np.int64(n))
     else:
         lay = layout(out.shape, element_strides(out))
-        xp.launch(FILL_STRIDED[size], n, out, bits, lay, np.int64(n))
+        xp.launch(FILL_STRIDED[out.dtype.itemsize], n, out, bits, lay, np.int64(n))

@@ -10,13 +10,12 @@ from ..kernels import kernel
 from . import attach, device_generic
 
 
-def _fill_compute(name):
-    def compute(rctx, ins, outs, attrs):
-        fill(rctx.xp, outs[0], _fill_value(name, attrs))
-    return compute
+def _full_compute(rctx, ins, outs, attrs):
+    fill(rctx.xp, outs[0], _fill_value("full", attrs))
 
 
 def _fill_like_compute(value):
+    """Fill the output with the int ``value`` (zeros, ones, zeros_like, ones_like)."""
     def compute(rctx, ins, outs, attrs):
         fill(rctx.xp, outs[0], value)
     return compute
@@ -71,8 +70,9 @@ def _arange_compute(rctx, ins, outs, attrs):
                        size)
 
 
-for _name in ("zeros", "ones", "full"):
-    attach(_name, _fill_compute(_name))
+attach("zeros", _fill_like_compute(0))
+attach("ones", _fill_like_compute(1))
+attach("full", _full_compute)
 attach("zeros_like", _fill_like_compute(0))
 attach("ones_like", _fill_like_compute(1))
 attach("arange", _arange_compute)

@@ -6,6 +6,8 @@ is false), element-wise or one condition per row. ``clip`` has one kernel per dt
 CPU's bounds (``_dtype_bounds``: exact, limited to the dtype) and expression; float16 clips
 in float32 and rounds once, bool clips as uint8.
 """
+import math
+
 import numpy as np
 
 from ...base import op_error
@@ -74,6 +76,15 @@ def _where_compute(rctx, ins, outs, attrs):
         rctx.xp.launch(rows, n, cond, x, y, out, np.int64(n // x.shape[0]), np.int64(n))
 
 
+_F32_INF = float(2 ** 128 - 2 ** 103)    # the least magnitude that rounds to float32 inf
+
+
+def _float32_bound(v):
+    """A clip bound (a float) as float32, rounded as the CPU's C conversion: beyond float32
+    it is the infinity of its sign (a bound above float16's range clips nothing)."""
+    return np.float32(v) if abs(v) < _F32_INF else np.float32(math.copysign(math.inf, v))
+
+
 def _clip_kernels():
     """{dtype char: (kernel, NumPy type of its bounds)}: v < lo ? lo : (v > hi ? hi : v), so
     NaN passes through (comparisons with NaN are false)."""
@@ -90,7 +101,8 @@ extern "C" __global__ void {k}(const {s}* x, {s}* y, const {w} lo, const {w} hi,
     }}
 }}
 """
-        table[dt] = (kernel("clip", k, code), np.dtype(work).type)
+        table[dt] = (kernel("clip", k, code), _float32_bound if work == "float32" else
+                     np.dtype(work).type)
     return {char: table[name] for char, name in BY_CHAR.items()}
 
 
@@ -101,10 +113,8 @@ def _clip_compute(rctx, ins, outs, attrs):
     x, y = ins[0], outs[0]
     lo, hi = _dtype_bounds(x.dtype, *_clip_bounds(attrs))
     k, bound = _CLIP[x.dtype.char]
-    with np.errstate(over="ignore"):        # a float32 bound beyond float16: inf, as the CPU
-        lo, hi = bound(lo), bound(hi)
     n = y.size
-    rctx.xp.launch(k, n, x, y, lo, hi, np.int64(n))
+    rctx.xp.launch(k, n, x, y, bound(lo), bound(hi), np.int64(n))
 
 
 attach("where", _where_compute)
