@@ -83,6 +83,7 @@ class Trainer:
         self._update_on_kvstore = None
         self._distributed = None
         self._params_to_init = []
+        self._kv_keys = (None, set())   # (a store, the keys this Trainer initialized in it)
         self._reset_kvstore()
         store_type = kvstore if isinstance(kvstore, str) else getattr(kvstore, "type", "")
         if "dist" in (store_type or ""):
@@ -141,8 +142,10 @@ class Trainer:
             update_on_kvstore = self._distributed
         if kv is None:
             update_on_kvstore = False
-        if kv is not None and update_on_kvstore:
-            kv.set_optimizer(self._optimizer)
+        if kv is not self._kv_keys[0]:
+            self._kv_keys = (kv, set())
+            if kv is not None and update_on_kvstore:
+                kv.set_optimizer(self._optimizer)
         self._kvstore = kv
         self._update_on_kvstore = update_on_kvstore if kv is not None else None
         self._kv_initialized = True
@@ -156,8 +159,18 @@ class Trainer:
                 pending.append(param)
                 continue
             if self._kvstore is not None:
-                arrays = param.list_data()
-                self._kvstore.broadcast(self._param2idx[param.name], arrays[0], arrays)
+                key = self._param2idx[param.name]
+                keys = self._kv_keys[1]
+                if key not in keys:
+                    arrays = param.list_data()
+                    self._kvstore.broadcast(key, arrays[0], arrays)
+                    keys.add(key)
+                elif self._update_on_kvstore:
+                    raise MXNetError(
+                        f"Trainer: Parameter {param.name!r} was given new values (set_data, "
+                        "load_parameters) after the KVStore object given to this Trainer "
+                        "took its weights, and that store applies the optimizer to its own "
+                        "copy: make a new Trainer (or pass the kvstore by name)")
         self._params_to_init = pending
 
     def _prepare(self):

@@ -181,3 +181,32 @@ def test_deferred_parameters_train():
         trainer.step(1)
         losses.append(loss.asscalar())
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_set_data_after_steps():
+    """New values set between steps are what the next step updates."""
+    for kvstore, on_kv in (("device", None), (mx.kv.create("local"), False)):
+        w = make_param("w", [1.0, 1.0])
+        trainer = gluon.Trainer([w], "sgd", {"learning_rate": 1.0}, kvstore=kvstore,
+                                update_on_kvstore=on_kv)
+        backward([w], [[1.0, 1.0]])
+        trainer.step(1)
+        w.set_data(nd.array([5.0, 5.0]))
+        backward([w], [[1.0, 2.0]])
+        trainer.step(1)
+        assert w.data().asnumpy().tolist() == [4.0, 3.0]
+    for kvstore in ("local", mx.kv.create("local")):
+        w = make_param("w", [1.0, 1.0])
+        w2 = make_param("w2", [1.0, 1.0])
+        trainer = gluon.Trainer([w, w2], "sgd", {"learning_rate": 1.0},
+                                kvstore=kvstore, update_on_kvstore=True)
+        backward([w, w2], [[1.0, 1.0], [0.0, 0.0]])
+        trainer.step(1)
+        w.set_data(nd.array([5.0, 5.0]))
+        backward([w, w2], [[1.0, 2.0], [0.0, 0.0]])
+        if isinstance(kvstore, str):        # by name, on one context: updated directly
+            trainer.step(1)
+            assert w.data().asnumpy().tolist() == [4.0, 3.0]
+        else:
+            with pytest.raises(mx.MXNetError, match="new Trainer"):
+                trainer.step(1)
