@@ -192,8 +192,11 @@ def test_layer_matches_op_and_numpy(name):
     np.testing.assert_allclose(out, ref, rtol=2e-5, atol=2e-5)
 
 
-@pytest.mark.parametrize("name", sorted(SPECS))
-def test_hybridized_equals_imperative(name):
+def _imperative_and_hybridized(name, objective):
+    """For the layer imperative, then hybridized: ``objective(output, input)`` under
+    ``record()`` gives (loss, arrays); after ``loss.backward()``, those arrays, the input's
+    gradient, the parameters' gradients and every parameter's value (running statistics
+    included)."""
     train = name in TRAIN_MODE
     results = []
     for hybrid in (False, True):
@@ -203,18 +206,33 @@ def test_hybridized_equals_imperative(name):
         xs = nd.array(x)
         xs.attach_grad()
         with autograd.record(train_mode=train):
-            out = layer(xs)
-            loss = (out * out).sum()
+            loss, arrays = objective(layer(xs), xs)
         loss.backward()
-        grads = [p.grad().asnumpy() for p in layer.collect_params().values()
-                 if p.grad_req != "null"]
-        state = [p.data().asnumpy() for p in layer.collect_params().values()]
-        results.append((out.asnumpy(), xs.grad.asnumpy(), grads, state))
-    (o1, gx1, g1, s1), (o2, gx2, g2, s2) = results
-    np.testing.assert_array_equal(o1, o2)
-    np.testing.assert_array_equal(gx1, gx2)
-    for a, b in zip(g1 + s1, g2 + s2):        # parameter gradients, running statistics
+        params = layer.collect_params().values()
+        results.append([a.asnumpy() for a in arrays] + [xs.grad.asnumpy()]
+                       + [p.grad().asnumpy() for p in params if p.grad_req != "null"]
+                       + [p.data().asnumpy() for p in params])
+    return results
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_hybridized_equals_imperative(name):
+    imperative, hybridized = _imperative_and_hybridized(
+        name, lambda out, x: ((out * out).sum(), [out]))
+    for a, b in zip(imperative, hybridized):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_hybridized_grad_of_grad_equals_imperative(name):
+    """A gradient penalty through the hybridized layer (the cached graph replayed on the
+    tape for the second order) equals the imperative one."""
+    def penalty(out, x):
+        (gx,) = autograd.grad((out * out).sum(), [x], create_graph=True)
+        return (gx * gx).sum(), [gx]
+    imperative, hybridized = _imperative_and_hybridized(name, penalty)
+    for a, b in zip(imperative, hybridized):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
@@ -326,25 +344,3 @@ def test_layer_errors():
     with pytest.raises(mx.MXNetError, match="FullyConnected"):
         layer(nd.ones((2, 5)))
 
-
-@pytest.mark.parametrize("name", sorted(SPECS))
-def test_hybridized_grad_of_grad_equals_imperative(name):
-    """A gradient penalty through the hybridized layer (the cached graph replayed on the
-    tape for the second order) equals the imperative one."""
-    train = name in TRAIN_MODE
-    results = []
-    for hybrid in (False, True):
-        layer, x = _make(name)
-        if hybrid:
-            layer.hybridize()
-        xs = nd.array(x)
-        xs.attach_grad()
-        with autograd.record(train_mode=train):
-            out = layer(xs)
-            (gx,) = autograd.grad((out * out).sum(), [xs], create_graph=True)
-            penalty = (gx * gx).sum()
-        penalty.backward()
-        results.append([p.grad().asnumpy() for p in layer.collect_params().values()
-                        if p.grad_req != "null"] + [gx.asnumpy()])
-    for a, b in zip(*results):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
