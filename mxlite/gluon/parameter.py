@@ -171,9 +171,10 @@ class Parameter:
 
     def _index(self, ctx, what):
         self._check_initialized(what)
-        if ctx is None:
-            return 0 if len(self._ctx_list) == 1 else self._ctx_list.index(current_context()) \
-                if current_context() in self._ctx_list else 0
+        if ctx is None:         # the one context, else the current one (MXNet's rule)
+            if len(self._ctx_list) == 1:
+                return 0
+            ctx = current_context()
         for i, c in enumerate(self._ctx_list):
             if c == ctx:
                 return i
@@ -181,7 +182,7 @@ class Parameter:
                          f"was only initialized on {self._ctx_list}")
 
     def data(self, ctx=None):
-        """The array on ``ctx`` (the first/current context when None)."""
+        """The array on ``ctx`` (None: the only context, or the current one)."""
         return self._data[self._index(ctx, "data()")]
 
     def list_data(self):
