@@ -369,8 +369,8 @@ def trian_mask(a, out, bint lower, double diag):
     """out = the lower (upper) triangle of a, its diagonal multiplied by ``diag``."""
     t = _tri(a, lower)
     if diag != 1.0:
-        rows, cols = np.diag_indices(a.shape[a.ndim - 1])
-        t[..., rows, cols] *= diag
+        k = np.arange(min(a.shape[a.ndim - 2], a.shape[a.ndim - 1]))   # non-square too
+        t[..., k, k] *= diag
     out[...] = t
 
 

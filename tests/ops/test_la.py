@@ -223,3 +223,15 @@ def test_khatri_rao():
         mx.nd.khatri_rao(mx.nd.ones((2, 3)), mx.nd.ones((2, 2)))
     with pytest.raises(MXNetError, match="khatri_rao: input 0 must be a matrix"):
         mx.nd.khatri_rao(mx.nd.ones((2, 3, 1)))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (3, 2), (2, 4, 3)])
+@pytest.mark.parametrize("lower", [True, False])
+def test_trian_mask_of_non_square_matrices(shape, lower, rng):
+    """The diagonal of a wide or tall matrix is min(rows, cols) long (was an IndexError)."""
+    a = rng.normal(size=shape)
+    expected = np.tril(a) if lower else np.triu(a)
+    k = np.arange(min(shape[-2:]))
+    expected[..., k, k] *= 0.5
+    got = mx.nd._internal._la_trian_mask(mx.nd.array(a, dtype="float64"), lower=lower, diag=0.5)
+    np.testing.assert_array_equal(got.asnumpy(), expected)
