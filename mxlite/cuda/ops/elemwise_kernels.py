@@ -10,11 +10,11 @@ operator's kernels together.
 * unary ``mxlite_<op>_<dtype>(x, y, n)``: one kernel per *input* dtype; integer or bool input
   of a float-only op reads as float32 and writes float32 (the CPU's dtype rule), with no
   temporary;
-* binary ``mxlite_<op>_<dtype>[_<variant>]``: a, b and the output of one dtype, in variants
+* binary ``mxlite_<op>_<dtype>_<variant>``: a, b and the output of one dtype, in variants
   ``vv`` (same-size contiguous operands: a plain index), ``vs``/``sv`` (one operand a scalar
   passed by value, in the work type), ``v1``/``1v`` (one operand a one-element array) and
   ``lay`` (broadcasting through an ``mx_layout``);
-* ``mxlite_polygamma_<dtype>(x, y, n_order, n)``.
+* ``mxlite_polygamma_<dtype>(x, y, order, n)``.
 """
 import numpy as np
 
