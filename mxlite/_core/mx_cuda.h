@@ -20,7 +20,7 @@ typedef MX_INDEX_T mx_idx;
 // Up to three operands of one iteration space: shape and per-operand strides in elements
 // (0 on broadcast axes, negative for flipped views). Passed by value (mxlite/cuda/layout.py
 // builds the matching NumPy record).
-#define MX_MAX_DIMS 8
+#define MX_MAX_DIMS 16
 struct mx_layout {
     long long ndim;
     long long shape[MX_MAX_DIMS];

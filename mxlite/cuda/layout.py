@@ -10,7 +10,7 @@ from ..base import MXNetError
 
 __all__ = ["MAX_DIMS", "LAYOUT", "layout", "element_strides"]
 
-MAX_DIMS = 8
+MAX_DIMS = 16          # MX_MAX_DIMS of mx_cuda.h
 LAYOUT = np.dtype([("ndim", "<i8"), ("shape", "<i8", (MAX_DIMS,)),
                    ("stride", "<i8", (3, MAX_DIMS))])
 

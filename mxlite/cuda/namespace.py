@@ -10,7 +10,7 @@ import numpy as np
 
 from ..base import MXNetError
 from . import casts as _casts, kernels as _kernels
-from .layout import element_strides, layout
+from .layout import MAX_DIMS, element_strides, layout, merge
 
 __all__ = ["GpuNamespace"]
 
@@ -97,7 +97,12 @@ class GpuNamespace:
             src = self.lib.broadcast_to(src, dst.shape)
         if dst.size == 0:
             return
-        lay = layout(dst.shape, element_strides(src), element_strides(dst))
+        src_strides, dst_strides = element_strides(src), element_strides(dst)
+        if len(merge(dst.shape, (src_strides, dst_strides))[0]) > MAX_DIMS:
+            for i in range(dst.shape[0]):       # more axes than a layout holds: one at a time
+                self.strided_copy(src[i], dst[i])
+            return
+        lay = layout(dst.shape, src_strides, dst_strides)
         self.launch(_COPY[dst.dtype.itemsize], dst.size, src, dst, lay, np.int64(dst.size))
 
     def copyto(self, dst, src):

@@ -440,3 +440,11 @@ def test_a_kernel_that_fails_to_compile_names_itself(monkeypatch):
     k = kernels.family("copy")["copy_8"]
     with pytest.raises(MXNetError, match=r"copy/copy_8 .*failed to compile.*nope"):
         launch.launch(k, 5, ())
+
+
+def test_copies_with_more_axes_than_a_kernel_layout_holds(device):
+    """tile of a 9-D array with every rep > 1 moves 18 unmergeable axes (a layout holds 16):
+    the copy goes one leading index at a time, the values stay NumPy's."""
+    x = np.arange(2 ** 9, dtype="float32").reshape((2,) * 9)
+    got = mx.nd.tile(mx.nd.array(x), reps=(2,) * 9)
+    np.testing.assert_array_equal(got.asnumpy(), np.tile(x, (2,) * 9))
