@@ -144,7 +144,7 @@ def main():
         print(f"bench_kvstore: {comm.Get_size()} ranks, {os.cpu_count()} cores, "
               f"{MPI.Get_library_version().splitlines()[0]}, OMP_NUM_THREADS="
               f"{os.environ.get('OMP_NUM_THREADS')}")
-    bench_sizes(kv, comm, MPI, [4] if args.quick else [4], args.repeat or 30)
+    bench_sizes(kv, comm, MPI, [4], args.repeat or 100)
     bench_sizes(kv, comm, MPI, [40] if args.quick else [400], args.repeat or 7)
     bench_fusion(kv, comm, MPI, args.repeat or 30)
     bench_agreement(kv, comm, args.repeat or 200)
