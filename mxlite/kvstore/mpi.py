@@ -85,10 +85,13 @@ class World:
         self.departed = None            # the first rank seen leaving
         self.abandoned = False          # a collective was left unfinished (a rank left)
         self.aborting = False
-        self._notices = 0               # exit notices received
         if self.size > 1:
-            self._notice_buf = np.zeros(1, np.int64)
-            self._notice = self.ctrl.Irecv(self._notice_buf, MPI.ANY_SOURCE, _DEPART)
+            # one receive per other rank for its exit notice (a wildcard receive left
+            # posted would slow every shared-memory transfer a little)
+            self._others = [r for r in range(self.size) if r != self.rank]
+            self._notice_bufs = np.zeros(len(self._others), np.int64)
+            self._notices = [self.ctrl.Irecv(self._notice_bufs[i:i + 1], r, _DEPART)
+                             for i, r in enumerate(self._others)]
             self._install_hooks()
 
     # ---- failure handling ----------------------------------------------------------------
@@ -131,21 +134,15 @@ class World:
         done = self.ctrl.Ibarrier()
         while not done.Test():
             time.sleep(0.005)
-        while self._notices < self.size - 1:
-            self._notice.Wait()
-            self._notices += 1
-            if self._notices < self.size - 1:
-                self._notice = self.ctrl.Irecv(self._notice_buf, self.MPI.ANY_SOURCE, _DEPART)
+        self.MPI.Request.Waitall(self._notices)
         self.MPI.Request.Waitall(sends)
 
     def _check_departures(self, what):
         if self.departed is None:
-            if not self._notice.Test():
+            index, arrived = self.MPI.Request.Testany(self._notices)
+            if not arrived or index == self.MPI.UNDEFINED:
                 return
-            self.departed = int(self._notice_buf[0])     # a notice holds its sender's rank
-            self._notices += 1
-            if self._notices < self.size - 1:
-                self._notice = self.ctrl.Irecv(self._notice_buf, self.MPI.ANY_SOURCE, _DEPART)
+            self.departed = self._others[index]
         raise MXNetError(f"{what}: rank {self.departed} has left the job (its script ended, "
                          f"called sys.exit() or was stopped) while rank {self.rank} waited "
                          "for it; every rank must make the same store calls")
