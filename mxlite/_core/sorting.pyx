@@ -369,7 +369,7 @@ def trian_mask(a, out, bint lower, double diag):
     """out = the lower (upper) triangle of a, its diagonal multiplied by ``diag``."""
     t = _tri(a, lower)
     if diag != 1.0:
-        k = np.arange(min(a.shape[a.ndim - 2], a.shape[a.ndim - 1]))   # non-square too
+        k = list(range(min(a.shape[a.ndim - 2], a.shape[a.ndim - 1])))   # non-square too
         t[..., k, k] *= diag
     out[...] = t
 
