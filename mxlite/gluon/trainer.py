@@ -226,18 +226,21 @@ class Trainer:
     def _allreduce_grads(self):
         if self._kvstore is None:
             return
-        for i, param in enumerate(self._params):
-            if param.grad_req == "null":
-                continue
-            fresh = param._fresh_grads()
-            if self._update_on_kvstore:
-                self._kvstore.pushpull(i, param.list_grad(), out=param.list_data(),
-                                       priority=-i)
-            else:
-                self._kvstore.pushpull(i, param.list_grad(), priority=-i)
+        keys = [i for i, p in enumerate(self._params) if p.grad_req != "null"]
+        if not keys:
+            return
+        params = [self._params[i] for i in keys]
+        fresh = [p._fresh_grads() for p in params]
+        grads = [p.list_grad() for p in params]
+        # one call for every parameter, so a dist store fuses the small ones into buckets
+        if self._update_on_kvstore:
+            self._kvstore.pushpull(keys, grads, out=[p.list_data() for p in params])
+        else:
+            self._kvstore.pushpull(keys, grads)
+        for param, f_list in zip(params, fresh):
             # the reduction writes every gradient: a stale one stays stale
             param._seen = [g._version[0] if not f else v
-                           for g, f, v in zip(param.list_grad(), fresh, param._seen)]
+                           for g, f, v in zip(param.list_grad(), f_list, param._seen)]
 
     def update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer to the (already reduced) gradients; see ``step``."""
