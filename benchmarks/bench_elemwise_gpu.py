@@ -8,78 +8,37 @@ Each call allocates its output and is timed to completion (stream synchronized).
 Goals (issue 11): add of 1e8 float32 at >= 90% of the copy bandwidth; a 10-element add
 costs no more per call than CuPy's.
 """
-import os
-import sys
-
-import numpy as np
-import pytest
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-for path in (ROOT, HERE):           # run from a checkout without installing
-    if path not in sys.path:
-        sys.path.insert(0, path)
-
-import mxlite as mx  # noqa: E402
-from gpu_compare import best_time, has_cuda, needs_cuda, print_ratios, timings  # noqa: E402
-from mxlite.cuda import runtime  # noqa: E402
+from gpu_compare import backends, benchmark_tests, best_time, case, main, normal
 
 N = 10 ** 8
-# name -> (input shapes, dtype, operation on the inputs of any library: the arrays support
-# the same operators; ``cast`` / ``sin`` take the library as the first argument)
+
+
+def _add(lib, a, b):
+    return a + b
+
+
+def _half(lib, a):
+    return a.astype("float16")
+
+
+# every library's arrays share these operators; torch casts with ``half``
 CASES = {
-    "add 1e8": ([(N,), (N,)], "float32", lambda lib, a, b: a + b),
-    "add 10 (per call)": ([(10,), (10,)], "float32", lambda lib, a, b: a + b),
-    "mul scalar 1e8": ([(N,)], "float32", lambda lib, a: a * 2.5),
-    "add (1e4,1e4)+(1e4,)": ([(10 ** 4, 10 ** 4), (10 ** 4,)], "float32",
-                             lambda lib, a, b: a + b),
-    "add (1e4,1e4)+(1e4,1)": ([(10 ** 4, 10 ** 4), (10 ** 4, 1)], "float32",
-                              lambda lib, a, b: a + b),
-    "sin 1e8": ([(N,)], "float32", lambda lib, a: lib["sin"](a)),
-    "add float16 1e8": ([(N,), (N,)], "float16", lambda lib, a, b: a + b),
-    "cast float32->float16 1e8": ([(N,)], "float32", lambda lib, a: lib["half"](a)),
+    "add 1e8": case(normal((N,), (N,)), same=_add),
+    "add 10 (per call)": case(normal((10,), (10,)), same=_add),
+    "mul scalar 1e8": case(normal((N,)), same=lambda lib, a: a * 2.5),
+    "add (1e4,1e4)+(1e4,)": case(normal((10 ** 4, 10 ** 4), (10 ** 4,)), same=_add),
+    "add (1e4,1e4)+(1e4,1)": case(normal((10 ** 4, 10 ** 4), (10 ** 4, 1)), same=_add),
+    "sin 1e8": case(normal((N,)), same=lambda lib, a: lib.sin(a)),
+    "add float16 1e8": case(normal((N,), (N,), dtype="float16"), same=_add),
+    "cast float32->float16 1e8": case(normal((N,)), same=_half,
+                                      torch=lambda lib, a: a.half()),
 }
+TITLE = "element-wise on GPU, best of 10"
 
 
-def _libraries():
-    """{backend: (array maker from NumPy, library functions, synchronize)}."""
-    import cupy as cp
-    libs = {
-        "mxlite": (lambda a: mx.nd.array(a, ctx=mx.gpu(), dtype=a.dtype),
-                   {"sin": mx.nd.sin, "half": lambda a: a.astype("float16")},
-                   mx.nd.waitall),
-        "cupy": (cp.asarray, {"sin": cp.sin, "half": lambda a: a.astype(cp.float16)},
-                 lambda: cp.cuda.get_current_stream().synchronize()),
-    }
-    try:
-        import torch
-    except ImportError:
-        return libs
-    if torch.cuda.is_available():
-        libs["torch"] = (lambda a: torch.as_tensor(a, device="cuda"),
-                         {"sin": torch.sin, "half": lambda a: a.half()},
-                         torch.cuda.synchronize)
-    return libs
-
-
-def backends(name):
-    """{backend: a call that runs the case and waits for the result}."""
-    shapes, dtype, op = CASES[name]
-    rng = np.random.default_rng(0)
-    host = [rng.standard_normal(s, dtype=np.float32).astype(dtype) for s in shapes]
-    fns = {}
-    for backend, (make, lib, sync) in _libraries().items():
-        arrays = [make(a) for a in host]
-
-        def run(op=op, lib=lib, arrays=arrays, sync=sync):
-            op(lib, *arrays)
-            sync()
-        fns[backend] = run
-    return fns
-
-
-def copy_bandwidth_ratio():
-    """(add 1e8 float32 in bytes per second) / (device-to-device copy of 1e8 float32)."""
+def copy_bandwidth():
+    """A line: add 1e8 float32's bytes per second as a share of a device-to-device copy of
+    1e8 float32, and the copy's rate."""
     import cupy as cp
     src, dst = cp.ones(N, cp.float32), cp.empty(N, cp.float32)
     sync = cp.cuda.get_current_stream().synchronize
@@ -88,37 +47,12 @@ def copy_bandwidth_ratio():
         dst.data.copy_from_device_async(src.data, src.nbytes)
         sync()
     t_copy = best_time(copy)
-    t_add = best_time(backends("add 1e8")["mxlite"])
-    return (3 * 4 * N / t_add) / (2 * 4 * N / t_copy), 2 * 4 * N / t_copy
+    t_add = best_time(backends(CASES["add 1e8"])["mxlite"])
+    ratio, copy_rate = (3 * 4 * N / t_add) / (2 * 4 * N / t_copy), 2 * 4 * N / t_copy
+    return f"add 1e8 float32: {ratio:.1%} of the copy bandwidth ({copy_rate / 1e12:.2f} TB/s)"
 
 
-TITLE = "element-wise on GPU, best of 10"
-
-
-@needs_cuda
-@pytest.mark.parametrize("backend", ["mxlite", "torch", "cupy"])
-@pytest.mark.parametrize("name", list(CASES))
-def test_elemwise_gpu(benchmark, name, backend):
-    fns = backends(name)
-    if backend not in fns:
-        pytest.skip(f"{backend} with CUDA is not installed")
-    benchmark.group = f"{name} (GPU)"
-    benchmark(fns[backend])
-
-
-@needs_cuda
-def test_elemwise_gpu_ratio_table(capsys):
-    """Print other / mxlite for every case, and add's share of the copy bandwidth."""
-    rows = timings(CASES, backends)
-    ratio, copy = copy_bandwidth_ratio()
-    with capsys.disabled():
-        print_ratios(TITLE, rows)
-        print(f"add 1e8 float32: {ratio:.1%} of the copy bandwidth ({copy / 1e12:.2f} TB/s)")
-
+test_elemwise_gpu, test_elemwise_gpu_ratio_table = benchmark_tests(CASES, TITLE, copy_bandwidth)
 
 if __name__ == "__main__":
-    if not has_cuda():
-        sys.exit(f"no CUDA device: {runtime.unavailable_reason()}")
-    print_ratios(TITLE, timings(CASES, backends))
-    ratio, copy = copy_bandwidth_ratio()
-    print(f"add 1e8 float32: {ratio:.1%} of the copy bandwidth ({copy / 1e12:.2f} TB/s)")
+    main(CASES, TITLE, copy_bandwidth)

@@ -6,7 +6,6 @@ Goal: mxlite at least 1.5x NumPy on every case. Both sides allocate their output
 """
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ if ROOT not in sys.path:            # run from a checkout without installing
     sys.path.insert(0, ROOT)
 
 import mxlite as mx  # noqa: E402
+from timing import best_time  # noqa: E402
 
 N = 10 ** 7
 GOAL = 1.5
@@ -42,16 +42,6 @@ def backends(case, n=N):
         "mxlite": lambda: mx.nd.random.randint(low, high, shape=(n,), dtype=dtype),
         "numpy": lambda: rng.integers(low, high, size=n, dtype=dtype),
     }
-
-
-def best_time(fn, repeat=7):
-    fn()                                      # warm up (page faults, thread pool)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def ratio_table(n=N, repeat=7):
