@@ -3,7 +3,9 @@
 Kernels: im2col / col2im in Cython (``mxlite/_core/conv.pyx``, int64 indices) and one BLAS
 GEMM per group over the whole batch (batch chunks bound the column buffer); float32 batches
 of small images on the CPU run im2col/col2im and the product fused per image instead (see
-``_fused``).
+``_fused``). The compute functions serve every device: they reach the kernels through
+``kernels(rctx, _k)`` (on GPU the functions of ``mxlite/cuda/ops/conv.py``, same arguments)
+and the product through ``rctx.xp.matmul``.
 
 The three ops are closed under differentiation. With ``T(x, W, g) = <g, conv(x, W)>``:
 
@@ -17,9 +19,9 @@ so gradients of any order are again these ops (each with its own FGradient).
 """
 import numpy as np
 
-from .._core import conv as kernels
+from .._core import conv as _k
 from ..base import op_error
-from .common import in_work_dtype, write_back
+from .common import in_work_dtype, kernels, write_back
 from .registry import REQUIRED, OpDef, Param, register
 from .shape_utils import size_of
 
@@ -248,24 +250,25 @@ def _conv_backward_shape(in_shapes, out_shapes, attrs):
                         lambda c: (attrs.num_filter, c // attrs.num_group))
 
 
-def _conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp, g):
+def _conv_forward(rctx, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp, g):
     """target (N, F, *out) = conv(x, w) (+ b): im2col, one GEMM per group per batch chunk."""
+    xp = rctx.xp
     n, c = x.shape[:2]
     f = w.shape[0]
     k, l = size_of(kernel), size_of(out_sp)
     if _fused(xp, target.dtype, n, c * k * l):
-        kernels.conv_forward(x, w, b, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad,
-                                                    dilate), g)
+        _k.conv_forward(x, w, b, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad,
+                                               dilate), g)
         return
+    dev = kernels(rctx, _k)
     cg = c // g * k
     wg = w.reshape(g, f // g, cg)
     for s, nb in _chunks(n, c * k * l):
         col = xp.empty((c * k, nb * l), target.dtype)
-        kernels.im2col(x[s:s + nb], col, _geom(nb, c, in_sp, out_sp, kernel, stride, pad,
-                                                 dilate))
+        dev.im2col(x[s:s + nb], col, _geom(nb, c, in_sp, out_sp, kernel, stride, pad, dilate))
         tmp = xp.empty((f, nb * l), target.dtype)
         xp.matmul(wg, col.reshape(g, cg, nb * l), tmp.reshape(g, f // g, nb * l))
-        kernels.fnl_to_nfl(tmp, b, target[s:s + nb], nb, f, l)
+        dev.fnl_to_nfl(tmp, b, target[s:s + nb], nb, f, l)
 
 
 def _layer_inputs(xp, ins, out, attrs):
@@ -282,7 +285,7 @@ def _conv_compute(rctx, ins, outs, attrs):
     xp = rctx.xp
     x, w, b, target = _layer_inputs(xp, ins, out, attrs)
     kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry("Convolution", x.shape, attrs)
-    _conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp,
+    _conv_forward(rctx, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp,
                   attrs.num_group)
     write_back(xp, target, out)
 
@@ -365,28 +368,30 @@ def _deconv_backward_shape(in_shapes, out_shapes, attrs):
                         lambda c: (c, attrs.num_filter // attrs.num_group))
 
 
-def _deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_sp, g):
+def _deconv_forward(rctx, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_sp, g):
     """target (N, F, *out) = the adjoint of conv(., w) applied to y (+ b): one GEMM per
     group per batch chunk, then col2im."""
+    xp = rctx.xp
     n, cin = y.shape[:2]
     f = target.shape[1]
     k, l = size_of(kernel), size_of(y_sp)
     wt = w.reshape(g, cin // g, f // g * k).transpose(0, 2, 1)
     if _fused(xp, target.dtype, n, f * k * l):
-        kernels.deconv_forward(y, xp.ascontiguousarray(wt), target,
-                               _geom(n, f, out_sp, y_sp, kernel, stride, pad, dilate), g)
+        _k.deconv_forward(y, xp.ascontiguousarray(wt), target,
+                          _geom(n, f, out_sp, y_sp, kernel, stride, pad, dilate), g)
         if b is not None:
-            kernels.add_bias(target, b, n, f, size_of(out_sp))
+            _k.add_bias(target, b, n, f, size_of(out_sp))
         return
+    dev = kernels(rctx, _k)
     for s, nb in _chunks(n, f * k * l):
         yt = xp.empty((cin, nb * l), target.dtype)
-        kernels.nfl_to_fnl(y[s:s + nb], yt, nb, cin, l)
+        dev.nfl_to_fnl(y[s:s + nb], yt, nb, cin, l)
         col = xp.empty((f * k, nb * l), target.dtype)
         xp.matmul(wt, yt.reshape(g, cin // g, nb * l), col.reshape(g, f // g * k, nb * l))
-        kernels.col2im(col, target[s:s + nb], _geom(nb, f, out_sp, y_sp, kernel, stride, pad,
-                                                    dilate))
+        dev.col2im(col, target[s:s + nb], _geom(nb, f, out_sp, y_sp, kernel, stride, pad,
+                                                dilate))
     if b is not None:
-        kernels.add_bias(target, b, n, f, size_of(out_sp))
+        dev.add_bias(target, b, n, f, size_of(out_sp))
 
 
 def _deconv_compute(rctx, ins, outs, attrs):
@@ -400,9 +405,10 @@ def _deconv_compute(rctx, ins, outs, attrs):
     if y.shape[1] == 0:
         xp.fill_zero(target)
         if b is not None:
-            kernels.add_bias(target, b, out.shape[0], out.shape[1], size_of(out_sp))
+            kernels(rctx, _k).add_bias(target, b, out.shape[0], out.shape[1],
+                                       size_of(out_sp))
     else:
-        _deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_sp,
+        _deconv_forward(rctx, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_sp,
                         attrs.num_group)
     write_back(xp, target, out)
 
@@ -496,24 +502,24 @@ def _wg_compute(rctx, ins, outs, attrs):
     elif _fused(xp, work, n, c * k * l):
         # float32 on the CPU: im2col and the product fused, on the OpenMP threads (BLAS
         # runs this long reduction into a small product on one thread)
-        kernels.weight_grad(x, gy, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad,
-                                                 dilate), g)
+        _k.weight_grad(x, gy, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad, dilate),
+                       g)
         write_back(xp, target, out)
         return
+    dev = kernels(rctx, _k)
     tmp = None
     for i, (s, nb) in enumerate(_chunks(n, c * k * l) if l else []):
         col = xp.empty((c * k, nb * l), work)
-        kernels.im2col(x[s:s + nb], col, _geom(nb, c, in_sp, out_sp, kernel, stride, pad,
-                                                 dilate))
+        dev.im2col(x[s:s + nb], col, _geom(nb, c, in_sp, out_sp, kernel, stride, pad, dilate))
         gt = xp.empty((f, nb * l), work)
-        kernels.nfl_to_fnl(gy[s:s + nb], gt, nb, f, l)
+        dev.nfl_to_fnl(gy[s:s + nb], gt, nb, f, l)
         if i and tmp is None:
             tmp = xp.empty(target.shape, work)
         dst = tmp if i else target
         xp.matmul(gt.reshape(g, f // g, nb * l), col.reshape(g, cg, nb * l).transpose(0, 2, 1),
                   dst.reshape(g, f // g, cg))
         if i:
-            kernels.add_into(target, tmp)
+            dev.add_into(target, tmp)
     write_back(xp, target, out)
 
 

@@ -2,8 +2,10 @@
 L2Normalization, Dropout, Embedding.
 
 Forward passes run in ``mxlite/_core/norm`` (statistics in double, two passes per group,
-then one fused affine pass). Every gradient is a graph of registered operators (sums,
-means, broadcasts), so gradients of any order follow:
+then one fused affine pass), reached through ``kernels(rctx, _k)``: the BatchNorm,
+LayerNorm, InstanceNorm and L2Normalization compute functions serve every device (on GPU
+the functions of ``mxlite/cuda/ops/norm.py``, same arguments). Every gradient is a graph of
+registered operators (sums, means, broadcasts), so gradients of any order follow:
 
 * ``LayerNorm``/``InstanceNorm`` read their data, gamma and their hidden ``mean``/``std``
   outputs; the ``mean``/``std`` outputs' own head gradients are part of the same rule.
@@ -23,7 +25,7 @@ from .._core import index as _ik
 from .._core import norm as _k
 from .._core import random as _rk
 from ..base import op_error
-from .common import check_num_inputs
+from .common import check_num_inputs, kernels
 from .index import _positions
 from .registry import REQUIRED, OpDef, Param, register
 from .reduce import reduced_axes
@@ -96,16 +98,18 @@ def _standardize_grad(F, node, ograds, red, param_axis):
     return [dx, dgamma, dbeta]
 
 
-def _standardize(rctx, x, mean, std, P, Q, R, stat_strides, gamma, beta, param_strides, y,
-                 eps):
-    """Moments of the (P, Q, R) view over Q into ``mean``/``std`` (std = sqrt(var + eps)),
-    then ``y = (x - mean) / std * gamma + beta``."""
-    _k.moments(x, P, Q, R, mean, std)
-    rstd = rctx.xp.empty(std.shape, std.dtype)
-    rctx.xp.copyto(rstd, std)
-    _k.finish(std, eps, False)
-    _k.finish(rstd, eps, True)
-    _k.apply(x, P, Q, R, mean, rstd, stat_strides, gamma, beta, param_strides, y)
+def _standardize(rctx, x, mean, std, stats, block, stat_strides, gamma, beta, param_strides,
+                 y, eps):
+    """Moments of ``x`` read as the (P, Q, R) block ``stats`` over Q into ``mean``/``std``
+    (std = sqrt(var + eps)), then ``y = (x - mean) / std * gamma + beta`` over the (P, Q, R)
+    block ``block`` (see ``mxlite._core.norm.apply`` for the strides)."""
+    dev, xp = kernels(rctx, _k), rctx.xp
+    dev.moments(x, *stats, mean, std)
+    rstd = xp.empty(std.shape, std.dtype)
+    xp.copyto(rstd, std)
+    dev.finish(std, eps, False)
+    dev.finish(rstd, eps, True)
+    dev.apply(x, *block, mean, rstd, stat_strides, gamma, beta, param_strides, y)
 
 
 # ---- _norm_project: the fused core of every normalisation backward ------------------------------
@@ -263,26 +267,26 @@ def _bn_compute(rctx, ins, outs, attrs):
     ax = _bn_axis(x.shape, attrs)
     a, c, b = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
     train = rctx.is_train and not attrs.use_global_stats
-    xp = rctx.xp
+    dev, xp = kernels(rctx, _k), rctx.xp
     if train:
         if b == 1:          # (batch, channels): column statistics over contiguous rows
-            _k.moments(x, 1, a, c, mean, rstd)            # rstd holds the batch variance here
+            dev.moments(x, 1, a, c, mean, rstd)           # rstd holds the batch variance here
         else:
-            _k.channel_moments(x, a, c, b, mean, rstd)
+            dev.channel_moments(x, a, c, b, mean, rstd)
         if a * b > 0:
             # moving = momentum * moving + (1 - momentum) * batch (biased variance, as MXNet)
-            _k.ema(moving_mean, mean, attrs.momentum)
-            _k.ema(moving_var, rstd, attrs.momentum)
+            dev.ema(moving_mean, mean, attrs.momentum)
+            dev.ema(moving_var, rstd, attrs.momentum)
     else:
         xp.copyto(mean, moving_mean)
         xp.copyto(rstd, moving_var)
-    _k.finish(rstd, attrs.eps, True)
+    dev.finish(rstd, attrs.eps, True)
     if attrs.fix_gamma:
         gamma_used.fill(1)
     else:
         xp.copyto(gamma_used, gamma)
     flag.fill(1 if train else 0)
-    _k.apply(x, a, c, b, mean, rstd, (0, 1, 0), gamma_used, beta, (0, 1, 0), y, xhat)
+    dev.apply(x, a, c, b, mean, rstd, (0, 1, 0), gamma_used, beta, (0, 1, 0), y, xhat)
 
 
 def _bn_grad(F, node, ograds):
@@ -399,7 +403,8 @@ def _ln_compute(rctx, ins, outs, attrs):
         raise op_error("LayerNorm", f"eps must be non-negative, got {attrs.eps}")
     ax = normalize_axis("LayerNorm", attrs.axis, x.ndim)
     p, q, r = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
-    _standardize(rctx, x, mean, std, p, q, r, (r, 0, 1), gamma, beta, (0, 1, 0), y, attrs.eps)
+    _standardize(rctx, x, mean, std, (p, q, r), (p, q, r), (r, 0, 1), gamma, beta, (0, 1, 0),
+                 y, attrs.eps)
 
 
 def _ln_grad(F, node, ograds):
@@ -463,12 +468,10 @@ def _in_compute(rctx, ins, outs, attrs):
     if not attrs.eps >= 0.0:
         raise op_error("InstanceNorm", f"eps must be non-negative, got {attrs.eps}")
     n, c, s = x.shape[0], x.shape[1], size_of(x.shape[2:])
-    _k.moments(x, n * c, s, 1, mean, std)
-    rstd = rctx.xp.empty(std.shape, std.dtype)
-    rctx.xp.copyto(rstd, std)
-    _k.finish(std, attrs.eps, False)
-    _k.finish(rstd, attrs.eps, True)
-    _k.apply(x, n, c, s, mean, rstd, (c, 1, 0), gamma, beta, (0, 1, 0), y)
+    # statistics per (n, c) row of s elements; the affine pass over the (N, C, S) block
+    # reads them at n * C + c and gamma, beta at c
+    _standardize(rctx, x, mean, std, (n * c, s, 1), (n, c, s), (c, 1, 0), gamma, beta,
+                 (0, 1, 0), y, attrs.eps)
 
 
 def _in_grad(F, node, ograds):
@@ -534,11 +537,11 @@ def _l2_compute(rctx, ins, outs, attrs):
         p, q, r = shape[0], shape[1], size_of(shape[2:])
     else:
         p, q, r = shape[0] * shape[1], size_of(shape[2:]), 1
-    xp = rctx.xp
+    dev, xp = kernels(rctx, _k), rctx.xp
     scale = xp.empty((p * r,), x.dtype)
-    _k.rnorm(x, p, q, r, attrs.eps, scale)
-    _k.apply(x, p, q, r, xp.zeros((p * r,), x.dtype), scale, (r, 0, 1),
-             xp.ones((1,), x.dtype), xp.zeros((1,), x.dtype), (0, 0, 0), y)
+    dev.rnorm(x, p, q, r, attrs.eps, scale)
+    dev.apply(x, p, q, r, xp.zeros((p * r,), x.dtype), scale, (r, 0, 1),
+              xp.ones((1,), x.dtype), xp.zeros((1,), x.dtype), (0, 0, 0), y)
 
 
 def _l2_grad(F, node, ograds):

@@ -1,6 +1,8 @@
 """Pooling (max, avg, sum over 1, 2 or 3 spatial axes) and UpSampling (nearest).
 
-Kernels in ``mxlite/_core/conv.pyx`` (one loop nest over (N, C) planes, int64 indices).
+Kernels in ``mxlite/_core/conv.pyx`` (one loop nest over (N, C) planes, int64 indices),
+reached through ``kernels(rctx, _k)``: on GPU the functions of ``mxlite/cuda/ops/pooling.py``
+(same arguments), so the compute functions serve every device.
 Gradients are registered ops with their own gradients, so every order exists:
 
 * max: ``dx = _pool_max_scatter(x, gy)`` (gy added at each window's first maximum); the
@@ -12,9 +14,9 @@ Gradients are registered ops with their own gradients, so every order exists:
 """
 import numpy as np
 
-from .._core import conv as kernels
+from .._core import conv as _k
 from ..base import op_error
-from .common import compute_dtype, run_in, write_back
+from .common import compute_dtype, kernels, run_in, write_back
 from .conv import _deconv_forward
 from .registry import REQUIRED, Attrs, OpDef, Param, register
 
@@ -111,7 +113,7 @@ def _run(rctx, op_id, pool_type, x, h, out, geom, include_pad, p_value=1):
     x, h = (None if a is None else run_in(work, [a])[0] for a in (x, h))
     xp = rctx.xp
     target = out if out.dtype == work else xp.empty(out.shape, work)
-    kernels.pool(op_id, pool_type, x, h, target, geom, include_pad, p_value)
+    kernels(rctx, _k).pool(op_id, pool_type, x, h, target, geom, include_pad, p_value)
     write_back(xp, target, out)
 
 
@@ -414,8 +416,8 @@ def _up_compute(rctx, ins, outs, attrs):
         p = _bilinear([x.shape for x in ins], attrs)
         target = out if out.dtype == work else xp.empty(out.shape, work)
         if out.size:
-            _deconv_forward(xp, ins[0], ins[1], None, target, p["kernel"], p["stride"], (1, 1),
-                            p["pad"], ins[0].shape[2:], out.shape[2:], p["num_group"])
+            _deconv_forward(rctx, ins[0], ins[1], None, target, p["kernel"], p["stride"],
+                            (1, 1), p["pad"], ins[0].shape[2:], out.shape[2:], p["num_group"])
         write_back(xp, target, out)
         return
     _, scales = _up_scales([x.shape for x in ins], attrs)
@@ -440,7 +442,7 @@ def _up_compute(rctx, ins, outs, attrs):
         else:
             block = xp.empty((n, c, h, s, w, s), work)
             xp.strided_copy(src, block)
-            kernels.add_into(target, block)
+            kernels(rctx, _k).add_into(target, block)
     write_back(xp, target, out)
 
 

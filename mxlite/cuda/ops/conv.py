@@ -1,20 +1,29 @@
 """GPU kernels of Convolution, Deconvolution and ``_conv_weight_grad`` (``mxlite/ops/conv.py``).
 
-The plan is the CPU's BLAS path: im2col into a column buffer ``col[(c*K + k), n*L + l]``,
-one batched product per batch chunk (``rctx.xp.matmul``: cuBLAS, the groups as the batch),
-then a relayout from ``(F, N*L)`` to ``(N, F, L)`` with the bias. Deconvolution runs the
-product first and col2im after it. col2im *gathers*: one thread per image element adds the
-column entries that read it, taps in ascending order (the CPU's order, so the sums round
-alike; no atomics, no race). The geometry is the record ``mx_conv_geom`` of
-``mx_conv.h`` (three spatial axes, 1-D and 2-D padded with unit axes as on the CPU).
+The operators' compute functions are the CPU ones (``mxlite/ops/conv.py``), whose BLAS path
+is the plan on both devices: im2col into a column buffer ``col[(c*K + k), n*L + l]``, one
+batched product per batch chunk (``rctx.xp.matmul``: cuBLAS on GPU, the groups as the
+batch), then a relayout from ``(F, N*L)`` to ``(N, F, L)`` with the bias; Deconvolution runs
+the product first and col2im after it. On GPU they call the functions below, which take the
+arguments of ``mxlite._core.conv``'s functions of the same names and are registered in
+``mxlite.ops.common.DEVICE_KERNELS`` (``pooling.py`` adds ``pool``).
+
+col2im *gathers*: one thread per image element adds the column entries that read it, taps
+in ascending order (the CPU's order, so the sums round alike; no atomics, no race). The
+geometry is the record ``mx_conv_geom`` of ``mx_conv.h`` (three spatial axes, 1-D and 2-D
+padded with unit axes as on the CPU).
 """
+import types
+
 import numpy as np
 
-from ...ops import conv as _cpu
-from ...ops.common import in_work_dtype, write_back
-from ...ops.shape_utils import size_of
-from . import attach
-from .nn_common import i32, i64, per_dtype
+from ..._core import conv as _k
+from ...ops.common import DEVICE_KERNELS
+from . import device_generic
+from .nn_common import i32, i64, namespace_of, per_dtype
+
+__all__ = ["GEOM", "geom_record", "im2col", "col2im", "fnl_to_nfl", "nfl_to_fnl", "add_bias",
+           "add_into", "KERNELS"]
 
 _FAMILY = "nn_conv"
 
@@ -116,140 +125,44 @@ extern "C" __global__ void ${name}(${T}* dst, const ${T}* src, mx_idx total) {
 """)
 
 
-def im2col(xp, x, col, geometry):
+def im2col(x, col, geometry):
     """``col[(c*K + k), n*L + l]``: the input element under tap k of output position l."""
-    xp.launch(_IM2COL[x.dtype], col.size, x, col, geom_record(geometry), i64(col.size))
+    namespace_of(x).launch(_IM2COL[x.dtype], col.size, x, col, geom_record(geometry),
+                           i64(col.size))
 
 
-def col2im(xp, col, x, geometry):
+def col2im(col, x, geometry):
     """``x`` (overwritten) = the adjoint of im2col applied to ``col``."""
-    xp.launch(_COL2IM[x.dtype], x.size, col, x, geom_record(geometry), i64(x.size))
+    namespace_of(x).launch(_COL2IM[x.dtype], x.size, col, x, geom_record(geometry),
+                           i64(x.size))
 
 
-def add_bias(xp, dst, bias, f, l):
+def fnl_to_nfl(src, bias, dst, N, F, L):
+    """``dst[n, f, l] = src[f, n, l]`` (+ ``bias[f]`` unless ``bias`` is None)."""
+    namespace_of(dst).launch(_FNL_TO_NFL[dst.dtype], dst.size, src,
+                             src if bias is None else bias, dst, i64(N), i64(F), i64(L),
+                             i32(bias is not None), i64(dst.size))
+
+
+def nfl_to_fnl(src, dst, N, F, L):
+    """``dst[f, n, l] = src[n, f, l]``."""
+    namespace_of(dst).strided_copy(src.reshape(N, F, L).transpose(1, 0, 2),
+                                   dst.reshape(F, N, L))
+
+
+def add_bias(dst, bias, N, F, L):
     """``dst[n, f, l] += bias[f]`` in place."""
-    xp.launch(_ADD_BIAS[dst.dtype], dst.size, dst, bias, i64(f), i64(l), i64(dst.size))
+    namespace_of(dst).launch(_ADD_BIAS[dst.dtype], dst.size, dst, bias, i64(F), i64(L),
+                             i64(dst.size))
 
 
-def add_into(xp, dst, src):
+def add_into(dst, src):
     """``dst += src`` (same size and dtype)."""
-    xp.launch(_ADD_INTO[dst.dtype], dst.size, dst, src, i64(dst.size))
+    namespace_of(dst).launch(_ADD_INTO[dst.dtype], dst.size, dst, src, i64(dst.size))
 
 
-def _fnl_to_nfl(xp, src, bias, dst, n, f, l):
-    xp.launch(_FNL_TO_NFL[dst.dtype], dst.size, src, src if bias is None else bias, dst,
-              i64(n), i64(f), i64(l), i32(bias is not None), i64(dst.size))
-
-
-def _nfl_to_fnl(xp, src, dst, n, f, l):
-    xp.strided_copy(src.reshape(n, f, l).transpose(1, 0, 2), dst.reshape(f, n, l))
-
-
-def conv_forward(xp, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp, g):
-    """target (N, F, *out) = conv(x, w) (+ b): im2col, one batched product per batch chunk."""
-    n, c = x.shape[:2]
-    f = w.shape[0]
-    k, l = size_of(kernel), size_of(out_sp)
-    cg = c // g * k
-    wg = w.reshape(g, f // g, cg)
-    for s, nb in _cpu._chunks(n, c * k * l):
-        col = xp.empty((c * k, nb * l), target.dtype)
-        im2col(xp, x[s:s + nb], col, _cpu._geom(nb, c, in_sp, out_sp, kernel, stride, pad,
-                                                 dilate))
-        tmp = xp.empty((f, nb * l), target.dtype)
-        xp.matmul(wg, col.reshape(g, cg, nb * l), tmp.reshape(g, f // g, nb * l))
-        _fnl_to_nfl(xp, tmp, b, target[s:s + nb], nb, f, l)
-
-
-def deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_sp, g):
-    """target (N, F, *out) = the adjoint of conv(., w) applied to y (+ b): one batched
-    product per batch chunk, then col2im."""
-    n, cin = y.shape[:2]
-    f = target.shape[1]
-    k, l = size_of(kernel), size_of(y_sp)
-    wt = w.reshape(g, cin // g, f // g * k).transpose(0, 2, 1)
-    for s, nb in _cpu._chunks(n, f * k * l):
-        yt = xp.empty((cin, nb * l), target.dtype)
-        _nfl_to_fnl(xp, y[s:s + nb], yt, nb, cin, l)
-        col = xp.empty((f * k, nb * l), target.dtype)
-        xp.matmul(wt, yt.reshape(g, cin // g, nb * l), col.reshape(g, f // g * k, nb * l))
-        col2im(xp, col, target[s:s + nb], _cpu._geom(nb, f, out_sp, y_sp, kernel, stride,
-                                                     pad, dilate))
-    if b is not None:
-        add_bias(xp, target, b, f, size_of(out_sp))
-
-
-def _in_work_dtype(run):
-    """The compute function of ``run(xp, ins, target, attrs)``: the inputs in the compute
-    dtype (float16 through float32), the result written back into the output; nothing to do
-    for an empty output."""
-    def compute(rctx, ins, outs, attrs):
-        out, xp = outs[0], rctx.xp
-        if out.size == 0:
-            return
-        _, ins, target = in_work_dtype(xp, ins, out)
-        run(xp, ins, target, attrs)
-        write_back(xp, target, out)
-    compute.__doc__ = run.__doc__
-    return compute
-
-
-def _bias(ins, attrs):
-    return None if attrs.no_bias else ins[2]
-
-
-@_in_work_dtype
-def _conv(xp, ins, target, attrs):
-    """Convolution on GPU."""
-    x, w = ins[:2]
-    geometry = _cpu.conv_geometry("Convolution", x.shape, attrs)
-    conv_forward(xp, x, w, _bias(ins, attrs), target, *geometry, attrs.num_group)
-
-
-@_in_work_dtype
-def _deconv(xp, ins, target, attrs):
-    """Deconvolution on GPU."""
-    y, w, b = ins[0], ins[1], _bias(ins, attrs)
-    kernel, stride, dilate, pad, _, y_sp, out_sp = _cpu.deconv_geometry("Deconvolution",
-                                                                        y.shape, attrs)
-    if y.shape[1] == 0:
-        xp.fill_zero(target)
-        if b is not None:
-            add_bias(xp, target, b, target.shape[1], size_of(out_sp))
-    else:
-        deconv_forward(xp, y, w, b, target, kernel, stride, dilate, pad, y_sp, out_sp,
-                       attrs.num_group)
-
-
-@_in_work_dtype
-def _weight_grad(xp, ins, target, attrs):
-    """_conv_weight_grad on GPU: the batch chunks' products added in order."""
-    x, gy = ins
-    work = target.dtype
-    kernel, stride, dilate, pad, in_sp, out_sp = _cpu.conv_geometry(
-        "_conv_weight_grad", x.shape, attrs, tuple(gy.shape[2:]))
-    n, c = x.shape[:2]
-    f, g = attrs.num_filter, attrs.num_group
-    k, l = size_of(kernel), size_of(out_sp)
-    cg = c // g * k
-    if n == 0 or l == 0:
-        xp.fill_zero(target)
-    tmp = None
-    for i, (s, nb) in enumerate(_cpu._chunks(n, c * k * l) if l else []):
-        col = xp.empty((c * k, nb * l), work)
-        im2col(xp, x[s:s + nb], col, _cpu._geom(nb, c, in_sp, out_sp, kernel, stride, pad,
-                                                 dilate))
-        gt = xp.empty((f, nb * l), work)
-        _nfl_to_fnl(xp, gy[s:s + nb], gt, nb, f, l)
-        if i and tmp is None:
-            tmp = xp.empty(target.shape, work)
-        dst = tmp if i else target
-        xp.matmul(gt.reshape(g, f // g, nb * l), col.reshape(g, cg, nb * l).transpose(0, 2, 1),
-                  dst.reshape(g, f // g, cg))
-        if i:
-            add_into(xp, target, tmp)
-
-
-attach("Convolution", _conv)
-attach("Deconvolution", _deconv)
-attach("_conv_weight_grad", _weight_grad)
+# mxlite._core.conv on the GPU (its fused float32 kernels are CPU-only: ops/conv.py's _fused)
+KERNELS = types.SimpleNamespace(im2col=im2col, col2im=col2im, fnl_to_nfl=fnl_to_nfl,
+                                nfl_to_fnl=nfl_to_fnl, add_bias=add_bias, add_into=add_into)
+DEVICE_KERNELS[("gpu", _k.__name__)] = KERNELS
+device_generic("Convolution", "Deconvolution", "_conv_weight_grad")

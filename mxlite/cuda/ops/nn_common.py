@@ -1,5 +1,6 @@
 """Helpers of the neural-network GPU kernels (``nn``, ``activation``, ``conv``, ``pooling``,
-``norm``): per-dtype kernel families from one CUDA template, and the argument types.
+``norm``): per-dtype kernel families from one CUDA template, the argument types, and the
+namespace that launches on an array's device.
 
 A template is CUDA source with ``${name}`` (the kernel's ``extern "C"`` symbol,
 ``mxlite_<op>_<dtype>``), ``${T}`` (the element type) and any extra fields; every helper a
@@ -11,8 +12,9 @@ from string import Template
 import numpy as np
 
 from .. import kernels as _kernels
+from .. import runtime
 
-__all__ = ["FLOATS", "CTYPES", "per_dtype", "i64", "f64", "i32", "work_float"]
+__all__ = ["FLOATS", "CTYPES", "per_dtype", "i64", "f64", "i32", "work_float", "namespace_of"]
 
 FLOATS = (np.dtype("float32"), np.dtype("float64"))
 CTYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double",
@@ -51,3 +53,15 @@ def f64(v):
 def work_float(dtype):
     """The dtype a float kernel computes ``dtype`` in: float64 stays, others float32."""
     return np.dtype("float64") if np.dtype(dtype) == np.float64 else np.dtype("float32")
+
+
+def namespace_of(array):
+    """The GPU namespace that allocates and launches on the device holding ``array``.
+
+    The kernel functions registered in ``mxlite.ops.common.DEVICE_KERNELS`` take the CPU
+    kernels' arguments, arrays but no namespace; with several GPUs CuPy's current device
+    may be another one than the array's (a CuPy array names its device; under the emulator
+    there is one)."""
+    xp = runtime.namespace()
+    device = getattr(array, "device", None)
+    return xp.on_device(device.id) if hasattr(device, "id") else xp

@@ -1,6 +1,12 @@
 """GPU kernels of BatchNorm, LayerNorm, InstanceNorm, L2Normalization, ``_norm_project``
 and Embedding (``mxlite/ops/norm.py``; Dropout is with the random operators).
 
+BatchNorm, LayerNorm, InstanceNorm and L2Normalization run the CPU compute functions, which
+on GPU call the functions below: they take the arguments of ``mxlite._core.norm``'s
+functions of the same names and are registered in ``mxlite.ops.common.DEVICE_KERNELS``.
+``_norm_project`` (its train flag read on the device, where the CPU reads it on the host)
+and Embedding have compute functions of their own here.
+
 The plan and the arithmetic are the CPU's (``mx_norm.h``, shared with norm.pyx): every
 array is a C-contiguous ``(P, Q, R)`` block; statistics run in double with two passes per
 group, a contiguous row summed with four accumulators in the CPU's order, so the results
@@ -12,13 +18,17 @@ passes run one thread per element. BatchNorm updates its moving statistics in pl
 training, as on the CPU; ``_norm_project`` reads its train flag on the device (no host
 round trip).
 """
+import types
+
 import numpy as np
 
-from ...base import op_error
+from ..._core import norm as _k
 from ...ops import norm as _cpu
-from ...ops.shape_utils import normalize_axis, size_of
-from . import attach
-from .nn_common import f64, i32, i64, per_dtype
+from ...ops.common import DEVICE_KERNELS
+from . import attach, device_generic
+from .nn_common import f64, i32, i64, namespace_of, per_dtype
+
+__all__ = ["moments", "channel_moments", "rnorm", "finish", "ema", "apply", "KERNELS"]
 
 _FAMILY = "nn_norm"
 
@@ -212,17 +222,18 @@ extern "C" __global__ void ${name}(const ${T}* weight, const long long* pos, ${T
 """, dtypes=("float16", "float32", "float64"))
 
 
-# ---- the CPU kernels' entry points, on GPU --------------------------------------------------
-def moments(xp, x, P, Q, R, mean, var):
-    """``mean[p, r]``, ``var[p, r]`` (biased) of ``x[p, :, r]``."""
+# ---- mxlite._core.norm on the GPU ----------------------------------------------------------
+def moments(x, P, Q, R, mean, var):
+    """``mean[p, r]``, ``var[p, r]`` (biased) of ``x[p, :, r]`` for the (P, Q, R) block x."""
     if P > 0 and R > 0:
-        xp.launch(_MOMENTS[x.dtype], P * R, x, mean, var, i64(P), i64(Q), i64(R))
+        namespace_of(x).launch(_MOMENTS[x.dtype], P * R, x, mean, var, i64(P), i64(Q), i64(R))
 
 
-def channel_moments(xp, x, A, C, B, mean, var):
-    """``mean[c]``, ``var[c]`` (biased) of ``x[:, c, :]``."""
+def channel_moments(x, A, C, B, mean, var):
+    """``mean[c]``, ``var[c]`` (biased) of ``x[:, c, :]`` for the (A, C, B) block x."""
     if C == 0:
         return
+    xp = namespace_of(x)
     part = xp.empty((max(A * C, 1),), np.float64)
     exact = xp.empty((C,), np.float64)
     for deviations, out in ((0, mean), (1, var)):
@@ -231,100 +242,42 @@ def channel_moments(xp, x, A, C, B, mean, var):
         xp.launch(_CHANNEL_TOTAL[x.dtype], C, part, exact, out, i64(A), i64(C), i64(A * B))
 
 
-def finish(xp, v, eps, inverse):
-    """In place: ``v`` becomes ``1 / sqrt(v + eps)`` (inverse) or ``sqrt(v + eps)``."""
-    xp.launch(_FINISH[v.dtype], v.size, v, i64(v.size), f64(eps), i32(inverse))
+def rnorm(x, P, Q, R, eps, out):
+    """``out[p, r] = 1 / sqrt(sum_q x[p, q, r]**2 + eps)`` (L2Normalization)."""
+    if P > 0 and R > 0:
+        namespace_of(x).launch(_RNORM[x.dtype], P * R, x, out, i64(P), i64(Q), i64(R),
+                               f64(eps))
 
 
-def apply(xp, x, P, Q, R, mean, scale, stat_strides, gamma, beta, param_strides, y,
-          xhat=None):
+def finish(var, eps, inverse):
+    """In place: ``var`` becomes ``1 / sqrt(var + eps)`` (inverse) or ``sqrt(var + eps)``."""
+    namespace_of(var).launch(_FINISH[var.dtype], var.size, var, i64(var.size), f64(eps),
+                             i32(inverse))
+
+
+def ema(moving, batch, momentum):
+    """In place: ``moving = momentum * moving + (1 - momentum) * batch``."""
+    namespace_of(moving).launch(_EMA[moving.dtype], moving.size, moving, batch,
+                                i64(moving.size), f64(momentum))
+
+
+def apply(x, P, Q, R, mean, scale, stat_strides, gamma, beta, param_strides, y, xhat=None):
     """``y = (x - mean[s]) * scale[s] * gamma[g] + beta[g]`` over the (P, Q, R) block (see
     ``mxlite._core.norm.apply``); ``xhat`` receives ``(x - mean[s]) * scale[s]``."""
     n = P * Q * R
     if n:
-        xp.launch(_APPLY[x.dtype], n, x, mean, scale, gamma, beta, y,
-                  y if xhat is None else xhat, i32(xhat is not None), i64(Q), i64(R),
-                  *map(i64, stat_strides), *map(i64, param_strides), i64(n))
+        namespace_of(x).launch(_APPLY[x.dtype], n, x, mean, scale, gamma, beta, y,
+                               y if xhat is None else xhat, i32(xhat is not None), i64(Q),
+                               i64(R), *map(i64, stat_strides), *map(i64, param_strides),
+                               i64(n))
 
 
-def _standardize(xp, x, mean, std, stats, block, stat_strides, gamma, beta, param_strides, y,
-                 eps):
-    """Moments of ``x`` read as the (P, Q, R) block ``stats`` over Q into ``mean``/``std``
-    (std = sqrt(var + eps)), then ``y = (x - mean) / std * gamma + beta`` over ``block``."""
-    moments(xp, x, *stats, mean, std)
-    rstd = xp.empty(std.shape, std.dtype)
-    xp.copyto(rstd, std)
-    finish(xp, std, eps, False)
-    finish(xp, rstd, eps, True)
-    apply(xp, x, *block, mean, rstd, stat_strides, gamma, beta, param_strides, y)
+KERNELS = types.SimpleNamespace(moments=moments, channel_moments=channel_moments, rnorm=rnorm,
+                                finish=finish, ema=ema, apply=apply)
+DEVICE_KERNELS[("gpu", _k.__name__)] = KERNELS
 
 
-# ---- operators ------------------------------------------------------------------------------
-def _batch_norm(rctx, ins, outs, attrs):
-    _cpu._bn_check(attrs)
-    x, gamma, beta, moving_mean, moving_var = ins
-    y, mean, rstd, xhat, gamma_used, flag = outs
-    ax = _cpu._bn_axis(x.shape, attrs)
-    a, c, b = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
-    train = rctx.is_train and not attrs.use_global_stats
-    xp = rctx.xp
-    if train:
-        if b == 1:          # (batch, channels): column statistics
-            moments(xp, x, 1, a, c, mean, rstd)           # rstd holds the batch variance here
-        else:
-            channel_moments(xp, x, a, c, b, mean, rstd)
-        if a * b > 0:       # moving = momentum * moving + (1 - momentum) * batch, in place
-            xp.launch(_EMA[x.dtype], c, moving_mean, mean, i64(c), f64(attrs.momentum))
-            xp.launch(_EMA[x.dtype], c, moving_var, rstd, i64(c), f64(attrs.momentum))
-    else:
-        xp.copyto(mean, moving_mean)
-        xp.copyto(rstd, moving_var)
-    finish(xp, rstd, attrs.eps, True)
-    if attrs.fix_gamma:
-        gamma_used.fill(1)
-    else:
-        xp.copyto(gamma_used, gamma)
-    flag.fill(1 if train else 0)
-    apply(xp, x, a, c, b, mean, rstd, (0, 1, 0), gamma_used, beta, (0, 1, 0), y, xhat)
-
-
-def _layer_norm(rctx, ins, outs, attrs):
-    x, gamma, beta = ins
-    y, mean, std = outs
-    if not attrs.eps >= 0.0:
-        raise op_error("LayerNorm", f"eps must be non-negative, got {attrs.eps}")
-    ax = normalize_axis("LayerNorm", attrs.axis, x.ndim)
-    p, q, r = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
-    _standardize(rctx.xp, x, mean, std, (p, q, r), (p, q, r), (r, 0, 1), gamma, beta,
-                 (0, 1, 0), y, attrs.eps)
-
-
-def _instance_norm(rctx, ins, outs, attrs):
-    x, gamma, beta = ins
-    y, mean, std = outs
-    if not attrs.eps >= 0.0:
-        raise op_error("InstanceNorm", f"eps must be non-negative, got {attrs.eps}")
-    n, c, s = x.shape[0], x.shape[1], size_of(x.shape[2:])
-    _standardize(rctx.xp, x, mean, std, (n * c, s, 1), (n, c, s), (c, 1, 0), gamma, beta,
-                 (0, 1, 0), y, attrs.eps)
-
-
-def _l2_normalization(rctx, ins, outs, attrs):
-    x, y = ins[0], outs[0]
-    if not attrs.eps >= 0.0:
-        raise op_error("L2Normalization", f"eps must be non-negative, got {attrs.eps}")
-    # one norm per (p, r) over the mode's axes q, a block of x
-    axes = _cpu._l2_axes(x.shape, attrs.mode)
-    p, q, r = (size_of(x.shape[:axes[0]]), size_of(x.shape[axes[0]:axes[-1] + 1]),
-               size_of(x.shape[axes[-1] + 1:]))
-    xp = rctx.xp
-    scale = xp.empty((p * r,), x.dtype)
-    if p * r:
-        xp.launch(_RNORM[x.dtype], p * r, x, scale, i64(p), i64(q), i64(r), f64(attrs.eps))
-    apply(xp, x, p, q, r, xp.zeros((p * r,), x.dtype), scale, (r, 0, 1),
-          xp.ones((1,), x.dtype), xp.zeros((1,), x.dtype), (0, 0, 0), y)
-
-
+# ---- operators with a GPU plan of their own -------------------------------------------------
 def _norm_project(rctx, ins, outs, attrs):
     g, xhat, r, flag, a, b = ins
     out, xp = outs[0], rctx.xp
@@ -353,9 +306,6 @@ def _embedding(rctx, ins, outs, attrs):
                   i64(out.size))
 
 
-attach("BatchNorm", _batch_norm)
-attach("LayerNorm", _layer_norm)
-attach("InstanceNorm", _instance_norm)
-attach("L2Normalization", _l2_normalization)
+device_generic("BatchNorm", "LayerNorm", "InstanceNorm", "L2Normalization")
 attach("_norm_project", _norm_project)
 attach("Embedding", _embedding)

@@ -1,6 +1,11 @@
 """GPU kernels of Pooling (max, avg, sum, lp), its gradient ops ``_pool_max_scatter``,
 ``_pool_max_gather``, ``_pool_backward``, and UpSampling (``mxlite/ops/pooling.py``).
 
+The operators' compute functions are the CPU ones; on GPU they call ``pool`` below (the
+arguments of ``mxlite._core.conv.pool``, registered with the convolution kernels of
+``conv.py``), and UpSampling runs on the strided copies of ``rctx.xp`` and the
+Deconvolution plan.
+
 One thread per output element for the forward pass and the gather; the input gradients
 gather too: one thread per input element walks the windows that hold it in ascending
 order and adds their head gradient (max: where the window's first maximum is that
@@ -10,11 +15,11 @@ without padding, lp's powers) are the helpers of ``mx_conv.h``.
 """
 import numpy as np
 
-from ...ops import pooling as _cpu
-from ...ops.common import compute_dtype, run_in, write_back
-from . import attach
-from .conv import add_into, deconv_forward, geom_record
-from .nn_common import i32, i64, per_dtype
+from . import device_generic
+from .conv import KERNELS, geom_record
+from .nn_common import i32, i64, namespace_of, per_dtype
+
+__all__ = ["pool"]
 
 _FAMILY = "nn_pool"
 _MODES = {"max": 0, "avg": 1, "sum": 2, "lp": 3}       # MX_POOL_* of mx_conv.h
@@ -107,95 +112,28 @@ extern "C" __global__ void ${name}(const ${T}* h, const long long* best, ${T}* o
 """)
 
 
-def _run(rctx, op_id, pool_type, x, h, out, geometry, include_pad, p_value=1):
-    """Pooling kernel ``op_id`` (conv.pyx's ``pool`` ops: 0 forward, 1 max scatter, 2 max
-    gather, 3 avg/sum backward) into ``out``, float16 through float32."""
-    if out.size == 0:
-        return
-    xp = rctx.xp
-    work = compute_dtype(out.dtype)
-    x, h = (None if a is None else run_in(work, [a])[0] for a in (x, h))
-    target = out if out.dtype == work else xp.empty(out.shape, work)
+def pool(op, pool_type, x, h, out, geometry, count_include_pad=True, p_value=1):
+    """``mxlite._core.conv.pool`` on the GPU: op 0 forward (``out`` from ``x``), 1 max
+    scatter (``h`` added at each window's first maximum of ``x``), 2 max gather (``out``
+    reads ``h`` there), 3 avg/sum backward (the adjoint of op 0 applied to ``h``)."""
+    xp = namespace_of(out)
     g = geom_record(geometry)
     mode = _MODES[pool_type]
-    n = target.size
-    if op_id == 0:
-        xp.launch(_FORWARD[work], n, x, target, g, i32(mode), i32(include_pad), i32(p_value),
-                  i64(n))
-    elif op_id == 2:
-        xp.launch(_GATHER[work], n, x, h, target, g, i64(n))
+    n = out.size
+    if op == 0:
+        xp.launch(_FORWARD[out.dtype], n, x, out, g, i32(mode), i32(count_include_pad),
+                  i32(p_value), i64(n))
+    elif op == 2:
+        xp.launch(_GATHER[out.dtype], n, x, h, out, g, i64(n))
     else:
         windows = h.size
         best = xp.empty((max(windows, 1),), np.int64)
-        if op_id == 1:
-            xp.launch(_ARGMAX[work], windows, x, best, g, i64(windows))
-        xp.launch(_BACKWARD[work], n, h, best, target, g, i32(mode), i32(include_pad),
-                  i64(n))
-    write_back(xp, target, out)
+        if op == 1:
+            xp.launch(_ARGMAX[out.dtype], windows, x, best, g, i64(windows))
+        xp.launch(_BACKWARD[out.dtype], n, h, best, out, g, i32(mode),
+                  i32(count_include_pad), i64(n))
 
 
-def _pool(rctx, ins, outs, attrs):
-    x = ins[0]
-    kernel, stride, pad, in_sp, out_sp = _cpu.pool_geometry("Pooling", x.shape, attrs)
-    _run(rctx, 0, attrs.pool_type, x, None, outs[0],
-         _cpu._geom(x.shape[0], x.shape[1], in_sp, out_sp, kernel, stride, pad),
-         _cpu._include_pad(attrs), attrs.p_value or 1)
-
-
-def _scatter(rctx, ins, outs, attrs):
-    x, g = ins
-    _run(rctx, 1, "max", x, g, outs[0],
-         _cpu._internal_geom("_pool_max_scatter", x.shape, attrs), True)
-
-
-def _gather(rctx, ins, outs, attrs):
-    x, h = ins
-    _run(rctx, 2, "max", x, h, outs[0],
-         _cpu._internal_geom("_pool_max_gather", x.shape, attrs), True)
-
-
-def _backward(rctx, ins, outs, attrs):
-    (g,) = ins
-    out = outs[0]
-    _run(rctx, 3, attrs.pool_type, None, g, out,
-         _cpu._internal_geom("_pool_backward", out.shape, attrs), attrs.count_include_pad)
-
-
-def _upsampling(rctx, ins, outs, attrs):
-    out, xp = outs[0], rctx.xp
-    work = compute_dtype(out.dtype)
-    ins = run_in(work, ins)
-    target = out if out.dtype == work else xp.empty(out.shape, work)
-    if attrs.sample_type == "bilinear":
-        p = _cpu._bilinear([x.shape for x in ins], attrs)
-        if out.size:
-            deconv_forward(xp, ins[0], ins[1], None, target, p["kernel"], p["stride"], (1, 1),
-                           p["pad"], ins[0].shape[2:], out.shape[2:], p["num_group"])
-        write_back(xp, target, out)
-        return
-    _, scales = _cpu._up_scales([x.shape for x in ins], attrs)
-    n, _, oh, ow = out.shape
-    summed = attrs.multi_input_mode == "sum"
-    start = 0
-    for i, (x, s) in enumerate(zip(ins, scales)):
-        c, h, w = x.shape[1:]
-        src = xp.broadcast_to(x.reshape(n, c, h, 1, w, 1), (n, c, h, s, w, s))
-        if summed and i:
-            block = xp.empty((n, c, h, s, w, s), work)
-            xp.strided_copy(src, block)
-            add_into(xp, target, block)
-        elif summed or (start == 0 and c == target.shape[1]):
-            xp.strided_copy(src, target.reshape(n, c, h, s, w, s))
-        else:                   # channels [start, start + c) of the output
-            block = xp.empty((n, c, h, s, w, s), work)
-            xp.strided_copy(src, block)
-            xp.copyto(target[:, start:start + c], block.reshape(n, c, oh, ow))
-        start += c
-    write_back(xp, target, out)
-
-
-attach("Pooling", _pool)
-attach("_pool_max_scatter", _scatter)
-attach("_pool_max_gather", _gather)
-attach("_pool_backward", _backward)
-attach("UpSampling", _upsampling)
+KERNELS.pool = pool         # conv.pyx holds the pooling kernels too
+device_generic("Pooling", "_pool_max_scatter", "_pool_max_gather", "_pool_backward",
+               "UpSampling")
