@@ -10,7 +10,7 @@ import os
 from ..base import MXNetError
 
 __all__ = ["backend", "unavailable_reason", "device_count", "install", "namespace",
-           "synchronize_all", "memory_info", "empty_cache"]
+           "namespace_of", "synchronize_all", "memory_info", "empty_cache"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -109,3 +109,15 @@ def install():
     ``op.compute['gpu']``); raise MXNetError saying why when there is no GPU."""
     from .. import device
     device.register("gpu", namespace(), kernels="gpu")
+
+
+def namespace_of(array):
+    """The GPU namespace that allocates and launches on the device holding ``array``.
+
+    The kernel functions registered in ``mxlite.ops.common.DEVICE_KERNELS`` take the CPU
+    kernels' arguments, arrays but no namespace; with several GPUs CuPy's current device
+    may be another one than the array's (a CuPy array names its device; under the emulator
+    there is one)."""
+    xp = namespace()
+    device = getattr(array, "device", None)
+    return xp.on_device(device.id) if hasattr(device, "id") else xp

@@ -116,13 +116,13 @@ def classify(test_id, x, y):
     if x.dtype.kind != "f":
         y.fill(1 if test == "isfinite" else 0)
         return
-    runtime.namespace().launch(TESTS[(test, x.dtype.name)], x.size, x, y, np.int64(x.size))
+    runtime.namespace_of(x).launch(TESTS[(test, x.dtype.name)], x.size, x, y, np.int64(x.size))
 
 
 def any_into(scan, arrays, flag, value):
     """Write ``value`` into the one-element float32 ``flag`` where an element of a float
     array of ``arrays`` counts for ``scan`` (nonfinite, nan, inf); integers never count."""
-    xp = runtime.namespace()
+    xp = runtime.namespace_of(flag)
     by_dtype = {}
     for a in arrays:
         if a.dtype.kind == "f" and a.size:
@@ -142,7 +142,7 @@ def any_into(scan, arrays, flag, value):
 def hardmax(x, y, outer, n, inner):
     """``mxlite._core.finite.hardmax`` on the GPU: ``y`` = the one-hot of the first maximum
     of ``x`` ``(outer, n, inner)`` along ``n`` (NaN counts as the maximum)."""
-    xp = runtime.namespace()
+    xp = runtime.namespace_of(x)
     if x.dtype != y.dtype or x.dtype.name not in HARDMAX:
         raise MXNetError(f"hardmax: no GPU kernel for {x.dtype} -> {y.dtype}")
     total = outer * n * inner

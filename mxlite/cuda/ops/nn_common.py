@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import kernels as _kernels
 from .. import runtime
+from ..runtime import namespace_of
 
 __all__ = ["FLOATS", "CTYPES", "per_dtype", "i64", "f64", "i32", "work_float", "namespace_of"]
 
@@ -54,14 +55,3 @@ def work_float(dtype):
     """The dtype a float kernel computes ``dtype`` in: float64 stays, others float32."""
     return np.dtype("float64") if np.dtype(dtype) == np.float64 else np.dtype("float32")
 
-
-def namespace_of(array):
-    """The GPU namespace that allocates and launches on the device holding ``array``.
-
-    The kernel functions registered in ``mxlite.ops.common.DEVICE_KERNELS`` take the CPU
-    kernels' arguments, arrays but no namespace; with several GPUs CuPy's current device
-    may be another one than the array's (a CuPy array names its device; under the emulator
-    there is one)."""
-    xp = runtime.namespace()
-    device = getattr(array, "device", None)
-    return xp.on_device(device.id) if hasattr(device, "id") else xp

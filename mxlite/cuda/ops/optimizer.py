@@ -72,7 +72,7 @@ def update(algo, weight, grad, states, out, params, scale=None):
     """``mxlite._core.optim.update`` on the GPU: returns None, or the positions in
     ``[weight, grad, out] + states`` of two arrays that overlap where they must not (a state
     with anything else, or ``grad`` with ``out``), in which case nothing was launched."""
-    xp = runtime.namespace()
+    xp = runtime.namespace_of(weight)
     n_states = _cpu.ALGOS[_NAMES[algo]][1] if algo in _NAMES else -1
     if len(states) != n_states:
         raise MXNetError(f"optim.update: algorithm {algo} takes {n_states} state array(s), "

@@ -160,7 +160,7 @@ def reduce(op_id, x, out, outer, n, inner, final=0, count=1):
     """``mxlite._core.reduce.reduce`` on the GPU: reduce C-contiguous ``x`` viewed as
     ``(outer, n, inner)`` over ``n`` into ``out`` ``(outer, inner)`` of the accumulator dtype,
     with the final step ``final`` (1: divide by ``count``, 2: square root)."""
-    xp = runtime.namespace()
+    xp = runtime.namespace_of(x)
     op = _OP_NAMES.get(op_id)
     found = KERNELS.get((op, x.dtype.name))
     if found is None:
@@ -187,7 +187,7 @@ def reduce(op_id, x, out, outer, n, inner, final=0, count=1):
 def arg_best(which, x, out, outer, n, inner):
     """The int64 index along ``n`` of the first maximum (``which`` 'max') or minimum of
     ``x`` ``(outer, n, inner)`` into ``out`` ``(outer, inner)``; NaN counts as the extreme."""
-    xp = runtime.namespace()
+    xp = runtime.namespace_of(x)
     dtype = x.dtype.name
     if (which, "first", dtype) not in ARG_KERNELS:
         raise MXNetError(f"arg{which}: no GPU kernel for dtype {x.dtype}")
