@@ -20,7 +20,6 @@ import threading
 
 import numpy as np
 
-from ..base import MXNetError
 from . import compiler, kernels as _kernels
 
 __all__ = ["available", "launch", "GRID", "BLOCK"]

@@ -7,7 +7,7 @@ from ..base import MXNetError
 from ..context import cpu
 from ..optimizer import get_updater
 from .base import KVStoreBase
-from .buffers import direct_targets, local_sum, new_like, same_buffer, written
+from .buffers import direct_targets, local_sum, new_like, same_buffer
 from .keys import group
 
 __all__ = ["KVStoreLocal"]

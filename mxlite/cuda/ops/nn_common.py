@@ -12,7 +12,6 @@ from string import Template
 import numpy as np
 
 from .. import kernels as _kernels
-from .. import runtime
 from ..runtime import namespace_of
 
 __all__ = ["FLOATS", "CTYPES", "per_dtype", "i64", "f64", "i32", "work_float", "namespace_of"]
