@@ -171,6 +171,9 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         if g is not None and g.shape != var.shape:
             raise MXNetError(f"mark_variables: gradient shape {g.shape} differs from variable "
                              f"shape {var.shape}")
+        if g is not None and g.context != var.context:
+            raise MXNetError(f"mark_variables: the gradient buffer is on {g.context} but the "
+                             f"variable is on {var.context}")
         var._grad, var._grad_req = g, req
         leaf = Node(None, None, [], [], [var])
         leaf.variable = var
@@ -182,11 +185,23 @@ def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
+def _check_head_grads(fn, heads, head_grads):
+    """Each head gradient has its head's shape and device (a head gradient on another
+    device would send the whole backward pass there)."""
+    if len(head_grads) != len(heads):
+        raise MXNetError(f"autograd.{fn}: {len(heads)} heads but {len(head_grads)} head_grads")
+    for i, (h, g) in enumerate(zip(heads, head_grads)):
+        if g is not None and getattr(g, "context", h.context) != h.context:
+            raise MXNetError(f"autograd.{fn}: head_grads[{i}] is on {g.context} but its head "
+                             f"is on {h.context}; copy it with as_in_context first")
+
+
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Compute gradients of ``heads`` and store them in each variable's ``.grad``
     (overwritten for grad_req 'write', accumulated for 'add')."""
     heads = _as_list(heads)
     head_grads = _as_list(head_grads) if head_grads is not None else [None] * len(heads)
+    _check_head_grads("backward", heads, head_grads)
     _engine.backward_to_variables(F, heads, head_grads, retain_graph, train_mode)
 
 
@@ -202,8 +217,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     heads = _as_list(heads)
     variables = _as_list(variables)
     head_grads = _as_list(head_grads) if head_grads is not None else [None] * len(heads)
-    if len(head_grads) != len(heads):
-        raise MXNetError(f"autograd.grad: {len(heads)} heads but {len(head_grads)} head_grads")
+    _check_head_grads("grad", heads, head_grads)
     for v in variables:
         if v._node is None or v._node is CONSTANT:
             raise MXNetError("autograd.grad: a variable does not require gradient; call "

@@ -26,8 +26,9 @@ def _vdot(xs, ys):
 
 
 def _leaf(x):
-    """A fresh float64 variable holding ``x``'s values."""
-    v = array(x.asnumpy() if isinstance(x, NDArray) else x, dtype="float64")
+    """A fresh float64 variable holding ``x``'s values, on ``x``'s device."""
+    ctx = x.context if isinstance(x, NDArray) else None
+    v = array(x.asnumpy() if isinstance(x, NDArray) else x, ctx=ctx, dtype="float64")
     v.attach_grad()
     return v
 
@@ -40,7 +41,7 @@ def _random_like(rng, x, zero_fraction):
     values = rng.standard_normal(x.shape)
     if zero_fraction:
         values[rng.random(x.shape) < zero_fraction] = 0.0   # head gradients with zeros
-    return array(values, dtype="float64")
+    return array(values, ctx=x.context, dtype="float64")
 
 
 def _check_level(f, args, order, level, eps, rtol, atol, rng, name, zero_fraction):
@@ -48,13 +49,13 @@ def _check_level(f, args, order, level, eps, rtol, atol, rng, name, zero_fractio
     with autograd.record():
         outs = _as_list(f(*xs))
     vs = [_random_like(rng, o, zero_fraction) for o in outs]
-    us = [array(rng.standard_normal(x.shape), dtype="float64") for x in xs]
+    us = [array(rng.standard_normal(x.shape), ctx=x.context, dtype="float64") for x in xs]
     recorded = [(o, v) for o, v in zip(outs, vs) if o._node is not None]
     if recorded:
         grads = autograd.grad([o for o, _ in recorded], xs, head_grads=[v for _, v in recorded],
                               create_graph=level < order, retain_graph=True)
     else:
-        grads = [array(np.zeros(x.shape), dtype="float64") for x in xs]
+        grads = [array(np.zeros(x.shape), ctx=x.context, dtype="float64") for x in xs]
     analytic = _vdot(us, grads)
     with autograd.pause():
         plus = _as_list(f(*[x.detach() + eps * u for x, u in zip(xs, us)]))

@@ -448,3 +448,28 @@ def test_copies_with_more_axes_than_a_kernel_layout_holds(device):
     x = np.arange(2 ** 9, dtype="float32").reshape((2,) * 9)
     got = mx.nd.tile(mx.nd.array(x), reps=(2,) * 9)
     np.testing.assert_array_equal(got.asnumpy(), np.tile(x, (2,) * 9))
+
+
+@pytest.mark.gpu
+def test_head_gradients_and_gradient_buffers_must_be_on_the_arrays_device():
+    """A head gradient (backward, grad) or a gradient buffer (mark_variables) on another
+    device than its array is a clear error, not a backward pass on the wrong device."""
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    on_gpu = mx.nd.ones((2,), ctx=mx.gpu())
+    for run in (lambda y: mx.autograd.backward([y], [on_gpu]),
+                lambda y: mx.autograd.grad([y], [x], [on_gpu])):
+        with mx.autograd.record():
+            y = x * 2
+        with pytest.raises(MXNetError, match=r"head_grads\[0\] is on gpu\(0\) but its head is on cpu\(0\)"):
+            run(y)
+    with pytest.raises(MXNetError, match="gradient buffer is on gpu"):
+        mx.autograd.mark_variables([mx.nd.ones((2,))], [mx.nd.zeros((2,), ctx=mx.gpu())])
+
+
+@pytest.mark.gpu
+def test_check_grads_works_on_the_inputs_device_outside_a_with_block():
+    """check_grads makes its variables, directions and head gradients on the inputs' device,
+    so it needs no ``with ctx:`` around it."""
+    x = mx.nd.array([0.5, 1.0], ctx=mx.gpu(), dtype="float64")
+    check_grads(lambda a: mx.nd.sin(a) * a, [x], order=3)
