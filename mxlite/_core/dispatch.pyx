@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from libc.math cimport copysign
 cimport numpy as cnp
 
 from ..base import MXNetError, op_error
@@ -355,8 +356,9 @@ cdef inline void _remember(dict cache, key, value):
 cdef object _keywords_key(kwargs):
     """A hashable key for keyword parameters that tells apart every value ``parse`` could
     read differently (``1``, ``1.0`` and ``True`` hash alike, so types are part of it), or
-    None when a value is not of a plain type, or is a float zero (``-0.0 == 0.0``), and
-    the call is parsed every time."""
+    None when a value is not of a plain type, and the call is parsed every time. A float
+    zero carries its sign in the key (``-0.0 == 0.0``: losing the sign would be a wrong
+    result)."""
     cdef list key = []
     for name, value in kwargs.items():
         t = type(value)
@@ -365,8 +367,9 @@ cdef object _keywords_key(kwargs):
                 if type(v) is not int:
                     return None
         elif t is float:
-            if value == 0.0:
-                return None
+            if value == 0.0:        # the sign of zero is part of the key
+                key.append((name, t, value, copysign(1.0, value)))
+                continue
         elif t is not int and t is not str and t is not bool and value is not None:
             return None
         key.append((name, t, value))
