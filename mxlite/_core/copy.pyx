@@ -43,7 +43,7 @@ cdef idx_t _coalesce(cnp.ndarray src, cnp.ndarray dst, idx_t* shape, idx_t* ss,
                      idx_t* ds) except -1:
     """Give src a stride per dst dimension (0 where src broadcasts), drop unit dimensions and
     merge dimensions contiguous in both arrays; return the new ndim."""
-    cdef int k, nd = cnp.PyArray_NDIM(dst), lead = nd - cnp.PyArray_NDIM(src)
+    cdef idx_t k, nd = cnp.PyArray_NDIM(dst), lead = nd - cnp.PyArray_NDIM(src)
     cdef idx_t n = 0, dk, sk, sstride
     if lead < 0:
         raise ValueError(f"strided_copy: source has more dimensions than the target "

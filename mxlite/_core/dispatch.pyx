@@ -379,7 +379,7 @@ cdef object _keywords_key(kwargs):
 cdef object _empty(object shape, object dtype):
     """``np.empty(shape, dtype)`` (C order) without the Python call."""
     cdef cnp.npy_intp dims[32]
-    cdef int i, nd
+    cdef Py_ssize_t i, nd
     if type(shape) is not tuple or not isinstance(dtype, cnp.dtype) or len(shape) > 32:
         return np.empty(shape, dtype)
     nd = len(shape)

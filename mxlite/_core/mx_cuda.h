@@ -30,7 +30,7 @@ struct mx_layout {
 // The offset in elements of operand k at flat (C-order) index i of the iteration space.
 MX_FN mx_idx mx_offset(const mx_layout& l, int k, mx_idx i) {
     mx_idx off = 0;
-    for (int d = (int)l.ndim - 1; d >= 0; --d) {
+    for (mx_idx d = (mx_idx)l.ndim - 1; d >= 0; --d) {
         mx_idx s = (mx_idx)l.shape[d];
         off += (i % s) * (mx_idx)l.stride[k][d];
         i /= s;
@@ -42,7 +42,7 @@ MX_FN mx_idx mx_offset(const mx_layout& l, int k, mx_idx i) {
 // both (binary ops and casts over broadcast or strided operands).
 MX_FN void mx_offset2(const mx_layout& l, mx_idx i, mx_idx& off0, mx_idx& off1) {
     mx_idx a = 0, b = 0;
-    for (int d = (int)l.ndim - 1; d >= 0; --d) {
+    for (mx_idx d = (mx_idx)l.ndim - 1; d >= 0; --d) {
         mx_idx s = (mx_idx)l.shape[d], q = i / s, r = i - q * s;
         a += r * (mx_idx)l.stride[0][d];
         b += r * (mx_idx)l.stride[1][d];

@@ -316,7 +316,7 @@ def available_simd():
 def philox4x32_10(counter, key):
     """Philox4x32-10 of ``counter`` (4 uint32) under ``key`` (2 uint32): a tuple of 4 uint32."""
     cdef mx_philox4x32 c
-    cdef int k
+    cdef idx_t k
     for k in range(4):
         c.v[k] = <uint32_t>(int(counter[k]) & 0xFFFFFFFF)
     c = mx_philox4x32_10(c, <uint32_t>(int(key[0]) & 0xFFFFFFFF),
