@@ -12,7 +12,7 @@ import types
 import pytest
 
 import mxlite  # noqa: F401  (registers every operator and its GPU compute functions)
-from mxlite.cuda.ops import nn_common
+from mxlite.cuda import runtime
 from mxlite.ops.common import DEVICE_KERNELS
 from mxlite.ops.registry import get_op
 
@@ -62,9 +62,9 @@ class _Namespaces:
 
 def test_kernel_functions_launch_on_the_device_of_their_array(monkeypatch):
     base = _Namespaces()
-    monkeypatch.setattr(nn_common.runtime, "namespace", lambda: base)
+    monkeypatch.setattr(runtime, "namespace", lambda: base)
     on_gpu_2 = types.SimpleNamespace(device=types.SimpleNamespace(id=2))
-    assert nn_common.namespace_of(on_gpu_2) == "namespace of GPU 2"
+    assert runtime.namespace_of(on_gpu_2) == "namespace of GPU 2"
     # an array without a device id (NumPy under the emulator: one device) -> the namespace
-    assert nn_common.namespace_of(types.SimpleNamespace(device="cpu")) is base
-    assert nn_common.namespace_of(object()) is base
+    assert runtime.namespace_of(types.SimpleNamespace(device="cpu")) is base
+    assert runtime.namespace_of(object()) is base
