@@ -2,7 +2,7 @@
 counters) against the same kernels built with a 32-bit index type.
 
     python benchmarks/bench_index_width.py               # build (once), measure, print the table
-    python benchmarks/bench_index_width.py --rounds 41   # more samples on a noisy machine
+    python benchmarks/bench_index_width.py --rounds 24 --processes 3   # docs/index_width.md
     OMP_NUM_THREADS=1 python benchmarks/bench_index_width.py   # the kernels alone, no threads
     pytest benchmarks/bench_index_width.py               # the same table, fewer rounds
 
@@ -14,11 +14,13 @@ the int64 *positions* that ``take``/``pick`` hand to their kernels). The int64 v
 built the same way from the same snapshot, so the index type is the only difference; the
 checkout's own modules are never touched. Builds are reused while the sources are unchanged.
 
-Each variant runs in its own worker process (``--worker ROOT``); a third worker runs the
-int64 build again as a control. The parent times every case in rounds, rotating the order of
-the workers, so machine noise hits all alike. A time is the minimum over rounds; the ratio is
-int64 / int32 (above 1: the 64-bit index costs time); the control ratio (int64 / int64) shows
-what the method reports when nothing differs; ``noise`` is each variant's median / minimum - 1.
+Each variant runs in several worker processes (``--worker ROOT``, ``--processes`` of them:
+where an array lands in physical memory moves a bandwidth-bound kernel's time from one
+process to the next); a third variant runs the int64 build again as a control. The parent
+times every case in rounds, rotating the order of the workers, so machine noise hits all
+alike. A time is the minimum over rounds and processes; the ratio is int64 / int32 (above 1:
+the 64-bit index costs time); the control ratio (int64 / int64) shows what the method reports
+when nothing differs; ``noise`` is each variant's median / minimum - 1.
 Both variants must give bit-identical results (the last column): the ratio compares the same
 arithmetic.
 """
@@ -262,35 +264,39 @@ class _Worker:
 
 
 # ---- the measurement ----------------------------------------------------------------------
-def measure(rounds=21, sample_s=0.05):
+def measure(rounds=21, sample_s=0.05, processes=2):
     """Rows ``(case, int64 s, int32 s, ratio, control ratio, noise64, noise32, same results)``.
 
-    A third worker runs the int64 build again: the *control* ratio (int64 / int64) is what
-    the method reports when nothing differs, the yardstick for every other ratio. The order
-    of the three workers rotates from round to round.
+    A third variant runs the int64 build again: the *control* ratio (int64 / int64) is what
+    the method reports when nothing differs, the yardstick for every other ratio. Each
+    variant runs in ``processes`` worker processes (where an array lands in physical memory
+    moves a bandwidth-bound kernel's time by up to 20% from one process to the next) and
+    its time is the minimum over all of them; the order of the workers rotates from round
+    to round.
     """
     roots = {"int64": build(64), "int32": build(32)}
     roots["control"] = roots["int64"]
-    workers = {k: _Worker(root) for k, root in roots.items()}
-    order = list(workers)
+    workers = [(k, _Worker(root)) for k, root in roots.items() for _ in range(processes)]
+    first = workers[0][1]
     try:
         rows = []
-        for name in workers["int64"].digests:
+        for name in first.digests:
             # calls per sample, so a sample lasts about sample_s
-            once = min(workers["int64"].time(name, 1) for _ in range(3))
+            once = min(first.time(name, 1) for _ in range(3))
             number = max(1, round(sample_s / max(once, 1e-6)))
-            samples = {k: [] for k in workers}
+            samples = {k: [] for k in roots}
             for r in range(rounds):
-                for k in order[r % 3:] + order[:r % 3]:
-                    samples[k].append(workers[k].time(name, number))
+                shift = r % len(workers)
+                for k, w in workers[shift:] + workers[:shift]:
+                    samples[k].append(w.time(name, number))
             best = {k: min(v) for k, v in samples.items()}
             noise = {k: statistics.median(v) / best[k] - 1 for k, v in samples.items()}
+            same = all(w.digests[name] == first.digests[name] for _, w in workers)
             rows.append((name, best["int64"], best["int32"], best["int64"] / best["int32"],
-                         best["int64"] / best["control"], noise["int64"], noise["int32"],
-                         workers["int64"].digests[name] == workers["int32"].digests[name]))
+                         best["int64"] / best["control"], noise["int64"], noise["int32"], same))
         return rows
     finally:
-        for w in workers.values():
+        for _, w in workers:
             w.close()
 
 
@@ -306,9 +312,10 @@ def machine():
     return f"{model}, {os.cpu_count()} cores"
 
 
-def print_table(rows, rounds):
+def print_table(rows, rounds, processes):
     threads = os.environ.get("OMP_NUM_THREADS", str(os.cpu_count()))
-    print(f"\nint64 / int32 index type, min of {rounds} rotated rounds; {machine()}, "
+    print(f"\nint64 / int32 index type, min of {rounds} rotated rounds x {processes} "
+          f"processes; {machine()}, "
           f"OMP threads {threads}; {time.strftime('%Y-%m-%d', time.gmtime())}; goal <= {GOAL}")
     print(f"{'case':<32}{'int64 ms':>10}{'int32 ms':>10}{'ratio':>8}{'control':>9}"
           f"{'noise64':>9}{'noise32':>9}  same results")
@@ -321,9 +328,9 @@ def print_table(rows, rounds):
 def test_index_width_table(capsys):
     """Build the int32 variant (at run time, not collection), time both, print the table;
     both builds must compute bit-identical results."""
-    rows = measure(rounds=7)
+    rows = measure(rounds=7, processes=1)
     with capsys.disabled():
-        print_table(rows, 7)
+        print_table(rows, 7, 1)
     assert all(row[-1] for row in rows), [row[0] for row in rows if not row[-1]]
 
 
@@ -331,9 +338,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--sample-ms", type=float, default=50)
+    parser.add_argument("--processes", type=int, default=2, help="worker processes per build")
     parser.add_argument("--worker", metavar="ROOT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args.worker)
     else:
-        print_table(measure(args.rounds, args.sample_ms / 1e3), args.rounds)
+        print_table(measure(args.rounds, args.sample_ms / 1e3, args.processes), args.rounds,
+                    args.processes)
