@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 __all__ = ["MXNetError", "normalize_dtype", "DTYPES", "FLOAT_DTYPES", "INT_DTYPES", "op_error",
-           "as_number", "exact_value", "dtype_range"]
+           "register_class", "as_number", "exact_value", "dtype_range"]
 
 
 class MXNetError(ValueError):
@@ -14,6 +14,22 @@ class MXNetError(ValueError):
 def op_error(op_name, message):
     """Build the MXNetError for operator ``op_name`` (``"op: message"``)."""
     return MXNetError(f"{op_name}: {message}")
+
+
+def register_class(registry, klass, what):
+    """Add class ``klass`` to ``registry`` under its lower-case name (the body of the
+    ``register`` class decorators of optimizers and key-value stores); a name already
+    taken is overridden with a warning. ``what`` names the decorator in errors."""
+    if not isinstance(klass, type):
+        raise MXNetError(f"{what}: expected a class, got {klass!r}")
+    name = klass.__name__.lower()
+    if name in registry:
+        import warnings
+        old = registry[name]
+        warnings.warn(f"{what}: {klass.__module__}.{klass.__name__} overrides "
+                      f"{old.__module__}.{old.__name__}", stacklevel=3)
+    registry[name] = klass
+    return klass
 
 
 # The dtypes an NDArray may hold, MXNet's names.

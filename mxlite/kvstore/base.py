@@ -1,7 +1,6 @@
 """``KVStoreBase`` (MXNet 1.x's abstract key-value store and its registry) and ``create``."""
-import warnings
 
-from ..base import MXNetError
+from ..base import MXNetError, register_class
 
 __all__ = ["KVStoreBase", "create"]
 
@@ -88,15 +87,7 @@ class KVStoreBase:
         >>> type(mx.kv.create('MyStore')).__name__
         'MyStore'
         """
-        if not isinstance(klass, type):
-            raise MXNetError(f"KVStoreBase.register: expected a class, got {klass!r}")
-        name = klass.__name__.lower()
-        if name in KVStoreBase.kv_registry:
-            old = KVStoreBase.kv_registry[name]
-            warnings.warn(f"KVStoreBase.register: {klass.__module__}.{klass.__name__} "
-                          f"overrides {old.__module__}.{old.__name__}", stacklevel=2)
-        KVStoreBase.kv_registry[name] = klass
-        return klass
+        return register_class(KVStoreBase.kv_registry, klass, "KVStoreBase.register")
 
 
 def create(name="local"):

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, register_class
 from .. import ndarray as nd
 from ..ndarray import NDArray
 
@@ -130,15 +130,7 @@ class Optimizer:
         >>> type(mx.optimizer.Optimizer.create_optimizer('MyOptimizer')).__name__
         'MyOptimizer'
         """
-        if not isinstance(klass, type):
-            raise MXNetError(f"Optimizer.register: expected a class, got {klass!r}")
-        name = klass.__name__.lower()
-        if name in Optimizer.opt_registry:
-            old = Optimizer.opt_registry[name]
-            warnings.warn(f"New optimizer {klass.__module__}.{klass.__name__} is overriding "
-                          f"existing optimizer {old.__module__}.{old.__name__}", stacklevel=2)
-        Optimizer.opt_registry[name] = klass
-        return klass
+        return register_class(Optimizer.opt_registry, klass, "Optimizer.register")
 
     @staticmethod
     def create_optimizer(name, **kwargs):
