@@ -80,7 +80,9 @@ setup(
     version="0.1.0",
     description="A small, fast, MXNet-compatible NDArray framework",
     packages=find_packages(include=["mxlite", "mxlite.*"]),
-    package_data={"mxlite._core": ["*.pxd", "*.h"], "mxlite.cuda": ["*.h"]},
+    # the kernel sources ship too: tests/test_index_width.py scans what users install
+    package_data={"mxlite._core": ["*.pxd", "*.h", "*.pxi", "*.pyx", "*.pyx.in"],
+                  "mxlite.cuda": ["*.h"]},
     python_requires=">=3.9",
     install_requires=["numpy>=1.23"],
     extras_require={
