@@ -242,6 +242,7 @@ ALLOWED = [
     (r"mx_cuda\.h", r"mx_(half_to_float|float_to_half|double_to_half|double_to_i32)", None,
      None, None, "float16/float32 bit fields and an int32 element"),
     (r"mx_act\.h", None, r"int32_t", r"i|n|n1", None, "the exponent field of a float"),
+    (r"mx_math\.h", None, r"uint32_t", r"bits_of|b", None, "the bits of a float32 (bit casts)"),
     (r"finite\.pyx\.in", r"mxf_key_f\d+", None, None, None,
      "the sortable integer key of a float's bits"),
     (r"cuda:finite", r"mxlite_\w+_float(32|64)\w*", r"uint32_t", r"b", None,

@@ -68,22 +68,11 @@ MX_FN float mx_half_to_float(uint16_t h) {
         do { man <<= 1; ++e; } while ((man & 0x400u) == 0);
         bits = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3ffu) << 13);
     }
-    float f;
-#ifdef __CUDA_ARCH__
-    f = __uint_as_float(bits);
-#else
-    memcpy(&f, &bits, sizeof f);
-#endif
-    return f;
+    return mx::float_of(bits);
 }
 
 MX_FN uint16_t mx_float_to_half(float f) {
-    uint32_t x;
-#ifdef __CUDA_ARCH__
-    x = __float_as_uint(f);
-#else
-    memcpy(&x, &f, sizeof x);
-#endif
+    uint32_t x = mx::bits_of(f);
     uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
     if (ax >= 0x7f800000u)                                        // inf, NaN (quiet, kept)
         return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u | ((ax >> 13) & 0x3ffu) : 0));

@@ -50,9 +50,13 @@ namespace mx {
 #ifdef __CUDA_ARCH__
 MX_VFN int64_t bits_of(double x) { return __double_as_longlong(x); }
 MX_VFN double double_of(int64_t b) { return __longlong_as_double(b); }
+MX_VFN uint32_t bits_of(float x) { return __float_as_uint(x); }
+MX_VFN float float_of(uint32_t b) { return __uint_as_float(b); }
 #else
 MX_VFN int64_t bits_of(double x) { int64_t b; memcpy(&b, &x, sizeof b); return b; }
 MX_VFN double double_of(int64_t b) { double x; memcpy(&x, &b, sizeof x); return x; }
+MX_VFN uint32_t bits_of(float x) { uint32_t b; memcpy(&b, &x, sizeof b); return b; }
+MX_VFN float float_of(uint32_t b) { float x; memcpy(&x, &b, sizeof x); return x; }
 #endif
 MX_MATH1(fabs) MX_MATH1(sqrt) MX_MATH1(cbrt) MX_MATH1(exp) MX_MATH1(expm1) MX_MATH1(log)
 MX_MATH1(log2) MX_MATH1(log10) MX_MATH1(log1p) MX_MATH1(sin) MX_MATH1(cos) MX_MATH1(tan)
