@@ -1,0 +1,3 @@
+"""Large-tensor rows: element-wise binary, broadcast and scalar ops, where."""
+
+ROWS = {}

@@ -1,0 +1,3 @@
+"""Large-tensor rows: NN layers: convolution, pooling, normalization, activations, softmax family, output layers."""
+
+ROWS = {}

@@ -1,0 +1,3 @@
+"""Large-tensor rows: random samplers, shuffle, multinomial, optimizer updates."""
+
+ROWS = {}
