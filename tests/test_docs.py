@@ -107,7 +107,7 @@ def test_ci_tests_the_installed_wheel_then_large_tests_then_docs():
     cd_out = first(r'^cd "\$RUN"')
     guard = first(r"pytest .*test_mxlite_is_the_installed_package")
     suite = first(r"^pytest -q -p no:cacheprovider$")
-    large = first(r"^pytest .*-m large tests/large$")
+    large = first(r"^(MXLITE_LARGE_REPORT=\S+ )?pytest .*-m large tests/large$")
     docs = first(r"^sphinx-build -W .*-b html docs ")
     assert build < install and venv < install < cd_out < guard < suite < large < docs
     assert "pip install -e" not in ci and "build_ext --inplace" not in ci
