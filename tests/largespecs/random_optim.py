@@ -1,3 +1,388 @@
-"""Large-tensor rows: random samplers, shuffle, multinomial, optimizer updates."""
+"""Large-tensor rows: random samplers, shuffle, multinomial, fused optimizer updates.
 
-ROWS = {}
+Random rows are exact. mxlite's generator is counter-based (mxlite/_core/philox.h): element
+``i`` of a call is a pure function of the call's stream ``(seed, offset)`` and ``i``, so a row
+reads the stream the call will use (``get_state``) and computes, in Python, the element at
+each checked position from its Philox words (philox.h written again in Python): uniform, randint,
+exponential and normal from the direct words, gamma from the element stream by the same
+Marsaglia-Tsang steps, multinomial from the 64-bit draws, shuffle's permutation by the same
+Fisher-Yates draws. A wrapped 32-bit element index draws another element's words, so the value
+at 2**31 or 2**32 differs. CPU values are bit-identical (the oracle calls the same libm); a
+GPU's libm may differ by an ulp in the transcendental samplers (see ``mx.random.seed``), so
+there normal, exponential and gamma are compared within a few ulp.
+
+Float samplers write float32 (float16 draws through a float32 buffer) and stop past 2**31:
+2**32 float32 elements are 16 GiB. The ``*_like`` rows pass ``data`` as an untouched
+``empty`` array (its values are not read; its pages stay unmapped). The count samplers
+(Poisson, negative binomials) run with parameters whose samples are all 0 (rate 0, p = 1),
+written over marker values: the element stream's per-element cost (a few Philox blocks and
+transcendentals) would take over a minute past 2**31 on two cores. Gamma has no such
+parameter and draws for real.
+
+Optimizer updates are float32 only (float16 weights are refused), so they stop past 2**31,
+updating the weight in place (``out=weight``); the gradient is an ``empty`` array with
+markers (read only: its untouched pages are the zero page). The result and every state at the
+checked positions equal the same update on a small array of those elements.
+"""
+import ctypes
+import ctypes.util
+import math
+
+import numpy as np
+
+import mxlite as mx
+from mxlite.device import rng as _rng
+
+from . import Row
+
+F32_REASON = ("float32 output (the sampler's float16 draws through a float32 buffer): 2**32 "
+              "float32 elements are 16 GiB, over the 16 GiB peak")
+OPT_REASON = ("optimizer updates take float32 or float64 weights only (float16 is refused): "
+              "2**32 float32 elements are 16 GiB")
+_LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
+for _fn in ("logf", "cosf", "sinf"):
+    getattr(_LIBM, _fn).restype = ctypes.c_float
+    getattr(_LIBM, _fn).argtypes = (ctypes.c_float,)
+GPU_ULPS = 4            # a GPU's libm against the host's, in the transcendental samplers
+
+
+# ---- the Philox oracle -----------------------------------------------------------------------
+def _stream_of_next_call(t):
+    """``(key, offset)`` of the next random call on the trial's device."""
+    return _rng.get_state(_rng.device_key(t.ctx))
+
+
+def _block(key, offset, index):
+    """Philox4x32-10 block ``index`` of the stream (key, offset): 4 words (philox.h,
+    written again here so the oracle shares no code with the kernels)."""
+    M32 = 0xFFFFFFFF
+    c = [index & M32, (index >> 32) & M32, offset & M32, (offset >> 32) & M32]
+    k0, k1 = key & M32, (key >> 32) & M32
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [(p1 >> 32) ^ c[1] ^ k0, p1 & M32, (p0 >> 32) ^ c[3] ^ k1, p0 & M32]
+        k0, k1 = (k0 + 0x9E3779B9) & M32, (k1 + 0xBB67AE85) & M32
+    return c
+
+
+def _word(key, offset, t):
+    return _block(key, offset, t >> 2)[t & 3]
+
+
+def _draw64(key, offset, j):
+    b = _block(key, offset, j >> 1)
+    return (b[0] | b[1] << 32) if j % 2 == 0 else (b[2] | b[3] << 32)
+
+
+def _open32(w):
+    return (w + 0.5) * (1.0 / 4294967296.0)
+
+
+def _unit64(x):
+    return (x >> 11) * (1.0 / 9007199254740992.0)
+
+
+class _Stream:
+    """Element ``i``'s stream of words (philox.h's mx_stream)."""
+
+    def __init__(self, key, offset, i):
+        self.key, self.offset, self.index = key, offset, (1 << 63) | (i & ((1 << 48) - 1))
+        self.attempt, self.buf = 0, []
+
+    def next32(self):
+        if not self.buf:
+            self.buf = list(_block(self.key, self.offset,
+                                   self.index | (self.attempt & 0x7FFF) << 48))
+            self.attempt += 1
+        return self.buf.pop(0)
+
+    def next64(self):
+        lo = self.next32()
+        return lo | self.next32() << 32
+
+    def uniform(self):
+        return _unit64(self.next64())
+
+    def open(self):
+        return ((self.next64() >> 11) + 0.5) * (1.0 / 9007199254740992.0)
+
+    def normal(self):
+        u1, u2 = self.open(), self.uniform()
+        return math.sqrt(-2.0 * math.log(u1)) * math.cos(2 * math.pi * u2)
+
+    def gamma(self, alpha):
+        """Marsaglia-Tsang, as mx_sample_gamma."""
+        boost = 1.0
+        if alpha < 1.0:
+            boost = math.exp(math.log(self.open()) / alpha)
+            alpha += 1.0
+        d = alpha - 1.0 / 3.0
+        c = 1.0 / math.sqrt(9.0 * d)
+        while True:
+            while True:
+                x = self.normal()
+                v = 1.0 + c * x
+                if v > 0.0:
+                    break
+            v = v * v * v
+            u, x2 = self.open(), x * x
+            if u < 1.0 - 0.0331 * x2 * x2 or math.log(u) < 0.5 * x2 + d * (1.0 - v + math.log(v)):
+                return d * v * boost
+
+
+def _lemire(first, more, span, bits):
+    """Lemire's multiply-shift on [0, span) with ``bits``-bit draws: ``first`` (the direct
+    draw), then ``more()`` (the element stream's) while the low half is below the threshold."""
+    threshold, low = (1 << bits) % span, (1 << bits) - 1
+    m = first * span
+    while (m & low) < threshold:
+        m = more() * span
+    return m >> bits
+
+
+def _bounded32(key, offset, i, span):
+    """randint's value in [0, span) for element i (32-bit draws)."""
+    stream = _Stream(key, offset, i)
+    return _lemire(_word(key, offset, i), stream.next32, span, 32)
+
+
+def _bounded64(key, offset, j, span):
+    """mx_bounded64: uniform on [0, span) for element j (64-bit draws)."""
+    stream = _Stream(key, offset, j)
+    return _lemire(_draw64(key, offset, j), stream.next64, span, 64)
+
+
+# ---- checks ----------------------------------------------------------------------------------
+def _close(t, got, want, what, ulps=0):
+    """Exact on the CPU; within ``ulps`` float32 ulps of the oracle on a GPU."""
+    want = np.asarray(want, dtype=got.dtype)
+    if t.ctx.compute_device == "cpu" or not ulps:
+        t.equal(got, want, what)
+        return
+    tol = ulps * np.spacing(np.maximum(np.abs(want), np.float32(1)))
+    bad = np.flatnonzero(~(np.abs(got - want) <= tol))
+    t.check(bad.size == 0, f"{what}: {bad.size} differ by more than {ulps} ulp, first at "
+                           f"{bad[:5].tolist()}: got {got[bad[:5]].tolist()}, want "
+                           f"{want[bad[:5]].tolist()}")
+
+
+def _sparse(t, dtype, n, values=None):
+    """An ``empty`` array of ``n`` elements (its untouched pages cost no memory; the ops that
+    take it never read its values, or a check reads them first) with ``values`` at
+    ``t.marks(n)``."""
+    x = mx.nd.empty((n,), dtype=dtype)
+    for i, pos in enumerate(t.marks(n) if values else ()):
+        x[pos] = values[i % len(values)]
+    t.seen(x)
+    return x
+
+
+def _checked(t, n):
+    return sorted(set(t.positions(n)) | set(t.marks(n)))
+
+
+# ---- samplers --------------------------------------------------------------------------------
+def _sampler(name, params, element, ulps=0, like=False, dtype="float32", size="2**31"):
+    """A row drawing ``name`` (``mx.nd.random.<name>``, or ``<name>_like`` on an ``empty``
+    data array) past ``size``; ``element(key, offset, i)`` is the oracle of element i."""
+    def run(t):
+        n = t.N31 if size == "2**31" else t.N
+        key, offset = _stream_of_next_call(t)
+        if like:
+            y = getattr(mx.nd.random, name + "_like")(_sparse(t, dtype, n), **params)
+        else:
+            y = getattr(mx.nd.random, name)(shape=(n,), dtype=dtype, **params)
+        t.shape(y, (n,), name)
+        t.check(y.dtype == np.dtype(dtype), f"{name}: dtype {y.dtype}, want {dtype}")
+        pos = _checked(t, n)
+        _close(t, t.values(y, pos), [element(key, offset, i) for i in pos],
+               f"{name} at the far end", ulps)
+    return Row(run, dtype, size, F32_REASON if size == "2**31" else None)
+
+
+def _uniform(low, high):
+    top = np.nextafter(np.float32(high), np.float32(-np.inf))
+
+    def element(key, offset, i):
+        u = (_word(key, offset, i) >> 8) * (1.0 / (1 << 24))
+        return min(np.float32(low + (high - low) * u), top)
+    return element
+
+
+def _exponential(lam):
+    """float(-log(u) * (1 / lam)) in double, as mx_exponential32."""
+    return lambda key, offset, i: np.float32(-math.log(_open32(_word(key, offset, i)))
+                                             * (1.0 / lam))
+
+
+def _normal(loc, scale):
+    """Box-Muller pairs (2p, 2p + 1) in float32 through the C library's logf, cosf and
+    sinf, as mx_normal32_pair."""
+    f = np.float32
+
+    def element(key, offset, i):
+        x0, x1 = _word(key, offset, i & ~1), _word(key, offset, i | 1)
+        r = f(math.sqrt(f(-2.0 * _LIBM.logf(f(_open32(x0))))))
+        theta = f(2 * math.pi * (x1 * (1.0 / 4294967296.0)))
+        z = f(r * f(_LIBM.cosf(theta) if i % 2 == 0 else _LIBM.sinf(theta)))
+        return f(loc + scale * float(z))
+    return element
+
+
+def _gamma(alpha, beta):
+    return lambda key, offset, i: np.float32(_Stream(key, offset, i).gamma(alpha) * beta)
+
+
+def _randint_row(low, high):
+    span = high - low
+
+    def run(t):
+        key, offset = _stream_of_next_call(t)
+        y = mx.nd.random.randint(low, high, shape=(t.N31,), dtype="int32")
+        t.shape(y, (t.N31,), "randint")
+        pos = _checked(t, t.N31)
+        want = [low + _bounded32(key, offset, i, span) for i in pos]
+        t.equal(t.values(y, pos), np.array(want, np.int32), "randint at the far end")
+    return Row(run, "int32", "2**31", "randint gives int32 or int64 only: 2**32 int32 "
+               "elements are 16 GiB, over the 16 GiB peak")
+
+
+def _zero_counts(name, params, like=False):
+    """A count sampler whose parameters make every sample 0, written over ``t.big``'s
+    markers (``out=``): every element up to the tail is written, and nothing else."""
+    def run(t):
+        y = t.big("float32", t.N31, values=(3, 5, 7, 9))
+        if like:
+            getattr(mx.nd.random, name + "_like")(_sparse(t, "float32", t.N31), out=y,
+                                                  **params)
+        else:
+            getattr(mx.nd.random, name)(shape=(t.N31,), out=y, **params)
+        pos = _checked(t, t.N31)
+        t.equal(t.values(y, pos), np.zeros(len(pos), np.float32), f"{name} at the far end")
+    return Row(run, "float32", "2**31", F32_REASON)
+
+
+# ---- multinomial, shuffle --------------------------------------------------------------------
+_PROBS = np.array([[0.125, 0.5, 0.375], [0.75, 0.0, 0.25], [0.2, 0.3, 0.5],
+                   [0.0, 0.0, 1.0]], np.float32)
+
+
+def _multinomial_row(t):
+    """Four distributions of 3 categories, N/4 uint8 samples each: the output passes 2**32;
+    sample g of the flat output reads the 64-bit draw g of the stream."""
+    rows, k = _PROBS.shape
+    per_row = t.N // rows
+    key, offset = _stream_of_next_call(t)
+    y = mx.nd.random.multinomial(mx.nd.array(_PROBS), shape=(per_row,), dtype="uint8")
+    t.shape(y, (rows, per_row), "multinomial")
+    cum = np.cumsum(_PROBS.astype(np.float64), axis=1)        # sequential sums, as the kernel
+    pos = _checked(t, t.N)
+    want = []
+    for g in pos:
+        r = g // per_row
+        target = _unit64(_draw64(key, offset, g)) * cum[r, -1]
+        want.append(int(np.searchsorted(cum[r], target, side="right")))
+    t.equal(t.values(y, pos), np.array(want, np.uint8), "multinomial at the far end")
+
+
+def _shuffle_row(t):
+    """16 rows of N/16 uint8 elements: row r holds r + 1 in its first and 100 + r in its last
+    column, and t.big's markers; each output row is the input row the Fisher-Yates draws
+    pick, the far end of the last row included."""
+    rows = 16
+    cols = t.N // rows
+    x = t.big("uint8", t.N, shape=(rows, cols), values=(30, 50, 70, 90))
+    for r in range(rows):
+        x[r, 0] = r + 1
+        x[r, cols - 1] = 100 + r
+    before = t.values(x)
+    key, offset = _stream_of_next_call(t)
+    y = mx.nd.random.shuffle(x)
+    t.shape(y, (rows, cols), "shuffle")
+    perm = list(range(rows))
+    for j in range(rows - 1):
+        r = j + _bounded64(key, offset, j, rows - j)
+        perm[j], perm[r] = perm[r], perm[j]
+    first = y[:, 0].asnumpy()
+    t.equal(first, np.array([p + 1 for p in perm], np.uint8), "shuffle: the row order")
+    # output position q holds input position perm[q // cols] * cols + q % cols
+    pos = _checked(t, t.N)
+    src = [perm[q // cols] * cols + q % cols for q in pos]
+    want = t.values(x, src)
+    t.equal(t.values(y, pos), want, "shuffle: rows moved whole")
+    t.equal(t.values(x), before, "shuffle: the input is unchanged")
+
+
+# ---- optimizer updates -----------------------------------------------------------------------
+_MARKS = {"weight": (1.5, -2.25, 3.0, 0.75), "grad": (0.5, 0.25, -1.0, 2.0),
+          "mom": (0.125, -0.5, 0.25, 1.0), "mean": (0.125, -0.5, 0.25, 1.0),
+          "var": (0.5, 1.5, 2.0, 0.25), "n": (4.0, 2.0, 9.0, 1.5),
+          "g": (1.0, -0.5, 2.0, 0.25), "delta": (0.25, 0.5, -0.75, 0.125),
+          "z": (0.5, -1.5, 0.25, 2.0)}
+
+
+def _update(name, states, **params):
+    """``name(weight, grad, *states, out=weight)`` on float32 past 2**31: the new weight and
+    states at the checked positions equal the same update on those elements alone."""
+    scale_input = name == "_adamw_update"
+
+    def run(t):
+        n = t.N31
+        weight = t.big("float32", n, values=_MARKS["weight"])
+        grad = _sparse(t, "float32", n, _MARKS["grad"])
+        held = [t.big("float32", n, values=_MARKS[s]) for s in states]
+        extra = [mx.nd.array([1.0])] if scale_input else []
+        pos = _checked(t, n)
+        small = [t.small(a, pos) for a in [weight, grad] + held]
+        op = getattr(mx.nd._internal if name.startswith("_") else mx.nd, name)
+        op(*small, *extra, out=small[0], **params)
+        op(weight, grad, *held, *extra, out=weight, **params)
+        for label, big, ref in zip(("weight",) + tuple(states), [weight] + held,
+                                   [small[0]] + small[2:]):
+            t.equal(t.values(big, pos), ref, f"{name}: {label} at the far end")
+    return Row(run, "float32", "2**31", OPT_REASON)
+
+
+ROWS = {
+    "_random_uniform": _sampler("uniform", dict(low=-2.0, high=2.0), _uniform(-2.0, 2.0)),
+    "_random_uniform_like": _sampler("uniform", dict(low=-2.0, high=2.0), _uniform(-2.0, 2.0),
+                                     like=True),
+    "_random_normal": _sampler("normal", dict(loc=0.0, scale=1.0), _normal(0.0, 1.0),
+                               ulps=GPU_ULPS),
+    "_random_normal_like": _sampler("normal", dict(loc=0.0, scale=1.0), _normal(0.0, 1.0),
+                                    ulps=GPU_ULPS, like=True),
+    "_random_exponential": _sampler("exponential", dict(lam=1.0), _exponential(1.0),
+                                    ulps=GPU_ULPS),
+    "_random_exponential_like": _sampler("exponential", dict(lam=1.0), _exponential(1.0),
+                                         ulps=GPU_ULPS, like=True),
+    "_random_gamma": _sampler("gamma", dict(alpha=2.5, beta=0.5), _gamma(2.5, 0.5),
+                              ulps=GPU_ULPS),
+    "_random_gamma_like": _sampler("gamma", dict(alpha=2.5, beta=0.5), _gamma(2.5, 0.5),
+                                   ulps=GPU_ULPS, like=True),
+    "_random_poisson": _zero_counts("poisson", dict(lam=0.0)),
+    "_random_poisson_like": _zero_counts("poisson", dict(lam=0.0), like=True),
+    "_random_negative_binomial": _zero_counts("negative_binomial", dict(k=3, p=1.0)),
+    "_random_negative_binomial_like": _zero_counts("negative_binomial", dict(k=3, p=1.0),
+                                                   like=True),
+    "_random_generalized_negative_binomial": _zero_counts(
+        "generalized_negative_binomial", dict(mu=0.0, alpha=0.0)),
+    "_random_generalized_negative_binomial_like": _zero_counts(
+        "generalized_negative_binomial", dict(mu=0.0, alpha=0.0), like=True),
+    "_random_randint": _randint_row(-1000, 1_000_003),
+    "_sample_multinomial": Row(_multinomial_row, "uint8"),
+    "_shuffle": Row(_shuffle_row, "uint8"),
+    "sgd_update": _update("sgd_update", (), lr=0.25, wd=0.125),
+    "signsgd_update": _update("signsgd_update", (), lr=0.25, wd=0.125),
+    "sgd_mom_update": _update("sgd_mom_update", ("mom",), lr=0.25, momentum=0.875, wd=0.125),
+    "nag_mom_update": _update("nag_mom_update", ("mom",), lr=0.25, momentum=0.875, wd=0.125),
+    "signum_update": _update("signum_update", ("mom",), lr=0.25, momentum=0.875, wd_lh=0.01),
+    "rmsprop_update": _update("rmsprop_update", ("n",), lr=0.25, gamma1=0.9, epsilon=1e-6),
+    "rmspropalex_update": _update("rmspropalex_update", ("n", "g", "delta"), lr=0.25,
+                                  gamma1=0.9, gamma2=0.875, epsilon=1e-6),
+    "adam_update": _update("adam_update", ("mean", "var"), lr=0.25, beta1=0.875, beta2=0.75,
+                           epsilon=1e-6, wd=0.125),
+    "_adamw_update": _update("_adamw_update", ("mean", "var"), lr=0.25, eta=0.5, beta1=0.875,
+                             beta2=0.75, epsilon=1e-6, wd=0.125),
+    "ftrl_update": _update("ftrl_update", ("z", "n"), lr=0.25, lamda1=0.01, beta=1.0,
+                           wd=0.125),
+}
