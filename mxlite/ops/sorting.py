@@ -46,16 +46,39 @@ def _check_index_dtype(op, dtype, n):
                        f"of size {n}); use dtype='int64'")
 
 
-def _sorted_positions(x, ax, ascending):
-    """int64 positions sorting ``x`` (already flattened when ax is None) along ``ax``."""
-    return _k.argsort(x, 0 if ax is None else ax, ascending)
-
-
 def _sort_input(x, ax):
     """The array the sort reads: the flattened data for axis=None; bool as uint8."""
     if x.dtype == np.bool_:
         x = x.view(np.uint8)
     return x.reshape(-1) if ax is None else x
+
+
+# Elements sorted per step of a sort along an axis: the int64 positions NumPy builds are
+# 8 bytes per element, so sorting all rows at once needs 8x an int8 input in scratch
+# (32 GiB for 2**32 elements); a step over a block of rows needs at most 8 * _BLOCK bytes.
+_BLOCK = 2 ** 22
+
+
+def _row_blocks(outer, n, inner):
+    """(start, stop) ranges of the outer index that each sort about _BLOCK elements (whole
+    (n, inner) slices: a sort along the axis never crosses them)."""
+    step = max(1, _BLOCK // max(1, n * inner))
+    return [(a, min(a + step, outer)) for a in range(0, outer, step)]
+
+
+def _as_rows(a, outer, n, inner):
+    """``a`` seen as (outer, n, inner): a view of a C-contiguous ``a`` (writes reach it)."""
+    return a.reshape(outer, n, inner)
+
+
+def _blocked(xp, outs, fill):
+    """Runs ``fill(targets)`` on C-contiguous stand-ins of ``outs`` (the outputs themselves
+    when they are; else scratch arrays copied back after)."""
+    targets = [o if o.flags.c_contiguous else xp.empty(o.shape, o.dtype) for o in outs]
+    fill(targets)
+    for o, t in zip(outs, targets):
+        if t is not o:
+            xp.copyto(o, t)
 
 
 # ---- _take_along_axis and its adjoint ------------------------------------------------------
@@ -213,20 +236,29 @@ def _topk_type(dtypes, attrs):
 
 
 def _topk_compute(rctx, ins, outs, attrs):
+    """One block of rows at a time (``_row_blocks``): a block's positions are found, then
+    gathered, scattered or cast into that block of the outputs."""
     xp = rctx.xp
     ax, outer, n, inner, k = _topk_k("topk", ins[0].shape, attrs)
-    x = _sort_input(ins[0], ax)
-    pos = _k.topk_positions(x, 0 if ax is None else ax, k, attrs.is_ascend)
-    if attrs.ret_typ == "mask":
-        mask = outs[0]
-        xp.fill_zero(mask)
-        ones = xp.ones(pos.shape, mask.dtype)
-        _k.scatter(ones, pos, mask, outer, n, inner, k)
-        return
-    if attrs.ret_typ in ("value", "both"):
-        _k.gather(ins[0], pos, outs[0], outer, n, inner, k)
-    if attrs.ret_typ in ("indices", "both"):
-        xp.cast_into(outs[-1], pos.reshape(outs[-1].shape))
+    x = _as_rows(_sort_input(ins[0], ax), outer, n, inner)
+    data = _as_rows(ins[0], outer, n, inner)
+    mask = attrs.ret_typ == "mask"
+
+    def fill(targets):
+        res = [_as_rows(o, outer, n if mask else k, inner) for o in targets]
+        if mask:
+            xp.fill_zero(targets[0])
+        for a0, a1 in _row_blocks(outer, n, inner):
+            pos = _k.topk_positions(x[a0:a1], 1, k, attrs.is_ascend)
+            if mask:
+                ones = xp.ones(pos.shape, targets[0].dtype)
+                _k.scatter(ones, pos, res[0][a0:a1], a1 - a0, n, inner, k)
+                continue
+            if attrs.ret_typ in ("value", "both"):
+                _k.gather(data[a0:a1], pos, res[0][a0:a1], a1 - a0, n, inner, k)
+            if attrs.ret_typ in ("indices", "both"):
+                xp.cast_into(res[-1][a0:a1], pos)
+    _blocked(xp, outs, fill)
 
 
 def _topk_gradient(F, node, ograds):
@@ -286,15 +318,29 @@ def _sort_shape(op):
 
 
 def _sort_compute(rctx, ins, outs, attrs):
-    ax = _geometry("sort", ins[0].shape, attrs.axis)[0]
-    out = outs[0].view(np.uint8) if outs[0].dtype == np.bool_ else outs[0]
-    _k.sort_values(_sort_input(ins[0], ax), 0 if ax is None else ax, attrs.is_ascend, out)
+    """One block of rows at a time (``_row_blocks``: a block's sorted copy is the scratch)."""
+    ax, outer, n, inner = _geometry("sort", ins[0].shape, attrs.axis)
+    x = _as_rows(_sort_input(ins[0], ax), outer, n, inner)
+
+    def fill(targets):
+        out = targets[0].view(np.uint8) if targets[0].dtype == np.bool_ else targets[0]
+        out = _as_rows(out, outer, n, inner)
+        for a0, a1 in _row_blocks(outer, n, inner):
+            _k.sort_values(x[a0:a1], 1, attrs.is_ascend, out[a0:a1])
+    _blocked(rctx.xp, outs, fill)
 
 
 def _argsort_compute(rctx, ins, outs, attrs):
-    ax = _geometry("argsort", ins[0].shape, attrs.axis)[0]
-    pos = _sorted_positions(_sort_input(ins[0], ax), ax, attrs.is_ascend)
-    rctx.xp.cast_into(outs[0], pos.reshape(outs[0].shape))
+    """One block of rows at a time (``_row_blocks``), each block's int64 positions cast
+    into the output."""
+    ax, outer, n, inner = _geometry("argsort", ins[0].shape, attrs.axis)
+    x = _as_rows(_sort_input(ins[0], ax), outer, n, inner)
+
+    def fill(targets):
+        out = _as_rows(targets[0], outer, n, inner)
+        for a0, a1 in _row_blocks(outer, n, inner):
+            rctx.xp.cast_into(out[a0:a1], _k.argsort(x[a0:a1], 1, attrs.is_ascend))
+    _blocked(rctx.xp, outs, fill)
 
 
 def _sort_gradient(F, node, ograds):
