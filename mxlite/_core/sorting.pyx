@@ -71,9 +71,13 @@ def _bytes(cnp.ndarray a, str name):
 
 # ---- sorting -------------------------------------------------------------------------------
 def argsort(x, int axis, bint ascending):
-    """int64 positions that sort ``x`` along ``axis`` (stable; see the module docstring)."""
+    """int64 positions that sort ``x`` along ``axis`` (stable; see the module docstring).
+    Integers sort descending as ``~x`` ascending (``~`` reverses the order of every integer
+    type and of bool): one stable sort, without the reversed copies."""
     if ascending:
         pos = np.argsort(x, axis=axis, kind="stable")
+    elif x.dtype.kind in "biu":
+        pos = np.argsort(~x, axis=axis, kind="stable")
     else:
         rev = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
         pos = (x.shape[axis] - 1) - np.flip(rev, axis)
@@ -96,11 +100,13 @@ def topk_positions(x, int axis, idx_t k, bint ascending):
 
     The k-th value v is found by partition; the elements strictly before v in the order, and
     the first elements (lowest positions) equal to v, are the top k: the same set the stable
-    sort picks. Only those k are then sorted. Inputs with NaN, small axes or a large k take
-    the full stable sort.
+    sort picks. Only those k are then sorted. Inputs with NaN, small axes, a large k or
+    axes of up to 2**16 1- or 2-byte integers (a radix sort: linear, and faster than the
+    partition and its mask passes) take the full stable sort.
     """
     n = x.shape[axis]
-    if k >= n or n <= 64 or 8 * k > n or (x.dtype.kind == "f" and np.isnan(x).any()):
+    radix = x.dtype.kind in "biu" and x.itemsize <= 2 and n <= 2 ** 16
+    if k >= n or n <= 64 or 8 * k > n or radix or (x.dtype.kind == "f" and np.isnan(x).any()):
         pos = argsort(x, axis, ascending)
         if k < n:
             pos = np.moveaxis(np.moveaxis(pos, axis, x.ndim - 1)[..., :k], x.ndim - 1, axis)
