@@ -20,7 +20,7 @@ from .._core import sorting as _k
 from ..base import FLOAT_DTYPES, op_error
 from .common import compute_dtype, write_back
 from .registry import OpDef, Param, register
-from .shape_utils import normalize_axis
+from .shape_utils import normalize_axis, size_of
 
 
 # ---- helpers -------------------------------------------------------------------------------
@@ -74,9 +74,31 @@ def _mask(F, x, lower, diag=1.0):
     return F._internal._la_trian_mask(x, lower=lower, diag=diag)
 
 
+BLOCK = 1 << 22     # elements of the largest array one call of a blocked kernel sees
+
+
+def _blocked(fn, n_arrays):
+    """``fn`` run on blocks of the batch. Its first ``n_arrays`` arguments are arrays of
+    matrices sharing one batch shape (inputs, then the outputs it writes into); the kernels
+    build full-size NumPy results and temporaries (a triangle, a scaled right-hand side, the
+    solver's copies) before copying into ``out``, two to four times the output's memory on a
+    large batch. Blocks of at most ``BLOCK`` elements bound that; every matrix is computed
+    alone, so the results are those of one call."""
+    def run(*args):
+        arrays, rest = args[:n_arrays], args[n_arrays:]
+        count = size_of(arrays[0].shape[:-2])
+        step = max(1, BLOCK // max(1, max(a.size for a in arrays) // max(count, 1)))
+        if count <= step:
+            return fn(*args)
+        flat = [a.reshape((count,) + a.shape[-2:]) for a in arrays]    # views: C-contiguous
+        for start in range(0, count, step):
+            fn(*(f[start:start + step] for f in flat), *rest)
+    return run
+
+
 # ---- _la_trian_mask, extractdiag, makediag -------------------------------------------------
 def _trian_mask_compute(rctx, ins, outs, attrs):
-    _k.trian_mask(ins[0], outs[0], attrs.lower, float(attrs.diag))
+    _blocked(_k.trian_mask, 2)(ins[0], outs[0], attrs.lower, float(attrs.diag))
 
 
 register(OpDef(
@@ -319,8 +341,8 @@ def _square_shape(op):
 register(OpDef(
     "_linalg_potrf", inputs=("A",), aliases=("linalg_potrf",), params=(_LOWER,),
     infer_shape=_square_shape("potrf"), infer_type=_float_type("potrf"),
-    compute={"cpu": lambda rctx, ins, outs, attrs: _run("potrf", _k.potrf, ins[0], outs[0],
-                                                        attrs.lower)},
+    compute={"cpu": lambda rctx, ins, outs, attrs: _run("potrf", _blocked(_k.potrf, 2), ins[0],
+                                                        outs[0], attrs.lower)},
     gradient=_potrf_gradient, grad_needs=("outputs",),
     doc="""Cholesky factorisation of symmetric positive-definite matrices: L with
 ``A = L L^T`` (lower, default) or U with ``A = U^T U``; only A's ``lower`` (upper) triangle is
@@ -334,8 +356,8 @@ respect to the triangle read (see the module notes).
 register(OpDef(
     "_linalg_potri", inputs=("A",), aliases=("linalg_potri",), params=(_LOWER,),
     infer_shape=_square_shape("potri"), infer_type=_float_type("potri"),
-    compute={"cpu": lambda rctx, ins, outs, attrs: _run("potri", _k.potri, ins[0], outs[0],
-                                                        attrs.lower)},
+    compute={"cpu": lambda rctx, ins, outs, attrs: _run("potri", _blocked(_k.potri, 2), ins[0],
+                                                        outs[0], attrs.lower)},
     gradient=_potri_gradient, grad_needs=("inputs", "outputs"),
     doc="""The inverse ``(L L^T)^-1`` of the matrix whose Cholesky factor L (lower triangle of
 A; ``U^T U`` with ``lower=False``) is given: ``potri(potrf(B))`` is ``B^-1``.
@@ -406,8 +428,8 @@ def _trmm_gradient(F, node, ograds):
 
 def _tri_compute(op, fn):
     def compute(rctx, ins, outs, attrs):
-        _run(op, fn, ins[0], ins[1], outs[0], attrs.transpose, attrs.rightside, attrs.lower,
-             float(attrs.alpha))
+        _run(op, _blocked(fn, 3), ins[0], ins[1], outs[0], attrs.transpose, attrs.rightside,
+             attrs.lower, float(attrs.alpha))
     return compute
 
 
@@ -520,8 +542,8 @@ def _inverse_gradient(F, node, ograds):
 register(OpDef(
     "_linalg_inverse", inputs=("A",), aliases=("linalg_inverse",),
     infer_shape=_square_shape("inverse"), infer_type=_float_type("inverse"),
-    compute={"cpu": lambda rctx, ins, outs, attrs: _run("inverse", _k.inverse, ins[0],
-                                                        outs[0])},
+    compute={"cpu": lambda rctx, ins, outs, attrs: _run("inverse", _blocked(_k.inverse, 2),
+                                                        ins[0], outs[0])},
     gradient=_inverse_gradient, grad_needs=("outputs",),
     doc="""The inverse of every square matrix; a singular one is an MXNetError.
 
@@ -612,8 +634,9 @@ def _khatri_rao_compute(rctx, ins, outs, attrs):
     mats = [m if m.dtype == work else m.astype(work) for m in ins]
     k = out.shape[1]
     acc = mats[0]
-    for m in mats[1:]:
-        nxt = xp.empty((acc.shape[0] * m.shape[0], k), work)
+    for i, m in enumerate(mats[1:], 2):         # the last step writes into out itself
+        nxt = (out if i == len(mats) and out.dtype == work
+               else xp.empty((acc.shape[0] * m.shape[0], k), work))
         _k.khatri_rao_step(acc.reshape(-1), acc.shape[0], m.reshape(-1), m.shape[0],
                            nxt.reshape(-1), k)
         acc = nxt
