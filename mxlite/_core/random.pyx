@@ -20,6 +20,7 @@ need a compiler with ``unsigned __int128`` (GCC, Clang) and a little-endian mach
 """
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.math cimport INFINITY
 from libc.string cimport memcpy
 
 cimport numpy as cnp
@@ -438,33 +439,65 @@ ctypedef fused real:
     double
 
 
-cdef void _fill_stream(int dist, real* out, idx_t n, uint64_t key, uint64_t offset,
-                       double p0, double p1) noexcept nogil:
-    cdef idx_t i
+cdef idx_t _fill_stream(int dist, real* out, idx_t n, uint64_t key, uint64_t offset,
+                        double p0, double p1, double top) noexcept nogil:
+    """Fill ``out``; return how many samples are not <= ``top`` (compared in double, before
+    rounding to ``real``)."""
+    cdef idx_t i, over = 0
+    cdef double v
     if n >= PARALLEL_MIN // 16:          # each element costs a few Philox blocks
         for i in prange(n, schedule="static"):
-            out[i] = <real>mx_stream_sample(dist, key, offset, <uint64_t>i, p0, p1)
+            v = mx_stream_sample(dist, key, offset, <uint64_t>i, p0, p1)
+            out[i] = <real>v
+            if not v <= top:
+                over += 1
     else:
         for i in range(n):
-            out[i] = <real>mx_stream_sample(dist, key, offset, <uint64_t>i, p0, p1)
+            v = mx_stream_sample(dist, key, offset, <uint64_t>i, p0, p1)
+            out[i] = <real>v
+            if not v <= top:
+                over += 1
+    return over
+
+
+cdef double _worst_sample(int dist, idx_t n, uint64_t key, uint64_t offset, double p0,
+                          double p1, double top) noexcept nogil:
+    """The largest sample above ``top`` (NaN when one is NaN), drawn again in double."""
+    cdef idx_t i
+    cdef double v, worst = top
+    for i in range(n):
+        v = mx_stream_sample(dist, key, offset, <uint64_t>i, p0, p1)
+        if v != v:
+            return v
+        if v > worst:
+            worst = v
+    return worst
 
 
 def fill_stream(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, double p0,
-                double p1=0.0):
+                double p1=0.0, double top=INFINITY):
     """Fill float32/float64 ``out`` with gamma(p0 shape, p1 scale), poisson(p0),
     negative_binomial(p0 = k, p1 = p) or generalized_negative_binomial(p0 = mu, p1 = alpha)
-    samples; parameters must already be validated (finite, in range)."""
+    samples; parameters must already be validated (finite, in range).
+
+    Returns None when every sample is <= ``top``, else the largest one above it (NaN when
+    one is NaN), in double: a count sampler passes the largest integer its output dtype
+    holds exactly, and checks the samples before rounding without a float64 copy of the
+    output (``out`` is written either way)."""
     cdef int d = STREAM[dist]
     _check_out(out, dist)
-    cdef idx_t n = cnp.PyArray_SIZE(out)
+    cdef idx_t n = cnp.PyArray_SIZE(out), over
     if out.dtype == "float32":
         with nogil:
-            _fill_stream(d, <float*>cnp.PyArray_DATA(out), n, key, offset, p0, p1)
+            over = _fill_stream(d, <float*>cnp.PyArray_DATA(out), n, key, offset, p0, p1, top)
     elif out.dtype == "float64":
         with nogil:
-            _fill_stream(d, <double*>cnp.PyArray_DATA(out), n, key, offset, p0, p1)
+            over = _fill_stream(d, <double*>cnp.PyArray_DATA(out), n, key, offset, p0, p1, top)
     else:
         raise TypeError(f"fill_stream: unsupported output dtype {out.dtype}")
+    if over == 0:
+        return None
+    return _worst_sample(d, n, key, offset, p0, p1, top)
 
 
 # ---- bounded integers ------------------------------------------------------------------------

@@ -252,21 +252,18 @@ def count_error(dist, value, dtype):
 
 
 def _fill_stream(dist, p0_of, p1_of, integer=False):
-    """Samples drawn in double; integer-valued ones are drawn into float64 and checked to be
-    exact in the output dtype before they are stored (the parameter check makes a failure
-    improbable, below 2^-64 per sample, but never silent)."""
+    """Samples drawn in double; the kernel checks integer-valued ones against the largest
+    integer the output dtype holds exactly before rounding them, and the call raises when one
+    is beyond it (the parameter check makes that improbable, below 2^-64 per sample, but
+    never silent; the output is written before the call raises, as on the GPU)."""
     def fill_out(rctx, out, attrs):
         key, offset = rctx.rng.next()
-        if not integer:
-            _into(rctx.xp, out, lambda target: _k.fill_stream(dist, target, key, offset,
-                                                              p0_of(attrs), p1_of(attrs)))
-            return
-        target = out if out.dtype == np.float64 else rctx.xp.empty(out.shape, np.float64)
-        _k.fill_stream(dist, target, key, offset, p0_of(attrs), p1_of(attrs))
-        if target.size and not target.max() <= _EXACT_INT[out.dtype]:
-            raise count_error(dist, target.max(), out.dtype)
-        if target is not out:
-            rctx.xp.cast_into(out, target)
+        top = float(_EXACT_INT[out.dtype]) if integer else math.inf
+        worst = []
+        _into(rctx.xp, out, lambda target: worst.append(_k.fill_stream(
+            dist, target, key, offset, p0_of(attrs), p1_of(attrs), top)))
+        if worst[0] is not None:
+            raise count_error(dist, worst[0], out.dtype)
     return fill_out
 
 
