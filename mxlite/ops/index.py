@@ -480,12 +480,30 @@ def _take_grad_compute(rctx, ins, outs, attrs):
     outer, n, inner = _split(data.shape, ax)
     pos = (_positions(xp, "_take_grad", indices, n, attrs.mode, ax)
            if grad.size or attrs.mode == "raise" else xp.zeros(indices.shape, np.int64))
-    if out.dtype == F16:             # accumulate in float32, round once
+    if out.dtype == F16:
+        _take_grad_f16(xp, grad, pos, out, outer, n, inner)
+    else:
+        _k.take_grad(grad, pos, out, outer, n, inner)
+
+
+def _take_grad_f16(xp, grad, pos, out, outer, n, inner):
+    """float16 ``_take_grad``: sums in float32, rounded once. With fewer indices than rows
+    (an embedding table's gradient) only the rows indexed are summed, in the same order, and
+    stored into the zeroed output: a float32 copy of the whole output would triple its memory
+    and convert every element."""
+    if pos.size >= n:
         tmp = xp.empty(out.shape, F32)
         _k.take_grad(grad.astype(F32), pos, tmp, outer, n, inner)
         write_back(xp, tmp, out)
-    else:
-        _k.take_grad(grad, pos, out, outer, n, inner)
+        return
+    rows, slot = np.unique(pos.reshape(-1), return_inverse=True)
+    sums = xp.empty((outer, rows.size, inner), F32)
+    _k.take_grad(grad.astype(F32), slot.reshape(-1).astype(np.int64), sums, outer, rows.size,
+                 inner)
+    rounded = xp.empty(sums.shape, F16)
+    write_back(xp, sums, rounded)
+    xp.fill_zero(out)
+    out.reshape((outer, n, inner))[:, rows, :] = rounded
 
 
 register(OpDef(
