@@ -38,6 +38,14 @@ def _marked(t, dtype, n, extra=None):
     return x, marks
 
 
+def _shape_only(t, shape, dtype):
+    """An uninitialised array for an input the op reads for its shape only, or whose values
+    do not matter (a gradient's variable): its pages are never touched on the host."""
+    x = mx.nd.empty(shape, dtype=dtype)
+    t.seen(x)
+    return x
+
+
 def _i64(values):
     """int64 indices (exact above 2**32) on the trial's device."""
     return mx.nd.array(np.array(values, dtype=np.int64), dtype="int64")
@@ -100,7 +108,7 @@ def _take_row(t):
     _check_gather(t, got, [[at(o * h + c) for c in cols] for o in range(2)], "take, axis=1")
     del x, got
     # the gradient: float16 data of N elements, indices above 2**32 with a duplicate
-    data = mx.nd.zeros((N,), dtype="float16")
+    data = _shape_only(t, (N,), "float16")
     idx = [N - 1, P32 + 3, P31 + 5, P32 + 3, 3]
     head = [1, 2, 4, 8, 16]
     g = _grad(data, lambda a: mx.nd.take(a, _i64(idx)), mx.nd.array(head, dtype="float16"))
@@ -113,56 +121,51 @@ def _take_grad_row(t):
     # 1-d data: single elements scattered past 2**32, a duplicate accumulates
     idx = [N - 1, P32 + 3, P31 + 5, P32 + 3, 3, N + 5]          # clip: N + 5 -> N - 1
     g = mx.nd.array([1, 2, 4, 8, 16, 32], dtype="int8")
-    out = mx.nd._internal._take_grad(g, _i64(idx), t.big("int8", N))
+    data = _shape_only(t, (N,), "int8")
+    out = mx.nd._internal._take_grad(g, _i64(idx), data)
     t.shape(out, (N,), "_take_grad, 1-d")
     _check_sparse(t, out, _scatter_sums([min(i, N - 1) for i in idx], [1, 2, 4, 8, 16, 32]),
                   "_take_grad, 1-d")
     del out
     # rows of R elements: whole rows scattered, the last one past 2**32
-    R = 256
-    n = P32 + R
-    rows = [n // R - 1, P32 // R, P31 // R, P32 // R, 0]
+    R = 16
+    rows = [N // R - 1, P32 // R, P31 // R, P32 // R, 0]
     g = mx.nd.arange(len(rows) * R, dtype="int64").reshape((len(rows), R)) % 7 + 1
     gv = g.asnumpy()
-    out = mx.nd._internal._take_grad(g.astype("int8"), _i64(rows),
-                                     t.big("int8", n).reshape((n // R, R)))
-    t.shape(out, (n // R, R), "_take_grad, rows")
+    out = mx.nd._internal._take_grad(g.astype("int8"), _i64(rows), data.reshape((N // R, R)))
+    t.shape(out, (N // R, R), "_take_grad, rows")
     written = _scatter_sums([r * R + i for r in rows for i in range(R)], gv.ravel().tolist())
     _check_sparse(t, out, written, "_take_grad, rows")
 
 
 # ---- pick and its adjoint --------------------------------------------------------------------
 def _pick_row(t):
-    N, P32 = t.N, t.P32
-    # (N, 2): pick along an axis of N > 2**32; a marker in column 0 past 2**32
-    x, marks = _marked(t, "int8", 2 * N, extra={2 * (P32 + 1): 11})
-    x2 = x.reshape((N, 2))
-    at = lambda r, c: marks.get(2 * r + c, 0)    # noqa: E731
-    got = mx.nd.pick(x2, _i64([P32 + 1, N - 1]), axis=0)
-    _check_gather(t, got, [at(P32 + 1, 0), at(N - 1, 1)], "pick, axis=0")
-    got = mx.nd.pick(x2, _i64([P32 + 1 - N, N - 1 + 2 * N]), axis=0, mode="wrap",
-                     keepdims=True)
-    _check_gather(t, got, [[at(P32 + 1, 0), at(N - 1, 1)]], "pick, wrap, keepdims")
-    got = mx.nd.pick(x2, _i64([2 * N + 5]), axis=None)            # clip to the last
-    _check_gather(t, got, [marks[2 * N - 1]], "pick, flattened")
-    got = mx.nd.pick(x2, _i64([2 * (P32 + 1)]), axis=None, mode="wrap")
-    _check_gather(t, got, [11], "pick, flattened, wrap")
+    N, P31, P32 = t.N, t.P31, t.P32
+    x, marks = _marked(t, "int8", N)
+    at = lambda p: marks.get(p, 0)               # noqa: E731
+    col = x.reshape((N, 1))                      # pick along an axis of N > 2**32
+    _check_gather(t, mx.nd.pick(col, _i64([P32 + 3]), axis=0), [at(P32 + 3)], "pick, axis=0")
+    _check_gather(t, mx.nd.pick(col, _i64([N + 5]), axis=0, keepdims=True), [[at(N - 1)]],
+                  "pick, clip, keepdims")
+    _check_gather(t, mx.nd.pick(col, _i64([P32 + 3 - N]), axis=0, mode="wrap"), [at(P32 + 3)],
+                  "pick, wrap")
+    _check_gather(t, mx.nd.pick(col, _i64([P31 + 5 + 2 * N]), axis=None, mode="wrap"),
+                  [at(P31 + 5)], "pick, flattened, wrap")
+    h = N // 2                                   # (2, h): row o picks o * h + index[o]
+    got = mx.nd.pick(x.reshape((2, h)), _i64([P31 + 5, P32 + 3 - h]), axis=1)
+    _check_gather(t, got, [at(P31 + 5), at(P32 + 3)], "pick, axis=1")
 
 
 def _pick_grad_row(t):
     N, P31, P32 = t.N, t.P31, t.P32
     R = 16                                       # data (N / R, R), picked along axis 0
-    rows = [N // R - 1, P32 // R, P31 // R, 0, P32 // R - 1, 3] + [P32 // R] * (R - 6)
+    V = N // R
+    rows = [V - 1, P32 // R, P31 // R, 0, P32 // R - 1, 3, V + 5] + [P32 // R] * (R - 7)
     g = mx.nd.arange(1, R + 1, dtype="int8")
-    out = mx.nd._internal._pick_grad(g, _i64(rows), t.big("int8", N).reshape((N // R, R)),
-                                     axis=0)
-    t.shape(out, (N // R, R), "_pick_grad")
-    _check_sparse(t, out, {r * R + i: i + 1 for i, r in enumerate(rows)}, "_pick_grad")
-    del out
-    wrapped = [r - N // R for r in rows]         # -1 is the last row
-    out = mx.nd._internal._pick_grad(g, _i64(wrapped), t.big("int8", N).reshape((N // R, R)),
-                                     axis=0, mode="wrap")
-    _check_sparse(t, out, {r * R + i: i + 1 for i, r in enumerate(rows)}, "_pick_grad, wrap")
+    out = mx.nd._internal._pick_grad(g, _i64(rows), _shape_only(t, (V, R), "int8"), axis=0)
+    t.shape(out, (V, R), "_pick_grad")
+    clipped = [min(r, V - 1) for r in rows]      # V + 5 clips to the last row
+    _check_sparse(t, out, {r * R + i: i + 1 for i, r in enumerate(clipped)}, "_pick_grad")
 
 
 # ---- one_hot ---------------------------------------------------------------------------------
@@ -175,16 +178,18 @@ def _one_hot_row(t):
 # ---- Embedding -------------------------------------------------------------------------------
 def _embedding_row(t):
     N, P31, P32 = t.N, t.P31, t.P32
-    D = 16                                       # weight (N / D, D): 2**32 + 16 elements
+    D = 16                                       # weight (V, D): 2**32 + 16 elements
     V = N // D
-    w, marks = _marked(t, "float16", N)
-    w = w.reshape((V, D))
     rows = [[V - 1, P32 // D], [P31 // D, 0]]
+    value = lambda r, i: (7 * r + i) % 2048     # noqa: E731 - exact in float16
+    w = _shape_only(t, (V, D), "float16")       # only the rows looked up are written
+    for r in sorted({r for pair in rows for r in pair}):
+        w[r] = mx.nd.array([value(r, i) for i in range(D)], dtype="float16")
     emb = lambda a: mx.nd.Embedding(_i64(rows), a, input_dim=V, output_dim=D,  # noqa: E731
                                     dtype="float16")
     got = emb(w)
-    _check_gather(t, got, [[[marks.get(r * D + i, 0) for i in range(D)] for r in pair]
-                           for pair in rows], "Embedding")
+    _check_gather(t, got, [[[value(r, i) for i in range(D)] for r in pair] for pair in rows],
+                  "Embedding")
     del got
     # the weight gradient: rows of the head gradient added into rows past 2**32
     rows = [[V - 1, P32 // D], [P31 // D, P32 // D]]
@@ -216,7 +221,7 @@ def _sequence_last_row(t):
     T = n // (R * B)
     lengths = [T, T // 2]
     head = np.arange(1, B * R + 1, dtype=np.float16).reshape((B, R))
-    data = mx.nd.zeros((T, B, R), dtype="float16")
+    data = _shape_only(t, (T, B, R), "float16")
     g = _grad(data, lambda a: mx.nd.SequenceLast(a, _i64(lengths), use_sequence_length=True),
               mx.nd.array(head, dtype="float16"))
     t.seen(g)
@@ -231,7 +236,7 @@ def _sequence_last_grad_row(t):
     T = n // (R * B)
     lengths = [T, T - 3]
     g = mx.nd.arange(1, B * R + 1, dtype="float16").reshape((B, R))
-    out = mx.nd._internal._sequence_last_grad(g, t.big("float16", n).reshape((B, T, R)),
+    out = mx.nd._internal._sequence_last_grad(g, _shape_only(t, (B, T, R), "float16"),
                                               _i64(lengths), use_sequence_length=True, axis=1)
     t.shape(out, (B, T, R), "_sequence_last_grad")
     written = {(b * T + lengths[b] - 1) * R + i: b * R + i + 1 for b in range(B)
