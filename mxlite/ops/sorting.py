@@ -462,6 +462,9 @@ def _argmax_channel_shape(shapes, attrs):
     if shape[1] == 0:
         raise op_error("argmax_channel", f"cannot take the argmax of an empty channel axis: "
                        f"data shape {shape}")
+    if shape[1] - 1 > 2 ** 24:          # float32 indices would round silently
+        raise op_error("argmax_channel", f"{shape[1]} channels: its float32 output holds "
+                       f"indices exactly up to 2**24; use argmax(data, axis=1) (int64)")
     return [shape[:1] + shape[2:]]
 
 
@@ -484,7 +487,9 @@ register(OpDef(
     doc="""Index of the maximum along axis 1 (the channel axis), as float32 (MXNet).
 
 The output drops axis 1: ``(N, C, ...) -> (N, ...)``. The first maximum wins on ties; NaN
-counts as the maximum. Use ``argmax(data, axis=1)`` for int64 indices.
+counts as the maximum. float32 holds every index exactly up to 2**24, so more than 2**24 + 1
+channels is an MXNetError (MXNet silently rounded); use ``argmax(data, axis=1)`` for int64
+indices.
 
 >>> mx.nd.argmax_channel(mx.nd.array([[1, 3, 2], [5, 1, 5]])).asnumpy().tolist()
 [1.0, 0.0]
