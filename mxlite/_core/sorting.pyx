@@ -217,10 +217,18 @@ def cumsum(const num_t[::1] x, num_t[::1] out, idx_t outer, idx_t n, idx_t inner
     _check(x.shape[0] == outer * n * inner and out.shape[0] == x.shape[0],
            "cumsum: size mismatch")
     cdef idx_t a, j, i, base
+    cdef num_t acc
     with nogil:
         for a in range(outer):
             base = a * n * inner
             if n == 0:
+                continue
+            if inner == 1:              # one running sum in a register (the same additions)
+                acc = x[base]
+                out[base] = acc
+                for j in range(1, n):
+                    acc = acc + x[base + j]
+                    out[base + j] = acc
                 continue
             for i in range(inner):
                 out[base + i] = x[base + i]
