@@ -210,6 +210,18 @@ def _hardmax(t):
     t.equal(t.values(y, _cells(rows, W)), _as(want, "int8"), "hardmax down the columns")
 
 
+def _argmax_channel(t):
+    """Along the rows (channels), then a channel axis too long for the float32 output's
+    exact indices (2**24 + 2 channels), which must be an error, not a rounded index."""
+    x, _, _ = _grid(t, "int8")
+    _check_rows(t, x, mx.nd.argmax_channel, "argmax_channel along the rows")
+    try:
+        mx.nd.argmax_channel(mx.nd.zeros((1, 2 ** 24 + 2), dtype="int8"))
+    except mx.base.MXNetError:
+        return
+    t.check(False, "argmax_channel over 2**24 + 2 channels gave rounded float32 indices")
+
+
 def _i64(values):
     """int64 positions (exact above 2**32) on the trial's device."""
     return mx.nd.array(np.array(values, dtype=np.int64), dtype="int64")
@@ -274,7 +286,7 @@ ROWS = {
     "sum_to": _reduction(whole=(lambda a: mx.nd.sum_to(a, shape=(1,)), "sum"),
                          rows=lambda a: mx.nd.sum_to(a, shape=(a.shape[0], 1)),
                          columns=(lambda a: mx.nd.sum_to(a, shape=(1, W)), "sum")),
-    "argmax_channel": _along_rows(mx.nd.argmax_channel),
+    "argmax_channel": Row(_argmax_channel, "int8"),
     "sort": _along_rows(mx.nd.sort),
     "argsort": _along_rows(lambda a: mx.nd.argsort(a, is_ascend=False, dtype="uint8")),
     "topk": _along_rows(lambda a: mx.nd.topk(a, k=3, ret_typ="both", dtype="uint8")),
