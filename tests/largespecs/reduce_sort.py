@@ -283,7 +283,8 @@ ROWS = {
                        whole=(mx.nd.norm, "norm2"),
                        rows=lambda a: mx.nd.norm(a, ord=1, axis=1),
                        columns=(lambda a: mx.nd.norm(a, axis=0), "norm2")),
-    "sum_to": _reduction(whole=(lambda a: mx.nd.sum_to(a, shape=(1,)), "sum"),
+    # int8 sums of ones wrap modulo 256: a count off by 2**32 or a lost marker shows
+    "sum_to": _reduction(fill=1, whole=(lambda a: mx.nd.sum_to(a, shape=(1,)), "sum"),
                          rows=lambda a: mx.nd.sum_to(a, shape=(a.shape[0], 1)),
                          columns=(lambda a: mx.nd.sum_to(a, shape=(1, W)), "sum")),
     "argmax_channel": Row(_argmax_channel, "int8"),
