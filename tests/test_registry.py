@@ -319,7 +319,9 @@ ELEMENTWISE_OPS = [op.name for op in UNIQUE_OPS
 @pytest.mark.parametrize("name", ELEMENTWISE_OPS)
 def test_out_argument_checked(name):
     fn = nd_function(name)
-    inputs = [mx.nd.array(np.full((2, 3), 0.5, np.float32)) for _ in REGISTRY[name].inputs]
+    op = REGISTRY[name]
+    inputs = [mx.nd.array(np.full((2, 3), 0.5, np.float32))
+              for _ in op.list_inputs(op.default_attrs)]
     result = fn(*inputs)
     out = mx.nd.array(np.zeros(result.shape), dtype=result.dtype)
     assert fn(*inputs, out=out) is out

@@ -368,7 +368,7 @@ register(OpDef(
             Param("upper_bound", "float", 0.334, "largest random slope of rrelu")),
     list_inputs=_leaky_inputs, backward_shape=_leaky_backward_shape,
     infer_shape=_leaky_shape, infer_type=_leaky_type, compute={"cpu": _leaky_compute},
-    gradient=_leaky_gradient, grad_needs=("inputs", "outputs"),
+    gradient=_leaky_gradient, grad_needs=("inputs", "outputs"), elementwise=True,
     doc="""Leaky rectifiers and their relatives (MXNet's LeakyReLU), element-wise:
 
 * ``leaky``: ``x > 0 ? x : slope * x``
@@ -419,7 +419,7 @@ register(OpDef(
     "_rrelu_slope", inputs=("data", "output"),
     infer_shape=_same_two_shapes("_rrelu_slope"), backward_shape="same",
     infer_type=_act_type("_rrelu_slope", ("data", "output")),
-    compute={"cpu": _rrelu_slope_compute}, gradient=NON_DIFFERENTIABLE,
+    compute={"cpu": _rrelu_slope_compute}, gradient=NON_DIFFERENTIABLE, elementwise=True,
     doc="""The slope RReLU used for each element, read back from its input and output:
 ``x < 0 ? y / x : 1`` (at x = 0 the slope 1, a subgradient). Piecewise constant, so it has
 no gradient (the slopes are constants of the forward pass)."""))
@@ -937,6 +937,7 @@ for _name, (_fwd, _grad, _out) in _REGRESSION.items():
         infer_shape=_regression_shape_fn(_name), infer_type=_loss_type_fn(_name),
         backward_shape=_regression_backward_shape,
         compute={"cpu": _regression_compute_fn(_name)}, gradient=_regression_gradient_fn(_name),
+        elementwise=True,
         doc=f"""Regression output layer: ``{_out}``; the data gradient is
 ``grad_scale / m * {_grad}`` with m = label.size / label.shape[0], the number of outputs
 per instance (MXNet's scaling). ``label`` has data's shape, or ``(n,)`` when data is

@@ -1,3 +1,211 @@
-"""Large-tensor rows: NN layers: convolution, pooling, normalization, activations, softmax family, output layers."""
+"""Large-tensor rows: NN layers: convolution, pooling, normalization, activations, softmax
+family, output layers.
 
-ROWS = {}
+Every NN layer computes in float32 (float16 data runs through a float32 copy of the whole
+input), so the rows go past 2**31 float32 elements (8 GiB): 2**32 would be 16 GiB for one
+array, the whole peak. Each row holds one big array and keeps the others small:
+
+* element-wise layers (Activation, LeakyReLU, _rrelu_slope, the regression outputs) run in
+  place (``out=`` the data itself);
+* batched layers (FullyConnected, Convolution, Pooling, ...) take a batch of many tiny items
+  whose input or output is the big array, the other side small (a stride, one filter); the
+  items around 2**31 and the last ones equal the same op on a small batch of those items;
+* the weight gradient reduces over the whole batch, the head gradient zero except at the
+  checked items.
+
+Values are small integers (and power-of-two slopes and weights), so sums and products are
+exact in any order: the small-batch oracle gives the very same bits.
+"""
+import numpy as np
+
+import mxlite as mx
+
+from . import Row, elementwise
+
+F32_REASON = ("float32 only (float16 data is computed through a float32 copy of the whole "
+              "input): 2**32 float32 elements are 16 GiB, the whole peak")
+
+
+# ---- items of a batch ------------------------------------------------------------------------
+def _items(t, n, per):
+    """Batch items (``per`` elements each) of an ``n``-element array holding the positions a
+    check reads and the markers of ``t.big``."""
+    return sorted({p // per for p in set(t.positions(n)) | set(t.marks(n))})
+
+
+def _flat(items, per):
+    return [i * per + k for i in items for k in range(per)]
+
+
+def _take_items(t, x, items):
+    """``x``'s ``items`` (along axis 0) as a small batch on the trial's device."""
+    per = x.size // x.shape[0]
+    return t.small(x, _flat(items, per)).reshape((len(items),) + tuple(x.shape[1:]))
+
+
+def _marked_batch(t, shape, items):
+    """A zero float32 batch of ``shape`` with small distinct integers in each of ``items``."""
+    x = mx.nd.zeros(shape, dtype="float32")
+    per = int(np.prod(shape[1:]))
+    for i in items:
+        x[i] = mx.nd.array((np.arange(per) % 7 + 1 + i % 5).reshape(shape[1:]),
+                           dtype="float32")
+    return x
+
+
+def _check_items(t, y, items, want, what):
+    """``y``'s ``items`` (read from the device) equal the small batch ``want``."""
+    t.shape(y, (y.shape[0],) + tuple(want.shape[1:]), what)
+    per = y.size // y.shape[0]
+    got = t.values(y, _flat(items, per)).reshape(want.shape)
+    t.equal(got, want, what)
+
+
+# ---- row builders ----------------------------------------------------------------------------
+def batch_in(shape, call, fill=1):
+    """A row for a layer applied to each item of a batch: the big array is the input, a
+    batch of ``shape(t)`` (past 2**31 elements) filled with ``fill`` and ``t.big``'s markers;
+    the items around 2**31 and at the tail of ``call(x)`` equal ``call`` on those items."""
+    def run(t):
+        shp = shape(t)
+        x = t.big("float32", int(np.prod(shp)), shape=shp, fill=fill)
+        items = _items(t, x.size, x.size // shp[0])
+        small = _take_items(t, x, items)
+        _check_items(t, call(x), items, call(small).asnumpy(), "output items")
+    return Row(run, "float32", "2**31", F32_REASON)
+
+
+def batch_out(shape, out_per_item, call):
+    """A row for a layer whose output is the big array: the input, a batch of ``shape(t)``,
+    holds distinct integers in the items whose outputs (``out_per_item`` elements each, past
+    2**31 in all) sit around 2**31 and at the tail; those output items equal ``call`` on
+    the small batch of those inputs."""
+    def run(t):
+        shp = shape(t)
+        items = _items(t, shp[0] * out_per_item, out_per_item)
+        x = _marked_batch(t, shp, items)
+        small = _take_items(t, x, items)
+        y = call(x)
+        t.seen(y)
+        _check_items(t, y, items, call(small).asnumpy(), "output items")
+    return Row(run, "float32", "2**31", F32_REASON)
+
+
+def _batch(t, per):
+    """Items of ``per`` elements, a batch just past 2**31 elements."""
+    return t.P31 // per + 1
+
+
+# ---- element-wise layers, in place -----------------------------------------------------------
+def _inplace(op, **kw):
+    """``op(x, **kw)`` as an element-wise call ``call(x, out=None)``."""
+    return lambda x, out=None: op(x, out=out, **kw)
+
+
+def _loss(op):
+    """A regression output layer on data with itself as the label (the forward pass does not
+    read the label), in place."""
+    return elementwise(lambda x, out=None: op(x, x, out=out), dtype="float32",
+                       values=(-3, 5, -7, 9), size="2**31", reason=F32_REASON, inplace=True)
+
+
+_PRELU_GAMMA = (0.5, 0.25, 2.0, 4.0)
+
+
+def _prelu(t):
+    """PReLU with a slope per channel over (2, 4, M) in place: every element past 2**31 is
+    read with the slope of its channel, (position // M) % 4."""
+    m = t.N31 // 8
+    x = t.big("float32", 8 * m, shape=(2, 4, m), values=(-3, 5, -7, -9), fill=-1)
+    pos = sorted(set(t.positions(x.size)) | set(t.marks(x.size)))
+    before = t.values(x, pos)
+    gamma = mx.nd.array(_PRELU_GAMMA, dtype="float32")
+    y = mx.nd.LeakyReLU(x, gamma, act_type="prelu", out=x)
+    t.shape(y, (2, 4, m), "output")
+    slope = np.array(_PRELU_GAMMA, dtype=np.float32)[(np.array(pos) // m) % 4]
+    want = np.where(before > 0, before, slope * before).astype(np.float32)
+    t.equal(t.values(y, pos), want, "output at the far end")
+
+
+def _rrelu_slope(t):
+    """The slope read back from (data, output) = (x, x) in place: 1 everywhere but at the
+    -inf markers (-inf / -inf is NaN)."""
+    n = t.N31
+    x = t.big("float32", n, values=(-np.inf, 5, -np.inf, -2), fill=-3)
+    pos = sorted(set(t.positions(n)) | set(t.marks(n)))
+    before = t.small(x, pos)
+    y = mx.nd._internal._rrelu_slope(x, x, out=x)
+    t.shape(y, (n,), "output")
+    t.equal(t.values(y, pos), mx.nd._internal._rrelu_slope(before, before), "slopes")
+
+
+# ---- convolution and pooling: batches of small images -----------------------------------------
+# Items of 2048 elements (two at small scale): a 4x4 window with stride 4 leaves an output a
+# sixteenth of the input (or an input a sixteenth of the output), and items this size keep
+# the per-item overhead of the kernels low.
+_WIN = dict(kernel=(4, 4), stride=(4, 4))
+_POOL = dict(_WIN, pad=(0, 0))
+_ITEM = 2048
+
+
+def _w(shape):
+    """Small integer weights."""
+    return mx.nd.array((np.arange(int(np.prod(shape))) % 3 + 1).reshape(shape),
+                       dtype="float32")
+
+
+def _images(*shape):
+    """The batch shape of items of ``shape`` (``_ITEM`` elements)."""
+    return lambda t: (_batch(t, _ITEM),) + shape
+
+
+def _conv(x):
+    return mx.nd.Convolution(x, _w((1, 2, 4, 4)), mx.nd.array([1.0]), num_filter=1, **_WIN)
+
+
+def _deconv(y):
+    return mx.nd.Deconvolution(y, _w((1, 2, 4, 4)), num_filter=2, **_WIN)
+
+
+def _conv_weight_grad(t):
+    """dW of a (B, 2, 16, 64) -> (B, 1, 4, 16) convolution, a reduction over the whole
+    batch; the head gradient is zero but at the checked items, so the sum is exact and
+    equals the weight gradient of those items alone."""
+    shp = _images(2, 16, 64)(t)
+    x = t.big("float32", int(np.prod(shp)), shape=shp, fill=1)
+    items = _items(t, x.size, _ITEM)
+    gy = _marked_batch(t, (shp[0], 1, 4, 16), items)
+    call = lambda a, g: mx.nd._internal._conv_weight_grad(a, g, num_filter=1, **_WIN)  # noqa
+    got = call(x, gy)
+    want = call(_take_items(t, x, items), _take_items(t, gy, items))
+    t.equal(got, want, "weight gradient")
+
+
+def _pool_gather(x):
+    return mx.nd._internal._pool_max_gather(x, x, pool_type="max", **_POOL)
+
+
+ROWS = {
+    "Activation": elementwise(_inplace(mx.nd.Activation, act_type="relu"), dtype="float32",
+                              values=(-3, 5, -7, 9), size="2**31", reason=F32_REASON,
+                              inplace=True),
+    "LeakyReLU": Row(_prelu, "float32", "2**31", F32_REASON),
+    "_rrelu_slope": Row(_rrelu_slope, "float32", "2**31", F32_REASON),
+    "LinearRegressionOutput": _loss(mx.nd.LinearRegressionOutput),
+    "LogisticRegressionOutput": _loss(mx.nd.LogisticRegressionOutput),
+    "MAERegressionOutput": _loss(mx.nd.MAERegressionOutput),
+    "FullyConnected": batch_in(
+        lambda t: (_batch(t, 16), 16),
+        lambda x: mx.nd.FullyConnected(x, _w((1, 16)), mx.nd.array([2.0]), num_hidden=1)),
+    "Convolution": batch_in(_images(2, 16, 64), _conv),
+    "Deconvolution": batch_out(_images(1, 4, 16), _ITEM, _deconv),
+    "_conv_weight_grad": Row(_conv_weight_grad, "float32", "2**31", F32_REASON),
+    "Pooling": batch_in(_images(1, 32, 64), lambda x: mx.nd.Pooling(x, pool_type="avg", **_POOL)),
+    "_pool_backward": batch_out(
+        _images(1, 8, 16), _ITEM,
+        lambda g: mx.nd._internal._pool_backward(g, pool_type="avg", in_shape=(32, 64),
+                                                 **_POOL)),
+    "_pool_max_gather": batch_in(_images(1, 32, 64), _pool_gather),
+    "UpSampling": batch_out(_images(1, 8, 16), _ITEM,
+                            lambda x: mx.nd.UpSampling(x, scale=4, sample_type="nearest")),
+}
