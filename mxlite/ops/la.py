@@ -108,9 +108,10 @@ register(OpDef(
     infer_shape=lambda shapes, attrs: [_matrix("_la_trian_mask", shapes[0])],
     infer_type=_float_type("_la_trian_mask"), compute={"cpu": _trian_mask_compute},
     gradient=lambda F, node, og: [_mask(F, og[0], node.attrs.lower, node.attrs.diag)],
+    elementwise=True,
     doc="""The lower (or upper) triangle of every matrix, the other triangle zeroed and the
 diagonal multiplied by ``diag``. An element-wise mask, so it is its own adjoint (its gradient
-is the same op applied to the head gradient).
+is the same op applied to the head gradient), and ``out=`` may be its input.
 
 >>> mx.nd._internal._la_trian_mask(mx.nd.array([[1, 2], [3, 4]]), diag=0.5).asnumpy().tolist()
 [[0.5, 0.0], [3.0, 2.0]]

@@ -97,42 +97,6 @@ def _syrk(t):
     t.equal(out, want.astype(F32), "segment sums of squares")
 
 
-# ---- triangular products and solves: small triangles, a big right-hand side -----------------
-BATCH = 64
-
-
-def _triangles(lower_diag):
-    """(BATCH, 2, 2) lower triangles: diagonal ``lower_diag`` (a pair), below it -2..2 by
-    batch, above it 99 (never read)."""
-    t = np.zeros((BATCH, 2, 2))
-    t[:, 0, 0], t[:, 1, 1] = lower_diag
-    t[:, 1, 0] = np.arange(BATCH) % 5 - 2
-    t[:, 0, 1] = 99
-    return t
-
-
-def _triangular(call, solve):
-    """A row for ``call(T, B)`` with ``T`` small triangles and ``B`` a ``t.big`` right-hand
-    side (BATCH, 2, L) past 2**31: each output column read (head, around 2**31, markers,
-    tail) equals ``solve(triangle, column)`` in float64 (exact: small integers and powers of
-    two)."""
-    def run(t):
-        cols = t.P31 // (2 * BATCH) + 1
-        b = t.big(F32, BATCH * 2 * cols, shape=(BATCH, 2, cols))
-        tri = _triangles((2, 4))
-        out = call(mx.nd.array(tri, dtype=F32), b)
-        t.shape(out, b.shape, "result")
-        pos = sorted(set(t.positions(b.size)) | set(t.marks(b.size)))
-        # the column (batch, j) of each position, both of its rows
-        where = [(p // (2 * cols), p % cols) for p in pos]
-        col_pos = [s * 2 * cols + r * cols + j for s, j in where for r in (0, 1)]
-        have = t.values(b, col_pos).reshape(-1, 2)
-        want = np.stack([solve(np.tril(tri[s]), have[i]) for i, (s, _) in enumerate(where)])
-        got = t.values(out, col_pos).reshape(-1, 2)
-        t.equal(got, want.astype(F32), "columns at the head, around 2**31, the markers, the tail")
-    return Row(run, F32, "2**31", F32_REASON)
-
-
 # ---- square-matrix stacks ---------------------------------------------------------------------
 def _stack(t, fill):
     """(a, far): a float32 stack of 16x16 matrices past 2**31 elements, zeros or
@@ -198,11 +162,28 @@ def _batch(t, out, b):
 
 
 def _matrices_equal(want_of):
-    """A check: batch ``far[i]`` of the first output equals ``want_of(mats[i])``."""
+    """A check: batch ``far[i]`` of the first output equals ``want_of(mats[i], far[i])``
+    (the batch index, for ``_rhs``)."""
     def check(t, outs, far, mats):
         for b, m in zip(far, mats):
-            t.equal(_batch(t, outs[0], b), want_of(m).astype(F32), f"batch {b}")
+            t.equal(_batch(t, outs[0], b), want_of(m, b).astype(F32), f"batch {b}")
     return check
+
+
+def _rhs_values(b):
+    """Column ``b`` of ``_rhs``: small integers varying with the batch."""
+    return ((b * K + np.arange(K)) % 7 + 1.0).reshape(K, 1)
+
+
+def _rhs(a):
+    """(count, K, 1) right-hand sides for the stack ``a``: batch b is ``_rhs_values(b)``."""
+    count = a.shape[0]
+    return (mx.nd.arange(count * K, dtype="int64") % 7 + 1).astype(F32).reshape((count, K, 1))
+
+
+def _plain_rhs(scale):
+    """The verdict on batch 1 when the triangle is an identity: ``scale`` times its rhs."""
+    return _plain(scale * _rhs_values(1))
 
 
 def _same_op_on_small(call, exact=None):
@@ -253,13 +234,14 @@ def _makediag(t):
 
 
 def _trian_mask(t):
-    """A ``t.big`` stack of (2, 8) matrices past 2**31: the upper triangle kept, the
-    diagonal halved, the lower part zeroed, at every position read."""
+    """A ``t.big`` stack of (2, 8) matrices past 2**31, masked in place (an element-wise
+    op: in and out together would pass the peak): the upper triangle kept, the diagonal
+    halved, the lower part zeroed, at every position read."""
     a = t.big(F32, t.N31, shape=(t.N31 // 16, 2, 8))
-    out = mx.nd._internal._la_trian_mask(a, lower=False, diag=0.5)
-    t.shape(out, a.shape, "result")
     pos = sorted(set(t.positions(a.size)) | set(t.marks(a.size)))
     have = t.values(a, pos)
+    out = mx.nd._internal._la_trian_mask(a, lower=False, diag=0.5, out=a)     # in place
+    t.shape(out, a.shape, "result")
     r, c = (np.array(pos) // 8) % 2, np.array(pos) % 8
     want = np.where(c > r, have, np.where(c == r, have * np.float32(0.5), 0))
     t.equal(t.values(out, pos), want.astype(F32), "masked values")
@@ -313,12 +295,16 @@ ROWS = {
     "_linalg_gemm2": _product(_gemm2, F32, "2**31", finish=lambda p: 0.5 * p,
                               reason=F32_REASON),
     "_linalg_syrk": Row(_syrk, F32, "2**31", F32_REASON),
-    "_linalg_trmm": _triangular(lambda tri, b: mx.nd.linalg.trmm(tri, b, alpha=0.5),
-                                lambda tri, col: 0.5 * tri @ col),
-    "_linalg_trsm": _triangular(lambda tri, b: mx.nd.linalg.trsm(tri, b, alpha=2.0),
-                                lambda tri, col: np.linalg.solve(tri, 2.0 * col)),
+    "_linalg_trmm": _square("zeros", _upper,
+                            lambda a: mx.nd.linalg.trmm(a, _rhs(a), lower=False, alpha=0.5),
+                            _matrices_equal(lambda m, b: 0.5 * np.triu(m) @ _rhs_values(b)),
+                            _plain(np.zeros((K, 1)))),
+    "_linalg_trsm": _square("identity", _unit_lower,
+                            lambda a: mx.nd.linalg.trsm(a, _rhs(a), alpha=2.0),
+                            _matrices_equal(lambda m, b: np.linalg.solve(m, 2 * _rhs_values(b))),
+                            _plain_rhs(2)),
     "_linalg_det": _square("zeros", _upper, mx.nd.linalg.det,
-                           _matrices_equal(lambda m: np.prod(np.diag(m)).reshape(())),
+                           _matrices_equal(lambda m, b: np.prod(np.diag(m)).reshape(())),
                            _plain(0)),
     "_linalg_slogdet": _square("zeros", _upper, lambda a: mx.nd.linalg.slogdet(a),
                                _same_op_on_small(lambda a: mx.nd.linalg.slogdet(a),
@@ -329,17 +315,17 @@ ROWS = {
                                   _same_op_on_small(mx.nd.linalg.sumlogdiag), _plain(-np.inf)),
     "_linalg_extractdiag": _square("zeros", _dense,
                                    lambda a: mx.nd.linalg.extractdiag(a, offset=-1),
-                                   _matrices_equal(lambda m: np.diag(m, -1)),
+                                   _matrices_equal(lambda m, b: np.diag(m, -1)),
                                    _plain(np.zeros(K - 1))),
     "_linalg_potrf": _square("identity", lambda j: _unit_lower(j) @ _unit_lower(j).T,
                              mx.nd.linalg.potrf,
-                             _matrices_equal(lambda m: np.rint(np.linalg.cholesky(m))),
+                             _matrices_equal(lambda m, b: np.rint(np.linalg.cholesky(m))),
                              _plain(np.eye(K))),
     "_linalg_potri": _square("identity", _unit_lower, mx.nd.linalg.potri,
-                             _matrices_equal(lambda m: _exact_inverse(m).T @ _exact_inverse(m)),
+                             _matrices_equal(lambda m, b: _exact_inverse(m).T @ _exact_inverse(m)),
                              _plain(np.eye(K))),
     "_linalg_inverse": _square("identity", _unit_lower, mx.nd.linalg.inverse,
-                               _matrices_equal(_exact_inverse), _plain(np.eye(K))),
+                               _matrices_equal(lambda m, b: _exact_inverse(m)), _plain(np.eye(K))),
     "_linalg_makediag": Row(_makediag, F32, "2**31", F32_REASON),
     "_la_trian_mask": Row(_trian_mask, F32, "2**31", F32_REASON),
     "khatri_rao": Row(_khatri_rao, F32, "2**31", F32_KR_REASON),
