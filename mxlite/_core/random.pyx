@@ -545,6 +545,62 @@ def randint(cnp.ndarray out, uint64_t key, uint64_t offset, object low, object h
 
 
 # ---- multinomial -----------------------------------------------------------------------------
+cdef int _check_probs(cnp.ndarray probs, cnp.ndarray cum) except -1:
+    for a, name in ((probs, "probs"), (cum, "cum")):
+        if a.dtype != "float64" or not cnp.PyArray_IS_C_CONTIGUOUS(a) or a.ndim != 2:
+            raise TypeError(f"multinomial: {name} must be C-contiguous 2-d float64")
+    if (<object>cum).shape != (<object>probs).shape:
+        raise ValueError("multinomial: cum must have the shape of probs")
+    return 0
+
+
+def multinomial_cumsum(cnp.ndarray probs, cnp.ndarray cum):
+    """Running sums of each row of float64 ``probs`` (rows, k) into ``cum``. Returns the
+    first invalid row (negative, NaN or infinite entry, or zero total), or -1."""
+    _check_probs(probs, cum)
+    cdef idx_t rows = probs.shape[0], k = probs.shape[1], r, bad = -1
+    cdef const double* p = <const double*>cnp.PyArray_DATA(probs)
+    cdef double* c = <double*>cnp.PyArray_DATA(cum)
+    if k == 0:
+        return -1 if rows == 0 else 0
+    with nogil:
+        for r in range(rows):
+            if mx_multinomial_cumsum(p + r * k, c + r * k, k):
+                bad = r
+                break
+    return bad
+
+
+def multinomial_draw(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.ndarray logp,
+                     uint64_t key, uint64_t offset, idx_t first, idx_t per_row):
+    """Samples ``first .. first + index.size`` of a call drawing ``per_row`` categories from
+    each row of ``probs`` (``cum`` from multinomial_cumsum): sample s is drawn from row
+    s // per_row by the 64-bit draw s (words W[2s], W[2s + 1]) into int64 ``index``, with
+    log(p / row total) into float64 ``logp`` (same size). A call may draw its samples in any
+    number of pieces."""
+    _check_probs(probs, cum)
+    _check_out(index, "multinomial")
+    _check_out(logp, "multinomial")
+    if index.dtype != "int64" or logp.dtype != "float64" or index.size != logp.size:
+        raise TypeError("multinomial: index must be int64 and logp float64 of the same size")
+    cdef idx_t rows = probs.shape[0], k = probs.shape[1], n = cnp.PyArray_SIZE(index), s
+    if n == 0:
+        return
+    if k == 0 or per_row <= 0 or first < 0 or first + n > rows * per_row:
+        raise ValueError("multinomial: bad shapes")
+    cdef const double* p = <const double*>cnp.PyArray_DATA(probs)
+    cdef const double* c = <const double*>cnp.PyArray_DATA(cum)
+    cdef int64_t* idx = <int64_t*>cnp.PyArray_DATA(index)
+    cdef double* lp = <double*>cnp.PyArray_DATA(logp)
+    if n >= PARALLEL_MIN // 4:
+        for s in prange(n, nogil=True, schedule="static"):
+            _multinomial_one(p, c, idx, lp, s, first, per_row, k, key, offset)
+    else:
+        with nogil:
+            for s in range(n):
+                _multinomial_one(p, c, idx, lp, s, first, per_row, k, key, offset)
+
+
 def multinomial(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.ndarray logp,
                 uint64_t key, uint64_t offset):
     """Draw ``index.size // rows`` categories from each row of float64 ``probs`` (rows, k).
@@ -553,47 +609,25 @@ def multinomial(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.ndarr
     float64, same size, gets log(p / row total). Sample s reads words W[2s], W[2s + 1].
     Returns the first invalid row (negative, NaN or infinite entry, or zero total), or -1.
     """
-    for a, name in ((probs, "probs"), (cum, "cum")):
-        if a.dtype != "float64" or not cnp.PyArray_IS_C_CONTIGUOUS(a) or a.ndim != 2:
-            raise TypeError(f"multinomial: {name} must be C-contiguous 2-d float64")
-    if (<object>cum).shape != (<object>probs).shape:
-        raise ValueError("multinomial: cum must have the shape of probs")
-    _check_out(index, "multinomial")
-    _check_out(logp, "multinomial")
-    if index.dtype != "int64" or logp.dtype != "float64" or index.size != logp.size:
-        raise TypeError("multinomial: index must be int64 and logp float64 of the same size")
-    cdef idx_t rows = probs.shape[0], k = probs.shape[1], total = cnp.PyArray_SIZE(index)
+    _check_probs(probs, cum)
+    cdef idx_t rows = probs.shape[0], total = cnp.PyArray_SIZE(index)
     if rows == 0 or total == 0:
         return -1
-    if k == 0 or total % rows:
+    if probs.shape[1] == 0 or total % rows:
         raise ValueError("multinomial: bad shapes")
-    cdef idx_t per_row = total // rows, r, s, bad = -1
-    cdef const double* p = <const double*>cnp.PyArray_DATA(probs)
-    cdef double* c = <double*>cnp.PyArray_DATA(cum)
-    cdef int64_t* idx = <int64_t*>cnp.PyArray_DATA(index)
-    cdef double* lp = <double*>cnp.PyArray_DATA(logp)
-    with nogil:
-        for r in range(rows):
-            if mx_multinomial_cumsum(p + r * k, c + r * k, k):
-                bad = r
-                break
+    bad = multinomial_cumsum(probs, cum)
     if bad >= 0:
         return bad
-    if total >= PARALLEL_MIN // 4:
-        for s in prange(total, nogil=True, schedule="static"):
-            _multinomial_one(p, c, idx, lp, s, per_row, k, key, offset)
-    else:
-        with nogil:
-            for s in range(total):
-                _multinomial_one(p, c, idx, lp, s, per_row, k, key, offset)
+    multinomial_draw(probs, cum, index, logp, key, offset, 0, total // rows)
     return -1
 
 
 cdef void _multinomial_one(const double* p, const double* c, int64_t* idx, double* lp,
-                           idx_t s, idx_t per_row, idx_t k, uint64_t key,
+                           idx_t s, idx_t first, idx_t per_row, idx_t k, uint64_t key,
                            uint64_t offset) noexcept nogil:
-    cdef idx_t r = s // per_row
-    idx[s] = mx_multinomial_draw(p + r * k, c + r * k, k, mx_draw64(key, offset, <uint64_t>s),
+    cdef idx_t g = first + s
+    cdef idx_t r = g // per_row
+    idx[s] = mx_multinomial_draw(p + r * k, c + r * k, k, mx_draw64(key, offset, <uint64_t>g),
                                  &lp[s])
 
 

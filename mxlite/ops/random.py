@@ -557,20 +557,35 @@ def multinomial_row_error(row, shape):
                     "must hold non-negative finite probabilities with a positive sum")
 
 
+_MULTINOMIAL_PIECE = 1 << 22     # samples drawn at once: 64 MiB of int64/float64 scratch
+
+
 def _multinomial_compute(rctx, ins, outs, attrs):
     data, xp = ins[0], rctx.xp
     key, offset = rctx.rng.next()
     k = data.shape[-1]
-    rows = size_of(data.shape[:-1])
+    rows, total = size_of(data.shape[:-1]), outs[0].size
+    if rows == 0 or total == 0:
+        return
     probs = xp.ascontiguousarray(data, np.float64).reshape(rows, k)
-    index = xp.empty(outs[0].size, np.int64)
-    logp = xp.empty(outs[0].size, np.float64)
-    bad = _k.multinomial(probs, xp.empty(probs.shape, probs.dtype), index, logp, key, offset)
+    cum = xp.empty(probs.shape, np.float64)
+    bad = _k.multinomial_cumsum(probs, cum)
     if bad >= 0:
         raise multinomial_row_error(bad, data.shape)
-    xp.cast_into(outs[0], index.reshape(outs[0].shape))
-    if attrs.get_prob:
-        xp.cast_into(outs[1], logp.reshape(outs[1].shape))
+    outs = outs if attrs.get_prob else outs[:1]
+    # the samples are drawn in pieces (a sample's value does not depend on the piece), so the
+    # int64 indices and float64 log-probabilities take a piece, not 16 bytes per sample
+    flat = [o.reshape(-1) if o.flags.c_contiguous else None for o in outs]
+    piece = total if any(f is None for f in flat) else min(total, _MULTINOMIAL_PIECE)
+    index, logp = xp.empty(piece, np.int64), xp.empty(piece, np.float64)
+    for lo in range(0, total, piece):
+        n = min(piece, total - lo)
+        _k.multinomial_draw(probs, cum, index[:n], logp[:n], key, offset, lo, total // rows)
+        for out, f, got in zip(outs, flat, (index, logp)):
+            if piece == total:
+                xp.cast_into(out, got.reshape(out.shape))
+            else:
+                xp.cast_into(f[lo:lo + n], got[:n])
 
 
 register(OpDef(
