@@ -99,6 +99,8 @@ def _argsort(xp, x, axis, ascending):
     lib = xp.lib
     if ascending:
         pos = lib.argsort(x, axis=axis, kind="stable")
+    elif x.dtype.kind in "biu":         # ~x reverses the order of every integer type and bool:
+        pos = lib.argsort(~x, axis=axis, kind="stable")    # one sort, no reversed positions
     else:
         rev = lib.argsort(lib.flip(x, axis), axis=axis, kind="stable")
         pos = (x.shape[axis] - 1) - lib.flip(rev, axis)
