@@ -1,21 +1,20 @@
 """Large-tensor rows: index ops (take, pick, one_hot, Embedding), the sequence ops, and the
-scatter adjoints behind their gradients.
+scatter adjoints behind their gradients. Every row goes past 2**32.
 
-Every big array is a zero array with markers (``t.big``, plus ``extra`` markers where a row
-needs one at a given place), so the value of every element is known in closed form. Index
-ops use int64 indices above 2**32 (float32 cannot hold them); gathers must return the
-markers, scatters must write exactly where the indices say. Checks read the head, around
-2**31 and 2**32, the tail, every position the op was told to touch and that position
-shifted by 2**32 (where a wrapped 32-bit index would land).
+Arrays an op reads are zero arrays with markers (``t.big``, plus ``extra`` markers where a
+row needs one at a given place), so every element is known in closed form; an input read
+for its shape only (a scatter's ``data``, a gradient's variable) is left uninitialised and
+costs no host memory. Index ops use int64 indices above 2**32 (float32 cannot hold them):
+gathers must return the markers, scatters must write exactly where the indices say. Checks
+read the head, around 2**31 and 2**32, the tail, every position the op was told to touch,
+and that position shifted by 2**32 (where a wrapped 32-bit index would land).
 
 take, Embedding and SequenceLast also check a gradient recorded with ``mx.autograd`` at the
-far end, in float16 past 2**32 (gradients are float; float16 halves the memory of float32,
-and these gradients only move values, so no half conversion runs over the big array).
-The gradient is asked with ``autograd.grad``, which returns it without writing the
-variable's gradient buffer (that buffer, never touched, costs no host memory).
+far end, in float16 past 2**32 (a float dtype; these gradients only move or add a few
+values, so no half conversion runs over the big array). ``autograd.grad`` returns it
+without writing the variable's gradient buffer.
 
-Every row goes past 2**32. The sequence rows use rows of 16 or 256 elements (R) so the
-kernels move whole rows rather than single bytes.
+The sequence rows move rows of 16 or 256 elements: their kernels copy one row at a time.
 """
 import numpy as np
 
@@ -224,7 +223,6 @@ def _sequence_last_row(t):
     data = _shape_only(t, (T, B, R), "float16")
     g = _grad(data, lambda a: mx.nd.SequenceLast(a, _i64(lengths), use_sequence_length=True),
               mx.nd.array(head, dtype="float16"))
-    t.seen(g)
     t.shape(g, (T, B, R), "SequenceLast's gradient")
     written = {((lengths[b] - 1) * B + b) * R + i: head[b, i] for b in range(B) for i in range(R)}
     _check_sparse(t, g, written, "SequenceLast's gradient")
