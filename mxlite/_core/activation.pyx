@@ -293,11 +293,12 @@ def rrelu_slope(const real[::1] x, const real[::1] y, real[::1] out):
             out[i] = y[i] / x[i] if x[i] < 0 else 1
 
 
-def nll_sum(const real[:, ::1] logp, const long long[::1] label):
-    """``-sum_i logp[i, label[i]]`` (labels already checked to lie in ``[0, logp.shape[1])``),
-    accumulated in double."""
+def nll_sum(const real[:, ::1] logp, const long long[::1] label, double start=0.0):
+    """``start - sum_i logp[i, label[i]]`` (labels already checked to lie in
+    ``[0, logp.shape[1])``), accumulated in double in row order: a sum over blocks of rows,
+    each block's call starting from the previous one's result, has the bits of one call."""
     cdef idx_t i, n = logp.shape[0]
-    cdef double s = 0.0
+    cdef double s = start
     if label.shape[0] != n:
         raise ValueError("nll_sum: one label per row is needed")
     with nogil:

@@ -260,6 +260,11 @@ MX_ACT_CLONES static void mx_softmax_block_f32(const float* x, float* y, int64_t
     for (k = 0; k < n; k++) {
         const float* xr = x + k * inner;
         float* yr = y + k * inner;
+        if (log_mode) {                      /* y untouched until x is read for the last time: */
+            for (j = 0; j < inner; j++)      /* in place (y == x) is safe */
+                s[j] += mx_expf(scale * xr[j] - m[j]);
+            continue;
+        }
         for (j = 0; j < inner; j++)
             yr[j] = mx_expf(scale * xr[j] - m[j]);
         for (j = 0; j < inner; j++)

@@ -426,12 +426,12 @@ def _out_arrays(op, shapes, dtypes, outs, arrays, rctx):
             # an input of another array library (_copyto's, from another device) cannot overlap
             if not isinstance(a, xp.ndarray) or not xp.may_share_memory(o._data, a):
                 continue
-            if not op.elementwise:
+            if not op.in_place:
                 raise op_error(op.name, "out= overlaps an input; this operator cannot run in place")
             if a.shape != o.shape or xp.data_ptr(a) != xp.data_ptr(o._data):
-                # Element-wise in place is safe only element-on-itself; a shifted or
-                # broadcast overlap (``x[1:] += x[:-1]``, ``x += x[0]``) would read values
-                # already overwritten, so that input is copied first, as NumPy does.
+                # In place is safe only element-on-itself; a shifted or broadcast overlap
+                # (``x[1:] += x[:-1]``, ``x += x[0]``) would read values already
+                # overwritten, so that input is copied first, as NumPy does.
                 arrays[i] = a.copy()
         result.append(o._data)
     return result

@@ -613,7 +613,7 @@ for _name in ("softmax", "log_softmax", "softmin"):
         list_inputs=_softmax_inputs, backward_shape=_softmax_backward_shape,
         infer_shape=_softmax_shape_fn(_name), infer_type=_softmax_type_fn(_name),
         compute={"cpu": _softmax_compute_fn(_name)}, gradient=_softmax_gradient_fn(_name),
-        grad_needs=("inputs", "outputs"), doc=_SOFTMAX_DOCS[_name]))
+        grad_needs=("inputs", "outputs"), in_place=True, doc=_SOFTMAX_DOCS[_name]))
 
 
 # ---- softmax_cross_entropy ---------------------------------------------------------------------
@@ -644,16 +644,25 @@ def _labels(rctx, name, label, n):
     return lab
 
 
+_SCE_BLOCK = 1 << 22       # elements of softmax_cross_entropy's log-softmax scratch
+
+
 def _sce_compute(rctx, ins, outs, attrs):
     data, label = ins
     xp = rctx.xp
     work = _F64 if data.dtype == _F64 else np.dtype(np.float32)
     rows, classes = data.shape
     lab = _labels(rctx, "softmax_cross_entropy", label, classes)
-    logp = xp.empty(data.shape, work)
-    run_softmax(rctx, data, logp, 1, 1, 1.0)
-    total = xp.scalar(_act.nll_sum(logp, lab) if rows else 0.0, work)
-    xp.cast_into(outs[0], total.reshape(1))
+    # the log-softmax of a block of rows at a time: scratch memory stays bounded (a batch
+    # the size of the memory would not have room for a second copy)
+    step = max(1, _SCE_BLOCK // max(classes, 1))
+    logp = xp.empty((min(step, rows), classes), work)
+    total = 0.0
+    for start in range(0, rows, step):
+        part = logp[:min(step, rows - start)]
+        run_softmax(rctx, data[start:start + step], part, 1, 1, 1.0)
+        total = _act.nll_sum(part, lab[start:start + step], total)
+    xp.cast_into(outs[0], xp.scalar(total, work).reshape(1))
 
 
 def _sce_gradient(F, node, ograds):
@@ -845,7 +854,7 @@ register(OpDef(
                   "the label and alpha / (k - 1) elsewhere")),
     infer_shape=_so_shape, infer_type=_loss_type_fn("SoftmaxOutput"),
     backward_shape=_so_backward_shape,
-    compute={"cpu": _so_compute}, gradient=_so_gradient,
+    compute={"cpu": _so_compute}, gradient=_so_gradient, in_place=True,
     doc="""Softmax output layer: the forward pass is a softmax, the gradient that of the
 cross-entropy loss with ``label``.
 

@@ -200,7 +200,7 @@ register(OpDef(
     params=(Param("axis", "axes", None, "the reduced axes (None: all)"),
             Param("exclude", "bool", False, "reduce over the axes NOT listed in axis")),
     infer_shape=_proj_shape, infer_type=_proj_type, compute={"cpu": _proj_compute},
-    gradient=_proj_grad, grad_needs=("inputs",),
+    gradient=_proj_grad, grad_needs=("inputs",), in_place=True,
     doc="""The fused core of the normalisation gradients (one kernel, two passes):
 ``out = rstd * (grad - flag * (mean(grad) + xhat * mean(grad * xhat))) + xhat * scale + shift``
 with the means over the reduced axes (``axis``/``exclude`` as in ``sum``); ``rstd``,
@@ -336,6 +336,7 @@ register(OpDef(
             Param("max_calib_range", "float", None, "accepted for compatibility (quantisation)")),
     infer_shape=_bn_shape, infer_type=_bn_type, compute={"cpu": _bn_compute},
     gradient=_bn_grad, grad_needs=("outputs",), num_outputs=6, output_names=_BN_OUTPUTS,
+    in_place=True,
     num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
     aux_inputs=("moving_mean", "moving_var"), mutate_inputs=("moving_mean", "moving_var"),
     backward_shape=_axis_backward_shape,
@@ -419,7 +420,7 @@ register(OpDef(
             Param("eps", "float", 1e-5, "added to the variance before the square root"),
             Param("output_mean_var", "bool", False, "also return the mean and the std")),
     infer_shape=_ln_shape, infer_type=_ln_type, compute={"cpu": _ln_compute},
-    gradient=_ln_grad, grad_needs=("inputs", "outputs"), num_outputs=3,
+    gradient=_ln_grad, grad_needs=("inputs", "outputs"), num_outputs=3, in_place=True,
     output_names=("output", "mean", "std"),
     num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
     backward_shape=_axis_backward_shape,
@@ -484,7 +485,7 @@ register(OpDef(
     "InstanceNorm", inputs=("data", "gamma", "beta"),
     params=(Param("eps", "float", 1e-3, "added to the variance before the square root"),),
     infer_shape=_in_shape, infer_type=_in_type, compute={"cpu": _in_compute},
-    gradient=_in_grad, grad_needs=("inputs", "outputs"), num_outputs=3,
+    gradient=_in_grad, grad_needs=("inputs", "outputs"), num_outputs=3, in_place=True,
     output_names=("output", "mean", "std"), num_visible_outputs=1,
     backward_shape=_in_backward_shape,
     doc="""Instance normalisation: each (sample, channel) of ``data`` (shape ``(N, C, ...)``) is
@@ -561,7 +562,7 @@ register(OpDef(
             Param("mode", "str", "instance", "'instance' (all axes but the first), 'channel' "
                   "(axis 1) or 'spatial' (axes 2 and up)", choices=_L2_MODES)),
     infer_shape=_l2_shape, infer_type=_l2_type, compute={"cpu": _l2_compute},
-    gradient=_l2_grad, backward_shape=_data_backward_shape,
+    gradient=_l2_grad, backward_shape=_data_backward_shape, in_place=True,
     doc="""Divide ``data`` by its L2 norm ``sqrt(sum(x**2) + eps)``: over all axes but the
 first (``mode='instance'``), over axis 1 for each sample and position (``'channel'``), or
 over the spatial axes 2.. for each sample and channel (``'spatial'``). The gradient (any

@@ -54,6 +54,9 @@ class OpDef:
       mutate_inputs         inputs the kernel updates in place (MXNet's FMutateInputs)
       backward_shape        fn(in_shapes, out_shapes, attrs) -> input shapes, None where
                             still unknown, or ``'same'`` (see ``infer_shape_partial``)
+      elementwise           output[i] depends only on inputs[i]: out= may alias an input
+      in_place              out= may be an input itself (row-wise kernels that read a row
+                            before writing it); a shifted overlap is copied first
       doc
 
     BatchNorm will declare ``inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var')``
@@ -65,7 +68,7 @@ class OpDef:
 
     __slots__ = ("name", "aliases", "inputs", "params", "infer_shape", "infer_type", "compute",
                  "gradient", "grad_needs", "num_outputs", "variadic", "doc", "_param_map",
-                 "_defaults", "elementwise", "key_var_num_args", "aux_inputs",
+                 "_defaults", "elementwise", "in_place", "key_var_num_args", "aux_inputs",
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
                  "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs",
                  "attrs_cache", "infer_cache")
@@ -74,7 +77,7 @@ class OpDef:
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
                  variadic=False, elementwise=False, key_var_num_args=None, list_inputs=None,
                  output_names=None, num_visible_outputs=None, aux_inputs=(), mutate_inputs=(),
-                 backward_shape=None, float_rule=None, cpu_kernel=None):
+                 backward_shape=None, float_rule=None, cpu_kernel=None, in_place=False):
         self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
         self.params = tuple(params)
         self.infer_shape, self.infer_type = infer_shape, infer_type
@@ -82,6 +85,10 @@ class OpDef:
         self.gradient, self.grad_needs = gradient, frozenset(grad_needs)
         self.num_outputs, self.variadic, self.doc = num_outputs, variadic, doc
         self.elementwise = elementwise   # output[i] depends only on inputs[i]: safe in place
+        # out= may be an input itself (the same array, not a shifted view): the kernel reads
+        # every input element an output element depends on before writing that element
+        # (row-wise kernels: softmax rows, normalisations); element-wise ops are too
+        self.in_place = in_place or elementwise
         # Declared rule the compiled invoke applies without calling infer_shape/infer_type
         # when every input has one dtype, float32 or float64: the one output has that dtype
         # and the shape of the rule: 'same' (inputs of one shape), 'broadcast' (two inputs,

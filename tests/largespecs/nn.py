@@ -62,17 +62,25 @@ def _check_items(t, y, items, want, what):
 
 
 # ---- row builders ----------------------------------------------------------------------------
-def batch_in(shape, call, fill=1):
+def batch_in(shape, call, fill=1, inplace=False):
     """A row for a layer applied to each item of a batch: the big array is the input, a
     batch of ``shape(t)`` (past 2**31 elements) filled with ``fill`` and ``t.big``'s markers;
-    the items around 2**31 and at the tail of ``call(x)`` equal ``call`` on those items."""
+    the items around 2**31 and at the tail of ``call(x)`` (``call(x, out=x)`` with
+    ``inplace``: the output over the input) equal ``call`` on those items."""
     def run(t):
         shp = shape(t)
         x = t.big("float32", int(np.prod(shp)), shape=shp, fill=fill)
         items = _items(t, x.size, x.size // shp[0])
         small = _take_items(t, x, items)
-        _check_items(t, call(x), items, call(small).asnumpy(), "output items")
+        y = call(x, out=x) if inplace else call(x)
+        _check_items(t, x if inplace else y, items, _first(call(small)).asnumpy(),
+                     "output items")
     return Row(run, "float32", "2**31", F32_REASON)
+
+
+def _first(result):
+    """The (first) output of a call."""
+    return result[0] if isinstance(result, (list, tuple)) else result
 
 
 def batch_out(shape, out_per_item, call):
@@ -185,6 +193,73 @@ def _pool_gather(x):
     return mx.nd._internal._pool_max_gather(x, x, pool_type="max", **_POOL)
 
 
+# ---- row-wise layers, in place --------------------------------------------------------------
+_ROWS16 = lambda t: (_batch(t, 16), 16)          # noqa: E731
+
+
+def _vector(n, start=1):
+    """Small integers ``start, start + 1, ...`` cycling over 3 values, ``n`` of them."""
+    return mx.nd.array(np.arange(n) % 3 + start, dtype="float32")
+
+
+def _with_stats(op, stat_shape, params, **kw):
+    """``op(x, *params(x), **kw)``; in place its hidden statistics go to small arrays of
+    ``stat_shape(x.shape)``."""
+    def call(x, out=None):
+        args = params(x)
+        if out is None:
+            return op(x, *args, **kw)
+        stats = [mx.nd.empty(stat_shape(x.shape), dtype="float32") for _ in range(2)]
+        return op(x, *args, out=[out] + stats, **kw)
+    return call
+
+
+def _batch_norm(x, out=None):
+    """BatchNorm in inference (the moving statistics) over channels of axis 1; in place the
+    normalised data (a hidden output) goes over the output too (gamma is fixed at 1 and beta
+    is 0, so both are the same values)."""
+    c = x.shape[1]
+    args = (_vector(c), mx.nd.zeros((c,)), _vector(c, 0), _vector(c, 2))
+    if out is None:
+        return mx.nd.BatchNorm(x, *args)
+    small = [mx.nd.empty((c,)), mx.nd.empty((c,))]
+    return mx.nd.BatchNorm(x, *args, out=[out] + small + [out, mx.nd.empty((c,)),
+                                                          mx.nd.empty((1,))])
+
+
+def _norm_project(x, out=None):
+    """The normalisation backward over rows, with grad = xhat = x."""
+    b = x.shape[0]
+    return mx.nd._internal._norm_project(
+        x, x, mx.nd.full((b, 1), 0.5), mx.nd.ones((1,)), mx.nd.full((b, 1), 2.0),
+        mx.nd.ones((b, 1)), axis=1, out=out)
+
+
+def _softmax_output(x, out=None):
+    return mx.nd.SoftmaxOutput(x, mx.nd.zeros((x.shape[0],)), out=out)
+
+
+def _softmax_cross_entropy(t):
+    """The loss summed over rows of 16 past 2**31 elements: ones (every class has
+    log-probability -log 16) but for the rows holding the markers, whose labels (1 or 2,
+    never a marker's column) are set. Every term is at least log 16 > 2, so the sum in
+    double is exact in any order: rows of ones times their term plus each marked row's term,
+    the terms read from log_softmax of those rows."""
+    shp = _ROWS16(t)
+    x = t.big("float32", shp[0] * 16, shape=shp, fill=1)
+    rows = sorted({p // 16 for p in t.marks(x.size)} | {shp[0] - 1})
+    label = mx.nd.zeros((shp[0],), dtype="int8")
+    labels = [1 + r % 2 for r in rows]
+    for r, v in zip(rows, labels):
+        label[r] = v
+    got = mx.nd.softmax_cross_entropy(x, label)
+    ones = -mx.nd.log_softmax(mx.nd.ones((1, 16))).asnumpy().astype(np.float64)[0, 0]
+    logp = mx.nd.log_softmax(_take_items(t, x, rows)).asnumpy().astype(np.float64)
+    marked = -logp[np.arange(len(rows)), labels]
+    want = (shp[0] - len(rows)) * ones + float(np.sum(marked))
+    t.equal(got, np.array([want], dtype=np.float32), "loss")
+
+
 ROWS = {
     "Activation": elementwise(_inplace(mx.nd.Activation, act_type="relu"), dtype="float32",
                               values=(-3, 5, -7, 9), size="2**31", reason=F32_REASON,
@@ -206,6 +281,21 @@ ROWS = {
         lambda g: mx.nd._internal._pool_backward(g, pool_type="avg", in_shape=(32, 64),
                                                  **_POOL)),
     "_pool_max_gather": batch_in(_images(1, 32, 64), _pool_gather),
+    "softmax": batch_in(_ROWS16, _inplace(mx.nd.softmax), inplace=True),
+    "softmin": batch_in(_ROWS16, _inplace(mx.nd.softmin, temperature=2.0), inplace=True),
+    "log_softmax": batch_in(_images(4, 512), _inplace(mx.nd.log_softmax, axis=1),
+                            inplace=True),
+    "SoftmaxOutput": batch_in(_ROWS16, _softmax_output, inplace=True),
+    "softmax_cross_entropy": Row(_softmax_cross_entropy, "float32", "2**31", F32_REASON),
+    "LayerNorm": batch_in(_images(2048), _with_stats(
+        mx.nd.LayerNorm, lambda s: (s[0], 1), lambda x: (_vector(2048), _vector(2048, 0))),
+        inplace=True),
+    "InstanceNorm": batch_in(_images(2, 1024), _with_stats(
+        mx.nd.InstanceNorm, lambda s: (s[0], 2, 1), lambda x: (_vector(2), _vector(2, 0))),
+        inplace=True),
+    "L2Normalization": batch_in(_images(2048), _inplace(mx.nd.L2Normalization), inplace=True),
+    "BatchNorm": batch_in(_images(4, 512), _batch_norm, inplace=True),
+    "_norm_project": batch_in(_images(2048), _norm_project, inplace=True),
     "UpSampling": batch_out(_images(1, 8, 16), _ITEM,
                             lambda x: mx.nd.UpSampling(x, scale=4, sample_type="nearest")),
 }

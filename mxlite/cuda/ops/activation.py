@@ -144,7 +144,7 @@ extern "C" __global__ void ${name}(const float* x, float* y, mx_idx outer, mx_id
         double s = 0.0;
         for (k = 0; k < n; k++) {
             float e = mx_expf(scale * xc[k * inner] - m);
-            yc[k * inner] = e;
+            if (!log_mode) yc[k * inner] = e;      // log mode reads x again: y == x is safe
             s += e;
         }
         if (log_mode) {
