@@ -3,10 +3,10 @@
 Random rows are exact. mxlite's generator is counter-based (mxlite/_core/philox.h): element
 ``i`` of a call is a pure function of the call's stream ``(seed, offset)`` and ``i``, so a row
 reads the stream the call will use (``get_state``) and computes, in Python, the element at
-each checked position from its Philox words (philox.h written again in Python): uniform, randint,
-exponential and normal from the direct words, gamma from the element stream by the same
-Marsaglia-Tsang steps, multinomial from the 64-bit draws, shuffle's permutation by the same
-Fisher-Yates draws. A wrapped 32-bit element index draws another element's words, so the value
+each checked position from its Philox words (philox.h written again in Python): uniform,
+randint, exponential and normal from the direct words, gamma from the element stream by the
+same Marsaglia-Tsang steps, multinomial from the 64-bit draws (uint8 samples, past 2**31 only
+for time), shuffle's permutation of 16 rows of 2**28 uint8 by the same Fisher-Yates draws. A wrapped 32-bit element index draws another element's words, so the value
 at 2**31 or 2**32 differs. CPU values are bit-identical (the oracle calls the same libm); a
 GPU's libm may differ by an ulp in the transcendental samplers (see ``mx.random.seed``), so
 there normal, exponential and gamma are compared within a few ulp.
@@ -22,7 +22,13 @@ parameter and draws for real.
 Optimizer updates are float32 only (float16 weights are refused), so they stop past 2**31,
 updating the weight in place (``out=weight``); the gradient is an ``empty`` array with
 markers (read only: its untouched pages are the zero page). The result and every state at the
-checked positions equal the same update on a small array of those elements.
+checked positions equal the same update on a small array of those elements. Every state is
+written, so an update with states needs 8 GiB per state on top of the weight's 8 GiB; on the
+CPU those rows (all but sgd_update and signsgd_update) fail before allocating anything,
+saying so, rather than pass the 16 GiB host peak; they run on a GPU.
+
+Slow on two CPU cores: gamma (~70 s past 2**31: two Philox blocks and four transcendentals
+per element), multinomial (~60 s), normal (~20 s).
 """
 import ctypes
 import ctypes.util
@@ -33,7 +39,7 @@ import numpy as np
 import mxlite as mx
 from mxlite.device import rng as _rng
 
-from . import Row
+from . import Row, RowFailure
 
 F32_REASON = ("float32 output (the sampler's float16 draws through a float32 buffer): 2**32 "
               "float32 elements are 16 GiB, over the 16 GiB peak")
@@ -43,6 +49,9 @@ _LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
 for _fn in ("logf", "cosf", "sinf"):
     getattr(_LIBM, _fn).restype = ctypes.c_float
     getattr(_LIBM, _fn).argtypes = (ctypes.c_float,)
+MULTINOMIAL_REASON = ("time: each sample costs a Philox block, a search of its row and a log "
+                      "(~20 ns on one core), so 2**32 samples take over a minute on two cores")
+HOST_PEAK = 16 * 2 ** 30       # tests/large/test_large_table.py's PEAK_LIMIT_GB
 GPU_ULPS = 4            # a GPU's libm against the host's, in the transcendental samplers
 
 
@@ -268,15 +277,15 @@ _PROBS = np.array([[0.125, 0.5, 0.375], [0.75, 0.0, 0.25], [0.2, 0.3, 0.5],
 
 
 def _multinomial_row(t):
-    """Four distributions of 3 categories, N/4 uint8 samples each: the output passes 2**32;
-    sample g of the flat output reads the 64-bit draw g of the stream."""
+    """Four distributions of 3 categories, N31/4 uint8 samples each; sample g of the flat
+    output reads the 64-bit draw g of the stream."""
     rows, k = _PROBS.shape
-    per_row = t.N // rows
+    per_row = t.N31 // rows
     key, offset = _stream_of_next_call(t)
     y = mx.nd.random.multinomial(mx.nd.array(_PROBS), shape=(per_row,), dtype="uint8")
     t.shape(y, (rows, per_row), "multinomial")
     cum = np.cumsum(_PROBS.astype(np.float64), axis=1)        # sequential sums, as the kernel
-    pos = _checked(t, t.N)
+    pos = _checked(t, t.N31)
     want = []
     for g in pos:
         r = g // per_row
@@ -328,6 +337,11 @@ def _update(name, states, **params):
 
     def run(t):
         n = t.N31
+        written = (1 + len(states)) * n * 4          # the new weight and every state
+        if t.ctx.compute_device == "cpu" and written >= HOST_PEAK:
+            raise RowFailure(f"{name} writes {1 + len(states)} float32 arrays of {n} elements "
+                             f"({written / 2 ** 30:.1f} GiB), over the {HOST_PEAK >> 30} GiB "
+                             "host peak: it runs past 2**31 on a GPU only")
         weight = t.big("float32", n, values=_MARKS["weight"])
         grad = _sparse(t, "float32", n, _MARKS["grad"])
         held = [t.big("float32", n, values=_MARKS[s]) for s in states]
@@ -369,7 +383,7 @@ ROWS = {
     "_random_generalized_negative_binomial_like": _zero_counts(
         "generalized_negative_binomial", dict(mu=0.0, alpha=0.0), like=True),
     "_random_randint": _randint_row(-1000, 1_000_003),
-    "_sample_multinomial": Row(_multinomial_row, "uint8"),
+    "_sample_multinomial": Row(_multinomial_row, "uint8", "2**31", MULTINOMIAL_REASON),
     "_shuffle": Row(_shuffle_row, "uint8"),
     "sgd_update": _update("sgd_update", (), lr=0.25, wd=0.125),
     "signsgd_update": _update("signsgd_update", (), lr=0.25, wd=0.125),
