@@ -6,8 +6,9 @@ reads the stream the call will use (``get_state``) and computes, in Python, the 
 each checked position from its Philox words (philox.h written again in Python): uniform,
 randint, exponential and normal from the direct words, gamma from the element stream by the
 same Marsaglia-Tsang steps, multinomial from the 64-bit draws (uint8 samples, past 2**31 only
-for time), shuffle's permutation of 16 rows of 2**28 uint8 by the same Fisher-Yates draws. A wrapped 32-bit element index draws another element's words, so the value
-at 2**31 or 2**32 differs. CPU values are bit-identical (the oracle calls the same libm); a
+for time), shuffle's permutation of 16 rows of 2**28 uint8 by the same Fisher-Yates draws.
+A wrapped 32-bit element index draws another element's words, so the value at 2**31 or 2**32
+differs. CPU values are bit-identical (the oracle calls the same libm); a
 GPU's libm may differ by an ulp in the transcendental samplers (see ``mx.random.seed``), so
 there normal, exponential and gamma are compared within a few ulp.
 
