@@ -107,17 +107,38 @@ def _moved(in_shape, call, out_shape, src_of=_identity, dst_of=_identity):
     return Row(run, I8)
 
 
+def _filled(t, call, value):
+    """``call(s, x)`` writes ``value`` over the marked int8 ``x`` of N elements (through
+    ``out=``); a fill that stops short leaves a marker. Returns the sizes and ``x``."""
+    s = _sizes(t)
+    marks = _big_marks(t, s.n)
+    x = t.big(I8, s.n)
+    y = call(s, x)
+    t.check(y is x, "out= returned another array")
+    _check(t, x, (s.n,), lambda p: np.full(p.shape, value, np.int8), list(marks),
+           "filled array")
+    return s, x
+
+
 def _fill(call, value):
-    """A row for a creation op: ``call(s, x)`` writes ``value`` over the marked int8 ``x``
-    of N elements (through ``out=``); a fill that stops short leaves a marker."""
-    def run(t):
-        s = _sizes(t)
-        marks = _big_marks(t, s.n)
-        x = t.big(I8, s.n)
-        y = call(s, x)
-        _check(t, y, (s.n,), lambda p: np.full(p.shape, value, np.int8), list(marks),
-               "filled array")
-    return Row(run, I8)
+    """A row for a creation op: see ``_filled``."""
+    return Row(lambda t: _filled(t, call, value), I8)
+
+
+def _zeros(t):
+    """zeros over a marked array, then single elements written at -1, 2**31 + 5 and
+    2**32 + 3 and read back (as x[-1] and x[N - 1] too); the sum of all N elements is
+    theirs alone: nothing else was written."""
+    s, x = _filled(t, lambda s, x: mx.nd.zeros((s.n,), dtype=I8, out=x), 0)
+    writes = {s.n - 1: 3, s.p31 + 5: 9, s.p32 + 3: 7}
+    x[-1] = 3
+    x[s.p31 + 5] = 9
+    x[s.p32 + 3] = 7
+    for i, v in [(-1, 3)] + list(writes.items()):
+        t.check(int(x[i].asscalar()) == v, f"x[{i}] = {x[i].asscalar()}, want {v}")
+    _check(t, x, (s.n,), lambda p: _lookup(writes, p), list(writes), "after the writes")
+    total = mx.nd.sum(x)
+    t.check(int(total.asscalar()) == 19, f"sum of all elements {total.asscalar()}, want 19")
 
 
 def _halves(s, x):
@@ -143,7 +164,7 @@ def _interleave_dst(s, m):
     return ((m % (8 * s.k)) // 8) * 16 + (m // (8 * s.k)) * 8 + m % 8
 
 
-def _flip_src(s, p):                       # (K, 16) reversed on both axes: all of it
+def _flip_src(s, p):                       # (16, K) reversed on both axes: all of it
     return s.n - 1 - p
 
 
@@ -233,8 +254,8 @@ def _arange(t):
 
 
 def _getitem(t):
-    """A strided basic index from 2**31 on (rows, every 4th column), and an index array
-    holding positions past 2**32, one of them twice."""
+    """A strided basic index from 2**31 on (rows, every 4th column), an index array holding
+    positions past 2**32 (one of them twice), and the view x[P32:] written through."""
     s = _sizes(t)
     marks = _big_marks(t, s.n)
     x = t.big(I8, shape=(s.k, 16))
@@ -244,6 +265,12 @@ def _getitem(t):
     flat = x.reshape((-1,))
     idx = np.array([s.n - 1, s.p32 + 3, 3, s.p31 + 5, s.p32 + 3, s.p32 + 2], np.int64)
     t.equal(flat[idx], _lookup(marks, idx), "x[index array past 2**32]")
+    tail = flat[s.p32:]                     # a first-axis slice: a view that writes through
+    t.shape(tail, (16,), "x[P32:]")
+    tail[:] = mx.nd.array(np.arange(1, 17), dtype=I8)
+    written = {**marks, **{s.p32 + i: i + 1 for i in range(16)}}
+    _check(t, flat, (s.n,), lambda p: _lookup(written, p), list(written),
+           "x after writing through the view x[P32:]")
 
 
 def _setitem(t):
@@ -381,8 +408,8 @@ ROWS = {
                         lambda s: (2, s.m), _transpose_src, _transpose_dst),
     "swapaxes": _moved(lambda s: (2, s.k, 8), lambda s, x: mx.nd.swapaxes(x, dim1=0, dim2=1),
                        lambda s: (s.k, 2, 8), _interleave_src, _interleave_dst),
-    "flip": _moved(lambda s: (s.k, 16), lambda s, x: mx.nd.flip(x, axis=(0, 1)),
-                   lambda s: (s.k, 16), _flip_src, _flip_src),
+    "flip": _moved(lambda s: (16, s.k), lambda s, x: mx.nd.flip(x, axis=(0, 1)),
+                   lambda s: (16, s.k), _flip_src, _flip_src),
     # joins of the two halves of x, interleaved row by row
     "concat": _moved(lambda s: (s.n,), lambda s, x: mx.nd.concat(*_halves(s, x), dim=1),
                      lambda s: (s.k, 16), _interleave_src, _interleave_dst),
@@ -419,7 +446,7 @@ ROWS = {
     "_diag_scatter": Row(_diag_scatter, I8),
     "_copyto": Row(_copyto, I8),
     # creation
-    "zeros": _fill(lambda s, x: mx.nd.zeros((s.n,), dtype=I8, out=x), 0),
+    "zeros": Row(_zeros, I8),
     "ones": _fill(lambda s, x: mx.nd.ones((s.n,), dtype=I8, out=x), 1),
     "full": _fill(lambda s, x: mx.nd.full((s.n,), -7, dtype=I8, out=x), -7),
     "zeros_like": Row(_zeros_like, I8),
