@@ -496,10 +496,9 @@ def _take_grad_f16(xp, grad, pos, out, outer, n, inner):
         _k.take_grad(grad.astype(F32), pos, tmp, outer, n, inner)
         write_back(xp, tmp, out)
         return
-    rows, slot = np.unique(pos.reshape(-1), return_inverse=True)
+    rows, slot = _k.distinct_positions(pos)
     sums = xp.empty((outer, rows.size, inner), F32)
-    _k.take_grad(grad.astype(F32), slot.reshape(-1).astype(np.int64), sums, outer, rows.size,
-                 inner)
+    _k.take_grad(grad.astype(F32), slot, sums, outer, rows.size, inner)
     rounded = xp.empty(sums.shape, F16)
     write_back(xp, sums, rounded)
     xp.fill_zero(out)
