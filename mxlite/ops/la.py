@@ -78,19 +78,21 @@ BLOCK = 1 << 22     # elements of the largest array one call of a blocked kernel
 
 
 def _blocked(fn, n_arrays):
-    """``fn`` run on blocks of the batch. Its first ``n_arrays`` arguments are arrays of
-    matrices sharing one batch shape (inputs, then the outputs it writes into); the kernels
-    build full-size NumPy results and temporaries (a triangle, a scaled right-hand side, the
-    solver's copies) before copying into ``out``, two to four times the output's memory on a
-    large batch. Blocks of at most ``BLOCK`` elements bound that; every matrix is computed
-    alone, so the results are those of one call."""
+    """``fn`` run on blocks of the batch. Its first ``n_arrays`` arguments are arrays sharing
+    the batch shape of the first one's matrices (inputs, then the outputs it writes into:
+    matrices, or one value per matrix); the kernels build full-size NumPy results and
+    temporaries (a triangle, a scaled right-hand side, numpy.linalg's float64 copy of a
+    float32 input) before copying into ``out``, two to four times the output's or the
+    input's memory on a large batch. Blocks of at most ``BLOCK`` elements bound that; every
+    matrix is computed alone, so the results are those of one call."""
     def run(*args):
         arrays, rest = args[:n_arrays], args[n_arrays:]
-        count = size_of(arrays[0].shape[:-2])
+        nb = arrays[0].ndim - 2
+        count = size_of(arrays[0].shape[:nb])
         step = max(1, BLOCK // max(1, max(a.size for a in arrays) // max(count, 1)))
         if count <= step:
             return fn(*args)
-        flat = [a.reshape((count,) + a.shape[-2:]) for a in arrays]    # views: C-contiguous
+        flat = [a.reshape((count,) + a.shape[nb:]) for a in arrays]    # views: C-contiguous
         for start in range(0, count, step):
             fn(*(f[start:start + step] for f in flat), *rest)
     return run
@@ -564,7 +566,7 @@ def _det_gradient(F, node, ograds):
 register(OpDef(
     "_linalg_det", inputs=("A",), aliases=("linalg_det",),
     infer_shape=_scalar_shape("det"), infer_type=_float_type("det"),
-    compute={"cpu": lambda rctx, ins, outs, attrs: _k.det(ins[0], outs[0])},
+    compute={"cpu": lambda rctx, ins, outs, attrs: _blocked(_k.det, 2)(ins[0], outs[0])},
     gradient=_det_gradient, grad_needs=("inputs", "outputs"),
     doc="""The determinant of every square matrix (LU). One matrix gives shape (1,), a batch its
 batch shape. The gradient ``det(A) A^-T`` needs A invertible.
@@ -590,7 +592,8 @@ register(OpDef(
     "_linalg_slogdet", inputs=("A",), aliases=("linalg_slogdet",),
     infer_shape=_slogdet_shape,
     infer_type=lambda dtypes, attrs: _float_type("slogdet")(dtypes, attrs) * 2,
-    compute={"cpu": lambda rctx, ins, outs, attrs: _k.slogdet(ins[0], outs[0], outs[1])},
+    compute={"cpu": lambda rctx, ins, outs, attrs: _blocked(_k.slogdet, 3)(ins[0], outs[0],
+                                                                          outs[1])},
     gradient=_slogdet_gradient, num_outputs=2,
     doc="""``[sign, log|det A|]`` of every square matrix (outputs ``output0``, ``output1``, as
 in MXNet; a singular matrix gives sign 0 and -inf). The sign has no gradient;

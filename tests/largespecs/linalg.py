@@ -98,52 +98,52 @@ def _syrk(t):
 
 
 # ---- square-matrix stacks ---------------------------------------------------------------------
-def _stack(t, fill):
-    """(a, far): a float32 stack of 16x16 matrices past 2**31 elements, zeros or
-    identities (``fill``), and the batches a check reads: the first, the two either side of
-    flat 2**31 and the last."""
-    count = t.P31 // (K * K) + 2
+def _stack(t, fill, n):
+    """(a, far, plain): a float32 stack of n x n matrices past 2**31 elements, zeros or
+    identities (``fill``); the batches a check reads: the first, the two either side of flat
+    2**31 and the last; and one left as filled, just past 2**31."""
+    count = t.P31 // (n * n) + 3
     if fill == "identity":
-        a = mx.nd.broadcast_to(mx.nd.array(np.eye(K), dtype=F32).reshape((1, K, K)),
-                               shape=(count, K, K))
+        a = mx.nd.broadcast_to(mx.nd.array(np.eye(n), dtype=F32).reshape((1, n, n)),
+                               shape=(count, n, n))
     else:
-        a = mx.nd.zeros((count, K, K), dtype=F32)
+        a = mx.nd.zeros((count, n, n), dtype=F32)
     t.seen(a)
-    b31 = t.P31 // (K * K)
-    return a, [0, b31 - 1, b31, count - 1]
+    b31 = t.P31 // (n * n)
+    return a, [0, b31 - 1, b31, count - 1], b31 + 1
 
 
-def _unit_lower(j):
+def _unit_lower(j, n):
     """A lower bidiagonal matrix: ones on the diagonal but a 2 at ``j``, -1, 0, 1 below it
     (varying with ``j``). Its inverse has entries of magnitude <= 1 (dyadic), so the
     inverse, the factor of L L^T and (L L^T)^-1 are exact, and LU needs no pivoting."""
-    low = np.eye(K) + np.diag((np.arange(K - 1) + j) % 3 - 1.0, -1)
-    low[j % K, j % K] = 2
+    low = np.eye(n) + np.diag((np.arange(n - 1) + j) % 3 - 1.0, -1)
+    low[j % n, j % n] = 2
     return low
 
 
-def _upper(j):
+def _upper(j, n):
     """An upper triangle with a diagonal of ones but -2 at ``j`` and 2**(j+1) at ``j + 5``
     and -1, 0, 1 above it: LU needs no pivoting, the determinant is -2**(j+2) exactly."""
-    r, c = np.indices((K, K))
-    up = np.where(r < c, (r + 2 * c + j) % 3 - 1, 0) + np.eye(K)
-    up[j % K, j % K] = -2
-    up[(j + 5) % K, (j + 5) % K] = 2.0 ** (j + 1)
+    r, c = np.indices((n, n))
+    up = np.where(r < c, (r + 2 * c + j) % 3 - 1, 0) + np.eye(n)
+    up[j % n, j % n] = -2
+    up[(j + 5) % n, (j + 5) % n] = 2.0 ** (j + 1)
     return up
 
 
-def _dense(j):
-    """Distinct values 256 j + 1 ... 256 j + 256."""
-    return np.arange(K * K).reshape(K, K) + 256 * j + 1.0
+def _dense(j, n):
+    """Distinct values n*n*j + 1 ... n*n*(j + 1)."""
+    return np.arange(n * n).reshape(n, n) + n * n * j + 1.0
 
 
-def _square(fill, matrix, call, check, plain):
-    """A row for ``call(a)`` over a ``_stack`` whose far batches hold ``matrix(j)``:
-    ``check(t, out, far, mats)`` verifies those batches; batch 1 (never written) must give
-    ``plain(out_batch_1)``'s verdict."""
+def _square(fill, matrix, call, check, plain, n=K):
+    """A row for ``call(a)`` over a ``_stack`` of n x n matrices whose far batches hold
+    ``matrix(j, n)``: ``check(t, outs, far, mats)`` verifies those batches, ``plain(t,
+    outs, n, b)`` the batch ``b`` left as filled. LAPACK-backed ops take n = 32: fewer calls."""
     def run(t):
-        a, far = _stack(t, fill)
-        mats = [matrix(j) for j in range(len(far))]
+        a, far, untouched = _stack(t, fill, n)
+        mats = [matrix(j, n) for j in range(len(far))]
         for b, m in zip(far, mats):
             a[b] = mx.nd.array(m, dtype=F32)
         outs = call(a)
@@ -151,7 +151,7 @@ def _square(fill, matrix, call, check, plain):
         for o in outs:
             t.check(o.shape[0] == a.shape[0], f"result shape {o.shape}")
         check(t, outs, far, mats)
-        plain(t, [_batch(t, o, 1) for o in outs])
+        plain(t, [_batch(t, o, untouched) for o in outs], n, untouched)
     return Row(run, F32, "2**31", F32_REASON)
 
 
@@ -170,20 +170,15 @@ def _matrices_equal(want_of):
     return check
 
 
-def _rhs_values(b):
-    """Column ``b`` of ``_rhs``: small integers varying with the batch."""
-    return ((b * K + np.arange(K)) % 7 + 1.0).reshape(K, 1)
+def _rhs_values(b, n):
+    """Batch ``b`` of ``_rhs``: small integers varying with the batch."""
+    return ((b * n + np.arange(n)) % 7 + 1.0).reshape(n, 1)
 
 
 def _rhs(a):
-    """(count, K, 1) right-hand sides for the stack ``a``: batch b is ``_rhs_values(b)``."""
-    count = a.shape[0]
-    return (mx.nd.arange(count * K, dtype="int64") % 7 + 1).astype(F32).reshape((count, K, 1))
-
-
-def _plain_rhs(scale):
-    """The verdict on batch 1 when the triangle is an identity: ``scale`` times its rhs."""
-    return _plain(scale * _rhs_values(1))
+    """(count, n, 1) right-hand sides for the stack ``a``: batch b is ``_rhs_values(b, n)``."""
+    count, n = a.shape[0], a.shape[1]
+    return (mx.nd.arange(count * n, dtype="int32") % 7 + 1).astype(F32).reshape((count, n, 1))
 
 
 def _same_op_on_small(call, exact=None):
@@ -203,11 +198,21 @@ def _same_op_on_small(call, exact=None):
 
 
 def _plain(*wants):
-    """A verdict on batch 1 (all zeros or an identity): output k equals ``wants[k]``."""
-    def plain(t, outs):
+    """A verdict on the batch ``b`` left as filled (zeros or an identity): output k equals
+    ``wants[k](n, b)`` (n the matrix size)."""
+    def plain(t, outs, n, b):
         for k, (o, w) in enumerate(zip(outs, wants)):
-            t.equal(o, np.asarray(w, dtype=F32).reshape(o.shape), f"output {k} of batch 1")
+            t.equal(o, np.asarray(w(n, b), dtype=F32).reshape(o.shape), f"output {k} of the "
+                    f"batch {b} left as filled")
     return plain
+
+
+def _const(value):
+    return lambda n, b: value
+
+
+def _eye(n, b):
+    return np.eye(n)
 
 
 def _exact_inverse(m):
@@ -297,35 +302,39 @@ ROWS = {
     "_linalg_syrk": Row(_syrk, F32, "2**31", F32_REASON),
     "_linalg_trmm": _square("zeros", _upper,
                             lambda a: mx.nd.linalg.trmm(a, _rhs(a), lower=False, alpha=0.5),
-                            _matrices_equal(lambda m, b: 0.5 * np.triu(m) @ _rhs_values(b)),
-                            _plain(np.zeros((K, 1)))),
+                            _matrices_equal(lambda m, b: 0.5 * np.triu(m) @ _rhs_values(
+                                b, len(m))),
+                            _plain(lambda n, b: np.zeros((n, 1))), n=32),
     "_linalg_trsm": _square("identity", _unit_lower,
                             lambda a: mx.nd.linalg.trsm(a, _rhs(a), alpha=2.0),
-                            _matrices_equal(lambda m, b: np.linalg.solve(m, 2 * _rhs_values(b))),
-                            _plain_rhs(2)),
+                            _matrices_equal(lambda m, b: np.linalg.solve(
+                                m, 2 * _rhs_values(b, len(m)))),
+                            _plain(lambda n, b: 2 * _rhs_values(b, n)), n=32),
     "_linalg_det": _square("zeros", _upper, mx.nd.linalg.det,
                            _matrices_equal(lambda m, b: np.prod(np.diag(m)).reshape(())),
-                           _plain(0)),
+                           _plain(_const(0)), n=32),
     "_linalg_slogdet": _square("zeros", _upper, lambda a: mx.nd.linalg.slogdet(a),
                                _same_op_on_small(lambda a: mx.nd.linalg.slogdet(a),
                                                  lambda mats: {0: np.sign(
                                                      _det_signs(mats)[0])}),
-                               _plain(0, -np.inf)),
-    "_linalg_sumlogdiag": _square("zeros", lambda j: np.abs(_upper(j)), _sumlogdiag,
-                                  _same_op_on_small(mx.nd.linalg.sumlogdiag), _plain(-np.inf)),
+                               _plain(_const(0), _const(-np.inf)), n=32),
+    "_linalg_sumlogdiag": _square("zeros", lambda j, n: np.abs(_upper(j, n)), _sumlogdiag,
+                                  _same_op_on_small(mx.nd.linalg.sumlogdiag),
+                                  _plain(_const(-np.inf))),
     "_linalg_extractdiag": _square("zeros", _dense,
                                    lambda a: mx.nd.linalg.extractdiag(a, offset=-1),
                                    _matrices_equal(lambda m, b: np.diag(m, -1)),
-                                   _plain(np.zeros(K - 1))),
-    "_linalg_potrf": _square("identity", lambda j: _unit_lower(j) @ _unit_lower(j).T,
+                                   _plain(lambda n, b: np.zeros(n - 1))),
+    "_linalg_potrf": _square("identity", lambda j, n: _unit_lower(j, n) @ _unit_lower(j, n).T,
                              mx.nd.linalg.potrf,
                              _matrices_equal(lambda m, b: np.rint(np.linalg.cholesky(m))),
-                             _plain(np.eye(K))),
+                             _plain(_eye)),
     "_linalg_potri": _square("identity", _unit_lower, mx.nd.linalg.potri,
                              _matrices_equal(lambda m, b: _exact_inverse(m).T @ _exact_inverse(m)),
-                             _plain(np.eye(K))),
+                             _plain(_eye)),
     "_linalg_inverse": _square("identity", _unit_lower, mx.nd.linalg.inverse,
-                               _matrices_equal(lambda m, b: _exact_inverse(m)), _plain(np.eye(K))),
+                               _matrices_equal(lambda m, b: _exact_inverse(m)),
+                               _plain(_eye)),
     "_linalg_makediag": Row(_makediag, F32, "2**31", F32_REASON),
     "_la_trian_mask": Row(_trian_mask, F32, "2**31", F32_REASON),
     "khatri_rao": Row(_khatri_rao, F32, "2**31", F32_KR_REASON),
