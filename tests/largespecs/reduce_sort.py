@@ -11,11 +11,15 @@ checks up to three ways of reducing it:
   rows at the head, around 2**31 and 2**32, those holding a marker and the last one);
 * down the columns (axis 0, the strided kernels), against the closed form per column.
 
+``sum`` counts the true elements of a bool array (int64, past 2**32); ``sum_to`` sums int8
+ones, wrapping modulo 256; an integer ``mean`` divides the exact int64 sum by the count.
 Sort, argsort, topk, cumsum, hardmax and argmax_channel work along the rows, so their
-oracle is the same op on the rows read back; cumsum also runs over the flat array (closed
-form). ``_has_nan``, ``_has_inf`` and ``all_finite`` scan a float16 array (the smallest
-dtype with NaN and infinity) holding one bad value past 2**32, then at the tail.
-``_take_along_axis`` gathers at int64 positions above 2**32.
+oracle is the same op on the rows read back (argsort and topk positions fit uint8);
+cumsum also runs over the flat array (closed form; int8 output, as int64 would be 32 GiB).
+argmax_channel must refuse a channel axis whose indices its float32 output cannot hold.
+``_has_nan``, ``_has_inf`` and ``all_finite`` scan a float16 array (the smallest dtype with
+NaN and infinity) holding one bad value past 2**32, then at the tail. ``_take_along_axis``
+gathers at int64 positions above 2**32.
 
 Rows that stop at 2**31 are float32 rows: ``norm`` (integer input is reduced through a
 float64 copy, float16 through a float32 copy: more than 16 GiB at 2**32),
