@@ -77,10 +77,10 @@ class Trial:
     # ---- reading ---------------------------------------------------------------------------
     def positions(self, n):
         """Flat positions a check reads in an array of ``n`` elements: the first 8, 4 either
-        side of 2**31 and of 2**32, and the last 8."""
-        pts = set(range(8)) | set(range(n - 8, n))
+        side of 2**31 and of 2**32, the last 8 and the marker positions ``marks(n)``."""
+        pts = set(range(8)) | set(range(n - 8, n)) | set(self.marks(n))
         for p in (self.P31, self.P32):
-            pts |= set(range(p - 4, p + 4))
+            pts |= set(range(p - 4, p + 5))
         return sorted(i for i in pts if 0 <= i < n)
 
     def values(self, arr, positions=None):
