@@ -380,9 +380,8 @@ MX_FN int mx_multinomial_cumsum(const double* p, double* cum, int64_t k) {
 }
 
 // The category of one row that 64-bit draw x picks: the smallest j with u total < cum[j]
-// (when rounding put u total at the total, the last j with p[j] > 0); *logp = log(p_j / total).
-MX_FN int64_t mx_multinomial_draw(const double* p, const double* cum, int64_t k, uint64_t x,
-                                  double* logp) {
+// (when rounding put u total at the total, the last j with p[j] > 0).
+MX_FN int64_t mx_multinomial_pick(const double* p, const double* cum, int64_t k, uint64_t x) {
     double total = cum[k - 1], target = mx_unit_double(x) * total;
     int64_t lo = 0, hi = k, mid;
     while (lo < hi) {
@@ -394,8 +393,15 @@ MX_FN int64_t mx_multinomial_draw(const double* p, const double* cum, int64_t k,
         lo = k - 1;
         while (lo > 0 && p[lo] == 0.0) lo -= 1;
     }
-    *logp = log(p[lo] / total);
     return lo;
+}
+
+// The same, with *logp = log(p_j / total).
+MX_FN int64_t mx_multinomial_draw(const double* p, const double* cum, int64_t k, uint64_t x,
+                                  double* logp) {
+    int64_t j = mx_multinomial_pick(p, cum, k, x);
+    *logp = log(p[j] / cum[k - 1]);
+    return j;
 }
 
 // ---- shuffle: Fisher-Yates ---------------------------------------------------------------------

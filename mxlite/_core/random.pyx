@@ -44,6 +44,7 @@ cdef extern from "philox.h" nogil:
     double mx_stream_sample(int dist, uint64_t key, uint64_t offset, uint64_t i, double p0,
                             double p1)
     int mx_multinomial_cumsum(const double* p, double* cum, int64_t k)
+    int64_t mx_multinomial_pick(const double* p, const double* cum, int64_t k, uint64_t x)
     int64_t mx_multinomial_draw(const double* p, const double* cum, int64_t k, uint64_t x,
                                 double* logp)
     void mx_fisher_yates(int64_t* perm, const int64_t* d, int64_t n)
@@ -576,14 +577,17 @@ def multinomial_draw(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.
     """Samples ``first .. first + index.size`` of a call drawing ``per_row`` categories from
     each row of ``probs`` (``cum`` from multinomial_cumsum): sample s is drawn from row
     s // per_row by the 64-bit draw s (words W[2s], W[2s + 1]) into int64 ``index``, with
-    log(p / row total) into float64 ``logp`` (same size). A call may draw its samples in any
-    number of pieces."""
+    log(p / row total) into float64 ``logp`` (same size; None: not computed). A call may draw
+    its samples in any number of pieces."""
     _check_probs(probs, cum)
     _check_out(index, "multinomial")
-    _check_out(logp, "multinomial")
-    if index.dtype != "int64" or logp.dtype != "float64" or index.size != logp.size:
-        raise TypeError("multinomial: index must be int64 and logp float64 of the same size")
-    cdef idx_t rows = probs.shape[0], k = probs.shape[1], n = cnp.PyArray_SIZE(index), s
+    if index.dtype != "int64":
+        raise TypeError("multinomial: index must be int64")
+    if logp is not None:
+        _check_out(logp, "multinomial")
+        if logp.dtype != "float64" or index.size != logp.size:
+            raise TypeError("multinomial: logp must be float64 of index's size")
+    cdef idx_t rows = probs.shape[0], k = probs.shape[1], n = cnp.PyArray_SIZE(index), ch
     if n == 0:
         return
     if k == 0 or per_row <= 0 or first < 0 or first + n > rows * per_row:
@@ -591,14 +595,17 @@ def multinomial_draw(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.
     cdef const double* p = <const double*>cnp.PyArray_DATA(probs)
     cdef const double* c = <const double*>cnp.PyArray_DATA(cum)
     cdef int64_t* idx = <int64_t*>cnp.PyArray_DATA(index)
-    cdef double* lp = <double*>cnp.PyArray_DATA(logp)
-    if n >= PARALLEL_MIN // 4:
-        for s in prange(n, nogil=True, schedule="static"):
-            _multinomial_one(p, c, idx, lp, s, first, per_row, k, key, offset)
+    cdef double* lp = <double*>cnp.PyArray_DATA(logp) if logp is not None else NULL
+    # chunks of CHUNK_LANES samples aligned on the call's sample numbers: one mx_philox_lanes
+    # call gives each chunk's draws
+    cdef idx_t c0 = first // CHUNK_LANES, c1 = (first + n - 1) // CHUNK_LANES + 1
+    if n >= PARALLEL_MIN // 4 and c1 - c0 > 1:
+        for ch in prange(c0, c1, nogil=True, schedule="static"):
+            _multinomial_chunk(p, c, idx, lp, ch, first, n, per_row, k, key, offset)
     else:
         with nogil:
-            for s in range(n):
-                _multinomial_one(p, c, idx, lp, s, first, per_row, k, key, offset)
+            for ch in range(c0, c1):
+                _multinomial_chunk(p, c, idx, lp, ch, first, n, per_row, k, key, offset)
 
 
 def multinomial(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.ndarray logp,
@@ -622,13 +629,28 @@ def multinomial(cnp.ndarray probs, cnp.ndarray cum, cnp.ndarray index, cnp.ndarr
     return -1
 
 
-cdef void _multinomial_one(const double* p, const double* c, int64_t* idx, double* lp,
-                           idx_t s, idx_t first, idx_t per_row, idx_t k, uint64_t key,
-                           uint64_t offset) noexcept nogil:
-    cdef idx_t g = first + s
-    cdef idx_t r = g // per_row
-    idx[s] = mx_multinomial_draw(p + r * k, c + r * k, k, mx_draw64(key, offset, <uint64_t>g),
-                                 &lp[s])
+cdef void _multinomial_chunk(const double* p, const double* c, int64_t* idx, double* lp,
+                             idx_t ch, idx_t first, idx_t n, idx_t per_row, idx_t k,
+                             uint64_t key, uint64_t offset) noexcept nogil:
+    """The samples of chunk ``ch`` (call samples ch * CHUNK_LANES ..) that the piece
+    [first, first + n) holds; lane j of the chunk is the 64-bit draw of its sample j."""
+    cdef uint64_t lanes[CHUNK_LANES]
+    cdef idx_t g0 = ch * CHUNK_LANES
+    cdef idx_t g = g0 if g0 > first else first
+    cdef idx_t end = g0 + CHUNK_LANES if g0 + CHUNK_LANES < first + n else first + n
+    cdef idx_t r = g // per_row, left = (r + 1) * per_row - g    # samples left in row r
+    mx_philox_lanes(key, offset, <uint64_t>g0 >> 1, lanes)
+    while g < end:
+        if left == 0:
+            r += 1
+            left = per_row
+        if lp != NULL:
+            idx[g - first] = mx_multinomial_draw(p + r * k, c + r * k, k, lanes[g - g0],
+                                                 &lp[g - first])
+        else:
+            idx[g - first] = mx_multinomial_pick(p + r * k, c + r * k, k, lanes[g - g0])
+        g += 1
+        left -= 1
 
 
 # ---- shuffle ---------------------------------------------------------------------------------

@@ -577,10 +577,12 @@ def _multinomial_compute(rctx, ins, outs, attrs):
     # int64 indices and float64 log-probabilities take a piece, not 16 bytes per sample
     flat = [o.reshape(-1) if o.flags.c_contiguous else None for o in outs]
     piece = total if any(f is None for f in flat) else min(total, _MULTINOMIAL_PIECE)
-    index, logp = xp.empty(piece, np.int64), xp.empty(piece, np.float64)
+    index = xp.empty(piece, np.int64)
+    logp = xp.empty(piece, np.float64) if attrs.get_prob else None
     for lo in range(0, total, piece):
         n = min(piece, total - lo)
-        _k.multinomial_draw(probs, cum, index[:n], logp[:n], key, offset, lo, total // rows)
+        _k.multinomial_draw(probs, cum, index[:n], None if logp is None else logp[:n], key,
+                            offset, lo, total // rows)
         for out, f, got in zip(outs, flat, (index, logp)):
             if piece == total:
                 xp.cast_into(out, got.reshape(out.shape))
