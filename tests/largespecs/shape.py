@@ -11,9 +11,9 @@ Periodic outputs (tile, arange) use periods that do not divide 2**32, so a wrapp
 reads a different value there too. Creation ops write over a marked (dirty) array with
 ``out=``, so a fill that stops short leaves a marker.
 
-Shapes keep the copy kernel's rows long: sizes factor as N = 16 * K with K = 2**28 + 1
-(prime at the small scale), so transposes and interleaves use a short axis of 2 or 8 and a
-long one.
+Shapes keep the copy kernel's rows long (a row of a few bytes costs more than its bytes):
+N = 16 * K with K = 2**28 + 1 (prime at the small scale), so the interleaves (concat, stack,
+swapaxes, split) move rows of K elements and the transpose is (N/2, 2) -> (2, N/2).
 
 arange computes ``start + k * step`` for every distinct value in 8-byte temporaries, so an
 int8 arange of 2**32 distinct values would need 32 GiB (and int8 holds 256 values): its row
@@ -142,8 +142,8 @@ def _zeros(t):
 
 
 def _halves(s, x):
-    """The two halves of ``x`` (N elements), each a (K, 8) view."""
-    rows = x.reshape((2, s.k, 8))
+    """The two halves of ``x`` (N elements), each an (8, K) view."""
+    rows = x.reshape((2, 8, s.k))
     return rows[0], rows[1]
 
 
@@ -156,12 +156,12 @@ def _transpose_dst(s, m):
     return (m % 2) * s.m + m // 2
 
 
-def _interleave_src(s, p):                 # two (K, 8) halves -> (K, 2, 8)
-    return ((p // 8) % 2) * (8 * s.k) + (p // 16) * 8 + p % 8
+def _interleave_src(s, p):                 # two (8, K) halves -> (8, 2, K)
+    return ((p // s.k) % 2) * (8 * s.k) + (p // (2 * s.k)) * s.k + p % s.k
 
 
 def _interleave_dst(s, m):
-    return ((m % (8 * s.k)) // 8) * 16 + (m // (8 * s.k)) * 8 + m % 8
+    return ((m % (8 * s.k)) // s.k) * 2 * s.k + (m // (8 * s.k)) * s.k + m % s.k
 
 
 def _flip_src(s, p):                       # (16, K) reversed on both axes: all of it
@@ -223,14 +223,15 @@ def _repeat_dst(s, m):
 
 # ---- rows with their own shapes ------------------------------------------------------------
 def _split(t):
-    """(K, 16) split into two (K, 8) along axis 1: part j holds columns 8j..8j+7."""
+    """(8, 2K) split into two (8, K) along axis 1: part j holds columns jK..jK+K-1 (the
+    inverse of the concat row)."""
     s = _sizes(t)
     marks = _big_marks(t, s.n)
-    parts = mx.nd.split(t.big(I8, shape=(s.k, 16)), num_outputs=2, axis=1)
+    parts = mx.nd.split(t.big(I8, shape=(8, 2 * s.k)), num_outputs=2, axis=1)
     m = np.array(sorted(marks), np.int64)
     for j, part in enumerate(parts):
-        dst = np.where((m % 16) // 8 == j, (m // 16) * 8 + m % 8, -1)
-        _check_moved(t, part, (s.k, 8), lambda p, j=j: (p // 8) * 16 + 8 * j + p % 8,
+        dst = np.where((m // s.k) % 2 == j, (m // (2 * s.k)) * s.k + m % s.k, -1)
+        _check_moved(t, part, (8, s.k), lambda p, j=j: (p // s.k) * 2 * s.k + j * s.k + p % s.k,
                      marks, dst, f"part {j}")
 
 
@@ -406,15 +407,15 @@ ROWS = {
     # permutations
     "transpose": _moved(lambda s: (s.m, 2), lambda s, x: mx.nd.transpose(x),
                         lambda s: (2, s.m), _transpose_src, _transpose_dst),
-    "swapaxes": _moved(lambda s: (2, s.k, 8), lambda s, x: mx.nd.swapaxes(x, dim1=0, dim2=1),
-                       lambda s: (s.k, 2, 8), _interleave_src, _interleave_dst),
+    "swapaxes": _moved(lambda s: (2, 8, s.k), lambda s, x: mx.nd.swapaxes(x, dim1=0, dim2=1),
+                       lambda s: (8, 2, s.k), _interleave_src, _interleave_dst),
     "flip": _moved(lambda s: (16, s.k), lambda s, x: mx.nd.flip(x, axis=(0, 1)),
                    lambda s: (16, s.k), _flip_src, _flip_src),
     # joins of the two halves of x, interleaved row by row
     "concat": _moved(lambda s: (s.n,), lambda s, x: mx.nd.concat(*_halves(s, x), dim=1),
-                     lambda s: (s.k, 16), _interleave_src, _interleave_dst),
+                     lambda s: (8, 2 * s.k), _interleave_src, _interleave_dst),
     "stack": _moved(lambda s: (s.n,), lambda s, x: mx.nd.stack(*_halves(s, x), axis=1),
-                    lambda s: (s.k, 2, 8), _interleave_src, _interleave_dst),
+                    lambda s: (8, 2, s.k), _interleave_src, _interleave_dst),
     "split": Row(_split, I8),
     # slicing from the far end
     "slice": _moved(lambda s: (s.k, 16),
