@@ -137,13 +137,22 @@ def _dense(j, n):
     return np.arange(n * n).reshape(n, n) + n * n * j + 1.0
 
 
+def _wide(t):
+    """A matrix size for ops whose cost is per call (a BLAS product per matrix): the
+    largest power of two up to 256 whose n x n matrices fit 8 times below 2**31."""
+    return min(256, 2 ** ((t.P31.bit_length() - 4) // 2))
+
+
 def _square(fill, matrix, call, check, plain, n=K):
     """A row for ``call(a)`` over a ``_stack`` of n x n matrices whose far batches hold
     ``matrix(j, n)``: ``check(t, outs, far, mats)`` verifies those batches, ``plain(t,
-    outs, n, b)`` the batch ``b`` left as filled. LAPACK-backed ops take n = 32: fewer calls."""
+    outs, n, b)`` the batch ``b`` left as filled. LAPACK-backed ops take n = 32 (their cost
+    grows with n, their per-call overhead with the count); ``n`` may be a function of the
+    trial (``_wide``)."""
     def run(t):
-        a, far, untouched = _stack(t, fill, n)
-        mats = [matrix(j, n) for j in range(len(far))]
+        size = n(t) if callable(n) else n
+        a, far, untouched = _stack(t, fill, size)
+        mats = [matrix(j, size) for j in range(len(far))]
         for b, m in zip(far, mats):
             a[b] = mx.nd.array(m, dtype=F32)
         outs = call(a)
@@ -151,7 +160,7 @@ def _square(fill, matrix, call, check, plain, n=K):
         for o in outs:
             t.check(o.shape[0] == a.shape[0], f"result shape {o.shape}")
         check(t, outs, far, mats)
-        plain(t, [_batch(t, o, untouched) for o in outs], n, untouched)
+        plain(t, [_batch(t, o, untouched) for o in outs], size, untouched)
     return Row(run, F32, "2**31", F32_REASON)
 
 
@@ -304,7 +313,7 @@ ROWS = {
                             lambda a: mx.nd.linalg.trmm(a, _rhs(a), lower=False, alpha=0.5),
                             _matrices_equal(lambda m, b: 0.5 * np.triu(m) @ _rhs_values(
                                 b, len(m))),
-                            _plain(lambda n, b: np.zeros((n, 1))), n=32),
+                            _plain(lambda n, b: np.zeros((n, 1))), n=_wide),
     "_linalg_trsm": _square("identity", _unit_lower,
                             lambda a: mx.nd.linalg.trsm(a, _rhs(a), alpha=2.0),
                             _matrices_equal(lambda m, b: np.linalg.solve(
