@@ -28,8 +28,8 @@ written, so an update with states needs 8 GiB per state on top of the weight's 8
 CPU those rows (all but sgd_update and signsgd_update) fail before allocating anything,
 saying so, rather than pass the 16 GiB host peak; they run on a GPU.
 
-Slow on two CPU cores: gamma (~70 s past 2**31: two Philox blocks and four transcendentals
-per element), multinomial (~60 s), normal (~20 s).
+Slow on two CPU cores: gamma (~70 s past 2**31: two Philox blocks and three transcendentals
+per element), normal (~20 s: logf and sincosf per pair), multinomial (~10 s).
 """
 import ctypes
 import ctypes.util
@@ -50,8 +50,8 @@ _LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
 for _fn in ("logf", "cosf", "sinf"):
     getattr(_LIBM, _fn).restype = ctypes.c_float
     getattr(_LIBM, _fn).argtypes = (ctypes.c_float,)
-MULTINOMIAL_REASON = ("time: each sample costs a Philox block, a search of its row and a log "
-                      "(~20 ns on one core), so 2**32 samples take over a minute on two cores")
+MULTINOMIAL_REASON = ("time: a sample costs its share of a Philox block and a search of its "
+                      "row, ~10 s per 2**31 uint8 samples on two cores")
 HOST_PEAK = 16 * 2 ** 30       # tests/large/test_large_table.py's PEAK_LIMIT_GB
 GPU_ULPS = 4            # a GPU's libm against the host's, in the transcendental samplers
 
