@@ -262,7 +262,7 @@ def _fill_stream(dist, p0_of, p1_of, integer=False):
         worst = []
         _into(rctx.xp, out, lambda target: worst.append(_k.fill_stream(
             dist, target, key, offset, p0_of(attrs), p1_of(attrs), top)))
-        if worst[0] is not None:
+        if integer and worst[0] is not None:
             raise count_error(dist, worst[0], out.dtype)
     return fill_out
 
