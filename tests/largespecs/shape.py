@@ -2,7 +2,7 @@
 between devices.
 
 Every op here moves or fills int8 data, so every row runs past 2**32 elements (a 4 GiB
-array; with its output at most ~8.5 GiB). An input is zeros with marker values at known flat
+array; with its input or output, a peak of ~8 GiB). An input is zeros with marker values at known flat
 positions (``t.big``, or ``_marked`` for an input smaller than 2**31); the oracle is a
 closed form ``src_of(p)``: the input position output element ``p`` comes from. A row reads
 the output at the head, around 2**31 and 2**32, at the tail and wherever the markers land
@@ -357,6 +357,7 @@ def _diag_matrix(t, d, call, k, what):
 
 
 def _diag_scatter(t):
+    """A marked vector of D - 1 elements written on diagonal 1 of (D, D) zeros."""
     d = _diag_side(t)
     _diag_matrix(t, d, lambda v: mx.nd._internal._diag_scatter(v, shape=(d, d), k=1), 1,
                  "diagonal 1 of zeros")
