@@ -121,25 +121,30 @@ def _arange_shape(shapes, attrs):
 
 
 _I64 = (-(1 << 63), (1 << 63) - 1)
+_BLOCK = 1 << 20        # values computed at a time: the 8-byte temporaries stay O(_BLOCK)
 
 
 def _arange_compute(rctx, ins, outs, attrs):
     start, step, n, dt = _arange_plan(attrs)
-    out = outs[0]
     if n == 0:
         return
     last = start + (n - 1) * step
-    if isinstance(start, int) and isinstance(step, int) and \
-            _I64[0] <= min(start, last) and max(start, last) <= _I64[1]:
-        # exact integers: start + k*step in 64-bit modular arithmetic (the true values fit
-        # int64, so the wrapped intermediate products do not matter), one rounding for floats
-        k = rctx.xp.arange(n, np.uint64)
-        with np.errstate(over="ignore"):
-            values = (k * np.uint64(step % (1 << 64)) + np.uint64(start % (1 << 64))) \
-                .view(np.int64)
-    else:
-        values = float(start) + float(step) * rctx.xp.arange(n, np.float64)
-    rctx.xp.cast_into(out.reshape(n, attrs.repeat), values.reshape(n, 1))
+    exact = isinstance(start, int) and isinstance(step, int) and \
+        _I64[0] <= min(start, last) and max(start, last) <= _I64[1]
+    rows = outs[0].reshape(n, attrs.repeat)
+    for b in range(0, n, _BLOCK):
+        m = min(_BLOCK, n - b)
+        if exact:
+            # exact integers: start + k*step in 64-bit modular arithmetic (the true values
+            # fit int64, so the wrapped intermediate products do not matter), one rounding
+            # for floats
+            k = rctx.xp.arange(m, np.uint64) + np.uint64(b)
+            with np.errstate(over="ignore"):
+                values = (k * np.uint64(step % (1 << 64)) + np.uint64(start % (1 << 64))) \
+                    .view(np.int64)
+        else:       # k + b is exact in float64 (n is far below 2**53)
+            values = float(start) + float(step) * (rctx.xp.arange(m, np.float64) + float(b))
+        rctx.xp.cast_into(rows[b:b + m], values.reshape(m, 1))
 
 
 register(OpDef(
