@@ -15,9 +15,8 @@ Shapes keep the copy kernel's rows long (a row of a few bytes costs more than it
 N = 16 * K with K = 2**28 + 1 (prime at the small scale), so the interleaves (concat, stack,
 swapaxes, split) move rows of K elements and the transpose is (N/2, 2) -> (2, N/2).
 
-arange computes ``start + k * step`` for every distinct value in 8-byte temporaries, so an
-int8 arange of 2**32 distinct values would need 32 GiB (and int8 holds 256 values): its row
-makes 65 values, each repeated past 2**32 elements in all (``repeat``).
+int8 holds 256 values and 2**32 distinct values need a 4-byte dtype (16 GiB of output), so
+the arange row makes 65 int8 values, each repeated (``repeat``) past 2**32 elements in all.
 """
 import math
 from dataclasses import dataclass
