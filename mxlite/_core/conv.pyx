@@ -722,14 +722,14 @@ cdef inline real _root(real v, int p) noexcept nogil:
 
 cdef void _pool_plane(const real* x, const real* h, real* out, Geom* g, int op, int mode,
                       bint include_pad, idx_t plane, int p) noexcept nogil:
-    """One (n, c) plane. op 0: forward (max value, or the scaled sum); 1: max scatter
-    (out = input gradient, h = output gradient); 2: max gather (out[w] = h[argmax w]);
-    3: sum/avg backward (out = input gradient of the scaled sum, h = output gradient)."""
+    """One (n, c) plane. op 0: forward (max value, or the scaled sum); 2: max gather
+    (out[w] = h[argmax w]); 3: sum/avg backward (out = input gradient of the scaled sum,
+    h = output gradient). (op 1, the max scatter, is ``_scatter_plane``.)"""
     cdef const real* xp = x + plane * g.vi if x != NULL else NULL
     cdef idx_t od, oh, ow, zs, ys, xs, z, y, xx, w = 0, t
     cdef real acc, sc
     cdef real* op_out
-    if op == 1 or op == 3:
+    if op == 3:
         op_out = out + plane * g.vi
         for t in range(g.vi):
             op_out[t] = 0
@@ -745,9 +745,6 @@ cdef void _pool_plane(const real* x, const real* h, real* out, Geom* g, int op, 
                     t = _argmax(xp, g, od, oh, ow)
                     if op == 0:
                         op_out[w] = xp[t] if t >= 0 else 0
-                    elif op == 1:
-                        if t >= 0:
-                            op_out[t] += hp[w]
                     else:
                         op_out[w] = hp[t] if t >= 0 else 0
                 else:
@@ -771,19 +768,58 @@ cdef void _pool_plane(const real* x, const real* h, real* out, Geom* g, int op, 
                 w += 1
 
 
-cdef void _pool(const real* x, const real* h, real* out, Geom* g, int op, int mode,
-                bint include_pad, int p) noexcept nogil:
+cdef int _scatter_plane(const real* x, const real* h, real* out, Geom* g,
+                       idx_t plane) noexcept nogil:
+    """Max scatter of one plane: ``h`` added at each window's first maximum of ``x``. The
+    maxima are all found before the plane of ``out`` is written, so ``out`` may be ``x``
+    itself (in place). Returns 1 when the scratch of a large plane could not be had."""
+    cdef idx_t stack[256]
+    cdef idx_t* best = stack
+    cdef idx_t od, oh, ow, w = 0, t
+    cdef const real* xp = x + plane * g.vi
+    cdef const real* hp = h + plane * g.vo
+    cdef real* po = out + plane * g.vi
+    if g.vo > 256:
+        best = <idx_t*>malloc(g.vo * sizeof(idx_t))
+        if best == NULL:
+            return 1
+    for od in range(g.o0):
+        for oh in range(g.o1):
+            for ow in range(g.o2):
+                best[w] = _argmax(xp, g, od, oh, ow)
+                w += 1
+    for t in range(g.vi):
+        po[t] = 0
+    for w in range(g.vo):
+        if best[w] >= 0:
+            po[best[w]] += hp[w]
+    if best != stack:
+        free(best)
+    return 0
+
+
+cdef int _pool(const real* x, const real* h, real* out, Geom* g, int op, int mode,
+               bint include_pad, int p) noexcept nogil:
+    """Every (n, c) plane; returns the number of planes that ran out of scratch memory."""
     cdef idx_t plane, planes = g.N * g.C
+    cdef int failed = 0
     cdef mx_region reg
     if _parallel(planes, planes * g.vo * g.vk):
         mx_region_begin(&reg)
         for plane in prange(planes, schedule="static"):
             mx_region_mark(&reg)
-            _pool_plane(x, h, out, g, op, mode, include_pad, plane, p)
+            if op == 1:
+                failed += _scatter_plane(x, h, out, g, plane)
+            else:
+                _pool_plane(x, h, out, g, op, mode, include_pad, plane, p)
         mx_region_end(&reg)
     else:
         for plane in range(planes):
-            _pool_plane(x, h, out, g, op, mode, include_pad, plane, p)
+            if op == 1:
+                failed += _scatter_plane(x, h, out, g, plane)
+            else:
+                _pool_plane(x, h, out, g, op, mode, include_pad, plane, p)
+    return failed
 
 
 _MODES = {"max": POOL_MAX, "avg": POOL_AVG, "sum": POOL_SUM, "lp": POOL_LP}
@@ -816,14 +852,18 @@ def pool(int op, str pool_type, object x, object h, cnp.ndarray out, tuple geome
     _check_size(out, nin if op in (1, 3) else nout, "pool output")
     cdef void* xd = NULL if x is None else cnp.PyArray_DATA(x)
     cdef void* hd = NULL if h is None else cnp.PyArray_DATA(h)
+    cdef int failed
     if kind == 0:
         with nogil:
-            _pool(<const float*>xd, <const float*>hd, <float*>cnp.PyArray_DATA(out), &g, op,
-                  mode, count_include_pad, p_value)
+            failed = _pool(<const float*>xd, <const float*>hd, <float*>cnp.PyArray_DATA(out),
+                           &g, op, mode, count_include_pad, p_value)
     else:
         with nogil:
-            _pool(<const double*>xd, <const double*>hd, <double*>cnp.PyArray_DATA(out), &g,
-                  op, mode, count_include_pad, p_value)
+            failed = _pool(<const double*>xd, <const double*>hd,
+                           <double*>cnp.PyArray_DATA(out), &g, op, mode, count_include_pad,
+                           p_value)
+    if failed:
+        raise MemoryError("pool: no memory for the window maxima of a plane")
 
 
 cdef void _add_bias(real* dst, const real* bias, idx_t N, idx_t F, idx_t L) noexcept nogil:

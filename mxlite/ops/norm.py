@@ -632,7 +632,7 @@ register(OpDef(
             Param("axes", "axes", (), "axes along which one mask value is shared"),
             Param("cudnn_off", "bool", False, "accepted for compatibility; no effect")),
     infer_shape=_dropout_shape, infer_type=_dropout_type, compute={"cpu": _dropout_compute},
-    gradient=_dropout_grad, grad_needs=("outputs",), num_outputs=2,
+    gradient=_dropout_grad, grad_needs=("outputs",), num_outputs=2, in_place=True,
     output_names=("output", "mask"), num_visible_outputs=1,
     backward_shape=_data_backward_shape,
     doc="""Randomly zero elements of ``data`` with probability ``p`` and scale the rest by

@@ -295,9 +295,10 @@ def _gather_grad(F, node, ograds):
 register(OpDef(
     "_pool_max_scatter", inputs=("data", "ograd"), params=_INTERNAL,
     infer_shape=_scatter_shape, infer_type=_float_type("_pool_max_scatter", 2),
-    compute={"cpu": _scatter_compute}, gradient=_scatter_grad,
+    compute={"cpu": _scatter_compute}, gradient=_scatter_grad, in_place=True,
     doc="""Max pooling's input gradient: ``ograd`` added at the first maximum of ``data`` in
-each window (zeros elsewhere). Its gradient in ``ograd`` is ``_pool_max_gather``."""))
+each window (zeros elsewhere). Its gradient in ``ograd`` is ``_pool_max_gather``. The
+maxima of a plane are found before it is written, so ``out=`` may be ``data`` itself."""))
 
 register(OpDef(
     "_pool_max_gather", inputs=("data", "head"), params=_INTERNAL,

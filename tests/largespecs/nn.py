@@ -22,6 +22,8 @@ import mxlite as mx
 
 from . import Row, elementwise
 
+DROPOUT_NOTE = ("; Dropout's mask is a second array of the data's size, so the row holds 16 "
+                "GiB (data with the output in place, and the mask)")
 F32_REASON = ("float32 only (float16 data is computed through a float32 copy of the whole "
               "input): 2**32 float32 elements are 16 GiB, the whole peak")
 
@@ -189,6 +191,19 @@ def _conv_weight_grad(t):
     t.equal(got, want, "weight gradient")
 
 
+def _pool_scatter(t):
+    """Max pooling's input gradient over the data itself (in place): the head gradient,
+    zero but at the checked items, lands on each window's first maximum."""
+    shp = _images(1, 32, 64)(t)
+    x = t.big("float32", int(np.prod(shp)), shape=shp, fill=1)
+    items = _items(t, x.size, _ITEM)
+    gy = _marked_batch(t, (shp[0], 1, 8, 16), items)
+    small_x, small_g = _take_items(t, x, items), _take_items(t, gy, items)
+    mx.nd._internal._pool_max_scatter(x, gy, pool_type="max", out=x, **_POOL)
+    want = mx.nd._internal._pool_max_scatter(small_x, small_g, pool_type="max", **_POOL)
+    _check_items(t, x, items, want.asnumpy(), "input gradient items")
+
+
 def _pool_gather(x):
     return mx.nd._internal._pool_max_gather(x, x, pool_type="max", **_POOL)
 
@@ -240,24 +255,40 @@ def _softmax_output(x, out=None):
 
 
 def _softmax_cross_entropy(t):
-    """The loss summed over rows of 16 past 2**31 elements: ones (every class has
-    log-probability -log 16) but for the rows holding the markers, whose labels (1 or 2,
-    never a marker's column) are set. Every term is at least log 16 > 2, so the sum in
-    double is exact in any order: rows of ones times their term plus each marked row's term,
-    the terms read from log_softmax of those rows."""
-    shp = _ROWS16(t)
-    x = t.big("float32", shp[0] * 16, shape=shp, fill=1)
-    rows = sorted({p // 16 for p in t.marks(x.size)} | {shp[0] - 1})
+    """The loss summed over rows of 2048 classes past 2**31 elements: ones (every class has
+    log-probability -log 2048) but for the rows holding the markers, whose labels (1 or 2,
+    never a marker's column) are set, and the last row. Every term is at least log 2048, so
+    the sum in double is exact in any order: rows of ones times their term plus each marked
+    row's term, the terms read from log_softmax of those rows."""
+    shp = _images(2048)(t)
+    x = t.big("float32", shp[0] * 2048, shape=shp, fill=1)
+    rows = sorted({p // 2048 for p in t.marks(x.size)} | {shp[0] - 1})
     label = mx.nd.zeros((shp[0],), dtype="int8")
     labels = [1 + r % 2 for r in rows]
     for r, v in zip(rows, labels):
         label[r] = v
     got = mx.nd.softmax_cross_entropy(x, label)
-    ones = -mx.nd.log_softmax(mx.nd.ones((1, 16))).asnumpy().astype(np.float64)[0, 0]
+    ones = -mx.nd.log_softmax(mx.nd.ones((1, 2048))).asnumpy().astype(np.float64)[0, 0]
     logp = mx.nd.log_softmax(_take_items(t, x, rows)).asnumpy().astype(np.float64)
     marked = -logp[np.arange(len(rows)), labels]
     want = (shp[0] - len(rows)) * ones + float(np.sum(marked))
     t.equal(got, np.array([want], dtype=np.float32), "loss")
+
+
+def _dropout(t):
+    """Dropout (mode 'always', p = 1/2) over rows of 16 sharing one draw (axes=(1,): the
+    uniform draws are a sixteenth of the data), the output in place: each row past 2**31
+    and at the tail is the input times its mask, 0 or 2 along the whole row."""
+    shp = _ROWS16(t)
+    x = t.big("float32", shp[0] * 16, shape=shp, fill=1)
+    pos = _flat(_items(t, x.size, 16), 16)
+    before = t.values(x, pos)
+    mask = mx.nd.empty(shp)
+    mx.nd.Dropout(x, p=0.5, mode="always", axes=(1,), out=[x, mask])
+    m = t.values(mask, pos)
+    t.check(set(np.unique(m).tolist()) <= {0.0, 2.0}, f"mask values {np.unique(m)}")
+    t.check((m.reshape(-1, 16) == m.reshape(-1, 16)[:, :1]).all(), "one draw per row")
+    t.equal(t.values(x, pos), before * m, "output = data * mask")
 
 
 ROWS = {
@@ -296,6 +327,8 @@ ROWS = {
     "L2Normalization": batch_in(_images(2048), _inplace(mx.nd.L2Normalization), inplace=True),
     "BatchNorm": batch_in(_images(4, 512), _batch_norm, inplace=True),
     "_norm_project": batch_in(_images(2048), _norm_project, inplace=True),
+    "_pool_max_scatter": Row(_pool_scatter, "float32", "2**31", F32_REASON),
+    "Dropout": Row(_dropout, "float32", "2**31", F32_REASON + DROPOUT_NOTE),
     "UpSampling": batch_out(_images(1, 8, 16), _ITEM,
                             lambda x: mx.nd.UpSampling(x, scale=4, sample_type="nearest")),
 }
