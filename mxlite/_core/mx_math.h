@@ -246,6 +246,41 @@ template <typename T> MX_FN T int_pow(T a, T b) {
     return result;
 }
 
+// The 8-bit types without branches, so loops over them vectorize (the generic versions above
+// divide or loop per element): the quotient through float32 is exact (|a|, |b| <= 255, so a
+// quotient that is not an integer lies at least 1/255 from one, far above float32's rounding;
+// MIN / -1 gives 128, which wraps as above), and the power takes 8 rounds of squaring, one
+// per bit of the exponent. Same results as the generic versions for every pair of operands.
+namespace detail {
+template <typename T> MX_FN int16_t quotient8(T a, T b) {
+    return (int16_t)((float)a / (float)(b == 0 ? (int16_t)1 : (int16_t)b));
+}
+template <typename T> MX_FN T int_div8(T a, T b) {
+    return b == 0 ? (T)0 : (T)quotient8(a, b);
+}
+template <typename T> MX_FN T int_mod8(T a, T b) {
+    int16_t r = (int16_t)(a - quotient8(a, b) * b);
+    r = (r != 0 && ((r < 0) != (b < 0))) ? (int16_t)(r + b) : r;
+    return b == 0 ? (T)0 : (T)r;
+}
+template <typename T> MX_FN T int_pow8(T a, T b) {
+    uint8_t base = (uint8_t)a, e = (uint8_t)b, r = 1;
+    for (int64_t k = 0; k < 8; k++) {
+        r = (e & 1) ? (uint8_t)(r * base) : r;
+        base = (uint8_t)(base * base);
+        e = (uint8_t)(e >> 1);
+    }
+    T negative = a == 1 ? (T)1 : (a == (T)-1 ? ((b & 1) ? (T)-1 : (T)1) : (T)0);
+    return (mx_std::is_signed<T>::value && b < 0) ? negative : (T)r;
+}
+}  // namespace detail
+MX_FN int8_t int_div(int8_t a, int8_t b) { return detail::int_div8(a, b); }
+MX_FN uint8_t int_div(uint8_t a, uint8_t b) { return detail::int_div8(a, b); }
+MX_FN int8_t int_mod(int8_t a, int8_t b) { return detail::int_mod8(a, b); }
+MX_FN uint8_t int_mod(uint8_t a, uint8_t b) { return detail::int_mod8(a, b); }
+MX_FN int8_t int_pow(int8_t a, int8_t b) { return detail::int_pow8(a, b); }
+MX_FN uint8_t int_pow(uint8_t a, uint8_t b) { return detail::int_pow8(a, b); }
+
 // Inverse error function: Giles' single-precision approximation refined by two Newton
 // steps on erf, which brings it to double precision.
 template <typename T> MX_FN T erfinv(T y) {
