@@ -20,7 +20,8 @@ import numpy as np
 
 import mxlite as mx
 
-SIZES = ("2**32", "2**31")
+# The power of two a row's big tensor passes: 2**32 unless a reason says why less fits.
+SIZES = ("2**32", "2**31", "2**30", "2**29")
 
 
 class RowFailure(AssertionError):
@@ -33,7 +34,8 @@ class Row:
 
     ``run(t)`` does it on the trial ``t``; ``dtype`` is the dtype of the big tensor;
     ``size`` is the power of two its element count passes, "2**32" unless ``reason`` says
-    why only "2**31" fits (a float32-only op whose 2**32 elements would pass the 16 GiB peak).
+    why only "2**31" fits (a float32-only op whose 2**32 elements would pass the 16 GiB peak)
+    or less (an optimizer update writing several float32 arrays of the weight's size).
     """
 
     run: Callable
@@ -53,10 +55,17 @@ class Trial:
         self.ctx = ctx
         self.largest = 0               # the most elements of an array the row built or read
 
+    def power(self, size):
+        """The element count ``size`` ("2**32", "2**31", ...) stands for at this scale."""
+        return self.P32 >> (32 - int(size.split("**")[1]))
+
     # ---- building --------------------------------------------------------------------------
     def marks(self, n):
         """Flat positions the marker values go to: one in the head, past 2**31, past 2**32
         (when ``n`` passes it) and the last element."""
+        if n <= self.P31 + 5:          # a row below 2**31: past the largest power below n
+            tops = [p + 5 for p in (self.P31 >> 2, self.P31 >> 1) if p + 5 < n]
+            return sorted({min(3, n - 1), n - 1} | set(tops[-1:])) if n > 0 else []
         return sorted({3, self.P31 + 5, n - 1} | ({self.P32 + 3} if n > self.P32 + 3 else set()))
 
     def big(self, dtype, n=None, shape=None, values=(3, 5, 7, 9), fill=0):
@@ -77,9 +86,11 @@ class Trial:
     # ---- reading ---------------------------------------------------------------------------
     def positions(self, n):
         """Flat positions a check reads in an array of ``n`` elements: the first 8, 4 either
-        side of 2**31 and of 2**32, the last 8 and the marker positions ``marks(n)``."""
+        side of 2**31 and of 2**32 (and of 2**29 and 2**30 in a smaller array), the last 8
+        and the marker positions ``marks(n)``."""
         pts = set(range(8)) | set(range(n - 8, n)) | set(self.marks(n))
-        for p in (self.P31, self.P32):
+        below = (self.P31 >> 2, self.P31 >> 1) if n <= self.P31 + 16 else ()
+        for p in below + (self.P31, self.P32):
             pts |= set(range(p - 4, p + 5))
         return sorted(i for i in pts if 0 <= i < n)
 
@@ -166,6 +177,6 @@ def run_row(name, row, p32, ctx):
     with ctx:
         row.run(t)
         mx.nd.waitall()
-    need = t.P32 if row.size == "2**32" else t.P31
+    need = t.power(row.size)
     t.check(t.largest > need, f"{name}: the largest array the row touched has {t.largest} "
                               f"elements, not past {row.size} ({need})")
