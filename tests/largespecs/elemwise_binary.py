@@ -1,9 +1,10 @@
 """Large-tensor rows: element-wise binary, broadcast and scalar ops, where.
 
 A row runs one op on a big int8 operand ``x`` (bool for the logical ops) of N = 2**32 + 16
-elements from ``t.big`` and a second operand laid out by a :data:`LAYOUTS` entry: a small one
-broadcast along the inner axis ("row"), the outer axis ("lead"), the outer and inner axes of
-three ("mid") or every element ("one"), a column of N/16 elements ("col"), a second big array
+elements (+ 256 for rows of 256) from ``t.big`` and a second operand laid out by a
+:data:`LAYOUTS` entry: a small one broadcast along the inner axis ("row"; "wide": rows of 256
+for the ops slow per short row), the outer axis ("lead"), the outer and inner axes of three
+("mid") or every element ("one"), a column of N/16 elements ("col"), a second big array
 ("same"), x itself ("self"), or the ``scalar`` parameter.
 Most rows write the result over ``x`` (``out=``), so a row holds one 4 GiB array. The windows
 the checks read (head, around 2**31 and 2**32, tail) hold values drawn at random from the
@@ -29,16 +30,17 @@ from . import Row
 F32_REASON = ("hypot computes in float32 (integer input gives float32): 2**32 float32 "
               "elements are 16 GiB, the whole peak; in place on float32 past 2**31 is 8 GiB")
 
-# layout: (shape of x, shape of the other operand, flat index into the other operand of
-# flat output position p) for n elements
+# layout: (elements past 2**32 or 2**31, shape of x, shape of the other operand, flat index
+# into the other operand of flat output position p) for n elements
 LAYOUTS = {
-    "row": (lambda n: (n // 16, 16), lambda n: (16,), lambda p, n: p % 16),
-    "lead": (lambda n: (16, n // 16), lambda n: (16, 1), lambda p, n: p // (n // 16)),
-    "col": (lambda n: (n // 16, 16), lambda n: (n // 16, 1), lambda p, n: p // 16),
-    "mid": (lambda n: (n // 16, 2, 8), lambda n: (2, 1), lambda p, n: p // 8 % 2),
-    "one": (lambda n: (n,), lambda n: (1,), lambda p, n: 0),
-    "same": (lambda n: (n,), lambda n: (n,), lambda p, n: p),
-    "self": (lambda n: (n,), lambda n: (n,), lambda p, n: p),
+    "row": (16, lambda n: (n // 16, 16), lambda n: (16,), lambda p, n: p % 16),
+    "wide": (256, lambda n: (n // 256, 256), lambda n: (256,), lambda p, n: p % 256),
+    "lead": (16, lambda n: (16, n // 16), lambda n: (16, 1), lambda p, n: p // (n // 16)),
+    "col": (16, lambda n: (n // 16, 16), lambda n: (n // 16, 1), lambda p, n: p // 16),
+    "mid": (16, lambda n: (n // 16, 2, 8), lambda n: (2, 1), lambda p, n: p // 8 % 2),
+    "one": (16, lambda n: (n,), lambda n: (1,), lambda p, n: 0),
+    "same": (16, lambda n: (n,), lambda n: (n,), lambda p, n: p),
+    "self": (16, lambda n: (n,), lambda n: (n,), lambda p, n: p),
 }
 
 
@@ -87,7 +89,7 @@ def _patterned(t, dtype, n, values, fill, seed):
 
 def _make_other(t, layout, n, dtype, rhs, rfill, pos):
     """The second operand (an NDArray) and its :class:`_Content`."""
-    _, oshape, index = LAYOUTS[layout]
+    _, _, oshape, index = LAYOUTS[layout]
     shape = oshape(n)
     size = int(np.prod(shape))
     if layout == "same":
@@ -137,11 +139,11 @@ def _binary(call, layout, dtype="int8", rhs=(2, -3, 5, 7), rfill=1, fill=0,
     """A row for ``call(x, other)`` (``call(other, x)`` with ``swap``) in ``layout``, or for
     a scalar op ``call(x, scalar=scalar)`` with ``scalar`` set; ``rhs`` are the other
     operand's values, ``rfill`` its background (col, same)."""
-    xshape, _, index = LAYOUTS["one" if scalar is not None else layout]
+    pad, xshape, _, index = LAYOUTS["one" if scalar is not None else layout]
     out_dtype = np.dtype(out_dtype or dtype)
 
     def run(t):
-        n = t.N if size == "2**32" else t.N31
+        n = (t.P32 if size == "2**32" else t.P31) + pad
         pos = _check_positions(t, n)
         x, xc = _patterned(t, dtype, n, values, fill, seed=1)
         x = x.reshape(xshape(n))
@@ -230,11 +232,11 @@ ROWS = {
     "broadcast_add": _broadcast("broadcast_add", "row", rhs=tuple(range(16)), inplace=False),
     "broadcast_sub": _broadcast("broadcast_sub", "row", swap=True),
     "broadcast_mul": _broadcast("broadcast_mul", "lead", rhs=(3, -2, 0, 5)),
-    "broadcast_div": _broadcast("broadcast_div", "col", rhs=_NONZERO, rfill=-2,
+    "broadcast_div": _broadcast("broadcast_div", "wide", rhs=_NONZERO,
                                 values=(-100, 99, -128, 127)),
-    "broadcast_mod": _broadcast("broadcast_mod", "row", rhs=_NONZERO, values=(-7, 9, -128, 13),
+    "broadcast_mod": _broadcast("broadcast_mod", "wide", rhs=_NONZERO, values=(-7, 9, -128, 13),
                                 fill=5),
-    "broadcast_power": _broadcast("broadcast_power", "row", rhs=(0, 1, 2, 3, -1, 7),
+    "broadcast_power": _broadcast("broadcast_power", "wide", rhs=(0, 1, 2, 3, -1, 7),
                                   values=(3, -1, 2, -5), fill=1),
     "broadcast_maximum": _broadcast("broadcast_maximum", "col", rhs=_COMPARE, rfill=-4,
                                     values=(-3, 5, -7, 9)),
