@@ -208,6 +208,15 @@ def test_argmax_channel():
         mx.nd.argmax_channel(mx.nd.array([1, 2]))
 
 
+def test_argmax_channel_refuses_indices_float32_cannot_hold():
+    """Channel 2**24 + 1 has no float32 of its own: an error, not a rounded index."""
+    top = mx.nd.zeros((1, 2 ** 24 + 1), dtype="int8")
+    top[0, -1] = 1
+    assert mx.nd.argmax_channel(top).asnumpy().tolist() == [2.0 ** 24]    # the last exact one
+    with pytest.raises(MXNetError, match=r"argmax_channel.*16777218 channels.*argmax"):
+        mx.nd.argmax_channel(mx.nd.zeros((1, 2 ** 24 + 2), dtype="int8"))
+
+
 # ---- smooth_l1 -----------------------------------------------------------------------------
 @pytest.mark.parametrize("sigma", [1.0, 2.0, 0.5])
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32"])
