@@ -768,11 +768,11 @@ cdef void _pool_plane(const real* x, const real* h, real* out, Geom* g, int op, 
                 w += 1
 
 
-cdef int _scatter_plane(const real* x, const real* h, real* out, Geom* g,
-                       idx_t plane) noexcept nogil:
+cdef bint _scatter_plane(const real* x, const real* h, real* out, Geom* g,
+                        idx_t plane) noexcept nogil:
     """Max scatter of one plane: ``h`` added at each window's first maximum of ``x``. The
     maxima are all found before the plane of ``out`` is written, so ``out`` may be ``x``
-    itself (in place). Returns 1 when the scratch of a large plane could not be had."""
+    itself (in place). Returns True when the scratch of a large plane could not be had."""
     cdef idx_t stack[256]
     cdef idx_t* best = stack
     cdef idx_t od, oh, ow, w = 0, t
@@ -782,7 +782,7 @@ cdef int _scatter_plane(const real* x, const real* h, real* out, Geom* g,
     if g.vo > 256:
         best = <idx_t*>malloc(g.vo * sizeof(idx_t))
         if best == NULL:
-            return 1
+            return True
     for od in range(g.o0):
         for oh in range(g.o1):
             for ow in range(g.o2):
@@ -795,14 +795,13 @@ cdef int _scatter_plane(const real* x, const real* h, real* out, Geom* g,
             po[best[w]] += hp[w]
     if best != stack:
         free(best)
-    return 0
+    return False
 
 
-cdef int _pool(const real* x, const real* h, real* out, Geom* g, int op, int mode,
-               bint include_pad, int p) noexcept nogil:
+cdef idx_t _pool(const real* x, const real* h, real* out, Geom* g, int op, int mode,
+                 bint include_pad, int p) noexcept nogil:
     """Every (n, c) plane; returns the number of planes that ran out of scratch memory."""
-    cdef idx_t plane, planes = g.N * g.C
-    cdef int failed = 0
+    cdef idx_t plane, planes = g.N * g.C, failed = 0
     cdef mx_region reg
     if _parallel(planes, planes * g.vo * g.vk):
         mx_region_begin(&reg)
@@ -852,7 +851,7 @@ def pool(int op, str pool_type, object x, object h, cnp.ndarray out, tuple geome
     _check_size(out, nin if op in (1, 3) else nout, "pool output")
     cdef void* xd = NULL if x is None else cnp.PyArray_DATA(x)
     cdef void* hd = NULL if h is None else cnp.PyArray_DATA(h)
-    cdef int failed
+    cdef idx_t failed
     if kind == 0:
         with nogil:
             failed = _pool(<const float*>xd, <const float*>hd, <float*>cnp.PyArray_DATA(out),
