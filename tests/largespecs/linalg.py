@@ -10,22 +10,25 @@ few matrices read back are exact in any summation order.
   markers, the head, the tail and those around 2**31 and 2**32 equal NumPy's product of
   those rows read back. ``syrk`` reduces 16 segments of a big ``(16, 1, L)`` array to a
   (16, 1, 1) result, against the closed form of its markers.
-* ``trmm``/``trsm``: 64 small triangles times (solving for) a big ``(64, 2, L)`` right-hand
-  side; the output at the head, around 2**31 and the tail, and at the markers, against
-  NumPy on the columns read back.
-* Square-matrix ops: a stack of 16x16 matrices past 2**31 elements, zero (``det``,
-  ``slogdet``, ``sumlogdiag``, ``extractdiag``: singular is fine and the untouched zero
-  pages cost no memory) or identities (``potrf``, ``potri``, ``inverse``: they must be
-  invertible), with chosen exact matrices in the first batch, either side of flat 2**31 and
-  in the last batch; those results are checked against closed forms (``slogdet``'s and
-  ``sumlogdiag``'s logarithms against the same op on those matrices alone), and one plain
-  batch against its default.
+* Stacks of square matrices past 2**31 elements (16x16; 32x32 for the LAPACK-backed ops,
+  whose cost is per call; 256x256 triangles for ``trmm`` at full scale): zeros (``det``,
+  ``slogdet``, ``sumlogdiag``, ``extractdiag``, ``trmm``: singular is fine) or identities
+  (``potrf``, ``potri``, ``inverse``, ``trsm``: they must be invertible), with chosen exact
+  matrices in the first batch, either side of flat 2**31 and in the last batch; those
+  results against closed forms (``slogdet``'s and ``sumlogdiag``'s logarithms against the
+  same op on those matrices alone), and a batch just past 2**31 left as filled against its
+  default. ``trmm``/``trsm`` take a small (count, n, 1) right-hand side: a big one and the
+  output of the same size would pass the peak together.
 * ``makediag`` writes a stack past 2**31 from a small input; ``_la_trian_mask`` masks a
-  ``t.big`` stack; ``khatri_rao`` writes an output past 2**31 from two small matrices.
+  ``t.big`` stack in place (an element-wise op); ``khatri_rao`` writes an output past
+  2**31 from two small matrices.
 
 ``dot`` and ``batch_dot`` take int8 and pass 2**32. The other ops are float32/float64 only
 (khatri_rao computes float16 in a float32 copy), so they stop at 2**31: 2**32 float32
-elements are 16 GiB, the whole peak.
+elements are 16 GiB, the whole peak. ``potrf``, ``potri`` and ``inverse`` map a stack to a
+stack of its size and cannot run in place, so input and output together are just over 16
+GiB at 2**31 on the CPU; numpy.linalg also makes the LAPACK rows slow (one call per
+matrix, in float64): ``det``, ``slogdet`` and ``trsm`` take 13-30 s at full scale.
 """
 import numpy as np
 
@@ -33,7 +36,7 @@ import mxlite as mx
 
 from . import Row
 
-K = 16                 # row width of the product operands, matrix size of the stacks
+K = 16                 # row width of the product operands, default matrix size
 F32 = "float32"
 F32_REASON = ("float32/float64 only: 2**32 float32 elements are 16 GiB, over the 16 GiB "
               "peak")
