@@ -13,6 +13,10 @@ is zero on the ignored triangle (MXNet returned the symmetric gradient for potrf
 symmetric A built symmetrically, e.g. ``A = X X^T``, the two agree on every upstream
 gradient). Gradients are graphs of these same ops plus ``_la_trian_mask`` (keep a triangle,
 scale its diagonal), so they differentiate to any order.
+
+``potrf``, ``potri`` and ``inverse`` may write over their input (``out=A``, MXNet's in-place
+option): each matrix's result is computed before it is written, so a stack that fills half
+the memory can be factorised or inverted.
 """
 import numpy as np
 
@@ -346,7 +350,7 @@ register(OpDef(
     infer_shape=_square_shape("potrf"), infer_type=_float_type("potrf"),
     compute={"cpu": lambda rctx, ins, outs, attrs: _run("potrf", _blocked(_k.potrf, 2), ins[0],
                                                         outs[0], attrs.lower)},
-    gradient=_potrf_gradient, grad_needs=("outputs",),
+    gradient=_potrf_gradient, grad_needs=("outputs",), in_place=True,
     doc="""Cholesky factorisation of symmetric positive-definite matrices: L with
 ``A = L L^T`` (lower, default) or U with ``A = U^T U``; only A's ``lower`` (upper) triangle is
 read. A matrix that is not positive definite is an MXNetError. The gradient is taken with
@@ -361,7 +365,7 @@ register(OpDef(
     infer_shape=_square_shape("potri"), infer_type=_float_type("potri"),
     compute={"cpu": lambda rctx, ins, outs, attrs: _run("potri", _blocked(_k.potri, 2), ins[0],
                                                         outs[0], attrs.lower)},
-    gradient=_potri_gradient, grad_needs=("inputs", "outputs"),
+    gradient=_potri_gradient, grad_needs=("inputs", "outputs"), in_place=True,
     doc="""The inverse ``(L L^T)^-1`` of the matrix whose Cholesky factor L (lower triangle of
 A; ``U^T U`` with ``lower=False``) is given: ``potri(potrf(B))`` is ``B^-1``.
 
@@ -547,7 +551,7 @@ register(OpDef(
     infer_shape=_square_shape("inverse"), infer_type=_float_type("inverse"),
     compute={"cpu": lambda rctx, ins, outs, attrs: _run("inverse", _blocked(_k.inverse, 2),
                                                         ins[0], outs[0])},
-    gradient=_inverse_gradient, grad_needs=("outputs",),
+    gradient=_inverse_gradient, grad_needs=("outputs",), in_place=True,
     doc="""The inverse of every square matrix; a singular one is an MXNetError.
 
 >>> mx.nd.linalg.inverse(mx.nd.array([[2, 0], [0, 4]])).asnumpy().tolist()

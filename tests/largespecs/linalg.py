@@ -26,9 +26,9 @@ few matrices read back are exact in any summation order.
 ``dot`` and ``batch_dot`` take int8 and pass 2**32. The other ops are float32/float64 only
 (khatri_rao computes float16 in a float32 copy), so they stop at 2**31: 2**32 float32
 elements are 16 GiB, the whole peak. ``potrf``, ``potri`` and ``inverse`` map a stack to a
-stack of its size and cannot run in place, so input and output together are just over 16
-GiB at 2**31 on the CPU; numpy.linalg also makes the LAPACK rows slow (one call per
-matrix, in float64): ``det``, ``slogdet`` and ``trsm`` take 13-30 s at full scale.
+stack of its size: they run in place (input and output together would pass the peak).
+numpy.linalg makes the LAPACK rows slow (one call per matrix, in float64): ``det``,
+``slogdet``, ``trsm``, ``potrf``, ``potri`` and ``inverse`` take 13-40 s at full scale.
 """
 import numpy as np
 
@@ -338,13 +338,14 @@ ROWS = {
                                    _matrices_equal(lambda m, b: np.diag(m, -1)),
                                    _plain(lambda n, b: np.zeros(n - 1))),
     "_linalg_potrf": _square("identity", lambda j, n: _unit_lower(j, n) @ _unit_lower(j, n).T,
-                             mx.nd.linalg.potrf,
+                             lambda a: mx.nd.linalg.potrf(a, out=a),
                              _matrices_equal(lambda m, b: np.rint(np.linalg.cholesky(m))),
                              _plain(_eye)),
-    "_linalg_potri": _square("identity", _unit_lower, mx.nd.linalg.potri,
+    "_linalg_potri": _square("identity", _unit_lower, lambda a: mx.nd.linalg.potri(a, out=a),
                              _matrices_equal(lambda m, b: _exact_inverse(m).T @ _exact_inverse(m)),
                              _plain(_eye)),
-    "_linalg_inverse": _square("identity", _unit_lower, mx.nd.linalg.inverse,
+    "_linalg_inverse": _square("identity", _unit_lower,
+                               lambda a: mx.nd.linalg.inverse(a, out=a),
                                _matrices_equal(lambda m, b: _exact_inverse(m)),
                                _plain(_eye)),
     "_linalg_makediag": Row(_makediag, F32, "2**31", F32_REASON),
