@@ -228,8 +228,8 @@ _COMPARE = (5, 0, 7, 3, -1, 9, 6, 4)          # hits the markers 3, 5, 7, 9 and 
 _BOOL = dict(dtype="bool", values=(True,), rhs=(True, False, False, True), rfill=False)
 
 ROWS = {
-    # broadcast_add: a fresh result, as in tests/large/test_large_tensors.py (rows + arange)
-    "broadcast_add": _broadcast("broadcast_add", "row", rhs=tuple(range(16)), inplace=False),
+    # rows + arange(16), as in tests/large/test_large_tensors.py
+    "broadcast_add": _broadcast("broadcast_add", "row", rhs=tuple(range(16))),
     "broadcast_sub": _broadcast("broadcast_sub", "row", swap=True),
     "broadcast_mul": _broadcast("broadcast_mul", "lead", rhs=(3, -2, 0, 5)),
     "broadcast_div": _broadcast("broadcast_div", "wide", rhs=_NONZERO,
