@@ -276,19 +276,19 @@ def _softmax_cross_entropy(t):
 
 
 def _dropout(t):
-    """Dropout (mode 'always', p = 1/2) over rows of 16 sharing one draw (axes=(1,): the
-    uniform draws are a sixteenth of the data), the output in place: each row past 2**31
-    and at the tail is the input times its mask, 0 or 2 along the whole row."""
-    shp = _ROWS16(t)
-    x = t.big("float32", shp[0] * 16, shape=shp, fill=1)
-    pos = _flat(_items(t, x.size, 16), 16)
+    """Dropout (mode 'always', p = 1/2) over rows of 2048 sharing one draw (axes=(1,): the
+    draws are a 2048th of the data), the output in place: each row around 2**31 and at the
+    tail is the input times its mask, 0 or 2 along the whole row."""
+    shp = _images(2048)(t)
+    x = t.big("float32", shp[0] * 2048, shape=shp, fill=1)
+    pos = _flat(_items(t, x.size, 2048), 2048)
     before = t.values(x, pos)
     mask = mx.nd.empty(shp)
     mx.nd.Dropout(x, p=0.5, mode="always", axes=(1,), out=[x, mask])
-    m = t.values(mask, pos)
+    m = t.values(mask, pos).reshape(-1, 2048)
     t.check(set(np.unique(m).tolist()) <= {0.0, 2.0}, f"mask values {np.unique(m)}")
-    t.check((m.reshape(-1, 16) == m.reshape(-1, 16)[:, :1]).all(), "one draw per row")
-    t.equal(t.values(x, pos), before * m, "output = data * mask")
+    t.check((m == m[:, :1]).all(), "one draw per row")
+    t.equal(t.values(x, pos), before * m.reshape(-1), "output = data * mask")
 
 
 ROWS = {
