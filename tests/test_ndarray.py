@@ -525,6 +525,20 @@ def test_setitem_errors():
     _eq(x, np.zeros((3, 4)))
 
 
+@pytest.mark.parametrize("key", [slice(20, 30), slice(3, 3), (slice(1, 1), slice(None))])
+def test_setitem_into_an_empty_region_checks_the_value_shape(key, device):
+    """An empty region takes a value that broadcasts to it (a scalar, shape (1,) or (0,)),
+    and refuses one that does not, as NumPy does, on every device (the CPU once accepted
+    anything there)."""
+    x = mx.nd.zeros((10,)) if isinstance(key, slice) else mx.nd.zeros((3, 4))
+    region = np.zeros(x.shape)[key].shape
+    with pytest.raises(MXNetError, match=r"__setitem__.*selects shape"):
+        x[key] = mx.nd.ones((5,))
+    for ok in (7, mx.nd.ones((1,)), mx.nd.ones(region)):
+        x[key] = ok
+    _eq(x, np.zeros(x.shape))
+
+
 def test_setitem_values_the_dtype_cannot_hold_are_errors():
     x = mx.nd.array([1, 2, 3], dtype="int8")
     for value in [1000, -129, np.int64(128), [1, 1000], np.array([1000]), np.nan, np.inf]:

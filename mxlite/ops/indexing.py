@@ -181,7 +181,11 @@ def _view_key(key):
 def write_region(xp, target, key, value):
     """``target[key] = value`` (broadcasting ``value``) with namespace ``xp``'s strided copy."""
     if is_basic(key):
-        xp.strided_copy(value, target[_view_key(key)])
+        view = target[_view_key(key)]
+        # checked here, not by the copy: an empty region would accept any value on the CPU
+        if np.broadcast_shapes(value.shape, view.shape) != view.shape:
+            raise ValueError(f"cannot broadcast {value.shape} to {view.shape}")
+        xp.strided_copy(value, view)
     else:
         target[key] = value
 
