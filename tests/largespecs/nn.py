@@ -5,16 +5,22 @@ Every NN layer computes in float32 (float16 data runs through a float32 copy of 
 input), so the rows go past 2**31 float32 elements (8 GiB): 2**32 would be 16 GiB for one
 array, the whole peak. Each row holds one big array and keeps the others small:
 
-* element-wise layers (Activation, LeakyReLU, _rrelu_slope, the regression outputs) run in
-  place (``out=`` the data itself);
-* batched layers (FullyConnected, Convolution, Pooling, ...) take a batch of many tiny items
-  whose input or output is the big array, the other side small (a stride, one filter); the
-  items around 2**31 and the last ones equal the same op on a small batch of those items;
+* element-wise layers (Activation, LeakyReLU, _rrelu_slope, the regression outputs) and the
+  row-wise ones (the softmax family, SoftmaxOutput, the normalisations, _norm_project,
+  _pool_max_scatter, Dropout's output) run in place, ``out=`` the data itself;
+* batched layers (FullyConnected, Convolution, Pooling, ...) take a batch of many small
+  items (rows of 16, or 2048 elements) whose input or output is the big array, the other
+  side small (a stride, one filter);
 * the weight gradient reduces over the whole batch, the head gradient zero except at the
   checked items.
 
-Values are small integers (and power-of-two slopes and weights), so sums and products are
-exact in any order: the small-batch oracle gives the very same bits.
+The items around 2**31 and the last ones equal the same op on a small batch of those items;
+values are small integers (and power-of-two slopes and weights), so sums and products are
+exact in any order and the small-batch oracle gives the very same bits.
+
+Dropout's row holds two arrays of 2**31 float32 elements, the data (the output over it) and
+the mask, a hidden output of the data's size and dtype: 16 GiB, over the peak by the
+interpreter's own memory, whatever the row does.
 """
 import numpy as np
 
@@ -22,8 +28,8 @@ import mxlite as mx
 
 from . import Row, elementwise
 
-DROPOUT_NOTE = ("; Dropout's mask is a second array of the data's size, so the row holds 16 "
-                "GiB (data with the output in place, and the mask)")
+DROPOUT_NOTE = ("; the mask, a hidden output of the data's size and dtype, is a second 8 GiB "
+                "array (the row's peak is 16.05 GiB)")
 F32_REASON = ("float32 only (float16 data is computed through a float32 copy of the whole "
               "input): 2**32 float32 elements are 16 GiB, the whole peak")
 
@@ -106,6 +112,11 @@ def _batch(t, per):
     return t.P31 // per + 1
 
 
+def _rows16(t):
+    """Rows of 16, a batch just past 2**31 elements."""
+    return (_batch(t, 16), 16)
+
+
 # ---- element-wise layers, in place -----------------------------------------------------------
 def _inplace(op, **kw):
     """``op(x, **kw)`` as an element-wise call ``call(x, out=None)``."""
@@ -177,31 +188,32 @@ def _deconv(y):
     return mx.nd.Deconvolution(y, _w((1, 2, 4, 4)), num_filter=2, **_WIN)
 
 
-def _conv_weight_grad(t):
-    """dW of a (B, 2, 16, 64) -> (B, 1, 4, 16) convolution, a reduction over the whole
-    batch; the head gradient is zero but at the checked items, so the sum is exact and
-    equals the weight gradient of those items alone."""
-    shp = _images(2, 16, 64)(t)
-    x = t.big("float32", int(np.prod(shp)), shape=shp, fill=1)
-    items = _items(t, x.size, _ITEM)
-    gy = _marked_batch(t, (shp[0], 1, 4, 16), items)
-    call = lambda a, g: mx.nd._internal._conv_weight_grad(a, g, num_filter=1, **_WIN)  # noqa
-    got = call(x, gy)
-    want = call(_take_items(t, x, items), _take_items(t, gy, items))
-    t.equal(got, want, "weight gradient")
+def with_head(x_shape, g_shape, call, inplace=False, reduced=False):
+    """A row for a gradient op ``call(x, g)`` of data ``x`` (the big array, ``x_shape(t)``,
+    ones with ``t.big``'s markers) and a head gradient ``g`` of ``g_shape`` per item, zero
+    but at the checked items: the output items (``reduced``: the whole output, a sum over
+    the batch, exact as only those items add to it) equal ``call`` on those items alone.
+    ``inplace`` writes the output over the data."""
+    def run(t):
+        shp = x_shape(t)
+        x = t.big("float32", int(np.prod(shp)), shape=shp, fill=1)
+        items = _items(t, x.size, x.size // shp[0])
+        g = _marked_batch(t, (shp[0],) + g_shape, items)
+        want = call(_take_items(t, x, items), _take_items(t, g, items))
+        got = call(x, g, out=x) if inplace else call(x, g)
+        if reduced:
+            t.equal(got, want, "output")
+        else:
+            _check_items(t, got, items, want.asnumpy(), "output items")
+    return Row(run, "float32", "2**31", F32_REASON)
 
 
-def _pool_scatter(t):
-    """Max pooling's input gradient over the data itself (in place): the head gradient,
-    zero but at the checked items, lands on each window's first maximum."""
-    shp = _images(1, 32, 64)(t)
-    x = t.big("float32", int(np.prod(shp)), shape=shp, fill=1)
-    items = _items(t, x.size, _ITEM)
-    gy = _marked_batch(t, (shp[0], 1, 8, 16), items)
-    small_x, small_g = _take_items(t, x, items), _take_items(t, gy, items)
-    mx.nd._internal._pool_max_scatter(x, gy, pool_type="max", out=x, **_POOL)
-    want = mx.nd._internal._pool_max_scatter(small_x, small_g, pool_type="max", **_POOL)
-    _check_items(t, x, items, want.asnumpy(), "input gradient items")
+def _conv_weight_grad(x, g, out=None):
+    return mx.nd._internal._conv_weight_grad(x, g, num_filter=1, out=out, **_WIN)
+
+
+def _pool_scatter(x, g, out=None):
+    return mx.nd._internal._pool_max_scatter(x, g, pool_type="max", out=out, **_POOL)
 
 
 def _pool_gather(x):
@@ -209,9 +221,6 @@ def _pool_gather(x):
 
 
 # ---- row-wise layers, in place --------------------------------------------------------------
-_ROWS16 = lambda t: (_batch(t, 16), 16)          # noqa: E731
-
-
 def _vector(n, start=1):
     """Small integers ``start, start + 1, ...`` cycling over 3 values, ``n`` of them."""
     return mx.nd.array(np.arange(n) % 3 + start, dtype="float32")
@@ -301,12 +310,13 @@ ROWS = {
     "LogisticRegressionOutput": _loss(mx.nd.LogisticRegressionOutput),
     "MAERegressionOutput": _loss(mx.nd.MAERegressionOutput),
     "FullyConnected": batch_in(
-        lambda t: (_batch(t, 16), 16),
-        lambda x: mx.nd.FullyConnected(x, _w((1, 16)), mx.nd.array([2.0]), num_hidden=1)),
+        _rows16, lambda x: mx.nd.FullyConnected(x, _w((1, 16)), mx.nd.array([2.0]), num_hidden=1)),
     "Convolution": batch_in(_images(2, 16, 64), _conv),
     "Deconvolution": batch_out(_images(1, 4, 16), _ITEM, _deconv),
-    "_conv_weight_grad": Row(_conv_weight_grad, "float32", "2**31", F32_REASON),
-    "Pooling": batch_in(_images(1, 32, 64), lambda x: mx.nd.Pooling(x, pool_type="avg", **_POOL)),
+    "_conv_weight_grad": with_head(_images(2, 16, 64), (1, 4, 16), _conv_weight_grad,
+                                   reduced=True),
+    "Pooling": batch_in(_images(1, 32, 64),
+                        lambda x: mx.nd.Pooling(x, pool_type="avg", **_POOL)),
     "_pool_backward": batch_out(
         _images(1, 8, 16), _ITEM,
         lambda g: mx.nd._internal._pool_backward(g, pool_type="avg", in_shape=(32, 64),
@@ -328,7 +338,8 @@ ROWS = {
     "L2Normalization": batch_in(_images(2048), _inplace(mx.nd.L2Normalization), inplace=True),
     "BatchNorm": batch_in(_images(4, 512), _batch_norm, inplace=True),
     "_norm_project": batch_in(_images(2048), _norm_project, inplace=True),
-    "_pool_max_scatter": Row(_pool_scatter, "float32", "2**31", F32_REASON),
+    "_pool_max_scatter": with_head(_images(1, 32, 64), (1, 8, 16), _pool_scatter,
+                                   inplace=True),
     "Dropout": Row(_dropout, "float32", "2**31", F32_REASON + DROPOUT_NOTE),
     "UpSampling": batch_out(_images(1, 8, 16), _ITEM,
                             lambda x: mx.nd.UpSampling(x, scale=4, sample_type="nearest")),
