@@ -18,9 +18,8 @@ The items around 2**31 and the last ones equal the same op on a small batch of t
 values are small integers (and power-of-two slopes and weights), so sums and products are
 exact in any order and the small-batch oracle gives the very same bits.
 
-Dropout's row holds two arrays of 2**31 float32 elements, the data (the output over it) and
-the mask, a hidden output of the data's size and dtype: 16 GiB, over the peak by the
-interpreter's own memory, whatever the row does.
+Dropout's row stops at 2**30: its mask, a hidden output of the data's size and dtype, is a
+second big array, and two of 2**31 float32 elements are the whole 16 GiB peak.
 """
 import numpy as np
 
@@ -28,8 +27,9 @@ import mxlite as mx
 
 from . import Row, elementwise
 
-DROPOUT_NOTE = ("; the mask, a hidden output of the data's size and dtype, is a second 8 GiB "
-                "array (the row's peak is 16.05 GiB)")
+DROPOUT_REASON = ("float32 only; the mask, a hidden output of the data's size and dtype, is "
+                  "a second array: past 2**31 the data (the output in place over it) and the "
+                  "mask are 16 GiB, the whole peak (measured 16.05 GiB)")
 F32_REASON = ("float32 only (float16 data is computed through a float32 copy of the whole "
               "input): 2**32 float32 elements are 16 GiB, the whole peak")
 
@@ -286,9 +286,9 @@ def _softmax_cross_entropy(t):
 
 def _dropout(t):
     """Dropout (mode 'always', p = 1/2) over rows of 2048 sharing one draw (axes=(1,): the
-    draws are a 2048th of the data), the output in place: each row around 2**31 and at the
-    tail is the input times its mask, 0 or 2 along the whole row."""
-    shp = _images(2048)(t)
+    draws are a 2048th of the data) past 2**30 elements, the output in place: each row
+    around 2**30 and at the tail is the input times its mask, 0 or 2 along the row."""
+    shp = (t.power("2**30") // 2048 + 1, 2048)
     x = t.big("float32", shp[0] * 2048, shape=shp, fill=1)
     pos = _flat(_items(t, x.size, 2048), 2048)
     before = t.values(x, pos)
@@ -340,7 +340,7 @@ ROWS = {
     "_norm_project": batch_in(_images(2048), _norm_project, inplace=True),
     "_pool_max_scatter": with_head(_images(1, 32, 64), (1, 8, 16), _pool_scatter,
                                    inplace=True),
-    "Dropout": Row(_dropout, "float32", "2**31", F32_REASON + DROPOUT_NOTE),
+    "Dropout": Row(_dropout, "float32", "2**30", DROPOUT_REASON),
     "UpSampling": batch_out(_images(1, 8, 16), _ITEM,
                             lambda x: mx.nd.UpSampling(x, scale=4, sample_type="nearest")),
 }
