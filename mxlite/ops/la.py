@@ -18,6 +18,9 @@ scale its diagonal), so they differentiate to any order.
 option): each matrix's result is computed before it is written, so a stack that fills half
 the memory can be factorised or inverted.
 """
+import concurrent.futures
+import os
+
 import numpy as np
 
 from .._core import sorting as _k
@@ -97,9 +100,28 @@ def _blocked(fn, n_arrays):
         if count <= step:
             return fn(*args)
         flat = [a.reshape((count,) + a.shape[nb:]) for a in arrays]    # views: C-contiguous
-        for start in range(0, count, step):
+
+        def block(start):
             fn(*(f[start:start + step] for f in flat), *rest)
+        # NumPy's linalg releases the GIL: blocks run on the OpenMP threads' worth of cores
+        for _ in _pool().map(block, range(0, count, step)):
+            pass                 # the first block's error, in order, is the one raised
     return run
+
+
+_POOL = None
+
+
+def _pool():
+    """The thread pool of blocked kernels: one thread per core the kernels may use
+    (OMP_NUM_THREADS, else the cores this process may run on)."""
+    global _POOL
+    if _POOL is None:
+        threads = os.environ.get("OMP_NUM_THREADS", "")
+        n = int(threads) if threads.isdigit() and int(threads) > 0 else (
+            len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
+        _POOL = concurrent.futures.ThreadPoolExecutor(max(1, n or 1), "mxlite-linalg")
+    return _POOL
 
 
 # ---- _la_trian_mask, extractdiag, makediag -------------------------------------------------
