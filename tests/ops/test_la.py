@@ -235,3 +235,24 @@ def test_trian_mask_of_non_square_matrices(shape, lower, rng):
     expected[..., k, k] *= 0.5
     got = mx.nd._internal._la_trian_mask(mx.nd.array(a, dtype="float64"), lower=lower, diag=0.5)
     np.testing.assert_array_equal(got.asnumpy(), expected)
+
+
+@pytest.mark.cpu_only
+def test_blocked_kernels_match_one_call_and_raise_in_order(monkeypatch, rng):
+    """Large stacks run in blocks on a thread pool: every matrix is computed alone, so the
+    results equal NumPy's on the whole stack, and a failing matrix is an error whichever
+    block it falls in."""
+    from mxlite.ops import la
+    monkeypatch.setattr(la, "BLOCK", 64)                  # 4 matrices of 4x4 per block
+    a = rng.standard_normal((50, 4, 4))
+    spd = a @ a.transpose(0, 2, 1) + 4 * np.eye(4)
+    x = mx.nd.array(spd, dtype="float64")
+    np.testing.assert_allclose(mx.nd.linalg.inverse(x).asnumpy(), np.linalg.inv(spd),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(mx.nd.linalg.potrf(x).asnumpy(), np.linalg.cholesky(spd),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(mx.nd.linalg.det(x).asnumpy(), np.linalg.det(spd), rtol=1e-12)
+    bad = spd.copy()
+    bad[37] = -np.eye(4)                                  # not positive definite, block 9
+    with pytest.raises(MXNetError, match="potrf.*positive definite"):
+        mx.nd.linalg.potrf(mx.nd.array(bad, dtype="float64"))
