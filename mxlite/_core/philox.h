@@ -179,6 +179,8 @@ typedef struct {
     uint32_t attempt;              // next block to generate
     int pos;                       // next word of buf; 4 = buf used up
     uint32_t buf[4];
+    const uint32_t* ahead;         // block 1's words when computed beforehand (the CPU
+                                   // computes blocks 0 and 1 of many elements in SIMD), or 0
 } mx_stream;
 
 MX_FN void mx_stream_init(mx_stream* s, uint64_t key, uint64_t offset, uint64_t element) {
@@ -187,10 +189,25 @@ MX_FN void mx_stream_init(mx_stream* s, uint64_t key, uint64_t offset, uint64_t 
     s->index = MX_STREAM_FLAG | (element & MX_STREAM_INDEX_MASK);
     s->attempt = 0;
     s->pos = 4;
+    s->ahead = 0;
+}
+
+// The stream with its blocks 0 and 1 given (the words mx_stream_next32 would compute).
+MX_FN void mx_stream_init_ahead(mx_stream* s, uint64_t key, uint64_t offset, uint64_t element,
+                                const uint32_t* block0, const uint32_t* block1) {
+    mx_stream_init(s, key, offset, element);
+    for (int64_t w = 0; w < 4; ++w) s->buf[w] = block0[w];
+    s->attempt = 1;
+    s->pos = 0;
+    s->ahead = block1;
 }
 
 MX_FN uint32_t mx_stream_next32(mx_stream* s) {
-    if (s->pos == 4) {
+    if (s->pos == 4 && s->attempt == 1 && s->ahead) {
+        for (int64_t w = 0; w < 4; ++w) s->buf[w] = s->ahead[w];
+        s->attempt = 2;
+        s->pos = 0;
+    } else if (s->pos == 4) {
         // 2^15 blocks (2^17 words) per element; a sampler never gets near that (each
         // attempt of the rejection loops below succeeds with probability > 1/2).
         uint64_t index = s->index | ((uint64_t)(s->attempt & MX_STREAM_ATTEMPT_MASK)
@@ -351,18 +368,22 @@ MX_FN double mx_sample_poisson(mx_stream* s, double lam) {
 #define MX_DIST_NEGATIVE_BINOMIAL 2              /* k = p0 successes, success probability p1 */
 #define MX_DIST_GENERALIZED_NEGATIVE_BINOMIAL 3  /* mean p0, dispersion p1 (0: Poisson) */
 
+MX_FN double mx_stream_sample_from(mx_stream* s, int dist, double p0, double p1) {
+    if (dist == MX_DIST_GAMMA) return mx_sample_gamma(s, p0) * p1;
+    if (dist == MX_DIST_POISSON) return mx_sample_poisson(s, p0);
+    if (dist == MX_DIST_NEGATIVE_BINOMIAL) {
+        if (p1 == 1.0) return 0.0;
+        return mx_sample_poisson(s, mx_sample_gamma(s, p0) * ((1.0 - p1) / p1));
+    }
+    if (p1 == 0.0) return mx_sample_poisson(s, p0);
+    return mx_sample_poisson(s, mx_sample_gamma(s, 1.0 / p1) * (p0 * p1));
+}
+
 MX_FN double mx_stream_sample(int dist, uint64_t key, uint64_t offset, uint64_t i, double p0,
                               double p1) {
     mx_stream s;
     mx_stream_init(&s, key, offset, i);
-    if (dist == MX_DIST_GAMMA) return mx_sample_gamma(&s, p0) * p1;
-    if (dist == MX_DIST_POISSON) return mx_sample_poisson(&s, p0);
-    if (dist == MX_DIST_NEGATIVE_BINOMIAL) {
-        if (p1 == 1.0) return 0.0;
-        return mx_sample_poisson(&s, mx_sample_gamma(&s, p0) * ((1.0 - p1) / p1));
-    }
-    if (p1 == 0.0) return mx_sample_poisson(&s, p0);
-    return mx_sample_poisson(&s, mx_sample_gamma(&s, 1.0 / p1) * (p0 * p1));
+    return mx_stream_sample_from(&s, dist, p0, p1);
 }
 
 // ---- multinomial -------------------------------------------------------------------------------

@@ -255,6 +255,34 @@ cdef extern from *:
             out[first + t] = (int64_t)(low + r);
         }
     }
+
+    /* Stream samples (philox.h's mx_stream_sample) of elements [first, first + n), n <=
+       MX_CHUNK_BLOCKS: blocks 0 and 1 of every element's stream come from the SIMD lanes
+       (element i's block a has counter 2^63 | a << 48 | i, consecutive over a chunk), the
+       same words mx_stream_next32 computes one at a time; later blocks as usual. Writes
+       out[first + t] and returns how many samples are not <= top (in double). */
+    #define MX_STREAM_CHUNK(NAME, REAL)                                                       \
+    static int64_t NAME(int dist, REAL* out, int64_t first, int64_t n, uint64_t key,        \
+                        uint64_t offset, double p0, double p1, double top) {                 \
+        uint64_t lanes0[MX_CHUNK_WORDS / 2], lanes1[MX_CHUNK_WORDS / 2];                     \
+        uint64_t block = MX_STREAM_FLAG | (uint64_t)first;                                   \
+        mx_philox_lanes(key, offset, block, lanes0);                                          \
+        mx_philox_lanes(key, offset, block | (1ull << MX_STREAM_INDEX_BITS), lanes1);        \
+        const uint32_t* w0 = (const uint32_t*)lanes0;                                        \
+        const uint32_t* w1 = (const uint32_t*)lanes1;                                        \
+        int64_t over = 0;                                                                    \
+        for (int64_t t = 0; t < n; ++t) {                                                    \
+            mx_stream s;                                                                     \
+            mx_stream_init_ahead(&s, key, offset, (uint64_t)(first + t), w0 + 4 * t,        \
+                                 w1 + 4 * t);                                                \
+            double v = mx_stream_sample_from(&s, dist, p0, p1);                              \
+            out[first + t] = (REAL)v;                                                        \
+            if (!(v <= top)) ++over;                                                         \
+        }                                                                                    \
+        return over;                                                                         \
+    }
+    MX_STREAM_CHUNK(mx_stream_chunk_f32, float)
+    MX_STREAM_CHUNK(mx_stream_chunk_f64, double)
     """
     enum:
         CHUNK_BLOCKS "MX_CHUNK_BLOCKS"
@@ -270,6 +298,12 @@ cdef extern from *:
     void mx_randint64_chunk(int64_t* out, int64_t first, int64_t n, uint64_t key,
                             uint64_t offset, uint64_t range, uint64_t threshold,
                             uint64_t low) noexcept nogil
+    int64_t mx_stream_chunk_f32(int dist, float* out, int64_t first, int64_t n, uint64_t key,
+                                uint64_t offset, double p0, double p1,
+                                double top) noexcept nogil
+    int64_t mx_stream_chunk_f64(int dist, double* out, int64_t first, int64_t n,
+                                uint64_t key, uint64_t offset, double p0, double p1,
+                                double top) noexcept nogil
 
 # fill_continuous distributions
 cdef enum:
@@ -443,22 +477,29 @@ ctypedef fused real:
 cdef idx_t _fill_stream(int dist, real* out, idx_t n, uint64_t key, uint64_t offset,
                         double p0, double p1, double top) noexcept nogil:
     """Fill ``out``; return how many samples are not <= ``top`` (compared in double, before
-    rounding to ``real``)."""
-    cdef idx_t i, over = 0
-    cdef double v
+    rounding to ``real``). Chunks of CHUNK_BLOCKS elements, their first Philox blocks in
+    SIMD."""
+    cdef idx_t c, over = 0, chunks = (n + CHUNK_BLOCKS - 1) // CHUNK_BLOCKS
     if n >= PARALLEL_MIN // 16:          # each element costs a few Philox blocks
-        for i in prange(n, schedule="static"):
-            v = mx_stream_sample(dist, key, offset, <uint64_t>i, p0, p1)
-            out[i] = <real>v
-            if not v <= top:
-                over += 1
+        for c in prange(chunks, schedule="static"):
+            over += _stream_chunk(dist, out, c * CHUNK_BLOCKS,
+                                  min(<idx_t>CHUNK_BLOCKS, n - c * CHUNK_BLOCKS),
+                                  key, offset, p0, p1, top)
     else:
-        for i in range(n):
-            v = mx_stream_sample(dist, key, offset, <uint64_t>i, p0, p1)
-            out[i] = <real>v
-            if not v <= top:
-                over += 1
+        for c in range(chunks):
+            over += _stream_chunk(dist, out, c * CHUNK_BLOCKS,
+                                  min(<idx_t>CHUNK_BLOCKS, n - c * CHUNK_BLOCKS),
+                                  key, offset, p0, p1, top)
     return over
+
+
+cdef inline idx_t _stream_chunk(int dist, real* out, idx_t first, idx_t n, uint64_t key,
+                                uint64_t offset, double p0, double p1,
+                                double top) noexcept nogil:
+    if real is float:
+        return mx_stream_chunk_f32(dist, out, first, n, key, offset, p0, p1, top)
+    else:
+        return mx_stream_chunk_f64(dist, out, first, n, key, offset, p0, p1, top)
 
 
 cdef double _worst_sample(int dist, idx_t n, uint64_t key, uint64_t offset, double p0,
