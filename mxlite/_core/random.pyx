@@ -373,6 +373,13 @@ def stream_words(cnp.ndarray out, uint64_t key, uint64_t offset):
                          key, offset)
 
 
+def stream_sample(str dist, uint64_t key, uint64_t offset, uint64_t i, double p0,
+                  double p1=0.0):
+    """Element ``i`` of a fill_stream draw, from its stream alone, one scalar block at a
+    time (the reference of fill_stream's SIMD chunks)."""
+    return mx_stream_sample(STREAM[dist], key, offset, i, p0, p1)
+
+
 cdef void _words_chunk(uint32_t* out, idx_t first, idx_t n, uint64_t key,
                        uint64_t offset) noexcept nogil:
     cdef uint64_t lanes[CHUNK_LANES]

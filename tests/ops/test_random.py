@@ -179,6 +179,26 @@ def test_every_simd_path_gives_the_reference_words(simd):
         _kernels.use_simd(None)
 
 
+@pytest.mark.cpu_only      # the CPU's SIMD implementations
+@pytest.mark.parametrize("simd", _kernels.available_simd())
+@pytest.mark.parametrize("dist, p0, p1", [("gamma", 2.5, 0.5), ("gamma", 0.3, 1.0),
+                                          ("poisson", 40.0, 0.0),
+                                          ("negative_binomial", 3.0, 0.4)])
+def test_stream_samplers_take_their_first_blocks_from_every_simd_path(simd, dist, p0, p1):
+    """fill_stream computes blocks 0 and 1 of a chunk of element streams in SIMD: the samples
+    equal those drawn one element at a time from the scalar stream (philox.h's
+    mx_stream_sample, run by ``stream_sample``), over several chunks and a partial one."""
+    try:
+        assert _kernels.use_simd(simd) == simd
+        out = np.empty(600, np.float64)
+        _kernels.fill_stream(dist, out, 0xDEADBEEF12345678, 1 << 40, p0, p1)
+        one = [_kernels.stream_sample(dist, 0xDEADBEEF12345678, 1 << 40, i, p0, p1)
+               for i in (0, 1, 255, 256, 257, 511, 512, 599)]
+        np.testing.assert_array_equal(out[[0, 1, 255, 256, 257, 511, 512, 599]], one)
+    finally:
+        _kernels.use_simd(None)
+
+
 # ==== randint =================================================================================
 RANGES = [
     ("int32", 0, 1000),
