@@ -1,15 +1,21 @@
 """Compiling mxlite's CUDA source: include paths, options, and an NVRTC check that needs no
 GPU (used by the tests to compile every kernel of every family)."""
 import functools
+import hashlib
 import os
+import tempfile
 
-__all__ = ["include_dirs", "options", "nvrtc_check", "CompileError"]
+__all__ = ["include_dirs", "options", "nvrtc_check", "compile_ptx", "CompileError"]
 
 CORE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_core")
 
 # --fmad=false: no fused multiply-add, as the CPU build (-ffp-contract=off), so each operation
-# rounds alike on both devices; -std=c++17 for mx_math.h's constexpr templates.
-OPTIONS = ("-std=c++17", "--fmad=false")
+# rounds alike on both devices; --ftz=false, --prec-div=true, --prec-sqrt=true: IEEE float32
+# (subnormal results kept, division and square root correctly rounded), as the CPU computes;
+# -std=c++17 for mx_math.h's constexpr templates. mxlite compiles with NVRTC itself
+# (``compile_ptx``): CuPy's RawModule appends -ftz=true to the caller's options, which
+# flushed float32 subnormal results to zero on a real GPU.
+OPTIONS = ("-std=c++17", "--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true")
 
 
 class CompileError(RuntimeError):
@@ -40,7 +46,7 @@ def options(extra=()):
 
 def nvrtc_check(source, name="mxlite.cu", arch="compute_80"):
     """Compile ``source`` to PTX with NVRTC (no GPU needed: CuPy's NVRTC binding and the
-    ``nvidia-cuda-nvrtc`` runtime); raise CompileError with the log on failure."""
+    ``nvidia-cuda-nvrtc`` runtime); return the PTX text, or raise CompileError with the log."""
     from cupy_backends.cuda.libs import nvrtc
     prog = nvrtc.createProgram(source, name, [], [])
     try:
@@ -48,6 +54,48 @@ def nvrtc_check(source, name="mxlite.cu", arch="compute_80"):
             nvrtc.compileProgram(prog, list(options((f"--gpu-architecture={arch}",))))
         except nvrtc.NVRTCError as e:
             raise CompileError(f"{name}: {e}\n{nvrtc.getProgramLog(prog)}") from None
-        return nvrtc.getPTX(prog)
+        ptx = nvrtc.getPTX(prog)
+        return ptx.decode() if isinstance(ptx, bytes) else ptx
     finally:
         nvrtc.destroyProgram(prog)
+
+
+def target_arch(capability):
+    """The NVRTC virtual architecture for a device of compute ``capability`` (e.g. 90): the
+    device's own, or the newest this NVRTC knows when the device is newer."""
+    from cupy_backends.cuda.libs import nvrtc
+    try:
+        known = [int(a) for a in nvrtc.getSupportedArchs()]
+    except Exception:                  # noqa: BLE001 - an NVRTC without the query
+        known = []
+    usable = [a for a in known if a <= capability]
+    return f"compute_{max(usable) if usable else capability}"
+
+
+def _cache_dir():
+    return os.environ.get("MXLITE_KERNEL_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "mxlite", "kernels")
+
+
+def compile_ptx(source, name, arch):
+    """The PTX of ``source`` for ``arch`` with mxlite's options, from an on-disk cache keyed
+    by the digest of the source, the options, the architecture and the NVRTC version (the
+    driver loads PTX and caches its own machine code)."""
+    from cupy_backends.cuda.libs import nvrtc
+    key = hashlib.sha256(repr((source, options(), arch, nvrtc.getVersion())).encode())
+    path = os.path.join(_cache_dir(), key.hexdigest() + ".ptx")
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        pass
+    ptx = nvrtc_check(source, name, arch)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(ptx)
+        os.replace(tmp, path)        # atomic: a concurrent reader sees all of it or none
+    except OSError:
+        pass                         # a read-only home: compile again next time
+    return ptx

@@ -1,10 +1,13 @@
-"""Launching kernels on a CUDA device through CuPy: each kernel is compiled on first use by
-CuPy's RawModule (NVRTC; CuPy also caches the binary on disk) and kept per device.
+"""Launching kernels on a CUDA device through CuPy: each kernel is compiled on first use to
+PTX by NVRTC with mxlite's options (``compiler.compile_ptx``, cached on disk), loaded as a
+driver module and kept per device. CuPy's RawModule is not used for mxlite's kernels: it
+appends -ftz=true to the caller's options, flushing float32 subnormals to zero.
 
 A launch runs on CuPy's current device and current stream: the namespace of ``gpu(i)``
 makes device i current around its calls when there are several GPUs
 (``GpuNamespace.on_device``), so a kernel is compiled for, and runs on, the device of the
-arrays it gets.
+arrays it gets. A block has at most the threads the compiled kernel can run in one block
+(its registers decide), so a register-heavy kernel never fails with "too many resources".
 """
 from ..base import MXNetError
 from . import compiler
@@ -12,28 +15,40 @@ from . import compiler
 __all__ = ["launch", "BLOCK"]
 
 BLOCK = 256
-_FUNCTIONS = {}     # (device id, kernel key) -> cupy RawKernel function
+_FUNCTIONS = {}     # (device id, kernel key) -> (module, function, most threads a block)
 _GRID_LIMIT = {}    # device id -> the most blocks a grid-stride launch uses
 _cupy = None        # the cupy module, imported on the first launch
 
 
 def _function(kernel):
     dev = _cupy.cuda.runtime.getDevice()
-    fn = _FUNCTIONS.get((dev, kernel.key))
-    if fn is None:
-        module = _cupy.RawModule(code=kernel.source, options=compiler.options())
+    entry = _FUNCTIONS.get((dev, kernel.key))
+    if entry is None:
+        props = _cupy.cuda.runtime.getDeviceProperties(dev)
         try:
-            fn = module.get_function(kernel.name)       # compiles
-        except Exception as e:      # CuPy's CompileException (NVRTC log) or a driver error
+            ptx = compiler.compile_ptx(kernel.source, f"{kernel.family}.cu",
+                                       compiler.target_arch(props["major"] * 10
+                                                            + props["minor"]))
+            module = _cupy.cuda.function.Module()
+            module.load(ptx.encode())
+            fn = module.get_function(kernel.name)
+        except Exception as e:      # CompileError (NVRTC log) or a driver error
             raise MXNetError(f"CUDA kernel {kernel.family}/{kernel.name} (operator and dtype "
                              f"in its name) failed to compile for device {dev}: {e}") from None
-        _FUNCTIONS[(dev, kernel.key)] = fn
+        threads = _max_threads(fn)
+        entry = _FUNCTIONS[(dev, kernel.key)] = (module, fn, threads)
         if dev not in _GRID_LIMIT:
             # 32 blocks of 256 threads per multiprocessor fill it; a grid-stride loop covers
             # the rest, so a launch never has more blocks than the device can keep busy
-            sms = _cupy.cuda.runtime.getDeviceProperties(dev)["multiProcessorCount"]
-            _GRID_LIMIT[dev] = sms * 32
-    return fn, _GRID_LIMIT[dev]
+            _GRID_LIMIT[dev] = props["multiProcessorCount"] * 32
+    return entry[1], entry[2], _GRID_LIMIT[dev]
+
+
+def _max_threads(fn):
+    """The most threads one block of ``fn`` can have (a multiple of the warp size)."""
+    from cupy_backends.cuda.api import driver
+    most = driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.ptr)
+    return max(32, most // 32 * 32)
 
 
 def launch(kernel, n, args):
@@ -44,6 +59,7 @@ def launch(kernel, n, args):
     if _cupy is None:
         import cupy
         _cupy = cupy
-    fn, limit = _function(kernel)
-    grid = min((n + BLOCK - 1) // BLOCK, limit)
-    fn((grid,), (BLOCK,), tuple(args))
+    fn, threads, limit = _function(kernel)
+    block = min(BLOCK, threads)
+    grid = min((n + block - 1) // block, limit)
+    fn((grid,), (block,), tuple(args))

@@ -155,9 +155,21 @@ class GpuNamespace:
         from .ops.indexing import add_at
         add_at(self, a, key, values)
 
+    # CuPy multiplies integer matrices with a kernel of its own whose launch grid has a block
+    # per tile of rows and of columns; past 65535 tiles in the grid's y dimension the launch
+    # fails. Integer products therefore go through in slabs of at most this many rows/columns.
+    _INT_MATMUL_SLAB = 2 ** 20
+
     def matmul(self, a, b, out):
         """``out = a @ b`` (2-D or batched 3-D; cuBLAS on a GPU)."""
-        self.lib.matmul(a, b, out=out)
+        slab = self._INT_MATMUL_SLAB
+        if out.dtype.kind not in "biu" or (a.shape[-2] <= slab and b.shape[-1] <= slab):
+            self.lib.matmul(a, b, out=out)
+            return
+        for r in range(0, a.shape[-2], slab):
+            for c in range(0, b.shape[-1], slab):
+                out[..., r:r + slab, c:c + slab] = self.lib.matmul(a[..., r:r + slab, :],
+                                                                   b[..., :, c:c + slab])
 
     def argmax(self, a):
         """The flat index of the first maximum of ``a``."""

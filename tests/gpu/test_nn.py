@@ -148,7 +148,9 @@ def test_float32_activations_equal_the_cpu_bit_for_bit(rng, act, params):
 def test_activation_matches_the_cpu(rng, act):
     for dtype in ("float32", "float64"):
         cpu, gpu = both(mx.nd.Activation, _points(rng, dtype), act_type=act)
-        assert_same(cpu, gpu, maxulp=2)            # the math library's last ulp may differ
+        # exp/log/tanh come from each device's math library: CUDA documents up to 2 ulps for
+        # expf/logf, glibc under 1, and 1 / (1 + e) rounds once more on each side
+        assert_same(cpu, gpu, maxulp=4)
 
 
 @pytest.mark.gpu
@@ -308,4 +310,6 @@ def test_pooling_gradients_equal_the_cpu_bit_for_bit(rng, dtype):
         assert_same(*both(ops._pool_backward, head, pool_type=kind, in_shape=(7, 9),
                           count_include_pad=include, **pool))
     for kind in ("max", "avg", "sum", "lp"):
-        assert_same(*both(mx.nd.Pooling, x, pool_type=kind, p_value=3, **pool), maxulp=1)
+        # lp's p-th root is the math library's pow (CUDA documents up to 2 ulps for double)
+        assert_same(*both(mx.nd.Pooling, x, pool_type=kind, p_value=3, **pool),
+                    maxulp=3 if kind == "lp" else 1)

@@ -51,7 +51,7 @@ def test_row_at_small_scale(name, device):
 
 # ---- full scale ----------------------------------------------------------------------------
 class Worker:
-    """One worker process at a time; a new one after a crash."""
+    """One worker process at a time; a new one after a crash or a failed row."""
 
     def __init__(self):
         self.proc = None

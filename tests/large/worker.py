@@ -46,6 +46,8 @@ def main():
         start = time.perf_counter()
         try:
             run_row(req["op"], rows[req["op"]], req["p32"], ctx)
+            if pool is not None:       # a kernel fault surfaces at the row that caused it
+                cupy.cuda.runtime.deviceSynchronize()
         except Exception:                              # noqa: BLE001 - reported to the test
             answer.update(ok=False, error=traceback.format_exc())
         answer["seconds"] = time.perf_counter() - start
@@ -54,6 +56,10 @@ def main():
         answer["device_peak_gb"] = pool.total_bytes() / 2 ** 30 if pool is not None else 0.0
         out.write(json.dumps(answer) + "\n")
         out.flush()
+        if not answer["ok"]:
+            # a CUDA fault is sticky (every later call of this process fails) and a failed
+            # row may leave memory behind: the next row starts in a fresh worker
+            return
 
 
 if __name__ == "__main__":

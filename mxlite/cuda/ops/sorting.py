@@ -94,8 +94,24 @@ def _take_along_grad(rctx, ins, outs, attrs):
 
 
 # ---- sort, argsort, topk -------------------------------------------------------------------
+# The library's argsort holds int64 positions and a radix sort's double buffers for the whole
+# input at once (over 70 GB for 2**32 int8 elements): a big input sorted along a later axis
+# goes through it in blocks of rows along axis 0, so only one block's scratch exists at a time.
+_ARGSORT_BLOCK = 2 ** 28
+
+
 def _argsort(xp, x, axis, ascending):
     """int64 positions sorting ``x`` along ``axis``, stable both ways (the CPU's rule)."""
+    if x.ndim > 1 and axis != 0 and x.size > _ARGSORT_BLOCK and x.shape[0] > 1:
+        pos = xp.empty(x.shape, I64)
+        step = max(1, _ARGSORT_BLOCK // (x.size // x.shape[0]))
+        for r in range(0, x.shape[0], step):
+            pos[r:r + step] = _argsort_whole(xp, x[r:r + step], axis, ascending)
+        return pos
+    return _argsort_whole(xp, x, axis, ascending)
+
+
+def _argsort_whole(xp, x, axis, ascending):
     lib = xp.lib
     if ascending:
         pos = lib.argsort(x, axis=axis, kind="stable")
@@ -161,6 +177,9 @@ extern "C" __global__ void mxlite_cumsum_{dt.name}(const {c}* x, {c}* out, mx_id
 
 
 _SCAN_COLUMNS, _SCAN_LENGTH = 4096, 4096
+# CuPy's scan faults (an illegal address) past 2**31 elements: the library scans at most this
+# many elements at a time, each block adding the running total of the blocks before it
+_SCAN_BLOCK = 2 ** 30
 
 
 def _cumsum(rctx, ins, outs, attrs):
@@ -174,11 +193,23 @@ def _cumsum(rctx, ins, outs, attrs):
     src = xp.ascontiguousarray(x, work)
     target = out if work == out.dtype else xp.empty(out.shape, work)
     if n >= _SCAN_LENGTH and outer * inner < _SCAN_COLUMNS:
-        xp.lib.cumsum(src.reshape(outer, n, inner), axis=1, out=target.reshape(outer, n, inner))
+        _library_scan(xp, src.reshape(outer, n, inner), target.reshape(outer, n, inner))
     elif n:
         xp.launch(_CUMSUM[work], outer * inner, src, target, np.int64(n), np.int64(inner),
                   np.int64(outer * inner))
     write_back(xp, target, out)
+
+
+def _library_scan(xp, src, target):
+    """``target = cumsum(src, axis=1)`` for (outer, n, inner) arrays, in blocks along the
+    axis of at most _SCAN_BLOCK elements; integer sums wrap exactly as one scan would."""
+    outer, n, inner = src.shape
+    step = max(1, _SCAN_BLOCK // (outer * inner))
+    for j in range(0, n, step):
+        part = xp.lib.cumsum(src[:, j:j + step], axis=1)
+        if j:
+            part += target[:, j - 1:j]
+        target[:, j:j + step] = part
 
 
 # ---- smooth_l1 -----------------------------------------------------------------------------
