@@ -6,8 +6,9 @@ headers as the CPU kernels (``kernel_table.py``, ``mx_math.h``, ``philox.h``).
   and the documented exemptions;
 * ``namespace``: the GPU array namespace (CuPy arrays, or NumPy under the emulator);
 * ``runtime``: which backend runs (a CUDA device through CuPy, the host emulator of the
-  tests, or none and why); ``launch``: CuPy RawModule launches; ``emulator``: the host
-  emulator; ``compiler``: include paths, options and the NVRTC check.
+  tests, or none and why); ``launch``: NVRTC-compiled PTX launched through CuPy;
+  ``emulator``: the host emulator; ``compiler``: include paths, options, the NVRTC check
+  and the PTX cache.
 
 Importing this package needs neither CuPy nor a GPU.
 """
