@@ -5,7 +5,8 @@ import hashlib
 import os
 import tempfile
 
-__all__ = ["include_dirs", "options", "nvrtc_check", "compile_ptx", "CompileError"]
+__all__ = ["include_dirs", "options", "nvrtc_unavailable", "nvrtc_check", "compile_ptx",
+           "CompileError"]
 
 CORE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_core")
 
@@ -42,6 +43,16 @@ def include_dirs():
 def options(extra=()):
     """NVRTC options: include paths, OPTIONS, then ``extra``."""
     return tuple(f"-I{d}" for d in include_dirs()) + OPTIONS + tuple(extra)
+
+
+def nvrtc_unavailable():
+    """Why NVRTC cannot compile here (no CuPy, or no NVRTC runtime library), or None."""
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+        nvrtc.getVersion()
+    except Exception as e:             # noqa: BLE001 - ImportError, or the library's load error
+        return f"NVRTC is unavailable ({type(e).__name__}: {e}); pip install 'mxlite[gpu-compile]'"
+    return None
 
 
 def nvrtc_check(source, name="mxlite.cu", arch="compute_80"):
