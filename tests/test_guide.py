@@ -1,4 +1,5 @@
-"""The ``>>>`` examples of the user guide (docs/guide/*.rst, docs/differences.rst) run."""
+"""The ``>>>`` examples of the user guide (docs/guide/*.rst, docs/differences.rst) run, each
+page in order in a fresh namespace, as pasted into a fresh interpreter."""
 import doctest
 import glob
 import os
@@ -21,7 +22,8 @@ def test_the_guide_is_there():
 def test_guide_examples(path):
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    test = doctest.DocTestParser().get_doctest(text, {"mx": mx, "np": np}, path, path, 0)
+    # a fresh namespace, as a fresh interpreter: each page imports what its examples use
+    test = doctest.DocTestParser().get_doctest(text, {}, path, path, 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     out = []
     result = runner.run(test, out=out.append, clear_globs=True)
