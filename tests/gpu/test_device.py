@@ -400,46 +400,68 @@ def test_each_gpu_namespace_runs_on_its_device():
 
 
 class _FakeCupy:
-    """Stands for the cupy module in launch.py: one device with 2 multiprocessors; kernels
-    record their launch configuration, or fail to compile."""
+    """Stands for the cupy module in launch.py: one device of compute capability 9.0 with 2
+    multiprocessors; loaded kernels record their launch configuration."""
 
-    def __init__(self, compile_error=None):
-        self.launches, self.compile_error = [], compile_error
-        runtime_ = types.SimpleNamespace(getDevice=lambda: 0,
-                                         getDeviceProperties=lambda d: {"multiProcessorCount": 2})
-        self.cuda = types.SimpleNamespace(runtime=runtime_)
-
-    def RawModule(self, code, options):
+    def __init__(self):
+        self.launches, self.loaded = [], []
         fake = self
+        props = {"major": 9, "minor": 0, "multiProcessorCount": 2}
+        runtime_ = types.SimpleNamespace(getDevice=lambda: 0, getDeviceProperties=lambda d: props)
 
         class Module:
+            def load(self, image):
+                fake.loaded.append(image)
+
             def get_function(self, name):
-                if fake.compile_error:
-                    raise RuntimeError(fake.compile_error)
                 return lambda grid, block, args: fake.launches.append((grid, block, args))
-        return Module()
+
+        self.cuda = types.SimpleNamespace(runtime=runtime_,
+                                          function=types.SimpleNamespace(Module=Module))
 
 
-def test_launch_caps_the_grid_and_runs_every_item(monkeypatch):
-    from mxlite.cuda import kernels, launch
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    """launch.py on a _FakeCupy; NVRTC stands aside (its PTX is "<ptx of NAME for ARCH>"),
+    and a kernel can run 1024 threads a block unless a test says otherwise."""
+    from mxlite.cuda import compiler, launch
     fake = _FakeCupy()
     monkeypatch.setattr(launch, "_cupy", fake)
     monkeypatch.setattr(launch, "_FUNCTIONS", {})
     monkeypatch.setattr(launch, "_GRID_LIMIT", {})
+    monkeypatch.setattr(launch, "_max_threads", lambda fn: 1024)
+    monkeypatch.setattr(compiler, "compile_ptx",
+                        lambda source, name, arch: f"<ptx of {name} for {arch}>")
+    return fake
+
+
+def test_launch_caps_the_grid_and_runs_every_item(fake_cupy):
+    from mxlite.cuda import kernels, launch
     k = kernels.family("copy")["copy_4"]
     launch.launch(k, 10 ** 6, ("a",))
     launch.launch(k, 300, ("b",))
     launch.launch(k, 0, ("c",))                 # nothing to do: no launch
-    assert fake.launches == [((64,), (launch.BLOCK,), ("a",)), ((2,), (launch.BLOCK,), ("b",))]
+    assert fake_cupy.launches == [((64,), (launch.BLOCK,), ("a",)),
+                                  ((2,), (launch.BLOCK,), ("b",))]
+    assert fake_cupy.loaded == [b"<ptx of copy.cu for compute_90>"]       # compiled once
 
 
-def test_a_kernel_that_fails_to_compile_names_itself(monkeypatch):
+def test_a_block_has_at_most_the_threads_the_kernel_can_run(fake_cupy, monkeypatch):
     from mxlite.cuda import kernels, launch
-    monkeypatch.setattr(launch, "_cupy", _FakeCupy("error: identifier 'nope' is undefined"))
-    monkeypatch.setattr(launch, "_FUNCTIONS", {})
-    k = kernels.family("copy")["copy_8"]
+    monkeypatch.setattr(launch, "_max_threads", lambda fn: 96)   # a register-heavy kernel
+    monkeypatch.setattr(launch, "BLOCK", 1024)
+    launch.launch(kernels.family("copy")["copy_4"], 1000, ())
+    assert fake_cupy.launches == [((11,), (96,), ())]
+
+
+def test_a_kernel_that_fails_to_compile_names_itself(fake_cupy, monkeypatch):
+    from mxlite.cuda import compiler, kernels, launch
+
+    def fail(source, name, arch):
+        raise compiler.CompileError("error: identifier 'nope' is undefined")
+    monkeypatch.setattr(compiler, "compile_ptx", fail)
     with pytest.raises(MXNetError, match=r"copy/copy_8 .*failed to compile.*nope"):
-        launch.launch(k, 5, ())
+        launch.launch(kernels.family("copy")["copy_8"], 5, ())
 
 
 def test_copies_with_more_axes_than_a_kernel_layout_holds(device):
