@@ -12,6 +12,20 @@ libraries' OpenMP runtimes see the user's environment unchanged. libgomp reads i
 environment once, when it is loaded: if another module loaded it first, that module's
 setting stays (``openmp_configured`` says whether this one applied). The variable has no
 effect on other OpenMP runtimes (LLVM's libomp).
+
+**Fork safety.** GCC's OpenMP runtime keeps each thread's worker threads in a pool that its
+next parallel region reuses; ``fork()`` copies the pool into the child but not its threads,
+so a forked child's first parallel kernel used to wait forever for them (a
+``multiprocessing`` pool or ``os.fork()`` after the parent had run kernels on several
+threads). The rule: just before ``os.fork()`` (``multiprocessing``'s ``fork`` and
+``forkserver`` contexts, ``os.fork``, ``subprocess`` with ``preexec_fn``) the forking
+thread's pool is shut down; the parent starts a new one at its next parallel kernel (about
+0.1 ms with two threads, where the fork itself takes 2 ms), and the child starts its own,
+so it runs on as many threads as the parent (``OMP_NUM_THREADS``) with no switch to set. Where the runtime cannot shut a pool
+down (libgomp before GCC 9), the child's forking thread runs its kernels serially instead
+(``serial_after_fork`` is then True in the child); threads the child starts itself have
+their own pools and stay parallel. ``spawn`` children are fresh processes and unaffected.
+A ``fork()`` made by C code, bypassing Python's fork handlers, is not covered.
 """
 import os
 
@@ -35,3 +49,25 @@ if openmp_configured:
         from . import copy  # noqa: F401,E402  (loads libgomp, which reads the variable now)
     finally:
         del os.environ[_OWN]
+
+
+from .copy import openmp_release as _release, openmp_single_thread  # noqa: E402
+
+serial_after_fork = False   # True in a forked child whose inherited pool was not released
+_released = True            # whether the last fork's before-handler released the pool
+
+
+def _before_fork():
+    global _released
+    _released = _release() == 0
+
+
+def _after_fork_in_child():
+    global serial_after_fork
+    if not _released:
+        openmp_single_thread()
+        serial_after_fork = True
+
+
+if hasattr(os, "register_at_fork"):     # POSIX; Windows has no fork
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)

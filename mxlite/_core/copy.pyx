@@ -13,6 +13,11 @@ from .common cimport idx_t, PARALLEL_MIN
 
 cnp.import_array()
 
+cdef extern from "mx_fork.h" nogil:
+    int mx_omp_release()
+    void mx_omp_single_thread()
+    int mx_omp_max_threads()
+
 cdef enum:
     MAX_DIMS = 64
 
@@ -120,3 +125,22 @@ cdef inline void _copy_one_row(char* d, const char* s, idx_t row, idx_t nd, idx_
         soff += i * ss[k]
         doff += i * ds[k]
     _copy_row(d + doff, s + soff, shape[nd - 1], ds[nd - 1], ss[nd - 1], itemsize)
+
+
+# ---- the OpenMP runtime around fork() (the rule: mxlite/_core/__init__.py) -----------------
+# Here because ``_core/__init__`` imports this module first, to start the runtime; every
+# extension shares that one runtime, so these calls act for all of them.
+def openmp_release():
+    """Shut down the calling thread's OpenMP worker threads (its next parallel region starts
+    new ones). 0 when done (or there is no OpenMP), -1 when the runtime cannot."""
+    return mx_omp_release()
+
+
+def openmp_single_thread():
+    """Run the calling thread's parallel regions on that thread alone from now on."""
+    mx_omp_single_thread()
+
+
+def openmp_max_threads():
+    """How many threads the calling thread's next parallel region may use."""
+    return mx_omp_max_threads()
