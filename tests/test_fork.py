@@ -243,8 +243,27 @@ def scenario_dataloader(parent_family):
     assert np.array_equal(everything, want_everything)
 
 
+def scenario_rng_lock():
+    """A fork while another thread holds the random streams' lock: the child's random
+    kernels still run (the lock is taken around the fork, not copied held)."""
+    from mxlite.device import rng
+    held = threading.Event()
+
+    def hold():
+        with rng._lock:
+            held.set()
+            time.sleep(0.2)          # the fork below comes while the lock is held
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait()
+    got = _fork_child(lambda: run_family("random"))
+    t.join()
+    _check_equal([got], "os.fork child, random lock held at fork")
+
+
 SCENARIOS = {f.__name__[len("scenario_"):]: f for f in (
-    scenario_pool, scenario_os_fork, scenario_os_fork_unreleased, scenario_dataloader)}
+    scenario_pool, scenario_os_fork, scenario_os_fork_unreleased, scenario_dataloader,
+    scenario_rng_lock)}
 
 
 def _run(scenario, *args):
@@ -273,6 +292,13 @@ if __name__ != "__main__" and __name__ != "__mp_main__":
 
     def test_fork_pool_after_elementwise():
         _run("pool", "fork", "elementwise")
+
+    def test_fork_pool_after_linalg():
+        # the linalg kernels' Python thread pool must not be inherited either
+        _run("pool", "fork", "linalg")
+
+    def test_os_fork_while_random_lock_held():
+        _run("rng_lock")
 
     def test_os_fork_child_runs_every_family_on_threads():
         _run("os_fork", "elementwise")

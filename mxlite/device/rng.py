@@ -8,6 +8,7 @@ replays them all; element ``i`` of a call is a pure function of ``(seed, offset,
 ``mx.random.seed`` (``mxlite.ops.random.seed``) validates the seed and calls ``seed_all`` or
 ``seed_device``.
 """
+import os
 import threading
 
 __all__ = ["DEFAULT_SEED", "RandomStream", "device_key", "seed_all", "seed_device",
@@ -16,6 +17,10 @@ __all__ = ["DEFAULT_SEED", "RandomStream", "device_key", "seed_all", "seed_devic
 DEFAULT_SEED = 0          # MXNet's generators also start from a fixed seed
 _SEED_MOD = 1 << 64
 _lock = threading.Lock()
+if hasattr(os, "register_at_fork"):
+    # a fork while another thread holds the lock would leave it held forever in the child
+    os.register_at_fork(before=_lock.acquire, after_in_parent=_lock.release,
+                        after_in_child=_lock.release)
 _default_seed = DEFAULT_SEED
 _states = {}              # device key -> [seed, offset]
 

@@ -124,6 +124,17 @@ def _pool():
     return _POOL
 
 
+def _forget_pool():
+    """A forked child has none of the pool's threads (work sent to it would wait forever):
+    it starts its own pool when it needs one."""
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 # ---- _la_trian_mask, extractdiag, makediag -------------------------------------------------
 def _trian_mask_compute(rctx, ins, outs, attrs):
     _blocked(_k.trian_mask, 2)(ins[0], outs[0], attrs.lower, float(attrs.diag))
