@@ -33,7 +33,8 @@ class DataLoader:
     of samples into a batch (default: ``default_batchify_fn``). With ``num_workers > 0``,
     that many threads fetch and batchify up to ``prefetch`` batches ahead (MXNet used
     processes unless ``thread_pool=True``; mxlite always uses threads: the batch work is
-    NumPy and mxlite kernels, which release the GIL, and OpenMP is not fork-safe).
+    NumPy and mxlite kernels, which release the GIL, and a thread's batches need no copy
+    back through a pipe or shared memory). A DataLoader also runs in a forked child process.
     ``pin_memory`` places batches on ``cpu_pinned``.
     """
 
