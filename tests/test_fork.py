@@ -24,7 +24,7 @@ import mxlite as mx
 
 THREADS = "4"           # the parent's team: several threads even on a 2-core machine
 DEADLINE = 60           # seconds a child may take (each family runs in well under one)
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(mx.__file__)))
 
 
 # ---- one function per kernel family: deterministic inputs, results as NumPy ---------------
@@ -213,7 +213,7 @@ def scenario_os_fork_unreleased(parent_family):
     parallel again."""
     import mxlite._core as core
     FAMILIES[parent_family]()
-    core._release = lambda: -1
+    core._release = lambda: False
     got, serial, max_threads, os_threads, started = _fork_child(_child_serial_then_thread)
     _check_equal(got, "os.fork child, pool not released")
     assert serial and max_threads == 1, (serial, max_threads)
@@ -270,7 +270,7 @@ def _run(scenario, *args):
     """Run a scenario in a fresh interpreter with a team of THREADS threads; fail on a
     nonzero exit or when it outlives its children's deadlines."""
     env = dict(os.environ, OMP_NUM_THREADS=THREADS,
-               PYTHONPATH=os.pathsep.join([ROOT] + sys.path))
+               PYTHONPATH=os.pathsep.join([PACKAGE_ROOT] + sys.path))   # this mxlite
     try:
         done = subprocess.run([sys.executable, os.path.abspath(__file__), scenario, *args],
                               env=env, capture_output=True, text=True,

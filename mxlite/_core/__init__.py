@@ -21,11 +21,12 @@ threads). The rule: just before ``os.fork()`` (``multiprocessing``'s ``fork`` an
 ``forkserver`` contexts, ``os.fork``, ``subprocess`` with ``preexec_fn``) the forking
 thread's pool is shut down; the parent starts a new one at its next parallel kernel (about
 0.1 ms with two threads, where the fork itself takes 2 ms), and the child starts its own,
-so it runs on as many threads as the parent (``OMP_NUM_THREADS``) with no switch to set. Where the runtime cannot shut a pool
-down (libgomp before GCC 9), the child's forking thread runs its kernels serially instead
-(``serial_after_fork`` is then True in the child); threads the child starts itself have
-their own pools and stay parallel. ``spawn`` children are fresh processes and unaffected.
-A ``fork()`` made by C code, bypassing Python's fork handlers, is not covered.
+so it runs on as many threads as the parent (``OMP_NUM_THREADS``) with no switch to set.
+Where the runtime cannot shut a pool down (libgomp before GCC 9), the child's forking
+thread runs its kernels serially instead (``serial_after_fork`` is then True in the
+child); threads the child starts itself have their own pools and stay parallel. ``spawn``
+children are fresh processes and unaffected. A ``fork()`` made by C code, bypassing
+Python's fork handlers, is not covered.
 """
 import os
 
@@ -59,7 +60,7 @@ _released = True            # whether the last fork's before-handler released th
 
 def _before_fork():
     global _released
-    _released = _release() == 0
+    _released = _release()
 
 
 def _after_fork_in_child():

@@ -14,9 +14,9 @@ from .common cimport idx_t, PARALLEL_MIN
 cnp.import_array()
 
 cdef extern from "mx_fork.h" nogil:
-    int mx_omp_release()
+    bint mx_omp_release()
     void mx_omp_single_thread()
-    int mx_omp_max_threads()
+    idx_t mx_omp_max_threads()
 
 cdef enum:
     MAX_DIMS = 64
@@ -132,7 +132,7 @@ cdef inline void _copy_one_row(char* d, const char* s, idx_t row, idx_t nd, idx_
 # extension shares that one runtime, so these calls act for all of them.
 def openmp_release():
     """Shut down the calling thread's OpenMP worker threads (its next parallel region starts
-    new ones). 0 when done (or there is no OpenMP), -1 when the runtime cannot."""
+    new ones). True when done (or there is no OpenMP), False when the runtime cannot."""
     return mx_omp_release()
 
 

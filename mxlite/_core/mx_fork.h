@@ -8,23 +8,25 @@
 #ifndef MX_FORK_H
 #define MX_FORK_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 /* Shut the calling thread's pool down: its workers exit and are joined, and its next
    parallel region starts new ones. Called just before fork, the child inherits no pool and
-   builds its own. 0 when done or not needed; -1 where the runtime cannot (libgomp before
-   GCC 9, without OpenMP 5.0's pause; also when called inside a parallel region). */
-static inline int mx_omp_release(void) {
+   builds its own. True when done or not needed; false where the runtime cannot (libgomp
+   before GCC 9, without OpenMP 5.0's pause; also when called inside a parallel region). */
+static inline bool mx_omp_release(void) {
 #if !defined(_OPENMP) || defined(__clang__) || defined(__INTEL_COMPILER)
-    return 0;
+    return true;
 #elif defined(__GNUC__) && __GNUC__ >= 9
     /* libgomp pauses the calling thread's host pool only: other threads' pools stay up, and
        no offload device is touched (or loaded) */
-    return omp_pause_resource_all(omp_pause_hard);
+    return omp_pause_resource_all(omp_pause_hard) == 0;
 #else
-    return -1;
+    return false;
 #endif
 }
 
@@ -37,7 +39,7 @@ static inline void mx_omp_single_thread(void) {
 }
 
 /* How many threads the calling thread's next parallel region may use. */
-static inline int mx_omp_max_threads(void) {
+static inline int64_t mx_omp_max_threads(void) {
 #ifdef _OPENMP
     return omp_get_max_threads();
 #else
