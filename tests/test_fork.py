@@ -1,8 +1,8 @@
 """Fork safety of the kernels' thread pools (the rule: ``mxlite/_core/__init__.py``).
 
 GCC's OpenMP runtime keeps a thread's worker threads in a pool that ``fork()`` copies
-without its threads; a child that ran a kernel on several threads then waited forever (a
-``multiprocessing.Pool`` worker hung 20 times in 20). Each scenario runs in a fresh Python
+without its threads; a child that ran a kernel on several threads then waited forever
+(every ``multiprocessing.Pool`` of forked workers hung). Each scenario runs in a fresh Python
 process (this file run as a script) with ``OMP_NUM_THREADS`` set to several threads, so the
 parent's kernels really ran on a team whatever the machine's cores. Every child has a
 deadline and is killed past it, so a hang fails the test instead of the suite, and each
