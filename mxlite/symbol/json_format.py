@@ -21,6 +21,14 @@ MXNet's ``_zeros``, ``_ones``, ``_full`` (``value``) and ``_arange`` are mxlite'
 ``ones``, ``full`` (``val``) and ``arange``: read and written under MXNet's names. Graphs
 holding mxlite's own internal ops (gradient graphs: ``sum_to``, ``_conv_weight_grad``, ...)
 are written faithfully but MXNet cannot load them.
+
+A file is checked before anything is made from it: bytes that are not UTF-8, nesting too
+deep for the parser, a field of the wrong type, a reference to a node that does not come
+before its user (so no cycle can be written) and a count parameter that disagrees with the
+inputs the node lists raise ``MXNetError`` naming the field. A node has at most
+``MAX_NODE_OUTPUTS`` outputs and a graph's nodes at most ``MAX_EXTRA_OUTPUTS`` outputs beyond
+one each, so a few bytes (``split`` with ``num_outputs=2**40``) cannot make a symbol whose
+output names fill the memory (MXNet 1.9.1 has no such limits).
 """
 import json
 
@@ -28,9 +36,14 @@ from ..base import MXNetError
 from ..ops.registry import REGISTRY
 from .graph import SymNode, topo_order
 
-__all__ = ["tojson", "load_json", "MXNET_VERSION"]
+__all__ = ["tojson", "load_json", "MXNET_VERSION", "MAX_NODE_OUTPUTS", "MAX_EXTRA_OUTPUTS"]
 
 MXNET_VERSION = 10901
+
+# Limits on what a loaded graph may declare (a real network is far below them: a node's
+# outputs are arrays a caller handles one by one, and each output costs a name in memory)
+MAX_NODE_OUTPUTS = 1 << 16
+MAX_EXTRA_OUTPUTS = 1 << 20
 
 _USER_KEYS = {"ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
               "profiler_scope"}
@@ -86,11 +99,45 @@ def _bad(where, message):
     return MXNetError(f"load_json: {where}: {message}")
 
 
+def _parse(text, source):
+    """The JSON value of ``text`` (str or UTF-8 bytes), or MXNetError naming ``source``."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise MXNetError(f"load_json: {source} is not UTF-8 text (byte {e.start}: "
+                             f"{e.reason})") from None
+    if not isinstance(text, str):
+        raise MXNetError(f"load_json: expected JSON text (str or bytes), got "
+                         f"{type(text).__name__}")
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise MXNetError(f"load_json: {source} is not valid JSON ({e})") from None
+    except RecursionError:
+        raise MXNetError(f"load_json: {source} nests lists or objects too deeply for a "
+                         "symbol JSON") from None
+
+
+def _check_counts(op, parsed, n_inputs, where):
+    """MXNetError unless the node's count parameters agree with its ``n_inputs`` listed
+    inputs and its outputs are within ``MAX_NODE_OUTPUTS``; returns its output count.
+    Checked before the inputs and outputs are named (a count of 1e9 would name 1e9)."""
+    key = op.key_var_num_args
+    if key and parsed.get(key) != n_inputs:
+        raise _bad(where, f"{key}={parsed.get(key)!r} but the node lists {n_inputs} input(s)")
+    count = op.output_count(parsed)
+    if not 1 <= count <= MAX_NODE_OUTPUTS:
+        raise _bad(where, f"{op.name} with these parameters has {count} outputs; a loaded "
+                   f"node may have 1..{MAX_NODE_OUTPUTS}")
+    return count
+
+
 def _entry(ref, made, where):
     if not isinstance(ref, list) or len(ref) not in (2, 3) or \
             not all(isinstance(v, int) and not isinstance(v, bool) for v in ref):
         raise _bad(where, f"an input/head must be [node_id, output_index(, version)], got "
-                   f"{ref!r}")
+                   f"{_short(ref)}")
     nid, idx = ref[0], ref[1]
     if not 0 <= nid < len(made):
         raise _bad(where, f"refers to node {nid}, but only nodes 0..{len(made) - 1} come "
@@ -106,36 +153,40 @@ def _str_dict(value, where, key):
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise _bad(where, f"{key!r} must be an object of strings, got {value!r}")
+        raise _bad(where, f"{key!r} must be an object of strings, got {_short(value)}")
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
 
 
-def load_json(text):
-    """The Symbol described by MXNet JSON ``text`` (as written by MXNet 1.x or ``tojson``)."""
+def _short(value, limit=200):
+    """``repr(value)``, cut to ``limit`` characters (a hostile file's values can be huge)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def load_json(text, source=None):
+    """The Symbol described by MXNet JSON ``text`` (as written by MXNet 1.x or ``tojson``);
+    errors name ``source`` when given (``symbol.load`` passes the file's name)."""
     from .symbol import Symbol
-    if isinstance(text, bytes):
-        text = text.decode("utf-8")
-    try:
-        graph = json.loads(text)
-    except (ValueError, TypeError) as e:
-        raise MXNetError(f"load_json: not valid JSON ({e})") from None
+    graph = _parse(text, source or "the JSON text")
+    prefix = f"{source}: " if source else ""
     if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), list) or \
             not isinstance(graph.get("heads"), list):
-        raise MXNetError("load_json: a symbol JSON is an object with 'nodes' and 'heads' lists")
-    made = []
+        raise MXNetError(f"load_json: {prefix}a symbol JSON is an object with 'nodes' and "
+                         "'heads' lists")
+    made, extra_outputs = [], 0
     for k, item in enumerate(graph["nodes"]):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or \
                 not isinstance(item.get("op"), str):
-            raise MXNetError(f"load_json: node {k} must be an object with string 'op' and "
-                             f"'name', got {item!r}")
+            raise MXNetError(f"load_json: {prefix}node {k} must be an object with string "
+                             f"'op' and 'name', got {_short(item)}")
         name, opname = item["name"], item["op"]
-        where = f"node {k} ({name!r}, op {opname!r})"
+        where = f"{prefix}node {k} ({_short(name, 80)}, op {_short(opname, 80)})"
         attrs = _str_dict(item.get("attrs"), where, "attrs")
         attrs.update(_str_dict(item.get("attr"), where, "attr"))
         params = _str_dict(item.get("param"), where, "param")
         inputs = item.get("inputs", [])
         if not isinstance(inputs, list):
-            raise _bad(where, f"'inputs' must be a list, got {inputs!r}")
+            raise _bad(where, f"'inputs' must be a list, got {_short(inputs)}")
         entries = [_entry(ref, made, where) for ref in inputs]
         if opname == "null":
             if entries:
@@ -165,9 +216,16 @@ def load_json(text):
             params[op.key_var_num_args] = str(len(entries))
         try:
             parsed = op.parse_attrs(params)
+        except MXNetError as e:
+            raise _bad(where, str(e)) from None
+        extra_outputs += _check_counts(op, parsed, len(entries), where) - 1
+        try:
             names = op.list_inputs(parsed)
         except MXNetError as e:
             raise _bad(where, str(e)) from None
+        if extra_outputs > MAX_EXTRA_OUTPUTS:
+            raise _bad(where, f"the graph's nodes have more than {MAX_EXTRA_OUTPUTS} outputs "
+                       "beyond one each")
         missing = names[len(entries):]
         if missing and all(m in op.aux_inputs for m in missing):
             # MXNet before 0.9 kept auxiliary states out of the inputs: make them
@@ -177,8 +235,8 @@ def load_json(text):
             raise _bad(where, f"{op.name} takes {len(names)} input(s) {list(names)} with these "
                        f"parameters, the node lists {len(entries)}")
         made.append(SymNode(op, name, parsed, entries, user, tuple(params)))
-    heads = [_entry(ref, made, "heads") for ref in graph["heads"]]
+    heads = [_entry(ref, made, f"{prefix}heads") for ref in graph["heads"]]
     if not heads:
-        raise MXNetError("load_json: 'heads' is empty")
+        raise MXNetError(f"load_json: {prefix}'heads' is empty")
     return Symbol(heads)
 

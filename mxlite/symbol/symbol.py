@@ -7,6 +7,7 @@ a ``SymNode`` instead of running a kernel. An input left out becomes a variable 
 named by the current ``NameManager`` (``fullyconnected0``), exactly as MXNet.
 """
 import numbers
+import os
 import threading
 
 import numpy as np
@@ -156,12 +157,18 @@ class Symbol:
     # ---- listing ---------------------------------------------------------------------------
     def list_outputs(self):
         """Output names: ``<node>_<output>`` (``fc1_output``), a variable's own name."""
+        # a node's output names are listed once: listing them per output made a group of a
+        # split's n outputs cost n * n
+        op_names = {}
         out = []
         for node, i in self._outputs:
             if node.op is None:
                 out.append(node.name)
-            else:
-                out.append(f"{node.name}_{node.op.list_outputs(node.attrs)[i]}")
+                continue
+            names = op_names.get(id(node))
+            if names is None:
+                names = op_names[id(node)] = node.op.list_outputs(node.attrs)
+            out.append(f"{node.name}_{names[i]}")
         return out
 
     def list_inputs(self):
@@ -497,13 +504,13 @@ def load_json(json_str):
 
 
 def load(fname):
-    """The Symbol saved in the file ``fname`` (``Symbol.save``, MXNet's ``sym.save``)."""
+    """The Symbol saved in the file ``fname`` (``Symbol.save``, MXNet's ``sym.save``); a
+    file that is not a symbol JSON raises MXNetError naming it and the bad field."""
+    if not isinstance(fname, (str, bytes, os.PathLike)):
+        raise MXNetError(f"load: fname must be a path, got {type(fname).__name__}")
     try:
         with open(fname, "rb") as f:
             text = f.read()
     except OSError as e:
         raise MXNetError(f"load: cannot read {fname!r}: {e}") from None
-    try:
-        return _json.load_json(text)
-    except UnicodeDecodeError:
-        raise MXNetError(f"load: {fname!r} is not UTF-8 JSON text") from None
+    return _json.load_json(text, source=repr(os.fsdecode(fname)))
