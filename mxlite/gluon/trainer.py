@@ -15,11 +15,11 @@ initialization gets rank 0's values at the first ``step``, after that step's gra
 (as every parameter did in MXNet): give ``in_units``/``in_channels`` or run one forward
 before making the Trainer.
 """
-import pickle
 
 from .. import kvstore as kvs
 from .. import optimizer as opt
 from ..base import MXNetError
+from ..optimizer import states_io
 from .parameter import Parameter, ParameterDict
 
 __all__ = ["Trainer"]
@@ -296,21 +296,23 @@ class Trainer:
             with open(fname, "wb") as f:
                 f.write(self._updaters[0].get_states(dump_optimizer=True))
 
-    def load_states(self, fname):
-        """Read the optimizer and its states written by ``save_states``."""
+    def load_states(self, fname, allow_pickle=False):
+        """Read the optimizer and its states written by ``save_states``.
+
+        ``save_states`` writes data only (an ``mx.nd.save`` container with a JSON header), so
+        loading runs no code. MXNet's ``.states`` files are pickles, which can run any code
+        when loaded (MXNet loads them without asking): mxlite reads them only with
+        ``allow_pickle=True``, for files you trust.
+        """
         self._prepare()
         if self._update_on_kvstore:
-            self._kvstore.load_optimizer_states(fname)
+            self._kvstore.load_optimizer_states(fname, allow_pickle=allow_pickle)
             self._optimizer = self._kvstore._updater.optimizer
         else:
-            with open(fname, "rb") as f:
-                states = f.read()
-            try:
-                for updater in self._updaters:
-                    updater.set_states(states)
-                    updater.optimizer = self._updaters[0].optimizer
-            except (pickle.UnpicklingError, EOFError, ValueError) as e:
-                raise MXNetError(f"Trainer.load_states: {fname!r} holds no optimizer states "
-                                 f"({e})") from None
+            who = "Trainer.load_states"
+            data = states_io.read_file(fname, who)
+            for updater in self._updaters:
+                updater._restore(data, who, repr(fname), allow_pickle)
+                updater.optimizer = self._updaters[0].optimizer
             self._optimizer = self._updaters[0].optimizer
         self._optimizer.param_dict = dict(enumerate(self._params))

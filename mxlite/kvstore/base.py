@@ -58,8 +58,9 @@ class KVStoreBase:
         """Write the optimizer states to file ``fname``."""
         raise NotImplementedError()
 
-    def load_optimizer_states(self, fname):
-        """Read the optimizer states from file ``fname``."""
+    def load_optimizer_states(self, fname, allow_pickle=False):
+        """Read the optimizer states from file ``fname`` (MXNet's pickled files only with
+        ``allow_pickle=True``: unpickling runs the code a file names)."""
         raise NotImplementedError()
 
     @property

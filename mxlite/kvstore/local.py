@@ -1,11 +1,10 @@
 """``KVStoreLocal``: the ``'local'`` and ``'device'`` stores of one process, and the
 push/pull logic the distributed store shares."""
-import pickle
 
 from .. import autograd
 from ..base import MXNetError
 from ..context import cpu
-from ..optimizer import get_updater
+from ..optimizer import Updater, get_updater, states_io
 from .base import KVStoreBase
 from .buffers import direct_targets, local_sum, new_like, same_buffer
 from .keys import group
@@ -313,16 +312,20 @@ class KVStoreLocal(KVStoreBase):
         with open(fname, "wb") as f:
             f.write(states)
 
-    def load_optimizer_states(self, fname):
-        """Read the optimizer states written by ``save_optimizer_states`` from ``fname``."""
+    def load_optimizer_states(self, fname, allow_pickle=False):
+        """Read the optimizer states written by ``save_optimizer_states`` from ``fname``.
+
+        MXNet's states files are pickles; they load only with ``allow_pickle=True``, because
+        unpickling runs whatever code the file names (MXNet unpickles without asking).
+        mxlite's own files hold data only and need no such trust.
+        """
+        who = "kv.load_optimizer_states"
         updater = self._updater_or_error("load_optimizer_states")
-        with open(fname, "rb") as f:
-            data = f.read()
-        try:
+        data = states_io.read_file(fname, who)
+        if isinstance(updater, Updater):
+            updater._restore(data, who, repr(fname), allow_pickle)
+        else:                                   # an updater of the caller's (_set_updater)
             updater.set_states(data)
-        except (pickle.UnpicklingError, EOFError) as e:
-            raise MXNetError(f"kv.load_optimizer_states: {fname!r} holds no optimizer "
-                             f"states ({e})") from None
 
     def barrier(self):
         """Wait until every worker reaches this call (returns at once in one process)."""

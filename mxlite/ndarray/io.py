@@ -101,6 +101,11 @@ def _encode(arrays, keys):
     return out
 
 
+def _dumps(data):
+    """The bytes ``save`` writes for ``data`` (mxlite's optimizer states files use them)."""
+    return b"".join(_encode(*_records(data)))
+
+
 def save(fname, data):
     """Save ``data`` (an NDArray, a list of NDArrays or a dict str->NDArray) to ``fname``
     in MXNet 1.x's binary format; ``mx.nd.load`` (mxlite's or MXNet's) reads it back.
@@ -256,9 +261,34 @@ def load(fname):
         raise MXNetError(f"load: cannot read {os.fsdecode(fname)!r}: {e.strerror}") from None
 
 
+def _byte_view(buf, what):
+    """``buf`` (bytes-like) as a flat memoryview of bytes, or MXNetError naming ``what``."""
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise MXNetError(f"{what}: buf must be bytes, got {type(buf).__name__}")
+    try:
+        return memoryview(buf).cast("B")
+    except TypeError:                               # a strided view: copy it flat
+        return memoryview(bytes(buf))
+
+
 def load_frombuffer(buf):
     """``load`` from the bytes of such a file (MXNet's ``mx.nd.load_frombuffer``)."""
-    if not isinstance(buf, (bytes, bytearray, memoryview)):
-        raise MXNetError(f"load_frombuffer: buf must be bytes, got {type(buf).__name__}")
-    buf = memoryview(buf).cast("B")
+    buf = _byte_view(buf, "load_frombuffer")
     return _decode(io.BytesIO(buf), len(buf), "the buffer")
+
+
+def _loads(buf, source):
+    """``load_frombuffer`` whose errors name ``source`` (a file already read)."""
+    buf = _byte_view(buf, "load")
+    return _decode(io.BytesIO(buf), len(buf), source)
+
+
+def _load_record(buf, source):
+    """The one array of ``buf``, an array record without the list header (MXNet's
+    ``MXNDArraySaveRawBytes``, which its NDArray pickles hold); errors name ``source``."""
+    buf = _byte_view(buf, "load")
+    r = _Reader(io.BytesIO(buf), len(buf), source)
+    array = _read_array(r)
+    if r.remaining:
+        raise r.fail(f"{r.remaining} bytes after the array")
+    return array

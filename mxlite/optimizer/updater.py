@@ -1,9 +1,8 @@
 """``Updater``: applies an optimizer to weights by index, keeping one state per index (what
 MXNet's kvstore and ``Module`` call ``get_updater(optimizer)``)."""
-import pickle
-
 from ..base import MXNetError
 from ..ndarray import NDArray
+from . import states_io
 
 __all__ = ["Updater", "get_updater"]
 
@@ -59,20 +58,34 @@ class Updater:
             return tuple(synced) if isinstance(state, tuple) else synced
         return state
 
-    def set_states(self, states):
+    def set_states(self, states, allow_pickle=False):
         """Restore the states from ``get_states``' bytes (and the optimizer, when they hold
-        it)."""
-        states = pickle.loads(states)
-        if isinstance(states, tuple) and len(states) == 2:
-            self.states, self.optimizer = states
-        else:
-            self.states = states
+        it).
+
+        MXNet's states are a pickle; they are read only with ``allow_pickle=True``, because
+        unpickling runs whatever code the bytes name (MXNet unpickles without asking). Bytes
+        that are not states raise MXNetError.
+        """
+        self._restore(states, "Updater.set_states", "the data", allow_pickle)
+
+    def _restore(self, data, who, name, allow_pickle):
+        """``set_states`` whose errors name ``who`` and the file ``name``."""
+        states, optimizer = states_io.loads(data, who, name, allow_pickle)
+        if optimizer is not None:
+            self.optimizer = optimizer
+            self.aggregate_updates = optimizer.aggregate_num > 0
+        self.states = states
         self.states_synced = dict.fromkeys(self.states.keys(), False)
 
     def get_states(self, dump_optimizer=False):
-        """The states as pickled bytes; with ``dump_optimizer`` the optimizer too (its
-        learning rate, schedule and update counts)."""
-        return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+        """The states as bytes; with ``dump_optimizer`` the optimizer too (its settings,
+        learning-rate schedule and update counts).
+
+        Not a pickle, unlike MXNet: an ``mx.nd.save`` container of the state arrays with a
+        JSON header (``mxlite.optimizer.states_io``), so loading it runs no code. MXNet
+        cannot read it.
+        """
+        return states_io.dumps(self.states, self.optimizer if dump_optimizer else None)
 
 
 def get_updater(optimizer):
