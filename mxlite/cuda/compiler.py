@@ -74,10 +74,10 @@ def nvrtc_check(source, name="mxlite.cu", arch="compute_80"):
 def target_arch(capability):
     """The NVRTC virtual architecture for a device of compute ``capability`` (e.g. 90): the
     device's own, or the newest this NVRTC knows when the device is newer."""
-    from cupy_backends.cuda.libs import nvrtc
     try:
+        from cupy_backends.cuda.libs import nvrtc
         known = [int(a) for a in nvrtc.getSupportedArchs()]
-    except Exception:                  # noqa: BLE001 - an NVRTC without the query
+    except Exception:                  # noqa: BLE001 - no NVRTC here, or one without the query
         known = []
     usable = [a for a in known if a <= capability]
     return f"compute_{max(usable) if usable else capability}"
