@@ -8,6 +8,7 @@ import numpy as np
 from ... import ndarray as nd
 from ...base import MXNetError
 from ...context import Context
+from .dataset import samples_of
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_batchify_fn"]
@@ -15,14 +16,76 @@ __all__ = ["DataLoader", "default_batchify_fn"]
 
 def default_batchify_fn(data):
     """Stack a list of samples into a batch: NDArrays with ``nd.stack``, tuples element by
-    element, anything else through NumPy (keeping its dtype)."""
-    first = data[0]
-    if isinstance(first, nd.NDArray):
-        return nd.stack(*data)
+    element (a list of batches), anything else through NumPy, keeping its dtype: scalars
+    (the samples of a 1-D array) give shape ``(B,)``, arrays of shape ``S`` give
+    ``(B,) + S``."""
+    return _batchify(list(data), "default_batchify_fn")
+
+
+def _batchify(samples, where):
+    """``default_batchify_fn`` for ``samples``; ``where`` says which field of a tuple sample
+    is being stacked, for the errors."""
+    if not samples:
+        raise MXNetError(f"{where}: no samples to batch")
+    first = samples[0]
     if isinstance(first, tuple):
-        return [default_batchify_fn(list(items)) for items in zip(*data)]
-    array = np.asarray(data)
-    return nd.array(array, dtype=array.dtype)
+        return [_batchify(list(field), f"{where}: field {k} of the tuple samples")
+                for k, field in enumerate(zip(*_same_length(samples, where)))]
+    _same_kind(samples, where)
+    if isinstance(first, nd.NDArray):
+        _same_shape({x.shape for x in samples}, where)
+        return nd.stack(*samples)
+    try:
+        array = np.asarray(samples)
+    except ValueError:      # ragged
+        _same_shape({_shape(x) for x in samples}, where)
+        raise
+    try:
+        return nd.array(array, dtype=array.dtype)
+    except MXNetError as err:       # a dtype NDArrays cannot hold (str, object)
+        raise MXNetError(f"{where}: cannot stack samples of type {type(first).__name__} "
+                         f"({err})") from None
+
+
+def _same_length(samples, where):
+    """Tuple samples, checked to have one length (``zip`` would drop fields silently)."""
+    width = len(samples[0])
+    for i, x in enumerate(samples):
+        if not isinstance(x, tuple) or len(x) != width:
+            raise MXNetError(f"{where}: sample 0 ({_describe(samples[0])}) and sample {i} "
+                             f"({_describe(x)}) are not tuples of one length")
+    return samples
+
+
+def _same_kind(samples, where):
+    """NDArray samples stack with NDArrays only, the others through NumPy only."""
+    is_nd = isinstance(samples[0], nd.NDArray)
+    for i, x in enumerate(samples):
+        if isinstance(x, nd.NDArray) != is_nd or isinstance(x, tuple):
+            raise MXNetError(f"{where}: sample 0 ({_describe(samples[0])}) and sample {i} "
+                             f"({_describe(x)}) differ in kind; the samples of a batch must "
+                             "be all NDArrays, all tuples or all NumPy-convertible")
+
+
+def _shape(x):
+    try:
+        return np.shape(x)
+    except ValueError:      # a ragged list
+        return "ragged"
+
+
+def _same_shape(shapes, where):
+    if len(shapes) > 1:
+        raise MXNetError(f"{where}: the samples differ in shape ({sorted(map(str, shapes))}), "
+                         "so they cannot be stacked; give a batchify_fn that pads them")
+
+
+def _describe(x):
+    if isinstance(x, tuple):
+        return f"tuple of {len(x)}"
+    if isinstance(x, (nd.NDArray, np.ndarray)):
+        return f"{type(x).__name__} of shape {x.shape}"
+    return type(x).__name__
 
 
 class DataLoader:
@@ -41,7 +104,7 @@ class DataLoader:
     def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None, last_batch=None,
                  batch_sampler=None, batchify_fn=None, num_workers=0, pin_memory=False,
                  pin_device_id=0, prefetch=None, thread_pool=False, timeout=120):
-        self._dataset = dataset
+        self._dataset = samples_of(dataset, "DataLoader")
         if batch_sampler is None:
             if batch_size is None:
                 raise MXNetError("DataLoader: batch_size must be given when batch_sampler is not")

@@ -1,7 +1,31 @@
-"""Datasets: anything with ``__getitem__`` and ``__len__`` (MXNet 1.x's gluon.data)."""
+"""Datasets: anything with ``__getitem__`` and ``__len__`` (MXNet 1.x's gluon.data).
+
+The shape rule: a sample of a 1-D array is a scalar, so a batch of them has shape ``(B,)``
+whatever holds the array (NumPy, a list, an NDArray). NDArray indexing cannot give a scalar
+(``nd.array([1, 2])[0]`` has shape ``(1,)``, MXNet 1.x's rule), so a 1-D NDArray is read
+through NumPy (``samples_of``), as MXNet's ``ArrayDataset`` does.
+"""
+from ... import ndarray as nd
 from ...base import MXNetError
 
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset"]
+
+
+def samples_of(data, what):
+    """``data`` ready to be indexed sample by sample: a 1-D NDArray as NumPy (its samples
+    are then scalars, not arrays of shape ``(1,)``), anything else as it is. ``what`` names
+    the caller in the error raised for data with no length (a 0-d array, a number)."""
+    if isinstance(data, nd.NDArray):
+        if data.ndim == 0:
+            raise MXNetError(f"{what}: a 0-d NDArray has no samples; give an array with a "
+                             "first axis to index")
+        if data.ndim == 1:
+            return data.asnumpy()
+    elif not hasattr(data, "__len__") or not hasattr(data, "__getitem__") or \
+            getattr(data, "ndim", 1) == 0:
+        raise MXNetError(f"{what}: an object of type {type(data).__name__} is not indexable "
+                         "with a length; give an array, a list or a Dataset")
+    return data
 
 
 class Dataset:
@@ -46,10 +70,12 @@ class Dataset:
 
 
 class SimpleDataset(Dataset):
-    """A dataset over a list (or anything indexable with a length)."""
+    """A dataset over a list (or anything indexable with a length). The samples of a 1-D
+    NDArray are scalars, as they are in ``ArrayDataset`` (MXNet's ``SimpleDataset`` gave
+    arrays of shape ``(1,)`` here, and batches of shape ``(B, 1)``)."""
 
     def __init__(self, data):
-        self._data = data
+        self._data = samples_of(data, "SimpleDataset")
 
     def __len__(self):
         return len(self._data)
@@ -60,11 +86,14 @@ class SimpleDataset(Dataset):
 
 class ArrayDataset(Dataset):
     """Zips arrays of equal length: sample ``i`` is ``(a[i], b[i], ...)`` (``a[i]`` for one
-    array). Arrays may be NDArrays, NumPy arrays or lists."""
+    array). Arrays may be NDArrays, NumPy arrays, lists or datasets; a 1-D NDArray is held
+    as NumPy, so its samples are scalars and a ``DataLoader`` batch of them has shape
+    ``(B,)`` (MXNet's rule)."""
 
     def __init__(self, *args):
         if not args:
             raise MXNetError("ArrayDataset needs at least one array")
+        args = [samples_of(a, f"ArrayDataset (array {i})") for i, a in enumerate(args)]
         self._length = len(args[0])
         for i, a in enumerate(args):
             if len(a) != self._length:
