@@ -196,11 +196,44 @@ def _check_head_grads(fn, heads, head_grads):
                              f"is on {h.context}; copy it with as_in_context first")
 
 
+def _differentiable(x):
+    """True for an NDArray that ``backward``/``grad`` accept as a head: computed under
+    ``record()`` with a path to a variable marked by ``attach_grad``."""
+    return x._node is not None and x._node is not CONSTANT
+
+
+def _check_heads(fn, heads):
+    """Every head must be on the tape with a path to a variable: the gradient of any other
+    head is zero everywhere, almost always because of a mistake, so MXNet refuses it (each
+    head separately: a list with one such head is refused too)."""
+    for i, h in enumerate(heads):
+        if not isinstance(h, _nd_impl.NDArray):
+            raise MXNetError(f"autograd.{fn}: heads[{i}] is a {type(h).__name__}, not an "
+                             "NDArray")
+        if h._node is None:
+            raise MXNetError(
+                f"autograd.{fn}: cannot differentiate heads[{i}] (shape {h.shape}): it was "
+                "computed outside autograd.record(), so it is not in a computational graph. "
+                "Compute it inside `with autograd.record():`.")
+        if h._node is CONSTANT:
+            raise MXNetError(
+                f"autograd.{fn}: cannot differentiate heads[{i}] (shape {h.shape}): it was "
+                "computed under autograd.record() but depends on no array that requires a "
+                "gradient, so its gradient would be zero everywhere. Its inputs were computed "
+                "outside record(), or detach()ed, or never marked with attach_grad() (or "
+                "marked with grad_req='null').")
+
+
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     """Compute gradients of ``heads`` and store them in each variable's ``.grad``
-    (overwritten for grad_req 'write', accumulated for 'add')."""
+    (overwritten for grad_req 'write', accumulated for 'add').
+
+    Raises MXNetError where a head is not differentiable (computed outside ``record()``,
+    or from no array marked by ``attach_grad``) or where no variable it depends on takes
+    a gradient (all have grad_req 'null'): a silent zero gradient would hide the mistake."""
     heads = _as_list(heads)
     head_grads = _as_list(head_grads) if head_grads is not None else [None] * len(heads)
+    _check_heads("backward", heads)
     _check_head_grads("backward", heads, head_grads)
     _engine.backward_to_variables(F, heads, head_grads, retain_graph, train_mode)
 
@@ -212,11 +245,13 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
 
     With ``create_graph=True`` the gradient computation is recorded, so the results can be
     differentiated again. ``retain_graph`` defaults to ``create_graph``. Variables may be
-    marked arrays or any array computed under ``record()``.
+    marked arrays or any array computed under ``record()``; a variable the heads do not
+    depend on gets zeros, but every head must be differentiable (see ``backward``).
     """
     heads = _as_list(heads)
     variables = _as_list(variables)
     head_grads = _as_list(head_grads) if head_grads is not None else [None] * len(heads)
+    _check_heads("grad", heads)
     _check_head_grads("grad", heads, head_grads)
     for v in variables:
         if v._node is None or v._node is CONSTANT:

@@ -220,3 +220,116 @@ def test_node_metadata_of_taped_inputs_is_their_parents_output_metadata():
         node = out._node[0]
         assert node.input_shapes == [a.shape for a in inputs], node
         assert node.input_dtypes == [a.dtype for a in inputs], node
+
+
+# ---- heads with no path to a variable: MXNet refuses them, never a silent zero gradient -----
+def _head_from_unrecorded_intermediate():
+    x = _var([1.0, 2.0])
+    hidden = x * 2                      # outside record(): not on the tape
+    with autograd.record():
+        return x, (hidden * hidden).sum()
+
+
+def _head_from_unmarked_input():
+    x = mx.nd.array([1.0, 2.0], dtype="float64")     # no attach_grad
+    with autograd.record():
+        return x, (x * x).sum()
+
+
+def _head_from_null_grad_req():
+    x = mx.nd.array([1.0, 2.0], dtype="float64")
+    x.attach_grad(grad_req="null")
+    with autograd.record():
+        return x, (x * x).sum()
+
+
+def _head_from_detached_input():
+    x = _var([1.0, 2.0])
+    with autograd.record():
+        return x, (x.detach() * 3).sum()
+
+
+NOT_DIFFERENTIABLE = [_head_from_unrecorded_intermediate, _head_from_unmarked_input,
+                      _head_from_null_grad_req, _head_from_detached_input]
+
+
+@pytest.mark.parametrize("make", NOT_DIFFERENTIABLE, ids=lambda f: f.__name__[10:])
+def test_backward_refuses_a_head_with_no_path_to_a_variable(make):
+    x, head = make()
+    with pytest.raises(MXNetError, match=r"autograd.backward: cannot differentiate heads\[0\] "
+                                         r"\(shape \(1,\)\).*depends on no array"):
+        head.backward()
+    if x.grad is not None:
+        np.testing.assert_array_equal(x.grad.asnumpy(), [0.0, 0.0])   # left untouched
+
+
+@pytest.mark.parametrize("make", NOT_DIFFERENTIABLE, ids=lambda f: f.__name__[10:])
+def test_grad_refuses_a_head_with_no_path_to_a_variable(make):
+    _, head = make()
+    other = _var([3.0])
+    with pytest.raises(MXNetError, match=r"autograd.grad: cannot differentiate heads\[0\]"):
+        autograd.grad(head, other)
+
+
+def test_a_head_computed_outside_record_is_not_in_a_graph():
+    x = _var([1.0])
+    y = x * 2
+    for call in (y.backward, lambda: autograd.grad(y, x)):
+        with pytest.raises(MXNetError, match="outside autograd.record.*not in a computational"):
+            call()
+
+
+def test_every_head_of_a_list_must_be_differentiable():
+    x = _var([1.0, 2.0])
+    with autograd.record():
+        good = (x * x).sum()
+        constant = mx.nd.ones((3,), dtype="float64") * 2
+    with pytest.raises(MXNetError, match=r"heads\[1\] \(shape \(3,\)\)"):
+        autograd.backward([good, constant])
+    with pytest.raises(MXNetError, match=r"heads\[1\]"):
+        autograd.grad([good, constant], x)
+
+
+def test_backward_refuses_when_every_variable_now_has_grad_req_null():
+    x = _var([1.0, 2.0])
+    with autograd.record():
+        y = (x * x).sum()
+    x.attach_grad(grad_req="null")      # marked again after the head was recorded
+    with pytest.raises(MXNetError, match="grad_req='null'"):
+        y.backward()
+
+
+def test_heads_that_mix_variables_and_constants_still_differentiate():
+    x = _var([1.0, 2.0])
+    frozen = mx.nd.array([3.0, 4.0], dtype="float64")
+    frozen.attach_grad(grad_req="null")
+    outside = mx.nd.array([5.0, 6.0], dtype="float64") * 1      # computed outside record()
+    with autograd.record():
+        y = (x * frozen + outside).sum()
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [3.0, 4.0])
+    acc = _var([1.0])
+    acc.attach_grad(grad_req="add")
+    for _ in range(2):
+        with autograd.record():
+            z = acc * acc * 3 + frozen.sum()
+        z.backward()
+    np.testing.assert_array_equal(acc.grad.asnumpy(), [12.0])      # 2 * 6x at x = 1
+
+
+def test_second_order_through_a_hybridized_block_with_a_constant_output():
+    # the replay of a hybridized call differentiates only the outputs on the tape
+    class TwoOutputs(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x, y):
+            return F.sin(x) * 2, F.cos(y)
+    xv = np.array([0.5, 2.0])
+    for hybridize in (False, True):
+        block = TwoOutputs()
+        block.hybridize(hybridize)
+        x = _var(xv)
+        with autograd.record():
+            a, _ = block(x, mx.nd.array([1.0, 2.0], dtype="float64"))
+            (g,) = autograd.grad(a.sum(), [x], create_graph=True)       # 2 cos x
+            s = (g * g).sum()                                           # 4 cos^2 x
+        s.backward()
+        np.testing.assert_allclose(x.grad.asnumpy(), -4 * np.sin(2 * xv), rtol=1e-12)

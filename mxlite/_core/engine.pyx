@@ -150,6 +150,11 @@ cdef _backprop_node(F, Node node, list ograds, dict grads, set relevant):
         grads[parent] = g if parent not in grads else grads[parent] + g
 
 
+cdef bint _takes_gradient(object var):
+    cdef NDArrayBase v = <NDArrayBase>var
+    return v._grad is not None and v._grad_req != "null"
+
+
 cdef _check_saved(Node node):
     """torch's rule: a value the gradient saved must not have been written since."""
     saved = (node.inputs or []) + (node.outputs or [])
@@ -175,6 +180,15 @@ cpdef backward_to_variables(F, list heads, list head_grads, bint retain_graph, b
     order = creation_order([(<NDArrayBase?>h)._node for h in heads
                             if (<NDArrayBase>h)._node is not None])
     leaves = [n for n in order if n.op is None and n.variable is not None]
+    for n in leaves:
+        if _takes_gradient(n.variable):
+            break
+    else:
+        # MXNet's rule too: every variable behind the heads has grad_req 'null' now (it was
+        # marked again after the heads were recorded), so nothing would receive a gradient.
+        raise MXNetError("autograd.backward: no array in the heads' computational graph "
+                         "requires a gradient: the variables they depend on all have "
+                         "grad_req='null' or no gradient buffer")
     previous = _tape_state.training
     _tape_state.training = train_mode
     try:

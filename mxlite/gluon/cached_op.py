@@ -179,9 +179,15 @@ class CachedOp:
         with autograd.train_mode() if saved.training else autograd.predict_mode():
             outs = self._sym.eval(ctx=node.context, **values)
         wanted = [i for i, w in enumerate(node.wants) if w]
-        grads = autograd.grad(outs, [inputs[i] for i in wanted], head_grads=list(ograds),
-                              retain_graph=True, create_graph=True)
+        # outputs that depend on no wanted input pass no gradient back (autograd.grad
+        # refuses such heads, rightly for a user's, so they are left out here)
+        heads = [(o, g) for o, g in zip(outs, ograds) if autograd._differentiable(o)]
         result = [None] * len(inputs)
+        if not heads:
+            return result
+        grads = autograd.grad([o for o, _ in heads], [inputs[i] for i in wanted],
+                              head_grads=[g for _, g in heads], retain_graph=True,
+                              create_graph=True)
         for i, g in zip(wanted, grads):
             result[i] = g
         return result
