@@ -277,3 +277,15 @@ def test_save_rejects_non_ndarrays(tmp_path, data, word):
 def test_save_to_missing_directory(tmp_path):
     with pytest.raises(MXNetError, match="cannot write.*nodir"):
         mx.nd.save(str(tmp_path / "nodir" / "x.params"), [mx.nd.ones(1)])
+
+
+def test_load_frombuffer_of_a_strided_view():
+    data = np.frombuffer(_dumps_for_test([mx.nd.arange(3)]), dtype=np.uint8)
+    doubled = np.repeat(data, 2)                 # every byte twice: a view of every other one
+    (back,) = mx.nd.load_frombuffer(memoryview(doubled)[::2])
+    assert back.asnumpy().tolist() == [0.0, 1.0, 2.0]
+
+
+def _dumps_for_test(arrays):
+    from mxlite.ndarray.io import _dumps
+    return _dumps(arrays)

@@ -4,9 +4,12 @@ Every update is checked over several steps against NumPy formulas written here f
 documentation (float64, with momentum, weight decay, rescale_grad and clipping), plus the
 in-place contract: same buffer, versions bumped, a saved value made stale raises.
 """
+import json
 import math
+import os
 import pickle
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -678,3 +681,333 @@ def test_updates_and_optimizers_run_through_the_namespace_of_their_device(fake):
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-6)
     assert fake.calls["from_host"] and (fake.calls["zeros"] or fake.calls["empty"])
+
+
+# ---- optimizer states files (mxlite/optimizer/states_io.py) ----------------------------------
+STATES_CASES = [
+    ("sgd", {"momentum": 0.9, "wd": 0.01}), ("sgd", {}), ("ccsgd", {"momentum": 0.5}),
+    ("nag", {"momentum": 0.9}), ("signum", {"momentum": 0.9, "wd_lh": 0.01}),
+    ("adam", {"wd": 0.01}), ("adamw", {"wd": 0.01}), ("adagrad", {}),
+    ("rmsprop", {"centered": True}), ("rmsprop", {}), ("adadelta", {}), ("ftrl", {}),
+    ("adamax", {}), ("nadam", {}), ("sgld", {}), ("test", {}),
+    ("sgd", {"momentum": 0.9, "clip_gradient": 0.5, "rescale_grad": 0.5,
+             "param_idx2name": {0: "fc_weight", 1: "fc_bias"},
+             "lr_scheduler": mx.lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=0.1)}),
+]
+STATE_WEIGHTS = [W0, W0[0]]
+
+
+def _flat_states(state):
+    if state is None:
+        return []
+    if isinstance(state, (tuple, list)):
+        return [a for s in state for a in _flat_states(s)]
+    return [state]
+
+
+def _trained_updater(name, kwargs):
+    updater = mx.optimizer.get_updater(mx.optimizer.create(name, **kwargs))
+    updater.optimizer.set_lr_mult({1: 0.5})
+    ws = [mx.nd.array(w) for w in STATE_WEIGHTS]
+    mx.random.seed(7)
+    for g in GRADS[:2]:
+        updater([0, 1], [mx.nd.array(g), mx.nd.array(g[0])], ws)
+    return updater, ws
+
+
+def _continue(updater, ws):
+    mx.random.seed(11)                          # SGLD's noise: the same draws for both runs
+    for g in GRADS[2:]:
+        updater([0, 1], [mx.nd.array(g), mx.nd.array(g[0])], ws)
+    return [w.asnumpy() for w in ws]
+
+
+@pytest.fixture
+def no_pickle(monkeypatch):
+    """Any use of pickle while loading fails the test."""
+    from mxlite.optimizer import states_io
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("pickle used to load a states file")
+
+    for name in ("loads", "load", "Unpickler"):
+        monkeypatch.setattr(pickle, name, refuse)
+    monkeypatch.setattr(states_io, "_from_pickle", refuse)
+
+
+@pytest.mark.parametrize("name, kwargs", STATES_CASES, ids=lambda v: str(v)[:40])
+def test_states_round_trip_every_optimizer(name, kwargs, no_pickle):
+    updater, ws = _trained_updater(name, kwargs)
+    blob = updater.get_states(dump_optimizer=True)
+    assert blob[:1] != b"\x80" and blob[:8] == (0x112).to_bytes(8, "little")
+    clone = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.7))
+    clone.set_states(blob)
+    opt, back = updater.optimizer, clone.optimizer
+    assert type(back) is type(opt)
+    plain = {k: v for k, v in vars(opt).items() if k not in ("lr_scheduler", "param_dict")}
+    assert {k: v for k, v in vars(back).items() if k in plain} == plain
+    assert back._index_update_count is back._all_index_update_counts[0]
+    if opt.lr_scheduler is not None:
+        assert vars(back.lr_scheduler) == vars(opt.lr_scheduler)
+    assert set(clone.states) == {0, 1}
+    for i in (0, 1):
+        saved, loaded = _flat_states(updater.states[i]), _flat_states(clone.states[i])
+        assert len(saved) == len(loaded)
+        for a, b in zip(saved, loaded):
+            assert b.dtype == a.dtype
+            np.testing.assert_array_equal(b.asnumpy(), a.asnumpy())
+    ws2 = [w.copy() for w in ws]
+    for a, b in zip(_continue(updater, ws), _continue(clone, ws2)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_states_without_the_optimizer_keep_the_updaters(no_pickle):
+    updater, _ = _trained_updater("adam", {})
+    clone = mx.optimizer.get_updater(mx.optimizer.SGD(momentum=0.1))
+    clone.set_states(updater.get_states())
+    assert type(clone.optimizer) is mx.optimizer.SGD and set(clone.states) == {0, 1}
+
+
+def test_trainer_states_round_trip(tmp_path, no_pickle):
+    for kvstore, on_kv in ((None, False), ("local", True)):
+        w = mx.gluon.Parameter("w", shape=(2, 3))
+        w.initialize(mx.init.Constant(0.5))
+        trainer = mx.gluon.Trainer([w], "adam", {"learning_rate": 0.1}, kvstore=kvstore,
+                                   update_on_kvstore=on_kv)
+
+        def step(g):
+            with mx.autograd.record():
+                loss = (w.data() * mx.nd.array(g)).sum()
+            loss.backward()
+            trainer.step(1)
+
+        for g in GRADS[:2]:
+            step(g)
+        fname = str(tmp_path / f"trainer-{kvstore}.states")
+        trainer.save_states(fname)
+        with open(fname, "rb") as f:
+            assert f.read(1) != b"\x80"
+        saved = w.data().copy()
+        step(GRADS[2])
+        after = w.data().asnumpy()
+        w.set_data(saved)
+        trainer = mx.gluon.Trainer([w], "sgd", {"learning_rate": 0.7}, kvstore=kvstore,
+                                   update_on_kvstore=on_kv)
+        trainer.load_states(fname)
+        assert type(trainer._optimizer) is mx.optimizer.Adam
+        assert trainer.learning_rate == 0.1
+        step(GRADS[2])
+        np.testing.assert_array_equal(w.data().asnumpy(), after)
+
+
+def test_kvstore_states_round_trip(tmp_path, no_pickle):
+    def store(weight):
+        kv = mx.kv.create("local")
+        kv.init("w", weight)
+        kv.set_optimizer(mx.optimizer.Adam(learning_rate=0.1))
+        return kv
+
+    kv = store(mx.nd.array(W0))
+    for g in GRADS[:2]:
+        kv.push("w", mx.nd.array(g))
+    fname = str(tmp_path / "kv.states")
+    kv.save_optimizer_states(fname, dump_optimizer=True)
+    with open(fname, "rb") as f:
+        assert f.read(1) != b"\x80"
+    out = mx.nd.zeros(W0.shape)
+    kv.pull("w", out=out)
+    other = store(out)              # the weight travels apart from the states (a checkpoint)
+    other.set_optimizer(mx.optimizer.SGD(learning_rate=0.7))
+    other.load_optimizer_states(fname)
+    assert type(other._updater.optimizer) is mx.optimizer.Adam
+    assert other._updater.optimizer.num_update == 2
+    for a, b in zip(other._updater.states["w"], kv._updater.states["w"]):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+    results = []
+    for store_ in (kv, other):
+        store_.push("w", mx.nd.array(GRADS[2]))
+        store_.pull("w", out=out)
+        results.append(out.asnumpy())
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+def _crafted_pickle(marker):
+    class WritesMarker:
+        def __reduce__(self):
+            return exec, (f"open({str(marker)!r}, 'w').write('ran')",)
+    return pickle.dumps({0: WritesMarker()})
+
+
+def _loaders_of(tmp_path, fname):
+    w = mx.gluon.Parameter("w", shape=(2, 3))
+    w.initialize()
+    kv = mx.kv.create("local")
+    kv.set_optimizer(mx.optimizer.SGD())
+    return {"Updater.set_states": lambda **kw: mx.optimizer.get_updater(
+                mx.optimizer.SGD()).set_states(Path(fname).read_bytes(), **kw),
+            "kv.load_optimizer_states": lambda **kw: kv.load_optimizer_states(fname, **kw),
+            "Trainer.load_states": lambda **kw: mx.gluon.Trainer(
+                [w], "sgd", kvstore=None).load_states(fname, **kw)}
+
+
+def test_a_crafted_pickle_is_refused_and_runs_nothing(tmp_path):
+    marker = tmp_path / "marker"
+    fname = tmp_path / "evil.states"
+    fname.write_bytes(_crafted_pickle(marker))
+    for who, load in _loaders_of(tmp_path, str(fname)).items():
+        with pytest.raises(MXNetError, match=f"{who}: .* is a pickle .*allow_pickle=True"):
+            load()
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("obj, fragment", [
+    ([1, 2], "holds list, not optimizer states"), ("abc", "holds str"),
+    ({0: {1, 2}}, "has a set in state 0"), ({(1, 2): None}, r"state index \(1, 2\)"),
+])
+def test_a_pickle_that_is_not_states_is_an_error(tmp_path, obj, fragment):
+    fname = tmp_path / "other.states"
+    fname.write_bytes(pickle.dumps(obj))
+    for who, load in _loaders_of(tmp_path, str(fname)).items():
+        with pytest.raises(MXNetError, match=f"{who}: .*{fragment}"):
+            load(allow_pickle=True)
+    fname.write_bytes(b"\x80\x04garbage")
+    with pytest.raises(MXNetError, match="the pickle does not load"):
+        mx.optimizer.get_updater(mx.optimizer.SGD()).set_states(
+            fname.read_bytes(), allow_pickle=True)
+
+
+def test_mxlite_pickled_states_load_with_allow_pickle():
+    updater, _ = _trained_updater("adam", {})
+    blob = pickle.dumps((updater.states, updater.optimizer))  # mxlite's former format
+    clone = mx.optimizer.get_updater(mx.optimizer.SGD())
+    with pytest.raises(MXNetError, match="allow_pickle=True"):
+        clone.set_states(blob)
+    clone.set_states(blob, allow_pickle=True)
+    assert type(clone.optimizer) is mx.optimizer.Adam and set(clone.states) == {0, 1}
+
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+
+
+def _mxnet_fixture(tag):
+    io = mx.nd.load(os.path.join(FIXTURES, "mxnet_states-io.params"))
+    return os.path.join(FIXTURES, f"mxnet_{tag}.states"), {
+        k.split(":", 1)[1]: v for k, v in io.items() if k.startswith(tag + ":")}
+
+
+def test_mxnet_updater_states_load_with_allow_pickle():
+    fname, io = _mxnet_fixture("updater")
+    updater = mx.optimizer.get_updater(mx.optimizer.SGD())
+    with pytest.raises(MXNetError, match="is a pickle .*allow_pickle=True"):
+        updater.set_states(Path(fname).read_bytes())
+    updater.set_states(Path(fname).read_bytes(), allow_pickle=True)
+    opt = updater.optimizer
+    assert type(opt) is mx.optimizer.Adam and opt.num_update == 2 and opt.wd == 0.01
+    assert opt.aggregate_num == 0 and not hasattr(opt, "allow_np_array")
+    for i in (0, 1):
+        for j, state in enumerate(_flat_states(updater.states[i])):
+            np.testing.assert_array_equal(state.asnumpy(), io[f"state{i}_{j}"].asnumpy())
+        w = io[f"weight{i}"].copy()
+        updater(i, io[f"next_grad{i}"], w)
+        np.testing.assert_allclose(w.asnumpy(), io[f"next{i}"].asnumpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_mxnet_kvstore_states_with_a_schedule_load_with_allow_pickle():
+    fname, io = _mxnet_fixture("kvstore")
+    kv = mx.kv.create("local")
+    kv.init(3, io["weight0"])
+    kv.set_optimizer(mx.optimizer.SGD())
+    with pytest.raises(MXNetError, match="allow_pickle=True"):
+        kv.load_optimizer_states(fname)
+    kv.load_optimizer_states(fname, allow_pickle=True)
+    opt = kv._updater.optimizer
+    # MXNet's FactorScheduler had halved its base_lr once; mxlite's restarts from 0.1
+    assert opt.lr_scheduler.base_lr == 0.1 and opt.momentum == 0.9
+    np.testing.assert_array_equal(kv._updater.states[3].asnumpy(), io["state0_0"].asnumpy())
+    kv.push(3, io["next_grad0"])
+    out = mx.nd.zeros((5,))
+    kv.pull(3, out=out)
+    np.testing.assert_allclose(out.asnumpy(), io["next0"].asnumpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_mxnet_trainer_states_load_with_allow_pickle():
+    fname, io = _mxnet_fixture("trainer")
+    p = mx.gluon.Parameter("w", shape=(2, 3))
+    p.initialize()
+    p.set_data(io["weight0"])
+    trainer = mx.gluon.Trainer([p], "sgd", kvstore=None)
+    with pytest.raises(MXNetError, match="Trainer.load_states: .*allow_pickle=True"):
+        trainer.load_states(fname)
+    trainer.load_states(fname, allow_pickle=True)
+    assert type(trainer._optimizer) is mx.optimizer.RMSProp
+    with mx.autograd.record():
+        loss = (p.data() * io["next_grad0"]).sum()
+    loss.backward()
+    trainer.step(1)
+    np.testing.assert_allclose(p.data().asnumpy(), io["next0"].asnumpy(), rtol=1e-6,
+                               atol=1e-7)
+
+
+def _states_file(header, arrays=None):
+    """The bytes of a states container with this ``header`` (a dict, or raw text)."""
+    from mxlite.ndarray import io
+    from mxlite.optimizer import states_io
+    text = header if isinstance(header, str) else json.dumps(header)
+    data = {states_io.HEADER_KEY: mx.nd.array(list(text.encode()), dtype="uint8")}
+    data.update(arrays or {})
+    return io._dumps(data)
+
+
+def _header(states=None, optimizer=None, **extra):
+    return dict({"format": "mxlite-optimizer-states", "version": 1,
+                 "states": {"dict": []} if states is None else states,
+                 "optimizer": optimizer}, **extra)
+
+
+def _opt_record(**attrs):
+    base = {"_all_index_update_counts": {"dict": [[0, {"dict": []}]]}}
+    base.update(attrs)
+    return {"class": "sgd", "attrs": base, "update_counts_of": 0}
+
+
+@pytest.mark.parametrize("blob, fragment", [
+    (lambda: _states_file(_header(optimizer=_opt_record(update=1))),
+     "sets 'update' of SGD .* not a data attribute"),
+    (lambda: _states_file(_header(optimizer=_opt_record(__class__="x"))),
+     "sets '__class__'"),
+    (lambda: _states_file(_header(optimizer=_opt_record(
+        lr_scheduler={"lr_scheduler": "os.system", "attrs": {}}))),
+     "scheduler 'os.system' .* not an imported LRScheduler subclass"),
+    (lambda: _states_file(_header(optimizer=_opt_record(lr="fast"))),
+     "attribute 'lr' the value 'fast', not a number"),
+    (lambda: _states_file(_header(optimizer=dict(_opt_record(), **{"class": "nosuch"}))),
+     "optimizer 'nosuch', which is not registered"),
+    (lambda: _states_file(_header(optimizer=dict(_opt_record(), update_counts_of=5))),
+     "bad update counts"),
+    (lambda: _states_file(_header(states={"dict": [[0, {"array": 3}]]})),
+     "refers to array 3 .* which it does not hold"),
+    (lambda: _states_file(_header(states={"dict": [[0, {"tuple": "ab"}]]})),
+     "bad value at states"),
+    (lambda: _states_file(_header(states={"list": []})), "holds list, not optimizer states"),
+    (lambda: _states_file(_header(version=2)), "version 2; this mxlite reads version 1"),
+    (lambda: _states_file("{" * 100000), "corrupt states header|nested too deeply"),
+    (lambda: _states_file("[1,"), "corrupt states header"),
+    (lambda: mx.ndarray.io._dumps({"w": mx.nd.ones((2,))}),
+     "holds no optimizer states .*without mxlite's states header"),
+    (lambda: b"not a states file", "holds no optimizer states"),
+])
+def test_hostile_states_files_are_errors(blob, fragment, no_pickle):
+    updater = mx.optimizer.get_updater(mx.optimizer.SGD())
+    with pytest.raises(MXNetError, match=f"Updater.set_states: the data .*{fragment}"):
+        updater.set_states(blob())
+
+
+def test_saving_a_state_that_is_not_data_is_an_error():
+    opt = mx.optimizer.SGD()
+    opt.callback = print
+    with pytest.raises(MXNetError, match=r"optimizer.callback is a builtin_function_or_method"):
+        mx.optimizer.get_updater(opt).get_states(dump_optimizer=True)
+    updater = mx.optimizer.get_updater(mx.optimizer.SGD())
+    updater.states[0] = object()
+    with pytest.raises(MXNetError, match=r"states\[0\] is a object"):
+        updater.get_states()
