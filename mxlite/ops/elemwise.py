@@ -258,6 +258,86 @@ def _register_binary():
                 + BOOL_NOTE))
 
 
+# ---- add_n: the sum of any number of same-shape arrays ----------------------------------------
+def _add_n_shape(shapes, attrs):
+    if not shapes:
+        raise op_error("add_n", "needs at least one input (num_args >= 1)")
+    first = tuple(shapes[0])
+    for i, s in enumerate(shapes):
+        if tuple(s) != first:
+            raise op_error("add_n", f"all inputs must have the same shape; input 0 has shape "
+                           f"{first} and input {i} has shape {tuple(s)}")
+    return [first]
+
+
+def _add_n_type(dtypes, attrs):
+    first = dtypes[0]
+    for i, dt in enumerate(dtypes):
+        if dt != first:
+            raise op_error("add_n", f"all inputs must have the same dtype; input 0 is {first} "
+                           f"and input {i} is {dt}")
+    return [_binary_dtype("add_n", "add", first, first)]
+
+
+def sum_compute(pair_add):
+    """The compute function of ``add_n`` over a device's pairwise kernel
+    ``pair_add(rctx, a, b, out)`` (``out = a + b``, ``out`` may be ``a``).
+
+    The sum accumulates in the work dtype (float32 for float16, so n float16 inputs are rounded
+    once, not n - 1 times) into one scratch array at most; each input is cast on its own, so
+    the extra memory never grows with the number of inputs."""
+    def compute(rctx, ins, outs, attrs):
+        xp, out = rctx.xp, outs[0]
+        work = compute_dtype(out.dtype)
+        acc = out if out.dtype == work else xp.empty(out.shape, work)
+        if len(ins) == 1:
+            xp.cast_into(acc, ins[0])
+        else:
+            pair_add(rctx, _in_dtype(xp, ins[0], work), _in_dtype(xp, ins[1], work), acc)
+            for x in ins[2:]:
+                pair_add(rctx, acc, _in_dtype(xp, x, work), acc)
+        write_back(xp, acc, out)
+    return compute
+
+
+def _in_dtype(xp, a, dtype):
+    """``a`` as ``dtype`` (``a`` itself when it has it), cast through namespace ``xp``."""
+    if a.dtype == dtype:
+        return a
+    tmp = xp.empty(a.shape, dtype)
+    xp.cast_into(tmp, a)
+    return tmp
+
+
+def _cpu_pair_add(rctx, a, b, out):
+    _k.binary(_k.BINARY_IDS["add"], a, b, out)
+
+
+def _add_n_grad(F, node, ograds):
+    """y = x_0 + ... + x_{n-1}:  dy/dx_i = 1, so each input's gradient is the head gradient."""
+    return [ograds[0] if want else None for want in node.wants]
+
+
+def _register_add_n():
+    # not ``elementwise``: out= may not be an input, as the first pass would overwrite an
+    # input that a later pass still has to add
+    register(OpDef(
+        "add_n", inputs=("args",), aliases=("ElementWiseSum",), variadic=True,
+        key_var_num_args="num_args",
+        params=(Param("num_args", "int", None, "number of inputs (default: the number given)"),),
+        infer_shape=_add_n_shape, backward_shape="same", infer_type=_add_n_type,
+        compute={"cpu": sum_compute(_cpu_pair_add)}, gradient=_add_n_grad, grad_needs=(),
+        doc="""The element-wise sum of any number of arrays of one shape and dtype:
+``add_n(a_0, ..., a_{n-1}) = a_0 + ... + a_{n-1}``.
+
+float16 inputs are summed in float32 and rounded once; integers wrap around as ``+`` does.
+bool input is read as the numbers 0 and 1 and gives a float32 result (MXNet's default dtype).
+
+>>> import mxlite as mx
+>>> mx.nd.add_n(mx.nd.ones((2,)), mx.nd.array([1, 2]), mx.nd.array([10, 20])).asnumpy()
+array([12., 23.], dtype=float32)"""))
+
+
 # ---- scalar --------------------------------------------------------------------------------
 # op name: (kernel, reversed?) -- ``_rminus_scalar(x, s)`` is s - x.
 SCALAR_OPS = {
@@ -644,3 +724,4 @@ _register_unary()
 _register_binary()
 _register_scalar()
 _register_polygamma()
+_register_add_n()

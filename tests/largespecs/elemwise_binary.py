@@ -258,6 +258,9 @@ ROWS = {
     # two big operands: a + a into a fresh result (the old hand-written case), the others
     # with a second big array and the result over the first
     "elemwise_add": _binary(mx.nd.elemwise_add, "self", values=(3, 9, 60, 100), inplace=False),
+    # three inputs (x, x, x): the pairwise pass and an accumulating pass, 3x wrapping in int8
+    "add_n": _binary(lambda a, b, **kw: mx.nd.add_n(a, b, a, **kw), "self",
+                     values=(3, 9, 60, 100), inplace=False),
     "elemwise_sub": _binary(mx.nd.elemwise_sub, "same", rhs=(-2, 4, -6, 8), rfill=3),
     "elemwise_mul": _binary(mx.nd.elemwise_mul, "same", rhs=(-2, 4, -6, 8), rfill=3,
                             fill=-1),

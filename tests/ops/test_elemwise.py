@@ -731,3 +731,78 @@ def test_8_bit_division_modulo_and_power_on_every_operand_pair(op, dtype, device
     want = getattr(mx.nd, op)(a.astype("int64"), b.astype("int64")).astype(dtype)
     assert got.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(got.asnumpy(), want.asnumpy())
+
+
+# ---- add_n ---------------------------------------------------------------------------------
+def _add_n_oracle(arrays):
+    """The sum in order, in the work dtype (float32 for float16, rounded once at the end);
+    integers wrap as NumPy's fixed-width addition does."""
+    work = np.float32 if arrays[0].dtype == np.float16 else arrays[0].dtype
+    total = arrays[0].astype(work)
+    with np.errstate(over="ignore"):
+        for a in arrays[1:]:
+            total = (total + a.astype(work)).astype(work)
+    return total.astype(arrays[0].dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+@pytest.mark.parametrize("n", [1, 2, 3, 6])
+def test_add_n_is_the_sum_of_its_inputs(rng, dtype, n):
+    arrays = [(rng.standard_normal((3, 5)) * 50).astype(dtype) for _ in range(n)]
+    got = mx.nd.add_n(*[mx.nd.array(a, dtype=dtype) for a in arrays])
+    assert got.dtype == np.dtype(dtype) and got.shape == (3, 5)
+    np.testing.assert_array_equal(got.asnumpy(), _add_n_oracle(arrays))
+
+
+def test_add_n_rounds_float16_once():
+    """2048 + 1 + 1 is 2050 in float16; adding in float16 step by step gives 2048 (2049 is
+    a tie between 2048 and 2050 and rounds to even)."""
+    a, one = mx.nd.full((4,), 2048, dtype="float16"), mx.nd.ones((4,), dtype="float16")
+    np.testing.assert_array_equal(mx.nd.add_n(a, one, one).asnumpy(),
+                                  np.full(4, 2050, np.float16))
+
+
+def test_add_n_names_num_args_and_symbols():
+    a, b = mx.nd.array([1.0, 2.0]), mx.nd.array([10.0, 20.0])
+    for f in (mx.nd.add_n, mx.nd.ElementWiseSum):
+        np.testing.assert_array_equal(f(a, b, a, num_args=3).asnumpy(), [12.0, 24.0])
+    s = mx.sym.ElementWiseSum(mx.sym.var("x"), mx.sym.var("y"), mx.sym.var("z"))
+    assert s.list_arguments() == ["x", "y", "z"]
+    assert s.infer_shape(x=(2, 3))[1] == [(2, 3)]
+    assert s.attr_dict()[s.name]["num_args"] == "3"
+    out = s.bind(mx.current_context(), {"x": a, "y": b, "z": b}).forward()[0]
+    np.testing.assert_array_equal(out.asnumpy(), [21.0, 42.0])
+
+
+def test_add_n_of_bools_counts_in_float32():
+    t = mx.nd.array([True, False, True], dtype="bool")
+    f = mx.nd.array([True, False, False], dtype="bool")
+    got = mx.nd.add_n(t, f, t)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.asnumpy(), [3.0, 0.0, 2.0])
+
+
+def test_add_n_gradient_is_the_head_gradient_for_each_input():
+    x, y = mx.nd.array([1.0, -2.0, 3.0]), mx.nd.array([0.5, 0.5, 0.5])
+    x.attach_grad()
+    y.attach_grad()
+    head = mx.nd.array([1.0, 0.0, -3.0])
+    with mx.autograd.record():
+        z = mx.nd.add_n(x, y, x)
+    z.backward(head)
+    np.testing.assert_array_equal(x.grad.asnumpy(), 2 * head.asnumpy())   # x appears twice
+    np.testing.assert_array_equal(y.grad.asnumpy(), head.asnumpy())
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda a: mx.nd.add_n(), ["add_n", "at least one input"]),
+    (lambda a: mx.nd.add_n(a, mx.nd.ones((3, 2))), ["add_n", "(2, 3)", "(3, 2)", "input 1"]),
+    (lambda a: mx.nd.add_n(a, a.astype("float64")), ["add_n", "float32", "float64"]),
+    (lambda a: mx.nd.add_n(a, a, num_args=3), ["add_n", "num_args=3", "2"]),
+    (lambda a: mx.nd.add_n(a, mx.nd.ones((2, 3)), out=a), ["add_n", "out="]),
+])
+def test_add_n_refuses_bad_input_by_name(call, words):
+    with pytest.raises(MXNetError) as err:
+        call(mx.nd.ones((2, 3)))
+    for w in words:
+        assert w in str(err.value)

@@ -1,6 +1,7 @@
 """GPU compute functions of the element-wise operators (``mxlite/ops/elemwise.py``): unary
-math, ``broadcast_*`` / ``elemwise_*``, the ``_*_scalar`` ops, comparisons, logical ops and
-``_polygamma``; with them (imported below) the creation ops and casts, ``where`` and ``clip``.
+math, ``broadcast_*`` / ``elemwise_*``, the ``_*_scalar`` ops, comparisons, logical ops,
+``_polygamma`` and ``add_n``; with them (imported below) the creation ops and casts, ``where``
+and ``clip``.
 
 One launch per call, on the kernels of ``elemwise_kernels`` (generated from kernel_table.py).
 The dtype rules are the CPU's: mixed input dtypes are first cast to the output dtype (as the
@@ -14,7 +15,8 @@ import numpy as np
 
 from ...base import op_error
 from ..._core.kernel_table import BINARY as _BINARY_TABLE, UNARY as _UNARY_TABLE
-from ...ops.elemwise import SCALAR_OPS, _F32_MAX, _as_float, _in_range, int_scalar, scalar_value
+from ...ops.elemwise import (SCALAR_OPS, _F32_MAX, _as_float, _in_range, int_scalar,
+                             scalar_value, sum_compute)
 from ..casts import BY_CHAR, fill
 from ..layout import layout
 from . import attach
@@ -172,6 +174,19 @@ def _scalar_compute(name, kname, reverse):
     return compute
 
 
+# ---- add_n ---------------------------------------------------------------------------------
+def _gpu_pair_add():
+    """``add_n``'s pairwise step on GPU: ``out = a + b`` for same-shape arrays of ``out``'s
+    dtype, one launch of the binary ``add`` kernel (``out`` may be ``a``)."""
+    table = _by_char(binary_kernels("add"))
+
+    def pair_add(rctx, a, b, out):
+        n = out.size
+        if n:
+            rctx.xp.launch(_kernel_for("add_n", table, out)["vv"], n, a, b, out, np.int64(n))
+    return pair_add
+
+
 def _attach_all():
     for name in _UNARY_TABLE:
         attach(name, _unary_compute(name))
@@ -182,6 +197,7 @@ def _attach_all():
     for name, (kname, reverse) in SCALAR_OPS.items():
         attach(name, _scalar_compute(name, kname, reverse))
     attach("_polygamma", _polygamma_compute())
+    attach("add_n", sum_compute(_gpu_pair_add()))
 
 
 _attach_all()
