@@ -130,6 +130,13 @@ def test_wrong_types_name_the_field(tmp_path, graph, fragment):
         mx.sym.load_json(json.dumps(graph))
 
 
+def test_an_index_parameter_nested_too_deeply():
+    text = _graph([_var(), {"op": "_getitem", "name": "g", "attrs": {"key": "[" * 100000},
+                            "inputs": [[0, 0, 0]]}])
+    with pytest.raises(MXNetError, match=r"node 1 \('g', op '_getitem'\): a parameter nests"):
+        mx.sym.load_json(text)
+
+
 def test_a_huge_value_is_shortened_in_the_message():
     graph = {"nodes": [_var(), {"op": "relu", "name": "r", "inputs": ["x" * 100000]}],
              "heads": [[1, 0, 0]]}
@@ -184,6 +191,11 @@ def _write_corpus(folder):
     parts = mx.sym.split(mx.sym.FullyConnected(x, num_hidden=6, name="fc"), num_outputs=3)
     sym = mx.sym.Group([mx.sym.Concat(parts[0], parts[2], num_args=2), parts[1]])
     corpus.append(("json", "group-symbol.json", sym.tojson().encode()))
+    key = json.dumps([1, {"slice": [0, None, 2]}, {"array": [1, 0], "dtype": "int64",
+                                                   "shape": [2]}])
+    corpus.append(("json", "getitem-symbol.json", _graph(
+        [_var(), {"op": "_getitem", "name": "g", "attrs": {"key": key}, "inputs": [[0, 0, 0]]}]
+    ).encode()))
     for name, opt in (("adam", mx.optimizer.Adam()), ("rmsprop", mx.optimizer.RMSProp(
             centered=True, lr_scheduler=mx.lr_scheduler.FactorScheduler(2)))):
         upd = mx.optimizer.get_updater(opt)

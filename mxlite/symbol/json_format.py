@@ -218,6 +218,8 @@ def load_json(text, source=None):
             parsed = op.parse_attrs(params)
         except MXNetError as e:
             raise _bad(where, str(e)) from None
+        except RecursionError:                  # a parameter in JSON form (an index key)
+            raise _bad(where, "a parameter nests lists too deeply") from None
         extra_outputs += _check_counts(op, parsed, len(entries), where) - 1
         try:
             names = op.list_inputs(parsed)
