@@ -288,7 +288,9 @@ class Trainer:
 
     # ---- states ------------------------------------------------------------------------------
     def save_states(self, fname):
-        """Write the optimizer and its states to ``fname``."""
+        """Write the optimizer and its states to ``fname``: the state arrays in an
+        ``mx.nd.save`` container with a JSON header, not MXNet's pickle (MXNet cannot read
+        the file; loading it runs no code)."""
         self._prepare()
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)

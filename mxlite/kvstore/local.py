@@ -307,7 +307,7 @@ class KVStoreLocal(KVStoreBase):
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
         """Write the optimizer states (and the optimizer with ``dump_optimizer``) to file
-        ``fname``."""
+        ``fname``, as ``Updater.get_states`` makes them (data only, not MXNet's pickle)."""
         states = self._updater_or_error("save_optimizer_states").get_states(dump_optimizer)
         with open(fname, "wb") as f:
             f.write(states)
