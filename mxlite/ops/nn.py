@@ -7,6 +7,8 @@ gradient) works through all of them. The element-wise kernels MXNet's layers nee
 ``mxlite._core.elemwise`` (softrelu, ELU, SELU, GELU, PReLU, the softmax rows) are in
 ``mxlite._core.activation``.
 """
+import math
+
 import numpy as np
 
 from .._core import activation as _act
@@ -716,7 +718,7 @@ def _so_label_kind(data, label, attrs):
         return "prob"
     if attrs.multi_output:
         n, rest = data[0], data[2:]
-        allowed = [(n, size_of(rest)), (n,) + rest, (n, 1) + rest]
+        allowed = list(dict.fromkeys([(n, size_of(rest)), (n,) + rest, (n, 1) + rest]))
     elif attrs.preserve_shape:
         allowed = [data[:-1]]
     else:
@@ -733,8 +735,7 @@ def _so_shape(shapes, attrs):
     if len(shapes) != 2:
         raise op_error("SoftmaxOutput", f"takes data and label, got {len(shapes)} inputs")
     data, label = tuple(shapes[0]), tuple(shapes[1])
-    if len(data) < (3 if attrs.multi_output else 2) and not (
-            attrs.preserve_shape and len(data) >= 1):
+    if len(data) < 2 and not (attrs.preserve_shape and len(data) >= 1):
         raise op_error("SoftmaxOutput", f"data of shape {data} has too few dimensions")
     _so_label_kind(data, label, attrs)
     if attrs.normalization not in ("null", "batch", "valid"):
@@ -745,19 +746,24 @@ def _so_shape(shapes, attrs):
 
 
 def _so_backward_shape(in_shapes, out_shapes, attrs):
-    """Symbolic inference: the class-index label shape from data's (MXNet's label rule)."""
+    """Symbolic inference: the class-index label shape from data's: ``(n, d1*...)`` with
+    multi_output (MXNet's first choice), data.shape[:-1] with preserve_shape, else ``(n,)``
+    (MXNet wanted data.shape[:-1] there too, then read only its first n labels)."""
     data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
     if data is None or len(data) < 2:
         return [data, in_shapes[1]]
-    label = ((data[0],) + tuple(data[2:]) if attrs.multi_output else
+    label = ((data[0], size_of(data[2:])) if attrs.multi_output else
              tuple(data[:-1]) if attrs.preserve_shape else (data[0],))
     return [data, in_shapes[1] if in_shapes[1] is not None else label]
 
 
 def _regression_backward_shape(in_shapes, out_shapes, attrs):
-    """Symbolic inference: data has the output's shape, label data's (MXNet's rule)."""
+    """Symbolic inference: data has the output's shape, label data's, or ``(n,)`` for data
+    ``(n, 1)`` (MXNet's rule)."""
     data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
-    return [data, in_shapes[1] if in_shapes[1] is not None else data]
+    if in_shapes[1] is not None or data is None:
+        return [data, in_shapes[1]]
+    return [data, tuple(data[:1]) if len(data) == 2 and data[1] == 1 else data]
 
 
 def _loss_type_fn(name):
@@ -776,10 +782,60 @@ def _so_compute(rctx, ins, outs, attrs):
     run_softmax(rctx, data.reshape(shape), outs[0].reshape(shape), ax, 0, 1.0)
 
 
+def _so_keep(F, lab, label_dtype, ignore_label, dtype):
+    """1 where the label's class differs from ignore_label's, else 0, both truncated toward
+    zero as MXNet casts them to int (ignore_label=1.5 ignores the labels 1.0 and 1.7)."""
+    ignore = math.trunc(ignore_label) if math.isfinite(ignore_label) else ignore_label
+    cls = F.trunc(lab) if np.dtype(label_dtype).kind == "f" else lab
+    return F.cast(cls != ignore, dtype=dtype)
+
+
+def _so_one_hot(F, label, data_shape, shape, ax, attrs, dtype):
+    """(target, class labels, the labels' shape broadcasting against the target): the one-hot
+    of the (truncated) label, smoothed by smooth_alpha except under multi_output (MXNet
+    1.9.1 ignores smooth_alpha there). An out-of-range label has an all-zero one-hot row."""
+    k = shape[ax]
+    if attrs.multi_output:
+        n, rest = data_shape[0], size_of(data_shape[2:])
+        lab = F.reshape(label, shape=(n, rest))
+        hot = F.transpose(F.one_hot(lab, depth=k, dtype=dtype), axes=(0, 2, 1))
+        return F.reshape(hot, shape=shape), lab, (n, 1) + tuple(data_shape[2:])
+    rows = size_of(shape) // k if k else 0
+    lab = F.reshape(label, shape=(rows,))
+    hot = F.reshape(F.one_hot(lab, depth=k, dtype=dtype), shape=shape)
+    alpha = attrs.smooth_alpha
+    if alpha:
+        # 1 - alpha on the label, alpha / (k - 1) elsewhere; with one class there is no
+        # elsewhere (MXNet's alpha / 0 made an out-of-range label's gradient -inf)
+        off = alpha / (k - 1) if k > 1 else 0.0
+        hot = hot * (1.0 - alpha - off) + off
+    return hot, lab, tuple(shape[:-1]) + (1,)
+
+
+def _so_normalise(F, grad, keep, n_labels, data_shape, attrs, dtype):
+    """grad * grad_scale / normaliser, MXNet 1.9.1's normaliser of a class-index label:
+    'null' 1 (multi_output: the positions per instance, d1*...), 'batch' the number of
+    labels (rows of the softmax; n*d1*... with multi_output), 'valid' the number of labels
+    whose class is not ignore_label's (at least 1), counted whether or not use_ignore."""
+    scale = attrs.grad_scale
+    if attrs.normalization == "valid":
+        # counted in float32 at least: a float16 sum is not exact beyond 2048
+        wide = "float64" if np.dtype(dtype) == np.float64 else "float32"
+        count = F._internal._maximum_scalar(F.sum(F.cast(keep, dtype=wide)), scalar=1.0)
+        factor = F.cast(F._internal._rdiv_scalar(count, scalar=scale), dtype=dtype)
+        return F.broadcast_mul(grad, F.reshape(factor, shape=(1,) * len(data_shape)))
+    if attrs.normalization == "batch":
+        scale /= max(n_labels, 1)
+    elif attrs.multi_output:
+        scale /= max(size_of(data_shape[2:]), 1)
+    return grad * scale if scale != 1.0 else grad
+
+
 def _so_gradient(F, node, ograds):
-    """(softmax(data) - target) * grad_scale / normaliser, target the (smoothed) one-hot of
-    label (or label itself when it has data's shape), zero where label == ignore_label under
-    use_ignore; times the head gradient only with out_grad. label gets none."""
+    """(softmax(data) - target) * grad_scale / normaliser (``_so_normalise``), target the
+    (smoothed) one-hot of label, zero where label == ignore_label under use_ignore; with a
+    label of data's shape, (softmax(data) - label) * grad_scale. Times the head gradient
+    only with out_grad. label gets none."""
     attrs = node.attrs
     data, label = node.inputs
     data_shape, label_shape = node.input_shapes
@@ -787,49 +843,23 @@ def _so_gradient(F, node, ograds):
     shape, ax = _softmax_output_geometry(data_shape, attrs)
     x = data if shape == data_shape else F.reshape(data, shape=shape)
     p = F.softmax(x, axis=ax)
-    scale = attrs.grad_scale
-    mask = None
     if _so_label_kind(data_shape, label_shape, attrs) == "prob":
         target = label if shape == data_shape else F.reshape(label, shape=shape)
         if dtype != node.input_dtypes[1]:
             target = F.cast(target, dtype=dtype)
         grad = p - target
+        if attrs.grad_scale != 1.0:
+            grad = grad * attrs.grad_scale
     else:
-        k = shape[ax]
-        if attrs.multi_output:
-            n, rest = data_shape[0], size_of(data_shape[2:])
-            lab = F.reshape(label, shape=(n, rest))
-            hot = F.transpose(F.one_hot(lab, depth=k, dtype=dtype), axes=(0, 2, 1))
-            hot = F.reshape(hot, shape=shape)
-            lab_b_shape = (n, 1) + tuple(data_shape[2:])
-        else:
-            rows = size_of(shape) // k if k else 0
-            lab = F.reshape(label, shape=(rows,))
-            hot = F.reshape(F.one_hot(lab, depth=k, dtype=dtype), shape=shape)
-            lab_b_shape = tuple(shape[:-1]) + (1,)
-        alpha = attrs.smooth_alpha
-        if alpha:
-            hot = hot * (1.0 - alpha - alpha / (k - 1)) + alpha / (k - 1)
+        hot, lab, keep_shape = _so_one_hot(F, label, data_shape, shape, ax, attrs, dtype)
         grad = p - hot
+        keep = None
+        if attrs.use_ignore or attrs.normalization == "valid":
+            keep = F.reshape(_so_keep(F, lab, node.input_dtypes[1], attrs.ignore_label,
+                                     dtype), shape=keep_shape)
         if attrs.use_ignore:
-            lab_b = F.reshape(lab, shape=lab_b_shape)
-            mask = F.cast(lab_b != attrs.ignore_label, dtype=dtype)
-            grad = F.broadcast_mul(grad, mask)
-        if attrs.multi_output:
-            if attrs.normalization != "valid":
-                scale /= size_of(data_shape[2:]) or 1
-            if attrs.normalization == "batch":
-                scale /= data_shape[0]
-        elif attrs.normalization == "batch":
-            scale /= shape[0]
-        if attrs.normalization == "valid":
-            if mask is None:
-                scale /= max(size_of(label_shape), 1)
-            else:
-                count = F._internal._maximum_scalar(F.sum(mask), scalar=1.0)
-                grad = F.broadcast_div(grad, F.reshape(count, shape=(1,) * len(shape)))
-    if scale != 1.0:
-        grad = grad * scale
+            grad = F.broadcast_mul(grad, keep)
+        grad = _so_normalise(F, grad, keep, size_of(label_shape), data_shape, attrs, dtype)
     if shape != data_shape:
         grad = F.reshape(grad, shape=data_shape)
     if attrs.out_grad:
@@ -861,14 +891,30 @@ cross-entropy loss with ``label``.
 The softmax runs over the flattened ``data[i]`` (``(n, k)`` view; label ``(n,)``), over the
 last axis with ``preserve_shape`` (label ``data.shape[:-1]``), or over axis 1 with
 ``multi_output`` (label ``(n, d1, ...)``, ``(n, d1*...)`` or ``(n, 1, d1, ...)``). A label
-with data's shape holds probabilities and is the target itself (no normalisation applies).
-The data gradient is ``(softmax(data) - one_hot(label)) * grad_scale`` with, as MXNet:
-``smooth_alpha`` smoothing the one-hot target; ``use_ignore`` zeroing instances whose label is
-``ignore_label``; ``normalization`` 'batch' dividing by the batch size, 'valid' by the number
-of labels not ignored (at least 1); with ``multi_output`` and normalization other than
-'valid' a further division by the number of positions per instance (d1*...); ``out_grad``
-multiplying by the head gradient (as documented; MXNet 1.9's imperative backward returned
-a gradient independent of the head gradient with ``out_grad=True``).
+with data's shape holds probabilities and is the target itself: the gradient is
+``(softmax(data) - label) * grad_scale``, nothing ignored, smoothed or normalised.
+
+A class-index label is truncated toward zero (as MXNet casts it; -0.5 is class 0); a class
+outside ``[0, k)`` has no target (its gradient is the softmax). The data gradient is
+``(softmax(data) - one_hot(label)) * grad_scale / normaliser``, as MXNet 1.9.1:
+
+- ``smooth_alpha`` makes the target ``1 - alpha`` on the label and ``alpha / (k - 1)``
+  elsewhere, except with ``multi_output``, where MXNet ignores it;
+- ``use_ignore`` zeroes the gradient of a position whose label's class is
+  ``ignore_label``'s (truncated too: ``ignore_label=1.5`` ignores class 1);
+- the normaliser of ``normalization`` 'null' is 1 (with ``multi_output``: ``d1*...``, the
+  positions per instance); of 'batch' the number of labels, i.e. of softmax rows (``n``;
+  ``prod(data.shape[:-1])`` with ``preserve_shape``, so a sequence model's gradient is not
+  scaled by the sequence length; ``n*d1*...`` with ``multi_output``); of 'valid' the number
+  of labels whose class is not ``ignore_label``'s, at least 1, counted with or without
+  ``use_ignore``;
+- ``out_grad`` multiplies by the head gradient (as documented; MXNet 1.9's imperative
+  backward multiplied by the softmax output instead).
+
+MXNet differs where it has no meaningful answer: with one class, ``smooth_alpha`` and a
+label out of range MXNet's gradient was ``-inf`` (mxlite: the softmax); and on data of more
+than two dimensions without ``preserve_shape`` or ``multi_output`` MXNet wanted a label of
+``data.shape[:-1]`` and read only its first ``n`` values (mxlite takes ``(n,)``).
 """ + _LOSS_SEMANTICS + """
 
 >>> x = mx.nd.array([[1, 1], [0, 0]]); x.attach_grad()
@@ -895,9 +941,10 @@ def _regression_shape_fn(name):
         data, label = tuple(shapes[0]), tuple(shapes[1])
         if len(data) == 0:
             raise op_error(name, "data must have at least one dimension, got ()")
-        if label != data and not (label == data[:1] and size_of(data[1:]) == 1):
-            raise op_error(name, f"label has shape {label}; expected {data} (data's shape)"
-                           + (f" or {data[:1]}" if size_of(data[1:]) == 1 else ""))
+        # MXNet's rule: any label of data's size and first dimension (read in data's order)
+        if label[:1] != data[:1] or size_of(label) != size_of(data):
+            raise op_error(name, f"label has shape {label}; expected data's size "
+                           f"{size_of(data)} with first dimension {data[0]} (data {data})")
         return [data]
     return infer_shape
 
@@ -930,7 +977,8 @@ def _regression_gradient_fn(name):
             diff = F.sign(data - label)
         else:
             diff = data - label
-        per_instance = size_of(label_shape[1:]) if len(label_shape) > 1 else 1
+        # an empty instance has no gradient to scale (MXNet divided by zero)
+        per_instance = max(size_of(label_shape[1:]), 1)
         scale = node.attrs.grad_scale / per_instance
         return [diff * scale if scale != 1.0 else diff, None]
     gradient.__doc__ = (f"d data = grad_scale / m * {_REGRESSION[name][1]}, m the number of "
@@ -949,8 +997,9 @@ for _name, (_fwd, _grad, _out) in _REGRESSION.items():
         elementwise=True,
         doc=f"""Regression output layer: ``{_out}``; the data gradient is
 ``grad_scale / m * {_grad}`` with m = label.size / label.shape[0], the number of outputs
-per instance (MXNet's scaling). ``label`` has data's shape, or ``(n,)`` when data is
-``(n, 1)``.
+per instance (MXNet's scaling). ``label`` has data's size and first dimension (data's
+shape; ``(n,)`` for data ``(n, 1)``; ``(n, 4)`` for data ``(n, 2, 2)``), read in data's
+order.
 """ + _LOSS_SEMANTICS + """
 
 >>> x = mx.nd.array([[1.0], [3.0]]); x.attach_grad()
