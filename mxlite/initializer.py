@@ -141,8 +141,9 @@ def create(*args, **kwargs):
             raise MXNetError("mx.init.create: extra arguments given with a JSON description")
         try:
             name = json.loads(name)
-        except ValueError as e:
-            raise MXNetError(f"mx.init.create: invalid JSON {name!r}: {e}") from None
+        except (ValueError, RecursionError) as e:   # RecursionError: nesting too deep
+            raise MXNetError(f"mx.init.create: invalid JSON {name[:200]!r}: "
+                             f"{type(e).__name__}") from None
         return create(name)
     if isinstance(name, (list, tuple)):
         if args or kwargs or len(name) != 2 or not isinstance(name[1], dict):
@@ -155,7 +156,10 @@ def create(*args, **kwargs):
     if klass is None:
         raise MXNetError(f"mx.init.create: {name!r} is not a registered initializer; known: "
                          f"{sorted(_REGISTRY)} (register new ones with mx.init.register)")
-    return klass(*args, **kwargs)
+    try:
+        return klass(*args, **kwargs)
+    except TypeError as e:      # an unknown or missing argument (also from a file's __init__)
+        raise MXNetError(f"mx.init.create: {name!r} does not take these arguments: {e}") from None
 
 
 # ---- helpers -------------------------------------------------------------------------------

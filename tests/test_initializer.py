@@ -542,3 +542,12 @@ def test_seed_reproducibility(init):
     a, b, c = draw(7), draw(7), draw(8)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
+
+
+def test_create_refuses_hostile_descriptions_with_mxneterror():
+    # a variable's __init__ attribute in a symbol file reaches create(): deep nesting and
+    # unknown arguments are errors naming create, never RecursionError or TypeError
+    for bad in ("[" * 100000 + "]" * 100000, '["normal", {"bogus": 1}]',
+                '["xavier", {"magnitude": 2, "x": 1}]'):
+        with pytest.raises(MXNetError, match="mx.init.create"):
+            mx.init.create(bad)
