@@ -146,3 +146,85 @@ def test_load_dtype_checks(tmp_path):
     assert params["w"].data().dtype == np.float32
     params.load(fname, cast_dtype=True, dtype_source="saved")
     assert params["w"].data().dtype == np.float64
+
+
+# ---- several contexts: one copy of each parameter is saved ----------------------------------
+TWO_CPUS = [mx.cpu(0), mx.cpu(1)]
+
+
+def _dense_on(ctxs, rng):
+    """A Dense(3, in_units=4) on ``ctxs`` with known weights; returns it and the values."""
+    net = gluon.nn.Dense(3, in_units=4)
+    net.initialize(ctx=ctxs)
+    values = {"weight": rng.standard_normal((3, 4)).astype(np.float32),
+              "bias": rng.standard_normal(3).astype(np.float32)}
+    for name, v in values.items():
+        getattr(net, name).set_data(nd.array(v))
+    return net, values
+
+
+def _assert_saved(loaded, want):
+    assert sorted(loaded) == sorted(want)
+    for key, value in want.items():
+        assert loaded[key].context == mx.cpu() and loaded[key].dtype == value.dtype
+        np.testing.assert_array_equal(loaded[key].asnumpy(), value)
+
+
+def test_save_parameters_from_several_contexts(tmp_path, rng):
+    net, values = _dense_on(TWO_CPUS, rng)
+    net.save_parameters(str(tmp_path / "net.params"))
+    _assert_saved(nd.load(str(tmp_path / "net.params")), values)
+    again = gluon.nn.Dense(3, in_units=4)
+    again.load_parameters(str(tmp_path / "net.params"), ctx=TWO_CPUS)
+    for c in TWO_CPUS:
+        np.testing.assert_array_equal(again.weight.data(c).asnumpy(), values["weight"])
+
+
+def test_parameter_dict_save_from_several_contexts(tmp_path, rng):
+    net, values = _dense_on(TWO_CPUS, rng)
+    net.collect_params().save(str(tmp_path / "p.params"), strip_prefix=net.prefix)
+    _assert_saved(nd.load(str(tmp_path / "p.params")), values)
+
+
+def test_export_from_several_contexts(tmp_path, rng):
+    net, values = _dense_on(TWO_CPUS, rng)
+    net.hybridize()
+    net(nd.ones((2, 4), ctx=mx.cpu(1)))
+    _, params_file = net.export(str(tmp_path / "net"))
+    _assert_saved(nd.load(params_file),
+                  {f"arg:{net.prefix}{k}": v for k, v in values.items()})
+
+
+def test_reset_ctx_from_several_contexts(rng):
+    net, values = _dense_on(TWO_CPUS, rng)
+    net.collect_params().reset_ctx(mx.cpu(2))
+    assert net.weight.list_ctx() == [mx.cpu(2)] and net.bias.list_ctx() == [mx.cpu(2)]
+    np.testing.assert_array_equal(net.weight.data().asnumpy(), values["weight"])
+    net.weight.reset_ctx(TWO_CPUS)
+    for c in TWO_CPUS:
+        np.testing.assert_array_equal(net.weight.data(c).asnumpy(), values["weight"])
+
+
+def test_copies_that_agree_are_saved_bit_for_bit(rng):
+    """Three equal float32 copies: (x + x + x) / 3 differs from x in about one element in
+    seven; the saved value must be x itself. float16 copies of 40000: x + x overflows."""
+    x = rng.standard_normal(1000).astype(np.float32)
+    p = gluon.Parameter("w", shape=x.shape)
+    p.initialize(ctx=[mx.cpu(0), mx.cpu(1), mx.cpu(2)])
+    p.set_data(nd.array(x))
+    np.testing.assert_array_equal(p._reduce().asnumpy(), x)
+    h = gluon.Parameter("h", shape=(4,), dtype="float16")
+    h.initialize(ctx=TWO_CPUS)
+    h.set_data(nd.full((4,), 40000, dtype="float16"))
+    np.testing.assert_array_equal(h._reduce().asnumpy(), np.full(4, 40000, np.float16))
+
+
+def test_copies_that_differ_are_saved_as_their_mean(tmp_path):
+    d = gluon.ParameterDict()
+    p = d.get("w", shape=(3,))
+    p.initialize(ctx=TWO_CPUS)
+    p.data(mx.cpu(0))[:] = nd.array([1.0, 2.0, -4.0])
+    p.data(mx.cpu(1))[:] = nd.array([3.0, 2.0, 8.0])
+    d.save(str(tmp_path / "w.params"))
+    _assert_saved(nd.load(str(tmp_path / "w.params")),
+                  {"w": np.array([2.0, 2.0, 2.0], np.float32)})
