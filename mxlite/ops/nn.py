@@ -932,6 +932,12 @@ _REGRESSION = {
                                  "out = sigmoid(data)"),
     "MAERegressionOutput": ("identity", "sign(data - label)", "out = data"),
 }
+# what each regression layer's gradient does where MXNet 1.9.1's differs
+_REGRESSION_NOTE = {
+    "MAERegressionOutput": """
+Where ``data == label`` the gradient is 0, the subgradient of ``|data - label|`` that is 0
+at the optimum; MXNet 1.9.1 gave -1 there, so an exact fit kept moving.
+"""}
 
 
 def _regression_shape_fn(name):
@@ -1000,7 +1006,7 @@ for _name, (_fwd, _grad, _out) in _REGRESSION.items():
 per instance (MXNet's scaling). ``label`` has data's size and first dimension (data's
 shape; ``(n,)`` for data ``(n, 1)``; ``(n, 4)`` for data ``(n, 2, 2)``), read in data's
 order.
-""" + _LOSS_SEMANTICS + """
+""" + _REGRESSION_NOTE.get(_name, "") + _LOSS_SEMANTICS + """
 
 >>> x = mx.nd.array([[1.0], [3.0]]); x.attach_grad()
 >>> with mx.autograd.record():

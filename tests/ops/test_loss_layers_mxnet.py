@@ -187,3 +187,27 @@ def test_symbolic_label_shapes_are_mxnet_s():
                        data=(2, 3, 5)) == (2, 3)
     assert label_shape(mx.sym.LinearRegressionOutput(d, lab), data=(5, 1)) == (5,)
     assert label_shape(mx.sym.LinearRegressionOutput(d, lab), data=(5, 2)) == (5, 2)
+
+
+@pytest.mark.parametrize("kw, shape, lab", [
+    ({"normalization": "valid"}, (4, 3), [0, -1, 2, 1]),
+    ({"normalization": "batch", "preserve_shape": True, "smooth_alpha": 0.2}, (2, 3, 4),
+     [[0, 3, -1], [2, 2, 1]]),
+    ({"normalization": "valid", "multi_output": True, "use_ignore": True, "grad_scale": 0.5},
+     (2, 3, 2), [[0, -1], [1, 2]]),
+])
+def test_data_gradient_differentiates_again(kw, shape, lab, rng):
+    """The normalised gradient is a graph of registered ops: its own gradient agrees with
+    finite differences (the label-dependent count is a constant of data)."""
+    from mxlite.test_utils import check_grads
+    label = nd.array(lab, dtype="float64")
+
+    def data_grad(x):
+        if x._node is None:      # a fresh array becomes a leaf; a recorded one keeps its graph
+            x = x.copy()
+            x.attach_grad()
+        with autograd.record():
+            y = nd.SoftmaxOutput(x, label, **kw)
+            (g,) = autograd.grad(y, [x], create_graph=True)
+        return g
+    check_grads(data_grad, [nd.array(rng.normal(size=shape), dtype="float64")], order=2)
