@@ -6,7 +6,18 @@ Every loss returns one value per sample: the mean over every axis except ``batch
 (KLDivLoss and TripletLoss: the sum, as MXNet).
 ``weight`` (a number) scales the loss; ``sample_weight`` (an array broadcastable to the
 loss) weights each element, as MXNet 1.x.
+
+Called on NDArrays, a loss checks its inputs' shapes first, so a mistake is reported by the
+loss's name, its inputs' names (MXNet's: ``pred``, ``label``, ``sample_weight``, ...) and
+their shapes, never by the internal operator (``pick``, ``reshape_like``, ``where``) it
+happened to reach. A ``sample_weight`` must broadcast to the loss's own shape: one that
+would broadcast it larger (weights of shape ``(N,)`` against a loss of shape ``(N, 1)`` give
+``(N, N)``) is refused, where MXNet averaged the wrong numbers silently.
 """
+import numpy as np
+
+from ..base import MXNetError
+from ..ndarray import NDArray
 from .block import HybridBlock
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
@@ -29,9 +40,69 @@ def _reshape_like(F, x, y):
     return F.reshape_like(x, y)
 
 
+# ---- input checks: the loss, the input and the shapes in every message -------------------
+def _size(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _fail(loss, message):
+    raise MXNetError(f"{type(loss).__name__}: {message}")
+
+
+def _require(loss, shapes, *names):
+    for name in names:
+        if name not in shapes:
+            _fail(loss, f"{name} is missing")
+
+
+def _check_same_size(loss, shapes, name, like):
+    """``shapes[name]`` has as many elements as ``shapes[like]`` (it is reshaped like it)."""
+    got, want = shapes[name], shapes[like]
+    if _size(got) != _size(want):
+        _fail(loss, f"{name} has shape {got} ({_size(got)} elements) but {like} has shape "
+                    f"{want} ({_size(want)} elements); they must have the same number of "
+                    "elements")
+
+
+def _check_broadcasts_to(loss, shapes, name, target, what):
+    """``shapes[name]`` (if given) broadcasts to ``target`` without enlarging it."""
+    got = shapes.get(name)
+    if got is None:
+        return
+    try:
+        ok = np.broadcast_shapes(got, target) == tuple(target)
+    except ValueError:
+        ok = False
+    if not ok:
+        hint = ""
+        if name == "sample_weight" and target:
+            hint = f" (for one weight per sample give shape {_per_sample(loss, target)})"
+        _fail(loss, f"{name} has shape {got}, which does not broadcast to {what} {target}"
+                    f"{hint}")
+
+
+def _per_sample(loss, shape):
+    """``shape`` with every axis but the batch axis of size 1."""
+    batch = loss._batch_axis % len(shape)
+    return tuple(n if i == batch else 1 for i, n in enumerate(shape))
+
+
+def _check_axis(loss, name, axis, shape, of="pred"):
+    if not -len(shape) <= axis < len(shape):
+        _fail(loss, f"{name}={axis} is out of range for {of} of shape {shape} "
+                    f"({len(shape)} axes)")
+
+
 class Loss(HybridBlock):
     """The base of the losses: ``weight`` (a global scale or None) and ``batch_axis`` (the
-    axis kept in the result)."""
+    axis kept in the result).
+
+    A loss that sets ``_inputs`` (the names of ``hybrid_forward``'s positional inputs,
+    MXNet's) has its NDArray inputs checked by ``_check_shapes`` before it runs; a user's
+    subclass that does not is run as it is."""
+
+    _inputs = None
+    _numbers = ()       # inputs that may be plain numbers
 
     def __init__(self, weight, batch_axis, **kwargs):
         super().__init__(**kwargs)
@@ -40,6 +111,27 @@ class Loss(HybridBlock):
 
     def __repr__(self):
         return f"{type(self).__name__}(batch_axis={self._batch_axis}, w={self._weight})"
+
+    def forward(self, x, *args):
+        """Check the shapes of NDArray inputs (Symbols have none yet), then compute."""
+        if self._inputs is not None and isinstance(x, NDArray):
+            self._check_shapes(self._shapes_of((x,) + args))
+        return super().forward(x, *args)
+
+    def _shapes_of(self, inputs):
+        """``{input name: shape}`` of the inputs given (None: not given)."""
+        names = self._inputs
+        if len(inputs) > len(names):
+            _fail(self, f"takes at most {len(names)} inputs ({', '.join(names)}), "
+                        f"got {len(inputs)}")
+        shapes = {}
+        for name, a in zip(names, inputs):
+            if a is None or (name in self._numbers and isinstance(a, (int, float))):
+                continue
+            if not isinstance(a, NDArray):
+                _fail(self, f"{name} must be an NDArray, got {type(a).__name__}")
+            shapes[name] = a.shape
+        return shapes
 
     def _finish(self, F, loss, sample_weight, weight=None):
         """Weighting, then the mean over every axis but the batch axis."""
@@ -52,7 +144,21 @@ class Loss(HybridBlock):
         raise NotImplementedError
 
 
-class L2Loss(Loss):
+class _ElementwiseLoss(Loss):
+    """A loss of ``pred`` against a ``label`` reshaped like it, element by element."""
+
+    _inputs = ("pred", "label", "sample_weight")
+
+    def _check_shapes(self, shapes):
+        """The usual contract: ``label`` has ``pred``'s number of elements, ``sample_weight``
+        broadcasts to ``pred``'s shape, ``batch_axis`` is an axis of ``pred``."""
+        _require(self, shapes, "label")
+        _check_axis(self, "batch_axis", self._batch_axis, shapes["pred"])
+        _check_same_size(self, shapes, "label", "pred")
+        _check_broadcasts_to(self, shapes, "sample_weight", shapes["pred"], "pred's shape")
+
+
+class L2Loss(_ElementwiseLoss):
     """``weight / 2 * (label - pred) ** 2`` (MXNet's default ``weight=1.``)."""
 
     def __init__(self, weight=1., batch_axis=0, **kwargs):
@@ -64,7 +170,7 @@ class L2Loss(Loss):
         return self._finish(F, loss, sample_weight, self._weight / 2)
 
 
-class L1Loss(Loss):
+class L1Loss(_ElementwiseLoss):
     """``|label - pred|``."""
 
     def __init__(self, weight=None, batch_axis=0, **kwargs):
@@ -75,15 +181,21 @@ class L1Loss(Loss):
         return self._finish(F, F.abs(_reshape_like(F, label, pred) - pred), sample_weight)
 
 
-class SigmoidBinaryCrossEntropyLoss(Loss):
+class SigmoidBinaryCrossEntropyLoss(_ElementwiseLoss):
     """Binary cross-entropy of ``sigmoid(pred)`` (or of ``pred`` itself with
     ``from_sigmoid=True``) against labels in [0, 1]; ``pos_weight`` (an array broadcastable
     to ``label``) weights the positive term. From logits it is computed stably:
     ``relu(x) - x * z + log(1 + exp(-|x|))``."""
 
+    _inputs = ("pred", "label", "sample_weight", "pos_weight")
+
     def __init__(self, from_sigmoid=False, weight=None, batch_axis=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
         self._from_sigmoid = from_sigmoid
+
+    def _check_shapes(self, shapes):
+        super()._check_shapes(shapes)
+        _check_broadcasts_to(self, shapes, "pos_weight", shapes["pred"], "pred's shape")
 
     def hybrid_forward(self, F, pred, label, sample_weight=None, pos_weight=None):
         """The loss per sample."""
@@ -112,10 +224,30 @@ class SoftmaxCrossEntropyLoss(Loss):
     ``from_logits=True``) against class indices (``sparse_label=True``) or a distribution
     of ``pred``'s shape."""
 
+    _inputs = ("pred", "label", "sample_weight")
+
     def __init__(self, axis=-1, sparse_label=True, from_logits=False, weight=None,
                  batch_axis=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
         self._axis, self._sparse_label, self._from_logits = axis, sparse_label, from_logits
+
+    def _check_shapes(self, shapes):
+        """A sparse label has ``pred``'s shape without ``axis`` (or with it of size 1: the
+        rule of ``pick``); a dense one ``pred``'s number of elements. ``sample_weight``
+        broadcasts to the loss before averaging, ``pred``'s shape with ``axis`` of size 1."""
+        _require(self, shapes, "label")
+        pred = shapes["pred"]
+        _check_axis(self, "axis", self._axis, pred)
+        _check_axis(self, "batch_axis", self._batch_axis, pred)
+        axis = self._axis % len(pred)
+        kept = pred[:axis] + (1,) + pred[axis + 1:]
+        if not self._sparse_label:
+            _check_same_size(self, shapes, "label", "pred")
+        elif shapes["label"] not in (pred[:axis] + pred[axis + 1:], kept):
+            _fail(self, f"label has shape {shapes['label']}; for pred of shape {pred} and "
+                        f"axis={self._axis} (class indices) it must be "
+                        f"{pred[:axis] + pred[axis + 1:]} (or {kept})")
+        _check_broadcasts_to(self, shapes, "sample_weight", kept, "the loss's shape")
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         """The loss per sample."""
@@ -136,9 +268,21 @@ class KLDivLoss(Loss):
     but the batch axis; ``pred`` holds log-probabilities (``from_logits=True``, MXNet's
     default) or logits."""
 
+    _inputs = ("pred", "label", "sample_weight")
+
     def __init__(self, from_logits=True, axis=-1, weight=None, batch_axis=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
         self._from_logits, self._axis = from_logits, axis
+
+    def _check_shapes(self, shapes):
+        """``label`` broadcasts to ``pred`` (it is not reshaped, as in MXNet)."""
+        _require(self, shapes, "label")
+        pred = shapes["pred"]
+        _check_axis(self, "batch_axis", self._batch_axis, pred)
+        if not self._from_logits:
+            _check_axis(self, "axis", self._axis, pred)
+        _check_broadcasts_to(self, shapes, "label", pred, "pred's shape")
+        _check_broadcasts_to(self, shapes, "sample_weight", pred, "pred's shape")
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         """The loss per sample."""
@@ -149,7 +293,7 @@ class KLDivLoss(Loss):
         return F.sum(loss, axis=self._batch_axis, exclude=True)
 
 
-class HuberLoss(Loss):
+class HuberLoss(_ElementwiseLoss):
     """Smooth L1: ``0.5 / rho * d ** 2`` where ``d = |label - pred| <= rho``, else
     ``d - 0.5 * rho``."""
 
@@ -164,7 +308,7 @@ class HuberLoss(Loss):
         return self._finish(F, loss, sample_weight)
 
 
-class HingeLoss(Loss):
+class HingeLoss(_ElementwiseLoss):
     """``max(0, margin - pred * label)`` for labels in {-1, 1}."""
 
     def __init__(self, margin=1, weight=None, batch_axis=0, **kwargs):
@@ -186,7 +330,7 @@ class SquaredHingeLoss(HingeLoss):
         return self._finish(F, loss, sample_weight)
 
 
-class LogisticLoss(Loss):
+class LogisticLoss(_ElementwiseLoss):
     """``log(1 + exp(-pred * label))`` for labels in {-1, 1} (``label_format='signed'``) or
     {0, 1} (``'binary'``), computed stably."""
 
@@ -211,9 +355,22 @@ class TripletLoss(Loss):
     """``max(0, |pred - positive|^2 - |pred - negative|^2 + margin)``, the squared distances
     summed over every axis but the batch axis."""
 
+    _inputs = ("pred", "positive", "negative", "sample_weight")
+
     def __init__(self, margin=1, weight=None, batch_axis=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
         self._margin = margin
+
+    def _check_shapes(self, shapes):
+        """``positive`` and ``negative`` have ``pred``'s number of elements;
+        ``sample_weight`` broadcasts to the loss, one value per sample."""
+        _require(self, shapes, "positive", "negative")
+        for name in ("positive", "negative"):
+            _check_same_size(self, shapes, name, "pred")
+        pred = shapes["pred"]
+        _check_axis(self, "batch_axis", self._batch_axis, pred)
+        _check_broadcasts_to(self, shapes, "sample_weight", (pred[self._batch_axis],),
+                             "the loss's shape")
 
     def hybrid_forward(self, F, pred, positive, negative, sample_weight=None):
         """The loss per sample."""
@@ -230,10 +387,20 @@ class PoissonNLLLoss(Loss):
     targets above 1 (selected with ``where``: MXNet multiplied it by the mask ``target > 1``,
     which gives NaN for a zero target). The mean over every element, as MXNet."""
 
+    _inputs = ("pred", "target", "sample_weight", "epsilon")
+    _numbers = ("epsilon",)
+
     def __init__(self, weight=None, from_logits=True, batch_axis=0, compute_full=False,
                  **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
         self._from_logits, self._compute_full = from_logits, compute_full
+
+    def _check_shapes(self, shapes):
+        """``target`` has ``pred``'s number of elements, ``sample_weight`` broadcasts to
+        ``pred`` (the batch axis is not used: the result is one mean)."""
+        _require(self, shapes, "target")
+        _check_same_size(self, shapes, "target", "pred")
+        _check_broadcasts_to(self, shapes, "sample_weight", shapes["pred"], "pred's shape")
 
     def hybrid_forward(self, F, pred, target, sample_weight=None, epsilon=1e-08):
         """The mean loss."""
@@ -250,20 +417,42 @@ class PoissonNLLLoss(Loss):
 
 
 class CosineEmbeddingLoss(Loss):
-    """``1 - cos(a, b)`` for label 1 and ``max(0, cos(a, b) - margin)`` for label -1, the
-    cosine over the last axis; shape ``(N, 1)`` as MXNet."""
+    """``1 - cos(a, b)`` for label 1, ``max(0, cos(a, b) - margin)`` for label -1 and 0 for
+    any other label (MXNet's rule), the cosine over the last axis of ``input2``
+    (``input1`` is reshaped like it): one pair per row, and 1-D inputs are one pair.
+    ``label`` has one value per pair; the result has shape ``(pairs, 1)``, as MXNet's."""
+
+    _inputs = ("input1", "input2", "label", "sample_weight")
 
     def __init__(self, weight=None, batch_axis=0, margin=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
         self._margin = margin
 
+    def _check_shapes(self, shapes):
+        """``input1`` has ``input2``'s number of elements, ``label`` one value per pair
+        (MXNet broadcast a 1-D pair against any number of labels; a count that differs
+        from the pairs' is refused here), ``sample_weight`` broadcasts to ``(pairs, 1)``."""
+        _require(self, shapes, "input2", "label")
+        _check_same_size(self, shapes, "input1", "input2")
+        vectors = shapes["input2"]
+        if not vectors:
+            _fail(self, "input2 is 0-d; give vectors along its last axis")
+        pairs = _size(vectors[:-1])
+        if _size(shapes["label"]) != pairs:
+            _fail(self, f"label has shape {shapes['label']} but input2 of shape {vectors} "
+                        f"holds {pairs} pair(s) of vectors along its last axis; give one "
+                        "label per pair")
+        _check_broadcasts_to(self, shapes, "sample_weight", (pairs, 1), "the loss's shape")
+
     def hybrid_forward(self, F, input1, input2, label, sample_weight=None):
-        """The loss per sample."""
+        """The loss per pair, shape ``(pairs, 1)``."""
         input1 = _reshape_like(F, input1, input2)
         dot = F.sum(input1 * input2, axis=-1, keepdims=True)
         norms = (F.sqrt(F.sum(F.square(input1), axis=-1, keepdims=True))
                  * F.sqrt(F.sum(F.square(input2), axis=-1, keepdims=True)))
-        cos = dot / F.maximum(norms, 1e-12)
+        # one row per pair, whatever input2's rank (a 1-D pair is one row)
+        cos = F.reshape(dot / F.maximum(norms, 1e-12), shape=(-1, 1))
         label = F.reshape(label, shape=(-1, 1))
-        loss = F.where(label == 1, 1 - cos, F.relu(cos - self._margin))
+        dissimilar = F.where(label == -1, F.relu(cos - self._margin), F.zeros_like(cos))
+        loss = F.where(label == 1, 1 - cos, dissimilar)
         return _apply_weighting(F, loss, self._weight, sample_weight)
