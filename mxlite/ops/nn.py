@@ -740,6 +740,9 @@ def _so_shape(shapes, attrs):
     _so_label_kind(data, label, attrs)
     if attrs.normalization not in ("null", "batch", "valid"):
         raise op_error("SoftmaxOutput", "normalization must be 'null', 'batch' or 'valid'")
+    if not 0.0 <= attrs.smooth_alpha <= 1.0:          # MXNet's range; NaN fails too
+        raise op_error("SoftmaxOutput", f"smooth_alpha must lie in [0, 1], got "
+                       f"{attrs.smooth_alpha}")
     if attrs.multi_output and len(data) < 2:
         raise op_error("SoftmaxOutput", "multi_output needs data (batch, classes, ...)")
     return [data]

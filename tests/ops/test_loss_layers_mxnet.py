@@ -211,3 +211,25 @@ def test_data_gradient_differentiates_again(kw, shape, lab, rng):
             (g,) = autograd.grad(y, [x], create_graph=True)
         return g
     check_grads(data_grad, [nd.array(rng.normal(size=shape), dtype="float64")], order=2)
+
+
+@pytest.mark.parametrize("alpha", [1.5, -0.1, float("nan")])
+def test_smooth_alpha_outside_unit_interval_is_an_error(alpha):
+    """MXNet's range for smooth_alpha is [0, 1]; outside it the target is no distribution."""
+    with pytest.raises(MXNetError, match=r"SoftmaxOutput.*smooth_alpha must lie in \[0, 1\]"):
+        nd.SoftmaxOutput(nd.ones((2, 3)), nd.array([0, 1]), smooth_alpha=alpha)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float16", "float64"])
+def test_label_dtype_does_not_change_the_gradient(dtype, rng):
+    """Class indices of any numeric dtype: the ignore mask and the 'valid' count too."""
+    x = rng.normal(size=(5, 4))
+    lab = np.array([0, -1, 3, 2, -1])
+    kw = {"use_ignore": True, "normalization": "valid", "grad_scale": 0.5}
+    want = _grad(lambda a: nd.SoftmaxOutput(a, nd.array(lab, dtype="float32"), **kw), x)
+    got = _grad(lambda a: nd.SoftmaxOutput(a, nd.array(lab, dtype=dtype), **kw), x)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    hot = np.zeros((5, 4))
+    hot[[0, 2, 3], [0, 3, 2]] = 1
+    keep = (lab != -1)[:, None]
+    np.testing.assert_allclose(want, 0.5 * (_softmax(x, 1) - hot) * keep / 3, atol=1e-12)
