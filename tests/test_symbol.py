@@ -306,3 +306,51 @@ def test_layer_attributes_reach_created_variables_as_mxnet():
     assert v.attr_dict() == {"v": {"__ctx_group__": "g1", "ctx_group": "g1"}}
     opt = mx.optimizer.SGD(sym=fc, param_idx2name={0: "fc_weight", 1: "x"})
     assert opt.lr_mult == {"fc_weight": 0.5, "fc_bias": 0.5}
+
+
+# ---- a node with several outputs is one symbol, not a group ---------------------------------
+BN_INPUTS = ["x", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var"]
+
+
+def _bn3(**attr):
+    return mx.sym.BatchNorm(mx.sym.var("x"), output_mean_var=True, name="bn", attr=attr)
+
+
+def test_get_children_lists_each_nodes_inputs_once():
+    """MXNet 1.9.1 visits each output's node once: BatchNorm's three outputs have its five
+    inputs as children (they came back fifteen times), a split's outputs its one input.
+    Distinct nodes each list theirs, and a node's repeated input stays repeated."""
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    bn = _bn3()
+    assert len(bn) == 3
+    assert bn.get_children().list_outputs() == BN_INPUTS
+    sp = mx.sym.split(x, num_outputs=3, name="sp")
+    assert sp.get_children().list_outputs() == ["x"]
+    assert mx.sym.Group([sp[2], y * 2, sp[0]]).get_children().list_outputs() == ["x", "y"]
+    assert mx.sym.Group([x + y, x * y]).get_children().list_outputs() == ["x", "y", "x", "y"]
+    assert (x * x).get_children().list_outputs() == ["x", "x"]
+
+
+def test_listings_of_a_multi_output_node_name_each_node_once():
+    bn = _bn3()
+    assert bn.get_internals().list_outputs() == BN_INPUTS + ["bn_output", "bn_mean", "bn_var"]
+    g = mx.sym.Group([bn, bn[0] + 1, bn[2]])
+    assert g.list_arguments() == ["x", "bn_gamma", "bn_beta"]
+    assert g.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    assert g.list_inputs() == BN_INPUTS
+    assert [n for n in g.get_internals().list_outputs() if n.startswith("bn_")] == \
+        ["bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var", "bn_output", "bn_mean",
+         "bn_var"]
+
+
+def test_name_and_attributes_of_a_multi_output_node():
+    """MXNet reads the name and attributes of a symbol whose outputs are all one node's."""
+    bn = _bn3(tag="t")
+    assert bn.name == "bn" and repr(bn) == "<Symbol bn>"
+    assert bn.attr("tag") == "t" and bn.list_attr()["tag"] == "t"
+    bn._set_attr(tag="u")
+    assert bn[1].attr("tag") == "u"
+    g = mx.sym.Group([bn, mx.sym.var("y")])
+    assert g.name is None and repr(g) == "<Symbol group [bn, bn, bn, y]>"
+    with pytest.raises(MXNetError, match=r"attr: .*\['bn', 'y'\]"):
+        g.attr("tag")

@@ -117,11 +117,13 @@ class Symbol:
     # ---- identity ------------------------------------------------------------------------
     @property
     def name(self):
-        """The node's name for a single-output symbol; None for a group."""
-        return self._outputs[0][0].name if len(self._outputs) == 1 else None
+        """The node's name when every output is one node's (``BatchNorm(...,
+        output_mean_var=True)`` is ``bn``); None for a group of several nodes."""
+        node = self._one_node()
+        return None if node is None else node.name
 
     def __repr__(self):
-        if len(self._outputs) == 1:
+        if self._one_node() is not None:
             return f"<Symbol {self.name}>"
         return f"<Symbol group [{', '.join(n.name for n, _ in self._outputs)}]>"
 
@@ -153,6 +155,13 @@ class Symbol:
 
     def _nodes(self):
         return topo_order(self._outputs)
+
+    def _one_node(self):
+        """The node every output comes from, or None for a group of several nodes. A node's
+        several outputs are one symbol, not a group (MXNet: the name, attributes and
+        children of BatchNorm's three outputs are BatchNorm's)."""
+        node = self._outputs[0][0] if self._outputs else None
+        return node if all(n is node for n, _ in self._outputs) else None
 
     # ---- listing ---------------------------------------------------------------------------
     def list_outputs(self):
@@ -197,16 +206,23 @@ class Symbol:
         return Symbol([(n, i) for n in self._nodes() for i in range(n.num_visible_outputs())])
 
     def get_children(self):
-        """A group of the inputs of this symbol's output nodes; None when there are none."""
-        entries = [e for node, _ in self._outputs for e in node.inputs]
+        """A group of the inputs of this symbol's output nodes, each node's inputs once (a
+        node with several outputs is not listed per output); None when there are none."""
+        entries, seen = [], set()
+        for node, _ in self._outputs:
+            if id(node) not in seen:
+                seen.add(id(node))
+                entries += node.inputs
         return Symbol(entries) if entries else None
 
     # ---- attributes ------------------------------------------------------------------------
     def _single(self, what):
-        if len(self._outputs) != 1:
-            raise MXNetError(f"Symbol.{what}: needs a single-output symbol, this one has "
-                             f"{len(self._outputs)} outputs")
-        return self._outputs[0][0]
+        node = self._one_node()
+        if node is None:
+            raise MXNetError(f"Symbol.{what}: needs the outputs of one node, this group has "
+                             f"{len(self._outputs)} outputs of the nodes "
+                             f"{list(dict.fromkeys(n.name for n, _ in self._outputs))}")
+        return node
 
     def attr(self, key):
         """The attribute ``key`` of this symbol's node as a string (a user attribute or a
