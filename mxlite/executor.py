@@ -3,10 +3,12 @@
 Forward runs the graph's nodes in creation order (the order of the imperative calls that
 built it; a topological order) through the ``nd`` invoke strategy -- the same compiled
 path and kernels as ``mx.nd.<op>``, so the results are identical to the imperative ones
-(tests/test_duality.py checks every registered op). The plan is made once at bind: a flat
-list of value slots, and per node its op, its non-default parameters as keywords (so
-``invoke`` memoises their parse and the shape inference as for an ``mx.nd`` call) and the
-slots it reads and writes.
+(tests/test_duality.py checks every registered op). The plan (``Plan``) is made once at
+bind: a flat list of value slots, and per node its op, its non-default parameters as
+keywords (so ``invoke`` memoises their parse and the shape inference as for an ``mx.nd``
+call) and the slots it reads and writes. A plan depends on the arguments' shapes and dtypes
+only and holds no array, so a hybridized block's ``CachedOp`` keeps plans, not executors,
+and runs them over each call's arrays.
 
 Backward is a symbolic gradient graph, built once at bind when some argument has
 ``grad_req != 'null'``: ``mx.sym.grad(outputs, wrt=<those arguments>, head_grads=<one
@@ -179,6 +181,23 @@ def _hidden_reads(gsyms):
     return hidden
 
 
+def execute(steps, values, ctx, uses_context, training):
+    """Run a plan's ``steps`` over ``values`` off the autograd tape, in train mode
+    ``training``; inside ``with ctx:`` where ``uses_context`` (an op without inputs makes its
+    output on the current context)."""
+    state = _autograd._state
+    previous = state.recording, state.training
+    state.recording, state.training = False, bool(training)
+    try:
+        if uses_context:
+            with ctx:
+                _run(steps, values, ctx)
+        else:
+            _run(steps, values, ctx)
+    finally:
+        state.recording, state.training = previous
+
+
 def _run(steps, values, ctx):
     """Run a plan's steps over ``values``. A negative count: the node's kernel runs directly
     and every output (hidden ones included) is kept."""
@@ -227,6 +246,170 @@ def _reserve_outputs(node, n_keep, slot, first, values):
         values.append(None)
 
 
+class Plan:
+    """How to run ``symbol`` at given argument shapes and dtypes, holding no array: the
+    forward steps over a flat list of value slots and, where some argument wants a gradient,
+    the backward steps over slots after the forward's. An ``Executor`` runs one over its
+    bound arrays; a hybridized block's ``CachedOp`` keeps a few, one per input signature,
+    and runs them over each call's arrays, so a plan never keeps a call's data alive.
+
+    ``shapes``/``dtypes``: {name: shape/dtype} of every argument and auxiliary state;
+    ``wants``: per argument (``list_arguments()`` order), whether it wants a gradient.
+
+    Attributes read by the runners: ``values`` (the slot template: None everywhere; a runner
+    copies it and puts its arrays in ``var_slots``), ``var_slots`` (the slot of each
+    argument, then each auxiliary state), ``steps``, ``uses_context``, ``out_slots``,
+    ``head_ops``; for the gradient ``grad_steps``, ``grad_template`` (the slots after the
+    forward's), ``head_slots`` (None: a head gradient nothing reads), ``grad_uses_context``,
+    ``grad_results`` (per argument, the slot of its gradient; None: no gradient wanted or
+    none reaches it), ``saved_slots`` (the forward slots the backward reads) and
+    ``grad_error`` (why the gradient graph could not be built, raised by the first backward,
+    as the autograd engine raised it)."""
+
+    def __init__(self, symbol, ctx, shapes, dtypes, wants):
+        self.arg_names = list(symbol.list_arguments())
+        self.aux_names = list(symbol.list_auxiliary_states())
+        self.grad_error = None
+        self.wants_grad = any(wants)
+        gsyms = (self._gradient_symbols(symbol, ctx, shapes, dtypes, wants)
+                 if self.wants_grad else None)
+        slot = self._plan_forward(symbol, _hidden_reads(gsyms))
+        self.grad_steps, self.grad_template, self.head_slots = [], [], []
+        self.grad_uses_context = False
+        self.grad_results = [None] * len(self.arg_names)
+        self.saved_slots = []
+        if gsyms is not None:
+            self._plan_backward(gsyms, slot, wants)
+
+    # ---- the forward: one flat list of value slots ------------------------------------------
+    def _plan_forward(self, symbol, hidden):
+        """The forward plan; returns the slot of every (node, output) it keeps. ``hidden``:
+        the ids of the nodes whose hidden outputs (Dropout's mask, BatchNorm's statistics and
+        mode flag) the gradient graph reads; those run their kernel directly and keep every
+        output in a slot."""
+        entries = list(symbol._outputs)
+        names = self.arg_names + self.aux_names
+        var_slot = {}
+        slot = {}
+        values = []
+        steps = []
+        for node in _run_order(entries):
+            if node.op is None:
+                if node.name not in names:
+                    raise MXNetError(f"bind: no array for variable {node.name!r}")
+                slot[(node, 0)] = var_slot[node.name] = len(values)
+                values.append(None)
+                continue
+            full = id(node) in hidden
+            n_vis = node.op.num_visible_outputs(node.attrs)
+            n_keep = node.op.output_count(node.attrs) if full else n_vis
+            ins = _input_slots(node, slot, "node", "a call does not return")
+            first = len(values)
+            _reserve_outputs(node, n_keep, slot, first, values)
+            attrs = node.attrs if full else _call_form(node.op, node.attrs)
+            steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
+        self.values = values
+        self.var_slots = [var_slot.get(n) for n in names]
+        self.uses_context = any(not step[2] for step in steps)
+        self.steps = steps
+        self.out_slots = []
+        for e in entries:
+            if e not in slot:
+                raise MXNetError(f"bind: the symbol's output {e[1]} of {e[0].name!r} is not "
+                                 "an output a call returns")
+            self.out_slots.append(slot[e])
+        self.head_ops = [e[0].op for e in entries]
+        return slot
+
+    def bound(self, arrays):
+        """A fresh slot list with ``arrays`` (the arguments, then the auxiliary states) in
+        the variable slots, ready for ``run``."""
+        values = list(self.values)
+        for s, a in zip(self.var_slots, arrays):
+            if s is not None:
+                values[s] = a
+        return values
+
+    def saved(self, values):
+        """The forward ``values`` the backward reads (``saved_slots``), the others None: what
+        a recorded call keeps for its gradient, and no more."""
+        kept = [None] * len(values)
+        for i in self.saved_slots:
+            kept[i] = values[i]
+        return kept
+
+    # ---- the backward: a gradient graph of the same FGradients ------------------------------
+    def _gradient_symbols(self, symbol, ctx, shapes, dtypes, wants):
+        """``mx.sym.grad`` of the outputs with respect to the arguments that want gradients,
+        the head gradients variables, at the given shapes and dtypes: (gradient Symbols,
+        head-gradient variable nodes, names). None (the error kept in ``grad_error``) where
+        an op has no gradient."""
+        from . import symbol as _sym
+        entries = list(symbol._outputs)
+        arg_shapes = {n: shapes[n] for n in self.arg_names}
+        arg_dtypes = {n: dtypes[n] for n in self.arg_names}
+        try:
+            _, out_shapes, _ = symbol.infer_shape(**arg_shapes)
+            _, out_types, _ = symbol.infer_type(**arg_dtypes)
+            heads = [_sym.var(f"__head_grad_{k}__", shape=tuple(s), dtype=np.dtype(t).name)
+                     for k, (s, t) in enumerate(zip(out_shapes, out_types))]
+            names = [n for n, w in zip(self.arg_names, wants) if w]
+            gsyms = _sym.grad(symbol, names, head_grads=heads, shapes=shapes, dtypes=dtypes,
+                              ctx=ctx)
+        except Exception as e:      # noqa: BLE001 -- raised by backward, as autograd would
+            self.grad_error = e
+            return None
+        if len(entries) != len(heads):
+            self.grad_error = MXNetError("backward: the outputs do not match the heads")
+            return None
+        return gsyms, [h._outputs[0][0] for h in heads], names
+
+    def _plan_backward(self, gsyms, forward_slot, wants):
+        """Slots and steps of the gradient graph, after the forward's slots: a node the
+        forward ran is read from the forward's slots (never run again)."""
+        gsyms, head_vars, names = gsyms
+        slot = dict(forward_slot)
+        n_fwd = len(self.values)
+        template = []
+        head_slots = []
+        for hv in head_vars:
+            slot[(hv, 0)] = n_fwd + len(template)
+            head_slots.append(n_fwd + len(template))
+            template.append(None)
+        entries = [s._outputs[0] for s in gsyms]
+        # an argument no gradient reaches: grad() gives zeros (written, not computed)
+        zero = [e[0].op is not None and not e[0].inputs and e[0].op.name in _ZEROS_OPS
+                and e not in forward_slot for e in entries]
+        steps = []
+        for node in _run_order([e for e, z in zip(entries, zero) if not z]):
+            if node.op is None:
+                if (node, 0) not in slot:
+                    raise MXNetError(f"bind: the gradient graph reads variable {node.name!r}, "
+                                     "which has no array")
+                continue
+            if (node, 0) in slot:        # run by forward
+                continue
+            n_out = node.op.output_count(node.attrs)
+            n_vis = node.op.num_visible_outputs(node.attrs)
+            ins = _input_slots(node, slot, "gradient node", "the forward does not keep")
+            first = n_fwd + len(template)
+            full = n_vis != n_out
+            n_keep = n_out if full else n_vis
+            _reserve_outputs(node, n_keep, slot, first, template)
+            attrs = node.attrs if full else _call_form(node.op, node.attrs)
+            steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
+        results = {name: None if z else slot[e] for name, e, z in zip(names, entries, zero)}
+        read = {i for step in steps for i in step[2]} | set(results.values())
+        self.grad_steps = steps
+        self.grad_template = template
+        # None: a head gradient nothing reads (a loss layer's, a head no argument needs)
+        self.head_slots = [k if k in read else None for k in head_slots]
+        self.grad_uses_context = any(not step[2] for step in steps)
+        self.grad_results = [results.get(n) if w else None
+                             for n, w in zip(self.arg_names, wants)]
+        self.saved_slots = sorted(i for i in read if i is not None and i < n_fwd)
+
+
 class Executor:
     """A Symbol bound to argument, gradient and auxiliary arrays (made by ``Symbol.bind`` or
     ``Symbol.simple_bind``); ``forward`` and ``backward`` run it."""
@@ -258,12 +441,12 @@ class Executor:
             if g is not None and g.shape != a.shape:
                 raise MXNetError(f"bind: args_grad[{n!r}] has shape {g.shape}, the argument "
                                  f"{a.shape}")
-        self._wants_grad = any(r != "null" for r in self._grad_reqs)
-        self._grad_error = None   # why the gradient graph could not be built (raised by backward)
-        gsyms = self._gradient_symbols() if self._wants_grad else None
-        self._plan(_hidden_reads(gsyms))
-        if gsyms is not None:
-            self._plan_backward(gsyms)
+        arrays = self.arg_arrays + self.aux_arrays
+        names = self._arg_names + self._aux_names
+        self._plan = Plan(symbol, self._ctx, {n: a.shape for n, a in zip(names, arrays)},
+                          {n: a.dtype for n, a in zip(names, arrays)},
+                          [r != "null" for r in self._grad_reqs])
+        self._values = self._plan.bound(arrays)
         self.outputs = self._initial_outputs()
         self._fwd = None          # the value slots of the last forward (backward reads them)
 
@@ -280,117 +463,6 @@ class Executor:
         if out_shapes is None or out_types is None:
             return []
         return [_nd.zeros(tuple(s), ctx=self._ctx, dtype=t) for s, t in zip(out_shapes, out_types)]
-
-    # ---- the plan: one flat list of value slots ---------------------------------------------
-    def _plan(self, hidden=frozenset()):
-        """The forward plan. ``hidden``: the ids of the nodes whose hidden outputs (Dropout's
-        mask, BatchNorm's statistics and mode flag) the gradient graph reads; those run their
-        kernel directly and keep every output in a slot."""
-        entries = list(self._symbol._outputs)
-        order = _run_order(entries)
-        by_name = dict(zip(self._arg_names, self.arg_arrays))
-        by_name.update(zip(self._aux_names, self.aux_arrays))
-        slot = {}
-        values = []
-        steps = []
-        for node in order:
-            if node.op is None:
-                if node.name not in by_name:
-                    raise MXNetError(f"bind: no array for variable {node.name!r}")
-                slot[(node, 0)] = len(values)
-                values.append(by_name[node.name])
-                continue
-            full = id(node) in hidden
-            n_vis = node.op.num_visible_outputs(node.attrs)
-            n_keep = node.op.output_count(node.attrs) if full else n_vis
-            ins = _input_slots(node, slot, "node", "a call does not return")
-            first = len(values)
-            _reserve_outputs(node, n_keep, slot, first, values)
-            attrs = node.attrs if full else _call_form(node.op, node.attrs)
-            steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
-        self._values = values
-        self._slot = slot
-        self._uses_context = any(not step[2] for step in steps)
-        self._steps = steps
-        self._out_slots = []
-        for e in entries:
-            if e not in slot:
-                raise MXNetError(f"bind: the symbol's output {e[1]} of {e[0].name!r} is not "
-                                 "an output a call returns")
-            self._out_slots.append(slot[e])
-        self._head_ops = [e[0].op for e in entries]
-
-    # ---- the backward plan: a gradient graph of the same FGradients -------------------------
-    def _gradient_symbols(self):
-        """``mx.sym.grad`` of the outputs with respect to the arguments that want gradients,
-        the head gradients variables, at the bound shapes and dtypes: (gradient Symbols,
-        head-gradient variable nodes, names). None (the error kept for ``backward``) where an
-        op has no gradient."""
-        from . import symbol as _sym
-        entries = list(self._symbol._outputs)
-        shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
-        shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
-        dtypes = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays)}
-        dtypes.update({n: a.dtype for n, a in zip(self._aux_names, self.aux_arrays)})
-        try:
-            _, out_shapes, _ = self._symbol.infer_shape(**shapes)
-            _, out_types, _ = self._symbol.infer_type(**dtypes)
-            heads = [_sym.var(f"__head_grad_{k}__", shape=tuple(s), dtype=np.dtype(t).name)
-                     for k, (s, t) in enumerate(zip(out_shapes, out_types))]
-            names = [n for n, r in zip(self._arg_names, self._grad_reqs) if r != "null"]
-            gsyms = _sym.grad(self._symbol, names, head_grads=heads, shapes=shapes,
-                              dtypes=dtypes, ctx=self._ctx)
-        except Exception as e:      # noqa: BLE001 -- raised by backward, as autograd would
-            self._grad_error = e
-            return None
-        if len(entries) != len(heads):
-            self._grad_error = MXNetError("backward: the outputs do not match the heads")
-            return None
-        return gsyms, [h._outputs[0][0] for h in heads], names
-
-    def _plan_backward(self, gsyms):
-        """Slots and steps of the gradient graph, after the forward's slots: a node the
-        forward ran is read from the forward's slots (never run again)."""
-        gsyms, head_vars, names = gsyms
-        slot = dict(self._slot)
-        n_fwd = len(self._values)
-        template = []
-        head_slots = []
-        for k, hv in enumerate(head_vars):
-            slot[(hv, 0)] = n_fwd + len(template)
-            head_slots.append(n_fwd + len(template))
-            template.append(None)
-        entries = [s._outputs[0] for s in gsyms]
-        # an argument no gradient reaches: grad() gives zeros (written, not computed)
-        zero = [e[0].op is not None and not e[0].inputs and e[0].op.name in _ZEROS_OPS
-                and e not in self._slot for e in entries]
-        steps = []
-        for node in _run_order([e for e, z in zip(entries, zero) if not z]):
-            if node.op is None:
-                if (node, 0) not in slot:
-                    raise MXNetError(f"bind: the gradient graph reads variable {node.name!r}, "
-                                     "which has no array")
-                continue
-            if (node, 0) in slot:        # run by forward
-                continue
-            n_out = node.op.output_count(node.attrs)
-            n_vis = node.op.num_visible_outputs(node.attrs)
-            ins = _input_slots(node, slot, "gradient node", "the forward does not keep")
-            first = n_fwd + len(template)
-            full = n_vis != n_out
-            n_keep = n_out if full else n_vis
-            _reserve_outputs(node, n_keep, slot, first, template)
-            attrs = node.attrs if full else _call_form(node.op, node.attrs)
-            steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
-        results = {name: None if z else slot[e] for name, e, z in zip(names, entries, zero)}
-        read = {i for step in steps for i in step[2]} | set(results.values())
-        self._grad_steps = steps
-        self._grad_template = template
-        # None: a head gradient nothing reads (a loss layer's, a head no argument needs)
-        self._head_slots = [k if k in read else None for k in head_slots]
-        self._grad_uses_context = any(not step[2] for step in steps)
-        self._grad_results = [results.get(n) if r != "null" else None
-                              for n, r in zip(self._arg_names, self._grad_reqs)]
 
     # ---- dictionaries -------------------------------------------------------------------------
     @property
@@ -436,43 +508,35 @@ class Executor:
                     value.copyto(dst)
                 else:
                     dst[:] = value
+        plan = self._plan
         values = list(self._values)     # the bound arrays, then a slot per op output
-        state = _autograd._state
-        previous = state.recording, state.training
-        state.recording, state.training = False, bool(is_train)
-        try:
-            if self._uses_context:      # an op without inputs makes its output on ctx
-                with self._ctx:
-                    _run(self._steps, values, self._ctx)
-            else:
-                _run(self._steps, values, self._ctx)
-        finally:
-            state.recording, state.training = previous
-        outputs = [values[i] for i in self._out_slots]
+        execute(plan.steps, values, self._ctx, plan.uses_context, is_train)
+        outputs = [values[i] for i in plan.out_slots]
         self.outputs = outputs
         # backward may follow an is_train=False forward too (MXNet's executor keeps it)
-        self._fwd = values if self._wants_grad else None
+        self._fwd = values if plan.wants_grad else None
         return outputs
 
     def backward(self, out_grads=None, is_train=True):
         """Gradients of the last ``forward``'s outputs into ``grad_arrays``
         ('write' overwrites, 'add' accumulates). ``out_grads`` (an NDArray or a list, one per
         output) is required unless every output is a loss layer."""
-        if not self._wants_grad:
+        plan = self._plan
+        if not plan.wants_grad:
             return
         if self._fwd is None:
             raise MXNetError("backward: call forward first (no forward has run since bind)")
-        if self._grad_error is not None:
-            raise self._grad_error
+        if plan.grad_error is not None:
+            raise plan.grad_error
         fwd = self._fwd
-        heads = [fwd[i] for i in self._out_slots]
+        heads = [fwd[i] for i in plan.out_slots]
         if out_grads is None:
             grads = [None] * len(heads)
         else:
             grads = [out_grads] if isinstance(out_grads, NDArray) else list(out_grads)
             if len(grads) != len(heads):
                 raise MXNetError(f"backward: {len(grads)} out_grads for {len(heads)} outputs")
-        for i, (g, h, op) in enumerate(zip(grads, heads, self._head_ops)):
+        for i, (g, h, op) in enumerate(zip(grads, heads, plan.head_ops)):
             if g is None:
                 if op is None or op.name not in _LOSS_OPS:
                     raise MXNetError(
@@ -484,26 +548,16 @@ class Executor:
             if g is not None and g.shape != h.shape:
                 raise MXNetError(f"backward: out_grads[{i}] has shape {g.shape}, output "
                                  f"{self._out_names[i]!r} has {h.shape}")
-        values = fwd + self._grad_template
-        for k, g, h in zip(self._head_slots, grads, heads):
+        values = fwd + plan.grad_template
+        for k, g, h in zip(plan.head_slots, grads, heads):
             if k is None:
                 continue
             if g is None:        # a loss layer's (as autograd: ones)
                 g = _nd.ones(h.shape, ctx=self._ctx, dtype=h.dtype)
             values[k] = g
-        state = _autograd._state
-        previous = state.recording, state.training
-        state.recording, state.training = False, bool(is_train)
-        try:
-            if self._grad_uses_context:
-                with self._ctx:
-                    _run(self._grad_steps, values, self._ctx)
-            else:
-                _run(self._grad_steps, values, self._ctx)
-        finally:
-            state.recording, state.training = previous
+        execute(plan.grad_steps, values, self._ctx, plan.grad_uses_context, is_train)
         xp = None
-        for buf, req, k in zip(self.grad_arrays, self._grad_reqs, self._grad_results):
+        for buf, req, k in zip(self.grad_arrays, self._grad_reqs, plan.grad_results):
             if req == "null":
                 continue
             data = buf._data
@@ -589,7 +643,7 @@ class Executor:
     def debug_str(self):
         """A listing of the bound graph: one line per operator node."""
         lines = [f"Symbol outputs: {self._out_names}"]
-        for op, attrs, ins, first, n in self._steps:
+        for op, attrs, ins, first, n in self._plan.steps:
             lines.append(f"Op:{op.name}, inputs={ins}, outputs={list(range(first, first + abs(n)))}")
         return "\n".join(lines)
 

@@ -224,7 +224,7 @@ def test_backward_is_a_gradient_graph_over_the_forward_values(monkeypatch):
     sym = mx.sym.Dropout(mx.sym.Variable("data") * 3, p=0.5)
     exe = sym.simple_bind(mx.cpu(), data=(50, 20), grad_req="add")
     exe.arg_dict["data"][:] = 1.0
-    assert exe._grad_steps and all(op.name != "Dropout" for op, *_ in exe._grad_steps)
+    assert exe._plan.grad_steps and all(op.name != "Dropout" for op, *_ in exe._plan.grad_steps)
     calls = []
     op = REGISTRY["Dropout"]
     for key, fn in list(op.compute.items()):

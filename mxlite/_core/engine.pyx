@@ -117,7 +117,8 @@ cpdef list run_backward(F, list heads, list head_grads, list targets, bint retai
         for node in order:
             if node.op is not None:
                 node.released = True
-                node.inputs = node.outputs = None
+                # attrs too: a hybridized block's node keeps its forward's values there
+                node.inputs = node.outputs = node.attrs = None
     return [results.get(tuple(t)) for t in targets]
 
 

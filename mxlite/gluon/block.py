@@ -456,8 +456,10 @@ class HybridBlock(Block):
 
     def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
         """Turn the cached graph on (or off, ``active=False``) for this block and its
-        children. ``static_alloc``/``static_shape`` are accepted (each input signature gets
-        its own bound executor anyway)."""
+        children. The cached graph keeps the plans of the ``cached_op.MAX_PLANS`` input
+        signatures used last (``static_shape=True``: of one; a new shape replaces it), and
+        never a call's arrays. ``static_alloc`` is accepted and changes nothing (each call's
+        arrays are its own)."""
         self._active = active
         self._flags = dict(static_alloc=static_alloc, static_shape=static_shape, **kwargs)
         self._clear_cached_op()
@@ -506,7 +508,8 @@ class HybridBlock(Block):
             if name not in used:
                 warnings.warn(f"Parameter {name} is not used by any computation. Is this "
                               "intended?", stacklevel=4)
-        self._cached_op = CachedOp(out, [d.name for d in data], params, self.name)
+        self._cached_op = CachedOp(out, [d.name for d in data], params, self.name,
+                                   **self._flags)
 
     def _deferred_infer_shape(self, *args):
         try:
@@ -728,7 +731,7 @@ class SymbolBlock(HybridBlock):
         data, out = self._cached_graph
         self._cached_op = CachedOp(out, [d.name for d in data],
                                    {p.name: p for p in self.collect_params().values()},
-                                   "SymbolBlock")
+                                   "SymbolBlock", **self._flags)
 
     def _get_graph(self, *args):
         return self._cached_graph

@@ -1,51 +1,56 @@
 """``CachedOp``: a traced Gluon graph run through the symbol executor (MXNet's CachedOp).
 
 A hybridized block is traced once with ``F = mx.sym``; this class runs that Symbol. One
-``Executor`` (``mxlite.executor``) is bound per input signature: the input shapes and
-dtypes, the context, and which inputs need a gradient (under ``autograd.record()``). Each
-call runs the executor's forward plan over *this call's* arrays (the data and the
-parameters' current arrays put in the variable slots), so nothing is copied in and two
-calls under one ``record()`` keep separate values.
+``Plan`` (``mxlite.executor``: the steps of the forward and, under ``autograd.record()``,
+of the backward, over a flat list of value slots) is made per input signature: the input
+shapes and dtypes, the context, and which inputs need a gradient. Each call runs the
+plan's forward over *this call's* arrays (the data and the parameters' current arrays put
+in the variable slots), so nothing is copied in and two calls under one ``record()`` keep
+separate values.
 
-Under ``record()`` the outputs get one tape node whose gradient runs the executor's
-backward plan (the symbolic gradient graph of the same FGradients ``mx.autograd`` calls)
-over the values that call's forward kept: first-order gradients equal the imperative
-ones. A gradient asked with ``create_graph=True`` instead replays the graph through
-``mx.nd`` on the tape and differentiates that, so gradients of any order work too --
-except through random operators (Dropout) in train mode, whose replay would draw new
-masks: that raises MXNetError asking to call the block without ``hybridize``.
+Memory stays bounded whatever the inputs: a plan holds no array, and the plans are kept in
+a least-recently-used cache of ``MAX_PLANS`` signatures (one with
+``hybridize(static_shape=True)``, which promises one input shape: a new shape replaces the
+plan, as MXNet's static_shape allows "but slower"); an evicted signature seen again is
+planned again. A call that is not recorded keeps nothing once it returns. A recorded call
+keeps, on its tape node, only the forward values its backward reads, until a backward
+without ``retain_graph`` frees the node. Parameter gradients are not the plan's: they flow
+through the tape into each Parameter's one gradient buffer (``param.grad()``), for 'write'
+and 'add' alike. MXNet 1.9.1 keeps one graph per context and re-plans its memory when the
+input shape changes; ``static_alloc`` (MXNet: reuse preallocated buffers across calls) is
+accepted and changes nothing here, every call's arrays are its own.
 
-The executor's plan (``_values``, ``_slot``, ``_steps``, ``_out_slots``, ``_grad_steps``,
-``_grad_template``, ``_head_slots``, ``_grad_results``) is read here, which is why this
-module lives beside the executor's only other caller, ``Executor.forward/backward``.
+Under ``record()`` the outputs get one tape node whose gradient runs the plan's backward
+(the symbolic gradient graph of the same FGradients ``mx.autograd`` calls) over the values
+that call's forward kept: first-order gradients equal the imperative ones. A gradient
+asked with ``create_graph=True`` instead replays the graph through ``mx.nd`` on the tape
+and differentiates that, so gradients of any order work too -- except through random
+operators (Dropout) in train mode, whose replay would draw new masks: that raises
+MXNetError asking to call the block without ``hybridize``.
 """
+import collections
+
 from .. import autograd
-from .. import ndarray as nd
 from .._core.dispatch import attach, parents
 from ..base import MXNetError
-from ..executor import Executor, _run
+from ..executor import Plan, execute
 
-__all__ = ["CachedOp"]
+__all__ = ["CachedOp", "MAX_PLANS"]
 
-
-def _execute(steps, values, ctx, uses_context):
-    """Run an executor plan's ``steps`` over ``values``, off the tape, in this thread's
-    train mode (inside ``with ctx:`` where an op without inputs makes its output on it)."""
-    with autograd.pause(autograd.is_training()):
-        if uses_context:
-            with ctx:
-                _run(steps, values, ctx)
-        else:
-            _run(steps, values, ctx)
+# Input signatures whose plans a CachedOp keeps (least recently used dropped first): enough
+# for a bucketed workload's shapes, each for training and for inference. A plan is a few
+# kilobytes of steps; making one costs a gradient graph (milliseconds).
+MAX_PLANS = 32
 
 
 class _Saved:
-    """What one recorded call keeps for its gradient: the executor and its value slots."""
+    """What one recorded call keeps for its gradient: the plan, the forward values its
+    backward reads (the others None), and for a replay the call's auxiliary states and mode."""
 
-    __slots__ = ("exe", "values", "arg_names", "aux", "training")
+    __slots__ = ("plan", "values", "arg_names", "aux", "training")
 
-    def __init__(self, exe, values, arg_names, aux, training):
-        self.exe, self.values, self.arg_names, self.aux = exe, values, arg_names, aux
+    def __init__(self, plan, values, arg_names, aux, training):
+        self.plan, self.values, self.arg_names, self.aux = plan, values, arg_names, aux
         self.training = training
 
 
@@ -63,26 +68,32 @@ class _CachedOpDef:
         self._cached = cached
 
     def gradient(self, F, node, ograds):
-        """First order: the executor's backward plan over the forward's values. With
+        """First order: the plan's backward over the forward's values. With
         ``create_graph`` (the engine records): the graph replayed on the tape, then
         differentiated with ``create_graph=True``."""
         if autograd.is_recording():
             return self._cached.replay_gradient(node, ograds)
         saved = node.attrs
-        exe = saved.exe
-        values = saved.values + exe._grad_template
-        for k, g in zip(exe._head_slots, ograds):
+        plan = saved.plan
+        if plan.grad_error is not None:     # an op without a gradient, as autograd raises it
+            raise plan.grad_error
+        values = saved.values + plan.grad_template
+        for k, g in zip(plan.head_slots, ograds):
             if k is not None:
                 values[k] = g
-        _execute(exe._grad_steps, values, node.context, exe._grad_uses_context)
-        return [values[k] if k is not None else None for k in exe._grad_results]
+        execute(plan.grad_steps, values, node.context, plan.grad_uses_context,
+                autograd.is_training())
+        return [values[k] if k is not None else None for k in plan.grad_results]
 
 
 class CachedOp:
     """Runs ``sym`` (a traced block) for data arrays named ``data_names`` and the
-    Parameters ``params`` ({name: Parameter}) that fill its other variables."""
+    Parameters ``params`` ({name: Parameter}) that fill its other variables.
+    ``static_shape=True`` keeps the plan of one input signature, else of ``MAX_PLANS``;
+    ``static_alloc`` and other MXNet CachedOp flags are accepted and change nothing."""
 
-    def __init__(self, sym, data_names, params, name="graph"):
+    def __init__(self, sym, data_names, params, name="graph", static_alloc=False,
+                 static_shape=False, **flags):
         self.name = name
         self._sym = sym
         self._arg_names = sym.list_arguments()
@@ -99,7 +110,8 @@ class CachedOp:
                                  f"input ({list(data_names)}) nor a parameter of the block")
         self._sources = sources
         self._n_args = len(self._arg_names)
-        self._executors = {}
+        self._plans = collections.OrderedDict()     # signature -> Plan, least recent first
+        self._max_plans = 1 if static_shape else MAX_PLANS
         self._op = _CachedOpDef(self)
         self._random = any(n.op is not None and n.op.name.startswith(("Dropout", "_random"))
                            for n in sym._nodes())
@@ -118,23 +130,22 @@ class CachedOp:
                 arrays.append(src.data(ctx))
         return ctx, arrays
 
-    def _executor(self, ctx, arrays, needs):
+    def _plan(self, ctx, arrays, needs):
+        """The plan of this signature: from the cache (now its most recent entry), or made
+        and cached, dropping the least recently used beyond ``_max_plans``."""
         key = (ctx, needs, *[a._data.shape for a in arrays], *[a._data.dtype for a in arrays])
-        exe = self._executors.get(key)
-        if exe is None:
-            args, aux = arrays[:self._n_args], arrays[self._n_args:]
-            reqs, grads = {}, {}
-            for n, a, need in zip(self._arg_names, args, needs or [False] * len(args)):
-                reqs[n] = "write" if need else "null"
-                if need:
-                    grads[n] = nd.zeros(a.shape, ctx=ctx, dtype=a.dtype)
-            exe = Executor(self._sym, ctx, dict(zip(self._arg_names, args)), grads or None,
-                           reqs, dict(zip(self._aux_names, aux)))
-            names = self._arg_names + self._aux_names
-            by_name = {node.name: s for (node, _), s in exe._slot.items() if node.op is None}
-            exe._cached_slots = [by_name.get(n) for n in names]
-            self._executors[key] = exe
-        return exe
+        plan = self._plans.get(key)
+        if plan is not None:
+            self._plans.move_to_end(key)
+            return plan
+        names = self._arg_names + self._aux_names
+        plan = Plan(self._sym, ctx, {n: a.shape for n, a in zip(names, arrays)},
+                    {n: a.dtype for n, a in zip(names, arrays)},
+                    needs or (False,) * self._n_args)
+        self._plans[key] = plan
+        while len(self._plans) > self._max_plans:
+            self._plans.popitem(last=False)
+        return plan
 
     def __call__(self, data):
         """The outputs (a list of NDArrays) for the list of input arrays ``data``."""
@@ -144,20 +155,17 @@ class CachedOp:
         needs = None
         if entries is not None and any(e is not None for e in entries):
             needs = tuple(e is not None for e in entries)
-        exe = self._executor(ctx, arrays, needs)
-        values = list(exe._values)
-        for s, a in zip(exe._cached_slots, arrays):
-            if s is not None:
-                values[s] = a
-        _execute(exe._steps, values, ctx, exe._uses_context)
-        outs = [values[i] for i in exe._out_slots]
+        plan = self._plan(ctx, arrays, needs)
+        values = plan.bound(arrays)
+        execute(plan.steps, values, ctx, plan.uses_context, autograd.is_training())
+        outs = [values[i] for i in plan.out_slots]
         seen = {id(a) for a in arrays}
         for i, o in enumerate(outs):        # an output that is an input or another output
             if id(o) in seen:
                 outs[i] = o.copy()
             seen.add(id(outs[i]))
         if needs is not None:
-            saved = _Saved(exe, values, self._arg_names, arrays[self._n_args:],
+            saved = _Saved(plan, plan.saved(values), self._arg_names, arrays[self._n_args:],
                            autograd.is_training())
             attach(self._op, saved, entries, args, outs)
         return outs
@@ -193,5 +201,9 @@ class CachedOp:
         return result
 
     def __repr__(self):
-        return f"<CachedOp {self.name}: {len(self._executors)} executor(s)>"
+        return f"<CachedOp {self.name}: {len(self._plans)} plan(s)>"
+
+    def cached_plans(self):
+        """How many input signatures have a plan cached now (at most ``MAX_PLANS``)."""
+        return len(self._plans)
 

@@ -75,9 +75,9 @@ def test_hybridize_trace_and_cache():
     net.hybridize()
     np.testing.assert_array_equal(net(x).asnumpy(), ref)
     np.testing.assert_array_equal(net(x).asnumpy(), ref)
-    assert len(net._cached_op._executors) == 1
-    net(data(shape=(3, 2, 6, 6)))          # a new input shape: a second executor
-    assert len(net._cached_op._executors) == 2
+    assert net._cached_op.cached_plans() == 1
+    net(data(shape=(3, 2, 6, 6)))          # a new input shape: a second plan
+    assert net._cached_op.cached_plans() == 2
     net.hybridize(False)
     np.testing.assert_array_equal(net(x).asnumpy(), ref)
 
