@@ -262,9 +262,20 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     with _scope(None, train_mode):
         values = _engine.run_backward(F, heads, head_grads, [v._node for v in variables],
                                       retain_graph, create_graph)
-    # A variable the heads do not depend on gets zeros; with create_graph they stay on the
-    # tape (as zeros_like(v)), so they can be differentiated again, to zero.
-    with _scope(create_graph, None):
-        out = [g if g is not None else F.zeros_like(v if create_graph else v.detach())
-               for g, v in zip(values, variables)]
-    return out
+    if not create_graph:
+        # a variable the heads do not depend on gets zeros
+        return [g if g is not None else F.zeros_like(v.detach())
+                for g, v in zip(values, variables)]
+    with _scope(True, None):
+        return [_as_function_of(g, v) for g, v in zip(values, variables)]
+
+
+def _as_function_of(g, v):
+    """The gradient ``g`` with respect to ``v`` (None: zero), on the tape as a function of
+    ``v``. A gradient that does not depend on the variables (zero, or the derivative of a
+    linear function) is a constant function of them, not a mistake: tied to ``v`` on the
+    tape (through ``zeros_like(v)``, whose gradient is zero), it can be differentiated
+    again, to zero, where ``backward``/``grad`` would refuse it as a head."""
+    if g is None:
+        return F.zeros_like(v)
+    return g if _differentiable(g) else g + F.zeros_like(v)

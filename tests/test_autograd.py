@@ -333,3 +333,20 @@ def test_second_order_through_a_hybridized_block_with_a_constant_output():
             s = (g * g).sum()                                           # 4 cos^2 x
         s.backward()
         np.testing.assert_allclose(x.grad.asnumpy(), -4 * np.sin(2 * xv), rtol=1e-12)
+
+
+def test_a_constant_derivative_differentiates_to_zero_not_an_error():
+    # the gradient of a linear function depends on no variable: it is a constant function
+    # of them, which grad(create_graph=True) keeps on the tape, so the next order is 0
+    x = _var([1.0, -2.0, 0.5])
+    with autograd.record():
+        y = mx.nd.sum(3 * x) + mx.nd.sum(x * x)
+        (g1,) = autograd.grad(y, x, create_graph=True)                  # 3 + 2x
+        (g2,) = autograd.grad(mx.nd.sum(g1), x, create_graph=True)      # 2, a constant
+        (g3,) = autograd.grad(mx.nd.sum(g2), x, create_graph=True)      # 0
+        fourth = mx.nd.sum(g3)
+    fourth.backward()
+    np.testing.assert_array_equal(g1.asnumpy(), 3 + 2 * x.asnumpy())
+    np.testing.assert_array_equal(g2.asnumpy(), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(g3.asnumpy(), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [0.0, 0.0, 0.0])
