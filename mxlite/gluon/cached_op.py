@@ -136,7 +136,10 @@ class CachedOp:
         key = (ctx, needs, *[a._data.shape for a in arrays], *[a._data.dtype for a in arrays])
         plan = self._plans.get(key)
         if plan is not None:
-            self._plans.move_to_end(key)
+            try:
+                self._plans.move_to_end(key)
+            except KeyError:    # evicted by another thread calling the block meanwhile
+                pass
             return plan
         names = self._arg_names + self._aux_names
         plan = Plan(self._sym, ctx, {n: a.shape for n, a in zip(names, arrays)},
@@ -144,7 +147,10 @@ class CachedOp:
                     needs or (False,) * self._n_args)
         self._plans[key] = plan
         while len(self._plans) > self._max_plans:
-            self._plans.popitem(last=False)
+            try:
+                self._plans.popitem(last=False)
+            except KeyError:    # emptied by other threads meanwhile
+                break
         return plan
 
     def __call__(self, data):

@@ -228,3 +228,23 @@ def test_static_shape_keeps_one_plan():
         x = nd.array(np.random.RandomState(b).standard_normal((b, FEATURES)))
         np.testing.assert_array_equal(hybrid(x).asnumpy(), imperative(x).asnumpy())
         assert hybrid._cached_op.cached_plans() == 1
+
+
+def test_a_gradient_that_cannot_be_built_raises_in_backward(monkeypatch):
+    """Where the gradient graph cannot be built (an FGradient refuses), the hybridized
+    block's backward raises that error, as the imperative block's does -- the forward and
+    inference still run. (Before, an AttributeError of the executor.)"""
+    def refuse(F, node, ograds):
+        raise mx.base.MXNetError("Activation: no gradient in this test")
+    monkeypatch.setattr(REGISTRY["Activation"], "gradient", refuse)
+    for hybridize in (False, True):
+        net = nn.Dense(3, activation="tanh", in_units=2)
+        net.initialize()
+        if hybridize:
+            net.hybridize()
+        x = nd.ones((4, 2))
+        with autograd.record():
+            y = net(x)
+        with pytest.raises(mx.base.MXNetError, match="Activation: no gradient in this test"):
+            y.backward()
+        assert net(x).shape == (4, 3)
