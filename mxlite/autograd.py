@@ -253,9 +253,10 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     head_grads = _as_list(head_grads) if head_grads is not None else [None] * len(heads)
     _check_heads("grad", heads)
     _check_head_grads("grad", heads, head_grads)
-    for v in variables:
+    for i, v in enumerate(variables):
         if v._node is None or v._node is CONSTANT:
-            raise MXNetError("autograd.grad: a variable does not require gradient; call "
+            raise MXNetError(f"autograd.grad: variables[{i}] (shape {v.shape}) does not "
+                             "require gradient (no attach_grad(), or grad_req='null'); call "
                              "attach_grad() on it before recording")
     if retain_graph is None:
         retain_graph = create_graph

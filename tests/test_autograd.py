@@ -350,3 +350,13 @@ def test_a_constant_derivative_differentiates_to_zero_not_an_error():
     np.testing.assert_array_equal(g2.asnumpy(), [2.0, 2.0, 2.0])
     np.testing.assert_array_equal(g3.asnumpy(), [0.0, 0.0, 0.0])
     np.testing.assert_array_equal(x.grad.asnumpy(), [0.0, 0.0, 0.0])
+
+
+def test_grad_names_a_variable_with_grad_req_null():
+    x, frozen = _var([1.0]), _var([2.0])
+    frozen.attach_grad(grad_req="null")
+    with autograd.record():
+        y = x * frozen
+    with pytest.raises(MXNetError, match=r"variables\[1\] \(shape \(1,\)\) does not require "
+                                         r"gradient \(no attach_grad\(\), or grad_req='null'\)"):
+        autograd.grad(y, [x, frozen])
