@@ -219,3 +219,47 @@ def test_pre_09_json_without_auxiliary_inputs():
     sym = mx.sym.load_json(text)
     assert sym.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
     assert sym.infer_shape(data=(2, 3))[2] == [(3,), (3,)]
+
+
+def _legacy_reshape_graph(*params):
+    """A pre-1.0 file: ``param`` keys, no ``attrs`` or version; ``data`` then one Reshape
+    per entry of ``params``, each reading the one before."""
+    nodes = [{"op": "null", "name": "data", "param": {}, "inputs": [], "backward_source_id": -1}]
+    for k, p in enumerate(params):
+        nodes.append({"op": "Reshape", "name": f"reshape{k}", "param": p,
+                      "inputs": [[k, 0]], "backward_source_id": -1})
+    return json.dumps({"nodes": nodes, "arg_nodes": [0], "heads": [[len(params), 0]]})
+
+
+def test_pre_10_reshape_with_target_shape_and_keep_highest():
+    """MXNet 1.9.1's rule for the deprecated keys: target_shape is the new shape with one 0
+    inferred from the size; keep_highest replaces its first entry by the input's first
+    dimension. (2, 3, 4) -> target (0, 4): 24 / 4 = 6, so (6, 4); then keep_highest with
+    target (1, 2, 0): (6, 2, 24 / 12) = (6, 2, 2)."""
+    sym = mx.sym.load_json(_legacy_reshape_graph(
+        {"target_shape": "(0,4)", "keep_highest": "False"},
+        {"target_shape": "(1,2,0)", "keep_highest": "True"}))
+    assert sym.infer_shape(data=(2, 3, 4)) == ([(2, 3, 4)], [(6, 2, 2)], [])
+    internals = sym.get_internals()
+    assert internals["reshape0_output"].infer_shape(data=(2, 3, 4))[1] == [(6, 4)]
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    out = sym.bind(mx.cpu(), {"data": mx.nd.array(x)}).forward()[0]
+    np.testing.assert_array_equal(out.asnumpy(), x.reshape(6, 2, 2))
+    again = mx.sym.load_json(sym.tojson())       # the keys are written back as given
+    assert again.infer_shape(data=(5, 4))[1] == [(5, 2, 2)]
+    assert json.loads(sym.tojson())["nodes"][2]["attrs"] == {"target_shape": "(1, 2, 0)",
+                                                             "keep_highest": "True"}
+
+
+@pytest.mark.parametrize("param, data, words", [
+    ({"target_shape": "(5,0)"}, (2, 3, 4), ["(5, 0)", "(2, 3, 4)", "infer"]),
+    ({"target_shape": "(7,8)"}, (2, 3, 4), ["(7, 8)", "size 24"]),
+    ({"target_shape": "(0,0)"}, (2, 3, 4), ["(0, 0)", "size 24"]),
+    ({"target_shape": "()", "keep_highest": "True"}, (2, 3), ["keep_highest"]),
+])
+def test_pre_10_reshape_that_cannot_apply_names_the_shapes(param, data, words):
+    sym = mx.sym.load_json(_legacy_reshape_graph(param))
+    with pytest.raises(MXNetError) as err:
+        sym.infer_shape(data=data)
+    for w in ["reshape", "target_shape"] + words:
+        assert w in str(err.value)

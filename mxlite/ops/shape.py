@@ -23,7 +23,8 @@ import numpy as np
 from ..base import op_error
 from .common import same_type
 from .registry import REQUIRED, OpDef, Param, register
-from .shape_utils import check_shape, infer_reshape, normalize_axes, normalize_axis, size_of
+from .shape_utils import (check_shape, infer_reshape, infer_target_shape, normalize_axes,
+                          normalize_axis, size_of)
 
 _ALL = slice(None)
 
@@ -73,7 +74,11 @@ def _reshape_compute(rctx, ins, outs, attrs):
 
 def _reshape_shape(shapes, attrs):
     src = _one_input("reshape", shapes)
-    return [infer_reshape("reshape", src, attrs.shape, attrs.reverse)]
+    if attrs.shape or attrs.target_shape is None:     # MXNet: a non-empty shape wins
+        if attrs.shape is None:
+            raise op_error("reshape", "needs shape (or the pre-1.0 target_shape)")
+        return [infer_reshape("reshape", src, attrs.shape, attrs.reverse)]
+    return [infer_target_shape("reshape", src, attrs.target_shape, attrs.keep_highest)]
 
 
 def _range_of(name, begin, end, ndim, what):
@@ -753,8 +758,12 @@ def _op(name, infer_shape, compute, doc, gradient, params=(), aliases=(), inputs
 
 _op("reshape", _reshape_shape, _reshape_compute, gradient=_reshape_grad,
     aliases=("Reshape",), params=(
-        Param("shape", "shape", REQUIRED, "the target shape, with MXNet's special codes"),
-        Param("reverse", "bool", False, "apply the special codes from right to left")),
+        Param("shape", "shape", None, "the target shape, with MXNet's special codes"),
+        Param("reverse", "bool", False, "apply the special codes from right to left"),
+        Param("target_shape", "shape", None,
+              "(deprecated: use shape) the pre-1.0 target shape; one 0 is inferred"),
+        Param("keep_highest", "bool", False,
+              "(deprecated: use shape) with target_shape: keep the first dimension")),
     doc="""Give the data a new shape with the same number of elements (a copy).
 
 ``shape`` may hold MXNet's special codes: 0 copies the input dimension at this position,
@@ -766,7 +775,16 @@ With ``reverse=True`` the codes are matched right to left.
 >>> mx.nd.reshape(x, shape=(0, -1)).shape
 (2, 12)
 >>> mx.nd.reshape(x, shape=(-4, 1, 2, -2)).shape
-(1, 2, 3, 4)""")
+(1, 2, 3, 4)
+
+MXNet's pre-1.0 parameters still work (symbol files of that time use them): with no
+``shape``, ``target_shape`` is the new shape, where one 0 is inferred from the size, and
+``keep_highest=True`` keeps the input's first dimension in place of ``target_shape[0]``.
+
+>>> mx.nd.reshape(x, target_shape=(4, 0)).shape
+(4, 6)
+>>> mx.nd.reshape(x, target_shape=(9, 0), keep_highest=True).shape
+(2, 12)""")
 
 _op("reshape_like", _reshape_like_shape, _reshape_compute, gradient=_reshape_like_grad,
     inputs=("lhs", "rhs"), infer_type=lambda dtypes, attrs: [dtypes[0]], params=(

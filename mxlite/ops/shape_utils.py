@@ -199,6 +199,40 @@ def infer_reshape(op, src, target, reverse=False):
     return tuple(out[::-1]) if reverse else tuple(out)
 
 
+def infer_target_shape(op, src, target, keep_highest=False):
+    """MXNet's pre-1.0 reshape: ``target_shape`` with at most one 0, the dimension inferred
+    from the rest (a plain 0 here, not the ``shape`` code that copies a dimension);
+    ``keep_highest=True`` replaces ``target_shape[0]`` by the input's first dimension.
+
+    MXNet 1.9.1 leaves two or more 0s in place (only an empty input then matches), divides
+    without checking the remainder, and divides by zero when ``keep_highest`` keeps a first
+    dimension of 0; here a size that does not match, or that cannot be divided, is an error
+    naming both shapes."""
+    src, target = tuple(src), tuple(int(t) for t in target)
+    if any(t < 0 for t in target):
+        raise op_error(op, f"target_shape={target} holds a negative size; only one 0 (the "
+                       "dimension to infer) is special")
+    out = list(target)
+    if keep_highest:
+        if not out or not src:
+            raise op_error(op, f"keep_highest=True needs a target_shape and an input with at "
+                           f"least one axis, got target_shape={target} for input {src}")
+        out[0] = src[0]
+    zeros = [i for i in range(1 if keep_highest else 0, len(out)) if out[i] == 0]
+    total = size_of(src)
+    if len(zeros) == 1:
+        known = size_of(out[:zeros[0]] + out[zeros[0] + 1:])
+        if known == 0 or total % known:
+            raise op_error(op, f"cannot infer the 0 of target_shape={target} (keep_highest="
+                           f"{keep_highest}) for an input of shape {src} (size {total})")
+        out[zeros[0]] = total // known
+    if size_of(out) != total:
+        raise op_error(op, f"cannot reshape array of shape {src} (size {total}) into "
+                       f"target_shape={target} (keep_highest={keep_highest}): shape "
+                       f"{tuple(out)} has size {size_of(out)}")
+    return tuple(out)
+
+
 def _reverse_codes(target):
     """Read reshape codes right to left, keeping each ``-4 a b`` group's operands after it."""
     groups, k = [], 0

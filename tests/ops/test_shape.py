@@ -857,3 +857,23 @@ def test_higher_order_gradients(case, rng):
         return [o * o for o in out] if isinstance(out, list) else out * out
     inputs = [mx.nd.array(rng.standard_normal(s), dtype="float64") for s in in_shapes]
     check_grads(squared, inputs, order=3, name=name)
+
+
+def test_reshape_target_shape_and_keep_highest_as_mxnet():
+    """The deprecated parameters, by MXNet 1.9.1's rule: one 0 of target_shape is inferred;
+    keep_highest keeps the input's first dimension; a non-empty shape wins over both."""
+    x = mx.nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    want = np.arange(24, dtype=np.float32)
+    for f in (mx.nd.reshape, mx.nd.Reshape):
+        np.testing.assert_array_equal(f(x, target_shape=(0, 8)).asnumpy(), want.reshape(3, 8))
+        np.testing.assert_array_equal(f(x, target_shape=(7, 3, 0), keep_highest=True).asnumpy(),
+                                      want.reshape(2, 3, 4))
+        assert f(x, target_shape=(2, 12)).shape == (2, 12)
+        assert f(x, shape=(0, -1), target_shape=(4, 6)).shape == (2, 12)
+    assert mx.nd.reshape(mx.nd.zeros((0, 3)), target_shape=(0, 0)).shape == (0, 0)
+    s = mx.sym.Reshape(mx.sym.var("d"), target_shape=(0, 0), keep_highest=True)
+    assert s.infer_shape(d=(5, 4, 3))[1] == [(5, 12)]
+    with pytest.raises(MXNetError, match="needs shape"):
+        mx.nd.reshape(x)
+    with pytest.raises(MXNetError, match=r"target_shape=\(-1, 4\)"):
+        mx.nd.reshape(x, target_shape=(-1, 4))
