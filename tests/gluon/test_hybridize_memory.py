@@ -248,3 +248,21 @@ def test_a_gradient_that_cannot_be_built_raises_in_backward(monkeypatch):
         with pytest.raises(mx.base.MXNetError, match="Activation: no gradient in this test"):
             y.backward()
         assert net(x).shape == (4, 3)
+
+
+def test_symbol_block_plans_are_bounded_too():
+    """A SymbolBlock runs through the same cache: MAX_PLANS plans at most, one with
+    static_shape, and the results of a plain Symbol evaluation."""
+    data = mx.sym.var("data")
+    out = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    block = gluon.SymbolBlock(out, data)
+    block.initialize()
+    block(nd.ones((1, 2)))          # the parameters' shapes come from a first call
+    params = {p.name: p.data() for p in block.collect_params().values()}
+    for static_shape, limit in ((False, MAX_PLANS), (True, 1)):
+        block.hybridize(static_alloc=static_shape, static_shape=static_shape)
+        for b in range(1, MAX_PLANS + 10):
+            x = nd.ones((b, 2)) * b
+            expected = out.eval(data=x, **params)[0]
+            np.testing.assert_array_equal(block(x).asnumpy(), expected.asnumpy())
+            assert block._cached_op.cached_plans() <= limit
