@@ -30,6 +30,8 @@ MXNetError asking to call the block without ``hybridize``.
 """
 import collections
 
+import numpy as np
+
 from .. import autograd
 from .._core.dispatch import attach, parents
 from ..base import MXNetError
@@ -45,13 +47,28 @@ MAX_PLANS = 32
 
 class _Saved:
     """What one recorded call keeps for its gradient: the plan, the forward values its
-    backward reads (the others None), and for a replay the call's auxiliary states and mode."""
+    backward reads (the others None) with their versions when the forward ended, and for a
+    replay the call's auxiliary states and mode."""
 
-    __slots__ = ("plan", "values", "arg_names", "aux", "training")
+    __slots__ = ("plan", "values", "versions", "arg_names", "aux", "training")
 
     def __init__(self, plan, values, arg_names, aux, training):
         self.plan, self.values, self.arg_names, self.aux = plan, values, arg_names, aux
+        self.versions = [(i, values[i]._version[0]) for i in plan.saved_slots]
         self.training = training
+
+    def check_unchanged(self, name):
+        """MXNetError where a value the backward reads (an output returned to the caller,
+        say) was written in place since the forward: its gradient would be silently wrong
+        (the tape's rule for every operator's saved inputs and outputs)."""
+        for i, version in self.versions:
+            x = self.values[i]
+            if x._version[0] != version:
+                raise MXNetError(
+                    f"autograd: the gradient of {name!r} needs a value its forward computed "
+                    f"(shape {x.shape}, {np.dtype(x.dtype).name}) as it was when the block "
+                    f"ran, but that array was modified in place afterwards (version {version} "
+                    f"-> {x._version[0]}). Write into a copy, or before the array is used.")
 
 
 class _CachedOpDef:
@@ -77,6 +94,7 @@ class _CachedOpDef:
         plan = saved.plan
         if plan.grad_error is not None:     # an op without a gradient, as autograd raises it
             raise plan.grad_error
+        saved.check_unchanged(self.name)
         values = saved.values + plan.grad_template
         for k, g in zip(plan.head_slots, ograds):
             if k is not None:

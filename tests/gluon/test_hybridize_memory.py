@@ -266,3 +266,29 @@ def test_symbol_block_plans_are_bounded_too():
             expected = out.eval(data=x, **params)[0]
             np.testing.assert_array_equal(block(x).asnumpy(), expected.asnumpy())
             assert block._cached_op.cached_plans() <= limit
+
+
+def test_an_output_written_in_place_before_backward_raises_as_imperatively():
+    """tanh's gradient reads its output: writing into the output before backward makes the
+    gradient wrong, so the backward refuses -- hybridized as imperatively (before, the
+    hybridized gradient silently used the overwritten values). Two calls under one
+    record(), whose BatchNorm updates its statistics in place, are no such write."""
+    for hybridize in (False, True):
+        net = nn.Activation("tanh")
+        if hybridize:
+            net.hybridize()
+        x = nd.array([0.5, 1.0])
+        x.attach_grad()
+        with autograd.record():
+            y = net(x)
+        y[:] = 0
+        with pytest.raises(mx.base.MXNetError, match="modified in place"):
+            y.backward()
+    hybrid, imperative = _twins()
+    rng = np.random.RandomState(3)
+    x1, x2 = rng.standard_normal((5, FEATURES)), rng.standard_normal((6, FEATURES))
+    for net in (hybrid, imperative):
+        with autograd.record():
+            loss = net(nd.array(x1)).sum() + (net(nd.array(x2)) * 2).sum()
+        loss.backward()
+    _assert_same(hybrid, imperative)
