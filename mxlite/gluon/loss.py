@@ -14,6 +14,8 @@ happened to reach. A ``sample_weight`` must broadcast to the loss's own shape: o
 would broadcast it larger (weights of shape ``(N,)`` against a loss of shape ``(N, 1)`` give
 ``(N, N)``) is refused, where MXNet averaged the wrong numbers silently.
 """
+import math
+
 import numpy as np
 
 from ..base import MXNetError
@@ -42,7 +44,7 @@ def _reshape_like(F, x, y):
 
 # ---- input checks: the loss, the input and the shapes in every message -------------------
 def _size(shape):
-    return int(np.prod(shape, dtype=np.int64))
+    return math.prod(shape)
 
 
 def _fail(loss, message):
