@@ -13,7 +13,7 @@ from .._core.kernel_table import BINARY, UNARY
 from ..base import FLOAT_DTYPES, as_number, dtype_range, op_error
 from .common import F32, compute_dtype, run_in, same_shape, write_back
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
-from .shape_utils import broadcast_shapes
+from .shape_utils import broadcast_shapes, same_input_shapes
 
 # ---- unary ---------------------------------------------------------------------------------
 UNARY_DOCS = {
@@ -260,14 +260,7 @@ def _register_binary():
 
 # ---- add_n: the sum of any number of same-shape arrays ----------------------------------------
 def _add_n_shape(shapes, attrs):
-    if not shapes:
-        raise op_error("add_n", "needs at least one input (num_args >= 1)")
-    first = tuple(shapes[0])
-    for i, s in enumerate(shapes):
-        if tuple(s) != first:
-            raise op_error("add_n", f"all inputs must have the same shape; input 0 has shape "
-                           f"{first} and input {i} has shape {tuple(s)}")
-    return [first]
+    return [same_input_shapes("add_n", shapes)]
 
 
 def _add_n_type(dtypes, attrs):
@@ -293,14 +286,14 @@ def sum_compute(pair_add):
         if len(ins) == 1:
             xp.cast_into(acc, ins[0])
         else:
-            pair_add(rctx, _in_dtype(xp, ins[0], work), _in_dtype(xp, ins[1], work), acc)
+            pair_add(rctx, as_dtype(xp, ins[0], work), as_dtype(xp, ins[1], work), acc)
             for x in ins[2:]:
-                pair_add(rctx, acc, _in_dtype(xp, x, work), acc)
+                pair_add(rctx, acc, as_dtype(xp, x, work), acc)
         write_back(xp, acc, out)
     return compute
 
 
-def _in_dtype(xp, a, dtype):
+def as_dtype(xp, a, dtype):
     """``a`` as ``dtype`` (``a`` itself when it has it), cast through namespace ``xp``."""
     if a.dtype == dtype:
         return a

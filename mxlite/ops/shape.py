@@ -23,7 +23,7 @@ import numpy as np
 from ..base import op_error
 from .common import same_type
 from .registry import REQUIRED, OpDef, Param, register
-from .shape_utils import (check_shape, infer_reshape, infer_target_shape, normalize_axes,
+from .shape_utils import (same_input_shapes, check_shape, infer_reshape, infer_target_shape, normalize_axes,
                           normalize_axis, size_of)
 
 _ALL = slice(None)
@@ -291,13 +291,7 @@ def _concat_compute(rctx, ins, outs, attrs):
 
 
 def _stack_shape(shapes, attrs):
-    if not shapes:
-        raise op_error("stack", "needs at least one input")
-    first = tuple(shapes[0])
-    for i, s in enumerate(shapes):
-        if tuple(s) != first:
-            raise op_error("stack", f"all inputs must have the same shape; input 0 has shape "
-                           f"{first} and input {i} has shape {tuple(s)}")
+    first = same_input_shapes("stack", shapes)
     axis = normalize_axis("stack", attrs.axis, len(first) + 1)
     return [check_shape("stack", first[:axis] + (len(shapes),) + first[axis:], "output shape")]
 

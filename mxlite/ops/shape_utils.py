@@ -5,7 +5,7 @@ import numpy as np
 
 from ..base import op_error
 
-__all__ = ["broadcast_shapes", "normalize_axis", "normalize_axes", "infer_reshape", "size_of",
+__all__ = ["same_input_shapes", "broadcast_shapes", "normalize_axis", "normalize_axes", "infer_reshape", "size_of",
            "check_shape", "check_alloc", "shape_entries", "memory_limit"]
 
 MAX_SIZE = 2 ** 62   # keeps size * itemsize inside int64
@@ -47,6 +47,19 @@ def shape_entries(op, shape, arg="shape"):
                            f"(entry {d!r} is not an integer)")
         out.append(int(d))
     return tuple(out)
+
+
+def same_input_shapes(op, shapes):
+    """The one shape every input of ``op`` has; an MXNetError naming the first input that
+    differs (or that there is no input)."""
+    if not shapes:
+        raise op_error(op, "needs at least one input")
+    first = tuple(shapes[0])
+    for i, s in enumerate(shapes):
+        if tuple(s) != first:
+            raise op_error(op, f"all inputs must have the same shape; input 0 has shape "
+                           f"{first} and input {i} has shape {tuple(s)}")
+    return first
 
 
 def check_shape(op, shape, arg="shape"):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...base import op_error
 from ..._core.kernel_table import BINARY as _BINARY_TABLE, UNARY as _UNARY_TABLE
-from ...ops.elemwise import (SCALAR_OPS, _F32_MAX, _as_float, _in_range, int_scalar,
+from ...ops.elemwise import (SCALAR_OPS, as_dtype, _F32_MAX, _as_float, _in_range, int_scalar,
                              scalar_value, sum_compute)
 from ..casts import BY_CHAR, fill
 from ..layout import layout
@@ -38,15 +38,6 @@ def _kernel_for(op, table, x):
     if k is None:
         raise op_error(op, f"no GPU kernel for dtype {x.dtype}")
     return k
-
-
-def _as_dtype(xp, a, dtype):
-    """``a`` converted to ``dtype`` by the cast kernel (``a`` itself when it has it)."""
-    if a.dtype == dtype:
-        return a
-    tmp = xp.empty(a.shape, dtype)
-    xp.cast_into(tmp, a)
-    return tmp
 
 
 # ---- unary ---------------------------------------------------------------------------------
@@ -112,7 +103,7 @@ def _binary_compute(op, kname):
         dt = out.dtype
         xp = rctx.xp
         if a.dtype != dt or b.dtype != dt:      # mixed dtypes: the CPU casts them too
-            a, b = _as_dtype(xp, a, dt), _as_dtype(xp, b, dt)
+            a, b = as_dtype(xp, a, dt), as_dtype(xp, b, dt)
         ks = _kernel_for(op, table, out)
         n = out.size
         if n == 0:
@@ -164,7 +155,7 @@ def _scalar_compute(name, kname, reverse):
             fill(rctx.xp, out, const)
             return
         if x.dtype != out.dtype:            # bool/int input of a float result
-            x = _as_dtype(rctx.xp, x, out.dtype)
+            x = as_dtype(rctx.xp, x, out.dtype)
         k = _kernel_for(name, table, out)[variant]
         n = out.size
         if reverse:
