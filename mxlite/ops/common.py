@@ -4,7 +4,8 @@ import numpy as np
 from ..base import FLOAT_DTYPES, op_error
 
 __all__ = ["same_shape", "same_type", "F16", "F32", "compute_dtype", "run_in", "write_back",
-           "in_work_dtype", "float_grad_type", "check_num_inputs", "kernels", "DEVICE_KERNELS"]
+           "in_work_dtype", "float_grad_type", "check_num_inputs", "kernels", "DEVICE_KERNELS",
+           "truncates"]
 
 F16 = np.dtype("float16")
 F32 = np.dtype("float32")
@@ -47,6 +48,13 @@ def float_grad_type(op):
             raise op_error(op, f"grad must be a float array, got {dtypes[0]}")
         return [dtypes[0]]
     return infer_type
+
+
+def truncates(from_dtype, to_dtype):
+    """True where a conversion takes float values to integers or bool: the map is piecewise
+    constant, so its derivative is zero wherever it exists (MXNet's ``Cast`` passed the head
+    gradient through instead, torch detaches)."""
+    return np.dtype(from_dtype).kind == "f" and np.dtype(to_dtype).kind in "iub"
 
 
 def write_back(xp, result, out):

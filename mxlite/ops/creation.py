@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..base import as_number, exact_value, normalize_dtype, op_error
-from .common import F32, same_shape
+from .common import F32, same_shape, truncates
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import check_alloc
 
@@ -188,8 +188,12 @@ def _cast_compute(rctx, ins, outs, attrs):
 
 
 def _cast_grad(F, node, ograds):
-    """d cast(x)/dx = 1: the head gradient cast back to the input dtype."""
-    return [F.cast(ograds[0], dtype=node.input_dtypes[0])]
+    """d cast(x)/dx = 1 (the head gradient cast back to the input dtype), except from float
+    to integer or bool, where the cast is piecewise constant and dx = 0."""
+    grad = ograds[0]
+    if truncates(node.input_dtypes[0], node.output_dtypes[0]):
+        grad = F.zeros_like(grad)
+    return [F.cast(grad, dtype=node.input_dtypes[0])]
 
 
 register(OpDef(
@@ -197,4 +201,8 @@ register(OpDef(
     infer_type=lambda dtypes, attrs: [normalize_dtype(attrs.dtype, "cast")],
     params=(Param("dtype", "dtype", doc="target dtype"),),
     compute={"cpu": _cast_compute}, elementwise=True, gradient=_cast_grad, grad_needs=(),
-    doc="Convert ``data`` to ``dtype`` (float to integer truncates toward zero)."))
+    doc="""Convert ``data`` to ``dtype`` (float to integer truncates toward zero).
+
+The gradient is the head gradient cast back, except from a float dtype to an integer or bool
+one: that map is piecewise constant, so no gradient flows through it (MXNet 1.9.1 passed the
+head gradient through, so ``x.astype('int32') * 3`` had gradient 3; torch detaches)."""))

@@ -14,7 +14,7 @@ import numpy as np
 from .._core import reduce as _kr
 from .._core import sorting as _k
 from ..base import FLOAT_DTYPES, op_error
-from .common import (F16, F32, check_num_inputs, compute_dtype, float_grad_type,
+from .common import (F16, F32, check_num_inputs, compute_dtype, float_grad_type, truncates,
                      kernels, write_back)
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import normalize_axis, size_of
@@ -418,9 +418,12 @@ def _cumsum_compute(rctx, ins, outs, attrs):
 def _cumsum_gradient(F, node, ograds):
     """d cumsum: x_j reaches every output i >= j, so dx is the reversed cumulative sum of the
     head gradient: flip(cumsum(flip(g))) (reshaped back for axis=None, cast back to x's
-    dtype when ``dtype`` changed it)."""
+    dtype when ``dtype`` changed it); zero where ``dtype`` makes float data integers (a
+    piecewise-constant map)."""
     a = node.attrs
     x_shape, x_dtype = node.input_shapes[0], node.input_dtypes[0]
+    if truncates(x_dtype, node.output_dtypes[0]):
+        return [F.zeros_like(node.inputs[0])]
     ax = 0 if a.axis is None else a.axis
     g = F.flip(F.cumsum(F.flip(ograds[0], axis=ax), axis=ax), axis=ax)
     if a.axis is None:
