@@ -5,7 +5,20 @@ import math
 from .. import ndarray as nd
 from ..base import MXNetError
 
-__all__ = ["split_data", "split_and_load", "clip_global_norm"]
+__all__ = ["split_data", "split_and_load", "clip_global_norm", "part_bounds"]
+
+
+def part_bounds(size, num_parts):
+    """``(start, stop)`` of ``num_parts`` contiguous parts of ``range(size)``, in order, whose
+    lengths differ by at most one: the first ``size % num_parts`` parts take the extra item
+    (MXNet's rule for both ``split_data`` and ``Dataset.shard``: 9 into 4 is 3, 2, 2, 2)."""
+    step, extra = divmod(size, num_parts)
+    bounds, start = [], 0
+    for i in range(num_parts):
+        stop = start + step + (1 if i < extra else 0)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
 
 
 def split_data(data, num_slice, batch_axis=0, even_split=True):
@@ -21,15 +34,10 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
     if size < num_slice:
         raise MXNetError(f"split_data: {size} samples along axis {batch_axis} are too few "
                          f"for {num_slice} slices")
-    step, extra = divmod(size, num_slice)
-    bounds, start = [], 0
-    for i in range(num_slice):
-        stop = start + step + (1 if i < extra else 0)
-        bounds.append((start, stop))
-        start = stop
     if num_slice == 1:
         return [data]
-    return [nd.slice_axis(data, axis=batch_axis, begin=b, end=e) for b, e in bounds]
+    return [nd.slice_axis(data, axis=batch_axis, begin=b, end=e)
+            for b, e in part_bounds(size, num_slice)]
 
 
 def split_and_load(data, ctx_list, batch_axis=0, even_split=True):

@@ -27,11 +27,22 @@ def test_transform_first_take_shard_filter():
     assert ds.transform(lambda a, b: a + b, lazy=False)[5] == 0
     assert [ds.take(3)[i] for i in range(3)] == [(0, 0), (1, -1), (2, -2)]
     shards = [ds.shard(3, k) for k in range(3)]
-    assert [len(s) for s in shards] == [3, 3, 4]
+    assert [len(s) for s in shards] == [4, 3, 3]
     assert sorted(s[i][0] for s in shards for i in range(len(s))) == list(range(10))
     assert len(ds.filter(lambda s: s[0] % 2 == 0)) == 5
     with pytest.raises(MXNetError, match="shard"):
         ds.shard(3, 3)
+
+
+def test_shard_puts_the_larger_shards_first():
+    # MXNet's sizes: n // k each, plus one for the first n % k shards; contiguous, in order
+    ds = gdata.SimpleDataset(list(range(9)))
+    shards = [list(ds.shard(4, k)) for k in range(4)]
+    assert shards == [[0, 1, 2], [3, 4], [5, 6], [7, 8]]
+    assert [len(ds.shard(12, k)) for k in range(12)] == [1] * 9 + [0] * 3
+    for bad in (-1, 4):
+        with pytest.raises(MXNetError, match=f"index {bad} out of range for 4 shards"):
+            ds.shard(4, bad)
 
 
 @pytest.mark.parametrize("last_batch,sizes", [("keep", [4, 4, 2]), ("discard", [4, 4]),

@@ -7,6 +7,7 @@ through NumPy (``samples_of``), as MXNet's ``ArrayDataset`` does.
 """
 from ... import ndarray as nd
 from ...base import MXNetError
+from ..utils import part_bounds
 
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset"]
 
@@ -57,12 +58,12 @@ class Dataset:
         return _SubDataset(self, range(count))
 
     def shard(self, num_shards, index):
-        """Shard ``index`` of ``num_shards`` contiguous shards (sizes differ by at most 1)."""
+        """Shard ``index`` of ``num_shards`` contiguous shards whose sizes differ by at most
+        one, the larger ones first (MXNet's order: 9 samples in 4 shards are 3, 2, 2, 2)."""
         if not 0 <= index < num_shards:
             raise MXNetError(f"Dataset.shard: index {index} out of range for {num_shards} shards")
-        n = len(self)
-        start = n * index // num_shards
-        return _SubDataset(self, range(start, n * (index + 1) // num_shards))
+        start, stop = part_bounds(len(self), num_shards)[index]
+        return _SubDataset(self, range(start, stop))
 
     def sample(self, sampler):
         """The samples at the indices ``sampler`` yields."""
