@@ -1,6 +1,10 @@
-"""Graph-control operators: identity copy and BlockGrad (stop_gradient)."""
+"""Graph-control operators: identity copy, BlockGrad (stop_gradient) and MakeLoss
+(make_loss): identity forward passes whose gradients are defined, not derived."""
+import numpy as np
+
+from ..base import op_error
 from .common import same_shape, same_type
-from .registry import OpDef, register
+from .registry import OpDef, Param, register
 
 
 def _copy_compute(rctx, ins, outs, attrs):
@@ -30,3 +34,64 @@ register(OpDef(
     elementwise=True, float_rule="same",
     doc="Pass ``data`` through unchanged in the forward pass and block its gradient "
         "(the gradient with respect to ``data`` is zero, to every order)."))
+
+
+def _make_loss_shape(shapes, attrs):
+    """Identity; a 0-d input has no first axis for 'batch' and no shape MXNet accepts."""
+    if len(shapes[0]) == 0:
+        raise op_error("MakeLoss", "data must have at least one dimension, got shape ()")
+    return [shapes[0]]
+
+
+def _make_loss_grad(F, node, ograds):
+    """grad_scale / normaliser for every element of data, whatever the head gradient:
+    the normaliser is 1 ('null'), data.shape[0] ('batch'), or the number of elements of
+    data above valid_thresh, at least 1 ('valid'). Built from registered ops (ones_like of
+    the head gradient, a comparison, a sum), each with a zero or defined gradient, so the
+    gradient differentiates again, to zero."""
+    attrs = node.attrs
+    shape, dtype = node.input_shapes[0], node.input_dtypes[0]
+    ones = F.ones_like(ograds[0])
+    if attrs.normalization != "valid":
+        scale = attrs.grad_scale
+        if attrs.normalization == "batch":
+            scale /= max(shape[0], 1)     # an empty batch has no gradient to scale
+        return [ones * scale if scale != 1.0 else ones]
+    # counted in float32 at least: a float16 (or integer) count is not exact
+    wide = "float64" if np.dtype(dtype) == np.float64 else "float32"
+    valid = F.cast(F._internal._greater_scalar(node.inputs[0], scalar=attrs.valid_thresh),
+                   dtype=wide)
+    count = F._internal._maximum_scalar(F.sum(valid), scalar=1.0)
+    factor = F.cast(F._internal._rdiv_scalar(count, scalar=attrs.grad_scale), dtype=dtype)
+    return [F.broadcast_mul(ones, F.reshape(factor, shape=(1,) * len(shape)))]
+
+
+register(OpDef(
+    "MakeLoss", inputs=("data",), aliases=("make_loss",),
+    params=(Param("grad_scale", "float", 1.0, "scale of the gradient"),
+            Param("valid_thresh", "float", 0.0, "with normalization 'valid', the elements of "
+                  "data above this value are the valid ones"),
+            Param("normalization", "str", "null", "divide the gradient by: nothing (null), "
+                  "data.shape[0] (batch), the number of valid elements (valid)",
+                  choices=("null", "batch", "valid"))),
+    infer_shape=_make_loss_shape, backward_shape="same", infer_type=same_type,
+    compute={"cpu": _copy_compute}, gradient=_make_loss_grad, grad_needs=("inputs",),
+    elementwise=True,
+    doc="""Make ``data`` a loss: the forward pass is the identity, and the gradient with
+respect to ``data`` is ``grad_scale / normaliser`` everywhere, whatever the head gradient
+(``backward()`` on the output needs none). The normaliser is 1 for ``normalization``
+'null', ``data.shape[0]`` for 'batch', and for 'valid' the number of elements of ``data``
+greater than ``valid_thresh`` (at least 1), as MXNet 1.9.1's ``MakeLoss``.
+
+``make_loss`` is the same operator (MXNet's ``make_loss`` is a parameterless copy of
+``MakeLoss``'s defaults: gradient ones). The gradient is built from registered ops that
+do not depend on ``data``'s values except through a comparison, so every higher-order
+derivative is zero.
+
+>>> x = mx.nd.array([[1, -2], [3, 4]]); x.attach_grad()
+>>> with mx.autograd.record():
+...     y = mx.nd.MakeLoss(x, normalization="valid")
+>>> y.backward()
+>>> x.grad.asnumpy().tolist()
+[[0.3333333432674408, 0.3333333432674408], [0.3333333432674408, 0.3333333432674408]]
+"""))

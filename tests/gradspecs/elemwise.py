@@ -66,6 +66,12 @@ SPECS.update({
     "BlockGrad": Spec([S], lambda nd, x: nd.BlockGrad(x) * x + x, order=0,
                       reason="its gradient is zero by definition, which finite differences "
                              "cannot see; tests/test_autograd.py checks it to order 3"),
+    # a loss: its gradient is grad_scale / normaliser, not the derivative of its output
+    "MakeLoss": Spec([S], lambda nd, x: [
+        nd.MakeLoss(x * x, normalization="valid", valid_thresh=0.2, grad_scale=3.0),
+        nd.make_loss(nd.sin(x)) * 2, nd.MakeLoss(x, normalization="batch")], order=0,
+        reason="a loss's gradient is defined (grad_scale / normaliser), not the derivative "
+               "of its forward output; tests/ops/test_make_loss.py checks every order"),
     "dot": Spec([(3, 4), (4, 2)], lambda nd, a, b: nd.dot(a, b)),
     "batch_dot": Spec([(2, 3, 4), (2, 4, 2)], lambda nd, a, b: nd.batch_dot(a, b)),
 })

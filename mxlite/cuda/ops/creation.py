@@ -1,7 +1,8 @@
 """GPU compute functions of the creation ops (``mxlite/ops/creation.py``): ``zeros``,
 ``ones``, ``full``, ``zeros_like``, ``ones_like`` (the fill kernel), ``arange`` (one kernel
-per dtype computing each value from its index) and ``cast``, ``_copy``, ``BlockGrad`` (the
-CPU compute functions, written against the namespace's ``cast_into``/``copyto``)."""
+per dtype computing each value from its index) and ``cast``, ``_copy``, ``BlockGrad``,
+``MakeLoss`` (the CPU compute functions, written against the namespace's
+``cast_into``/``copyto``)."""
 import numpy as np
 
 from ...ops.creation import _I64, _arange_plan, _fill_value
@@ -76,4 +77,4 @@ attach("full", _full_compute)
 attach("zeros_like", _fill_like_compute(0))
 attach("ones_like", _fill_like_compute(1))
 attach("arange", _arange_compute)
-device_generic("cast", "_copy", "BlockGrad")
+device_generic("cast", "_copy", "BlockGrad", "MakeLoss")
