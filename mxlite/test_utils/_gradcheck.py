@@ -1,16 +1,13 @@
-"""Testing helpers for users and for mxlite's own suite (MXNet's ``mx.test_utils``).
+"""mxlite's own gradient checker (not in MXNet's ``mx.test_utils``).
 
 ``check_grads`` is the gradient checker every differentiable operator must pass: finite
 differences in float64 along random directions, recursively to any order.
 """
 import numpy as np
 
-from . import autograd
-from .base import MXNetError
-from .ndarray import NDArray, array
-
-__all__ = ["check_grads", "check_numeric_gradient", "assert_almost_equal", "rand_ndarray",
-           "rand_shape_nd", "GradientCheckError"]
+from .. import autograd
+from ..base import MXNetError
+from ..ndarray import NDArray, array
 
 
 class GradientCheckError(AssertionError):
@@ -105,33 +102,9 @@ def check_grads(f, args, order=2, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0, name=N
     _check_level(f, _as_list(args), order, 1, eps, rtol, atol, rng, name, zero_fraction)
 
 
-def check_numeric_gradient(f, args, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
-    """First-order check of ``f`` (MXNet's helper name): ``check_grads(f, args, order=1)``."""
+def check_function_gradient(f, args, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
+    """First-order check of the function ``f`` at ``args``: ``check_grads(f, args, order=1)``.
+
+    mxlite's function form; ``check_numeric_gradient`` is MXNet's symbolic checker.
+    """
     check_grads(f, args, order=1, eps=eps, rtol=rtol, atol=atol, seed=seed)
-
-
-def assert_almost_equal(a, b, rtol=1e-5, atol=1e-20, names=("a", "b"), equal_nan=False):
-    """Assert two arrays (NDArray or NumPy) are element-wise close; report the worst element."""
-    a = a.asnumpy() if isinstance(a, NDArray) else np.asarray(a)
-    b = b.asnumpy() if isinstance(b, NDArray) else np.asarray(b)
-    if a.shape != b.shape:
-        raise AssertionError(f"shapes differ: {names[0]} {a.shape}, {names[1]} {b.shape}")
-    if np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan):
-        return
-    err = np.abs(a.astype(np.float64) - b.astype(np.float64))
-    idx = np.unravel_index(np.nanargmax(err), err.shape) if err.size else ()
-    raise AssertionError(f"arrays differ (rtol={rtol}, atol={atol}): worst at {idx}: "
-                         f"{names[0]}={a[idx]!r}, {names[1]}={b[idx]!r}")
-
-
-def rand_shape_nd(num_dim, dim=10, allow_zero_size=False, rng=None):
-    """A random shape of ``num_dim`` dimensions, each in [1, dim] (or [0, dim])."""
-    rng = rng or np.random.default_rng()
-    low = 0 if allow_zero_size else 1
-    return tuple(int(d) for d in rng.integers(low, dim + 1, size=num_dim))
-
-
-def rand_ndarray(shape, dtype="float32", low=-1.0, high=1.0, ctx=None, rng=None):
-    """An NDArray of uniform random values in [low, high)."""
-    rng = rng or np.random.default_rng()
-    return array(rng.uniform(low, high, size=shape), ctx=ctx, dtype=dtype)
