@@ -82,7 +82,10 @@ setup(
     packages=find_packages(include=["mxlite", "mxlite.*"]),
     # the kernel sources ship too: tests/test_index_width.py scans what users install
     package_data={"mxlite._core": ["*.pxd", "*.h", "*.pxi", "*.pyx", "*.pyx.in"],
-                  "mxlite.cuda": ["*.h"]},
+                  "mxlite.cuda": ["*.h"],
+                  # the runner of MXNet's own tests puts these folders on the tests' path
+                  "mxlite.tools.mxnet_suite": ["site/alias/mxnet/*.py", "site/harness/*.py",
+                                               "site/harness/nose/*.py"]},
     python_requires=">=3.9",
     install_requires=["numpy>=1.23"],
     extras_require={
