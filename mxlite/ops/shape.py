@@ -517,10 +517,17 @@ def _diag_len(h, w, k):
 
 
 def _diagonal_shape(src, attrs, name="diag"):
-    """Shape of diagonal ``k`` of the (axis1, axis2) planes of an array of shape ``src``."""
+    """Shape of diagonal ``k`` of the (axis1, axis2) planes of an array of shape ``src``.
+    Diagonal ``k`` must start inside or on the edge of an ``h x w`` plane, ``-h <= k <= w``
+    (an empty diagonal then), as MXNet's "Diagonal does not exist" check requires."""
     a1, a2 = _diag_axes(src, attrs, name)
+    h, w, k = src[a1], src[a2], attrs.k
+    if not -h <= k <= w:
+        raise op_error(name, f"k={k} names no diagonal of the {h} x {w} planes (axis1="
+                       f"{attrs.axis1}, axis2={attrs.axis2}) of shape {tuple(src)}: "
+                       f"it must lie in [{-h}, {w}]")
     rest = tuple(d for i, d in enumerate(src) if i not in (a1, a2))
-    return rest + (_diag_len(src[a1], src[a2], attrs.k),)
+    return rest + (_diag_len(h, w, k),)
 
 
 def _diag_shape(shapes, attrs):

@@ -647,6 +647,34 @@ def test_float32_activation_kernels_special_values(kind):
                                       want.view(np.int32)[~np.isnan(want)])
 
 
+def _nearest(value, dtype):
+    """The ``dtype`` number nearest the exact rational ``value`` (ties to even), by
+    comparing the neighbours of a first guess exactly: no double rounding."""
+    from fractions import Fraction
+    guess = np.array(float(value), dtype)
+    cands = [guess, np.nextafter(guess, np.inf, dtype=dtype),
+             np.nextafter(guess, -np.inf, dtype=dtype)]
+    dist = [abs(Fraction(float(c)) - value) for c in cands]
+    best = min(dist)
+    ties = [c for c, d in zip(cands, dist) if d == best]
+    return min(ties, key=lambda c: int(np.array(c).view(f"uint{8 * np.dtype(dtype).itemsize}")) & 1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_selu_positive_branch_is_correctly_rounded(dtype):
+    """selu(x) = lambda x for x > 0, rounded once from the exact product (MXNet 1.9.1
+    multiplied x by lambda rounded to the input dtype first: 0.1 gave 0.10507010668516159 in
+    float32, 1.4 ulp off; the correctly rounded value is 0.105070099234581)."""
+    from fractions import Fraction
+    lam = Fraction("1.0507009873554804934193349852946")
+    x = np.concatenate([[0.1, 1e-3, 3.3], np.linspace(1e-4, 6, 1501)]).astype(dtype)
+    got = nd.LeakyReLU(nd.array(x, dtype=dtype), act_type="selu").asnumpy()
+    want = np.array([_nearest(lam * Fraction(float(v)), dtype) for v in x], dtype)
+    np.testing.assert_array_equal(got, want)
+    if dtype == "float32":
+        assert got[0] == np.float32(0.105070099234581)
+
+
 # ---- in place: out= the data itself ------------------------------------------------------------
 def _stats(shape):
     return lambda: [nd.empty(shape, dtype="float64"), nd.empty(shape, dtype="float64")]

@@ -523,11 +523,15 @@ def test_diag_1d(n, k, dtype, seed):
        dtype=dtypes, seed=seeds, data=st.data())
 def test_diag_nd(shape, k, dtype, seed, data):
     x = rand(shape, dtype, seed)
-    if len(shape) == 2:
+    if len(shape) == 2 and -shape[0] <= k <= shape[1]:
         check(mx.nd.diag(nd(x), k=k), np.diag(x, k))
     a1, a2 = data.draw(st.permutations(range(len(shape))))[:2]
     a1 -= len(shape) if data.draw(st.booleans()) else 0
-    check(mx.nd.diag(nd(x), k=k, axis1=a1, axis2=a2), np.diagonal(x, k, a1, a2))
+    if -shape[a1] <= k <= shape[a2]:
+        check(mx.nd.diag(nd(x), k=k, axis1=a1, axis2=a2), np.diagonal(x, k, a1, a2))
+    else:   # NumPy gives an empty diagonal; MXNet: "Diagonal does not exist"
+        with pytest.raises(MXNetError, match=f"diag: k={k} names no diagonal"):
+            mx.nd.diag(nd(x), k=k, axis1=a1, axis2=a2)
 
 
 def test_diag_errors():
@@ -537,6 +541,21 @@ def test_diag_errors():
         mx.nd.diag(mx.nd.zeros((2, 3)), axis1=1, axis2=-1)
     with pytest.raises(MXNetError, match="diag.*axis2"):
         mx.nd.diag(mx.nd.zeros((2, 3)), axis2=2)
+
+
+def test_diag_k_must_name_a_diagonal():
+    # MXNet 1.9.1's rule: -h <= k <= w for h x w planes (the edges give empty diagonals)
+    x = mx.nd.zeros((3, 4))
+    assert mx.nd.diag(x, k=4).shape == (0,) and mx.nd.diag(x, k=-3).shape == (0,)
+    for k, bounds in ((5, r"\[-3, 4\]"), (-4, r"\[-3, 4\]")):
+        with pytest.raises(MXNetError, match=rf"diag: k={k} .*3 x 4 .*\(3, 4\).*{bounds}"):
+            mx.nd.diag(x, k=k)
+    with pytest.raises(MXNetError, match=r"k=4 .*2 x 3 planes \(axis1=0, axis2=1\) of shape "
+                                         r"\(2, 3, 5\)"):
+        mx.nd.diag(mx.nd.zeros((2, 3, 5)), k=4)
+    with pytest.raises(MXNetError, match="diag: k=9"):
+        mx.sym.diag(mx.sym.var("x"), k=9).infer_shape(x=(3, 4))
+    assert mx.nd.diag(mx.nd.zeros((3,)), k=-7).shape == (10, 10)    # 1-d input: any k
 
 
 # ---- across the family -----------------------------------------------------------------------
@@ -653,6 +672,7 @@ def test_slice_scatter_errors():
        dtype=dtypes, seed=seeds, data=st.data())
 def test_diag_scatter(shape, k, dtype, seed, data):
     a1, a2 = data.draw(st.permutations(range(len(shape))))[:2]
+    k = min(max(k, -shape[a1]), shape[a2])      # a diagonal that exists
     expected = np.zeros(shape, dtype)
     x = rand(np.diagonal(expected, k, a1, a2).shape, dtype, seed)
     # write diagonal element j of each plane: (a1, a2) = (j + max(-k, 0), j + max(k, 0))
