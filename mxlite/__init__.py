@@ -4,22 +4,27 @@
 ``mx.contrib``, ``mx.sym`` and ``mx.cpu()`` as with MXNet 1.x.
 """
 from . import autograd, base, context, contrib, initializer, ndarray, operator, random
+from . import attribute, name, runtime, util
 from . import lr_scheduler, optimizer, symbol
 from . import model
 from . import kvstore
 from . import gluon
-from . import cuda      # GPU compute functions (needs no CuPy to import)
+from . import cuda      # the GPU backend; registers itself with mxlite.device (no CuPy needed)
 from . import executor   # Symbol.bind / simple_bind
 from .base import MXNetError
-from .context import Context, cpu, current_context, gpu, num_gpus
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np,
+                   use_np_array, use_np_shape)
 
 nd = ndarray
 sym = symbol
-name = symbol.naming            # mx.name.NameManager, mx.name.Prefix (MXNet's module)
-AttrScope = symbol.AttrScope
+AttrScope = attribute.AttrScope
 init = initializer
 kv = kvstore
 
 __version__ = "0.1.0"
 __all__ = ["nd", "ndarray", "sym", "symbol", "autograd", "random", "init", "initializer", "contrib",
-           "operator", "optimizer", "kv", "kvstore", "gluon", "lr_scheduler", "model", "name", "AttrScope", "MXNetError", "Context", "cpu", "gpu", "current_context", "num_gpus"]
+           "operator", "optimizer", "kv", "kvstore", "gluon", "lr_scheduler", "model", "name",
+           "attribute", "runtime", "util", "AttrScope", "MXNetError", "Context", "cpu",
+           "cpu_pinned", "gpu", "current_context", "num_gpus", "is_np_array", "is_np_shape",
+           "np_array", "np_shape", "set_np_shape", "use_np", "use_np_array", "use_np_shape"]

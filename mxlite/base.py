@@ -1,14 +1,75 @@
-"""Errors and dtype rules shared by every layer of mxlite."""
+"""Errors and dtype rules shared by every layer of mxlite, and the names of MXNet's
+``mxnet.base`` that Python code uses (``py_str``, ``_as_list``, ``integer_types``,
+``numeric_types``, ``string_types``, ``mx_real_t``, ``data_dir``, ``NotImplementedForSymbol``).
+
+mxlite has no C library: MXNet's ``_LIB``, ``check_call``, handle types and ``ctypes`` aliases
+(``mx_uint``, ``c_str``...) are not here, since nothing in mxlite can take them.
+"""
 import math
+import os
 
 import numpy as np
 
-__all__ = ["MXNetError", "normalize_dtype", "DTYPES", "FLOAT_DTYPES", "INT_DTYPES", "op_error",
-           "register_class", "as_number", "exact_value", "dtype_range"]
+__all__ = ["MXNetError", "NotImplementedForSymbol", "normalize_dtype", "DTYPES", "FLOAT_DTYPES",
+           "INT_DTYPES", "op_error", "register_class", "as_number", "exact_value",
+           "dtype_range", "py_str", "integer_types", "numeric_types", "string_types",
+           "mx_real_t", "data_dir", "data_dir_default"]
 
 
 class MXNetError(ValueError):
     """Raised for every bad argument: the message names the operator, the argument and the shapes."""
+
+
+class NotImplementedForSymbol(MXNetError):
+    """An NDArray-only operation (a truth value, ``asnumpy``, ``backward``...) asked of a
+    Symbol, which is a graph and has no values. ``function`` is the name of what was called,
+    ``alias`` the Python operator behind it (``'bool'``) or None."""
+
+    def __init__(self, function, alias=None, *args):
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.arg_types = [type(a).__name__ for a in args]
+        super().__init__(str(self))
+
+    def __str__(self):
+        what = f"Symbol.{self.function}"
+        if self.alias:
+            what += f" (operator {self.alias!r})"
+        if self.arg_types:
+            what += f" with arguments ({', '.join(self.arg_types)})"
+        return f"{what}: not available for a Symbol (a graph, not a value); only for NDArray"
+
+
+# ---- MXNet's mxnet.base names -----------------------------------------------------------------
+integer_types = (int, np.integer)           # what counts as an integer argument
+numeric_types = (float, int, np.generic)    # what counts as a scalar operand
+string_types = (str,)
+mx_real_t = np.float32                      # MXNet's default real type
+
+
+def py_str(x):
+    """``x`` (UTF-8 ``bytes``, as MXNet's C API returned them) as ``str``; a ``str`` is
+    returned as it is."""
+    return x if isinstance(x, str) else bytes(x).decode("utf-8")
+
+
+def _as_list(obj):
+    """``obj`` itself if it is a list or tuple, else ``[obj]`` (MXNet's helper for arguments
+    that take one item or several)."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
+def data_dir_default():
+    """Where downloads go without ``MXNET_HOME``: ``%APPDATA%/mxnet`` on Windows,
+    ``~/.mxnet`` elsewhere (MXNet's choice)."""
+    if os.name == "nt":
+        return os.path.join(os.environ.get("APPDATA", os.path.expanduser("~")), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir():
+    """The data directory (``MXNET_HOME``, else ``data_dir_default()``), read each call."""
+    return os.environ.get("MXNET_HOME", data_dir_default())
 
 
 def op_error(op_name, message):

@@ -10,9 +10,13 @@ headers as the CPU kernels (``kernel_table.py``, ``mx_math.h``, ``philox.h``).
   ``emulator``: the host emulator; ``compiler``: include paths, options, the NVRTC check
   and the PTX cache.
 
-Importing this package needs neither CuPy nor a GPU.
+Importing this package needs neither CuPy nor a GPU; it registers ``runtime`` as the GPU
+backend of ``mxlite.device`` (the core asks that registry and never imports this package).
 """
+from .. import device as _device
 from . import kernels, layout, namespace, runtime
 from . import ops
+
+_device.register_gpu_backend(runtime)
 
 __all__ = ["kernels", "layout", "namespace", "runtime", "ops"]

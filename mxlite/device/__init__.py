@@ -15,6 +15,10 @@ A compute function is called as ``compute(rctx, ins, outs, attrs)``; ``rctx`` is
 * ``rctx.stream``: the stream its kernels run on (None on CPU);
 * ``rctx.rng``: its random stream (``seed, offset = rctx.rng.next()``; ``mxlite/device/rng.py``);
 * ``rctx.is_train``: this thread's train mode (``autograd.train_mode()``), read when asked.
+
+The GPU backend (``mxlite.cuda``) registers itself here when it is imported
+(``register_gpu_backend``); the core asks this registry about GPUs and never imports the
+backend, so the backend depends on the core and not the other way round.
 """
 from .._core import dispatch as _dispatch
 from .._core.dispatch import RunContext
@@ -22,7 +26,9 @@ from ..base import MXNetError
 from . import cpu
 from .rng import RandomStream, device_key
 
-__all__ = ["RunContext", "register", "unregister", "namespace_for", "run_context", "cpu"]
+__all__ = ["RunContext", "register", "unregister", "namespace_for", "run_context", "cpu",
+           "register_gpu_backend", "gpu_backend", "gpu_count", "gpu_unavailable_reason",
+           "synchronize_gpus"]
 
 _NAMESPACES = {}    # compute device -> namespace
 _KERNELS = {}       # compute device -> the key of the compute functions its operators run
@@ -52,17 +58,68 @@ def _forget(compute_device):
             del _RUN[key]
 
 
+# ---- the GPU backend ------------------------------------------------------------------------
+_GPU_BACKEND = []       # [the backend] once mxlite.cuda registered itself; [] before
+_GPU_METHODS = ("device_count", "unavailable_reason", "install", "synchronize_all",
+                "memory_info", "empty_cache")
+
+
+def register_gpu_backend(backend):
+    """Make ``backend`` the GPU backend (``mxlite.cuda.runtime`` registers itself when
+    ``mxlite.cuda`` is imported). ``backend`` has ``device_count()``,
+    ``unavailable_reason()`` (None when usable), ``install()`` (registers the GPU namespace
+    here on the first GPU array), ``synchronize_all()``, ``memory_info(i)`` and
+    ``empty_cache(i)``."""
+    missing = [m for m in _GPU_METHODS if not callable(getattr(backend, m, None))]
+    if missing:
+        raise MXNetError(f"register_gpu_backend: {backend!r} lacks {missing}")
+    _GPU_BACKEND[:] = [backend]
+
+
+def gpu_backend():
+    """The registered GPU backend, or None when no GPU backend was imported."""
+    return _GPU_BACKEND[0] if _GPU_BACKEND else None
+
+
+def gpu_count():
+    """The number of GPUs ``mx.gpu(i)`` may name (0 without a usable GPU backend)."""
+    backend = gpu_backend()
+    return backend.device_count() if backend is not None else 0
+
+
+def gpu_unavailable_reason():
+    """Why ``mx.gpu()`` cannot run (None when a GPU backend is usable)."""
+    backend = gpu_backend()
+    if backend is None:
+        return "no GPU backend is registered (importing mxlite.cuda registers it)"
+    return backend.unavailable_reason()
+
+
+def synchronize_gpus():
+    """Wait for the kernels of every GPU in use (nothing without a GPU backend)."""
+    backend = gpu_backend()
+    if backend is not None:
+        backend.synchronize_all()
+
+
+def _require_gpu_backend(what):
+    backend = gpu_backend()
+    if backend is None:
+        raise MXNetError(f"{what}: {gpu_unavailable_reason()}")
+    return backend
+
+
 def namespace_for(ctx):
-    """The array namespace of Context ``ctx``'s device (the GPU backend registers itself on
-    the first use of a GPU context, or raises MXNetError saying why there is none)."""
+    """The array namespace of Context ``ctx``'s device (the GPU backend installs its namespace
+    on the first use of a GPU context, or raises MXNetError saying why there is none)."""
     xp = _NAMESPACES.get(ctx.compute_device)
     if ctx.compute_device == "gpu":
-        from ..cuda import runtime
+        backend = _require_gpu_backend(str(ctx))
         if xp is None:
-            runtime.install()
+            backend.install()
             xp = _NAMESPACES["gpu"]
-        if ctx.device_id >= runtime.device_count():
-            raise MXNetError(f"{ctx}: no such GPU ({runtime.device_count()} visible)")
+        if ctx.device_id >= backend.device_count():
+            raise MXNetError(f"{ctx}: no such GPU ({backend.device_count()} visible)")
         return xp.on_device(ctx.device_id)      # GPU i's functions run on device i
     if xp is None:
         raise MXNetError(f"{ctx}: no array backend is installed for {ctx.compute_device!r} "

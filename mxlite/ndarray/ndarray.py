@@ -493,8 +493,8 @@ def empty(shape, ctx=None, dtype=None):
 def waitall():
     """Wait for all pending computation: every GPU in use is synchronized (CPU kernels are
     synchronous)."""
-    from ..cuda import runtime
-    runtime.synchronize_all()
+    from ..device import synchronize_gpus
+    synchronize_gpus()
 
 
 # ---- helpers ------------------------------------------------------------------------------
