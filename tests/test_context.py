@@ -231,3 +231,53 @@ def test_empty_cache_releases_pooled_gpu_memory():
     assert pool.total_bytes() - pool.used_bytes() > 0       # the freed buffer is pooled
     mx.gpu().empty_cache()
     assert pool.total_bytes() == pool.used_bytes()
+
+
+# ---- MXNet's Context extras: device_typeid, devtype2str, default_ctx, cpu_pinned ----------
+def test_device_typeid_and_the_type_tables():
+    for ctx, typeid in [(mx.cpu(), 1), (mx.gpu(3), 2), (mx.context.cpu_pinned(), 3),
+                        (mx.Context("cpu_shared"), 5)]:
+        assert ctx.device_typeid == typeid
+        assert mx.Context.devtype2str[typeid] == ctx.device_type
+        assert mx.Context.devstr2type[ctx.device_type] == typeid
+
+
+def test_cpu_pinned_holds_cpu_memory():
+    ctx = mx.cpu_pinned(1)
+    assert (ctx.device_type, ctx.device_id, ctx.compute_device) == ("cpu_pinned", 1, "cpu")
+    x = mx.nd.ones((2,), ctx=ctx)
+    assert x.context == ctx and x.asnumpy().tolist() == [1.0, 1.0]
+
+
+def _default_ctx():
+    with pytest.warns(DeprecationWarning, match="default_ctx"):
+        return mx.Context.default_ctx
+
+
+def _set_default_ctx(ctx):
+    with pytest.warns(DeprecationWarning, match="default_ctx"):
+        mx.Context.default_ctx = ctx
+
+
+def test_default_ctx_reads_and_sets_this_threads_context():
+    seen = []
+    try:
+        assert _default_ctx() == mx.cpu()
+        _set_default_ctx(mx.gpu(11))
+        assert mx.current_context() == mx.gpu(11) and _default_ctx() == mx.gpu(11)
+        t = threading.Thread(target=lambda: seen.append(mx.current_context()))
+        t.start()
+        t.join()
+        assert seen == [mx.cpu()]                   # other threads keep their own
+        with mx.cpu(5):
+            _set_default_ctx(mx.cpu(7))             # replaces the with block's context
+            assert mx.current_context() == mx.cpu(7)
+        assert mx.current_context() == mx.gpu(11)   # until the block ends
+    finally:
+        _set_default_ctx(mx.cpu())
+    assert mx.current_context() == mx.cpu()
+
+
+def test_default_ctx_takes_only_a_context():
+    with pytest.raises(MXNetError, match="default_ctx: expected a Context"):
+        _set_default_ctx("gpu")

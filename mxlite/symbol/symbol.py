@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from ..base import MXNetError, op_error
+from ..base import MXNetError, NotImplementedForSymbol, op_error
 from ..ops.registry import REGISTRY
 from ..ops.routing import ARITHMETIC, COMPARISONS
 from . import infer as _infer
@@ -335,7 +335,7 @@ class Symbol:
         return self._make("abs", [self], {}, "abs")
 
     def __bool__(self):
-        raise MXNetError("a Symbol has no truth value (it is a graph, not a value)")
+        raise NotImplementedForSymbol(self.__bool__, "bool")
 
     # ---- MXNet's JSON ------------------------------------------------------------------------
     def tojson(self, remove_amp_cast=True):
@@ -465,6 +465,20 @@ def _install_dunders():
 
 
 _install_dunders()
+
+
+def _ndarray_only(name):
+    """A Symbol method for NDArray method ``name`` that raises NotImplementedForSymbol, so
+    code written for both names the Symbol and the method (MXNet's Symbol has them too)."""
+    def method(self, *args, **kwargs):
+        raise NotImplementedForSymbol(method, None)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = "NDArray only: a Symbol has no values (raises NotImplementedForSymbol)."
+    return method
+
+
+for _name in ("wait_to_read", "asnumpy", "asscalar", "as_in_context", "detach", "backward"):
+    setattr(Symbol, _name, _ndarray_only(_name))
 
 
 def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
