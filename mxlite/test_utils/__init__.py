@@ -40,9 +40,12 @@ import numpy.random as rnd
 import numpy.testing as npt
 
 import mxlite as mx
+from ..base import MXNetError
 from ..context import Context, current_context
 from ..ndarray import array
+from ..runtime import Features
 from ..symbol import Symbol
+from ..util import getenv, setenv, use_np
 
 from ._compare import (almost_equal, assert_allclose, assert_almost_equal,
                        assert_almost_equal_ignore_nan, assert_almost_equal_with_err,
@@ -51,10 +54,15 @@ from ._compare import (almost_equal, assert_allclose, assert_almost_equal,
                        get_rtol, get_tolerance, get_tols, locationError, np_reduce, same,
                        same_array, _find_max_violation)
 from ._context import (assert_exception, default_context, default_dtype, discard_stderr,
-                       environment, get_cuda_compute_capability, getenv, has_tvm_ops,
-                       is_aarch64_run, is_cd_run, is_op_runnable, list_gpus, retry,
-                       set_default_context, setenv)
+                       environment, get_cuda_compute_capability, has_tvm_ops, is_aarch64_run,
+                       is_cd_run, is_op_runnable, list_gpus, retry, set_default_context)
+from ._data import (DummyIter, download, download_model, get_bz2_data, get_cifar10,
+                    get_im2rec_path, get_mnist, get_mnist_iterator, get_mnist_pkl,
+                    get_mnist_ubyte, get_zip_data)
+from ._generators import (chi_square_check, gen_buckets_probs_with_ppf, mean_check, var_check,
+                          verify_generator)
 from ._gradcheck import GradientCheckError, check_function_gradient, check_grads
+from ._optim import check_gluon_hybridize_consistency, compare_optimizer
 from ._random_data import (assign_each, assign_each2, create_2d_tensor, create_sparse_array,
                            create_sparse_array_zd, create_vector, get_identity_mat,
                            get_identity_mat_batch, new_matrix_with_real_eigvals_2d,
@@ -64,6 +72,18 @@ from ._random_data import (assign_each, assign_each2, create_2d_tensor, create_s
                            rand_shape_2d, rand_shape_3d, rand_shape_nd, rand_sparse_ndarray,
                            random_arrays, random_sample, random_uniform_arrays,
                            shuffle_csr_column_indices)
+from ._symbolic import (check_consistency, check_numeric_gradient, check_speed,
+                        check_symbolic_backward, check_symbolic_forward, numeric_grad,
+                        same_symbol_structure, simple_forward)
+
+
+class np_symbol(Symbol):  # pylint: disable=invalid-name
+    """MXNet's ``mx.np`` symbol class (``mx.symbol.numpy._Symbol``). mxlite has no ``mx.np``
+    yet (issue 27), so no symbol is an instance of it and making one raises MXNetError."""
+
+    def __new__(cls, *args, **kwargs):
+        raise MXNetError("np_symbol: mx.np symbols are not in mxlite yet; mx.np comes with "
+                         "issue 27")
 
 # Third-party modules MXNet imported when installed; imported here on first use, as they are
 # slow to import and only a few helpers need them (scipy.stats: None when scipy is missing).
@@ -91,5 +111,5 @@ def _installed(module):
         return False
 
 
-__all__ = sorted([n for n in globals() if not n.startswith("_")] +
+__all__ = sorted([n for n in globals() if not n.startswith("_") and n != "MXNetError"] +
                  [n for n, m in _LAZY_MODULES.items() if n == "ss" or _installed(m)])

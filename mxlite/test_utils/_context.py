@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import context as _ctx
 from ..base import MXNetError
+from ..util import setenv
 
 
 def default_context():
@@ -25,11 +26,7 @@ def set_default_context(ctx):
     """
     if not isinstance(ctx, _ctx.Context):
         raise MXNetError(f"set_default_context: ctx must be a Context, got {ctx!r}")
-    stack = _ctx._stack()   # pylint: disable=protected-access
-    if stack:
-        stack[-1] = ctx
-    else:
-        stack.append(ctx)
+    _ctx._set_current(ctx)   # pylint: disable=protected-access
 
 
 def default_dtype():
@@ -40,23 +37,6 @@ def default_dtype():
 def list_gpus():
     """``range(n)`` over the ``n`` visible GPUs."""
     return range(_ctx.num_gpus())
-
-
-def getenv(name):
-    """The value of the environment variable ``name`` as mxlite sees it, None when unset.
-
-    mxlite reads its settings from ``os.environ`` when it needs them (there is no separate C
-    runtime copy of the environment, as MXNet's ``MXGetEnv`` had).
-    """
-    return os.environ.get(name)
-
-
-def setenv(name, value):
-    """Set (or, with ``value`` None, unset) the environment variable ``name``."""
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
 
 
 class environment(contextlib.ContextDecorator):  # pylint: disable=invalid-name
@@ -178,5 +158,8 @@ def get_cuda_compute_capability(ctx):
     """The compute capability of GPU context ``ctx`` as an int (80 for sm_80)."""
     if not isinstance(ctx, _ctx.Context) or ctx.device_type != "gpu":
         raise MXNetError(f"get_cuda_compute_capability: expected a GPU context, got {ctx!r}")
-    from ..cuda import runtime
-    return runtime.compute_capability(ctx.device_id)
+    try:
+        import cupy
+        return int(cupy.cuda.Device(ctx.device_id).compute_capability)
+    except Exception as e:   # no CuPy, no driver, no such device: all say why
+        raise MXNetError(f"get_cuda_compute_capability({ctx}): {e}") from e
