@@ -478,15 +478,15 @@ def test_compute_functions_get_the_run_context(fake):
     op = _RUN_CONTEXT_OP
     x = mx.nd.ones((2,))
     _SEEN.clear()
-    mx.nd.invoke(op, [x], {})
+    mx.nd.ndarray.invoke(op, [x], {})
     with mx.autograd.train_mode():
-        mx.nd.invoke(op, [x], {})
+        mx.nd.ndarray.invoke(op, [x], {})
     with mx.autograd.record():              # train mode by default
-        mx.nd.invoke(op, [x], {})
+        mx.nd.ndarray.invoke(op, [x], {})
     with mx.autograd.record(train_mode=False):
-        mx.nd.invoke(op, [x], {})
+        mx.nd.ndarray.invoke(op, [x], {})
     with fake.run():
-        mx.nd.invoke(op, [mx.nd.ones((2,))], {})
+        mx.nd.ndarray.invoke(op, [mx.nd.ones((2,))], {})
     cpu = (mx.cpu(), None, ("cpu", 0), "cpu")
     assert [(s[0], s[2], s[3], s[4]) for s in _SEEN[:4]] == [cpu] * 4
     assert [s[1] for s in _SEEN] == [False, True, True, False, False]

@@ -2,37 +2,41 @@
 
 The operator functions (and the ``random``, ``contrib``, ``_internal``... namespaces) are
 generated from the registry by ``mxlite.ops.frontend``; nothing here restates an operator.
+The machinery (the registry, the invoke strategy ``ndarray.invoke``) stays out of this
+namespace: ``dir(mx.nd)`` shows MXNet's names and mxlite's documented extras
+(tests/test_namespaces.py).
 """
-import sys
+import sys as _sys
 
 from .. import ops as _ops  # noqa: F401  (registers every operator family)
-from ..ops.frontend import make_function, populate
-from ..ops.registry import REGISTRY, namespace_of
-from .ndarray import BINARY_FUNCTIONS, NDArray, array, empty, invoke, waitall
+from ..ops.frontend import make_function as _make_function, populate as _populate
+from ..ops.registry import REGISTRY as _REGISTRY, namespace_of as _namespace_of
+from .ndarray import BINARY_FUNCTIONS as _BINARY_FUNCTIONS, NDArray, array, empty, waitall
+from .ndarray import invoke as _invoke
 
 __all__ = ["NDArray", "array", "empty", "waitall"]
 
 
 def _install_namespaces():
-    module = sys.modules[__name__]
-    for ns, sub in populate(module, invoke, __name__).items():
-        sys.modules[f"{__name__}.{ns}"] = sub
+    module = _sys.modules[__name__]
+    for ns, sub in _populate(module, _invoke, __name__).items():
+        _sys.modules[f"{__name__}.{ns}"] = sub
 
 
 def _install_fluent_methods():
     """``x.sum(axis=1)`` etc.: each plain op whose first input is data becomes a method."""
-    for name in sorted(REGISTRY):
-        op = REGISTRY[name]
-        ns, public = namespace_of(name)
+    for name in sorted(_REGISTRY):
+        op = _REGISTRY[name]
+        ns, public = _namespace_of(name)
         if ns or not op.inputs or op.variadic or hasattr(NDArray, public):
             continue
-        setattr(NDArray, public, make_function(op, invoke, public))
+        setattr(NDArray, public, _make_function(op, _invoke, public))
 
 
 _install_namespaces()
 _install_fluent_methods()
-globals().update(BINARY_FUNCTIONS)      # nd.add, nd.maximum, ... (scalar or array operands)
-__all__ += sorted(BINARY_FUNCTIONS)
+globals().update(_BINARY_FUNCTIONS)     # nd.add, nd.maximum, ... (scalar or array operands)
+__all__ += sorted(_BINARY_FUNCTIONS)
 
 from .io import load, load_frombuffer, save  # noqa: E402  (MXNet's binary NDArray format)
 __all__ += ["save", "load", "load_frombuffer"]

@@ -32,7 +32,8 @@ from ..ops.frontend import populate as _populate
 from ..ops.routing import BINARY_FUNCTIONS as _BINARY_FUNCTIONS, binary_function as _binfn
 from .grad import grad
 from .naming import AttrScope, NameManager, Prefix
-from .symbol import Group, Symbol, Variable, invoke, load, load_json, var
+from .symbol import Group, Symbol, Variable, load, load_json, var
+from .symbol import invoke as _invoke
 
 __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "load",
            "load_json", "grad"]
@@ -40,7 +41,7 @@ __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrS
 
 def _fill():
     module = _sys.modules[__name__]
-    for ns, sub in _populate(module, invoke, __name__).items():
+    for ns, sub in _populate(module, _invoke, __name__).items():
         _sys.modules[f"{__name__}.{ns}"] = sub
     # each op outside the namespaces is also a Symbol method with the symbol as first input
     for key, fn in list(vars(module).items()):
