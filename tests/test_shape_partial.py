@@ -17,7 +17,7 @@ import mxlite as mx
 from mxlite import MXNetError
 from mxlite.ops.frontend import populate
 from mxlite.ops.registry import REGISTRY, Attrs
-from mxlite.ops.shape_partial import same_shape_backward
+from mxlite.ops.shape_partial import is_complete, same_shape_backward
 from gradspecs import all_specs
 
 SPECS = all_specs()
@@ -57,7 +57,11 @@ def applications(name):
 
 
 def _agrees(got, truth):
-    return all(g is None or g == t for g, t in zip(got, truth)) and len(got) == len(truth)
+    """Every shape of ``got`` unknown, or of ``truth``'s rank with each dimension unknown
+    (None) or right."""
+    def one(g, t):
+        return g is None or (len(g) == len(t) and all(d is None or d == e for d, e in zip(g, t)))
+    return len(got) == len(truth) and all(one(g, t) for g, t in zip(got, truth))
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
@@ -80,7 +84,7 @@ def test_unknown_shapes_are_filled_right_or_left_unknown(name):
                 assert _agrees(got_in, ins) and _agrees(got_out, outs), (partial, given_outs)
                 if op.backward_shape is same_shape_backward and (given_outs or not all(hidden)):
                     assert (got_in, got_out) == (ins, outs)     # 'same': anything known fills all
-                if None not in got_in:
+                if all(map(is_complete, got_in)):
                     assert got_out == outs
 
 
@@ -127,19 +131,21 @@ def test_variadic_partial_inference():
     op = REGISTRY["concat"]
     attrs = op.parse_attrs({"num_args": 2, "dim": 0})
     assert op.infer_shape_partial([(2, 3), (4, 3)], attrs) == ([(2, 3), (4, 3)], [(6, 3)])
-    assert op.infer_shape_partial([(2, 3), None], attrs) == ([(2, 3), None], [None])
+    # the unknown input takes every dimension but dim from the known one
+    assert op.infer_shape_partial([(2, 3), None], attrs) == ([(2, 3), (None, 3)], [(None, 3)])
     with pytest.raises(MXNetError, match=r"concat: expected 2 input shape\(s\).*got 3"):
         op.infer_shape_partial([(2, 3)] * 3, attrs)
 
 
 def test_disagreeing_shapes_are_errors():
     sin = REGISTRY["sin"]
-    with pytest.raises(MXNetError, match=r"sin: output 'output' is given shape \(3, 2\), but "
-                                         r"inputs of shapes \[\(2, 3\)\] give \(2, 3\)"):
+    with pytest.raises(MXNetError, match=r"sin: shape inconsistent: output 'output' is given "
+                                         r"shape \(3, 2\), but inputs of shapes \[\(2, 3\)\] "
+                                         r"give \(2, 3\)"):
         sin.infer_shape_partial([(2, 3)], sin.parse_attrs({}), [(3, 2)])
     add = REGISTRY["elemwise_add"]
-    with pytest.raises(MXNetError, match=r"elemwise_add: output 'output' is given shape "
-                                         r"\(3, 2\), but inputs of shapes \[\(2, 3\), \(2, 3\)\]"):
+    with pytest.raises(MXNetError, match=r"elemwise_add: shape inconsistent: \(2, 3\) vs "
+                                         r"\(3, 2\)"):
         add.infer_shape_partial([(2, 3), None], add.parse_attrs({}), [(3, 2)])
     with pytest.raises(MXNetError, match="elemwise_add: lhs and rhs must have the same shape"):
         add.infer_shape_partial([(2, 3), (3, 2)], add.parse_attrs({}))
@@ -147,3 +153,73 @@ def test_disagreeing_shapes_are_errors():
         sin.infer_shape_partial([(2,), (2,)], sin.parse_attrs({}))
     with pytest.raises(MXNetError, match=r"sin: expected 1 output shape\(s\) \['output'\]"):
         sin.infer_shape_partial([None], sin.parse_attrs({}), [(2,), (2,)])
+
+
+# ---- partial shapes: None dimensions (MXNet's legacy 0 / NumPy-shape -1) ------------------
+def _partial(name, ins, outs=None, **params):
+    op = REGISTRY[name]
+    return op.infer_shape_partial(ins, op.parse_attrs(params), outs)
+
+
+def test_unify_merges_dimensions_and_refuses_conflicts():
+    from mxlite.ops.shape_partial import unify
+    assert unify((None, 10), (12, None)) == (12, 10)
+    assert unify(None, (3, None)) == (3, None)
+    with pytest.raises(MXNetError, match=r"shape inconsistent: \(2, \?\) vs \(3, 4\)"):
+        unify((2, None), (3, 4))
+    with pytest.raises(MXNetError, match="shape inconsistent"):
+        unify((2,), (2, 1))
+
+
+def test_same_rule_unifies_dimensions_of_every_input_and_the_output():
+    ins, outs = _partial("elemwise_add", [(None, 10), (12, None)])
+    assert ins == [(12, 10), (12, 10)] and outs == [(12, 10)]
+    ins, outs = _partial("elemwise_add", [(None, 10), None], [(7, None)])
+    assert ins == [(7, 10), (7, 10)] and outs == [(7, 10)]
+
+
+def test_outputs_keep_the_dimensions_that_do_not_depend_on_unknown_ones():
+    assert _partial("dot", [(None, 3, 4), (4, 5)])[1] == [(None, 3, 5)]
+    assert _partial("batch_dot", [(None, 3, 4), (None, 4, 5)])[1] == [(None, 3, 5)]
+    assert _partial("transpose", [(None, 3, 224, 224)], axes=(0, 3, 2, 1))[1] == \
+        [(None, 224, 224, 3)]
+    assert _partial("Embedding", [(None, 5), (100, 10)], input_dim=100,
+                    output_dim=10)[1] == [(None, 5, 10)]
+    assert _partial("pick", [(None, 3, 3), (None, 3)], axis=1)[1] == [(None, 3)]
+    # a size computed from an unknown one stays unknown: (? + 2 - 3) / 1 + 1
+    assert _partial("Convolution", [(None, 10, None, None), None, None], num_filter=21,
+                    kernel=(3, 3), pad=(1, 1))[1] == [(None, 21, None, None)]
+
+
+def test_an_op_that_cannot_tell_yet_leaves_its_output_unknown():
+    # batch_dot needs lhs.shape[2] == rhs.shape[1]; one of them unknown: no output yet
+    assert _partial("batch_dot", [(None, 3, 4), (None, None, 5)])[1] == [None]
+    # where infers nothing from a partly known condition (MXNet's rule)
+    assert _partial("where", [(None, 2), (None, 2), (None, 2)])[1] == [None]
+
+
+def test_layer_rules_fill_inputs_from_partial_inputs_and_outputs():
+    ins, _ = _partial("FullyConnected", [(None, 10), None, None], [(5, 21)], num_hidden=21)
+    assert ins == [(5, 10), (21, 10), (21,)]
+    ins, _ = _partial("FullyConnected", [(None, 3, 10), None], [(2, 3, 4)], num_hidden=4,
+                      no_bias=True, flatten=False)
+    assert ins == [(2, 3, 10), (4, 10)]
+    # stride 1: in = out - 1 + kernel - 2 pad; stride 2 leaves the size unknown
+    ins, _ = _partial("Convolution", [(None, 10, None, None), None, None],
+                      [(5, 21, 32, 30)], num_filter=21, kernel=(3, 3), pad=(1, 0))
+    assert ins == [(5, 10, 32, 32), (21, 10, 3, 3), (21,)]
+    ins, _ = _partial("Convolution", [(None, 10, None, None), None, None],
+                      [(5, 21, 16, 16)], num_filter=21, kernel=(3, 3), stride=(2, 2))
+    assert ins[0] == (5, 10, None, None)
+
+
+def test_concat_and_split_rules():
+    ins, outs = _partial("concat", [(None, 10), (None, 5)], [(2, None)], num_args=2, dim=1)
+    assert ins == [(2, 10), (2, 5)] and outs == [(2, 15)]
+    ins, _ = _partial("concat", [(2, 10), (2, None)], [(2, 15)], num_args=2, dim=1)
+    assert ins == [(2, 10), (2, 5)]
+    ins, _ = _partial("split", [(None, 10)], [(5,)] + [None] * 9, num_outputs=10, axis=1,
+                      squeeze_axis=True)
+    assert ins == [(5, 10)]
+    ins, _ = _partial("split", [(None, 15, None)], [(3, 5, 2)] + [None] * 2, num_outputs=3)
+    assert ins == [(3, 15, 2)]

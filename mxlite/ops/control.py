@@ -36,6 +36,29 @@ register(OpDef(
         "(the gradient with respect to ``data`` is zero, to every order)."))
 
 
+def _like_rhs_shape(shapes, attrs):
+    """``lhs`` and ``rhs`` must have one shape, which the output takes."""
+    if tuple(shapes[0]) != tuple(shapes[1]):
+        raise op_error("_identity_with_attr_like_rhs", f"lhs has shape {tuple(shapes[0])}, "
+                       f"rhs {tuple(shapes[1])}: they must be equal")
+    return [tuple(shapes[0])]
+
+
+def _like_rhs_grad(F, node, ograds):
+    """lhs passes the head gradient through; rhs only lends its shape (zero gradient)."""
+    return [ograds[0], F.zeros_like(ograds[0])]
+
+
+# MXNet's shape constraint: the value of lhs with the shape of rhs, so that inference
+# carries a shape from rhs to lhs (and back) through a graph.
+register(OpDef(
+    "_identity_with_attr_like_rhs", inputs=("lhs", "rhs"), infer_shape=_like_rhs_shape,
+    backward_shape="same", infer_type=same_type, compute={"cpu": _copy_compute},
+    gradient=_like_rhs_grad, grad_needs=(),
+    doc="``lhs`` unchanged; ``rhs`` (whose value is not read) must have its shape, so shape "
+        "inference fills either from the other."))
+
+
 def _make_loss_shape(shapes, attrs):
     """Identity; a 0-d input has no first axis for 'batch' and no shape MXNet accepts."""
     if len(shapes[0]) == 0:

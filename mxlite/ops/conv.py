@@ -23,6 +23,7 @@ from .._core import conv as _k
 from ..base import op_error
 from .common import in_work_dtype, kernels, write_back
 from .registry import REQUIRED, OpDef, Param, register
+from .shape_partial import combine, partial_rule
 from .shape_utils import size_of
 
 __all__ = ["conv_geometry", "deconv_geometry"]
@@ -245,9 +246,30 @@ def _conv_shape(shapes, attrs):
     return [(data[0], f) + out_sp]
 
 
-def _conv_backward_shape(in_shapes, out_shapes, attrs):
+def _conv_params_shape(in_shapes, out_shapes, attrs):
     return _fill_params(in_shapes, attrs,
                         lambda c: (attrs.num_filter, c // attrs.num_group))
+
+
+@partial_rule
+def _conv_data_shape(in_shapes, out_shapes, attrs):
+    """The data's batch from the output's and, where the stride is 1, its spatial sizes
+    (``out - 1 + dilated kernel - 2 pad``), as MXNet's rule."""
+    filled = [None] * len(in_shapes)
+    out = out_shapes[0]
+    nd = len(attrs.kernel)
+    if out is None or len(out) != nd + 2:
+        return filled
+    kernel, stride, dilate, pad = _spatial_params("Convolution", attrs,
+                                                  ("stride", "dilate", "pad"))
+    spatial = tuple(o - 1 + dilate[i] * (kernel[i] - 1) + 1 - 2 * pad[i]
+                    if o is not None and stride[i] == 1 else None
+                    for i, o in enumerate(out[2:]))
+    filled[0] = (out[0], None) + spatial
+    return filled
+
+
+_conv_backward_shape = combine(_conv_params_shape, _conv_data_shape)
 
 
 def _conv_forward(rctx, x, w, b, target, kernel, stride, dilate, pad, in_sp, out_sp, g):

@@ -17,6 +17,7 @@ from ..base import FLOAT_DTYPES, op_error
 from .common import in_work_dtype, run_in, write_back
 from .linalg import _blocked_matmul
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
+from .shape_partial import combine, partial_rule
 from .shape_utils import size_of
 
 _ADD = _ew.BINARY_IDS["add"]
@@ -73,7 +74,7 @@ def _fc_shape(shapes, attrs):
     return [out]
 
 
-def _fc_backward_shape(in_shapes, out_shapes, attrs):
+def _fc_params_shape(in_shapes, out_shapes, attrs):
     """weight ``(num_hidden, k)`` and bias ``(num_hidden,)`` from data (MXNet's rule)."""
     filled = list(in_shapes)
     data = in_shapes[0]
@@ -82,6 +83,23 @@ def _fc_backward_shape(in_shapes, out_shapes, attrs):
     if not attrs.no_bias and filled[2] is None:
         filled[2] = (attrs.num_hidden,)
     return filled
+
+
+@partial_rule
+def _fc_data_shape(in_shapes, out_shapes, attrs):
+    """The data's leading dimensions from the output's (MXNet's rule): its batch with
+    ``flatten``, every axis but the last without."""
+    filled = [None] * len(in_shapes)
+    data, out = in_shapes[0], out_shapes[0]
+    if out is not None and len(out) >= 1:
+        if attrs.flatten and data is not None and len(data) >= 1:
+            filled[0] = (out[0],) + (None,) * (len(data) - 1)
+        elif not attrs.flatten:
+            filled[0] = tuple(out[:-1]) + (None,)
+    return filled
+
+
+_fc_backward_shape = combine(_fc_params_shape, _fc_data_shape)
 
 
 def _fc_type(dtypes, attrs):

@@ -23,6 +23,7 @@ import numpy as np
 from ..base import op_error
 from .common import same_type
 from .registry import REQUIRED, OpDef, Param, register
+from .shape_partial import known_rank, partial_rule, unify
 from .shape_utils import (same_input_shapes, check_shape, infer_reshape, infer_target_shape, normalize_axes,
                           normalize_axis, size_of)
 
@@ -278,6 +279,45 @@ def _concat_shape(shapes, attrs):
                            f"shape {first}: all shapes must agree except on dim={attrs.dim}")
         total += s[axis]
     return [check_shape("concat", first[:axis] + (total,) + first[axis + 1:], "output shape")]
+
+
+@partial_rule
+def _concat_backward_shape(in_shapes, out_shapes, attrs):
+    """Every input's dimensions but ``dim`` from the output and the other inputs; the one
+    input whose ``dim`` size is unknown gets what the output's size leaves (MXNet's rule)."""
+    rank = known_rank(*in_shapes, *out_shapes)
+    if rank is None or not -rank <= attrs.dim < rank:
+        return [None] * len(in_shapes)
+    axis = attrs.dim % rank
+    common = None
+    for s in list(in_shapes) + list(out_shapes):
+        if s is not None and len(s) == rank:
+            common = unify(common, s[:axis] + (None,) + s[axis + 1:], "concat")
+    sizes = [None if s is None else s[axis] for s in in_shapes]
+    total = None if out_shapes[0] is None else out_shapes[0][axis]
+    unknown = [i for i, d in enumerate(sizes) if d is None]
+    if total is not None and len(unknown) == 1:
+        sizes[unknown[0]] = total - sum(d for d in sizes if d is not None)
+    return [common[:axis] + (d,) + common[axis + 1:] for d in sizes]
+
+
+@partial_rule
+def _split_backward_shape(in_shapes, out_shapes, attrs):
+    """The input from any output's shape: the split axis ``num_outputs`` times as long (or
+    ``num_outputs`` long where ``squeeze_axis`` removed it)."""
+    part = None
+    for s in out_shapes:
+        part = unify(part, s, "split")
+    if part is None:
+        return [None]
+    rank = len(part) + (1 if attrs.squeeze_axis else 0)
+    if not -rank <= attrs.axis < rank:
+        return [None]
+    axis = attrs.axis % rank
+    if attrs.squeeze_axis:
+        return [part[:axis] + (attrs.num_outputs,) + part[axis:]]
+    size = None if part[axis] is None else part[axis] * attrs.num_outputs
+    return [part[:axis] + (size,) + part[axis + 1:]]
 
 
 def _concat_compute(rctx, ins, outs, attrs):
@@ -850,7 +890,7 @@ _NUM_ARGS = Param("num_args", "int", None, "number of inputs (default: the numbe
 
 _op("concat", _concat_shape, _concat_compute, gradient=_concat_grad,
     aliases=("Concat",), variadic=True, key_var_num_args="num_args",
-    infer_type=_same_dtype("concat"),
+    infer_type=_same_dtype("concat"), backward_shape=_concat_backward_shape,
     params=(_NUM_ARGS, Param("dim", "int", 1, "the axis along which to join the inputs")),
     doc="Join arrays along axis ``dim``; all other axes (and the dtypes) must match.")
 
@@ -860,7 +900,7 @@ _op("stack", _stack_shape, _stack_compute, gradient=_stack_grad,
     doc="Join arrays of identical shape along a new axis at position ``axis``.")
 
 _op("split", _split_shape, _split_compute, gradient=_split_grad,
-    aliases=("SliceChannel",), infer_type=_split_type,
+    aliases=("SliceChannel",), infer_type=_split_type, backward_shape=_split_backward_shape,
     num_outputs=lambda attrs: attrs["num_outputs"], params=(
         Param("num_outputs", "int", REQUIRED, "number of equal parts"),
         Param("axis", "int", 1, "the axis to split along"),

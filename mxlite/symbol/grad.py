@@ -23,7 +23,7 @@ from ..base import MXNetError
 from ..context import Context, current_context
 from ..ops.registry import NON_DIFFERENTIABLE
 from .graph import input_names
-from .infer import _seed_dtype, _seed_shape, shape_table, type_table
+from .infer import _seed_dtype, complete_seed_shape, shape_table, type_table
 
 __all__ = ["grad", "evaluate"]
 
@@ -69,7 +69,7 @@ def _wrt(wrt):
 
 def _check_known(table, node, i, what):
     v = table.get(node, i)
-    if v is None:
+    if v is None or (what == "shape" and None in v):
         raise MXNetError(f"grad: the {what} of {node.name!r} (output {i}) cannot be inferred; "
                          "give the variables' shapes (mx.sym.var(name, shape=...) or "
                          "shapes={name: shape})")
@@ -175,7 +175,7 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
         for name in names:
             if name in absent:
                 var = absent[name]
-                shape = (shapes or {}).get(name, _seed_shape(var))
+                shape = (shapes or {}).get(name, complete_seed_shape(var))
                 if shape is None:
                     raise MXNetError(f"grad: the shape of {name!r} (not used by the heads) "
                                      "is unknown; give it with shapes= or var(shape=...)")

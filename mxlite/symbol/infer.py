@@ -15,20 +15,64 @@ dtype from its data), and ``__dtype__`` attributes seed it.
 import numpy as np
 
 from ..base import MXNetError
+from ..ops.shape_partial import is_complete, unify
 from .graph import aux_variables, input_names, topo_order
 
 __all__ = ["infer_shape", "infer_type", "shape_table", "type_table"]
 
 
+def _np_shape():
+    """True inside MXNet's NumPy-shape semantics (``mx.np_shape()``): -1 marks an unknown
+    dimension and None an unknown shape; else (legacy) 0 and ``()`` do."""
+    try:
+        from ..util import is_np_shape
+    except ImportError:         # no NumPy-shape switch: legacy semantics only
+        return False
+    return bool(is_np_shape())
+
+
+def to_partial(shape, np_shape=None):
+    """The partial shape (None for unknown; see ``mxlite.ops.shape_partial``) of an API
+    shape: legacy ``0`` dims and ``()`` are unknown; with NumPy shapes ``-1`` and None."""
+    if np_shape is None:
+        np_shape = _np_shape()
+    if shape is None:
+        return None
+    dims = tuple(int(d) for d in shape)
+    if np_shape:
+        return tuple(None if d == -1 else d for d in dims)
+    if not dims:
+        return None
+    return tuple(None if d == 0 else d for d in dims)
+
+
+def from_partial(shape, np_shape=None):
+    """The API form of a partial shape (the inverse of ``to_partial``)."""
+    if np_shape is None:
+        np_shape = _np_shape()
+    if shape is None:
+        return None if np_shape else ()
+    unknown = -1 if np_shape else 0
+    return tuple(unknown if d is None else d for d in shape)
+
+
 def _seed_shape(node):
+    """The partial shape a variable's ``__shape__`` gives (0 or -1: an unknown dimension)."""
     s = node.user_attrs.get("__shape__")
     if s is None:
         return None
     from ..ops.params import Param
     shape = Param("__shape__", "shape", None).parse(node.name, s)
-    if shape is None or any(d == 0 for d in shape):
+    if shape is None:
         return None
-    return tuple(int(d) for d in shape)
+    np_shape = _np_shape()
+    return tuple(None if d == -1 or (d == 0 and not np_shape) else int(d) for d in shape)
+
+
+def complete_seed_shape(node):
+    """A variable's ``__shape__`` when it is complete, else None."""
+    s = _seed_shape(node)
+    return s if s is not None and None not in s else None
 
 
 def _seed_dtype(node):
@@ -62,8 +106,8 @@ def _given(sym, args, kwargs, what, convert):
 
 def _shape_of(name, v):
     try:
-        return tuple(int(d) for d in v)
-    except TypeError:
+        return to_partial(v)
+    except (TypeError, ValueError):
         raise MXNetError(f"infer_shape: the shape of {name!r} must be a tuple of ints, got "
                          f"{v!r}") from None
 
@@ -77,10 +121,12 @@ def _dtype_of(name, v):
 
 
 class _Table:
-    """Known values per entry ``(id(node), index)``; ``set`` checks consistency."""
+    """Known values per entry ``(id(node), index)``; ``set`` checks consistency (shapes are
+    partial and unified dimension by dimension)."""
 
     def __init__(self, what):
         self.values, self.what, self.changed = {}, what, False
+        self.merge = None
 
     def get(self, node, i):
         return self.values.get((id(node), i))
@@ -93,13 +139,27 @@ class _Table:
         if old is None:
             self.values[key] = value
             self.changed = True
-        elif old != value:
+        elif old == value:
+            return
+        elif self.merge is not None:
+            try:
+                merged = self.merge(old, value)
+            except MXNetError:
+                raise MXNetError(f"infer_{self.what}: shape inconsistent for {where}: "
+                                 f"{_fmt(old)} vs {_fmt(value)}") from None
+            if merged != old:
+                self.values[key] = merged
+                self.changed = True
+        else:
             raise MXNetError(f"infer_{self.what}: inconsistent {self.what} for {where}: "
                              f"{_fmt(old)} vs {_fmt(value)}")
 
 
 def _fmt(v):
-    return str(v) if isinstance(v, tuple) else np.dtype(v).name
+    if isinstance(v, tuple):
+        return "(" + ", ".join("?" if d is None else str(d) for d in v) + \
+            ("," if len(v) == 1 else "") + ")"
+    return np.dtype(v).name
 
 
 def _where(node, kind, name):
@@ -122,7 +182,7 @@ def _sweep(nodes, table, step):
     raise MXNetError("inference did not converge")   # (cannot happen: values only get set)
 
 
-def _result(sym, nodes, table, partial, unknown):
+def _result(sym, nodes, table, partial, unknown, complete=lambda v: v is not None):
     aux = aux_variables(nodes)
     variables = {}
     for n in nodes:
@@ -132,7 +192,7 @@ def _result(sym, nodes, table, partial, unknown):
     outs = [table.get(n, i) for n, i in sym._outputs]
     auxs = [table.get(n, 0) for n in nodes if n.op is None and id(n) in aux]
     if not partial:
-        if any(v is None for v in args + outs + auxs):
+        if not all(map(complete, args + outs + auxs)):
             return None, None, None
         return args, outs, auxs
     fill = (lambda v: unknown if v is None else v)
@@ -142,28 +202,41 @@ def _result(sym, nodes, table, partial, unknown):
 def infer_shape(sym, args, kwargs, partial=False):
     """``(arg_shapes, out_shapes, aux_shapes)`` of ``sym`` in ``list_arguments``,
     ``list_outputs``, ``list_auxiliary_states`` order; (None, None, None) when some shape
-    stays unknown, or with ``partial`` ``()`` for each unknown shape (MXNet's forms)."""
+    stays incomplete, or with ``partial`` each shape as far as it is known (MXNet's legacy
+    forms: 0 for an unknown dimension, ``()`` for an unknown shape; with ``mx.np_shape()``
+    -1 and None)."""
+    np_shape = _np_shape()
     given = _given(sym, args, kwargs, "infer_shape", _shape_of)
     nodes, table = shape_table(sym._outputs, given)
-    return _result(sym, nodes, table, partial, ())
+    res = _result(sym, nodes, table, partial, None, is_complete)
+    if res[0] is None:
+        return res
+    return tuple([from_partial(s, np_shape) for s in part] for part in res)
 
 
 def shape_table(entries, given):
-    """``(nodes, table)``: the graph of ``entries`` in order and the shape of every entry
-    (``table.get(node, i)``, None where unknown), from ``given`` ``{variable: shape}``."""
+    """``(nodes, table)``: the graph of ``entries`` in order and the partial shape of every
+    entry (``table.get(node, i)``: None where unknown, None dimensions where partly known),
+    from ``given`` ``{variable: partial shape}``."""
     nodes = topo_order(entries)
     table = _Table("shape")
+    table.merge = unify
     for n in nodes:
         if n.op is None:
             table.set(n, 0, given.get(n.name, _seed_shape(n)), _where(n, "variable", n.name))
 
+    checked = set()     # nodes whose complete shapes were checked (complete shapes stay)
+
     def step(node):
+        if id(node) in checked:
+            return
         names = input_names(node)
         ins = [table.get(c, i) for c, i in node.inputs]
         n_out = node.op.output_count(node.attrs)
         outs = [table.get(node, i) for i in range(n_out)]
-        if None not in ins and None not in outs:
-            return
+        if all(map(is_complete, ins)) and all(map(is_complete, outs)):
+            # every constraint is checked, also where both sides were filled from elsewhere
+            checked.add(id(node))
         try:
             new_ins, new_outs = node.op.infer_shape_partial(ins, node.attrs, outs)
         except MXNetError as e:

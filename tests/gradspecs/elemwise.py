@@ -63,6 +63,9 @@ SPECS.update({
     "_polygamma": Spec([S], lambda nd, x: nd._internal._polygamma(x, n=1), [POS]),
     "cast": Spec([S], lambda nd, x: nd.cast(x, dtype="float64") * x),
     "_copy": Spec([S], lambda nd, x: nd._internal._copy(x) * x),
+    # rhs lends its shape only: its gradient is zero, as the output does not read it
+    "_identity_with_attr_like_rhs": Spec(
+        [S, S], lambda nd, x, y: nd._internal._identity_with_attr_like_rhs(x, y) * x),
     "BlockGrad": Spec([S], lambda nd, x: nd.BlockGrad(x) * x + x, order=0,
                       reason="its gradient is zero by definition, which finite differences "
                              "cannot see; tests/test_autograd.py checks it to order 3"),
