@@ -379,7 +379,9 @@ class Constant(Initializer):
 
     def __init__(self, value):
         self.value = _constant_value(value)
-        super().__init__(value=self.value)
+        # the keywords hold what dumps() writes (nested lists for arrays), as MXNet's do after
+        # its dumps(), so json.dumps([name, init._kwargs]) is init.dumps()
+        super().__init__(value=_jsonable(self.value))
 
     def _init_weight(self, name, arr):
         value = self.value

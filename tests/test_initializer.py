@@ -328,6 +328,18 @@ def test_dumps_format():
     assert json.loads(mx.init.Uniform(np.float32(0.5)).dumps()) == ["uniform", {"scale": 0.5}]
 
 
+@pytest.mark.parametrize("value", [mx.nd.ones((2, 3)), np.arange(6.0).reshape(3, 2),
+                                   [[1, 2]], 4])
+def test_constant_keywords_are_what_dumps_writes(value):
+    # MXNet's contract: dumps() is json.dumps([name, init._kwargs]), arrays as nested lists
+    init = mx.init.Constant(value)
+    assert init.dumps() == json.dumps(["constant", init._kwargs])
+    want = value.asnumpy().tolist() if isinstance(value, mx.nd.NDArray) else \
+        np.asarray(value).tolist()
+    assert init._kwargs == {"value": want}
+    assert mx.init.Constant(1).dumps() == '["constant", {"value": 1}]'
+
+
 def _all_initializers():
     rng = np.random.default_rng(0)
     big = np.array([2 ** 62 + 1, -3], np.int64)
