@@ -95,11 +95,15 @@ def make_function(op, invoke, public_name=None, registered_name=None):
     named = getattr(invoke, "named", False)
     hint = (registered_name or op.name).lower()
     takes_attr = named and "attr" not in param_names
+    # a symbolic strategy takes attribute keywords (lr_mult=, __layout__=) out of the call
+    attribute_keywords = getattr(invoke, "attribute_keywords", None)
 
     def function(*args, out=None, name=None, **kwargs):
         call = invoke
         if named:
             attr = kwargs.pop("attr", None) if takes_attr else None
+            if attribute_keywords is not None:
+                attr = attribute_keywords(op, kwargs, attr)
             call = functools.partial(invoke, name=name, attr=attr, hint=hint)
         if variadic:
             inputs = list(args)

@@ -79,6 +79,30 @@ def invoke(op, inputs, kwargs, out, name=None, attr=None, hint=None):
 invoke.named = True
 
 
+def _attribute_keywords(op, kwargs, attr):
+    """Move the attribute keywords of a symbolic call from ``kwargs`` into ``attr`` (returned;
+    ``attr=`` wins over a keyword of the same name), MXNet's rule: ``lr_mult=``,
+    ``ctx_group=``, ... (the hidden keys) and ``__name__=`` keywords are attributes of the
+    node. A keyword that only ends with a hidden key (``weight_lr_mult=``) is refused, as
+    in MXNet: set it on the variable."""
+    moved = {}
+    for key in list(kwargs):
+        if key in _HIDDEN_KEYS or (len(key) > 4 and key.startswith("__") and key.endswith("__")):
+            moved[key] = kwargs.pop(key)
+            continue
+        hidden = next((h for h in _HIDDEN_KEYS if key.endswith("_" + h)), None)
+        if hidden is not None and all(p.name != key for p in op.params):
+            raise op_error(op.name, f"{key}={kwargs[key]!r}: setting a variable's {hidden} "
+                           f"through the operator is not supported; use w = Variable(..., "
+                           f"{hidden}=...) and pass {key[:-len(hidden) - 1]}=w")
+    if not moved:
+        return attr
+    return dict(moved, **attr) if isinstance(attr, dict) else (moved if attr is None else attr)
+
+
+invoke.attribute_keywords = _attribute_keywords     # the front end calls it before binding
+
+
 def _hidden_keys(attrs):
     """MXNet stores ``ctx_group``, ``lr_mult``, ... as ``__ctx_group__``, ... (and lists
     both forms)."""
