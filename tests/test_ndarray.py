@@ -426,8 +426,20 @@ def test_integer_index_of_a_1d_array_is_a_shape_1_view():
     assert [r.shape for r in x] == [(1,)] * 4        # iteration yields (1,) views too
 
 
+@pytest.mark.parametrize("key", [(1, slice(0, 2)), (slice(1, 3), slice(None)), (None, 1),
+                                 (1, None, slice(0, 3)), (Ellipsis, slice(0, 3))])
+def test_contiguous_basic_indexing_is_a_view(key):
+    # MXNet 1.9.1: a basic key selecting one contiguous block is a view that writes through
+    x = mx.nd.array(np.arange(12.0).reshape(4, 3))
+    want = np.arange(12.0).reshape(4, 3)
+    want[key] = 100
+    y = x[key]
+    y[:] = 100
+    _eq(x, want)
+
+
 @pytest.mark.parametrize("key", [(slice(None), 1), slice(None, None, 2), slice(None, None, -1),
-                                 (1, slice(0, 2)), [0, 1], (Ellipsis, 0)])
+                                 (slice(0, 2), slice(0, 2)), [0, 1], (Ellipsis, 0)])
 def test_other_indexing_copies(key):
     x = mx.nd.array(np.arange(12.0).reshape(4, 3))
     y = x[key]
@@ -762,3 +774,63 @@ def test_setitem_checks_ndarray_values_and_truncates_fractions():
     _eq(mx.nd.array([255.9, -0.5], dtype="uint8"), [255, 0], "uint8")
     with pytest.raises(MXNetError, match="overflows float16"):
         mx.nd.array([1e5], dtype="float16")
+
+
+def test_basic_indexing_slice_is_contiguous_agrees_with_numpy():
+    shape = (3, 4, 5)
+    cases = [slice(None), slice(2), slice(1, 3), slice(None, None, 2), slice(0, 1),
+             slice(None, None, -1), slice(3, None, -2), slice(4, 4)]
+    source = np.arange(60).reshape(shape)
+    helper = mx.nd.NDArray._basic_indexing_slice_is_contiguous
+    for a in cases:
+        for b in cases:
+            for c in cases:
+                key = (a, b, c)
+                assert helper(key, shape) == source[key].flags.c_contiguous, key
+    with pytest.raises(MXNetError, match=r"2 slices for shape \(3, 4, 5\)"):
+        helper((slice(None),) * 2, shape)
+
+
+def test_truth_value():
+    # MXNet 1.x: an empty array is False; one element is its value; more are ambiguous
+    assert not bool(mx.nd.array([]))
+    assert not mx.nd.zeros((1,)) and mx.nd.ones((1, 1))
+    with pytest.raises(MXNetError, match="2 elements is ambiguous"):
+        bool(mx.nd.ones((2,)))
+
+
+@pytest.mark.parametrize("method,args,shape", [("flatten", (), (2, 12)),
+                                                ("expand_dims", (1,), (2, 1, 3, 4)),
+                                                ("squeeze", (), (2, 3, 4))])
+def test_shape_methods_inplace_give_views(method, args, shape):
+    x = mx.nd.array(np.arange(24.0).reshape(2, 3, 4))
+    copy = getattr(x, method)(*args)
+    view = getattr(x, method)(*args, inplace=True)
+    assert copy.shape == view.shape == shape
+    view[:] = -1
+    _eq(x, np.full((2, 3, 4), -1.0))
+    _eq(copy, np.arange(24.0).reshape(shape))
+
+
+def test_squeeze_inplace_checks_the_axis():
+    with pytest.raises(MXNetError, match="squeeze"):
+        mx.nd.zeros((2, 3)).squeeze(axis=0, inplace=True)
+
+
+def test_setitem_value_with_extra_leading_ones():
+    # as NumPy: a (1, 1, 1, 4) value fills a (3, 4) region; its gradient comes back shaped
+    x = mx.nd.zeros((2, 3, 4))
+    v = mx.nd.array(np.arange(4.0).reshape(1, 1, 1, 4))
+    want = np.zeros((2, 3, 4))
+    want[0] = np.arange(4.0).reshape(1, 1, 1, 4)
+    x[0] = v
+    _eq(x, want)
+    v.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.zeros((2, 3, 4))
+        y[1] = v
+        loss = (y * 2).sum()
+    loss.backward()
+    _eq(v.grad, np.full((1, 1, 1, 4), 6.0, np.float32))
+    with pytest.raises(MXNetError, match="__setitem__"):
+        x[0] = mx.nd.ones((2, 1, 4))

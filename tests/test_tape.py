@@ -310,6 +310,10 @@ METHODS = {
     "as_in_context": lambda x: x.as_in_context(mx.cpu()) * x,
     "reshape": lambda x: x.reshape((4, 3)) * x.reshape(4, -1),
     "T": lambda x: x.T * x.T,
+    "flatten": lambda x: x.flatten() * x.flatten(inplace=True),
+    "expand_dims": lambda x: x.expand_dims(1) * x.expand_dims(1, inplace=True),
+    "squeeze": lambda x: (x.reshape(3, 1, 4).squeeze()
+                          * x.reshape(3, 1, 4).squeeze(1, inplace=True)),
     "__getitem__": lambda x: x[1:, ::2] * x[1:, ::2],
     "__setitem__": lambda x: WRITE_FORMS["setitem slice broadcast"](x * 1, x[0]) * x,
     "__iter__": lambda x: mx.nd.stack(*[r * r for r in x]),

@@ -11,8 +11,8 @@ from .._core import dispatch as _dispatch
 from ..base import MXNetError, normalize_dtype, op_error
 from ..context import Context, current_context
 from ..device import namespace_for
-from ..ops.indexing import (canonical_key, has_repeats, is_first_axis_view, region_shape,
-                            write_region)
+from ..ops.indexing import (canonical_key, has_repeats, is_basic, is_first_axis_view,
+                            region_shape, write_region)
 from ..ops.registry import REGISTRY, Attrs
 from ..ops.routing import ARITHMETIC as _ARITHMETIC, BINARY_FUNCTIONS as _BINARY_FUNCTIONS
 from ..ops.routing import binary_function
@@ -104,6 +104,10 @@ class NDArray(_dispatch.NDArrayBase):
             yield self[i]
 
     def __bool__(self):
+        """An empty array is False (MXNet 1.x), one element its value's truth; more elements
+        are ambiguous (an MXNetError)."""
+        if self.size == 0:
+            return False
         if self.size != 1:
             raise MXNetError(f"the truth value of an NDArray with {self.size} elements is ambiguous")
         return bool(self.asscalar())
@@ -199,6 +203,28 @@ class NDArray(_dispatch.NDArrayBase):
         new = infer_reshape("reshape", self.shape, tuple(shape), reverse)
         return self._alias(self._data.reshape(new), _RESHAPE, _RESHAPE.parse_attrs({"shape": new}))
 
+    def _shape_op(self, name, inplace, **params):
+        """Shape operator ``name`` on this array: its result (a copy), or with ``inplace`` a
+        view of the same buffer with the op's output shape (MXNet's ``inplace=True``)."""
+        op = REGISTRY[name]
+        if not inplace:
+            return _call(op, self, **params)
+        (new,) = op.infer_shape([self.shape], op.parse_attrs(params))
+        return self._alias(self._data.reshape(new), _RESHAPE, _RESHAPE.parse_attrs({"shape": new}))
+
+    def flatten(self, inplace=False):
+        """Shape ``(d0, d1 * ... * dk)``: a copy, or a view sharing the data with ``inplace``."""
+        return self._shape_op("flatten", inplace)
+
+    def expand_dims(self, axis, inplace=False):
+        """A new axis of length 1 at ``axis``: a copy, or a view with ``inplace``."""
+        return self._shape_op("expand_dims", inplace, axis=axis)
+
+    def squeeze(self, axis=None, inplace=False):
+        """Without the length-1 axes ``axis`` (all of them by default): a copy, or a view
+        with ``inplace``."""
+        return self._shape_op("squeeze", inplace, axis=axis)
+
     # ---- autograd ------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
         """Allocate ``.grad`` (zeros) and mark this array as a variable for autograd."""
@@ -213,6 +239,16 @@ class NDArray(_dispatch.NDArrayBase):
                              f"{self._ctx}; copy it with out_grad.as_in_context({self._ctx})")
         _tape.backward([self], None if out_grad is None else [out_grad], retain_graph,
                        train_mode)
+
+    @property
+    def _fresh_grad(self):
+        """Whether ``.grad`` was written since this array was marked (``attach_grad``) or
+        since ``_fresh_grad = False`` (MXNet's flag, which gluon's Trainer reads)."""
+        return _tape.fresh_grad(self)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value):
+        _tape.set_fresh_grad(self, value)
 
     def detach(self):
         """The same buffer, cut from the autograd graph (writes to either show in both)."""
@@ -252,19 +288,41 @@ class NDArray(_dispatch.NDArrayBase):
 
     # ---- indexing -----------------------------------------------------------------------
     def __getitem__(self, key):
-        """``x[key]``: NumPy indexing with MXNet 1.x results. A key on the first axis only (an
-        int or a step-1 slice) gives a view that writes through; others give a copy. Every
-        integer key on all axes gives shape ``(1,)`` (``x[i]`` on a 1-d array is ``x[i:i+1]``).
+        """``x[key]``: NumPy indexing with MXNet 1.x results. A basic key (integers, slices,
+        None, Ellipsis) that selects one contiguous block (``x[1:3]``, ``x[2]``, ``x[0, 1:]``)
+        gives a view that writes through, as MXNet's; others give a copy. Every integer key
+        on all axes gives shape ``(1,)`` (``x[i]`` on a 1-d array is ``x[i:i+1]``).
         Recorded under ``autograd.record()`` (the ``_getitem`` operator)."""
         key = canonical_key(_index_key(key), self.shape)
         attrs = Attrs(key=key)
-        if is_first_axis_view(key):
+        if is_first_axis_view(key) or is_basic(key):
             try:
                 data = self._data[key]
             except IndexError as e:
                 raise IndexError(f"__getitem__: index {key!r} for shape {self.shape}: {e}") from None
-            return self._alias(data, _GETITEM, attrs)
+            if data.flags.c_contiguous:
+                return self._alias(data, _GETITEM, attrs)
         return invoke(_GETITEM, [self], attrs)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether the slices ``slc_key`` (one per axis of a C-contiguous ``shape``) select
+        a C-contiguous block (MXNet's helper; NumPy's ``flags.c_contiguous`` of the result):
+        every axis that keeps more than one element must have the stride a C-ordered
+        result of the selected shape would have."""
+        if len(slc_key) != len(shape):
+            raise MXNetError(f"_basic_indexing_slice_is_contiguous: {len(slc_key)} slices for "
+                             f"shape {tuple(shape)}")
+        spans = [s.indices(n) for s, n in zip(slc_key, shape)]
+        lengths = [len(range(*span)) for span in spans]
+        if 0 in lengths:
+            return True
+        want, source = 1, 1         # strides in elements: of a C-ordered result, of the source
+        for n, m, (_, _, step) in zip(reversed(shape), reversed(lengths), reversed(spans)):
+            if m > 1 and step * source != want:
+                return False
+            want, source = want * m, source * n
+        return True
 
     def __setitem__(self, key, value):
         """``x[key] = value`` in place (``value`` broadcast and cast to ``x``'s dtype; an
@@ -272,7 +330,7 @@ class NDArray(_dispatch.NDArrayBase):
         the write is recorded (``_setitem``), and arrays ``x`` is a view of see it too."""
         key = canonical_key(_index_key(key), self.shape, "__setitem__")
         region = region_shape(key, self.shape, "__setitem__")
-        value = _value_nd(value, self._data.dtype, self._ctx)
+        value = _drop_leading_ones(_value_nd(value, self._data.dtype, self._ctx), len(region))
         if value._ctx != self._ctx:      # as MXNet: the value is copied over (recorded)
             value = value.as_in_context(self._ctx)
         if tape_state.recording:
@@ -523,6 +581,15 @@ def _value_nd(value, dtype, ctx):
         return _call(_CAST, value, dtype=dtype)
     return NDArray._wrap(namespace_for(ctx).from_host(_checked_values(value, dtype,
                                                                       "__setitem__")), ctx)
+
+
+def _drop_leading_ones(value, ndim):
+    """``value`` without the leading length-1 axes beyond ``ndim`` (NumPy and MXNet assign
+    a ``(1, 1, 9)`` value to a ``(4, 9)`` region); a recorded reshape, so gradients follow."""
+    extra = 0
+    while value.ndim - extra > ndim and value.shape[extra] == 1:
+        extra += 1
+    return value.reshape(value.shape[extra:]) if extra else value
 
 
 def _checked_values(source, dtype, op):
