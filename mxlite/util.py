@@ -5,9 +5,10 @@
 * ``set_np_shape``/``is_np_shape``/``np_shape``/``use_np_shape``: MXNet's NumPy shape
   semantics. Legacy MXNet read ``0`` in a shape as "unknown" and ``()`` as "no shape"; mxlite
   arrays always have NumPy shapes (``(0, 3)`` holds no elements, ``()`` is a scalar), in or
-  out of this mode. The flag is kept with MXNet's rules (per thread, or for every thread
-  with ``set_np_shape(2)``) so code that asks it, and graph files that record it, see
-  MXNet's values; it changes no operator.
+  out of this mode. The flag (per thread, or for every thread with ``set_np_shape(2)``,
+  MXNet's rules) changes only how *partially known* shapes are written, as in MXNet:
+  ``Symbol.infer_shape_partial`` and ``var(shape=...)`` mark an unknown dimension ``-1``
+  and an unknown shape None under it, ``0`` and ``()`` without it.
 * ``np_array``/``is_np_array``/``use_np_array``/``use_np``/``set_np``: MXNet's NumPy array
   semantics make Gluon create ``mx.np.ndarray`` objects. mxlite has no ``mx.np`` yet, so
   turning it on raises MXNetError; turning it off (the default) is allowed and changes
@@ -59,7 +60,8 @@ def set_np_shape(active):
     """Turn NumPy shape semantics on (``True``/``1``: this thread; ``2``: every thread) or off
     (``False``/``0``: off here and globally). Returns the previous state of this thread.
 
-    mxlite arrays always have NumPy shapes; the flag only records the mode (module docstring).
+    mxlite arrays always have NumPy shapes; the flag changes how partial shapes are written
+    (module docstring).
     """
     global _np_shape_global
     if isinstance(active, bool) or active in (_OFF, _THREAD, _GLOBAL):
