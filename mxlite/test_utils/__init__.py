@@ -85,6 +85,17 @@ class np_symbol(Symbol):  # pylint: disable=invalid-name
         raise MXNetError("np_symbol: mx.np symbols are not in mxlite yet; mx.np comes with "
                          "issue 27")
 
+
+def _adopt_public_names():
+    """Give the helpers defined in the private submodules this package as their
+    ``__module__``: their public home, which reprs, pickles and the API docs show."""
+    for value in list(globals().values()):
+        if getattr(value, "__module__", "").startswith(__name__ + "._"):
+            value.__module__ = __name__
+
+
+_adopt_public_names()
+
 # Third-party modules MXNet imported when installed; imported here on first use, as they are
 # slow to import and only a few helpers need them (scipy.stats: None when scipy is missing).
 _LAZY_MODULES = {"ss": "scipy.stats", "requests": "requests"}

@@ -142,7 +142,7 @@ def get_cifar10():
 
 
 def get_mnist_iterator(batch_size, input_shape, num_parts=1, part_index=0):
-    """MNIST train/validation ``MNISTIter``s: raises MXNetError until mx.io exists."""
+    """MNIST training and validation ``MNISTIter`` iterators: MXNetError until mx.io exists."""
     raise MXNetError("get_mnist_iterator: " + _IO_LATER)
 
 

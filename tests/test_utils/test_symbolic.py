@@ -8,7 +8,7 @@ from mxlite.base import MXNetError
 from mxlite.ops.common import same_shape, same_type
 from mxlite.ops.frontend import make_function
 from mxlite.ops.registry import REGISTRY, OpDef, register
-from mxlite.symbol import invoke as sym_invoke
+from mxlite.symbol.symbol import invoke as sym_invoke
 from mxlite.test_utils import (check_consistency, check_numeric_gradient, check_speed,
                                check_symbolic_backward, check_symbolic_forward, numeric_grad,
                                same_symbol_structure, simple_forward)
