@@ -84,6 +84,16 @@ def _state(n_states):
                         + [rng.uniform(0.1, 1, (3, 4)) for _ in range(n_states)])
 
 
+def _half(ns, *xs):
+    """float16 weights and gradients of the multi-precision updates."""
+    return [ns.cast(x, dtype="float16") for x in xs]
+
+
+def _single(ns, x):
+    """a float32 state or master weight of the multi-precision updates"""
+    return ns.cast(x, dtype="float32")
+
+
 def _scalar_cmp(name):
     return Fwd(_ints((3, 4)), lambda ns, x: getattr(ns._internal, name)(x, scalar=1.0))
 
@@ -168,10 +178,33 @@ FORWARD = {
                          lambda ns, w, g, m, v, r: ns._internal._adamw_update(
                              w, g, m, v, r, lr=0.1, eta=1.0, wd=0.1)),
     "ftrl_update": Fwd(_state(2), lambda ns, w, g, z, n: ns.ftrl_update(w, g, z, n, lr=0.1)),
+    "ftml_update": Fwd(_state(3), lambda ns, w, g, d, v, z: ns.ftml_update(
+        w, g, d, v, z, lr=0.1, t=2, wd=0.01)),
+    "mp_sgd_update": Fwd(_state(1), lambda ns, w, g, w32: ns.mp_sgd_update(
+        *_half(ns, w, g), _single(ns, w32), lr=0.1, wd=0.01)),
+    "mp_sgd_mom_update": Fwd(_state(2), lambda ns, w, g, m, w32: ns.mp_sgd_mom_update(
+        *_half(ns, w, g), _single(ns, m), _single(ns, w32), lr=0.1, momentum=0.9)),
+    "mp_nag_mom_update": Fwd(_state(2), lambda ns, w, g, m, w32: ns.mp_nag_mom_update(
+        *_half(ns, w, g), _single(ns, m), _single(ns, w32), lr=0.1, momentum=0.9)),
+    "lamb_update_phase1": Fwd(_state(2), lambda ns, w, g, m, v: ns.lamb_update_phase1(
+        w, g, m, v, t=2, wd=0.01)),
+    "mp_lamb_update_phase1": Fwd(_state(3), lambda ns, w, g, m, v, w32: ns.mp_lamb_update_phase1(
+        *_half(ns, w, g), *[_single(ns, x) for x in (m, v, w32)], t=2, wd=0.01)),
+    "lamb_update_phase2": Fwd(lambda rng: _state(0)(rng) + [np.array([2.0]), np.array([0.5])],
+                              lambda ns, w, g, r1, r2: ns.lamb_update_phase2(
+                                  w, g, r1, r2, lr=0.1)),
+    "mp_lamb_update_phase2": Fwd(lambda rng: _state(0)(rng) + [np.array([2.0]), np.array([0.5]),
+                                                               rng.uniform(-1, 1, (3, 4))],
+                                 lambda ns, w, g, r1, r2, w32: ns.mp_lamb_update_phase2(
+                                     _half(ns, w)[0], _single(ns, g), r1, r2, _single(ns, w32),
+                                     lr=0.1)),
 }
 
 # Ops that cannot run through a bound symbol, with the reason.
-EXEMPT = {}
+EXEMPT = {
+    "_backward_Custom": "a Custom node's backward in a graph, made by its gradient: the "
+                        "Custom row's executor backward runs it",
+}
 
 
 class _Namespace:

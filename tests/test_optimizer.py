@@ -591,7 +591,7 @@ def test_bad_optimizer_arguments_raise():
                                rtol=1e-12)
     with pytest.raises(MXNetError, match="param_idx2name"):
         mx.optimizer.SGD(param_idx2name=["a"])
-    opt = mx.optimizer.SGD(multi_precision=True)
+    opt = mx.optimizer.SGD()        # float16 needs multi_precision=True
     w16 = mx.nd.ones((2,), dtype="float16")
     with pytest.raises(MXNetError, match="float16.*multi_precision"):
         opt.create_state_multi_precision(0, w16)

@@ -11,7 +11,7 @@
 enum {
     MX_OPTIM_SGD, MX_OPTIM_SGD_MOM, MX_OPTIM_NAG_MOM, MX_OPTIM_ADAM, MX_OPTIM_ADAMW,
     MX_OPTIM_RMSPROP, MX_OPTIM_RMSPROPALEX, MX_OPTIM_SIGNSGD, MX_OPTIM_FTRL, MX_OPTIM_SIGNUM,
-    MX_OPTIM_N_ALGOS
+    MX_OPTIM_FTML, MX_OPTIM_LAMB1, MX_OPTIM_N_ALGOS
 };
 
 // The scalar parameters as given (a missing one is 0), in the order of optim.pyx PARAMS: the
@@ -19,11 +19,15 @@ enum {
 struct mx_optim_params {
     double lr, wd, rescale, clip, momentum, beta1, beta2, eps, eta;
     double gamma1, gamma2, clip_weights, lamda1, beta, wd_lh;
+    // bias corrections of step t, computed by the caller in double: 1 - beta1**t and
+    // 1 - beta2**t (FTML; LAMB phase 1 with bias_correction, else 1)
+    double bias1, bias2;
 };
 
 // The parameters in the array's dtype, and the flags derived from them.
 template <typename T> struct mx_optim_consts {
     T lr, wd, rescale, clip, mom, b1, b2, eps, eta, g1, g2, cw, l1, beta, wd_lh, one, decay;
+    T bc1, bc2;
     bool clipping, clip_w;
 };
 
@@ -33,6 +37,7 @@ template <typename T> MX_FN mx_optim_consts<T> mx_optim_prepare(const mx_optim_p
     c.mom = (T)p.momentum; c.b1 = (T)p.beta1; c.b2 = (T)p.beta2; c.eps = (T)p.eps;
     c.eta = (T)p.eta; c.g1 = (T)p.gamma1; c.g2 = (T)p.gamma2; c.cw = (T)p.clip_weights;
     c.l1 = (T)p.lamda1; c.beta = (T)p.beta; c.wd_lh = (T)p.wd_lh;
+    c.bc1 = (T)p.bias1; c.bc2 = (T)p.bias2;
     c.clipping = p.clip > 0;
     c.clip_w = p.clip_weights > 0;
     c.one = 1;
@@ -120,6 +125,24 @@ MX_FN void mx_optim_elem(const mx_optim_consts<T>& c, T* out, const T* w, const 
         m = c.mom * s0[i] - (one - c.mom) * c.wd * x - (one - c.mom) * gr;
         s0[i] = m;
         out[i] = (one - c.lr * c.wd_lh) * x + c.lr * mx_optim_sign(m);
+    } else if constexpr (ALGO == MX_OPTIM_FTML) {
+        // s0 = d, s1 = v, s2 = z (MXNet's input order: weight, grad, d, v, z)
+        gr = mx_optim_clipped(c, c.rescale * g[i] + c.wd * x);
+        v = c.b2 * s1[i] + (one - c.b2) * gr * gr;
+        T d = c.bc1 / c.lr * (mx::sqrt(v / c.bc2) + c.eps);
+        m = c.b1 * s2[i] + (one - c.b1) * gr - (d - c.b1 * s0[i]) * x;
+        s0[i] = d;
+        s1[i] = v;
+        s2[i] = m;
+        out[i] = -m / d;
+    } else if constexpr (ALGO == MX_OPTIM_LAMB1) {
+        // s0 = mean, s1 = var; out gets the direction g, not a weight
+        gr = mx_optim_clipped(c, c.rescale * g[i]);
+        m = c.b1 * s0[i] + (one - c.b1) * gr;
+        v = c.b2 * s1[i] + (one - c.b2) * gr * gr;
+        s0[i] = m;
+        s1[i] = v;
+        out[i] = (m / c.bc1) / (mx::sqrt(v / c.bc2) + c.eps) + c.wd * x;
     }
 }
 
@@ -141,7 +164,8 @@ static void mx_optim_run(int algo, const mx_optim_params* p, T* out, const T* w,
     MX_OPTIM_CASE(MX_OPTIM_SGD) MX_OPTIM_CASE(MX_OPTIM_SGD_MOM) MX_OPTIM_CASE(MX_OPTIM_NAG_MOM)
     MX_OPTIM_CASE(MX_OPTIM_ADAM) MX_OPTIM_CASE(MX_OPTIM_ADAMW) MX_OPTIM_CASE(MX_OPTIM_RMSPROP)
     MX_OPTIM_CASE(MX_OPTIM_RMSPROPALEX) MX_OPTIM_CASE(MX_OPTIM_SIGNSGD)
-    MX_OPTIM_CASE(MX_OPTIM_FTRL) MX_OPTIM_CASE(MX_OPTIM_SIGNUM)
+    MX_OPTIM_CASE(MX_OPTIM_FTRL) MX_OPTIM_CASE(MX_OPTIM_SIGNUM) MX_OPTIM_CASE(MX_OPTIM_FTML)
+    MX_OPTIM_CASE(MX_OPTIM_LAMB1)
 #undef MX_OPTIM_CASE
     }
 }

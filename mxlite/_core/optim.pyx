@@ -34,10 +34,12 @@ cdef extern from "mx_optim.h":
         MX_OPTIM_SIGNSGD
         MX_OPTIM_FTRL
         MX_OPTIM_SIGNUM
+        MX_OPTIM_FTML
+        MX_OPTIM_LAMB1
         MX_OPTIM_N_ALGOS
     cdef struct mx_optim_params:
         double lr, wd, rescale, clip, momentum, beta1, beta2, eps, eta
-        double gamma1, gamma2, clip_weights, lamda1, beta, wd_lh
+        double gamma1, gamma2, clip_weights, lamda1, beta, wd_lh, bias1, bias2
     bint mx_optim_skip(double) noexcept nogil
     void mx_optim_run[T](int, const mx_optim_params*, T*, const T*, const T*, T*, T*, T*,
                          idx_t, idx_t) noexcept nogil
@@ -49,7 +51,8 @@ ALGOS = {"sgd": (MX_OPTIM_SGD, 0), "sgd_mom": (MX_OPTIM_SGD_MOM, 1),
          "nag_mom": (MX_OPTIM_NAG_MOM, 1), "adam": (MX_OPTIM_ADAM, 2),
          "adamw": (MX_OPTIM_ADAMW, 2), "rmsprop": (MX_OPTIM_RMSPROP, 1),
          "rmspropalex": (MX_OPTIM_RMSPROPALEX, 3), "signsgd": (MX_OPTIM_SIGNSGD, 0),
-         "ftrl": (MX_OPTIM_FTRL, 2), "signum": (MX_OPTIM_SIGNUM, 1)}
+         "ftrl": (MX_OPTIM_FTRL, 2), "signum": (MX_OPTIM_SIGNUM, 1),
+         "ftml": (MX_OPTIM_FTML, 3), "lamb1": (MX_OPTIM_LAMB1, 2)}
 cdef int _N_STATES[MX_OPTIM_N_ALGOS]
 for _algo, _states in ALGOS.values():
     _N_STATES[_algo] = _states
@@ -57,7 +60,8 @@ for _algo, _states in ALGOS.values():
 # the names of the scalar parameters ``update`` takes (a missing one is 0), in the order of
 # the fields of mx_optim_params
 PARAMS = ("lr", "wd", "rescale_grad", "clip_gradient", "momentum", "beta1", "beta2",
-          "epsilon", "eta", "gamma1", "gamma2", "clip_weights", "lamda1", "beta", "wd_lh")
+          "epsilon", "eta", "gamma1", "gamma2", "clip_weights", "lamda1", "beta", "wd_lh", "bias1",
+          "bias2")
 
 DEF CHUNK = 16384
 
@@ -147,6 +151,8 @@ def update(int algo, cnp.ndarray weight, cnp.ndarray grad, list states, cnp.ndar
     p.lamda1 = _get(params, "lamda1")
     p.beta = _get(params, "beta")
     p.wd_lh = _get(params, "wd_lh")
+    p.bias1 = _get(params, "bias1")
+    p.bias2 = _get(params, "bias2")
     if scale is not None:
         p.rescale = scale_value(scale)
         if mx_optim_skip(p.rescale):

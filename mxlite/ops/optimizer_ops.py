@@ -8,9 +8,11 @@ the new weight. Every write bumps the written arrays' version counters (``out=``
 and mutated inputs alike), so a value the autograd tape saved before the update makes
 ``backward`` raise instead of reading the new contents.
 
-One kernel pass per call (``mxlite/_core/optim.pyx``), float32 and float64; float16
-weights are refused (keep float32 master weights: ``multi_precision`` is not supported).
-The operators are not differentiable.
+One kernel pass per call (``mxlite/_core/optim.pyx``), float32 and float64. float16 weights
+go through the ``mp_`` operators (MXNet's multi-precision updates): they take a float32
+master copy ``weight32`` (updated in place, with float32 states) and write the new weight,
+cast from it, into their output; the plain operators refuse float16. The operators are not
+differentiable.
 
 Shared rules (MXNet's): ``rescale_grad`` multiplies the gradient first; ``clip_gradient``
 clips it to ``[-clip_gradient, clip_gradient]`` when it is positive (MXNet documented
@@ -28,11 +30,13 @@ import numpy as np
 
 from .._core import optim as _k
 from ..base import op_error
-from .common import F32, kernels
+from .common import F32, kernels, run_in, write_back
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
 
+_F16 = np.dtype("float16")
 _F64 = np.dtype("float64")
 _FLOATS = (F32, _F64)
+_MP_WEIGHTS = (_F16, F32)      # weights of the mp_ operators
 
 # ---- shared parameter documentation --------------------------------------------------------
 _DOC = {
@@ -76,18 +80,32 @@ _CHECKS = {
     "epsilon": (lambda v: v >= 0.0, ">= 0"),
     "lamda1": (lambda v: v >= 0.0, ">= 0"),
     "beta": (lambda v: v >= 0.0, ">= 0"),
+    "t": (lambda v: v >= 1, ">= 1 (the bias corrections divide by 1 - beta**t)"),
 }
 
 
 class _Spec:
-    """One update operator: its algorithm in ``optim.pyx``, inputs, states and params."""
+    """One update operator: its algorithm in ``optim.pyx``, inputs, states and params.
+
+    ``mp`` marks a multi-precision operator: its last input is the float32 master weight
+    ``weight32``, which the kernel updates (with float32 states and the gradient cast to
+    float32) and the output gets cast from. ``derived(attrs)`` gives kernel parameters computed
+    from the operator's (bias corrections, renamed parameters). ``output`` is "weight" for an
+    update, "direction" for LAMB's phase 1 (its output is the step, float32 with ``mp``).
+    """
 
     def __init__(self, name, algo, inputs, states, params, doc, aliases=(), scale_input=False,
-                 lr_divides=False):
+                 lr_divides=False, mp=False, derived=None, output="weight"):
         self.name, self.algo, self.inputs, self.states = name, algo, inputs, states
         self.params, self.doc, self.aliases = params, doc, aliases
         self.scale_input = scale_input      # rescale_grad is an input array (_adamw_update)
-        self.lr_divides = lr_divides        # the formula divides by lr (ftrl)
+        self.lr_divides = lr_divides        # the formula divides by lr (ftrl, ftml)
+        self.mp, self.derived, self.output = mp, derived, output
+
+    @property
+    def mutated(self):
+        """The inputs the operator writes in place: the states (and ``weight32``)."""
+        return self.states + (("weight32",) if self.mp else ())
 
 
 def _infer_shape(spec):
@@ -125,9 +143,12 @@ def _infer_type(spec):
 
     def infer_type(dtypes, attrs):
         weight = dtypes[0]
+        if spec.mp:
+            return _mp_types(name, spec, dtypes)
         if weight not in _FLOATS:
-            hint = (" (float16 weights need float32 master weights; multi_precision is not "
-                    "supported)" if weight == np.dtype("float16") else "")
+            hint = (" (float16 weights update through a float32 master copy: the mp_ "
+                    "operators, as mx.optimizer's multi_precision=True)"
+                    if weight == _F16 else "")
             raise op_error(name, f"weight has dtype {weight}; expected float32 or "
                            f"float64{hint}")
         for i in range(1, n_arrays):
@@ -142,21 +163,68 @@ def _infer_type(spec):
     return infer_type
 
 
+def _mp_types(name, spec, dtypes):
+    """The output dtype of multi-precision operator ``spec``: float16 or float32 weight and
+    gradient, float32 states and ``weight32``."""
+    weight = dtypes[0]
+    if weight not in _MP_WEIGHTS:
+        raise op_error(name, f"weight has dtype {weight}; expected float16 or float32")
+    if dtypes[1] != weight:
+        raise op_error(name, f"input {spec.inputs[1]!r} has dtype {dtypes[1]}, but weight has "
+                       f"dtype {weight}")
+    for i in range(2, len(spec.inputs)):
+        if dtypes[i] != F32:
+            raise op_error(name, f"input {spec.inputs[i]!r} has dtype {dtypes[i]}; expected "
+                           "float32 (the states and the master weight are float32)")
+    return [F32 if spec.output == "direction" else weight]
+
+
 def _compute(spec):
     name = spec.name
     algo = _k.ALGOS[spec.algo][0]
     n_states = len(spec.states)
-    labels = ("weight", "grad", "out") + spec.states
+    updates = spec.output == "weight"
+    if spec.mp:     # the kernel updates weight32 (in place, or writes the direction to out)
+        labels = ("weight32", "grad", "weight32" if updates else "out") + spec.states
+    else:
+        labels = ("weight", "grad", "out") + spec.states
 
     def compute(rctx, ins, outs, attrs):
         scale = ins[-1] if spec.scale_input else None
-        clash = kernels(rctx, _k).update(algo, ins[0], ins[1], ins[2:2 + n_states], outs[0],
-                                         attrs, scale)
+        params = attrs if spec.derived is None else {**attrs, **spec.derived(attrs)}
+        weight, grad, target = ins[0], ins[1], outs[0]
+        if spec.mp:
+            weight = ins[2 + n_states]
+            (grad,) = run_in(F32, [grad])
+            if updates:
+                target = weight
+        clash = kernels(rctx, _k).update(algo, weight, grad, list(ins[2:2 + n_states]), target,
+                                         params, scale)
         if clash is not None:       # checked before anything was written
             first, second = (labels[i] for i in clash)
             raise op_error(name, f"{first!r} and {second!r} share memory; each optimizer "
                            "state needs its own array, and out= may alias only the weight")
+        if target is not outs[0]:
+            write_back(rctx.xp, target, outs[0])
     return compute
+
+
+def _bias_corrections(beta1, beta2, t):
+    """``{'bias1': 1 - beta1**t, 'bias2': 1 - beta2**t}`` (in double, as the kernel's
+    parameters)."""
+    return {"bias1": 1.0 - beta1 ** t, "bias2": 1.0 - beta2 ** t}
+
+
+def _ftml_derived(attrs):
+    # MXNet's ftml_update calls its clipping parameter clip_grad
+    return {**_bias_corrections(attrs.beta1, attrs.beta2, attrs.t),
+            "clip_gradient": attrs.clip_grad}
+
+
+def _lamb_derived(attrs):
+    if attrs.bias_correction:
+        return _bias_corrections(attrs.beta1, attrs.beta2, attrs.t)
+    return {"bias1": 1.0, "bias2": 1.0}
 
 
 # ---- the operators ---------------------------------------------------------------------------
@@ -303,15 +371,216 @@ Update function for the Ftrl optimizer (McMahan et al., 2013)::
 ]
 
 
+_MP_NOTE = """
+Multi-precision: ``weight32`` is the float32 master copy of the float16 (or float32) ``weight``;
+the update runs on it in float32 (the gradient cast to float32) and the output gets the new
+``weight32`` cast to the weight's dtype."""
+_T = _p("t", None, "Number of update (the step count, from 1).", kind="int")
+
+_SPECS += [
+    _Spec("mp_sgd_update", "sgd", ("weight", "grad", "weight32"), (),
+          (_LR, _WD, _RESCALE, _CLIP, _LAZY), """\
+Updater function for multi-precision sgd optimizer: ``sgd_update`` on ``weight32``::
+
+    grad = clip(rescale_grad * float32(grad), clip_gradient)
+    weight32 = (1 - lr * wd) * weight32 - lr * grad                 (in place)
+    weight = cast(weight32, weight.dtype)
+""" + _MP_NOTE, mp=True),
+    _Spec("mp_sgd_mom_update", "sgd_mom", ("weight", "grad", "mom", "weight32"), ("mom",),
+          (_LR, _p("momentum", 0.0), _WD, _RESCALE, _CLIP, _LAZY), """\
+Updater function for multi-precision sgd optimizer with momentum: ``sgd_mom_update`` on
+``weight32`` with a float32 ``mom``::
+
+    grad = clip(rescale_grad * float32(grad), clip_gradient)
+    mom = momentum * mom - lr * wd * weight32 - lr * grad           (in place)
+    weight32 = weight32 + mom                                       (in place)
+    weight = cast(weight32, weight.dtype)
+
+>>> w = mx.nd.array([1.0, 2.0], dtype='float16'); w32 = w.astype('float32')
+>>> mom = mx.nd.zeros((2,)); g = mx.nd.array([1.0, -1.0], dtype='float16')
+>>> _ = mx.nd.mp_sgd_mom_update(w, g, mom, w32, lr=0.5, momentum=0.9, out=w)
+>>> w.dtype.__name__, w.asnumpy().tolist(), w32.asnumpy().tolist()
+('float16', [0.5, 2.5], [0.5, 2.5])
+""" + _MP_NOTE, mp=True),
+    _Spec("mp_nag_mom_update", "nag_mom", ("weight", "grad", "mom", "weight32"), ("mom",),
+          (_LR, _p("momentum", 0.0), _WD, _RESCALE, _CLIP), """\
+Update function for multi-precision Nesterov Accelerated Gradient (NAG) optimizer:
+``nag_mom_update`` on ``weight32`` with a float32 ``mom``, the new weight cast to the weight's
+dtype.
+""" + _MP_NOTE, mp=True),
+    _Spec("ftml_update", "ftml", ("weight", "grad", "d", "v", "z"), ("d", "v", "z"),
+          (_LR, _p("beta1", 0.6, "Generally close to 0.5."),
+           _p("beta2", 0.999, "Generally close to 1."),
+           _p("epsilon", 1e-8, "Epsilon to prevent div 0."), _T, _WD, _RESCALE,
+           _p("clip_grad", -1.0, _DOC["clip_gradient"])), """\
+The FTML optimizer (Zheng & Kwok, 2017, *Follow the Moving Leader in Deep Learning*), at
+step ``t``::
+
+    grad = clip(rescale_grad * grad + wd * weight, clip_grad)
+    v = beta2 * v + (1 - beta2) * grad**2                                   (in place)
+    d_new = (1 - beta1**t) / lr * (sqrt(v / (1 - beta2**t)) + epsilon)
+    z = beta1 * z + (1 - beta1) * grad - (d_new - beta1 * d) * weight       (in place)
+    d = d_new                                                               (in place)
+    weight = -z / d
+
+(MXNet's operator documentation writes ``(1 - beta1**t) * grad`` in the ``z`` line; its
+kernel, and this one, use ``(1 - beta1) * grad``.) ``lr`` must be positive and ``t`` at least
+1 (the update divides by both).
+
+>>> w = mx.nd.array([1.0]); g = mx.nd.array([0.5])
+>>> d, v, z = mx.nd.zeros((1,)), mx.nd.zeros((1,)), mx.nd.zeros((1,))
+>>> _ = mx.nd.ftml_update(w, g, d, v, z, lr=0.1, t=1, beta1=0.5, beta2=0.5, epsilon=0.0,
+...                       out=w)
+>>> [round(x, 4) for x in (float(w.asscalar()), float(d.asscalar()), float(z.asscalar()))]
+[0.9, 2.5, -2.25]
+""", lr_divides=True, derived=_ftml_derived),
+    _Spec("lamb_update_phase1", "lamb1", ("weight", "grad", "mean", "var"), ("mean", "var"),
+          (_p("beta1", 0.9), _p("beta2", 0.999), _p("epsilon", 1e-6), _T,
+           _p("bias_correction", True, "Whether to use bias correction.", kind="bool"),
+           _p("wd", None, _DOC["wd"]), _RESCALE, _CLIP), """\
+Phase I of the LAMB update (You et al., 2019): the moments and the step direction ``g``
+(the output; the weight is left alone)::
+
+    grad = clip(rescale_grad * grad, clip_gradient)
+    mean = beta1 * mean + (1 - beta1) * grad                (in place)
+    var = beta2 * var + (1 - beta2) * grad**2               (in place)
+    g = mean_hat / (sqrt(var_hat) + epsilon) + wd * weight
+
+with ``mean_hat = mean / (1 - beta1**t)`` and ``var_hat = var / (1 - beta2**t)`` when
+``bias_correction``, else ``mean`` and ``var``. Phase II (``lamb_update_phase2``) scales the
+step by the trust ratio ``norm(weight) / norm(g)``.
+""", derived=_lamb_derived, output="direction"),
+    _Spec("mp_lamb_update_phase1", "lamb1", ("weight", "grad", "mean", "var", "weight32"),
+          ("mean", "var"),
+          (_p("beta1", 0.9), _p("beta2", 0.999), _p("epsilon", 1e-6), _T,
+           _p("bias_correction", True, "Whether to use bias correction.", kind="bool"),
+           _p("wd", None, _DOC["wd"]), _RESCALE, _CLIP), """\
+Mixed-precision phase I of the LAMB update: ``lamb_update_phase1`` on the float32 master
+weight ``weight32`` (the gradient cast to float32, float32 ``mean`` and ``var``); the output
+``g`` is float32.
+""", mp=True, derived=_lamb_derived, output="direction"),
+]
+
+
+def _phase2_shape(name, mp):
+    def infer_shape(shapes, attrs):
+        for key in ("lower_bound", "upper_bound"):
+            if not math.isfinite(attrs[key]):
+                raise op_error(name, f"parameter {key!r} must be finite, got {attrs[key]}")
+        weight = shapes[0]
+        if shapes[1] != weight:
+            raise op_error(name, f"input 'g' has shape {shapes[1]}, but weight has shape "
+                           f"{weight}")
+        for i, key in ((2, "r1"), (3, "r2")):
+            if math.prod(shapes[i]) != 1:
+                raise op_error(name, f"input {key!r} must hold one element (a norm), got "
+                               f"shape {shapes[i]}")
+        if mp and shapes[4] != weight:
+            raise op_error(name, f"input 'weight32' has shape {shapes[4]}, but weight has "
+                           f"shape {weight}")
+        return [weight]
+    return infer_shape
+
+
+def _phase2_type(name, mp):
+    def infer_type(dtypes, attrs):
+        weight = dtypes[0]
+        allowed = _MP_WEIGHTS if mp else _FLOATS
+        if weight not in allowed:
+            raise op_error(name, f"weight has dtype {weight}; expected one of "
+                           f"{[str(d) for d in allowed]}")
+        step = F32 if mp else weight
+        for i, key in ((1, "g"), (4, "weight32")):
+            if i < len(dtypes) and dtypes[i] != step:
+                raise op_error(name, f"input {key!r} has dtype {dtypes[i]}; expected {step}")
+        for i, key in ((2, "r1"), (3, "r2")):
+            if dtypes[i] not in _FLOATS + (_F16,):
+                raise op_error(name, f"input {key!r} has dtype {dtypes[i]}; expected a float "
+                               "dtype")
+        return [weight]
+    return infer_type
+
+
+def _trust_lr(lr, r1, r2, lower_bound, upper_bound):
+    """LAMB's layer learning rate ``lr * r1 / r2``, ``r1`` first bounded (a bound <= 0 is not
+    set); ``lr`` itself when either norm is 0."""
+    if lower_bound > 0:
+        r1 = max(r1, lower_bound)
+    if upper_bound > 0:
+        r1 = min(r1, upper_bound)
+    return lr if r1 == 0.0 or r2 == 0.0 else lr * (r1 / r2)
+
+
+def _phase2_compute(name, mp):
+    sgd = _k.ALGOS["sgd"][0]
+
+    def compute(rctx, ins, outs, attrs):
+        weight, g, r1, r2 = ins[:4]
+        # the norms are read on the host: the layer's rate is one scalar
+        lr = _trust_lr(attrs.lr, float(r1.reshape(-1)[0]), float(r2.reshape(-1)[0]),
+                       attrs.lower_bound, attrs.upper_bound)
+        target = ins[4] if mp else outs[0]
+        if mp:
+            weight = target
+        # weight - lr * g is sgd_update with wd = 0, rescale_grad = 1, no clipping
+        clash = kernels(rctx, _k).update(sgd, weight, g, [], target,
+                                         {"lr": lr, "rescale_grad": 1.0})
+        if clash is not None:
+            raise op_error(name, "'g' and the output share memory")
+        if target is not outs[0]:
+            write_back(rctx.xp, target, outs[0])
+    return compute
+
+
+_PHASE2_DOC = """\
+Phase II of the LAMB update: the step ``g`` of phase I scaled by the trust ratio::
+
+    r1 = max(r1, lower_bound)      if lower_bound > 0
+    r1 = min(r1, upper_bound)      if upper_bound > 0
+    lr = lr if r1 == 0 or r2 == 0 else lr * r1 / r2
+    weight = weight - lr * g
+
+``r1`` is the weight's L2 norm and ``r2`` g's (one-element arrays; read on the host). MXNet
+documented ``max`` for the upper bound (its kernel, like this one, takes the minimum) and
+applied a bound of 0; here a bound <= 0 is not set, as its parameter documentation says.
+"""
+
+
+def _register_phase2():
+    bounds = (_p("lower_bound", -1.0, "Lower limit of norm of weight. If lower_bound <= 0, "
+                                      "Lower limit is not set"),
+              _p("upper_bound", -1.0, "Upper limit of norm of weight. If upper_bound <= 0, "
+                                      "Upper limit is not set"))
+    for name, mp in (("lamb_update_phase2", False), ("mp_lamb_update_phase2", True)):
+        inputs = ("weight", "g", "r1", "r2") + (("weight32",) if mp else ())
+        doc = _PHASE2_DOC + (_MP_NOTE if mp else "") + "\nNot differentiable.\n"
+        register(OpDef(
+            name, inputs=inputs, params=(_LR,) + bounds, infer_shape=_phase2_shape(name, mp),
+            infer_type=_phase2_type(name, mp), compute={"cpu": _phase2_compute(name, mp)},
+            gradient=NON_DIFFERENTIABLE, grad_needs=(), elementwise=True,
+            mutate_inputs=("weight32",) if mp else (), doc=doc))
+
+
+
 def _register_all():
     for spec in _SPECS:
         register(OpDef(
             spec.name, inputs=spec.inputs, params=spec.params, aliases=spec.aliases,
             infer_shape=_infer_shape(spec), infer_type=_infer_type(spec),
             compute={"cpu": _compute(spec)}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
-            mutate_inputs=spec.states, elementwise=True,
-            doc=spec.doc + _IN_PLACE_NOTE.format(
-                states=", ".join(f"``{s}``" for s in spec.states) or "no state")))
+            mutate_inputs=spec.mutated, elementwise=True,
+            doc=spec.doc + _in_place_note(spec)))
+
+
+def _in_place_note(spec):
+    states = ", ".join(f"``{s}``" for s in spec.mutated) or "no state"
+    if spec.output == "direction":
+        return (f"\nUpdates {states} in place; the output is the step ``g``, of the weight's "
+                "shape. Not differentiable.\n")
+    if spec.mp:
+        return (f"\nUpdates {states} in place; the new weight goes to the output (pass "
+                "``out=weight``, as ``mx.optimizer`` does). Not differentiable.\n")
+    return _IN_PLACE_NOTE.format(states=states)
 
 
 _IN_PLACE_NOTE = """
@@ -321,3 +590,4 @@ the weight in place, as ``mx.optimizer`` does). Every array has the weight's sha
 """
 
 _register_all()
+_register_phase2()

@@ -4,6 +4,9 @@ Shared by every front end (``mx.nd`` dunders and functions today, ``mx.sym`` lat
 row names registered ops only, so a front end routes by name and never hard-codes one.
 """
 
+import numbers
+import operator
+
 __all__ = ["ARITHMETIC", "COMPARISONS", "BINARY_FUNCTIONS", "binary_function"]
 
 # (dunder stem, array op, scalar op, reflected scalar op): ``a - 2`` runs ``_minus_scalar``,
@@ -53,12 +56,27 @@ BINARY_FUNCTIONS = {
     "logical_xor": ("broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar"),
 }
 
+# MXNet's result when both operands are numbers: a Python number, no array (its _ufunc_helper)
+SCALAR_RESULTS = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "divide": operator.truediv, "modulo": operator.mod, "power": operator.pow,
+    "maximum": lambda x, y: x if x > y else y, "minimum": lambda x, y: x if x < y else y,
+    "equal": lambda x, y: 1 if x == y else 0, "not_equal": lambda x, y: 1 if x != y else 0,
+    "greater": lambda x, y: 1 if x > y else 0, "greater_equal": lambda x, y: 1 if x >= y else 0,
+    "lesser": lambda x, y: 1 if x < y else 0, "lesser_equal": lambda x, y: 1 if x <= y else 0,
+    "logical_and": lambda x, y: 1 if x and y else 0,
+    "logical_or": lambda x, y: 1 if x or y else 0,
+    "logical_xor": lambda x, y: 1 if bool(x) ^ bool(y) else 0,
+}
+
 
 def binary_function(name, handle_type, error=TypeError):
     """MXNet's ``nd.<name>(lhs, rhs)`` for a front end whose arrays are ``handle_type``
     (with ``_binary``/``_rbinary`` routing methods): either operand may be a scalar; the
-    array op or scalar op comes from ``BINARY_FUNCTIONS[name]``."""
+    array op or scalar op comes from ``BINARY_FUNCTIONS[name]``. Two numbers give a Python
+    number (``SCALAR_RESULTS``), as in MXNet: ``nd.power(0.9, 2)`` is 0.81."""
     array_op, scalar_op, left_scalar_op = BINARY_FUNCTIONS[name]
+    on_numbers = SCALAR_RESULTS.get(name)
     kind = handle_type.__name__
     article = "an" if kind[0] in "AEIOUN" else "a"      # an NDArray, a Symbol
 
@@ -67,6 +85,9 @@ def binary_function(name, handle_type, error=TypeError):
             result = lhs._binary(rhs, array_op, scalar_op)
         elif isinstance(rhs, handle_type):
             result = rhs._rbinary(lhs, array_op, left_scalar_op)
+        elif (on_numbers is not None and isinstance(lhs, numbers.Number)
+              and isinstance(rhs, numbers.Number)):
+            return on_numbers(lhs, rhs)
         else:
             raise error(f"{name}: at least one operand must be {article} {kind}, got "
                         f"{type(lhs).__name__} and {type(rhs).__name__}")

@@ -8,8 +8,12 @@ multipliers (``set_lr_mult``/``set_wd_mult``, by index or by name through
 ``mxlite/ops/optimizer_ops.py`` with ``out=weight`` where MXNet did (``sgd_update``,
 ``adam_update``, ...), so one call is one pass over the weight.
 
-float16 weights are not supported (``multi_precision`` float32 master copies are not
-implemented): they raise MXNetError naming the weight's index.
+float16 weights train with ``multi_precision=True``: the state holds a float32 master copy of
+the weight, MXNet's layouts -- ``(weight32, state)`` for most optimizers (the update runs on
+the master copy with the gradient cast to float32, and the weight gets it cast back),
+``(state, weight32)`` for SGD, NAG and LARS, which run the fused ``mp_`` operators. Without
+``multi_precision`` a float16 weight raises MXNetError naming its index (MXNet warned and
+accumulated in float16).
 """
 import math
 import warnings
@@ -21,7 +25,8 @@ from .. import ndarray as nd
 from ..ndarray import NDArray
 
 __all__ = ["Optimizer", "register", "create", "SGD", "ccSGD", "NAG", "Signum", "Adam", "AdamW",
-           "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "Adamax", "Nadam", "SGLD", "Test"]
+           "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "Adamax", "Nadam", "SGLD", "Test", "LARS",
+           "LBSGD", "DCASGD", "FTML", "LAMB", "GroupAdaGrad"]
 
 _F16 = np.dtype("float16")
 
@@ -61,8 +66,8 @@ class Optimizer:
     begin_num_update : int, default 0
         The update count to start from (``num_update``).
     multi_precision : bool, default False
-        MXNet's float32 master copies of float16 weights: not supported (a float16 weight
-        raises MXNetError either way).
+        Keep a float32 master copy of each float16 weight in its state and update that (see
+        ``create_state_multi_precision``); without it a float16 weight raises MXNetError.
     param_dict : dict of int to Parameter-like, optional
         Objects with ``lr_mult`` and ``wd_mult`` attributes, by index (gluon's parameters);
         they take precedence over ``set_lr_mult``/``set_wd_mult``.
@@ -256,12 +261,29 @@ class Optimizer:
                              f"{type(grad).__name__} (index {index!r})")
         if weight.dtype == _F16:
             raise MXNetError(
-                f"{type(self).__name__}: weight {index!r} is float16; mxlite optimizers do not "
-                "keep float32 master weights (multi_precision is not supported): train "
-                "float32 weights and cast them for inference")
+                f"{type(self).__name__}: weight {index!r} is float16; pass "
+                "multi_precision=True to keep a float32 master copy of it (mxlite optimizers "
+                "do not accumulate in float16)")
+
+    def _uses_master_copy(self, weight):
+        """True where ``weight`` is updated through a float32 master copy."""
+        return self.multi_precision and weight.dtype == _F16
 
     def create_state_multi_precision(self, index, weight):
-        """``create_state``; float16 weights raise MXNetError (no float32 master copies)."""
+        """The state of ``weight``; with ``multi_precision`` and a float16 weight,
+        ``(weight32, create_state(index, weight32))`` where ``weight32`` is a float32 copy of
+        the weight (MXNet's layout). Without ``multi_precision`` a float16 weight raises
+        MXNetError.
+
+        >>> opt = mx.optimizer.Adam(multi_precision=True)
+        >>> w = mx.nd.array([1.0, 2.0], dtype='float16')
+        >>> master, (mean, var) = opt.create_state_multi_precision(0, w)
+        >>> master.dtype.__name__, mean.dtype.__name__
+        ('float32', 'float32')
+        """
+        if self._uses_master_copy(weight):
+            master = weight.astype(np.float32)
+            return (master, self.create_state(index, master))
         if weight.dtype == _F16:
             self._check_weight(index, weight, weight)
         return self.create_state(index, weight)
@@ -271,9 +293,10 @@ class Optimizer:
         raise NotImplementedError(f"{type(self).__name__} must define update")
 
     def update_multi_precision(self, index, weight, grad, state):
-        """``update`` (float16 weights, which would need master copies, raise). Lists of
-        indices, weights, gradients and states (MXNet's aggregated form) are updated one by
-        one."""
+        """``update``, through the float32 master copy of ``create_state_multi_precision``
+        for a float16 weight under ``multi_precision`` (the weight gets the updated copy cast
+        back). Lists of indices, weights, gradients and states (MXNet's aggregated form) are
+        updated one by one."""
         if isinstance(index, (list, tuple)):
             if not len(index) == len(weight) == len(grad) == len(state):
                 raise MXNetError(f"{type(self).__name__}.update_multi_precision: {len(index)} "
@@ -282,8 +305,23 @@ class Optimizer:
             for i, w, g, st in zip(index, weight, grad, state):
                 self.update_multi_precision(i, w, g, st)
             return
+        if self._uses_master_copy(weight):
+            master, inner = self._master_state(index, state)
+            self.update(index, master, grad.astype(np.float32), inner)
+            nd.cast(master, dtype=weight.dtype, out=weight)
+            return
         self._check_weight(index, weight, grad)
         self.update(index, weight, grad, state)
+
+    def _master_state(self, index, state):
+        """``(weight32, inner state)`` of a multi-precision state; MXNetError when ``state``
+        is not one (made without ``multi_precision``)."""
+        if not (isinstance(state, (tuple, list)) and len(state) == 2
+                and isinstance(state[0], NDArray) and state[0].dtype == np.float32):
+            raise MXNetError(f"{type(self).__name__}.update_multi_precision: the state of "
+                             f"float16 weight {index!r} is not (weight32, state); make it with "
+                             "create_state_multi_precision under multi_precision=True")
+        return state[0], state[1]
 
     def _common(self, index, weight, grad):
         """Count the update and return ``(lr, wd)`` for weight ``index``."""
@@ -350,8 +388,39 @@ class _MomentumOptimizer(Optimizer):
         return lr, wd, self._clip_kwargs({"rescale_grad": self.rescale_grad})
 
 
+class _MasterLastOptimizer(_MomentumOptimizer):
+    """SGD, NAG, LARS: a multi-precision state is ``(momentum or None, weight32)`` and the
+    fused ``mp_`` operators update it (``_mp_step``); otherwise ``update`` (``_sgd_step``)."""
+
+    def create_state_multi_precision(self, index, weight):
+        """``(create_state(index, weight32), weight32)`` for a float16 weight under
+        ``multi_precision`` (MXNet's SGD layout), else ``create_state``."""
+        if self._uses_master_copy(weight):
+            master = weight.astype(np.float32)
+            return (self.create_state(index, master), master)
+        return super().create_state_multi_precision(index, weight)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        if isinstance(index, (list, tuple)) or not self._uses_master_copy(weight):
+            super().update_multi_precision(index, weight, grad, state)
+            return
+        if not (isinstance(state, (tuple, list)) and len(state) == 2
+                and isinstance(state[1], NDArray) and state[1].dtype == np.float32):
+            raise MXNetError(f"{type(self).__name__}.update_multi_precision: the state of "
+                             f"float16 weight {index!r} is not (momentum, weight32); make it "
+                             "with create_state_multi_precision under multi_precision=True")
+        self._update_count(index)
+        lr, wd = self._step_lr_wd(index, state[1], grad)
+        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad})
+        self._mp_step(weight, grad, state, lr, wd, kwargs)
+
+    def _step_lr_wd(self, index, master, grad):
+        """The learning rate and weight decay of this step (LARS scales the rate)."""
+        return self._get_lr(index), self._get_wd(index)
+
+
 @register
-class SGD(_MomentumOptimizer):
+class SGD(_MasterLastOptimizer):
     """Stochastic gradient descent with momentum and weight decay (``sgd_update``,
     ``sgd_mom_update``)::
 
@@ -377,12 +446,26 @@ class SGD(_MomentumOptimizer):
 
     def update(self, index, weight, grad, state):
         lr, wd, kwargs = self._step_args(index, weight, grad)
+        self._sgd_step(weight, grad, state, lr, wd, kwargs)
+
+    def _sgd_step(self, weight, grad, state, lr, wd, kwargs):
+        """One SGD step with the fused operators."""
         if state is not None:
             nd.sgd_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd,
                               momentum=self.momentum, lazy_update=self.lazy_update, **kwargs)
         else:
             nd.sgd_update(weight, grad, out=weight, lr=lr, wd=wd,
                           lazy_update=self.lazy_update, **kwargs)
+
+    def _mp_step(self, weight, grad, state, lr, wd, kwargs):
+        mom, master = state
+        if mom is not None:
+            nd.mp_sgd_mom_update(weight, grad, mom, master, out=weight, lr=lr, wd=wd,
+                                 momentum=self.momentum, lazy_update=self.lazy_update,
+                                 **kwargs)
+        else:
+            nd.mp_sgd_update(weight, grad, master, out=weight, lr=lr, wd=wd,
+                             lazy_update=self.lazy_update, **kwargs)
 
 
 @register
@@ -391,7 +474,7 @@ class ccSGD(SGD):
 
 
 @register
-class NAG(_MomentumOptimizer):
+class NAG(_MasterLastOptimizer):
     """Nesterov accelerated gradient (``nag_mom_update``)::
 
         state = momentum * state + grad + wd * weight
@@ -407,6 +490,14 @@ class NAG(_MomentumOptimizer):
                               momentum=self.momentum, **kwargs)
         else:
             nd.sgd_update(weight, grad, out=weight, lr=lr, wd=wd, **kwargs)
+
+    def _mp_step(self, weight, grad, state, lr, wd, kwargs):
+        mom, master = state
+        if mom is not None:
+            nd.mp_nag_mom_update(weight, grad, mom, master, out=weight, lr=lr, wd=wd,
+                                 momentum=self.momentum, **kwargs)
+        else:
+            nd.mp_sgd_update(weight, grad, master, out=weight, lr=lr, wd=wd, **kwargs)
 
 
 @register
@@ -723,6 +814,292 @@ class Nadam(Optimizer):
 
 
 @register
+class LARS(_MasterLastOptimizer):
+    """SGD with layer-wise adaptive rate scaling (You et al., 2017, *Large Batch Training of
+    Convolutional Networks*): the step of a weight whose name ends in neither ``gamma``,
+    ``beta`` nor ``bias`` has its learning rate scaled by::
+
+        eta * norm(weight) / (norm(rescale_grad * grad) + wd * norm(weight) + eps)
+
+    (by 1 where either norm is 0), then runs ``sgd_update``/``sgd_mom_update``. With
+    ``momentum_correction`` the momentum is scaled by ``lr / last_lr`` when a schedule
+    changes the rate. Weights named in ``param_idx2name`` that do not end in ``_weight`` get
+    weight decay multiplier 0. Weights are updated one at a time (MXNet's aggregated path
+    computes the same steps with fused multi-tensor kernels).
+    """
+
+    def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0,
+                 momentum_correction=True, **kwargs):
+        super().__init__(momentum=momentum, **kwargs)
+        self.lazy_update = lazy_update
+        self.momentum_correction = momentum_correction
+        self.eta = eta
+        self.eps = eps
+        self.last_lr = None
+        self.cur_lr = None
+
+    def set_wd_mult(self, args_wd_mult):
+        """As ``Optimizer.set_wd_mult``, but only names ending in ``_weight`` keep weight
+        decay by default (MXNet's LARS rule)."""
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values() if not n.endswith("_weight")}
+        self.wd_mult.update(self._sym_mults("__wd_mult__"))
+        self.wd_mult.update(args_wd_mult)
+
+    def _get_lrs(self, indices):
+        # remember the previous global rate for the momentum correction
+        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        self.last_lr = lr if self.cur_lr is None else self.cur_lr
+        self.cur_lr = lr
+        return self._multiplied(lr, indices, "lr")
+
+    def _momentum_now(self):
+        if self.momentum_correction and self.last_lr:
+            return self.momentum * (self.cur_lr / self.last_lr)
+        return self.momentum
+
+    def _norm(self, array, scale=1.0):
+        return float(nd.norm(array.astype(np.float32) * scale).asscalar())
+
+    def _lars_lr(self, index, weight, grad, lr, wd):
+        name = self.idx2name.get(index, str(index))
+        if name.endswith(("gamma", "beta", "bias")):
+            return lr
+        w_norm = self._norm(weight)
+        g_norm = self._norm(grad, self.rescale_grad)
+        if w_norm > 0.0 and g_norm > 0.0:
+            return lr * self.eta * w_norm / (g_norm + wd * w_norm + self.eps)
+        return lr
+
+    def _step_lr_wd(self, index, master, grad):
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        return self._lars_lr(index, master, grad, lr, wd), wd
+
+    def update(self, index, weight, grad, state):
+        self._check_weight(index, weight, grad)
+        self._update_count(index)
+        lr, wd = self._step_lr_wd(index, weight, grad)
+        self._sgd_step(weight, grad, state, lr, wd,
+                       self._clip_kwargs({"rescale_grad": self.rescale_grad}))
+
+    def _sgd_step(self, weight, grad, state, lr, wd, kwargs):
+        if state is not None:
+            nd.sgd_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd,
+                              momentum=self._momentum_now(), lazy_update=self.lazy_update,
+                              **kwargs)
+        else:
+            nd.sgd_update(weight, grad, out=weight, lr=lr, wd=wd, lazy_update=self.lazy_update,
+                          **kwargs)
+
+    def _mp_step(self, weight, grad, state, lr, wd, kwargs):
+        mom, master = state
+        if mom is not None:
+            nd.mp_sgd_mom_update(weight, grad, mom, master, out=weight, lr=lr, wd=wd,
+                                 momentum=self._momentum_now(), **kwargs)
+        else:
+            nd.mp_sgd_update(weight, grad, master, out=weight, lr=lr, wd=wd, **kwargs)
+
+
+@register
+class LBSGD(_MomentumOptimizer):
+    """Large-batch SGD: gradients accumulate over ``batch_scale`` calls per weight, and every
+    ``batch_scale``-th call takes one SGD step with their mean, its learning rate multiplied
+    by a warm-up factor that grows from 1 to ``batch_scale`` over ``warmup_epochs *
+    updates_per_epoch`` steps (``warmup_strategy`` 'linear', 'power2' or 'sqrt'; 'lars' uses
+    the layer's ``sqrt(|w|^2 / (|g|^2 + wd |w|^2))`` clipped to [0.01, 100] instead).
+    The other calls leave the weight as it is (MXNet ran ``sgd_update`` with ``lr=0``, which
+    also leaves it unchanged).
+    """
+
+    _STRATEGIES = ("linear", "power2", "sqrt", "lars")
+
+    def __init__(self, momentum=0.0, multi_precision=False, warmup_strategy="linear",
+                 warmup_epochs=5, batch_scale=1, updates_per_epoch=32, begin_epoch=0,
+                 num_epochs=60, **kwargs):
+        super().__init__(momentum=momentum, multi_precision=multi_precision, **kwargs)
+        if warmup_strategy not in self._STRATEGIES:
+            raise MXNetError(f"LBSGD: warmup_strategy must be one of {self._STRATEGIES}, got "
+                             f"{warmup_strategy!r}")
+        if isinstance(batch_scale, bool) or not isinstance(batch_scale, int) or batch_scale < 1:
+            raise MXNetError(f"LBSGD: batch_scale must be an integer >= 1, got {batch_scale!r}")
+        self.warmup_strategy = warmup_strategy
+        self.warmup_epochs = warmup_epochs
+        self.batch_scale = batch_scale
+        self.updates_per_epoch = updates_per_epoch
+        self.init_updates = begin_epoch * updates_per_epoch
+        self.num_epochs = num_epochs
+        self.cumgrads = {}
+
+    def _warmup_mult(self, nup):
+        """The warm-up factor after ``nup`` accumulated calls."""
+        nwup = self.warmup_epochs * self.updates_per_epoch
+        top = float(self.batch_scale)
+        if nup >= nwup:
+            return top
+        if nwup <= 1:
+            return 1.0
+        frac = nup / nwup
+        if self.warmup_strategy == "linear":
+            return 1.0 + (top - 1) * frac
+        if self.warmup_strategy == "power2":
+            return 1.0 + (top - 1) * frac * frac
+        return 1.0 + (top - 1) * math.sqrt(frac)
+
+    def _lars_mult(self, weight, grad, wd):
+        w2 = float(nd.sum(weight * weight).asscalar())
+        g2 = float(nd.sum(grad * grad).asscalar())
+        return min(max(math.sqrt(w2 / (g2 + wd * w2 + 1e-18)), 0.01), 100.0)
+
+    def _accumulate(self, index, grad):
+        """Add ``grad`` to the weight's sum; returns ``(sum, count)``."""
+        entry = self.cumgrads.get(index)
+        if entry is None or entry["num_cums"] == 0:
+            total, count = grad.copy(), self.init_updates + 1
+        else:
+            previous = entry["cum_grad"]
+            total = grad.copy() if previous is None else previous + grad
+            count = entry["num_cums"] + 1
+        self.cumgrads[index] = {"cum_grad": total, "num_cums": count}
+        return total, count
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        total, count = self._accumulate(index, grad)
+        if count % self.batch_scale != 0:
+            return
+        grad = total / self.batch_scale
+        if self.warmup_strategy == "lars":
+            lr *= self._lars_mult(weight, grad, wd)
+        else:
+            lr *= self._warmup_mult(count)
+        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad})
+        if state is not None:
+            nd.sgd_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd,
+                              momentum=self.momentum, **kwargs)
+        else:
+            nd.sgd_update(weight, grad, out=weight, lr=lr, wd=wd, **kwargs)
+        self.cumgrads[index]["cum_grad"] = None      # a new large batch begins
+
+
+@register
+class DCASGD(_MomentumOptimizer):
+    """Delay-compensated asynchronous SGD (Zheng et al., 2017), with state
+    ``(momentum or None, previous weight)``::
+
+        grad = clip(rescale_grad * grad, clip_gradient)
+        step = -lr * (grad + wd * weight + lamda * grad**2 * (weight - previous_weight))
+        mom = momentum * mom + step         (step itself without momentum)
+        previous_weight = weight
+        weight = weight + mom
+    """
+
+    def __init__(self, momentum=0.0, lamda=0.04, **kwargs):
+        super().__init__(momentum=momentum, **kwargs)
+        self.lamda = lamda
+
+    def create_state(self, index, weight):
+        return (super().create_state(index, weight), weight.copy())
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        grad = self._clipped(grad * self.rescale_grad)
+        mom, previous = state
+        step = -lr * (grad + wd * weight + self.lamda * grad * grad * (weight - previous))
+        if mom is not None:
+            mom *= self.momentum
+            mom += step
+            step = mom
+        previous[:] = weight
+        weight += step
+
+
+@register
+class FTML(Optimizer):
+    """FTML (Zheng & Kwok, 2017, *Follow the Moving Leader*) through ``ftml_update``, with
+    state ``(d, v, z)``; at step ``t`` of a weight::
+
+        grad = clip(rescale_grad * grad + wd * weight, clip_gradient)
+        v = beta2 * v + (1 - beta2) * grad**2
+        d_t = (1 - beta1**t) / lr * (sqrt(v / (1 - beta2**t)) + epsilon)
+        z = beta1 * z + (1 - beta1) * grad - (d_t - beta1 * d_(t-1)) * weight
+        weight = -z / d_t
+    """
+
+    def __init__(self, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(**kwargs)
+        self._set_betas(beta1, beta2)
+        _check_range("FTML", "epsilon", epsilon, 0.0, math.inf)
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return (self._zeros(weight), self._zeros(weight), self._zeros(weight))  # d, v, z
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        kwargs = {"beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon,
+                  "rescale_grad": self.rescale_grad, "t": self._index_update_count[index]}
+        if self.clip_gradient:
+            kwargs["clip_grad"] = self.clip_gradient
+        d, v, z = state
+        nd.ftml_update(weight, grad, d, v, z, out=weight, lr=lr, wd=wd, **kwargs)
+
+
+@register
+class LAMB(Optimizer):
+    """LAMB (You et al., 2019, *Large Batch Optimization for Deep Learning*): Adam's step
+    direction plus weight decay, scaled per weight by the trust ratio ``norm(weight) /
+    norm(step)`` (``lamb_update_phase1`` then ``lamb_update_phase2``; the ``mp_`` operators
+    on the float32 master copy under ``multi_precision``). ``lower_bound``/``upper_bound``
+    bound the weight norm in the ratio; ``bias_correction`` divides the moments by
+    ``1 - beta**t``. State ``(mean, var)``, ``(weight32, (mean, var))`` with a master copy.
+    Aggregated calls (lists) are updated one weight at a time.
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6,
+                 lower_bound=None, upper_bound=None, bias_correction=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self._set_betas(beta1, beta2)
+        _check_range("LAMB", "epsilon", epsilon, 0.0, math.inf)
+        self.epsilon = epsilon
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        self.bias_correction = bias_correction
+
+    def create_state(self, index, weight):
+        return self._zeros_pair(weight)     # mean, var
+
+    def _phase_kwargs(self, index, wd):
+        one = self._clip_kwargs({"beta1": self.beta1, "beta2": self.beta2,
+                                 "epsilon": self.epsilon, "t": self._index_update_count[index],
+                                 "bias_correction": self.bias_correction,
+                                 "rescale_grad": self.rescale_grad, "wd": wd})
+        two = {}
+        if self.lower_bound:
+            two["lower_bound"] = self.lower_bound
+        if self.upper_bound:
+            two["upper_bound"] = self.upper_bound
+        return one, two
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        one, two = self._phase_kwargs(index, wd)
+        mean, var = state
+        g = nd.lamb_update_phase1(weight, grad, mean, var, **one)
+        nd.lamb_update_phase2(weight, g, nd.norm(weight), nd.norm(g), lr=lr, out=weight, **two)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        if isinstance(index, (list, tuple)) or not self._uses_master_copy(weight):
+            super().update_multi_precision(index, weight, grad, state)
+            return
+        master, (mean, var) = self._master_state(index, state)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        one, two = self._phase_kwargs(index, wd)
+        g = nd.mp_lamb_update_phase1(weight, grad, mean, var, master, **one)
+        nd.mp_lamb_update_phase2(weight, g, nd.norm(master), nd.norm(g), master, lr=lr,
+                                 out=weight, **two)
+
+
+@register
 class SGLD(Optimizer):
     """Stochastic gradient Langevin dynamics: half an SGD step plus Gaussian noise of
     variance ``lr`` (drawn from ``mx.nd.random``, so ``mx.random.seed`` fixes it)."""
@@ -746,3 +1123,36 @@ class Test(Optimizer):
     def update(self, index, weight, grad, state):
         weight += grad * self.rescale_grad
         state[:] = weight
+
+
+@register
+class GroupAdaGrad(Optimizer):
+    """AdaGrad with one learning rate per row of a 2-D weight (MXNet's
+    ``mx.optimizer.contrib.GroupAdaGrad``); state: the ``(rows, 1)`` history::
+
+        grad = clip(rescale_grad * grad, clip_gradient)
+        history += mean(grad**2, axis=1, keepdims=True)
+        weight -= lr * grad / sqrt(history + eps)
+
+    Weight decay is not supported: a non-zero ``wd`` for a weight raises MXNetError.
+    """
+
+    def __init__(self, eps=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        _check_range("GroupAdaGrad", "eps", eps, 0.0, math.inf)
+        self.float_stable_eps = eps
+
+    def create_state(self, index, weight):
+        if weight.ndim != 2:
+            raise MXNetError(f"GroupAdaGrad: weight {index!r} must be 2-D (rows share a "
+                             f"learning rate), got shape {weight.shape}")
+        return nd.zeros((weight.shape[0], 1), ctx=weight.context, dtype=weight.dtype)
+
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index, weight, grad)
+        if wd != 0:
+            raise MXNetError(f"GroupAdaGrad: weight decay is not supported, got wd={wd} for "
+                             f"weight {index!r}")
+        grad = self._clipped(grad * self.rescale_grad)
+        state += nd.mean(nd.square(grad), axis=1, keepdims=True)
+        weight -= lr * grad / nd.sqrt(state + self.float_stable_eps)

@@ -45,8 +45,8 @@ from . import Row
 
 F32_REASON = ("float32 output (the sampler's float16 draws through a float32 buffer): 2**32 "
               "float32 elements are 16 GiB, over the 16 GiB peak")
-OPT_REASON = ("optimizer updates take float32 or float64 weights only (float16 is refused): "
-              "2**32 float32 elements are 16 GiB")
+OPT_REASON = ("optimizer updates run on float32 or float64 weights (float16 weights through "
+              "a float32 master copy): 2**32 float32 elements are 16 GiB")
 _LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
 for _fn in ("logf", "cosf", "sinf"):
     getattr(_LIBM, _fn).restype = ctypes.c_float
@@ -329,7 +329,8 @@ _MARKS = {"weight": (1.5, -2.25, 3.0, 0.75), "grad": (0.5, 0.25, -1.0, 2.0),
           "mom": (0.125, -0.5, 0.25, 1.0), "mean": (0.125, -0.5, 0.25, 1.0),
           "var": (0.5, 1.5, 2.0, 0.25), "n": (4.0, 2.0, 9.0, 1.5),
           "g": (1.0, -0.5, 2.0, 0.25), "delta": (0.25, 0.5, -0.75, 0.125),
-          "z": (0.5, -1.5, 0.25, 2.0)}
+          "z": (0.5, -1.5, 0.25, 2.0), "d": (0.75, 1.25, 2.0, 0.5),
+          "v": (0.5, 1.5, 2.0, 0.25), "weight32": (1.5, -2.25, 3.0, 0.75)}
 
 
 def _update(name, states, **params):
@@ -358,6 +359,33 @@ def _update(name, states, **params):
     return Row(run, "float32", size, OPT_REASON if power == 31 else OPT_REASON + (
         f"; it writes {arrays} float32 arrays of the weight's size: past 2**31 that is "
         f"{arrays * 8} GiB, so the CPU row stops past {size} (past 2**31 on a GPU)"))
+
+
+def _lamb_phase2(name, mp):
+    """``name(weight, g, r1, r2[, weight32], out=weight)`` past 2**31: the weight (and the
+    master copy) at the checked positions equal the same step on those elements alone."""
+    held = ("weight32",) if mp else ()
+    arrays = 2 + len(held)
+    power = next(p for p in (31, 30, 29) if arrays * 2 ** p * 4 <= HOST_PEAK - 2 ** 30)
+    size = f"2**{power}"
+
+    def run(t):
+        n = (t.P31 if t.ctx.compute_device == "gpu" else t.power(size)) + 16
+        weight = t.big("float32", n, values=_MARKS["weight"])
+        g = t.big("float32", n, values=_MARKS["g"])
+        masters = [t.big("float32", n, values=_MARKS[h]) for h in held]
+        norms = [mx.nd.array([2.0]), mx.nd.array([0.5])]
+        pos = _checked(t, n)
+        small = [t.small(a, pos) for a in [weight, g] + masters]
+        op = getattr(mx.nd, name)
+        op(small[0], small[1], *norms, *small[2:], lr=0.25, out=small[0])
+        op(weight, g, *norms, *masters, lr=0.25, out=weight)
+        for label, big, ref in zip(("weight",) + held, [weight] + masters,
+                                   [small[0]] + small[2:]):
+            t.equal(t.values(big, pos), ref, f"{name}: {label} at the far end")
+    return Row(run, "float32", size, OPT_REASON if power == 31 else OPT_REASON + (
+        f"; it writes {arrays} float32 arrays of the weight's size, so the CPU row stops "
+        f"past {size} (past 2**31 on a GPU)"))
 
 
 ROWS = {
@@ -402,4 +430,15 @@ ROWS = {
                              beta2=0.75, epsilon=1e-6, wd=0.125),
     "ftrl_update": _update("ftrl_update", ("z", "n"), lr=0.25, lamda1=0.01, beta=1.0,
                            wd=0.125),
+    "ftml_update": _update("ftml_update", ("d", "v", "z"), lr=0.25, t=2, beta1=0.5, wd=0.125),
+    "mp_sgd_update": _update("mp_sgd_update", ("weight32",), lr=0.25, wd=0.125),
+    "mp_sgd_mom_update": _update("mp_sgd_mom_update", ("mom", "weight32"), lr=0.25,
+                                 momentum=0.875, wd=0.125),
+    "mp_nag_mom_update": _update("mp_nag_mom_update", ("mom", "weight32"), lr=0.25,
+                                 momentum=0.875, wd=0.125),
+    "lamb_update_phase1": _update("lamb_update_phase1", ("mean", "var"), t=2, wd=0.125),
+    "mp_lamb_update_phase1": _update("mp_lamb_update_phase1", ("mean", "var", "weight32"),
+                                     t=2, wd=0.125),
+    "lamb_update_phase2": _lamb_phase2("lamb_update_phase2", False),
+    "mp_lamb_update_phase2": _lamb_phase2("mp_lamb_update_phase2", True),
 }
