@@ -36,14 +36,22 @@ is a loss layer (``SoftmaxOutput``, ``*RegressionOutput``), whose gradient does 
 the head gradient; ``backward`` may run several times after one forward ('add' then
 accumulates); Dropout is active only with ``is_train=True``.
 
+As MXNet's executor: ``forward`` writes into the same ``outputs`` arrays (made at bind), so
+a reference held across calls sees the new values; ``reshape`` shares memory (an array that
+keeps its shape is the same array, a smaller one a view of the old buffer, outputs
+included); ``set_monitor_callback`` reports each op's outputs (and inputs with
+``monitor_all``); a gradient that is zeros by construction (through ``BlockGrad``) is not
+propagated, so nothing upstream of it runs. Each plan step releases the values it read last
+(``_with_liveness``), keeping only the outputs and what the backward reads: an inference
+holds a few intermediates, not all (``debug_str`` ends with MXNet's ``Total <n> MB
+allocated``, the forward's peak).
+
 Deviations: BatchNorm's moving statistics (auxiliary states, passed to the kernel as the
 executor's own ``aux_arrays``) are updated by ``forward(is_train=True)``, once per training
-forward; MXNet 1.9.1's CPU executor updated them in ``backward``. ``outputs`` are new arrays after each ``forward`` (MXNet overwrote the same
-arrays); read ``exe.outputs`` after the call rather than keeping an old reference.
-``reshape`` gives an array whose shape changes a fresh buffer (MXNet reused the old memory
-when it was large enough). ``group2ctx``, ``shared_buffer`` and sparse ``stype_dict`` are
-accepted and ignored.
+forward; MXNet 1.9.1's CPU executor updated them in ``backward``. ``group2ctx`` and sparse
+``stype_dict`` are accepted and ignored.
 """
+import functools
 import math
 
 import numpy as np
@@ -88,9 +96,10 @@ def _named_list(what, names, given, required=True):
         return [None] * len(names)
     if isinstance(given, dict):
         unknown = [k for k in given if k not in names]
-        if unknown and what == "args":
-            raise MXNetError(f"bind: {what} has names {unknown} that are not in the symbol's "
-                             f"{what[:-1] if what.endswith('s') else what} list {names}")
+        if unknown:
+            raise MXNetError(f"bind: {what} has names {unknown} that are not among the "
+                             f"symbol's {'auxiliary states' if what == 'aux_states' else 'arguments'}"
+                             f" {names}")
         out = [given.get(n) for n in names]
     elif isinstance(given, (list, tuple)):
         if len(given) != len(names):
@@ -200,14 +209,40 @@ def execute(steps, values, ctx, uses_context, training):
 
 def _run(steps, values, ctx):
     """Run a plan's steps over ``values``. A negative count: the node's kernel runs directly
-    and every output (hidden ones included) is kept."""
-    for op, attrs, ins, first, n in steps:
+    and every output (hidden ones included) is kept. After each step the slots it read last
+    are released (``dead``), so an inference holds a few intermediate arrays, not all."""
+    for op, attrs, ins, first, n, dead in steps:
+        if type(op) is _Monitor:
+            _run([(op.op, attrs, ins, first, n, ())], values, ctx)
+            op.report([values[i] for i in ins], values[first:first + abs(n)])
+            for i in dead:
+                values[i] = None
+            continue
         if n == 1:
             values[first] = _invoke(op, [values[i] for i in ins], attrs)
         elif n > 0:
             values[first:first + n] = _invoke(op, [values[i] for i in ins], attrs)
         else:
             values[first:first - n] = _invoke_all(op, [values[i] for i in ins], attrs, ctx)
+        for i in dead:
+            values[i] = None
+
+
+def _with_liveness(steps, keep):
+    """``steps`` (op, attrs, ins, first, n) with a sixth entry: the slots whose last reader
+    (or, never read, whose writer) is that step, except those in ``keep`` (variables,
+    outputs, what the backward reads)."""
+    last = {}
+    for k, (_, _, ins, first, n) in enumerate(steps):
+        for i in range(first, first + abs(n)):
+            last[i] = k
+        for i in ins:
+            last[i] = k
+    dead = [[] for _ in steps]
+    for i, k in last.items():
+        if i not in keep:
+            dead[k].append(i)
+    return [step + (tuple(sorted(d)),) for step, d in zip(steps, dead)]
 
 
 def _invoke_all(op, inputs, attrs, ctx):
@@ -228,6 +263,22 @@ def _invoke_all(op, inputs, attrs, ctx):
     return [_wrap(o, ctx) for o in outs]
 
 
+def _share(array, shape):
+    """An array of ``shape`` over the first elements of ``array``'s buffer (a view that
+    writes through, sharing its version counter)."""
+    n = math.prod(shape)
+    return array._alias(array._data.reshape(-1)[:n].reshape(shape), None, None)
+
+
+def _step_names(node, n_out):
+    """MXNet's monitor names of a node's inputs (``<node>_<input>``) and outputs
+    (``<node>_<output>``)."""
+    from .symbol.graph import input_names
+    outs = node.op.list_outputs(node.attrs)[:n_out]
+    return (tuple(f"{node.name}_{n}" for n in input_names(node)),
+            tuple(f"{node.name}_{n}" for n in outs))
+
+
 def _input_slots(node, slot, what, why):
     """The value slots of ``node``'s inputs; MXNetError for an input no slot holds."""
     ins = []
@@ -244,6 +295,22 @@ def _reserve_outputs(node, n_keep, slot, first, values):
     for k in range(n_keep):
         slot[(node, k)] = first + k
         values.append(None)
+
+
+class _Monitor:
+    """A step's op stand-in that runs the op and reports its arrays to a monitor callback
+    (MXNet's ``set_monitor_callback``)."""
+
+    def __init__(self, op, callback, in_names, out_names):
+        self.op, self.callback = op, callback
+        self.in_names, self.out_names = in_names, out_names
+
+    def report(self, inputs, outputs):
+        for name, a in zip(self.in_names, inputs):
+            self.callback(name, a)
+        outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+        for name, a in zip(self.out_names, outputs):
+            self.callback(name, a)
 
 
 class Plan:
@@ -280,6 +347,10 @@ class Plan:
         self.saved_slots = []
         if gsyms is not None:
             self._plan_backward(gsyms, slot, wants)
+        keep = set(self.var_slots) | set(self.out_slots) | set(self.saved_slots)
+        self.steps = _with_liveness(self.steps, keep)
+        self.grad_steps = _with_liveness(
+            self.grad_steps, set(range(len(self.values))) | set(self.grad_results))
 
     # ---- the forward: one flat list of value slots ------------------------------------------
     def _plan_forward(self, symbol, hidden):
@@ -289,6 +360,7 @@ class Plan:
         output in a slot."""
         entries = list(symbol._outputs)
         names = self.arg_names + self.aux_names
+        self.step_names = []     # per step: (input names, output names), for a monitor
         var_slot = {}
         slot = {}
         values = []
@@ -308,6 +380,7 @@ class Plan:
             _reserve_outputs(node, n_keep, slot, first, values)
             attrs = node.attrs if full else _call_form(node.op, node.attrs)
             steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
+            self.step_names.append(_step_names(node, n_keep if full else n_vis))
         self.values = values
         self.var_slots = [var_slot.get(n) for n in names]
         self.uses_context = any(not step[2] for step in steps)
@@ -319,6 +392,7 @@ class Plan:
                                  "an output a call returns")
             self.out_slots.append(slot[e])
         self.head_ops = [e[0].op for e in entries]
+        self.slot_of = slot         # (node, output) -> slot, for the memory count
         return slot
 
     def bound(self, arrays):
@@ -449,6 +523,7 @@ class Executor:
         self._values = self._plan.bound(arrays)
         self.outputs = self._initial_outputs()
         self._fwd = None          # the value slots of the last forward (backward reads them)
+        self._monitor = None      # (callback, monitor_all) of set_monitor_callback
 
     def _initial_outputs(self):
         """Zero arrays of the outputs' inferred shapes and dtypes (MXNet allocates the
@@ -510,12 +585,45 @@ class Executor:
                     dst[:] = value
         plan = self._plan
         values = list(self._values)     # the bound arrays, then a slot per op output
-        execute(plan.steps, values, self._ctx, plan.uses_context, is_train)
-        outputs = [values[i] for i in plan.out_slots]
-        self.outputs = outputs
+        steps = plan.steps if self._monitor is None else self._monitored(plan)
+        execute(steps, values, self._ctx, plan.uses_context, is_train)
+        self._store_outputs([values[i] for i in plan.out_slots])
         # backward may follow an is_train=False forward too (MXNet's executor keeps it)
         self._fwd = values if plan.wants_grad else None
-        return outputs
+        return self.outputs
+
+    def _store_outputs(self, results):
+        """Copy the results into ``self.outputs``, the arrays made at bind, so a reference to
+        ``exe.outputs[0]`` held across ``forward`` sees the new values (MXNet's executor
+        writes its outputs in place)."""
+        if len(self.outputs) != len(results) or any(
+                o.shape != r.shape or o.dtype != r.dtype for o, r in zip(self.outputs, results)):
+            self.outputs = [r.copy() for r in results]     # shapes unknown at bind
+            return
+        for o, r in zip(self.outputs, results):
+            if o is not r:
+                o._data[...] = r._data
+                o._version[0] += 1
+
+    # ---- monitoring ---------------------------------------------------------------------------
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Call ``callback(name, array)`` during each ``forward`` with every operator output
+        (``<node>_<output>``) and, with ``monitor_all``, every operator input first
+        (``<node>_<input>``), as MXNet's executor monitor. ``callback=None`` removes it."""
+        if callback is not None and not callable(callback):
+            raise MXNetError(f"set_monitor_callback: callback must be callable, got "
+                             f"{callback!r}")
+        self._monitor = None if callback is None else (callback, bool(monitor_all))
+
+    def _monitored(self, plan):
+        """The forward steps, each followed by the monitor's calls (same kernels)."""
+        callback, monitor_all = self._monitor
+        out = []
+        for step, (in_names, out_names) in zip(plan.steps, plan.step_names):
+            op, attrs, ins, first, n, dead = step
+            out.append((_Monitor(op, callback, in_names if monitor_all else (), out_names),
+                        attrs, ins, first, n, dead))
+        return out
 
     def backward(self, out_grads=None, is_train=True):
         """Gradients of the last ``forward``'s outputs into ``grad_arrays``
@@ -598,54 +706,81 @@ class Executor:
                     dst[:] = value
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
-        """A new Executor for new input shapes (``name=shape`` keywords), sharing every array
-        whose shape does not change. An array whose shape changes without being named raises
-        unless ``partial_shaping``; one that grows raises unless ``allow_up_sizing``. Arrays
-        of new shapes are fresh (MXNet reused the old memory when it was large enough)."""
+        """A new Executor for new input shapes (``name=shape`` keywords) sharing memory with
+        this one, as MXNet's: an array whose shape stays is the same array; one that shrinks
+        is a view of the start of the old buffer (writes show through); one that grows is a
+        new array, allowed only with ``allow_up_sizing``. An array whose shape changes
+        without being named raises unless ``partial_shaping``. The new executor's outputs
+        are views of this one's where they fit, so the two cannot run at once."""
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**kwargs)
         if arg_shapes is None:
-            raise MXNetError("reshape: the new shapes do not determine every argument")
-        new_args, new_grads, new_aux = [], [], []
-        for names, shapes, arrays, grads, out, gout in (
-                (self._arg_names, arg_shapes, self.arg_arrays, self.grad_arrays, new_args,
-                 new_grads),
-                (self._aux_names, aux_shapes, self.aux_arrays, None, new_aux, None)):
-            for i, (name, shape) in enumerate(zip(names, shapes)):
-                old = arrays[i]
-                shape = tuple(shape)
-                g = grads[i] if grads is not None else None
-                if shape == old.shape:
-                    out.append(old)
-                    if gout is not None:
-                        gout.append(g)
-                    continue
-                if not partial_shaping and name not in kwargs:
-                    raise MXNetError(
-                        f"reshape: shape of unspecified array {name!r} changed from "
-                        f"{old.shape} to {shape}; this can cause the new executor to not share "
-                        "parameters with the old one. If this is intended, set "
-                        "partial_shaping=True")
-                size = 1
-                for d in shape:
-                    size *= d
-                if size > old.size and not allow_up_sizing:
-                    raise MXNetError(
-                        f"reshape: new shape of {name!r} {shape} is larger than the original "
-                        f"{old.shape}; set allow_up_sizing=True to allow it")
-                out.append(_nd.zeros(shape, ctx=self._ctx, dtype=old.dtype))
-                if gout is not None:
-                    gout.append(None if g is None else _nd.zeros(shape, ctx=self._ctx,
-                                                                 dtype=g.dtype))
-        return Executor(self._symbol, self._ctx, new_args,
-                        {n: g for n, g in zip(self._arg_names, new_grads) if g is not None},
-                        dict(zip(self._arg_names, self._grad_reqs)), new_aux)
+            raise MXNetError(f"reshape: the new shapes {kwargs} do not determine every "
+                             "argument's shape")
+        resize = functools.partial(self._resized, kwargs, partial_shaping, allow_up_sizing)
+        new_args = [resize(n, a, s) for n, a, s in zip(self._arg_names, self.arg_arrays,
+                                                       arg_shapes)]
+        new_grads = {n: resize(n, g, s) for n, g, s in zip(self._arg_names, self.grad_arrays,
+                                                           arg_shapes) if g is not None}
+        new_aux = [resize(n, a, s) for n, a, s in zip(self._aux_names, self.aux_arrays,
+                                                      aux_shapes)]
+        new = Executor(self._symbol, self._ctx, new_args, new_grads,
+                       dict(zip(self._arg_names, self._grad_reqs)), new_aux)
+        new.outputs = [_share(old, o.shape) if o.size <= old.size and o.dtype == old.dtype
+                       else o for o, old in zip(new.outputs, self.outputs)]
+        new._monitor = self._monitor
+        return new
+
+    def _resized(self, named, partial_shaping, allow_up_sizing, name, old, shape):
+        """``old`` itself, a view of its buffer, or a new array of ``shape`` (``reshape``)."""
+        shape = tuple(shape)
+        if shape == old.shape:
+            return old
+        if not partial_shaping and name not in named:
+            raise MXNetError(
+                f"reshape: the shape of {name!r}, which was not given, changes from "
+                f"{old.shape} to {shape}; the new executor would not share it with this one. "
+                "Set partial_shaping=True if this is intended")
+        if math.prod(shape) > old.size:
+            if not allow_up_sizing:
+                raise MXNetError(
+                    f"reshape: the new shape {shape} of {name!r} is larger than its shape "
+                    f"{old.shape}; set allow_up_sizing=True to allocate a new array")
+            return _nd.zeros(shape, ctx=self._ctx, dtype=old.dtype)
+        return _share(old, shape)
 
     def debug_str(self):
-        """A listing of the bound graph: one line per operator node."""
+        """A listing of the bound graph, one line per operator node, and MXNet's closing
+        line ``Total <n> MB allocated``: the most memory the forward's intermediate arrays
+        take at once (what the last op reads is released after it; what the backward
+        reads stays until then). Bound arrays (arguments, gradients, auxiliary states) are
+        not counted."""
         lines = [f"Symbol outputs: {self._out_names}"]
-        for op, attrs, ins, first, n in self._plan.steps:
+        for op, attrs, ins, first, n, _ in self._plan.steps:
             lines.append(f"Op:{op.name}, inputs={ins}, outputs={list(range(first, first + abs(n)))}")
+        lines.append(f"Total {self._forward_peak_bytes() >> 20} MB allocated")
         return "\n".join(lines)
+
+    def _forward_peak_bytes(self):
+        """The peak of the bytes the forward's live intermediate slots hold."""
+        from .symbol.infer import shape_table, type_table
+        plan = self._plan
+        arrays = self.arg_arrays + self.aux_arrays
+        names = self._arg_names + self._aux_names
+        _, shapes = shape_table(self._symbol._outputs,
+                                {n: a.shape for n, a in zip(names, arrays)})
+        _, dtypes = type_table(self._symbol._outputs,
+                               {n: np.dtype(a.dtype) for n, a in zip(names, arrays)})
+        size = {}
+        for (node, i), k in plan.slot_of.items():
+            shape, dtype = shapes.get(node, i), dtypes.get(node, i)
+            if node.op is not None and shape is not None and dtype is not None:
+                size[k] = math.prod(shape) * np.dtype(dtype).itemsize
+        live = peak = 0
+        for _, _, _, first, n, dead in plan.steps:
+            live += sum(size.get(k, 0) for k in range(first, first + abs(n)))
+            peak = max(peak, live)
+            live -= sum(size.get(k, 0) for k in dead)
+        return peak
 
     def __repr__(self):
         return f"<Executor outputs={self._out_names} ctx={self._ctx}>"
@@ -670,8 +805,11 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
 
     ``shared_exec`` with ``shared_arg_names``: those arguments (and their gradient arrays)
     are ``shared_exec``'s own arrays, as MXNet's Module shares parameters between the
-    executors of its buckets; their shapes must agree. ``stype_dict``, ``group2ctx`` and
-    ``shared_buffer`` are accepted and ignored (dense arrays, one device)."""
+    executors of its buckets; their shapes must agree. ``shared_buffer`` ({name: NDArray},
+    updated): every other argument, and its gradient (key ``'grad of <name>'``), is a view of
+    the buffer's array of that name where it is large enough and of the dtype, else a new
+    array stored there (MXNet's rule). ``stype_dict`` and ``group2ctx`` are accepted and
+    ignored (dense arrays, one device)."""
     ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
     arg_names = symbol.list_arguments()
     arg_shapes, _, aux_shapes = symbol.infer_shape(**kwargs)
@@ -702,12 +840,28 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
                 grads[name] = grad if grad is not None else _nd.zeros(shape, ctx=ctx,
                                                                      dtype=array.dtype)
             continue
-        args.append(_nd.zeros(shape, ctx=ctx, dtype=dt))
+        args.append(_from_buffer(shared_buffer, name, shape, dt, ctx))
         if req != "null":
-            grads[name] = _nd.zeros(shape, ctx=ctx, dtype=dt)
+            grads[name] = _from_buffer(shared_buffer, f"grad of {name}", shape, dt, ctx)
     aux = [_nd.zeros(tuple(s), ctx=ctx, dtype=dt if dt is not None else "float32")
            for s, dt in zip(aux_shapes, aux_types)]
     return Executor(symbol, ctx, args, grads, dict(zip(arg_names, reqs)), aux)
+
+
+def _from_buffer(buffer, key, shape, dtype, ctx):
+    """A zero array of ``shape``, or with ``buffer`` a view of ``buffer[key]`` where that is
+    large enough and of ``dtype`` (else a new array, stored as ``buffer[key]``)."""
+    if buffer is None:
+        return _nd.zeros(shape, ctx=ctx, dtype=dtype)
+    if not isinstance(buffer, dict):
+        raise MXNetError(f"simple_bind: shared_buffer must be a dict of NDArrays, got "
+                         f"{type(buffer).__name__}")
+    old = buffer.get(key)
+    if isinstance(old, NDArray) and old.context == ctx and np.dtype(old.dtype) == \
+            np.dtype(dtype) and old.size >= math.prod(shape):
+        return _share(old, shape)
+    buffer[key] = new = _nd.zeros(shape, ctx=ctx, dtype=dtype)
+    return new
 
 
 def _attach():

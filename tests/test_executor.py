@@ -394,3 +394,121 @@ def test_simple_bind_shares_arguments_with_shared_exec():
     assert second.arg_dict["data"].shape == (2, 5)
     with pytest.raises(MXNetError, match="shared argument 'data'"):
         _mlp().simple_bind(mx.cpu(), data=(2, 5), shared_exec=first, shared_arg_names=["data"])
+
+
+# ---- MXNet's executor semantics (issue 21) ------------------------------------------------
+def test_forward_writes_into_the_same_output_arrays():
+    x = mx.sym.var("x")
+    exe = (x * 2).bind(mx.cpu(), args={"x": mx.nd.array([1., 2.])})
+    held = exe.outputs[0]
+    exe.forward()
+    assert exe.outputs[0] is held
+    np.testing.assert_array_equal(held.asnumpy(), [2., 4.])
+    exe.forward(x=mx.nd.array([5., 6.]))
+    np.testing.assert_array_equal(held.asnumpy(), [10., 12.])
+
+
+def test_reshape_shares_memory_with_the_original():
+    x = mx.sym.var("x")
+    exe = mx.sym.FullyConnected(x, num_hidden=4, name="fc").simple_bind(
+        mx.cpu(), x=(5, 4), grad_req="null")
+    exe.arg_dict["x"][:] = 1
+    exe.arg_dict["fc_weight"][:] = 1
+    small = exe.reshape(x=(3, 4))
+    # a smaller argument is a view of the start of the original's buffer
+    small.arg_dict["x"][:] = 2
+    np.testing.assert_array_equal(exe.arg_dict["x"].asnumpy()[:3], np.full((3, 4), 2.))
+    np.testing.assert_array_equal(exe.arg_dict["x"].asnumpy()[3:], np.ones((2, 4)))
+    assert small.arg_dict["fc_weight"] is exe.arg_dict["fc_weight"]
+    # so are its outputs: the new executor's forward shows in the original's first rows
+    small.forward()
+    np.testing.assert_array_equal(small.outputs[0].asnumpy(), np.full((3, 4), 8.))
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy()[:3], np.full((3, 4), 8.))
+    big = exe.reshape(allow_up_sizing=True, x=(6, 4))
+    big.arg_dict["x"][:] = 0        # a larger one is a new array
+    assert exe.arg_dict["x"].asnumpy()[3:].tolist() == np.ones((2, 4)).tolist()
+
+
+def test_monitor_callback_sees_every_output_and_with_monitor_all_the_inputs():
+    x = mx.sym.var("x")
+    y = mx.sym.sin(mx.sym.relu(x, name="r"), name="s")
+    exe = y.bind(mx.cpu(), args={"x": mx.nd.array([0.5])})
+    seen = []
+    exe.set_monitor_callback(lambda name, arr: seen.append((name, float(arr.asnumpy()[0]))))
+    exe.forward()
+    assert [n for n, _ in seen] == ["r_output", "s_output"]
+    assert seen[1][1] == pytest.approx(np.sin(0.5))
+    seen.clear()
+    exe.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all=True)
+    exe.forward()
+    assert seen == ["r_data", "r_output", "s_data", "s_output"]
+    exe.set_monitor_callback(None)
+    seen.clear()
+    exe.forward()
+    assert seen == []
+
+
+def test_bind_refuses_names_the_symbol_lacks():
+    x = mx.sym.var("x")
+    y = x * 2
+    with pytest.raises(MXNetError, match=r"args_grad has names \['z'\]"):
+        y.bind(mx.cpu(), args={"x": mx.nd.ones(2)}, args_grad={"z": mx.nd.ones(2)})
+    with pytest.raises(MXNetError, match=r"args has names \['z'\]"):
+        y.bind(mx.cpu(), args={"x": mx.nd.ones(2), "z": mx.nd.ones(2)})
+    with pytest.raises(MXNetError, match=r"aux_states has names \['m'\]"):
+        y.bind(mx.cpu(), args={"x": mx.nd.ones(2)}, aux_states={"m": mx.nd.ones(2)})
+
+
+def test_backward_before_forward_raises():
+    x = mx.sym.var("x")
+    exe = (x * 2).bind(mx.cpu(), args={"x": mx.nd.ones(2)}, args_grad={"x": mx.nd.zeros(2)})
+    with pytest.raises(MXNetError, match="forward first"):
+        exe.backward(mx.nd.ones(2))
+
+
+def _square_chain(n):
+    data = mx.sym.var("data")
+    for _ in range(n):
+        data = data * data
+    return data
+
+
+def _total_mb(exe):
+    import re
+    return int(re.search(r"Total (\d+) MB allocated", exe.debug_str()).group(1))
+
+
+def test_inference_releases_intermediates_and_debug_str_counts_them():
+    shape = (4, 256, 256)           # 1 MiB of float32 per array
+    keep_all = _total_mb(_square_chain(6).simple_bind(mx.cpu(), data=shape))
+    inference = _total_mb(_square_chain(6).simple_bind(mx.cpu(), data=shape, grad_req="null"))
+    # the backward of x*x reads every input: all six outputs stay; inference holds two
+    assert keep_all == 6 and inference == 2
+    exe = _square_chain(3).simple_bind(mx.cpu(), data=(3,), grad_req="null")
+    exe.arg_dict["data"][:] = mx.nd.array([1., 2., 3.])
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), [1., 256., 6561.])
+
+
+def test_a_blocked_gradient_computes_nothing_upstream():
+    """MXNet's zero propagation: the gradient through stop_gradient is zeros, so nothing
+    upstream of it runs and the forward need not keep its values."""
+    shape = (4, 256, 256)
+    blocked = mx.sym.stop_gradient(_square_chain(6))
+    exe = blocked.simple_bind(mx.cpu(), data=shape)
+    assert exe._plan.grad_steps == [] and _total_mb(exe) == 2
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones(shape))
+    assert float(exe.grad_dict["data"].abs().sum().asscalar()) == 0.0
+
+
+def test_simple_bind_reuses_a_shared_buffer():
+    sym = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=2, no_bias=True, name="fc")
+    buffer = {}
+    first = sym.simple_bind(mx.cpu(), x=(4, 3), shared_buffer=buffer)
+    assert sorted(buffer) == ["fc_weight", "grad of fc_weight", "grad of x", "x"]
+    assert buffer["x"] is first.arg_dict["x"]
+    second = sym.simple_bind(mx.cpu(), x=(2, 3), shared_buffer=buffer)
+    second.arg_dict["x"][:] = 7          # a view of the first rows of the buffer's array
+    np.testing.assert_array_equal(first.arg_dict["x"].asnumpy()[:2], np.full((2, 3), 7.))
+    sym.simple_bind(mx.cpu(), x=(8, 3), shared_buffer=buffer)
+    assert buffer["x"].shape == (8, 3)   # too small: replaced by a new array

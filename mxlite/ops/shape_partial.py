@@ -154,10 +154,16 @@ def probed(rule):
 
     @partial_rule
     def run(in_shapes, out_shapes, attrs):
-        if all(s is None or is_complete(s) for s in list(in_shapes) + list(out_shapes)):
-            return [None if f is None else tuple(f) for f in rule(in_shapes, out_shapes, attrs)]
-        found = _probe(lambda i, o: rule(i, o, attrs), [in_shapes, out_shapes])
-        return list(in_shapes) if found is None else _merge_lenient(in_shapes, found)
+        def complete_only(shapes):
+            return [s if is_complete(s) else None for s in shapes]
+        # the rule fills what it reads as unknown (None) from what is complete ...
+        known = rule(complete_only(in_shapes), complete_only(out_shapes), attrs)
+        shapes = _merge_lenient(in_shapes, [None if f is None else tuple(f) for f in known])
+        if all(s is None or is_complete(s) for s in list(shapes) + list(out_shapes)):
+            return shapes
+        # ... and from partial shapes through probes
+        found = _probe(lambda i, o: rule(i, o, attrs), [shapes, out_shapes])
+        return shapes if found is None else _merge_lenient(shapes, found)
     run.__name__ = run.__qualname__ = getattr(rule, "__name__", "rule")
     run.__doc__ = rule.__doc__
     return run

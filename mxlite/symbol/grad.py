@@ -169,7 +169,7 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
                 raise MXNetError(f"grad: {op.name}'s FGradient gave {len(grads)} gradients "
                                  f"for {len(node.inputs)} inputs {list(input_names(node))}")
             for (child, i), want, g in zip(node.inputs, view.wants, grads):
-                if want and g is not None:
+                if want and g is not None and not _is_zero(g):
                     add(child, i, g)
         out = []
         for name in names:
@@ -190,6 +190,18 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
             else:
                 out.append(_total(F, got))
     return out
+
+
+_ZERO_OPS = frozenset(("zeros_like", "zeros", "_zeros"))
+
+
+def _is_zero(g):
+    """True for a gradient that is zeros by construction (BlockGrad's): it is not passed on,
+    so nothing upstream is computed for it (MXNet's zero propagation); an input that only
+    such gradients reach gets the zeros of an unreached one."""
+    from .symbol import Symbol
+    return isinstance(g, Symbol) and len(g._outputs) == 1 and \
+        g._outputs[0][0].op is not None and g._outputs[0][0].op.name in _ZERO_OPS
 
 
 def _creation_order(nodes):
