@@ -21,10 +21,15 @@ from ._core.dispatch import CONSTANT, Node, attach, parents
 from .base import MXNetError
 from . import ndarray as F     # the namespace FGradients build gradients with
 from .ndarray import ndarray as _nd_impl
-from .ops.registry import NON_DIFFERENTIABLE, REGISTRY
+from .ops.registry import NON_DIFFERENTIABLE, REGISTRY, Attrs, OpDef
+from .ndarray import NDArray
+from .symbol import Symbol
 
+# MXNet's autograd module has no __all__: ``from mxnet.autograd import *`` also gives the
+# NDArray and Symbol classes it imports (MXNet's own tests rely on it), so they are listed
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
-           "set_recording", "set_training", "mark_variables", "backward", "grad", "Node"]
+           "set_recording", "set_training", "mark_variables", "backward", "grad", "Node",
+           "get_symbol", "Function", "NDArray", "Symbol"]
 
 _state = _nd_impl.tape_state        # per thread, as in MXNet
 
@@ -177,8 +182,35 @@ def mark_variables(variables, gradients, grad_reqs="write"):
         var._grad, var._grad_req = g, req
         leaf = Node(None, None, [], [], [var])
         leaf.variable = var
+        # a leaf saves no values: its versions slot holds the gradient buffer's version
+        # when the gradient was last seen (``_fresh_grad``)
+        leaf.versions = None if g is None else [g._version[0]]
         var._node = None if req == "null" else (leaf, 0)
         var._node_version = var._version[0]
+
+
+def _leaf(x):
+    e = x._node
+    return e[0] if e is not None and e is not CONSTANT and e[0].op is None else None
+
+
+def fresh_grad(x):
+    """``x._fresh_grad``: True when ``x.grad`` was written (by ``backward``, or any in-place
+    write) since ``x`` was marked as a variable or its flag was set to False."""
+    leaf = _leaf(x)
+    if leaf is None or x._grad is None or leaf.versions is None:
+        return False
+    return x._grad._version[0] != leaf.versions[0]
+
+
+def set_fresh_grad(x, value):
+    """Set ``x._fresh_grad`` (MXNet's gradient state flag)."""
+    leaf = _leaf(x)
+    if leaf is None or x._grad is None:
+        raise MXNetError(f"_fresh_grad: the array (shape {x.shape}) is not a variable with a "
+                         "gradient buffer; call attach_grad() first")
+    seen = x._grad._version[0]
+    leaf.versions = [seen if not value else seen - 1]
 
 
 def _as_list(x):
@@ -280,3 +312,153 @@ def _as_function_of(g, v):
     if g is None:
         return F.zeros_like(v)
     return g if _differentiable(g) else g + F.zeros_like(v)
+
+
+# ---- recorded history as a Symbol --------------------------------------------------------
+def get_symbol(x):
+    """The recorded history of ``x`` (computed under ``record()``) as a Symbol: one node per
+    recorded operator, with its parameters. Each variable marked by ``attach_grad`` (or
+    ``mark_variables``) becomes a Variable ``var0``, ``var1``, ... in the order first met,
+    and each input that is not on the tape (a constant, whose value the tape does not keep)
+    a Variable ``const0``, ``const1``, ...; an ``autograd.Function`` has no symbol form."""
+    from .symbol import naming
+    from .symbol.graph import SymNode
+    if not isinstance(x, NDArray):
+        raise MXNetError(f"autograd.get_symbol: x must be an NDArray, got {type(x).__name__}")
+    if not _differentiable(x):
+        raise MXNetError(f"autograd.get_symbol: x (shape {x.shape}) has no recorded history: "
+                         "compute it under autograd.record() from an array marked with "
+                         "attach_grad()")
+    made, counts = {}, {"var": 0, "const": 0}
+
+    def variable(kind):
+        name = f"{kind}{counts[kind]}"
+        counts[kind] += 1
+        return (SymNode(None, name), 0)
+
+    def entry(e):
+        if e is None:
+            return variable("const")
+        node, index = e
+        if node not in made:
+            made[node] = _sym_node(node, entry, variable, naming, SymNode)
+        return (made[node], index)
+
+    return Symbol([entry(x._node)])
+
+
+def _sym_node(node, entry, variable, naming, SymNode):
+    """The SymNode of one tape node (iteratively deep graphs would need a stack; a tape's
+    depth is the program's)."""
+    if node.op is None:
+        return variable("var")[0]
+    if node.op.name not in REGISTRY or REGISTRY[node.op.name] is not node.op:
+        raise MXNetError(f"autograd.get_symbol: the history contains {node.op.name!r}, which "
+                         "has no symbol form (an autograd.Function's forward is Python code)")
+    if node.attrs is None:
+        raise MXNetError("autograd.get_symbol: the history was freed by a backward without "
+                         "retain_graph=True")
+    inputs = [entry(p) for p in node.parents]
+    name = naming.current().get(None, node.op.name.lower())
+    return SymNode(node.op, name, node.attrs, inputs, None, tuple(node.attrs))
+
+
+# ---- Python functions with their own gradient --------------------------------------------
+class Function:
+    """A differentiable function written in Python (MXNet's ``autograd.Function``):
+    subclass it with ``forward(self, *inputs)`` and ``backward(self, *output_grads)``, which
+    returns one gradient per input; ``save_for_backward(*arrays)`` keeps what backward needs
+    as ``self.saved_tensors``. Each instance is called once::
+
+        class Sigmoid(mx.autograd.Function):
+            def forward(self, x):
+                y = 1 / (1 + mx.nd.exp(-x))
+                self.save_for_backward(y)
+                return y
+
+            def backward(self, dy):
+                y, = self.saved_tensors
+                return dy * y * (1 - y)
+
+    ``forward`` runs with recording paused; under ``record()`` its outputs get one tape
+    node (``_CustomFunction``) whose gradient calls ``backward``. Under
+    ``grad(..., create_graph=True)`` the engine records what ``backward`` computes, so a
+    backward made of ``mx.nd`` calls on recorded arrays (the inputs, or outputs saved with
+    ``save_for_backward``) differentiates again, to any order (MXNet stopped at the first).
+    """
+
+    def __init__(self):
+        self._used = False
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *args):
+        """Keep ``args`` for ``backward`` (as ``self.saved_tensors``)."""
+        self.saved_tensors = args
+
+    def forward(self, *inputs):
+        """The outputs (an NDArray or a tuple of them) of ``inputs``."""
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def backward(self, *output_grads):
+        """One gradient per input, from one head gradient per output."""
+        raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def __call__(self, *inputs):
+        name = type(self).__name__
+        if getattr(self, "_used", False):
+            raise MXNetError(f"autograd.Function {name}: an instance can be called once "
+                             "(its backward belongs to that call); create another instance")
+        self._used = True
+        for i, x in enumerate(inputs):
+            if not isinstance(x, NDArray):
+                raise MXNetError(f"autograd.Function {name}: input {i} is a "
+                                 f"{type(x).__name__}, not an NDArray")
+        with _scope(False, None):
+            outputs = self.forward(*inputs)
+        if not _state.recording:
+            return outputs
+        outs = [outputs] if isinstance(outputs, NDArray) else list(outputs)
+        for i, y in enumerate(outs):
+            if not isinstance(y, NDArray):
+                raise MXNetError(f"autograd.Function {name}: forward output {i} is a "
+                                 f"{type(y).__name__}, not an NDArray")
+        # an output that is an input (or aliases one) gets a copy: its entry would replace
+        # the input's on the tape
+        with _scope(False, None):
+            fresh = [y.copy() if any(y is x or y._version is x._version for x in inputs)
+                     else y for y in outs]
+        attach(_FUNCTION, Attrs(function=self), parents(list(inputs)), list(inputs), fresh)
+        if isinstance(outputs, NDArray):
+            return fresh[0]
+        return type(outputs)(fresh) if isinstance(outputs, tuple) else fresh
+
+
+def _function_gradient(F, node, ograds):
+    """``backward(*ograds)`` of the node's Function, checked: one NDArray per input, of the
+    input's shape."""
+    fn = node.attrs["function"]
+    name = type(fn).__name__
+    grads = fn.backward(*ograds)
+    grads = [grads] if isinstance(grads, NDArray) else list(grads)
+    if len(grads) != len(node.parents):
+        raise MXNetError(f"autograd.Function {name}: backward returned {len(grads)} "
+                         f"gradient(s) for {len(node.parents)} input(s)")
+    for i, (g, shape) in enumerate(zip(grads, node.input_shapes)):
+        if not isinstance(g, NDArray):
+            raise MXNetError(f"autograd.Function {name}: backward's gradient {i} is a "
+                             f"{type(g).__name__}, not an NDArray")
+        if g.shape != tuple(shape):
+            raise MXNetError(f"autograd.Function {name}: backward's gradient {i} has shape "
+                             f"{g.shape}, its input {tuple(shape)}")
+    return grads
+
+
+def _no_compute(rctx, ins, outs, attrs):
+    raise MXNetError("_CustomFunction is recorded by autograd.Function, not called")
+
+
+# The tape node of an autograd.Function call: not a registered operator (it exists only on
+# the tape; it has no kernel, symbol or JSON form).
+_FUNCTION = OpDef("_CustomFunction", inputs=(), variadic=True, infer_shape=None,
+                  infer_type=None, compute={"cpu": _no_compute}, gradient=_function_gradient,
+                  grad_needs=(), doc="An autograd.Function call on the tape.")

@@ -195,6 +195,13 @@ def _as_list(out):
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
+# rows whose symbolic gradient stops at a lower order than the row's, and why
+SYMBOLIC_ORDER = {
+    "Custom": (1, "a custom backward is Python code: in a graph it is a _backward_Custom node, "
+                  "which has no gradient (as in MXNet); mx.autograd gives every order"),
+}
+
+
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_symbolic_gradients_match_autograd(name):
     """Orders 1 to 3 (to the row's order; a directional derivative of the gradient,
@@ -215,7 +222,8 @@ def test_symbolic_gradients_match_autograd(name):
         G = mx.autograd.grad(outs, X, head_grads=hg, create_graph=True)
         dirs = [mx.nd.array(rng.normal(size=x.shape), dtype="float64") for x in xs]
         Z = sum(mx.nd.sum(g * d) for g, d in zip(G, dirs))
-        second, third = spec.order >= 2, spec.order >= 3
+        order = min(spec.order, SYMBOLIC_ORDER.get(name, (spec.order,))[0])
+        second, third = order >= 2, order >= 3
         if second:
             H = mx.autograd.grad(Z, X, create_graph=third)
         if third:

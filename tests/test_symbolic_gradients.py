@@ -31,6 +31,11 @@ from gradspecs import all_specs
 SPECS = all_specs()
 DEVICE = mx.cpu(1)        # the traced nodes' device: not the default, so a missing ctx shows
 ORDER = 3
+# ops traced to a lower order, and why
+ORDER_LIMIT = {
+    "Custom": (1, "its graph gradient is a _backward_Custom node (the Python backward run as "
+                  "a kernel), which has no gradient, as in MXNet"),
+}
 
 
 class TracingError(Exception):
@@ -241,7 +246,7 @@ def _trace_to_order(name, call=None, shapes=None):
         wanted = [p is not None for p in node.parents]
         level.append((node.op, node.attrs, _meta(node.input_shapes, node.input_dtypes),
                       _meta(node.output_shapes, node.output_dtypes), _want_patterns(wanted)))
-    for order in range(1, ORDER + 1):
+    for order in range(1, ORDER_LIMIT.get(name, (ORDER,))[0] + 1):
         following = []
         for op, attrs, in_meta, out_meta, patterns in level:
             key = _key(op, attrs, in_meta)

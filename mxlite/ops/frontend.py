@@ -97,6 +97,9 @@ def make_function(op, invoke, public_name=None, registered_name=None):
     takes_attr = named and "attr" not in param_names
     # a symbolic strategy takes attribute keywords (lr_mult=, __layout__=) out of the call
     attribute_keywords = getattr(invoke, "attribute_keywords", None)
+    # an op whose inputs depend on its parameters beyond list_inputs binds a call itself:
+    # bind_call(args, kwargs) -> (inputs, parsed attrs)
+    bind = getattr(op, "bind_call", None)
 
     def function(*args, out=None, name=None, **kwargs):
         call = invoke
@@ -105,6 +108,9 @@ def make_function(op, invoke, public_name=None, registered_name=None):
             if attribute_keywords is not None:
                 attr = attribute_keywords(op, kwargs, attr)
             call = functools.partial(invoke, name=name, attr=attr, hint=hint)
+        if bind is not None:        # inputs named by the call's parameters (Custom)
+            inputs, attrs = bind(args, kwargs)
+            return call(op, inputs, attrs, out)
         if variadic:
             inputs = list(args)
             if not inputs and input_names and input_names[0] in kwargs:

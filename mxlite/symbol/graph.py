@@ -94,8 +94,11 @@ def aux_variables(nodes):
     """The ids of the variables among ``nodes`` that some op consumes as an auxiliary state."""
     aux = set()
     for node in nodes:
-        if node.op is not None and node.op.aux_inputs:
+        # an op that mutates inputs may name its auxiliary states per call (Custom's come
+        # from its CustomOpProp), so ask the record
+        if node.op is not None and (node.op.aux_inputs or node.op.mutate_inputs):
+            names = node.op.list_auxiliary_states(node.attrs)
             for name, (child, _) in zip(input_names(node), node.inputs):
-                if name in node.op.aux_inputs and child.op is None:
+                if name in names and child.op is None:
                     aux.add(id(child))
     return aux

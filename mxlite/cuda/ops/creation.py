@@ -78,3 +78,5 @@ attach("zeros_like", _fill_like_compute(0))
 attach("ones_like", _fill_like_compute(1))
 attach("arange", _arange_compute)
 device_generic("cast", "_copy", "BlockGrad", "MakeLoss")
+# operators written in Python (mxlite/ops/custom.py): NDArray calls on the run context's device
+device_generic("Custom", "_backward_Custom")
