@@ -167,7 +167,14 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     location = _parse_location(sym, location, ctx, dtype, where)
     aux_states = _parse_aux_states(sym, aux_states, ctx, dtype, where)
     if isinstance(expected, (list, tuple)):
+        if len(expected) > len(sym.list_arguments()):
+            raise MXNetError(f"{where}: {len(expected)} expected gradients for the symbol's "
+                             f"{len(sym.list_arguments())} arguments {sym.list_arguments()}")
         expected = dict(zip(sym.list_arguments(), expected))
+    unknown = sorted(set(expected) - set(sym.list_arguments()))
+    if unknown:
+        raise MXNetError(f"{where}: expected gradients for {unknown}, which are not arguments "
+                         f"of the symbol ({sym.list_arguments()})")
     expected = {k: (v.asnumpy() if isinstance(v, NDArray) else np.asarray(v))
                 for k, v in expected.items()}
     # dirty the buffers deterministically (sorted names), so a test's seed reproduces them

@@ -75,6 +75,10 @@ def test_backward_per_argument_requests_and_dict_heads():
                             grad_req={"a": "add", "b": "null"})
     with pytest.raises(MXNetError, match="grad_req"):
         check_symbolic_backward(s, [a, b], [g], [g * b, g * a], grad_req="sometimes")
+    with pytest.raises(MXNetError, match="not arguments"):
+        check_symbolic_backward(s, [a, b], [g], {"c": g})
+    with pytest.raises(MXNetError, match="3 expected gradients"):
+        check_symbolic_backward(s, [a, b], [g], [g, g, g])
 
 
 def _wrong_square(name):
