@@ -17,6 +17,7 @@ the increasing ``num_update`` of training.
 >>> [sched(n) for n in (1, 10, 11, 21)]
 [1.0, 1.0, 0.5, 0.25]
 """
+import weakref
 from math import cos, pi
 
 from .base import MXNetError
@@ -30,6 +31,31 @@ def _check_int(name, value, low):
         raise MXNetError(f"lr_scheduler: {name} must be an int, got {value!r}")
     if value < low:
         raise MXNetError(f"lr_scheduler: {name} must be >= {low}, got {value}")
+
+
+# the last decay each FactorScheduler computed: ((base, factor, floor), k, rate); kept outside
+# the scheduler's attributes so states files and pickles do not carry it
+_LAST_DECAY = weakref.WeakKeyDictionary()
+
+
+def _decayed(owner, base, factor, k, floor=None):
+    """``base`` multiplied by ``factor`` ``k`` times, one multiplication after another and
+    raised to ``floor`` after each where it falls below (MXNet's schedules decayed
+    ``base_lr`` in place that way; ``base * factor**k`` differs in the last bits, and MXNet's
+    tests compare rates exactly). Continues from ``owner``'s previous call when ``k`` has
+    not decreased, so training's increasing ``num_update`` costs one multiplication per
+    decay; stops early once the rate is constant (``factor == 1``, or at ``floor``)."""
+    key = (base, factor, floor)
+    last = _LAST_DECAY.get(owner)
+    done, rate = (last[1], last[2]) if last and last[0] == key and last[1] <= k else (0, base)
+    while done < k and factor != 1:
+        rate *= factor
+        if floor is not None and rate <= floor:
+            rate = floor
+            break           # floor * factor < floor for factor < 1: it stays at floor
+        done += 1
+    _LAST_DECAY[owner] = (key, k if rate == floor or factor == 1 else done, rate)
+    return rate
 
 
 class LRScheduler:
@@ -84,8 +110,9 @@ class LRScheduler:
 
 class FactorScheduler(LRScheduler):
     """Multiply the learning rate by ``factor`` every ``step`` updates, never going below
-    ``stop_factor_lr``: ``base_lr * factor ** ((num_update - 1) // step)`` (the rate changes
-    once ``num_update`` exceeds a multiple of ``step``, as MXNet's).
+    ``stop_factor_lr``: ``base_lr`` multiplied ``(num_update - 1) // step`` times by
+    ``factor``, one multiplication at a time as MXNet did (the rate changes once
+    ``num_update`` exceeds a multiple of ``step``, and equals MXNet's to the last bit).
 
     >>> sched = mx.lr_scheduler.FactorScheduler(step=2, factor=0.1, stop_factor_lr=0.005,
     ...                                         base_lr=1.0)
@@ -109,9 +136,7 @@ class FactorScheduler(LRScheduler):
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         k = max(0, (num_update - 1) // self.step)
-        if k == 0:
-            return self.base_lr
-        return max(self.base_lr * self.factor ** k, self.stop_factor_lr)
+        return _decayed(self, self.base_lr, self.factor, k, self.stop_factor_lr)
 
 
 class MultiFactorScheduler(LRScheduler):
@@ -146,7 +171,7 @@ class MultiFactorScheduler(LRScheduler):
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         k = sum(1 for s in self.step if num_update > s)
-        return self.base_lr * self.factor ** k
+        return _decayed(self, self.base_lr, self.factor, k)
 
 
 class _DecayToFinal(LRScheduler):
@@ -165,7 +190,9 @@ class _DecayToFinal(LRScheduler):
         self.final_lr = final_lr
         self.max_steps = max_update - warmup_steps
 
-    def _decay(self, frac):
+    def _decay(self, span, done):
+        """``span`` (``base_lr - final_lr``) scaled for ``done`` updates after warm-up, in
+        MXNet's operation order (so the rates equal its to the last bit)."""
         raise NotImplementedError
 
     def __call__(self, num_update):
@@ -173,8 +200,8 @@ class _DecayToFinal(LRScheduler):
             return self.get_warmup_lr(num_update)
         if num_update >= self.max_update:
             return self.final_lr
-        frac = float(num_update - self.warmup_steps) / float(self.max_steps)
-        return self.final_lr + (self.base_lr - self.final_lr) * self._decay(frac)
+        return self.final_lr + self._decay(self.base_lr - self.final_lr,
+                                           num_update - self.warmup_steps)
 
 
 class PolyScheduler(_DecayToFinal):
@@ -195,8 +222,8 @@ class PolyScheduler(_DecayToFinal):
                          warmup_mode)
         self.power = pwr
 
-    def _decay(self, frac):
-        return pow(1 - frac, self.power)
+    def _decay(self, span, done):
+        return span * pow(1 - float(done) / float(self.max_steps), self.power)
 
 
 class CosineScheduler(_DecayToFinal):
@@ -217,5 +244,5 @@ class CosineScheduler(_DecayToFinal):
         super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
                          warmup_mode)
 
-    def _decay(self, frac):
-        return (1 + cos(pi * frac)) / 2
+    def _decay(self, span, done):
+        return span * (1 + cos(pi * done / self.max_steps)) / 2

@@ -104,3 +104,51 @@ def test_bad_arguments_raise():
         LRScheduler()(3)
     with pytest.raises(MXNetError, match="warm-up"):
         LRScheduler(warmup_steps=2).get_warmup_lr(5)
+
+
+# ---- bit-exact rates: MXNet decayed base_lr in place, one multiplication per step ----------
+def _multiplied(base, factor, times, floor=None):
+    """The rate a training loop gets with ``lr *= factor`` once per decay."""
+    lr = base
+    for _ in range(times):
+        lr *= factor
+        if floor is not None and lr < floor:
+            lr = floor
+    return lr
+
+
+def test_factor_scheduler_equals_repeated_multiplication_exactly():
+    # 0.1 * 0.9**k and ((0.1 * 0.9) * 0.9)... differ in the last bit from k = 3 on
+    sched = FactorScheduler(step=1, factor=0.9, base_lr=0.1)
+    for n in range(1, 400):
+        assert sched(n) == _multiplied(0.1, 0.9, n - 1, floor=1e-8), n    # default floor
+    sched = FactorScheduler(step=3, factor=0.3, base_lr=0.7, stop_factor_lr=1e-6)
+    for n in range(1, 60):
+        assert sched(n) == _multiplied(0.7, 0.3, (n - 1) // 3, floor=1e-6), n
+
+
+def test_factor_scheduler_is_a_function_of_num_update_and_base_lr():
+    sched = FactorScheduler(step=2, factor=0.7, base_lr=0.3)
+    late = sched(41)
+    assert sched(5) == _multiplied(0.3, 0.7, 2)        # going back recomputes
+    assert sched(41) == late
+    sched.base_lr = 0.2                                 # an optimizer's learning_rate
+    assert sched(41) == _multiplied(0.2, 0.7, 20)
+    assert "_" not in "".join(k[0] for k in vars(sched))   # nothing cached in its attributes
+
+
+def test_multifactor_scheduler_equals_repeated_multiplication_exactly():
+    sched = MultiFactorScheduler(step=[2, 5, 9, 14, 20], factor=0.7, base_lr=0.3)
+    for n in range(1, 30):
+        passed = sum(1 for s in (2, 5, 9, 14, 20) if n > s)
+        assert sched(n) == _multiplied(0.3, 0.7, passed), n
+
+
+def test_cosine_scheduler_in_mxnets_operation_order():
+    # MXNet: final + (base - final) * (1 + cos(pi * done / max_steps)) / 2, evaluated left to
+    # right; (base - final) * ((1 + cos(...)) / 2) differs in the last bit at many steps
+    sched = CosineScheduler(1000, base_lr=0.3, final_lr=0.01, warmup_steps=30,
+                            warmup_begin_lr=0.001)
+    for n in range(30, 1000):
+        want = 0.01 + (0.3 - 0.01) * (1 + math.cos(math.pi * (n - 30) / 970)) / 2
+        assert sched(n) == want, n
