@@ -83,6 +83,18 @@ class CustomOpProp:
         return (in_type, [in_type[0]] * len(self.list_outputs()),
                 [in_type[0]] * len(self.list_auxiliary_states()))
 
+    def infer_storage_type(self, in_stype):
+        """Storage types (MXNet's sparse API): mxlite stores every array densely (sparse
+        storage comes with issue 26) and never calls this; the default says 'default'."""
+        return (in_stype, ["default"] * len(self.list_outputs()),
+                ["default"] * len(self.list_auxiliary_states()))
+
+    def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype,
+                                    aux_stype):
+        """Backward storage types (MXNet's sparse API): every one 'default' (dense)."""
+        return tuple(["default"] * len(s) for s in (ograd_stype, in_stype, out_stype,
+                                                     igrad_stype, aux_stype))
+
     def list_outputs(self):
         """The output names (default ``['output']``)."""
         return ["output"]

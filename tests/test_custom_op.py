@@ -254,3 +254,13 @@ def test_registry_introspection():
 def test_register_refuses_what_is_not_a_prop():
     with pytest.raises(MXNetError, match="not a CustomOpProp"):
         mx.operator.register("test_not_a_prop")(object)
+
+
+def test_storage_type_defaults_are_dense():
+    prop = _SumDiffProp()
+    assert prop.infer_storage_type(["default", "default"]) == (
+        ["default", "default"], ["default", "default"], ["default"])
+    assert prop.infer_storage_type_backward(["x"] * 2, ["x"] * 2, ["x"] * 2, ["x"] * 2,
+                                            ["x"]) == (["default"] * 2,) * 4 + (["default"],)
+    assert prop.declare_backward_dependency([1, 2], [3, 4], [5, 6]) == [1, 2, 3, 4, 5, 6]
+    assert _FillProp(rows="1").need_top_grad()
