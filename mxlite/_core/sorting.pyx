@@ -190,10 +190,11 @@ def scatter(cnp.ndarray src, cnp.ndarray pos, cnp.ndarray out, idx_t outer, idx_
     return _move_along(src, pos, out, outer, n, inner, k, True, "scatter", "src")
 
 
-def scatter_add(const flt_t[::1] src, const int64_t[::1] pos, flt_t[::1] out, idx_t outer,
+def scatter_add(const num_t[::1] src, const int64_t[::1] pos, num_t[::1] out, idx_t outer,
                 idx_t n, idx_t inner, idx_t k):
-    """out[o, pos[o, j, i], i] += src[o, j, i] (duplicates accumulate; the caller zeroes out);
-    returns the number of positions outside [0, n), which are skipped."""
+    """out[o, pos[o, j, i], i] += src[o, j, i] (duplicates accumulate; the caller zeroes out;
+    integers wrap, as in NumPy); returns the number of positions outside [0, n), which are
+    skipped."""
     _check(out.shape[0] == outer * n * inner and pos.shape[0] == outer * k * inner
            and src.shape[0] == pos.shape[0], "scatter_add: size mismatch")
     cdef idx_t a, j, i, q, t, bad = 0

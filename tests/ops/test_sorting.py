@@ -259,3 +259,31 @@ def test_topk_partition_path_keeps_the_stable_order(ties, dtype, axis):
                   axis)
     got = mx.nd.topk(mx.nd.array(xn), axis=axis, k=5, dtype="int64").asnumpy()
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+def test_topk_value_gradient_of_integer_data(dtype):
+    # an integer head gradient reaches the k largest elements (MXNet's topk takes int data)
+    x = np.array([5, 1, 7, 3, 9, 0], dtype)
+    a = mx.nd.array(x, dtype=dtype)
+    a.attach_grad()
+    with mx.autograd.record():
+        b = mx.nd.topk(a, k=3, ret_typ="value")
+    b.backward(mx.nd.array([1, 2, 3], dtype=dtype))
+    want = np.zeros(6, dtype)
+    want[[4, 2, 0]] = [1, 2, 3]                 # 9, 7, 5 in descending order
+    assert a.grad.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(a.grad.asnumpy(), want)
+
+
+def test_take_along_axis_grad_integer_sums_wrap():
+    g = mx.nd._internal._take_along_axis_grad(
+        mx.nd.array([[100, 100, 1]], dtype="int8"), mx.nd.array([[2, 2, 0]], dtype="int64"),
+        mx.nd.zeros((1, 3), dtype="int8"), axis=1)
+    want = np.zeros((1, 3), np.int8)
+    np.add.at(want, (0, [2, 2, 0]), np.array([100, 100, 1], np.int8))   # NumPy wraps too
+    np.testing.assert_array_equal(g.asnumpy(), want)
+    with pytest.raises(MXNetError, match="_take_along_axis_grad: grad must be a numeric"):
+        mx.nd._internal._take_along_axis_grad(mx.nd.ones((1, 2), dtype="bool"),
+                                              mx.nd.zeros((1, 2), dtype="int64"),
+                                              mx.nd.zeros((1, 3)), axis=1)
