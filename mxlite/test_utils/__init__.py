@@ -16,6 +16,9 @@ it imported (``np``, ``mx``, ``os``, ``time``, ...), and test files rely on that
 binds the same names. ``__all__`` (computed at the end) lists every public name, so that
 the star import also resolves the lazily imported ones (``ss``, ``requests``).
 """
+import importlib as _importlib
+import importlib.util as _importlib_util
+
 # Modules and names MXNet's test_utils bound at top level (the star import exports them).
 import bz2
 import errno
@@ -30,8 +33,6 @@ import sys
 import time
 import traceback
 import zipfile
-import importlib as _importlib
-import importlib.util as _importlib_util
 from collections import OrderedDict
 from contextlib import contextmanager
 
@@ -40,7 +41,7 @@ import numpy.random as rnd
 import numpy.testing as npt
 
 import mxlite as mx
-from ..base import MXNetError
+from ..base import MXNetError as _MXNetError
 from ..context import Context, current_context
 from ..ndarray import array
 from ..runtime import Features
@@ -82,7 +83,7 @@ class np_symbol(Symbol):  # pylint: disable=invalid-name
     yet (issue 27), so no symbol is an instance of it and making one raises MXNetError."""
 
     def __new__(cls, *args, **kwargs):
-        raise MXNetError("np_symbol: mx.np symbols are not in mxlite yet; mx.np comes with "
+        raise _MXNetError("np_symbol: mx.np symbols are not in mxlite yet; mx.np comes with "
                          "issue 27")
 
 
@@ -122,5 +123,5 @@ def _installed(module):
         return False
 
 
-__all__ = sorted([n for n in globals() if not n.startswith("_") and n != "MXNetError"] +
+__all__ = sorted([n for n in globals() if not n.startswith("_")] +
                  [n for n, m in _LAZY_MODULES.items() if n == "ss" or _installed(m)])
