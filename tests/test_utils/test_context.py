@@ -139,3 +139,12 @@ def test_machine_questions(monkeypatch):
     assert is_cd_run()
     monkeypatch.setenv("CD_JOB", "0")
     assert not is_cd_run()
+
+
+def test_cuda_compute_capability_refuses_non_gpu_contexts():
+    from mxlite.test_utils import get_cuda_compute_capability
+    with pytest.raises(MXNetError, match="GPU context"):
+        get_cuda_compute_capability(mx.cpu())
+    if mx.context.num_gpus() == 0:
+        with pytest.raises(MXNetError, match="gpu"):
+            get_cuda_compute_capability(mx.gpu(0))
