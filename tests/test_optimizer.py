@@ -690,6 +690,9 @@ STATES_CASES = [
     ("adam", {"wd": 0.01}), ("adamw", {"wd": 0.01}), ("adagrad", {}),
     ("rmsprop", {"centered": True}), ("rmsprop", {}), ("adadelta", {}), ("ftrl", {}),
     ("adamax", {}), ("nadam", {}), ("sgld", {}), ("test", {}),
+    ("lamb", {"wd": 0.01, "lower_bound": 0.1}), ("ftml", {"wd": 0.01}),
+    ("lars", {"momentum": 0.9}), ("dcasgd", {"momentum": 0.9}), ("dcasgd", {}),
+    ("lbsgd", {"momentum": 0.9, "batch_scale": 3}),
     ("sgd", {"momentum": 0.9, "clip_gradient": 0.5, "rescale_grad": 0.5,
              "param_idx2name": {0: "fc_weight", 1: "fc_bias"},
              "lr_scheduler": mx.lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=0.1)}),
@@ -744,8 +747,17 @@ def test_states_round_trip_every_optimizer(name, kwargs, no_pickle):
     clone.set_states(blob)
     opt, back = updater.optimizer, clone.optimizer
     assert type(back) is type(opt)
-    plain = {k: v for k, v in vars(opt).items() if k not in ("lr_scheduler", "param_dict")}
+    plain = {k: v for k, v in vars(opt).items()
+             if k not in ("lr_scheduler", "param_dict", "cumgrads")}
     assert {k: v for k, v in vars(back).items() if k in plain} == plain
+    if hasattr(opt, "cumgrads"):        # LBSGD's accumulated gradients: arrays, compared apart
+        assert set(back.cumgrads) == set(opt.cumgrads)
+        for i, entry in opt.cumgrads.items():
+            assert back.cumgrads[i]["num_cums"] == entry["num_cums"]
+            total = back.cumgrads[i]["cum_grad"]
+            assert (total is None) == (entry["cum_grad"] is None)
+            if total is not None:
+                np.testing.assert_array_equal(total.asnumpy(), entry["cum_grad"].asnumpy())
     assert back._index_update_count is back._all_index_update_counts[0]
     if opt.lr_scheduler is not None:
         assert vars(back.lr_scheduler) == vars(opt.lr_scheduler)

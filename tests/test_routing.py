@@ -62,3 +62,15 @@ def test_comparison_rows_install_dunders(row):
     x = mx.nd.array(A)
     np.testing.assert_array_equal(getattr(x, f"__{stem}__")(S).asnumpy(),
                                   ref(A, np.float32(S)).astype(np.float32))
+
+
+def test_binary_functions_of_two_numbers_give_a_number():
+    # MXNet: nd.power(0.9, 3) is the Python number 0.9 ** 3 (its tests build bias
+    # corrections that way), not an error
+    assert mx.nd.power(0.9, 3) == 0.9 ** 3
+    assert mx.nd.maximum(2, 5.5) == 5.5 and mx.nd.minimum(2, 5.5) == 2
+    assert mx.nd.subtract(1, 0.25) == 0.75 and mx.nd.divide(1, 4) == 0.25
+    assert mx.nd.greater(3, 2) == 1 and mx.nd.equal(3, 2) == 0
+    assert not isinstance(mx.nd.add(1, 2), mx.nd.NDArray)
+    with pytest.raises(TypeError, match="hypot: at least one operand"):
+        mx.nd.hypot(3, 4)
