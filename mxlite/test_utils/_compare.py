@@ -277,8 +277,8 @@ def same_array(array1, array2):
     adds and subtracts 1, which rounds small floating values)."""
     saved = array1.asnumpy()
     before = array2.asnumpy()
-    array1[:] = (saved == 0).astype(saved.dtype)   # every element changes, NaN and inf too
+    array1[()] = (saved == 0).astype(saved.dtype)   # every element changes, NaN and inf too
     try:
         return bool(saved.size) and not np.array_equal(before, array2.asnumpy(), equal_nan=True)
     finally:
-        array1[:] = saved
+        array1[()] = saved

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import context as _ctx
 from ..base import MXNetError
+from ..ndarray import waitall
 from ..util import setenv
 
 
@@ -73,7 +74,6 @@ class environment(contextlib.ContextDecorator):  # pylint: disable=invalid-name
         return self
 
     def __exit__(self, *exc):
-        from ..ndarray import waitall
         waitall()   # work queued under the settings finishes under them
         for name, value in self._saved.pop().items():
             setenv(name, value)

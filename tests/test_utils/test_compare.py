@@ -108,6 +108,8 @@ def test_same_and_same_array():
     assert same_array(a, a)
     b = a.copy()
     assert not same_array(a, b)
+    scalar = mx.nd.array(np.float32(3))
+    assert same_array(scalar, scalar) and scalar.asnumpy() == 3        # 0-d arrays too
     got = a.asnumpy()
     assert got[0, 0] == np.float32(1e-20) and np.isinf(got[0, 1]) and np.isnan(got[1, 0])
 
