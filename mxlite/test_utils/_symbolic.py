@@ -197,19 +197,21 @@ def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_trai
                  dtype=default_dtype()):
     """Central differences of ``sum(executor.outputs[0])`` with respect to each floating
     argument in ``location`` (``{name: NumPy array}``): ``(f(x + eps/2) - f(x - eps/2)) / eps``
-    per element, computed in ``dtype``. ``aux_states`` are restored before every forward, so
-    layers that update them in training (BatchNorm) see the same state each time."""
+    per element, as ``dtype`` arrays (zeros for integer arguments). ``aux_states`` are
+    restored before every forward, so layers that update them in training (BatchNorm) see
+    the same state each time."""
     _check_dtype("numeric_grad", dtype, allow_asnumpy=False)
-    location = {k: np.array(v, dtype=dtype, order="C") for k, v in location.items()}
+    # each value keeps its own dtype: integer inputs (indices) are not differentiated
+    location = {k: np.array(v, order="C") for k, v in location.items()}
 
     def total():
         for key, val in (aux_states or {}).items():
-            executor.aux_dict[key][:] = val
+            executor.aux_dict[key][()] = val
         executor.forward(is_train=use_forward_train)
         return executor.outputs[0].asnumpy().astype(np.float64).sum()
 
     for k, v in location.items():
-        executor.arg_dict[k][:] = v
+        executor.arg_dict[k][()] = v
     grads = {}
     for k, v in location.items():
         grads[k] = np.zeros(v.shape, dtype=dtype)
@@ -219,14 +221,14 @@ def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_trai
         for i in range(flat.size):
             old = flat[i]
             flat[i] = old + eps / 2.0
-            executor.arg_dict[k][:] = v
+            executor.arg_dict[k][()] = v
             plus = total()
             flat[i] = old - eps / 2.0
-            executor.arg_dict[k][:] = v
+            executor.arg_dict[k][()] = v
             minus = total()
             flat[i] = old
             grads[k].reshape(-1)[i] = (plus - minus) / eps
-        executor.arg_dict[k][:] = v
+        executor.arg_dict[k][()] = v
     return grads
 
 
@@ -315,7 +317,7 @@ def check_speed(sym, location=None, ctx=None, N=20, grad_req=None, typ="whole", 
     else:
         raise MXNetError(f"check_speed: location must be None or a dict, got {location!r}")
     for name, value in location.items():
-        exe.arg_dict[name][:] = np.asarray(value).astype(exe.arg_dict[name].dtype)
+        exe.arg_dict[name][()] = np.asarray(value).astype(exe.arg_dict[name].dtype)
 
     def run():
         exe.forward(is_train=typ == "whole")
@@ -357,13 +359,13 @@ def _fill_inputs(exes, arg_params, aux_params, scale, use_uniform, rand_type, gr
         aux_params.setdefault(name, 0)
     for exe in exes:
         for name, arr in exe.arg_dict.items():
-            arr[:] = arg_params[name]
+            arr[()] = arg_params[name]
         for name, arr in exe.aux_dict.items():
-            arr[:] = aux_params[name]
+            arr[()] = aux_params[name]
         if grad_req == "add":
             for arr in exe.grad_dict.values():
                 if arr is not None:
-                    arr[:] = 0
+                    arr[()] = 0
 
 
 def _consistent(arr, gtarr, rtol, atol, equal_nan, raise_on_err, label):

@@ -163,3 +163,16 @@ def test_simple_forward_speed_and_structure():
     assert check_speed(A * B, location={"a": a, "b": b}, N=1, typ="forward") >= 0
     with pytest.raises(MXNetError, match="typ"):
         check_speed(A * B, typ="backward", a=(2, 2), b=(2, 2))
+
+
+def test_numeric_gradient_skips_integer_inputs_and_handles_scalars():
+    data, idx = mx.sym.Variable("data"), mx.sym.Variable("idx")
+    x = np.random.default_rng(5).normal(size=(4, 3))
+    indices = mx.nd.array([2, 0], dtype="int32")          # an NDArray keeps its int dtype
+    check_numeric_gradient(mx.sym.take(data, idx) * 2, {"data": x, "idx": indices},
+                           grad_nodes=["data"], dtype=np.float64)
+    exe = (A * A).bind(mx.cpu(), args={"a": mx.nd.array(np.float64(1.5), dtype="float64")})
+    got = numeric_grad(exe, {"a": np.array(1.5)}, eps=1e-3, dtype=np.float64)["a"]
+    assert got.shape == () and got == pytest.approx(3.0, rel=1e-9)
+    grads = numeric_grad(exe, {"a": np.array(1, dtype=np.int32)}, dtype=np.float64)
+    assert grads["a"] == 0
