@@ -834,3 +834,85 @@ def test_setitem_value_with_extra_leading_ones():
     _eq(v.grad, np.full((1, 1, 1, 4), 6.0, np.float32))
     with pytest.raises(MXNetError, match="__setitem__"):
         x[0] = mx.nd.ones((2, 1, 4))
+
+
+def _mxnet_record(values, dev_type, flag):
+    """One array in MXNet's binary record format (what its pickles hold under 'handle'):
+    V2 magic, dense storage, ndim and int64 shape, context, type flag, little-endian data."""
+    import struct
+    head = struct.pack("<Iii", 0xF993FAC9, 0, values.ndim)
+    head += struct.pack(f"<{values.ndim}q", *values.shape)
+    return bytearray(head + struct.pack("<iii", dev_type, 0, flag) + values.tobytes())
+
+
+def test_setstate_takes_mxnet_pickles():
+    x = mx.nd.zeros((1,))
+    gpu_state = {"handle": _mxnet_record(np.array([1.5, -2.0], np.float32), 2, 0)}
+    x.__setstate__(gpu_state)            # a gpu(0) array: back on the CPU without a GPU
+    _eq(x, np.array([1.5, -2.0], np.float32), "float32")
+    assert x.context == mx.cpu(0) or x.context.device_type == "gpu"
+    y = mx.nd.zeros((1,))
+    y.__setstate__({"handle": _mxnet_record(np.arange(6, dtype=np.int64).reshape(2, 3), 1, 6)})
+    _eq(y, np.arange(6).reshape(2, 3), "int64")
+    with pytest.raises(MXNetError, match="pickled NDArray.*truncated"):
+        y.__setstate__({"handle": _mxnet_record(np.zeros(2, np.float32), 1, 0)[:-3]})
+
+
+def test_concatenate():
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(4.0).reshape(2, 2)
+    _eq(mx.nd.concatenate([mx.nd.array(a), mx.nd.array(b)], axis=1), np.concatenate([a, b], 1))
+    _eq(mx.nd.concatenate([mx.nd.array(a)] * 3), np.concatenate([a] * 3))
+    x = mx.nd.array(a)
+    assert mx.nd.concatenate([x], always_copy=False) is x
+    assert mx.nd.concatenate([x]) is not x
+    with pytest.raises(MXNetError, match="concatenate"):
+        mx.nd.concatenate([])
+    with pytest.raises(MXNetError, match="concat"):
+        mx.nd.concatenate([x, mx.nd.array(b)], axis=0)
+
+
+@pytest.mark.parametrize("source,destination", [(0, -1), (-1, 0), ([0, 1], [2, 3]),
+                                                ([3, 0], [1, 0]), ([0, 1, 2], [2, 3, 0]),
+                                                (range(4), range(4))])
+def test_moveaxis_matches_numpy(source, destination):
+    a = np.arange(24.0).reshape(4, 1, 2, 3)
+    _eq(mx.nd.moveaxis(mx.nd.array(a), source, destination),
+        np.moveaxis(a, source, destination))
+
+
+def test_moveaxis_errors_are_value_errors():
+    x = mx.nd.zeros((1, 2, 3))
+    for args, match in [((3, 0), "source=3"), ((-4, 0), "source=-4"),
+                        ((0, 5), "destination=5"), (([0, 1], [0]), "as many axes"),
+                        (([0, 0], [1, 2]), "source")]:
+        with pytest.raises(ValueError, match=match):
+            mx.nd.moveaxis(x, *args)
+
+
+def test_from_numpy_shares_and_freezes_the_source():
+    a = np.array([[1, 2], [3, 4], [5, 6]], dtype="float32")
+    x = mx.nd.from_numpy(a)
+    with pytest.raises(ValueError):
+        a[2, 1] = 0                    # the consumed array is read-only, as in MXNet
+    x[2, 1] = 100
+    assert a[2, 1] == 100              # one buffer
+    for src in (np.array(7).reshape(()), np.zeros((1, 0, 2)), np.arange(3, dtype="int8")):
+        for zero_copy in (True, False):
+            got = mx.nd.from_numpy(src.copy(), zero_copy=zero_copy)
+            np.testing.assert_array_equal(got.asnumpy(), src)
+            assert got.dtype == src.dtype
+    copy_src = np.arange(3.0)
+    mx.nd.from_numpy(copy_src, zero_copy=False)[0] = 9
+    assert copy_src[0] == 0 and copy_src.flags.writeable
+    with pytest.raises(ValueError, match="C-contiguous"):
+        mx.nd.from_numpy(np.ones((2, 3)).T)
+    _eq(mx.nd.from_numpy(np.ones((2, 3)).T, zero_copy=False), np.ones((3, 2)))
+    with pytest.raises(MXNetError, match="complex"):
+        mx.nd.from_numpy(np.ones(2, np.complex64))
+
+
+def test_crop_is_slice():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    _eq(mx.nd.crop(mx.nd.array(x), begin=(0, 1, 0), end=(2, 3, 3)), x[0:2, 1:3, 0:3])
+    assert mx.sym.crop(mx.sym.var("x"), begin=(0,), end=(1,)).infer_shape(x=(3, 2))[1] == \
+        [(1, 2)]

@@ -12,9 +12,10 @@ from .. import ops as _ops  # noqa: F401  (registers every operator family)
 from ..ops.frontend import make_function as _make_function, populate as _populate
 from ..ops.registry import REGISTRY as _REGISTRY, namespace_of as _namespace_of
 from .ndarray import BINARY_FUNCTIONS as _BINARY_FUNCTIONS, NDArray, array, empty, waitall
+from .ndarray import concatenate, moveaxis
 from .ndarray import invoke as _invoke
 
-__all__ = ["NDArray", "array", "empty", "waitall"]
+__all__ = ["NDArray", "array", "empty", "waitall", "concatenate", "moveaxis"]
 
 
 def _install_namespaces():
@@ -40,5 +41,6 @@ __all__ += sorted(_BINARY_FUNCTIONS)
 
 from .io import load, load_frombuffer, save  # noqa: E402  (MXNet's binary NDArray format)
 __all__ += ["save", "load", "load_frombuffer"]
-from .dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write  # noqa: E402
-__all__ += ["from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]
+from .dlpack import (from_dlpack, from_numpy, to_dlpack_for_read,  # noqa: E402
+                     to_dlpack_for_write)
+__all__ += ["from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write"]

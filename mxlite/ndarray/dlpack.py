@@ -16,7 +16,7 @@ from ..context import Context
 from ..device import namespace_for
 from .ndarray import NDArray
 
-__all__ = ["from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]
+__all__ = ["from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write"]
 
 # DLPack's device types (dlpack.h, DLDeviceType)
 _CPU, _CUDA, _CUDA_HOST, _CUDA_MANAGED = 1, 2, 3, 13
@@ -103,6 +103,26 @@ def from_dlpack(dlpack):
     if not data.flags.c_contiguous:
         data = namespace_for(ctx).ascontiguousarray(data)
     return NDArray._wrap(data, ctx)
+
+
+def from_numpy(ndarray, zero_copy=True):
+    """A CPU NDArray of the NumPy array ``ndarray``. With ``zero_copy`` (MXNet's default) it
+    shares the buffer and the NumPy array becomes read-only, as in MXNet, so that the
+    NDArray's writes are the only ones; that needs a C-contiguous array (else ValueError).
+    ``zero_copy=False`` copies. Dtypes: those of ``from_dlpack``."""
+    if not isinstance(ndarray, np.ndarray):
+        raise MXNetError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}")
+    if ndarray.dtype not in _DTYPES:
+        raise MXNetError(f"from_numpy: dtype {ndarray.dtype} (shape {ndarray.shape}) is not an "
+                         f"NDArray dtype; expected one of {sorted(d.name for d in _DTYPES)}")
+    if not zero_copy:
+        return NDArray._wrap(np.array(ndarray, order="C"), Context("cpu", 0))
+    if not ndarray.flags.c_contiguous:
+        raise MXNetError(f"from_numpy: zero_copy needs a C-contiguous array, got strides "
+                         f"{ndarray.strides} for shape {ndarray.shape}; pass zero_copy=False")
+    shared = ndarray.view()             # stays writeable: the NDArray's own handle
+    ndarray.flags.writeable = False     # the consumed NumPy array may no longer write
+    return NDArray._wrap(shared, Context("cpu", 0))
 
 
 def to_dlpack_for_read(data):

@@ -17,9 +17,9 @@ from ..ops.registry import REGISTRY, Attrs
 from ..ops.routing import ARITHMETIC as _ARITHMETIC, BINARY_FUNCTIONS as _BINARY_FUNCTIONS
 from ..ops.routing import binary_function
 from ..ops.routing import COMPARISONS as _COMPARISONS
-from ..ops.shape_utils import check_alloc, infer_reshape, size_of
+from ..ops.shape_utils import check_alloc, infer_reshape, normalize_axes, size_of
 
-__all__ = ["NDArray", "invoke", "array", "empty", "waitall"]
+__all__ = ["NDArray", "invoke", "array", "empty", "waitall", "concatenate", "moveaxis"]
 
 _GETITEM, _SETITEM, _RESHAPE, _COPY, _CAST, _COPYTO = (
     REGISTRY[n] for n in ("_getitem", "_setitem", "reshape", "_copy", "cast", "_copyto"))
@@ -376,6 +376,14 @@ class NDArray(_dispatch.NDArrayBase):
                 "ctx": (self._ctx.device_type, self._ctx.device_id)}
 
     def __setstate__(self, state):
+        """Restore mxlite's state (``{'data', 'ctx'}``) or MXNet's (``{'handle'}``: the array's
+        record in MXNet's binary format; a GPU array comes back on the CPU when no GPU is
+        visible, as in MXNet)."""
+        if "handle" in state:
+            from .io import _load_record       # io builds on this module
+            loaded = _load_record(bytes(state["handle"]), "the pickled NDArray")
+            state = {"data": namespace_for(loaded._ctx).to_host(loaded._data),
+                     "ctx": (loaded._ctx.device_type, loaded._ctx.device_id)}
         self._ctx = Context(*state["ctx"])
         self._data = namespace_for(self._ctx).from_host(state["data"])
         self._grad, self._grad_req, self._node = None, "null", None
@@ -553,6 +561,38 @@ def waitall():
     synchronous)."""
     from ..device import synchronize_gpus
     synchronize_gpus()
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """The ``arrays`` joined along ``axis`` (MXNet's legacy helper over ``concat``: recorded
+    and differentiable). With ``always_copy=False`` a single array is returned as it is."""
+    arrays = list(arrays)
+    if not arrays or not all(isinstance(a, NDArray) for a in arrays):
+        raise op_error("concatenate", f"arrays must be a non-empty list of NDArrays, got "
+                       f"{[type(a).__name__ for a in arrays]}")
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    return _call(REGISTRY["concat"], *arrays, dim=axis)
+
+
+def moveaxis(tensor, source, destination):
+    """``tensor`` with axes ``source`` (an int or a sequence) moved to positions
+    ``destination``, the other axes in their order (``numpy.moveaxis``; a transpose, so a
+    copy). Bad or repeated axes are an MXNetError (a ValueError, as MXNet raised)."""
+    ndim = tensor.ndim
+    src = normalize_axes("moveaxis", _axis_list(source), ndim, "source")
+    dst = normalize_axes("moveaxis", _axis_list(destination), ndim, "destination")
+    if len(src) != len(dst):
+        raise op_error("moveaxis", f"source {source!r} and destination {destination!r} must "
+                       "name as many axes")
+    order = [ax for ax in range(ndim) if ax not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _call(REGISTRY["transpose"], tensor, axes=tuple(order))
+
+
+def _axis_list(axes):
+    return (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
 
 
 # ---- helpers ------------------------------------------------------------------------------

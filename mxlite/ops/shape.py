@@ -909,7 +909,7 @@ _op("split", _split_shape, _split_compute, gradient=_split_grad,
     doc="Split an array into ``num_outputs`` equal parts along ``axis``; returns a list "
         "(a single NDArray when num_outputs is 1, as MXNet).")
 
-_op("slice", _slice_shape, _slice_compute, gradient=_slice_grad, params=(
+_op("slice", _slice_shape, _slice_compute, gradient=_slice_grad, aliases=("crop",), params=(
     Param("begin", "opt_ints", REQUIRED, "start index per axis (None: from the start)"),
     Param("end", "opt_ints", REQUIRED, "stop index per axis, exclusive (None: to the end)"),
     Param("step", "opt_ints", (), "step per axis (None or empty: 1); may be negative")),
