@@ -228,11 +228,11 @@ def test_float64_words_classify_by_both_halves():
 _UPDATES = {
     "sgd_update": 0, "sgd_mom_update": 1, "nag_mom_update": 1, "adam_update": 2,
     "rmsprop_update": 1, "rmspropalex_update": 3, "signsgd_update": 0, "signum_update": 1,
-    "ftrl_update": 2, "_contrib_adamw_update": 2,
+    "ftrl_update": 2, "_contrib_adamw_update": 2, "ftml_update": 3, "lamb_update_phase1": 2,
 }
 _PARAMS = {"lr": 0.05, "wd": 0.01, "rescale_grad": 0.7, "clip_gradient": 0.9, "momentum": 0.9,
            "beta1": 0.8, "beta2": 0.99, "epsilon": 1e-6, "gamma1": 0.9, "gamma2": 0.8,
-           "clip_weights": 1.5, "lamda1": 0.01, "beta": 1.0, "wd_lh": 0.02, "eta": 0.5}
+           "clip_weights": 1.5, "lamda1": 0.01, "beta": 1.0, "wd_lh": 0.02, "eta": 0.5, "t": 3}
 
 
 def _update(name, ctx, arrays, params):
@@ -256,7 +256,7 @@ def test_optimizer_updates_equal_the_cpu_bit_for_bit(rng, name, dtype, clip):
     g = (2 * rng.standard_normal(n)).astype(dtype)
     g[::101] = np.nan
     states = [np.abs(rng.standard_normal(n)).astype(dtype) for _ in range(_UPDATES[name])]
-    params = dict(_PARAMS, clip_gradient=clip)
+    params = dict(_PARAMS, clip_gradient=clip, clip_grad=clip)     # ftml_update: clip_grad
     want = _update(name, mx.cpu(), [w, g] + states, params)
     got = _update(name, mx.gpu(0), [w, g] + states, params)
     for k, (a, b) in enumerate(zip(got, want)):
@@ -306,3 +306,30 @@ def test_kernels_index_with_64_bit_integers(family):
                                                        "const")]
         assert integers and all(p[0] == "mx_idx" for p in integers), (k.name, signature)
         assert "MX_GRID_LOOP(i, " in k.code and "for (int" not in k.code, k.name
+
+
+def _mp_run(ctx, w, g, states):
+    """Two multi-precision SGD steps and a mixed-precision LAMB step on ``ctx``."""
+    w16 = mx.nd.array(w, ctx=ctx, dtype="float16")
+    g16 = mx.nd.array(g, ctx=ctx, dtype="float16")
+    master = w16.astype("float32")
+    mom, mean, var = [mx.nd.array(s, ctx=ctx, dtype="float32") for s in states]
+    mx.nd.mp_sgd_mom_update(w16, g16, mom, master, lr=0.1, momentum=0.9, wd=0.01,
+                            clip_gradient=0.9, out=w16)
+    mx.nd.mp_nag_mom_update(w16, g16, mom, master, lr=0.1, momentum=0.9, out=w16)
+    mx.nd.mp_sgd_update(w16, g16, master, lr=0.05, out=w16)
+    step = mx.nd.mp_lamb_update_phase1(w16, g16, mean, var, master, t=2, wd=0.01)
+    # the norms on the host: a device reduction may sum in another order
+    r1, r2 = (mx.nd.array([np.linalg.norm(x.asnumpy())], ctx=ctx) for x in (master, step))
+    mx.nd.mp_lamb_update_phase2(w16, step, r1, r2, master, lr=0.01, upper_bound=5.0, out=w16)
+    return [x.asnumpy() for x in (w16, master, mom, mean, var, step)]
+
+
+def test_multi_precision_updates_equal_the_cpu_bit_for_bit(rng):
+    n = 3000
+    w, g = rng.standard_normal(n), 2 * rng.standard_normal(n)
+    states = [np.abs(rng.standard_normal(n)) for _ in range(3)]
+    want = _mp_run(mx.cpu(), w, g, states)
+    got = _mp_run(mx.gpu(0), w, g, states)
+    for k, (a, b) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(_bits(a), _bits(b), err_msg=f"array {k}")
