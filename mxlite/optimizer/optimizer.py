@@ -507,6 +507,10 @@ class Signum(_MomentumOptimizer):
 
         state = momentum * state - (1 - momentum) * (clip(rescale_grad * grad) + wd * weight)
         weight = (1 - lr * wd_lh) * weight + lr * sign(state)
+
+    and with ``momentum=0`` (no state) ``weight = (1 - lr * (wd + wd_lh)) * weight - lr *
+    sign(grad)``, as MXNet documented (its optimizer passed ``wd_lh`` to ``signsgd_update``,
+    which has no such parameter, and failed).
     """
 
     def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
@@ -518,8 +522,8 @@ class Signum(_MomentumOptimizer):
         if state is not None:
             nd.signum_update(weight, grad, state, out=weight, lr=lr, wd=wd,
                              momentum=self.momentum, wd_lh=self.wd_lh, **kwargs)
-        else:
-            nd.signsgd_update(weight, grad, out=weight, lr=lr, wd=wd, **kwargs)
+        else:   # decoupled decay wd_lh adds to wd when there is no momentum to keep it out of
+            nd.signsgd_update(weight, grad, out=weight, lr=lr, wd=wd + self.wd_lh, **kwargs)
 
 
 # ---- adaptive methods ------------------------------------------------------------------------

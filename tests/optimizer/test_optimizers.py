@@ -241,3 +241,14 @@ def test_multi_precision_states_round_trip_without_pickle(name, kwargs):
     for a, b in zip(ws, ws2):
         assert b.dtype == np.float16
         np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+# ---- Signum ----------------------------------------------------------------------------------
+def test_signum_without_momentum_applies_wd_lh():
+    lr, wd, wd_lh = 0.05, 0.1, 0.2
+    w = W0.copy()
+    for g in GRADS:
+        w = (1 - lr * (wd + wd_lh)) * w - lr * np.sign(g)
+    got, state = _run(mx.optimizer.Signum(learning_rate=lr, momentum=0.0, wd=wd, wd_lh=wd_lh))
+    assert state is None
+    np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-12)
