@@ -21,6 +21,10 @@ from ..ops.shape_utils import check_alloc, infer_reshape, normalize_axes, size_o
 
 __all__ = ["NDArray", "invoke", "array", "empty", "waitall", "concatenate", "moveaxis"]
 
+# MXNet's ndarray module named the builtin so, its own ``slice`` being the operator; code
+# written for MXNet imports it from here
+py_slice = slice
+
 _GETITEM, _SETITEM, _RESHAPE, _COPY, _CAST, _COPYTO = (
     REGISTRY[n] for n in ("_getitem", "_setitem", "reshape", "_copy", "cast", "_copyto"))
 
