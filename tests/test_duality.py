@@ -94,6 +94,26 @@ def _single(ns, x):
     return ns.cast(x, dtype="float32")
 
 
+def _multi(name, n_states, mp=False, **params):
+    """A multi-tensor SGD update of two weights of shapes (3, 4) and (5,)."""
+    preloaded = name.startswith("preloaded_")
+    per = 2 + n_states
+
+    def sample(rng):
+        arrays = [rng.uniform(-1, 1, s) for s in [(3, 4)] * per + [(5,)] * per]
+        return arrays + ([np.array([0.1, 0.2]), np.array([0.01, 0.0])] if preloaded else [])
+
+    def call(ns, *xs):
+        groups = []
+        for i in range(2):
+            w, g, *states = xs[i * per:(i + 1) * per]
+            groups += (_half(ns, w, g) + [_single(ns, s) for s in states] if mp
+                       else [w, g, *states])
+        rates = ({} if preloaded else dict(lrs=(0.1, 0.2), wds=(0.01, 0.0)))
+        return getattr(ns, name)(*groups, *xs[2 * per:], num_weights=2, **rates, **params)
+    return Fwd(sample, call)
+
+
 def _scalar_cmp(name):
     return Fwd(_ints((3, 4)), lambda ns, x: getattr(ns._internal, name)(x, scalar=1.0))
 
@@ -190,6 +210,16 @@ FORWARD = {
         w, g, m, v, t=2, wd=0.01)),
     "mp_lamb_update_phase1": Fwd(_state(3), lambda ns, w, g, m, v, w32: ns.mp_lamb_update_phase1(
         *_half(ns, w, g), *[_single(ns, x) for x in (m, v, w32)], t=2, wd=0.01)),
+    "multi_sgd_update": _multi("multi_sgd_update", 0),
+    "multi_sgd_mom_update": _multi("multi_sgd_mom_update", 1, momentum=0.9),
+    "multi_mp_sgd_update": _multi("multi_mp_sgd_update", 1, mp=True),
+    "multi_mp_sgd_mom_update": _multi("multi_mp_sgd_mom_update", 2, mp=True, momentum=0.9),
+    "preloaded_multi_sgd_update": _multi("preloaded_multi_sgd_update", 0),
+    "preloaded_multi_sgd_mom_update": _multi("preloaded_multi_sgd_mom_update", 1,
+                                             momentum=0.9),
+    "preloaded_multi_mp_sgd_update": _multi("preloaded_multi_mp_sgd_update", 1, mp=True),
+    "preloaded_multi_mp_sgd_mom_update": _multi("preloaded_multi_mp_sgd_mom_update", 2,
+                                                mp=True, momentum=0.9),
     "lamb_update_phase2": Fwd(lambda rng: _state(0)(rng) + [np.array([2.0]), np.array([0.5])],
                               lambda ns, w, g, r1, r2: ns.lamb_update_phase2(
                                   w, g, r1, r2, lr=0.1)),

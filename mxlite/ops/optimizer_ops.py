@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from .._core import optim as _k
-from ..base import op_error
+from ..base import MXNetError, op_error
 from .common import F32, kernels, run_in, write_back
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
 
@@ -583,6 +583,157 @@ def _in_place_note(spec):
     return _IN_PLACE_NOTE.format(states=states)
 
 
+
+# ---- multi-tensor updates: one call updates num_weights weights -------------------------------
+class _MultiUpdateOpDef(OpDef):
+    """``multi_sgd_update`` & co.: the inputs are ``num_weights`` groups (``weight_i``,
+    ``grad_i``, then the group's states and master weight), plus, for the ``preloaded_``
+    operators, the arrays ``lrs`` and ``wds``; output ``i`` is weight ``i``'s update. Each
+    group runs the single-weight operator ``single`` with its own ``lr`` and ``wd``."""
+
+    __slots__ = ("single", "group", "preloaded")
+
+    def list_inputs(self, attrs):
+        names = tuple(f"{k}_{i}" for i in range(attrs.num_weights) for k in self.group)
+        return names + (("lrs", "wds") if self.preloaded else ())
+
+    def mutated_indices(self, attrs):
+        per = len(self.group)
+        written = [j for j, k in enumerate(self.group) if k in self.single.mutated]
+        return tuple(i * per + j for i in range(attrs.num_weights) for j in written)
+
+
+def _multi_groups(op, items, attrs):
+    """``items`` (shapes, dtypes or arrays) cut into the weights' groups, and the preloaded
+    ``(lrs, wds)`` (None otherwise); MXNetError when the count is not the declared one."""
+    n, per = attrs.num_weights, len(op.group)
+    want = n * per + (2 if op.preloaded else 0)
+    if n < 1 or len(items) != want:
+        raise op_error(op.name, f"num_weights={n} takes {want} inputs ({per} per weight"
+                       f"{' and lrs, wds' if op.preloaded else ''}), got {len(items)}")
+    groups = [items[i * per:(i + 1) * per] for i in range(n)]
+    return groups, (tuple(items[-2:]) if op.preloaded else None)
+
+
+def _multi_shape(op):
+    def infer_shape(shapes, attrs):
+        groups, rates = _multi_groups(op, shapes, attrs)
+        n = attrs.num_weights
+        if rates is None:
+            for key in ("lrs", "wds"):
+                if len(attrs[key]) != n:
+                    raise op_error(op.name, f"parameter {key!r} has {len(attrs[key])} values "
+                                   f"for num_weights={n}")
+        else:
+            for key, shape in zip(("lrs", "wds"), rates):
+                if math.prod(shape) != n:
+                    raise op_error(op.name, f"input {key!r} has shape {shape}; expected "
+                                   f"{n} values (one per weight)")
+        for key in ("rescale_grad", "clip_gradient", "momentum"):
+            if key in attrs and not math.isfinite(attrs[key]):
+                raise op_error(op.name, f"parameter {key!r} must be finite, got {attrs[key]}")
+        if "momentum" in attrs and not 0.0 <= attrs.momentum <= 1.0:
+            raise op_error(op.name, f"parameter 'momentum' must be in [0, 1], got "
+                           f"{attrs.momentum}")
+        for i, group in enumerate(groups):
+            for k, shape in zip(op.group[1:], group[1:]):
+                if shape != group[0]:
+                    raise op_error(op.name, f"input '{k}_{i}' has shape {shape}, but "
+                                   f"'weight_{i}' has shape {group[0]}")
+        return [group[0] for group in groups]
+    return infer_shape
+
+
+def _multi_type(op):
+    single = op.single
+
+    def infer_type(dtypes, attrs):
+        groups, rates = _multi_groups(op, dtypes, attrs)
+        out = []
+        for i, group in enumerate(groups):
+            try:
+                out += (_mp_types if single.mp else _plain_types)(single.name, single, group)
+            except MXNetError as e:
+                raise op_error(op.name, f"weight {i}: {e}") from None
+        for key, dtype in zip(("lrs", "wds"), rates or ()):
+            if dtype not in _FLOATS:
+                raise op_error(op.name, f"input {key!r} has dtype {dtype}; expected float32 "
+                               "or float64")
+        return out
+    return infer_type
+
+
+def _plain_types(name, spec, dtypes):
+    """The output dtype of one weight of a plain (not mp_) update: float32 or float64, every
+    array the weight's dtype."""
+    weight = dtypes[0]
+    if weight not in _FLOATS:
+        raise op_error(name, f"weight has dtype {weight}; expected float32 or float64")
+    for k, dtype in zip(spec.inputs[1:], dtypes[1:]):
+        if dtype != weight:
+            raise op_error(name, f"input {k!r} has dtype {dtype}, but weight has dtype "
+                           f"{weight}")
+    return [weight]
+
+
+def _multi_compute(op):
+    step = _compute(op.single)
+
+    def compute(rctx, ins, outs, attrs):
+        groups, rates = _multi_groups(op, ins, attrs)
+        if rates is None:
+            lrs, wds = attrs.lrs, attrs.wds
+        else:       # the preloaded rates are read on the host: one scalar pair per weight
+            lrs, wds = (r.reshape(-1).tolist() for r in rates)
+        for group, out, lr, wd in zip(groups, outs, lrs, wds):
+            step(rctx, group, [out], {**attrs, "lr": lr, "wd": wd})
+    return compute
+
+
+_MULTI_DOC = """\
+Update {n} weights with ``{single}`` in one call::
+
+    for i in range(num_weights):
+        {single}({args}, lr={lr}, wd={wd}, out=weights[i])
+
+The inputs are the weights' groups one after another ({group}){rates}. Weights may differ
+in shape. Updates the states in place; output ``i`` is weight ``i``'s new value (pass
+``out=`` the list of weights, as ``mx.optimizer.SGD`` does). Not differentiable.
+"""
+
+
+def _register_multi():
+    rates = (Param("lrs", "floats", doc="Learning rates, one per weight."),
+             Param("wds", "floats", doc="Weight decays, one per weight."))
+    count = Param("num_weights", "int", 1, "Number of updated weights.")
+    for single_name, group in (("sgd_update", ("weight", "grad")),
+                               ("sgd_mom_update", ("weight", "grad", "mom")),
+                               ("mp_sgd_update", ("weight", "grad", "weight32")),
+                               ("mp_sgd_mom_update", ("weight", "grad", "mom", "weight32"))):
+        single = next(spec for spec in _SPECS if spec.name == single_name)
+        base = single_name[:-len("_update")]
+        kept = tuple(p for p in single.params if p.name not in ("lr", "wd", "lazy_update"))
+        for preloaded in (False, True):
+            name = ("preloaded_" if preloaded else "") + "multi_" + base + "_update"
+            doc = _MULTI_DOC.format(
+                n="``num_weights``", single=single_name,
+                args=", ".join(f"{k}s[i]" for k in group),
+                lr="lrs[i]", wd="wds[i]", group=", ".join(f"``{k}_i``" for k in group),
+                rates=", then the arrays ``lrs`` and ``wds`` (read on the host)"
+                if preloaded else "")
+            op = _MultiUpdateOpDef(
+                name, inputs=(), variadic=True,
+                params=kept + (() if preloaded else rates) + (count,),
+                infer_shape=None, infer_type=None, compute={}, doc=doc,
+                gradient=NON_DIFFERENTIABLE, grad_needs=(),
+                num_outputs=lambda attrs: attrs.num_weights, elementwise=True)
+            op.single, op.group, op.preloaded = single, group, preloaded
+            op.infer_shape, op.infer_type = _multi_shape(op), _multi_type(op)
+            op.compute = {"cpu": _multi_compute(op)}
+            op.mutate_inputs = ("states",)      # which ones: mutated_indices(attrs)
+            register(op)
+
+
 _IN_PLACE_NOTE = """
 Updates {states} in place; the new weight goes to the output (pass ``out=weight`` to update
 the weight in place, as ``mx.optimizer`` does). Every array has the weight's shape and dtype
@@ -591,3 +742,4 @@ the weight in place, as ``mx.optimizer`` does). Every array has the weight's sha
 
 _register_all()
 _register_phase2()
+_register_multi()

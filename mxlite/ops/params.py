@@ -7,6 +7,7 @@ read: ``'128'``, ``'(3, 3)'`` (also ``'[3,3]'``, ``'(3,)'``, ``'3'``), ``'None'`
 ``parse(format(v)) == v`` for every canonical value ``v`` of every kind.
 """
 import math
+import numbers
 import re
 
 import numpy as np
@@ -190,6 +191,18 @@ def _format_tuple(v):
     return str(tuple(v))
 
 
+def _parse_floats(op, name, v):
+    """A tuple of floats (MXNet's ``Tuple<float>``: ``lrs``, ``wds``), or its text."""
+    items = _tuple_items(v) if isinstance(v, str) else v
+    if isinstance(items, numbers.Real) and not isinstance(items, bool):
+        items = (items,)
+    try:
+        return tuple(_float_text(op, name, d) if isinstance(d, str) else float(d)
+                     for d in items)
+    except (TypeError, ValueError):
+        raise op_error(op, f"parameter {name!r} must be a tuple of numbers, got {v!r}") from None
+
+
 def _format_dtype(v):
     return np.dtype(v).name
 
@@ -229,6 +242,8 @@ KINDS = {
     "index": _Kind(_parse_index, format_index, False,
                    "a canonical index tuple, written as JSON (see ``param_index``)"),
     "any": _Kind(_parse_any, _format_any, True, "any Python value; no string form"),
+    "floats": _Kind(_parse_floats, _format_tuple, False,
+                    "a tuple of floats: ``'(0.1, 0.05)'``"),
 }
 
 

@@ -388,6 +388,35 @@ def _lamb_phase2(name, mp):
         f"past {size} (past 2**31 on a GPU)"))
 
 
+def _multi_update(name, group, **params):
+    """The multi-tensor update ``name`` of one weight (groups run one by one) past 2**31,
+    with its rates as parameters or, for ``preloaded_``, as arrays."""
+    preloaded = name.startswith("preloaded_")
+    states = group[2:]
+    arrays = 1 + len(states)
+    power = next(p for p in (31, 30, 29) if arrays * 2 ** p * 4 <= HOST_PEAK - 2 ** 30)
+    size = f"2**{power}"
+    rates = {} if preloaded else dict(lrs=(0.25,), wds=(0.125,))
+
+    def run(t):
+        n = (t.P31 if t.ctx.compute_device == "gpu" else t.power(size)) + 16
+        weight = t.big("float32", n, values=_MARKS["weight"])
+        grad = _sparse(t, "float32", n, _MARKS["grad"])
+        held = [t.big("float32", n, values=_MARKS[s]) for s in states]
+        extra = [mx.nd.array([0.25]), mx.nd.array([0.125])] if preloaded else []
+        pos = _checked(t, n)
+        small = [t.small(a, pos) for a in [weight, grad] + held]
+        op = getattr(mx.nd, name)
+        op(*small, *extra, out=[small[0]], num_weights=1, **rates, **params)
+        op(weight, grad, *held, *extra, out=[weight], num_weights=1, **rates, **params)
+        for label, big, ref in zip(("weight",) + tuple(states), [weight] + held,
+                                   [small[0]] + small[2:]):
+            t.equal(t.values(big, pos), ref, f"{name}: {label} at the far end")
+    return Row(run, "float32", size, OPT_REASON if power == 31 else OPT_REASON + (
+        f"; it writes {arrays} float32 arrays of the weight's size, so the CPU row stops "
+        f"past {size} (past 2**31 on a GPU)"))
+
+
 ROWS = {
     "_random_uniform": _sampler("uniform", dict(low=-2.0, high=2.0), _uniform(-2.0, 2.0)),
     "_random_uniform_like": _sampler("uniform", dict(low=-2.0, high=2.0), _uniform(-2.0, 2.0),
@@ -439,6 +468,13 @@ ROWS = {
     "lamb_update_phase1": _update("lamb_update_phase1", ("mean", "var"), t=2, wd=0.125),
     "mp_lamb_update_phase1": _update("mp_lamb_update_phase1", ("mean", "var", "weight32"),
                                      t=2, wd=0.125),
+    **{pre + "multi_" + base + "_update": _multi_update(
+        pre + "multi_" + base + "_update", group, **({"momentum": 0.875} if "mom" in group
+                                                     else {}))
+       for pre in ("", "preloaded_")
+       for base, group in (("sgd", ("weight", "grad")), ("sgd_mom", ("weight", "grad", "mom")),
+                           ("mp_sgd", ("weight", "grad", "weight32")),
+                           ("mp_sgd_mom", ("weight", "grad", "mom", "weight32")))},
     "lamb_update_phase2": _lamb_phase2("lamb_update_phase2", False),
     "mp_lamb_update_phase2": _lamb_phase2("mp_lamb_update_phase2", True),
 }

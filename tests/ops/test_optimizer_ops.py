@@ -227,3 +227,72 @@ def test_new_update_ops_are_not_differentiable_and_declare_their_writes():
         op = REGISTRY[name]
         assert op.gradient is NON_DIFFERENTIABLE
         assert set(op.mutate_inputs) == mutated, name
+
+
+# ---- multi-tensor updates --------------------------------------------------------------------
+MULTI = {   # name: (the single-weight reference, states per weight, master copy, momentum)
+    "multi_sgd_update": (_sgd, 0, False, None),
+    "multi_sgd_mom_update": (_sgd_mom, 1, False, 0.9),
+    "multi_mp_sgd_update": (_sgd, 0, True, None),
+    "multi_mp_sgd_mom_update": (_sgd_mom, 1, True, 0.9),
+}
+MULTI_SHAPES = [(3, 4), (5,), (2, 2, 2)]
+
+
+@pytest.mark.parametrize("preloaded", [False, True])
+@pytest.mark.parametrize("name", sorted(MULTI))
+def test_multi_updates_equal_each_weight_updated_alone(name, preloaded):
+    ref, n_states, mp, momentum = MULTI[name]
+    lrs, wds = (0.1, 0.05, 0.2), (0.01, 0.0, 0.1)
+    extra = dict(rescale_grad=0.5, clip_gradient=0.6)
+    if momentum is not None:
+        extra["momentum"] = momentum
+    wdtype = "float16" if mp else "float64"
+    inputs, weights, masters, states, want = [], [], [], [], []
+    for shape, lr, wd in zip(MULTI_SHAPES, lrs, wds):
+        w, g = RNG.standard_normal(shape), RNG.standard_normal(shape)
+        st = [np.zeros(shape) for _ in range(n_states)]
+        weight = mx.nd.array(w, dtype=wdtype)
+        nstates = [mx.nd.array(s, dtype="float32" if mp else "float64") for s in st]
+        group = [weight, mx.nd.array(g, dtype=wdtype)] + nstates
+        base = weight.asnumpy().astype(np.float64)
+        if mp:
+            masters.append(weight.astype("float32"))
+            group.append(masters[-1])
+            g = g.astype(np.float16).astype(np.float64)
+        if preloaded:       # the rates come as float32 arrays
+            lr, wd = float(np.float32(lr)), float(np.float32(wd))
+        new_w, new_states = ref(base, g, *st, lr=lr, wd=wd, **extra)
+        inputs += group
+        weights.append(weight)
+        states.append(nstates)
+        want.append((new_w, new_states))
+    op = getattr(mx.nd, ("preloaded_" if preloaded else "") + name)
+    rates = ([mx.nd.array(lrs), mx.nd.array(wds)], {}) if preloaded else \
+        ([], dict(lrs=lrs, wds=wds))
+    out = op(*inputs, *rates[0], out=weights, num_weights=3, **rates[1], **extra)
+    assert len(out) == 3 and all(o is w for o, w in zip(out, weights))
+    tol = dict(rtol=1e-5, atol=1e-6) if mp else dict(rtol=1e-12)
+    for i, (new_w, new_states) in enumerate(want):
+        got = masters[i] if mp else weights[i]
+        np.testing.assert_allclose(got.asnumpy(), new_w, **tol)
+        for a, b in zip(states[i], new_states):
+            np.testing.assert_allclose(a.asnumpy(), b, **tol)
+        if mp:
+            np.testing.assert_array_equal(weights[i].asnumpy(),
+                                          masters[i].asnumpy().astype(np.float16))
+
+
+def test_multi_updates_check_counts_rates_and_groups():
+    w, g = mx.nd.ones((2,)), mx.nd.ones((2,))
+    with pytest.raises(MXNetError, match="multi_sgd_update: num_weights=2 takes 4 inputs"):
+        mx.nd.multi_sgd_update(w, g, lrs=(0.1, 0.1), wds=(0, 0), num_weights=2)
+    with pytest.raises(MXNetError, match="multi_sgd_update: parameter 'lrs' has 1 values"):
+        mx.nd.multi_sgd_update(w, g, w.copy(), g, lrs=(0.1,), wds=(0, 0), num_weights=2)
+    with pytest.raises(MXNetError, match="multi_sgd_mom_update: input 'mom_0' has shape"):
+        mx.nd.multi_sgd_mom_update(w, g, mx.nd.zeros((3,)), lrs=(0.1,), wds=(0,))
+    with pytest.raises(MXNetError, match="preloaded_multi_sgd_update: input 'lrs' has shape"):
+        mx.nd.preloaded_multi_sgd_update(w, g, mx.nd.ones((2,)), mx.nd.ones((1,)))
+    with pytest.raises(MXNetError, match="multi_mp_sgd_update: weight 0:.*weight32"):
+        mx.nd.multi_mp_sgd_update(w.astype("float16"), g.astype("float16"),
+                                  w.astype("float16"), lrs=(0.1,), wds=(0,))

@@ -105,4 +105,6 @@ device_generic("sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update",
                "_adamw_update", "rmsprop_update", "rmspropalex_update", "signsgd_update",
                "signum_update", "ftrl_update", "ftml_update", "mp_sgd_update",
                "mp_sgd_mom_update", "mp_nag_mom_update", "lamb_update_phase1",
-               "mp_lamb_update_phase1", "lamb_update_phase2", "mp_lamb_update_phase2")
+               "mp_lamb_update_phase1", "lamb_update_phase2", "mp_lamb_update_phase2",
+               *(pre + "multi_" + base + "_update" for pre in ("", "preloaded_")
+                 for base in ("sgd", "sgd_mom", "mp_sgd", "mp_sgd_mom")))
