@@ -44,3 +44,5 @@ __all__ += ["save", "load", "load_frombuffer"]
 from .dlpack import (from_dlpack, from_numpy, to_dlpack_for_read,  # noqa: E402
                      to_dlpack_for_write)
 __all__ += ["from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write"]
+from .cached_op import CachedOp  # noqa: E402
+__all__ += ["CachedOp"]
