@@ -60,9 +60,10 @@ register(OpDef(
 
 
 def _make_loss_shape(shapes, attrs):
-    """Identity; a 0-d input has no first axis for 'batch' and no shape MXNet accepts."""
-    if len(shapes[0]) == 0:
-        raise op_error("MakeLoss", "data must have at least one dimension, got shape ()")
+    """Identity; 'batch' normalization divides by the first axis, which a 0-d input lacks."""
+    if len(shapes[0]) == 0 and attrs.normalization == "batch":
+        raise op_error("MakeLoss", "normalization='batch' needs data with a first (batch) "
+                                   "axis, got shape ()")
     return [shapes[0]]
 
 

@@ -99,11 +99,13 @@ def test_symbol_executor_needs_no_head_gradient_and_json_round_trips():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: mx.nd.MakeLoss(mx.nd.array(1.0).reshape(())), "at least one dimension"),
+    (lambda: mx.nd.MakeLoss(mx.nd.array(1.0).reshape(()), normalization="batch"),
+     "first (batch) axis"),
     (lambda: mx.nd.MakeLoss(mx.nd.array(X), normalization="mean"), "normalization"),
     (lambda: mx.nd.MakeLoss(mx.nd.array(X), grad_scale="big"), "grad_scale"),
 ])
 def test_bad_arguments_name_the_op(call, message):
+    """Bad parameters, and 'batch' normalization of a 0-d loss, raise naming MakeLoss."""
     with pytest.raises(MXNetError, match="MakeLoss") as err:
         call()
     assert message in str(err.value)
@@ -126,3 +128,15 @@ def test_block_grad_parity_nd_sym():
     ex.backward(mx.nd.ones(X.shape))
     np.testing.assert_allclose(out.asnumpy(), X * X, rtol=1e-6)
     np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), X, rtol=1e-6)
+
+
+def test_a_scalar_loss_gets_grad_scale():
+    """A 0-d loss (a summed loss) is accepted unless normalized by batch: its gradient is
+    grad_scale whatever the head gradient."""
+    x = mx.nd.array([1.5, -2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        loss = mx.nd.MakeLoss((x * x).sum().reshape(()), grad_scale=3.0)
+    loss.backward(mx.nd.array(7.0).reshape(()))
+    assert loss.shape == ()
+    np.testing.assert_allclose(x.grad.asnumpy(), 3.0 * 2 * x.asnumpy())
