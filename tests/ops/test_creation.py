@@ -84,3 +84,29 @@ def test_symbolic_cast_to_integer_has_zero_gradient():
     ex.forward(is_train=True, x=mx.nd.array([1.5, -0.5, 2.0]))
     ex.backward(mx.nd.ones((3,)))
     np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), np.ones(3, np.float32))
+
+
+# the same class across families: every integer-valued op has derivative 0, at every order
+_INTEGER_VALUED = {
+    "floor": mx.nd.floor, "ceil": mx.nd.ceil, "round": mx.nd.round, "rint": mx.nd.rint,
+    "fix": mx.nd.fix, "trunc": mx.nd.trunc, "sign": mx.nd.sign,
+    "greater_scalar": lambda a: a > 0.5,
+    "broadcast_equal": lambda a: mx.nd.broadcast_equal(a, mx.nd.full(a.shape, 2.5, dtype=a.dtype)),
+    "cast_int32": lambda a: a.astype("int32").astype("float64"),
+    "argmax": lambda a: mx.nd.argmax(a.reshape((2, 2)), axis=1).repeat(2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INTEGER_VALUED))
+def test_integer_valued_ops_have_zero_derivative_at_orders_1_and_2(name):
+    f = _INTEGER_VALUED[name]
+    xs = np.array([0.3, 1.7, -2.5, 2.5])
+    fx = f(mx.nd.array(xs, dtype="float64")).asnumpy()
+    x = mx.nd.array(xs, dtype="float64")
+    x.attach_grad()
+    with autograd.record():
+        y = f(x) * x * x                     # d/dx = 2 f(x) x, d2/dx2 = 2 f(x) when f' = 0
+        (d1,) = autograd.grad(y, [x], create_graph=True)
+    d1.backward()
+    np.testing.assert_array_equal(d1.asnumpy(), 2 * fx * xs)
+    np.testing.assert_array_equal(x.grad.asnumpy(), 2 * fx)
