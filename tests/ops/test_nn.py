@@ -657,7 +657,8 @@ def _nearest(value, dtype):
     dist = [abs(Fraction(float(c)) - value) for c in cands]
     best = min(dist)
     ties = [c for c, d in zip(cands, dist) if d == best]
-    return min(ties, key=lambda c: int(np.array(c).view(f"uint{8 * np.dtype(dtype).itemsize}")) & 1)
+    bits = f"uint{8 * np.dtype(dtype).itemsize}"
+    return min(ties, key=lambda c: int(np.array(c).view(bits)) & 1)     # the even one
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
