@@ -77,3 +77,33 @@ def test_identity_with_attr_like_rhs_carries_a_shape_backwards():
     assert _args(net, net.infer_shape(data=(7, 100))[0])["weight"] == (11, 100)
     out = mx.nd._internal._identity_with_attr_like_rhs(mx.nd.array([1., 2.]), mx.nd.zeros(2))
     np.testing.assert_array_equal(out.asnumpy(), [1., 2.])
+
+
+def test_partial_types_flow_both_ways():
+    data = mx.sym.var("data")
+    mlp = mx.sym.FullyConnected(mx.sym.Cast(data, dtype="float32"), num_hidden=8, name="fc")
+    # Cast's output type does not depend on its input's, which stays unknown
+    arg, out, aux = mlp.infer_type_partial()
+    assert arg == [None, np.float32, np.float32] and out == [np.float32] and aux == []
+    assert mlp.infer_type() == (None, None, None)
+    # an element-wise op's known output type gives its inputs theirs
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    s = mx.sym.Cast(x + y, dtype="float64") + mx.sym.var("z", dtype="float64")
+    assert s.infer_type_partial() == ([None, None, np.float64], [np.float64], [])
+    t = mx.sym.elemwise_add(x + y, mx.sym.var("z", dtype="float16"))
+    assert t.infer_type_partial()[0] == [np.float16, np.float16, np.float16]
+
+
+def test_numpy_shape_graphs_are_marked_and_legacy_graphs_converted_on_load():
+    import json
+    net = mx.sym.FullyConnected(mx.sym.var("data"), mx.sym.var("weight", shape=(16, 0)),
+                                num_hidden=16, name="fc")
+    legacy = net.tojson()
+    assert "is_np_shape" not in json.loads(legacy)["attrs"]
+    with mx.np_shape(True):
+        assert json.loads(net.tojson())["attrs"]["is_np_shape"] == ["int", 1]
+        # a legacy file's 0 is an unknown dimension, also read under NumPy shapes
+        loaded = mx.sym.load_json(legacy)
+        assert loaded.infer_shape(data=(4, 7))[0] == [(4, 7), (16, 7), (16,)]
+        assert loaded.get_internals()["weight"].attr("__shape__") == "(16, -1)"
+    assert mx.sym.load_json(legacy).infer_shape(data=(4, 7))[0][1] == (16, 7)

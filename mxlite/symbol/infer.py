@@ -266,6 +266,29 @@ def infer_type(sym, args, kwargs, partial=False):
     return [conv(d) for d in args_], [conv(d) for d in outs_], [conv(d) for d in auxs_]
 
 
+_TYPE_PROBES = (np.dtype("float32"), np.dtype("float64"))
+
+
+def _type_without_inputs(node, table, names):
+    """A node none of whose input dtypes is known yet: ``infer_type`` probed with every
+    input float32, then float64. An output dtype both give does not depend on the inputs
+    (``Cast``'s ``dtype``) and is known; where the first output follows the inputs (MXNet's
+    element-wise type rule) a known output dtype gives the inputs theirs."""
+    try:
+        runs = [[np.dtype(d) for d in node.op.infer_type([t] * len(names), node.attrs)]
+                for t in _TYPE_PROBES]
+    except Exception:       # noqa: BLE001 -- a probe that fails teaches nothing
+        return
+    out_names = node.op.list_outputs(node.attrs)
+    for i, (a, b) in enumerate(zip(*runs)):
+        if a == b:
+            table.set(node, i, a, _where(node, "output", out_names[i]))
+    out = table.get(node, 0)
+    if out is not None and [r[0] for r in runs] == list(_TYPE_PROBES):
+        for name, (c, i) in zip(names, node.inputs):
+            table.set(c, i, out, _where(node, "input", name))
+
+
 def type_table(entries, given):
     """``(nodes, table)`` as ``shape_table``, for dtypes (``np.dtype`` values)."""
     nodes = topo_order(entries)
@@ -280,6 +303,7 @@ def type_table(entries, given):
         if None in ins:
             known = [d for d in ins if d is not None]
             if not known:
+                _type_without_inputs(node, table, names)
                 return
             fill = known[0] if known[0].kind == "f" else np.dtype("float32")
             for name, (c, i), d in zip(names, node.inputs, ins):

@@ -92,7 +92,35 @@ def tojson(sym):
              "node_row_ptr": row_ptr,
              "heads": [[index[id(n)], i, 0] for n, i in sym._outputs],
              "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
+    if _np_shape():     # its shapes use -1 for unknown (MXNet marks such a graph)
+        graph["attrs"]["is_np_shape"] = ["int", 1]
     return json.dumps(graph, indent=2)
+
+
+def _legacy_shapes_to_np(made):
+    """A graph saved with legacy shapes (0: unknown dimension, ``()``: unknown shape) read
+    under NumPy-shape semantics: its variables' ``__shape__`` in the new form (MXNet's
+    conversion on load), so ``(128, 0)`` still means an unknown second dimension."""
+    from ..ops.params import Param
+    from .infer import from_partial, to_partial
+    for node in made:
+        text = node.user_attrs.get("__shape__") if node.op is None else None
+        if text is None:
+            continue
+        try:
+            shape = Param("__shape__", "shape", None).parse(node.name, text)
+        except MXNetError:
+            continue        # left as it is: inference reports it
+        partial = to_partial(shape, np_shape=False)
+        if partial is None:
+            del node.user_attrs["__shape__"]
+        else:
+            node.user_attrs["__shape__"] = str(from_partial(partial, np_shape=True))
+
+
+def _np_shape():
+    from .infer import _np_shape as current
+    return current()
 
 
 def _bad(where, message):
@@ -237,6 +265,9 @@ def load_json(text, source=None):
             raise _bad(where, f"{op.name} takes {len(names)} input(s) {list(names)} with these "
                        f"parameters, the node lists {len(entries)}")
         made.append(SymNode(op, name, parsed, entries, user, tuple(params)))
+    graph_attrs = graph.get("attrs")
+    if _np_shape() and not (isinstance(graph_attrs, dict) and "is_np_shape" in graph_attrs):
+        _legacy_shapes_to_np(made)
     heads = [_entry(ref, made, f"{prefix}heads") for ref in graph["heads"]]
     if not heads:
         raise MXNetError(f"load_json: {prefix}'heads' is empty")
