@@ -145,6 +145,7 @@ VALUES = {
     "ctx": st.none() | st.builds(mx.Context, st.sampled_from(["cpu", "cpu_pinned", "cpu_shared"]),
                                  st.integers(0, 2 ** 31)),
     "index": st.lists(_index_item, max_size=5).map(tuple),
+    "floats": st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=6).map(tuple),
 }
 
 

@@ -112,7 +112,10 @@ class Optimizer:
         self._index_update_count = self._all_index_update_counts[0]
         self.clip_gradient = clip_gradient
         self.multi_precision = multi_precision
-        self.aggregate_num = 0      # no multi-weight fused updates: one weight at a time
+        # how many weights an Updater hands over in one call (lists); 0: one at a time. SGD
+        # runs a list as one multi-tensor update (MXNet's MXNET_OPTIMIZER_AGGREGATION_SIZE
+        # default, 4); the others update a list's weights one by one
+        self.aggregate_num = 0
         if param_idx2name is None:
             param_idx2name = {}
         if not isinstance(param_idx2name, dict):
@@ -388,6 +391,12 @@ class _MomentumOptimizer(Optimizer):
         return lr, wd, self._clip_kwargs({"rescale_grad": self.rescale_grad})
 
 
+def _one_dtype(weights):
+    """True for a non-empty list of NDArrays of one dtype."""
+    return (len(weights) > 0 and all(isinstance(w, NDArray) for w in weights)
+            and len({w.dtype for w in weights}) == 1)
+
+
 class _MasterLastOptimizer(_MomentumOptimizer):
     """SGD, NAG, LARS: a multi-precision state is ``(momentum or None, weight32)`` and the
     fused ``mp_`` operators update it (``_mp_step``); otherwise ``update`` (``_sgd_step``)."""
@@ -404,15 +413,19 @@ class _MasterLastOptimizer(_MomentumOptimizer):
         if isinstance(index, (list, tuple)) or not self._uses_master_copy(weight):
             super().update_multi_precision(index, weight, grad, state)
             return
+        self._master_last(index, state)
+        self._update_count(index)
+        lr, wd = self._step_lr_wd(index, state[1], grad)
+        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad})
+        self._mp_step(weight, grad, state, lr, wd, kwargs)
+
+    def _master_last(self, index, state):
+        """MXNetError unless ``state`` is a multi-precision ``(momentum, weight32)``."""
         if not (isinstance(state, (tuple, list)) and len(state) == 2
                 and isinstance(state[1], NDArray) and state[1].dtype == np.float32):
             raise MXNetError(f"{type(self).__name__}.update_multi_precision: the state of "
                              f"float16 weight {index!r} is not (momentum, weight32); make it "
                              "with create_state_multi_precision under multi_precision=True")
-        self._update_count(index)
-        lr, wd = self._step_lr_wd(index, state[1], grad)
-        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad})
-        self._mp_step(weight, grad, state, lr, wd, kwargs)
 
     def _step_lr_wd(self, index, master, grad):
         """The learning rate and weight decay of this step (LARS scales the rate)."""
@@ -443,10 +456,43 @@ class SGD(_MasterLastOptimizer):
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(momentum=momentum, **kwargs)
         self.lazy_update = lazy_update
+        self.aggregate_num = 4
 
     def update(self, index, weight, grad, state):
         lr, wd, kwargs = self._step_args(index, weight, grad)
         self._sgd_step(weight, grad, state, lr, wd, kwargs)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        """As ``Optimizer.update_multi_precision``; lists of weights of one dtype go through
+        one multi-tensor operator (``multi_sgd_update``, ``multi_sgd_mom_update``, or their
+        ``multi_mp_`` forms with master copies), as MXNet's aggregated SGD."""
+        if not isinstance(index, (list, tuple)) or not _one_dtype(weight):
+            super().update_multi_precision(index, weight, grad, state)
+            return
+        if not len(index) == len(weight) == len(grad) == len(state):
+            raise MXNetError(f"SGD.update_multi_precision: {len(index)} indices, "
+                             f"{len(weight)} weights, {len(grad)} gradients and {len(state)} "
+                             "states")
+        mp = self._uses_master_copy(weight[0])
+        for i, w, g, st in zip(index, weight, grad, state):
+            if mp:
+                self._master_last(i, st)
+            else:
+                self._check_weight(i, w, g)
+        self._update_count(list(index))
+        kwargs = self._clip_kwargs({"rescale_grad": self.rescale_grad,
+                                    "lrs": self._get_lrs(index), "wds": self._get_wds(index),
+                                    "num_weights": len(index)})
+        if self.momentum > 0:
+            kwargs["momentum"] = self.momentum
+        moms = [st[0] if mp else st for st in state]
+        groups = []
+        for w, g, mom, st in zip(weight, grad, moms, state):
+            groups += [w, g] + ([mom] if self.momentum > 0 else []) + ([st[1]] if mp else [])
+        op = {(False, False): nd.multi_sgd_update, (False, True): nd.multi_sgd_mom_update,
+              (True, False): nd.multi_mp_sgd_update,
+              (True, True): nd.multi_mp_sgd_mom_update}[(mp, self.momentum > 0)]
+        op(*groups, out=list(weight), **kwargs)
 
     def _sgd_step(self, weight, grad, state, lr, wd, kwargs):
         """One SGD step with the fused operators."""

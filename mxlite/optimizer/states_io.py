@@ -404,7 +404,6 @@ class _Converter:
         state = {k: self.convert(v) for k, v in self._state(obj).items()}
         current = state.pop("_index_update_count", None)
         state.pop("allow_np_array", None)       # MXNet's NumPy-interface flag
-        state["aggregate_num"] = 0              # mxlite has no multi-weight fused updates
         opt = cls.__new__(cls)
         opt.__setstate__(state)
         counts = state.get("_all_index_update_counts", {})

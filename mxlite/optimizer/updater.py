@@ -46,8 +46,24 @@ class Updater:
                 self.states[idx] = self.sync_state_context(self.states[idx],
                                                            weights[i].context)
                 self.states_synced[idx] = True
+        if self.aggregate_updates:
+            self._update_aggregated(indices, weights, grads)
+            return
         for i, w, g in zip(indices, weights, grads):
             self.optimizer.update_multi_precision(i, w, g, self.states[i])
+
+    def _update_aggregated(self, indices, weights, grads):
+        """MXNet's aggregated updates: the weights grouped by dtype, each group in lists of
+        at most ``optimizer.aggregate_num`` (SGD runs a list as one multi-tensor update)."""
+        by_dtype = {}
+        for i, w, g in zip(indices, weights, grads):
+            by_dtype.setdefault(w.dtype, []).append((i, w, g))
+        size = self.optimizer.aggregate_num
+        for items in by_dtype.values():
+            for start in range(0, len(items), size):
+                idx, ws, gs = (list(x) for x in zip(*items[start:start + size]))
+                self.optimizer.update_multi_precision(idx, ws, gs,
+                                                      [self.states[i] for i in idx])
 
     def sync_state_context(self, state, context):
         """``state`` (an NDArray, or nested tuples/lists of them) moved to ``context``."""

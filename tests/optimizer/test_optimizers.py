@@ -252,3 +252,34 @@ def test_signum_without_momentum_applies_wd_lh():
     got, state = _run(mx.optimizer.Signum(learning_rate=lr, momentum=0.0, wd=wd, wd_lh=wd_lh))
     assert state is None
     np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-12)
+
+
+# ---- aggregated SGD --------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs", [dict(momentum=0.9, wd=0.01, clip_gradient=0.5),
+                                    dict(rescale_grad=0.5),
+                                    dict(momentum=0.9, multi_precision=True),
+                                    dict(multi_precision=True, wd=0.1)])
+def test_sgd_updater_aggregates_like_one_weight_at_a_time(kwargs):
+    """An Updater hands SGD lists of aggregate_num weights (multi-tensor operators); the
+    result equals updating each weight alone, with per-weight rate multipliers."""
+    dtype = "float16" if kwargs.get("multi_precision") else "float32"
+    shapes = [(3, 4), (5,), (2, 3), (4,), (6,), (1, 2)]     # 6 weights: lists of 4 and 2
+    agg = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.1, **kwargs))
+    one = mx.optimizer.SGD(learning_rate=0.1, **kwargs)
+    assert agg.optimizer.aggregate_num == 4 and agg.aggregate_updates
+    for opt in (agg.optimizer, one):
+        opt.set_lr_mult({1: 0.5, 4: 2.0})
+    ws_a = [mx.nd.array(RNG.standard_normal(s), dtype=dtype) for s in shapes]
+    ws_b = [w.copy() for w in ws_a]
+    states_b = [one.create_state_multi_precision(i, w) for i, w in enumerate(ws_b)]
+    calls = []
+    real = agg.optimizer.update_multi_precision
+    agg.optimizer.update_multi_precision = lambda i, *a: calls.append(len(i)) or real(i, *a)
+    for _ in range(3):
+        grads = [mx.nd.array(RNG.standard_normal(s), dtype=dtype) for s in shapes]
+        agg(list(range(6)), grads, ws_a)
+        for i in range(6):
+            one.update_multi_precision(i, ws_b[i], grads[i], states_b[i])
+    assert calls == [4, 2] * 3
+    for a, b in zip(ws_a, ws_b):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
