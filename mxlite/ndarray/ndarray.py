@@ -11,8 +11,7 @@ from .._core import dispatch as _dispatch
 from ..base import MXNetError, normalize_dtype, op_error
 from ..context import Context, current_context
 from ..device import namespace_for
-from ..ops.indexing import (canonical_key, has_repeats, is_basic, is_first_axis_view,
-                            region_shape, write_region)
+from ..ops.indexing import canonical_key, has_repeats, is_basic, region_shape, write_region
 from ..ops.registry import REGISTRY, Attrs
 from ..ops.routing import ARITHMETIC as _ARITHMETIC, BINARY_FUNCTIONS as _BINARY_FUNCTIONS
 from ..ops.routing import binary_function
@@ -299,7 +298,7 @@ class NDArray(_dispatch.NDArrayBase):
         Recorded under ``autograd.record()`` (the ``_getitem`` operator)."""
         key = canonical_key(_index_key(key), self.shape)
         attrs = Attrs(key=key)
-        if is_first_axis_view(key) or is_basic(key):
+        if is_basic(key):
             try:
                 data = self._data[key]
             except IndexError as e:
