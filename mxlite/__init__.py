@@ -22,6 +22,17 @@ AttrScope = attribute.AttrScope
 init = initializer
 kv = kvstore
 
+# imported on first use (``mx.test_utils.assert_almost_equal``), to keep ``import mxlite`` light
+_LAZY_MODULES = ("test_utils", "tools")
+
+
+def __getattr__(name):
+    if name in _LAZY_MODULES:
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module 'mxlite' has no attribute {name!r}")
+
+
 __version__ = "0.1.0"
 __all__ = ["nd", "ndarray", "sym", "symbol", "autograd", "random", "init", "initializer", "contrib",
            "operator", "optimizer", "kv", "kvstore", "gluon", "lr_scheduler", "model", "name",

@@ -196,3 +196,16 @@ def test_attribute_and_name_modules():
 def test_ndarray_only_methods_raise_not_implemented_for_symbol(method):
     with pytest.raises(NotImplementedForSymbol, match=f"Symbol.{method}"):
         getattr(mx.sym.var("x"), method)()
+
+
+def test_test_utils_is_there_after_a_plain_import():
+    """MXNet's scripts call mx.test_utils.X after `import mxnet as mx` alone; mxlite imports
+    it on first use."""
+    code = ("import sys, mxlite as mx; assert 'mxlite.test_utils' not in sys.modules; "
+            "print(mx.test_utils.same(mx.nd.ones(2).asnumpy(), [1, 1]))")
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

@@ -22,7 +22,7 @@ from nose.tools import assert_equal, assert_raises, raises, with_setup
 
 def test_passes():
     assert_equal(float(nd.ones((2,)).sum().asscalar()), 2.0)
-    assert np.int is int
+    assert np.int is int and np.isnan(np.NaN) and np.float_ is np.float64
 
 def test_fails():
     assert mx.nd.zeros((1,)).asnumpy()[0] == 1
