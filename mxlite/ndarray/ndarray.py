@@ -44,9 +44,9 @@ _tape = None
 class NDArray(_dispatch.NDArrayBase):
     """An n-dimensional array on a device (``mx.nd.array([1, 2])``), MXNet 1.x semantics.
 
-    A slice along the first axis (``x[1:3]``, ``x[2]``) is a view that writes through;
-    other indexing copies. Under ``autograd.record()`` every indexing and every in-place
-    write is recorded.
+    Basic indexing that selects one contiguous block (``x[1:3]``, ``x[2]``, ``x[0, 1:]``)
+    is a view that writes through, as in MXNet 1.9.1; other indexing copies. Under
+    ``autograd.record()`` every indexing and every in-place write is recorded.
     """
 
     # The fields live in the compiled base (mxlite/_core/dispatch.pyx): _data, _ctx, _grad,

@@ -13,8 +13,7 @@ from .common import same_type
 from .registry import OpDef, Param, register
 from .shape_utils import check_shape
 
-__all__ = ["canonical_key", "region_shape", "is_first_axis_view", "is_basic", "has_repeats",
-           "write_region"]
+__all__ = ["canonical_key", "region_shape", "is_basic", "has_repeats", "write_region"]
 
 _PROBE = np.zeros(1, np.int8)
 
@@ -85,15 +84,6 @@ def canonical_key(key, shape, op="__getitem__"):
 def region_shape(key, shape, op="__getitem__"):
     """The shape ``key`` selects from an array of ``shape`` (IndexError/MXNetError if bad)."""
     return _probe(op, shape, key).shape
-
-
-def is_first_axis_view(key):
-    """True when ``key`` only touches the first axis (an int or a step-1 slice): MXNet's
-    write-through views."""
-    if len(key) != 1:
-        return False
-    k = key[0]
-    return type(k) is int or (isinstance(k, slice) and k.step in (None, 1))
 
 
 def is_basic(key):
