@@ -11,18 +11,21 @@ and mutated inputs alike), so a value the autograd tape saved before the update 
 One kernel pass per call (``mxlite/_core/optim.pyx``), float32 and float64. float16 weights
 go through the ``mp_`` operators (MXNet's multi-precision updates): they take a float32
 master copy ``weight32`` (updated in place, with float32 states) and write the new weight,
-cast from it, into their output; the plain operators refuse float16. The operators are not
-differentiable.
+cast from it, into their output (two casts around the one kernel pass); the plain operators
+refuse float16. The operators are not differentiable.
 
 Shared rules (MXNet's): ``rescale_grad`` multiplies the gradient first; ``clip_gradient``
 clips it to ``[-clip_gradient, clip_gradient]`` when it is positive (MXNet documented
 "<= 0 turns clipping off" but its kernels clipped for ``clip_gradient >= 0``, so 0 zeroed
-every gradient; here 0 turns clipping off, as documented; ``clip_weights`` likewise). ``lazy_update`` only concerns
-row_sparse gradients, which mxlite does not have: it is accepted and has no effect.
-Parameters are checked: non-finite values, decay rates outside ``[0, 1)`` (momentum and
-``gamma2``: ``[0, 1]``), negative
-``epsilon`` or a non-positive ``lr`` where the formula divides by it raise MXNetError
-(MXNet accepted them and produced NaN).
+every gradient; here 0 turns clipping off, as documented; ``clip_weights`` likewise).
+``lazy_update`` only concerns row_sparse gradients, which mxlite does not have: it is
+accepted and has no effect. Parameters are checked: non-finite values, decay rates outside
+``[0, 1)`` (momentum and ``gamma2``: ``[0, 1]``), negative ``epsilon``, a step count ``t``
+below 1, or a non-positive ``lr`` where the formula divides by it raise MXNetError (MXNet
+accepted them and produced NaN).
+
+The ``multi_`` operators (and ``preloaded_multi_``, whose rates are arrays) update several
+weights in one call, each through the single-weight kernel.
 """
 import math
 

@@ -6,12 +6,11 @@ and ``get_updater``.
 ('Adam', 0.01)
 """
 from .optimizer import (DCASGD, FTML, LAMB, LARS, LBSGD, SGD, SGLD, AdaDelta, AdaGrad, Adam,
-                        Adamax, AdamW, Ftrl, GroupAdaGrad, NAG, Nadam, Optimizer, RMSProp,
-                        Signum, Test, ccSGD, create, register)
+                        Adamax, AdamW, Ftrl, NAG, Nadam, Optimizer, RMSProp, Signum, Test,
+                        ccSGD, create, register)
 from . import contrib
 from .updater import Updater, get_updater
 
 __all__ = ["Optimizer", "register", "create", "get_updater", "Updater", "SGD", "ccSGD", "NAG",
            "Signum", "Adam", "AdamW", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "Adamax",
-           "Nadam", "SGLD", "Test", "LARS", "LBSGD", "DCASGD", "FTML", "LAMB", "GroupAdaGrad",
-           "contrib"]
+           "Nadam", "SGLD", "Test", "LARS", "LBSGD", "DCASGD", "FTML", "LAMB", "contrib"]

@@ -29,7 +29,7 @@ def _run(opt, w0=W0, grads=GRADS, dtype="float64", index=0):
 
 def test_every_mxnet_optimizer_is_registered():
     assert MXNET_1_9_1_OPTIMIZERS <= set(mx.optimizer.Optimizer.opt_registry)
-    assert mx.optimizer.contrib.GroupAdaGrad is mx.optimizer.GroupAdaGrad
+    assert type(mx.optimizer.create("groupadagrad")) is mx.optimizer.contrib.GroupAdaGrad
 
 
 # ---- multi_precision -------------------------------------------------------------------------
@@ -201,9 +201,9 @@ def test_group_adagrad_has_one_rate_per_row():
     assert state.shape == (SHAPE[0], 1)
     np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-12)
     with pytest.raises(MXNetError, match="GroupAdaGrad: weight decay"):
-        _run(mx.optimizer.GroupAdaGrad(wd=0.1))
+        _run(mx.optimizer.contrib.GroupAdaGrad(wd=0.1))
     with pytest.raises(MXNetError, match="GroupAdaGrad: weight 0 must be 2-D"):
-        mx.optimizer.GroupAdaGrad().create_state(0, mx.nd.ones((3,)))
+        mx.optimizer.contrib.GroupAdaGrad().create_state(0, mx.nd.ones((3,)))
 
 
 # ---- states files --------------------------------------------------------------------------
