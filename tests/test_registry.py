@@ -268,9 +268,27 @@ def test_bad_param_value_names_op_and_param(op_name, param):
 
 @pytest.mark.parametrize("name", UNIQUE_NAMES)
 def test_unknown_param_is_an_error(name):
+    """An op with parameters refuses an unknown one; one without any ignores it with a
+    warning (MXNet 1.x had no parser for it and ignored it: broadcast_maximum(axis=1))."""
     op = REGISTRY[name]
-    with pytest.raises(MXNetError, match=re.escape(op.name) + ".*__bogus__"):
-        op.parse_attrs({"__bogus__": 1})
+    if op.params:
+        with pytest.raises(MXNetError, match=re.escape(op.name) + ".*bogus"):
+            op.parse_attrs({"bogus": 1})
+    else:
+        with pytest.warns(UserWarning, match=re.escape(op.name) + ".*'bogus' is ignored"):
+            assert op.parse_attrs({"bogus": 1}) == op.parse_attrs({})
+
+
+def test_hidden_attribute_keywords_are_ignored_by_the_parser():
+    """MXNet's parameter parser allowed ``__key__`` attributes (symbol attributes such as
+    ``__layout__``); they are not parameters."""
+    fc = REGISTRY["FullyConnected"]
+    assert fc.parse_attrs({"num_hidden": 3, "__layout__": "NC"}) == \
+        fc.parse_attrs({"num_hidden": 3})
+    x = mx.nd.ones((2, 3))
+    out = mx.nd.FullyConnected(x, mx.nd.ones((4, 3)), num_hidden=4, no_bias=True,
+                               __layout__="NC")
+    np.testing.assert_array_equal(out.asnumpy(), np.full((2, 4), 3.0))
 
 
 @pytest.mark.parametrize("name", [op.name for op in UNIQUE_OPS
@@ -302,8 +320,13 @@ def test_param_parsing_converts_values():
 # ---- the generated nd functions at run time --------------------------------------------------
 def test_nd_call_errors():
     x = mx.nd.array([1.0, 2.0])
-    with pytest.raises(MXNetError, match="sin.*bogus"):
+    with pytest.raises(MXNetError, match="sum.*bogus"):
+        mx.nd.sum(x, bogus=1)
+    with pytest.warns(UserWarning, match="sin takes no parameters.*'bogus'"):
         mx.nd.sin(x, bogus=1)
+    with pytest.warns(UserWarning, match="broadcast_maximum.*'axis' is ignored"):
+        out = mx.nd.broadcast_maximum(mx.nd.array([0.0]), x - 1.5, axis=1)
+    np.testing.assert_array_equal(out.asnumpy(), [0.0, 0.5])
     with pytest.raises(MXNetError, match="_plus_scalar.*positional"):
         mx.nd._internal._plus_scalar(x, 1.0, 2.0)
     with pytest.raises(MXNetError, match="_plus_scalar.*multiple values.*scalar"):

@@ -3,6 +3,8 @@
 ``mxlite.nd.*`` and (later) ``mxlite.sym.*`` are generated from these records; the autograd
 tape and the symbolic executor look operators up here and never import a family module.
 """
+import warnings
+
 from ..base import MXNetError, op_error
 from .params import KINDS, REQUIRED, Param
 from .shape_partial import infer_shape_partial, resolve_backward_shape
@@ -156,6 +158,8 @@ class OpDef:
             for key, value in kwargs.items():
                 p = param_map.get(key)
                 if p is None:
+                    if self._ignores_keyword(key):
+                        continue
                     raise op_error(self.name, f"unknown parameter {key!r}; "
                                    f"expected one of {sorted(param_map)}")
                 attrs[key] = p.parse(self.name, value)
@@ -163,6 +167,19 @@ class OpDef:
             missing = [p.name for p in self.params if p.name not in attrs]
             raise op_error(self.name, f"missing required parameter(s) {missing}")
         return attrs
+
+    def _ignores_keyword(self, key):
+        """True for a keyword MXNet 1.x accepted and ignored: a hidden attribute ``__key__``
+        (its parameter parser allowed them) or anything given to an op without parameters
+        (it had no parser: ``broadcast_maximum(a, b, axis=1)``); the latter with a warning,
+        as the keyword has no effect."""
+        if len(key) > 4 and key.startswith("__") and key.endswith("__"):
+            return True
+        if self.params:
+            return False
+        warnings.warn(f"{self.name} takes no parameters: keyword {key!r} is ignored (as "
+                      "MXNet 1.x ignored it)", stacklevel=4)
+        return True
 
     def format_attrs(self, attrs):
         """``{name: MXNet's string}`` for each parameter in ``attrs`` (a symbol JSON's

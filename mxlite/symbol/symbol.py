@@ -61,7 +61,9 @@ def invoke(op, inputs, kwargs, out, name=None, attr=None, hint=None):
         raise op_error(op.name, f"attr must be a dict of strings, got {attr!r}")
     user_attrs = _hidden_keys(naming.current_attrs(attr))
     entries = []
-    given = op.format_attrs({k: attrs[k] for k in kwargs}) if None in inputs else None
+    # the parameters given (a keyword an op without parameters ignores is not one)
+    passed = tuple(k for k in kwargs if k in attrs)
+    given = op.format_attrs({k: attrs[k] for k in passed}) if None in inputs else None
     for iname, x in zip(names, inputs):
         if x is None:
             # MXNet gives a created variable its op's parameters and attributes (so
@@ -72,7 +74,7 @@ def invoke(op, inputs, kwargs, out, name=None, attr=None, hint=None):
             entries.append((SymNode(None, f"{name}_{iname}", user_attrs=user), 0))
         else:
             entries.append(_entry(x, op, iname))
-    node = SymNode(op, name, attrs, entries, user_attrs, tuple(kwargs))
+    node = SymNode(op, name, attrs, entries, user_attrs, passed)
     return Symbol([(node, i) for i in range(node.num_visible_outputs())])
 
 
