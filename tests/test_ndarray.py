@@ -921,3 +921,16 @@ def test_crop_is_slice():
     _eq(mx.nd.crop(mx.nd.array(x), begin=(0, 1, 0), end=(2, 3, 3)), x[0:2, 1:3, 0:3])
     assert mx.sym.crop(mx.sym.var("x"), begin=(0,), end=(1,)).infer_shape(x=(3, 2))[1] == \
         [(1, 2)]
+
+
+def test_tostype():
+    x = mx.nd.array([[1, 2], [3, 4]], dtype="int32")
+    y = x.tostype("default")
+    assert y is not x and y.stype == "default" and y.dtype == np.int32
+    y[0, 0] = 9                        # a copy, as MXNet's cast_storage
+    _eq(x, [[1, 2], [3, 4]])
+    for stype, match in (("csr", "'csr' .*sparse.* not supported"),
+                         ("dense", "unknown storage type 'dense'")):
+        with pytest.raises(MXNetError, match=match):
+            x.tostype(stype)
+    assert x.writable

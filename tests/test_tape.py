@@ -306,6 +306,7 @@ def test_recording_and_training_are_per_thread():
 METHODS = {
     "astype": lambda x: x.astype("float64", copy=True) * x.astype("float64", copy=False),
     "copy": lambda x: x.copy() * x,
+    "tostype": lambda x: x.tostype("default") * x,
     "copyto": lambda x: x.copyto(mx.cpu()) * x,
     "as_in_context": lambda x: x.as_in_context(mx.cpu()) * x,
     "reshape": lambda x: x.reshape((4, 3)) * x.reshape(4, -1),
@@ -337,6 +338,7 @@ EXEMPT = {
     "wait_to_read": "synchronisation", "wait_to_write": "synchronisation",
     "shape": "metadata", "dtype": "metadata", "size": "metadata", "ndim": "metadata",
     "context": "metadata", "ctx": "metadata", "stype": "metadata", "version": "metadata",
+    "writable": "metadata",
     "all_finite": "returns a Python bool", "has_nan": "returns a Python bool",
     "has_inf": "returns a Python bool",
     "isfinite": "a non-differentiable test (0/1)", "isinf": "a non-differentiable test (0/1)",

@@ -81,6 +81,7 @@ class NDArray(_dispatch.NDArrayBase):
     context = property(lambda self: self._ctx, doc="The device Context.")
     ctx = context
     stype = property(lambda self: "default", doc="Storage type (always 'default', dense).")
+    writable = property(lambda self: True, doc="Whether the array may be written (always True).")
     T = property(lambda self: _call(REGISTRY["transpose"], self), doc="Transposed copy (reversed axes).")
 
     @property
@@ -162,6 +163,18 @@ class NDArray(_dispatch.NDArrayBase):
     def copy(self):
         """A deep copy on the same device (the ``_copy`` operator: recorded, differentiable)."""
         return _call(_COPY, self)
+
+    def tostype(self, stype):
+        """This array in storage type ``stype``: ``'default'`` (dense) gives a copy, as
+        MXNet's ``cast_storage`` does (recorded, differentiable); sparse storage
+        (``'csr'``, ``'row_sparse'``) is not supported by mxlite yet (an MXNetError)."""
+        if stype == "default":
+            return _call(_COPY, self)
+        if stype in ("csr", "row_sparse"):
+            raise MXNetError(f"tostype: {stype!r} (sparse) storage is not supported by mxlite; "
+                             "arrays are dense ('default')")
+        raise MXNetError(f"tostype: unknown storage type {stype!r}; expected 'default', 'csr' "
+                         "or 'row_sparse'")
 
     def copyto(self, other):
         """Copy into NDArray ``other`` (same shape; cast to its dtype; on any device) and
