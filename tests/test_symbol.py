@@ -356,3 +356,12 @@ def test_name_and_attributes_of_a_multi_output_node():
     assert g.name is None and repr(g) == "<Symbol group [bn, bn, bn, y]>"
     with pytest.raises(MXNetError, match=r"attr: .*\['bn', 'y'\]"):
         g.attr("tag")
+
+
+def test_shape_methods_accept_inplace_as_mxnet():
+    """MXNet's Symbol.flatten/squeeze/expand_dims take inplace= (an NDArray option that
+    has no effect on a symbol)."""
+    x = mx.sym.var("x")
+    assert x.flatten(inplace=True).infer_shape(x=(2, 3, 4))[1] == [(2, 12)]
+    assert x.squeeze(axis=1, inplace=True).infer_shape(x=(2, 1, 4))[1] == [(2, 4)]
+    assert x.expand_dims(axis=0, inplace=True).infer_shape(x=(2,))[1] == [(1, 2)]

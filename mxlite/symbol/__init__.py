@@ -33,7 +33,7 @@ from ..ops.routing import BINARY_FUNCTIONS as _BINARY_FUNCTIONS, binary_function
 from .grad import grad
 from .naming import AttrScope, NameManager, Prefix
 from .symbol import Group, Symbol, Variable, load, load_json, var
-from .symbol import invoke as _invoke
+from .symbol import invoke as _invoke, without_inplace as _without_inplace
 
 __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "load",
            "load_json", "grad"]
@@ -47,6 +47,8 @@ def _fill():
     for key, fn in list(vars(module).items()):
         if hasattr(fn, "op") and not key.startswith("_") and not hasattr(Symbol, key):
             setattr(Symbol, key, fn)
+    for key in ("flatten", "squeeze", "expand_dims"):      # MXNet's inplace= (no effect)
+        setattr(Symbol, key, _without_inplace(vars(module)[key]))
     for key in _BINARY_FUNCTIONS:       # sym.maximum(a, 2), sym.power(a, b), ...
         if key not in vars(module) or not hasattr(vars(module)[key], "op"):
             setattr(module, key, _binfn(key, Symbol, TypeError))

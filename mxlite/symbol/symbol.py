@@ -429,6 +429,17 @@ class Symbol:
 
 
 
+def without_inplace(fn):
+    """The ``Symbol`` method of op function ``fn`` (``flatten``, ``squeeze``,
+    ``expand_dims``) taking MXNet's ``inplace=``, which has no effect on a symbol (its
+    NDArray form returns a view instead of a copy)."""
+    def method(self, *args, inplace=False, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = getattr(fn, "__name__", "method")
+    method.__doc__ = fn.__doc__
+    return method
+
+
 def _scalar_hint(opname):
     """MXNet's hint for a scalar op: ``_plus_scalar`` is called as ``_PlusScalar``, so its
     nodes are ``_plusscalar0``, ..."""
