@@ -41,7 +41,12 @@ a reference held across calls sees the new values; ``reshape`` shares memory (an
 keeps its shape is the same array, a smaller one a view of the old buffer, outputs
 included); ``set_monitor_callback`` reports each op's outputs (and inputs with
 ``monitor_all``); a gradient that is zeros by construction (through ``BlockGrad``) is not
-propagated, so nothing upstream of it runs. Each plan step releases the values it read last
+propagated, so nothing upstream of it runs; at bind, common subexpressions are merged
+(``eliminate_common_expr``, MXNet's ``MXNET_ELIMINATE_COMMON_EXPR``, on unless '0';
+``get_optimized_symbol`` gives the graph run). A merged node's gradient is summed before it
+is propagated, which may round differently from the tape's per-use sums: the bit-for-bit
+agreement with ``mx.autograd`` above holds with ``MXNET_ELIMINATE_COMMON_EXPR=0`` (or where
+nothing merges). Each plan step releases the values it read last
 (``_with_liveness``), keeping only the outputs and what the backward reads: an inference
 holds a few intermediates, not all (``debug_str`` ends with MXNet's ``Total <n> MB
 allocated``, the forward's peak).
@@ -53,6 +58,7 @@ forward; MXNet 1.9.1's CPU executor updated them in ``backward``. ``group2ctx`` 
 """
 import functools
 import math
+import os
 
 import numpy as np
 
@@ -61,7 +67,7 @@ from ._core.dispatch import invoke as _invoke, wrap as _wrap
 from .base import MXNetError
 from .context import Context, current_context
 from .ndarray import NDArray
-from .ops.registry import REQUIRED
+from .ops.registry import REGISTRY, REQUIRED, namespace_of
 from . import ndarray as _nd
 
 __all__ = ["Executor", "bind", "simple_bind"]
@@ -86,6 +92,58 @@ def _run_order(entries):
     if all(rank[id(c)] < rank[id(n)] for n in by_seq for c, _ in n.inputs):
         return by_seq
     return order
+
+
+# ops whose two applications to the same inputs may differ (random draws) or that act on
+# something besides their inputs: never merged by eliminate_common_expr
+_NOT_MERGED = frozenset(("Dropout", "LeakyReLU", "_shuffle", "Custom"))
+
+
+def _mergeable(node):
+    op = node.op
+    return op is not None and bool(node.inputs) and not op.mutate_inputs and \
+        op.name not in _NOT_MERGED and namespace_of(op.name)[0] != "random"
+
+
+def eliminate_common_expr(symbol):
+    """A copy of ``symbol`` in which nodes applying the same op with the same parameters and
+    attributes to the same inputs are one node (MXNet's ``MXNET_ELIMINATE_COMMON_EXPR``
+    pass). Random and stateful ops are never merged; an output that becomes another
+    output's entry is a ``_copy`` of it, so the outputs stay distinct arrays."""
+    from .symbol.graph import SymNode
+    from .symbol.symbol import Symbol
+    made, seen = {}, {}
+    for node in _run_order(symbol._outputs):
+        if node.op is None:
+            made[id(node)] = node
+            continue
+        inputs = [(made[id(c)], i) for c, i in node.inputs]
+        key = None
+        if _mergeable(node):
+            key = (node.op.name, repr(sorted(node.attrs.items())),
+                   repr(sorted(node.user_attrs.items())), tuple((id(c), i) for c, i in inputs))
+            if key in seen:
+                made[id(node)] = seen[key]
+                continue
+        made[id(node)] = new = SymNode(node.op, node.name, node.attrs, inputs,
+                                       node.user_attrs, node.given)
+        if key is not None:
+            seen[key] = new
+    outputs = []
+    for node, i in symbol._outputs:
+        entry = (made[id(node)], i)
+        if entry in outputs:
+            copy = REGISTRY["_copy"]
+            entry = (SymNode(copy, f"{node.name}_copy{len(outputs)}", copy.parse_attrs({}),
+                             [entry]), 0)
+        outputs.append(entry)
+    return Symbol(outputs)
+
+
+def _eliminates_common_expr():
+    """MXNet's switch ``MXNET_ELIMINATE_COMMON_EXPR`` (on unless '0'), read at each bind."""
+    return os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1").strip() not in ("0", "false",
+                                                                               "False")
 
 
 def _named_list(what, names, given, required=True):
@@ -517,7 +575,10 @@ class Executor:
                                  f"{a.shape}")
         arrays = self.arg_arrays + self.aux_arrays
         names = self._arg_names + self._aux_names
-        self._plan = Plan(symbol, self._ctx, {n: a.shape for n, a in zip(names, arrays)},
+        # the graph the plan runs (get_optimized_symbol)
+        self._optimized = eliminate_common_expr(symbol) if _eliminates_common_expr() \
+            else symbol
+        self._plan = Plan(self._optimized, self._ctx, {n: a.shape for n, a in zip(names, arrays)},
                           {n: a.dtype for n, a in zip(names, arrays)},
                           [r != "null" for r in self._grad_reqs])
         self._values = self._plan.bound(arrays)
@@ -748,6 +809,11 @@ class Executor:
             return _nd.zeros(shape, ctx=self._ctx, dtype=old.dtype)
         return _share(old, shape)
 
+    def get_optimized_symbol(self):
+        """The symbol this executor runs: its graph after the bind-time passes (common
+        expressions merged unless ``MXNET_ELIMINATE_COMMON_EXPR=0``)."""
+        return self._optimized
+
     def debug_str(self):
         """A listing of the bound graph, one line per operator node, and MXNet's closing
         line ``Total <n> MB allocated``: the most memory the forward's intermediate arrays
@@ -766,9 +832,9 @@ class Executor:
         plan = self._plan
         arrays = self.arg_arrays + self.aux_arrays
         names = self._arg_names + self._aux_names
-        _, shapes = shape_table(self._symbol._outputs,
+        _, shapes = shape_table(self._optimized._outputs,
                                 {n: a.shape for n, a in zip(names, arrays)})
-        _, dtypes = type_table(self._symbol._outputs,
+        _, dtypes = type_table(self._optimized._outputs,
                                {n: np.dtype(a.dtype) for n, a in zip(names, arrays)})
         size = {}
         for (node, i), k in plan.slot_of.items():

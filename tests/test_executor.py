@@ -512,3 +512,28 @@ def test_simple_bind_reuses_a_shared_buffer():
     np.testing.assert_array_equal(first.arg_dict["x"].asnumpy()[:2], np.full((2, 3), 7.))
     sym.simple_bind(mx.cpu(), x=(8, 3), shared_buffer=buffer)
     assert buffer["x"].shape == (8, 3)   # too small: replaced by a new array
+
+
+def test_common_expressions_are_merged_at_bind_unless_disabled(monkeypatch):
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    sym = mx.sym.Group([(a + b) * (a + b), mx.sym.sin(a) + 1, mx.sym.sin(a) + 1])
+    args = {"a": mx.nd.array([0.5, 1.0]), "b": mx.nd.array([2.0, -1.0])}
+    merged = sym.bind(mx.cpu(), args=args)
+    # (a+b) once, sin(a)+1 once plus a copy for the repeated output
+    assert len(merged.get_optimized_symbol().get_internals()) == \
+        len(sym.get_internals()) - 3 + 1
+    monkeypatch.setenv("MXNET_ELIMINATE_COMMON_EXPR", "0")
+    plain = sym.bind(mx.cpu(), args=args)
+    assert plain.get_optimized_symbol() is sym
+    for x, y in zip(merged.forward(), plain.forward()):
+        np.testing.assert_allclose(x.asnumpy(), y.asnumpy(), rtol=1e-6)
+    out = merged.outputs
+    assert out[1] is not out[2]
+    np.testing.assert_allclose(out[0].asnumpy(), [6.25, 0.0])
+
+
+def test_random_ops_are_never_merged():
+    a = mx.sym.var("a")
+    sym = mx.sym.Dropout(a, p=0.5) + mx.sym.Dropout(a, p=0.5)
+    exe = sym.bind(mx.cpu(), args={"a": mx.nd.ones((4, 4))})
+    assert len(exe.get_optimized_symbol().get_internals()) == len(sym.get_internals())
