@@ -557,6 +557,13 @@ _LN2, _LN10 = 0.6931471805599453, 2.302585092994046
 _TWO_OVER_SQRT_PI, _SQRT_PI_OVER_TWO = 1.1283791670955126, 0.8862269254527580
 _DEG = 57.29577951308232
 
+def relu_step(F, x):
+    """relu's derivative: 1 where x > 0, 0 where x <= 0 (also at exactly 0, as MXNet and most
+    frameworks take it), and NaN where x is NaN: relu passes NaN through, so its slope there
+    is undefined (MXNet's relu gradient propagates NaN too; a 0 would hide the NaN)."""
+    return F.where(x == x, x > 0, x)
+
+
 # d/dx f(x) for each differentiable unary op, as registered ops on the handle x.
 UNARY_DERIVATIVES = {
     "abs": lambda F, x: F.sign(x),
@@ -588,8 +595,7 @@ UNARY_DERIVATIVES = {
     "degrees": lambda F, x: F.ones_like(x) * _DEG,
     "radians": lambda F, x: F.ones_like(x) / _DEG,
     "sigmoid": lambda F, x: F.sigmoid(x) * (1 - F.sigmoid(x)),
-    # relu' is the step function; at exactly 0 we take 0, as MXNet and most frameworks do
-    "relu": lambda F, x: x > 0,
+    "relu": relu_step,
     "softsign": lambda F, x: F.reciprocal(F.square(F.abs(x) + 1)),
     "erf": lambda F, x: _TWO_OVER_SQRT_PI * F.exp(-F.square(x)),
     "erfinv": lambda F, x: _SQRT_PI_OVER_TWO * F.exp(F.square(F.erfinv(x))),

@@ -15,6 +15,7 @@ from .._core import activation as _act
 from .._core import elemwise as _ew
 from ..base import FLOAT_DTYPES, op_error
 from .common import in_work_dtype, run_in, write_back
+from .elemwise import relu_step
 from .linalg import _blocked_matmul
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_partial import combine, partial_rule
@@ -203,8 +204,7 @@ def _activation_gradient(F, node, ograds):
     g = ograds[0]
     kind = node.attrs.act_type
     if kind == "relu":
-        # the step function; at exactly 0 it is 0, as MXNet's relu gradient
-        return [g * (node.inputs[0] > 0)]
+        return [g * relu_step(F, node.inputs[0])]
     if kind == "sigmoid":
         y = node.outputs[0]
         return [g * (y * (1 - y))]

@@ -806,3 +806,18 @@ def test_add_n_refuses_bad_input_by_name(call, words):
         call(mx.nd.ones((2, 3)))
     for w in words:
         assert w in str(err.value)
+
+
+@pytest.mark.parametrize("form", ["relu", "Activation"])
+def test_relu_gradient_propagates_nan(form):
+    # relu passes NaN through, so its slope there is NaN too (MXNet's relu gradient); the
+    # step is 1 above 0 (infinity included) and 0 at or below it
+    xs = np.array([np.nan, -1.0, 2.0, 0.0, np.inf, -np.inf])
+    f = mx.nd.relu if form == "relu" else (lambda a: mx.nd.Activation(a, act_type="relu"))
+    x = mx.nd.array(xs)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = f(x)
+    y.backward(mx.nd.array([3.0] * 6))
+    np.testing.assert_array_equal(y.asnumpy(), np.maximum(xs, 0).astype(np.float32))
+    np.testing.assert_array_equal(x.grad.asnumpy(), [np.nan, 0, 3, 0, 3, 0])
