@@ -89,7 +89,7 @@ MX_FN uint32_t mx_philox_word(uint64_t key, uint64_t offset, uint64_t t) {
 }
 
 // ---- words to floats -----------------------------------------------------------------------
-// [0, 1) with ``bits`` random bits (11 for float16, 24 for float32): every value exact.
+// [0, 1) with ``bits`` random bits (24: float32, and float16 rounds that float32 value): exact.
 MX_FN float mx_unit_float(uint32_t x, int bits) {
     return (float)(x >> (32 - bits)) * (1.0f / (float)(1u << bits));
 }

@@ -220,12 +220,14 @@ def _gnb_rate(a):
 def uniform_top_bits(dtype, low, high):
     """``(top, bits)`` of uniform samples on [low, high) stored in ``dtype``: the largest
     value a sample may take (the largest ``dtype`` value below high, so that no sample
-    reaches high after rounding) and the random bits per sample (11 for float16, else 24;
-    float64 samples always take 53). The CPU and GPU kernels take both."""
+    reaches high after rounding) and the random bits per sample (24 for float16 and float32;
+    float64 samples always take 53). The CPU and GPU kernels take both. float16 samples are
+    float32 samples rounded to nearest: an 11-bit grid would make a sample on [0, 1) exactly
+    0 with probability 1/2048 (a 0/0 in an optimizer), 24 bits make it 2**-24."""
     store = np.dtype(dtype).type
     lo, hi = store(low), store(high)
     top = float(np.nextafter(hi, store(-np.inf)) if lo < hi else lo)
-    return top, 11 if np.dtype(dtype) == F16 else 24
+    return top, 24
 
 
 def _fill_uniform(rctx, out, attrs):
@@ -303,7 +305,8 @@ DISTRIBUTIONS = [
           _check_uniform, _limit_uniform, _fill_uniform,
           "Samples uniform on the half-open interval [low, high).\n\nEvery value is below "
           "``high`` even after rounding to the output dtype (MXNet could return ``high``). "
-          "float32 samples carry 24 random bits, float64 53, float16 11. low and high are "
+          "float32 samples carry 24 random bits, float64 53; float16 samples are float32 samples "
+          "rounded to nearest (and kept below high). low and high are "
           "rounded to the dtype first (when they round to the same value, every sample is "
           "that value); a bound that overflows the dtype (``high=1e5`` for float16) is an "
           "MXNetError, since the samples could not be represented (MXNet clamped them to the "

@@ -354,8 +354,8 @@ def ref_continuous(dist, key, offset, n, dtype, a, b):
         return v[:n]
     w = words_np(key, offset, n + (n & 1))
     if dist == "uniform":
-        bits = 11 if dtype == "float16" else 24
-        v = a + b * ((w >> np.uint32(32 - bits)).astype(np.float64) * 2.0 ** -bits)
+        # float16 and float32 both draw 24 bits (float16 rounds the float32 sample)
+        v = a + b * ((w >> np.uint32(8)).astype(np.float64) * 2.0 ** -24)
     elif dist == "exponential":
         v = -np.log((w.astype(np.float64) + 0.5) * 2.0 ** -32) * b
     else:

@@ -144,3 +144,15 @@ def test_integer_and_index_dtypes():
         == np.float16
     with pytest.raises(MXNetError, match=r"_sample_multinomial: dtype uint8 cannot hold"):
         mx.nd.random.multinomial(mx.nd.ones((257,)), dtype="uint8")
+
+
+def test_float16_uniform_is_rounded_from_24_random_bits():
+    """float16 uniforms are float32 draws rounded to nearest, so an exact 0 on [0, 1) is
+    about a 2**-24 event (an 11-bit grid gave 0 once in 2048 draws: 0/0 in Adamax), values
+    below 2**-11 occur, and every sample stays below high."""
+    x = mx.nd.random.uniform(0, 1, shape=(1_000_000,), dtype="float16").asnumpy()
+    assert x.dtype == np.float16
+    assert (x == 0).sum() <= 2          # expected 0.06; the 11-bit grid gave about 488
+    assert ((x > 0) & (x < 2.0 ** -11)).sum() > 200      # expected about 488
+    assert x.max() < 1 and x.min() >= 0
+    assert abs(float(x.astype(np.float64).mean()) - 0.5) < 5 * (1 / 12 / 1e6) ** 0.5
