@@ -1,4 +1,4 @@
-"""mx.nd.CachedOp (mxlite/ndarray/cached_op.py): a Symbol called on NDArrays in
+"""mx.nd.CachedOp (mxlite/ndarray/_cached_op.py): a Symbol called on NDArrays in
 list_inputs() order, against the same graph evaluated op by op."""
 import numpy as np
 import pytest

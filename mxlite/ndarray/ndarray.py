@@ -168,13 +168,8 @@ class NDArray(_dispatch.NDArrayBase):
         """This array in storage type ``stype``: ``'default'`` (dense) gives a copy, as
         MXNet's ``cast_storage`` does (recorded, differentiable); sparse storage
         (``'csr'``, ``'row_sparse'``) is not supported by mxlite yet (an MXNetError)."""
-        if stype == "default":
-            return _call(_COPY, self)
-        if stype in ("csr", "row_sparse"):
-            raise MXNetError(f"tostype: {stype!r} (sparse) storage is not supported by mxlite; "
-                             "arrays are dense ('default')")
-        raise MXNetError(f"tostype: unknown storage type {stype!r}; expected 'default', 'csr' "
-                         "or 'row_sparse'")
+        check_dense_storage("tostype", stype)
+        return _call(_COPY, self)
 
     def copyto(self, other):
         """Copy into NDArray ``other`` (same shape; cast to its dtype; on any device) and
@@ -561,8 +556,22 @@ def array(source_array, ctx=None, dtype=None):
     return NDArray._wrap(namespace_for(ctx).from_host(data), ctx)
 
 
-def empty(shape, ctx=None, dtype=None):
-    """An uninitialised NDArray of ``shape`` (float32 by default)."""
+def check_dense_storage(fn, stype):
+    """MXNet's ``stype=`` keyword: None or ``'default'`` (dense) is what mxlite stores; sparse
+    storage (``'csr'``, ``'row_sparse'``) is not supported yet: an MXNetError naming ``fn``."""
+    if stype is None or stype == "default":
+        return
+    if stype in ("csr", "row_sparse"):
+        raise MXNetError(f"{fn}: {stype!r} (sparse) storage is not supported by mxlite; "
+                         "arrays are dense ('default')")
+    raise MXNetError(f"{fn}: unknown storage type {stype!r}; expected 'default', 'csr' or "
+                     "'row_sparse'")
+
+
+def empty(shape, ctx=None, dtype=None, stype=None):
+    """An uninitialised NDArray of ``shape`` (float32 by default); ``stype`` may be None or
+    ``'default'`` (dense storage, the only kind mxlite has)."""
+    check_dense_storage("empty", stype)
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
     dt = normalize_dtype(dtype, "empty")
