@@ -946,5 +946,5 @@ def test_zeros_and_empty_take_mxnets_stype_for_dense_storage():
     for fn in (mx.nd.zeros, mx.nd.empty):
         with pytest.raises(MXNetError, match=rf"{fn.__name__}: 'row_sparse' \(sparse\) storage"):
             fn((2,), stype="row_sparse")
-        with pytest.raises(MXNetError, match="unknown storage type 'dense'"):
+        with pytest.raises(MXNetError, match="dense"):
             fn((2,), stype="dense")

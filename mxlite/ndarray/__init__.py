@@ -14,7 +14,6 @@ from ..ops.registry import REGISTRY as _REGISTRY, namespace_of as _namespace_of
 from .ndarray import BINARY_FUNCTIONS as _BINARY_FUNCTIONS, NDArray, array, empty, waitall
 from .ndarray import concatenate, moveaxis
 from .ndarray import invoke as _invoke
-from .ndarray import check_dense_storage as _check_dense_storage
 
 __all__ = ["NDArray", "array", "empty", "waitall", "concatenate", "moveaxis"]
 
@@ -38,19 +37,6 @@ def _install_fluent_methods():
 _install_namespaces()
 _install_fluent_methods()
 
-
-def _zeros_with_storage(op_function):
-    def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
-        """An NDArray of zeros (MXNet's ``nd.zeros``): ``stype`` may be None or
-        ``'default'``, dense storage, the only kind mxlite has (sparse: an MXNetError).
-        The other arguments are those of the ``_zeros`` operator."""
-        _check_dense_storage("zeros", stype)
-        return op_function(shape, ctx=ctx, dtype=dtype, **kwargs)
-    zeros.op = op_function.op
-    return zeros
-
-
-zeros = _zeros_with_storage(zeros)  # noqa: F821  (made by _install_namespaces)
 globals().update(_BINARY_FUNCTIONS)     # nd.add, nd.maximum, ... (scalar or array operands)
 __all__ += sorted(_BINARY_FUNCTIONS)
 

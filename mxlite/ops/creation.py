@@ -51,8 +51,17 @@ def _fill_value(name, attrs):
     return _out_dtype(attrs).type(0 if name == "zeros" else 1)
 
 
+# MXNet's nd.zeros(..., stype=): dense ('default') is the storage mxlite has
+_STYPE = Param("stype", "str", None, "storage type: None or 'default' (dense); sparse "
+               "storage ('csr', 'row_sparse') is not supported yet",
+               choices=("default", "csr", "row_sparse"))
+
+
 def _fill_shape(name):
     def infer_shape(shapes, attrs):
+        if attrs.get("stype") not in (None, "default"):
+            raise op_error(name, f"{attrs.stype!r} (sparse) storage is not supported by "
+                                 "mxlite; arrays are dense ('default')")
         shape = check_alloc(name, attrs.shape, _out_dtype(attrs), "shape")
         _fill_value(name, attrs)        # checked before anything is allocated
         return [shape]
@@ -71,7 +80,7 @@ for _name in ("zeros", "ones", "full"):
         params=(Param("shape", "shape", doc="output shape"),)
         + ((Param("val", "number", doc="fill value: an int or a float, exact in dtype"),)
            if _name == "full" else ())
-        + (_CTX, _DTYPE),
+        + (_CTX, _DTYPE) + ((_STYPE,) if _name == "zeros" else ()),
         compute={"cpu": _fill_compute(_name)}, gradient=NON_DIFFERENTIABLE,
         doc=_FILL_DOC[_name] + "\n\n``shape`` may be an int or a tuple of ints; dtype defaults "
             "to float32."))
