@@ -18,7 +18,12 @@ from mxlite.ops.registry import REGISTRY, Attrs, OpDef, Param, register
 # tests/test_custom_op.py checks their binding and records.
 UNIQUE_OPS = sorted((op for op in {id(op): op for op in REGISTRY.values()}.values()
                      if getattr(op, "bind_call", None) is None), key=lambda op: op.name)
-VARIADIC = [op.name for op in UNIQUE_OPS if op.variadic]
+# Variadic ops whose record names its inputs itself (``list_inputs`` overridden) and whose
+# count parameter counts groups of inputs, not arrays: ``multi_sgd_update(num_weights=2)``
+# takes weight_0, grad_0, weight_1, grad_1 (MXNet's callers pass num_weights; nothing fills it).
+GROUPED = [op.name for op in UNIQUE_OPS if op.variadic and op.key_var_num_args is None
+           and type(op).list_inputs is not OpDef.list_inputs]
+VARIADIC = [op.name for op in UNIQUE_OPS if op.variadic and op.name not in GROUPED]
 
 
 def spy(op):
@@ -31,6 +36,7 @@ def spy(op):
 # ---- num_args on variadic ops (item 3) ------------------------------------------------------
 def test_variadic_ops_exist():
     assert {"concat", "stack", "_contrib_all_finite"} <= set(VARIADIC)
+    assert {"multi_sgd_update", "preloaded_multi_mp_sgd_mom_update"} <= set(GROUPED)
 
 
 @pytest.mark.parametrize("name", VARIADIC)
@@ -225,7 +231,12 @@ def test_every_record_is_consistent(name):
     attrs = Attrs(op._defaults)            # (a required param is absent: nothing reads it)
     attrs.update({"split": {"num_outputs": 3}, "_sample_multinomial": {"get_prob": True},
                   "LeakyReLU": {"act_type": "prelu"}}.get(name, {}))
-    if op.variadic:
+    if name in GROUPED:
+        attrs["num_weights"] = 2
+        per = len(op.group)
+        assert op.list_inputs(attrs)[:2 * per] == tuple(
+            f"{k}_{i}" for i in range(2) for k in op.group)
+    elif op.variadic:
         attrs[op.key_var_num_args] = 2
         assert op.list_inputs(attrs) == ("arg0", "arg1")
     inputs = tuple(op.list_inputs(attrs))
@@ -239,8 +250,13 @@ def test_every_record_is_consistent(name):
     if op._output_names is None:
         assert names == (["output"] if n == 1 else [f"output{i}" for i in range(n)])
     assert 1 <= op.num_visible_outputs(attrs) <= n
-    assert op.mutated_indices(attrs) == tuple(inputs.index(m) for m in op.mutate_inputs
-                                              if m in inputs)
+    if name in GROUPED:      # each group's states, as its single-weight operator mutates them
+        mutated = {f"{k}_{i}" for i in range(2) for k in op.group if k in op.single.mutated}
+        assert op.mutated_indices(attrs) == tuple(
+            i for i, n in enumerate(inputs) if n in mutated)
+    else:
+        assert op.mutated_indices(attrs) == tuple(inputs.index(m) for m in op.mutate_inputs
+                                                  if m in inputs)
 
 
 def test_declared_auxiliary_states_and_hidden_outputs():
