@@ -44,9 +44,16 @@ def test_variable_attribute_through_the_operator_is_refused():
 
 
 def test_ndarray_calls_take_no_attribute_keywords():
-    # an executed call has no node to carry attributes (MXNet rejects it too)
-    with pytest.raises(MXNetError, match="relu: unknown parameter 'lr_mult'"):
-        mx.nd.relu(mx.nd.ones((2,)), lr_mult=2)
+    # an executed call has no node to carry attributes: an op with parameters refuses one
+    # (MXNet's parser did too); an op without parameters ignores it with a warning (MXNet
+    # had no parser for them and ignored it silently)
+    x = mx.nd.array([-1.0, 2.0])
+    with pytest.raises(MXNetError, match="Activation: unknown parameter 'lr_mult'"):
+        mx.nd.Activation(x, act_type="relu", lr_mult=2)
+    with pytest.warns(UserWarning, match="relu takes no parameters: keyword 'lr_mult' is "
+                                         "ignored"):
+        y = mx.nd.relu(x, lr_mult=2)
+    assert y.asnumpy().tolist() == [0.0, 2.0]
 
 
 def test_attr_scope_applies_to_operator_and_variable():
