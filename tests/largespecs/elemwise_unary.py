@@ -86,6 +86,8 @@ ROWS.update({
     "_copy": _int8(mx.nd._internal._copy),
     "BlockGrad": _int8(mx.nd.BlockGrad),
     "MakeLoss": _int8(mx.nd.MakeLoss),
+    "_identity_with_attr_like_rhs": _int8(
+        lambda x: mx.nd._internal._identity_with_attr_like_rhs(x, x)),
     "smooth_l1": _float32(lambda x, out=None: mx.nd.smooth_l1(x, scalar=0.5, out=out)),
     "_polygamma": _float32(lambda x, out=None: mx.nd._internal._polygamma(x, n=1, out=out),
                            POS),

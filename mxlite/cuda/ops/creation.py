@@ -1,7 +1,7 @@
 """GPU compute functions of the creation ops (``mxlite/ops/creation.py``): ``zeros``,
 ``ones``, ``full``, ``zeros_like``, ``ones_like`` (the fill kernel), ``arange`` (one kernel
 per dtype computing each value from its index) and ``cast``, ``_copy``, ``BlockGrad``,
-``MakeLoss`` (the CPU compute functions, written against the namespace's
+``MakeLoss``, ``_identity_with_attr_like_rhs`` (the CPU compute functions, written against the namespace's
 ``cast_into``/``copyto``)."""
 import numpy as np
 
@@ -77,6 +77,6 @@ attach("full", _full_compute)
 attach("zeros_like", _fill_like_compute(0))
 attach("ones_like", _fill_like_compute(1))
 attach("arange", _arange_compute)
-device_generic("cast", "_copy", "BlockGrad", "MakeLoss")
+device_generic("cast", "_copy", "BlockGrad", "MakeLoss", "_identity_with_attr_like_rhs")
 # operators written in Python (mxlite/ops/custom.py): NDArray calls on the run context's device
 device_generic("Custom", "_backward_Custom")
