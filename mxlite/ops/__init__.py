@@ -20,3 +20,4 @@ from . import la  # noqa: F401
 from . import optimizer_ops  # noqa: F401
 from . import transfer  # noqa: F401
 from . import custom  # noqa: F401
+from . import layers  # noqa: F401
