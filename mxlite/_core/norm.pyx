@@ -1,7 +1,8 @@
 # cython: language_level=3
 # distutils: language = c++
 """Kernels of the normalisation family (``mxlite/ops/norm.py``): BatchNorm, LayerNorm,
-InstanceNorm and L2Normalization statistics and their affine transform, Dropout's mask.
+InstanceNorm and L2Normalization statistics and their affine transform, Dropout's mask
+(float16, float32, float64) and product.
 
 Every array is seen as a C-contiguous ``(P, Q, R)`` block (``P`` outer, ``Q`` the axis the
 statistics run over or the parameter axis, ``R`` inner). Statistics are accumulated in
@@ -18,10 +19,17 @@ from libc.stdlib cimport malloc, free
 cimport cython
 cimport numpy as cnp
 from cython cimport floating
+from libc.stdint cimport uint16_t
 from .common cimport idx_t, PARALLEL_MIN
 from .parallel cimport mx_serial, mx_region, mx_region_begin, mx_region_mark, mx_region_end
 
 cnp.import_array()
+
+# float16 is stored as its bits; these conversions round as the GPU kernels' do
+cdef extern from "mx_cuda.h" nogil:
+    float mx_half_to_float(uint16_t h)
+    uint16_t mx_float_to_half(float f)
+    uint16_t mx_double_to_half(double d)
 
 cdef extern from "mx_norm.h" nogil:
     double mx_norm_row_sum(const float* row, idx_t n)
@@ -43,10 +51,11 @@ cdef extern from "mx_norm.h" nogil:
                            double a, double b)
 
 
-def _check(name, arrays, sizes):
-    """Each array C-contiguous, of the first array's dtype (float32/float64), of its size."""
+def _check(name, arrays, sizes, chars="fd"):
+    """Each array C-contiguous, of the first array's dtype (one of ``chars``: float32/float64
+    unless the kernel also takes float16, ``"efd"``), of its size."""
     dt = arrays[0].dtype
-    if dt.char not in "fd":
+    if dt.char not in chars:
         raise TypeError(f"norm.{name}: unsupported dtype {dt}")
     for a, n in zip(arrays, sizes):
         if a.dtype != dt or not a.flags.c_contiguous or a.size != n:
@@ -344,45 +353,68 @@ def apply(cnp.ndarray x, idx_t P, idx_t Q, idx_t R, cnp.ndarray mean, cnp.ndarra
 
 
 # ---- Dropout ----------------------------------------------------------------------------------
-cdef void _mask(const float* u, floating* mask, idx_t n, float p, double scale) noexcept nogil:
+ctypedef fused dropout_t:
+    float
+    double
+    uint16_t            # float16 bits
+
+
+cdef void _mask(const float* u, dropout_t* mask, idx_t n, float p, dropout_t kept) noexcept nogil:
     cdef idx_t i
     for i in range(n):
-        mask[i] = <floating>scale if u[i] >= p else 0
+        mask[i] = kept if u[i] >= p else 0      # +0.0 has all bits clear in every dtype
 
 
 def dropout_mask(cnp.ndarray u, double p, cnp.ndarray mask):
     """``mask = (u >= p) / (1 - p)`` for float32 uniforms ``u`` in [0, 1): each element is
-    kept with probability ``1 - p`` and scaled so the mean is unchanged."""
+    kept with probability ``1 - p`` and scaled so the mean is unchanged. ``mask`` is
+    float16, float32 or float64; the kept value is ``1 / (1 - p)`` rounded once to it."""
     if u.dtype.char != "f" or not u.flags.c_contiguous:
         raise TypeError("norm.dropout_mask: u must be C-contiguous float32")
-    _check("dropout_mask", [mask], [u.size])
+    _check("dropout_mask", [mask], [u.size], "efd")
     cdef double scale = 1.0 / (1.0 - p)
-    if mask.dtype.char == "f":
-        _mask(<const float*>cnp.PyArray_DATA(u), <float*>cnp.PyArray_DATA(mask), u.size,
-              <float>p, scale)
+    cdef const float* up = <const float*>cnp.PyArray_DATA(u)
+    if mask.dtype.char == "e":
+        _mask(up, <uint16_t*>cnp.PyArray_DATA(mask), u.size, <float>p, mx_double_to_half(scale))
+    elif mask.dtype.char == "f":
+        _mask(up, <float*>cnp.PyArray_DATA(mask), u.size, <float>p, <float>scale)
     else:
-        _mask(<const float*>cnp.PyArray_DATA(u), <double*>cnp.PyArray_DATA(mask), u.size,
-              <float>p, scale)
+        _mask(up, <double*>cnp.PyArray_DATA(mask), u.size, <float>p, scale)
 
 
-cdef void _mul(const floating* a, const floating* b, floating* out, idx_t n) noexcept nogil:
+cdef inline uint16_t _mul_half(uint16_t a, uint16_t b) noexcept nogil:
+    """The float16 product, rounded once: the float32 product of two float16 is exact."""
+    return mx_float_to_half(mx_half_to_float(a) * mx_half_to_float(b))
+
+
+cdef void _mul(const dropout_t* a, const dropout_t* b, dropout_t* out, idx_t n) noexcept nogil:
     cdef idx_t i
     cdef mx_region reg
     if n >= PARALLEL_MIN and not mx_serial(n):
         mx_region_begin(&reg)
         for i in prange(n, schedule="static"):
             mx_region_mark(&reg)
-            out[i] = a[i] * b[i]
+            if dropout_t is uint16_t:
+                out[i] = _mul_half(a[i], b[i])
+            else:
+                out[i] = a[i] * b[i]
         mx_region_end(&reg)
     else:
         for i in range(n):
-            out[i] = a[i] * b[i]
+            if dropout_t is uint16_t:
+                out[i] = _mul_half(a[i], b[i])
+            else:
+                out[i] = a[i] * b[i]
 
 
 def mul(cnp.ndarray a, cnp.ndarray b, cnp.ndarray out):
-    """``out = a * b`` for C-contiguous arrays of one float dtype and size."""
-    _check("mul", [a, b, out], [a.size] * 3)
-    if a.dtype.char == "f":
+    """``out = a * b`` for C-contiguous arrays of one float dtype and size (float16 is
+    multiplied element by element in float32 and rounded once: no float32 copy)."""
+    _check("mul", [a, b, out], [a.size] * 3, "efd")
+    if a.dtype.char == "e":
+        _mul(<const uint16_t*>cnp.PyArray_DATA(a), <const uint16_t*>cnp.PyArray_DATA(b),
+             <uint16_t*>cnp.PyArray_DATA(out), a.size)
+    elif a.dtype.char == "f":
         _mul(<const float*>cnp.PyArray_DATA(a), <const float*>cnp.PyArray_DATA(b),
              <float*>cnp.PyArray_DATA(out), a.size)
     else:

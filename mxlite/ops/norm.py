@@ -32,6 +32,7 @@ from .reduce import reduced_axes
 from .shape_utils import check_shape, normalize_axes, normalize_axis, size_of
 
 _FLOATS = (np.dtype("float32"), np.dtype("float64"))
+_DROPOUT_FLOATS = (np.dtype("float16"),) + _FLOATS
 _ONE_BELOW_1 = 1.0 - 2.0 ** -24       # the largest float32 below 1: uniforms stay in [0, 1)
 
 
@@ -590,7 +591,11 @@ def _dropout_shape(shapes, attrs):
 
 
 def _dropout_type(dtypes, attrs):
-    dt = _float_dtype("Dropout", dtypes, ("data",))
+    """Output and mask have data's dtype: float16 (as MXNet; the kernels draw and compare
+    in float32 and store float16), float32 or float64."""
+    dt = np.dtype(dtypes[0])
+    if dt not in _DROPOUT_FLOATS:
+        raise op_error("Dropout", f"data must be float16, float32 or float64, got {dt}")
     return [dt, dt]
 
 
@@ -644,6 +649,9 @@ register(OpDef(
 The hidden output ``mask`` (shape of data: ``0`` or ``1 / (1 - p)``, ones when inactive)
 is what the gradient multiplies the head gradient by, so gradients of every order use the
 forward pass's very mask. ``p`` must be in [0, 1) (MXNet also took p = 1, giving NaN).
+Data may be float16, float32 or float64; the uniforms are float32 in every case (24 random
+bits, so an element is kept with probability ``1 - p`` to float32 precision), and a
+float16 mask holds ``1 / (1 - p)`` rounded once to float16, as MXNet's does.
 
 >>> x = mx.nd.ones((2, 3))
 >>> mx.nd.Dropout(x, p=0.5).asnumpy().tolist()       # not training: the identity

@@ -63,6 +63,11 @@ EXACT = {
     "dropout-float32": lambda: mx.nd.Dropout(mx.nd.ones((31, 43)), p=0.3, mode="always"),
     "dropout-float64-axes": lambda: mx.nd.Dropout(mx.nd.ones((31, 43, 5), dtype="float64"),
                                                   p=0.6, mode="always", axes=(0, 2)),
+    "dropout-float16": lambda: mx.nd.Dropout(
+        mx.nd.array(np.linspace(-2000, 2000, 4099), dtype="float16"), p=0.3, mode="always"),
+    "dropout-float16-axes": lambda: mx.nd.Dropout(
+        mx.nd.array(np.linspace(-7, 7, 31 * 43 * 5).reshape(31, 43, 5), dtype="float16"),
+        p=0.6, mode="always", axes=(1,)),
     "rrelu-slopes": _rrelu_slopes,
     "rrelu_slope-float16": lambda: mx.nd._internal._rrelu_slope(
         mx.nd.array(np.linspace(-3, 3, 101), dtype="float16"),
@@ -193,7 +198,8 @@ def launch_config(request, gpu, monkeypatch):
 @pytest.mark.parametrize("name", ["uniform-float32-4099", "uniform-float16-7",
                                   "randint-int32--2147483648-1-4099",
                                   "randint-int64--4611686018427387904-4611686018427387905-4099",
-                                  "dropout-float64-axes", "multinomial-float64", "shuffle-rows",
+                                  "dropout-float64-axes", "dropout-float16",
+                                  "multinomial-float64", "shuffle-rows",
                                   "normal-float32-4099", "normal-float64-7", "poisson-float32",
                                   "gamma-float64"])
 def test_samples_do_not_depend_on_the_launch_configuration(name, launch_config):

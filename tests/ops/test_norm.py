@@ -439,8 +439,75 @@ def test_float16_is_refused_clearly():
                        "float16"):
         mx.nd.LayerNorm(mx.nd.ones((2, 3), dtype="float16"), mx.nd.ones(3, dtype="float16"),
                         mx.nd.zeros(3, dtype="float16"))
-    with pytest.raises(MXNetError, match="Dropout: data must be float32 or float64"):
-        mx.nd.Dropout(mx.nd.ones((2, 3), dtype="float16"))
+    with pytest.raises(MXNetError, match="Dropout: data must be float16, float32 or "
+                       "float64, got int32"):
+        mx.nd.Dropout(mx.nd.ones((2, 3), dtype="int32"))
+
+
+@pytest.mark.parametrize("p", [0.3, 0.7, 0.9])
+def test_dropout_float16_output_and_mask(p):
+    """float16 data (as MXNet): output and hidden mask are float16, the mask is 0 or
+    1/(1-p) rounded once to float16, the output the float16 product data * mask, rounded
+    once (NumPy's float16 multiply)."""
+    x = RNG.uniform(-300, 300, (64, 33)).astype(np.float16)
+    y, mask = mx.nd.Dropout(mx.nd.array(x, dtype="float16"), p=p, mode="always",
+                            out=[mx.nd.empty(x.shape, dtype="float16"),
+                                 mx.nd.empty(x.shape, dtype="float16")])
+    assert y.dtype == mask.dtype == np.float16
+    m = mask.asnumpy()
+    kept = np.float16(1 / (1 - p))
+    assert set(np.unique(m).tolist()) == {0.0, float(kept)}
+    np.testing.assert_array_equal(y.asnumpy(), x * m)
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+def test_dropout_float16_keeps_one_minus_p(p):
+    """The uniforms stay float32 (24 bits) for float16 data: over 10**6 elements the kept
+    fraction is binomial(n, 1 - p) (within 5 sigma), each kept value float16(1/(1-p))."""
+    n = 10 ** 6
+    with mx.autograd.train_mode():
+        y = mx.nd.Dropout(mx.nd.ones((n,), dtype="float16"), p=p).asnumpy()
+    assert y.dtype == np.float16
+    kept = y != 0
+    assert (y[kept] == np.float16(1 / (1 - p))).all()
+    assert abs(kept.sum() - n * (1 - p)) < 5 * np.sqrt(n * p * (1 - p))
+
+
+def test_dropout_float16_identity_outside_training_and_shared_axes():
+    x = RNG.standard_normal((3, 200, 4)).astype(np.float16)
+    y = mx.nd.Dropout(mx.nd.array(x, dtype="float16"), p=0.5, axes=(0, 2))
+    assert y.dtype == np.float16
+    np.testing.assert_array_equal(y.asnumpy(), x)                   # mode='training'
+    with mx.autograd.train_mode():
+        m = mx.nd.Dropout(mx.nd.ones(x.shape, dtype="float16"), p=0.5, axes=(0, 2)).asnumpy()
+    assert (m == m[:1, :, :1]).all()                                 # one draw per (., j, .)
+    assert set(np.unique(m).tolist()) == {0.0, 2.0}
+
+
+def test_dropout_float16_product_rounds_once():
+    """Products that land between float16 values round to nearest even, as NumPy's
+    float16 multiply (float32 holds the exact product)."""
+    x = np.arange(1, 2049, dtype=np.float16)          # every float16 in [1, 2048]
+    with mx.autograd.train_mode():
+        y, mask = [a.asnumpy() for a in mx.nd.Dropout(
+            mx.nd.array(x, dtype="float16"), p=0.3,
+            out=[mx.nd.empty(x.shape, dtype="float16"), mx.nd.empty(x.shape, dtype="float16")])]
+    want = (x.astype(np.float64) * mask.astype(np.float64)).astype(np.float16)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_dropout_float16_gradient_is_head_times_mask():
+    x = mx.nd.array(RNG.uniform(-2, 2, (300,)), dtype="float16")
+    x.attach_grad()
+    head = RNG.uniform(-2, 2, (300,)).astype(np.float16)
+    with mx.autograd.record():
+        y = mx.nd.Dropout(x, p=0.4)
+    y.backward(mx.nd.array(head, dtype="float16"))
+    mask = np.where(y.asnumpy() == 0, np.float16(0), np.float16(1 / 0.6))
+    mask[(x.asnumpy() == 0)] = np.nan            # a zero input hides its mask value
+    ok = ~np.isnan(mask)
+    assert x.grad.dtype == np.float16
+    np.testing.assert_array_equal(x.grad.asnumpy()[ok], (head * mask)[ok])
 
 
 # ---- _norm_project (the fused backward core) ------------------------------------------------------

@@ -333,25 +333,39 @@ def _permute_rows(xp, data, out, key, offset):
 
 
 # ---- Dropout ---------------------------------------------------------------------------------
-# keep element j of block w with probability 1 - p: the CPU's float32 uniform in [0, 1) >= p
+# keep element j of block w with probability 1 - p: the CPU's float32 uniform in [0, 1) >= p,
+# giving s, the kept value 1 / (1 - p) rounded once to the dtype (float16: its bits)
 def _keep(ct):
-    return f"(mx_uniform32(w.v[j], 24, 0.0, 1.0, 1.0, top) >= p ? ({ct})scale : ({ct})0)"
+    return f"(mx_uniform32(w.v[j], 24, 0.0, 1.0, 1.0, top) >= p ? s : ({ct})0)"
+
+
+def _dropout_c(dt):
+    """``(ct, s, product)``: the C storage type of ``dt``, the expression of the kept value
+    (from the double ``scale``) and a function giving the C product of two stored values.
+    float16 multiplies in float32 (the product of two float16 is exact there) and rounds
+    once, as the CPU kernel."""
+    ct = _FLOAT_C[dt]
+    if dt == "float16":
+        return ct, "mx_double_to_half(scale)", \
+            lambda a, b: f"mx_float_to_half(mx_half_to_float({a}) * mx_half_to_float({b}))"
+    return ct, f"({ct})scale", lambda a, b: f"{a} * {b}"
 
 
 def _dropout_kernels(dt):
-    ct = _FLOAT_C[dt]
+    ct, kept, product = _dropout_c(dt)
     params = "const uint64_t key, const uint64_t offset, const float p, const double scale, " \
              "const float top"
     fused = kernel(_FAMILY, f"mxlite_dropout_{dt}", f"""
 extern "C" __global__ void mxlite_dropout_{dt}(const {ct}* x, {ct}* y, {ct}* mask,
         const mx_idx n, {params}) {{
     const mx_idx blocks = (n + 3) / 4;
+    const {ct} s = {kept};
     MX_GRID_LOOP(q, blocks) {{
         mx_philox4x32 w = mx_philox_block(key, offset, (uint64_t)q);
         {_EACH.format(per=4)} {{
             {ct} m = {_keep(ct)};
             mask[4 * q + j] = m;
-            y[4 * q + j] = x[4 * q + j] * m;
+            y[4 * q + j] = {product("x[4 * q + j]", "m")};
         }}
     }}
 }}
@@ -359,6 +373,7 @@ extern "C" __global__ void mxlite_dropout_{dt}(const {ct}* x, {ct}* y, {ct}* mas
     shared = kernel(_FAMILY, f"mxlite_dropout_mask_{dt}", f"""
 extern "C" __global__ void mxlite_dropout_mask_{dt}({ct}* mask, const mx_idx n, {params}) {{
     const mx_idx blocks = (n + 3) / 4;
+    const {ct} s = {kept};
     MX_GRID_LOOP(q, blocks) {{
         mx_philox4x32 w = mx_philox_block(key, offset, (uint64_t)q);
         {_EACH.format(per=4)} mask[4 * q + j] = {_keep(ct)};
@@ -371,14 +386,14 @@ extern "C" __global__ void mxlite_dropout_apply_{dt}(const {ct}* x, const {ct}* 
     MX_GRID_LOOP(i, n) {{
         {ct} m = small[mx_offset(l, 0, i)];
         mask[i] = m;
-        y[i] = x[i] * m;
+        y[i] = {product("x[i]", "m")};
     }}
 }}
 """)
     return fused, shared, apply
 
 
-_DROPOUT = {dt: _dropout_kernels(dt) for dt in ("float32", "float64")}
+_DROPOUT = {dt: _dropout_kernels(dt) for dt in _FLOAT_C}
 
 
 def _dropout_compute(rctx, ins, outs, attrs):
