@@ -236,6 +236,13 @@ FORWARD = {
                                  lambda ns, w, g, r1, r2, w32: ns.mp_lamb_update_phase2(
                                      _half(ns, w)[0], _single(ns, g), r1, r2, _single(ns, w32),
                                      lr=0.1)),
+    # array_ops: the integer-output and non-differentiable ones
+    "_scatter_set_nd": Fwd(_u((3, 4), (2,)), lambda ns, x, v: ns._internal._scatter_set_nd(
+        x, v, ns.array([[0, -1], [3, 1]], dtype="int64"), shape=(3, 4))),
+    "batch_take": Fwd(_u((3, 4)), lambda ns, x: ns.batch_take(
+        x, ns.array([0, 3, 9], dtype="int32"))),
+    "shape_array": Fwd(_u((3, 4)), lambda ns, x: ns.shape_array(x)),
+    "size_array": Fwd(_u((3, 4)), lambda ns, x: ns.size_array(x)),
 }
 
 # Ops that cannot run through a bound symbol, with the reason.

@@ -27,6 +27,10 @@ NO_GRADIENT = {
     "_backward_Custom": "a custom backward is Python code run as a graph kernel; as in MXNet "
                         "it has no gradient (mx.autograd differentiates a custom backward "
                         "to any order instead)",
+    "_scatter_set_nd": "MXNet 1.9.1 registers no FGradient for it (NDArray's indexed "
+                       "assignment kernel); mx.nd's own __setitem__ records _setitem instead",
+    "batch_take": "MXNet 1.9.1 registers no FGradient for it (deprecated; pick is the "
+                  "differentiable operator)",
 }
 
 

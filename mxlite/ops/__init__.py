@@ -21,3 +21,4 @@ from . import optimizer_ops  # noqa: F401
 from . import transfer  # noqa: F401
 from . import custom  # noqa: F401
 from . import layers  # noqa: F401
+from . import array_ops  # noqa: F401

@@ -32,3 +32,4 @@ def device_generic(*names):
 
 from . import elemwise, index, nn, random, reduce    # noqa: E402,F401  (attach on import)
 from . import layers    # noqa: E402,F401  (attach on import)
+from . import array_ops    # noqa: E402,F401  (attach on import)

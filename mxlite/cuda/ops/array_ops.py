@@ -1,0 +1,10 @@
+"""GPU compute functions of ``mxlite/ops/array_ops.py`` (gather_nd, scatter_nd,
+_backward_gather_nd, _scatter_set_nd, batch_take, slice_like, shape_array, size_array):
+their CPU compute functions use the device namespace (``rctx.xp``: ``add_at``, views,
+``strided_copy``), the array methods NumPy and CuPy share (comparisons, ``astype``, integer
+array indexing, ``fill``) and the compute function the same device has for ``take`` or
+``pick``, so they run unchanged on the GPU."""
+from . import device_generic
+
+device_generic("gather_nd", "scatter_nd", "_backward_gather_nd", "_scatter_set_nd",
+               "batch_take", "slice_like", "shape_array", "size_array")

@@ -1,0 +1,449 @@
+"""Array operators of MXNet 1.9.1 outside the older families: ``gather_nd``, ``scatter_nd``
+(and ``_backward_gather_nd``, the scatter-add behind gather_nd's gradient;
+``_scatter_set_nd``, NDArray's indexed assignment in MXNet), ``batch_take``, ``slice_like``,
+``shape_array`` and ``size_array``.
+
+The n-d index ops read ``indices`` of shape ``(M, Y0, ..., Yk)``: row ``m`` indexes axis
+``m`` of the indexed array. Indices may have any dtype; as MXNet's bound check, an index
+``i`` on an axis of size ``n`` must satisfy ``-n <= i <= n - 1`` (compared before any
+truncation, so 2.2 on an axis of size 3 is out of range) and a negative one counts from the
+end (``i + n``, then truncated toward zero: MXNet's order). Anything else, and NaN, is an
+MXNetError naming the index, its position and the axis (MXNet's scatter_nd dropped such
+writes silently).
+
+Every compute function works through the device namespace (``rctx.xp``) and the array
+methods NumPy and CuPy share, or calls the compute function the same device has for
+``take``/``pick``, so it runs unchanged on a GPU.
+"""
+import numpy as np
+
+from ..base import op_error
+from .common import check_num_inputs, same_type
+from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, get_op, register
+from .shape_utils import check_alloc, check_shape, size_of
+
+I64 = np.dtype("int64")
+F64 = np.dtype("float64")
+
+_DERIVED = {}      # op name -> parsed attrs of the op a compute function calls
+
+
+def _attrs_of(name, **kw):
+    key = (name, tuple(sorted(kw.items())))
+    if key not in _DERIVED:
+        _DERIVED[key] = get_op(name).parse_attrs(kw)
+    return _DERIVED[key]
+
+
+def _run(rctx, name, ins, outs, **kw):
+    """Run the compute function op ``name`` has on ``rctx``'s device."""
+    get_op(name).compute[rctx.kernels](rctx, ins, outs, _attrs_of(name, **kw))
+
+
+# ---- n-d indices -----------------------------------------------------------------------------
+def _nd_geometry(op, indices, target, arg="data"):
+    """(M, index part Y, trailing part X[M:]) for ``indices`` into an array of shape
+    ``target``; MXNetError where they do not fit."""
+    indices, target = tuple(indices), tuple(target)
+    if len(indices) < 2:
+        raise op_error(op, f"indices must have at least 2 dimensions (M, Y0, ...), got shape "
+                       f"{indices}")
+    m = indices[0]
+    if m > len(target):
+        raise op_error(op, f"indices of shape {indices} index {m} axes, but {arg} of shape "
+                       f"{target} has {len(target)}")
+    if m == 0:
+        raise op_error(op, f"indices of shape {indices} index no axis (its first dimension "
+                       f"is 0)")
+    return m, indices[1:], target[m:]
+
+
+def _bad_index(op, row, bad, m, n, what):
+    """The MXNetError for the first true element of ``bad`` (a mask over ``row``)."""
+    k = int(bad.reshape(-1).argmax())
+    value = row.reshape(-1)[k].item()
+    return op_error(op, f"index {value} at position {k} of indices[{m}] {what} axis {m} of "
+                    f"size {n} (indices must lie in [-{n}, {n - 1}])")
+
+
+def nd_flat_positions(xp, op, indices, dims):
+    """int64 flat positions (shape ``indices.shape[1:]``) into the first ``M`` axes
+    ``dims`` of an array, row-major; MXNetError for NaN or an index outside ``[-n, n-1]``."""
+    flat = xp.zeros(indices.shape[1:], I64)
+    if flat.size == 0:
+        return flat
+    stride = 1
+    for m in range(len(dims) - 1, -1, -1):
+        n, row = dims[m], indices[m]
+        if row.dtype.kind == "f":
+            r = row.astype(F64)
+            nan = r != r
+            if bool(nan.any()):
+                raise _bad_index(op, row, nan, m, n, "is not a number; it indexes")
+            bad = (r < -n) | (r > n - 1)
+            if bool(bad.any()):
+                raise _bad_index(op, row, bad, m, n, "is out of range for")
+            pos = (r + (r < 0) * float(n)).astype(I64)       # MXNet: add n, then truncate
+        else:
+            pos = row.astype(I64)
+            bad = (pos < -n) | (pos > n - 1)
+            if row.dtype.kind == "u" and row.dtype.itemsize == 8:
+                bad = bad | (row > n - 1)                    # beyond int64: wrapped above
+            if bool(bad.any()):
+                raise _bad_index(op, row, bad, m, n, "is out of range for")
+            pos = pos + (pos < 0) * n
+        flat += pos * stride
+        stride *= n
+    return flat
+
+
+# ---- gather_nd -------------------------------------------------------------------------------
+def _gather_nd_shape(shapes, attrs):
+    check_num_inputs("gather_nd", shapes, 2)
+    _, ys, xs = _nd_geometry("gather_nd", shapes[1], shapes[0])
+    return [check_shape("gather_nd", tuple(ys) + tuple(xs))]
+
+
+def _gather_nd_compute(rctx, ins, outs, attrs):
+    data, indices = ins
+    out = outs[0]
+    m = indices.shape[0]
+    dims = data.shape[:m]
+    flat = nd_flat_positions(rctx.xp, "gather_nd", indices, dims)
+    if out.size == 0:
+        return
+    rows, inner = size_of(dims), size_of(data.shape[m:])
+    _run(rctx, "take", [data.reshape(rows, inner), flat.reshape(-1)],
+         [out.reshape(flat.size, inner)], axis=0, mode="clip")
+
+
+def _gather_nd_gradient(F, node, ograds):
+    """d gather_nd(data, idx)/d data adds the head gradient where gather_nd read:
+    ``_backward_gather_nd``; the indices get none."""
+    _, indices = node.inputs
+    return [F._internal._backward_gather_nd(ograds[0], indices,
+                                            shape=node.input_shapes[0]), None]
+
+
+register(OpDef(
+    "gather_nd", inputs=("data", "indices"),
+    infer_shape=_gather_nd_shape, infer_type=same_type, compute={"cpu": _gather_nd_compute},
+    gradient=_gather_nd_gradient,
+    doc="""Gather elements or slices of ``data`` at n-d indices.
+
+``indices`` has shape ``(M, Y0, ..., Yk)`` with ``1 <= M <= data.ndim``; the output has
+shape ``(Y0, ..., Yk) + data.shape[M:]`` and data's dtype:
+``out[y...] = data[indices[0, y...], ..., indices[M-1, y...]]``. Indices may be of any
+dtype; a negative index counts from the end, and one outside ``[-n, n-1]`` (or NaN) is an
+MXNetError, as MXNet's bound check (floats are compared before truncation). The gradient
+adds the head gradient back at the indices (``_backward_gather_nd``): repeated indices
+accumulate.
+
+>>> data = mx.nd.array([[0, 1], [2, 3]])
+>>> mx.nd.gather_nd(data, mx.nd.array([[1, 1, 0], [0, 1, 0]])).asnumpy().tolist()
+[2.0, 3.0, 0.0]
+>>> mx.nd.gather_nd(data, mx.nd.array([[1, -2]])).asnumpy().tolist()
+[[2.0, 3.0], [0.0, 1.0]]
+"""))
+
+
+# ---- scatter_nd and _backward_gather_nd ------------------------------------------------------
+def _scatter_geometry(op, data, indices, shape):
+    target = check_shape(op, shape, "shape")
+    _, ys, xs = _nd_geometry(op, indices, target, "shape")
+    want = tuple(ys) + tuple(xs)
+    if tuple(data) != want:
+        raise op_error(op, f"data has shape {tuple(data)}; with indices of shape "
+                       f"{tuple(indices)} and shape={target} it must be {want}")
+    return target
+
+
+def _scatter_shape(op):
+    def infer_shape(shapes, attrs):
+        check_num_inputs(op, shapes, 2)
+        return [_scatter_geometry(op, shapes[0], shapes[1], attrs.shape)]
+    return infer_shape
+
+
+def _scatter_backward_shape(in_shapes, out_shapes, attrs):
+    """data's shape from indices' and ``shape``: ``indices.shape[1:] + shape[M:]``."""
+    data, indices = in_shapes
+    if data is None and indices is not None and len(indices) >= 1 and all(
+            d is not None for d in indices):
+        data = tuple(indices[1:]) + tuple(attrs.shape[indices[0]:])
+    return [data, indices]
+
+
+def _scatter_compute(accumulate):
+    op = "_backward_gather_nd" if accumulate else "scatter_nd"
+
+    def compute(rctx, ins, outs, attrs):
+        data, indices = ins
+        out, xp = outs[0], rctx.xp
+        m = indices.shape[0]
+        dims = out.shape[:m]
+        flat = nd_flat_positions(xp, op, indices, dims)
+        xp.fill_zero(out)
+        if data.size == 0:
+            return
+        inner = size_of(out.shape[m:])
+        target = out.reshape(size_of(dims), inner)
+        values = data.reshape(flat.size, inner)
+        if accumulate:
+            xp.add_at(target, (flat.reshape(-1),), values)
+        else:
+            target[flat.reshape(-1)] = values
+    return compute
+
+
+def _scatter_nd_gradient(F, node, ograds):
+    """scatter_nd is linear in data: its adjoint reads the head gradient back at the
+    indices (``gather_nd``; with repeated indices every copy gets it, as MXNet)."""
+    _, indices = node.inputs
+    return [F.gather_nd(ograds[0], indices), None]
+
+
+def _backward_gather_nd_gradient(F, node, ograds):
+    """_backward_gather_nd is linear in data: its adjoint is ``gather_nd``."""
+    _, indices = node.inputs
+    return [F.gather_nd(ograds[0], indices), None]
+
+
+_SHAPE = Param("shape", "shape", REQUIRED, "shape of the output")
+
+register(OpDef(
+    "scatter_nd", inputs=("data", "indices"), params=(_SHAPE,),
+    infer_shape=_scatter_shape("scatter_nd"), backward_shape=_scatter_backward_shape,
+    infer_type=same_type, compute={"cpu": _scatter_compute(False)},
+    gradient=_scatter_nd_gradient,
+    doc="""Scatter ``data`` into zeros of ``shape`` at n-d indices: the inverse of
+``gather_nd``.
+
+``indices`` has shape ``(M, Y0, ..., Yk)``; ``data`` must have shape
+``(Y0, ..., Yk) + shape[M:]``; ``out[indices[0, y...], ..., indices[M-1, y...]] = data[y...]``
+and zero elsewhere. Where indices repeat, one of the values is kept (which one is
+unspecified, as MXNet). Indices follow gather_nd's rules: negative ones count from the end,
+out-of-range ones and NaN are an MXNetError (MXNet dropped those writes). The gradient reads
+the head gradient at the indices (``gather_nd``).
+
+>>> mx.nd.scatter_nd(mx.nd.array([2, 3]), mx.nd.array([[1, 1], [0, 1]]),
+...                  shape=(2, 2)).asnumpy().tolist()
+[[0.0, 0.0], [2.0, 3.0]]
+"""))
+
+register(OpDef(
+    "_backward_gather_nd", inputs=("data", "indices"), params=(_SHAPE,),
+    infer_shape=_scatter_shape("_backward_gather_nd"), backward_shape=_scatter_backward_shape,
+    infer_type=same_type, compute={"cpu": _scatter_compute(True)},
+    gradient=_backward_gather_nd_gradient,
+    doc="""``scatter_nd`` that adds: zeros of ``shape`` with ``data`` added at the n-d
+indices, repeated indices accumulating (in the order of the indices). The gradient of
+``gather_nd``, whose own gradient is ``gather_nd``.
+
+>>> mx.nd._internal._backward_gather_nd(mx.nd.array([2, 3]), mx.nd.array([[1, 1], [0, 0]]),
+...                                     shape=(2, 2)).asnumpy().tolist()
+[[0.0, 0.0], [5.0, 0.0]]
+"""))
+
+
+# ---- _scatter_set_nd -------------------------------------------------------------------------
+def _scatter_set_shape(shapes, attrs):
+    check_num_inputs("_scatter_set_nd", shapes, 3)
+    lhs, rhs, indices = (tuple(s) for s in shapes)
+    target = _scatter_geometry("_scatter_set_nd", rhs, indices, attrs.shape)
+    if lhs != target:
+        raise op_error("_scatter_set_nd", f"lhs has shape {lhs}, but shape={target}")
+    return [target]
+
+
+def _scatter_set_backward_shape(in_shapes, out_shapes, attrs):
+    lhs, rhs, indices = in_shapes
+    lhs = tuple(attrs.shape) if lhs is None else lhs
+    rhs = _scatter_backward_shape([rhs, indices], out_shapes, attrs)[0]
+    return [lhs, rhs, indices]
+
+
+def _scatter_set_type(dtypes, attrs):
+    if dtypes[0] != dtypes[1]:
+        raise op_error("_scatter_set_nd", f"lhs and rhs must have one dtype, got {dtypes[0]} "
+                       f"and {dtypes[1]}")
+    return [dtypes[0]]
+
+
+def _scatter_set_compute(rctx, ins, outs, attrs):
+    lhs, rhs, indices = ins
+    out, xp = outs[0], rctx.xp
+    m = indices.shape[0]
+    dims = out.shape[:m]
+    flat = nd_flat_positions(xp, "_scatter_set_nd", indices, dims)
+    if xp.may_share_memory(out, rhs):           # out= rhs: read it before lhs lands
+        rhs = rhs.copy()
+    if not (out.shape == lhs.shape and xp.data_ptr(out) == xp.data_ptr(lhs)):
+        xp.copyto(out, lhs)
+    if rhs.size:
+        inner = size_of(out.shape[m:])
+        out.reshape(size_of(dims), inner)[flat.reshape(-1)] = rhs.reshape(flat.size, inner)
+
+
+register(OpDef(
+    "_scatter_set_nd", inputs=("lhs", "rhs", "indices"), params=(_SHAPE,),
+    infer_shape=_scatter_set_shape, backward_shape=_scatter_set_backward_shape,
+    infer_type=_scatter_set_type, compute={"cpu": _scatter_set_compute},
+    gradient=None, in_place=True,
+    doc="""``lhs`` with ``rhs`` written at n-d indices (``scatter_nd``'s rules; ``shape``
+must be lhs's shape): MXNet's kernel for ``x[index arrays] = value``. MXNet ran it in place
+on ``lhs`` (``out=lhs``); mxlite writes a new array unless ``out=`` names one. As in MXNet
+it has no gradient (differentiating it is an MXNetError).
+
+>>> mx.nd._internal._scatter_set_nd(mx.nd.ones((2, 2)), mx.nd.array([5]),
+...                                 mx.nd.array([[1], [0]]), shape=(2, 2)).asnumpy().tolist()
+[[1.0, 1.0], [5.0, 1.0]]
+"""))
+
+
+# ---- batch_take ------------------------------------------------------------------------------
+def _batch_take_shape(shapes, attrs):
+    check_num_inputs("batch_take", shapes, 2)
+    a, indices = tuple(shapes[0]), tuple(shapes[1])
+    if len(a) < 2:
+        raise op_error("batch_take", f"a must have at least 2 dimensions, got shape {a}")
+    if size_of(a[:-1]) != size_of(indices):
+        raise op_error("batch_take", f"indices has shape {indices} ({size_of(indices)} "
+                       f"elements); a of shape {a} has {size_of(a[:-1])} rows of {a[-1]}, "
+                       f"one index each")
+    return [indices]
+
+
+def _batch_take_type(dtypes, attrs):
+    if dtypes[1] != np.int32:
+        raise op_error("batch_take", f"indices must be int32 (as MXNet), got {dtypes[1]}")
+    return [dtypes[0]]
+
+
+def _batch_take_compute(rctx, ins, outs, attrs):
+    a, indices = ins
+    if outs[0].size == 0:
+        return
+    rows = size_of(a.shape[:-1])
+    _run(rctx, "pick", [a.reshape(rows, a.shape[-1]), indices.reshape(rows)],
+         [outs[0].reshape(rows)], axis=1, keepdims=False, mode="clip")
+
+
+register(OpDef(
+    "batch_take", inputs=("a", "indices"),
+    infer_shape=_batch_take_shape, infer_type=_batch_take_type,
+    compute={"cpu": _batch_take_compute}, gradient=None,
+    doc="""One element of every row of ``a`` (its last axis): ``out[i] =
+a.reshape(-1, a.shape[-1])[i, indices.flat[i]]``, in indices' shape. ``indices`` must be
+int32 with one index per row; an out-of-range index is clipped to ``[0, a.shape[-1] - 1]``.
+Deprecated in MXNet (use ``pick``), which also registered no gradient for it; with data of
+more than 2 dimensions MXNet read the wrong rows, mxlite reads the rows of the last axis.
+
+>>> mx.nd.batch_take(mx.nd.array([[1, 2], [3, 4], [5, 6]]),
+...                  mx.nd.array([0, 1, 5], dtype='int32')).asnumpy().tolist()
+[1.0, 4.0, 6.0]
+"""))
+
+
+# ---- slice_like ------------------------------------------------------------------------------
+def _slice_like_axes(data, like, axes):
+    """The axes slice_like cuts (normalised against data's rank) and the output shape."""
+    data, like = tuple(data), tuple(like)
+    if not axes:
+        if len(data) != len(like):
+            raise op_error("slice_like", f"with axes=() every axis is sliced, so data and "
+                           f"shape_like need one rank; got {data} and {like}")
+        cut = tuple(range(len(data)))
+    else:
+        cut = []
+        for ax in axes:
+            a = ax + len(data) if ax < 0 else ax
+            if not 0 <= a < len(data):
+                raise op_error("slice_like", f"axis {ax} is out of range for data of shape "
+                               f"{data}")
+            if a >= len(like):
+                raise op_error("slice_like", f"axis {ax} is out of range for shape_like of "
+                               f"shape {like}")
+            cut.append(a)
+    out = list(data)
+    for a in cut:
+        if like[a] > data[a]:
+            raise op_error("slice_like", f"axis {a}: shape_like has size {like[a]}, more than "
+                           f"data's {data[a]} (data {data}, shape_like {like})")
+        out[a] = like[a]
+    return tuple(out)
+
+
+def _slice_like_shape(shapes, attrs):
+    check_num_inputs("slice_like", shapes, 2)
+    return [_slice_like_axes(shapes[0], shapes[1], attrs.axes)]
+
+
+def _slice_like_compute(rctx, ins, outs, attrs):
+    out = outs[0]
+    key = tuple(slice(0, n) for n in out.shape)
+    rctx.xp.strided_copy(ins[0][key + (Ellipsis,)], out)
+
+
+def _slice_like_gradient(F, node, ograds):
+    """The head gradient written into zeros of data's shape at the leading corner
+    (``_slice_scatter``); shape_like gets none (its values are never read)."""
+    out_shape = _slice_like_axes(node.input_shapes[0], node.input_shapes[1], node.attrs.axes)
+    return [F._internal._slice_scatter(ograds[0], shape=node.input_shapes[0],
+                                       begin=(0,) * len(out_shape), end=out_shape), None]
+
+
+register(OpDef(
+    "slice_like", inputs=("data", "shape_like"),
+    params=(Param("axes", "axes", (), "the axes to slice to shape_like's size (negative "
+                  "counts from data's end); () slices every axis"),),
+    infer_shape=_slice_like_shape, infer_type=same_type, compute={"cpu": _slice_like_compute},
+    gradient=_slice_like_gradient, grad_needs=(),
+    doc="""Slice ``data`` to the shape of ``shape_like`` (from index 0) along ``axes``
+(every axis when ``axes`` is empty: then the ranks must match). Each sliced axis must exist
+in both arrays and shape_like's size may not exceed data's. The output has data's dtype;
+shape_like's values are never read, and its gradient is zero.
+
+>>> x = mx.nd.array([[1, 2, 3], [4, 5, 6]])
+>>> mx.nd.slice_like(x, mx.nd.zeros((1, 2))).asnumpy().tolist()
+[[1.0, 2.0]]
+>>> mx.nd.slice_like(x, mx.nd.zeros((1, 9)), axes=(0,)).asnumpy().tolist()
+[[1.0, 2.0, 3.0]]
+"""))
+
+
+# ---- shape_array, size_array -----------------------------------------------------------------
+def _int64_out(dtypes, attrs):
+    return [I64]
+
+
+def _shape_array_compute(rctx, ins, outs, attrs):
+    for i, n in enumerate(ins[0].shape):
+        outs[0][i:i + 1].fill(n)
+
+
+def _size_array_compute(rctx, ins, outs, attrs):
+    outs[0].fill(ins[0].size)
+
+
+register(OpDef(
+    "shape_array", inputs=("data",),
+    infer_shape=lambda shapes, attrs: [(len(shapes[0]),)], infer_type=_int64_out,
+    compute={"cpu": _shape_array_compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+    doc="""The shape of ``data`` as a 1-d int64 array of ``data.ndim`` elements (a 0-d
+``data`` gives an empty array; MXNet refused it). Integer output: not differentiable.
+
+>>> mx.nd.shape_array(mx.nd.zeros((2, 3, 4))).asnumpy().tolist()
+[2, 3, 4]
+"""))
+
+register(OpDef(
+    "size_array", inputs=("data",),
+    infer_shape=lambda shapes, attrs: [(1,)], infer_type=_int64_out,
+    compute={"cpu": _size_array_compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+    doc="""The number of elements of ``data`` as an int64 array of shape (1,). Integer
+output: not differentiable.
+
+>>> mx.nd.size_array(mx.nd.zeros((2, 3, 4))).asnumpy().tolist()
+[24]
+"""))

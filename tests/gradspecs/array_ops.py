@@ -1,0 +1,26 @@
+"""Gradient specs: gather_nd, scatter_nd, _backward_gather_nd (each linear, the others'
+adjoint) and slice_like (its adjoint _slice_scatter, whose gradient is slice)."""
+import numpy as np
+
+from . import Spec
+
+# (M=2, 3, 2): rows index axes 0 and 1 of a (3, 4, ...) array; a repeat and negative indices
+ND = np.array([[[0, 2], [-1, 1], [0, 0]], [[3, 1], [0, -4], [3, 3]]], dtype=np.float64)
+# no repeated position: scatter_nd keeps one value per position
+ND_UNIQUE = np.array([[[0, 2], [-1, 1]], [[3, 1], [0, -3]]], dtype=np.float64)
+
+
+def _idx(nd, values):
+    return nd.array(values, dtype="float64")
+
+
+SPECS = {
+    "gather_nd": Spec([(3, 4, 2)], lambda nd, x: nd.gather_nd(x * x, _idx(nd, ND))),
+    "scatter_nd": Spec([(2, 2, 2)], lambda nd, x: nd.scatter_nd(
+        x * x, _idx(nd, ND_UNIQUE), shape=(3, 4, 2))),
+    "_backward_gather_nd": Spec([(3, 2, 2)], lambda nd, x: nd._internal._backward_gather_nd(
+        x * x, _idx(nd, ND), shape=(3, 4, 2))),
+    "slice_like": Spec([(3, 4, 2), (2, 3, 2)], lambda nd, x, y: [
+        nd.slice_like(x * x, y, axes=(0, -2)) * y,
+        nd.slice_like(x, nd.zeros((2, 3, 1), dtype="float64"))]),
+}

@@ -1,0 +1,164 @@
+"""Array operators of mxlite/ops/array_ops.py against MXNet 1.9.1
+(tests/fixtures/array_ops_mxnet.npz, made by make_array_ops_fixture.py) and NumPy: values,
+gradients, the index rules (negative from the end, out of range and NaN an MXNetError),
+symbols and errors."""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.base import MXNetError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "make_array_ops_fixture", os.path.join(HERE, "..", "fixtures", "make_array_ops_fixture.py"))
+FIX = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(FIX)
+DATA = np.load(os.path.join(HERE, "..", "fixtures", "array_ops_mxnet.npz"))
+
+
+def _fn(path):
+    fn = mx.nd
+    for part in path.split("."):
+        fn = getattr(fn, part)
+    return fn
+
+
+@pytest.mark.parametrize("case", sorted(FIX.CASES))
+def test_matches_mxnet(case):
+    path, inputs, kwargs, diff = FIX.CASES[case]
+    xs = [mx.nd.array(FIX.make_input(s), dtype=s[2]) for s in inputs]
+    for i in diff:
+        xs[i].attach_grad()
+    with mx.autograd.record():
+        ys = _fn(path)(*xs, **kwargs)
+    ys = ys if isinstance(ys, (list, tuple)) else [ys]
+    for j, y in enumerate(ys):
+        want = DATA[f"{case}/out{j}"]
+        assert y.dtype == want.dtype, (case, j)
+        np.testing.assert_array_equal(y.asnumpy(), want, err_msg=f"{case} out{j}")
+    if diff:
+        head = FIX.make_input((100, ys[0].shape, ys[0].dtype))
+        ys[0].backward(mx.nd.array(head, dtype=ys[0].dtype))
+        for i in diff:
+            np.testing.assert_allclose(xs[i].grad.asnumpy(), DATA[f"{case}/grad{i}"],
+                                       rtol=1e-6, err_msg=f"{case} grad{i}")
+
+
+def _np_positions(idx, dims):
+    idx = np.asarray(idx, dtype=np.float64)
+    return tuple((np.where(idx[m] < 0, idx[m] + n, idx[m])).astype(np.int64)
+                 for m, n in enumerate(dims))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int8", "uint8", "int64", "bool"])
+def test_gather_scatter_nd_match_numpy(dtype):
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 5, (4, 5, 3)).astype(dtype)
+    idx = np.stack([rng.integers(-4, 4, (2, 6)), rng.integers(-5, 5, (2, 6))])
+    pos = _np_positions(idx, (4, 5))
+    for idt in ["int32", "int64", "float32", "float64"]:
+        got = mx.nd.gather_nd(mx.nd.array(data, dtype=dtype), mx.nd.array(idx, dtype=idt))
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got.asnumpy(), data[pos])
+    vals = data[pos]
+    acc = mx.nd._internal._backward_gather_nd(mx.nd.array(vals.astype("float64")),
+                                               mx.nd.array(idx, dtype="int64"), shape=(4, 5, 3))
+    want = np.zeros((4, 5, 3))
+    np.add.at(want, pos, vals.astype("float64"))
+    np.testing.assert_array_equal(acc.asnumpy(), want)
+    flat = np.ravel_multi_index(pos, (4, 5))
+    _, first = np.unique(flat, return_index=True)        # unique positions for scatter_nd
+    uidx = idx[:, first // 6, first % 6]
+    uvals = vals[first // 6, first % 6]
+    got = mx.nd.scatter_nd(mx.nd.array(uvals, dtype=dtype), mx.nd.array(uidx, dtype="int64"),
+                           shape=(4, 5, 3))
+    want = np.zeros((4, 5, 3), dtype=dtype)
+    want[_np_positions(uidx, (4, 5))] = uvals
+    np.testing.assert_array_equal(got.asnumpy(), want)
+
+
+def test_index_rules_and_errors():
+    d = mx.nd.arange(12).reshape((3, 4))
+    # MXNet's order: the bound check on the value, then add n to a negative, then truncate
+    np.testing.assert_array_equal(
+        mx.nd.gather_nd(d, mx.nd.array([[-1.7, -3.0, 1.9]])).asnumpy(),
+        np.arange(12).reshape(3, 4)[[1, 0, 1]])
+    for bad, what in [([[3]], "index 3"), ([[-4]], "index -4"), ([[2.2]], "index 2.2"),
+                      ([[-3.5]], "index -3.5"), ([[float("nan")]], "not a number")]:
+        with pytest.raises(MXNetError, match="gather_nd") as err:
+            mx.nd.gather_nd(d, mx.nd.array(bad))
+        assert what in str(err.value) and "axis 0 of size 3" in str(err.value)
+    with pytest.raises(MXNetError, match="axis 1 of size 4"):
+        mx.nd.scatter_nd(mx.nd.array([1.0]), mx.nd.array([[0], [4]]), shape=(3, 4))
+    with pytest.raises(MXNetError, match="at least 2 dimensions"):
+        mx.nd.gather_nd(d, mx.nd.array([1, 2]))
+    with pytest.raises(MXNetError, match="index 3 axes"):
+        mx.nd.gather_nd(d, mx.nd.array([[1], [2], [0]]))
+    with pytest.raises(MXNetError, match="must be"):
+        mx.nd.scatter_nd(mx.nd.array([1.0, 2.0]), mx.nd.array([[0], [1]]), shape=(3, 4))
+    with pytest.raises(MXNetError, match="lhs has shape"):
+        mx.nd._internal._scatter_set_nd(d, mx.nd.array([1.0]), mx.nd.array([[0], [1]]),
+                                        shape=(4, 4))
+    with pytest.raises(MXNetError, match="int32"):
+        mx.nd.batch_take(d, mx.nd.array([0, 1, 2]))
+    with pytest.raises(MXNetError, match="one index each"):
+        mx.nd.batch_take(d, mx.nd.array([0, 1], dtype="int32"))
+    with pytest.raises(MXNetError, match="at least 2 dimensions"):
+        mx.nd.batch_take(mx.nd.arange(3), mx.nd.array([0, 1, 2], dtype="int32"))
+    # empty index part: an empty result, nothing checked
+    assert mx.nd.gather_nd(d, mx.nd.zeros((2, 0))).shape == (0,)
+
+
+def test_scatter_set_nd_out_is_lhs_and_not_differentiable():
+    lhs = mx.nd.zeros((2, 3))
+    mx.nd._internal._scatter_set_nd(lhs, mx.nd.array([4.0, 5.0]), mx.nd.array([[1, 0], [2, 0]]),
+                                    shape=(2, 3), out=lhs)
+    np.testing.assert_array_equal(lhs.asnumpy(), [[5, 0, 0], [0, 0, 4]])
+    x = mx.nd.zeros((2, 3))
+    x.attach_grad()
+    with pytest.raises(MXNetError):
+        with mx.autograd.record():
+            y = mx.nd._internal._scatter_set_nd(x, mx.nd.array([1.0]), mx.nd.array([[0], [0]]),
+                                                shape=(2, 3))
+        y.backward()
+
+
+def test_gather_nd_gradient_differentiates_again():
+    x = mx.nd.array(np.arange(12.0).reshape(3, 4), dtype="float64")
+    idx = mx.nd.array([[0, 0, 2], [1, 1, -1]])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.gather_nd(x * x, idx)
+        (g,) = mx.autograd.grad(y, x, head_grads=mx.nd.array([1.0, 2.0, 3.0], dtype="float64"),
+                                create_graph=True)
+    g.backward()
+    want = np.zeros((3, 4))
+    want[0, 1], want[2, 3] = 2 * 3, 2 * 3
+    np.testing.assert_array_equal(x.grad.asnumpy(), want)
+
+
+def test_symbols_infer_and_round_trip():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    s = mx.sym.gather_nd(a, b)
+    assert s.infer_shape(a=(3, 4, 5), b=(2, 6, 7))[1] == [(6, 7, 5)]
+    s = mx.sym.scatter_nd(a, b, shape=(3, 4))
+    assert s.infer_shape_partial(b=(2, 2))[0] == [(2,), (2, 2)]
+    s = mx.sym.load_json(mx.sym.slice_like(a, b, axes=(0, -1)).tojson())
+    assert s.infer_shape(a=(3, 4, 5), b=(2, 9, 1, 7))[1] == [(2, 4, 1)]
+    assert mx.sym.shape_array(a).infer_type(a="float16")[1] == [np.int64]
+    assert mx.sym.size_array(a).infer_shape(a=(3, 2))[1] == [(1,)]
+
+
+def test_slice_like_errors_and_shape_array_of_0d():
+    d = mx.nd.zeros((2, 3, 4))
+    for like, kw, msg in [((1, 2), {}, "one rank"), ((1, 5, 3), {}, "more than"),
+                          ((1, 2), {"axes": (0, -1)}, "shape_like"),
+                          ((1, 2, 3), {"axes": (3,)}, "out of range for data")]:
+        with pytest.raises(MXNetError, match="slice_like") as err:
+            mx.nd.slice_like(d, mx.nd.zeros(like), **kw)
+        assert msg in str(err.value)
+    assert mx.nd.shape_array(mx.nd.array(1.0).reshape(())).shape == (0,)
+    assert mx.nd.size_array(mx.nd.zeros((0, 3))).asnumpy().tolist() == [0]
