@@ -73,9 +73,10 @@ from . import ndarray as _nd
 __all__ = ["Executor", "bind", "simple_bind"]
 
 # Heads whose gradient ignores the head gradient: backward() needs no out_grads for them
-# (MXNet's loss layers; the names not registered yet cost nothing).
+# (MXNet's loss layers, and BlockGrad, whose gradient is zero whatever the head's).
 _LOSS_OPS = frozenset(("SoftmaxOutput", "LinearRegressionOutput", "LogisticRegressionOutput",
-                       "MAERegressionOutput", "MakeLoss", "make_loss", "SVMOutput"))
+                       "MAERegressionOutput", "MakeLoss", "make_loss", "SVMOutput",
+                       "BlockGrad"))
 _GRAD_REQS = ("write", "add", "null")
 
 

@@ -537,3 +537,19 @@ def test_random_ops_are_never_merged():
     sym = mx.sym.Dropout(a, p=0.5) + mx.sym.Dropout(a, p=0.5)
     exe = sym.bind(mx.cpu(), args={"a": mx.nd.ones((4, 4))})
     assert len(exe.get_optimized_symbol().get_internals()) == len(sym.get_internals())
+
+
+def test_backward_of_a_blocked_head_needs_no_head_gradient():
+    """A stop_gradient head ignores its head gradient (its gradient is zero), so backward()
+    runs without out_grads, as MXNet's, and writes zeros."""
+    x = mx.sym.var("x")
+    z = mx.sym.stop_gradient(mx.sym.sin(x) * 3)
+    exe = z.simple_bind(mx.cpu(), x=(4,))
+    exe.forward(is_train=True, x=mx.nd.array([0.5, 1.0, 2.0, -1.0]))
+    exe.grad_dict["x"][:] = 7
+    exe.backward()
+    assert exe.grad_dict["x"].asnumpy().tolist() == [0.0] * 4
+    plain = (mx.sym.sin(x) * 3).simple_bind(mx.cpu(), x=(4,))
+    plain.forward(is_train=True, x=mx.nd.ones(4))
+    with pytest.raises(MXNetError, match="not a loss layer"):
+        plain.backward()
