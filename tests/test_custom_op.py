@@ -14,19 +14,8 @@ X = np.array([[0.5, -1.5, 2.0], [1.0, -0.25, 3.0]])
 
 
 # ---- operators used below --------------------------------------------------------------------
-class _Cube(mx.operator.CustomOp):
-    def forward(self, is_train, req, in_data, out_data, aux):
-        self.assign(out_data[0], req[0], in_data[0] * in_data[0] * in_data[0])
-
-    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
-        x = in_data[0]
-        self.assign(in_grad[0], req[0], 3 * x * x * out_grad[0])
-
-
-@mx.operator.register("test_cube")
-class _CubeProp(mx.operator.CustomOpProp):
-    def create_operator(self, ctx, in_shapes, in_dtypes):
-        return _Cube()
+# the cube of the gradient table (tests/gradspecs/custom.py), registered as "gradspec_cube"
+import gradspecs.custom  # noqa: E402,F401
 
 
 class _SumDiff(mx.operator.CustomOp):
@@ -109,7 +98,7 @@ def _var(a, device=None):
 def test_forward_backward_and_third_order_through_a_custom_op(device):
     x = _var(X, device)
     with autograd.record():
-        y = mx.nd.Custom(x, op_type="test_cube")
+        y = mx.nd.Custom(x, op_type="gradspec_cube")
         (d1,) = autograd.grad(y, x, create_graph=True)
         (d2,) = autograd.grad(d1, x, create_graph=True)
     (d3,) = autograd.grad(d2, x)
@@ -151,8 +140,8 @@ def test_keyword_inputs_and_parameters_as_strings():
     (lambda: mx.nd.Custom(mx.nd.ones(2), op_type="test_unregistered"), "not registered"),
     (lambda: mx.nd.Custom(mx.nd.ones(2)), "op_type"),
     (lambda: mx.nd.Custom(op_type="test_fill"), "constructor"),          # rows missing
-    (lambda: mx.nd.Custom(mx.nd.ones(2), mx.nd.ones(2), op_type="test_cube"), "input"),
-    (lambda: mx.nd.Custom(mx.nd.ones(2), nope=mx.nd.ones(2), op_type="test_cube"), "nope"),
+    (lambda: mx.nd.Custom(mx.nd.ones(2), mx.nd.ones(2), op_type="gradspec_cube"), "input"),
+    (lambda: mx.nd.Custom(mx.nd.ones(2), nope=mx.nd.ones(2), op_type="gradspec_cube"), "nope"),
 ])
 def test_bad_calls_raise_mxnet_errors_naming_custom(call, message):
     with pytest.raises(MXNetError, match="Custom") as err:
@@ -209,7 +198,7 @@ def test_symbol_names_inference_executor_and_json():
 
 def test_executor_gradient_equals_autograd():
     data = mx.sym.var("data")
-    sym = mx.sym.Custom(data, op_type="test_cube") * 2
+    sym = mx.sym.Custom(data, op_type="gradspec_cube") * 2
     g = mx.nd.zeros(X.shape, dtype="float64")
     ex = sym.bind(mx.cpu(), args={"data": mx.nd.array(X, dtype="float64")},
                   args_grad={"data": g})
@@ -219,7 +208,7 @@ def test_executor_gradient_equals_autograd():
 
 
 def test_json_naming_an_unregistered_op_type_is_refused():
-    text = mx.sym.Custom(mx.sym.var("x"), op_type="test_cube").tojson()
+    text = mx.sym.Custom(mx.sym.var("x"), op_type="gradspec_cube").tojson()
     graph = json.loads(text)
     for node in graph["nodes"]:
         if node["op"] == "Custom":
@@ -230,7 +219,7 @@ def test_json_naming_an_unregistered_op_type_is_refused():
 
 def test_symbolic_second_order_is_an_error_not_a_silent_zero():
     x = mx.sym.var("x", shape=(2, 3))
-    (g,) = mx.sym.grad(mx.sym.Custom(x, op_type="test_cube"), ["x"])
+    (g,) = mx.sym.grad(mx.sym.Custom(x, op_type="gradspec_cube"), ["x"])
     with pytest.raises(MXNetError, match="_backward_Custom"):
         mx.sym.grad(g, ["x"])
 
