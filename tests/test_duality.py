@@ -243,6 +243,8 @@ FORWARD = {
         x, ns.array([0, 3, 9], dtype="int32"))),
     "shape_array": Fwd(_u((3, 4)), lambda ns, x: ns.shape_array(x)),
     "size_array": Fwd(_u((3, 4)), lambda ns, x: ns.size_array(x)),
+    "_eye": Fwd(lambda rng: [], lambda ns: ns.eye(3, 4, k=-1, dtype="int32")),
+    "_linspace": Fwd(lambda rng: [], lambda ns: ns.linspace(-1.5, 2.0, 6, endpoint=False)),
 }
 
 # Ops that cannot run through a bound symbol, with the reason.

@@ -1,7 +1,8 @@
 """Array operators of MXNet 1.9.1 outside the older families: ``gather_nd``, ``scatter_nd``
 (and ``_backward_gather_nd``, the scatter-add behind gather_nd's gradient;
 ``_scatter_set_nd``, NDArray's indexed assignment in MXNet), ``batch_take``, ``slice_like``,
-``shape_array`` and ``size_array``.
+``shape_array``, ``size_array``, ``_eye`` (``eye``), ``_linspace`` (``linspace``) and
+``moments``.
 
 The n-d index ops read ``indices`` of shape ``(M, Y0, ..., Yk)``: row ``m`` indexes axis
 ``m`` of the indexed array. Indices may have any dtype; as MXNet's bound check, an index
@@ -446,4 +447,230 @@ output: not differentiable.
 
 >>> mx.nd.size_array(mx.nd.zeros((2, 3, 4))).asnumpy().tolist()
 [24]
+"""))
+
+
+# ---- _eye (eye), _linspace (linspace) --------------------------------------------------------
+_BLOCK = 1 << 22        # values computed / converted at a time: temporaries stay O(_BLOCK)
+_CTX = Param("ctx", "ctx", None, "device context (default: current context)")
+_FLOAT32 = Param("dtype", "dtype", "float32", "element dtype")
+
+
+def _dtype_out(dtypes, attrs):
+    return [np.dtype(attrs.dtype)]
+
+
+def _eye_shape(shapes, attrs):
+    if attrs.N < 0 or attrs.M < 0:
+        raise op_error("_eye", f"N and M must be non-negative, got N={attrs.N}, M={attrs.M}")
+    return [check_alloc("_eye", (attrs.N, attrs.M or attrs.N), np.dtype(attrs.dtype))]
+
+
+def _eye_compute(rctx, ins, outs, attrs):
+    out = outs[0]
+    rctx.xp.fill_zero(out)
+    rows, cols = out.shape
+    k = attrs.k
+    first = k if k >= 0 else -k * cols                  # flat position of the diagonal's head
+    length = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+    if length:
+        out.reshape(-1)[first:first + (length - 1) * (cols + 1) + 1:cols + 1].fill(1)
+
+
+register(OpDef(
+    "_eye", inputs=(), aliases=("eye",),
+    params=(Param("N", "int", REQUIRED, "number of rows"),
+            Param("M", "int", 0, "number of columns; 0 means N"),
+            Param("k", "int", 0, "the diagonal: 0 the main one, positive above, negative below"),
+            _CTX, _FLOAT32),
+    infer_shape=_eye_shape, infer_type=_dtype_out, compute={"cpu": _eye_compute},
+    gradient=NON_DIFFERENTIABLE,
+    doc="""An ``N x M`` array (``M`` = N when 0) with ones on diagonal ``k`` and zeros
+elsewhere (``numpy.eye``); a diagonal outside the array gives all zeros. ``eye`` is the same
+operator (MXNet's ``nd.eye`` called ``_eye``). A creation op: not differentiable.
+
+>>> mx.nd.eye(2, 3, 1).asnumpy().tolist()
+[[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+"""))
+
+
+def _linspace_plan(attrs):
+    """(start, step, num) in float64, checked against the output dtype."""
+    op, dt = "_linspace", np.dtype(attrs.dtype)
+    start, stop, num = float(attrs.start), float(attrs.stop), attrs.num
+    if num < 0:
+        raise op_error(op, f"num must be non-negative, got {num}")
+    for name, v in (("start", start), ("stop", stop)):
+        if v != v or v in (float("inf"), float("-inf")):
+            raise op_error(op, f"{name} must be a finite number, got {v}")
+    div = num - 1 if attrs.endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    last = start + (num - 1) * step if num else start
+    for name, v in (("start", start), ("the last value", last)):
+        if num and dt.kind in "iu":
+            info = np.iinfo(dt)
+            if not info.min <= int(v) <= info.max:
+                raise op_error(op, f"{name} {v} does not fit in {dt} ([{info.min}, "
+                               f"{info.max}])")
+        elif num and dt.kind == "f" and abs(v) > float(np.finfo(dt).max):
+            raise op_error(op, f"{name} {v} overflows {dt}")
+    return start, step, num
+
+
+def _linspace_shape(shapes, attrs):
+    _, _, num = _linspace_plan(attrs)
+    return [check_alloc("_linspace", (num,), np.dtype(attrs.dtype))]
+
+
+def _linspace_compute(rctx, ins, outs, attrs):
+    start, step, num = _linspace_plan(attrs)
+    out = outs[0]
+    if num == 0:
+        return
+    for b in range(0, num, _BLOCK):              # float64 temporaries of _BLOCK values
+        m = min(_BLOCK, num - b)
+        values = (rctx.xp.arange(m, F64) + float(b)) * step + start
+        if attrs.endpoint and num > 1 and b + m == num:
+            values[m - 1:].fill(float(attrs.stop))      # exactly stop, as numpy.linspace
+        rctx.xp.cast_into(out[b:b + m], values)
+
+
+register(OpDef(
+    "_linspace", inputs=(), aliases=("linspace",),
+    params=(Param("start", "float", REQUIRED, "the first value"),
+            Param("stop", "float", REQUIRED, "the last value (with endpoint), else the bound"),
+            Param("num", "int", REQUIRED, "the number of values"),
+            Param("endpoint", "bool", True, "whether stop is the last value"),
+            _CTX, _FLOAT32),
+    infer_shape=_linspace_shape, infer_type=_dtype_out, compute={"cpu": _linspace_compute},
+    gradient=NON_DIFFERENTIABLE,
+    doc="""``num`` evenly spaced values from ``start`` to ``stop`` (included when
+``endpoint``, else the values stop one step short of it): ``start + i * step`` computed in
+float64, with ``step = (stop - start) / (num - 1)`` (or ``/ num`` without endpoint), then
+converted to ``dtype`` (integers truncate toward zero, as MXNet). With endpoint the last
+value is exactly ``stop``. start and stop must be finite, and every value must fit an
+integer dtype (MXNet wrapped: -3.3 became 253 in uint8) and not overflow a float one.
+``linspace`` is the same operator (MXNet's ``nd.linspace`` called ``_linspace``). A creation
+op: not differentiable.
+
+>>> mx.nd.linspace(2.0, 3.0, 5).asnumpy().tolist()
+[2.0, 2.25, 2.5, 2.75, 3.0]
+>>> mx.nd.linspace(0, 10, 4, endpoint=False, dtype='int32').asnumpy().tolist()
+[0, 2, 5, 7]
+"""))
+
+
+# ---- moments ---------------------------------------------------------------------------------
+def _moments_axes(shape, attrs):
+    if attrs.axes is None or len(attrs.axes) == 0:
+        raise op_error("moments", "axes must name at least one axis (MXNet refused empty axes; "
+                       f"pass every axis, {tuple(range(len(shape)))}, for global moments)")
+    axes = []
+    for ax in attrs.axes:
+        a = ax + len(shape) if ax < 0 else ax
+        if not 0 <= a < len(shape):
+            raise op_error("moments", f"axis {ax} is out of range for data of shape {shape}")
+        if a in axes:
+            raise op_error("moments", f"axes {attrs.axes} name axis {a} twice")
+        axes.append(a)
+    return tuple(sorted(axes))
+
+
+def _moments_shape(shapes, attrs):
+    check_num_inputs("moments", shapes, 1)
+    shape = tuple(shapes[0])
+    axes = _moments_axes(shape, attrs)
+    if any(shape[a] == 0 for a in axes):
+        raise op_error("moments", f"cannot take moments over an empty axis (data {shape}, "
+                       f"axes {axes})")
+    if attrs.keepdims:
+        out = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    else:
+        out = tuple(d for i, d in enumerate(shape) if i not in axes) or (1,)
+    return [out, out]
+
+
+def _moments_type(dtypes, attrs):
+    if dtypes[0] == np.bool_:
+        raise op_error("moments", "data must be numeric, got bool")
+    return [dtypes[0], dtypes[0]]
+
+
+def _divide(xp, total, n):
+    """``total / n`` in total's dtype: float division, or integer division truncated toward
+    zero (MXNet's integer mean)."""
+    if total.dtype.kind == "f":
+        return total / float(n)
+    q = total // n
+    return q + ((total < 0) & (total % n != 0))
+
+
+def _moments_compute(rctx, ins, outs, attrs):
+    """Two passes over blocks of data's first axis (each block converted to the work dtype
+    alone, so no temporary of data's size): the sums give the mean, then the sums of squares
+    about it give the variance."""
+    x, xp = ins[0], rctx.xp
+    axes = _moments_axes(x.shape, attrs)
+    # integers as MXNet: the mean truncated in int64, the variance about it truncated too
+    work = I64 if x.dtype.kind in "iu" else F64 if x.dtype == F64 else np.dtype("float32")
+    kshape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    n = size_of([x.shape[a] for a in axes])
+    rows = max(1, _BLOCK // max(1, size_of(x.shape[1:])))
+    blocks = [(b, min(b + rows, x.shape[0])) for b in range(0, x.shape[0], rows)]
+
+    def sums(values_of):
+        total = xp.zeros(kshape, work)
+        for b0, b1 in blocks:
+            part = values_of(b0, b1)
+            into = xp.empty((1,) + kshape[1:] if 0 in axes else (b1 - b0,) + kshape[1:], work)
+            _run(rctx, "sum", [part], [into], axis=axes, keepdims=True)
+            if 0 in axes:
+                total += into
+            else:
+                xp.copyto(total[b0:b1], into)
+        return _divide(xp, total, n)
+
+    mean = sums(lambda b0, b1: x[b0:b1].astype(work))
+
+    def squares(b0, b1):
+        d = x[b0:b1].astype(work)
+        d -= mean if 0 in axes else mean[b0:b1]
+        d *= d
+        return d
+    var = sums(squares)
+    xp.cast_into(outs[0], mean.reshape(outs[0].shape))
+    xp.cast_into(outs[1], var.reshape(outs[1].shape))
+
+
+def _moments_gradient(F, node, ograds):
+    """d mean = g_mean / n on every element; d var = g_var * 2 (x - mean) / n, with the
+    reduced axes broadcast back (registered ops throughout, so it differentiates again)."""
+    x = node.inputs[0]
+    shape = node.input_shapes[0]
+    axes = _moments_axes(shape, node.attrs)
+    kshape = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    n = float(size_of([shape[a] for a in axes]))
+    gm, gv = (F.reshape(g, shape=kshape) for g in ograds)
+    mean = F.mean(x, axis=axes, keepdims=True)
+    centred = F.broadcast_sub(x, mean)
+    return [F.broadcast_add(F.broadcast_mul(centred, gv * (2.0 / n)), gm * (1.0 / n))]
+
+
+register(OpDef(
+    "moments", inputs=("data",),
+    params=(Param("axes", "axes", None, "the axes to take the moments over (at least one)"),
+            Param("keepdims", "bool", False, "keep the reduced axes as size-1 dimensions")),
+    infer_shape=_moments_shape, infer_type=_moments_type, compute={"cpu": _moments_compute},
+    gradient=_moments_gradient, num_outputs=2, output_names=("mean", "var"),
+    doc="""The mean and the (population) variance of ``data`` over ``axes``: two outputs of
+data's dtype, without the reduced axes (or with them as size 1 with ``keepdims``; reducing
+every axis without keepdims gives shape (1,), as MXNet). float16 is computed in float32;
+integers as MXNet, in exact int64 sums: the mean truncated toward zero, the variance the
+truncated mean of the squares about that mean. ``axes`` must name at least one axis, each once, and
+none may be empty. The gradient of both outputs is built from registered ops, so it
+differentiates again.
+
+>>> mean, var = mx.nd.moments(mx.nd.array([[1, 2], [3, 6]]), axes=(1,))
+>>> mean.asnumpy().tolist(), var.asnumpy().tolist()
+([1.5, 4.5], [0.25, 2.25])
 """))

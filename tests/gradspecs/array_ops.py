@@ -23,4 +23,6 @@ SPECS = {
     "slice_like": Spec([(3, 4, 2), (2, 3, 2)], lambda nd, x, y: [
         nd.slice_like(x * x, y, axes=(0, -2)) * y,
         nd.slice_like(x, nd.zeros((2, 3, 1), dtype="float64"))]),
+    "moments": Spec([(3, 4, 2)], lambda nd, x: [
+        *nd.moments(x * x, axes=(0, 2)), *nd.moments(x, axes=(-1,), keepdims=True)]),
 }

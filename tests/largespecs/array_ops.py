@@ -102,3 +102,55 @@ ROWS = {
     "shape_array": Row(_shape_array_row, "int8"),
     "size_array": Row(_size_array_row, "int8"),
 }
+
+
+# ---- creation and moments --------------------------------------------------------------------
+def _eye_row(t):
+    h = t.N // 2                                 # (2, h), ones at (0, k) and (1, k + 1)
+    k = t.P32 + 3 - h - 1
+    out = mx.nd.eye(2, h, k, dtype="int8")
+    t.shape(out, (2, h), "eye")
+    _check_sparse(t, out, {k: 1, h + k + 1: 1}, "eye")
+
+
+def _linspace_row(t):
+    N = t.N
+    lo, hi = -100.5, 100.5
+    out = mx.nd.linspace(lo, hi, N, dtype="int8")
+    step = (hi - lo) / (N - 1)
+    value = lambda p: int(hi) if p == N - 1 else int(lo + p * step)   # noqa: E731 - truncated
+    t.shape(out, (N,), "linspace")
+    _check(t, out, value, [], "linspace")
+
+
+def _moments_row(t):
+    N, P31, P32 = t.N, t.P31, t.P32
+    R = 16                                       # rows of R: moments of each row, and of each
+    x, marks = _marked(t, "int8", N, extra={P32 + 2: 8})   # column (over N / R rows)
+    mean, var = mx.nd.moments(x.reshape((N // R, R)), axes=(1,))
+    rows = {}
+    for p, v in marks.items():
+        rows.setdefault(p // R, []).append(v)
+
+    def row_moments(r):
+        vals = rows.get(r, []) + [0] * (R - len(rows.get(r, [])))
+        m = int(sum(vals) / R)                   # truncated toward zero (MXNet's int mean)
+        return m, int(sum((v - m) ** 2 for v in vals) / R)
+    touched = sorted(rows)
+    _check(t, mean, lambda r: row_moments(r)[0], touched, "moments' mean, rows")
+    _check(t, var, lambda r: row_moments(r)[1], touched, "moments' var, rows")
+    del mean, var
+    mean, var = mx.nd.moments(x.reshape((N // R, R)), axes=(0,))
+    cols = [[v for p, v in marks.items() if p % R == c] for c in range(R)]
+    n = N // R
+    want_m = [int(sum(c) / n) for c in cols]
+    _check_gather(t, mean, want_m, "moments' mean, columns")
+    _check_gather(t, var, [int((sum((v - m) ** 2 for v in c) + (n - len(c)) * m * m) / n)
+                           for c, m in zip(cols, want_m)], "moments' var, columns")
+
+
+ROWS.update({
+    "_eye": Row(_eye_row, "int8"),
+    "_linspace": Row(_linspace_row, "int8"),
+    "moments": Row(_moments_row, "int8"),
+})
