@@ -245,6 +245,13 @@ FORWARD = {
     "size_array": Fwd(_u((3, 4)), lambda ns, x: ns.size_array(x)),
     "_eye": Fwd(lambda rng: [], lambda ns: ns.eye(3, 4, k=-1, dtype="int32")),
     "_linspace": Fwd(lambda rng: [], lambda ns: ns.linspace(-1.5, 2.0, 6, endpoint=False)),
+    "_histogram": Fwd(_u((5, 4), (4,)), lambda ns, x, e: [
+        *ns._internal._histogram(x, bin_cnt=3, range=(-0.5, 0.5)),
+        *ns._internal._histogram(x, ns.sort(e))]),
+    "_ravel_multi_index": Fwd(_ints((2, 5), hi=3), lambda ns, i: ns.ravel_multi_index(
+        i, shape=(3, 4))),
+    "_unravel_index": Fwd(_ints((2, 3), hi=24), lambda ns, i: ns.unravel_index(
+        i, shape=(2, 3, 4))),
 }
 
 # Ops that cannot run through a bound symbol, with the reason.

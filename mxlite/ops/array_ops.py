@@ -674,3 +674,212 @@ differentiates again.
 >>> mean.asnumpy().tolist(), var.asnumpy().tolist()
 ([1.5, 4.5], [0.25, 2.25])
 """))
+
+
+# ---- _histogram ------------------------------------------------------------------------------
+def _hist_uniform(attrs):
+    return attrs.bin_cnt is not None
+
+
+def _hist_range(attrs):
+    """(lo, hi) of uniform bins: MXNet widens an empty range by 0.5 either side."""
+    lo, hi = (float(v) for v in attrs.range)
+    if not lo <= hi or lo != lo:
+        raise op_error("_histogram", f"range must be (low, high) with low <= high, got "
+                       f"{tuple(attrs.range)}")
+    return (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
+
+
+def _hist_shape(shapes, attrs):
+    if _hist_uniform(attrs):
+        check_num_inputs("_histogram", shapes, 1)
+        if attrs.range is None or len(attrs.range) != 2:
+            raise op_error("_histogram", "bin_cnt needs range=(low, high) (as MXNet: both or "
+                           "neither; without them the bins are an input)")
+        if attrs.bin_cnt < 0:
+            raise op_error("_histogram", f"bin_cnt must be non-negative, got {attrs.bin_cnt}")
+        _hist_range(attrs)
+        return [(attrs.bin_cnt,), (attrs.bin_cnt + 1,)]
+    check_num_inputs("_histogram", shapes, 2)
+    if attrs.range is not None:
+        raise op_error("_histogram", "range goes with bin_cnt; with a bins input give neither")
+    bins = tuple(shapes[1])
+    if len(bins) != 1 or bins[0] < 2:
+        raise op_error("_histogram", f"bins must be a 1-d array of at least 2 edges, got shape "
+                       f"{bins}")
+    return [(bins[0] - 1,), bins]
+
+
+def _hist_type(dtypes, attrs):
+    if dtypes[0] == np.bool_:
+        raise op_error("_histogram", "data must be numeric, got bool")
+    if len(dtypes) > 1 and dtypes[1] != dtypes[0]:
+        raise op_error("_histogram", f"bins must have data's dtype {dtypes[0]}, got "
+                       f"{dtypes[1]}")
+    return [I64, dtypes[0]]
+
+
+def _hist_compute(rctx, ins, outs, attrs):
+    """Counts over blocks of the flattened data (float64 temporaries of one block): uniform
+    bins by arithmetic (MXNet's ``(x - lo) * n / (hi - lo)``, x == hi in the last bin),
+    explicit edges by counting the values at or above each edge."""
+    xp, data = rctx.xp, ins[0].reshape(-1)
+    counts, edges = outs
+    xp.fill_zero(counts)
+    if _hist_uniform(attrs):
+        lo, hi = _hist_range(attrs)
+        n = attrs.bin_cnt
+        _run(rctx, "_linspace", [], [edges], start=lo, stop=hi, num=n + 1,
+             dtype=np.dtype(edges.dtype).name)
+        if n == 0:
+            return
+        scale = n / (hi - lo)
+        part = xp.empty((n,), I64)
+        for b in range(0, data.size, _BLOCK):
+            x = data[b:b + _BLOCK].astype(F64)
+            x = x[(x >= lo) & (x <= hi)]
+            if x.size:
+                idx = ((x - lo) * scale).astype(I64)
+                idx[idx >= n] = n - 1
+                # the count of each bin: take's scatter-add of ones (int64, deterministic)
+                _run(rctx, "_take_grad", [xp.ones(idx.shape, I64), idx, counts], [part],
+                     axis=0, mode="clip")
+                counts += part
+        return
+    bins = ins[1]
+    xp.copyto(edges, bins)
+    e = bins.astype(F64)
+    if bool((e[1:] < e[:-1]).any()) or bool((e != e).any()):
+        raise op_error("_histogram", "bins must be increasing edges (no NaN)")
+    k = e.shape[0]
+    above = xp.zeros((k,), I64)                  # values >= edge i (> for the last edge)
+    for b in range(0, data.size, _BLOCK):
+        x = data[b:b + _BLOCK].astype(F64)
+        for i in range(k):
+            hit = (x > e[i:i + 1]) if i == k - 1 else (x >= e[i:i + 1])
+            above[i:i + 1] += hit.sum()
+    xp.copyto(counts, above[:-1] - above[1:])
+
+
+register(OpDef(
+    "_histogram", inputs=("data", "bins"),
+    list_inputs=lambda attrs: ("data",) if attrs.bin_cnt is not None else ("data", "bins"),
+    params=(Param("bin_cnt", "int", None, "number of equal bins over range (then no bins "
+                  "input)"),
+            Param("range", "floats", None, "(low, high) of the equal bins, with bin_cnt")),
+    infer_shape=_hist_shape, infer_type=_hist_type, compute={"cpu": _hist_compute},
+    gradient=NON_DIFFERENTIABLE, num_outputs=2,
+    doc="""The histogram of the flattened ``data``: int64 counts and the bin edges (in
+data's dtype). Either ``bin_cnt`` equal bins over ``range=(low, high)`` (an empty range is
+widened by 0.5 either side, as MXNet), or the edges as a 1-d input ``bins`` (increasing, at
+least 2, data's dtype). A value belongs to ``[edge_i, edge_i+1)``, the last bin including
+its upper edge; values outside the edges and NaN are not counted. ``mx.nd.histogram(a,
+bins=10, range=None)`` is MXNet's front end: an int ``bins`` without range takes the range
+of the data. Not differentiable (counts).
+
+>>> counts, edges = mx.nd.histogram(mx.nd.array([0.5, 1.5, 2.2, 3.9, 4.0, -1]), bins=4,
+...                                 range=(0, 4))
+>>> counts.asnumpy().tolist(), edges.asnumpy().tolist()
+([1, 1, 1, 2], [0.0, 1.0, 2.0, 3.0, 4.0])
+"""))
+
+
+# ---- _ravel_multi_index, _unravel_index ------------------------------------------------------
+def _shape_param(op, attrs):
+    if attrs.shape is None or len(attrs.shape) == 0:
+        raise op_error(op, "shape (the shape the indices apply to) is required")
+    return tuple(attrs.shape)
+
+
+def _ravel_shape(shapes, attrs):
+    check_num_inputs("_ravel_multi_index", shapes, 1)
+    shape, data = _shape_param("_ravel_multi_index", attrs), tuple(shapes[0])
+    if len(data) != 2 or data[0] != len(shape):
+        raise op_error("_ravel_multi_index", f"data must be 2-d with one row per axis of shape="
+                       f"{shape}, i.e. ({len(shape)}, n); got {data}")
+    return [(data[1],)]
+
+
+def _unravel_shape(shapes, attrs):
+    check_num_inputs("_unravel_index", shapes, 1)
+    shape = _shape_param("_unravel_index", attrs)
+    return [check_shape("_unravel_index", (len(shape),) + tuple(shapes[0]))]
+
+
+def _index_values(op, xp, values, n, what, offset=0):
+    """``values`` (one block) as int64, floats truncated toward zero; MXNetError for NaN or
+    a value outside ``[0, n)``."""
+    if values.dtype.kind == "f":
+        v = values.astype(F64)
+        nan = v != v
+        if bool(nan.any()):
+            raise op_error(op, f"{what}: index {values.reshape(-1)[int(nan.argmax())].item()} "
+                           f"is not a number")
+        bad = (v <= -1) | (v >= n)               # truncated toward zero: (-1, n) is [0, n)
+    else:
+        v = values
+        bad = (v < 0) | (v >= n) if values.dtype.kind != "b" else v < 0
+    if bool(bad.any()):
+        k = int(bad.reshape(-1).argmax())
+        raise op_error(op, f"{what}: index {values.reshape(-1)[k].item()} at position "
+                       f"{offset + k} is out of range [0, {n - 1}]")
+    return v.astype(I64)
+
+
+def _ravel_compute(rctx, ins, outs, attrs):
+    data, out, xp = ins[0], outs[0], rctx.xp
+    shape = tuple(attrs.shape)
+    for b in range(0, out.size, _BLOCK):
+        flat = xp.zeros((min(_BLOCK, out.size - b),), I64)
+        stride = 1
+        for m in range(len(shape) - 1, -1, -1):
+            flat += _index_values("_ravel_multi_index", xp, data[m, b:b + _BLOCK], shape[m],
+                                  f"row {m} of data (axis of size {shape[m]})", b) * stride
+            stride *= shape[m]
+        xp.cast_into(out[b:b + flat.size], flat)
+
+
+def _unravel_compute(rctx, ins, outs, attrs):
+    data, out, xp = ins[0].reshape(-1), outs[0], rctx.xp
+    shape = tuple(attrs.shape)
+    rows = out.reshape(len(shape), data.size)
+    total = size_of(shape)
+    for b in range(0, data.size, _BLOCK):
+        rest = _index_values("_unravel_index", xp, data[b:b + _BLOCK], total,
+                             f"data (flat indices into shape={shape})", b)
+        for m in range(len(shape) - 1, -1, -1):
+            xp.cast_into(rows[m, b:b + rest.size], rest % shape[m])
+            rest //= shape[m]
+
+
+_RAVEL_SHAPE = Param("shape", "shape", None, "the shape the multi-indices apply to")
+
+register(OpDef(
+    "_ravel_multi_index", inputs=("data",), aliases=("ravel_multi_index",),
+    params=(_RAVEL_SHAPE,),
+    infer_shape=_ravel_shape, infer_type=same_type, compute={"cpu": _ravel_compute},
+    gradient=NON_DIFFERENTIABLE,
+    doc="""Flat (row-major) indices of multi-indices: ``data`` has shape ``(len(shape), n)``,
+column ``j`` one multi-index, and the output ``(n,)`` holds
+``sum_m data[m, j] * prod(shape[m+1:])`` in data's dtype (``numpy.ravel_multi_index``).
+Float indices are truncated toward zero; an index outside ``[0, shape[m])`` or NaN is an
+MXNetError (MXNet computed a wrong flat index). Not differentiable (indices).
+
+>>> mx.nd.ravel_multi_index(mx.nd.array([[3, 6, 6], [4, 5, 1]]), shape=(7, 6)).asnumpy().tolist()
+[22.0, 41.0, 37.0]
+"""))
+
+register(OpDef(
+    "_unravel_index", inputs=("data",), aliases=("unravel_index",),
+    params=(_RAVEL_SHAPE,),
+    infer_shape=_unravel_shape, infer_type=same_type, compute={"cpu": _unravel_compute},
+    gradient=NON_DIFFERENTIABLE,
+    doc="""Multi-indices of flat (row-major) indices: the output has shape
+``(len(shape),) + data.shape``, row ``m`` the coordinate on axis ``m``
+(``numpy.unravel_index`` stacked), in data's dtype. Float indices are truncated toward
+zero; an index outside ``[0, prod(shape))`` or NaN is an MXNetError (MXNet gave coordinates
+outside the shape). Not differentiable (indices).
+
+>>> mx.nd.unravel_index(mx.nd.array([22, 41, 37]), shape=(7, 6)).asnumpy().tolist()
+[[3.0, 6.0, 6.0], [4.0, 5.0, 1.0]]
+"""))

@@ -56,3 +56,6 @@ def _fill():
 
 
 _fill()
+
+from ._extras import histogram  # noqa: E402  (MXNet's front ends over registered ops)
+__all__ += ["histogram"]

@@ -154,3 +154,47 @@ ROWS.update({
     "_linspace": Row(_linspace_row, "int8"),
     "moments": Row(_moments_row, "int8"),
 })
+
+
+def _histogram_row(t):
+    N = t.N
+    x, marks = _marked(t, "int8", N, extra={t.P32 + 2: -3, t.P31 + 9: 12})
+    counts, edges = mx.nd.histogram(x, bins=10, range=(0, 10))
+    want = [0] * 10
+    want[0] = N - len(marks)                     # the zeros
+    for v in marks.values():
+        if 0 <= v <= 10:
+            want[min(int(v), 9)] += 1
+    _check_gather(t, counts, want, "histogram's counts")
+    _check_gather(t, edges, list(range(11)), "histogram's edges")
+
+
+ROWS["_histogram"] = Row(_histogram_row, "int8")
+
+
+def _ravel_row(t):
+    N = t.N                                      # (1, N) coordinates on an axis of 128
+    x, marks = _marked(t, "int8", N, extra={t.P32 + 2: 127})
+    out = mx.nd.ravel_multi_index(x.reshape((1, N)), shape=(128,))
+    t.shape(out, (N,), "ravel_multi_index")
+    _check_sparse(t, out, marks, "ravel_multi_index")
+    h = N // 2                                   # int64 multi-indices into (2, h): past 2**32
+    idx = _i64([[1, 0, 1], [t.P32 + 3 - h, t.P31 + 5, h - 1]])
+    _check_gather(t, mx.nd.ravel_multi_index(idx, shape=(2, h)),
+                  [t.P32 + 3, t.P31 + 5, N - 1], "ravel_multi_index, int64")
+
+
+def _unravel_row(t):
+    N = t.N                                      # flat indices into (16, 8): coordinates
+    x, marks = _marked(t, "int8", N, extra={t.P32 + 2: 127})
+    out = mx.nd.unravel_index(x, shape=(16, 8))
+    t.shape(out, (2, N), "unravel_index")
+    _check(t, out, lambda p: (marks.get(p - N, 0) % 8 if p >= N else marks.get(p, 0) // 8),
+           list(marks) + [N + m for m in marks], "unravel_index")
+    h = N // 2
+    got = mx.nd.unravel_index(_i64([t.P32 + 3, N - 1]), shape=(2, h))
+    _check_gather(t, got, [[1, 1], [t.P32 + 3 - h, h - 1]], "unravel_index, int64")
+
+
+ROWS["_ravel_multi_index"] = Row(_ravel_row, "int8")
+ROWS["_unravel_index"] = Row(_unravel_row, "int8")

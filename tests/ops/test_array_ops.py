@@ -194,3 +194,54 @@ def test_eye_linspace_moments_errors_and_numpy():
     np.testing.assert_allclose(var.asnumpy(), x.var(axis=(0, 2)), rtol=1e-12)
     m, v = mx.sym.moments(mx.sym.var("a"), axes=(1,))
     assert mx.sym.Group([m, v]).infer_shape(a=(2, 3, 4))[1] == [(2, 4), (2, 4)]
+
+
+def test_histogram_front_ends_and_numpy():
+    r = np.random.default_rng(5).normal(size=(40, 25))
+    counts, edges = mx.nd.histogram(mx.nd.array(r, dtype="float64"), bins=7)
+    want_c, want_e = np.histogram(r, bins=7)
+    np.testing.assert_array_equal(counts.asnumpy(), want_c)
+    np.testing.assert_allclose(edges.asnumpy(), want_e, rtol=1e-12)
+    e = np.array([-1.0, -0.2, 0.0, 0.7, 2.0])
+    counts, _ = mx.nd.histogram(mx.nd.array(r, dtype="float64"), mx.nd.array(e, dtype="float64"))
+    np.testing.assert_array_equal(counts.asnumpy(), np.histogram(r, bins=e)[0])
+    s = mx.sym.histogram(mx.sym.var("a"), 4, range=(0, 1))
+    assert s.infer_shape(a=(3, 5))[1] == [(4,), (5,)]
+    assert mx.sym.load_json(s.tojson()).list_arguments() == ["a"]
+    x = mx.nd.array([1.0, float("nan"), 2.0])
+    assert mx.nd.histogram(x, bins=2, range=(0, 2))[0].asnumpy().tolist() == [0, 2]
+    for call, msg in [
+            (lambda: mx.nd.histogram(x, bins=2, range=(2, 0)), "low <= high"),
+            (lambda: mx.nd._internal._histogram(x, bin_cnt=2), "needs range"),
+            (lambda: mx.nd.histogram(x, mx.nd.array([2.0, 1.0])), "increasing"),
+            (lambda: mx.nd.histogram(x, mx.nd.array([2.0])), "at least 2 edges"),
+            (lambda: mx.nd.histogram(x, mx.nd.array([1, 2], dtype="float64")), "dtype"),
+            (lambda: mx.nd.histogram(x, bins=2.5), "int or an NDArray"),
+            (lambda: mx.sym.histogram(mx.sym.var("a"), 3), "needs range")]:
+        with pytest.raises(MXNetError) as err:
+            call()
+        assert msg in str(err.value)
+
+
+def test_ravel_unravel_round_trip_and_errors():
+    rng = np.random.default_rng(6)
+    shape = (5, 7, 3)
+    flat = rng.integers(0, 105, 50)
+    multi = np.stack(np.unravel_index(flat, shape))
+    got = mx.nd.unravel_index(mx.nd.array(flat, dtype="int64"), shape=shape)
+    np.testing.assert_array_equal(got.asnumpy(), multi)
+    back = mx.nd.ravel_multi_index(got, shape=shape)
+    np.testing.assert_array_equal(back.asnumpy(), flat)
+    assert mx.nd.ravel_multi_index.op is mx.nd._internal._ravel_multi_index.op
+    for call, msg in [
+            (lambda: mx.nd.ravel_multi_index(mx.nd.array([[5], [0], [0]]), shape=shape),
+             "index 5.0 at position 0 is out of range [0, 4]"),
+            (lambda: mx.nd.ravel_multi_index(mx.nd.array([[0], [0]]), shape=shape), "(3, n)"),
+            (lambda: mx.nd.ravel_multi_index(mx.nd.array([[0]])), "required"),
+            (lambda: mx.nd.unravel_index(mx.nd.array([105]), shape=shape), "[0, 104]"),
+            (lambda: mx.nd.unravel_index(mx.nd.array([-1]), shape=shape), "out of range"),
+            (lambda: mx.nd.unravel_index(mx.nd.array([float("nan")]), shape=shape),
+             "not a number")]:
+        with pytest.raises(MXNetError) as err:
+            call()
+        assert msg in str(err.value)
