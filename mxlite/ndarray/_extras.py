@@ -1,10 +1,10 @@
 """MXNet 1.9.1's Python front ends in ``mx.nd`` over registered operators whose call differs
-from the operator's own signature: ``histogram`` (over ``_histogram``)."""
+from the operator's own signature: ``histogram`` (over ``_histogram``), ``split_v2`` (over ``_split_v2``)."""
 from ..base import MXNetError
 from ..ops.registry import REGISTRY
 from .ndarray import NDArray, _call
 
-__all__ = ["histogram"]
+__all__ = ["histogram", "split_v2"]
 
 
 def histogram(a, bins=10, range=None):   # noqa: A002 - MXNet's argument name
@@ -24,3 +24,33 @@ def histogram(a, bins=10, range=None):   # noqa: A002 - MXNet's argument name
     if range is None:
         range = (float(a.min().asscalar()), float(a.max().asscalar())) if a.size else (0.0, 1.0)
     return _call(REGISTRY["_histogram"], a, bin_cnt=bins, range=tuple(range))
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """``ary`` split along ``axis`` (NumPy's ``split``): an int gives that many equal parts,
+    a tuple of split points (increasing, at most the axis size) the parts between them.
+    A list of NDArrays, or one NDArray for a single part (MXNet)."""
+    return _call(REGISTRY["_split_v2"], ary, **split_v2_params(
+        ary.shape, indices_or_sections, axis, squeeze_axis))
+
+
+def split_v2_params(shape, indices_or_sections, axis, squeeze_axis):
+    """``_split_v2``'s parameters for MXNet's ``split_v2`` front end (shared with mx.sym)."""
+    if isinstance(indices_or_sections, bool):
+        raise MXNetError("split_v2: indices_or_sections must be an int or a tuple of ints")
+    if isinstance(indices_or_sections, int):
+        if shape is not None:
+            size = shape[axis] if -len(shape) <= axis < len(shape) else None
+            if size is not None and indices_or_sections > 0 and size % indices_or_sections:
+                raise MXNetError(f"split_v2: axis {axis} of size {size} does not split into "
+                                 f"{indices_or_sections} equal sections")
+        if indices_or_sections < 1:
+            raise MXNetError(f"split_v2: the number of sections must be positive, got "
+                             f"{indices_or_sections}")
+        return dict(indices=(), axis=axis, squeeze_axis=squeeze_axis,
+                    sections=indices_or_sections)
+    if isinstance(indices_or_sections, (tuple, list)):
+        return dict(indices=(0,) + tuple(indices_or_sections), axis=axis,
+                    squeeze_axis=squeeze_axis, sections=0)
+    raise MXNetError(f"split_v2: indices_or_sections must be an int or a tuple of ints, got "
+                     f"{type(indices_or_sections).__name__}")

@@ -883,3 +883,105 @@ outside the shape). Not differentiable (indices).
 >>> mx.nd.unravel_index(mx.nd.array([22, 41, 37]), shape=(7, 6)).asnumpy().tolist()
 [[3.0, 6.0, 6.0], [4.0, 5.0, 1.0]]
 """))
+
+
+# ---- _split_v2 -------------------------------------------------------------------------------
+def _split_v2_parts(shape, attrs):
+    """(axis, [(start, end)] per output) of a _split_v2 call on data of ``shape``."""
+    op = "_split_v2"
+    shape = tuple(shape)
+    if not shape:
+        raise op_error(op, "cannot split a 0-d array")
+    axis = attrs.axis + len(shape) if attrs.axis < 0 else attrs.axis
+    if not 0 <= axis < len(shape):
+        raise op_error(op, f"axis={attrs.axis} is out of range for data of shape {shape}")
+    n = shape[axis]
+    if attrs.sections < 0:
+        raise op_error(op, f"sections must be non-negative, got {attrs.sections}")
+    if attrs.sections > 0:
+        if n % attrs.sections:
+            raise op_error(op, f"axis {axis} of size {n} does not split into {attrs.sections} "
+                           "equal sections")
+        size = n // attrs.sections
+        starts = [i * size for i in range(attrs.sections)]
+    else:
+        starts = list(attrs.indices)
+        if not starts:
+            raise op_error(op, "give indices (the start of each part, the first 0) or "
+                           "sections > 0")
+        if starts[0] != 0:
+            raise op_error(op, f"indices are the start of each part and begin with 0, got "
+                           f"{tuple(starts)} (split_v2 adds the 0 to its split points)")
+    parts = []
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else n
+        if not start <= end <= n:
+            raise op_error(op, f"part {i} would be [{start}, {end}) of axis {axis} of size "
+                           f"{n}: split points must be increasing and at most {n}")
+        if attrs.squeeze_axis and end - start != 1:
+            raise op_error(op, f"squeeze_axis needs parts of size 1 along axis {axis}; part "
+                           f"{i} has {end - start}")
+        parts.append((start, end))
+    return axis, parts
+
+
+def _split_v2_count(attrs):
+    # at least 1: no indices and no sections is refused by shape inference, naming both
+    return attrs.sections if attrs.sections > 0 else max(1, len(attrs.get("indices", ())))
+
+
+def _split_v2_shape(shapes, attrs):
+    check_num_inputs("_split_v2", shapes, 1)
+    shape = tuple(shapes[0])
+    axis, parts = _split_v2_parts(shape, attrs)
+    outs = []
+    for start, end in parts:
+        if attrs.squeeze_axis:
+            outs.append(shape[:axis] + shape[axis + 1:])
+        else:
+            outs.append(shape[:axis] + (end - start,) + shape[axis + 1:])
+    return outs
+
+
+def _split_v2_compute(rctx, ins, outs, attrs):
+    x = ins[0]
+    axis, parts = _split_v2_parts(x.shape, attrs)
+    lead = (slice(None),) * axis
+    for (start, end), out in zip(parts, outs):
+        index = start if attrs.squeeze_axis else slice(start, end)
+        rctx.xp.strided_copy(x[lead + (index, Ellipsis)], out)
+
+
+def _split_v2_gradient(F, node, ograds):
+    """dx = the head gradients joined along the axis (``concat``; each re-expanded first when
+    squeeze_axis removed it). Outputs without a gradient arrive as zeros."""
+    axis, _ = _split_v2_parts(node.input_shapes[0], node.attrs)
+    grads = list(ograds)
+    if node.attrs.squeeze_axis:
+        grads = [F.expand_dims(g, axis=axis) for g in grads]
+    return [grads[0] if len(grads) == 1 else F.concat(*grads, dim=axis)]
+
+
+register(OpDef(
+    "_split_v2", inputs=("data",),
+    params=(Param("indices", "shape", REQUIRED, "the start of each part along axis (the "
+                  "first 0); ignored when sections > 0"),
+            Param("axis", "int", 1, "the axis to split along"),
+            Param("squeeze_axis", "bool", False, "remove the axis from the parts (each must "
+                  "have size 1 along it)"),
+            Param("sections", "int", 0, "split into this many equal parts (0: by indices)")),
+    infer_shape=_split_v2_shape, infer_type=lambda dtypes, attrs: [dtypes[0]] * _split_v2_count(
+        attrs), compute={"cpu": _split_v2_compute}, gradient=_split_v2_gradient, grad_needs=(),
+    num_outputs=_split_v2_count,
+    doc="""Split ``data`` along ``axis`` into ``sections`` equal parts, or into parts
+starting at ``indices`` (the first 0; a part ends where the next starts, the last at the end
+of the axis; equal neighbours give an empty part). The operator behind ``split_v2(ary,
+indices_or_sections, axis=0, squeeze_axis=False)``, which takes NumPy's split points (without
+the leading 0) or a number of sections. One output is returned as an array, several as a
+list (MXNet). The gradient joins the head gradients along the axis.
+
+>>> [p.shape for p in mx.nd.split_v2(mx.nd.zeros((4, 6)), (1, 4), axis=1)]
+[(4, 1), (4, 3), (4, 2)]
+>>> [p.shape for p in mx.nd._internal._split_v2(mx.nd.zeros((4, 6)), indices=(), sections=3)]
+[(4, 2), (4, 2), (4, 2)]
+"""))

@@ -57,5 +57,5 @@ def _fill():
 
 _fill()
 
-from ._extras import histogram  # noqa: E402  (MXNet's front ends over registered ops)
-__all__ += ["histogram"]
+from ._extras import histogram, split_v2  # noqa: E402  (MXNet's front ends over registered ops)
+__all__ += ["histogram", "split_v2"]

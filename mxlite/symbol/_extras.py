@@ -1,8 +1,8 @@
 """MXNet 1.9.1's Python front ends in ``mx.sym`` over registered operators whose call differs
-from the operator's own signature: ``histogram`` (over ``_histogram``)."""
+from the operator's own signature: ``histogram`` (over ``_histogram``), ``split_v2`` (over ``_split_v2``)."""
 from ..base import MXNetError
 
-__all__ = ["histogram"]
+__all__ = ["histogram", "split_v2"]
 
 
 def histogram(a, bins=10, range=None, **kwargs):   # noqa: A002 - MXNet's argument name
@@ -17,3 +17,12 @@ def histogram(a, bins=10, range=None, **kwargs):   # noqa: A002 - MXNet's argume
     if range is None:
         raise MXNetError("histogram: a Symbol's histogram needs range=(low, high)")
     return _internal._histogram(a, bin_cnt=bins, range=tuple(range), **kwargs)
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False, **kwargs):
+    """``_split_v2`` with MXNet's ``split_v2`` front end: an int gives that many equal parts,
+    a tuple of split points the parts between them."""
+    from . import _internal
+    from ..ndarray._extras import split_v2_params
+    return _internal._split_v2(ary, **split_v2_params(None, indices_or_sections, axis,
+                                                      squeeze_axis), **kwargs)

@@ -25,4 +25,8 @@ SPECS = {
         nd.slice_like(x, nd.zeros((2, 3, 1), dtype="float64"))]),
     "moments": Spec([(3, 4, 2)], lambda nd, x: [
         *nd.moments(x * x, axes=(0, 2)), *nd.moments(x, axes=(-1,), keepdims=True)]),
+    "_split_v2": Spec([(3, 7, 2)], lambda nd, x: [
+        *nd.split_v2(x * x, (2, 2, 5), axis=1),
+        *nd.split_v2(x, 3, axis=0, squeeze_axis=True),
+        nd._internal._split_v2(x, indices=(), sections=2, axis=-1)[1]]),
 }

@@ -198,3 +198,24 @@ def _unravel_row(t):
 
 ROWS["_ravel_multi_index"] = Row(_ravel_row, "int8")
 ROWS["_unravel_index"] = Row(_unravel_row, "int8")
+
+
+def _split_v2_row(t):
+    N, P31, P32 = t.N, t.P31, t.P32
+    x, marks = _marked(t, "int8", N)
+    h = N // 2                                   # (2, h) split along the columns
+    cut = P32 + 3 - h                            # part 1 holds 2**32 + 3 (row 1)
+    parts = mx.nd.split_v2(x.reshape((2, h)), (cut,), axis=1)
+    for k, (lo, hi) in enumerate([(0, cut), (cut, h)]):
+        w = hi - lo
+        t.shape(parts[k], (2, w), f"split_v2 part {k}")
+        _check(t, parts[k], lambda p, lo=lo, w=w: marks.get((p // w) * h + lo + p % w, 0),
+               [(m // h) * w + m % h - lo for m in marks if lo <= m % h < hi],
+               f"split_v2 part {k}")
+    del parts
+    last = mx.nd.split_v2(x, 16, axis=0)[-1]     # equal sections: the tail
+    _check(t, last, lambda p: marks.get(N - N // 16 + p, 0),
+           [m - (N - N // 16) for m in marks if m >= N - N // 16], "split_v2, sections")
+
+
+ROWS["_split_v2"] = Row(_split_v2_row, "int8")

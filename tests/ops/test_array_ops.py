@@ -29,7 +29,8 @@ def _fn(path):
 @pytest.mark.parametrize("case", sorted(FIX.CASES))
 def test_matches_mxnet(case):
     path, inputs, kwargs, diff = FIX.CASES[case]
-    xs = [mx.nd.array(FIX.make_input(s), dtype=s[2]) for s in inputs]
+    xs = [FIX.make_input(s) if s[1] == "args" else mx.nd.array(FIX.make_input(s), dtype=s[2])
+          for s in inputs]
     for i in diff:
         xs[i].attach_grad()
     with mx.autograd.record():
@@ -242,6 +243,28 @@ def test_ravel_unravel_round_trip_and_errors():
             (lambda: mx.nd.unravel_index(mx.nd.array([-1]), shape=shape), "out of range"),
             (lambda: mx.nd.unravel_index(mx.nd.array([float("nan")]), shape=shape),
              "not a number")]:
+        with pytest.raises(MXNetError) as err:
+            call()
+        assert msg in str(err.value)
+
+
+def test_split_v2_front_ends_and_errors():
+    x = mx.nd.arange(24).reshape((4, 6))
+    parts = mx.nd.split_v2(x, (2, 2, 5), axis=-1)
+    assert [p.shape for p in parts] == [(4, 2), (4, 0), (4, 3), (4, 1)]
+    np.testing.assert_array_equal(mx.nd.concat(*parts, dim=1).asnumpy(), x.asnumpy())
+    assert isinstance(mx.nd.split_v2(x, 1), mx.nd.NDArray)
+    s = mx.sym.split_v2(mx.sym.var("a"), (1, 3), axis=0)
+    assert s.infer_shape(a=(4, 6))[1] == [(1, 6), (2, 6), (1, 6)]
+    for call, msg in [
+            (lambda: mx.nd.split_v2(x, 4, axis=1), "equal sections"),
+            (lambda: mx.nd.split_v2(x, (3, 1), axis=1), "increasing"),
+            (lambda: mx.nd.split_v2(x, (2, 9), axis=1), "at most 6"),
+            (lambda: mx.nd.split_v2(x, 2, axis=0, squeeze_axis=True), "size 1"),
+            (lambda: mx.nd.split_v2(x, 2, axis=2), "out of range"),
+            (lambda: mx.nd._internal._split_v2(x, indices=(2,)), "begin with 0"),
+            (lambda: mx.nd._internal._split_v2(x, indices=()), "sections > 0"),
+            (lambda: mx.nd.split_v2(x, 2.5), "int or a tuple")]:
         with pytest.raises(MXNetError) as err:
             call()
         assert msg in str(err.value)
