@@ -252,6 +252,8 @@ FORWARD = {
         i, shape=(3, 4))),
     "_unravel_index": Fwd(_ints((2, 3), hi=24), lambda ns, i: ns.unravel_index(
         i, shape=(2, 3, 4))),
+    "_onehot_encode": Fwd(_ints((3,), hi=6), lambda ns, i: ns._internal._onehot_encode(
+        i, ns.zeros((3, 5)))),
 }
 
 # Ops that cannot run through a bound symbol, with the reason.

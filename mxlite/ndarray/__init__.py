@@ -47,5 +47,5 @@ from .dlpack import (from_dlpack, from_numpy, to_dlpack_for_read,  # noqa: E402
 __all__ += ["from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write"]
 from ._cached_op import CachedOp  # noqa: E402
 __all__ += ["CachedOp"]
-from ._extras import histogram, split_v2  # noqa: E402  (MXNet's front ends over registered ops)
-__all__ += ["histogram", "split_v2"]
+from ._extras import histogram, onehot_encode, split_v2, true_divide  # noqa: E402  (MXNet's front ends over registered ops)
+__all__ += ["histogram", "split_v2", "onehot_encode", "true_divide"]

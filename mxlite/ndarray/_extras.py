@@ -1,10 +1,11 @@
 """MXNet 1.9.1's Python front ends in ``mx.nd`` over registered operators whose call differs
-from the operator's own signature: ``histogram`` (over ``_histogram``), ``split_v2`` (over ``_split_v2``)."""
+from the operator's own signature: ``histogram`` (over ``_histogram``), ``split_v2`` (over ``_split_v2``),
+``onehot_encode`` (over ``_onehot_encode``) and ``true_divide`` (``divide``)."""
 from ..base import MXNetError
 from ..ops.registry import REGISTRY
 from .ndarray import NDArray, _call
 
-__all__ = ["histogram", "split_v2"]
+__all__ = ["histogram", "split_v2", "onehot_encode", "true_divide"]
 
 
 def histogram(a, bins=10, range=None):   # noqa: A002 - MXNet's argument name
@@ -54,3 +55,15 @@ def split_v2_params(shape, indices_or_sections, axis, squeeze_axis):
                     squeeze_axis=squeeze_axis, sections=0)
     raise MXNetError(f"split_v2: indices_or_sections must be an int or a tuple of ints, got "
                      f"{type(indices_or_sections).__name__}")
+
+
+def onehot_encode(indices, out):
+    """One-hot rows of ``indices`` written into ``out`` (n, depth), which is returned:
+    MXNet's deprecated front end over ``_onehot_encode`` (use ``one_hot``)."""
+    return _call(REGISTRY["_onehot_encode"], indices, out, out=out)
+
+
+def true_divide(lhs, rhs):
+    """``lhs / rhs`` with broadcasting, arrays or scalars: MXNet's name for ``divide``."""
+    from . import divide
+    return divide(lhs, rhs)

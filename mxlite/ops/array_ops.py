@@ -985,3 +985,89 @@ list (MXNet). The gradient joins the head gradients along the axis.
 >>> [p.shape for p in mx.nd._internal._split_v2(mx.nd.zeros((4, 6)), indices=(), sections=3)]
 [(4, 2), (4, 2), (4, 2)]
 """))
+
+
+# ---- fill_element_0index, _onehot_encode -----------------------------------------------------
+def _fill_element_shape(shapes, attrs):
+    check_num_inputs("fill_element_0index", shapes, 3)
+    lhs, mhs, rhs = (tuple(s) for s in shapes)
+    if len(lhs) != 2 or mhs != (lhs[0],) or rhs != (lhs[0],):
+        raise op_error("fill_element_0index", f"lhs must be 2-d (n, m) with mhs and rhs of "
+                       f"shape (n,); got lhs {lhs}, mhs {mhs}, rhs {rhs}")
+    return [lhs]
+
+
+def _fill_element_type(dtypes, attrs):
+    if dtypes[1] != dtypes[0]:
+        raise op_error("fill_element_0index", f"mhs (the values) must have lhs's dtype "
+                       f"{dtypes[0]}, got {dtypes[1]}")
+    return [dtypes[0]]
+
+
+def _fill_element_compute(rctx, ins, outs, attrs):
+    lhs, mhs, rhs = ins
+    out, xp = outs[0], rctx.xp
+    rows, cols = lhs.shape
+    pos = _index_values("fill_element_0index", xp, rhs, cols, f"rhs (column indices into "
+                        f"{cols} columns)")
+    if xp.may_share_memory(out, mhs):
+        mhs = mhs.copy()
+    if not (xp.data_ptr(out) == xp.data_ptr(lhs)):
+        xp.copyto(out, lhs)
+    if rows:
+        out.reshape(-1)[xp.arange(rows, I64) * cols + pos] = mhs
+
+
+def _fill_element_gradient(F, node, ograds):
+    """Linear in lhs and mhs: lhs gets the head gradient with the filled elements zeroed
+    (fill_element_0index of zeros), mhs the head gradient at them (``pick``); rhs none."""
+    _, mhs, rhs = node.inputs
+    g = ograds[0]
+    return [F.fill_element_0index(g, F.zeros_like(mhs), rhs) if node.wants[0] else None,
+            F.pick(g, rhs, axis=1) if node.wants[1] else None, None]
+
+
+register(OpDef(
+    "fill_element_0index", inputs=("lhs", "mhs", "rhs"),
+    infer_shape=_fill_element_shape, infer_type=_fill_element_type,
+    compute={"cpu": _fill_element_compute}, gradient=_fill_element_gradient, in_place=True,
+    doc="""``lhs`` (n, m) with one element of every row replaced: ``out[i, rhs[i]] =
+mhs[i]``. ``mhs`` has lhs's dtype; the column indices ``rhs`` may be of any dtype (floats
+truncated toward zero) and must lie in ``[0, m)`` (MXNet skipped others silently; mxlite
+raises MXNetError). MXNet registered no gradient; mxlite's is the linear map's (lhs: the
+head gradient with the filled elements zeroed; mhs: the head gradient at them).
+
+>>> mx.nd.fill_element_0index(mx.nd.zeros((2, 3)), mx.nd.array([5, 6]),
+...                           mx.nd.array([2, 0])).asnumpy().tolist()
+[[0.0, 0.0, 5.0], [6.0, 0.0, 0.0]]
+"""))
+
+
+def _onehot_encode_shape(shapes, attrs):
+    check_num_inputs("_onehot_encode", shapes, 2)
+    idx, like = tuple(shapes[0]), tuple(shapes[1])
+    if len(like) != 2 or idx != (like[0],):
+        raise op_error("_onehot_encode", f"rhs must be 2-d (n, depth) and lhs (the indices) of "
+                       f"shape (n,); got lhs {idx}, rhs {like}")
+    return [like]
+
+
+def _onehot_encode_compute(rctx, ins, outs, attrs):
+    out = outs[0]
+    _run(rctx, "one_hot", [ins[0]], [out], depth=out.shape[1], dtype=np.dtype(out.dtype).name)
+
+
+register(OpDef(
+    "_onehot_encode", inputs=("lhs", "rhs"),
+    infer_shape=_onehot_encode_shape, infer_type=lambda dtypes, attrs: [dtypes[1]],
+    compute={"cpu": _onehot_encode_compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+    in_place=True,        # rhs is read for its shape only: out= rhs is MXNet's call
+    doc="""One-hot rows in the shape and dtype of ``rhs`` (n, depth): ``out[i, lhs[i]] = 1``,
+zero elsewhere; an index outside ``[0, depth)`` gives a row of zeros (``one_hot``'s rules).
+The operator behind MXNet's deprecated ``mx.nd.onehot_encode(indices, out)``, which writes
+into ``out`` (MXNet took float32 only; mxlite any dtype). Not differentiable.
+
+>>> out = mx.nd.zeros((3, 4))
+>>> mx.nd.onehot_encode(mx.nd.array([0, 3, 7]), out).asnumpy().tolist()
+[[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]
+"""))

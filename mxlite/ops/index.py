@@ -216,7 +216,7 @@ def _pick_compute(rctx, ins, outs, attrs):
 
 
 register(OpDef(
-    "pick", inputs=("data", "index"),
+    "pick", inputs=("data", "index"), aliases=("choose_element_0index",),
     params=(Param("axis", "axis", -1, "the axis to pick along; None picks from the flattened "
                   "data"),
             Param("keepdims", "bool", False, "keep the picked axis as a dimension of size 1"),
@@ -238,7 +238,8 @@ floats (truncated); out-of-range ones are clipped (default) or wrapped.
 [1.0, 4.0]
 
 Picking along the only axis of a 1-d array gives shape (1,) (MXNet 1.x), as does
-``axis=None`` without keepdims.
+``axis=None`` without keepdims. ``choose_element_0index`` is the same operator (MXNet's
+legacy name).
 """))
 
 

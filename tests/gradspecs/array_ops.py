@@ -29,4 +29,6 @@ SPECS = {
         *nd.split_v2(x * x, (2, 2, 5), axis=1),
         *nd.split_v2(x, 3, axis=0, squeeze_axis=True),
         nd._internal._split_v2(x, indices=(), sections=2, axis=-1)[1]]),
+    "fill_element_0index": Spec([(3, 4), (3,)], lambda nd, x, v: nd.fill_element_0index(
+        x * x, v * v, nd.array([2, 0, 3], dtype="float64")) * x),
 }

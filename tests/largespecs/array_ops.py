@@ -219,3 +219,32 @@ def _split_v2_row(t):
 
 
 ROWS["_split_v2"] = Row(_split_v2_row, "int8")
+
+
+def _fill_element_row(t):
+    N, P32 = t.N, t.P32
+    R = 16                                       # (R, N / R): rows start past 2**31, 2**32
+    C = N // R
+    x, marks = _marked(t, "int8", N)
+    cols = [(r * 5) % C for r in range(R)]
+    cols[(P32 + 3) // C] = (P32 + 3) % C         # overwrite the marker past 2**32
+    cols[R - 1] = C - 1                          # and the last element
+    vals = [100 + r for r in range(R)]
+    out = mx.nd.fill_element_0index(x.reshape((R, C)), mx.nd.array(vals, dtype="int8"),
+                                    _i64(cols))
+    written = dict(marks)
+    written.update({r * C + c: v for r, (c, v) in enumerate(zip(cols, vals))})
+    _check(t, out, lambda p: written.get(p, 0), written, "fill_element_0index")
+
+
+def _onehot_encode_row(t):
+    N = t.N
+    out = mx.nd.empty((1, N), dtype="int8")
+    t.seen(out)
+    got = mx.nd.onehot_encode(_i64([t.P32 + 3]), out)
+    t.shape(got, (1, N), "onehot_encode")
+    _check_sparse(t, got, {t.P32 + 3: 1}, "onehot_encode")
+
+
+ROWS["fill_element_0index"] = Row(_fill_element_row, "int8")
+ROWS["_onehot_encode"] = Row(_onehot_encode_row, "int8")

@@ -268,3 +268,22 @@ def test_split_v2_front_ends_and_errors():
         with pytest.raises(MXNetError) as err:
             call()
         assert msg in str(err.value)
+
+
+def test_fill_element_onehot_encode_true_divide():
+    x = mx.nd.arange(12).reshape((3, 4))
+    assert mx.nd.choose_element_0index.op is mx.nd.pick.op
+    with pytest.raises(MXNetError, match="out of range"):
+        mx.nd.fill_element_0index(x, mx.nd.array([1.0, 2, 3]), mx.nd.array([0, -1, 1]))
+    with pytest.raises(MXNetError, match="dtype"):
+        mx.nd.fill_element_0index(x, mx.nd.array([1, 2, 3], dtype="int32"), mx.nd.array([0, 1, 1]))
+    with pytest.raises(MXNetError, match="2-d"):
+        mx.nd.fill_element_0index(x, mx.nd.array([1.0, 2]), mx.nd.array([0, 1]))
+    y = x.copy()
+    mx.nd.fill_element_0index(y, mx.nd.array([7.0, 8, 9]), mx.nd.array([1, 1, 0]), out=y)
+    assert y.asnumpy()[:, :2].tolist() == [[0, 7], [4, 8], [9, 9]]
+    out = mx.nd.zeros((2, 3), dtype="int8")
+    assert mx.nd.onehot_encode(mx.nd.array([2, 0]), out) is out
+    assert out.asnumpy().tolist() == [[0, 0, 1], [1, 0, 0]]
+    np.testing.assert_array_equal(mx.nd.true_divide(x, mx.nd.array([[1, 2, 4, 8]])).asnumpy(),
+                                  x.asnumpy() / np.array([1, 2, 4, 8]))
