@@ -90,7 +90,8 @@ def test_unknown_shapes_are_filled_right_or_left_unknown(name):
 
 def _sample_attrs(op):
     needs = {"cast": {"dtype": "int32"}, "clip": {"a_min": 0, "a_max": 1},
-             "Activation": {"act_type": "tanh"}}
+             "Activation": {"act_type": "tanh"}, "amp_cast": {"dtype": "float16"},
+             "cast_storage": {"stype": "default"}}
     return op.parse_attrs(needs.get(op.name, {}))
 
 

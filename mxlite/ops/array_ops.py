@@ -1071,3 +1071,128 @@ into ``out`` (MXNet took float32 only; mxlite any dtype). Not differentiable.
 >>> mx.nd.onehot_encode(mx.nd.array([0, 3, 7]), out).asnumpy().tolist()
 [[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]
 """))
+
+
+# ---- cast_storage, amp_cast, amp_multicast ---------------------------------------------------
+def _cast_storage_shape(shapes, attrs):
+    check_num_inputs("cast_storage", shapes, 1)
+    if attrs.stype != "default":
+        raise op_error("cast_storage", f"stype={attrs.stype!r} is sparse storage, which mxlite "
+                       "does not have yet (it comes later); arrays are dense ('default')")
+    return [tuple(shapes[0])]
+
+
+def _copy_into(rctx, ins, outs, attrs):
+    if ins[0] is not outs[0]:
+        rctx.xp.copyto(outs[0], ins[0])
+
+
+register(OpDef(
+    "cast_storage", inputs=("data",),
+    params=(Param("stype", "str", REQUIRED, "the output storage type: 'default' (dense); "
+                  "'csr' and 'row_sparse' are refused (no sparse storage yet)",
+                  choices=("default", "csr", "row_sparse")),),
+    infer_shape=_cast_storage_shape, backward_shape="same", infer_type=same_type,
+    compute={"cpu": _copy_into}, elementwise=True,
+    gradient=lambda F, node, ograds: [F.cast_storage(ograds[0], stype="default")],
+    grad_needs=(),
+    doc="""``data`` in storage type ``stype``. mxlite stores dense arrays only, so
+``stype='default'`` is a copy (recorded; the gradient passes through) and 'csr' or
+'row_sparse' is an MXNetError saying sparse storage is not there yet.
+
+>>> mx.nd.cast_storage(mx.nd.ones((2,)), stype='default').asnumpy().tolist()
+[1.0, 1.0]
+"""))
+
+
+_AMP_FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
+
+
+def _amp_cast_type(dtypes, attrs):
+    return [np.dtype(attrs.dtype) if dtypes[0] in _AMP_FLOATS else dtypes[0]]
+
+
+def _amp_cast_compute(rctx, ins, outs, attrs):
+    rctx.xp.cast_into(outs[0], ins[0])
+
+
+def _cast_back(F, node, ograds):
+    """Each head gradient cast back to its input's dtype (zero where the forward cast took a
+    float to an integer: a piecewise-constant map, as ``cast``)."""
+    grads = []
+    for g, want, din, dout in zip(ograds, node.wants, node.input_dtypes, node.output_dtypes):
+        if not want:
+            grads.append(None)
+            continue
+        if np.dtype(din).kind == "f" and np.dtype(dout).kind in "iub":
+            g = F.zeros_like(g)
+        grads.append(g if np.dtype(din) == np.dtype(dout) else F.cast(g, dtype=din))
+    return grads
+
+
+register(OpDef(
+    "amp_cast", inputs=("data",),
+    params=(Param("dtype", "dtype", REQUIRED, "the dtype float inputs are cast to"),),
+    infer_shape=lambda shapes, attrs: [tuple(shapes[0])], backward_shape="same",
+    infer_type=_amp_cast_type, compute={"cpu": _amp_cast_compute}, elementwise=True,
+    gradient=_cast_back, grad_needs=(),
+    doc="""Automatic mixed precision's cast: a float input (float16, float32, float64) is
+cast to ``dtype``; any other input passes through unchanged (MXNet). The gradient is the
+head gradient cast back to the input's dtype (zero from a float to an integer dtype, as
+``cast``).
+
+>>> mx.nd.amp_cast(mx.nd.array([1.5, 2.5]), dtype='float16').dtype
+<class 'numpy.float16'>
+>>> mx.nd.amp_cast(mx.nd.array([1, 2], dtype='int32'), dtype='float16').dtype
+<class 'numpy.int32'>
+"""))
+
+_F16, _F32 = np.dtype("float16"), np.dtype("float32")
+
+
+def _amp_multicast_types(dtypes, attrs):
+    """float16/float32 inputs all go to the widest of them (float32 if any) or, with
+    cast_narrow, the narrowest (float16 if any); other dtypes pass through (MXNet)."""
+    mixed = [d for d in dtypes if d in (_F16, _F32)]
+    if not mixed:
+        return list(dtypes)
+    target = (_F16 if _F16 in mixed else _F32) if attrs.cast_narrow else (
+        _F32 if _F32 in mixed else _F16)
+    return [target if d in (_F16, _F32) else d for d in dtypes]
+
+
+def _amp_multicast_shape(shapes, attrs):
+    if attrs.num_outputs is not None and attrs.num_outputs != len(shapes):
+        raise op_error("amp_multicast", f"num_outputs={attrs.num_outputs} but "
+                       f"{len(shapes)} inputs were given (one output per input)")
+    if not shapes:
+        raise op_error("amp_multicast", "needs at least one input")
+    return [tuple(s) for s in shapes]
+
+
+def _amp_multicast_compute(rctx, ins, outs, attrs):
+    for x, out in zip(ins, outs):
+        if x is not out:
+            rctx.xp.cast_into(out, x)
+
+
+register(OpDef(
+    "amp_multicast", inputs=("data",), variadic=True, key_var_num_args="num_outputs",
+    params=(Param("num_outputs", "int", None, "number of inputs (and outputs); default: the "
+                  "number given"),
+            Param("cast_narrow", "bool", False, "cast to the narrowest type instead")),
+    infer_shape=_amp_multicast_shape, infer_type=_amp_multicast_types,
+    compute={"cpu": _amp_multicast_compute},
+    num_outputs=lambda attrs: attrs.get("num_outputs") or 1,
+    gradient=_cast_back, grad_needs=(),
+    doc="""Automatic mixed precision's multi-cast: the float16 and float32 inputs are all cast
+to the widest of their dtypes (float32 if any input is float32), or with ``cast_narrow`` to
+the narrowest (float16 if any is float16); inputs of other dtypes (float64, integers) pass
+through unchanged, as in MXNet. One output per input; the gradients are the head gradients
+cast back to the inputs' dtypes.
+
+>>> a, b = mx.nd.amp_multicast(mx.nd.ones((2,)), mx.nd.ones((2,), dtype='float16'),
+...                            num_outputs=2)
+>>> a.dtype, b.dtype
+(<class 'numpy.float32'>, <class 'numpy.float32'>)
+"""))

@@ -31,4 +31,9 @@ SPECS = {
         nd._internal._split_v2(x, indices=(), sections=2, axis=-1)[1]]),
     "fill_element_0index": Spec([(3, 4), (3,)], lambda nd, x, v: nd.fill_element_0index(
         x * x, v * v, nd.array([2, 0, 3], dtype="float64")) * x),
+    "cast_storage": Spec([(3, 4)], lambda nd, x: nd.cast_storage(x * x, stype="default") * x),
+    # float64 passes amp's casts unchanged; float32 rounding would hide in finite differences
+    "amp_cast": Spec([(3, 4)], lambda nd, x: nd.amp_cast(x * x, dtype="float64") * x),
+    "amp_multicast": Spec([(3, 4), (3, 4)], lambda nd, x, y: [
+        a * b for a, b in zip(nd.amp_multicast(x * y, y, num_outputs=2), [x, x])]),
 }

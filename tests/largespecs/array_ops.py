@@ -4,9 +4,11 @@ past 2**32 elements of int8, with int64 indices above 2**32 (exact, unlike float
 op takes n-d indices; the checks are index.py's: the head, around 2**31 and 2**32, the tail,
 every position touched and that position shifted by 2**32 (where a wrapped 32-bit index
 would land)."""
+import numpy as np
+
 import mxlite as mx
 
-from . import Row
+from . import Row, elementwise
 from .index import _check, _check_gather, _check_sparse, _i64, _marked, _scatter_sums, \
     _shape_only
 
@@ -248,3 +250,21 @@ def _onehot_encode_row(t):
 
 ROWS["fill_element_0index"] = Row(_fill_element_row, "int8")
 ROWS["_onehot_encode"] = Row(_onehot_encode_row, "int8")
+
+
+def _amp_multicast_row(t):
+    x = t.big("int8")
+    pos = t.positions(t.N)
+    before = t.small(x, pos)
+    a, b = mx.nd.amp_multicast(x, mx.nd.ones((2,), dtype="float16"), num_outputs=2)
+    t.shape(a, (t.N,), "amp_multicast")
+    t.equal(t.values(a, pos), before, "amp_multicast passes int8 through")
+    t.equal(b, np.ones(2, np.float16), "amp_multicast's float16 input")
+
+
+ROWS.update({
+    "cast_storage": elementwise(lambda x, out=None: mx.nd.cast_storage(x, stype="default",
+                                                                        out=out)),
+    "amp_cast": elementwise(lambda x, out=None: mx.nd.amp_cast(x, dtype="float16", out=out)),
+    "amp_multicast": Row(_amp_multicast_row, "int8"),
+})

@@ -287,3 +287,45 @@ def test_fill_element_onehot_encode_true_divide():
     assert out.asnumpy().tolist() == [[0, 0, 1], [1, 0, 0]]
     np.testing.assert_array_equal(mx.nd.true_divide(x, mx.nd.array([[1, 2, 4, 8]])).asnumpy(),
                                   x.asnumpy() / np.array([1, 2, 4, 8]))
+
+
+@pytest.mark.parametrize("dtypes, narrow, want", [   # MXNet 1.9.1's type inference
+    (["float32", "float16"], False, ["float32", "float32"]),
+    (["float32", "float16", "float64"], False, ["float32", "float32", "float64"]),
+    (["float32", "float16", "float64"], True, ["float16", "float16", "float64"]),
+    (["float32", "int32"], False, ["float32", "int32"]),
+    (["int32", "int64"], False, ["int32", "int64"]),
+    (["float16", "float16"], False, ["float16", "float16"])])
+def test_amp_multicast_types_and_casts(dtypes, narrow, want):
+    xs = [mx.nd.array([1.5, -2.25], dtype=d) for d in dtypes]
+    outs = mx.nd.amp_multicast(*xs, num_outputs=len(xs), cast_narrow=narrow)
+    assert [o.dtype for o in outs] == [np.dtype(w) for w in want]
+    for x, o in zip(xs, outs):
+        np.testing.assert_array_equal(o.asnumpy(), x.asnumpy().astype(o.dtype))
+    s = mx.sym.amp_multicast(*[mx.sym.var(f"x{i}") for i in range(len(xs))],
+                             num_outputs=len(xs), cast_narrow=narrow)
+    assert s.infer_type(**{f"x{i}": d for i, d in enumerate(dtypes)})[1] == [
+        np.dtype(w) for w in want]
+
+
+def test_amp_cast_cast_storage_gradients_and_errors():
+    x = mx.nd.array([1.5, 2.5])
+    h = mx.nd.array([1, 2], dtype="float16")
+    x.attach_grad()
+    h.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.amp_cast(x, dtype="float16")
+        a, b = mx.nd.amp_multicast(x, h, num_outputs=2)
+        z = mx.nd.cast_storage(x, stype="default")
+        loss = y.astype("float32").sum() * 2 + (a * 3 + b.astype("float32") * 5).sum() + z.sum()
+    loss.backward()
+    assert x.grad.asnumpy().tolist() == [6.0, 6.0] and h.grad.dtype == np.float16
+    assert h.grad.asnumpy().tolist() == [5.0, 5.0]
+    for call, msg in [
+            (lambda: mx.nd.cast_storage(x, stype="csr"), "sparse storage"),
+            (lambda: mx.nd.cast_storage(x, stype="dense"), "stype"),
+            (lambda: mx.nd.amp_multicast(x, x, num_outputs=3), "num_outputs=3"),
+            (lambda: mx.nd.amp_cast(x), "dtype")]:
+        with pytest.raises(MXNetError) as err:
+            call()
+        assert msg in str(err.value)
