@@ -1196,3 +1196,50 @@ cast back to the inputs' dtypes.
 >>> a.dtype, b.dtype
 (<class 'numpy.float32'>, <class 'numpy.float32'>)
 """))
+
+
+# ---- reset_arrays ----------------------------------------------------------------------------
+class _MutateAll(OpDef):
+    """A variadic record whose kernel writes every input in place (MXNet's FMutateInputs
+    listing all of them)."""
+
+    __slots__ = ()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # non-empty after the declaration check (a variadic record may not name inputs):
+        # invoke then bumps the version of every input mutated_indices gives
+        self.mutate_inputs = self.inputs
+
+    def mutated_indices(self, attrs):
+        return tuple(range(len(self.list_inputs(attrs))))
+
+
+def _reset_shape(shapes, attrs):
+    if attrs.num_arrays is not None and attrs.num_arrays != len(shapes):
+        raise op_error("reset_arrays", f"num_arrays={attrs.num_arrays} but {len(shapes)} "
+                       "arrays were given")
+    return []
+
+
+def _reset_compute(rctx, ins, outs, attrs):
+    for x in ins:
+        rctx.xp.fill_zero(x)
+
+
+register(_MutateAll(
+    "reset_arrays", inputs=("data",), variadic=True, key_var_num_args="num_arrays",
+    params=(Param("num_arrays", "int", None, "number of arrays (default: the number given)"),),
+    infer_shape=_reset_shape, infer_type=lambda dtypes, attrs: [],
+    compute={"cpu": _reset_compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+    num_outputs=0,
+    doc="""Set every element of every input array to zero, in place (the arrays' version
+counters advance, so a gradient that saved one of them raises). No outputs: ``mx.nd`` returns
+an empty list, as MXNet. Arrays of any dtype (MXNet took float dtypes only).
+
+>>> a, b = mx.nd.ones((2,)), mx.nd.ones((3,), dtype='int32')
+>>> mx.nd.reset_arrays(a, b, num_arrays=2)
+[]
+>>> a.asnumpy().tolist(), b.asnumpy().tolist()
+([0.0, 0.0], [0, 0, 0])
+"""))

@@ -268,3 +268,14 @@ ROWS.update({
     "amp_cast": elementwise(lambda x, out=None: mx.nd.amp_cast(x, dtype="float16", out=out)),
     "amp_multicast": Row(_amp_multicast_row, "int8"),
 })
+
+
+def _reset_arrays_row(t):
+    x = t.big("int8")
+    y = mx.nd.ones((3,), dtype="float16")
+    t.check(mx.nd.reset_arrays(x, y, num_arrays=2) == [], "reset_arrays returns []")
+    _check_sparse(t, x, {}, "reset_arrays")
+    t.equal(y, np.zeros(3, np.float16), "reset_arrays, the small array")
+
+
+ROWS["reset_arrays"] = Row(_reset_arrays_row, "int8")

@@ -329,3 +329,22 @@ def test_amp_cast_cast_storage_gradients_and_errors():
         with pytest.raises(MXNetError) as err:
             call()
         assert msg in str(err.value)
+
+
+def test_reset_arrays_zeroes_in_place_and_bumps_versions():
+    a = mx.nd.ones((2, 3))
+    b = mx.nd.ones((4,), dtype="int32")
+    view = a[1]
+    assert mx.nd.reset_arrays(a, b, num_arrays=2) == []
+    assert a.asnumpy().sum() == 0 and b.asnumpy().sum() == 0 and view.asnumpy().sum() == 0
+    assert mx.nd.reset_arrays(mx.nd.ones((1,))) == []
+    with pytest.raises(MXNetError, match="num_arrays=3"):
+        mx.nd.reset_arrays(a, b, num_arrays=3)
+    x = mx.nd.ones((3,))
+    x.attach_grad()
+    w = mx.nd.array([1.0, 2.0, 3.0])
+    with mx.autograd.record():
+        y = x * w                   # saves w for x's gradient
+    mx.nd.reset_arrays(w)
+    with pytest.raises(MXNetError):
+        y.backward()
