@@ -955,10 +955,14 @@ def _split_v2_compute(rctx, ins, outs, attrs):
 def _split_v2_gradient(F, node, ograds):
     """dx = the head gradients joined along the axis (``concat``; each re-expanded first when
     squeeze_axis removed it). Outputs without a gradient arrive as zeros."""
-    axis, _ = _split_v2_parts(node.input_shapes[0], node.attrs)
+    axis, parts = _split_v2_parts(node.input_shapes[0], node.attrs)
     grads = list(ograds)
     if node.attrs.squeeze_axis:
         grads = [F.expand_dims(g, axis=axis) for g in grads]
+    # empty parts add nothing (and a 0 in a shape reads as unknown to symbolic inference)
+    grads = [g for g, (start, end) in zip(grads, parts) if end > start]
+    if not grads:
+        return [F.zeros(shape=node.input_shapes[0], dtype=node.input_dtypes[0])]
     return [grads[0] if len(grads) == 1 else F.concat(*grads, dim=axis)]
 
 
