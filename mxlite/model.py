@@ -38,8 +38,9 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_ca
     ``prefix-%04d.params`` (``epoch``), keyed ``arg:<name>`` / ``aux:<name>``, as MXNet's
     ``mx.model.save_checkpoint``; MXNet 1.x loads the files.
 
-    ``remove_amp_cast`` is accepted for MXNet compatibility and has no effect: mxlite has no
-    ``amp_cast``/``amp_multicast`` operators, so a graph never holds any to remove.
+    ``remove_amp_cast`` is accepted for MXNet compatibility but removes nothing yet: mxlite's
+    AMP inserts no casts, and ``amp_cast``/``amp_multicast`` nodes a user wrote are kept
+    (MXNet removed them).
     """
     save_dict = _cpu_copies("arg", arg_params)
     save_dict.update(_cpu_copies("aux", aux_params))

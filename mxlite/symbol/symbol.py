@@ -366,8 +366,9 @@ class Symbol:
     # ---- MXNet's JSON ------------------------------------------------------------------------
     def tojson(self, remove_amp_cast=True):
         """The graph as MXNet 1.x's JSON text (``mx.sym.load_json`` and MXNet read it).
-        ``remove_amp_cast`` is accepted for MXNet compatibility (mxlite inserts no AMP
-        casts)."""
+        ``remove_amp_cast`` is accepted for MXNet compatibility but removes nothing yet:
+        mxlite's AMP inserts no casts, and ``amp_cast``/``amp_multicast`` nodes a user
+        wrote stay in the text (MXNet removed them)."""
         return _json.tojson(self)
 
     def save(self, fname, remove_amp_cast=True):
