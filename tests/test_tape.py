@@ -307,6 +307,7 @@ METHODS = {
     "astype": lambda x: x.astype("float64", copy=True) * x.astype("float64", copy=False),
     "copy": lambda x: x.copy() * x,
     "tostype": lambda x: x.tostype("default") * x,
+    "split_v2": lambda x: x.split_v2(2, axis=1)[0] * x.split_v2((1, 3), axis=1)[1],
     "copyto": lambda x: x.copyto(mx.cpu()) * x,
     "as_in_context": lambda x: x.as_in_context(mx.cpu()) * x,
     "reshape": lambda x: x.reshape((4, 3)) * x.reshape(4, -1),

@@ -67,3 +67,7 @@ def true_divide(lhs, rhs):
     """``lhs / rhs`` with broadcasting, arrays or scalars: MXNet's name for ``divide``."""
     from . import divide
     return divide(lhs, rhs)
+
+
+# MXNet's fluent method: x.split_v2(2, axis=1) (the same front end, on the tape through _split_v2)
+NDArray.split_v2 = split_v2

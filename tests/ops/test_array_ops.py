@@ -348,3 +348,15 @@ def test_reset_arrays_zeroes_in_place_and_bumps_versions():
     mx.nd.reset_arrays(w)
     with pytest.raises(MXNetError):
         y.backward()
+
+
+def test_split_v2_is_a_fluent_method_on_the_tape():
+    """x.split_v2(...) is nd.split_v2(x, ...), recorded (MXNet's fluent method)."""
+    x = mx.nd.array(np.arange(12.0).reshape(3, 4))
+    x.attach_grad()
+    with mx.autograd.record():
+        a, b = x.split_v2(2, axis=1)
+        loss = (a * 2 + b * 3).sum()
+    loss.backward()
+    np.testing.assert_array_equal(a.asnumpy(), np.arange(12.0).reshape(3, 4)[:, :2])
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.tile([2.0, 2.0, 3.0, 3.0], (3, 1)))
