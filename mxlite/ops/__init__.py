@@ -22,3 +22,13 @@ from . import transfer  # noqa: F401
 from . import custom  # noqa: F401
 from . import layers  # noqa: F401
 from . import array_ops  # noqa: F401
+from . import roi  # noqa: F401
+from . import la_factor  # noqa: F401
+from . import image  # noqa: F401
+from . import rnn  # noqa: F401
+from . import sampling  # noqa: F401
+from . import detection  # noqa: F401
+from . import ctc  # noqa: F401
+from . import spatial  # noqa: F401
+from . import contrib_math  # noqa: F401
+from . import legacy  # noqa: F401

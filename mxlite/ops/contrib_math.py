@@ -1,0 +1,1 @@
+"""contrib operators on plain arrays: allclose, quadratic, div_sqrt_dim, boolean_mask, index_copy, index_array, arange_like, fft/ifft, count_sketch, interleaved_matmul_*, hawkesll, gradientmultiplier, round_ste/sign_ste."""

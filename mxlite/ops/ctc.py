@@ -1,0 +1,1 @@
+"""Connectionist temporal classification: CTCLoss / ctc_loss."""

@@ -1,0 +1,1 @@
+"""More of mx.nd.linalg: gelqf, syevd, extracttrian, maketrian."""

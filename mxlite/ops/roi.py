@@ -1,0 +1,1 @@
+"""Region-of-interest and deformable operators: ROIAlign, RROIAlign, PSROIPooling, DeformablePSROIPooling, DeformableConvolution, ModulatedDeformableConvolution."""

@@ -1,0 +1,1 @@
+"""Per-element samplers (sample_*, distribution parameters as arrays) and the densities random_pdf_*."""
