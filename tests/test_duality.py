@@ -130,8 +130,13 @@ def _unary(name):
     return Fwd(_u((3, 4), lo=-3, hi=3), lambda ns, x: getattr(ns, name)(x))
 
 
-def _binary(name):
-    return Fwd(_ints((3, 4), (1, 4)), lambda ns, a, b: getattr(ns, name)(a, b))
+def _binary(name, rshape=(1, 4)):
+    """A row for ``ns.<name>(a, b)`` on small ints; ``name`` may be dotted."""
+    def call(ns, a, b):
+        for part in name.split("."):
+            ns = getattr(ns, part)
+        return ns(a, b)
+    return Fwd(_ints((3, 4), rshape), call)
 
 
 def _rand(name, **kw):
@@ -153,6 +158,9 @@ FORWARD = {
         "broadcast_equal", "broadcast_not_equal", "broadcast_greater", "broadcast_greater_equal",
         "broadcast_lesser", "broadcast_lesser_equal", "broadcast_logical_and",
         "broadcast_logical_or", "broadcast_logical_xor")},
+    **{f"_{n}": _binary(f"_internal._{n}", rshape=(3, 4)) for n in (
+        "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
+        "logical_and", "logical_or", "logical_xor")},
     **{n: _unary(n) for n in ("ceil", "fix", "floor", "rint", "round", "trunc", "sign",
                               "logical_not", "ones_like", "zeros_like")},
     **{f"_contrib_{n}": Fwd(_special, lambda ns, x, n=n: getattr(ns.contrib, n)(x))

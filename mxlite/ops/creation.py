@@ -77,6 +77,8 @@ def _fill_compute(name):
 for _name in ("zeros", "ones", "full"):
     register(OpDef(
         _name, inputs=(), infer_shape=_fill_shape(_name), infer_type=_dtype_param,
+        # MXNet's internal names (what its Python mx.nd.zeros called)
+        aliases=(f"_{_name}",) + (("_zeros_without_dtype",) if _name == "zeros" else ()),
         params=(Param("shape", "shape", doc="output shape"),)
         + ((Param("val", "number", doc="fill value: an int or a float, exact in dtype"),)
            if _name == "full" else ())
@@ -157,7 +159,8 @@ def _arange_compute(rctx, ins, outs, attrs):
 
 
 register(OpDef(
-    "arange", inputs=(), infer_shape=_arange_shape, infer_type=_dtype_param,
+    "arange", aliases=("_arange",), inputs=(), infer_shape=_arange_shape,
+    infer_type=_dtype_param,
     params=(Param("start", "number", doc="start of the interval (the stop when stop is None)"),
             Param("stop", "number", None, "end of the interval, exclusive"),
             Param("step", "number", 1, "spacing between values"),

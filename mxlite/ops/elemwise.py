@@ -208,11 +208,11 @@ def _broadcast_shape(name):
     return infer_shape
 
 
-def _same_shape_binary(name):
+def _same_shape_binary(name, kname):
     def infer_shape(shapes, attrs):
         if shapes[0] != shapes[1]:
             raise op_error(name, f"lhs and rhs must have the same shape, got {shapes[0]} and "
-                           f"{shapes[1]}; use broadcast_{name.split('_')[1]} to broadcast")
+                           f"{shapes[1]}; use broadcast_{kname} to broadcast")
         return [shapes[0]]
     return infer_shape
 
@@ -245,17 +245,33 @@ def _register_binary():
                                                          _k.BINARY_IDS[kname]),
             doc=f"Element-wise {BINARY_DOCS[kname]}, with NumPy broadcasting."
                 + ("" if kname in LOGICAL_OPS else BOOL_NOTE)))
-    for kname, aliases in (("add", ("_plus", "_add")), ("sub", ("_minus", "_sub")),
-                           ("mul", ("_mul",)), ("div", ("_div",))):
-        name = f"elemwise_{kname}"
+    for kname in BINARY:
+        name, aliases = same_shape_binary_name(kname)
         register(OpDef(
-            name, inputs=("lhs", "rhs"), aliases=aliases, infer_shape=_same_shape_binary(name),
+            name, inputs=("lhs", "rhs"), aliases=aliases, infer_shape=_same_shape_binary(name, kname),
             backward_shape="same",
             infer_type=_binary_type(name, kname), compute={"cpu": _binary_compute(kname)},
-            gradient=_binary_gradient(kname), elementwise=True, float_rule="same",
+            gradient=NON_DIFFERENTIABLE if kname in COMPARISONS else _binary_gradient(kname),
+            elementwise=True, float_rule="same",
             cpu_kernel=CpuKernel("binary", _k.binary, _k.BINARY_IDS[kname]),
             doc=f"Element-wise {BINARY_DOCS[kname]}; both inputs must have the same shape."
-                + BOOL_NOTE))
+                + ("" if kname in LOGICAL_OPS else BOOL_NOTE)))
+
+
+# MXNet's names of the same-shape binary ops: elemwise_* for the four arithmetic ones, _<kernel>
+# for the rest, each also under its legacy CamelCase name (_Plus, _Greater_Equal, ...)
+# (_grad_add is the name MXNet's gradient aggregation used; _scatter_elemwise_div its
+# sparse-storage form, the same values on dense arrays)
+_SAME_SHAPE_ALIASES = {"add": ("_plus", "_add", "_Plus", "_grad_add"),
+                       "sub": ("_minus", "_sub", "_Minus"), "mul": ("_mul", "_Mul"),
+                       "div": ("_div", "_Div", "_scatter_elemwise_div")}
+
+
+def same_shape_binary_name(kname):
+    """(name, aliases) of the same-shape binary op over kernel ``kname``."""
+    if kname in _SAME_SHAPE_ALIASES:
+        return f"elemwise_{kname}", _SAME_SHAPE_ALIASES[kname]
+    return f"_{kname}", ("_" + "_".join(w.capitalize() for w in kname.split("_")),)
 
 
 # ---- add_n: the sum of any number of same-shape arrays ----------------------------------------
@@ -534,13 +550,27 @@ def _scalar_doc_kind(kname):
     return "minmax" if kname in ("maximum", "minimum") else "arith"
 
 
+# MXNet's sparse-storage forms of two scalar ops: the same values on dense arrays
+_SCALAR_SPARSE_ALIASES = {"_plus_scalar": ("_scatter_plus_scalar",),
+                          "_minus_scalar": ("_scatter_minus_scalar",)}
+
+
+def legacy_scalar_name(kname, reverse):
+    """MXNet's legacy CamelCase name of a scalar op: ``_PlusScalar``, ``_RMinusScalar``,
+    ``_GreaterEqualScalar``."""
+    camel = "".join(w.capitalize() for w in
+                    {"add": "plus", "sub": "minus", "mul": "mul"}.get(kname, kname).split("_"))
+    return f"_{'R' if reverse else ''}{camel}Scalar"
+
+
 def _register_scalar():
     for name, (kname, reverse) in SCALAR_OPS.items():
         operands = "(scalar, x)" if reverse else "(x, scalar)"
         float_note = (" Integer arrays give float32." if kname in _FLOAT_RESULT
                       else " " + _SCALAR_DOC[_scalar_doc_kind(kname)])
         register(OpDef(
-            name, inputs=("data",),
+            name, inputs=("data",), aliases=(legacy_scalar_name(kname, reverse),)
+            + _SCALAR_SPARSE_ALIASES.get(name, ()),
             params=(Param("scalar", "number", 1.0, "the scalar operand: a number (an int is kept "
                           "exact)"),),
             infer_shape=same_shape, backward_shape="same", infer_type=_scalar_type(name, kname),

@@ -22,7 +22,13 @@ def _unary(name):
 
 
 def _binary(name, domains=((-1.0, 1.0),), shapes=((3, 4), (1, 4))):
-    return Spec(list(shapes), lambda nd, a, b: getattr(nd, name)(a, b), list(domains))
+    """A row for ``nd.<name>(a, b)``; ``name`` may be dotted (``_internal._mod``)."""
+    def call(nd, a, b):
+        fn = nd
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        return fn(a, b)
+    return Spec(list(shapes), call, list(domains))
 
 
 def _scalar(name, scalar, domain=(-1.0, 1.0)):
@@ -45,6 +51,12 @@ SPECS.update({
     "elemwise_sub": _binary("elemwise_sub", shapes=(S, S)),
     "elemwise_mul": _binary("elemwise_mul", shapes=(S, S)),
     "elemwise_div": _binary("elemwise_div", [(-1.0, 1.0), POS], shapes=(S, S)),
+    # MXNet's same-shape forms of the other binary kernels (_mod, _power, ...)
+    "_mod": _binary("_internal._mod", [(2.1, 2.9), (1.1, 1.9)], shapes=(S, S)),
+    "_power": _binary("_internal._power", [POS, (-1.0, 1.0)], shapes=(S, S)),
+    "_maximum": _binary("_internal._maximum", shapes=(S, S)),
+    "_minimum": _binary("_internal._minimum", shapes=(S, S)),
+    "_hypot": _binary("_internal._hypot", [POS], shapes=(S, S)),
     # squared: add_n is linear, so without it every order past the first would be zero
     "add_n": Spec([S, S, S], lambda nd, a, b, c: nd.square(nd.add_n(a, b, c))),
     "_plus_scalar": _scalar("_plus_scalar", 2.5),

@@ -180,6 +180,11 @@ def _broadcast(name, layout, **kw):
     return _binary(getattr(mx.nd, name), layout, **kw)
 
 
+def _same(name, **kw):
+    """A same-shape binary op of ``mx.nd._internal`` (``_mod``, ``_greater``, ...)."""
+    return _binary(getattr(mx.nd._internal, name), "same", **kw)
+
+
 def _scalar(name, scalar, **kw):
     return _binary(getattr(mx.nd._internal, name), None, scalar=scalar, **kw)
 
@@ -266,6 +271,16 @@ ROWS = {
                             fill=-1),
     "elemwise_div": _binary(mx.nd.elemwise_div, "same", rhs=(-2, 4, -1, 8), rfill=3,
                             values=(-128, 99, 100, 127), fill=7),
+    # MXNet's same-shape forms of the other kernels: a second big operand, as elemwise_sub
+    "_mod": _same("_mod", rhs=_NONZERO, rfill=5, values=(-7, 9, -128, 13), fill=5),
+    "_power": _same("_power", rhs=(0, 1, 2, 3, -1, 7), values=(3, -1, 2, -5), fill=1),
+    "_maximum": _same("_maximum", rhs=_COMPARE, rfill=-4, values=(-3, 5, -7, 9)),
+    "_minimum": _same("_minimum", rhs=_COMPARE, values=(-3, 5, -7, 9)),
+    "_hypot": _same("_hypot", dtype="float32", rhs=(4.0, -12.0, 0.5, 3e-3),
+                    values=(3, 5, -7.5, 1e30), size="2**31", reason=F32_REASON),
+    **{f"_{n}": _same(f"_{n}", rhs=_COMPARE) for n in (
+        "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal")},
+    **{f"_{n}": _same(f"_{n}", **_BOOL) for n in ("logical_and", "logical_or", "logical_xor")},
     "_plus_scalar": _scalar("_plus_scalar", 100),
     "_minus_scalar": _scalar("_minus_scalar", 3),
     "_rminus_scalar": _scalar("_rminus_scalar", -7),

@@ -16,7 +16,7 @@ import numpy as np
 from ...base import op_error
 from ..._core.kernel_table import BINARY as _BINARY_TABLE, UNARY as _UNARY_TABLE
 from ...ops.elemwise import (SCALAR_OPS, as_dtype, _F32_MAX, _as_float, _in_range, int_scalar,
-                             scalar_value, sum_compute)
+                             same_shape_binary_name, scalar_value, sum_compute)
 from ..casts import BY_CHAR, fill
 from ..layout import layout
 from . import attach
@@ -183,8 +183,9 @@ def _attach_all():
         attach(name, _unary_compute(name))
     for kname in _BINARY_TABLE:
         attach(f"broadcast_{kname}", _binary_compute(f"broadcast_{kname}", kname))
-    for kname in ("add", "sub", "mul", "div"):
-        attach(f"elemwise_{kname}", _binary_compute(f"elemwise_{kname}", kname))
+    for kname in _BINARY_TABLE:
+        name, _ = same_shape_binary_name(kname)
+        attach(name, _binary_compute(name, kname))
     for name, (kname, reverse) in SCALAR_OPS.items():
         attach(name, _scalar_compute(name, kname, reverse))
     attach("_polygamma", _polygamma_compute())
