@@ -49,8 +49,18 @@ def _batchnorm_one_mode(nd, x, gamma, beta):
     return [y * x, m * m, r, nd.transpose(fixed, axes=(0, 2, 1)) * x, glob * x]
 
 
+def _batchnorm_relu_one_mode(nd, x, gamma, beta):
+    """BatchNormWithReLU's table row sets the mode inside too: its training calls only."""
+    y, m, r = nd.contrib.BatchNormWithReLU(x * x, gamma, beta, *_moving(nd, 0.0, 1.0),
+                                           fix_gamma=False, output_mean_var=True, eps=1e-2)
+    return [y * x, m * m, r]
+
+
 # Rows of the gradient table whose call a graph cannot express, replaced here (same op).
 OVERRIDE = {
+    "_contrib_BatchNormWithReLU": Spec(SPECS["_contrib_BatchNormWithReLU"].shapes,
+                                       _batchnorm_relu_one_mode,
+                                       SPECS["_contrib_BatchNormWithReLU"].domains),
     "BatchNorm": Spec(SPECS["BatchNorm"].shapes, _batchnorm_one_mode,
                       SPECS["BatchNorm"].domains),
     # the table's row seeds inside the call (at graph-building time for a symbol); the

@@ -27,7 +27,7 @@ from .._core import random as _rk
 from ..base import op_error
 from .common import check_num_inputs, kernels
 from .index import _positions
-from .registry import REQUIRED, OpDef, Param, register
+from .registry import REQUIRED, OpDef, Param, get_op, register
 from .reduce import reduced_axes
 from .shape_utils import check_shape, normalize_axes, normalize_axis, size_of
 
@@ -323,25 +323,32 @@ def _bn_grad(F, node, ograds):
     return [dx, dgamma, dbeta, None, None]
 
 
-register(OpDef(
-    "BatchNorm", inputs=_BN_INPUTS,
-    params=(Param("eps", "float", 1e-3, "added to the variance before the square root"),
-            Param("momentum", "float", 0.9, "weight of the old value in the moving averages"),
-            Param("fix_gamma", "bool", True, "treat gamma as 1 (gamma gets a zero gradient)"),
-            Param("use_global_stats", "bool", False,
-                  "normalise with the moving statistics also in training"),
-            Param("output_mean_var", "bool", False, "also return the mean and inverse std"),
-            Param("axis", "int", 1, "the channel axis"),
-            Param("cudnn_off", "bool", False, "accepted for compatibility; no effect"),
-            Param("min_calib_range", "float", None, "accepted for compatibility (quantisation)"),
-            Param("max_calib_range", "float", None, "accepted for compatibility (quantisation)")),
-    infer_shape=_bn_shape, infer_type=_bn_type, compute={"cpu": _bn_compute},
-    gradient=_bn_grad, grad_needs=("outputs",), num_outputs=6, output_names=_BN_OUTPUTS,
-    in_place=True,
-    num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
-    aux_inputs=("moving_mean", "moving_var"), mutate_inputs=("moving_mean", "moving_var"),
-    backward_shape=_axis_backward_shape,
-    doc="""Batch normalisation over every axis but ``axis`` (the channels).
+_BN_PARAMS = (
+    Param("eps", "float", 1e-3, "added to the variance before the square root"),
+    Param("momentum", "float", 0.9, "weight of the old value in the moving averages"),
+    Param("fix_gamma", "bool", True, "treat gamma as 1 (gamma gets a zero gradient)"),
+    Param("use_global_stats", "bool", False,
+          "normalise with the moving statistics also in training"),
+    Param("output_mean_var", "bool", False, "also return the mean and inverse std"),
+    Param("axis", "int", 1, "the channel axis"),
+    Param("cudnn_off", "bool", False, "accepted for compatibility; no effect"),
+    Param("min_calib_range", "float", None, "accepted for compatibility (quantisation)"),
+    Param("max_calib_range", "float", None, "accepted for compatibility (quantisation)"))
+
+
+def _bn_record(name, compute, gradient, doc):
+    """A BatchNorm-shaped record: BatchNorm's inputs, parameters, outputs and inference."""
+    return OpDef(
+        name, inputs=_BN_INPUTS, params=_BN_PARAMS,
+        infer_shape=_bn_shape, infer_type=_bn_type, compute={"cpu": compute},
+        gradient=gradient, grad_needs=("outputs",), num_outputs=6, output_names=_BN_OUTPUTS,
+        in_place=True,
+        num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
+        aux_inputs=("moving_mean", "moving_var"), mutate_inputs=("moving_mean", "moving_var"),
+        backward_shape=_axis_backward_shape, doc=doc)
+
+
+register(_bn_record("BatchNorm", _bn_compute, _bn_grad, """Batch normalisation over every axis but ``axis`` (the channels).
 
 ``y = (x - mean) / sqrt(var + eps) * gamma + beta`` per channel. In training mode
 (``autograd.record()`` or ``train_mode()``) and without ``use_global_stats`` the batch mean
@@ -378,6 +385,36 @@ statistics must share one dtype, float32 or float64 (MXNet also took float16 dat
 [1.0, 10.9]
 >>> mx.nd.BatchNorm(x, gamma, beta, mm, mv).shape   # inference: the moving statistics
 (2, 2)
+"""))
+
+
+# ---- BatchNormWithReLU: relu(BatchNorm(...)) in one call ---------------------------------------
+def _bn_relu_compute(rctx, ins, outs, attrs):
+    get_op("BatchNorm").compute[rctx.kernels](rctx, ins, outs, attrs)
+    relu = get_op("relu")
+    relu.compute[rctx.kernels](rctx, [outs[0]], [outs[0]], relu.parse_attrs({}))
+
+
+def _bn_relu_grad(F, node, ograds):
+    """y = relu(b), b = BatchNorm(...): BatchNorm's gradient of gy * (y > 0) (the mask is
+    constant almost everywhere, so every higher order is BatchNorm's too)."""
+    gy = ograds[0] * F._internal._greater_scalar(node.outputs[0], scalar=0)
+    return _bn_grad(F, node, [gy] + list(ograds[1:]))
+
+
+register(_bn_record("_contrib_BatchNormWithReLU", _bn_relu_compute, _bn_relu_grad, """\
+``relu(BatchNorm(data, gamma, beta, moving_mean, moving_var, ...))`` in one call: BatchNorm's
+inputs, parameters, moving-statistics updates and outputs (the mean and inverse std with
+``output_mean_var``), with the ReLU applied to the output.
+
+MXNet 1.9.1 ran it only through its oneDNN backend, on 4-d data; here it takes any data
+BatchNorm takes, on every device.
+
+>>> x = mx.nd.array([[1.0, 10.0], [3.0, 30.0]])
+>>> y = mx.nd.contrib.BatchNormWithReLU(x, mx.nd.ones(2), mx.nd.zeros(2), mx.nd.zeros(2),
+...                                     mx.nd.ones(2), eps=1e-8)
+>>> y.asnumpy().tolist()     # inference: (x - 0) / 1, then the ReLU
+[[1.0, 10.0], [3.0, 30.0]]
 """))
 
 

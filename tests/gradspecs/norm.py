@@ -32,6 +32,19 @@ def _batchnorm(nd, x, gamma, beta):
     return [y * x, m * m, r, nd.transpose(fixed, axes=(0, 2, 1)) * x, glob * x, inf * x]
 
 
+def _batchnorm_relu(nd, x, gamma, beta):
+    """BatchNorm's row through BatchNormWithReLU: training on the batch statistics (so about
+    half the outputs are cut) and inference on shifted moving statistics."""
+    with mx.autograd.train_mode():
+        y, m, r = nd.contrib.BatchNormWithReLU(x * x, gamma, beta, *_moving(nd, 0.0, 1.0),
+                                               fix_gamma=False, output_mean_var=True,
+                                               eps=1e-2)
+    with mx.autograd.predict_mode():
+        inf = nd.contrib.BatchNormWithReLU(x, gamma, beta, *_moving(nd, 0.2, 1.5),
+                                           fix_gamma=False)
+    return [y * x, m * m, r, inf * x]
+
+
 def _dropout(nd, x):
     """A fixed seed inside the call: every evaluation (recorded and finite-difference) draws
     the same mask."""
@@ -58,6 +71,8 @@ SPECS = {
                            (4, 1, 2)], _project,
                           [(-1.0, 1.0), (-1.0, 1.0), (0.5, 1.5), (0.2, 1.0), (-1.0, 1.0)]),
     "BatchNorm": Spec([X, C, C], _batchnorm, [(-1.0, 1.0), (0.5, 1.5), (-1.0, 1.0)]),
+    "_contrib_BatchNormWithReLU": Spec([X, C, C], _batchnorm_relu,
+                                       [(-1.0, 1.0), (0.5, 1.5), (-1.0, 1.0)]),
     "LayerNorm": Spec([(3, 4, 2), (4,), (4,)], lambda nd, x, g, b: [
         o * x for o in nd.LayerNorm(x, g, b, axis=1, output_mean_var=True)]),
     "InstanceNorm": Spec([(2, 3, 4), C, C],

@@ -238,17 +238,21 @@ def _with_stats(op, stat_shape, params, **kw):
     return call
 
 
-def _batch_norm(x, out=None):
-    """BatchNorm in inference (the moving statistics) over channels of axis 1; in place the
-    normalised data (a hidden output) goes over the output too (gamma is fixed at 1 and beta
-    is 0, so both are the same values)."""
+def _batch_norm(x, out=None, op=mx.nd.BatchNorm):
+    """BatchNorm (or ``op`` with its outputs) in inference (the moving statistics) over
+    channels of axis 1; in place the normalised data (a hidden output) goes over the output
+    too (gamma is fixed at 1 and beta is 0, so both are the same values before a ReLU)."""
     c = x.shape[1]
     args = (_vector(c), mx.nd.zeros((c,)), _vector(c, 0), _vector(c, 2))
     if out is None:
-        return mx.nd.BatchNorm(x, *args)
+        return op(x, *args)
     small = [mx.nd.empty((c,)), mx.nd.empty((c,))]
-    return mx.nd.BatchNorm(x, *args, out=[out] + small + [out, mx.nd.empty((c,)),
-                                                          mx.nd.empty((1,))])
+    return op(x, *args, out=[out] + small + [out, mx.nd.empty((c,)), mx.nd.empty((1,))])
+
+
+def _batch_norm_relu(x, out=None):
+    """BatchNormWithReLU as BatchNorm's row: the ReLU runs last, over the output."""
+    return _batch_norm(x, out, mx.nd.contrib.BatchNormWithReLU)
 
 
 def _norm_project(x, out=None):
@@ -337,6 +341,7 @@ ROWS = {
         inplace=True),
     "L2Normalization": batch_in(_images(2048), _inplace(mx.nd.L2Normalization), inplace=True),
     "BatchNorm": batch_in(_images(4, 512), _batch_norm, inplace=True),
+    "_contrib_BatchNormWithReLU": batch_in(_images(4, 512), _batch_norm_relu, inplace=True),
     "_norm_project": batch_in(_images(2048), _norm_project, inplace=True),
     "_pool_max_scatter": with_head(_images(1, 32, 64), (1, 8, 16), _pool_scatter,
                                    inplace=True),

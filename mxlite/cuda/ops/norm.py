@@ -306,6 +306,7 @@ def _embedding(rctx, ins, outs, attrs):
                   i64(out.size))
 
 
-device_generic("BatchNorm", "LayerNorm", "InstanceNorm", "L2Normalization")
+device_generic("BatchNorm", "LayerNorm", "InstanceNorm", "L2Normalization",
+               "_contrib_BatchNormWithReLU")
 attach("_norm_project", _norm_project)
 attach("Embedding", _embedding)
