@@ -132,6 +132,32 @@ def _multi(name, n_states, mp=False, **params):
     return Fwd(sample, call)
 
 
+def _multi_step(name, per, mp, count, rates, tail=0, **params):
+    """A multi-tensor step of optimizer_multi on two weights of shapes (3, 4) and (5,)
+    (``per`` arrays each: weight, grad, positive states), then ``tail`` rescale arrays."""
+    def sample(rng):
+        arrays = []
+        for shape in ((3, 4), (5,)):
+            arrays += [rng.uniform(-1, 1, shape) for _ in range(2)]
+            arrays += [rng.uniform(0.1, 1, shape) for _ in range(per - 2)]
+        return arrays + [np.array([0.5])] * tail
+
+    def call(ns, *xs):
+        groups = []
+        for i in range(2):
+            w, g, *states = xs[i * per:(i + 1) * per]
+            groups += (_half(ns, w, g) + [_single(ns, s) for s in states] if mp
+                       else [w, g, *states])
+        tail_arrays = [_single(ns, x) for x in xs[2 * per:]] if mp else list(xs[2 * per:])
+        return getattr(ns._internal, name)(*groups, *tail_arrays, **{count: 2}, **rates,
+                                           **params)
+    return Fwd(sample, call)
+
+
+_ADAMW_RATES = dict(lrs=(0.1, 0.2), wds=(0.01, 0.0), etas=(1.0, 0.5))
+_LAMB_RATES = dict(learning_rates=(0.1, 0.2), wds=(0.01, 0.0), step_count=(1, 4))
+
+
 def _scalar_cmp(name):
     return Fwd(_ints((3, 4)), lambda ns, x: getattr(ns._internal, name)(x, scalar=1.0))
 
@@ -254,6 +280,26 @@ FORWARD = {
                                  lambda ns, w, g, r1, r2, w32: ns.mp_lamb_update_phase2(
                                      _half(ns, w)[0], _single(ns, g), r1, r2, _single(ns, w32),
                                      lr=0.1)),
+    # optimizer_multi
+    "_mp_adamw_update": Fwd(lambda rng: _state(3)(rng) + [np.array([0.5])],
+                            lambda ns, w, g, m, v, w32, r: ns._internal._mp_adamw_update(
+                                *_half(ns, w, g), *[_single(ns, x) for x in (m, v, w32, r)],
+                                lr=0.1, eta=1.0, wd=0.1)),
+    "_multi_adamw_update": _multi_step("_multi_adamw_update", 4, False, "num_weights",
+                                       _ADAMW_RATES, tail=1),
+    "_multi_mp_adamw_update": _multi_step("_multi_mp_adamw_update", 5, True, "num_weights",
+                                          _ADAMW_RATES, tail=1),
+    "_multi_lamb_update": _multi_step("_multi_lamb_update", 4, False, "num_tensors",
+                                      _LAMB_RATES, lower_bound=0.1),
+    "_multi_mp_lamb_update": _multi_step("_multi_mp_lamb_update", 5, True, "num_tensors",
+                                         _LAMB_RATES, upper_bound=2.0),
+    "multi_sum_sq": Fwd(_u((3, 4), (5,)), lambda ns, a, b: ns.multi_sum_sq(a, b, num_arrays=2)),
+    "multi_lars": Fwd(lambda rng: [rng.uniform(0.1, 1, (4,)) for _ in range(4)],
+                      lambda ns, *xs: ns.multi_lars(*[_single(ns, x) for x in xs], eta=0.5,
+                                                    eps=1e-3)),
+    "_contrib_group_adagrad_update": Fwd(
+        lambda rng: _state(0)(rng) + [rng.uniform(0.1, 1, (3, 1))],
+        lambda ns, w, g, h: ns.contrib.group_adagrad_update(w, g, h, lr=0.1)),
     # array_ops: the integer-output and non-differentiable ones
     "_scatter_set_nd": Fwd(_u((3, 4), (2,)), lambda ns, x, v: ns._internal._scatter_set_nd(
         x, v, ns.array([[0, -1], [3, 1]], dtype="int64"), shape=(3, 4))),

@@ -232,7 +232,7 @@ def test_every_record_is_consistent(name):
     attrs.update({"split": {"num_outputs": 3}, "_sample_multinomial": {"get_prob": True},
                   "LeakyReLU": {"act_type": "prelu"}}.get(name, {}))
     if name in GROUPED:
-        attrs["num_weights"] = 2
+        attrs[getattr(op, "count_param", "num_weights")] = 2
         per = len(op.group)
         assert op.list_inputs(attrs)[:2 * per] == tuple(
             f"{k}_{i}" for i in range(2) for k in op.group)

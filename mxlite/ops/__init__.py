@@ -18,6 +18,7 @@ from . import sorting  # noqa: F401
 from . import sequence  # noqa: F401
 from . import la  # noqa: F401
 from . import optimizer_ops  # noqa: F401
+from . import optimizer_multi  # noqa: F401
 from . import transfer  # noqa: F401
 from . import custom  # noqa: F401
 from . import layers  # noqa: F401

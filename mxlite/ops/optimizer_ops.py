@@ -317,6 +317,15 @@ unwritten).
 >>> [round(v, 4) for v in w.asnumpy().tolist()]
 [0.6738]
 """, aliases=("_contrib_adamw_update",), scale_input=True),
+    _Spec("_mp_adamw_update", "adamw",
+          ("weight", "grad", "mean", "var", "weight32", "rescale_grad"), ("mean", "var"),
+          (_LR, _p("beta1", 0.9), _p("beta2", 0.999), _p("epsilon", 1e-8), _WD,
+           _p("eta", None, "Learning rate schedule multiplier"), _CLIP), """\
+Mixed-precision AdamW (``contrib.mp_adamw_update``): ``_adamw_update`` on the float32 master
+copy ``weight32`` (float32 states; the float16 or float32 gradient read as float32), the new
+weight cast from it into the output. When ``rescale_grad`` is NaN, infinite or 0 the update
+is skipped and the output gets the weight unchanged.
+""", aliases=("_contrib_mp_adamw_update",), scale_input=True, mp=True),
     _Spec("rmsprop_update", "rmsprop", ("weight", "grad", "n"), ("n",),
           (_LR, _p("gamma1", 0.95, "The decay rate of momentum estimates."),
            _p("epsilon", 1e-8), _WD, _RESCALE, _CLIP, _CLIP_W), """\
@@ -746,3 +755,4 @@ the weight in place, as ``mx.optimizer`` does). Every array has the weight's sha
 _register_all()
 _register_phase2()
 _register_multi()
+SPECS = tuple(_SPECS)       # the single-weight updates (optimizer_multi groups them)

@@ -336,7 +336,7 @@ _MARKS = {"weight": (1.5, -2.25, 3.0, 0.75), "grad": (0.5, 0.25, -1.0, 2.0),
 def _update(name, states, **params):
     """``name(weight, grad, *states, out=weight)`` on float32 past 2**31: the new weight and
     states at the checked positions equal the same update on those elements alone."""
-    scale_input = name == "_adamw_update"
+    scale_input = name in ("_adamw_update", "_mp_adamw_update")
 
     arrays = 1 + len(states)                    # written in full: the weight, each state
     power = next(p for p in (31, 30, 29) if arrays * 2 ** p * 4 <= HOST_PEAK - 2 ** 30)
@@ -417,6 +417,84 @@ def _multi_update(name, group, **params):
         f"past {size} (past 2**31 on a GPU)"))
 
 
+def _multi_step(name, group, count, rates, tail=(), scratch=0, **params):
+    """A multi-tensor step of ``optimizer_multi`` (``_multi_adamw_update``,
+    ``_multi_lamb_update``, their mp_ forms) on one weight past 2**29 or more: ``rates``
+    are its per-weight tuples, ``tail`` the trailing one-element arrays, ``scratch`` the
+    weight-sized arrays the step allocates (LAMB's direction)."""
+    states = group[2:]
+    arrays = 1 + len(states) + scratch
+    power = next(p for p in (31, 30, 29) if arrays * 2 ** p * 4 <= HOST_PEAK - 2 ** 30)
+    size = f"2**{power}"
+
+    def run(t):
+        n = (t.P31 if t.ctx.compute_device == "gpu" else t.power(size)) + 16
+        weight = t.big("float32", n, values=_MARKS["weight"])
+        # LAMB reads every gradient value (its norms): zeros but at the markers, so the
+        # norms of the big arrays are those of the checked elements
+        grad = (t.big("float32", n, values=_MARKS["grad"]) if scratch
+                else _sparse(t, "float32", n, _MARKS["grad"]))
+        held = [t.big("float32", n, values=_MARKS[s]) for s in states]
+        extra = [mx.nd.array([v]) for v in tail]
+        pos = _checked(t, n)
+        small = [t.small(a, pos) for a in [weight, grad] + held]
+        op = getattr(mx.nd._internal, name)
+        op(*small, *extra, out=[small[0]], **{count: 1}, **rates, **params)
+        op(weight, grad, *held, *extra, out=[weight], **{count: 1}, **rates, **params)
+        for label, big, ref in zip(("weight",) + tuple(states), [weight] + held,
+                                   [small[0]] + small[2:]):
+            t.equal(t.values(big, pos), ref, f"{name}: {label} at the far end")
+    return Row(run, "float32", size, OPT_REASON + (
+        f"; it writes {arrays} float32 arrays of the weight's size, so the CPU row stops "
+        f"past {size} (past 2**31 on a GPU)"))
+
+
+def _multi_sum_sq_row(t):
+    """multi_sum_sq of a float16 array past 2**32 (summed in float64 over float32 blocks)
+    and a small one: the big sum against its closed form (the markers over a fill of 1)."""
+    n = t.N
+    x = t.big("float16", n, values=(3, 5, 7, 9), fill=1)
+    marks = t.marks(n)
+    want = n - len(marks) + sum((3, 5, 7, 9)[i % 4] ** 2 for i in range(len(marks)))
+    out = mx.nd.multi_sum_sq(x, mx.nd.array([2.0, 1.0], dtype="float16"), num_arrays=2)
+    t.equal(out, np.array([want, 5.0], np.float32), "multi_sum_sq of the big array")
+
+
+def _multi_lars_row(t):
+    """multi_lars over 2**29 weights' sums of squares (four float32 vectors): the rates at
+    the far end equal the call on those elements alone."""
+    n = t.power("2**29") + 16
+    arrays = [t.big("float32", n, values=v, fill=f) for v, f in (
+        ((0.5, 0.25, 0.125, 1.0), 0.1), ((4.0, 0.0, 9.0, 2.25), 1.0),
+        ((1.0, 4.0, 0.0, 0.5), 2.0), ((0.01, 0.0, 0.1, 0.02), 0.0))]
+    pos = _checked(t, n)
+    small = [t.small(a, pos) for a in arrays]
+    out = mx.nd.multi_lars(*arrays, eta=0.5, eps=1e-3, rescale_grad=2.0)
+    t.equal(t.values(out, pos), mx.nd.multi_lars(*small, eta=0.5, eps=1e-3, rescale_grad=2.0),
+            "multi_lars at the far end")
+
+
+def _group_adagrad_row(t):
+    """group_adagrad_update of a (rows, 16) float32 weight past 2**30 elements, in place:
+    the rows at the far end (weight and history) equal the update of those rows alone."""
+    n = t.power("2**30") + 16
+    rows = n // 16
+    weight = t.big("float32", rows * 16, values=_MARKS["weight"]).reshape((rows, 16))
+    # every value of a checked row is read (its mean square): zeros but at the markers
+    grad = t.big("float32", rows * 16, values=_MARKS["grad"]).reshape((rows, 16))
+    hist = t.big("float32", rows, values=(0.5, 1.5, 2.0, 0.25)).reshape((rows, 1))
+    picked = sorted({p // 16 for p in _checked(t, rows * 16)})
+    elements = [r * 16 + c for r in picked for c in range(16)]      # whole rows
+    small = [t.small(weight, elements).reshape((len(picked), 16)),
+             t.small(grad, elements).reshape((len(picked), 16)), t.small(hist, picked)
+             .reshape((len(picked), 1))]
+    kw = dict(lr=0.25, rescale_grad=0.5, clip_gradient=1.0)
+    mx.nd.contrib.group_adagrad_update(*small, out=small[0], **kw)
+    mx.nd.contrib.group_adagrad_update(weight, grad, hist, out=weight, **kw)
+    t.equal(t.values(weight, elements), small[0].reshape((-1,)), "weight rows at the far end")
+    t.equal(t.values(hist, picked), small[2].reshape((-1,)), "history rows at the far end")
+
+
 ROWS = {
     "_random_uniform": _sampler("uniform", dict(low=-2.0, high=2.0), _uniform(-2.0, 2.0)),
     "_random_uniform_like": _sampler("uniform", dict(low=-2.0, high=2.0), _uniform(-2.0, 2.0),
@@ -475,6 +553,26 @@ ROWS = {
        for base, group in (("sgd", ("weight", "grad")), ("sgd_mom", ("weight", "grad", "mom")),
                            ("mp_sgd", ("weight", "grad", "weight32")),
                            ("mp_sgd_mom", ("weight", "grad", "mom", "weight32")))},
+    "_mp_adamw_update": _update("_mp_adamw_update", ("mean", "var", "weight32"), lr=0.25,
+                                eta=0.5, beta1=0.875, beta2=0.75, epsilon=1e-6, wd=0.125),
+    **{name: _multi_step(name, group, "num_weights",
+                         dict(lrs=(0.25,), wds=(0.125,), etas=(0.5,)), tail=(1.0,),
+                         beta1=0.875, beta2=0.75, epsilon=1e-6)
+       for name, group in (("_multi_adamw_update", ("weight", "grad", "mean", "var")),
+                           ("_multi_mp_adamw_update",
+                            ("weight", "grad", "mean", "var", "weight32")))},
+    **{name: _multi_step(name, group, "num_tensors",
+                         dict(learning_rates=(0.25,), wds=(0.125,), step_count=(2,)),
+                         scratch=1, beta1=0.875, beta2=0.75, epsilon=1e-6)
+       for name, group in (("_multi_lamb_update", ("weight", "grad", "mean", "var")),
+                           ("_multi_mp_lamb_update",
+                            ("weight", "grad", "mean", "var", "weight32")))},
+    "multi_sum_sq": Row(_multi_sum_sq_row, "float16"),
+    "multi_lars": Row(_multi_lars_row, "float32", "2**29", OPT_REASON + (
+        "; multi_lars takes four float32 vectors of one value per weight (a model's weight "
+        "count, far below 2**29): past 2**29 they are 8 GiB")),
+    "_contrib_group_adagrad_update": Row(_group_adagrad_row, "float32", "2**30", OPT_REASON + (
+        "; the weight and gradient of the row are 8 GiB past 2**30")),
     "lamb_update_phase2": _lamb_phase2("lamb_update_phase2", False),
     "mp_lamb_update_phase2": _lamb_phase2("mp_lamb_update_phase2", True),
 }

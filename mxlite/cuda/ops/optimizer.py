@@ -107,4 +107,8 @@ device_generic("sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update",
                "mp_sgd_mom_update", "mp_nag_mom_update", "lamb_update_phase1",
                "mp_lamb_update_phase1", "lamb_update_phase2", "mp_lamb_update_phase2",
                *(pre + "multi_" + base + "_update" for pre in ("", "preloaded_")
-                 for base in ("sgd", "sgd_mom", "mp_sgd", "mp_sgd_mom")))
+                 for base in ("sgd", "sgd_mom", "mp_sgd", "mp_sgd_mom")),
+               # optimizer_multi: run the registered ops' compute functions of the device
+               "_mp_adamw_update", "_multi_adamw_update", "_multi_mp_adamw_update",
+               "_multi_lamb_update", "_multi_mp_lamb_update", "multi_sum_sq", "multi_lars",
+               "_contrib_group_adagrad_update")
