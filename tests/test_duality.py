@@ -56,8 +56,18 @@ def _batchnorm_relu_one_mode(nd, x, gamma, beta):
     return [y * x, m * m, r]
 
 
+def _sync_batchnorm_one_mode(nd, x, gamma, beta):
+    """SyncBatchNorm's table row sets the mode inside too: its training call only."""
+    y, m, r = nd.contrib.SyncBatchNorm(x * x, gamma, beta, *_moving(nd, 0.0, 1.0),
+                                       fix_gamma=False, output_mean_var=True, eps=1e-2)
+    return [y * x, m * m, r]
+
+
 # Rows of the gradient table whose call a graph cannot express, replaced here (same op).
 OVERRIDE = {
+    "_contrib_SyncBatchNorm": Spec(SPECS["_contrib_SyncBatchNorm"].shapes,
+                                   _sync_batchnorm_one_mode,
+                                   SPECS["_contrib_SyncBatchNorm"].domains),
     "_contrib_BatchNormWithReLU": Spec(SPECS["_contrib_BatchNormWithReLU"].shapes,
                                        _batchnorm_relu_one_mode,
                                        SPECS["_contrib_BatchNormWithReLU"].domains),

@@ -1,6 +1,7 @@
 """``KVStoreDist``: ``'dist_sync'`` and ``'dist_device_sync'``, data-parallel training over
 MPI with an allreduce instead of MXNet's parameter servers."""
 from ..device import namespace_for
+from ..ops import sync_norm
 from .buffers import local_sum, new_like, same_buffer, written
 from .fusion import Fusion
 from .local import KVStoreLocal
@@ -42,6 +43,8 @@ class KVStoreDist(KVStoreLocal):
         self._world = world()
         self._fusion = Fusion()
         self._gpu = None
+        if self._world.size > 1:        # SyncBatchNorm's statistics cover every rank
+            sync_norm.set_rank_reducer(lambda values: self._world.allreduce(None, values))
 
     @property
     def rank(self):

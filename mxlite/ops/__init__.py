@@ -14,6 +14,7 @@ from . import nn  # noqa: F401
 from . import conv  # noqa: F401
 from . import pooling  # noqa: F401
 from . import norm  # noqa: F401
+from . import sync_norm  # noqa: F401
 from . import sorting  # noqa: F401
 from . import sequence  # noqa: F401
 from . import la  # noqa: F401

@@ -262,9 +262,17 @@ def _bn_check(attrs):
 
 
 def _bn_compute(rctx, ins, outs, attrs):
+    bn_forward(rctx, ins, outs, attrs)
+
+
+def bn_forward(rctx, ins, outs, attrs, combine=None):
+    """BatchNorm's forward into its six outputs. ``combine(rctx, mean, var, count)``, when
+    given, replaces the batch mean and biased variance (in place) by those of a larger
+    batch (SyncBatchNorm's, over every rank) and returns that batch's element count per
+    channel."""
     _bn_check(attrs)
     x, gamma, beta, moving_mean, moving_var = ins
-    y, mean, rstd, xhat, gamma_used, flag = outs
+    y, mean, rstd, xhat, gamma_used, flag = outs[:6]
     ax = _bn_axis(x.shape, attrs)
     a, c, b = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
     train = rctx.is_train and not attrs.use_global_stats
@@ -274,7 +282,8 @@ def _bn_compute(rctx, ins, outs, attrs):
             dev.moments(x, 1, a, c, mean, rstd)           # rstd holds the batch variance here
         else:
             dev.channel_moments(x, a, c, b, mean, rstd)
-        if a * b > 0:
+        count = a * b if combine is None else combine(rctx, mean, rstd, a * b)
+        if count > 0:
             # moving = momentum * moving + (1 - momentum) * batch (biased variance, as MXNet)
             dev.ema(moving_mean, mean, attrs.momentum)
             dev.ema(moving_var, rstd, attrs.momentum)

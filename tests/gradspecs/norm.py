@@ -45,6 +45,18 @@ def _batchnorm_relu(nd, x, gamma, beta):
     return [y * x, m * m, r, inf * x]
 
 
+def _sync_batchnorm(nd, x, gamma, beta):
+    """BatchNorm's row through SyncBatchNorm (one process: the job is this batch), training
+    with the mean and inverse-std outputs, and inference."""
+    with mx.autograd.train_mode():
+        y, m, r = nd.contrib.SyncBatchNorm(x * x, gamma, beta, *_moving(nd, 0.0, 1.0),
+                                           fix_gamma=False, output_mean_var=True, eps=1e-2,
+                                           key="bn")
+    with mx.autograd.predict_mode():
+        inf = nd.contrib.SyncBatchNorm(x, gamma, beta, *_moving(nd, 0.2, 1.5), key="bn")
+    return [y * x, m * m, r, inf * x]
+
+
 def _dropout(nd, x):
     """A fixed seed inside the call: every evaluation (recorded and finite-difference) draws
     the same mask."""
@@ -73,6 +85,9 @@ SPECS = {
     "BatchNorm": Spec([X, C, C], _batchnorm, [(-1.0, 1.0), (0.5, 1.5), (-1.0, 1.0)]),
     "_contrib_BatchNormWithReLU": Spec([X, C, C], _batchnorm_relu,
                                        [(-1.0, 1.0), (0.5, 1.5), (-1.0, 1.0)]),
+    "_contrib_SyncBatchNorm": Spec([X, C, C], _sync_batchnorm,
+                                   [(-1.0, 1.0), (0.5, 1.5), (-1.0, 1.0)]),
+    "_sync_sum": Spec([X], lambda nd, x: nd._internal._sync_sum(x * x) * x),
     "LayerNorm": Spec([(3, 4, 2), (4,), (4,)], lambda nd, x, g, b: [
         o * x for o in nd.LayerNorm(x, g, b, axis=1, output_mean_var=True)]),
     "InstanceNorm": Spec([(2, 3, 4), C, C],

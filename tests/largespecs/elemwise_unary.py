@@ -84,6 +84,8 @@ ROWS.update({
     "clip": _int8(lambda x: mx.nd.clip(x, -4, 6)),
     "cast": _int8(lambda x: mx.nd.cast(x, dtype="uint8")),
     "_copy": _int8(mx.nd._internal._copy),
+    # in one process the sum over ranks is this rank's value
+    "_sync_sum": _int8(mx.nd._internal._sync_sum),
     "BlockGrad": _int8(mx.nd.BlockGrad),
     "MakeLoss": _int8(mx.nd.MakeLoss),
     "_identity_with_attr_like_rhs": _int8(

@@ -250,6 +250,18 @@ def _batch_norm(x, out=None, op=mx.nd.BatchNorm):
     return op(x, *args, out=[out] + small + [out, mx.nd.empty((c,)), mx.nd.empty((1,))])
 
 
+def _sync_batch_norm(x, out=None):
+    """SyncBatchNorm as BatchNorm's row (one process): its seventh output, the count, is a
+    one-element array."""
+    if out is None:
+        return _batch_norm(x, None, mx.nd.contrib.SyncBatchNorm)
+    c = x.shape[1]
+    args = (_vector(c), mx.nd.zeros((c,)), _vector(c, 0), _vector(c, 2))
+    small = [mx.nd.empty((c,)), mx.nd.empty((c,))]
+    return mx.nd.contrib.SyncBatchNorm(x, *args, out=[out] + small + [
+        out, mx.nd.empty((c,)), mx.nd.empty((1,)), mx.nd.empty((1,))])
+
+
 def _batch_norm_relu(x, out=None):
     """BatchNormWithReLU as BatchNorm's row: the ReLU runs last, over the output."""
     return _batch_norm(x, out, mx.nd.contrib.BatchNormWithReLU)
@@ -342,6 +354,7 @@ ROWS = {
     "L2Normalization": batch_in(_images(2048), _inplace(mx.nd.L2Normalization), inplace=True),
     "BatchNorm": batch_in(_images(4, 512), _batch_norm, inplace=True),
     "_contrib_BatchNormWithReLU": batch_in(_images(4, 512), _batch_norm_relu, inplace=True),
+    "_contrib_SyncBatchNorm": batch_in(_images(4, 512), _sync_batch_norm, inplace=True),
     "_norm_project": batch_in(_images(2048), _norm_project, inplace=True),
     "_pool_max_scatter": with_head(_images(1, 32, 64), (1, 8, 16), _pool_scatter,
                                    inplace=True),

@@ -307,6 +307,6 @@ def _embedding(rctx, ins, outs, attrs):
 
 
 device_generic("BatchNorm", "LayerNorm", "InstanceNorm", "L2Normalization",
-               "_contrib_BatchNormWithReLU")
+               "_contrib_BatchNormWithReLU", "_contrib_SyncBatchNorm", "_sync_sum")
 attach("_norm_project", _norm_project)
 attach("Embedding", _embedding)
