@@ -38,14 +38,13 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_ca
     ``prefix-%04d.params`` (``epoch``), keyed ``arg:<name>`` / ``aux:<name>``, as MXNet's
     ``mx.model.save_checkpoint``; MXNet 1.x loads the files.
 
-    ``remove_amp_cast`` is accepted for MXNet compatibility but removes nothing yet: mxlite's
-    AMP inserts no casts, and ``amp_cast``/``amp_multicast`` nodes a user wrote are kept
-    (MXNet removed them).
+    With ``remove_amp_cast`` the symbol file leaves out the ``amp_cast`` and
+    ``amp_multicast`` nodes (``Symbol.tojson``).
     """
     save_dict = _cpu_copies("arg", arg_params)
     save_dict.update(_cpu_copies("aux", aux_params))
     if symbol is not None:
-        symbol.save("%s-symbol.json" % prefix)
+        symbol.save("%s-symbol.json" % prefix, remove_amp_cast=remove_amp_cast)
     param_name = _params_name(prefix, epoch)
     nd.save(param_name, save_dict)
     logging.info('Saved checkpoint to "%s"', param_name)

@@ -23,8 +23,8 @@ class RecordingSymbol:
     def __init__(self):
         self.calls = []
 
-    def save(self, fname):
-        self.calls.append(fname)
+    def save(self, fname, remove_amp_cast=True):
+        self.calls.append((fname, remove_amp_cast))
         with open(fname, "w") as f:
             f.write("{}")
 
@@ -43,7 +43,7 @@ def test_params_round_trip_and_file_layout(tmp_path):
     model.save_checkpoint(prefix, 7, sym,
                           {k: mx.nd.array(v) for k, v in args.items()},
                           {k: mx.nd.array(v, dtype=v.dtype) for k, v in aux.items()})
-    assert sym.calls == [prefix + "-symbol.json"]
+    assert sym.calls == [(prefix + "-symbol.json", True)]
     # the params file is an nd.save dict keyed arg:/aux:, named prefix-%04d.params
     raw = mx.nd.load(prefix + "-0007.params")
     assert list(raw) == ["arg:fc_weight", "arg:fc_bias", "aux:bn_moving_mean"]

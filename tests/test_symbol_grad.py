@@ -207,9 +207,9 @@ def test_symbolic_gradients_match_autograd(name):
     """Orders 1 to 3 (to the row's order; a directional derivative of the gradient,
     differentiated again, twice) of every spec row, built with mx.sym.grad and run with
     eval, equal mx.autograd's; the graph's inferred output shapes and dtypes are mx.nd's."""
-    if name == "BatchNorm":
+    if name in ("BatchNorm", "_contrib_BatchNormWithReLU", "_contrib_SyncBatchNorm"):
         pytest.skip("its spec switches train/predict mode inside one call; a symbol runs in "
-                    "one mode (eval's / the Executor's is_train)")
+                    "one mode (eval's / the Executor's is_train): test_batchnorm_* below")
     spec = SPECS[name]
     xs = _spec_inputs(name, spec)
     rng = np.random.default_rng(7)
@@ -277,8 +277,16 @@ def test_symbolic_gradients_match_autograd(name):
                                    err_msg=f"{name}: gradient {i}")
 
 
+def _op(ns, dotted):
+    for part in dotted.split("."):
+        ns = getattr(ns, part)
+    return ns
+
+
+@pytest.mark.parametrize("op", ["BatchNorm", "contrib.BatchNormWithReLU",
+                                "contrib.SyncBatchNorm"])
 @pytest.mark.parametrize("train", [False, True])
-def test_batchnorm_gradients_match_autograd(train):
+def test_batchnorm_gradients_match_autograd(train, op):
     """BatchNorm's gradient reads its hidden outputs; eval keeps them. Train mode (batch
     statistics) is the thread's mode while eval runs, as for mx.nd."""
     rng = np.random.default_rng(3)
@@ -290,7 +298,7 @@ def test_batchnorm_gradients_match_autograd(train):
     b = mx.sym.var("b", shape=(3,), dtype="float64")
     m = mx.sym.var("m", shape=(3,), dtype="float64")
     v = mx.sym.var("v", shape=(3,), dtype="float64")
-    y = mx.sym.BatchNorm(x, g, b, m, v, fix_gamma=False, eps=1e-3)
+    y = _op(mx.sym, op)(x, g, b, m, v, fix_gamma=False, eps=1e-3)
     hs = mx.sym.var("h", shape=(4, 3, 2), dtype="float64")
     grads = mx.sym.grad(y * y, ["x", "g", "b"], head_grads=[hs])
     vals = dict(x=_nd(xv), g=_nd(gv), b=_nd(bv), m=_nd(mm), v=_nd(mv), h=_nd(hv))
@@ -300,7 +308,7 @@ def test_batchnorm_gradients_match_autograd(train):
     for a in (X, G, B):
         a.attach_grad()
     with mx.autograd.record(train_mode=train):
-        Y = mx.nd.BatchNorm(X, G, B, _nd(mm), _nd(mv), fix_gamma=False, eps=1e-3)
+        Y = _op(mx.nd, op)(X, G, B, _nd(mm), _nd(mv), fix_gamma=False, eps=1e-3)
         (Y * Y).backward(_nd(hv))
     for a, ref in zip(got, (X.grad, G.grad, B.grad)):
         np.testing.assert_allclose(a.asnumpy(), ref.asnumpy(), rtol=1e-11, atol=1e-13)

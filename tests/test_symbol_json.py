@@ -263,3 +263,35 @@ def test_pre_10_reshape_that_cannot_apply_names_the_shapes(param, data, words):
         sym.infer_shape(data=data)
     for w in ["reshape", "target_shape"] + words:
         assert w in str(err.value)
+
+
+# ---- remove_amp_cast ---------------------------------------------------------------------------
+def _amp_net():
+    x, q = mx.sym.var("x"), mx.sym.var("q")
+    pair = mx.sym.amp_multicast(x, q, num_outputs=2)
+    return mx.sym.relu(mx.sym.amp_cast(pair[0] * pair[1], dtype="float16"), name="r")
+
+
+def test_remove_amp_cast_rewires_uses_to_the_uncast_inputs():
+    net = _amp_net()
+    graph = json.loads(net.tojson())
+    assert [n["op"] for n in graph["nodes"]] == ["null", "null", "elemwise_mul", "relu"]
+    kept = json.loads(net.tojson(remove_amp_cast=False))
+    assert [n["op"] for n in kept["nodes"]] == [
+        "null", "null", "amp_multicast", "elemwise_mul", "amp_cast", "relu"]
+    # the stripped graph computes in the inputs' dtype, the same values here
+    args = {"x": mx.nd.array([1.0, -2.0]), "q": mx.nd.array([3.0, 4.0])}
+    plain = mx.sym.load_json(net.tojson()).eval(mx.cpu(), **args)[0]
+    assert plain.dtype == np.float32
+    np.testing.assert_array_equal(plain.asnumpy(), [3.0, 0.0])
+    # the symbol itself is unchanged, and a pickle keeps the casts
+    assert "amp_cast" in pickle.loads(pickle.dumps(net)).tojson(remove_amp_cast=False)
+    assert net.list_outputs() == ["r_output"]
+
+
+def test_save_and_checkpoint_pass_remove_amp_cast(tmp_path):
+    net = _amp_net()
+    net.save(str(tmp_path / "a.json"), remove_amp_cast=False)
+    assert "amp_cast" in (tmp_path / "a.json").read_text()
+    mx.model.save_checkpoint(str(tmp_path / "m"), 0, net, {}, {})
+    assert "amp_cast" not in (tmp_path / "m-symbol.json").read_text()

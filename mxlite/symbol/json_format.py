@@ -70,9 +70,44 @@ def _node_json_attrs(node):
     return attrs
 
 
-def tojson(sym):
-    """The graph of ``sym`` as MXNet 1.x's JSON text."""
-    nodes = topo_order(sym._outputs)
+_AMP_CASTS = ("amp_cast", "amp_multicast")
+
+
+def without_amp_casts(entries):
+    """``entries`` (``(node, output)`` pairs) of a graph with every ``amp_cast`` and
+    ``amp_multicast`` node taken out, as MXNet's ``remove_amp_cast``: a use of
+    ``amp_cast(x)`` reads ``x``, a use of output ``i`` of ``amp_multicast`` its input ``i``.
+    Nodes that change are copied; the graph given is left as it is."""
+    copies = {}
+
+    def source(entry):
+        node, i = entry
+        while node.op is not None and node.op.name in _AMP_CASTS:
+            node, i = node.inputs[0 if node.op.name == "amp_cast" else i]
+        return rebuilt(node), i
+
+    def rebuilt(node):
+        if node.op is None:
+            return node
+        if id(node) not in copies:
+            inputs = [source(e) for e in node.inputs]
+            if all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs)):
+                copies[id(node)] = node
+            else:
+                copy = SymNode(node.op, node.name, node.attrs, inputs, node.user_attrs,
+                               node.given)
+                copy.seq = node.seq         # the executor's order stays the user's
+                copies[id(node)] = copy
+        return copies[id(node)]
+
+    return [source(e) for e in entries]
+
+
+def tojson(sym, remove_amp_cast=False):
+    """The graph of ``sym`` as MXNet 1.x's JSON text; ``remove_amp_cast`` leaves out its
+    ``amp_cast``/``amp_multicast`` nodes (``without_amp_casts``)."""
+    heads = without_amp_casts(sym._outputs) if remove_amp_cast else list(sym._outputs)
+    nodes = topo_order(heads)
     index = {id(n): i for i, n in enumerate(nodes)}
     out, row_ptr = [], [0]
     for n in nodes:
@@ -90,7 +125,7 @@ def tojson(sym):
     graph = {"nodes": out,
              "arg_nodes": [i for i, n in enumerate(nodes) if n.op is None],
              "node_row_ptr": row_ptr,
-             "heads": [[index[id(n)], i, 0] for n, i in sym._outputs],
+             "heads": [[index[id(n)], i, 0] for n, i in heads],
              "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
     if _np_shape():     # its shapes use -1 for unknown (MXNet marks such a graph)
         graph["attrs"]["is_np_shape"] = ["int", 1]

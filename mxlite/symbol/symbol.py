@@ -366,18 +366,18 @@ class Symbol:
     # ---- MXNet's JSON ------------------------------------------------------------------------
     def tojson(self, remove_amp_cast=True):
         """The graph as MXNet 1.x's JSON text (``mx.sym.load_json`` and MXNet read it).
-        ``remove_amp_cast`` is accepted for MXNet compatibility but removes nothing yet:
-        mxlite's AMP inserts no casts, and ``amp_cast``/``amp_multicast`` nodes a user
-        wrote stay in the text (MXNet removed them)."""
-        return _json.tojson(self)
+        With ``remove_amp_cast`` (the default, as MXNet's) its ``amp_cast`` and
+        ``amp_multicast`` nodes are left out: their users read the uncast inputs."""
+        return _json.tojson(self, remove_amp_cast)
 
     def save(self, fname, remove_amp_cast=True):
-        """Write ``tojson()`` to the file ``fname`` (MXNet's ``prefix-symbol.json``)."""
+        """Write ``tojson(remove_amp_cast)`` to the file ``fname`` (MXNet's
+        ``prefix-symbol.json``)."""
         with open(fname, "w") as f:
-            f.write(self.tojson())
+            f.write(self.tojson(remove_amp_cast))
 
     def __getstate__(self):
-        return {"json": self.tojson()}
+        return {"json": self.tojson(remove_amp_cast=False)}
 
     def __setstate__(self, state):
         self._outputs = _json.load_json(state["json"])._outputs
