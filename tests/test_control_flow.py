@@ -1,6 +1,12 @@
 """mx.nd.contrib.foreach / while_loop / cond: MXNet 1.9.1's semantics (stacking, padding,
 structures) against plain Python loops over NumPy, gradients through them to the third
-order against the same loops unrolled by hand, and clear errors."""
+order against the same loops unrolled by hand, and clear errors. mx.sym.contrib.foreach
+(one _foreach node): against MXNet 1.9.1 (tests/fixtures/make_foreach_fixture.py), its JSON
+both ways, and its gradient differentiated again."""
+import importlib.util
+import json
+import os
+
 import numpy as np
 import pytest
 
@@ -123,3 +129,121 @@ def test_gradients_through_loops_and_branches_to_the_third_order():
 def test_bad_use_is_an_mxnet_error(call, match):
     with pytest.raises(MXNetError, match=match):
         call()
+
+
+# ---- mx.sym.contrib.foreach: one _foreach node ---------------------------------------------
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "make_foreach_fixture", os.path.join(_HERE, "fixtures", "make_foreach_fixture.py"))
+FIX = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(FIX)
+DATA = np.load(os.path.join(_HERE, "fixtures", "foreach_mxnet.npz"))
+
+
+def _run(net, train=True):
+    """Outputs and gradients (heads from the fixture) of ``net`` bound on the fixture's
+    inputs, in float64."""
+    values = {k: mx.nd.array(v, dtype="float64") for k, v in FIX.inputs().items()}
+    grads = {k: mx.nd.zeros(v.shape, dtype="float64") for k, v in values.items()}
+    ex = net.bind(mx.cpu(), args=values, args_grad=grads)
+    outs = ex.forward(is_train=train)
+    ex.backward([mx.nd.array(DATA[f"head{i}"], dtype="float64") for i in range(len(outs))])
+    return [o.asnumpy() for o in outs], {k: g.asnumpy() for k, g in grads.items()}
+
+
+def _check_against_mxnet(net):
+    outs, grads = _run(net)
+    for i, o in enumerate(outs):
+        np.testing.assert_allclose(o, DATA[f"out{i}"], rtol=1e-12, atol=1e-12)
+    for k, g in grads.items():
+        np.testing.assert_allclose(g, DATA[f"grad_{k}"], rtol=1e-12, atol=1e-12, err_msg=k)
+
+
+def test_symbolic_foreach_matches_mxnet():
+    net = FIX.build(mx.sym, mx.sym.contrib.foreach)
+    assert sorted(net.list_arguments()) == ["b", "s0", "w", "x"]
+    _check_against_mxnet(net)
+
+
+def test_an_mxnet_foreach_file_loads_and_runs():
+    net = mx.sym.load(os.path.join(_HERE, "fixtures", "foreach-symbol.json"))
+    _check_against_mxnet(net)
+
+
+def test_json_round_trip_keeps_the_body_in_subgraphs():
+    net = FIX.build(mx.sym, mx.sym.contrib.foreach)
+    graph = json.loads(net.tojson())
+    loop = [n for n in graph["nodes"] if n["op"] == "_foreach"][0]
+    assert "subgraph" not in loop["attrs"] and len(loop["subgraphs"]) == 1
+    # MXNet counts the body among num_args
+    assert int(loop["attrs"]["num_args"]) == len(loop["inputs"]) + 1
+    _check_against_mxnet(mx.sym.load_json(net.tojson()))
+
+
+def test_symbolic_foreach_equals_the_imperative_loop():
+    x, s = mx.nd.array(np.arange(6.0).reshape(3, 2)), mx.nd.ones(2)
+
+    def step(ns):
+        return lambda d, st: (d * st[0], [st[0] + d])
+    out_nd, st_nd = C.foreach(step(mx.nd), x, [s])
+    out_s, st_s = mx.sym.contrib.foreach(step(mx.sym), mx.sym.var("x"), [mx.sym.var("s")])
+    got = mx.sym.Group([out_s, st_s[0]]).eval(x=x, s=s)
+    np.testing.assert_array_equal(got[0].asnumpy(), out_nd.asnumpy())
+    np.testing.assert_array_equal(got[1].asnumpy(), st_nd[0].asnumpy())
+
+
+def test_gradient_of_the_loop_is_differentiable_again():
+    """The gradient's own loop has a gradient: the second derivative through mx.sym.grad
+    equals the unrolled loop's through autograd."""
+    x, w = mx.sym.var("x", shape=(3, 2), dtype="float64"), mx.sym.var("w", shape=(2,),
+                                                                     dtype="float64")
+    out, _ = mx.sym.contrib.foreach(lambda d, s: (mx.sym.sin(d * w + s[0]), [d * w]),
+                                    x, [mx.sym.zeros((2,), dtype="float64")])
+    (gw,) = mx.sym.grad(mx.sym.sum(out * out), ["w"])
+    (hw,) = mx.sym.grad(mx.sym.sum(gw * gw), ["w"])
+    xv, wv = np.array([[0.3, -0.2], [0.5, 0.1], [-0.4, 0.7]]), np.array([0.9, -1.1])
+    got = hw.eval(x=mx.nd.array(xv, dtype="float64"), w=mx.nd.array(wv, dtype="float64"))[0]
+    X, W = mx.nd.array(xv, dtype="float64"), mx.nd.array(wv, dtype="float64")
+    W.attach_grad()
+    with mx.autograd.record():
+        s, total = mx.nd.zeros(2, dtype="float64"), 0
+        for t in range(3):
+            o = mx.nd.sin(X[t] * W + s)
+            s = X[t] * W
+            total = total + mx.nd.sum(o * o)
+        (g,) = mx.autograd.grad(total, [W], create_graph=True)
+        mx.nd.sum(g * g).backward()
+    np.testing.assert_allclose(got.asnumpy(), W.grad.asnumpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("change,match", [
+    (lambda loop: loop.pop("subgraphs"), "subgraphs"),
+    (lambda loop: loop.update(subgraphs=[{"nodes": [], "heads": []}] * 2), "one graph"),
+    (lambda loop: loop["attrs"].update(num_args="x"), "num_args"),
+    (lambda loop: loop["attrs"].update(in_data_locs="(5,)"), "place each"),
+])
+def test_a_bad_loop_node_is_an_mxnet_error(change, match):
+    graph = json.loads(FIX.build(mx.sym, mx.sym.contrib.foreach).tojson())
+    change([n for n in graph["nodes"] if n["op"] == "_foreach"][0])
+    with pytest.raises(MXNetError, match=match):
+        net = mx.sym.load_json(json.dumps(graph))
+        net.infer_shape(**{k: v.shape for k, v in FIX.inputs().items()})
+
+
+def test_subgraphs_nested_too_deep_are_refused():
+    inner = {"nodes": [{"op": "null", "name": "a", "inputs": []}], "heads": [[0, 0, 0]]}
+    for _ in range(20):
+        inner = {"nodes": [{"op": "null", "name": "a", "inputs": []},
+                           {"op": "_foreach", "name": "f", "inputs": [[0, 0, 0]],
+                            "attrs": {"num_args": "2", "num_outputs": "1",
+                                      "num_out_data": "1", "in_data_locs": "(0,)",
+                                      "in_state_locs": "()", "remain_locs": "()"},
+                            "subgraphs": [inner]}],
+                 "heads": [[1, 0, 0]]}
+    with pytest.raises(MXNetError, match="nest more than"):
+        mx.sym.load_json(json.dumps(inner))
+
+
+def test_the_body_must_use_every_sequence_and_state():
+    with pytest.raises(MXNetError, match="does not read"):
+        mx.sym.contrib.foreach(lambda d, s: (d * 2, [d]), mx.sym.var("x"), [mx.sym.var("s")])

@@ -230,7 +230,10 @@ def test_every_record_is_consistent(name):
     op = REGISTRY[name]
     attrs = Attrs(op._defaults)            # (a required param is absent: nothing reads it)
     attrs.update({"split": {"num_outputs": 3}, "_sample_multinomial": {"get_prob": True},
-                  "LeakyReLU": {"act_type": "prelu"}}.get(name, {}))
+                  "LeakyReLU": {"act_type": "prelu"},
+                  # a loop: 2 per-step outputs and 1 state (+ its hidden history)
+                  "_foreach": {"num_outputs": 3, "num_out_data": 2, "in_data_locs": (0,),
+                               "in_state_locs": (1,), "remain_locs": ()}}.get(name, {}))
     if name in GROUPED:
         attrs[getattr(op, "count_param", "num_weights")] = 2
         per = len(op.group)

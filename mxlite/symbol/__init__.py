@@ -59,3 +59,7 @@ _fill()
 
 from ._extras import histogram, split_v2  # noqa: E402  (MXNet's front ends over registered ops)
 __all__ += ["histogram", "split_v2"]
+from . import _control_flow  # noqa: E402  (MXNet's symbolic loop in mx.sym.contrib)
+for _name in _control_flow.__all__:
+    setattr(_sys.modules[__name__ + ".contrib"], _name, getattr(_control_flow, _name))
+del _name

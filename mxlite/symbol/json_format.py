@@ -49,6 +49,8 @@ _USER_KEYS = {"ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stag
               "profiler_scope"}
 # MXNet parameters that only tune speed or memory, never the result
 _HINTS = {"workspace", "cudnn_tune", "cudnn_off"}
+_SUBGRAPH = "subgraph"          # the parameter holding a loop's body (JSON: "subgraphs")
+MAX_SUBGRAPH_DEPTH = 16         # loops in loops a loaded graph may nest
 
 
 # Ops MXNet registers under another name than mxlite (its Python wrappers ``mx.sym.zeros``
@@ -64,8 +66,11 @@ def _node_json_attrs(node):
     if node.op is not None:
         given = node.attrs if node.given is None else \
             {k: node.attrs[k] for k in node.given if k in node.attrs}
+        given = {k: v for k, v in given.items() if k != _SUBGRAPH}     # JSON: "subgraphs"
         renames = _MXNET_NAMES.get(node.op.name, (None, {}))[1]
         attrs.update({renames.get(k, k): v for k, v in node.op.format_attrs(given).items()})
+        if _SUBGRAPH in node.attrs and "num_args" in attrs:     # MXNet counts the body too
+            attrs["num_args"] = str(node.attrs["num_args"] + 1)
     attrs.update(node.user_attrs)
     return attrs
 
@@ -106,7 +111,13 @@ def without_amp_casts(entries):
 def tojson(sym, remove_amp_cast=False):
     """The graph of ``sym`` as MXNet 1.x's JSON text; ``remove_amp_cast`` leaves out its
     ``amp_cast``/``amp_multicast`` nodes (``without_amp_casts``)."""
-    heads = without_amp_casts(sym._outputs) if remove_amp_cast else list(sym._outputs)
+    return json.dumps(_graph_dict(sym._outputs, remove_amp_cast), indent=2)
+
+
+def _graph_dict(heads, remove_amp_cast):
+    """The JSON object of the graph of ``heads``; a loop's body goes into its node's
+    ``subgraphs`` (MXNet's layout), not its ``attrs``."""
+    heads = without_amp_casts(heads) if remove_amp_cast else list(heads)
     nodes = topo_order(heads)
     index = {id(n): i for i, n in enumerate(nodes)}
     out, row_ptr = [], [0]
@@ -120,6 +131,8 @@ def tojson(sym, remove_amp_cast=False):
         # MXNet numbers a variable's versions: an entry an op writes (FMutateInputs) is 1
         item["inputs"] = [[index[id(c)], i, int(k in mutated and c.op is None)]
                           for k, (c, i) in enumerate(n.inputs)]
+        if n.op is not None and _SUBGRAPH in n.attrs:
+            item["subgraphs"] = [_graph_dict(n.attrs[_SUBGRAPH]._outputs, remove_amp_cast)]
         out.append(item)
         row_ptr.append(row_ptr[-1] + n.num_outputs())
     graph = {"nodes": out,
@@ -129,7 +142,7 @@ def tojson(sym, remove_amp_cast=False):
              "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
     if _np_shape():     # its shapes use -1 for unknown (MXNet marks such a graph)
         graph["attrs"]["is_np_shape"] = ["int", 1]
-    return json.dumps(graph, indent=2)
+    return graph
 
 
 def _legacy_shapes_to_np(made):
@@ -229,9 +242,13 @@ def _short(value, limit=200):
 def load_json(text, source=None):
     """The Symbol described by MXNet JSON ``text`` (as written by MXNet 1.x or ``tojson``);
     errors name ``source`` when given (``symbol.load`` passes the file's name)."""
-    from .symbol import Symbol
     graph = _parse(text, source or "the JSON text")
-    prefix = f"{source}: " if source else ""
+    return _graph_symbol(graph, f"{source}: " if source else "", 0)
+
+
+def _graph_symbol(graph, prefix, depth):
+    """The Symbol of one graph object (a file's, or a loop body's at nesting ``depth``)."""
+    from .symbol import Symbol
     if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), list) or \
             not isinstance(graph.get("heads"), list):
         raise MXNetError(f"load_json: {prefix}a symbol JSON is an object with 'nodes' and "
@@ -267,7 +284,7 @@ def load_json(text, source=None):
             raise _bad(where, f"unknown operator {opname!r}")
         user = {}
         for key, value in attrs.items():
-            if key in op._param_map:
+            if key in op._param_map and key != _SUBGRAPH:
                 params[key] = value
             elif (key.startswith("__") and key.endswith("__")) or key in _USER_KEYS \
                     or key in _HINTS:
@@ -275,6 +292,12 @@ def load_json(text, source=None):
             else:
                 raise _bad(where, f"{key!r} is not a parameter of {op.name} (parameters: "
                            f"{sorted(op._param_map)})")
+        if _SUBGRAPH in op._param_map:
+            params[_SUBGRAPH] = _subgraph_of(item, where, depth)
+            if "num_args" in params:        # MXNet's count includes the body
+                params["num_args"] = _less_one(params["num_args"], where)
+        elif "subgraphs" in item:
+            raise _bad(where, f"{op.name} takes no subgraphs")
         if op.key_var_num_args and op.key_var_num_args not in params:
             params[op.key_var_num_args] = str(len(entries))
         try:
@@ -308,3 +331,20 @@ def load_json(text, source=None):
         raise MXNetError(f"load_json: {prefix}'heads' is empty")
     return Symbol(heads)
 
+
+def _less_one(text, where):
+    try:
+        return str(int(text) - 1)
+    except ValueError:
+        raise _bad(where, f"num_args must be an integer, got {_short(text)}") from None
+
+
+def _subgraph_of(item, where, depth):
+    """The one body graph a loop node's ``subgraphs`` holds, as a Symbol."""
+    subs = item.get("subgraphs")
+    if not isinstance(subs, list) or len(subs) != 1:
+        raise _bad(where, f"a loop node needs 'subgraphs' holding one graph, got "
+                   f"{_short(subs)}")
+    if depth >= MAX_SUBGRAPH_DEPTH:
+        raise _bad(where, f"subgraphs nest more than {MAX_SUBGRAPH_DEPTH} deep")
+    return _graph_symbol(subs[0], f"{where} subgraph: ", depth + 1)

@@ -1,0 +1,113 @@
+"""``mx.sym.contrib.foreach``: MXNet's symbolic loop, one ``_foreach`` node whose body is a
+graph. The body function runs once on placeholder variables; what it reads from outside
+(weights, values computed before the loop) becomes the node's loop-invariant inputs."""
+from ..base import MXNetError
+from . import graph as _graph
+from .graph import SymNode, topo_order
+from .naming import NameManager
+from .symbol import Symbol, var
+
+__all__ = ["foreach"]
+
+
+def _flatten(value, what):
+    if isinstance(value, Symbol):
+        if len(value._outputs) != 1:
+            raise MXNetError(f"{what}: a Symbol of {len(value._outputs)} outputs; pass a list")
+        return [value], None
+    if isinstance(value, (list, tuple)):
+        flat, shape = [], []
+        for item in value:
+            items, sub = _flatten(item, what)
+            flat += items
+            shape.append((len(items), sub))
+        return flat, shape
+    raise MXNetError(f"{what} must be a Symbol or a (nested) list of Symbols, got "
+                     f"{type(value).__name__}")
+
+
+def _regroup(flat, structure):
+    if structure is None:
+        return flat[0]
+    out, i = [], 0
+    for count, sub in structure:
+        out.append(_regroup(flat[i:i + count], sub))
+        i += count
+    return out
+
+
+def _cut(entries, start, prefix):
+    """The body graph of ``entries`` with every operator node made before the body ran
+    (``seq < start``: computed outside the loop) replaced by a new variable; returns the
+    body's outputs and ``{variable name: outer entry}`` for those cuts."""
+    copies, cuts = {}, {}
+
+    def entry(e):
+        node, i = e
+        if node.op is not None and node.seq < start:
+            key = (id(node), i)
+            if key not in cuts:
+                cuts[key] = (SymNode(None, f"{prefix}_in{len(cuts)}"), e)
+            return cuts[key][0], 0
+        return rebuilt(node), i
+
+    def rebuilt(node):
+        if node.op is None:
+            return node
+        if id(node) not in copies:
+            copy = SymNode(node.op, node.name, node.attrs, [entry(e) for e in node.inputs],
+                           node.user_attrs, node.given)
+            copy.seq = node.seq
+            copies[id(node)] = copy
+        return copies[id(node)]
+
+    outs = [entry(e) for e in entries]
+    return outs, {v.name: outer for v, outer in cuts.values()}
+
+
+def foreach(body, data, init_states, name="foreach"):
+    """Run ``body`` over axis 0 of ``data`` as one graph node (MXNet's
+    ``mx.sym.contrib.foreach``): ``out_t, states = body(data[t], states)`` from
+    ``init_states``. Returns ``(outputs, states)``: each output stacked over the steps on
+    axis 0, in the structure ``body`` returned, and the final states.
+
+    ``body`` runs once, on placeholder variables, to build the loop's graph; it may read
+    Symbols from outside (weights, values computed before the loop), which the node takes
+    as inputs. Every sequence and state must be used by the body. The node's gradient is a
+    loop too, differentiable again to any order.
+    """
+    flat_data, data_fmt = _flatten(data, "foreach: data")
+    flat_states, state_fmt = _flatten(init_states, "foreach: init_states")
+    name = NameManager.current.get(None, name)      # foreach0, foreach1, ... as MXNet
+    start = next(_graph._created)       # nodes made from here on belong to the body
+    data_vars = [var(f"{name}_data{i}") for i in range(len(flat_data))]
+    state_vars = [var(f"{name}_state{k}") for k in range(len(flat_states))]
+    outs, new_states = body(_regroup(data_vars, data_fmt), _regroup(state_vars, state_fmt))
+    flat_out, out_fmt = _flatten(outs, "foreach: body's outputs")
+    flat_new, _ = _flatten(new_states, "foreach: body's states")
+    if len(flat_new) != len(flat_states):
+        raise MXNetError(f"foreach: the body returned {len(flat_new)} states for "
+                         f"{len(flat_states)} initial states")
+    heads, cuts = _cut([s._outputs[0] for s in flat_out + flat_new], start, name)
+    subgraph = Symbol(heads)
+    names = subgraph.list_inputs()
+    unused = [v.name for v in data_vars + state_vars if v.name not in names]
+    if unused:
+        raise MXNetError(f"foreach: the body must use every sequence and state; it does not "
+                         f"read {unused}")
+    placeholders = {v.name for v in data_vars + state_vars}
+    rest = [n for n in names if n not in placeholders]
+    outer_vars = {n.name: n for n in topo_order(heads) if n.op is None}
+    remain = [Symbol([cuts[n]]) if n in cuts else Symbol([(outer_vars[n], 0)]) for n in rest]
+    from .. import symbol as S
+    node = S._internal._foreach(
+        *flat_data, *flat_states, *remain, subgraph=subgraph,
+        num_args=len(flat_data) + len(flat_states) + len(remain),
+        num_outputs=len(flat_out) + len(flat_new), num_out_data=len(flat_out),
+        in_data_locs=tuple(names.index(v.name) for v in data_vars),
+        in_state_locs=tuple(names.index(v.name) for v in state_vars),
+        remain_locs=tuple(names.index(n) for n in rest), name=name)
+    n_out = len(flat_out)
+    outputs = [node[j] for j in range(n_out)]
+    states = [node[n_out + k] for k in range(len(flat_new))]
+    return _regroup(outputs, out_fmt), _regroup(states, state_fmt)
