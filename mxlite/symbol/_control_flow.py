@@ -1,13 +1,14 @@
-"""``mx.sym.contrib.foreach``: MXNet's symbolic loop, one ``_foreach`` node whose body is a
-graph. The body function runs once on placeholder variables; what it reads from outside
-(weights, values computed before the loop) becomes the node's loop-invariant inputs."""
+"""``mx.sym.contrib.foreach`` and ``cond``: MXNet's symbolic loop and branch, one ``_foreach``
+or ``_cond`` node whose body (branches) is a graph. The user's function runs once (on
+placeholder variables for a loop); what it reads from outside (weights, values computed
+before) becomes the node's inputs."""
 from ..base import MXNetError
 from . import graph as _graph
 from .graph import SymNode, topo_order
 from .naming import NameManager
 from .symbol import Symbol, var
 
-__all__ = ["foreach"]
+__all__ = ["foreach", "cond"]
 
 
 def _flatten(value, what):
@@ -111,3 +112,52 @@ def foreach(body, data, init_states, name="foreach"):
     outputs = [node[j] for j in range(n_out)]
     states = [node[n_out + k] for k in range(len(flat_new))]
     return _regroup(outputs, out_fmt), _regroup(states, state_fmt)
+
+
+def _branch_graph(make, prefix, what):
+    """A graph of ``make()``'s outputs with what it reads from outside cut into variables:
+    ``(graph, {variable name: outer entry}, output structure)``. An output that is an input
+    goes through ``identity``, so every head is an operator (as MXNet builds it)."""
+    from .. import symbol as S
+    start = next(_graph._created)
+    flat, fmt = _flatten(make(), what)
+    heads, cuts = _cut([s._outputs[0] for s in flat], start, prefix)
+    for k, (node, i) in enumerate(heads):
+        if node.op is None:
+            heads[k] = S.identity(Symbol([(node, i)]))._outputs[0]
+    return Symbol(heads), cuts, fmt
+
+
+def cond(pred, then_func, else_func, name="cond"):
+    """``then_func()`` where the one-element ``pred`` is non-zero, else ``else_func()``, as
+    one graph node (MXNet's ``mx.sym.contrib.cond``); both give outputs of the same shapes
+    and dtypes. Only the branch taken runs. The node's gradient is a ``_cond`` too,
+    differentiable again."""
+    name = NameManager.current.get(None, name)
+    graphs = [_branch_graph(lambda: pred, f"{name}_pred", "cond: pred"),
+              _branch_graph(then_func, f"{name}_then", "cond: then_func's outputs"),
+              _branch_graph(else_func, f"{name}_else", "cond: else_func's outputs")]
+    n_then, n_else = (len(g.list_outputs()) for g, _, _ in graphs[1:])
+    if len(graphs[0][0].list_outputs()) != 1:
+        raise MXNetError("cond: pred must be one Symbol output")
+    if n_then != n_else:
+        raise MXNetError(f"cond: then_func gives {n_then} outputs, else_func {n_else}")
+    inputs, keys, all_locs = [], {}, []
+    for graph, cuts, _ in graphs:
+        outer = {n.name: n for n in topo_order(graph._outputs) if n.op is None}
+        locs = []
+        for nm in graph.list_inputs():
+            entry = cuts[nm] if nm in cuts else (outer[nm], 0)
+            key = (id(entry[0]), entry[1])
+            if key not in keys:
+                keys[key] = len(inputs)
+                inputs.append(Symbol([entry]))
+            locs.append(keys[key])
+        all_locs.append(tuple(locs))
+    from .. import symbol as S
+    node = S._internal._cond(
+        *inputs, subgraph=tuple(g for g, _, _ in graphs), num_args=len(inputs),
+        num_outputs=n_then, cond_input_locs=all_locs[0], then_input_locs=all_locs[1],
+        else_input_locs=all_locs[2], name=name)
+    outputs = [node[j] for j in range(n_then)] if n_then > 1 else [node]
+    return _regroup(outputs, graphs[1][2])

@@ -69,8 +69,10 @@ def _node_json_attrs(node):
         given = {k: v for k, v in given.items() if k != _SUBGRAPH}     # JSON: "subgraphs"
         renames = _MXNET_NAMES.get(node.op.name, (None, {}))[1]
         attrs.update({renames.get(k, k): v for k, v in node.op.format_attrs(given).items()})
-        if _SUBGRAPH in node.attrs and "num_args" in attrs:     # MXNet counts the body too
-            attrs["num_args"] = str(node.attrs["num_args"] + 1)
+        if _SUBGRAPH in node.attrs and "num_args" in attrs:     # MXNet counts the graphs too
+            bodies = node.attrs[_SUBGRAPH]
+            attrs["num_args"] = str(node.attrs["num_args"]
+                                    + (len(bodies) if isinstance(bodies, tuple) else 1))
     attrs.update(node.user_attrs)
     return attrs
 
@@ -132,7 +134,9 @@ def _graph_dict(heads, remove_amp_cast):
         item["inputs"] = [[index[id(c)], i, int(k in mutated and c.op is None)]
                           for k, (c, i) in enumerate(n.inputs)]
         if n.op is not None and _SUBGRAPH in n.attrs:
-            item["subgraphs"] = [_graph_dict(n.attrs[_SUBGRAPH]._outputs, remove_amp_cast)]
+            bodies = n.attrs[_SUBGRAPH]
+            bodies = bodies if isinstance(bodies, tuple) else (bodies,)
+            item["subgraphs"] = [_graph_dict(b._outputs, remove_amp_cast) for b in bodies]
         out.append(item)
         row_ptr.append(row_ptr[-1] + n.num_outputs())
     graph = {"nodes": out,
@@ -294,8 +298,8 @@ def _graph_symbol(graph, prefix, depth):
                            f"{sorted(op._param_map)})")
         if _SUBGRAPH in op._param_map:
             params[_SUBGRAPH] = _subgraph_of(item, where, depth)
-            if "num_args" in params:        # MXNet's count includes the body
-                params["num_args"] = _less_one(params["num_args"], where)
+            if "num_args" in params:        # MXNet's count includes the graphs
+                params["num_args"] = _less(params["num_args"], len(item["subgraphs"]), where)
         elif "subgraphs" in item:
             raise _bad(where, f"{op.name} takes no subgraphs")
         if op.key_var_num_args and op.key_var_num_args not in params:
@@ -332,19 +336,22 @@ def _graph_symbol(graph, prefix, depth):
     return Symbol(heads)
 
 
-def _less_one(text, where):
+def _less(text, n, where):
     try:
-        return str(int(text) - 1)
+        return str(int(text) - n)
     except ValueError:
         raise _bad(where, f"num_args must be an integer, got {_short(text)}") from None
 
 
 def _subgraph_of(item, where, depth):
-    """The one body graph a loop node's ``subgraphs`` holds, as a Symbol."""
+    """The graphs a control-flow node's ``subgraphs`` holds: one Symbol (a loop body), or
+    a tuple of them (``_cond``'s three); the op checks how many it takes."""
     subs = item.get("subgraphs")
-    if not isinstance(subs, list) or len(subs) != 1:
-        raise _bad(where, f"a loop node needs 'subgraphs' holding one graph, got "
-                   f"{_short(subs)}")
+    if not isinstance(subs, list) or not 1 <= len(subs) <= 3:
+        raise _bad(where, f"a control-flow node needs 'subgraphs' holding 1 to 3 graphs, "
+                   f"got {_short(subs)}")
     if depth >= MAX_SUBGRAPH_DEPTH:
         raise _bad(where, f"subgraphs nest more than {MAX_SUBGRAPH_DEPTH} deep")
-    return _graph_symbol(subs[0], f"{where} subgraph: ", depth + 1)
+    graphs = tuple(_graph_symbol(g, f"{where} subgraph {i}: ", depth + 1)
+                   for i, g in enumerate(subs))
+    return graphs[0] if len(graphs) == 1 else graphs
