@@ -328,6 +328,19 @@ FORWARD = {
         i, shape=(2, 3, 4))),
     "_onehot_encode": Fwd(_ints((3,), hi=6), lambda ns, i: ns._internal._onehot_encode(
         i, ns.zeros((3, 5)))),
+    # detection: the non-differentiable box operators
+    "_contrib_box_iou": Fwd(_u((2, 4), (3, 4), lo=0, hi=1), lambda ns, a, b: [
+        ns.contrib.box_iou(a, b), ns.contrib.box_iou(a, b, format="center")]),
+    "_contrib_box_encode": Fwd(
+        lambda rng: [np.array([[1.0, 0, 1]]), np.array([[1.0, -1, 0]]),
+                     rng.uniform(0, 0.4, (1, 3, 4)) + [0, 0, 0.5, 0.5],
+                     rng.uniform(0, 0.4, (1, 2, 4)) + [0, 0, 0.5, 0.5],
+                     rng.uniform(-0.1, 0.1, (4,)), rng.uniform(0.1, 0.3, (4,))],
+        lambda ns, *xs: ns.contrib.box_encode(*xs)),
+    "_contrib_bipartite_matching": Fwd(_u((2, 4, 3)), lambda ns, x: ns.contrib.bipartite_matching(
+        x, threshold=-0.5, topk=2)),
+    "_contrib_MultiBoxPrior": Fwd(_u((1, 2, 3, 4)), lambda ns, x: ns.contrib.MultiBoxPrior(
+        x, sizes=(0.5, 0.2), ratios=(1, 2), clip=True)),
 }
 
 # Ops that cannot run through a bound symbol, with the reason.
