@@ -26,6 +26,7 @@ _FLOATS = (np.dtype("float32"), np.dtype("float64"))
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 # lstm last: a generic caller that tries each choice in turn ends on the mode taking the most
 # inputs (tests/test_registry.py's binding check)
+_BLOCK = 1 << 22          # scratch elements of one block of sequences
 _MODES = ("gru", "rnn_relu", "rnn_tanh", "lstm")
 
 
@@ -303,32 +304,48 @@ def _run_direction(rctx, attrs, lay, w, x, h0, c0, masks, y, reverse):
     return h, c
 
 
+def _blocks(n, per_item):
+    """Slices of the ``n`` sequences of a batch, each about ``_BLOCK`` scratch elements (the
+    recurrence of one sequence does not read another's, so blocks bound the scratch memory
+    whatever the batch)."""
+    step = max(1, _BLOCK // max(per_item, 1))
+    return [slice(s, min(n, s + step)) for s in range(0, n, step)]
+
+
 def _rnn_compute(rctx, ins, outs, attrs):
-    xp = rctx.xp
     x, params, h0 = ins[0], ins[1], ins[2]
     lstm = attrs.mode == "lstm"
-    c0 = ins[3] if lstm else None
-    out, hy = outs[0], outs[1]
-    cy = outs[2] if lstm else None
-    mask = outs[-1]
     t, n, c = x.shape
     lay = _Layout(attrs, c)
     masks = _step_masks(rctx, ins[-1], t, n, x.dtype) if attrs.use_sequence_length else None
+    for b in _blocks(n, t * max(lay.G * lay.H, lay.D * lay.R, c)):
+        _run_layers(rctx, attrs, lay, params, x[:, b], h0[:, b], ins[3][:, b] if lstm else None,
+                    None if masks is None else masks[:, b],
+                    [o[:, b] for o in outs[:-1]], outs[-1][:, :, b] if _has_mask(attrs) else None)
+
+
+def _run_layers(rctx, attrs, lay, params, x, h0, c0, masks, outs, drop_mask):
+    """Every layer over one block of sequences: ``outs`` (out, hy[, cy]) and the dropout
+    masks between layers are views of the op's outputs."""
+    xp = rctx.xp
+    t, n, _ = x.shape
     inp = x
     for layer in range(lay.L):
-        y = out if layer == lay.L - 1 else xp.empty((t, n, lay.D * lay.R), x.dtype)
+        last = layer == lay.L - 1
+        y = outs[0] if last else xp.empty((t, n, lay.D * lay.R), x.dtype)
         for d in range(lay.D):
             k = layer * lay.D + d
-            yd = y[:, :, d * lay.R:(d + 1) * lay.R]
             h, cell = _run_direction(rctx, attrs, lay, _weights(params, lay, k), inp, h0[k],
-                                     c0[k] if lstm else None, masks, yd, reverse=d == 1)
-            xp.copyto(hy[k], h)
-            if lstm:
-                xp.copyto(cy[k], cell)
-        if layer < lay.L - 1 and _has_mask(attrs):
+                                     None if c0 is None else c0[k], masks,
+                                     y[:, :, d * lay.R:(d + 1) * lay.R], reverse=d == 1)
+            xp.copyto(outs[1][k], h)
+            if c0 is not None:
+                xp.copyto(outs[2][k], cell)
+        if not last and drop_mask is not None:
             drop = get_op("Dropout")
-            drop.compute[rctx.kernels](rctx, [y], [y, mask[layer]],
-                                       drop.parse_attrs({"p": attrs.p}))
+            m = xp.empty(y.shape, y.dtype)
+            drop.compute[rctx.kernels](rctx, [y], [y, m], drop.parse_attrs({"p": attrs.p}))
+            xp.copyto(drop_mask[layer], m)
         inp = y
 
 

@@ -172,6 +172,22 @@ def test_sequence_length_against_numpy(mode):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
 
 
+def test_blocks_of_sequences(monkeypatch):
+    """A batch computed in blocks of sequences (bounded scratch memory) equals the reference,
+    lengths and dropout masks included."""
+    import mxlite.ops.rnn as rnn_ops
+    monkeypatch.setattr(rnn_ops, "_BLOCK", 100)          # 3 * 40 per sequence: one a block
+    rng = np.random.RandomState(8)
+    x, p, h0, c0 = _random_case(rng, "lstm", 3, 5, 2, 2, 2, True)
+    lengths = [3, 1, 2, 0, 3]
+    got = _nd_rnn(x, p, h0, c0, state_size=2, num_layers=2, bidirectional=True, mode="lstm",
+                  use_sequence_length=True, lengths=lengths)
+    want = _np_rnn(x, p, h0, c0, "lstm", 2, 2, True, lengths=lengths)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    test_dropout_between_layers()
+
+
 def test_lstm_state_clip_and_projection_against_numpy():
     rng = np.random.RandomState(2)
     x, p, h0, c0 = _random_case(rng, "lstm", 4, 3, 3, 5, 2, True, proj=2)
