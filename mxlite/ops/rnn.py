@@ -157,8 +157,9 @@ def _rnn_shape(shapes, attrs):
     if len(data) != 3:
         raise op_error("RNN", f"data must be 3-D (sequence length, batch, input size) in layout "
                        f"'TNC', got shape {data}")
-    if data[0] < 1:
-        raise op_error("RNN", f"data must hold at least one time step, got shape {data}")
+    if data[0] < 1 or data[2] < 1:
+        raise op_error("RNN", f"data must hold at least one time step of at least one input "
+                       f"feature, got shape {data}")
     lay, want = _expected_shapes(attrs, data)
     for name, shape in zip(names[1:], shapes[1:]):
         if tuple(shape) != want[name]:
@@ -541,6 +542,9 @@ def _rnn_grad(F, node, ograds):
     lay = _Layout(attrs, c)
     x, params, h0 = node.inputs[0], node.inputs[1], node.inputs[2]
     wants = node.wants
+    if n == 0:                       # an empty batch: nothing depends on the inputs
+        return [F.zeros_like(a) if w and name != "sequence_length" else None
+                for a, w, name in zip(node.inputs, wants, _list_inputs(attrs))]
     want_w, want_x = wants[1], wants[0]
     masks = _graph_masks(F, node, t, n) if attrs.use_sequence_length else None
     kk = lay.L * lay.D

@@ -312,6 +312,7 @@ def test_param_concat_infers_unknown_inputs_from_the_output():
     (dict(mode="gru"), [(3, 2, 4), (81,), (2, 2, 3)], "state must have shape"),
     (dict(mode="gru"), [(3, 4), (81,), (1, 2, 3)], "3-D"),
     (dict(mode="gru"), [(0, 2, 4), (81,), (1, 2, 3)], "time step"),
+    (dict(mode="gru"), [(2, 2, 0), (45,), (1, 2, 3)], "input feature"),
 ])
 def test_errors(kwargs, inputs, match):
     kw = dict(state_size=3, num_layers=1)
@@ -334,3 +335,14 @@ def test_bad_sequence_length_and_dtype():
         mx.nd.RNN(x, p.astype("float64"), h0, **kw)
     with pytest.raises(MXNetError, match="float32 or float64"):
         mx.nd.RNN(x.astype("int32"), p, h0, **kw)
+
+
+def test_empty_batch():
+    """N = 0: empty outputs and zero gradients (the parameters shape no output)."""
+    x, p, h0 = mx.nd.zeros((3, 0, 4)), mx.nd.ones((81,)), mx.nd.zeros((1, 0, 3))
+    p.attach_grad()
+    with mx.autograd.record():
+        outs = mx.nd.RNN(x, p, h0, state_size=3, num_layers=1, mode="gru", state_outputs=True)
+    assert [o.shape for o in outs] == [(3, 0, 3), (1, 0, 3)]
+    outs[0].backward()
+    assert p.grad.asnumpy().tolist() == [0.0] * 81
