@@ -667,12 +667,12 @@ def _param_concat_backward_shape(in_shapes, out_shapes, attrs):
     unknown = [i for i, d in enumerate(sizes) if d is None]
     if total is not None and unknown:
         rest = total - sum(d for d in sizes if d is not None)
-        if rest < 0 or len(unknown) > 2 or rest % len(unknown):
-            raise op_error("_rnn_param_concat", f"cannot infer {len(unknown)} input size(s) "
-                           f"along dim={attrs.dim}: the output has {total}, the known inputs "
-                           f"{total - rest} (1 or 2 unknown inputs sharing the rest equally)")
-        for i in unknown:
-            sizes[i] = rest // len(unknown)
+        if rest < 0:
+            raise op_error("_rnn_param_concat", f"the known inputs hold {total - rest} "
+                           f"elements along dim={attrs.dim}, more than the output's {total}")
+        if len(unknown) <= 2 and rest % len(unknown) == 0:
+            for i in unknown:            # else left unknown (MXNet rounded down: wrong shapes)
+                sizes[i] = rest // len(unknown)
     return [common[:axis] + (d,) + common[axis + 1:] for d in sizes]
 
 
