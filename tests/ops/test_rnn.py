@@ -346,3 +346,16 @@ def test_empty_batch():
     assert [o.shape for o in outs] == [(3, 0, 3), (1, 0, 3)]
     outs[0].backward()
     assert p.grad.asnumpy().tolist() == [0.0] * 81
+
+
+def test_mxnet_symbol_json_loads_and_runs():
+    """MXNet 1.9.1's JSON of an RNN node (attrs as MXNet writes them) binds and gives MXNet's
+    outputs on op case lstm_2bi's inputs (inference: its p is ignored)."""
+    net = mx.sym.load_json(str(FIXTURE["json:lstm_2bi/json"]))
+    assert net.list_outputs() == ["rnn_output", "rnn_state_output", "rnn_statecell_output"]
+    arrays = [mx.nd.array(_get("op:lstm_2bi", n)) for n in _INPUTS]
+    exe = net.bind(mx.current_context(), dict(zip(net.list_arguments(), arrays)))
+    for j, o in enumerate(exe.forward(is_train=False)):
+        np.testing.assert_allclose(o.asnumpy(), _get("op:lstm_2bi", f"out{j}"), rtol=1e-4,
+                                   atol=1e-5)
+    assert mx.sym.load_json(net.tojson()).tojson() == net.tojson()
