@@ -236,10 +236,9 @@ class _Cell:
         """The new (output, c) from the pre-activation ``a`` = x W_x^T + biases + h W_h^T (rnn,
         lstm) or ``a`` = x W_x^T + b_x and ``hw`` = h W_h^T + b_h (gru)."""
         mode, rctx, H = self.attrs.mode, self.rctx, self.lay.H
-        if mode == "rnn_tanh":
-            return _act(rctx, "tanh", a, a), None
-        if mode == "rnn_relu":
-            return _act(rctx, "relu", a, a), None
+        if mode in ("rnn_tanh", "rnn_relu"):
+            # a new array: ``a`` is the buffer the next step's product writes into
+            return _act(rctx, "tanh" if mode == "rnn_tanh" else "relu", a), None
         if mode == "gru":
             s = a[:, :2 * H] + hw[:, :2 * H]
             _act(rctx, "sigmoid", s, s)
