@@ -294,3 +294,61 @@ def test_cond_json_counts_its_three_graphs():
     for p, want in ((1.0, 4.0), (-1.0, 6.0)):
         got = back.eval(p=mx.nd.array([p]), x=mx.nd.array([3.0]))[0]
         assert got.asscalar() == want
+
+
+# ---- mx.sym.contrib.while_loop: one _while_loop node -----------------------------------------
+def test_symbolic_while_loop_matches_the_imperative_one():
+    cond = lambda i, s: i <= 5                         # noqa: E731
+    step = lambda i, s: ([i + s], [i + 1, s + i])      # noqa: E731
+    outs, (fi, fs) = mx.sym.contrib.while_loop(cond, step, [mx.sym.var("i"),
+                                                            mx.sym.var("s")],
+                                               max_iterations=10)
+    got = mx.sym.Group([outs[0], fi, fs]).eval(i=mx.nd.array([0.0]), s=mx.nd.array([1.0]))
+    want, (wi, ws) = C.while_loop(cond, step, [mx.nd.array([0.0]), mx.nd.array([1.0])],
+                                  max_iterations=10)
+    for g, w in zip(got, [want[0], wi, ws]):
+        np.testing.assert_array_equal(g.asnumpy(), w.asnumpy())
+
+
+def test_while_loop_gradients_to_the_second_order_against_the_unrolled_loop():
+    x = mx.sym.var("x", shape=(2,), dtype="float64")
+    w = mx.sym.var("w", shape=(2,), dtype="float64")
+    k = mx.sym.var("k", shape=(1,), dtype="float64")
+    outs, (_, fx) = mx.sym.contrib.while_loop(
+        lambda k, x: k < 3,
+        lambda k, x: ([mx.sym.sin(x * w)], [k + 1, mx.sym.tanh(x * w) + x]), [k, x],
+        max_iterations=5)
+    loss = mx.sym.sum(outs[0] * outs[0]) + mx.sym.sum(fx * fx)
+    gx, gw = mx.sym.grad(loss, ["x", "w"])
+    (hw,) = mx.sym.grad(mx.sym.sum(gw * gw) + mx.sym.sum(gx), ["w"])
+    xv, wv = np.array([0.3, -0.4]), np.array([0.8, 1.3])
+    got = mx.sym.Group([loss, gx, gw, hw]).eval(
+        x=mx.nd.array(xv, dtype="float64"), w=mx.nd.array(wv, dtype="float64"),
+        k=mx.nd.array([0.0], dtype="float64"))
+    X, W = mx.nd.array(xv, dtype="float64"), mx.nd.array(wv, dtype="float64")
+    X.attach_grad()
+    W.attach_grad()
+    with mx.autograd.record():
+        v, total = X, 0
+        for _ in range(3):                  # the three steps the counter allows
+            total = total + mx.nd.sum(mx.nd.sin(v * W) ** 2)
+            v = mx.nd.tanh(v * W) + v
+        total = total + mx.nd.sum(v * v)
+        g = mx.autograd.grad(total, [X, W], create_graph=True)
+        (mx.nd.sum(g[1] * g[1]) + mx.nd.sum(g[0])).backward()
+    for a, b in zip(got, [total, g[0], g[1], W.grad]):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-12, atol=1e-13)
+
+
+def test_while_loop_json_both_ways_with_mxnet():
+    net = mx.sym.load(os.path.join(_HERE, "fixtures", "while_loop-symbol.json"))
+    got = net.eval(i=mx.nd.array([0.0]), s=mx.nd.array([1.0]), w=mx.nd.array([2.0]))
+    np.testing.assert_array_equal(got[0].asnumpy()[:6], DATA["while_out0"])
+    assert not got[0].asnumpy()[6:].any()           # mxlite's rows after the last step
+    back = mx.sym.load_json(net.tojson())
+    node = [n for n in json.loads(net.tojson())["nodes"] if n["op"] == "_while_loop"][0]
+    assert int(node["attrs"]["num_args"]) == len(node["inputs"]) + 2
+    assert "keep_history" not in node["attrs"]
+    again = back.eval(i=mx.nd.array([0.0]), s=mx.nd.array([1.0]), w=mx.nd.array([2.0]))
+    for a, b in zip(got, again):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())

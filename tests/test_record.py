@@ -234,7 +234,8 @@ def test_every_record_is_consistent(name):
                   # a loop: 2 per-step outputs and 1 state (+ its hidden history)
                   "_foreach": {"num_outputs": 3, "num_out_data": 2, "in_data_locs": (0,),
                                "in_state_locs": (1,), "remain_locs": ()},
-                  "_cond": {"num_outputs": 2}}.get(name, {}))
+                  "_cond": {"num_outputs": 2},
+                  "_while_loop": {"num_outputs": 3, "num_out_data": 1}}.get(name, {}))
     if name in GROUPED:
         attrs[getattr(op, "count_param", "num_weights")] = 2
         per = len(op.group)

@@ -24,6 +24,7 @@ from . import transfer  # noqa: F401
 from . import custom  # noqa: F401
 from . import loops  # noqa: F401
 from . import branches  # noqa: F401
+from . import while_loop  # noqa: F401
 from . import layers  # noqa: F401
 from . import array_ops  # noqa: F401
 from . import roi  # noqa: F401

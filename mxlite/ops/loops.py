@@ -106,7 +106,7 @@ def _compute(rctx, ins, outs, attrs):
             result = evaluate(attrs.subgraph, ctx, **named)
             for j in range(n_out):
                 xp.copyto(outs[j][t], result[j]._data)
-            states = [r.copy() for r in result[n_out:]]
+            states = result[n_out:]         # fresh arrays: nothing writes them
     finally:
         tape_state.recording = prev
     for k, s in enumerate(states):

@@ -1,5 +1,5 @@
-"""``mx.sym.contrib.foreach`` and ``cond``: MXNet's symbolic loop and branch, one ``_foreach``
-or ``_cond`` node whose body (branches) is a graph. The user's function runs once (on
+"""``mx.sym.contrib.foreach``, ``while_loop`` and ``cond``: MXNet's symbolic loops and
+branch, one ``_foreach``, ``_while_loop`` or ``_cond`` node whose body (branches) is a graph. The user's function runs once (on
 placeholder variables for a loop); what it reads from outside (weights, values computed
 before) becomes the node's inputs."""
 from ..base import MXNetError
@@ -8,7 +8,7 @@ from .graph import SymNode, topo_order
 from .naming import NameManager
 from .symbol import Symbol, var
 
-__all__ = ["foreach", "cond"]
+__all__ = ["foreach", "cond", "while_loop"]
 
 
 def _flatten(value, what):
@@ -128,6 +128,83 @@ def _branch_graph(make, prefix, what):
     return Symbol(heads), cuts, fmt
 
 
+def _union(graphs, placeholders):
+    """The node inputs of ``graphs`` (each ``(graph, cuts)``) and each graph's input
+    positions among them: a placeholder stands for its outer Symbol, a cut for the outer
+    value, any other variable for itself; one input per distinct value."""
+    inputs, keys, all_locs = [], {}, []
+    for graph, cuts in graphs:
+        outer = {n.name: n for n in topo_order(graph._outputs) if n.op is None}
+        locs = []
+        for nm in graph.list_inputs():
+            if nm in placeholders:
+                entry = placeholders[nm]._outputs[0]
+            else:
+                entry = cuts[nm] if nm in cuts else (outer[nm], 0)
+            key = (id(entry[0]), entry[1])
+            if key not in keys:
+                keys[key] = len(inputs)
+                inputs.append(Symbol([entry]))
+            locs.append(keys[key])
+        all_locs.append(tuple(locs))
+    return inputs, all_locs
+
+
+def while_loop(cond, func, loop_vars, max_iterations=None, name="while_loop"):
+    """Run ``step_output, loop_vars = func(*loop_vars)`` while ``cond(*loop_vars)`` holds, at
+    most ``max_iterations`` times, as one graph node (MXNet's
+    ``mx.sym.contrib.while_loop``). Returns ``(outputs, loop_vars)``: each step output
+    stacked on axis 0 with ``max_iterations`` rows (the rows after the last step are zeros;
+    MXNet left them undefined) and the final loop variables. Both functions run once, on
+    placeholder variables, and may read Symbols from outside. The node's gradient is a loop
+    too, differentiable again."""
+    if max_iterations is None:
+        raise MXNetError("while_loop: max_iterations must be given")
+    max_iterations = int(max_iterations)
+    flat_vars, var_fmt = _flatten(loop_vars, "while_loop: loop_vars")
+    if not flat_vars:
+        raise MXNetError("while_loop: loop_vars must hold at least one Symbol")
+    name = NameManager.current.get(None, name)
+    holders = [var(f"{name}_var{k}") for k in range(len(flat_vars))]
+    args = _regroup(holders, var_fmt)
+    args = args if isinstance(args, list) else [args]
+    cond_g, cond_cuts, _ = _branch_graph(lambda: cond(*args), f"{name}_cond",
+                                         "while_loop: cond's value")
+    if len(cond_g.list_outputs()) != 1:
+        raise MXNetError("while_loop: cond must give one Symbol")
+    out_fmt = {}
+
+    def step():
+        outs, new_vars = func(*args)
+        flat_out, out_fmt["fmt"] = _flatten(outs if outs is not None else [],
+                                            "while_loop: func's step output")
+        flat_new, _ = _flatten(new_vars, "while_loop: func's loop variables")
+        if len(flat_new) != len(flat_vars):
+            raise MXNetError(f"while_loop: func returned {len(flat_new)} loop variables for "
+                             f"{len(flat_vars)}")
+        out_fmt["n"] = len(flat_out)
+        return flat_out + flat_new
+    func_g, func_cuts, _ = _branch_graph(step, f"{name}_func", "while_loop: func's outputs")
+    names = func_g.list_inputs()
+    unused = [h.name for h in holders if h.name not in names]
+    if unused:
+        raise MXNetError(f"while_loop: func must use every loop variable; it does not read "
+                         f"{unused}")
+    placeholders = dict(zip((h.name for h in holders), flat_vars))
+    inputs, (cond_locs, func_locs) = _union([(cond_g, cond_cuts), (func_g, func_cuts)],
+                                            placeholders)
+    from .. import symbol as S
+    n_out = out_fmt["n"]
+    node = S._internal._while_loop(
+        *inputs, subgraph=(cond_g, func_g), num_args=len(inputs),
+        num_outputs=n_out + len(flat_vars), num_out_data=n_out,
+        max_iterations=max_iterations, cond_input_locs=cond_locs, func_input_locs=func_locs,
+        func_var_locs=tuple(names.index(h.name) for h in holders), name=name)
+    outputs = [node[j] for j in range(n_out)]
+    final = [node[n_out + k] for k in range(len(flat_vars))]
+    return (_regroup(outputs, out_fmt["fmt"]) if n_out else []), _regroup(final, var_fmt)
+
+
 def cond(pred, then_func, else_func, name="cond"):
     """``then_func()`` where the one-element ``pred`` is non-zero, else ``else_func()``, as
     one graph node (MXNet's ``mx.sym.contrib.cond``); both give outputs of the same shapes
@@ -142,18 +219,7 @@ def cond(pred, then_func, else_func, name="cond"):
         raise MXNetError("cond: pred must be one Symbol output")
     if n_then != n_else:
         raise MXNetError(f"cond: then_func gives {n_then} outputs, else_func {n_else}")
-    inputs, keys, all_locs = [], {}, []
-    for graph, cuts, _ in graphs:
-        outer = {n.name: n for n in topo_order(graph._outputs) if n.op is None}
-        locs = []
-        for nm in graph.list_inputs():
-            entry = cuts[nm] if nm in cuts else (outer[nm], 0)
-            key = (id(entry[0]), entry[1])
-            if key not in keys:
-                keys[key] = len(inputs)
-                inputs.append(Symbol([entry]))
-            locs.append(keys[key])
-        all_locs.append(tuple(locs))
+    inputs, all_locs = _union([(g, cuts) for g, cuts, _ in graphs], {})
     from .. import symbol as S
     node = S._internal._cond(
         *inputs, subgraph=tuple(g for g, _, _ in graphs), num_args=len(inputs),
