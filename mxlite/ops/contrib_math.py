@@ -1,1 +1,592 @@
-"""contrib operators on plain arrays: allclose, quadratic, div_sqrt_dim, boolean_mask, index_copy, index_array, arange_like, fft/ifft, count_sketch, interleaved_matmul_*, hawkesll, gradientmultiplier, round_ste/sign_ste."""
+"""contrib operators on plain arrays: div_sqrt_dim, gradientmultiplier, round_ste, sign_ste,
+quadratic, allclose, arange_like, index_array, index_copy, boolean_mask and the four
+interleaved attention products (interleaved_matmul_selfatt_qk / _valatt, _encdec_qk /
+_valatt).
+
+Compute functions use the device namespace (``rctx.xp``: ``arange``, ``matmul``,
+``strided_copy``, ``cast_into``), the array methods NumPy and CuPy share, and the compute
+function the same device has for ``round``, ``sign`` and ``take``, so one function serves
+every device. Element-wise work on large arrays runs in blocks (bounded scratch memory).
+
+Every gradient is a graph of registered operators: the attention products' are
+``batch_dot`` between head-split views (``reshape``/``transpose``/``slice_axis``) and the
+interleaving back is a ``concat``; index_copy's is index_copy of the head gradient with zeros
+(old tensor) and ``take`` (new tensor); the straight-through estimators pass the head
+gradient unchanged.
+"""
+import math
+
+import numpy as np
+
+from ..base import FLOAT_DTYPES, op_error
+from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, get_op, register
+from .shape_utils import normalize_axis, size_of
+
+_BLOCK = 1 << 22          # elements of one block of element-wise work (scratch memory)
+
+
+def _blocks(n):
+    return [slice(s, min(n, s + _BLOCK)) for s in range(0, n, _BLOCK)]
+
+
+def _float_type(op, names):
+    """infer_type: every input a float dtype, all the same; the output has it."""
+    def infer_type(dtypes, attrs):
+        for name, dt in zip(names, dtypes):
+            if np.dtype(dt) not in FLOAT_DTYPES:
+                raise op_error(op, f"{name} must have a float dtype, got {np.dtype(dt)}")
+        if len({np.dtype(d) for d in dtypes}) > 1:
+            raise op_error(op, f"{', '.join(names)} must share a dtype, got "
+                           f"{[str(np.dtype(d)) for d in dtypes]}")
+        return [dtypes[0]]
+    return infer_type
+
+
+def _same_shape(shapes, attrs):
+    return [tuple(shapes[0])]
+
+
+def _run_op(name, rctx, ins, outs):
+    """Run the compute function op ``name`` has on this device, with its default attrs."""
+    op = get_op(name)
+    op.compute[rctx.kernels](rctx, ins, outs, op.default_attrs)
+
+
+# ---- div_sqrt_dim, gradientmultiplier, round_ste, sign_ste, quadratic ------------------------
+def _divide_compute(divisor_of):
+    """out = data / divisor_of(data, attrs), element-wise in blocks (``out`` may be data);
+    the divisor is rounded to data's dtype first, as MXNet's kernel divides."""
+    def compute(rctx, ins, outs, attrs):
+        x, out = ins[0].reshape(-1), outs[0].reshape(-1)
+        d = divisor_of(ins[0], attrs)
+        for b in _blocks(x.size):
+            if d == 1.0:
+                rctx.xp.copyto(out[b], x[b])
+            else:
+                rctx.xp.cast_into(out[b], x[b] / x.dtype.type(d))
+    return compute
+
+
+def _sqrt_dim(x, attrs):
+    """sqrt of the last axis' length; 1 for a 0-d array or an empty last axis (nothing to
+    divide)."""
+    d = x.shape[-1] if x.ndim else 1
+    return math.sqrt(d) if d else 1.0
+
+
+register(OpDef(
+    "_contrib_div_sqrt_dim", inputs=("data",),
+    infer_shape=_same_shape, infer_type=_float_type("div_sqrt_dim", ("data",)),
+    compute={"cpu": _divide_compute(_sqrt_dim)},
+    gradient=lambda F, node, og: [F.contrib.div_sqrt_dim(og[0])],
+    backward_shape="same", elementwise=True,
+    doc="""``data / sqrt(data.shape[-1])``: the scaling of attention scores. Float dtypes
+(MXNet also accepted integers, dividing in the integer type). Its gradient is the same
+scaling of the head gradient.
+
+>>> mx.nd.contrib.div_sqrt_dim(mx.nd.array([[2.0, 4.0, 6.0, 8.0]])).asnumpy().tolist()
+[[1.0, 2.0, 3.0, 4.0]]
+"""))
+
+
+register(OpDef(
+    "_contrib_gradientmultiplier", inputs=("data",),
+    params=(Param("scalar", "float", 1.0, "the factor applied to the gradient"),
+            Param("is_int", "bool", True, "kept for MXNet's signature (the scalar is used "
+                  "as given)")),
+    infer_shape=_same_shape, infer_type=_float_type("gradientmultiplier", ("data",)),
+    compute={"cpu": _divide_compute(lambda x, attrs: 1.0)},
+    gradient=lambda F, node, og: [og[0] * node.attrs.scalar],
+    backward_shape="same", elementwise=True,
+    doc="""The identity whose gradient is the head gradient times ``scalar`` (a gradient
+reversal layer with ``scalar=-1``).
+
+>>> mx.nd.contrib.gradientmultiplier(mx.nd.array([1.5, -2.0]), scalar=-1).asnumpy().tolist()
+[1.5, -2.0]
+"""))
+
+
+def _ste_type(op):
+    def infer_type(dtypes, attrs):
+        if np.dtype(dtypes[0]).kind not in "fiu":
+            raise op_error(op, f"data must be a number array, got dtype {np.dtype(dtypes[0])}")
+        return [dtypes[0]]
+    return infer_type
+
+
+def _ste(name, base, what):
+    register(OpDef(
+        f"_contrib_{name}", inputs=("data",),
+        infer_shape=_same_shape, infer_type=_ste_type(name),
+        compute={"cpu": lambda rctx, ins, outs, attrs: _run_op(base, rctx, ins, outs)},
+        gradient=lambda F, node, og: [F.identity(og[0])],
+        backward_shape="same", elementwise=True,
+        doc=f"""``{base}(data)`` with the straight-through gradient: {what} in the forward
+pass, the head gradient passed unchanged in the backward pass (the derivative of the
+identity), so quantised values can be trained.
+
+>>> mx.nd.contrib.{name}(mx.nd.array([-1.5, 0.4, 2.5])).asnumpy().tolist()
+{[-2.0, 0.0, 3.0] if base == 'round' else [-1.0, 1.0, 1.0]}
+"""))
+
+
+_ste("round_ste", "round", "rounding half away from zero")
+_ste("sign_ste", "sign", "the sign (-1, 0 or 1)")
+
+
+def _quadratic_compute(rctx, ins, outs, attrs):
+    x, out = ins[0].reshape(-1), outs[0].reshape(-1)
+    a, b, c = attrs.a, attrs.b, attrs.c
+    for s in _blocks(x.size):
+        t = x[s] * a             # Horner: (a x + b) x + c
+        t += b
+        t *= x[s]
+        t += c
+        rctx.xp.cast_into(out[s], t)
+
+
+register(OpDef(
+    "_contrib_quadratic", inputs=("data",),
+    params=(Param("a", "float", 0.0, "coefficient of the quadratic term"),
+            Param("b", "float", 0.0, "coefficient of the linear term"),
+            Param("c", "float", 0.0, "constant term")),
+    infer_shape=_same_shape, infer_type=_float_type("quadratic", ("data",)),
+    compute={"cpu": _quadratic_compute},
+    gradient=lambda F, node, og: [og[0] * (node.inputs[0] * (2.0 * node.attrs.a)
+                                           + node.attrs.b)],
+    backward_shape="same", elementwise=True,
+    doc="""``a * data**2 + b * data + c``, element-wise. The gradient is
+``(2 a data + b)`` times the head gradient.
+
+>>> mx.nd.contrib.quadratic(mx.nd.array([1.0, 2.0]), a=2, b=3, c=1).asnumpy().tolist()
+[6.0, 15.0]
+"""))
+
+
+# ---- allclose ----------------------------------------------------------------------------------
+def _allclose_shape(shapes, attrs):
+    a, b = (tuple(s) for s in shapes)
+    if a != b:
+        raise op_error("allclose", f"a and b must have the same shape, got {a} and {b}")
+    return [(1,)]
+
+
+def _allclose_type(dtypes, attrs):
+    a, b = (np.dtype(d) for d in dtypes)
+    if a != b or a.kind not in "fiu":
+        raise op_error("allclose", f"a and b must be number arrays of one dtype, got {a} "
+                       f"and {b}")
+    return [np.dtype(np.uint8)]
+
+
+def _close_block(a, b, attrs):
+    """True where a[i] and b[i] are close: equal (infinities included), both NaN with
+    ``equal_nan``, or finite with |a - b| <= atol + rtol |b|."""
+    if a.dtype.kind != "f":
+        a, b = a.astype(np.float64), b.astype(np.float64)
+    same = a == b
+    if attrs.equal_nan:
+        same |= (a != a) & (b != b)
+    finite = (abs(a) < np.inf) & (abs(b) < np.inf)     # False for infinities and NaN
+    a, b = a.copy(), b.copy()
+    a[~finite] = 0       # no inf - inf (an invalid-value warning); decided by a == b above
+    b[~finite] = 0
+    near = (abs(a - b) <= abs(b) * attrs.rtol + attrs.atol) & finite
+    return same | near
+
+
+def _allclose_compute(rctx, ins, outs, attrs):
+    a, b = ins[0].reshape(-1), ins[1].reshape(-1)
+    close = True
+    for s in _blocks(a.size):
+        if not bool(_close_block(a[s], b[s], attrs).all()):
+            close = False
+            break
+    outs[0].fill(1 if close else 0)
+
+
+register(OpDef(
+    "_contrib_allclose", inputs=("a", "b"),
+    params=(Param("rtol", "float", 1e-05, "relative tolerance"),
+            Param("atol", "float", 1e-08, "absolute tolerance"),
+            Param("equal_nan", "bool", True, "NaN in a and NaN in b count as equal")),
+    infer_shape=_allclose_shape, infer_type=_allclose_type,
+    compute={"cpu": _allclose_compute}, gradient=NON_DIFFERENTIABLE,
+    doc="""1 (uint8, shape (1,)) when every ``|a - b| <= atol + rtol * |b|``, else 0. Equal
+infinities are close, an infinity and a finite value are not (MXNet compared them with the
+same formula, where ``inf <= inf`` holds); NaNs are close to each other only with
+``equal_nan``. a and b must have one shape (no broadcasting, as MXNet) and one dtype.
+MXNet 1.9.1 returned a 0-d array; mxlite returns shape (1,) as its other whole-array
+reductions. A truth value: not differentiable.
+
+>>> mx.nd.contrib.allclose(mx.nd.array([1.0, 2.0]), mx.nd.array([1.0, 2.0 + 1e-6])).asnumpy()
+array([1], dtype=uint8)
+"""))
+
+
+# ---- arange_like, index_array ---------------------------------------------------------------
+def _arange_like_shape(shapes, attrs):
+    data = tuple(shapes[0])
+    if attrs.repeat < 1:
+        raise op_error("arange_like", f"repeat must be at least 1, got {attrs.repeat}")
+    if attrs.axis is None:
+        return [data]
+    return [(data[normalize_axis("arange_like", attrs.axis, len(data))],)]
+
+
+def _arange_like_compute(rctx, ins, outs, attrs):
+    out = outs[0].reshape(-1)
+    xp = rctx.xp
+    for s in _blocks(out.size):
+        i = xp.arange(s.stop - s.start, np.int64) + s.start
+        i //= attrs.repeat
+        xp.cast_into(out[s], i.astype(np.float64) * attrs.step + attrs.start)
+
+
+register(OpDef(
+    "_contrib_arange_like", inputs=("data",),
+    params=(Param("start", "float", 0.0, "the first value"),
+            Param("step", "float", 1.0, "spacing between values"),
+            Param("repeat", "int", 1, "how often each value repeats"),
+            Param("ctx", "str", "", "kept for MXNet's signature: the output is on data's "
+                  "device"),
+            Param("axis", "int", None, "count along this axis only (a 1-d output); "
+                  "None: data's whole shape")),
+    infer_shape=_arange_like_shape, infer_type=lambda dtypes, attrs: [dtypes[0]],
+    compute={"cpu": _arange_like_compute},
+    gradient=lambda F, node, og: [F.zeros_like(node.inputs[0])],
+    doc="""``start + (i // repeat) * step`` for the flat positions ``i`` of an array shaped as
+data (or as its ``axis``), in data's dtype (computed in float64, then cast). The values do
+not depend on data's values: the gradient is zero.
+
+>>> mx.nd.contrib.arange_like(mx.nd.zeros((2, 3)), start=1, repeat=2).asnumpy().tolist()
+[[1.0, 1.0, 2.0], [2.0, 3.0, 3.0]]
+"""))
+
+
+def _index_array_axes(shape, attrs):
+    if attrs.axes is None:
+        return tuple(range(len(shape)))
+    return tuple(normalize_axis("index_array", a, len(shape)) for a in attrs.axes)
+
+
+def _index_array_compute(rctx, ins, outs, attrs):
+    shape = ins[0].shape
+    axes = _index_array_axes(shape, attrs)
+    out = outs[0].reshape(-1, len(axes))
+    xp = rctx.xp
+    for s in _blocks(out.shape[0]):
+        flat = xp.arange(s.stop - s.start, np.int64) + s.start
+        for j, ax in enumerate(axes):
+            inner = size_of(shape[ax + 1:])
+            xp.copyto(out[s, j], (flat // inner) % shape[ax])
+
+
+register(OpDef(
+    "_contrib_index_array", inputs=("data",),
+    params=(Param("axes", "axes", None, "the axes whose coordinates to give (negative "
+                  "counts from the end); None: every axis"),),
+    infer_shape=lambda shapes, attrs: [tuple(shapes[0]) + (
+        len(_index_array_axes(tuple(shapes[0]), attrs)),)],
+    infer_type=lambda dtypes, attrs: [np.dtype(np.int64)],
+    compute={"cpu": _index_array_compute}, gradient=NON_DIFFERENTIABLE,
+    doc="""The coordinates of every element of data: ``out[i, j, ..., k]`` is the index of
+that element along each of ``axes`` (int64, shape ``data.shape + (len(axes),)``).
+Integer positions: not differentiable.
+
+>>> mx.nd.contrib.index_array(mx.nd.zeros((2, 2))).asnumpy().tolist()
+[[[0, 0], [0, 1]], [[1, 0], [1, 1]]]
+"""))
+
+
+# ---- index_copy -----------------------------------------------------------------------------
+def _index_copy_shape(shapes, attrs):
+    old, index, new = (tuple(s) for s in shapes)
+    if len(old) < 1 or len(index) != 1:
+        raise op_error("index_copy", f"old_tensor must have at least 1 dimension and "
+                       f"index_vector exactly 1, got shapes {old} and {index}")
+    if new != index + old[1:]:
+        raise op_error("index_copy", f"new_tensor must have shape {index + old[1:]} (one row "
+                       f"of old_tensor {old} per index), got {new}")
+    return [old]
+
+
+def _index_copy_type(dtypes, attrs):
+    old, index, new = (np.dtype(d) for d in dtypes)
+    if old != new:
+        raise op_error("index_copy", f"old_tensor and new_tensor must share a dtype, got {old} "
+                       f"and {new}")
+    if index.kind not in "fiu":
+        raise op_error("index_copy", f"index_vector must be a number array, got {index}")
+    return [old]
+
+
+def _rows(xp, index, n):
+    """index_vector as int64 positions on the device; MXNetError for a position outside
+    [0, n) or repeated (the row written would depend on the order of the writes)."""
+    host = xp.to_host(index)
+    rows = host.astype(np.int64)
+    if index.dtype.kind == "f" and bool((rows != host).any()):
+        raise op_error("index_copy", f"index_vector must hold whole numbers, got {host.tolist()}")
+    if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= n):
+        raise op_error("index_copy", f"index_vector {rows.tolist()} has a position outside "
+                       f"[0, {n}) (the rows of old_tensor)")
+    seen = set(rows.tolist())
+    if len(seen) != rows.size:
+        raise op_error("index_copy", f"index_vector {rows.tolist()} repeats a position")
+    return xp.from_host(rows)
+
+
+def _index_copy_compute(rctx, ins, outs, attrs):
+    old, index, new = ins
+    rows = _rows(rctx.xp, index, old.shape[0])
+    rctx.xp.copyto(outs[0], old)
+    outs[0][rows] = new
+
+
+def _index_copy_gradient(F, node, ograds):
+    """Rows of old_tensor that index_copy overwrote get no gradient (the head gradient with
+    those rows zeroed, an index_copy of zeros); new_tensor gets the rows it was copied to."""
+    old, index, new = node.inputs
+    g = ograds[0]
+    d_old = F.contrib.index_copy(g, index, F.zeros_like(new)) if node.wants[0] else None
+    d_new = F.take(g, index, axis=0) if node.wants[2] else None
+    return [d_old, None, d_new]
+
+
+register(OpDef(
+    "_contrib_index_copy", inputs=("old_tensor", "index_vector", "new_tensor"),
+    infer_shape=_index_copy_shape, infer_type=_index_copy_type,
+    compute={"cpu": _index_copy_compute}, gradient=_index_copy_gradient,
+    doc="""old_tensor with its rows ``index_vector[i]`` replaced by ``new_tensor[i]``. The
+positions must be whole numbers in ``[0, old_tensor.shape[0])`` and distinct: a repeated
+position is an MXNetError (MXNet wrote the rows in an unspecified order, and its gradient
+gave every copy the head gradient of the row that was kept).
+
+>>> mx.nd.contrib.index_copy(mx.nd.zeros((3, 2)), mx.nd.array([2, 0]),
+...                          mx.nd.array([[1, 2], [3, 4]])).asnumpy().tolist()
+[[3.0, 4.0], [0.0, 0.0], [1.0, 2.0]]
+"""))
+
+
+# ---- interleaved attention products ------------------------------------------------------------
+# MXNet's layout: a (T, B, heads * parts * D) projection holds, for each head, its ``parts``
+# rows of D (q, k, v for self-attention; k, v for encoder-decoder) one after another. The
+# products are per (batch, head): scores (B * heads, Tq, Tk), outputs (T, B, heads * D).
+def _heads(op, attrs):
+    if attrs.heads < 1:
+        raise op_error(op, f"heads must be at least 1, got {attrs.heads}")
+    return attrs.heads
+
+
+def _split(op, shape, heads, parts, arg):
+    """(T, B, D) of a (T, B, heads * parts * D) projection."""
+    if len(shape) != 3 or shape[2] % (heads * parts):
+        raise op_error(op, f"{arg} must be (seq_len, batch, heads * {parts} * head_dim) with "
+                       f"heads={heads}, got shape {tuple(shape)}")
+    return shape[0], shape[1], shape[2] // (heads * parts)
+
+
+def _part(x, T, B, H, parts, D, i):
+    """View (B, H, T, D) of part ``i`` of an interleaved projection on the device."""
+    return x.reshape(T, B, H, parts, D)[:, :, :, i, :].transpose(1, 2, 0, 3)
+
+
+def _scores_compute(parts_q, i_q):
+    """qk: out (B*H, Tq, Tk) = Q K^T / sqrt(D)."""
+    def compute(rctx, ins, outs, attrs):
+        H = attrs.heads
+        if parts_q:                       # self-attention: q and k from one projection
+            T, B, D = _split("", ins[0].shape, H, 3, "")
+            q, k = _part(ins[0], T, B, H, 3, D, 0), _part(ins[0], T, B, H, 3, D, 1)
+            Tk = T
+        else:
+            T, B, D = _split("", ins[0].shape, H, 1, "")
+            Tk = ins[1].shape[0]
+            q, k = _part(ins[0], T, B, H, 1, D, 0), _part(ins[1], Tk, B, H, 2, D, 0)
+        out = outs[0].reshape(B, H, T, Tk)
+        rctx.xp.matmul(q, k.transpose(0, 1, 3, 2), out)
+        out /= out.dtype.type(math.sqrt(D)) if D else 1
+    return compute
+
+
+def _values_compute(parts):
+    """valatt: out (T, B, H*D) = merged heads of attention @ V."""
+    def compute(rctx, ins, outs, attrs):
+        H = attrs.heads
+        T, B, D = _split("", ins[0].shape, H, parts, "")
+        v = _part(ins[0], T, B, H, parts, D, parts - 1)
+        Tq = ins[1].shape[1]
+        tmp = rctx.xp.empty((B, H, Tq, D), outs[0].dtype)
+        rctx.xp.matmul(ins[1].reshape(B, H, Tq, T), v, tmp)
+        rctx.xp.strided_copy(tmp.transpose(2, 0, 1, 3), outs[0].reshape(Tq, B, H, D))
+    return compute
+
+
+def _selfatt_qk_shape(shapes, attrs):
+    op = "interleaved_matmul_selfatt_qk"
+    T, B, D = _split(op, shapes[0], _heads(op, attrs), 3, "queries_keys_values")
+    return [(B * attrs.heads, T, T)]
+
+
+def _selfatt_valatt_shape(shapes, attrs):
+    op = "interleaved_matmul_selfatt_valatt"
+    T, B, D = _split(op, shapes[0], _heads(op, attrs), 3, "queries_keys_values")
+    if tuple(shapes[1]) != (B * attrs.heads, T, T):
+        raise op_error(op, f"attention must have shape {(B * attrs.heads, T, T)} "
+                       f"(batch * heads, seq_len, seq_len) for queries_keys_values "
+                       f"{tuple(shapes[0])}, got {tuple(shapes[1])}")
+    return [(T, B, attrs.heads * D)]
+
+
+def _encdec_qk_shape(shapes, attrs):
+    op = "interleaved_matmul_encdec_qk"
+    H = _heads(op, attrs)
+    Tq, B, D = _split(op, shapes[0], H, 1, "queries")
+    Tk, Bk, Dk = _split(op, shapes[1], H, 2, "keys_values")
+    if (Bk, Dk) != (B, D):
+        raise op_error(op, f"keys_values {tuple(shapes[1])} must have the batch size and "
+                       f"head_dim of queries {tuple(shapes[0])}: shape ({Tk}, {B}, {2 * H * D})")
+    return [(B * H, Tq, Tk)]
+
+
+def _encdec_valatt_shape(shapes, attrs):
+    op = "interleaved_matmul_encdec_valatt"
+    H = _heads(op, attrs)
+    Tk, B, D = _split(op, shapes[0], H, 2, "keys_values")
+    att = tuple(shapes[1])
+    if len(att) != 3 or att[0] != B * H or att[2] != Tk:
+        raise op_error(op, f"attention must have shape ({B * H}, query_len, {Tk}) (batch * "
+                       f"heads, query_len, key_len) for keys_values {tuple(shapes[0])}, got "
+                       f"{att}")
+    return [(att[1], B, H * D)]
+
+
+# The gradients, on symbols or arrays alike: head-split (B*H, T, D) views and back.
+def _f_part(F, x, T, B, H, parts, D, i):
+    p = F.slice_axis(F.reshape(x, shape=(T, B, H, parts, D)), axis=3, begin=i, end=i + 1)
+    return F.reshape(F.transpose(F.reshape(p, shape=(T, B, H, D)), axes=(1, 2, 0, 3)),
+                     shape=(B * H, T, D))
+
+
+def _f_merge(F, y, T, B, H, D):
+    """(B*H, T, D) -> (T, B, H, 1, D): one part of an interleaved projection."""
+    return F.reshape(F.transpose(F.reshape(y, shape=(B, H, T, D)), axes=(2, 0, 1, 3)),
+                     shape=(T, B, H, 1, D))
+
+
+def _f_interleave(F, ys, T, B, H, D):
+    """Parts (B*H, T, D) -> the (T, B, H * parts * D) projection."""
+    merged = [_f_merge(F, y, T, B, H, D) for y in ys]
+    whole = merged[0] if len(merged) == 1 else F.concat(*merged, dim=3)
+    return F.reshape(whole, shape=(T, B, H * len(ys) * D))
+
+
+def _selfatt_qk_gradient(F, node, ograds):
+    """S = Q K^T / sqrt(D): dQ = G K / sqrt(D), dK = G^T Q / sqrt(D), dV = 0."""
+    H = node.attrs.heads
+    x, g = node.inputs[0], ograds[0]
+    T, B, D = _split("", node.input_shapes[0], H, 3, "")
+    q, k = _f_part(F, x, T, B, H, 3, D, 0), _f_part(F, x, T, B, H, 3, D, 1)
+    s = 1.0 / math.sqrt(D)
+    dq = F.batch_dot(g, k) * s
+    dk = F.batch_dot(g, q, transpose_a=True) * s
+    return [_f_interleave(F, [dq, dk, F.zeros_like(dq)], T, B, H, D)]
+
+
+def _selfatt_valatt_gradient(F, node, ograds):
+    """O = A V (heads merged): dA = G V^T, dV = A^T G, dQ = dK = 0."""
+    H = node.attrs.heads
+    x, att = node.inputs
+    T, B, D = _split("", node.input_shapes[0], H, 3, "")
+    v = _f_part(F, x, T, B, H, 3, D, 2)
+    g = _f_part(F, ograds[0], T, B, H, 1, D, 0)
+    dv = F.batch_dot(att, g, transpose_a=True)
+    z = F.zeros_like(dv)
+    return [_f_interleave(F, [z, z, dv], T, B, H, D) if node.wants[0] else None,
+            F.batch_dot(g, v, transpose_b=True) if node.wants[1] else None]
+
+
+def _encdec_qk_gradient(F, node, ograds):
+    """S = Q K^T / sqrt(D): dQ = G K / sqrt(D), dK = G^T Q / sqrt(D), dV = 0."""
+    H = node.attrs.heads
+    qs, kv = node.inputs
+    Tq, B, D = _split("", node.input_shapes[0], H, 1, "")
+    Tk = node.input_shapes[1][0]
+    q, k = _f_part(F, qs, Tq, B, H, 1, D, 0), _f_part(F, kv, Tk, B, H, 2, D, 0)
+    s = 1.0 / math.sqrt(D)
+    g = ograds[0]
+    dq = _f_interleave(F, [F.batch_dot(g, k) * s], Tq, B, H, D) if node.wants[0] else None
+    dk = None
+    if node.wants[1]:
+        dk_ = F.batch_dot(g, q, transpose_a=True) * s
+        dk = _f_interleave(F, [dk_, F.zeros_like(dk_)], Tk, B, H, D)
+    return [dq, dk]
+
+
+def _encdec_valatt_gradient(F, node, ograds):
+    """O = A V (heads merged): dA = G V^T, dV = A^T G, dK = 0."""
+    H = node.attrs.heads
+    kv, att = node.inputs
+    Tk, B, D = _split("", node.input_shapes[0], H, 2, "")
+    Tq = node.input_shapes[1][1]
+    v = _f_part(F, kv, Tk, B, H, 2, D, 1)
+    g = _f_part(F, ograds[0], Tq, B, H, 1, D, 0)
+    dv = F.batch_dot(att, g, transpose_a=True)
+    return [_f_interleave(F, [F.zeros_like(dv), dv], Tk, B, H, D) if node.wants[0] else None,
+            F.batch_dot(g, v, transpose_b=True) if node.wants[1] else None]
+
+
+_HEADS = (Param("heads", "int", REQUIRED, "the number of attention heads"),)
+
+
+def _attention_op(name, inputs, infer_shape, compute, gradient, doc):
+    register(OpDef(
+        f"_contrib_interleaved_matmul_{name}", inputs=inputs, params=_HEADS,
+        infer_shape=infer_shape, infer_type=_float_type(f"interleaved_matmul_{name}", inputs),
+        compute={"cpu": compute}, gradient=gradient, grad_needs=("inputs",), doc=doc))
+
+
+_attention_op(
+    "selfatt_qk", ("queries_keys_values",), _selfatt_qk_shape, _scores_compute(True, 0),
+    _selfatt_qk_gradient,
+    """Self-attention scores from one interleaved projection: queries_keys_values
+``(T, B, heads * 3 * D)`` holds, per head, its query, key and value rows of D; the output
+``(B * heads, T, T)`` is ``Q K^T / sqrt(D)`` for every (batch, head).
+
+>>> mx.nd.contrib.interleaved_matmul_selfatt_qk(mx.nd.ones((2, 1, 6)), heads=1).shape
+(1, 2, 2)
+""")
+_attention_op(
+    "selfatt_valatt", ("queries_keys_values", "attention"), _selfatt_valatt_shape,
+    _values_compute(3), _selfatt_valatt_gradient,
+    """Attention applied to the values of an interleaved self-attention projection
+(``(T, B, heads * 3 * D)``, see interleaved_matmul_selfatt_qk): attention
+``(B * heads, T, T)`` times each head's values, the heads merged into ``(T, B, heads * D)``.
+
+>>> mx.nd.contrib.interleaved_matmul_selfatt_valatt(mx.nd.ones((2, 1, 6)), mx.nd.ones((1, 2, 2)),
+...                                                 heads=1).shape
+(2, 1, 2)
+""")
+_attention_op(
+    "encdec_qk", ("queries", "keys_values"), _encdec_qk_shape, _scores_compute(False, 0),
+    _encdec_qk_gradient,
+    """Encoder-decoder attention scores: queries ``(Tq, B, heads * D)`` against the keys of
+keys_values ``(Tk, B, heads * 2 * D)`` (per head, its key and value rows of D); the output
+``(B * heads, Tq, Tk)`` is ``Q K^T / sqrt(D)``.
+
+>>> mx.nd.contrib.interleaved_matmul_encdec_qk(mx.nd.ones((3, 1, 2)), mx.nd.ones((4, 1, 4)),
+...                                            heads=1).shape
+(1, 3, 4)
+""")
+_attention_op(
+    "encdec_valatt", ("keys_values", "attention"), _encdec_valatt_shape, _values_compute(2),
+    _encdec_valatt_gradient,
+    """Encoder-decoder attention applied to the values of keys_values
+``(Tk, B, heads * 2 * D)``: attention ``(B * heads, Tq, Tk)`` times each head's values, the
+heads merged into ``(Tq, B, heads * D)``.
+
+>>> mx.nd.contrib.interleaved_matmul_encdec_valatt(mx.nd.ones((4, 1, 4)), mx.nd.ones((1, 3, 4)),
+...                                                heads=1).shape
+(3, 1, 2)
+""")
