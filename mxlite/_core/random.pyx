@@ -260,12 +260,14 @@ cdef extern from *:
        MX_CHUNK_BLOCKS: blocks 0 and 1 of every element's stream come from the SIMD lanes
        (element i's block a has counter 2^63 | a << 48 | i, consecutive over a chunk), the
        same words mx_stream_next32 computes one at a time; later blocks as usual. Writes
-       out[first + t] and returns how many samples are not <= top (in double). */
+       element start + first + t of the stream to out[first + t] and returns how many
+       samples are not <= top (in double). */
     #define MX_STREAM_CHUNK(NAME, REAL)                                                       \
     static int64_t NAME(int dist, REAL* out, int64_t first, int64_t n, uint64_t key,        \
-                        uint64_t offset, double p0, double p1, double top) {                 \
+                        uint64_t offset, double p0, double p1, double top,                   \
+                        int64_t start) {                                                      \
         uint64_t lanes0[MX_CHUNK_WORDS / 2], lanes1[MX_CHUNK_WORDS / 2];                     \
-        uint64_t block = MX_STREAM_FLAG | (uint64_t)first;                                   \
+        uint64_t block = MX_STREAM_FLAG | (uint64_t)(start + first);                         \
         mx_philox_lanes(key, offset, block, lanes0);                                          \
         mx_philox_lanes(key, offset, block | (1ull << MX_STREAM_INDEX_BITS), lanes1);        \
         const uint32_t* w0 = (const uint32_t*)lanes0;                                        \
@@ -273,7 +275,7 @@ cdef extern from *:
         int64_t over = 0;                                                                    \
         for (int64_t t = 0; t < n; ++t) {                                                    \
             mx_stream s;                                                                     \
-            mx_stream_init_ahead(&s, key, offset, (uint64_t)(first + t), w0 + 4 * t,        \
+            mx_stream_init_ahead(&s, key, offset, (uint64_t)(start + first + t), w0 + 4 * t,\
                                  w1 + 4 * t);                                                \
             double v = mx_stream_sample_from(&s, dist, p0, p1);                              \
             out[first + t] = (REAL)v;                                                        \
@@ -300,10 +302,10 @@ cdef extern from *:
                             uint64_t low) noexcept nogil
     int64_t mx_stream_chunk_f32(int dist, float* out, int64_t first, int64_t n, uint64_t key,
                                 uint64_t offset, double p0, double p1,
-                                double top) noexcept nogil
+                                double top, int64_t start) noexcept nogil
     int64_t mx_stream_chunk_f64(int dist, double* out, int64_t first, int64_t n,
                                 uint64_t key, uint64_t offset, double p0, double p1,
-                                double top) noexcept nogil
+                                double top, int64_t start) noexcept nogil
 
 # fill_continuous distributions
 cdef enum:
@@ -388,15 +390,18 @@ cdef void _words_chunk(uint32_t* out, idx_t first, idx_t n, uint64_t key,
 
 
 # ---- uniform, normal, exponential ------------------------------------------------------------
+CHUNK = CHUNK_WORDS     # fill_continuous's blocks start at multiples of this
+
 cdef void _continuous32(int dist, float* out, idx_t first, idx_t n, uint64_t key,
                         uint64_t offset, double a, double b, double c, float top,
-                        int bits) noexcept nogil:
-    """Elements [first, first + n) of a float32 output: one word each."""
+                        int bits, idx_t start) noexcept nogil:
+    """Elements [first, first + n) of a float32 output holding the stream's elements from
+    ``start`` on: one word each."""
     cdef uint64_t lanes[CHUNK_LANES]
     cdef const uint32_t* words = <const uint32_t*>lanes
     cdef idx_t t
     cdef float z1
-    mx_philox_lanes(key, offset, <uint64_t>first >> 2, lanes)
+    mx_philox_lanes(key, offset, <uint64_t>(start + first) >> 2, lanes)
     out += first
     if dist == UNIFORM:      # a = low, b = high - low, c = high
         for t in range(n):
@@ -413,12 +418,13 @@ cdef void _continuous32(int dist, float* out, idx_t first, idx_t n, uint64_t key
 
 cdef void _continuous64(int dist, double* out, idx_t first, idx_t n, uint64_t key,
                         uint64_t offset, double a, double b, double c, double top,
-                        int bits) noexcept nogil:
-    """Elements [first, first + n) of a float64 output: two words each."""
+                        int bits, idx_t start) noexcept nogil:
+    """Elements [first, first + n) of a float64 output holding the stream's elements from
+    ``start`` on: two words each."""
     cdef uint64_t lanes[CHUNK_LANES]
     cdef idx_t t
     cdef double z1
-    mx_philox_lanes(key, offset, <uint64_t>first >> 1, lanes)
+    mx_philox_lanes(key, offset, <uint64_t>(start + first) >> 1, lanes)
     out += first
     if dist == UNIFORM:      # a = low, b = high - low, c = high
         for t in range(n):
@@ -434,8 +440,10 @@ cdef void _continuous64(int dist, double* out, idx_t first, idx_t n, uint64_t ke
 
 
 def fill_continuous(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, double a,
-                    double b, double c=0.0, double top=0.0, int bits=24):
-    """Fill float32/float64 ``out`` with ``dist`` samples from the stream of (key, offset).
+                    double b, double c=0.0, double top=0.0, int bits=24, idx_t start=0):
+    """Fill float32/float64 ``out`` with ``dist`` samples from the stream of (key, offset):
+    its elements ``start, start + 1, ...`` (``start`` a multiple of ``CHUNK``, so that a
+    large output can be drawn in blocks equal to the draw of the whole).
 
     uniform: low a, width b, high c, values clamped to ``top`` (the largest value below high
     in the output dtype), ``bits`` random bits for float32 (11 when the result goes to
@@ -452,6 +460,8 @@ def fill_continuous(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, do
         raise TypeError(f"fill_continuous: unsupported output dtype {out.dtype}")
     if not 1 <= bits <= 24:
         raise ValueError("fill_continuous: bits must be in [1, 24]")
+    if start < 0 or start % CHUNK_WORDS:
+        raise ValueError(f"fill_continuous: start must be a non-negative multiple of {CHUNK}")
     cdef idx_t n = cnp.PyArray_SIZE(out), per = CHUNK_WORDS >> is64, ch
     cdef idx_t nchunks = (n + per - 1) // per
     cdef char* o = <char*>cnp.PyArray_DATA(out)
@@ -460,19 +470,19 @@ def fill_continuous(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, do
         for ch in prange(nchunks, nogil=True, schedule="dynamic", chunksize=4):
             if is64:
                 _continuous64(d, <double*>o, ch * per, min(per, n - ch * per), key, offset,
-                              a, b, c, top, bits)
+                              a, b, c, top, bits, start)
             else:
                 _continuous32(d, <float*>o, ch * per, min(per, n - ch * per), key, offset,
-                              a, b, c, top32, bits)
+                              a, b, c, top32, bits, start)
     else:
         with nogil:
             for ch in range(nchunks):
                 if is64:
                     _continuous64(d, <double*>o, ch * per, min(per, n - ch * per), key,
-                                  offset, a, b, c, top, bits)
+                                  offset, a, b, c, top, bits, start)
                 else:
                     _continuous32(d, <float*>o, ch * per, min(per, n - ch * per), key,
-                                  offset, a, b, c, top32, bits)
+                                  offset, a, b, c, top32, bits, start)
 
 
 # ---- gamma, Poisson, negative binomial: one stream per element -------------------------------
@@ -482,7 +492,7 @@ ctypedef fused real:
 
 
 cdef idx_t _fill_stream(int dist, real* out, idx_t n, uint64_t key, uint64_t offset,
-                        double p0, double p1, double top) noexcept nogil:
+                        double p0, double p1, double top, idx_t start) noexcept nogil:
     """Fill ``out``; return how many samples are not <= ``top`` (compared in double, before
     rounding to ``real``). Chunks of CHUNK_BLOCKS elements, their first Philox blocks in
     SIMD."""
@@ -491,31 +501,31 @@ cdef idx_t _fill_stream(int dist, real* out, idx_t n, uint64_t key, uint64_t off
         for c in prange(chunks, schedule="static"):
             over += _stream_chunk(dist, out, c * CHUNK_BLOCKS,
                                   min(<idx_t>CHUNK_BLOCKS, n - c * CHUNK_BLOCKS),
-                                  key, offset, p0, p1, top)
+                                  key, offset, p0, p1, top, start)
     else:
         for c in range(chunks):
             over += _stream_chunk(dist, out, c * CHUNK_BLOCKS,
                                   min(<idx_t>CHUNK_BLOCKS, n - c * CHUNK_BLOCKS),
-                                  key, offset, p0, p1, top)
+                                  key, offset, p0, p1, top, start)
     return over
 
 
 cdef inline idx_t _stream_chunk(int dist, real* out, idx_t first, idx_t n, uint64_t key,
                                 uint64_t offset, double p0, double p1,
-                                double top) noexcept nogil:
+                                double top, idx_t start) noexcept nogil:
     if real is float:
-        return mx_stream_chunk_f32(dist, out, first, n, key, offset, p0, p1, top)
+        return mx_stream_chunk_f32(dist, out, first, n, key, offset, p0, p1, top, start)
     else:
-        return mx_stream_chunk_f64(dist, out, first, n, key, offset, p0, p1, top)
+        return mx_stream_chunk_f64(dist, out, first, n, key, offset, p0, p1, top, start)
 
 
 cdef double _worst_sample(int dist, idx_t n, uint64_t key, uint64_t offset, double p0,
-                          double p1, double top) noexcept nogil:
+                          double p1, double top, idx_t start) noexcept nogil:
     """The largest sample above ``top`` (NaN when one is NaN), drawn again in double."""
     cdef idx_t i
     cdef double v, worst = top
     for i in range(n):
-        v = mx_stream_sample(dist, key, offset, <uint64_t>i, p0, p1)
+        v = mx_stream_sample(dist, key, offset, <uint64_t>(start + i), p0, p1)
         if v != v:
             return v
         if v > worst:
@@ -524,7 +534,7 @@ cdef double _worst_sample(int dist, idx_t n, uint64_t key, uint64_t offset, doub
 
 
 def fill_stream(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, double p0,
-                double p1=0.0, double top=INFINITY):
+                double p1=0.0, double top=INFINITY, idx_t start=0):
     """Fill float32/float64 ``out`` with gamma(p0 shape, p1 scale), poisson(p0),
     negative_binomial(p0 = k, p1 = p) or generalized_negative_binomial(p0 = mu, p1 = alpha)
     samples; parameters must already be validated (finite, in range).
@@ -532,21 +542,27 @@ def fill_stream(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, double
     Returns None when every sample is <= ``top``, else the largest one above it (NaN when
     one is NaN), in double: a count sampler passes the largest integer its output dtype
     holds exactly, and checks the samples before rounding without a float64 copy of the
-    output (``out`` is written either way)."""
+    output (``out`` is written either way). ``out`` receives the stream's elements
+    ``start, start + 1, ...`` (any ``start >= 0``): a block of a larger draw, or the samples of
+    one parameter of a per-element sampler."""
+    if start < 0:
+        raise ValueError("fill_stream: start must be >= 0")
     cdef int d = STREAM[dist]
     _check_out(out, dist)
     cdef idx_t n = cnp.PyArray_SIZE(out), over
     if out.dtype == "float32":
         with nogil:
-            over = _fill_stream(d, <float*>cnp.PyArray_DATA(out), n, key, offset, p0, p1, top)
+            over = _fill_stream(d, <float*>cnp.PyArray_DATA(out), n, key, offset, p0, p1, top,
+                                start)
     elif out.dtype == "float64":
         with nogil:
-            over = _fill_stream(d, <double*>cnp.PyArray_DATA(out), n, key, offset, p0, p1, top)
+            over = _fill_stream(d, <double*>cnp.PyArray_DATA(out), n, key, offset, p0, p1, top,
+                                start)
     else:
         raise TypeError(f"fill_stream: unsupported output dtype {out.dtype}")
     if over == 0:
         return None
-    return _worst_sample(d, n, key, offset, p0, p1, top)
+    return _worst_sample(d, n, key, offset, p0, p1, top, start)
 
 
 # ---- bounded integers ------------------------------------------------------------------------

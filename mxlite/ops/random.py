@@ -99,14 +99,30 @@ def _like_dtype(op, dtypes):
     return [dtypes[0]]
 
 
+# float16 outputs are drawn in float32 blocks of this many elements (16 MiB; a multiple of the
+# kernels' chunk, so a block's samples are those of the whole draw): a float16 output past
+# 2**32 elements needs no 16 GiB float32 temporary.
+F16_BLOCK = 1 << 22
+
+
 def _into(xp, out, fill):
-    """Run ``fill(target)`` on ``out``, through a float32 buffer when ``out`` is float16."""
+    """Run ``fill(target, start)`` (write the stream's elements ``start, start + 1, ...`` into
+    ``target``) over ``out``: directly, or in float32 blocks of at most ``F16_BLOCK`` elements
+    when ``out`` is float16 (the samples are the float32 draw of the whole, rounded)."""
     if out.dtype != F16:
-        fill(out)
+        fill(out, 0)
         return
-    tmp = xp.empty(out.shape, F32)
-    fill(tmp)
-    xp.cast_into(out, tmp)
+    flat = out.reshape(-1) if out.flags.c_contiguous else None
+    if flat is None or out.size <= F16_BLOCK:
+        tmp = xp.empty(out.shape, F32)
+        fill(tmp, 0)
+        xp.cast_into(out, tmp)
+        return
+    tmp = xp.empty(F16_BLOCK, F32)
+    for lo in range(0, out.size, F16_BLOCK):
+        n = min(F16_BLOCK, out.size - lo)
+        fill(tmp[:n], lo)
+        xp.cast_into(flat[lo:lo + n], tmp[:n])
 
 
 # ---- the distributions -----------------------------------------------------------------------
@@ -234,15 +250,15 @@ def _fill_uniform(rctx, out, attrs):
     low, high = attrs.low, attrs.high
     key, offset = rctx.rng.next()
     top, bits = uniform_top_bits(out.dtype, low, high)
-    _into(rctx.xp, out, lambda target: _k.fill_continuous("uniform", target, key, offset, low,
-                                                          high - low, high, top, bits))
+    _into(rctx.xp, out, lambda target, start: _k.fill_continuous(
+        "uniform", target, key, offset, low, high - low, high, top, bits, start))
 
 
 def _fill_simple(dist, a_of, b_of):
     def fill_out(rctx, out, attrs):
         key, offset = rctx.rng.next()
-        _into(rctx.xp, out, lambda target: _k.fill_continuous(dist, target, key, offset,
-                                                              a_of(attrs), b_of(attrs)))
+        _into(rctx.xp, out, lambda target, start: _k.fill_continuous(
+            dist, target, key, offset, a_of(attrs), b_of(attrs), start=start))
     return fill_out
 
 
@@ -262,11 +278,22 @@ def _fill_stream(dist, p0_of, p1_of, integer=False):
         key, offset = rctx.rng.next()
         top = float(_EXACT_INT[out.dtype]) if integer else math.inf
         worst = []
-        _into(rctx.xp, out, lambda target: worst.append(_k.fill_stream(
-            dist, target, key, offset, p0_of(attrs), p1_of(attrs), top)))
-        if integer and worst[0] is not None:
-            raise count_error(dist, worst[0], out.dtype)
+        _into(rctx.xp, out, lambda target, start: worst.append(_k.fill_stream(
+            dist, target, key, offset, p0_of(attrs), p1_of(attrs), top, start)))
+        bad = worst_of(worst)
+        if integer and bad is not None:
+            raise count_error(dist, bad, out.dtype)
     return fill_out
+
+
+def worst_of(values):
+    """The worst of ``fill_stream``'s results over blocks: None when every block was in
+    range, else a NaN if any, else the largest sample above the limit."""
+    over = [v for v in values if v is not None]
+    if not over:
+        return None
+    nan = [v for v in over if v != v]
+    return nan[0] if nan else max(over)
 
 
 def _check_uniform(op, a):
