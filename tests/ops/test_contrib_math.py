@@ -198,3 +198,40 @@ def test_straight_through_second_order_is_zero(name):
     step = {"round_ste": [-2.0, 0.0, 3.0], "sign_ste": [-1.0, 1.0, 1.0]}[name]
     np.testing.assert_array_equal(g.asnumpy(), np.array(step) + x.asnumpy())
     np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0, 2.0])
+
+
+# ---- boolean_mask (a front end over take: its output shape depends on the mask) -------------
+def test_boolean_mask_any_axis_and_empty_selection():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    got = mx.nd.contrib.boolean_mask(mx.nd.array(x), mx.nd.array([1, 0, 0, 3]), axis=-1)
+    np.testing.assert_array_equal(got.asnumpy(), x[:, :, [0, 3]])
+    empty = mx.nd.contrib.boolean_mask(mx.nd.array(x), mx.nd.zeros((2,)))
+    assert empty.shape == (0, 3, 4)
+
+
+def test_boolean_mask_gradient_to_second_order():
+    x = mx.nd.array([1.0, -2.0, 3.0, 0.5], dtype="float64")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.boolean_mask(x * x * x, mx.nd.array([1, 0, 1, 0]))
+        (g,) = mx.autograd.grad(y, [x], head_grads=[mx.nd.ones((2,), dtype="float64")],
+                                create_graph=True)
+    g.backward()
+    xs = x.asnumpy()
+    np.testing.assert_allclose(g.asnumpy(), 3 * xs ** 2 * [1, 0, 1, 0])
+    np.testing.assert_allclose(x.grad.asnumpy(), 6 * xs * [1, 0, 1, 0])
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: mx.nd.contrib.boolean_mask(mx.nd.ones((3, 2)), mx.nd.ones((2,))),
+     ["boolean_mask", "index", "(2,)", "(3, 2)"]),
+    (lambda: mx.nd.contrib.boolean_mask(mx.nd.ones((3, 2)), mx.nd.ones((3,)), axis=2),
+     ["boolean_mask", "axis=2"]),
+    (lambda: mx.nd.contrib.boolean_mask(mx.nd.ones((3, 2)), [1, 0, 1]),
+     ["boolean_mask", "NDArrays"]),
+])
+def test_boolean_mask_bad_input(call, words):
+    with pytest.raises(MXNetError) as e:
+        call()
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
