@@ -341,6 +341,24 @@ FORWARD = {
         x, threshold=-0.5, topk=2)),
     "_contrib_MultiBoxPrior": Fwd(_u((1, 2, 3, 4)), lambda ns, x: ns.contrib.MultiBoxPrior(
         x, sizes=(0.5, 0.2), ratios=(1, 2), clip=True)),
+    # image: the random augmenters (one seeded draw per call on both sides)
+    "_image_random_flip_left_right": Fwd(_u((3, 4, 3), (2, 2, 3, 1)), lambda ns, x, b: [
+        ns.image.random_flip_left_right(x), ns.image.random_flip_left_right(b)]),
+    "_image_random_flip_top_bottom": Fwd(_u((3, 4, 3), (2, 2, 3, 1)), lambda ns, x, b: [
+        ns.image.random_flip_top_bottom(x), ns.image.random_flip_top_bottom(b)]),
+    "_image_random_brightness": Fwd(_u((3, 4, 3), lo=0, hi=255), lambda ns, x: (
+        ns.image.random_brightness(x, min_factor=0.5, max_factor=1.5))),
+    "_image_random_contrast": Fwd(_u((3, 4, 3), lo=0, hi=255), lambda ns, x: (
+        ns.image.random_contrast(x, min_factor=0.5, max_factor=1.5))),
+    "_image_random_saturation": Fwd(_u((3, 4, 3), lo=0, hi=255), lambda ns, x: (
+        ns.image.random_saturation(x, min_factor=0.5, max_factor=1.5))),
+    "_image_random_hue": Fwd(_u((3, 4, 3), lo=0, hi=255), lambda ns, x: (
+        ns.image.random_hue(x, min_factor=0.1, max_factor=0.4))),
+    "_image_random_color_jitter": Fwd(_u((2, 3, 4, 3), lo=0, hi=255), lambda ns, x: (
+        ns.image.random_color_jitter(x, brightness=0.2, contrast=0.3, saturation=0.4,
+                                     hue=0.1))),
+    "_image_random_lighting": Fwd(_u((3, 4, 3), lo=0, hi=255), lambda ns, x: (
+        ns.image.random_lighting(x, alpha_std=0.1))),
 }
 
 # Ops that cannot run through a bound symbol, with the reason.

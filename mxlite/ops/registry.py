@@ -273,7 +273,7 @@ def get_op(name):
 
 
 _PREFIXES = (("_random_", "random"), ("_contrib_", "contrib"), ("_linalg_", "linalg"),
-             ("_sample_", "random"))
+             ("_sample_", "random"), ("_image_", "image"))
 
 
 def namespace_of(name):

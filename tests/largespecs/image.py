@@ -1,0 +1,74 @@
+"""Large-tensor rows: the operators of mxlite/ops/image.py.
+
+Each row runs the op on a uint8 batch of small (H, W, C) images past 2**32 elements (4 GiB;
+the colour, normalize and resize arithmetic runs through float32 scratch in blocks of
+images, so the peak is the input and the output): the images around 2**31 and 2**32 and the
+last one equal the op on a small batch of those images (a random op after the same seed
+draws the same factors). to_tensor's float32 output of 2**32 elements would be 16 GiB, so
+its row passes 2**31 output elements.
+"""
+import numpy as np
+
+import mxlite as mx
+
+from . import Row
+from .nn import _check_items, _items, _take_items
+
+_IMG = (8, 16, 3)                  # one small image (384 elements)
+_CHW = (3, 8, 16)
+_TO_TENSOR_REASON = ("its output is float32 whatever the input: 2**32 float32 elements are "
+                     "16 GiB, the whole peak, beside the input")
+
+
+def _image_row(call, shape=_IMG, size="2**32", reason=None, seeded=False):
+    """A row for ``call`` on each image of a uint8 batch of ``shape`` images past ``size``
+    elements (the input's count; to_tensor's output count); ``seeded`` seeds the random
+    stream before each of the two calls."""
+    def run(t):
+        per = int(np.prod(shape))
+        total = t.power(size)
+        shp = (total // per + 1,) + shape
+        x = t.big("uint8", int(np.prod(shp)), shape=shp, fill=1)
+        items = _items(t, x.size, per)
+        small = _take_items(t, x, items)
+
+        def once(data):
+            if seeded:
+                mx.random.seed(23)
+            return call(data)
+        want = once(small).asnumpy()
+        y = once(x)
+        t.seen(y)
+        _check_items(t, y, items, want, "output images")
+    return Row(run, "uint8", size, reason)
+
+
+_IM = mx.nd.image
+
+ROWS = {
+    "_image_to_tensor": _image_row(_IM.to_tensor, size="2**31", reason=_TO_TENSOR_REASON),
+    "_image_normalize": _image_row(lambda x: _IM.normalize(x, mean=(1, 2, 3), std=(0.5, 2, 1)),
+                                   shape=_CHW),
+    "_image_flip_left_right": _image_row(_IM.flip_left_right),
+    "_image_flip_top_bottom": _image_row(_IM.flip_top_bottom),
+    "_image_random_flip_left_right": _image_row(_IM.random_flip_left_right, seeded=True),
+    "_image_random_flip_top_bottom": _image_row(_IM.random_flip_top_bottom, seeded=True),
+    "_image_crop": _image_row(lambda x: _IM.crop(x, x=3, y=2, width=12, height=5)),
+    "_image_resize": _image_row(lambda x: _IM.resize(x, size=(8, 4))),
+    "_backward_image_resize": _image_row(lambda g: mx.nd._internal._backward_image_resize(
+        g, height=4, width=8)),
+    "_image_random_brightness": _image_row(lambda x: _IM.random_brightness(
+        x, min_factor=1.5, max_factor=3), seeded=True),
+    "_image_random_contrast": _image_row(lambda x: _IM.random_contrast(
+        x, min_factor=0.5, max_factor=2), seeded=True),
+    "_image_random_saturation": _image_row(lambda x: _IM.random_saturation(
+        x, min_factor=0.5, max_factor=2), seeded=True),
+    "_image_random_hue": _image_row(lambda x: _IM.random_hue(
+        x, min_factor=0.1, max_factor=0.3), seeded=True),
+    "_image_random_color_jitter": _image_row(lambda x: _IM.random_color_jitter(
+        x, brightness=0.5, contrast=0.5, saturation=0.5, hue=0.2), seeded=True),
+    "_image_adjust_lighting": _image_row(lambda x: _IM.adjust_lighting(
+        x, alpha=(0.01, 0.02, 0.03))),
+    "_image_random_lighting": _image_row(lambda x: _IM.random_lighting(x, alpha_std=0.1),
+                                         seeded=True),
+}
