@@ -53,6 +53,16 @@ def _same_float_types(op, names):
 _NUM_OUTPUTS = {}
 
 
+BLOCK = 1 << 20        # elements of a temporary: the computations run in blocks of this size
+
+
+def _blocks(n, per):
+    """Slices of ``range(n)`` holding about ``BLOCK`` elements of ``per`` each: temporaries
+    stay small whatever the size of the operands."""
+    step = max(1, BLOCK // max(per, 1))
+    return [slice(s, min(s + step, n)) for s in range(0, n, step)]
+
+
 def _corners(c0, c1, c2, c3, fmt):
     """(left, top, right, bottom) of boxes whose columns are ``c0..c3`` in format ``fmt``:
     a center box's half extents are subtracted and added as MXNet's ``Intersect``."""
@@ -88,15 +98,17 @@ def _box_iou_compute(rctx, ins, outs, attrs):
     lhs, rhs = (a.reshape(-1, 4) for a in ins)
     out = outs[0].reshape(lhs.shape[0], rhs.shape[0])
     fmt = attrs.format
-    lc = [lhs[:, k:k + 1] for k in range(4)]          # (L, 1) columns
     rc = [rhs[:, k] for k in range(4)]                # (R,) columns: broadcast to (L, R)
-    l0, l1, l2, l3 = _corners(*lc, fmt)
     r0, r1, r2, r3 = _corners(*rc, fmt)
-    inter = _overlap(l0, l2, r0, r2) * _overlap(l1, l3, r1, r3)
-    union = _areas(*lc, fmt) + _areas(*rc, fmt) - inter
-    positive = inter > 0
-    # MXNet writes 0 where the boxes do not overlap (no 0 / 0 for empty boxes)
-    out[...] = (inter / (union + ~positive)) * positive
+    r_area = _areas(*rc, fmt)
+    for rows in _blocks(lhs.shape[0], rhs.shape[0]):
+        lc = [lhs[rows, k:k + 1] for k in range(4)]  # (block, 1) columns
+        l0, l1, l2, l3 = _corners(*lc, fmt)
+        inter = _overlap(l0, l2, r0, r2) * _overlap(l1, l3, r1, r3)
+        union = _areas(*lc, fmt) + r_area - inter
+        positive = inter > 0
+        # MXNet writes 0 where the boxes do not overlap (no 0 / 0 for empty boxes)
+        out[rows] = (inter / (union + ~positive)) * positive
 
 
 register(OpDef(
@@ -344,20 +356,49 @@ def _centers(box):
     return box[..., 0] + w * 0.5, box[..., 1] + h * 0.5, w, h
 
 
+def _box_encode_type(dtypes):
+    """anchors, refs, means and stds share one float dtype, the outputs'; samples and
+    matches may be any real dtype (int64 matches index past float32's exact integers)."""
+    for name, dt in zip(_ENC_INPUTS, dtypes):
+        if dt.kind not in "iuf":
+            raise op_error(ENC, f"{name} must be a real array, got {dt}")
+    _same_float_types(ENC, _ENC_INPUTS[2:])(dtypes[2:], None)
+    return [dtypes[2]] * 2
+
+
+def _check_matches(xp, samples, matches, m):
+    """MXNetError for the first positive sample whose match is not a row of refs."""
+    n = samples.shape[1]
+    samples, matches = samples.reshape(-1), matches.reshape(-1)
+    for part in _blocks(samples.shape[0], 1):
+        at = matches[part]
+        bad = (samples[part] > 0.5) & ((at < 0) | (at >= m) | (at != at))
+        if bool(bad.any()):
+            k = part.start + int(xp.argmax(bad))
+            raise op_error(ENC, f"matches[{k // n}, {k % n}] = {matches[k].item()} of a "
+                           f"positive sample is not a row of refs (must lie in [0, {m}))")
+
+
 def _box_encode_compute(rctx, ins, outs, attrs):
     xp = rctx.xp
     samples, matches, anchors, refs, means, stds = ins
-    targets, masks = outs
-    valid = samples > 0.5
+    b, n = samples.shape
     m = refs.shape[1]
-    idx = matches.astype(I64) * valid        # MXNet truncates; unmatched rows read ref 0
-    bad = valid & ((matches < 0) | (matches >= m) | (matches != matches))
-    if bool(bad.any()):
-        k = int(xp.argmax(bad))
-        raise op_error(ENC, f"matches[{k // bad.shape[1]}, {k % bad.shape[1]}] = "
-                       f"{matches.reshape(-1)[k].item()} of a positive sample is not a row of "
-                       f"refs (must lie in [0, {m}))")
-    picked = refs[xp.arange(refs.shape[0], I64)[:, None], idx]
+    _check_matches(xp, samples, matches, m)
+    samples, matches = samples.reshape(b * n), matches.reshape(b * n)
+    anchors, refs = anchors.reshape(b * n, 4), refs.reshape(b * m, 4)
+    targets, masks = (o.reshape(b * n, 4) for o in outs)
+    for part in _blocks(b * n, 4):
+        valid = samples[part] > 0.5
+        # MXNet truncates the match; unmatched anchors read ref 0 of their batch item
+        row = (xp.arange(part.stop - part.start, I64) + part.start) // n * m
+        picked = refs[row + matches[part].astype(I64) * valid]
+        _encode_block(rctx, valid, picked, anchors[part], means, stds, targets[part])
+        masks[part] = valid[:, None]
+
+
+def _encode_block(rctx, valid, picked, anchors, means, stds, targets):
+    """Targets of one block of anchors (rows) and their matched reference boxes."""
     rx, ry, rw, rh = _centers(picked)
     ax, ay, aw, ah = _centers(anchors)
     rw_ratio, rh_ratio = rw / aw, rh / ah
@@ -369,13 +410,13 @@ def _box_encode_compute(rctx, ins, outs, attrs):
     for k in range(4):
         col = (raw[k] - means[k]) / stds[k]
         col[invalid] = 0
-        targets[..., k] = col
-    masks[...] = valid[..., None]
+        targets[:, k] = col
 
 
 register(OpDef(
     ENC, inputs=_ENC_INPUTS, infer_shape=_box_encode_shape,
-    infer_type=_same_float_types(ENC, _ENC_INPUTS), compute={"cpu": _box_encode_compute},
+    infer_type=lambda dtypes, attrs: _box_encode_type(dtypes),
+    compute={"cpu": _box_encode_compute},
     gradient=NON_DIFFERENTIABLE, num_outputs=2,
     doc="""Regression targets of anchors for their matched reference boxes (SSD/Faster R-CNN
 encoding): for each anchor ``anchors[b, i]`` (corner format) with ``samples[b, i] > 0.5``
@@ -383,6 +424,10 @@ and matched box ``refs[b, matches[b, i]]``, the target is
 ``((rx - ax) / aw, (ry - ay) / ah, log(rw / aw), log(rh / ah))`` minus ``means``, divided
 by ``stds``; other anchors get 0. Returns ``(targets, masks)``, both of shape ``(B, N, 4)``,
 the mask 1 where the anchor is a positive sample.
+
+anchors, refs, means and stds share one float dtype (the outputs'); samples and matches may
+have any real dtype (MXNet: the same dtype as the others, so float32 matches could not
+name a row past 2**24 exactly).
 
 A match of a positive sample outside ``[0, M)`` is an MXNetError (MXNet read outside refs).
 Targets are training labels: declared non-differentiable (MXNet: zero gradients).
@@ -413,7 +458,12 @@ def _anchor_centers(anchors, fmt):
 
 def _box_decode_compute(rctx, ins, outs, attrs):
     data, anchors = ins
-    out = outs[0]
+    for part in _blocks(data.shape[1], 4 * data.shape[0]):
+        _decode_block(rctx, data[:, part], anchors[:, part], outs[0][:, part], attrs)
+
+
+def _decode_block(rctx, data, anchors, out, attrs):
+    """box_decode of the anchors of one block (a slice of axis 1)."""
     dt = data.dtype.type
     stds = [dt(np.float32(attrs[f"std{k}"])) for k in range(4)]
     ax, ay, aw, ah = _anchor_centers(anchors, attrs.format)
@@ -510,26 +560,33 @@ def _bipartite_type(dtypes, attrs):
     return [dtypes[0], dtypes[0]]
 
 
-def _greedy_match(h, attrs, rows, cols):
-    """Fill host markers ``rows`` (N,) and ``cols`` (M,) with the greedy matching of one
-    score matrix ``h``: repeatedly the best remaining score (the first on ties) if it passes
-    the threshold, its row and column then taken out."""
-    n, m = h.shape
-    work = h.astype(np.float64)              # a copy: taken rows/columns are overwritten
+def _greedy_match(xp, h, attrs, rows, cols):
+    """Fill host markers ``rows`` (B, N) and ``cols`` (B, M) with the greedy matching of the
+    score matrices ``h`` (B, N, M), all items at once: each step takes the best remaining
+    score of every item (the first on ties); where it passes the threshold its row and
+    column are matched and taken out, and an item whose best fails is done (MXNet's break)."""
+    b, n, m = h.shape
+    work = h.reshape(b, n * m).copy()        # taken rows and columns are overwritten
     worst = math.inf if attrs.is_ascend else -math.inf
     work[work != work] = worst               # NaN never matches
     thresh = h.dtype.type(np.float32(attrs.threshold))
     limit = min(n, m) if attrs.topk <= 0 else min(n, m, attrs.topk)
+    items = xp.to_host(xp.arange(b, I64))
+    start = items * (n * m)                  # flat offset of each item
+    active = items >= 0
+    grid = work.reshape(b, n, m)
     for _ in range(limit):
-        k = int(work.argmin() if attrs.is_ascend else work.argmax())
-        r, c = divmod(k, m)
-        score = h[r, c]
-        if rows[r] != -1 or cols[c] != -1 or not (
-                score < thresh if attrs.is_ascend else score > thresh):
+        k = work.argmin(axis=1) if attrs.is_ascend else work.argmax(axis=1)
+        r, c = k // m, k % m
+        score = h.reshape(-1).take(start + k)
+        passes = score < thresh if attrs.is_ascend else score > thresh
+        active &= passes & (rows[items, r] == -1) & (cols[items, c] == -1)
+        if not active.any():
             return
-        rows[r], cols[c] = c, r
-        work[r, :] = worst
-        work[:, c] = worst
+        at, r, c = items[active], r[active], c[active]
+        rows[at, r], cols[at, c] = c, r
+        grid[at, r, :] = worst
+        grid[at, :, c] = worst
 
 
 def _host_markers(xp, shape):
@@ -545,13 +602,15 @@ def _bipartite_compute(rctx, ins, outs, attrs):
     n, m = data.shape[-2:]
     batch = size_of(data.shape[:-2])
     host = xp.to_host(data).reshape(batch, n, m)
-    rows = _host_markers(xp, (batch, n))
-    cols = _host_markers(xp, (batch, m))
-    if n and m:
-        for b in range(batch):
-            _greedy_match(host[b], attrs, rows[b], cols[b])
-    xp.cast_into(outs[0].reshape(batch, n), xp.from_host(rows))
-    xp.cast_into(outs[1].reshape(batch, m), xp.from_host(cols))
+    out_rows, out_cols = outs[0].reshape(batch, n), outs[1].reshape(batch, m)
+    # blocks of whole items: the working copy and the markers stay small
+    for part in _blocks(batch, n * m):
+        rows = _host_markers(xp, (part.stop - part.start, n))
+        cols = _host_markers(xp, (part.stop - part.start, m))
+        if n and m:
+            _greedy_match(xp, host[part], attrs, rows, cols)
+        xp.cast_into(out_rows[part], xp.from_host(rows))
+        xp.cast_into(out_cols[part], xp.from_host(cols))
 
 
 register(OpDef(

@@ -111,6 +111,19 @@ def test_bipartite_topk_makes_at_most_topk_matches(topk, ascend):
     assert (rows.asnumpy() >= 0).sum() == topk
 
 
+def test_bipartite_items_of_a_batch_stop_on_their_own():
+    """Items are matched together, step by step; one whose best score fails stops while the
+    others go on (NumPy reference item by item)."""
+    s = np.random.RandomState(5).uniform(size=(6, 4, 5)).astype(np.float32)
+    s[2] -= 0.6                              # item 2 runs out of passing scores early
+    s[4, 1, 2] = np.nan
+    rows, cols = mx.nd.contrib.bipartite_matching(mx.nd.array(s), threshold=0.25)
+    for b in range(6):
+        want_rows, want_cols = _greedy(np.nan_to_num(s[b], nan=-1.0), 0.25, -1)
+        np.testing.assert_array_equal(rows.asnumpy()[b], want_rows)
+        np.testing.assert_array_equal(cols.asnumpy()[b], want_cols)
+
+
 def test_bipartite_ties_go_to_the_first_position():
     s = np.array([[0.5, 0.5], [0.5, 0.5]])
     rows, cols = mx.nd.contrib.bipartite_matching(mx.nd.array(s), threshold=0.1)
@@ -188,3 +201,26 @@ def test_bad_input_is_a_clear_error(call, words):
     with pytest.raises(MXNetError) as err:
         call()
     assert words in str(err.value)
+
+
+@pytest.mark.parametrize("case", ["iou_corner", "iou_center", "encode", "decode_center",
+                                  "decode_corner", "bip_batch", "bip_desc"])
+def test_blocked_computation_equals_one_block(case, monkeypatch):
+    """The element-wise box ops run in blocks of BLOCK elements (bounded temporaries): tiny
+    blocks give MXNet's values too."""
+    from mxlite.ops import detection
+    monkeypatch.setattr(detection, "BLOCK", 3)
+    name, kwargs, ins, outs = _case(case)
+    got = getattr(mx.nd.contrib, name)(*[mx.nd.array(x) for x in ins], **kwargs)
+    for g, want in zip(got if isinstance(got, list) else [got], outs):
+        np.testing.assert_allclose(g.asnumpy(), want, rtol=1e-6, atol=1e-6, err_msg=case)
+
+
+def test_bad_match_found_in_a_later_block(monkeypatch):
+    from mxlite.ops import detection
+    monkeypatch.setattr(detection, "BLOCK", 2)
+    samples = mx.nd.array([[1, 1, 0, 1, 1]])
+    with pytest.raises(MXNetError, match=r"matches\[0, 4\] = -2.0"):
+        mx.nd.contrib.box_encode(samples, mx.nd.array([[0, 1, 9, 1, -2]]),
+                                 mx.nd.zeros((1, 5, 4)), mx.nd.zeros((1, 2, 4)),
+                                 mx.nd.zeros(4), mx.nd.ones(4))
