@@ -1,0 +1,66 @@
+"""extracttrian and maketrian (mxlite/ops/la_factor.py) against NumPy's triangle indices
+(row-major, as MXNet 1.9.1 stores them; its documented examples), their adjointness, and
+errors."""
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.base import MXNetError
+
+
+def _np_positions(n, offset, lower):
+    """Row-major (rows, cols) of the triangle: numpy's tril/triu indices."""
+    if offset > 0 or (offset == 0 and not lower):
+        return np.triu_indices(n, offset)
+    return np.tril_indices(n, offset)
+
+
+@pytest.mark.parametrize("offset, lower", [(0, True), (0, False), (1, True), (2, False),
+                                           (-1, True), (-3, False)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_extracttrian_and_maketrian_match_numpy(offset, lower, dtype):
+    a = np.random.RandomState(0).uniform(-1, 1, (2, 3, 5, 5)).astype(dtype)
+    r, c = _np_positions(5, offset, lower)
+    got = mx.nd.linalg.extracttrian(mx.nd.array(a, dtype=dtype), offset=offset, lower=lower)
+    np.testing.assert_array_equal(got.asnumpy(), a[..., r, c])
+    back = mx.nd.linalg.maketrian(got, offset=offset, lower=lower).asnumpy()
+    want = np.zeros_like(a)
+    want[..., r, c] = a[..., r, c]
+    np.testing.assert_array_equal(back, want)
+    assert back.dtype == np.dtype(dtype)
+
+
+def test_mxnet_documented_examples():
+    A = mx.nd.array([[1.0, 2.0], [3.0, 4.0]])
+    L = mx.nd.linalg
+    assert L.extracttrian(A).asnumpy().tolist() == [1.0, 3.0, 4.0]
+    assert L.extracttrian(A, lower=False).asnumpy().tolist() == [1.0, 2.0, 4.0]
+    assert L.extracttrian(A, offset=1).asnumpy().tolist() == [2.0]
+    assert L.extracttrian(A, offset=-1).asnumpy().tolist() == [3.0]
+    v = mx.nd.array([1.0, 2.0, 3.0])
+    assert L.maketrian(v, offset=-1).asnumpy().tolist() == [[0, 0, 0], [1, 0, 0], [2, 3, 0]]
+    assert L.maketrian(v, lower=False).asnumpy().tolist() == [[1, 2], [0, 3]]
+    assert mx.nd.linalg_extracttrian(A).asnumpy().tolist() == [1.0, 3.0, 4.0]
+
+
+def test_gradients_are_each_others_adjoint():
+    a = mx.nd.array(np.arange(9.0).reshape(3, 3), dtype="float64")
+    a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.linalg.extracttrian(a, offset=-1)
+    y.backward(mx.nd.array([5.0, 6.0, 7.0], dtype="float64"))
+    assert a.grad.asnumpy().tolist() == [[0, 0, 0], [5, 0, 0], [6, 7, 0]]
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda L: L.extracttrian(mx.nd.ones((2, 3))), ["extracttrian", "square", "(2, 3)"]),
+    (lambda L: L.extracttrian(mx.nd.ones((3, 3)), offset=3), ["extracttrian", "offset=3"]),
+    (lambda L: L.extracttrian(mx.nd.ones((3, 3), dtype="int32")), ["extracttrian", "int32"]),
+    (lambda L: L.maketrian(mx.nd.ones((2, 4))), ["maketrian", "(4)", "triangle"]),
+    (lambda L: L.maketrian(mx.nd.ones((0,)), offset=1), ["maketrian", "(0)"]),
+])
+def test_bad_input_is_a_clear_error(call, words):
+    with pytest.raises(MXNetError) as e:
+        call(mx.nd.linalg)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
