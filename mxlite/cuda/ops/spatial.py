@@ -1,1 +1,6 @@
-"""GPU compute of the operators in mxlite/ops/spatial.py."""
+"""GPU compute of the operators in mxlite/ops/spatial.py: Crop, _slice_assign and
+_slice_assign_scalar are written against the device namespace (views, ``strided_copy``,
+``copyto``, ``broadcast_to``), so their CPU compute functions run unchanged on the GPU."""
+from . import device_generic
+
+device_generic("Crop", "_slice_assign", "_slice_assign_scalar")

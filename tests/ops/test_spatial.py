@@ -1,0 +1,165 @@
+"""The spatial layers of mxlite/ops/spatial.py against MXNet 1.9.1 (the cases of
+tests/fixtures/spatial_mxnet.npz, made by make_spatial_fixture.py: forward outputs and
+gradients for a fixed head gradient) and against NumPy slicing, plus their errors."""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.base import MXNetError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "fixtures")
+FIXTURE = np.load(os.path.join(FIXTURES, "spatial_mxnet.npz"))
+
+
+def _maker():
+    spec = importlib.util.spec_from_file_location(
+        "make_spatial_fixture", os.path.join(FIXTURES, "make_spatial_fixture.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MAKER = _maker()
+
+
+@pytest.mark.parametrize("case", sorted(MAKER.CASES))
+def test_matches_mxnet(case):
+    op, specs, kwargs = MAKER.CASES[case]
+    arrays = [mx.nd.array(FIXTURE[f"{case}/in{i}"]) for i in range(len(specs))]
+    diff = [k == "x" for _, k in specs]
+    for a, d in zip(arrays, diff):
+        if d:
+            a.attach_grad()
+    with mx.autograd.record():
+        res = MAKER._op(mx.nd, op)(*arrays, **kwargs)
+    np.testing.assert_allclose(res.asnumpy(), FIXTURE[f"{case}/out0"], rtol=1e-6, atol=1e-7)
+    if any(diff):
+        res.backward(mx.nd.array(FIXTURE[f"{case}/head"]))
+        for i, (a, d) in enumerate(zip(arrays, diff)):
+            if d:
+                np.testing.assert_allclose(a.grad.asnumpy(), FIXTURE[f"{case}/grad{i}"],
+                                           rtol=1e-6, atol=1e-7, err_msg=f"{case} grad {i}")
+
+
+# ---- Crop -------------------------------------------------------------------------------------
+def test_crop_any_dtype_and_symbol():
+    x = np.arange(2 * 3 * 5 * 4).reshape(2, 3, 5, 4).astype(np.int32)
+    y = mx.nd.Crop(mx.nd.array(x, dtype="int32"), h_w=(3, 2), center_crop=True)
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y.asnumpy(), x[:, :, 1:4, 1:3])
+    sym = mx.sym.Crop(mx.sym.var("a"), mx.sym.var("b"))
+    assert sym.list_arguments() == ["a", "b"]
+    _, out, _ = sym.infer_shape(a=(2, 3, 5, 4), b=(7, 2, 2))
+    assert out == [(2, 3, 2, 2)]
+
+
+def test_crop_like_gets_zero_gradient():
+    x, like = mx.nd.ones((1, 1, 4, 4)), mx.nd.ones((1, 1, 2, 2))
+    like.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Crop(x, like, offset=(2, 2))
+    y.backward()
+    np.testing.assert_array_equal(like.grad.asnumpy(), np.zeros((1, 1, 2, 2)))
+
+
+@pytest.mark.parametrize("shapes, kw, message", [
+    ([(2, 3)], dict(h_w=(1, 1)), "must be 4-D"),
+    ([(1, 1, 4, 4)], dict(), r"h_w=\(0, 0\) must be at least"),
+    ([(1, 1, 4, 4)], dict(h_w=(5, 2)), r"larger than the data's \(height, width\)=\(4, 4\)"),
+    ([(1, 1, 4, 4)], dict(h_w=(2, 2), offset=(3, 0)), r"offset=\(3, 0\) puts the \(2, 2\) crop"),
+    ([(1, 1, 4, 4)], dict(h_w=(2, 2), offset=(-1, 0)), r"offset=\(-1, 0\)"),
+    ([(1, 1, 4, 4), (3,)], dict(), "crop_like must have at least 2 axes"),
+    ([(1, 1, 4, 4), (1, 1, 2, 5)], dict(), r"\(h, w\)=\(2, 5\) is larger"),
+    ([(1, 1, 4, 4)], dict(h_w=(2, 2, 1)), "must have two entries"),
+])
+def test_crop_errors(shapes, kw, message):
+    with pytest.raises(MXNetError, match="Crop.*" + message):
+        mx.nd.Crop(*[mx.nd.zeros(s) for s in shapes], **kw)
+
+
+def test_crop_num_args_must_match_inputs():
+    with pytest.raises(MXNetError, match="Crop"):
+        mx.nd.Crop(mx.nd.zeros((1, 1, 4, 4)), num_args=2)
+    with pytest.raises(MXNetError, match="Crop"):
+        mx.sym.Crop(*[mx.sym.var(n) for n in "abc"]).infer_shape(
+            a=(1, 1, 4, 4), b=(1, 1, 2, 2), c=(1, 1, 2, 2))
+
+
+# ---- _slice_assign / _slice_assign_scalar -----------------------------------------------------
+REGIONS = [
+    (dict(begin=(1,), end=(3,)), lambda a: a[1:3]),
+    (dict(begin=(None, -1), end=(None, 0), step=(None, -2)), lambda a: a[:, -1:0:-2]),
+    (dict(begin=(3, 1, None), end=(None, None, None), step=(-3, 2, 2)),
+     lambda a: a[3::-3, 1::2, ::2]),
+]
+
+
+@pytest.mark.parametrize("kw, region", REGIONS)
+def test_slice_assign_matches_numpy(rng, kw, region):
+    lhs = rng.standard_normal((4, 5, 3))
+    rhs = rng.standard_normal(region(lhs).shape)
+    want = lhs.copy()
+    region(want)[...] = rhs
+    for name in ("_slice_assign", "_crop_assign"):
+        got = getattr(mx.nd._internal, name)(mx.nd.array(lhs, dtype="float64"),
+                                             mx.nd.array(rhs, dtype="float64"), **kw)
+        np.testing.assert_array_equal(got.asnumpy(), want)
+    want = lhs.copy()
+    region(want)[...] = -1.5
+    for name in ("_slice_assign_scalar", "_crop_assign_scalar"):
+        got = getattr(mx.nd._internal, name)(mx.nd.array(lhs, dtype="float64"), scalar=-1.5,
+                                             **kw)
+        np.testing.assert_array_equal(got.asnumpy(), want)
+
+
+def test_slice_assign_in_place_as_mxnet_calls_it():
+    a = mx.nd.zeros((3, 4), dtype="int32")
+    mx.nd._internal._crop_assign(a, mx.nd.ones((2, 2), dtype="int32"), begin=(1, 1),
+                                 end=(3, 3), out=a)
+    mx.nd._internal._crop_assign_scalar(a, scalar=7, begin=(0,), end=(1,), out=a)
+    want = np.zeros((3, 4), np.int32)
+    want[1:3, 1:3], want[0] = 1, 7
+    np.testing.assert_array_equal(a.asnumpy(), want)
+
+
+def test_slice_assign_out_is_rhs():
+    """out= the rhs (a reversal of a whole array): rhs is read before lhs is copied over."""
+    lhs, rhs = mx.nd.zeros((4,)), mx.nd.array([1.0, 2.0, 3.0, 4.0])
+    mx.nd._internal._slice_assign(lhs, rhs, begin=(None,), end=(None,), step=(-1,), out=rhs)
+    np.testing.assert_array_equal(rhs.asnumpy(), [4.0, 3.0, 2.0, 1.0])
+
+
+def test_slice_assign_gradients():
+    lhs, rhs = mx.nd.ones((3, 4)), mx.nd.ones((2, 2))
+    lhs.attach_grad()
+    rhs.attach_grad()
+    head = np.arange(12.0).reshape(3, 4)
+    with mx.autograd.record():
+        y = mx.nd._internal._crop_assign(lhs, rhs, begin=(1, 1), end=(3, 3))
+    y.backward(mx.nd.array(head))
+    want = head.copy()
+    want[1:3, 1:3] = 0
+    np.testing.assert_array_equal(lhs.grad.asnumpy(), want)
+    np.testing.assert_array_equal(rhs.grad.asnumpy(), head[1:3, 1:3])
+
+
+@pytest.mark.parametrize("lhs, rhs, kw, message", [
+    ((3, 4), (1, 2), dict(begin=(1, 1), end=(3, 3)), r"rhs of shape \(1, 2\) does not fill"),
+    ((3, 4), (2, 2), dict(begin=(1, 1, 0), end=(3, 3, 1)), "more entries than the 2 axes"),
+    ((3, 4), (2, 2), dict(begin=(1, 1), end=(3, 3), step=(0, 1)), "zero entry"),
+])
+def test_slice_assign_errors(lhs, rhs, kw, message):
+    with pytest.raises(MXNetError, match="_slice_assign.*" + message):
+        mx.nd._internal._crop_assign(mx.nd.zeros(lhs), mx.nd.zeros(rhs), **kw)
+
+
+def test_slice_assign_dtype_and_scalar_errors():
+    with pytest.raises(MXNetError, match="_slice_assign.*one dtype.*float32 and float64"):
+        mx.nd._internal._crop_assign(mx.nd.zeros((3,)), mx.nd.zeros((1,), dtype="float64"),
+                                     begin=(0,), end=(1,))
+    with pytest.raises(MXNetError, match="_slice_assign_scalar.*zero entry"):
+        mx.nd._internal._crop_assign_scalar(mx.nd.zeros((3,)), begin=(0,), end=(1,), step=(0,))
