@@ -103,7 +103,8 @@ _NOT_MERGED = frozenset(("Dropout", "LeakyReLU", "_shuffle", "Custom"))
 def _mergeable(node):
     op = node.op
     return op is not None and bool(node.inputs) and not op.mutate_inputs and \
-        op.name not in _NOT_MERGED and namespace_of(op.name)[0] != "random"
+        op.name not in _NOT_MERGED and namespace_of(op.name)[0] != "random" and \
+        not op.name.startswith("_sample_")
 
 
 def eliminate_common_expr(symbol):

@@ -29,7 +29,7 @@ _P = inspect.Parameter
 
 def expected_namespace(name):
     """Where a registered name is shown (MXNet's prefixes): ('random', 'uniform') etc."""
-    for prefix, ns in (("_random_", "random"), ("_sample_", "random"),
+    for prefix, ns in (("_random_", "random"),
                        ("_contrib_", "contrib"), ("_linalg_", "linalg"), ("_image_", "image")):
         if name.startswith(prefix):
             return ns, name[len(prefix):]

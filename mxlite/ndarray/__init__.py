@@ -35,6 +35,8 @@ def _install_fluent_methods():
 
 
 _install_namespaces()
+from .. import _random_dispatch  # noqa: E402  (nd.random.uniform(array, ...) -> _sample_uniform)
+_random_dispatch.install(random, _internal, NDArray)  # noqa: F821
 _install_fluent_methods()
 
 globals().update(_BINARY_FUNCTIONS)     # nd.add, nd.maximum, ... (scalar or array operands)

@@ -272,8 +272,10 @@ def get_op(name):
         raise MXNetError(f"unknown operator {name!r}") from None
 
 
+# MXNet's prefixes: ``_sample_*`` (the per-element samplers) stay in _internal, as MXNet's
+# (nd.random.uniform/multinomial are Python front ends over them: mxlite/_random_dispatch.py)
 _PREFIXES = (("_random_", "random"), ("_contrib_", "contrib"), ("_linalg_", "linalg"),
-             ("_sample_", "random"), ("_image_", "image"))
+             ("_image_", "image"))
 
 
 def namespace_of(name):

@@ -1,1 +1,282 @@
-"""Per-element samplers (sample_*, distribution parameters as arrays) and the densities random_pdf_*."""
+"""Per-element samplers: ``_sample_uniform``, ``_sample_normal``, ``_sample_gamma``,
+``_sample_exponential``, ``_sample_poisson``, ``_sample_negative_binomial`` and
+``_sample_generalized_negative_binomial`` (public ``sample_*``; ``mx.nd.random.uniform`` and
+the others dispatch to them when a distribution parameter is an array).
+
+The distribution parameters are arrays of one shape ``P`` and one float dtype; the output has
+shape ``P + shape`` (``shape`` samples of each distribution, row-major: the samples of
+parameter ``j`` are the flat elements ``[j * S, (j + 1) * S)``, ``S = prod(shape)``) and the
+float dtype ``dtype`` (float32 by default, whatever the parameters' dtype, as MXNet).
+
+The generator is the one of ``mxlite/ops/random.py``: one stream ``(seed, offset)`` per call,
+flat output element ``i`` a pure function of ``(seed, offset, i)`` and its parameter. uniform,
+normal and exponential transform the standard samples of ``_random_*`` (so
+``sample_uniform`` with scalar-valued arrays gives ``random.uniform``'s numbers); gamma and
+the count samplers run the same per-element rejection samplers with each element's
+parameters. The output is written in blocks of ``BLOCK`` elements, so no temporary grows
+with it. Nothing here is differentiable (MXNet's gradients of these ops are zero).
+"""
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from .._core import random as _k
+from ..base import FLOAT_DTYPES, op_error
+from . import random as _random
+from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
+from .shape_utils import check_alloc, size_of
+
+__all__ = ["SAMPLERS", "BLOCK", "sample_into"]
+
+BLOCK = 1 << 22          # output elements drawn at once (a multiple of the kernels' chunk)
+_F32, _F64 = np.dtype("float32"), np.dtype("float64")
+
+
+def _bad(op, name, values, ok, want):
+    """MXNetError naming the first element of parameter ``name`` where ``ok`` is False."""
+    where = np.flatnonzero(~ok)
+    if where.size:
+        j = int(where[0])
+        raise op_error(op, f"{name} must be {want}; element {j} of {name} is "
+                       f"{float(values.flat[j])!r} ({where.size} bad element(s) of "
+                       f"{values.size})")
+
+
+def _finite(v):
+    return np.isfinite(v)
+
+
+def _check_uniform(op, low, high):
+    _bad(op, "low", low, _finite(low), "finite")
+    _bad(op, "high", high, _finite(high), "finite")
+    _bad(op, "low", low, low <= high, "<= high")
+
+
+def _check_normal(op, mu, sigma):
+    _bad(op, "mu", mu, _finite(mu), "finite")
+    _bad(op, "sigma", sigma, _finite(sigma) & (sigma >= 0), "non-negative and finite")
+
+
+def _positive(name):
+    return lambda op, v: _bad(op, name, v, _finite(v) & (v > 0), "positive and finite")
+
+
+def _check_gamma(op, alpha, beta):
+    _positive("alpha")(op, alpha)
+    _positive("beta")(op, beta)
+
+
+def _check_poisson(op, lam):
+    _bad(op, "lam", lam, _finite(lam) & (lam >= 0), "non-negative and finite")
+
+
+def _check_nb(op, k, p):
+    _bad(op, "k", k, _finite(k) & (k > 0), "positive and finite")
+    _bad(op, "p", p, (p > 0) & (p <= 1), "in (0, 1]")
+
+
+def _check_gnb(op, mu, alpha):
+    _bad(op, "mu", mu, _finite(mu) & (mu >= 0), "non-negative and finite")
+    _bad(op, "alpha", alpha, _finite(alpha) & (alpha >= 0), "non-negative and finite")
+
+
+# ---- representable samples: the bounds of mxlite/ops/random.py, per element ------------------
+def _limit_uniform(op, dt, low, high):
+    for name, v in (("low", low), ("high", high)):
+        with np.errstate(over="ignore"):
+            stored = v.astype(dt)
+        _bad(op, name, v, np.isfinite(stored), f"finite in {dt} (the samples must be "
+             "representable; use a wider dtype)")
+
+
+def _limit_bound(largest):
+    """A check that the largest sample ``largest(dt, *params)`` is finite in the output
+    dtype."""
+    def limit(op, dt, *params):
+        bound = largest(dt, *params)
+        if bound.size:
+            j = int(np.argmax(bound))
+            what = ", ".join(f"{float(p[j])!r}" for p in params)
+            _random._check_range(op, dt, f"samples of the parameters ({what}) of element {j}",
+                                 float(bound[j]))
+    return limit
+
+
+def _gamma_max(alpha):
+    a = np.where(alpha < 1.0, alpha + 1.0, alpha)
+    d = a - 1.0 / 3.0
+    return d * (1.0 + _random._Z_STREAM / np.sqrt(9.0 * d)) ** 3
+
+
+_LIMITS = {
+    "uniform": _limit_uniform,
+    "normal": _limit_bound(lambda dt, mu, sigma: np.abs(mu) + _random._Z_MAX[_random._path(dt)]
+                           * sigma),
+    "exponential": _limit_bound(lambda dt, lam: _random._E_MAX[_random._path(dt)] / lam),
+    "gamma": _limit_bound(lambda dt, alpha, beta: _gamma_max(alpha) * beta),
+}
+
+
+# ---- drawing ---------------------------------------------------------------------------------
+def _standard(dist, buf, key, offset, start):
+    """The standard samples (uniform [0, 1), N(0, 1), Exp(1)) of stream elements
+    ``start, ...`` into float32/float64 ``buf``: those ``_random_<dist>`` transforms."""
+    if dist == "uniform":
+        _k.fill_continuous("uniform", buf, key, offset, 0.0, 1.0, 1.0, 1.0, 24, start)
+    else:
+        _k.fill_continuous(dist, buf, key, offset, 0.0, 1.0, start=start)
+
+
+def _transform(dist, z, params, dt):
+    """Samples of ``dist`` in ``dt`` from standard samples ``z`` and per-sample parameters."""
+    if dist == "uniform":
+        low, high = params
+        x = (low + (high - low) * z).astype(dt)
+        below = np.nextafter(high.astype(dt), dt.type(-np.inf))      # kept below high
+        return np.where(low.astype(dt) < high.astype(dt), np.minimum(x, below), low.astype(dt))
+    if dist == "normal":
+        return (params[0] + params[1] * z).astype(dt)
+    return (z / params[0]).astype(dt)                               # exponential
+
+
+def _runs(lo, hi, per):
+    """``(j, a, b)``: the flat output range [a, b) within [lo, hi) of parameter ``j``."""
+    a = lo
+    while a < hi:
+        j = a // per
+        b = min(hi, (j + 1) * per)
+        yield j, a, b
+        a = b
+
+
+def _draw_block(sampler, host, params, lo, hi, per, key, offset, dt):
+    """Fill ``host`` (the flat output elements [lo, hi), dtype ``dt``); returns the worst
+    count above the exact-integer limit (or None)."""
+    work = _F64 if dt == _F64 else _F32
+    if sampler.stream is None:
+        z = np.empty(hi - lo, work)
+        _standard(sampler.dist, z, key, offset, lo)
+        which = np.arange(lo, hi, dtype=np.int64) // per
+        host[...] = _transform(sampler.dist, z.astype(np.float64),
+                               [p[which] for p in params], dt)
+        return None
+    buf = host if host.dtype == work else np.empty(hi - lo, work)
+    top = float(_random._EXACT_INT[dt]) if sampler.counts else math.inf
+    worst = []
+    for j, a, b in _runs(lo, hi, per):
+        p0, p1 = sampler.stream(*(float(p[j]) for p in params))
+        worst.append(_k.fill_stream(sampler.dist, buf[a - lo:b - lo], key, offset, p0, p1,
+                                    top, a))
+    if buf is not host:
+        host[...] = buf
+    return _random.worst_of(worst)
+
+
+def sample_into(sampler, xp, params, out, key, offset):
+    """Draw ``sampler``'s samples of the (host, float64, flat) ``params`` into device array
+    ``out`` from the stream ``(key, offset)``, in blocks of ``BLOCK`` elements."""
+    total = out.size
+    if total == 0:
+        return
+    per = total // params[0].size
+    flat = out.reshape(-1)
+    worst = []
+    for lo in range(0, total, BLOCK):
+        hi = min(total, lo + BLOCK)
+        host = np.empty(hi - lo, out.dtype)
+        worst.append(_draw_block(sampler, host, params, lo, hi, per, key, offset, out.dtype))
+        xp.copyto(flat[lo:hi], xp.from_host(host))
+    bad = _random.worst_of(worst)
+    if bad is not None:
+        raise _random.count_error(sampler.dist, bad, out.dtype)
+
+
+# ---- the records -----------------------------------------------------------------------------
+class Sampler(SimpleNamespace):
+    """One per-element sampler: ``dist``, its ``inputs`` (MXNet's names), the element check,
+    ``stream`` (the (p0, p1) of philox.h's element-stream sampler, or None for a transform of
+    standard samples), whether samples are ``counts``, and its doc."""
+
+
+SAMPLERS = [
+    Sampler(dist="uniform", inputs=("low", "high"), check=_check_uniform, stream=None,
+            counts=False, doc="uniform on [low, high) (every sample below high after rounding "
+            "to dtype; low == high gives low)"),
+    Sampler(dist="normal", inputs=("mu", "sigma"), check=_check_normal, stream=None,
+            counts=False, doc="normal with mean mu and standard deviation sigma"),
+    Sampler(dist="gamma", inputs=("alpha", "beta"), check=_check_gamma,
+            stream=lambda a, b: (a, b), counts=False,
+            doc="gamma with shape alpha and scale beta (mean alpha * beta)"),
+    Sampler(dist="exponential", inputs=("lam",), check=_positive("lam"), stream=None,
+            counts=False, doc="exponential with rate lam (mean 1 / lam)"),
+    Sampler(dist="poisson", inputs=("lam",), check=_check_poisson,
+            stream=lambda lam: (lam, 0.0), counts=True, doc="Poisson with mean lam"),
+    Sampler(dist="negative_binomial", inputs=("k", "p"), check=_check_nb,
+            stream=lambda k, p: (k, p), counts=True,
+            doc="negative binomial: failures before the k-th success, success probability p "
+            "(MXNet's documentation called p the failure probability; its sampler, as this "
+            "one, used it as the success probability)"),
+    Sampler(dist="generalized_negative_binomial", inputs=("mu", "alpha"), check=_check_gnb,
+            stream=lambda mu, alpha: (mu, alpha), counts=True,
+            doc="negative binomial with mean mu and dispersion alpha (variance mu + alpha "
+            "mu^2; alpha = 0 is Poisson(mu))"),
+]
+
+
+def _out_dtype(op, attrs):
+    dt = _F32 if attrs.dtype is None else np.dtype(attrs.dtype)
+    if dt not in FLOAT_DTYPES:
+        raise op_error(op, f"dtype must be float16, float32 or float64, got {dt}")
+    return dt
+
+
+def _register(s):
+    op = f"_sample_{s.dist}"
+
+    def infer_shape(shapes, attrs):
+        if len(shapes) != len(s.inputs):
+            raise op_error(op, f"expected {len(s.inputs)} inputs {s.inputs}, got {len(shapes)}")
+        if any(sh != shapes[0] for sh in shapes):
+            raise op_error(op, "the parameters must have one shape, got " + ", ".join(
+                f"{n} {sh}" for n, sh in zip(s.inputs, shapes)))
+        return [check_alloc(op, tuple(shapes[0]) + tuple(attrs.shape), _out_dtype(op, attrs),
+                            "shape")]
+
+    def infer_type(dtypes, attrs):
+        if any(dt not in FLOAT_DTYPES for dt in dtypes) or len(set(dtypes)) > 1:
+            raise op_error(op, "the parameters must share one float dtype, got " + ", ".join(
+                f"{n} {dt}" for n, dt in zip(s.inputs, dtypes)))
+        return [_out_dtype(op, attrs)]
+
+    def compute(rctx, ins, outs, attrs):
+        xp, out = rctx.xp, outs[0]
+        params = [np.asarray(xp.to_host(x), np.float64).reshape(-1) for x in ins]
+        s.check(op, *params)
+        if s.dist in _LIMITS:
+            _LIMITS[s.dist](op, out.dtype, *params)
+        key, offset = rctx.rng.next()
+        if params[0].size:
+            sample_into(s, xp, params, out, key, offset)
+
+    register(OpDef(
+        op, inputs=s.inputs, aliases=(f"sample_{s.dist}",),
+        params=(Param("shape", "shape", (), "samples drawn from each distribution"),
+                Param("dtype", "dtype", None, "output dtype: float16, float32 or float64 "
+                      "(default float32, whatever the parameters' dtype)")),
+        infer_shape=infer_shape, infer_type=infer_type, compute={"cpu": compute},
+        gradient=NON_DIFFERENTIABLE, grad_needs=(),
+        doc=f"""Samples of the {s.doc} distributions whose parameters are the elements of
+{', '.join(f'``{n}``' for n in s.inputs)} (arrays of one shape and float dtype).
+
+The output has shape ``{s.inputs[0]}.shape + shape``: ``shape`` samples per distribution.
+A parameter out of range is an MXNetError naming its first bad element (MXNet did not check);
+so are parameters whose samples the output dtype could not represent.
+
+>>> x = mx.nd.sample_{s.dist}({', '.join('mx.nd.array([1.0, 2.0])' for _ in s.inputs) if s.dist != 'negative_binomial' else 'mx.nd.array([1.0, 2.0]), mx.nd.array([0.5, 0.5])'}, shape=(3,))
+>>> x.shape
+(2, 3)"""))
+
+
+for _s in SAMPLERS:
+    _register(_s)

@@ -56,6 +56,8 @@ def _fill():
 
 
 _fill()
+from .. import _random_dispatch  # noqa: E402  (sym.random.uniform(Symbol, ...) -> _sample_uniform)
+_random_dispatch.install(random, _internal, Symbol)  # noqa: F821
 
 from ._extras import histogram, split_v2  # noqa: E402  (MXNet's front ends over registered ops)
 __all__ += ["histogram", "split_v2"]

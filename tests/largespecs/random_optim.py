@@ -220,6 +220,17 @@ def _uniform(low, high):
     return element
 
 
+def _uniform16(low, high):
+    """float16 samples: the float32 sample, kept at most the largest float16 below high, then
+    rounded to nearest (drawn in float32 blocks, never a whole float32 temporary)."""
+    top = np.float32(np.nextafter(np.float16(high), np.float16(-np.inf)))
+
+    def element(key, offset, i):
+        u = (_word(key, offset, i) >> 8) * (1.0 / (1 << 24))
+        return np.float16(min(np.float32(low + (high - low) * u), top))
+    return element
+
+
 def _exponential(lam):
     """float(-log(u) * (1 / lam)) in double, as mx_exponential32."""
     return lambda key, offset, i: np.float32(-math.log(_open32(_word(key, offset, i)))
@@ -496,7 +507,8 @@ def _group_adagrad_row(t):
 
 
 ROWS = {
-    "_random_uniform": _sampler("uniform", dict(low=-2.0, high=2.0), _uniform(-2.0, 2.0)),
+    "_random_uniform": _sampler("uniform", dict(low=-2.0, high=2.0), _uniform16(-2.0, 2.0),
+                                dtype="float16", size="2**32"),
     "_random_uniform_like": _sampler("uniform", dict(low=-2.0, high=2.0), _uniform(-2.0, 2.0),
                                      like=True),
     "_random_normal": _sampler("normal", dict(loc=0.0, scale=1.0), _normal(0.0, 1.0),
