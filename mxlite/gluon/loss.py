@@ -25,7 +25,7 @@ from .block import HybridBlock
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
            "SoftmaxCrossEntropyLoss", "SoftmaxCELoss", "KLDivLoss", "HuberLoss", "HingeLoss",
            "SquaredHingeLoss", "LogisticLoss", "TripletLoss", "PoissonNLLLoss",
-           "CosineEmbeddingLoss"]
+           "CosineEmbeddingLoss", "CTCLoss"]
 
 
 def _apply_weighting(F, loss, weight=None, sample_weight=None):
@@ -457,4 +457,44 @@ class CosineEmbeddingLoss(Loss):
         label = F.reshape(label, shape=(-1, 1))
         dissimilar = F.where(label == -1, F.relu(cos - self._margin), F.zeros_like(cos))
         loss = F.where(label == 1, 1 - cos, dissimilar)
+        return _apply_weighting(F, loss, self._weight, sample_weight)
+
+
+class CTCLoss(Loss):
+    """Connectionist temporal classification loss (the Gluon face of ``CTCLoss``), with
+    MXNet's conventions: the blank is the last class (``blank_label='last'``, labels padded
+    with -1), ``pred`` holds activations (softmax applied inside) in ``layout`` 'NTC' or
+    'TNC', ``label`` in ``label_layout`` 'NT' or 'TN'; optional ``pred_lengths`` and
+    ``label_lengths`` (N,). The result is one loss per sequence, shape (N,)."""
+
+    _inputs = ("pred", "label", "pred_lengths", "label_lengths", "sample_weight")
+
+    def __init__(self, layout="NTC", label_layout="NT", weight=None, **kwargs):
+        if layout not in ("NTC", "TNC"):
+            _fail(self, f"layout must be 'NTC' or 'TNC', got {layout!r}")
+        if label_layout not in ("NT", "TN"):
+            _fail(self, f"label_layout must be 'NT' or 'TN', got {label_layout!r}")
+        self._layout, self._label_layout = layout, label_layout
+        super().__init__(weight, label_layout.find("N"), **kwargs)
+
+    def _check_shapes(self, shapes):
+        """``pred`` is 3-D and ``label`` 2-D; the operator checks the rest (batch sizes,
+        lengths, label values) and names the offending shapes."""
+        _require(self, shapes, "label")
+        if len(shapes["pred"]) != 3 or len(shapes["label"]) != 2:
+            _fail(self, f"pred must be 3-D ({self._layout}) and label 2-D "
+                        f"({self._label_layout}), got {shapes['pred']} and {shapes['label']}")
+
+    def hybrid_forward(self, F, pred, label, pred_lengths=None, label_lengths=None,
+                       sample_weight=None):
+        """The loss per sequence, shape (N,)."""
+        if self._layout == "NTC":
+            pred = F.swapaxes(pred, dim1=0, dim2=1)
+        if self._batch_axis == 1:
+            label = F.swapaxes(label, dim1=0, dim2=1)
+        lengths = {k: v for k, v in (("data_lengths", pred_lengths),
+                                     ("label_lengths", label_lengths)) if v is not None}
+        loss = F.CTCLoss(pred, label, use_data_lengths=pred_lengths is not None,
+                         use_label_lengths=label_lengths is not None, blank_label="last",
+                         **lengths)
         return _apply_weighting(F, loss, self._weight, sample_weight)

@@ -1,0 +1,186 @@
+"""CTCLoss (ctc_loss): values and gradients against MXNet 1.9.1 (tests/fixtures/
+make_ctc_fixture.py), against a brute-force sum over every alignment (NumPy), the
+infeasible label (inf where MXNet gave 0), bad input, the symbol face and gluon.loss.CTCLoss.
+Gradients of higher order are in tests/gradspecs/ctc.py."""
+import itertools
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.base import MXNetError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "fixtures")
+sys.path.insert(0, FIXTURES)
+from make_ctc_fixture import CASES  # noqa: E402
+
+FIX = np.load(os.path.join(FIXTURES, "ctc_mxnet.npz"))
+
+
+def _run(name, kw, dlen, llen):
+    x = mx.nd.array(FIX[f"{name}/data"])
+    x.attach_grad()
+    lengths = {k: mx.nd.array(FIX[f"{name}/{k}"]) for k, v in
+               (("data_lengths", dlen), ("label_lengths", llen)) if v is not None}
+    with mx.autograd.record():
+        out = mx.nd.CTCLoss(x, mx.nd.array(FIX[f"{name}/label"]), **lengths, **kw)
+    out.backward(mx.nd.array(FIX[f"{name}/head"]))
+    return out.asnumpy(), x.grad.asnumpy()
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n != "infeasible"])
+def test_matches_mxnet(name):
+    _, _, dlen, llen, kw = CASES[name]
+    out, grad = _run(name, kw, dlen, llen)
+    np.testing.assert_allclose(out, FIX[f"{name}/out"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(grad, FIX[f"{name}/grad"], rtol=1e-4, atol=1e-5)
+
+
+def test_infeasible_label_is_inf_with_zero_gradient():
+    """Three equal labels need 5 frames; with 2 the probability is 0: -log 0 = inf (MXNet
+    1.9.1 gave 0 and a nonzero gradient). The feasible sequence still matches MXNet."""
+    _, _, dlen, llen, kw = CASES["infeasible"]
+    out, grad = _run("infeasible", kw, dlen, llen)
+    assert np.isinf(out[0]) and out[0] > 0 and FIX["infeasible/out"][0] == 0
+    assert (grad[:, 0] == 0).all()
+    np.testing.assert_allclose(out[1], FIX["infeasible/out"][1], rtol=1e-5)
+    np.testing.assert_allclose(grad[:, 1], FIX["infeasible/grad"][:, 1], rtol=1e-4, atol=1e-5)
+
+
+def _collapse(path, blank):
+    out = [k for i, k in enumerate(path) if k != blank and (i == 0 or path[i - 1] != k)]
+    return tuple(out)
+
+
+def _brute_force(x, label, blank):
+    """-log of the sum over every path of T classes that collapses to ``label``."""
+    p = np.exp(x - x.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    total = sum(np.prod([p[t, k] for t, k in enumerate(path)])
+                for path in itertools.product(range(x.shape[1]), repeat=x.shape[0])
+                if _collapse(path, blank) == tuple(label))
+    return -np.log(total)
+
+
+@pytest.mark.parametrize("blank_label", ["first", "last"])
+def test_brute_force_over_alignments(blank_label):
+    rng = np.random.RandomState(3)
+    x = rng.normal(size=(5, 3, 3))
+    if blank_label == "first":
+        labels, padded = [[1, 2], [2, 2], [1]], [[1, 2], [2, 2], [1, 0]]
+    else:
+        labels, padded = [[0, 1], [1, 1], [0]], [[0, 1], [1, 1], [0, -1]]
+    blank = 0 if blank_label == "first" else 2
+    out = mx.nd.CTCLoss(mx.nd.array(x, dtype="float64"), mx.nd.array(padded),
+                        blank_label=blank_label).asnumpy()
+    want = [_brute_force(x[:, n], labels[n], blank) for n in range(3)]
+    np.testing.assert_allclose(out, want, rtol=1e-10)
+
+
+def test_recorded_gradient_equals_the_kernel_gradient():
+    """The graph of registered ops (create_graph) and the hidden output agree."""
+    rng = np.random.RandomState(5)
+    x = mx.nd.array(rng.normal(size=(6, 2, 4)), dtype="float64")
+    x.attach_grad()
+    label, lengths = mx.nd.array([[1, 1, 3], [2, 0, 0]]), mx.nd.array([4, 6])
+    grads = []
+    for create in (False, True):
+        with mx.autograd.record():
+            y = mx.nd.CTCLoss(x, label, lengths, use_data_lengths=True)
+        grads.append(mx.autograd.grad(y, [x], head_grads=mx.nd.array(
+            [0.5, 2.0], dtype="float64"), create_graph=create)[0].asnumpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
+
+
+def test_names_outputs_and_arguments():
+    for name in ("CTCLoss", "ctc_loss"):
+        assert getattr(mx.nd, name).op is mx.nd.CTCLoss.op
+    for name in ("CTCLoss", "ctc_loss"):
+        assert getattr(mx.nd.contrib, name).op is mx.nd.CTCLoss.op
+    d, lab = mx.sym.var("d"), mx.sym.var("l")
+    s = mx.sym.CTCLoss(d, lab, use_label_lengths=True, name="c")
+    assert s.list_arguments() == ["d", "l", "c_label_lengths"]
+    assert s.list_outputs() == ["c_output"]
+    _, outs, _ = s.infer_shape(d=(5, 2, 4), l=(2, 3), c_label_lengths=(2,))
+    assert outs == [(2,)]
+
+
+@pytest.mark.parametrize("label, kw, words", [
+    ([[1, 4]], {}, ["label values", "[1, 3]", "4"]),
+    ([[3, -1]], dict(blank_label="last"), []),
+    ([[0, 3]], dict(blank_label="last"), ["[0, 2]", "3"]),
+    ([[1.5, 0]], {}, ["integers"]),
+])
+def test_bad_labels(label, kw, words):
+    x = mx.nd.zeros((3, 1, 4))
+    if not words:        # 3 is the blank with 'last' (alphabet 4): not a label
+        with pytest.raises(MXNetError, match="CTCLoss"):
+            mx.nd.CTCLoss(x, mx.nd.array(label), **kw).asnumpy()
+        return
+    with pytest.raises(MXNetError, match="CTCLoss") as err:
+        mx.nd.CTCLoss(x, mx.nd.array(label), **kw).asnumpy()
+    for w in words:
+        assert w in str(err.value)
+
+
+@pytest.mark.parametrize("args, kw, words", [
+    (((3, 2, 4), (3, 2)), {}, ["label", "batch_size 2"]),
+    (((3, 2), (2, 2)), {}, ["3-D"]),
+    (((3, 2, 1), (2, 2)), {}, ["two classes"]),
+])
+def test_bad_shapes(args, kw, words):
+    with pytest.raises(MXNetError, match="CTCLoss") as err:
+        mx.nd.CTCLoss(mx.nd.zeros(args[0]), mx.nd.zeros(args[1]), **kw)
+    for w in words:
+        assert w in str(err.value)
+
+
+@pytest.mark.parametrize("key, lengths, words", [
+    ("data_lengths", [0, 3], ["data_lengths", "[1, 3]"]),
+    ("data_lengths", [4, 3], ["data_lengths"]),
+    ("label_lengths", [3, 1], ["label_lengths", "[0, 2]"]),
+    ("label_lengths", [-1, 1], ["label_lengths"]),
+])
+def test_bad_lengths(key, lengths, words):
+    kw = {key: mx.nd.array(lengths), "use_" + key: True}
+    with pytest.raises(MXNetError, match="CTCLoss") as err:
+        mx.nd.CTCLoss(mx.nd.zeros((3, 2, 4)), mx.nd.array([[1, 2], [1, 0]]), **kw).asnumpy()
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_lengths_of_the_wrong_shape():
+    with pytest.raises(MXNetError, match="CTCLoss: data_lengths must be a vector"):
+        mx.nd.CTCLoss(mx.nd.zeros((3, 2, 4)), mx.nd.array([[1, 2], [1, 0]]),
+                      data_lengths=mx.nd.array([3]), use_data_lengths=True)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_gluon_ctc_loss_matches_mxnet(hybridize):
+    loss = mx.gluon.loss.CTCLoss()
+    if hybridize:
+        loss.hybridize()
+    x = mx.nd.array(FIX["gluon/data"])
+    x.attach_grad()
+    with mx.autograd.record():
+        out = loss(x, *(mx.nd.array(FIX[f"gluon/{k}"]) for k in
+                        ("label", "data_lengths", "label_lengths", "weight")))
+    out.backward()
+    np.testing.assert_allclose(out.asnumpy(), FIX["gluon/out"], rtol=1e-5)
+    np.testing.assert_allclose(x.grad.asnumpy(), FIX["gluon/grad"], rtol=1e-4, atol=1e-5)
+
+
+def test_gluon_ctc_loss_layouts():
+    """'TNC' data and 'TN' labels give the loss of the transposed 'NTC'/'NT' call."""
+    rng = np.random.RandomState(7)
+    x = rng.normal(size=(2, 5, 4))
+    label = np.array([[0, 1, 2], [2, -1, -1]])
+    want = mx.gluon.loss.CTCLoss()(mx.nd.array(x), mx.nd.array(label)).asnumpy()
+    got = mx.gluon.loss.CTCLoss(layout="TNC", label_layout="TN")(
+        mx.nd.array(x.transpose(1, 0, 2)), mx.nd.array(label.T)).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(MXNetError, match="layout"):
+        mx.gluon.loss.CTCLoss(layout="NCT")
