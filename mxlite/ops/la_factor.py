@@ -3,7 +3,8 @@ vector, and back).
 
 A triangle is chosen as MXNet's: ``offset = k > 0`` the elements on and above diagonal k,
 ``k < 0`` those on and below diagonal k, ``k = 0`` the lower (``lower=True``) or upper
-triangle; its elements are stored in row-major order. The two ops are each other's adjoint,
+triangle; its elements are stored as MXNet stores them: a lower triangle row by row, an
+upper triangle column by column. The two ops are each other's adjoint,
 so each one's gradient is the other (differentiable to any order). The positions are
 computed on the device (``rctx.xp.arange``, comparisons, boolean selection) and the batch
 is moved in blocks of matrices, so the scratch memory stays bounded.
@@ -28,10 +29,14 @@ def _in_triangle(i, j, offset, lower):
 
 
 def _positions(xp, n, attrs):
-    """Flat row-major positions of the triangle's elements in an n x n matrix (int64, on
-    the device)."""
+    """Flat positions of the triangle's elements in an n x n matrix (int64, on the device),
+    in MXNet's order: a lower triangle row by row, an upper one column by column (the lower
+    triangle of the transpose, row by row)."""
     a = xp.arange(n * n, np.int64)
-    return a[_in_triangle(a // n, a % n, attrs.offset, attrs.lower)]
+    major, minor = a // n, a % n
+    if attrs.offset > 0 or (attrs.offset == 0 and not attrs.lower):
+        return (minor * n + major)[_in_triangle(minor, major, attrs.offset, attrs.lower)]
+    return a[_in_triangle(major, minor, attrs.offset, attrs.lower)]
 
 
 def _count(n, offset):
@@ -77,7 +82,8 @@ register(OpDef(
     compute={"cpu": _extract_compute},
     gradient=lambda F, node, og: [F.linalg.maketrian(og[0], offset=node.attrs.offset,
                                                      lower=node.attrs.lower)],
-    doc="""The triangle of every square matrix of A as a vector (row-major):
+    doc="""The triangle of every square matrix of A as a vector (a lower triangle row by row,
+an upper one column by column, as MXNet):
 ``(..., n, n) -> (..., m (m + 1) / 2)`` with ``m = n - |offset|``. ``offset > 0`` takes the
 elements on and above diagonal ``offset``, ``offset < 0`` those on and below it, ``offset = 0``
 the lower or upper triangle (``lower``). Its adjoint, and gradient, is maketrian.
@@ -127,10 +133,119 @@ register(OpDef(
     compute={"cpu": _make_compute},
     gradient=lambda F, node, og: [F.linalg.extracttrian(og[0], offset=node.attrs.offset,
                                                         lower=node.attrs.lower)],
-    doc="""Square matrices with the vectors of A (row-major) in the triangle extracttrian
-reads, zeros elsewhere: ``(..., m (m + 1) / 2) -> (..., n, n)`` with ``n = m + |offset|``.
+    doc="""Square matrices with the vectors of A in the triangle extracttrian reads (in its
+order), zeros elsewhere: ``(..., m (m + 1) / 2) -> (..., n, n)`` with ``n = m + |offset|``.
 Its adjoint, and gradient, is extracttrian.
 
 >>> mx.nd.linalg.maketrian(mx.nd.array([1, 2, 3]), offset=1).asnumpy().tolist()
 [[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0]]
+"""))
+
+
+# ---- gelqf: A = L Q by Householder reflections (LAPACK gelqf + orglq) ----------------------
+def _gelqf_shape(shapes, attrs):
+    a = tuple(shapes[0])
+    if len(a) < 2 or a[-2] > a[-1]:
+        raise op_error("gelqf", f"A must hold matrices of shape (x, y) with x <= y on its last "
+                       f"two axes, got shape {a}")
+    return [a, a[:-1] + (a[-2],)]
+
+
+def _reflector(x):
+    """LAPACK's larfg for the rows x (batch, k): (beta, tau, v) with H = I - tau v v^T,
+    v[:, 0] = 1, taking x to (beta, 0, ..., 0); beta = -sign(x0) ||x|| (+ for x0 = 0), and
+    H = I (tau = 0, beta = x0) where x[:, 1:] is already zero."""
+    alpha = x[:, 0].copy()
+    tail = (x[:, 1:] * x[:, 1:]).sum(axis=1)
+    norm = (alpha * alpha + tail) ** 0.5
+    beta = norm * ((alpha < 0) * 2.0 - 1.0)        # -sign(alpha) * norm
+    still = tail == 0
+    beta[still] = alpha[still]
+    den = alpha - beta
+    den[still] = 1.0
+    safe = beta.copy()
+    safe[beta == 0] = 1.0
+    tau = (beta - alpha) / safe
+    v = x.copy()
+    v[:, 1:] /= den[:, None]
+    v[:, 0] = 1.0
+    return beta, tau, v
+
+
+def _apply(w, tau, v):
+    """w (batch, r, k) times H = I - tau v v^T from the right, in place."""
+    wv = (w * v[:, None, :]).sum(axis=2)            # (batch, r)
+    w -= (tau[:, None] * wv)[:, :, None] * v[:, None, :]
+
+
+def _lq(xp, a, q_out, l_out):
+    """Q and L of every matrix of a (batch, m, n), computed in float64."""
+    count, m, n = a.shape
+    w = a.astype(np.float64)                        # a copy: reduced in place
+    taus, vs = [], []
+    for i in range(m):
+        beta, tau, v = _reflector(w[:, i, i:])
+        _apply(w[:, i:, i:], tau, v)
+        w[:, i, i] = beta
+        w[:, i, i + 1:] = 0
+        taus.append(tau)
+        vs.append(v)
+    q = xp.zeros((count, m, n), np.float64)
+    q[:, :, :m] += xp.broadcast_to(_identity(xp, m), (count, m, m))
+    for i in reversed(range(m)):                    # Q = [I 0] H_{m-1} ... H_0
+        _apply(q[:, :, i:], taus[i], vs[i])
+    xp.cast_into(q_out, q)
+    l = w[:, :, :m]
+    xp.cast_into(l_out, l)
+
+
+def _identity(xp, m):
+    a = xp.arange(m * m, np.int64).reshape(m, m)
+    return ((a // m) == (a % m)).astype(np.float64)
+
+
+def _gelqf_compute(rctx, ins, outs, attrs):
+    a = ins[0]
+    m, n = a.shape[-2:]
+    count = size_of(a.shape[:-2])
+    flat_a = a.reshape(count, m, n)
+    flat_q, flat_l = outs[0].reshape(count, m, n), outs[1].reshape(count, m, m)
+    for b in _batches(count, m * n):
+        _lq(rctx.xp, flat_a[b], flat_q[b], flat_l[b])
+
+
+def _gelqf_gradient(F, node, ograds):
+    """A = L Q: with M = L^T dL - dQ Q^T, dA = L^-T (dQ + copyltu(M) Q), where copyltu(M)
+    mirrors M's lower triangle into the upper one (MXNet's rule)."""
+    Q, L = node.outputs
+    dQ, dL = ograds
+    nd = len(node.input_shapes[0])
+    if dQ is None:
+        dQ = F.zeros_like(Q)
+    if dL is None:
+        dL = F.zeros_like(L)
+    M = F.linalg.gemm2(L, dL, transpose_a=True) - F.linalg.gemm2(dQ, Q, transpose_b=True)
+    low = F._internal._la_trian_mask(M, lower=True)
+    strict = F._internal._la_trian_mask(M, lower=True, diag=0.0)
+    sym = low + F.swapaxes(strict, dim1=nd - 2, dim2=nd - 1)
+    X = dQ + F.linalg.gemm2(sym, Q)
+    return [F.linalg.trsm(L, X, transpose=True, lower=True)]
+
+
+register(OpDef(
+    "_linalg_gelqf", inputs=("A",), aliases=("linalg_gelqf",),
+    infer_shape=_gelqf_shape, infer_type=lambda dtypes, attrs: [
+        _float_type("gelqf")(dtypes, attrs)[0]] * 2,
+    compute={"cpu": _gelqf_compute}, gradient=_gelqf_gradient, grad_needs=("outputs",),
+    num_outputs=2,
+    doc="""The LQ factorization ``A = L Q`` of every (x, y) matrix of A with ``x <= y``:
+outputs ``Q`` (x, y) with orthonormal rows and ``L`` (x, x) lower triangular. LAPACK's
+convention (gelqf then orglq, as MXNet): Householder reflections, the diagonal of L is
+``-sign`` of the pivot times its norm, so it may be negative. Computed in float64 by
+reflections in array operations on every device. The gradient (MXNet's rule) needs A of full
+rank (a non-zero diagonal of L).
+
+>>> q, l = mx.nd.linalg.gelqf(mx.nd.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+>>> [round(v, 4) for v in l.asnumpy()[:, 0].tolist()]
+[-3.7417, -8.5524]
 """))

@@ -3,7 +3,8 @@
 Both are float32/float64 only, so they stop at 2**31 (2**32 float32 elements are 16 GiB, the
 whole peak). extracttrian reads a ``t.big`` stack of 32x32 matrices past 2**31 elements (its
 lower triangles, 528 of 1024 elements, come out); maketrian writes a stack past 2**31 from
-the triangles of a marked input of 528/1024 its size. Every check is exact: the markers
+the triangles of a marked input of 528/1024 its size. gelqf factors a stack of diagonal
+(2, 16) matrices past 2**30 elements (Q has A's size). Every check is exact: the markers
 are read back where the triangle's row-major order puts them, zeros elsewhere."""
 from . import Row
 from .index import _check, _marked
@@ -49,7 +50,36 @@ def _maketrian_row(t):
     _check(t, out, value, touched, "maketrian")
 
 
+def _gelqf_row(t):
+    """A stack of (2, 16) matrices [D | 0] past 2**30 elements, D diagonal (ones, and marker
+    values in the matrices at the head, around 2**29/2**30 and at the tail): no reflection
+    moves anything, so L = D and Q = [I | 0] exactly."""
+    import mxlite as mx
+    import numpy as np
+    count = t.power("2**30") // 32 + 1
+    a = mx.nd.zeros((count, 2, 16), dtype="float32")
+    a[:, 0, 0] = 1
+    a[:, 1, 1] = 1
+    special = sorted({0, count // 4, count // 2, count - 1})
+    for k, b in enumerate(special):
+        a[b, 0, 0] = 3 + k
+        a[b, 1, 1] = -(5 + k)
+    t.seen(a)
+    q, l = mx.nd.linalg.gelqf(a)
+    t.shape(q, (count, 2, 16), "Q")
+    t.shape(l, (count, 2, 2), "L")
+    eye = np.eye(2, 16, dtype=np.float32).ravel()
+    _check(t, q, lambda p: eye[p % 32], [], "Q = [I | 0]")
+    diag = {b: (3 + k, -(5 + k)) for k, b in enumerate(special)}
+    want_l = lambda p: (diag.get(p // 4, (1, 1))[(p % 4) // 3]    # noqa: E731
+                        if p % 4 in (0, 3) else 0)
+    _check(t, l, want_l, [b * 4 + j for b in special for j in range(4)], "L = D")
+
+
 ROWS = {
     "_linalg_extracttrian": Row(_extracttrian_row, "float32", "2**31", REASON),
     "_linalg_maketrian": Row(_maketrian_row, "float32", "2**31", REASON),
+    "_linalg_gelqf": Row(_gelqf_row, "float32", "2**30",
+                         "float32/float64 only, and Q has A's size: A and Q past 2**31 float32 "
+                         "elements are 16 GiB, the whole peak"),
 }

@@ -1,5 +1,6 @@
 """extracttrian and maketrian (mxlite/ops/la_factor.py) against NumPy's triangle indices
-(row-major, as MXNet 1.9.1 stores them; its documented examples), their adjointness, and
+(a lower triangle row by row, an upper one column by column, as MXNet 1.9.1 stores them:
+its documented examples and the fixture cases of test_contrib_math.py), their adjointness, and
 errors."""
 import numpy as np
 import pytest
@@ -9,9 +10,11 @@ from mxlite.base import MXNetError
 
 
 def _np_positions(n, offset, lower):
-    """Row-major (rows, cols) of the triangle: numpy's tril/triu indices."""
+    """(rows, cols) of the triangle in MXNet's order: numpy's tril_indices (row by row) for
+    a lower triangle, those of the transpose (column by column) for an upper one."""
     if offset > 0 or (offset == 0 and not lower):
-        return np.triu_indices(n, offset)
+        cols, rows = np.tril_indices(n, -offset)
+        return rows, cols
     return np.tril_indices(n, offset)
 
 
