@@ -269,7 +269,7 @@ def _sum_sq_compute(rctx, ins, outs, attrs):
             part = xp.empty((1,), work)
             _run(rctx, "sum", [sq], [part], axis=(0,), keepdims=True)
             total += float(xp.asnumpy(part)[0])
-        xp.copyto(outs[0][i:i + 1], xp.from_host(np.array([total], np.float32)))
+        outs[0][i:i + 1].fill(total)
 
 
 def _lars_shape(shapes, attrs):
@@ -291,14 +291,25 @@ def _lars_type(dtypes, attrs):
 
 def _lars_compute(rctx, ins, outs, attrs):
     """lr_i * eta * |w| / (|g| + wd_i * |w| + eps) where both norms are positive, else lr_i
-    (|g| = sqrt(grads_sum_sq) * rescale_grad); on the host, one block at a time."""
+    (|g| = sqrt(grads_sum_sq) * rescale_grad), with registered ops one block at a time."""
     xp = rctx.xp
     for lo, hi in _blocks(ins[0].shape[0]):
-        lrs, w2, g2, wds = (xp.asnumpy(a[lo:hi]).astype(np.float64) for a in ins)
-        w, g = np.sqrt(w2), np.sqrt(g2) * attrs.rescale_grad
-        ok = (w > 0) & (g > 0)
-        scaled = lrs * attrs.eta * w / np.where(ok, g + wds * w + attrs.eps, 1.0)
-        xp.copyto(outs[0][lo:hi], xp.from_host(np.where(ok, scaled, lrs).astype(np.float32)))
+        lrs, w2, g2, wds = (a[lo:hi] for a in ins)
+        w, g, t = (xp.empty(lrs.shape, F32) for _ in range(3))
+        _run(rctx, "sqrt", [w2], [w])
+        _run(rctx, "sqrt", [g2], [g])
+        _run(rctx, "_mul_scalar", [g], [g], scalar=attrs.rescale_grad)
+        ok = xp.empty(lrs.shape, F32)                   # w > 0 and g > 0
+        _run(rctx, "_greater_scalar", [w], [ok], scalar=0.0)
+        _run(rctx, "_greater_scalar", [g], [t], scalar=0.0)
+        _run(rctx, "elemwise_mul", [ok, t], [ok])
+        _run(rctx, "elemwise_mul", [wds, w], [t])       # denominator g + wd * w + eps
+        _run(rctx, "elemwise_add", [t, g], [t])
+        _run(rctx, "_plus_scalar", [t], [t], scalar=attrs.eps)
+        _run(rctx, "elemwise_mul", [lrs, w], [g])       # numerator lr * eta * w
+        _run(rctx, "_mul_scalar", [g], [g], scalar=attrs.eta)
+        _run(rctx, "elemwise_div", [g, t], [g])
+        _run(rctx, "where", [ok, g, lrs], [outs[0][lo:hi]])
 
 
 def _check_lars(attrs):

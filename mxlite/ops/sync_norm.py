@@ -11,7 +11,7 @@ import numpy as np
 from ..base import op_error
 from .norm import (_BN_INPUTS, _BN_OUTPUTS, _BN_PARAMS, _axis_backward_shape, _bn_shape,
                    _bn_type, _param_shape, bn_forward)
-from .registry import OpDef, Param, register
+from .registry import OpDef, Param, get_op, register
 from .shape_utils import normalize_axis, size_of
 
 _reducer = None         # fn(flat float64 NumPy array): in place, the sum over every rank
@@ -78,19 +78,34 @@ def _sync_type(dtypes, attrs):
 
 
 def _combine(rctx, mean, var, count):
-    """The local batch mean and biased variance replaced by the job's: the per-channel sums
-    and sums of squares (and counts) summed over the ranks, in float64."""
+    """The local batch mean and biased variance replaced (in place) by the job's: the
+    per-channel sums and sums of squares, and the counts, summed over the ranks
+    (``_sync_sum``), then ``mean = S / n`` and ``var = max(SS / n - mean**2, 0)``."""
     xp = rctx.xp
-    m = xp.asnumpy(mean).astype(np.float64)
-    v = xp.asnumpy(var).astype(np.float64)
-    sums = _reduce_host(np.concatenate([[float(count)], m * count, (v + m * m) * count]))
-    n, c = sums[0], m.size
+    sums = xp.empty(mean.shape, mean.dtype)
+    squares = xp.empty(mean.shape, mean.dtype)
+    _run(rctx, "_mul_scalar", [mean], [sums], scalar=float(count))
+    _run(rctx, "square", [mean], [squares])
+    _run(rctx, "elemwise_add", [squares, var], [squares])
+    _run(rctx, "_mul_scalar", [squares], [squares], scalar=float(count))
+    counts = xp.empty((1,), mean.dtype)
+    counts.fill(count)
+    for part in (sums, squares, counts):
+        _run(rctx, "_sync_sum", [part], [part])
+    n = float(xp.asnumpy(counts)[0])
     if n > 0:
-        mean_all = sums[1:1 + c] / n
-        var_all = np.maximum(sums[1 + c:] / n - mean_all * mean_all, 0.0)
-        xp.copyto(mean, xp.from_host(mean_all.astype(mean.dtype)))
-        xp.copyto(var, xp.from_host(var_all.astype(var.dtype)))
-    return int(n)
+        _run(rctx, "_div_scalar", [sums], [mean], scalar=n)
+        _run(rctx, "_div_scalar", [squares], [var], scalar=n)
+        _run(rctx, "square", [mean], [squares])
+        _run(rctx, "elemwise_sub", [var, squares], [var])
+        _run(rctx, "relu", [var], [var])        # rounding may leave -0.0...1
+    return int(round(n))
+
+
+def _run(rctx, name, ins, outs, **kw):
+    """Run registered op ``name``'s compute function of ``rctx``'s device."""
+    op = get_op(name)
+    op.compute[rctx.kernels](rctx, ins, outs, op.parse_attrs(kw))
 
 
 def _sync_compute(rctx, ins, outs, attrs):
