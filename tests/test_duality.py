@@ -341,6 +341,10 @@ FORWARD = {
         x, threshold=-0.5, topk=2)),
     "_contrib_MultiBoxPrior": Fwd(_u((1, 2, 3, 4)), lambda ns, x: ns.contrib.MultiBoxPrior(
         x, sizes=(0.5, 0.2), ratios=(1, 2), clip=True)),
+    "_contrib_MultiBoxDetection": Fwd(
+        lambda rng: [rng.uniform(0, 1, (2, 3, 5)), rng.uniform(-0.5, 0.5, (2, 20)),
+                     rng.uniform(0, 0.4, (1, 5, 4)) + [0, 0, 0.5, 0.5]],
+        lambda ns, c, l, a: ns.contrib.MultiBoxDetection(c, l, a, threshold=0.3)),
     # image: the random augmenters (one seeded draw per call on both sides)
     "_image_random_flip_left_right": Fwd(_u((3, 4, 3), (2, 2, 3, 1)), lambda ns, x, b: [
         ns.image.random_flip_left_right(x), ns.image.random_flip_left_right(b)]),
@@ -357,6 +361,9 @@ FORWARD = {
     "_image_random_color_jitter": Fwd(_u((2, 3, 4, 3), lo=0, hi=255), lambda ns, x: (
         ns.image.random_color_jitter(x, brightness=0.2, contrast=0.3, saturation=0.4,
                                      hue=0.1))),
+    "_cvcopyMakeBorder": Fwd(_u((3, 4, 2)), lambda ns, x: [
+        ns._internal._cvcopyMakeBorder(x, 1, 2, 0, 3, type=t, values=(0.5, -1))
+        for t in range(5)]),
     "_image_random_lighting": Fwd(_u((3, 4, 3), lo=0, hi=255), lambda ns, x: (
         ns.image.random_lighting(x, alpha_std=0.1))),
 }

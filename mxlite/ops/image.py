@@ -72,7 +72,7 @@ def _blocks(x):
     """Keys of ``x`` that split an (N, ...) batch into blocks of about ``_BLOCK`` elements
     (whole items), so float scratch stays bounded; one image is one block."""
     if x.ndim == 3:
-        return [Ellipsis]
+        return [slice(None)] if x.shape[0] else []
     n, per = x.shape[0], max(1, x.size // max(x.shape[0], 1))
     step = max(1, _BLOCK // per)
     return [slice(s, min(n, s + step)) for s in range(0, n, step)]
@@ -412,18 +412,32 @@ def _interpolate(rctx, x, out, ry, rx):
     per block of images, in float32 (float64 data in float64); integer results are rounded
     (as OpenCV's)."""
     xp, work = rctx.xp, _work_dtype(x.dtype)
-    ry, rxt = xp.from_host(ry.astype(work)), xp.from_host(np.ascontiguousarray(rx.T, work))
+    rxt = xp.from_host(np.ascontiguousarray(rx.T, work))
     batch = x.reshape((-1,) + x.shape[-3:])
     dest = out.reshape((-1,) + out.shape[-3:])
     _, h, w, c = batch.shape
     for key in _blocks(batch):
-        part = batch[key].astype(work)
-        rows = ry @ part.reshape(-1, h, w * c)                               # (n, oh, w * c)
-        rows = rows.reshape(rows.shape[0], -1, w, c).transpose(0, 1, 3, 2)  # (n, oh, c, w)
-        img = (rows @ rxt).transpose(0, 1, 3, 2)                             # (n, oh, ow, c)
-        if out.dtype.kind in "iu":
-            img = img.round()
-        _store(xp, img, dest[key])
+        n = len(range(*key.indices(batch.shape[0]))) if isinstance(key, slice) else 1
+        for band, lo, hi in _bands(ry, n * w * c):
+            weights = xp.from_host(np.ascontiguousarray(ry[band, lo:hi], work))
+            part = batch[key, lo:hi].astype(work)
+            rows = weights @ part.reshape(n, hi - lo, w * c)                 # (n, oh', w * c)
+            rows = rows.reshape(n, -1, w, c).transpose(0, 1, 3, 2)           # (n, oh', c, w)
+            img = (rows @ rxt).transpose(0, 1, 3, 2)                         # (n, oh', ow, c)
+            if out.dtype.kind in "iu":
+                img = img.round()
+            _store(xp, img, dest[key, band])
+
+
+def _bands(ry, per_row):
+    """Bands of output rows of about ``_BLOCK`` source elements, each with the range
+    [lo, hi) of source rows its weights reach, so a huge image needs bounded scratch."""
+    step = max(1, _BLOCK // max(per_row, 1))
+    for start in range(0, ry.shape[0], step):
+        band = slice(start, min(ry.shape[0], start + step))
+        used = np.flatnonzero(ry[band].any(axis=0))
+        lo, hi = (int(used[0]), int(used[-1]) + 1) if used.size else (0, 1)
+        yield band, lo, hi
 
 
 def _resize_compute(rctx, ins, outs, attrs):
@@ -725,7 +739,8 @@ batch; one channel is copied (MXNet left the output unwritten). The gradient is 
 gradient (for float data; integer results are clipped).
 
 >>> x = mx.nd.zeros((1, 1, 3))
->>> [round(v, 3) for v in mx.nd.image.adjust_lighting(x, alpha=(0.1, 0, 0)).asnumpy().ravel()]
+>>> y = mx.nd.image.adjust_lighting(x, alpha=(0.1, 0, 0))
+>>> [round(v, 3) for v in y.asnumpy().ravel().tolist()]
 [-3.147, -3.221, -3.237]
 """))
 
@@ -753,4 +768,129 @@ from the device's random stream). Not differentiable (the alphas are not kept).
 >>> x = mx.nd.full((1, 1, 3), 100.0)
 >>> mx.nd.image.random_lighting(x, alpha_std=0).asnumpy().ravel().tolist()
 [100.0, 100.0, 100.0]
+"""))
+
+
+# ---- OpenCV's image helpers: _cvimresize, _cvcopyMakeBorder -----------------------------------
+def _cv_image_dims(op, shape):
+    shape = tuple(shape)
+    if len(shape) != 3:
+        raise op_error(op, f"src must be an (height, width, channels) image, got shape {shape}")
+    return shape
+
+
+def _cvimresize_shape(shapes, attrs):
+    op = "_cvimresize"
+    check_num_inputs(op, shapes, 1)
+    h, w, c = _cv_image_dims(op, shapes[0])
+    if attrs.interp not in _INTERPS:
+        raise op_error(op, f"interp must be one of {sorted(_INTERPS)}, got {attrs.interp} "
+                       "(Lanczos, 4, is not implemented)")
+    if not (0 < attrs.w <= _MAX_SIDE and 0 < attrs.h <= _MAX_SIDE) or h <= 0 or w <= 0:
+        raise op_error(op, f"cannot resize src {tuple(shapes[0])} to w={attrs.w}, "
+                       f"h={attrs.h} (sides 1 to {_MAX_SIDE})")
+    return [(attrs.h, attrs.w, c)]
+
+
+def _cvimresize_grad(F, node, ograds):
+    """The same interpolation as image.resize: dx is its adjoint."""
+    return _resize_grad(F, node, ograds)
+
+
+register(OpDef(
+    "_cvimresize", inputs=("src",),
+    params=(Param("w", "int", REQUIRED, "the width of the resized image"),
+            Param("h", "int", REQUIRED, "the height of the resized image"),
+            Param("interp", "int", 1, "0 nearest, 1 bilinear, 2 bicubic, 3 area")),
+    infer_shape=_cvimresize_shape, infer_type=_same_type, compute={"cpu": _resize_compute},
+    gradient=_cvimresize_grad, doc="""OpenCV's ``resize`` of an (H, W, C) image to (h, w, C),
+as ``image.resize(src, size=(w, h), interp=interp)`` (the same interpolation). MXNet
+registered no gradient; mxlite's is the adjoint interpolation.
+
+>>> x = mx.nd.array([[[0.0], [4.0]]])
+>>> mx.nd._internal._cvimresize(x, w=4, h=1).asnumpy().ravel().tolist()
+[0.0, 1.0, 3.0, 4.0]
+"""))
+
+# OpenCV's border codes as numpy.pad's modes (source positions beyond the edge).
+_BORDERS = {0: "constant", 1: "edge", 2: "symmetric", 3: "wrap", 4: "reflect"}
+
+
+def _border_shape(shapes, attrs):
+    op = "_cvcopyMakeBorder"
+    check_num_inputs(op, shapes, 1)
+    h, w, c = _cv_image_dims(op, shapes[0])
+    margins = (attrs.top, attrs.bot, attrs.left, attrs.right)
+    if min(margins) < 0:
+        raise op_error(op, f"top, bot, left and right must be >= 0, got {margins}")
+    if attrs.type not in _BORDERS:
+        raise op_error(op, f"type must be one of {sorted(_BORDERS)} (constant, replicate, "
+                       f"reflect, wrap, reflect_101), got {attrs.type}")
+    if attrs.type != 0 and (h == 0 or w == 0):
+        raise op_error(op, f"border type {attrs.type} needs a non-empty src, got "
+                       f"{tuple(shapes[0])}")
+    if len(attrs["values"]) > 4:
+        raise op_error(op, f"values holds at most 4 channels, got {tuple(attrs['values'])}")
+    out_h, out_w = h + attrs.top + attrs.bot, w + attrs.left + attrs.right
+    if max(out_h, out_w) > (1 << 31):
+        raise op_error(op, f"the bordered image ({out_h}, {out_w}) is too large")
+    return [(out_h, out_w, c)]
+
+
+def _source_index(n, before, after, mode):
+    """The source position of each output position along one axis (-1 for the constant)."""
+    if mode == "constant":
+        return np.concatenate([np.full(before, -1), np.arange(n), np.full(after, -1)])
+    return np.pad(np.arange(n), (before, after), mode=mode)
+
+
+def _border_fill(attrs, c):
+    """The constant of each channel: ``values`` (one for all, or per channel) else ``value``."""
+    values = tuple(attrs["values"]) or (attrs.value,)
+    if len(values) == 1:
+        return values * c
+    return (values + (0.0,) * c)[:c]
+
+
+def _border_compute(rctx, ins, outs, attrs):
+    x, out = ins[0], outs[0]
+    xp = rctx.xp
+    h, w, c = x.shape
+    mode = _BORDERS[attrs.type]
+    rows = _source_index(h, attrs.top, attrs.bot, mode)
+    cols = _source_index(w, attrs.left, attrs.right, mode)
+    if mode == "constant":
+        fill = np.array(_border_fill(attrs, c), np.float64)
+        dtype = out.dtype
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            fill = fill.clip(info.min, info.max)
+        xp.copyto(out, xp.broadcast_to(xp.from_host(fill.astype(dtype)), out.shape))
+        xp.copyto(out[attrs.top:attrs.top + h, attrs.left:attrs.left + w], x)
+        return
+    # gather rows then columns with host-built index arrays
+    picked = x[xp.from_host(rows)][:, xp.from_host(cols)]
+    xp.copyto(out, picked)
+
+
+register(OpDef(
+    "_cvcopyMakeBorder", inputs=("src",),
+    params=(Param("top", "int", REQUIRED, "the top margin"),
+            Param("bot", "int", REQUIRED, "the bottom margin"),
+            Param("left", "int", REQUIRED, "the left margin"),
+            Param("right", "int", REQUIRED, "the right margin"),
+            Param("type", "int", 0, "0 constant, 1 replicate, 2 reflect, 3 wrap, "
+                  "4 reflect_101 (OpenCV's codes)"),
+            Param("value", "float", 0.0, "the constant of every channel (deprecated: values)"),
+            Param("values", "floats", (), "the constant of each channel (up to 4)")),
+    infer_shape=_border_shape, infer_type=_same_type, compute={"cpu": _border_compute},
+    gradient=NON_DIFFERENTIABLE,
+    doc="""OpenCV's ``copyMakeBorder``: surround an (H, W, C) image with ``top``, ``bot``,
+``left`` and ``right`` pixels: a constant (``values`` per channel, or ``value``), the edge
+pixel, a mirror (``fedcba|abcdef``, type 2, or ``edcb|abcde``, type 4), or the image
+wrapped around. Not differentiable (MXNet 1.9.1 registers no gradient either).
+
+>>> x = mx.nd.array([[[1.0], [2.0]]])
+>>> mx.nd._internal._cvcopyMakeBorder(x, 0, 0, 1, 2, type=3).asnumpy().ravel().tolist()
+[2.0, 1.0, 2.0, 1.0, 2.0]
 """))

@@ -33,6 +33,9 @@ SPECS = {
         nd._internal._backward_image_resize(g * g, height=3, width=4) * nd._internal.
         _backward_image_resize(g, height=3, width=4),
         nd._internal._backward_image_resize(g, height=7, width=3, interp=2) ** 2]),
+    "_cvimresize": Spec([(3, 4, 2)], lambda nd, x: [
+        nd._internal._cvimresize(x * x, w=5, h=6) * nd._internal._cvimresize(x, w=5, h=6),
+        nd._internal._cvimresize(x, w=3, h=2, interp=2) ** 2]),
     "_image_adjust_lighting": Spec([(2, 3, 3), (1, 2, 2, 3)], lambda nd, x, b: [
         nd.image.adjust_lighting(x * x, alpha=(0.01, -0.02, 0.03)) * x,
         nd.image.adjust_lighting(b, alpha=(0.1, 0.0, -0.1)) ** 2]),

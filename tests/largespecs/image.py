@@ -43,6 +43,47 @@ def _image_row(call, shape=_IMG, size="2**32", reason=None, seeded=False):
     return Row(run, "uint8", size, reason)
 
 
+_WIDE = 2048                       # the width of the one big image of the _cv* rows
+
+
+def _big_image(t):
+    """One (H, 2048, 1) uint8 image past 2**32 elements, H even."""
+    rows = 2 * (t.P32 // (2 * _WIDE) + 1)
+    return t.big("uint8", rows * _WIDE, shape=(rows, _WIDE, 1), fill=1)
+
+
+def _marked_rows(t, x):
+    """The rows of image ``x`` holding ``t.big``'s markers and the checked positions."""
+    return sorted({p // _WIDE for p in set(t.marks(x.size)) | set(t.positions(x.size))})
+
+
+def _one_big_image(t):
+    """Halving each side, bilinear: output row i reads source rows 2i and 2i + 1 only, so
+    the output rows of the marked source rows equal _cvimresize of those row pairs."""
+    x = _big_image(t)
+    y = mx.nd._internal._cvimresize(x, w=_WIDE // 2, h=x.shape[0] // 2)
+    t.seen(y)
+    for r in sorted({r // 2 for r in _marked_rows(t, x)}):
+        pair = t.small(x, list(range(2 * r * _WIDE, (2 * r + 2) * _WIDE))).reshape((2, _WIDE, 1))
+        want = mx.nd._internal._cvimresize(pair, w=_WIDE // 2, h=1).asnumpy().ravel()
+        got = t.values(y, list(range(r * _WIDE // 2, (r + 1) * _WIDE // 2)))
+        t.equal(got, want, f"output row {r}")
+
+
+def _one_big_border(t):
+    """A wrapped border of 1 pixel: output row r + 1 is source row r, wrapped by one pixel
+    at each end."""
+    x = _big_image(t)
+    y = mx.nd._internal._cvcopyMakeBorder(x, 1, 1, 1, 1, type=3)
+    t.seen(y)
+    out_w = _WIDE + 2
+    for r in _marked_rows(t, x):
+        row = t.values(x, list(range(r * _WIDE, (r + 1) * _WIDE)))
+        want = np.concatenate([row[-1:], row, row[:1]])
+        got = t.values(y, list(range((r + 1) * out_w, (r + 2) * out_w)))
+        t.equal(got, want, f"output row {r + 1}")
+
+
 _IM = mx.nd.image
 
 ROWS = {
@@ -69,6 +110,8 @@ ROWS = {
         x, brightness=0.5, contrast=0.5, saturation=0.5, hue=0.2), seeded=True),
     "_image_adjust_lighting": _image_row(lambda x: _IM.adjust_lighting(
         x, alpha=(0.01, 0.02, 0.03))),
+    "_cvimresize": Row(_one_big_image, "uint8"),
+    "_cvcopyMakeBorder": Row(_one_big_border, "uint8"),
     "_image_random_lighting": _image_row(lambda x: _IM.random_lighting(x, alpha_std=0.1),
                                          seeded=True),
 }

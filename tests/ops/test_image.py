@@ -51,6 +51,34 @@ def test_resize_matches_mxnet_opencv(case):
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-5, atol=atol)
 
 
+@pytest.mark.parametrize("case", sorted(fixture.CV))
+def test_opencv_helpers_match_mxnet(case):
+    op, _, dtype, kwargs = fixture.CV[case]
+    x, want = DATA[f"{case}/in"], DATA[f"{case}/out"]
+    got = getattr(mx.nd._internal, op)(mx.nd.array(x, dtype=dtype), **kwargs).asnumpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    atol = 1 if dtype == "uint8" and op == "_cvimresize" else 2e-4
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-5, atol=atol)
+
+
+@pytest.mark.parametrize("mode, border", [(1, "edge"), (2, "symmetric"), (3, "wrap"),
+                                          (4, "reflect")])
+def test_copy_make_border_is_numpy_pad(mode, border):
+    """Margins wider than the image too (repeated mirrors and wraps)."""
+    x = np.random.default_rng(13).uniform(-1, 1, (2, 3, 2))
+    got = mx.nd._internal._cvcopyMakeBorder(mx.nd.array(x, dtype="float64"), 3, 1, 0, 5,
+                                            type=mode).asnumpy()
+    np.testing.assert_array_equal(got, np.pad(x, ((3, 1), (0, 5), (0, 0)), mode=border))
+
+
+def test_cvimresize_is_image_resize():
+    x = mx.nd.array(np.random.default_rng(14).uniform(0, 255, (5, 7, 3)))
+    for interp in range(4):
+        np.testing.assert_array_equal(
+            mx.nd._internal._cvimresize(x, w=4, h=9, interp=interp).asnumpy(),
+            IM.resize(x, size=(4, 9), interp=interp).asnumpy())
+
+
 def test_saturation_blends_with_the_luma_not_mxnets_blue_term():
     x = DATA["saturation_mxnet/in"].astype(np.float64)
     a = 0.5
@@ -250,6 +278,26 @@ def test_bad_input_is_a_clear_error(op, shape, kwargs, words):
     with pytest.raises(MXNetError, match=words) as info:
         getattr(IM, op)(mx.nd.zeros(shape), **kwargs)
     assert f"_image_{op}" in str(info.value)
+
+
+CV_BAD = [
+    ("_cvimresize", (2, 3, 4, 1), dict(w=2, h=2), "image"),
+    ("_cvimresize", (2, 3, 1), dict(w=0, h=2), "cannot resize"),
+    ("_cvimresize", (2, 3, 1), dict(w=2, h=2, interp=7), "interp"),
+    ("_cvcopyMakeBorder", (2, 3, 1), dict(top=-1, bot=0, left=0, right=0), ">= 0"),
+    ("_cvcopyMakeBorder", (2, 3, 1), dict(top=1, bot=0, left=0, right=0, type=6), "type"),
+    ("_cvcopyMakeBorder", (0, 3, 1), dict(top=1, bot=0, left=0, right=0, type=2), "non-empty"),
+    ("_cvcopyMakeBorder", (2, 3, 1), dict(top=1, bot=0, left=0, right=0,
+                                          values=(1, 2, 3, 4, 5)), "at most 4"),
+    ("_cvcopyMakeBorder", (2, 3, 1), dict(top=1 << 40, bot=0, left=0, right=0), "too large"),
+]
+
+
+@pytest.mark.parametrize("op, shape, kwargs, words", CV_BAD)
+def test_opencv_helpers_bad_input(op, shape, kwargs, words):
+    with pytest.raises(MXNetError, match=words) as info:
+        getattr(mx.nd._internal, op)(mx.nd.zeros(shape), **kwargs)
+    assert op in str(info.value)
 
 
 def test_symbols_infer_image_shapes():
