@@ -10,10 +10,9 @@ float dtype ``dtype`` (float32 by default, whatever the parameters' dtype, as MX
 
 The generator is the one of ``mxlite/ops/random.py``: one stream ``(seed, offset)`` per call,
 flat output element ``i`` a pure function of ``(seed, offset, i)`` and its parameter. uniform,
-normal and exponential transform the standard samples of ``_random_*`` (so
-``sample_uniform`` with scalar-valued arrays gives ``random.uniform``'s numbers); gamma and
-the count samplers run the same per-element rejection samplers with each element's
-parameters. The output is written in blocks of ``BLOCK`` elements, so no temporary grows
+normal and exponential transform (in double) the standard samples the ``_random_*`` kernels
+draw; gamma and the count samplers run the same per-element rejection samplers with each
+element's parameters (one kernel call per distribution and block). The output is written in blocks of ``BLOCK`` elements, so no temporary grows
 with it. Nothing here is differentiable (MXNet's gradients of these ops are zero).
 """
 import math
@@ -27,7 +26,7 @@ from . import random as _random
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import check_alloc, size_of
 
-__all__ = ["SAMPLERS", "BLOCK", "sample_into"]
+__all__ = ["SAMPLERS", "BLOCK", "sample_into", "checked_params", "coefficients"]
 
 BLOCK = 1 << 22          # output elements drawn at once (a multiple of the kernels' chunk)
 _F32, _F64 = np.dtype("float32"), np.dtype("float64")
@@ -128,16 +127,25 @@ def _standard(dist, buf, key, offset, start):
         _k.fill_continuous(dist, buf, key, offset, 0.0, 1.0, start=start)
 
 
-def _transform(dist, z, params, dt):
-    """Samples of ``dist`` in ``dt`` from standard samples ``z`` and per-sample parameters."""
+def coefficients(dist, params, dt):
+    """``(a, b, top)`` per distribution (float64 arrays): a sample is
+    ``min(a + b * z, top)`` in double, rounded to ``dt``, for the standard sample ``z``.
+
+    uniform: a = low, b = high - low, top = the largest ``dt`` value below high (clamping in
+    double then rounding equals rounding then clamping, since top is a ``dt`` value); when
+    low and high round to one ``dt`` value, every sample is that value. normal: mu, sigma.
+    exponential: 0, 1 / lam."""
+    inf = np.full(params[0].shape, np.inf)
     if dist == "uniform":
         low, high = params
-        x = (low + (high - low) * z).astype(dt)
-        below = np.nextafter(high.astype(dt), dt.type(-np.inf))      # kept below high
-        return np.where(low.astype(dt) < high.astype(dt), np.minimum(x, below), low.astype(dt))
+        lo, hi = low.astype(dt).astype(np.float64), high.astype(dt)
+        top = np.nextafter(hi, dt.type(-np.inf)).astype(np.float64)
+        same = lo >= hi.astype(np.float64)
+        return (np.where(same, lo, low), np.where(same, 0.0, high - low),
+                np.where(same, inf, top))
     if dist == "normal":
-        return (params[0] + params[1] * z).astype(dt)
-    return (z / params[0]).astype(dt)                               # exponential
+        return params[0], params[1], inf
+    return np.zeros_like(params[0]), 1.0 / params[0], inf          # exponential
 
 
 def _runs(lo, hi, per):
@@ -158,8 +166,8 @@ def _draw_block(sampler, host, params, lo, hi, per, key, offset, dt):
         z = np.empty(hi - lo, work)
         _standard(sampler.dist, z, key, offset, lo)
         which = np.arange(lo, hi, dtype=np.int64) // per
-        host[...] = _transform(sampler.dist, z.astype(np.float64),
-                               [p[which] for p in params], dt)
+        a, b, top = (c[which] for c in coefficients(sampler.dist, params, dt))
+        host[...] = np.minimum(a + b * z.astype(np.float64), top).astype(dt)
         return None
     buf = host if host.dtype == work else np.empty(hi - lo, work)
     top = float(_random._EXACT_INT[dt]) if sampler.counts else math.inf
@@ -169,7 +177,8 @@ def _draw_block(sampler, host, params, lo, hi, per, key, offset, dt):
         worst.append(_k.fill_stream(sampler.dist, buf[a - lo:b - lo], key, offset, p0, p1,
                                     top, a))
     if buf is not host:
-        host[...] = buf
+        with np.errstate(over="ignore"):      # a count past float16's range raises below
+            host[...] = buf
     return _random.worst_of(worst)
 
 
@@ -224,6 +233,17 @@ SAMPLERS = [
 ]
 
 
+def checked_params(sampler, xp, ins, dt):
+    """The parameter arrays ``ins`` as flat float64 host arrays, checked (values in range,
+    samples representable in ``dt``): MXNetError naming the first bad element."""
+    op = f"_sample_{sampler.dist}"
+    params = [np.asarray(xp.to_host(x), np.float64).reshape(-1) for x in ins]
+    sampler.check(op, *params)
+    if sampler.dist in _LIMITS:
+        _LIMITS[sampler.dist](op, dt, *params)
+    return params
+
+
 def _out_dtype(op, attrs):
     dt = _F32 if attrs.dtype is None else np.dtype(attrs.dtype)
     if dt not in FLOAT_DTYPES:
@@ -251,10 +271,7 @@ def _register(s):
 
     def compute(rctx, ins, outs, attrs):
         xp, out = rctx.xp, outs[0]
-        params = [np.asarray(xp.to_host(x), np.float64).reshape(-1) for x in ins]
-        s.check(op, *params)
-        if s.dist in _LIMITS:
-            _LIMITS[s.dist](op, out.dtype, *params)
+        params = checked_params(s, xp, ins, out.dtype)
         key, offset = rctx.rng.next()
         if params[0].size:
             sample_into(s, xp, params, out, key, offset)
