@@ -590,3 +590,94 @@ heads merged into ``(Tq, B, heads * D)``.
 ...                                                heads=1).shape
 (3, 1, 2)
 """)
+
+
+# ---- count_sketch ------------------------------------------------------------------------------
+def _count_sketch_shape(shapes, attrs):
+    data, h, s = (tuple(x) for x in shapes)
+    if len(data) < 1:
+        raise op_error("count_sketch", "data must have at least 1 dimension (..., in_dim), "
+                       "got shape ()")
+    d = data[-1]
+    for name, shape in (("h", h), ("s", s)):
+        if shape not in ((1, d), (d,)):
+            raise op_error("count_sketch", f"{name} must have shape (1, {d}) (one entry per "
+                           f"input feature of data {data}), got {shape}")
+    if attrs.out_dim < 1:
+        raise op_error("count_sketch", f"out_dim must be at least 1, got {attrs.out_dim}")
+    return [data[:-1] + (attrs.out_dim,)]
+
+
+def _count_sketch_type(dtypes, attrs):
+    data, h, s = (np.dtype(d) for d in dtypes)
+    if data not in FLOAT_DTYPES or s != data:
+        raise op_error("count_sketch", f"data and s must share a float dtype, got {data} and "
+                       f"{s}")
+    if h.kind not in "fiu":
+        raise op_error("count_sketch", f"h must be a number array, got {h}")
+    return [data]
+
+
+def _buckets(xp, h, out_dim):
+    """h as int64 bucket numbers on the device; MXNetError unless whole and in
+    [0, out_dim)."""
+    host = xp.to_host(h).reshape(-1)
+    idx = host.astype(np.int64)
+    if h.dtype.kind == "f" and bool((idx != host).any()):
+        raise op_error("count_sketch", f"h must hold whole numbers, got {host.tolist()}")
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= out_dim):
+        raise op_error("count_sketch", f"h {idx.tolist()} has a bucket outside [0, {out_dim}) "
+                       f"(out_dim={out_dim})")
+    return xp.from_host(idx)
+
+
+def _count_sketch_compute(rctx, ins, outs, attrs):
+    data, h, s = ins
+    d = data.shape[-1]
+    idx = _buckets(rctx.xp, h, attrs.out_dim)
+    rows = data.reshape(-1, d)
+    out = outs[0].reshape(-1, attrs.out_dim)
+    out.fill(0)
+    sign = s.reshape(1, d)
+    for b in _blocks_of_rows(rows.shape[0], d):
+        rctx.xp.add_at(out[b], (slice(None), idx), rows[b] * sign)
+
+
+def _blocks_of_rows(n, width):
+    step = max(1, _BLOCK // max(width, 1))
+    return [slice(r, min(n, r + step)) for r in range(0, n, step)]
+
+
+def _count_sketch_gradient(F, node, ograds):
+    """out[..., h[i]] += s[i] data[..., i]: d data = s * g[..., h] (a take of the head
+    gradient), d s = the sum over rows of data * g[..., h]; h (bucket numbers) gets none."""
+    data, h, s = node.inputs
+    nd = len(node.input_shapes[0])
+    d = node.input_shapes[0][-1]
+    picked = F.take(ograds[0], F.reshape(h, shape=(-1,)), axis=nd - 1)
+    sign = F.reshape(s, shape=(1,) * (nd - 1) + (d,))
+    d_data = F.broadcast_mul(picked, sign) if node.wants[0] else None
+    d_s = None
+    if node.wants[2]:
+        total = F.reshape(data * picked, shape=(-1, d))
+        d_s = F.reshape(F.sum(total, axis=0), shape=node.input_shapes[2])
+    return [d_data, None, d_s]
+
+
+register(OpDef(
+    "_contrib_count_sketch", inputs=("data", "h", "s"),
+    params=(Param("out_dim", "int", REQUIRED, "the output dimension (number of buckets)"),
+            Param("processing_batch_size", "int", 32, "kept for MXNet's signature (rows run "
+                  "in blocks of bounded memory)")),
+    infer_shape=_count_sketch_shape, infer_type=_count_sketch_type,
+    compute={"cpu": _count_sketch_compute}, gradient=_count_sketch_gradient,
+    grad_needs=("inputs",),
+    doc="""Count sketch: ``out[..., h[i]] += s[i] * data[..., i]`` for every input feature i,
+an ``(..., in_dim) -> (..., out_dim)`` projection (MXNet: 2-D data, GPU only). h holds whole
+bucket numbers in ``[0, out_dim)`` (else an MXNetError), s the signs (any values are
+used as given). The gradient reaches data and s (MXNet's reached data only).
+
+>>> mx.nd.contrib.count_sketch(mx.nd.array([[1.0, 2.0, 3.0]]), mx.nd.array([[0, 2, 0]]),
+...                            mx.nd.array([[1, -1, 1]]), out_dim=3).asnumpy().tolist()
+[[4.0, 0.0, -2.0]]
+"""))

@@ -38,6 +38,9 @@ SPECS = {
         [(3, 4)], lambda nd, x: nd.contrib.gradientmultiplier(x * x, scalar=1.0)),
     "_contrib_quadratic": Spec(
         [(3, 4)], lambda nd, x: nd.contrib.quadratic(x * x, a=1.5, b=-0.5, c=2.0)),
+    "_contrib_count_sketch": Spec(
+        [(3, 4), (1, 4)], lambda nd, x, s: nd.contrib.count_sketch(
+            x * x, _idx(nd, [[0, 2, 0, 1]]), s * s, out_dim=3)),
     "_contrib_round_ste": Spec([(3, 4)], lambda nd, x: nd.contrib.round_ste(x) * x, order=0,
                                reason=_STE),
     "_contrib_sign_ste": Spec([(3, 4)], lambda nd, x: nd.contrib.sign_ste(x) * x, order=0,

@@ -5,7 +5,8 @@
   past 2**32 changed); arange_like writes int8 past 2**32 with ``repeat`` large enough for
   its values to fit int8, against the closed form; index_copy replaces rows of an int8
   (N / 16, 16) array whose elements pass 2**32.
-* div_sqrt_dim, gradientmultiplier, quadratic are float only: float32 past 2**31, in place.
+* div_sqrt_dim, gradientmultiplier, quadratic are float only: float32 past 2**31, in place;
+  count_sketch sums float32 data past 2**31 (16 features) into 4 buckets.
 * The attention products are float only (MXNet: float32): the scores of the qk products
   and the attention input of the valatt products pass 2**31 float32 elements, with
   head_dim 1 and small integers so that every product is exact; every other tensor is small.
@@ -139,6 +140,22 @@ def _valatt(parts):
     return run
 
 
+def _count_sketch_row(t):
+    """data (R, 16) float32 past 2**31 (zeros and the markers) into 4 buckets."""
+    R = t.N31 // 16
+    data, marks = _marked(t, "float32", R * 16)
+    h = [i % 4 for i in range(16)]
+    s = [1 if i % 3 else -1 for i in range(16)]
+    out = mx.nd.contrib.count_sketch(data.reshape((R, 16)), mx.nd.array([h]),
+                                     mx.nd.array([s]), out_dim=4)
+    t.shape(out, (R, 4), "count_sketch")
+    want = {}
+    for p, v in marks.items():
+        r, i = divmod(p, 16)
+        want[r * 4 + h[i]] = want.get(r * 4 + h[i], 0) + s[i] * v
+    _check_sparse(t, out, want, "count_sketch")
+
+
 ROWS = {
     "_contrib_round_ste": _ste("round_ste"),
     "_contrib_sign_ste": _ste("sign_ste"),
@@ -151,6 +168,7 @@ ROWS = {
         lambda x, out=None: mx.nd.contrib.gradientmultiplier(x, scalar=-2.0, out=out)),
     "_contrib_quadratic": _float_inplace(
         lambda x, out=None: mx.nd.contrib.quadratic(x, a=0.5, b=-2.0, c=3.0, out=out)),
+    "_contrib_count_sketch": Row(_count_sketch_row, "float32", "2**31", F32_REASON),
     "_contrib_interleaved_matmul_selfatt_qk": Row(_selfatt_qk_row, "float32", "2**31",
                                                   ATT_REASON),
     "_contrib_interleaved_matmul_encdec_qk": Row(_encdec_qk_row, "float32", "2**31",

@@ -235,3 +235,52 @@ def test_boolean_mask_bad_input(call, words):
         call()
     for w in words:
         assert w in str(e.value), (w, str(e.value))
+
+
+# ---- count_sketch (GPU only in MXNet 1.9.1: NumPy reference) --------------------------------
+def _np_count_sketch(x, h, s, out_dim):
+    out = np.zeros(x.shape[:-1] + (out_dim,), x.dtype)
+    for i in range(x.shape[-1]):
+        out[..., int(h[i])] += s[i] * x[..., i]
+    return out
+
+
+def test_count_sketch_matches_numpy_and_mxnet_example():
+    x = np.array([[1.2, 2.5, 3.4], [3.2, 5.7, 6.6]], np.float32)
+    got = mx.nd.contrib.count_sketch(mx.nd.array(x), mx.nd.array([[0, 3, 4]]),
+                                     mx.nd.array([[1, -1, 1]]), out_dim=5)
+    np.testing.assert_array_equal(got.asnumpy(), np.array(
+        [[1.2, 0, 0, -2.5, 3.4], [3.2, 0, 0, -5.7, 6.6]], np.float32))
+    rng = np.random.RandomState(3)
+    x = rng.randn(2, 3, 7)
+    h, s = rng.randint(0, 4, 7), rng.choice([-1.0, 1.0], 7)
+    got = mx.nd.contrib.count_sketch(mx.nd.array(x, dtype="float64"), mx.nd.array([h]),
+                                     mx.nd.array([s], dtype="float64"), out_dim=4)
+    np.testing.assert_allclose(got.asnumpy(), _np_count_sketch(x, h, s, 4), rtol=1e-12)
+
+
+def test_count_sketch_gradient_matches_closed_form():
+    x = mx.nd.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype="float64")
+    s = mx.nd.array([[1.0, -1.0, 2.0]], dtype="float64")
+    h = mx.nd.array([[1, 0, 1]])
+    g = np.array([[10.0, 20.0], [30.0, 40.0]])
+    x.attach_grad()
+    s.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.count_sketch(x, h, s, out_dim=2)
+    y.backward(mx.nd.array(g, dtype="float64"))
+    picked = g[:, [1, 0, 1]]
+    np.testing.assert_array_equal(x.grad.asnumpy(), picked * [1.0, -1.0, 2.0])
+    np.testing.assert_array_equal(s.grad.asnumpy(), (x.asnumpy() * picked).sum(0, keepdims=True))
+
+
+@pytest.mark.parametrize("h, words", [([[0, 5, 1]], ["count_sketch", "outside [0, 5)"]),
+                                      ([[0, -1, 1]], ["count_sketch", "outside"]),
+                                      ([[0, 1.5, 1]], ["count_sketch", "whole numbers"]),
+                                      ([[0, 1]], ["count_sketch", "h must have shape (1, 3)"])])
+def test_count_sketch_bad_buckets(h, words):
+    with pytest.raises(MXNetError) as e:
+        mx.nd.contrib.count_sketch(mx.nd.ones((2, 3)), mx.nd.array(h), mx.nd.ones((1, 3)),
+                                   out_dim=5)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))

@@ -1,8 +1,9 @@
 """GPU compute functions of ``mxlite/ops/contrib_math.py`` (div_sqrt_dim,
 gradientmultiplier, round_ste, sign_ste, quadratic, allclose, arange_like, index_array,
 index_copy, interleaved_matmul_selfatt_qk / _valatt, interleaved_matmul_encdec_qk /
-_valatt): their CPU compute functions use the device namespace (``arange``, ``matmul``,
-``strided_copy``, ``cast_into``, ``to_host``/``from_host`` for index_copy's positions), the
+_valatt, count_sketch): their CPU compute functions use the device namespace (``arange``, ``matmul``,
+``strided_copy``, ``cast_into``, ``add_at``, ``to_host``/``from_host`` for index_copy's
+positions and count_sketch's buckets), the
 array methods NumPy and CuPy share (arithmetic, comparisons, ``all``, integer-array
 assignment) and the compute function the same device has for ``round`` and ``sign``, so
 they run unchanged on the GPU."""
@@ -14,4 +15,4 @@ device_generic("_contrib_div_sqrt_dim", "_contrib_gradientmultiplier", "_contrib
                "_contrib_interleaved_matmul_selfatt_qk",
                "_contrib_interleaved_matmul_selfatt_valatt",
                "_contrib_interleaved_matmul_encdec_qk",
-               "_contrib_interleaved_matmul_encdec_valatt")
+               "_contrib_interleaved_matmul_encdec_valatt", "_contrib_count_sketch")
