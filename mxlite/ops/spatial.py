@@ -11,7 +11,7 @@ gradient with the region cleared (``_slice_assign_scalar`` with 0) and the regio
 import numpy as np
 
 from ..base import op_error
-from .registry import REQUIRED, OpDef, Param, register
+from .registry import REQUIRED, Attrs, OpDef, Param, register
 from .shape import _slice_key, _sliced_shape
 
 
@@ -221,4 +221,384 @@ region cleared.
 ...                                         end=(None, None))
 >>> y.asnumpy().tolist()
 [[0.0, 0.0, 5.0], [0.0, 0.0, 5.0]]
+"""))
+
+
+# ---- bilinear sampling: BilinearSampler and its derivatives -----------------------------------
+# S_{dx,dy}(data, grid) samples data at the grid's points with the bilinear weights
+# differentiated dx times in the grid's x and dy times in its y (dx, dy in {0, 1}); its
+# adjoint A_{dx,dy}(g, grid) scatters g back to the pixels with the same weights. The weights
+# are linear in each coordinate inside a cell, so a second derivative in one direction is
+# zero (away from the cell borders): the family closes under differentiation, and every
+# gradient below is a graph of these two operators, to any order.
+_SAMPLE, _ADJOINT = "_bilinear_sampler_d", "_bilinear_sampler_adjoint"
+
+
+def _float_pair(op, dtypes, names):
+    dts = [np.dtype(d) for d in dtypes]
+    if dts[0] not in (np.dtype("float32"), np.dtype("float64")) or len(set(dts)) != 1:
+        raise op_error(op, f"{' and '.join(names)} must be float32 or float64 of one dtype, got "
+                       f"{', '.join(str(d) for d in dts)}")
+    return [dts[0]]
+
+
+def _grid_shape(op, grid, batch, what="data"):
+    grid = tuple(grid)
+    if len(grid) != 4 or grid[1] != 2:
+        raise op_error(op, f"grid must be (batch, 2, height, width) (x, y in [-1, 1]), got "
+                       f"shape {grid}")
+    if grid[0] != batch:
+        raise op_error(op, f"grid's batch {grid[0]} differs from {what}'s {batch}")
+    return grid
+
+
+def _sample_shape(op, shapes):
+    if len(shapes) != 2:
+        raise op_error(op, f"takes 2 inputs (data, grid), got {len(shapes)}")
+    data = tuple(shapes[0])
+    if len(data) != 4:
+        raise op_error(op, f"data must be 4-D (batch, channel, height, width), got shape "
+                       f"{data}")
+    grid = _grid_shape(op, shapes[1], data[0])
+    return [data[:2] + grid[2:]]
+
+
+def _corners(xp, grid, height, width, dx, dy):
+    """The four corners each grid point reads: [(flat pixel index, weight)], each (N, P);
+    weights of corners outside the image are zero (zero padding, as MXNet)."""
+    n = grid.shape[0]
+    sx, sy = (width - 1) / 2.0, (height - 1) / 2.0
+    x = (grid[:, 0].reshape(n, -1) + 1) * sx
+    y = (grid[:, 1].reshape(n, -1) + 1) * sy
+    x0, y0 = x // 1, y // 1
+    fx, fy = x - x0, y - y0
+    wx = ((1 - fx, fx) if dx == 0 else (-sx + 0 * fx, sx + 0 * fx))
+    wy = ((1 - fy, fy) if dy == 0 else (-sy + 0 * fy, sy + 0 * fy))
+    out = []
+    for j in (0, 1):
+        for i in (0, 1):
+            xi, yi = x0 + i, y0 + j
+            inside = (xi >= 0) & (xi <= width - 1) & (yi >= 0) & (yi <= height - 1)
+            idx = (yi.clip(0, height - 1) * width + xi.clip(0, width - 1)).astype("int64")
+            out.append((idx, wx[i] * wy[j] * inside))
+    return out
+
+
+def _sample_compute(dx, dy):
+    def compute(rctx, ins, outs, attrs):
+        xp = rctx.xp
+        data, grid, out = ins[0], ins[1], outs[0]
+        n, c, h, w = data.shape
+        flat = data.reshape(n, c, h * w)
+        rows = xp.arange(n, "int64").reshape(n, 1, 1)
+        chans = xp.arange(c, "int64").reshape(1, c, 1)
+        acc = None
+        for idx, wt in _corners(xp, grid, h, w, dx, dy):
+            term = flat[rows, chans, idx[:, None, :]] * wt[:, None, :]
+            acc = term if acc is None else acc + term
+        xp.copyto(out, acc.reshape(out.shape).astype(out.dtype))
+    return compute
+
+
+def _sample_d_compute(rctx, ins, outs, attrs):
+    _sample_compute(attrs.dx, attrs.dy)(rctx, ins, outs, attrs)
+
+
+def _adjoint_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    g, grid, out = ins[0], ins[1], outs[0]
+    n, c, h, w = out.shape
+    xp.fill_zero(out)
+    flat = out.reshape(n, c, h * w)
+    gf = g.reshape(n, c, -1)
+    rows = xp.arange(n, "int64").reshape(n, 1, 1)
+    chans = xp.arange(c, "int64").reshape(1, c, 1)
+    for idx, wt in _corners(xp, grid, h, w, attrs.dx, attrs.dy):
+        # a pixel is a corner of many points: accumulate (unbuffered)
+        xp.add_at(flat, (rows, chans, idx[:, None, :]), (gf * wt[:, None, :]).astype(out.dtype))
+
+
+def _adjoint_shape(shapes, attrs):
+    if len(shapes) != 2:
+        raise op_error(_ADJOINT, f"takes 2 inputs (ograd, grid), got {len(shapes)}")
+    g = tuple(shapes[0])
+    if len(g) != 4:
+        raise op_error(_ADJOINT, f"ograd must be 4-D, got shape {g}")
+    grid = _grid_shape(_ADJOINT, shapes[1], g[0], "ograd")
+    if grid[2:] != g[2:]:
+        raise op_error(_ADJOINT, f"ograd of shape {g} and grid of shape {grid} differ in "
+                       "their points")
+    if attrs.height < 1 or attrs.width < 1:
+        raise op_error(_ADJOINT, f"height={attrs.height}, width={attrs.width} must be >= 1")
+    return [g[:2] + (attrs.height, attrs.width)]
+
+
+def _grid_grad(F, data, grid, g, dx, dy):
+    """d/d grid of sum(g * S_{dx,dy}(data, grid)): per direction, the channel sum of g times
+    the sampler differentiated once more there (zero past the first derivative)."""
+    parts = []
+    for ex, ey in ((dx + 1, dy), (dx, dy + 1)):
+        if ex > 1 or ey > 1:
+            parts.append(F.zeros_like(F.slice_axis(grid, axis=1, begin=0, end=1)))
+        else:
+            s = F._internal._bilinear_sampler_d(data, grid, dx=ex, dy=ey)
+            parts.append(F.sum(g * s, axis=1, keepdims=True))
+    return F.concat(*parts, dim=1)
+
+
+def _sample_grads(F, data, grid, g, dx, dy, hw):
+    """Gradients of S_{dx,dy}(data, grid) for head g: data's is the adjoint scatter."""
+    ddata = F._internal._bilinear_sampler_adjoint(g, grid, dx=dx, dy=dy, height=hw[0],
+                                                  width=hw[1])
+    return [ddata, _grid_grad(F, data, grid, g, dx, dy)]
+
+
+def _bilinear_sampler_grad(F, node, ograds):
+    data, grid = node.inputs
+    return _sample_grads(F, data, grid, ograds[0], 0, 0, node.input_shapes[0][2:])
+
+
+def _sample_d_grad(F, node, ograds):
+    data, grid = node.inputs
+    a = node.attrs
+    return _sample_grads(F, data, grid, ograds[0], a.dx, a.dy, node.input_shapes[0][2:])
+
+
+def _adjoint_grad(F, node, ograds):
+    """A(g, grid) is linear in g with adjoint S: for head h, dg = S(h, grid) and d grid is
+    the grid derivative of sum(g * S(h, grid))."""
+    g, grid = node.inputs
+    a, h = node.attrs, ograds[0]
+    return [F._internal._bilinear_sampler_d(h, grid, dx=a.dx, dy=a.dy),
+            _grid_grad(F, h, grid, g, a.dx, a.dy)]
+
+
+def _order_params():
+    return (Param("dx", "int", 0, "derivative order in the grid's x (0 or 1)", choices=(0, 1)),
+            Param("dy", "int", 0, "derivative order in the grid's y (0 or 1)", choices=(0, 1)))
+
+
+register(OpDef(
+    "BilinearSampler", inputs=("data", "grid"),
+    params=(Param("cudnn_off", "bool", None, "accepted for compatibility; no effect"),),
+    infer_shape=lambda shapes, attrs: _sample_shape("BilinearSampler", shapes),
+    infer_type=lambda dtypes, attrs: _float_pair("BilinearSampler", dtypes, ("data", "grid")),
+    compute={"cpu": _sample_compute(0, 0)}, gradient=_bilinear_sampler_grad,
+    doc="""Sample 4-D ``data`` (N, C, H, W) at the points of ``grid`` (N, 2, Ho, Wo) by bilinear
+interpolation: ``grid[:, 0]`` is x and ``grid[:, 1]`` is y, each in [-1, 1] (-1 the first
+pixel's centre, 1 the last's: source x = (x + 1) * (W - 1) / 2). Corners outside the image
+read zero. Output (N, C, Ho, Wo). float32 or float64.
+
+Differentiable in data and grid, to any order: the gradients are graphs of the sampler with
+differentiated weights and its adjoint scatter (the grid gradient is that of a function
+piecewise bilinear in the coordinates: it jumps on pixel borders).
+
+>>> data = mx.nd.array([[[[1.0, 3.0]]]])
+>>> grid = mx.nd.array([[[[0.0]], [[-1.0]]]])          # x = 0 (half way), y = -1
+>>> mx.nd.BilinearSampler(data, grid).asnumpy().ravel().tolist()
+[2.0]
+"""))
+
+register(OpDef(
+    _SAMPLE, inputs=("data", "grid"), params=_order_params(),
+    infer_shape=lambda shapes, attrs: _sample_shape(_SAMPLE, shapes),
+    infer_type=lambda dtypes, attrs: _float_pair(_SAMPLE, dtypes, ("data", "grid")),
+    compute={"cpu": _sample_d_compute}, gradient=_sample_d_grad,
+    doc="""BilinearSampler with its weights differentiated ``dx`` times in the grid's x and
+``dy`` times in its y: the derivatives of the sampler in its grid (the gradients of
+BilinearSampler, GridGenerator's users and SpatialTransformer are graphs of it)."""))
+
+register(OpDef(
+    _ADJOINT, inputs=("ograd", "grid"),
+    params=_order_params() + (
+        Param("height", "int", REQUIRED, "the height of the sampled data"),
+        Param("width", "int", REQUIRED, "the width of the sampled data")),
+    infer_shape=_adjoint_shape,
+    infer_type=lambda dtypes, attrs: _float_pair(_ADJOINT, dtypes, ("ograd", "grid")),
+    compute={"cpu": _adjoint_compute}, gradient=_adjoint_grad,
+    doc="""The adjoint of ``_bilinear_sampler_d`` in its data: ``ograd`` (N, C, Ho, Wo)
+scattered to (N, C, height, width) with the sampling weights of ``grid``; the gradient of
+BilinearSampler in its data."""))
+
+
+# ---- GridGenerator ----------------------------------------------------------------------------
+_AFFINE_ADJ = "_grid_generator_affine_adjoint"
+
+
+def _target(op, target_shape):
+    """(H, W) of an affine grid: both at least 2 (the grid spans [-1, 1] with steps
+    2 / (size - 1); MXNet 1.9.1 divided by zero on a size of 1)."""
+    hw = tuple(int(v) for v in target_shape)
+    if len(hw) != 2 or min(hw) < 2:
+        raise op_error(op, f"target_shape={hw} must be (height, width), each at least 2")
+    return hw
+
+
+def _grid_generator_shape(shapes, attrs):
+    if len(shapes) != 1:
+        raise op_error("GridGenerator", f"takes 1 input (data), got {len(shapes)}")
+    data = tuple(shapes[0])
+    if attrs.transform_type == "affine":
+        if len(data) != 2 or data[1] != 6:
+            raise op_error("GridGenerator", f"affine data must be (batch, 6) (a 2x3 matrix "
+                           f"per item), got shape {data}")
+        return [(data[0], 2) + _target("GridGenerator", attrs.target_shape)]
+    if len(data) != 4 or data[1] != 2:
+        raise op_error("GridGenerator", f"warp data must be a flow (batch, 2, height, width), "
+                       f"got shape {data}")
+    _target("GridGenerator", data[2:])
+    return [data]
+
+
+def _float_one(op, dtypes):
+    dt = np.dtype(dtypes[0])
+    if dt not in (np.dtype("float32"), np.dtype("float64")):
+        raise op_error(op, f"data must be float32 or float64, got {dt}")
+    return [dt]
+
+
+def _base_grid(xp, hw, dtype):
+    """(3, H*W): the target's x, y in [-1, 1] (x along the width, fastest) and ones."""
+    h, w = hw
+    xs = xp.arange(w, dtype) * (2.0 / (w - 1)) - 1
+    ys = xp.arange(h, dtype) * (2.0 / (h - 1)) - 1
+    base = xp.empty((3, h, w), dtype)
+    xp.copyto(base[0], xs.reshape(1, w))
+    xp.copyto(base[1], ys.reshape(h, 1))
+    base[2].fill(1)
+    return base.reshape(3, h * w)
+
+
+def _grid_generator_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    data, out = ins[0], outs[0]
+    n = data.shape[0]
+    if attrs.transform_type == "affine":
+        base = _base_grid(xp, out.shape[2:], data.dtype)
+        xp.matmul(data.reshape(n, 2, 3), base, out.reshape(n, 2, -1))
+        return
+    h, w = data.shape[2:]
+    base = _base_grid(xp, (h, w), data.dtype)[:2].reshape(1, 2, h, w)
+    scale = xp.from_host(np.array([2.0 / (w - 1), 2.0 / (h - 1)], data.dtype)).reshape(1, 2, 1, 1)
+    # out = (flow + pixel) / ((size - 1) / 2) - 1 = flow * scale + base
+    xp.copyto(out, data * scale + base)
+
+
+def _grid_generator_grad(F, node, ograds):
+    """affine: linear in the matrices, the adjoint op; warp: the head gradient scaled by
+    2 / (W - 1) in x and 2 / (H - 1) in y."""
+    g, a = ograds[0], node.attrs
+    if a.transform_type == "affine":
+        return [F._internal._grid_generator_affine_adjoint(g, target_shape=a.target_shape)]
+    h, w = node.input_shapes[0][2:]
+    return [F.concat(F.slice_axis(g, axis=1, begin=0, end=1) * (2.0 / (w - 1)),
+                     F.slice_axis(g, axis=1, begin=1, end=2) * (2.0 / (h - 1)), dim=1)]
+
+
+def _affine_adjoint_shape(shapes, attrs):
+    if len(shapes) != 1:
+        raise op_error(_AFFINE_ADJ, f"takes 1 input (ograd), got {len(shapes)}")
+    g = tuple(shapes[0])
+    hw = _target(_AFFINE_ADJ, attrs.target_shape)
+    if len(g) != 4 or g[1:] != (2,) + hw:
+        raise op_error(_AFFINE_ADJ, f"ograd must be (batch, 2) + target_shape {hw}, got shape "
+                       f"{g}")
+    return [(g[0], 6)]
+
+
+def _affine_adjoint_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    g, out = ins[0], outs[0]
+    n = g.shape[0]
+    base = _base_grid(xp, g.shape[2:], g.dtype)
+    xp.matmul(g.reshape(n, 2, -1), base.transpose(1, 0), out.reshape(n, 2, 3))
+
+
+register(OpDef(
+    "GridGenerator", inputs=("data",),
+    params=(Param("transform_type", "str", REQUIRED, "'affine' (data (N, 6)) or 'warp' (data "
+                  "a flow (N, 2, H, W))", choices=("affine", "warp")),
+            Param("target_shape", "shape", (0, 0), "(H, W) of the affine grid")),
+    infer_shape=_grid_generator_shape,
+    infer_type=lambda dtypes, attrs: _float_one("GridGenerator", dtypes),
+    compute={"cpu": _grid_generator_compute}, gradient=_grid_generator_grad,
+    doc="""The sampling grid of BilinearSampler (N, 2, H, W), x in channel 0 and y in channel
+1, in [-1, 1]:
+
+- ``affine``: data (N, 6) is a 2x3 matrix per item, applied to the target's coordinates
+  ``(x, y, 1)`` (x = -1 + 2 w / (W - 1), y = -1 + 2 h / (H - 1)), ``(H, W) = target_shape``;
+- ``warp``: data is a flow (N, 2, H, W) in pixels, added to each pixel's coordinates and
+  normalised: ``(flow_x + w) / ((W - 1) / 2) - 1``, the same for y.
+
+Both are linear in data; the gradient differentiates to any order. Sizes of 1 are an error
+(MXNet 1.9.1 divided by zero). float32 or float64.
+
+>>> theta = mx.nd.array([[1, 0, 0, 0, 1, 0]])                    # the identity
+>>> mx.nd.GridGenerator(theta, transform_type="affine", target_shape=(2, 3))[0, 0].asnumpy().tolist()
+[[-1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]]
+"""))
+
+register(OpDef(
+    _AFFINE_ADJ, inputs=("ograd",),
+    params=(Param("target_shape", "shape", REQUIRED, "(H, W) of the grid"),),
+    infer_shape=_affine_adjoint_shape,
+    infer_type=lambda dtypes, attrs: _float_one(_AFFINE_ADJ, dtypes),
+    compute={"cpu": _affine_adjoint_compute},
+    gradient=lambda F, node, ograds: [F.GridGenerator(
+        ograds[0], transform_type="affine", target_shape=node.attrs.target_shape)],
+    doc="""The adjoint of the affine GridGenerator: a grid's gradient (N, 2, H, W) to the
+matrices' (N, 6); its gradient is the affine GridGenerator."""))
+
+
+# ---- SpatialTransformer -----------------------------------------------------------------------
+def _st_shape(shapes, attrs):
+    if len(shapes) != 2:
+        raise op_error("SpatialTransformer", f"takes 2 inputs (data, loc), got {len(shapes)}")
+    data, loc = tuple(shapes[0]), tuple(shapes[1])
+    if len(data) != 4:
+        raise op_error("SpatialTransformer", f"data must be 4-D (batch, channel, height, "
+                       f"width), got shape {data}")
+    if loc != (data[0], 6):
+        raise op_error("SpatialTransformer", f"loc must be (batch, 6) = {(data[0], 6)} (a 2x3 "
+                       f"affine matrix per item), got shape {loc}")
+    return [data[:2] + _target("SpatialTransformer", attrs.target_shape)]
+
+
+def _st_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    data, loc, out = ins[0], ins[1], outs[0]
+    grid = xp.empty((data.shape[0], 2) + out.shape[2:], data.dtype)
+    _grid_generator_compute(rctx, [loc], [grid], Attrs(transform_type="affine"))
+    _sample_compute(0, 0)(rctx, [data, grid], [out], attrs)
+
+
+def _st_grad(F, node, ograds):
+    """BilinearSampler(data, GridGenerator(loc)): the sampler's gradients, the grid's taken
+    back to loc through the affine adjoint."""
+    data, loc = node.inputs
+    ts = node.attrs.target_shape
+    grid = F.GridGenerator(loc, transform_type="affine", target_shape=ts)
+    ddata, dgrid = _sample_grads(F, data, grid, ograds[0], 0, 0, node.input_shapes[0][2:])
+    return [ddata, F._internal._grid_generator_affine_adjoint(dgrid, target_shape=ts)]
+
+
+register(OpDef(
+    "SpatialTransformer", inputs=("data", "loc"),
+    params=(Param("target_shape", "shape", (0, 0), "(H, W) of the output"),
+            Param("transform_type", "str", REQUIRED, "'affine'", choices=("affine",)),
+            Param("sampler_type", "str", REQUIRED, "'bilinear'", choices=("bilinear",)),
+            Param("cudnn_off", "bool", None, "accepted for compatibility; no effect")),
+    infer_shape=_st_shape,
+    infer_type=lambda dtypes, attrs: _float_pair("SpatialTransformer", dtypes, ("data", "loc")),
+    compute={"cpu": _st_compute}, gradient=_st_grad,
+    doc="""``BilinearSampler(data, GridGenerator(loc, 'affine', target_shape))``: each item of
+4-D ``data`` sampled on the affine grid of its 2x3 matrix ``loc`` (N, 6). Output (N, C) +
+target_shape; differentiable in data and loc to any order. float32 or float64.
+
+>>> data = mx.nd.array([[[[1.0, 2.0], [3.0, 4.0]]]])
+>>> loc = mx.nd.array([[0.5, 0, 0, 0, 0.5, 0]])                  # zoom in on the centre
+>>> y = mx.nd.SpatialTransformer(data, loc, target_shape=(2, 2),
+...                              transform_type="affine", sampler_type="bilinear")
+>>> y.asnumpy().round(3).ravel().tolist()
+[1.75, 2.25, 2.75, 3.25]
 """))

@@ -5,11 +5,18 @@ batch of int8 items (2048 elements each) past 2**32, cropped to a smaller window
 input 4 GiB, output 3 GiB) or assigned in place as MXNet calls them (``out=lhs``: one
 4 GiB array). The output items around 2**31, 2**32 and at the tail equal the same op on a
 small batch of those items.
+
+The samplers and grid generators compute in float32 or float64 only, so their rows pass
+2**31 float32 elements (8 GiB) in one big array: the sampled data (BilinearSampler, its
+derivative _bilinear_sampler_d, SpatialTransformer, each at a few points per item), the
+scattered output (_bilinear_sampler_adjoint), the affine grid (GridGenerator, whose warp
+form would need input and output of 8 GiB each) or its adjoint's input. Grid points and
+coordinates are dyadic, so the items equal the small batch exactly.
 """
 import mxlite as mx
 
 from . import Row
-from .nn import _check_items, _items, _take_items
+from .nn import _check_items, _items, _take_items, batch_in, batch_out
 
 _PER = (4, 512)                         # one item: 2048 int8 elements
 _REGION = dict(begin=(None, 1, 3), end=(None, 3, None), step=(None, 1, 5))
@@ -49,9 +56,55 @@ def _assign_scalar(x, out=None):
     return mx.nd._internal._crop_assign_scalar(x, scalar=-3, out=out, **_REGION)
 
 
+_IMG = (2, 32, 32)                          # one sampled item: 2048 float32 elements
+_TARGET = (17, 33)                         # an affine grid: 2 * 17 * 33 = 1122 per item
+
+
+def _items_of(per, *shape):
+    """A batch of items of ``shape`` (``per`` elements on the big side), just past 2**31."""
+    return lambda t: (t.P31 // per + 1,) + shape
+
+
+def _grid(n):
+    """(n, 2, 2, 2): the same four points in every item (x, y dyadic; one past the edge)."""
+    pts = mx.nd.array([[[[0.25, -0.5], [1.25, 0.0]], [[-0.75, 0.5], [0.125, 1.0]]]])
+    return mx.nd.broadcast_to(pts, shape=(n, 2, 2, 2))
+
+
+def _loc(n):
+    return mx.nd.broadcast_to(mx.nd.array([[0.5, 0.25, 0.0, -0.25, 0.75, 0.125]]),
+                              shape=(n, 6))
+
+
+def _adjoint(g):
+    return mx.nd._internal._bilinear_sampler_adjoint(g, _grid(g.shape[0]), dx=1,
+                                                     height=_IMG[1], width=_IMG[2])
+
+
+def _f32(row):
+    """A float32 row past 2**31: its reason is the float32-only compute."""
+    return Row(row.run, "float32", "2**31", "float32 or float64 only: 2**32 float32 elements "
+               "are 16 GiB, the whole peak")
+
+
 ROWS = {
     "Crop": _items_row(lambda x, out=None: _crop(x.reshape((x.shape[0], 1) + _PER), out),
                        inplace=False),
     "_slice_assign": _items_row(_assign, inplace=True),
     "_slice_assign_scalar": _items_row(_assign_scalar, inplace=True),
+    "BilinearSampler": _f32(batch_in(_items_of(2048, *_IMG), lambda x: mx.nd.BilinearSampler(
+        x, _grid(x.shape[0])))),
+    "_bilinear_sampler_d": _f32(batch_in(_items_of(2048, *_IMG), lambda x: mx.nd._internal.
+                                         _bilinear_sampler_d(x, _grid(x.shape[0]), dy=1))),
+    "SpatialTransformer": _f32(batch_in(_items_of(2048, *_IMG), lambda x: mx.nd.
+                                        SpatialTransformer(x, _loc(x.shape[0]),
+                                                           target_shape=(2, 3),
+                                                           transform_type="affine",
+                                                           sampler_type="bilinear"))),
+    "_bilinear_sampler_adjoint": _f32(batch_out(_items_of(2048, 2, 2, 2), 2048, _adjoint)),
+    "GridGenerator": _f32(batch_out(_items_of(1122, 6), 1122, lambda x: mx.nd.GridGenerator(
+        x, transform_type="affine", target_shape=_TARGET))),
+    "_grid_generator_affine_adjoint": _f32(batch_in(
+        _items_of(1122, 2, *_TARGET), lambda g: mx.nd._internal._grid_generator_affine_adjoint(
+            g, target_shape=_TARGET))),
 }

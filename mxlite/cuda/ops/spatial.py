@@ -4,3 +4,8 @@ _slice_assign_scalar are written against the device namespace (views, ``strided_
 from . import device_generic
 
 device_generic("Crop", "_slice_assign", "_slice_assign_scalar")
+
+# the samplers gather with integer indexing and scatter with ``add_at``; GridGenerator's
+# products run through ``matmul``: all in the device namespace or shared array methods
+device_generic("BilinearSampler", "_bilinear_sampler_d", "_bilinear_sampler_adjoint",
+               "GridGenerator", "_grid_generator_affine_adjoint", "SpatialTransformer")
