@@ -199,6 +199,8 @@ def _allclose_compute(rctx, ins, outs, attrs):
     a, b = ins[0].reshape(-1), ins[1].reshape(-1)
     close = True
     for s in _blocks(a.size):
+        if bool((a[s] == b[s]).all()):
+            continue                         # equal blocks need no tolerance arithmetic
         if not bool(_close_block(a[s], b[s], attrs).all()):
             close = False
             break
@@ -680,4 +682,108 @@ used as given). The gradient reaches data and s (MXNet's reached data only).
 >>> mx.nd.contrib.count_sketch(mx.nd.array([[1.0, 2.0, 3.0]]), mx.nd.array([[0, 2, 0]]),
 ...                            mx.nd.array([[1, -1, 1]]), out_dim=3).asnumpy().tolist()
 [[4.0, 0.0, -2.0]]
+"""))
+
+
+# ---- fft / ifft: MXNet's interleaved (real, imaginary) layout, unnormalised ----------------
+def _fft_shape(inverse):
+    op = "ifft" if inverse else "fft"
+
+    def infer_shape(shapes, attrs):
+        data = tuple(shapes[0])
+        if len(data) < 1:
+            raise op_error(op, "data must have at least 1 dimension, got shape ()")
+        if attrs.compute_size < 1:
+            raise op_error(op, f"compute_size must be at least 1, got {attrs.compute_size}")
+        if inverse:
+            if data[-1] % 2:
+                raise op_error(op, f"data's last axis holds (real, imaginary) pairs: it must "
+                               f"be even, got shape {data}")
+            return [data[:-1] + (data[-1] // 2,)]
+        return [data[:-1] + (2 * data[-1],)]
+    return infer_shape
+
+
+def _twiddles(rctx, d, cols, sign):
+    """cos and sign * sin of 2 pi j k / d for j < d and k in ``cols`` (float64, (d, len)):
+    the angle from (j k mod d), exact at multiples of a quarter turn."""
+    xp = rctx.xp
+    j = xp.arange(d, np.int64).reshape(d, 1)
+    k = (xp.arange(cols.stop - cols.start, np.int64) + cols.start).reshape(1, -1)
+    m = (j * k) % d
+    theta = m.astype(np.float64) * (2 * math.pi / d)
+    c, s = xp.empty(theta.shape, np.float64), xp.empty(theta.shape, np.float64)
+    _run_op("cos", rctx, [theta], [c])
+    _run_op("sin", rctx, [theta], [s])
+    quarter = (4 * m) % d == 0
+    q = (4 * m) // d
+    for turn, (cv, sv) in enumerate(((1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0))):
+        at = quarter & (q == turn)
+        c[at] = cv
+        s[at] = sv
+    return c, s * sign
+
+
+def _fft_compute(inverse):
+    def compute(rctx, ins, outs, attrs):
+        x, out = ins[0], outs[0]
+        d = out.shape[-1] if inverse else x.shape[-1]
+        rows = x.reshape(-1, x.shape[-1])
+        flat = out.reshape(-1, out.shape[-1])
+        step = max(1, _BLOCK // max(d, 1))
+        for b in range(0, d, step):          # output frequencies / samples, in blocks
+            cols = slice(b, min(d, b + step))
+            c, s = _twiddles(rctx, d, cols, 1.0 if inverse else -1.0)
+            for r in _blocks_of_rows(rows.shape[0], max(d, cols.stop - cols.start) * 2):
+                _transform_rows(rctx, inverse, rows[r].astype(np.float64), flat[r], cols, c, s)
+    return compute
+
+
+def _transform_rows(rctx, inverse, rows, flat, cols, c, s):
+    """One block: rows (float64) against the twiddles of output columns ``cols``."""
+    xp = rctx.xp
+    y = xp.empty((rows.shape[0], cols.stop - cols.start), np.float64)
+    if inverse:           # y_k = sum_j re_j cos - im_j sin  (unnormalised, real part)
+        t = xp.empty(y.shape, np.float64)
+        xp.matmul(rows[:, 0::2], c, y)
+        xp.matmul(rows[:, 1::2], s, t)
+        y -= t
+        xp.cast_into(flat[:, cols], y)
+    else:                 # X_j = sum_k x_k (cos - i sin), interleaved
+        xp.matmul(rows, c, y)
+        xp.cast_into(flat[:, 2 * cols.start:2 * cols.stop:2], y)
+        xp.matmul(rows, s, y)
+        xp.cast_into(flat[:, 2 * cols.start + 1:2 * cols.stop:2], y)
+
+
+_COMPUTE_SIZE = (Param("compute_size", "int", 128, "kept for MXNet's signature (rows run "
+                       "together; the transform matrix goes in blocks of bounded memory)"),)
+
+
+register(OpDef(
+    "_contrib_fft", inputs=("data",), params=_COMPUTE_SIZE,
+    infer_shape=_fft_shape(False), infer_type=_float_type("fft", ("data",)),
+    compute={"cpu": _fft_compute(False)},
+    gradient=lambda F, node, og: [F.contrib.ifft(og[0])],
+    doc="""The discrete Fourier transform of the last axis of real data: ``(..., d) ->
+(..., 2 d)``, each frequency as an interleaved (real, imaginary) pair (MXNet's layout). The
+transform is a matrix product in float64 (O(d^2) per row; MXNet ran cuFFT on GPU only).
+fft and ifft are each other's adjoints (ifft is unnormalised), so each one's gradient is
+the other.
+
+>>> mx.nd.contrib.fft(mx.nd.array([[1.0, 2.0, 3.0, 4.0]])).asnumpy().tolist()
+[[10.0, 0.0, -2.0, 2.0, -2.0, 0.0, -2.0, -2.0]]
+"""))
+
+register(OpDef(
+    "_contrib_ifft", inputs=("data",), params=_COMPUTE_SIZE,
+    infer_shape=_fft_shape(True), infer_type=_float_type("ifft", ("data",)),
+    compute={"cpu": _fft_compute(True)},
+    gradient=lambda F, node, og: [F.contrib.fft(og[0])],
+    doc="""The inverse discrete Fourier transform of the last axis of interleaved (real,
+imaginary) pairs, real part only and unnormalised (MXNet's cuFFT result: ``d`` times
+NumPy's ``ifft(...).real``): ``(..., 2 d) -> (..., d)``. Its gradient is fft.
+
+>>> mx.nd.contrib.ifft(mx.nd.contrib.fft(mx.nd.array([[1.0, 2.0, 3.0, 4.0]]))).asnumpy().tolist()
+[[4.0, 8.0, 12.0, 16.0]]
 """))

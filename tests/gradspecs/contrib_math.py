@@ -41,6 +41,8 @@ SPECS = {
     "_contrib_count_sketch": Spec(
         [(3, 4), (1, 4)], lambda nd, x, s: nd.contrib.count_sketch(
             x * x, _idx(nd, [[0, 2, 0, 1]]), s * s, out_dim=3)),
+    "_contrib_fft": Spec([(2, 5)], lambda nd, x: nd.contrib.fft(x * x)),
+    "_contrib_ifft": Spec([(2, 6)], lambda nd, x: nd.contrib.ifft(x * x)),
     "_contrib_round_ste": Spec([(3, 4)], lambda nd, x: nd.contrib.round_ste(x) * x, order=0,
                                reason=_STE),
     "_contrib_sign_ste": Spec([(3, 4)], lambda nd, x: nd.contrib.sign_ste(x) * x, order=0,

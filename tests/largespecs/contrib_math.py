@@ -6,7 +6,8 @@
   its values to fit int8, against the closed form; index_copy replaces rows of an int8
   (N / 16, 16) array whose elements pass 2**32.
 * div_sqrt_dim, gradientmultiplier, quadratic are float only: float32 past 2**31, in place;
-  count_sketch sums float32 data past 2**31 (16 features) into 4 buckets.
+  count_sketch sums float32 data past 2**31 (16 features) into 4 buckets; fft writes, and
+  ifft reads, interleaved pairs past 2**31 float32 elements (4-point transforms, exact).
 * The attention products are float only (MXNet: float32): the scores of the qk products
   and the attention input of the valatt products pass 2**31 float32 elements, with
   head_dim 1 and small integers so that every product is exact; every other tensor is small.
@@ -156,6 +157,47 @@ def _count_sketch_row(t):
     _check_sparse(t, out, want, "count_sketch")
 
 
+def _fft_rows(t, n):
+    """Rows of 4 samples: the DFT of 4 points is exact (quarter-turn twiddles)."""
+    return n // 4
+
+
+def _fft_row(t):
+    """fft of float32 (R, 4) data past 2**30 elements: the output (R, 8) passes 2**31.
+    Markers only: a row with one sample v at k has X_j = v (cos, -sin)(2 pi j k / 4)."""
+    R = _fft_rows(t, t.P31 // 2 + 16)
+    x, marks = _marked(t, "float32", R * 4)
+    out = mx.nd.contrib.fft(x.reshape((R, 4)))
+    t.shape(out, (R, 8), "fft")
+    turn = [(1, 0), (0, -1), (-1, 0), (0, 1)]           # (cos, -sin) of k quarter turns
+    want = {}
+    for p, v in marks.items():
+        r, k = divmod(p, 4)
+        for j in range(4):
+            c, s = turn[(j * k) % 4]
+            want[r * 8 + 2 * j] = want.get(r * 8 + 2 * j, 0) + v * c
+            want[r * 8 + 2 * j + 1] = want.get(r * 8 + 2 * j + 1, 0) + v * s
+    _check_sparse(t, out, {p: v for p, v in want.items() if v}, "fft")
+
+
+def _ifft_row(t):
+    """ifft of float32 (R, 8) pairs past 2**31 elements into (R, 4): a marker v at the real
+    part of frequency j gives y_k = v cos(2 pi j k / 4), at the imaginary part -v sin."""
+    R = _fft_rows(t, t.N31 // 2 + 16)
+    x, marks = _marked(t, "float32", R * 8)
+    out = mx.nd.contrib.ifft(x.reshape((R, 8)))
+    t.shape(out, (R, 4), "ifft")
+    cos, sin = [1, 0, -1, 0], [0, 1, 0, -1]
+    want = {}
+    for p, v in marks.items():
+        r, e = divmod(p, 8)
+        j, imag = divmod(e, 2)
+        for k in range(4):
+            w = -v * sin[(j * k) % 4] if imag else v * cos[(j * k) % 4]
+            want[r * 4 + k] = want.get(r * 4 + k, 0) + w
+    _check_sparse(t, out, {p: v for p, v in want.items() if v}, "ifft")
+
+
 ROWS = {
     "_contrib_round_ste": _ste("round_ste"),
     "_contrib_sign_ste": _ste("sign_ste"),
@@ -168,6 +210,8 @@ ROWS = {
         lambda x, out=None: mx.nd.contrib.gradientmultiplier(x, scalar=-2.0, out=out)),
     "_contrib_quadratic": _float_inplace(
         lambda x, out=None: mx.nd.contrib.quadratic(x, a=0.5, b=-2.0, c=3.0, out=out)),
+    "_contrib_fft": Row(_fft_row, "float32", "2**31", F32_REASON),
+    "_contrib_ifft": Row(_ifft_row, "float32", "2**31", F32_REASON),
     "_contrib_count_sketch": Row(_count_sketch_row, "float32", "2**31", F32_REASON),
     "_contrib_interleaved_matmul_selfatt_qk": Row(_selfatt_qk_row, "float32", "2**31",
                                                   ATT_REASON),

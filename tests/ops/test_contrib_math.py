@@ -284,3 +284,32 @@ def test_count_sketch_bad_buckets(h, words):
                                    out_dim=5)
     for w in words:
         assert w in str(e.value), (w, str(e.value))
+
+
+# ---- fft / ifft (GPU only in MXNet 1.9.1: NumPy reference; ifft is unnormalised) ----------
+@pytest.mark.parametrize("shape", [(3, 5), (2, 1, 2, 8), (1,)])
+def test_fft_matches_numpy_in_the_interleaved_layout(shape):
+    x = np.random.RandomState(1).randn(*shape)
+    got = mx.nd.contrib.fft(mx.nd.array(x, dtype="float64")).asnumpy()
+    want = np.fft.fft(x, axis=-1)
+    assert got.shape == shape[:-1] + (2 * shape[-1],)
+    np.testing.assert_allclose(got[..., 0::2], want.real, atol=1e-12)
+    np.testing.assert_allclose(got[..., 1::2], want.imag, atol=1e-12)
+
+
+def test_ifft_is_d_times_numpy_real_part():
+    c = np.random.RandomState(2).randn(4, 6) + 1j * np.random.RandomState(3).randn(4, 6)
+    pairs = np.stack([c.real, c.imag], axis=-1).reshape(4, 12)
+    got = mx.nd.contrib.ifft(mx.nd.array(pairs, dtype="float64")).asnumpy()
+    np.testing.assert_allclose(got, 6 * np.fft.ifft(c, axis=-1).real, atol=1e-12)
+
+
+def test_fft_float32_and_quarter_turns_exact():
+    got = mx.nd.contrib.fft(mx.nd.array([[1.0, 2.0, 3.0, 4.0]]))
+    assert got.dtype == np.float32
+    assert got.asnumpy().tolist() == [[10.0, 0.0, -2.0, 2.0, -2.0, 0.0, -2.0, -2.0]]
+
+
+def test_ifft_needs_pairs():
+    with pytest.raises(MXNetError, match="ifft.*even.*\\(2, 3\\)"):
+        mx.nd.contrib.ifft(mx.nd.ones((2, 3)))
