@@ -8,6 +8,8 @@ mxlite keeps its operators' parameter names (``exponential`` takes the rate ``la
 Mixing numbers and arrays among the parameters is an MXNetError, as MXNet's assertion.
 """
 import inspect
+import math
+import sys
 
 from .base import MXNetError
 
@@ -68,3 +70,38 @@ def install(random_module, internal_module, array_type):
         setattr(random_module, name, _front(name, scalar_fn, array_fn, array_type))
     # MXNet's random.multinomial is _sample_multinomial under its own name
     random_module.multinomial = getattr(internal_module, "_sample_multinomial")
+    package = sys.modules[random_module.__name__.rsplit(".", 1)[0]]
+    package.contrib.rand_zipfian = _rand_zipfian(package, array_type)
+
+
+def _rand_zipfian(F, array_type):
+    """MXNet's ``contrib.rand_zipfian`` over the registered ops of ``F`` (mx.nd or mx.sym)."""
+    def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+        """Sample ``num_sampled`` classes (with replacement, int64) from the approximately
+        log-uniform distribution P(c) = log((c + 2) / (c + 1)) / log(range_max + 1) on
+        [0, range_max), with the expected counts (float64, ``num_sampled * P``) of
+        ``true_classes`` and of the samples: ``(samples, expected_count_true,
+        expected_count_sampled)``. ``ctx`` places the arrays (mx.nd only).
+
+        >>> s, et, es = mx.nd.contrib.rand_zipfian(mx.nd.array([3]), 4, 5)
+        >>> s.shape, s.dtype.__name__, et.dtype.__name__
+        ((4,), 'int64', 'float64')
+        """
+        if isinstance(num_sampled, bool) or not isinstance(num_sampled, int) or \
+                num_sampled < 0:
+            raise MXNetError(f"contrib.rand_zipfian: num_sampled must be a non-negative int, "
+                             f"got {num_sampled!r}")
+        if isinstance(range_max, bool) or not isinstance(range_max, int) or range_max <= 0:
+            raise MXNetError(f"contrib.rand_zipfian: range_max must be a positive int, got "
+                             f"{range_max!r}")
+        log_range = math.log(range_max + 1)
+        where = {}
+        if ctx is not None and hasattr(true_classes, "as_in_context"):
+            where, true_classes = {"ctx": ctx}, true_classes.as_in_context(ctx)
+        rand = F.random.uniform(0, log_range, shape=(num_sampled,), dtype="float64", **where)
+        # exp(rand) - 1 lies in [0, range_max]; the modulo folds the rounding case range_max
+        sampled = F.cast(F.exp(rand) - 1, dtype="int64") % range_max
+        expected = lambda c: F.log((c + 2.0) / (c + 1.0)) / log_range * num_sampled  # noqa: E731
+        return (sampled, expected(F.cast(true_classes, dtype="float64")),
+                expected(F.cast(sampled, dtype="float64")))
+    return rand_zipfian

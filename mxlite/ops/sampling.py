@@ -23,7 +23,7 @@ import numpy as np
 from .._core import random as _k
 from ..base import FLOAT_DTYPES, op_error
 from . import random as _random
-from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
+from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
 from .shape_utils import check_alloc, size_of
 
 __all__ = ["SAMPLERS", "BLOCK", "sample_into", "checked_params", "coefficients"]
@@ -297,3 +297,100 @@ so are parameters whose samples the output dtype could not represent.
 
 for _s in SAMPLERS:
     _register(_s)
+
+
+# ---- _sample_unique_zipfian ------------------------------------------------------------------
+_ZIPF = "_sample_unique_zipfian"
+
+
+def _zipf_shape(shapes, attrs):
+    if shapes:
+        raise op_error(_ZIPF, f"takes no inputs, got {len(shapes)}")
+    shape = tuple(attrs.shape) if attrs.shape is not None else ()
+    if len(shape) != 2:
+        raise op_error(_ZIPF, f"shape must be 2-D (batch, num_sampled), got {attrs.shape}")
+    if attrs.range_max <= 0:
+        raise op_error(_ZIPF, f"range_max must be positive, got {attrs.range_max}")
+    if shape[1] > attrs.range_max:
+        # MXNet looped forever: there are not that many distinct classes
+        raise op_error(_ZIPF, f"cannot draw {shape[1]} distinct classes (shape {shape}) from "
+                       f"range_max={attrs.range_max} classes")
+    return [check_alloc(_ZIPF, shape, np.int64, "shape"), (shape[0],)]
+
+
+def zipf_classes(u, range_max):
+    """Classes of uniform [0, 1) draws ``u``: P(c) = log((c + 2) / (c + 1)) / log(range_max
+    + 1), c in [0, range_max) (``floor(exp(u log(range_max + 1))) - 1``)."""
+    c = np.floor(np.exp(u * math.log(range_max + 1.0))).astype(np.int64) - 1
+    return np.clip(c, 0, range_max - 1)           # exp rounding up at u -> 1
+
+
+def _first_distinct(draws, need):
+    """The first ``need`` distinct values of ``draws`` in draw order and the number of draws
+    that took, or None when ``draws`` holds fewer."""
+    if need == 0:
+        return draws[:0], 0
+    values, first = np.unique(draws, return_index=True)
+    if values.size < need:
+        return None
+    pos = np.sort(first)[:need]
+    return draws[pos], int(pos[-1]) + 1
+
+
+_ZIPF_GROUP = 1 << 22       # draws per round (32 MiB of float64), whatever the output size
+
+
+def zipf_compute(fill_uniform):
+    """The compute function on a device whose ``fill_uniform(rctx, buf)`` fills the float64
+    device array ``buf`` with uniform [0, 1) draws from the device's next stream. Rows go in
+    groups of about ``_ZIPF_GROUP`` draws; each round draws ``num_sampled + 16`` per row of
+    the group and a row still short of ``num_sampled`` distinct classes draws again in the
+    next round (its draws accumulate); ``num_tries`` counts the draws a row consumed."""
+    def compute(rctx, ins, outs, attrs):
+        xp = rctx.xp
+        batch, need = outs[0].shape
+        width = need + 16
+        group = max(1, _ZIPF_GROUP // width)
+        for g0 in range(0, batch, group):
+            rows = range(g0, min(batch, g0 + group))
+            pending = {b: np.empty(0, np.int64) for b in rows}
+            samples = np.empty((len(rows), need), np.int64)
+            tries = np.zeros(len(rows), np.int64)
+            while pending:
+                buf = xp.empty((len(pending), width), np.float64)
+                fill_uniform(rctx, buf)
+                draws = zipf_classes(np.asarray(xp.to_host(buf)), attrs.range_max)
+                for k, b in enumerate(list(pending)):
+                    seq = np.concatenate([pending[b], draws[k]])
+                    got = _first_distinct(seq, need)
+                    if got is None:
+                        pending[b] = seq
+                        continue
+                    samples[b - g0], tries[b - g0] = got
+                    del pending[b]
+            xp.copyto(outs[0][g0:g0 + len(rows)], xp.from_host(samples))
+            xp.copyto(outs[1][g0:g0 + len(rows)], xp.from_host(tries))
+    return compute
+
+
+def _cpu_uniform(rctx, buf):
+    key, offset = rctx.rng.next()
+    _k.fill_continuous("uniform", buf, key, offset, 0.0, 1.0, 1.0, 1.0, 24)
+
+
+register(OpDef(
+    _ZIPF, inputs=(),
+    params=(Param("range_max", "int", REQUIRED, "the number of classes"),
+            Param("shape", "shape", None, "(batch, num_sampled)")),
+    num_outputs=2,
+    infer_shape=_zipf_shape, infer_type=lambda dtypes, attrs: [np.dtype(np.int64)] * 2,
+    compute={"cpu": zipf_compute(_cpu_uniform)}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+    doc="""Distinct classes from the approximately log-uniform (Zipfian) distribution
+P(c) = log((c + 2) / (c + 1)) / log(range_max + 1) on [0, range_max), ``shape[1]`` per row
+of ``shape[0]`` rows, in draw order (int64), and the number of draws each row took
+(``num_tries``, int64): the sampler of sampled softmax. ``num_sampled > range_max`` is an
+MXNetError (MXNet looped forever).
+
+>>> s, tries = mx.nd._internal._sample_unique_zipfian(range_max=20, shape=(2, 5))
+>>> s.shape, tries.shape, s.dtype.__name__
+((2, 5), (2,), 'int64')"""))

@@ -89,3 +89,29 @@ ROWS = {
     "_sample_generalized_negative_binomial": _zero("generalized_negative_binomial",
                                                    dict(mu=(0.0, 0.0), alpha=(0.0, 2.0))),
 }
+
+
+ZIPF_REASON = ("int64 output (8 bytes a sample) kept as distinct classes per row by a sort of "
+               "each row's draws: 2**31 samples are 16 GiB, and the per-row sorts take ~1 min "
+               "per 2**29 samples on two cores")
+
+
+def _zipf_row(t):
+    """Rows of 2**20 distinct classes (t.P31 >> 11 at small scale) out of range_max = 2**40,
+    past 2**29 samples in all: every checked sample is a class in range, the rows read at the
+    far end hold distinct classes, and every row took at least as many draws as samples."""
+    need = max(4, t.power("2**29") >> 9)
+    batch = t.power("2**29") // need + 1
+    s, tries = mx.nd._internal._sample_unique_zipfian(range_max=2 ** 40, shape=(batch, need))
+    t.shape(s, (batch, need), "samples")
+    t.seen(s)
+    pos = t.positions(batch * need)
+    got = t.values(s, pos)
+    t.check(bool(((got >= 0) & (got < 2 ** 40)).all()), "zipfian samples out of range")
+    for row in sorted({0, batch // 2, batch - 1}):
+        r = s[row].asnumpy()
+        t.check(np.unique(r).size == need, f"row {row}: repeated classes")
+    t.check(bool((tries.asnumpy() >= need).all()), "a row took fewer draws than samples")
+
+
+ROWS["_sample_unique_zipfian"] = Row(_zipf_row, "int64", "2**29", ZIPF_REASON)

@@ -187,3 +187,47 @@ def test_two_identical_sample_nodes_are_not_merged():
     y = mx.sym.sample_exponential(lam, shape=(50,)) - mx.sym.sample_exponential(lam, shape=(50,))
     got = y.eval(lam=mx.nd.array([1.0]))[0].asnumpy()
     assert np.abs(got).max() > 0
+
+
+# ---- _sample_unique_zipfian, contrib.rand_zipfian ----------------------------------------
+def _zipf_pmf(range_max):
+    c = np.arange(range_max)
+    return np.log((c + 2.0) / (c + 1.0)) / np.log(range_max + 1.0)
+
+
+def test_unique_zipfian_rows_are_distinct_and_first_draws_follow_the_base_distribution():
+    mx.random.seed(21)
+    s, tries = mx.nd._internal._sample_unique_zipfian(range_max=10, shape=(20000, 4))
+    s, tries = s.asnumpy(), tries.asnumpy()
+    assert s.dtype == np.int64 and tries.dtype == np.int64 and tries.shape == (20000,)
+    assert ((s >= 0) & (s < 10)).all() and (tries >= 4).all()
+    assert all(np.unique(r).size == 4 for r in s[:500])
+    # the first sample of a row is its first draw: P(c) = log((c + 2) / (c + 1)) / log(11)
+    counts = np.bincount(s[:, 0], minlength=10)
+    assert stats.chisquare(counts, _zipf_pmf(10) * s.shape[0]).pvalue > P_MIN
+
+
+def test_unique_zipfian_all_classes_and_bad_shapes():
+    s, _ = mx.nd._internal._sample_unique_zipfian(range_max=6, shape=(3, 6))
+    assert (np.sort(s.asnumpy(), axis=1) == np.arange(6)).all()
+    with pytest.raises(MXNetError, match="cannot draw 7 distinct classes"):
+        mx.nd._internal._sample_unique_zipfian(range_max=6, shape=(3, 7))
+    with pytest.raises(MXNetError, match="2-D"):
+        mx.nd._internal._sample_unique_zipfian(range_max=6, shape=(3,))
+
+
+def test_rand_zipfian_samples_and_expected_counts():
+    mx.random.seed(5)
+    true = mx.nd.array([0, 3, 7])
+    s, et, es = mx.nd.contrib.rand_zipfian(true, 20000, 8)
+    assert s.dtype == np.int64 and et.dtype == np.float64 and es.dtype == np.float64
+    pmf = _zipf_pmf(8)
+    np.testing.assert_allclose(et.asnumpy(), pmf[[0, 3, 7]] * 20000, rtol=1e-12)
+    np.testing.assert_allclose(es.asnumpy(), pmf[s.asnumpy()] * 20000, rtol=1e-12)
+    counts = np.bincount(s.asnumpy(), minlength=8)
+    assert stats.chisquare(counts, pmf * 20000).pvalue > P_MIN
+    sym = mx.sym.contrib.rand_zipfian(mx.sym.var("t"), 5, 8)
+    outs = mx.sym.Group(list(sym)).eval(t=true)
+    assert [o.shape for o in outs] == [(5,), (3,), (5,)]
+    with pytest.raises(MXNetError, match="range_max"):
+        mx.nd.contrib.rand_zipfian(true, 4, 0)

@@ -125,3 +125,15 @@ def _compute(sampler):
 
 for _s in _cpu.SAMPLERS:
     attach(f"_sample_{_s.dist}", _compute(_s))
+
+
+# ---- _sample_unique_zipfian: the GPU draws the uniforms, the host keeps the distinct ones --
+def _gpu_uniform(rctx, buf):
+    from .random import fill_continuous
+    key, offset = rctx.rng.next()
+    fill_continuous(rctx.xp, "uniform", buf, key, offset, 0.0, 1.0, 1.0, 1.0, 24)
+
+
+# the rows' distinct classes are kept in draw order on the host (a sequential set per row);
+# the draws are the CPU's (bit-identical uniform), so the samples and tries are too
+attach("_sample_unique_zipfian", _cpu.zipf_compute(_gpu_uniform))
