@@ -1,1 +1,453 @@
-"""Region-of-interest and deformable operators: ROIAlign, RROIAlign, PSROIPooling, DeformablePSROIPooling, DeformableConvolution, ModulatedDeformableConvolution."""
+"""Region-of-interest and deformable operators: ROIAlign, RROIAlign, PSROIPooling, DeformablePSROIPooling, DeformableConvolution, ModulatedDeformableConvolution.
+
+Built so far: ``_contrib_ROIAlign`` (``ROIAlign``) and ``_contrib_PSROIPooling``
+(``PSROIPooling``), with their adjoints ``_roi_align_adjoint`` and ``_psroi_pooling_adjoint``.
+
+Both pool a region of a (N, C, H, W) feature map per row of ``rois`` (R, 5) =
+``[batch_index, x1, y1, x2, y2]``, and both are *separable*: a bin's value is a weighted sum
+of the pixels whose weight is a product of a row weight and a column weight (bilinear
+interpolation averaged over a regular grid of samples for ROIAlign; the box average over
+the bin's pixels for PSROIPooling). So each roi gives two small matrices, ``Wy`` (bins, H)
+and ``Wx`` (bins, W), and the pooled map is ``Wy @ data[b, c] @ Wx.T``: two matrix
+products per roi and channel group, no per-sample loop. The weights depend on the rois only
+(which, as in MXNet, get no gradient), so each op is linear in ``data``: its gradient is the
+adjoint ``Wy.T @ g @ Wx`` scattered back into the map (the ``_adjoint`` op), whose gradient
+in turn is the op itself. Gradients of any order are graphs of these two ops.
+
+Every compute function uses the device namespace (``rctx.xp``: ``matmul``, ``add_at``,
+``arange``, ``zeros``) and the array methods NumPy and CuPy share, so the GPU runs them
+unchanged.
+"""
+import numpy as np
+
+from ..base import op_error
+from .registry import REQUIRED, OpDef, Param, register
+from .shape_utils import check_alloc, check_shape
+
+F64 = np.dtype("float64")
+_REAL = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
+
+_ALIGN, _ALIGN_ADJ = "_contrib_ROIAlign", "_roi_align_adjoint"
+_PSROI, _PSROI_ADJ = "_contrib_PSROIPooling", "_psroi_pooling_adjoint"
+
+
+# ---- shapes and dtypes -------------------------------------------------------------------------
+def _check_rois(op, rois):
+    rois = tuple(rois)
+    if len(rois) != 2 or rois[1] != 5:
+        raise op_error(op, f"rois must be 2-D (num_rois, 5) rows of [batch_index, x1, y1, x2, "
+                       f"y2], got shape {rois}")
+    return rois
+
+
+def _check_data(op, data):
+    data = tuple(data)
+    if len(data) != 4:
+        raise op_error(op, f"data must be 4-D (batch, channel, height, width), got shape {data}")
+    return data
+
+
+def _check_scale(op, attrs):
+    if not 0.0 <= attrs.spatial_scale <= 1.0:
+        raise op_error(op, f"spatial_scale={attrs.spatial_scale} must be in [0, 1]")
+
+
+def _align_bins(op, attrs):
+    """(ph, pw) of ROIAlign's pooled_size, and the channel block a position-sensitive bin
+    reads (ph * pw; 1 otherwise)."""
+    if len(attrs.pooled_size) != 2 or min(attrs.pooled_size) < 1:
+        raise op_error(op, f"pooled_size={attrs.pooled_size} must be (height, width), each >= 1")
+    ph, pw = attrs.pooled_size
+    return ph, pw, (ph * pw if attrs.position_sensitive else 1)
+
+
+def _psroi_bins(op, attrs):
+    """(pooled, group, output_dim) of PSROIPooling (group_size 0 means pooled_size)."""
+    if attrs.pooled_size < 1 or attrs.output_dim < 1 or attrs.group_size < 0:
+        raise op_error(op, f"pooled_size={attrs.pooled_size} and output_dim={attrs.output_dim} "
+                       f"must be >= 1, group_size={attrs.group_size} >= 0")
+    return attrs.pooled_size, attrs.group_size or attrs.pooled_size, attrs.output_dim
+
+
+def _align_out_channels(op, channels, attrs):
+    _, _, block = _align_bins(op, attrs)
+    if channels % block:
+        raise op_error(op, f"data's {channels} channels must be a multiple of pooled_size "
+                       f"{attrs.pooled_size[0]} * {attrs.pooled_size[1]} = {block} when "
+                       "position_sensitive is true")
+    return channels // block
+
+
+def _psroi_out_channels(op, channels, attrs):
+    _, group, dim = _psroi_bins(op, attrs)
+    if channels != dim * group * group:
+        raise op_error(op, f"data's {channels} channels must equal output_dim * group_size**2 "
+                       f"= {dim} * {group}**2 = {dim * group * group}")
+    return dim
+
+
+def _pooled(op, attrs):
+    if op in (_ALIGN, _ALIGN_ADJ):
+        return _align_bins(op, attrs)[:2]
+    return (attrs.pooled_size,) * 2
+
+
+def _out_channels(op, channels, attrs):
+    if op in (_ALIGN, _ALIGN_ADJ):
+        return _align_out_channels(op, channels, attrs)
+    return _psroi_out_channels(op, channels, attrs)
+
+
+def _forward_shape(op):
+    def infer_shape(shapes, attrs):
+        if len(shapes) != 2:
+            raise op_error(op, f"takes 2 inputs (data, rois), got {len(shapes)}")
+        data, rois = _check_data(op, shapes[0]), _check_rois(op, shapes[1])
+        _check_scale(op, attrs)
+        c = _out_channels(op, data[1], attrs)
+        return [check_shape(op, (rois[0], c) + _pooled(op, attrs))]
+    return infer_shape
+
+
+def _adjoint_shape(op):
+    def infer_shape(shapes, attrs):
+        if len(shapes) != 2:
+            raise op_error(op, f"takes 2 inputs (ograd, rois), got {len(shapes)}")
+        g, rois = tuple(shapes[0]), _check_rois(op, shapes[1])
+        data = _check_data(op, attrs.data_shape)
+        _check_scale(op, attrs)
+        want = (rois[0], _out_channels(op, data[1], attrs)) + _pooled(op, attrs)
+        if g != want:
+            raise op_error(op, f"ograd of shape {g} must be {want} for data_shape {data} and "
+                           f"rois of shape {rois}")
+        return [check_alloc(op, data, "float64", "data_shape")]
+    return infer_shape
+
+
+def _float_type(op, names):
+    def infer_type(dtypes, attrs):
+        dts = [np.dtype(d) for d in dtypes]
+        if dts[0] not in _REAL or len(set(dts)) != 1:
+            raise op_error(op, f"{' and '.join(names)} must be float16, float32 or float64 of "
+                           f"one dtype, got {', '.join(str(d) for d in dts)}")
+        return [dts[0]]
+    return infer_type
+
+
+# ---- the rois --------------------------------------------------------------------------------
+def _roi_columns(op, xp, rois, batch):
+    """The rois as float64 columns (batch index truncated toward zero, as MXNet's cast) and
+    the host list of batch indices. Non-finite coordinates and a batch index >= ``batch``
+    are MXNetErrors (MXNet read past the data); a negative index marks a roi to skip."""
+    r = rois.astype(F64)
+    host = xp.to_host(r)
+    if not bool((host == host).all() and (abs(host) < float("inf")).all()):
+        raise op_error(op, "rois must be finite")
+    index = host[:, 0].astype("int64")
+    if len(index) and int(index.max()) >= batch:
+        raise op_error(op, f"rois' batch index {int(index.max())} is out of range for data "
+                       f"of batch {batch}")
+    return [r[:, k] for k in range(1, 5)], [int(i) for i in index]
+
+
+def _scale(attrs):
+    """spatial_scale as MXNet holds it (a float32 parameter): 0.8 scales by 0.800000011..."""
+    return float(np.float32(attrs.spatial_scale))
+
+
+def _ceil(x):
+    return -((-x) // 1)
+
+
+# ---- ROIAlign weights ------------------------------------------------------------------------
+def _align_axis(op, xp, lo, hi, bins, length, attrs):
+    """(R, bins, length): the row (or column) weights of ROIAlign along one axis: per bin,
+    the bilinear weights of its samples divided by the samples' count (MXNet's rules: a
+    sample outside [-1, length] reads zero, one in [-1, 0] reads the first pixel, one past
+    length - 1 the last)."""
+    offset, scale = 0.5 if attrs.aligned else 0.0, _scale(attrs)
+    start = lo * scale - offset
+    size = hi * scale - offset - start
+    if attrs.aligned:
+        if bool(xp.to_host((size <= 0).any())):
+            raise op_error(op, "with aligned=True every roi needs x2 > x1 and y2 > y1")
+    else:
+        size = size.clip(1.0, None)            # MXNet's backward-compatible minimum
+    step = size / bins
+    ratio = attrs.sample_ratio
+    grid = _ceil(step) if ratio <= 0 else step * 0 + ratio
+    base = start[:, None] + step[:, None] * xp.arange(bins, F64)[None, :]        # (R, bins)
+    spacing = (step / grid)[:, None]
+    # only samples in [-1, length] read anything: index range per bin, one extra each side
+    first = ((-1.0 - base) / spacing - 0.5) // 1 - 1
+    last = _ceil((length - base) / spacing - 0.5) + 1
+    first = first.clip(0, None)
+    last = xp_minimum(last, grid[:, None] - 1)
+    count = int(xp.to_host((last - first).max())) + 1 if base.size else 0
+    count = max(count, 0)
+    r = base.shape[0]
+    check_alloc(op, (r, bins, count), F64, "ROIAlign's sample grid")
+    iy = first[:, :, None] + xp.arange(count, F64)[None, None, :]                 # (R, bins, K)
+    y = base[:, :, None] + (iy + 0.5) * spacing[:, :, None]
+    valid = (iy <= last[:, :, None]) & (y >= -1.0) & (y <= length)
+    y = y.clip(0.0, None)
+    low = y.astype("int64").clip(None, length - 1)
+    frac = (y - low) * (low < length - 1)
+    high = (low + 1).clip(None, length - 1)
+    scale = valid / grid[:, None, None]
+    weights = xp.zeros((r * bins * length,), F64)
+    row = (xp.arange(r * bins, "int64") * length).reshape(r, bins, 1)
+    xp.add_at(weights, (row + low).reshape(-1), ((1 - frac) * scale).reshape(-1))
+    xp.add_at(weights, (row + high).reshape(-1), (frac * scale).reshape(-1))
+    return weights.reshape(r, bins, length)
+
+
+def xp_minimum(a, b):
+    """The element-wise minimum of two arrays by the methods NumPy and CuPy share."""
+    less = a < b
+    return a * less + b * (1 - less)
+
+
+def _align_weights(op, xp, cols, shape, attrs):
+    ph, pw = attrs.pooled_size
+    x1, y1, x2, y2 = cols
+    return (_align_axis(op, xp, y1, y2, ph, shape[2], attrs),
+            _align_axis(op, xp, x1, x2, pw, shape[3], attrs))
+
+
+def _align_groups(attrs):
+    """[(a, i0, i1, b, j0, j1)]: the bins [i0, i1) x [j0, j1) that read channel cell (a, b)
+    of the (C, GY, GX) channel layout, and (GY, GX)."""
+    ph, pw = attrs.pooled_size
+    if not attrs.position_sensitive:
+        return [(0, 0, ph, 0, 0, pw)], (1, 1)
+    return [(i, i, i + 1, j, j, j + 1) for i in range(ph) for j in range(pw)], (ph, pw)
+
+
+# ---- PSROIPooling weights --------------------------------------------------------------------
+def _round(x):
+    """C's round: halves away from zero (NumPy's rounds them to even)."""
+    sign = (x >= 0) * 2.0 - 1.0
+    return sign * ((abs(x) + 0.5) // 1)
+
+
+def _psroi_axis(xp, lo, hi, bins, length, scale):
+    """(R, bins, length): 1 / the bin's pixel count over the pixels of each bin (MXNet's
+    rounded, clipped bins; an empty bin is all zeros)."""
+    start = _round(lo) * scale
+    size = ((_round(hi) + 1.0) * scale - start).clip(0.1, None)
+    step = (size / bins)[:, None]
+    k = xp.arange(bins, F64)[None, :]
+    begin = ((k * step + start[:, None]) // 1).clip(0, length)
+    end = _ceil((k + 1) * step + start[:, None]).clip(0, length)
+    pix = xp.arange(length, F64)[None, None, :]
+    inside = (pix >= begin[:, :, None]) & (pix < end[:, :, None])
+    return inside / (end - begin).clip(1, None)[:, :, None]
+
+
+def _psroi_weights(op, xp, cols, shape, attrs):
+    x1, y1, x2, y2 = cols
+    p = attrs.pooled_size
+    return (_psroi_axis(xp, y1, y2, p, shape[2], _scale(attrs)),
+            _psroi_axis(xp, x1, x2, p, shape[3], _scale(attrs)))
+
+
+def _psroi_groups(attrs):
+    """MXNet's group of bin i: floor(i * group / pooled), clipped; contiguous bin ranges."""
+    pooled, group, _ = _psroi_bins(_PSROI, attrs)
+    owner = [min(max(i * group // pooled, 0), group - 1) for i in range(pooled)]
+    spans = [(a, owner.index(a), len(owner) - owner[::-1].index(a))
+             for a in range(group) if a in owner]
+    return [(a, i0, i1, b, j0, j1) for a, i0, i1 in spans for b, j0, j1 in spans], (group, group)
+
+
+# ---- the separable pooling and its adjoint ---------------------------------------------------
+def _batches(index):
+    """{batch: [roi positions]} over the rois with a non-negative batch index."""
+    rows = {}
+    for pos, b in enumerate(index):
+        if b >= 0:
+            rows.setdefault(b, []).append(pos)
+    return rows
+
+
+def _pool_forward(xp, data5, wy, wx, groups, out):
+    """out[r, :, I, J] = Wy[r, I] @ data5[:, a, b] @ Wx[r, J].T per channel group
+    (``data5`` one image as (C, GY, GX, H, W))."""
+    c, h, w = data5.shape[0], data5.shape[3], data5.shape[4]
+    for (a, i0, i1, b, j0, j1) in groups:
+        ni, nj, nr = i1 - i0, j1 - j0, wy.shape[0]
+        d = xp.ascontiguousarray(data5[:, a, b].transpose(1, 0, 2)).reshape(h, c * w)
+        t = xp.empty((nr * ni, c * w), d.dtype)
+        xp.matmul(xp.ascontiguousarray(wy[:, i0:i1]).reshape(nr * ni, h), d, t)
+        o = xp.empty((nr, ni * c, nj), d.dtype)
+        xp.matmul(t.reshape(nr, ni * c, w),
+                  xp.ascontiguousarray(wx[:, j0:j1].transpose(0, 2, 1)), o)
+        out[:, :, i0:i1, j0:j1] = o.reshape(nr, ni, c, nj).transpose(0, 2, 1, 3)
+
+
+def _pool_adjoint(xp, g, wy, wx, groups, grad5):
+    """grad5[:, a, b] += sum_r Wy[r, I].T @ g[r, :, I, J] @ Wx[r, J] per channel group
+    (``grad5`` one image's gradient as (C, GY, GX, H, W), a view written in place)."""
+    c, h, w = grad5.shape[0], grad5.shape[3], grad5.shape[4]
+    for (a, i0, i1, b, j0, j1) in groups:
+        ni, nj, nr = i1 - i0, j1 - j0, wy.shape[0]
+        gs = xp.ascontiguousarray(g[:, :, i0:i1, j0:j1].transpose(0, 2, 1, 3))
+        t = xp.empty((nr, ni * c, w), g.dtype)
+        xp.matmul(gs.reshape(nr, ni * c, nj), xp.ascontiguousarray(wx[:, j0:j1]), t)
+        s = xp.empty((h, c * w), g.dtype)
+        xp.matmul(xp.ascontiguousarray(wy[:, i0:i1].transpose(2, 0, 1)).reshape(h, nr * ni),
+                  t.reshape(nr * ni, c * w), s)
+        grad5[:, a, b] += s.reshape(h, c, w).transpose(1, 0, 2)
+
+
+def _layout(shape, cells):
+    """data's (N, C, GY, GX, H, W) view shape for a channel layout of (GY, GX) cells."""
+    n, ch, h, w = shape
+    return (n, ch // (cells[0] * cells[1])) + tuple(cells) + (h, w)
+
+
+def _compute(op, weights, groups, adjoint):
+    """The compute function of ``op``: per image, the rois on it pooled (or scattered back)
+    through their separable weights, in the data's dtype (float16 in float32)."""
+    def compute(rctx, ins, outs, attrs):
+        xp = rctx.xp
+        src, rois, out = ins[0], ins[1], outs[0]
+        shape = out.shape if adjoint else src.shape
+        cols, index = _roi_columns(op, xp, rois, shape[0])
+        work = np.dtype("float32") if out.dtype == np.dtype("float16") else out.dtype
+        wy, wx = weights(op, xp, cols, shape, attrs)
+        wy, wx = wy.astype(work), wx.astype(work)
+        gs, cells = groups(attrs)
+        acc = xp.zeros(out.shape, work)
+        src = src.astype(work)
+        for b, rows in _batches(index).items():
+            sel = xp.from_host(np.asarray(rows, "int64")) if len(rows) < len(index) \
+                else None
+            pick = (lambda a: a[sel]) if sel is not None else (lambda a: a)
+            if adjoint:
+                _pool_adjoint(xp, pick(src), pick(wy), pick(wx), gs,
+                              acc[b].reshape(_layout(shape, cells)[1:]))
+            else:
+                part = xp.zeros((len(rows),) + out.shape[1:], work)
+                _pool_forward(xp, src[b].reshape(_layout(shape, cells)[1:]), pick(wy),
+                              pick(wx), gs, part)
+                if sel is None:
+                    acc = part
+                else:
+                    acc[sel] = part
+        xp.cast_into(out, acc)
+    return compute
+
+
+# ---- gradients -------------------------------------------------------------------------------
+def _params_of(node):
+    """The node's parameters without the adjoint's ``data_shape``."""
+    return {k: v for k, v in node.attrs.items() if k != "data_shape"}
+
+
+def _forward_grad(adjoint):
+    def gradient(F, node, ograds):
+        """Linear in data: the adjoint scatter of the head gradient; the rois get none."""
+        _, rois = node.inputs
+        fn = getattr(F._internal, adjoint)
+        return [fn(ograds[0], rois, data_shape=node.input_shapes[0], **_params_of(node)), None]
+    return gradient
+
+
+def _adjoint_grad(forward):
+    def gradient(F, node, ograds):
+        """Linear in ograd with adjoint the pooling itself; the rois get none."""
+        _, rois = node.inputs
+        return [getattr(F.contrib, forward)(ograds[0], rois, **_params_of(node)), None]
+    return gradient
+
+
+# ---- ROIAlign --------------------------------------------------------------------------------
+def _align_params():
+    return (Param("pooled_size", "shape", REQUIRED, "the pooled map's (height, width)"),
+            Param("spatial_scale", "float", REQUIRED, "the feature map's size over the image's "
+                  "(the reciprocal of the total stride), in [0, 1]"),
+            Param("sample_ratio", "int", -1, "samples per bin along each axis; <= 0: "
+                  "ceil(roi size / pooled size), per roi"),
+            Param("position_sensitive", "bool", False, "bin (i, j) of output channel c reads "
+                  "input channel c * ph * pw + i * pw + j (R-FCN)"),
+            Param("aligned", "bool", False, "shift the roi by half a pixel (Detectron2's "
+                  "continuous coordinates); every roi then needs a positive size"))
+
+
+_DATA_SHAPE = Param("data_shape", "shape", REQUIRED, "the pooled data's shape (N, C, H, W)")
+
+register(OpDef(
+    _ALIGN, inputs=("data", "rois"), params=_align_params(),
+    infer_shape=_forward_shape(_ALIGN), infer_type=_float_type(_ALIGN, ("data", "rois")),
+    compute={"cpu": _compute(_ALIGN, _align_weights, _align_groups, adjoint=False)},
+    gradient=_forward_grad(_ALIGN_ADJ), grad_needs=("inputs",),
+    doc="""Region-of-interest align (Mask R-CNN): each roi ``[batch_index, x1, y1, x2, y2]``
+(image coordinates, times ``spatial_scale``) is split into ``pooled_size`` bins; a bin's
+value is the mean of bilinear samples on a regular ``sample_ratio`` x ``sample_ratio`` grid
+(adaptive: ceil(bin size) per axis). Output (num_rois, C, ph, pw), or (num_rois,
+C / (ph * pw), ph, pw) with ``position_sensitive``. data and rois are float16, float32 or
+float64 of one dtype.
+
+A roi with a negative batch index gives zeros (MXNet 1.9.1 zeroed only the first element
+of its output and left the rest unwritten); a batch index past the data, or a non-finite
+coordinate, is an MXNetError (MXNet read outside the data). Without ``aligned`` a roi is at
+least one pixel wide and high, as MXNet. Differentiable in data to any order (the
+gradient is ``_roi_align_adjoint``, whose gradient is ROIAlign); the rois get no gradient.
+
+>>> data = mx.nd.arange(16).reshape((1, 1, 4, 4))
+>>> rois = mx.nd.array([[0, 0, 0, 2, 2]])
+>>> mx.nd.contrib.ROIAlign(data, rois, pooled_size=(1, 1), spatial_scale=1.0,
+...                        sample_ratio=2).asnumpy().ravel().tolist()
+[5.0]
+"""))
+
+register(OpDef(
+    _ALIGN_ADJ, inputs=("ograd", "rois"), params=_align_params() + (_DATA_SHAPE,),
+    infer_shape=_adjoint_shape(_ALIGN_ADJ), infer_type=_float_type(_ALIGN_ADJ, ("ograd", "rois")),
+    compute={"cpu": _compute(_ALIGN_ADJ, _align_weights, _align_groups, adjoint=True)},
+    gradient=_adjoint_grad("ROIAlign"), grad_needs=("inputs",),
+    doc="""The adjoint of ROIAlign in its data: ``ograd`` (num_rois, C', ph, pw) scattered
+into zeros of ``data_shape`` with ROIAlign's weights; ROIAlign's gradient."""))
+
+
+# ---- PSROIPooling ----------------------------------------------------------------------------
+def _psroi_params():
+    return (Param("spatial_scale", "float", REQUIRED, "the feature map's size over the "
+                  "image's (the reciprocal of the total stride), in [0, 1]"),
+            Param("output_dim", "int", REQUIRED, "output channels"),
+            Param("pooled_size", "int", REQUIRED, "bins along each axis"),
+            Param("group_size", "int", 0, "channel groups along each axis (0: pooled_size)"))
+
+
+register(OpDef(
+    _PSROI, inputs=("data", "rois"), params=_psroi_params(),
+    infer_shape=_forward_shape(_PSROI), infer_type=_float_type(_PSROI, ("data", "rois")),
+    compute={"cpu": _compute(_PSROI, _psroi_weights, _psroi_groups, adjoint=False)},
+    gradient=_forward_grad(_PSROI_ADJ), grad_needs=("inputs",),
+    doc="""Position-sensitive region-of-interest pooling (R-FCN): each roi ``[batch_index,
+x1, y1, x2, y2]`` (rounded, the end inclusive, times ``spatial_scale``) is split into
+``pooled_size`` x ``pooled_size`` bins of whole pixels; bin (i, j) of output channel c is
+the mean of input channel ``(c * group + gi) * group + gj`` over the bin (gi =
+floor(i * group / pooled)), zero for an empty bin. data has ``output_dim * group_size**2``
+channels (MXNet read past fewer); output (num_rois, output_dim, pooled_size, pooled_size).
+
+A roi with a negative batch index gives zeros, one past the data or with a non-finite
+coordinate is an MXNetError (MXNet read outside the data). Differentiable in data to any
+order (``_psroi_pooling_adjoint``); the rois get no gradient.
+
+>>> data = mx.nd.arange(16).reshape((1, 1, 4, 4))
+>>> rois = mx.nd.array([[0, 0, 0, 1, 1]])
+>>> mx.nd.contrib.PSROIPooling(data, rois, spatial_scale=1.0, output_dim=1,
+...                            pooled_size=1).asnumpy().ravel().tolist()
+[2.5]
+"""))
+
+register(OpDef(
+    _PSROI_ADJ, inputs=("ograd", "rois"), params=_psroi_params() + (_DATA_SHAPE,),
+    infer_shape=_adjoint_shape(_PSROI_ADJ), infer_type=_float_type(_PSROI_ADJ, ("ograd", "rois")),
+    compute={"cpu": _compute(_PSROI_ADJ, _psroi_weights, _psroi_groups, adjoint=True)},
+    gradient=_adjoint_grad("PSROIPooling"), grad_needs=("inputs",),
+    doc="""The adjoint of PSROIPooling in its data: ``ograd`` (num_rois, output_dim, pooled,
+pooled) scattered into zeros of ``data_shape``; PSROIPooling's gradient."""))
