@@ -11,7 +11,7 @@ gradient with the region cleared (``_slice_assign_scalar`` with 0) and the regio
 import numpy as np
 
 from ..base import op_error
-from .registry import REQUIRED, Attrs, OpDef, Param, register
+from .registry import NON_DIFFERENTIABLE, REQUIRED, Attrs, OpDef, Param, register
 from .shape import _slice_key, _sliced_shape
 
 
@@ -602,3 +602,148 @@ target_shape; differentiable in data and loc to any order. float32 or float64.
 >>> y.asnumpy().round(3).ravel().tolist()
 [1.75, 2.25, 2.75, 3.25]
 """))
+
+
+# ---- ROIPooling -------------------------------------------------------------------------------
+_ROI_ARGMAX = "_roi_pooling_argmax"
+
+
+def _roi_shapes(op, shapes, attrs):
+    if len(shapes) != 2:
+        raise op_error(op, f"takes 2 inputs (data, rois), got {len(shapes)}")
+    data, rois = tuple(shapes[0]), tuple(shapes[1])
+    if len(data) != 4:
+        raise op_error(op, f"data must be 4-D (batch, channel, height, width), got shape {data}")
+    if len(rois) != 2 or rois[1] != 5:
+        raise op_error(op, f"rois must be (num_rois, 5) rows [batch_index, x1, y1, x2, y2], "
+                       f"got shape {rois}")
+    ph, pw = _pooled(op, attrs)
+    if not 0.0 <= attrs.spatial_scale <= 1.0:
+        raise op_error(op, f"spatial_scale={attrs.spatial_scale} must be in [0, 1] (MXNet's "
+                       "bound: 1 / the total stride)")
+    return [(rois[0], data[1], ph, pw)]
+
+
+def _pooled(op, attrs):
+    size = tuple(int(v) for v in attrs.pooled_size)
+    if len(size) != 2 or min(size) < 1:
+        raise op_error(op, f"pooled_size={size} must be (height, width), each at least 1")
+    return size
+
+
+def _c_round(v):
+    """C's round: halves away from zero (MXNet rounds the scaled corners so)."""
+    return int(np.sign(v) * np.floor(abs(v) + 0.5))
+
+
+def _roi_bins(op, roi, shape, attrs):
+    """The batch item and the [h0, h1) x [w0, w1) window of each bin of one roi."""
+    n, _, height, width = shape
+    b = roi[0]
+    if not (b == int(b) and 0 <= b < n):
+        raise op_error(op, f"roi {roi.tolist()} has batch_index {b}, not an integer in [0, {n})")
+    x1, y1, x2, y2 = (_c_round(v * attrs.spatial_scale) for v in roi[1:])
+    ph, pw = _pooled(op, attrs)
+    bin_h, bin_w = max(y2 - y1 + 1, 1) / ph, max(x2 - x1 + 1, 1) / pw
+    clip = lambda v, hi: min(max(v, 0), hi)                         # noqa: E731
+    for i in range(ph):
+        h0 = clip(int(np.floor(i * bin_h)) + y1, height)
+        h1 = clip(int(np.ceil((i + 1) * bin_h)) + y1, height)
+        for j in range(pw):
+            w0 = clip(int(np.floor(j * bin_w)) + x1, width)
+            w1 = clip(int(np.ceil((j + 1) * bin_w)) + x1, width)
+            yield int(b), i, j, h0, h1, w0, w1
+
+
+def _roi_pool(rctx, data, rois, attrs, out=None, index=None):
+    """Max over each bin per channel into ``out`` and/or the flat position of the (first)
+    maximum in data into ``index`` (-1 and 0 for an empty bin, as MXNet)."""
+    xp = rctx.xp
+    n, c, height, width = data.shape
+    host = xp.to_host(rois).astype(np.float64)
+    chans = xp.arange(c, "int64")
+    for r, roi in enumerate(host):
+        for b, i, j, h0, h1, w0, w1 in _roi_bins("ROIPooling", roi, data.shape, attrs):
+            if h1 <= h0 or w1 <= w0:
+                if out is not None:
+                    out[r, :, i, j].fill(0)
+                if index is not None:
+                    index[r, :, i, j].fill(-1)
+                continue
+            region = data[b, :, h0:h1, w0:w1].reshape(c, -1)
+            if out is not None:
+                xp.copyto(out[r, :, i, j], region.max(axis=1))
+            if index is not None:
+                k = region.argmax(axis=1)          # the first maximum in (h, w) scan order
+                plane = (k // (w1 - w0) + h0) * width + k % (w1 - w0) + w0
+                xp.copyto(index[r, :, i, j], (b * c + chans) * (height * width) + plane)
+
+
+def _roi_pooling_compute(rctx, ins, outs, attrs):
+    _roi_pool(rctx, ins[0], ins[1], attrs, out=outs[0])
+
+
+def _roi_argmax_compute(rctx, ins, outs, attrs):
+    _roi_pool(rctx, ins[0], ins[1], attrs, index=outs[0])
+
+
+def _roi_pooling_grad(F, node, ograds):
+    """Each output is one element of data (its bin's maximum): data's gradient adds the head
+    gradient back at those elements (``_backward_gather_nd``, whose gradient is
+    ``gather_nd``); empty bins give nothing. The rois get none (as MXNet)."""
+    data, rois = node.inputs
+    shape = tuple(node.input_shapes[0])
+    total = int(np.prod(shape))
+    idx = F.reshape(F._internal._roi_pooling_argmax(data, rois, **_roi_params_of(node.attrs)),
+                    shape=(1, -1))
+    keep = F.reshape(F.cast(idx >= 0, dtype=node.input_dtypes[0]), shape=(-1,))
+    g = F.reshape(ograds[0], shape=(-1,)) * keep
+    flat = F._internal._backward_gather_nd(g, F.clip(idx, 0, total - 1), shape=(total,))
+    return [F.reshape(flat, shape=shape), None]
+
+
+def _roi_params_of(attrs):
+    return dict(pooled_size=attrs.pooled_size, spatial_scale=attrs.spatial_scale)
+
+
+def _roi_params():
+    return (Param("pooled_size", "shape", REQUIRED, "(height, width) of the pooled output"),
+            Param("spatial_scale", "float", REQUIRED, "the scale from the rois' coordinates to "
+                  "data's (1 / the total stride)"))
+
+
+def _roi_type(op):
+    def infer(dtypes, attrs):
+        return [_float_one(op, dtypes[:1])[0]] if op == "ROIPooling" else [np.dtype("int64")]
+    return infer
+
+
+register(OpDef(
+    "ROIPooling", inputs=("data", "rois"), params=_roi_params(),
+    infer_shape=lambda shapes, attrs: _roi_shapes("ROIPooling", shapes, attrs),
+    infer_type=_roi_type("ROIPooling"), compute={"cpu": _roi_pooling_compute},
+    gradient=_roi_pooling_grad,
+    doc="""Max pooling of regions of 4-D ``data`` (N, C, H, W) to ``pooled_size`` (ph, pw)
+bins: ``rois`` (R, 5) rows ``[batch_index, x1, y1, x2, y2]`` in image coordinates, scaled by
+``spatial_scale`` and rounded (halves away from zero) to pixels; the region (y2 - y1 + 1,
+x2 - x1 + 1) (at least 1) is split into bins with floor/ceil edges, clipped to the data.
+An empty bin gives 0. Output (R, C, ph, pw).
+
+The gradient in data adds the head gradient at each bin's (first) maximum, a graph of
+registered ops (differentiable again); the rois get none, as MXNet. A batch_index outside
+the batch is an error (MXNet 1.9.1 read outside the data).
+
+>>> x = mx.nd.arange(16).reshape((1, 1, 4, 4))
+>>> rois = mx.nd.array([[0, 0, 0, 3, 3]])
+>>> mx.nd.ROIPooling(x, rois, pooled_size=(2, 2), spatial_scale=1.0)[0, 0].asnumpy().tolist()
+[[5.0, 7.0], [13.0, 15.0]]
+"""))
+
+register(OpDef(
+    _ROI_ARGMAX, inputs=("data", "rois"), params=_roi_params(),
+    infer_shape=lambda shapes, attrs: _roi_shapes(_ROI_ARGMAX, shapes, attrs),
+    infer_type=_roi_type(_ROI_ARGMAX), compute={"cpu": _roi_argmax_compute},
+    gradient=NON_DIFFERENTIABLE,
+    doc="""The flat position in ``data`` of each ROIPooling output's maximum (int64; -1 for an
+empty bin): the selection ROIPooling's gradient scatters back to. Integer indices: not
+differentiable."""))

@@ -55,6 +55,20 @@ def _st_sample(rng):
             return [data, loc]
 
 
+def _roi_sample(rng):
+    """Positive data with values at least 0.05 apart (each bin's maximum, of x and of x * x,
+    stays where it is under the finite differences' steps)."""
+    return [(rng.permutation(2 * 5 * 6) * 0.05 + 0.1).reshape(1, 2, 5, 6)]
+
+
+def _roi_pooling(nd, x):
+    """Rois with full, clipped and empty bins (the rois are not differentiated)."""
+    rois = nd.array([[0, 0.6, 1.2, 4.4, 3.6], [0, -2, -1, 1, 2], [0, 3, 3, 1, 1]],
+                    dtype="float64")
+    return [nd.ROIPooling(x * x, rois, pooled_size=(2, 3), spatial_scale=1.0) * x.sum(),
+            nd.ROIPooling(x, rois, pooled_size=(3, 2), spatial_scale=0.5) * x.sum()]
+
+
 def _sampler(nd, d, g):
     """Products with sums of the inputs, so every order has terms (the grid itself is not
     transformed: its points stay away from the pixel borders)."""
@@ -97,4 +111,5 @@ SPECS = {
     "SpatialTransformer": Spec([(1, 2, 4, 5), (1, 6)], lambda nd, d, t: nd.SpatialTransformer(
         d, t * 1.0, target_shape=(2, 3), transform_type="affine", sampler_type="bilinear")
         * (d.sum() + t.sum()), sample=_st_sample),
+    "ROIPooling": Spec([(1, 2, 5, 6)], _roi_pooling, sample=_roi_sample),
 }

@@ -87,6 +87,28 @@ def _f32(row):
                "are 16 GiB, the whole peak")
 
 
+def _roi_row(op, index):
+    """``op`` on float32 data (items of (2, 32, 32)) past 2**31 elements, with rois in the
+    first item, the one past 2**31 and the last: equal to ``op`` on those three items alone
+    (flat indices, with ``index``, shifted by the items' offsets)."""
+    def run(t):
+        per = 2048
+        shp = (t.P31 // per + 1,) + _IMG
+        x = t.big("float32", shp[0] * per, shape=shp, fill=1)
+        items = [0, (t.P31 + 5) // per, shp[0] - 1]
+        boxes = [[0, 1, 2, 20, 30], [0, 0, 0, 31, 31], [0, 5, 1, 9, 3]]
+        rois = mx.nd.array([[b] + box[1:] for b in items for box in boxes])
+        small_rois = mx.nd.array([[k] + box[1:] for k in range(3) for box in boxes])
+        kw = dict(pooled_size=(3, 2), spatial_scale=1.0)
+        got = op(x, rois, **kw).asnumpy()
+        want = op(_take_items(t, x, items), small_rois, **kw).asnumpy()
+        if index:
+            shift = (mx.nd.array(items, dtype="int64").asnumpy() - range(3)) * per
+            want = want + (want >= 0) * shift.repeat(len(boxes)).reshape(-1, 1, 1, 1)
+        t.equal(got, want, "pooled rois")
+    return _f32(Row(run, "float32"))
+
+
 ROWS = {
     "Crop": _items_row(lambda x, out=None: _crop(x.reshape((x.shape[0], 1) + _PER), out),
                        inplace=False),
@@ -107,4 +129,6 @@ ROWS = {
     "_grid_generator_affine_adjoint": _f32(batch_in(
         _items_of(1122, 2, *_TARGET), lambda g: mx.nd._internal._grid_generator_affine_adjoint(
             g, target_shape=_TARGET))),
+    "ROIPooling": _roi_row(mx.nd.ROIPooling, index=False),
+    "_roi_pooling_argmax": _roi_row(mx.nd._internal._roi_pooling_argmax, index=True),
 }

@@ -30,7 +30,7 @@ MAKER = _maker()
 def test_matches_mxnet(case):
     op, specs, kwargs = MAKER.CASES[case]
     arrays = [mx.nd.array(FIXTURE[f"{case}/in{i}"]) for i in range(len(specs))]
-    diff = [k != "c" for _, k in specs]
+    diff = [k != "c" and not k.startswith("rois") for _, k in specs]
     for a, d in zip(arrays, diff):
         if d:
             a.attach_grad()
@@ -275,3 +275,39 @@ def test_spatial_transformer_is_sampler_of_the_affine_grid(rng):
 def test_sampler_errors(call, message):
     with pytest.raises(MXNetError, match=message):
         call()
+
+
+# ---- ROIPooling -------------------------------------------------------------------------------
+def test_roi_pooling_gradient_goes_to_each_bins_maximum():
+    x = mx.nd.array(np.arange(16.0).reshape(1, 1, 4, 4))
+    x.attach_grad()
+    rois = mx.nd.array([[0, 0, 0, 3, 3], [0, 0, 0, 1, 1]])
+    with mx.autograd.record():
+        y = mx.nd.ROIPooling(x, rois, pooled_size=(2, 2), spatial_scale=1.0)
+    y.backward(mx.nd.ones_like(y))
+    want = np.zeros((4, 4))
+    for h, w in ((1, 1), (1, 3), (3, 1), (3, 3)):       # the 2x2 maxima of the whole image
+        want[h, w] += 1
+    for h, w in ((0, 0), (0, 1), (1, 0), (1, 1)):       # each bin of the small roi is a pixel
+        want[h, w] += 1
+    np.testing.assert_array_equal(x.grad.asnumpy()[0, 0], want)
+
+
+@pytest.mark.parametrize("data, rois, kw, message", [
+    ((1, 1, 4, 4), (2, 4), dict(), r"rois must be \(num_rois, 5\)"),
+    ((1, 4, 4), (2, 5), dict(), "data must be 4-D"),
+    ((1, 1, 4, 4), (2, 5), dict(pooled_size=(0, 2)), "pooled_size=\\(0, 2\\)"),
+    ((1, 1, 4, 4), (2, 5), dict(spatial_scale=2.0), "spatial_scale=2.0 must be in \\[0, 1\\]"),
+])
+def test_roi_pooling_shape_errors(data, rois, kw, message):
+    kw = dict(dict(pooled_size=(2, 2), spatial_scale=1.0), **kw)
+    with pytest.raises(MXNetError, match="ROIPooling.*" + message):
+        mx.nd.ROIPooling(mx.nd.zeros(data), mx.nd.zeros(rois), **kw)
+
+
+@pytest.mark.parametrize("index", [2, -1, 0.5])
+def test_roi_pooling_batch_index_out_of_range(index):
+    rois = mx.nd.array([[index, 0, 0, 1, 1]])
+    with pytest.raises(MXNetError, match=f"ROIPooling.*batch_index {float(index)}"):
+        mx.nd.ROIPooling(mx.nd.zeros((2, 1, 4, 4)), rois, pooled_size=(1, 1),
+                         spatial_scale=1.0).asnumpy()

@@ -9,3 +9,7 @@ device_generic("Crop", "_slice_assign", "_slice_assign_scalar")
 # products run through ``matmul``: all in the device namespace or shared array methods
 device_generic("BilinearSampler", "_bilinear_sampler_d", "_bilinear_sampler_adjoint",
                "GridGenerator", "_grid_generator_affine_adjoint", "SpatialTransformer")
+
+# ROIPooling reads the rois on the host (``to_host``) and takes each bin's maximum with the
+# shared ``max``/``argmax`` array methods on the device
+device_generic("ROIPooling", "_roi_pooling_argmax")
