@@ -747,3 +747,106 @@ register(OpDef(
     doc="""The flat position in ``data`` of each ROIPooling output's maximum (int64; -1 for an
 empty bin): the selection ROIPooling's gradient scatters back to. Integer indices: not
 differentiable."""))
+
+
+# ---- _contrib_AdaptiveAvgPooling2D ------------------------------------------------------------
+_ADAPTIVE, _ADAPTIVE_ADJ = "_contrib_AdaptiveAvgPooling2D", "_adaptive_avg_pooling2d_adjoint"
+
+
+def _output_size(op, attrs):
+    """(oh, ow): () is (1, 1), one entry is square (MXNet's forms)."""
+    size = tuple(int(v) for v in attrs.output_size)
+    size = (1, 1) if not size else size * 2 if len(size) == 1 else size
+    if len(size) != 2 or min(size) < 1:
+        raise op_error(op, f"output_size={tuple(attrs.output_size)} must be empty, one size or "
+                       "(height, width), each at least 1")
+    return size
+
+
+def _bin_matrix(xp, n_in, n_out, dtype):
+    """(n_out, n_in): row i averages inputs floor(i n_in / n_out) .. ceil((i + 1) n_in /
+    n_out) - 1 (adaptive bins; they overlap when n_out > n_in)."""
+    m = np.zeros((n_out, n_in), dtype)
+    for i in range(n_out):
+        lo, hi = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return xp.from_host(m)
+
+
+def _adaptive_shape(shapes, attrs):
+    if len(shapes) != 1:
+        raise op_error(_ADAPTIVE, f"takes 1 input (data), got {len(shapes)}")
+    data = tuple(shapes[0])
+    if len(data) != 4:
+        raise op_error(_ADAPTIVE, f"data must be 4-D (batch, channel, height, width), got "
+                       f"shape {data}")
+    if min(data[2:]) < 1:
+        raise op_error(_ADAPTIVE, f"data's height and width must be at least 1, got shape "
+                       f"{data}")
+    return [data[:2] + _output_size(_ADAPTIVE, attrs)]
+
+
+def _separable(xp, x, rows, cols, out):
+    """out = rows @ x @ cols^T on the last two axes, in blocks of images (bounded scratch)."""
+    n, c = x.shape[:2]
+    step = max(1, (1 << 22) // max(c * x.shape[2] * cols.shape[0], 1))
+    for b in range(0, n, step):
+        blk = slice(b, min(n, b + step))
+        tmp = xp.empty(x[blk].shape[:3] + (cols.shape[0],), x.dtype)
+        xp.matmul(x[blk], cols.transpose(1, 0), tmp)
+        xp.matmul(rows, tmp, out[blk])
+
+
+def _adaptive_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    x, out = ins[0], outs[0]
+    (h, w), (oh, ow) = x.shape[2:], out.shape[2:]
+    _separable(xp, x, _bin_matrix(xp, h, oh, x.dtype), _bin_matrix(xp, w, ow, x.dtype), out)
+
+
+def _adaptive_adjoint_shape(shapes, attrs):
+    if len(shapes) != 1 or len(shapes[0]) != 4:
+        raise op_error(_ADAPTIVE_ADJ, f"takes one 4-D input (ograd), got shapes {shapes}")
+    if attrs.height < 1 or attrs.width < 1:
+        raise op_error(_ADAPTIVE_ADJ, f"height={attrs.height}, width={attrs.width} must be >= 1")
+    return [tuple(shapes[0][:2]) + (attrs.height, attrs.width)]
+
+
+def _adaptive_adjoint_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    g, out = ins[0], outs[0]
+    (oh, ow), (h, w) = g.shape[2:], out.shape[2:]
+    rows, cols = _bin_matrix(xp, h, oh, g.dtype), _bin_matrix(xp, w, ow, g.dtype)
+    _separable(xp, g, rows.transpose(1, 0), cols.transpose(1, 0), out)
+
+
+register(OpDef(
+    _ADAPTIVE, inputs=("data",), params=(
+        Param("output_size", "shape", (), "() for (1, 1), one size for a square, or (height, "
+              "width)"),),
+    infer_shape=_adaptive_shape, infer_type=lambda dtypes, attrs: _float_one(_ADAPTIVE, dtypes),
+    compute={"cpu": _adaptive_compute},
+    gradient=lambda F, node, ograds: [F._internal._adaptive_avg_pooling2d_adjoint(
+        ograds[0], height=node.input_shapes[0][2], width=node.input_shapes[0][3])],
+    doc="""Average pooling of 4-D ``data`` (N, C, H, W) to ``output_size`` (oh, ow) whatever H
+and W: output row i averages the input rows ``floor(i H / oh)`` to ``ceil((i + 1) H / oh) -
+1`` (the bins overlap when oh > H), the same for the columns. Linear: its gradient is the
+adjoint (spreading each output over its bin), whose gradient is this op again. float32 or
+float64.
+
+>>> x = mx.nd.array([[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]])
+>>> mx.nd.contrib.AdaptiveAvgPooling2D(x, output_size=(1, 2)).asnumpy().ravel().tolist()
+[3.0, 4.0]
+"""))
+
+register(OpDef(
+    _ADAPTIVE_ADJ, inputs=("ograd",), params=(
+        Param("height", "int", REQUIRED, "the pooled data's height"),
+        Param("width", "int", REQUIRED, "the pooled data's width")),
+    infer_shape=_adaptive_adjoint_shape,
+    infer_type=lambda dtypes, attrs: _float_one(_ADAPTIVE_ADJ, dtypes),
+    compute={"cpu": _adaptive_adjoint_compute},
+    gradient=lambda F, node, ograds: [F.contrib.AdaptiveAvgPooling2D(
+        ograds[0], output_size=tuple(node.input_shapes[0][2:]))],
+    doc="""The adjoint of _contrib_AdaptiveAvgPooling2D: ``ograd`` (N, C, oh, ow) spread over
+the bins of (height, width), each value divided by its bin's size."""))

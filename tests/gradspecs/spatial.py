@@ -111,5 +111,11 @@ SPECS = {
     "SpatialTransformer": Spec([(1, 2, 4, 5), (1, 6)], lambda nd, d, t: nd.SpatialTransformer(
         d, t * 1.0, target_shape=(2, 3), transform_type="affine", sampler_type="bilinear")
         * (d.sum() + t.sum()), sample=_st_sample),
+    "_contrib_AdaptiveAvgPooling2D": Spec([(1, 2, 5, 3)], lambda nd, x: [
+        nd.contrib.AdaptiveAvgPooling2D(x * x, output_size=(2, 4)) * x.sum(),
+        nd.contrib.AdaptiveAvgPooling2D(x, output_size=3) * x.sum()]),
+    "_adaptive_avg_pooling2d_adjoint": Spec([(1, 2, 2, 4)], lambda nd, g: nd._internal.
+                                            _adaptive_avg_pooling2d_adjoint(
+                                                g * g, height=5, width=3) * g.sum()),
     "ROIPooling": Spec([(1, 2, 5, 6)], _roi_pooling, sample=_roi_sample),
 }

@@ -129,6 +129,12 @@ ROWS = {
     "_grid_generator_affine_adjoint": _f32(batch_in(
         _items_of(1122, 2, *_TARGET), lambda g: mx.nd._internal._grid_generator_affine_adjoint(
             g, target_shape=_TARGET))),
+    "_contrib_AdaptiveAvgPooling2D": _f32(batch_in(_items_of(2048, *_IMG), lambda x: mx.nd.
+                                                   contrib.AdaptiveAvgPooling2D(
+                                                       x, output_size=(3, 5)))),
+    "_adaptive_avg_pooling2d_adjoint": _f32(batch_out(
+        _items_of(2048, 2, 4, 8), 2048, lambda g: mx.nd._internal.
+        _adaptive_avg_pooling2d_adjoint(g, height=32, width=32))),
     "ROIPooling": _roi_row(mx.nd.ROIPooling, index=False),
     "_roi_pooling_argmax": _roi_row(mx.nd._internal._roi_pooling_argmax, index=True),
 }

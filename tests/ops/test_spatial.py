@@ -311,3 +311,34 @@ def test_roi_pooling_batch_index_out_of_range(index):
     with pytest.raises(MXNetError, match=f"ROIPooling.*batch_index {float(index)}"):
         mx.nd.ROIPooling(mx.nd.zeros((2, 1, 4, 4)), rois, pooled_size=(1, 1),
                          spatial_scale=1.0).asnumpy()
+
+
+# ---- _contrib_AdaptiveAvgPooling2D ------------------------------------------------------------
+def _adaptive_reference(x, oh, ow):
+    h, w = x.shape[2:]
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, h1 = i * h // oh, -(-(i + 1) * h // oh)
+            w0, w1 = j * w // ow, -(-(j + 1) * w // ow)
+            out[:, :, i, j] = x[:, :, h0:h1, w0:w1].mean(axis=(2, 3))
+    return out
+
+
+@pytest.mark.parametrize("shape, size", [((2, 3, 7, 5), (3, 2)), ((1, 1, 2, 3), (5, 4)),
+                                         ((1, 2, 9, 9), (9, 1))])
+def test_adaptive_avg_pooling_matches_numpy_float64(rng, shape, size):
+    x = rng.standard_normal(shape)
+    got = mx.nd.contrib.AdaptiveAvgPooling2D(mx.nd.array(x, dtype="float64"), output_size=size)
+    np.testing.assert_allclose(got.asnumpy(), _adaptive_reference(x, *size), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape, size, message", [
+    ((2, 3, 4), (2, 2), "data must be 4-D"),
+    ((1, 1, 4, 4), (2, 2, 2), r"output_size=\(2, 2, 2\)"),
+    ((1, 1, 4, 4), (0, 2), r"output_size=\(0, 2\)"),
+    ((1, 1, 0, 4), (2, 2), "height and width must be at least 1"),
+])
+def test_adaptive_avg_pooling_errors(shape, size, message):
+    with pytest.raises(MXNetError, match="_contrib_AdaptiveAvgPooling2D.*" + message):
+        mx.nd.contrib.AdaptiveAvgPooling2D(mx.nd.zeros(shape), output_size=size)

@@ -13,3 +13,6 @@ device_generic("BilinearSampler", "_bilinear_sampler_d", "_bilinear_sampler_adjo
 # ROIPooling reads the rois on the host (``to_host``) and takes each bin's maximum with the
 # shared ``max``/``argmax`` array methods on the device
 device_generic("ROIPooling", "_roi_pooling_argmax")
+
+# AdaptiveAvgPooling2D and its adjoint are two products with small bin matrices (``matmul``)
+device_generic("_contrib_AdaptiveAvgPooling2D", "_adaptive_avg_pooling2d_adjoint")
