@@ -2,17 +2,19 @@
 
 The loss of a batch of activation sequences ``data`` (T, N, alphabet), softmax applied
 inside, against padded label sequences ``label`` (N, L) (Graves et al. 2006). The forward
-recursion runs in log space over the extended label (a blank around every label, S = 2L + 1
-states), vectorised over the batch and the states and looped over time only; it is written
-once against the device namespace and array methods (the exp/log/log_softmax kernels of the
-registered operators), so the same compute function serves every device.
+and backward recursions run over the extended label (a blank around every label, S = 2L + 1
+states) on probabilities rescaled at every step, in float64, vectorised over the batch and
+the states and looped over time only, in blocks of sequences (bounded scratch). The compute
+is written against the device namespace and array methods (plus the exp/log/log_softmax
+kernels of the registered operators), so the same function serves every device.
 
 Like MXNet's, the operator has a second, hidden output: the gradient of the loss in the
 activations (softmax minus the label posteriors), computed with the loss. The FGradient
-scales it by the head gradient when nothing records the backward pass; when the backward
-pass is recorded (``create_graph``) or built as a graph (``mx.sym``), the same gradient is
-written as a graph of registered operators (the alpha and beta recursions in log space),
-so gradients of any order follow.
+scales it by the head gradient. When the backward pass is recorded (``create_graph``) or
+built as a graph (``mx.sym``), it adds ``G - BlockGrad(G)`` (exactly zero) where ``G`` is
+the same gradient written as a graph of registered operators (the alpha and beta
+recursions in log space, unrolled over time): the values stay the kernel's, bit for bit,
+and the derivatives are the graph's, so gradients of any order follow.
 
 Where MXNet gave a loss of 0 for a label that cannot fit in its sequence (more frames needed
 than there are), this gives ``inf`` (``-log 0``) and a zero gradient.
@@ -135,52 +137,13 @@ def _extended(xp, label, ln, blank):
 
 
 # ---- the compute ------------------------------------------------------------------------------
-def _kernel(rctx, name, x, **params):
-    """``name(x)`` with the registered operator's kernel on this device."""
-    op = get_op(name)
-    attrs = op.parse_attrs(params) if params else op.default_attrs
-    out = rctx.xp.empty(x.shape, x.dtype)
-    op.compute[rctx.kernels](rctx, [x], [out], attrs)
-    return out
-
-
-def _where(mask, a, b):
-    """``a`` where mask else ``b`` (mask boolean, broadcast), by arithmetic."""
-    m = mask.astype(a.dtype)
-    return a * m + b * (1 - m)
-
-
-def _lse3(rctx, a, b, c):
-    m = a.copy()
-    m[b > m] = b[b > m]
-    m[c > m] = c[c > m]
-    return m + _kernel(rctx, "log", _kernel(rctx, "exp", a - m) + _kernel(rctx, "exp", b - m)
-                       + _kernel(rctx, "exp", c - m))
-
-
-def _shift(xp, a, k, fill):
-    """``a`` moved ``k`` states right (k > 0) or left (k < 0) along axis 1, ``fill`` in."""
-    out = xp.empty(a.shape, a.dtype)
-    if k > 0:
-        out[:, :k] = fill
-        out[:, k:] = a[:, :-k]
-    else:
-        out[:, k:] = fill
-        out[:, :k] = a[:, -k:]
-    return out
-
-
-def _ctc_compute(rctx, ins, outs, attrs):
-    xp = rctx.xp
-    data = ins[0]
-    t, n, a = data.shape
-    label, tn, ln = _lengths(rctx, ins, attrs, data.shape)
-    per = t * (a + 3 * label.shape[1] + 3) + label.shape[1] * a
-    for b in _blocks(n, per):
-        loss, grad = _block(rctx, xp.ascontiguousarray(data[:, b]), label[b], tn[b], ln[b],
-                            _blank(attrs, a))
-        outs[0][b] = loss
-        outs[1][:, b] = grad
+def _kernels(rctx, *names):
+    """``fn(x, out)`` running each registered element-wise op's kernel on this device (the
+    op looked up once, not per time step)."""
+    def bind(op):
+        run = op.compute[rctx.kernels]
+        return lambda x, out: run(rctx, [x], [out], op.default_attrs) or out
+    return [bind(get_op(name)) for name in names]
 
 
 def _blocks(n, per_item):
@@ -189,64 +152,124 @@ def _blocks(n, per_item):
     return [slice(s, min(n, s + step)) for s in range(0, n, step)]
 
 
+def _ctc_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    data = ins[0]
+    t, n, a = data.shape
+    label, tn, ln = _lengths(rctx, ins, attrs, data.shape)
+    per = t * (2 * a + 4 * label.shape[1] + 4) + 2 * label.shape[1] * a
+    for b in _blocks(n, per):
+        # the block is read (log_softmax) before its gradient is written: out= may be data
+        loss, grad = _block(rctx, xp.ascontiguousarray(data[:, b]), label[b], tn[b], ln[b],
+                            _blank(attrs, a))
+        outs[0][b] = loss
+        outs[1][:, b] = grad
+
+
+def _step(x, skip, forward):
+    """x[s] + x[s -/+ 1] + skip[s] x[s -/+ 2]: the three ways into a state (forward) or out
+    of it (backward), with the skip transition's 0/1 mask."""
+    out = x.copy()
+    if forward:
+        out[:, 1:] += x[:, :-1]
+        out[:, 2:] += x[:, :-2] * skip[:, 2:]
+    else:
+        out[:, :-1] += x[:, 1:]
+        out[:, :-2] += x[:, 2:] * skip[:, :-2]
+    return out
+
+
+def _normalise(x):
+    """x / sum(x) per sequence (a zero row stays zero); the sums, 1 for a zero row."""
+    total = x.sum(axis=1)
+    total += total == 0
+    x /= total[:, None]
+    return total
+
+
 def _block(rctx, data, label, tn, ln, blank):
-    """(loss (N,), gradient (T, N, A)) of a block of sequences."""
+    """(loss (N,), gradient (T, N, A)) of a block of sequences.
+
+    The recursions run on probabilities rescaled at every step (Graves et al. 2006, sec.
+    4.1) in float64: alpha over all T steps (read at each sequence's last step, log p the
+    log of that sum plus the logs of the scales), beta' (the continuations after a step,
+    its emission left out) started at each sequence's last step. The state occupancies are
+    alpha * beta' normalised over the states at each step (they sum to one)."""
     xp = rctx.xp
     t, n, a = data.shape
+    f64 = "float64"
     ext, skip, first, last = _extended(xp, xp.from_host(label), xp.from_host(ln), blank)
-    tn_d = xp.from_host(tn)
-    lp = _kernel(rctx, "log_softmax", data, axis=-1)
-    rows = xp.arange(n, dtype="int64")[:, None]
-    e = lp[:, rows, ext]                                        # (T, N, S)
-    neg = xp.zeros((1,), data.dtype) + _NEG
-    alpha = xp.empty(e.shape, data.dtype)
-    alpha[0] = _where(first, e[0], neg)
+    skip_in = skip.astype(f64)
+    skip_out = xp.zeros(skip_in.shape, f64)
+    skip_out[:, :-2] = skip_in[:, 2:]            # s -> s + 2 allowed where s + 2 may skip
+    lp = _log_softmax(rctx, data)
+    rows = xp.arange(n, dtype="int64")
+    (exp, log) = _kernels(rctx, "exp", "log")
+    prob = xp.ascontiguousarray(lp[:, rows[:, None], ext].astype(f64))   # (T, N, S)
+    exp(prob, prob)
+    alpha = xp.empty(prob.shape, f64)
+    scales = xp.empty((t, n), f64)
+    alpha[0] = prob[0] * first
+    scales[0] = _normalise(alpha[0])
     for i in range(1, t):
-        prev = alpha[i - 1]
-        two = _where(skip, _shift(xp, prev, 2, _NEG), neg)
-        new = _lse3(rctx, prev, _shift(xp, prev, 1, _NEG), two) + e[i]
-        alpha[i] = _where((tn_d > i)[:, None], new, prev)      # frozen after the data length
-    fin = _where(last, alpha[t - 1], neg)
-    top = fin.max(axis=1, keepdims=True)
-    logp = (top + _kernel(rctx, "log", _kernel(rctx, "exp", fin - top).sum(
-        axis=1, keepdims=True)))[:, 0]
-    feasible = logp > _NEG / 2
+        alpha[i] = _step(alpha[i - 1], skip_in, True) * prob[i]
+        scales[i] = _normalise(alpha[i])
+    ends = xp.from_host(tn - 1)
+    total = (alpha[ends, rows] * last).sum(axis=1)
+    feasible = total > 0
+    total += ~feasible
+    logp = log(total, total) + log(scales, scales).cumsum(axis=0)[ends, rows]
     loss = -logp
     loss[~feasible] = float("inf")
-    grad = _gradient(rctx, lp, e, alpha, (ext, skip, last, tn_d), _where(feasible, logp, neg * 0),
-                     feasible)
-    return loss, grad
+    beta = xp.empty(prob.shape, f64)
+    beta[t - 1] = last * xp.from_host(tn == t)[:, None]
+    _normalise(beta[t - 1])
+    for i in range(t - 2, -1, -1):
+        beta[i] = _step(beta[i + 1] * prob[i + 1], skip_out, False)
+        ending = (tn == i + 1).nonzero()[0]
+        if len(ending):                           # these sequences end at step i
+            idx = xp.from_host(ending)
+            beta[i, idx] = last[idx]
+        _normalise(beta[i])
+    alpha *= beta                                 # zero after a sequence's end
+    for i in range(t):
+        _normalise(alpha[i])
+    alpha *= feasible[None, :, None]
+    return loss.astype(data.dtype), _gradient(rctx, lp, alpha.astype(data.dtype),
+                                              (ext, tn, feasible))
 
 
-def _gradient(rctx, lp, e, alpha, masks, logp, feasible):
-    """softmax - posteriors (T, N, A): the beta recursion, then the state occupancies
-    gamma = exp(alpha + beta - e - log p) gathered onto the classes of their labels."""
+def _log_softmax(rctx, data):
+    op = get_op("log_softmax")
+    out = rctx.xp.empty(data.shape, data.dtype)
+    op.compute[rctx.kernels](rctx, [data], [out], op.parse_attrs({"axis": -1}))
+    return out
+
+
+def _gradient(rctx, lp, gamma, info):
+    """softmax - posteriors (T, N, A): the state occupancies ``gamma`` (T, N, S) gathered
+    onto the classes of their labels; zero after a sequence's end and for an infeasible
+    label."""
     xp = rctx.xp
-    ext, skip, last, tn = masks
+    ext, tn, feasible = info
     t, n, a = lp.shape
-    neg = xp.zeros((1,), lp.dtype) + _NEG
-    beta = xp.empty(e.shape, lp.dtype)
-    skip2 = _shift(xp, skip, -2, False)
-    for i in range(t - 1, -1, -1):
-        end = (tn == i + 1)[:, None]
-        start = _where(last, e[i], neg)
-        if i == t - 1:
-            beta[i] = _where(end, start, neg)
-            continue
-        nxt = beta[i + 1]
-        two = _where(skip2, _shift(xp, nxt, -2, _NEG), neg)
-        rec = _lse3(rctx, nxt, _shift(xp, nxt, -1, _NEG), two) + e[i]
-        beta[i] = _where(end, start, _where((tn > i + 1)[:, None], rec, neg))
-    gamma = _kernel(rctx, "exp", alpha + beta - e - logp[None, :, None])
-    gamma *= feasible.astype(lp.dtype)[None, :, None]
+    (exp,) = _kernels(rctx, "exp")
     onehot = xp.zeros((n, ext.shape[1], a), lp.dtype)
     onehot[xp.arange(n, dtype="int64")[:, None], xp.arange(ext.shape[1], dtype="int64")[None],
            ext] = 1
     post = xp.empty((n, t, a), lp.dtype)
     xp.matmul(xp.ascontiguousarray(gamma.transpose(1, 0, 2)), onehot, post)
-    valid = (xp.arange(t, dtype="int64")[:, None] < tn[None, :]) & feasible[None, :]
-    soft = _kernel(rctx, "exp", lp) * valid.astype(lp.dtype)[:, :, None]
-    return soft - post.transpose(1, 0, 2)
+    valid = xp.from_host(_arange_host(tn, t)[:, None] < tn[None, :])        # (T, N)
+    soft = exp(lp, xp.empty(lp.shape, lp.dtype))
+    soft *= (valid & feasible[None, :]).astype(lp.dtype)[:, :, None]
+    soft -= post.transpose(1, 0, 2)
+    return soft
+
+
+def _arange_host(like, t):
+    """0 .. t-1 as a host int64 array (built from ``like``, a host array, without NumPy
+    calls: array methods only)."""
+    return (like[:1] * 0 + 1).repeat(t).cumsum() - 1
 
 
 # ---- the gradient as a graph of registered operators ----------------------------------------
@@ -367,9 +390,14 @@ def _ctc_graph_gradient(F, node):
 def _ctc_grad(F, node, ograds):
     """d loss / d data, scaled per sequence by the head gradient of the loss (the hidden
     gradient output takes no head gradient: MXNet's rule); no gradient in labels or
-    lengths."""
+    lengths. The values are the hidden output's; recorded or symbolic, the graph of
+    registered ops carries the derivatives (see the module docstring)."""
     g = F.reshape(ograds[0], shape=(1, -1, 1))
-    grad = node.outputs[1] if _imperative_first_order(F) else _ctc_graph_gradient(F, node)
+    grad = F.BlockGrad(node.outputs[1])           # the kernel's values, on every path
+    if not _imperative_first_order(F):
+        # plus zero, whose derivatives are those of the graph: gradients of any order
+        graph = _ctc_graph_gradient(F, node)
+        grad = grad + (graph - F.BlockGrad(graph))
     return [F.broadcast_mul(grad, g)] + [None] * (len(node.inputs) - 1)
 
 
@@ -387,6 +415,7 @@ register(OpDef(
     list_inputs=_list_inputs, infer_shape=_ctc_shape, backward_shape=_ctc_backward_shape,
     infer_type=_ctc_type, compute={"cpu": _ctc_compute}, gradient=_ctc_grad,
     grad_needs=("inputs", "outputs"), num_outputs=2, num_visible_outputs=1,
+    in_place=True,      # a block of sequences is read (log_softmax) before its grad is written
     output_names=("output", "grad"),
     doc="""Connectionist temporal classification loss, one value per sequence.
 
