@@ -374,6 +374,11 @@ EXEMPT = {
                     "to bind; tests/ops/test_array_ops.py checks mx.nd's call",
     "_backward_Custom": "a Custom node's backward in a graph, made by its gradient: the "
                         "Custom row's executor backward runs it",
+    "_cvimdecode": "its output shape depends on the bytes of its input, which no symbol can "
+                   "infer (imperative only, as MXNet's)",
+    **{name: "decodes with the optional Pillow from a file or bytes parameter; "
+             "tests/ops/test_image_io.py compares mx.nd with a bound mx.sym"
+       for name in ("_cvimread", "_imdecode")},
 }
 
 

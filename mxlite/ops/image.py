@@ -894,3 +894,5 @@ wrapped around. Not differentiable (MXNet 1.9.1 registers no gradient either).
 >>> mx.nd._internal._cvcopyMakeBorder(x, 0, 0, 1, 2, type=3).asnumpy().ravel().tolist()
 [2.0, 1.0, 2.0, 1.0, 2.0]
 """))
+
+from . import image_io  # noqa: E402,F401  (the image decoders: _cvimdecode, _cvimread, _imdecode)

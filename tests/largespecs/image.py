@@ -84,6 +84,48 @@ def _one_big_border(t):
         t.equal(got, want, f"output row {r + 1}")
 
 
+_DECODE_REASON = ("a decoded image is capped at mxlite.ops.image_io.MAX_PIXELS = 2**28 "
+                  "pixels (a hostile header must not allocate more): an RGB image just past "
+                  "2**29 elements is the most a decode can give")
+
+
+def _decoder_row(call):
+    """Decode a BMP (uncompressed: quick to make) of an RGB image just past 2**29 elements
+    with markers; ``call(bytes, path)`` decodes it. The decoded marker positions (RGB order,
+    HWC) hold the markers."""
+    def run(t):
+        import io
+        import os
+        import tempfile
+        try:
+            from PIL import Image
+        except ImportError:
+            return                      # the decoders need the optional Pillow
+        n = t.power("2**29")
+        width = 1024
+        height = n // (3 * width) + 1
+        pixels = np.ones(height * width * 3, np.uint8)
+        marks = t.marks(pixels.size)
+        pixels[marks] = [3, 5, 7, 9] * (len(marks) // 4) + [3, 5, 7, 9][:len(marks) % 4]
+        encoded = io.BytesIO()
+        Image.fromarray(pixels.reshape(height, width, 3)).save(encoded, "BMP")
+        del pixels
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "big.bmp")
+            with open(path, "wb") as f:
+                f.write(encoded.getvalue())
+            y = call(encoded.getvalue(), path)
+        t.seen(y)
+        t.equal(t.values(y.reshape((-1,)), marks),
+                np.array([3, 5, 7, 9] * len(marks), np.uint8)[:len(marks)], "decoded markers")
+    return Row(run, "uint8", "2**29", _DECODE_REASON)
+
+
+def _bgr_to_rgb_hwc(chw):
+    """imdecode's (3, H, W) float32 BGR as (H, W, 3) uint8 RGB."""
+    return mx.nd.flip(chw.transpose((1, 2, 0)), axis=2).astype("uint8")
+
+
 _IM = mx.nd.image
 
 ROWS = {
@@ -112,6 +154,10 @@ ROWS = {
         x, alpha=(0.01, 0.02, 0.03))),
     "_cvimresize": Row(_one_big_image, "uint8"),
     "_cvcopyMakeBorder": Row(_one_big_border, "uint8"),
+    "_cvimdecode": _decoder_row(lambda data, path: mx.nd._internal._cvimdecode(
+        mx.nd.array(np.frombuffer(data, np.uint8), dtype="uint8"))),
+    "_cvimread": _decoder_row(lambda data, path: mx.nd._internal._cvimread(filename=path)),
+    "_imdecode": _decoder_row(lambda data, path: _bgr_to_rgb_hwc(mx.nd.imdecode(data))),
     "_image_random_lighting": _image_row(lambda x: _IM.random_lighting(x, alpha_std=0.1),
                                          seeded=True),
 }
