@@ -249,3 +249,136 @@ rank (a non-zero diagonal of L).
 >>> [round(v, 4) for v in l.asnumpy()[:, 0].tolist()]
 [-3.7417, -8.5524]
 """))
+
+
+# ---- syevd: A = U^T diag(lambda) U by cyclic Jacobi rotations ------------------------------
+_SWEEPS = 50              # cyclic Jacobi converges quadratically: a few sweeps in practice
+
+
+def _syevd_shape(shapes, attrs):
+    a = tuple(shapes[0])
+    if len(a) < 2 or a[-1] != a[-2]:
+        raise op_error("syevd", f"A must hold square (symmetric) matrices on its last two "
+                       f"axes, got shape {a}")
+    return [a, a[:-1]]
+
+
+def _symmetric(xp, a):
+    """float64 symmetric matrices from the lower triangles of a (batch, n, n)."""
+    n = a.shape[-1]
+    idx = xp.arange(n * n, np.int64).reshape(n, n)
+    low = (idx // n >= idx % n).astype(np.float64)
+    strict = (idx // n > idx % n).astype(np.float64)
+    w = a.astype(np.float64)
+    return w * low + (w * strict).swapaxes(1, 2)
+
+
+def _rotate(m, p, q, c, s, rows):
+    """m (batch, n, n) times the Jacobi rotation (p, q) from the right (and its transpose
+    from the left when ``rows``), in place."""
+    if rows:
+        mp, mq = m[:, p, :].copy(), m[:, q, :].copy()
+        m[:, p, :] = c[:, None] * mp - s[:, None] * mq
+        m[:, q, :] = s[:, None] * mp + c[:, None] * mq
+    mp, mq = m[:, :, p].copy(), m[:, :, q].copy()
+    m[:, :, p] = c[:, None] * mp - s[:, None] * mq
+    m[:, :, q] = s[:, None] * mp + c[:, None] * mq
+
+
+def _jacobi(xp, w):
+    """Eigenvalues (batch, n) and eigenvector columns V (batch, n, n) of symmetric w,
+    reduced in place."""
+    count, n, _ = w.shape
+    idx = xp.arange(n * n, np.int64).reshape(n, n)
+    v = xp.zeros((count, n, n), np.float64) + ((idx // n) == (idx % n))
+    off_mask = ((idx // n) != (idx % n)).astype(np.float64)
+    total = (w * w).sum(axis=(1, 2))
+    for _ in range(_SWEEPS):
+        off = (w * w * off_mask).sum(axis=(1, 2))
+        if not bool((off > total * 1e-32).any()):
+            break
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = w[:, p, q].copy()
+                # a negligible a_pq (its rotation angle below 1e-150): no rotation, and no
+                # overflow in theta
+                zero = abs(apq) * 1e150 <= abs(w[:, q, q] - w[:, p, p])
+                apq[zero] = 1.0
+                theta = (w[:, q, q] - w[:, p, p]) / (2 * apq)
+                t = ((theta >= 0) * 2.0 - 1.0) / (abs(theta) + (theta * theta + 1) ** 0.5)
+                t[zero] = 0.0
+                c = 1 / (t * t + 1) ** 0.5
+                _rotate(w, p, q, c, t * c, True)
+                _rotate(v, p, q, c, t * c, False)
+    return w.diagonal(axis1=1, axis2=2).copy(), v
+
+
+def _eig(xp, a, u_out, l_out):
+    """U (eigenvectors as rows, ascending eigenvalues, each row's largest-magnitude entry
+    positive: MXNet's convention) and lambda of every matrix of a (batch, n, n)."""
+    lam, v = _jacobi(xp, _symmetric(xp, a))
+    count, n = lam.shape
+    order = lam.argsort(axis=1)
+    batch = xp.arange(count, np.int64).reshape(count, 1)
+    lam = lam[batch, order]
+    u = v.swapaxes(1, 2)[batch, order]
+    big = abs(u).argmax(axis=2)
+    lead = u[batch, xp.arange(n, np.int64).reshape(1, n), big]
+    u *= ((lead >= 0) * 2.0 - 1.0)[:, :, None]
+    xp.cast_into(u_out, u)
+    xp.cast_into(l_out, lam)
+
+
+def _syevd_compute(rctx, ins, outs, attrs):
+    a = ins[0]
+    n = a.shape[-1]
+    count = size_of(a.shape[:-2])
+    flat_a = a.reshape(count, n, n)
+    flat_u, flat_l = outs[0].reshape(count, n, n), outs[1].reshape(count, n)
+    for b in _batches(count, n * n):
+        _eig(rctx.xp, flat_a[b], flat_u[b], flat_l[b])
+
+
+def _syevd_gradient(F, node, ograds):
+    """A = U^T diag(l) U (A read from its lower triangle): with S = U dU^T and
+    Fm[r, c] = 1 / (l_c - l_r) off the diagonal, G = U^T (diag(dl) + Fm * S) U; the
+    gradient of the lower triangle is G + G^T, of the diagonal G's (the upper triangle is
+    not read: zero)."""
+    U, lam = node.outputs
+    dU, dl = ograds
+    shape = node.input_shapes[0]
+    nd, n = len(shape), shape[-1]
+    if dU is None:
+        dU = F.zeros_like(U)
+    if dl is None:
+        dl = F.zeros_like(lam)
+    S = F.linalg.gemm2(U, dU, transpose_b=True)
+    row = F.reshape(lam, shape=tuple(shape[:-2]) + (1, n))
+    col = F.reshape(lam, shape=tuple(shape[:-2]) + (n, 1))
+    eye = F.eye(n, dtype=node.output_dtypes[1], ctx=node.context)
+    gap = F.broadcast_add(F.broadcast_sub(row, col), eye)      # l_c - l_r, 1 on the diagonal
+    Fm = F.broadcast_mul(F.reciprocal(gap), 1 - eye)
+    M = F.linalg.makediag(dl) + Fm * S
+    G = F.linalg.gemm2(F.linalg.gemm2(U, M, transpose_a=True), U)
+    both = G + F.swapaxes(G, dim1=nd - 2, dim2=nd - 1)
+    return [F._internal._la_trian_mask(both, lower=True, diag=0.5)]
+
+
+register(OpDef(
+    "_linalg_syevd", inputs=("A",), aliases=("linalg_syevd",),
+    infer_shape=_syevd_shape, infer_type=lambda dtypes, attrs: [
+        _float_type("syevd")(dtypes, attrs)[0]] * 2,
+    compute={"cpu": _syevd_compute}, gradient=_syevd_gradient, grad_needs=("outputs",),
+    num_outputs=2,
+    doc="""The eigendecomposition ``A = U^T diag(L) U`` of every symmetric matrix of A:
+outputs ``U`` (n, n) with the orthonormal eigenvectors as rows and ``L`` (n,) the
+eigenvalues in ascending order; each row of U has its largest-magnitude entry positive
+(MXNet's convention). A is read from its lower triangle (the upper one is ignored, and its
+gradient is zero: the true derivative, where MXNet returned a symmetric one). Computed by
+cyclic Jacobi rotations in float64 array operations on every device. The gradient needs
+distinct eigenvalues (MXNet's rule).
+
+>>> u, l = mx.nd.linalg.syevd(mx.nd.array([[1.0, 2.0], [2.0, 4.0]]))
+>>> [round(v, 4) for v in l.asnumpy().tolist()], [round(v, 4) for v in u.asnumpy()[0].tolist()]
+([0.0, 5.0], [0.8944, -0.4472])
+"""))

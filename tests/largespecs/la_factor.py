@@ -4,7 +4,8 @@ Both are float32/float64 only, so they stop at 2**31 (2**32 float32 elements are
 whole peak). extracttrian reads a ``t.big`` stack of 32x32 matrices past 2**31 elements (its
 lower triangles, 528 of 1024 elements, come out); maketrian writes a stack past 2**31 from
 the triangles of a marked input of 528/1024 its size. gelqf factors a stack of diagonal
-(2, 16) matrices past 2**30 elements (Q has A's size). Every check is exact: the markers
+(2, 16) matrices past 2**30 elements (Q has A's size), syevd a stack of diagonal 4x4
+matrices (U has A's size). Every check is exact: the markers
 are read back where the triangle's row-major order puts them, zeros elsewhere."""
 from . import Row
 from .index import _check, _marked
@@ -76,9 +77,40 @@ def _gelqf_row(t):
     _check(t, l, want_l, [b * 4 + j for b in special for j in range(4)], "L = D")
 
 
+def _syevd_row(t):
+    """A stack of diagonal 4x4 matrices past 2**30 elements, diag(1, 2, 3, 4) but for
+    diag(4, -5, 1, 2) (plus k) in the matrices at the head, around 2**29/2**30 and at the
+    tail: Jacobi has nothing to rotate, so lambda is the sorted diagonal and U the
+    permutation that sorts it, exactly."""
+    import mxlite as mx
+    import numpy as np
+    count = t.power("2**30") // 16 + 1
+    a = mx.nd.zeros((count, 4, 4), dtype="float32")
+    for i in range(4):
+        a[:, i, i] = i + 1
+    special = sorted({0, count // 4, count // 2, count - 1})
+    for k, b in enumerate(special):
+        for i, v in enumerate((4, -5, 1, 2)):
+            a[b, i, i] = v + (k if i == 0 else 0)
+    t.seen(a)
+    u, lam = mx.nd.linalg.syevd(a)
+    t.shape(u, (count, 4, 4), "U")
+    t.shape(lam, (count, 4), "L")
+    plain_u = np.eye(4, dtype=np.float32).ravel()
+    odd_u = np.eye(4, dtype=np.float32)[[1, 2, 3, 0]].ravel()     # rows sort (-5, 1, 2, 4+k)
+    at = {b: k for k, b in enumerate(special)}
+    _check(t, u, lambda p: (odd_u if p // 16 in at else plain_u)[p % 16],
+           [b * 16 + j for b in special for j in range(16)], "U")
+    _check(t, lam, lambda p: ([-5, 1, 2, 4 + at[p // 4]] if p // 4 in at else [1, 2, 3, 4])[p % 4],
+           [b * 4 + j for b in special for j in range(4)], "L")
+
+
 ROWS = {
     "_linalg_extracttrian": Row(_extracttrian_row, "float32", "2**31", REASON),
     "_linalg_maketrian": Row(_maketrian_row, "float32", "2**31", REASON),
+    "_linalg_syevd": Row(_syevd_row, "float32", "2**30",
+                         "float32/float64 only, and U has A's size: A and U past 2**31 float32 "
+                         "elements are 16 GiB, the whole peak"),
     "_linalg_gelqf": Row(_gelqf_row, "float32", "2**30",
                          "float32/float64 only, and Q has A's size: A and Q past 2**31 float32 "
                          "elements are 16 GiB, the whole peak"),

@@ -67,3 +67,55 @@ def test_bad_input_is_a_clear_error(call, words):
         call(mx.nd.linalg)
     for w in words:
         assert w in str(e.value), (w, str(e.value))
+
+
+# ---- syevd and gelqf against NumPy ----------------------------------------------------------
+def test_syevd_matches_numpy_eigh_with_mxnets_signs():
+    rng = np.random.RandomState(4)
+    a = rng.randn(3, 5, 5)
+    a = a + a.transpose(0, 2, 1)
+    u, lam = mx.nd.linalg.syevd(mx.nd.array(a, dtype="float64"))
+    w, v = np.linalg.eigh(a)
+    want_u = v.transpose(0, 2, 1)
+    lead = np.take_along_axis(want_u, abs(want_u).argmax(-1)[..., None], -1)
+    want_u = want_u * np.sign(lead)
+    np.testing.assert_allclose(lam.asnumpy(), w, atol=1e-12)
+    np.testing.assert_allclose(u.asnumpy(), want_u, atol=1e-10)
+
+
+def test_syevd_reads_the_lower_triangle_only():
+    a = np.array([[2.0, 99.0], [1.0, 3.0]])               # the upper 99 is never read
+    u, lam = mx.nd.linalg.syevd(mx.nd.array(a, dtype="float64"))
+    np.testing.assert_allclose(lam.asnumpy(), np.linalg.eigvalsh(np.tril(a) + np.tril(a, -1).T),
+                               atol=1e-12)
+    x = mx.nd.array(a, dtype="float64")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.linalg.syevd(x)[1].sum()
+    y.backward()
+    assert x.grad.asnumpy()[0, 1] == 0.0                   # trace: d/dA = I on the lower part
+    np.testing.assert_allclose(x.grad.asnumpy(), np.eye(2), atol=1e-12)
+
+
+def test_gelqf_matches_numpy_qr_of_the_transpose():
+    a = np.random.RandomState(5).randn(2, 3, 5)
+    q, l = mx.nd.linalg.gelqf(mx.nd.array(a, dtype="float64"))
+    q, l = q.asnumpy(), l.asnumpy()
+    qt, r = np.linalg.qr(a.transpose(0, 2, 1))             # A^T = Qt R  ->  A = R^T Qt^T
+    sign = np.sign(np.diagonal(l, axis1=1, axis2=2) / np.diagonal(r, axis1=1, axis2=2))
+    np.testing.assert_allclose(l, r.transpose(0, 2, 1) * sign[:, None, :], atol=1e-12)
+    np.testing.assert_allclose(q, qt.transpose(0, 2, 1) * sign[:, :, None], atol=1e-12)
+    np.testing.assert_allclose(q @ q.transpose(0, 2, 1), np.broadcast_to(np.eye(3), (2, 3, 3)),
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda L: L.gelqf(mx.nd.ones((3, 2))), ["gelqf", "x <= y", "(3, 2)"]),
+    (lambda L: L.syevd(mx.nd.ones((2, 3))), ["syevd", "square", "(2, 3)"]),
+    (lambda L: L.syevd(mx.nd.ones((2, 2), dtype="int32")), ["syevd", "int32"]),
+])
+def test_factorisation_bad_input(call, words):
+    with pytest.raises(MXNetError) as e:
+        call(mx.nd.linalg)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
