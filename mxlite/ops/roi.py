@@ -138,7 +138,8 @@ def _float_type(op, names):
 def _roi_columns(op, xp, rois, batch):
     """The rois as float64 columns (batch index truncated toward zero, as MXNet's cast) and
     the host list of batch indices. Non-finite coordinates and a batch index >= ``batch``
-    are MXNetErrors (MXNet read past the data); a negative index marks a roi to skip."""
+    are MXNetErrors (MXNet read past the data); a negative index marks a roi to skip. Also
+    the batch indices on the device."""
     r = rois.astype(F64)
     host = xp.to_host(r)
     if not bool((host == host).all() and (abs(host) < float("inf")).all()):
@@ -147,7 +148,7 @@ def _roi_columns(op, xp, rois, batch):
     if len(index) and int(index.max()) >= batch:
         raise op_error(op, f"rois' batch index {int(index.max())} is out of range for data "
                        f"of batch {batch}")
-    return [r[:, k] for k in range(1, 5)], [int(i) for i in index]
+    return [r[:, k] for k in range(1, 5)], [int(i) for i in index], r[:, 0].astype("int64")
 
 
 def _scale(attrs):
@@ -197,8 +198,8 @@ def _align_axis(op, xp, lo, hi, bins, length, attrs):
     scale = valid / grid[:, None, None]
     weights = xp.zeros((r * bins * length,), F64)
     row = (xp.arange(r * bins, "int64") * length).reshape(r, bins, 1)
-    xp.add_at(weights, (row + low).reshape(-1), ((1 - frac) * scale).reshape(-1))
-    xp.add_at(weights, (row + high).reshape(-1), (frac * scale).reshape(-1))
+    xp.add_at(weights, ((row + low).reshape(-1),), ((1 - frac) * scale).reshape(-1))
+    xp.add_at(weights, ((row + high).reshape(-1),), (frac * scale).reshape(-1))
     return weights.reshape(r, bins, length)
 
 
@@ -309,34 +310,36 @@ def _layout(shape, cells):
 
 def _compute(op, weights, groups, adjoint):
     """The compute function of ``op``: per image, the rois on it pooled (or scattered back)
-    through their separable weights, in the data's dtype (float16 in float32)."""
+    through their separable weights, in the data's dtype (float16 in float32, one image at
+    a time: no float32 copy of a whole float16 batch)."""
     def compute(rctx, ins, outs, attrs):
         xp = rctx.xp
         src, rois, out = ins[0], ins[1], outs[0]
         shape = out.shape if adjoint else src.shape
-        cols, index = _roi_columns(op, xp, rois, shape[0])
+        cols, index, on_device = _roi_columns(op, xp, rois, shape[0])
+        positions = xp.arange(len(index), "int64")
         work = np.dtype("float32") if out.dtype == np.dtype("float16") else out.dtype
-        wy, wx = weights(op, xp, cols, shape, attrs)
-        wy, wx = wy.astype(work), wx.astype(work)
+        wy, wx = (w.astype(work) for w in weights(op, xp, cols, shape, attrs))
         gs, cells = groups(attrs)
-        acc = xp.zeros(out.shape, work)
-        src = src.astype(work)
+        image = _layout(shape, cells)[1:]
+        if adjoint:
+            xp.fill_zero(out)
+        else:
+            acc = xp.zeros(out.shape, work)
         for b, rows in _batches(index).items():
-            sel = xp.from_host(np.asarray(rows, "int64")) if len(rows) < len(index) \
-                else None
-            pick = (lambda a: a[sel]) if sel is not None else (lambda a: a)
+            sel = positions[on_device == b]
             if adjoint:
-                _pool_adjoint(xp, pick(src), pick(wy), pick(wx), gs,
-                              acc[b].reshape(_layout(shape, cells)[1:]))
+                grad = xp.zeros(shape[1:], work)
+                _pool_adjoint(xp, src[sel].astype(work), wy[sel], wx[sel], gs,
+                              grad.reshape(image))
+                xp.cast_into(out[b], grad)
             else:
                 part = xp.zeros((len(rows),) + out.shape[1:], work)
-                _pool_forward(xp, src[b].reshape(_layout(shape, cells)[1:]), pick(wy),
-                              pick(wx), gs, part)
-                if sel is None:
-                    acc = part
-                else:
-                    acc[sel] = part
-        xp.cast_into(out, acc)
+                _pool_forward(xp, src[b].astype(work).reshape(image), wy[sel], wx[sel], gs,
+                              part)
+                acc[sel] = part
+        if not adjoint:
+            xp.cast_into(out, acc)
     return compute
 
 

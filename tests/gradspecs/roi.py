@@ -1,0 +1,33 @@
+"""Gradient specs: ROIAlign, PSROIPooling and their adjoints (mxlite/ops/roi.py).
+
+Each op is linear in its first input (its weights depend on the rois only, which get no
+gradient), so the calls square or multiply the input to give every order a term. The rois
+are constants of the call; ROIAlign's are placed so no bilinear sample sits on a pixel
+border (none of its weights has a kink there: the rois are not differentiated anyway)."""
+import numpy as np
+
+from . import Spec
+
+ROIS = np.array([[0, 0.3, 0.6, 3.4, 2.7], [1, -1.2, 1.1, 2.2, 3.9], [0, 2.1, 0.4, 6.3, 2.2]])
+_ALIGN = dict(pooled_size=(2, 2), spatial_scale=1.0, sample_ratio=2)
+_ALIGN_PS = dict(pooled_size=(2, 1), spatial_scale=0.9, position_sensitive=True, aligned=True)
+_PS = dict(spatial_scale=1.0, output_dim=1, pooled_size=2, group_size=2)
+
+
+def _rois(nd):
+    return nd.array(ROIS, dtype="float64")
+
+
+SPECS = {
+    "_contrib_ROIAlign": Spec([(2, 2, 4, 5)], lambda nd, x: [
+        nd.contrib.ROIAlign(x * x, _rois(nd), **_ALIGN) * x.sum(),
+        nd.contrib.ROIAlign(x, _rois(nd), **_ALIGN_PS) * (x * x).sum()]),
+    "_roi_align_adjoint": Spec([(3, 2, 2, 2)], lambda nd, g: nd._internal._roi_align_adjoint(
+        g * g, _rois(nd), data_shape=(2, 2, 4, 5), **_ALIGN) * g.sum()),
+    "_contrib_PSROIPooling": Spec([(2, 4, 4, 5)], lambda nd, x: nd.contrib.PSROIPooling(
+        x * x, _rois(nd), **_PS) * x.sum()),
+    "_psroi_pooling_adjoint": Spec([(3, 1, 2, 2)], lambda nd, g: nd._internal.
+                                   _psroi_pooling_adjoint(g * g, _rois(nd),
+                                                          data_shape=(2, 4, 4, 5), **_PS)
+                                   * g.sum()),
+}
