@@ -63,8 +63,9 @@ def _image_dims(op, shape, layout="HWC", channels=(1, 3)):
     n, img = (None, shape) if len(shape) == 3 else (shape[0], shape[1:])
     h, w, c = img if layout == "HWC" else (img[1], img[2], img[0])
     if channels is not None and c not in channels:
+        axis = layout.index("C") + (n is not None)
         raise op_error(op, f"data {shape} must have {' or '.join(map(str, channels))} "
-                       f"channels in its {layout.index('C') + (n is not None)}-th axis, got {c}")
+                       f"channels (axis {axis}), got {c}")
     return n, h, w, c
 
 
@@ -333,8 +334,9 @@ def _resize_out_hw(op, h, w, attrs):
         raise op_error(op, f"size must be (width, height) or (size,) of positive values, got "
                        f"{size}")
     if attrs.interp not in _INTERPS:
-        raise op_error(op, f"interp must be one of {sorted(_INTERPS)} ({', '.join(_INTERPS.values())}), "
-                       f"got {attrs.interp} (Lanczos, 4, is not implemented)")
+        names = ", ".join(_INTERPS.values())
+        raise op_error(op, f"interp must be one of {sorted(_INTERPS)} ({names}), got "
+                       f"{attrs.interp} (Lanczos, 4, is not implemented)")
     if len(size) == 2:
         out = (size[1], size[0])
     elif not keep:
@@ -601,10 +603,10 @@ def _hls_to_rgb(xp, hue, light, sat):
                 + falling * ((h >= 180) & (h < 240)) + p1 * (h >= 240))
     rgb = [channel(120.0), channel(0.0), channel(-120.0)]
     grey = sat == 0
-    return xp_stack([c * (~grey) + light * grey for c in rgb])
+    return _stack_last([c * (~grey) + light * grey for c in rgb])
 
 
-def xp_stack(channels):
+def _stack_last(channels):
     """Stack (...,) arrays on a new last axis with the array methods NumPy and CuPy share."""
     first = channels[0]
     out = first.reshape(first.shape + (1,)).repeat(len(channels), axis=-1)

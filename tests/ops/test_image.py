@@ -193,7 +193,7 @@ def test_random_ops_with_no_strength_are_the_identity():
     np.testing.assert_array_equal(_call("random_lighting", x, "float64", alpha_std=0), x)
 
 
-# ---- gradients (closed forms) ----------------------------------------------------------------------
+# ---- gradients (closed forms) ----------------------------------------------------------------
 def _grad(call, x, head):
     x = mx.nd.array(x, dtype=x.dtype)
     x.attach_grad()
@@ -252,7 +252,7 @@ def test_random_ops_are_not_differentiable():
     np.testing.assert_array_equal(x.grad.asnumpy(), 1.0)
 
 
-# ---- bad input ---------------------------------------------------------------------------------------
+# ---- bad input --------------------------------------------------------------------------------
 BAD = [
     ("to_tensor", (2, 3), {}, "3-D"),
     ("normalize", (4, 2, 2), {}, "channels"),
