@@ -366,6 +366,11 @@ FORWARD = {
         for t in range(5)]),
     "_image_random_lighting": Fwd(_u((3, 4, 3), lo=0, hi=255), lambda ns, x: (
         ns.image.random_lighting(x, alpha_std=0.1))),
+    "_contrib_allclose": Fwd(_u((3, 4), (3, 4)), lambda ns, a, b: [
+        ns.contrib.allclose(a, a * 1.0000001), ns.contrib.allclose(a, b, rtol=0.5, atol=2.0),
+        ns.contrib.allclose(a, b)]),
+    "_contrib_index_array": Fwd(_u((2, 3, 2)), lambda ns, x: [
+        ns.contrib.index_array(x), ns.contrib.index_array(x, axes=(-1, 0))]),
 }
 
 # Ops that cannot run through a bound symbol, with the reason.
