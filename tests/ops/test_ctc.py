@@ -184,3 +184,24 @@ def test_gluon_ctc_loss_layouts():
     np.testing.assert_allclose(got, want, rtol=1e-6)
     with pytest.raises(MXNetError, match="layout"):
         mx.gluon.loss.CTCLoss(layout="NCT")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_emissions_too_small_to_scale_fall_back_to_log_space(dtype):
+    """The label's class 1000 nats below the blank and class 2 at every step: the rescaled
+    recursions underflow (exp(-1000) is 0 in float64), the log-space fallback gives
+    -log p = 1000 + 6 log 2 - log 6 (one frame of the label, six places, Z = 2 per step;
+    the other terms are e**-1000 smaller); the other sequence is unaffected."""
+    x = np.zeros((6, 2, 3))
+    x[:, 0, 1] = -1000
+    data = mx.nd.array(x, dtype=dtype)
+    data.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.CTCLoss(data, mx.nd.array([[1], [2]]))
+    out.backward()
+    want = 1000 + 6 * np.log(2) - np.log(6)
+    np.testing.assert_allclose(out.asnumpy()[0], want, rtol=1e-6)
+    np.testing.assert_allclose(out.asnumpy()[1], _brute_force(x[:, 1], [2], 0), rtol=1e-6)
+    grad = data.grad.asnumpy()
+    assert np.isfinite(grad).all()
+    np.testing.assert_allclose(grad.sum(axis=2), 0, atol=1e-6)   # softmax - posteriors
