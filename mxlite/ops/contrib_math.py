@@ -389,21 +389,26 @@ def _split(op, shape, heads, parts, arg):
     return shape[0], shape[1], shape[2] // (heads * parts)
 
 
+def _dims(shape, heads, parts):
+    """(T, B, D) of a projection whose shape infer_shape has already checked."""
+    return shape[0], shape[1], shape[2] // (heads * parts)
+
+
 def _part(x, T, B, H, parts, D, i):
     """View (B, H, T, D) of part ``i`` of an interleaved projection on the device."""
     return x.reshape(T, B, H, parts, D)[:, :, :, i, :].transpose(1, 2, 0, 3)
 
 
-def _scores_compute(parts_q, i_q):
+def _scores_compute(self_attention):
     """qk: out (B*H, Tq, Tk) = Q K^T / sqrt(D)."""
     def compute(rctx, ins, outs, attrs):
         H = attrs.heads
-        if parts_q:                       # self-attention: q and k from one projection
-            T, B, D = _split("", ins[0].shape, H, 3, "")
+        if self_attention:                # q and k from one projection
+            T, B, D = _dims(ins[0].shape, H, 3)
             q, k = _part(ins[0], T, B, H, 3, D, 0), _part(ins[0], T, B, H, 3, D, 1)
             Tk = T
         else:
-            T, B, D = _split("", ins[0].shape, H, 1, "")
+            T, B, D = _dims(ins[0].shape, H, 1)
             Tk = ins[1].shape[0]
             q, k = _part(ins[0], T, B, H, 1, D, 0), _part(ins[1], Tk, B, H, 2, D, 0)
         out = outs[0].reshape(B, H, T, Tk)
@@ -416,7 +421,7 @@ def _values_compute(parts):
     """valatt: out (T, B, H*D) = merged heads of attention @ V."""
     def compute(rctx, ins, outs, attrs):
         H = attrs.heads
-        T, B, D = _split("", ins[0].shape, H, parts, "")
+        T, B, D = _dims(ins[0].shape, H, parts)
         v = _part(ins[0], T, B, H, parts, D, parts - 1)
         Tq = ins[1].shape[1]
         tmp = rctx.xp.empty((B, H, Tq, D), outs[0].dtype)
@@ -488,9 +493,9 @@ def _selfatt_qk_gradient(F, node, ograds):
     """S = Q K^T / sqrt(D): dQ = G K / sqrt(D), dK = G^T Q / sqrt(D), dV = 0."""
     H = node.attrs.heads
     x, g = node.inputs[0], ograds[0]
-    T, B, D = _split("", node.input_shapes[0], H, 3, "")
+    T, B, D = _dims(node.input_shapes[0], H, 3)
     q, k = _f_part(F, x, T, B, H, 3, D, 0), _f_part(F, x, T, B, H, 3, D, 1)
-    s = 1.0 / math.sqrt(D)
+    s = 1.0 / math.sqrt(D) if D else 1.0     # head_dim 0: empty products
     dq = F.batch_dot(g, k) * s
     dk = F.batch_dot(g, q, transpose_a=True) * s
     return [_f_interleave(F, [dq, dk, F.zeros_like(dq)], T, B, H, D)]
@@ -500,7 +505,7 @@ def _selfatt_valatt_gradient(F, node, ograds):
     """O = A V (heads merged): dA = G V^T, dV = A^T G, dQ = dK = 0."""
     H = node.attrs.heads
     x, att = node.inputs
-    T, B, D = _split("", node.input_shapes[0], H, 3, "")
+    T, B, D = _dims(node.input_shapes[0], H, 3)
     v = _f_part(F, x, T, B, H, 3, D, 2)
     g = _f_part(F, ograds[0], T, B, H, 1, D, 0)
     dv = F.batch_dot(att, g, transpose_a=True)
@@ -513,10 +518,10 @@ def _encdec_qk_gradient(F, node, ograds):
     """S = Q K^T / sqrt(D): dQ = G K / sqrt(D), dK = G^T Q / sqrt(D), dV = 0."""
     H = node.attrs.heads
     qs, kv = node.inputs
-    Tq, B, D = _split("", node.input_shapes[0], H, 1, "")
+    Tq, B, D = _dims(node.input_shapes[0], H, 1)
     Tk = node.input_shapes[1][0]
     q, k = _f_part(F, qs, Tq, B, H, 1, D, 0), _f_part(F, kv, Tk, B, H, 2, D, 0)
-    s = 1.0 / math.sqrt(D)
+    s = 1.0 / math.sqrt(D) if D else 1.0     # head_dim 0: empty products
     g = ograds[0]
     dq = _f_interleave(F, [F.batch_dot(g, k) * s], Tq, B, H, D) if node.wants[0] else None
     dk = None
@@ -530,7 +535,7 @@ def _encdec_valatt_gradient(F, node, ograds):
     """O = A V (heads merged): dA = G V^T, dV = A^T G, dK = 0."""
     H = node.attrs.heads
     kv, att = node.inputs
-    Tk, B, D = _split("", node.input_shapes[0], H, 2, "")
+    Tk, B, D = _dims(node.input_shapes[0], H, 2)
     Tq = node.input_shapes[1][1]
     v = _f_part(F, kv, Tk, B, H, 2, D, 1)
     g = _f_part(F, ograds[0], Tq, B, H, 1, D, 0)
@@ -550,7 +555,7 @@ def _attention_op(name, inputs, infer_shape, compute, gradient, doc):
 
 
 _attention_op(
-    "selfatt_qk", ("queries_keys_values",), _selfatt_qk_shape, _scores_compute(True, 0),
+    "selfatt_qk", ("queries_keys_values",), _selfatt_qk_shape, _scores_compute(True),
     _selfatt_qk_gradient,
     """Self-attention scores from one interleaved projection: queries_keys_values
 ``(T, B, heads * 3 * D)`` holds, per head, its query, key and value rows of D; the output
@@ -571,7 +576,7 @@ _attention_op(
 (2, 1, 2)
 """)
 _attention_op(
-    "encdec_qk", ("queries", "keys_values"), _encdec_qk_shape, _scores_compute(False, 0),
+    "encdec_qk", ("queries", "keys_values"), _encdec_qk_shape, _scores_compute(False),
     _encdec_qk_gradient,
     """Encoder-decoder attention scores: queries ``(Tq, B, heads * D)`` against the keys of
 keys_values ``(Tk, B, heads * 2 * D)`` (per head, its key and value rows of D); the output
