@@ -255,8 +255,9 @@ def _block(rctx, data, label, tn, ln, blank):
             beta[i, idx] = last[idx]
         _normalise(beta[i])
     alpha *= beta                                 # zero after a sequence's end
-    for i in range(t):
-        _normalise(alpha[i])
+    total = alpha.sum(axis=2, keepdims=True)
+    total += total == 0
+    alpha /= total
     alpha *= feasible[None, :, None]
     return loss.astype(data.dtype), _gradient(rctx, lp, alpha.astype(data.dtype),
                                               (ext, valid, feasible))
