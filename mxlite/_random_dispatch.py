@@ -43,9 +43,11 @@ def _front(name, scalar_fn, array_fn, array_type):
             return scalar_fn(**given, **kwargs)
         numbers_ = [n for n, v in given.items() if not isinstance(v, array_type)]
         if numbers_ or len(given) < len(names):
-            raise MXNetError(f"random.{name}: distribution parameters must all be arrays or "
-                             f"all numbers; {arrays} are {array_type.__name__}s, "
-                             f"{numbers_ or [n for n in names if n not in given]} are not")
+            others = numbers_ or [n for n in names if n not in given]
+            raise MXNetError(f"random.{name}: {', '.join(arrays)} given as "
+                             f"{array_type.__name__} but {', '.join(others)} as a number (or "
+                             "left to its default): distribution parameters must all be "
+                             f"{array_type.__name__}s or all numbers")
         kwargs.pop("ctx", None)          # the samples live on the parameters' device
         shape = kwargs.pop("shape", None)
         return array_fn(*(given[n] for n in names),

@@ -43,16 +43,23 @@ def _shape(shape, out):
     return out.shape if out is not None else (1,)
 
 
-def _scalars(fn_name, **params):
+def _arrays(fn_name, **params):
+    """True when the parameters are NDArrays (one distribution per element: nd.random
+    dispatches to ``_sample_<fn_name>``), False when they are numbers."""
+    from .ndarray import NDArray
+    arrays = [isinstance(v, NDArray) for v in params.values()]
+    if any(arrays):
+        return True
     for name, value in params.items():
         if not isinstance(value, numbers.Real) or isinstance(value, bool):
-            raise MXNetError(f"random.{fn_name}: {name} must be a number, got "
-                             f"{type(value).__name__} (per-element parameter arrays are "
-                             "not supported)")
+            raise MXNetError(f"random.{fn_name}: {name} must be a number or an NDArray, got "
+                             f"{type(value).__name__}")
+    return False
 
 
 def _call(fn_name, params, shape, dtype, ctx, out):
-    _scalars(fn_name, **params)
+    if _arrays(fn_name, **params):
+        shape = () if shape is None else shape      # samples per element's distribution
     kwargs = dict(params, shape=_shape(shape, out), out=out)
     if dtype is None and out is not None:
         dtype = out.dtype           # as MXNet, the output array decides the dtype

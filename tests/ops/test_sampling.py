@@ -169,7 +169,7 @@ def test_nd_random_with_arrays_calls_the_per_element_sampler():
 
 
 def test_nd_random_mixing_numbers_and_arrays_is_an_error():
-    with pytest.raises(MXNetError, match="random.uniform: distribution parameters"):
+    with pytest.raises(MXNetError, match="random.uniform: high given as NDArray but low as"):
         mx.nd.random.uniform(0, mx.nd.array([1.0]))
 
 
@@ -231,3 +231,11 @@ def test_rand_zipfian_samples_and_expected_counts():
     assert [o.shape for o in outs] == [(5,), (3,), (5,)]
     with pytest.raises(MXNetError, match="range_max"):
         mx.nd.contrib.rand_zipfian(true, 4, 0)
+
+
+def test_mx_random_takes_array_parameters_as_nd_random():
+    lam = mx.nd.array([1.0, 2.0, 3.0])
+    assert mx.random.poisson(lam).shape == (3,)
+    assert mx.random.gamma(lam, lam, shape=(2,)).shape == (3, 2)
+    with pytest.raises(MXNetError, match="random.uniform: low must be a number or an NDArray"):
+        mx.random.uniform("0")
