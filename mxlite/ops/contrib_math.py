@@ -489,13 +489,25 @@ def _f_interleave(F, ys, T, B, H, D):
     return F.reshape(whole, shape=(T, B, H * len(ys) * D))
 
 
+def _empty_gradient(gradient):
+    """An attention product with an empty input has an empty or all-zero output: zero
+    gradients (reshape's code 0 would read a zero-sized target as "copy the dimension")."""
+    def wrapped(F, node, ograds):
+        if any(0 in tuple(shape) for shape in node.input_shapes):
+            return [F.zeros_like(x) if want else None
+                    for x, want in zip(node.inputs, node.wants)]
+        return gradient(F, node, ograds)
+    wrapped.__doc__ = gradient.__doc__
+    return wrapped
+
+
 def _selfatt_qk_gradient(F, node, ograds):
     """S = Q K^T / sqrt(D): dQ = G K / sqrt(D), dK = G^T Q / sqrt(D), dV = 0."""
     H = node.attrs.heads
     x, g = node.inputs[0], ograds[0]
     T, B, D = _dims(node.input_shapes[0], H, 3)
     q, k = _f_part(F, x, T, B, H, 3, D, 0), _f_part(F, x, T, B, H, 3, D, 1)
-    s = 1.0 / math.sqrt(D) if D else 1.0     # head_dim 0: empty products
+    s = 1.0 / math.sqrt(D)
     dq = F.batch_dot(g, k) * s
     dk = F.batch_dot(g, q, transpose_a=True) * s
     return [_f_interleave(F, [dq, dk, F.zeros_like(dq)], T, B, H, D)]
@@ -521,7 +533,7 @@ def _encdec_qk_gradient(F, node, ograds):
     Tq, B, D = _dims(node.input_shapes[0], H, 1)
     Tk = node.input_shapes[1][0]
     q, k = _f_part(F, qs, Tq, B, H, 1, D, 0), _f_part(F, kv, Tk, B, H, 2, D, 0)
-    s = 1.0 / math.sqrt(D) if D else 1.0     # head_dim 0: empty products
+    s = 1.0 / math.sqrt(D)
     g = ograds[0]
     dq = _f_interleave(F, [F.batch_dot(g, k) * s], Tq, B, H, D) if node.wants[0] else None
     dk = None
@@ -551,7 +563,8 @@ def _attention_op(name, inputs, infer_shape, compute, gradient, doc):
     register(OpDef(
         f"_contrib_interleaved_matmul_{name}", inputs=inputs, params=_HEADS,
         infer_shape=infer_shape, infer_type=_float_type(f"interleaved_matmul_{name}", inputs),
-        compute={"cpu": compute}, gradient=gradient, grad_needs=("inputs",), doc=doc))
+        compute={"cpu": compute}, gradient=_empty_gradient(gradient), grad_needs=("inputs",),
+        doc=doc))
 
 
 _attention_op(

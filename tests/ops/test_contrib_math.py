@@ -313,3 +313,17 @@ def test_fft_float32_and_quarter_turns_exact():
 def test_ifft_needs_pairs():
     with pytest.raises(MXNetError, match="ifft.*even.*\\(2, 3\\)"):
         mx.nd.contrib.ifft(mx.nd.ones((2, 3)))
+
+
+@pytest.mark.parametrize("shape", [(2, 1, 0), (0, 2, 6), (3, 0, 6)])
+def test_attention_products_of_empty_projections_have_zero_gradients(shape):
+    x = mx.nd.ones(shape)
+    att = mx.nd.ones((shape[1], shape[0], shape[0]))
+    x.attach_grad()
+    att.attach_grad()
+    with mx.autograd.record():
+        s = mx.nd.contrib.interleaved_matmul_selfatt_qk(x, heads=1)
+        o = mx.nd.contrib.interleaved_matmul_selfatt_valatt(x, att, heads=1)
+    mx.autograd.backward([s, o])
+    assert s.shape == (shape[1], shape[0], shape[0]) and o.shape == (shape[0], shape[1], shape[2] // 3)
+    assert x.grad.shape == shape and not x.grad.asnumpy().any()
