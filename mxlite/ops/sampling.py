@@ -165,9 +165,18 @@ def _draw_block(sampler, host, params, lo, hi, per, key, offset, dt):
     if sampler.stream is None:
         z = np.empty(hi - lo, work)
         _standard(sampler.dist, z, key, offset, lo)
-        which = np.arange(lo, hi, dtype=np.int64) // per
-        a, b, top = (c[which] for c in coefficients(sampler.dist, params, dt))
-        host[...] = np.minimum(a + b * z.astype(np.float64), top).astype(dt)
+        coef = coefficients(sampler.dist, params, dt)
+        x = z.astype(np.float64)
+        if per >= 1024:         # long runs of one distribution: scalar coefficients, in place
+            for j, a0, b0 in _runs(lo, hi, per):
+                t = x[a0 - lo:b0 - lo]
+                t *= coef[1][j]
+                t += coef[0][j]
+                np.minimum(t, coef[2][j], out=t)
+        else:
+            which = np.arange(lo, hi, dtype=np.int64) // per
+            x = np.minimum(coef[0][which] + coef[1][which] * x, coef[2][which])
+        host[...] = x
         return None
     buf = host if host.dtype == work else np.empty(hi - lo, work)
     top = float(_random._EXACT_INT[dt]) if sampler.counts else math.inf
