@@ -46,6 +46,12 @@ def _same_shape(shapes, attrs):
     return [tuple(shapes[0])]
 
 
+def _matrix_of_rows(a):
+    """a viewed as (rows, last axis); unlike reshape(-1, n) it works for a zero-sized
+    last axis."""
+    return a.reshape(size_of(a.shape[:-1]), a.shape[-1])
+
+
 def _run_op(name, rctx, ins, outs):
     """Run the compute function op ``name`` has on this device, with its default attrs."""
     op = get_op(name)
@@ -275,7 +281,7 @@ def _index_array_axes(shape, attrs):
 def _index_array_compute(rctx, ins, outs, attrs):
     shape = ins[0].shape
     axes = _index_array_axes(shape, attrs)
-    out = outs[0].reshape(-1, len(axes))
+    out = _matrix_of_rows(outs[0])
     xp = rctx.xp
     for s in _blocks(out.shape[0]):
         flat = xp.arange(s.stop - s.start, np.int64) + s.start
@@ -490,8 +496,8 @@ def _f_interleave(F, ys, T, B, H, D):
 
 
 def _empty_gradient(gradient):
-    """An attention product with an empty input has an empty or all-zero output: zero
-    gradients (reshape's code 0 would read a zero-sized target as "copy the dimension")."""
+    """An op with an empty input has an empty or all-zero output: zero gradients (reshape's
+    code 0 would read a zero-sized target as "copy the dimension")."""
     def wrapped(F, node, ograds):
         if any(0 in tuple(shape) for shape in node.input_shapes):
             return [F.zeros_like(x) if want else None
@@ -655,8 +661,8 @@ def _count_sketch_compute(rctx, ins, outs, attrs):
     data, h, s = ins
     d = data.shape[-1]
     idx = _buckets(rctx.xp, h, attrs.out_dim)
-    rows = data.reshape(-1, d)
-    out = outs[0].reshape(-1, attrs.out_dim)
+    rows = _matrix_of_rows(data)
+    out = _matrix_of_rows(outs[0])
     out.fill(0)
     sign = s.reshape(1, d)
     for b in _blocks_of_rows(rows.shape[0], d):
@@ -690,7 +696,7 @@ register(OpDef(
             Param("processing_batch_size", "int", 32, "kept for MXNet's signature (rows run "
                   "in blocks of bounded memory)")),
     infer_shape=_count_sketch_shape, infer_type=_count_sketch_type,
-    compute={"cpu": _count_sketch_compute}, gradient=_count_sketch_gradient,
+    compute={"cpu": _count_sketch_compute}, gradient=_empty_gradient(_count_sketch_gradient),
     grad_needs=("inputs",),
     doc="""Count sketch: ``out[..., h[i]] += s[i] * data[..., i]`` for every input feature i,
 an ``(..., in_dim) -> (..., out_dim)`` projection (MXNet: 2-D data, GPU only). h holds whole
@@ -746,8 +752,8 @@ def _fft_compute(inverse):
     def compute(rctx, ins, outs, attrs):
         x, out = ins[0], outs[0]
         d = out.shape[-1] if inverse else x.shape[-1]
-        rows = x.reshape(-1, x.shape[-1])
-        flat = out.reshape(-1, out.shape[-1])
+        rows = _matrix_of_rows(x)
+        flat = _matrix_of_rows(out)
         step = max(1, _BLOCK // max(d, 1))
         for b in range(0, d, step):          # output frequencies / samples, in blocks
             cols = slice(b, min(d, b + step))

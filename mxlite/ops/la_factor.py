@@ -220,6 +220,8 @@ def _gelqf_gradient(F, node, ograds):
     Q, L = node.outputs
     dQ, dL = ograds
     nd = len(node.input_shapes[0])
+    if 0 in tuple(node.input_shapes[0]):     # empty: nothing to solve against
+        return [F.zeros_like(Q)]                               # Q has A's shape
     if dQ is None:
         dQ = F.zeros_like(Q)
     if dL is None:
@@ -333,6 +335,8 @@ def _syevd_compute(rctx, ins, outs, attrs):
     a = ins[0]
     n = a.shape[-1]
     count = size_of(a.shape[:-2])
+    if not (n and count):
+        return                                  # empty outputs: nothing to write
     flat_a = a.reshape(count, n, n)
     flat_u, flat_l = outs[0].reshape(count, n, n), outs[1].reshape(count, n)
     for b in _batches(count, n * n):
@@ -348,6 +352,8 @@ def _syevd_gradient(F, node, ograds):
     dU, dl = ograds
     shape = node.input_shapes[0]
     nd, n = len(shape), shape[-1]
+    if 0 in tuple(shape):         # empty: reshape's code 0 cannot name a zero-sized target
+        return [F.zeros_like(U)]                               # U has A's shape
     if dU is None:
         dU = F.zeros_like(U)
     if dl is None:

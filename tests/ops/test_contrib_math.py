@@ -327,3 +327,16 @@ def test_attention_products_of_empty_projections_have_zero_gradients(shape):
     mx.autograd.backward([s, o])
     assert s.shape == (shape[1], shape[0], shape[0]) and o.shape == (shape[0], shape[1], shape[2] // 3)
     assert x.grad.shape == shape and not x.grad.asnumpy().any()
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0), (0, 0)])
+def test_empty_inputs_of_count_sketch_and_fft(shape):
+    x = mx.nd.ones(shape)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.count_sketch(x, mx.nd.zeros((1, shape[1])), mx.nd.ones((1, shape[1])),
+                                       out_dim=2)
+        z = mx.nd.contrib.ifft(mx.nd.contrib.fft(x))
+    mx.autograd.backward([y, z])
+    assert y.shape == (shape[0], 2) and z.shape == shape and x.grad.shape == shape
+    assert mx.nd.contrib.index_array(x, axes=()).shape == shape + (0,)

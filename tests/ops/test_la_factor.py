@@ -119,3 +119,14 @@ def test_factorisation_bad_input(call, words):
         call(mx.nd.linalg)
     for w in words:
         assert w in str(e.value), (w, str(e.value))
+
+
+@pytest.mark.parametrize("name, shape", [("syevd", (0, 3, 3)), ("syevd", (2, 0, 0)),
+                                         ("gelqf", (0, 2, 3)), ("gelqf", (2, 0, 3))])
+def test_empty_stacks_give_empty_results_and_gradients(name, shape):
+    x = mx.nd.ones(shape)
+    x.attach_grad()
+    with mx.autograd.record():
+        outs = getattr(mx.nd.linalg, name)(x)
+    mx.autograd.backward(list(outs))
+    assert outs[0].shape == shape and x.grad.shape == shape
