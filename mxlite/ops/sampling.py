@@ -12,8 +12,12 @@ The generator is the one of ``mxlite/ops/random.py``: one stream ``(seed, offset
 flat output element ``i`` a pure function of ``(seed, offset, i)`` and its parameter. uniform,
 normal and exponential transform (in double) the standard samples the ``_random_*`` kernels
 draw; gamma and the count samplers run the same per-element rejection samplers with each
-element's parameters (one kernel call per distribution and block). The output is written in blocks of ``BLOCK`` elements, so no temporary grows
-with it. Nothing here is differentiable (MXNet's gradients of these ops are zero).
+element's parameters (one kernel call per distribution and block). The output is written
+in blocks of ``BLOCK`` elements, so no temporary grows with it. Nothing here is
+differentiable (MXNet's gradients of these ops are zero).
+
+``_sample_unique_zipfian`` draws distinct log-uniform classes per row (sampled softmax);
+MXNet's Python ``contrib.rand_zipfian`` is in ``mxlite/_random_dispatch.py``.
 """
 import math
 from types import SimpleNamespace
@@ -24,7 +28,7 @@ from .._core import random as _k
 from ..base import FLOAT_DTYPES, op_error
 from . import random as _random
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
-from .shape_utils import check_alloc, size_of
+from .shape_utils import check_alloc
 
 __all__ = ["SAMPLERS", "BLOCK", "sample_into", "checked_params", "coefficients"]
 
@@ -253,6 +257,14 @@ def checked_params(sampler, xp, ins, dt):
     return params
 
 
+def _example_args(sampler):
+    """Parameter arrays of the docstring example (in range for every distribution)."""
+    args = ["mx.nd.array([1.0, 2.0])"] * len(sampler.inputs)
+    if sampler.dist == "negative_binomial":
+        args[1] = "mx.nd.array([0.5, 0.5])"
+    return ", ".join(args)
+
+
 def _out_dtype(op, attrs):
     dt = _F32 if attrs.dtype is None else np.dtype(attrs.dtype)
     if dt not in FLOAT_DTYPES:
@@ -299,7 +311,7 @@ The output has shape ``{s.inputs[0]}.shape + shape``: ``shape`` samples per dist
 A parameter out of range is an MXNetError naming its first bad element (MXNet did not check);
 so are parameters whose samples the output dtype could not represent.
 
->>> x = mx.nd.sample_{s.dist}({', '.join('mx.nd.array([1.0, 2.0])' for _ in s.inputs) if s.dist != 'negative_binomial' else 'mx.nd.array([1.0, 2.0]), mx.nd.array([0.5, 0.5])'}, shape=(3,))
+>>> x = mx.nd.sample_{s.dist}({_example_args(s)}, shape=(3,))
 >>> x.shape
 (2, 3)"""))
 
