@@ -361,18 +361,19 @@ def _resize_shape(shapes, attrs):
 
 
 def _taps(n_out, n_in, interp):
-    """The (n_out, n_in) matrix of 1-D weights OpenCV's ``resize`` gives each output pixel.
+    """``(index, weight)``, two (n_out, k) arrays: output pixel d of one axis is
+    ``sum_k weight[d, k] * source[index[d, k]]``, the 1-D weights of OpenCV's ``resize``.
 
     Source coordinates follow OpenCV: pixel centres (``(d + 0.5) * scale - 0.5``) for
     bilinear and bicubic, ``floor(d * scale)`` for nearest; taps beyond the edge take the
     edge pixel (border replicate). Area averages the source interval each output pixel covers
-    (with fractional end pixels) when shrinking, and interpolates linearly when enlarging."""
+    (with fractional end pixels) when shrinking, and interpolates linearly when enlarging.
+    Only the taps are kept (at most 4 per pixel, or the pixels an area covers)."""
     scale = n_in / n_out
-    m = np.zeros((n_out, n_in))
     d = np.arange(n_out)
     if interp == 0:
-        m[d, np.minimum(np.floor(d * scale).astype(np.int64), n_in - 1)] = 1.0
-        return m
+        return np.minimum(np.floor(d * scale).astype(np.int64), n_in - 1)[:, None], \
+            np.ones((n_out, 1))
     if interp == 3 and scale >= 1:
         return _area_taps(n_out, n_in, scale)
     src = (d + 0.5) * scale - 0.5
@@ -385,9 +386,8 @@ def _taps(n_out, n_in, interp):
             frac = np.where(base < 0, 0.0, frac)
             base = np.maximum(base, 0)
         offsets, weights = (0, 1), (1.0 - frac, frac)
-    for k, wk in zip(offsets, weights):
-        np.add.at(m, (d, np.clip(base + k, 0, n_in - 1)), wk)
-    return m
+    index = np.stack([np.clip(base + k, 0, n_in - 1) for k in offsets], axis=1)
+    return index, np.stack(weights, axis=1)
 
 
 def _cubic_weights(t, a=-0.75):
@@ -401,52 +401,74 @@ def _cubic_weights(t, a=-0.75):
 
 
 def _area_taps(n_out, n_in, scale):
-    m = np.zeros((n_out, n_in))
-    for d in range(n_out):
-        lo, hi = d * scale, (d + 1) * scale
-        for s in range(int(np.floor(lo)), min(n_in, int(np.ceil(hi)))):
-            m[d, s] = (min(hi, s + 1) - max(lo, s)) / scale
-    return m
+    """Shrinking: each output pixel averages [d * scale, (d + 1) * scale) of the source."""
+    k = int(np.ceil(scale)) + 1
+    lo = np.arange(n_out) * scale
+    hi = lo + scale
+    first = np.floor(lo).astype(np.int64)
+    index = first[:, None] + np.arange(k)[None, :]
+    cover = np.minimum(hi[:, None], index + 1) - np.maximum(lo[:, None], index)
+    weight = np.where((cover > 0) & (index < n_in), cover, 0.0) / scale
+    return np.minimum(index, n_in - 1), weight
 
 
-def _interpolate(rctx, x, out, ry, rx):
-    """out[n, i, j, c] = sum ry[i, h] x[n, h, w, c] rx[j, w], two batched matrix products
-    per block of images, in float32 (float64 data in float64); integer results are rounded
-    (as OpenCV's)."""
+def _adjoint_taps(taps, n_in):
+    """The taps of the transposed map: for each source pixel, the outputs it feeds."""
+    index, weight = taps
+    rows = np.repeat(np.arange(index.shape[0]), index.shape[1])
+    cols, wts = index.ravel(), weight.ravel()
+    keep = wts != 0
+    rows, cols, wts = rows[keep], cols[keep], wts[keep]
+    order = np.argsort(cols, kind="stable")
+    rows, cols, wts = rows[order], cols[order], wts[order]
+    counts = np.bincount(cols, minlength=n_in)
+    k = max(1, int(counts.max()) if counts.size else 1)
+    slot = np.arange(cols.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    out_index, out_weight = np.zeros((n_in, k), np.int64), np.zeros((n_in, k))
+    out_index[cols, slot], out_weight[cols, slot] = rows, wts
+    return out_index, out_weight
+
+
+def _apply_taps(xp, part, taps, axis, work):
+    """``sum_k weight[:, k] * part.take(index[:, k], axis)`` along ``axis`` of a block."""
+    index, weight = taps
+    shape = [1] * part.ndim
+    shape[axis] = index.shape[0]
+    total = None
+    for k in range(index.shape[1]):
+        key = [slice(None)] * part.ndim
+        key[axis] = xp.from_host(np.ascontiguousarray(index[:, k]))
+        term = part[tuple(key)] * xp.from_host(weight[:, k].astype(work).reshape(shape))
+        total = term if total is None else total.__iadd__(term)
+    return total
+
+
+def _interpolate(rctx, x, out, taps_h, taps_w):
+    """out[n, i, j, c] = sum wh[i, a] ww[j, b] x[n, ih[i, a], iw[j, b], c]: the rows, then
+    the columns, in float32 (float64 data in float64), over blocks of images and bands of
+    output rows so that scratch stays bounded; integer results are rounded (as OpenCV's)."""
     xp, work = rctx.xp, _work_dtype(x.dtype)
-    rxt = xp.from_host(np.ascontiguousarray(rx.T, work))
     batch = x.reshape((-1,) + x.shape[-3:])
     dest = out.reshape((-1,) + out.shape[-3:])
     _, h, w, c = batch.shape
+    oh, ow = dest.shape[1:3]
+    per_row = max(w, ow) * c * max(taps_h[0].shape[1], taps_w[0].shape[1])
     for key in _blocks(batch):
-        n = len(range(*key.indices(batch.shape[0]))) if isinstance(key, slice) else 1
-        for band, lo, hi in _bands(ry, n * w * c):
-            weights = xp.from_host(np.ascontiguousarray(ry[band, lo:hi], work))
-            part = batch[key, lo:hi].astype(work)
-            rows = weights @ part.reshape(n, hi - lo, w * c)                 # (n, oh', w * c)
-            rows = rows.reshape(n, -1, w, c).transpose(0, 1, 3, 2)           # (n, oh', c, w)
-            img = (rows @ rxt).transpose(0, 1, 3, 2)                         # (n, oh', ow, c)
+        n = len(range(*key.indices(batch.shape[0])))
+        step = max(1, _BLOCK // max(n * per_row, 1))
+        for start in range(0, oh, step):
+            band = slice(start, min(oh, start + step))
+            rows = _apply_taps(xp, batch[key], (taps_h[0][band], taps_h[1][band]), 1, work)
+            img = _apply_taps(xp, rows.astype(work, copy=False), taps_w, 2, work)
             if out.dtype.kind in "iu":
                 img = img.round()
             _store(xp, img, dest[key, band])
 
 
-def _bands(ry, per_row):
-    """Bands of output rows of about ``_BLOCK`` source elements, each with the range
-    [lo, hi) of source rows its weights reach, so a huge image needs bounded scratch."""
-    step = max(1, _BLOCK // max(per_row, 1))
-    for start in range(0, ry.shape[0], step):
-        band = slice(start, min(ry.shape[0], start + step))
-        used = np.flatnonzero(ry[band].any(axis=0))
-        lo, hi = (int(used[0]), int(used[-1]) + 1) if used.size else (0, 1)
-        yield band, lo, hi
-
-
 def _resize_compute(rctx, ins, outs, attrs):
     x, out = ins[0], outs[0]
-    ry = _taps(out.shape[-3], x.shape[-3], attrs.interp)
-    rx = _taps(out.shape[-2], x.shape[-2], attrs.interp)
-    _interpolate(rctx, x, out, ry, rx)
+    _interpolate(rctx, x, out, _taps(out.shape[-3], x.shape[-3], attrs.interp),
+                 _taps(out.shape[-2], x.shape[-2], attrs.interp))
 
 
 def _resize_grad(F, node, ograds):
@@ -497,9 +519,9 @@ def _resize_backward_shape(shapes, attrs):
 
 def _resize_backward_compute(rctx, ins, outs, attrs):
     g, out = ins[0], outs[0]
-    ry = _taps(g.shape[-3], out.shape[-3], attrs.interp).T
-    rx = _taps(g.shape[-2], out.shape[-2], attrs.interp).T
-    _interpolate(rctx, g, out, ry, rx)
+    h, w = out.shape[-3], out.shape[-2]
+    _interpolate(rctx, g, out, _adjoint_taps(_taps(g.shape[-3], h, attrs.interp), h),
+                 _adjoint_taps(_taps(g.shape[-2], w, attrs.interp), w))
 
 
 def _resize_backward_grad(F, node, ograds):
