@@ -18,6 +18,8 @@ Every compute function uses the device namespace (``rctx.xp``: ``matmul``, ``add
 ``arange``, ``zeros``) and the array methods NumPy and CuPy share, so the GPU runs them
 unchanged.
 """
+import math
+
 import numpy as np
 
 from ..base import op_error
@@ -454,3 +456,204 @@ register(OpDef(
     gradient=_adjoint_grad("PSROIPooling"), grad_needs=("inputs",),
     doc="""The adjoint of PSROIPooling in its data: ``ograd`` (num_rois, output_dim, pooled,
 pooled) scattered into zeros of ``data_shape``; PSROIPooling's gradient."""))
+
+
+# ---- RROIAlign -------------------------------------------------------------------------------
+# Rotated rois mix x and y, so the weights are not separable: the samples are formed one grid
+# position (iy, ix) at a time for every roi and bin at once, each reading its four corners
+# (a gather of (rois, bins, C) per corner), and the adjoint adds them back the same way.
+_RROI, _RROI_ADJ = "_contrib_RROIAlign", "_rroi_align_adjoint"
+_RROI_SAMPLES = 2 ** 16          # the most samples one bin may average
+
+
+def _rroi_shape(op, data, rois, attrs):
+    data = _check_data(op, data)
+    rois = tuple(rois)
+    if len(rois) != 2 or rois[1] != 6:
+        raise op_error(op, f"rois must be 2-D (num_rois, 6) rows of [batch_index, x, y, w, h, "
+                       f"theta], got shape {rois}")
+    _check_scale(op, attrs)
+    if len(attrs.pooled_size) != 2 or min(attrs.pooled_size) < 1:
+        raise op_error(op, f"pooled_size={attrs.pooled_size} must be (height, width), each >= 1")
+    return (rois[0], data[1]) + tuple(attrs.pooled_size)
+
+
+def _rroi_forward_shape(shapes, attrs):
+    if len(shapes) != 2:
+        raise op_error(_RROI, f"takes 2 inputs (data, rois), got {len(shapes)}")
+    return [check_shape(_RROI, _rroi_shape(_RROI, shapes[0], shapes[1], attrs))]
+
+
+def _rroi_adjoint_shape(shapes, attrs):
+    if len(shapes) != 2:
+        raise op_error(_RROI_ADJ, f"takes 2 inputs (ograd, rois), got {len(shapes)}")
+    want = _rroi_shape(_RROI_ADJ, attrs.data_shape, shapes[1], attrs)
+    if tuple(shapes[0]) != want:
+        raise op_error(_RROI_ADJ, f"ograd of shape {tuple(shapes[0])} must be {want} for "
+                       f"data_shape {tuple(attrs.data_shape)}")
+    return [check_alloc(_RROI_ADJ, tuple(attrs.data_shape), "float64", "data_shape")]
+
+
+def _rroi_geometry(op, xp, rois, batch, attrs):
+    """Per roi: batch index (host list and device column), centre, bin sizes, sample grid,
+    start corner and the rotation's cos/sin, all (R,) float64 (MXNet's rules: sizes at
+    least one pixel; theta in degrees, counter-clockwise)."""
+    r = rois.astype(F64)
+    host = xp.to_host(r)
+    if not bool((host == host).all() and (abs(host) < float("inf")).all()):
+        raise op_error(op, "rois must be finite")
+    index = host[:, 0].astype("int64")
+    if len(index) and int(index.max()) >= batch:
+        raise op_error(op, f"rois' batch index {int(index.max())} is out of range for data "
+                       f"of batch {batch}")
+    scale, (ph, pw) = _scale(attrs), attrs.pooled_size
+    w = (r[:, 3] * scale).clip(1.0, None)
+    h = (r[:, 4] * scale).clip(1.0, None)
+    ratio = attrs.sampling_ratio
+    gh = _ceil(h / ph) if ratio <= 0 else h * 0 + ratio
+    gw = _ceil(w / pw) if ratio <= 0 else w * 0 + ratio
+    most = int(xp.to_host((gh * gw).max())) if len(index) else 0
+    if most > _RROI_SAMPLES:
+        raise op_error(op, f"a roi's bins would average {most} samples each (more than "
+                       f"{_RROI_SAMPLES}); give a smaller sampling_ratio")
+    return dict(index=[int(i) for i in index], column=r[:, 0].astype("int64"),
+                cx=r[:, 1] * scale, cy=r[:, 2] * scale, bh=h / ph, bw=w / pw, gh=gh, gw=gw,
+                sh=-h / 2.0, sw=-w / 2.0, cos=_trig(xp, host[:, 5], math.cos),
+                sin=_trig(xp, host[:, 5], math.sin))
+
+
+def _trig(xp, degrees, fn):
+    """``fn`` of host angles in degrees, on the device (a few values per roi: the host
+    computes them with the math module, as MXNet's kernel computed them per roi)."""
+    values = degrees.copy()
+    values[:] = [fn(d * math.pi / 180.0) for d in degrees.tolist()]
+    return xp.from_host(values)
+
+
+def _rroi_samples(geo, iy, ix, ph, pw, height, width):
+    """The four corners [(flat pixel (R, ph * pw), weight (R, ph * pw))] of sample (iy, ix)
+    of every bin, the weights divided by the bin's sample count and zero where the roi has
+    no such sample, it lies outside [-1, size] or its batch index is negative."""
+    r = geo["cx"].shape[0]
+    xp_i = geo["arange"]
+    i = xp_i(ph)[None, :, None]
+    j = xp_i(pw)[None, None, :]
+    col = lambda a: a[:, None, None]
+    yy = col(geo["sh"]) + i * col(geo["bh"]) + (iy + 0.5) * col(geo["bh"] / geo["gh"])
+    xx = col(geo["sw"]) + j * col(geo["bw"]) + (ix + 0.5) * col(geo["bw"] / geo["gw"])
+    cos, sin = col(geo["cos"]), col(geo["sin"])
+    x = xx * cos + yy * sin + col(geo["cx"])
+    y = yy * cos - xx * sin + col(geo["cy"])
+    keep = ((y >= -1.0) & (y <= height) & (x >= -1.0) & (x <= width)
+            & col((geo["gh"] > iy) & (geo["gw"] > ix) & (geo["column"] >= 0)))
+    scale = keep / col(geo["gh"] * geo["gw"])
+    corners = []
+    ys, xs = _axis_corners(y, height), _axis_corners(x, width)
+    for (py, wy) in ys:
+        for (px, wx) in xs:
+            corners.append(((py * width + px).reshape(r, ph * pw),
+                            (wy * wx * scale).reshape(r, ph * pw)))
+    return corners
+
+
+def _axis_corners(v, length):
+    """[(low, 1 - frac), (high, frac)] along one axis (MXNet's clamping: v <= 0 reads the
+    first pixel, past length - 1 the last)."""
+    v = v.clip(0.0, None)
+    low = v.astype("int64").clip(None, length - 1)
+    frac = (v - low) * (low < length - 1)
+    return [(low, 1 - frac), ((low + 1).clip(None, length - 1), frac)]
+
+
+def _rroi_compute(adjoint):
+    op = _RROI_ADJ if adjoint else _RROI
+
+    def compute(rctx, ins, outs, attrs):
+        xp = rctx.xp
+        src, rois, out = ins[0], ins[1], outs[0]
+        shape = out.shape if adjoint else src.shape
+        work = np.dtype("float32") if out.dtype == np.dtype("float16") else out.dtype
+        geo = _rroi_geometry(op, xp, rois, shape[0], attrs)
+        geo["arange"] = lambda k: xp.arange(k, F64)
+        if adjoint:
+            _rroi_scatter(xp, src, geo, attrs, work, out)
+        else:
+            _rroi_gather(xp, src, geo, attrs, work, out)
+    return compute
+
+
+def _grid_extent(xp, geo):
+    if not geo["index"]:
+        return 0, 0
+    return int(xp.to_host(geo["gh"].max())), int(xp.to_host(geo["gw"].max()))
+
+
+def _rroi_gather(xp, data, geo, attrs, work, out):
+    """out[r, c, bin] = sum over the bin's samples and corners of weight * data[b_r, c, pos]."""
+    n, c, h, w = data.shape
+    ph, pw = attrs.pooled_size
+    flat = data.reshape(n, c, h * w)
+    b = geo["column"].clip(0, None)[:, None]
+    acc = xp.zeros((out.shape[0], ph * pw, c), work)
+    gh, gw = _grid_extent(xp, geo)
+    for iy in range(gh):
+        for ix in range(gw):
+            for pos, wt in _rroi_samples(geo, iy, ix, ph, pw, h, w):
+                acc += flat[b, :, pos].astype(work) * wt.astype(work)[:, :, None]
+    xp.cast_into(out, acc.transpose(0, 2, 1).reshape(out.shape))
+
+
+def _rroi_scatter(xp, g, geo, attrs, work, out):
+    """The adjoint of _rroi_gather, one image at a time (a work copy of one image only)."""
+    n, c, h, w = out.shape
+    ph, pw = attrs.pooled_size
+    xp.fill_zero(out)
+    positions = xp.arange(len(geo["index"]), "int64")
+    for b in _batches(geo["index"]):
+        sel = positions[geo["column"] == b]
+        part = {k: (v[sel] if k not in ("index", "arange") else v) for k, v in geo.items()}
+        part["index"] = [b] * int(sel.shape[0])
+        gs = g[sel].astype(work).reshape(sel.shape[0], c, ph * pw).transpose(0, 2, 1)
+        grad = xp.zeros((h * w, c), work)
+        gh, gw = _grid_extent(xp, part)
+        for iy in range(gh):
+            for ix in range(gw):
+                for pos, wt in _rroi_samples(part, iy, ix, ph, pw, h, w):
+                    xp.add_at(grad, (pos,), gs * wt.astype(work)[:, :, None])
+        xp.cast_into(out[b], grad.transpose(1, 0).reshape(c, h, w))
+
+
+def _rroi_params():
+    return (Param("pooled_size", "shape", REQUIRED, "the pooled map's (height, width)"),
+            Param("spatial_scale", "float", REQUIRED, "the feature map's size over the image's "
+                  "(the reciprocal of the total stride), in [0, 1]"),
+            Param("sampling_ratio", "int", -1, "samples per bin along each axis; <= 0: "
+                  "ceil(roi size / pooled size), per roi"))
+
+
+register(OpDef(
+    _RROI, inputs=("data", "rois"), params=_rroi_params(),
+    infer_shape=_rroi_forward_shape, infer_type=_float_type(_RROI, ("data", "rois")),
+    compute={"cpu": _rroi_compute(adjoint=False)},
+    gradient=_forward_grad(_RROI_ADJ), grad_needs=("inputs",),
+    doc="""Rotated region-of-interest align: each roi ``[batch_index, x, y, w, h, theta]``
+(centre, size and counter-clockwise angle in degrees, image coordinates times
+``spatial_scale``) is split into ``pooled_size`` bins in its own frame; a bin's value is
+the mean of bilinear samples on a regular grid (``sampling_ratio`` per axis, adaptive
+ceil(bin size) by default), as ROIAlign. Output (num_rois, C, ph, pw).
+
+A roi with a negative batch index gives zeros; one past the data, a non-finite value, or a
+grid of more than 65536 samples per bin is an MXNetError (MXNet read outside the data or
+allocated the grid unbounded). MXNet 1.9.1 had no gradient (its backward aborted): here
+the data gets the adjoint scatter ``_rroi_align_adjoint`` (any order); the rois get none.
+"""))
+
+register(OpDef(
+    _RROI_ADJ, inputs=("ograd", "rois"), params=_rroi_params() + (_DATA_SHAPE,),
+    infer_shape=_rroi_adjoint_shape, infer_type=_float_type(_RROI_ADJ, ("ograd", "rois")),
+    compute={"cpu": _rroi_compute(adjoint=True)},
+    gradient=_adjoint_grad("RROIAlign"), grad_needs=("inputs",),
+    doc="""The adjoint of RROIAlign in its data: ``ograd`` (num_rois, C, ph, pw) scattered
+into zeros of ``data_shape`` with RROIAlign's sampling weights; RROIAlign's gradient."""))
+
+

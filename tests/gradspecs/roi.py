@@ -1,4 +1,4 @@
-"""Gradient specs: ROIAlign, PSROIPooling and their adjoints (mxlite/ops/roi.py).
+"""Gradient specs: ROIAlign, PSROIPooling, RROIAlign and their adjoints (mxlite/ops/roi.py).
 
 Each op is linear in its first input (its weights depend on the rois only, which get no
 gradient), so the calls square or multiply the input to give every order a term. The rois
@@ -12,6 +12,8 @@ ROIS = np.array([[0, 0.3, 0.6, 3.4, 2.7], [1, -1.2, 1.1, 2.2, 3.9], [0, 2.1, 0.4
 _ALIGN = dict(pooled_size=(2, 2), spatial_scale=1.0, sample_ratio=2)
 _ALIGN_PS = dict(pooled_size=(2, 1), spatial_scale=0.9, position_sensitive=True, aligned=True)
 _PS = dict(spatial_scale=1.0, output_dim=1, pooled_size=2, group_size=2)
+R_ROIS = np.array([[0, 2.1, 1.9, 3.0, 2.0, 25.0], [1, 2.6, 1.4, 2.5, 3.5, -60.0]])
+_RROI = dict(pooled_size=(2, 2), spatial_scale=1.0, sampling_ratio=2)
 
 
 def _rois(nd):
@@ -30,4 +32,9 @@ SPECS = {
                                    _psroi_pooling_adjoint(g * g, _rois(nd),
                                                           data_shape=(2, 4, 4, 5), **_PS)
                                    * g.sum()),
+    "_contrib_RROIAlign": Spec([(2, 2, 4, 5)], lambda nd, x: nd.contrib.RROIAlign(
+        x * x, nd.array(R_ROIS, dtype="float64"), **_RROI) * x.sum()),
+    "_rroi_align_adjoint": Spec([(2, 2, 2, 2)], lambda nd, g: nd._internal._rroi_align_adjoint(
+        g * g, nd.array(R_ROIS, dtype="float64"), data_shape=(2, 2, 4, 5), **_RROI)
+        * g.sum()),
 }

@@ -1,0 +1,72 @@
+"""Large-tensor rows: ROIAlign, PSROIPooling, RROIAlign and their adjoints (mxlite/ops/roi.py).
+
+Each reads (or, for an adjoint, writes) a float16 batch of images past 2**32 elements
+(8 GiB; 2048 elements per image) through a few rois, one on each image around 2**31,
+2**32 and at the tail: the pooled rois (or the scattered images) equal the same op on a
+small batch of those images alone. The ops compute one image at a time in float32, so the
+peak stays near the big array.
+"""
+import numpy as np
+
+import mxlite as mx
+
+from . import Row
+from .nn import _check_items, _items, _take_items
+
+_ALIGN = dict(pooled_size=(2, 3), spatial_scale=0.5, sample_ratio=2)
+_PS = dict(spatial_scale=1.0, output_dim=1, pooled_size=2, group_size=2)
+_RROI = dict(pooled_size=(2, 2), spatial_scale=0.5, sampling_ratio=2)
+_IMAGES = {"align": (2, 32, 32), "ps": (4, 16, 32), "rroi": (2, 32, 32)}   # 2048 each
+_BOXES = {"align": [[3.5, 2.25, 40.0, 27.5], [-4.0, 1.0, 20.5, 13.0]],
+          "ps": [[3.5, 2.25, 40.0, 27.5], [-4.0, 1.0, 20.5, 13.0]],
+          "rroi": [[30.0, 20.0, 24.0, 16.0, 30.0], [10.0, 50.0, 40.0, 20.0, -90.0]]}
+
+
+def _rois(images, kind):
+    """One roi per image index in ``images`` (corners inside and across the border)."""
+    box = _BOXES[kind]
+    return mx.nd.array([[b] + box[k % 2] for k, b in enumerate(images)], dtype="float16")
+
+
+def _forward(op, kind, kw):
+    def run(t):
+        per = 2048
+        shp = (t.P32 // per + 1,) + _IMAGES[kind]
+        x = t.big("float16", shp[0] * per, shape=shp, fill=1)
+        items = _items(t, x.size, per)
+        want = op(_take_items(t, x, items), _rois(range(len(items)), kind), **kw).asnumpy()
+        y = op(x, _rois(items, kind), **kw)
+        t.equal(y, want, "pooled rois")
+    return Row(run, "float16")
+
+
+def _adjoint(op, kind, kw):
+    def run(t):
+        per = 2048
+        shp = (t.P32 // per + 1,) + _IMAGES[kind]
+        items = _items(t, shp[0] * per, per)
+        small = (len(items),) + shp[1:]
+        rows = len(items)
+        g_shape = _head_shape(kind, rows, kw)
+        g = mx.nd.array(np.arange(np.prod(g_shape)).reshape(g_shape) % 5 - 2, dtype="float16")
+        want = op(g, _rois(range(rows), kind), data_shape=small, **kw).asnumpy()
+        y = op(g, _rois(items, kind), data_shape=shp, **kw)
+        t.seen(y)
+        _check_items(t, y, items, want, "scattered images")
+    return Row(run, "float16")
+
+
+def _head_shape(kind, rows, kw):
+    if kind in ("align", "rroi"):
+        return (rows, _IMAGES[kind][0]) + tuple(kw["pooled_size"])
+    return (rows, kw["output_dim"], kw["pooled_size"], kw["pooled_size"])
+
+
+ROWS = {
+    "_contrib_ROIAlign": _forward(mx.nd.contrib.ROIAlign, "align", _ALIGN),
+    "_roi_align_adjoint": _adjoint(mx.nd._internal._roi_align_adjoint, "align", _ALIGN),
+    "_contrib_PSROIPooling": _forward(mx.nd.contrib.PSROIPooling, "ps", _PS),
+    "_psroi_pooling_adjoint": _adjoint(mx.nd._internal._psroi_pooling_adjoint, "ps", _PS),
+    "_contrib_RROIAlign": _forward(mx.nd.contrib.RROIAlign, "rroi", _RROI),
+    "_rroi_align_adjoint": _adjoint(mx.nd._internal._rroi_align_adjoint, "rroi", _RROI),
+}
