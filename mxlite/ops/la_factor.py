@@ -371,7 +371,7 @@ def _syevd_gradient(F, node, ograds):
 
 
 register(OpDef(
-    "_linalg_syevd", inputs=("A",), aliases=("linalg_syevd",),
+    "_linalg_syevd", inputs=("A",),     # no linalg_syevd alias: MXNet 1.9.1 has none
     infer_shape=_syevd_shape, infer_type=lambda dtypes, attrs: [
         _float_type("syevd")(dtypes, attrs)[0]] * 2,
     compute={"cpu": _syevd_compute}, gradient=_syevd_gradient, grad_needs=("outputs",),

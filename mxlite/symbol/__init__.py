@@ -61,7 +61,8 @@ _random_dispatch.install(random, _internal, Symbol)  # noqa: F821
 
 from ._extras import histogram, split_v2  # noqa: E402  (MXNet's front ends over registered ops)
 __all__ += ["histogram", "split_v2"]
-from . import _control_flow  # noqa: E402  (MXNet's symbolic loop in mx.sym.contrib)
-for _name in _control_flow.__all__:
-    setattr(_sys.modules[__name__ + ".contrib"], _name, getattr(_control_flow, _name))
-del _name
+from . import _contrib_math, _control_flow  # noqa: E402  (MXNet's front ends in mx.sym.contrib)
+for _module in (_contrib_math, _control_flow):
+    for _name in _module.__all__:
+        setattr(_sys.modules[__name__ + ".contrib"], _name, getattr(_module, _name))
+del _module, _name

@@ -340,3 +340,8 @@ def test_empty_inputs_of_count_sketch_and_fft(shape):
     mx.autograd.backward([y, z])
     assert y.shape == (shape[0], 2) and z.shape == shape and x.grad.shape == shape
     assert mx.nd.contrib.index_array(x, axes=()).shape == shape + (0,)
+
+
+def test_boolean_mask_symbol_is_a_clear_error():
+    with pytest.raises(MXNetError, match="boolean_mask.*values of index"):
+        mx.sym.contrib.boolean_mask(mx.sym.var("data"), mx.sym.var("index"))
