@@ -28,6 +28,7 @@ import numpy as np
 from ..base import op_error
 from .common import check_num_inputs
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
+from .shape_utils import check_alloc
 
 _F32 = np.dtype("float32")
 _BLOCK = 1 << 22          # elements of one block of batch items (scratch memory per block)
@@ -357,7 +358,13 @@ def _resize_shape(shapes, attrs):
     shape = tuple(shapes[0])
     n, h, w, c = _image_dims(op, shape, channels=None)
     oh, ow = _resize_out_hw(op, h, w, attrs)
-    return [(oh, ow, c) if n is None else (n, oh, ow, c)]
+    return [_output(op, (oh, ow, c) if n is None else (n, oh, ow, c))]
+
+
+def _output(op, shape):
+    """An output shape whose bytes (at least one per element) fit in int64 and memory:
+    sizes come from parameters, so an absurd one is bad input, not an allocation."""
+    return check_alloc(op, shape, np.uint8)
 
 
 def _taps(n_out, n_in, interp):
@@ -514,7 +521,7 @@ def _resize_backward_shape(shapes, attrs):
     if attrs.interp not in _INTERPS:
         raise op_error(op, f"interp must be one of {sorted(_INTERPS)}, got {attrs.interp}")
     hw = (attrs.height, attrs.width)
-    return [hw + (c,) if n is None else (n,) + hw + (c,)]
+    return [_output(op, hw + (c,) if n is None else (n,) + hw + (c,))]
 
 
 def _resize_backward_compute(rctx, ins, outs, attrs):
@@ -813,7 +820,7 @@ def _cvimresize_shape(shapes, attrs):
     if not (0 < attrs.w <= _MAX_SIDE and 0 < attrs.h <= _MAX_SIDE) or h <= 0 or w <= 0:
         raise op_error(op, f"cannot resize src {tuple(shapes[0])} to w={attrs.w}, "
                        f"h={attrs.h} (sides 1 to {_MAX_SIDE})")
-    return [(attrs.h, attrs.w, c)]
+    return [_output(op, (attrs.h, attrs.w, c))]
 
 
 def _cvimresize_grad(F, node, ograds):
@@ -855,10 +862,7 @@ def _border_shape(shapes, attrs):
                        f"{tuple(shapes[0])}")
     if len(attrs["values"]) > 4:
         raise op_error(op, f"values holds at most 4 channels, got {tuple(attrs['values'])}")
-    out_h, out_w = h + attrs.top + attrs.bot, w + attrs.left + attrs.right
-    if max(out_h, out_w) > (1 << 31):
-        raise op_error(op, f"the bordered image ({out_h}, {out_w}) is too large")
-    return [(out_h, out_w, c)]
+    return [_output(op, (h + attrs.top + attrs.bot, w + attrs.left + attrs.right, c))]
 
 
 def _source_index(n, before, after, mode):

@@ -267,6 +267,7 @@ BAD = [
     ("resize", (4, 5, 3), dict(size=(1, 2, 3)), "size"),
     ("resize", (4, 5, 3), dict(size=(3,), interp=4), "interp"),
     ("resize", (4, 5, 3), dict(size=(1 << 40, 2)), "cannot resize"),
+    ("resize", (4, 5, 3), dict(size=(1 << 20, 1 << 20)), "memory"),
     ("adjust_lighting", (2, 2, 3), dict(alpha=(1, 2)), "alpha"),
     ("random_brightness", (2, 2, 3), dict(min_factor=2, max_factor=1), "min_factor"),
     ("random_lighting", (2, 2, 3), dict(alpha_std=-1), "alpha_std"),
@@ -289,7 +290,10 @@ CV_BAD = [
     ("_cvcopyMakeBorder", (0, 3, 1), dict(top=1, bot=0, left=0, right=0, type=2), "non-empty"),
     ("_cvcopyMakeBorder", (2, 3, 1), dict(top=1, bot=0, left=0, right=0,
                                           values=(1, 2, 3, 4, 5)), "at most 4"),
-    ("_cvcopyMakeBorder", (2, 3, 1), dict(top=1 << 40, bot=0, left=0, right=0), "too large"),
+    ("_cvcopyMakeBorder", (2, 3, 1), dict(top=1 << 40, bot=0, left=0, right=0), "memory"),
+    ("_cvcopyMakeBorder", (2, 3, 3), dict(top=1 << 30, bot=0, left=1 << 30, right=0),
+     "memory|int64"),
+    ("_cvimresize", (2, 3, 1), dict(w=1 << 20, h=1 << 20), "memory"),
 ]
 
 
