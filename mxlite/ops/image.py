@@ -569,6 +569,8 @@ def _gray(xp, img):
 
 def _contrast(xp, img, alpha):
     """Blend with the mean luma of each image: alpha x + (1 - alpha) mean_gray."""
+    if img.size == 0:            # images without pixels: no mean to blend with
+        return img
     gray = _gray(xp, img)
     mean = gray.reshape(gray.shape[0], -1).mean(axis=1) if img.ndim == 4 else gray.mean()
     if img.ndim == 4:

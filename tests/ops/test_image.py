@@ -140,6 +140,15 @@ def test_a_batch_is_its_images(op, kwargs):
         np.testing.assert_allclose(got[i], _call(op, x[i], "float64", **kwargs), rtol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(0, 4, 3), (2, 0, 4, 3), (0, 2, 2, 3)])
+def test_empty_images(shape):
+    x = mx.nd.zeros(shape)
+    for op, kwargs in RANDOM + [("flip_top_bottom", {}),
+                                ("adjust_lighting", dict(alpha=(1, 2, 3)))]:
+        assert getattr(IM, op)(x, **kwargs).shape == shape
+    assert IM.to_tensor(x).shape == (shape[:-3] + (3,) + shape[-3:-1])
+
+
 def test_normalize_reads_the_first_channels_of_a_longer_tuple():
     x = np.random.default_rng(6).uniform(0, 1, (3, 2, 2))
     got = _call("normalize", x, "float64", mean=(0.1, 0.2, 0.3, 9), std=(1, 2, 4, 9))
