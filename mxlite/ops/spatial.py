@@ -850,3 +850,157 @@ register(OpDef(
         ograds[0], output_size=tuple(node.input_shapes[0][2:]))],
     doc="""The adjoint of _contrib_AdaptiveAvgPooling2D: ``ograd`` (N, C, oh, ow) spread over
 the bins of (height, width), each value divided by its bin's size."""))
+
+
+# ---- _contrib_BilinearResize2D ----------------------------------------------------------------
+_RESIZE, _RESIZE_ADJ = "_contrib_BilinearResize2D", "_bilinear_resize2d_adjoint"
+_PARITY = {"to_even_down": (0, -1), "to_even_up": (0, 1), "to_odd_down": (1, -1),
+           "to_odd_up": (1, 1)}           # mode -> (the parity kept, the step to reach it)
+
+
+def _resized(size, mode, target, scale):
+    """One axis's output size in ``mode`` (MXNet 1.9.1's rules, sizes truncated)."""
+    if mode == "size":
+        return target if scale is None else int(size * scale)
+    if mode == "odd_scale":
+        return int(size * scale) if size % 2 == 0 else int((size - 1) * scale + 1)
+    parity, step = _PARITY[mode]
+    return size if size % 2 == parity else size + step
+
+
+def _resize_out(shapes, attrs):
+    """(oh, ow) of the resize of data (and like, in mode 'like')."""
+    data = tuple(shapes[0])
+    mode = attrs.mode
+    if mode == "like":
+        like = tuple(shapes[1])
+        if len(like) < 2:
+            raise op_error(_RESIZE, f"like must have at least 2 axes, got shape {like}")
+        return like[-2:]
+    if mode == "odd_scale" and (attrs.scale_height is None or attrs.scale_width is None):
+        raise op_error(_RESIZE, "mode='odd_scale' needs scale_height and scale_width")
+    for name in ("scale_height", "scale_width"):
+        v = getattr(attrs, name)
+        if v is not None and not v > 0:
+            raise op_error(_RESIZE, f"{name}={v} must be positive")
+    out = (_resized(data[2], mode, attrs.height, attrs.scale_height),
+           _resized(data[3], mode, attrs.width, attrs.scale_width))
+    if min(out) < 1:
+        raise op_error(_RESIZE, f"the output (height, width)={out} of data of shape {data} "
+                       f"(mode={mode!r}, height={attrs.height}, width={attrs.width}, "
+                       f"scale_height={attrs.scale_height}, scale_width={attrs.scale_width}) "
+                       "must be at least (1, 1)")
+    return out
+
+
+def _resize_inputs(attrs):
+    return ("data", "like") if attrs.mode == "like" else ("data",)
+
+
+def _resize_shape(shapes, attrs):
+    want = len(_resize_inputs(attrs))
+    if len(shapes) != want:
+        raise op_error(_RESIZE, f"mode={attrs.mode!r} takes {want} input(s), got {len(shapes)}")
+    data = tuple(shapes[0])
+    if len(data) != 4 or min(data[2:]) < 1:
+        raise op_error(_RESIZE, f"data must be 4-D (batch, channel, height, width) with a "
+                       f"height and width, got shape {data}")
+    return [data[:2] + tuple(_resize_out(shapes, attrs))]
+
+
+def _interp_matrix(xp, n_in, n_out, align_corners, dtype):
+    """(n_out, n_in): the bilinear weights of each output position along one axis. Source
+    ``i (n_in - 1) / (n_out - 1)`` with align_corners, else ``(i + 0.5) n_in / n_out - 0.5``
+    clamped at 0; a single output reads the first input (MXNet's ratio 0)."""
+    m = np.zeros((n_out, n_in), np.float64)
+    if n_out == 1:
+        ratio = 0.0
+    else:
+        ratio = (n_in - 1) / (n_out - 1) if align_corners else n_in / n_out
+    for i in range(n_out):
+        src = i * ratio if align_corners else max((i + 0.5) * ratio - 0.5, 0.0)
+        lo = min(int(src), n_in - 1)
+        hi = lo + (lo < n_in - 1)
+        frac = src - lo if hi > lo else 0.0
+        m[i, lo] += 1 - frac
+        m[i, hi] += frac
+    return xp.from_host(m.astype(dtype))
+
+
+def _resize_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    x, out = ins[0], outs[0]
+    (h, w), (oh, ow) = x.shape[2:], out.shape[2:]
+    ac = attrs.align_corners
+    _separable(xp, x, _interp_matrix(xp, h, oh, ac, x.dtype),
+               _interp_matrix(xp, w, ow, ac, x.dtype), out)
+
+
+def _resize_grad(F, node, ograds):
+    """Linear in data: its adjoint (whose gradient is this resize in mode 'size'); 'like'
+    only gives a shape (zero gradient)."""
+    h, w = node.input_shapes[0][2:]
+    dx = F._internal._bilinear_resize2d_adjoint(ograds[0], height=h, width=w,
+                                                align_corners=node.attrs.align_corners)
+    return [dx] + [F.zeros_like(v) for v in node.inputs[1:]]
+
+
+def _resize_adjoint_shape(shapes, attrs):
+    if len(shapes) != 1 or len(shapes[0]) != 4:
+        raise op_error(_RESIZE_ADJ, f"takes one 4-D input (ograd), got shapes {shapes}")
+    if attrs.height < 1 or attrs.width < 1:
+        raise op_error(_RESIZE_ADJ, f"height={attrs.height}, width={attrs.width} must be >= 1")
+    return [tuple(shapes[0][:2]) + (attrs.height, attrs.width)]
+
+
+def _resize_adjoint_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    g, out = ins[0], outs[0]
+    (oh, ow), (h, w) = g.shape[2:], out.shape[2:]
+    ac = attrs.align_corners
+    _separable(xp, g, _interp_matrix(xp, h, oh, ac, g.dtype).transpose(1, 0),
+               _interp_matrix(xp, w, ow, ac, g.dtype).transpose(1, 0), out)
+
+
+register(OpDef(
+    _RESIZE, inputs=("data", "like"), list_inputs=_resize_inputs,
+    params=(Param("height", "int", 1, "output height (mode 'size' without scale_height)"),
+            Param("width", "int", 1, "output width (mode 'size' without scale_width)"),
+            Param("scale_height", "float", None, "the height's scale (modes 'size', "
+                  "'odd_scale')"),
+            Param("scale_width", "float", None, "the width's scale (modes 'size', 'odd_scale')"),
+            Param("mode", "str", "size", "how the output size is chosen", choices=(
+                "like", "odd_scale", "size", "to_even_down", "to_even_up", "to_odd_down",
+                "to_odd_up")),
+            Param("align_corners", "bool", True, "map the corner pixels onto each other")),
+    infer_shape=_resize_shape, infer_type=lambda dtypes, attrs: _float_one(_RESIZE, dtypes[:1]),
+    compute={"cpu": _resize_compute}, gradient=_resize_grad,
+    doc="""Bilinear resize of the height and width of 4-D ``data`` (N, C, H, W). The output
+size by ``mode``: 'size' (``height``/``width``, or ``int(H * scale_height)`` where a scale is
+given, per axis: MXNet 1.9.1 failed unless both scales were), 'odd_scale' (``int(H * scale)``
+for an even H, ``int((H - 1) * scale + 1)`` for an odd one), 'like' (the last two sizes of
+the second input ``like``), 'to_even_down', 'to_even_up', 'to_odd_down', 'to_odd_up' (the
+nearest size of that parity, below or above). Output position i reads source
+``i (H - 1) / (oh - 1)`` with ``align_corners`` (the default), else ``(i + 0.5) H / oh - 0.5``
+clamped at 0; a single output position reads the first pixel (as MXNet).
+
+Linear in data: the gradient is the adjoint, differentiable again; like's is zero.
+
+>>> x = mx.nd.array([[[[0.0, 3.0]]]])
+>>> mx.nd.contrib.BilinearResize2D(x, height=1, width=4).asnumpy().ravel().tolist()
+[0.0, 1.0, 2.0, 3.0]
+"""))
+
+register(OpDef(
+    _RESIZE_ADJ, inputs=("ograd",), params=(
+        Param("height", "int", REQUIRED, "the resized data's height"),
+        Param("width", "int", REQUIRED, "the resized data's width"),
+        Param("align_corners", "bool", True, "as the resize's")),
+    infer_shape=_resize_adjoint_shape,
+    infer_type=lambda dtypes, attrs: _float_one(_RESIZE_ADJ, dtypes),
+    compute={"cpu": _resize_adjoint_compute},
+    gradient=lambda F, node, ograds: [F.contrib.BilinearResize2D(
+        ograds[0], height=node.input_shapes[0][2], width=node.input_shapes[0][3],
+        align_corners=node.attrs.align_corners)],
+    doc="""The adjoint of _contrib_BilinearResize2D: ``ograd`` (N, C, oh, ow) spread back to
+(height, width) with the interpolation weights."""))

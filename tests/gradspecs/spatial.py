@@ -117,5 +117,15 @@ SPECS = {
     "_adaptive_avg_pooling2d_adjoint": Spec([(1, 2, 2, 4)], lambda nd, g: nd._internal.
                                             _adaptive_avg_pooling2d_adjoint(
                                                 g * g, height=5, width=3) * g.sum()),
+    "_contrib_BilinearResize2D": Spec([(1, 2, 3, 4), (1, 1, 2, 2)], lambda nd, x, like: [
+        nd.contrib.BilinearResize2D(x * x, height=5, width=3) * x.sum(),
+        nd.contrib.BilinearResize2D(x, scale_height=0.7, scale_width=1.6, align_corners=False)
+        * x.sum(),
+        nd.contrib.BilinearResize2D(x * x, like, mode="like") * like.sum(),
+        nd.contrib.BilinearResize2D(x, mode="to_odd_up", align_corners=False) * x.sum()]),
+    "_bilinear_resize2d_adjoint": Spec([(1, 2, 4, 3)], lambda nd, g: [
+        nd._internal._bilinear_resize2d_adjoint(g * g, height=3, width=5) * g.sum(),
+        nd._internal._bilinear_resize2d_adjoint(g, height=2, width=2, align_corners=False)
+        * g.sum()]),
     "ROIPooling": Spec([(1, 2, 5, 6)], _roi_pooling, sample=_roi_sample),
 }

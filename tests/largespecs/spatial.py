@@ -135,6 +135,12 @@ ROWS = {
     "_adaptive_avg_pooling2d_adjoint": _f32(batch_out(
         _items_of(2048, 2, 4, 8), 2048, lambda g: mx.nd._internal.
         _adaptive_avg_pooling2d_adjoint(g, height=32, width=32))),
+    "_contrib_BilinearResize2D": _f32(batch_in(_items_of(2048, *_IMG), lambda x: mx.nd.
+                                               contrib.BilinearResize2D(
+                                                   x, height=5, width=9, align_corners=False))),
+    "_bilinear_resize2d_adjoint": _f32(batch_out(
+        _items_of(2048, 2, 4, 8), 2048, lambda g: mx.nd._internal._bilinear_resize2d_adjoint(
+            g, height=32, width=32))),
     "ROIPooling": _roi_row(mx.nd.ROIPooling, index=False),
     "_roi_pooling_argmax": _roi_row(mx.nd._internal._roi_pooling_argmax, index=True),
 }

@@ -342,3 +342,63 @@ def test_adaptive_avg_pooling_matches_numpy_float64(rng, shape, size):
 def test_adaptive_avg_pooling_errors(shape, size, message):
     with pytest.raises(MXNetError, match="_contrib_AdaptiveAvgPooling2D.*" + message):
         mx.nd.contrib.AdaptiveAvgPooling2D(mx.nd.zeros(shape), output_size=size)
+
+
+# ---- _contrib_BilinearResize2D ----------------------------------------------------------------
+def _resize_reference(x, oh, ow, align):
+    """Bilinear resize, one output pixel at a time (float64 NumPy)."""
+    h, w = x.shape[2:]
+
+    def source(i, n_in, n_out):
+        if n_out == 1:
+            return 0.0
+        if align:
+            return i * (n_in - 1) / (n_out - 1)
+        return max((i + 0.5) * n_in / n_out - 0.5, 0.0)
+
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            y, z = source(i, h, oh), source(j, w, ow)
+            y0, z0 = int(y), int(z)
+            y1, z1 = min(y0 + 1, h - 1), min(z0 + 1, w - 1)
+            fy, fz = y - y0, z - z0
+            out[:, :, i, j] = ((1 - fy) * ((1 - fz) * x[:, :, y0, z0] + fz * x[:, :, y0, z1])
+                               + fy * ((1 - fz) * x[:, :, y1, z0] + fz * x[:, :, y1, z1]))
+    return out
+
+
+@pytest.mark.parametrize("align", [True, False])
+@pytest.mark.parametrize("shape, size", [((1, 2, 4, 5), (7, 3)), ((2, 1, 3, 3), (1, 6))])
+def test_bilinear_resize_matches_numpy_float64(rng, align, shape, size):
+    x = rng.standard_normal(shape)
+    got = mx.nd.contrib.BilinearResize2D(mx.nd.array(x, dtype="float64"), height=size[0],
+                                         width=size[1], align_corners=align)
+    np.testing.assert_allclose(got.asnumpy(), _resize_reference(x, *size, align), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_bilinear_resize_one_scale_per_axis():
+    """A scale on one axis and a size on the other (MXNet 1.9.1 failed: 'bad optional')."""
+    y = mx.nd.contrib.BilinearResize2D(mx.nd.zeros((1, 1, 4, 5)), scale_height=1.5, width=2)
+    assert y.shape == (1, 1, 6, 2)
+
+
+@pytest.mark.parametrize("shape, kw, message", [
+    ((1, 1, 4), dict(height=2, width=2), "data must be 4-D"),
+    ((1, 1, 4, 4), dict(height=0, width=2), r"output \(height, width\)=\(0, 2\)"),
+    ((1, 1, 1, 4), dict(mode="to_even_down"), r"output \(height, width\)=\(0, 4\)"),
+    ((1, 1, 4, 4), dict(mode="odd_scale", scale_height=2.0), "needs scale_height and "
+     "scale_width"),
+    ((1, 1, 4, 4), dict(scale_height=-1.0, scale_width=1.0), "scale_height=-1.0 must be "
+     "positive"),
+    ((1, 1, 4, 4), dict(mode="nearest"), "mode"),
+])
+def test_bilinear_resize_errors(shape, kw, message):
+    with pytest.raises(MXNetError, match="_contrib_BilinearResize2D.*" + message):
+        mx.nd.contrib.BilinearResize2D(mx.nd.zeros(shape), **kw)
+
+
+def test_bilinear_resize_like_needs_its_input():
+    with pytest.raises(MXNetError, match="_contrib_BilinearResize2D"):
+        mx.nd.contrib.BilinearResize2D(mx.nd.zeros((1, 1, 4, 4)), mode="like")

@@ -14,5 +14,6 @@ device_generic("BilinearSampler", "_bilinear_sampler_d", "_bilinear_sampler_adjo
 # shared ``max``/``argmax`` array methods on the device
 device_generic("ROIPooling", "_roi_pooling_argmax")
 
-# AdaptiveAvgPooling2D and its adjoint are two products with small bin matrices (``matmul``)
-device_generic("_contrib_AdaptiveAvgPooling2D", "_adaptive_avg_pooling2d_adjoint")
+# AdaptiveAvgPooling2D, BilinearResize2D and their adjoints are two products with small bin matrices (``matmul``)
+device_generic("_contrib_AdaptiveAvgPooling2D", "_adaptive_avg_pooling2d_adjoint",
+               "_contrib_BilinearResize2D", "_bilinear_resize2d_adjoint")
