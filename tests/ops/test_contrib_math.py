@@ -325,7 +325,8 @@ def test_attention_products_of_empty_projections_have_zero_gradients(shape):
         s = mx.nd.contrib.interleaved_matmul_selfatt_qk(x, heads=1)
         o = mx.nd.contrib.interleaved_matmul_selfatt_valatt(x, att, heads=1)
     mx.autograd.backward([s, o])
-    assert s.shape == (shape[1], shape[0], shape[0]) and o.shape == (shape[0], shape[1], shape[2] // 3)
+    assert s.shape == (shape[1], shape[0], shape[0])
+    assert o.shape == (shape[0], shape[1], shape[2] // 3)
     assert x.grad.shape == shape and not x.grad.asnumpy().any()
 
 
