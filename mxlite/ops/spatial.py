@@ -1,12 +1,23 @@
-"""Spatial sampling and cropping layers of MXNet 1.9.1: Crop, and the region assignments
-_slice_assign / _slice_assign_scalar (MXNet's _crop_assign / _crop_assign_scalar).
+"""Spatial sampling and cropping layers of MXNet 1.9.1: Crop, the region assignments
+_slice_assign / _slice_assign_scalar (MXNet's _crop_assign / _crop_assign_scalar),
+BilinearSampler, GridGenerator, SpatialTransformer, ROIPooling,
+_contrib_AdaptiveAvgPooling2D and _contrib_BilinearResize2D.
 
 Every compute function is written against the device namespace (``rctx.xp``: views,
-``strided_copy``, ``copyto``), so one function serves every device. Every gradient is a
-graph of registered operators: a crop's is ``_slice_scatter`` (zeros with the head gradient
-in the cropped region, whose own gradient is ``slice``), an assignment's is the head
-gradient with the region cleared (``_slice_assign_scalar`` with 0) and the region itself
-(``slice``), so they differentiate to any order.
+``strided_copy``, ``copyto``, ``matmul``, ``add_at``) and the array methods NumPy and CuPy
+share, so one function serves every device. Every gradient is a graph of registered
+operators, so they differentiate to any order:
+
+- a crop's is ``_slice_scatter`` (its gradient is ``slice``); an assignment's is the head
+  gradient with the region cleared (``_slice_assign_scalar`` with 0) and its region;
+- the bilinear sampler's are ``_bilinear_sampler_d`` (the weights differentiated in the
+  grid) and ``_bilinear_sampler_adjoint`` (the scatter back to the pixels): a family closed
+  under differentiation, since the weights are linear in each coordinate within a cell;
+- the linear ops (affine GridGenerator, AdaptiveAvgPooling2D, BilinearResize2D) have an
+  adjoint op each, whose gradient is the op again (the pooling and resize are separable:
+  two products with small (out, in) matrices);
+- ROIPooling's adds the head gradient back at each bin's maximum (``_roi_pooling_argmax``,
+  then ``_backward_gather_nd``, whose gradient is ``gather_nd``).
 """
 import numpy as np
 
@@ -534,7 +545,8 @@ Both are linear in data; the gradient differentiates to any order. Sizes of 1 ar
 (MXNet 1.9.1 divided by zero). float32 or float64.
 
 >>> theta = mx.nd.array([[1, 0, 0, 0, 1, 0]])                    # the identity
->>> mx.nd.GridGenerator(theta, transform_type="affine", target_shape=(2, 3))[0, 0].asnumpy().tolist()
+>>> grid = mx.nd.GridGenerator(theta, transform_type="affine", target_shape=(2, 3))
+>>> grid[0, 0].asnumpy().tolist()
 [[-1.0, 0.0, 1.0], [-1.0, 0.0, 1.0]]
 """))
 

@@ -1,6 +1,7 @@
-"""GPU compute of the operators in mxlite/ops/spatial.py: Crop, _slice_assign and
-_slice_assign_scalar are written against the device namespace (views, ``strided_copy``,
-``copyto``, ``broadcast_to``), so their CPU compute functions run unchanged on the GPU."""
+"""GPU compute of the operators in mxlite/ops/spatial.py: every CPU compute function there
+is written against the device namespace (views, ``strided_copy``, ``copyto``,
+``broadcast_to``, ``matmul``, ``add_at``, ``to_host``/``from_host``) and the array methods
+NumPy and CuPy share, so it runs unchanged on the GPU."""
 from . import device_generic
 
 device_generic("Crop", "_slice_assign", "_slice_assign_scalar")
@@ -14,6 +15,7 @@ device_generic("BilinearSampler", "_bilinear_sampler_d", "_bilinear_sampler_adjo
 # shared ``max``/``argmax`` array methods on the device
 device_generic("ROIPooling", "_roi_pooling_argmax")
 
-# AdaptiveAvgPooling2D, BilinearResize2D and their adjoints are two products with small bin matrices (``matmul``)
+# AdaptiveAvgPooling2D, BilinearResize2D and their adjoints are two products with small
+# bin or interpolation matrices (``matmul``)
 device_generic("_contrib_AdaptiveAvgPooling2D", "_adaptive_avg_pooling2d_adjoint",
                "_contrib_BilinearResize2D", "_bilinear_resize2d_adjoint")
