@@ -28,6 +28,7 @@ from .shape_utils import check_alloc, check_shape
 
 F64 = np.dtype("float64")
 _REAL = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
+_F3264 = _REAL[1:]          # the deformable ops sample with BilinearSampler's dtypes
 
 _ALIGN, _ALIGN_ADJ = "_contrib_ROIAlign", "_roi_align_adjoint"
 _PSROI, _PSROI_ADJ = "_contrib_PSROIPooling", "_psroi_pooling_adjoint"
@@ -126,12 +127,15 @@ def _adjoint_shape(op):
     return infer_shape
 
 
-def _float_type(op, names):
+def _float_type(op, names, allowed=None):
+    allowed = allowed or _REAL
+
     def infer_type(dtypes, attrs):
         dts = [np.dtype(d) for d in dtypes]
-        if dts[0] not in _REAL or len(set(dts)) != 1:
-            raise op_error(op, f"{' and '.join(names)} must be float16, float32 or float64 of "
-                           f"one dtype, got {', '.join(str(d) for d in dts)}")
+        if dts[0] not in allowed or len(set(dts)) != 1:
+            raise op_error(op, f"{', '.join(names)} must be "
+                           f"{' or '.join(str(d) for d in allowed)} of one dtype, got "
+                           f"{', '.join(str(d) for d in dts)}")
         return [dts[0]]
     return infer_type
 
@@ -657,3 +661,280 @@ register(OpDef(
 into zeros of ``data_shape`` with RROIAlign's sampling weights; RROIAlign's gradient."""))
 
 
+
+
+# ---- DeformableConvolution, ModulatedDeformableConvolution ------------------------------------
+# A deformable convolution samples data at each output position's kernel taps moved by the
+# learnt offsets (bilinear, zero outside the image: exactly BilinearSampler's rule) and
+# multiplies the sampled columns by the weight. So it is BilinearSampler over a grid that is
+# affine in the offsets (``_deform_grid``), then a grouped matrix product: its gradients are
+# graphs of the sampler's own (its data adjoint and grid derivatives), batch_dot, reshapes
+# and sums, to any order.
+_DCONV, _MDCONV, _DGRID = ("_contrib_DeformableConvolution",
+                           "_contrib_ModulatedDeformableConvolution", "_deform_grid")
+
+
+def _pair2(op, attrs, name, default):
+    value = tuple(getattr(attrs, name)) or (default, default)
+    if len(value) != 2 or min(value) < (0 if name == "pad" else 1):
+        raise op_error(op, f"{name}={getattr(attrs, name)} must be 2 values, each >= "
+                       f"{0 if name == 'pad' else 1} (2-D convolution only)")
+    return value
+
+
+def _geometry(op, attrs, hw):
+    """(kernel, stride, dilate, pad, (Ho, Wo)) of a 2-D deformable convolution."""
+    k = _pair2(op, attrs, "kernel", 1)
+    s, d, p = (_pair2(op, attrs, n, v) for n, v in (("stride", 1), ("dilate", 1), ("pad", 0)))
+    out = tuple((hw[a] + 2 * p[a] - d[a] * (k[a] - 1) - 1) // s[a] + 1 for a in (0, 1))
+    if min(out) < 1:
+        raise op_error(op, f"kernel {k} with dilate {d} does not fit data of spatial size {hw} "
+                       f"padded by {p}")
+    return k, s, d, p, out
+
+
+def _dconv_inputs(modulated):
+    def list_inputs(attrs):
+        head = ("data", "offset", "mask") if modulated else ("data", "offset")
+        return head + (("weight",) if attrs.no_bias else ("weight", "bias"))
+    return list_inputs
+
+
+def _dconv_shape(op, modulated):
+    def infer_shape(shapes, attrs):
+        names = _dconv_inputs(modulated)(attrs)
+        if len(shapes) != len(names):
+            raise op_error(op, f"takes {len(names)} inputs ({', '.join(names)}), got "
+                           f"{len(shapes)}")
+        got = dict(zip(names, (tuple(s) for s in shapes)))
+        data = _check_data(op, got["data"])
+        if min(data[2:]) < 2:
+            raise op_error(op, f"data's height and width must be >= 2, got shape {data}")
+        (kh, kw), _, _, _, (ho, wo) = _geometry(op, attrs, data[2:])
+        g, dg, f = attrs.num_group, attrs.num_deformable_group, attrs.num_filter
+        if g < 1 or dg < 1 or f < 1 or data[1] % g or data[1] % dg or f % g:
+            raise op_error(op, f"num_filter={f} and data's {data[1]} channels must divide by "
+                           f"num_group={g}, the channels by num_deformable_group={dg} (all "
+                           ">= 1)")
+        want = {"offset": (data[0], dg * 2 * kh * kw, ho, wo),
+                "mask": (data[0], dg * kh * kw, ho, wo),
+                "weight": (f, data[1] // g, kh, kw), "bias": (f,)}
+        for name in names[1:]:
+            if got[name] != want[name]:
+                raise op_error(op, f"{name} must have shape {want[name]} for data of shape "
+                               f"{data}, got {got[name]}")
+        return [(data[0], f, ho, wo)]
+    return infer_shape
+
+
+def _base(xp, attrs, hw, axis):
+    """The undeformed source coordinate along ``axis`` (0: y, 1: x) of each kernel tap and
+    output position: (K, Ho) or (K, Wo) for taps in row-major order."""
+    k, s, d, p, out = _geometry(_DCONV, attrs, hw)
+    tap = xp.arange(k[0] * k[1], F64)
+    along = (tap // k[1]) if axis == 0 else (tap % k[1])
+    pos = xp.arange(out[axis], F64)
+    return along[:, None] * d[axis] + pos[None, :] * s[axis] - p[axis]
+
+
+def _grid_compute(rctx, ins, outs, attrs):
+    """offset (N, DG*2*K, Ho, Wo) -> grid (N*DG, 2, K*Ho, Wo) of normalised (x, y)."""
+    xp, off, out = rctx.xp, ins[0], outs[0]
+    h, w = attrs.data_shape[2:]
+    n, _, ho, wo = off.shape
+    kk = attrs.kernel[0] * attrs.kernel[1]
+    o = off.reshape(-1, kk, 2, ho, wo)
+    y = (o[:, :, 0] + _base(xp, attrs, (h, w), 0)[None, :, :, None]) * (2.0 / (h - 1)) - 1
+    x = (o[:, :, 1] + _base(xp, attrs, (h, w), 1)[None, :, None, :]) * (2.0 / (w - 1)) - 1
+    out[:, 0] = x.reshape(out.shape[0], kk * ho, wo)
+    out[:, 1] = y.reshape(out.shape[0], kk * ho, wo)
+
+
+def _grid_adjoint(F, dgrid, attrs, offset_shape):
+    """d offset from d grid (``_deform_grid`` is affine in the offsets)."""
+    n, c, ho, wo = offset_shape
+    h, w = attrs.data_shape[2:]
+    kk = attrs.kernel[0] * attrs.kernel[1]
+    g = F.reshape(dgrid, shape=(-1, 2, kk, ho, wo))
+    dx = F.slice_axis(g, axis=1, begin=0, end=1) * (2.0 / (w - 1))
+    dy = F.slice_axis(g, axis=1, begin=1, end=2) * (2.0 / (h - 1))
+    return F.reshape(F.transpose(F.concat(dy, dx, dim=1), axes=(0, 2, 1, 3, 4)),
+                     shape=offset_shape)
+
+
+def _grid_shape(shapes, attrs):
+    off = tuple(shapes[0])
+    data = _check_data(_DGRID, attrs.data_shape)
+    k, _, _, _, (ho, wo) = _geometry(_DGRID, attrs, data[2:])
+    dg = attrs.num_deformable_group
+    if off != (data[0], dg * 2 * k[0] * k[1], ho, wo):
+        raise op_error(_DGRID, f"offset of shape {off} does not match data_shape {data}")
+    return [(data[0] * dg, 2, k[0] * k[1] * ho, wo)]
+
+
+def _dconv_params(modulated):
+    return (Param("kernel", "shape", REQUIRED, "kernel size (h, w)"),
+            Param("stride", "shape", (), "stride (default 1)"),
+            Param("dilate", "shape", (), "dilation (default 1)"),
+            Param("pad", "shape", (), "zero padding on both sides (default 0)"),
+            Param("num_filter", "int", REQUIRED, "output channels"),
+            Param("num_group", "int", 1, "channel groups of the weight"),
+            Param("num_deformable_group", "int", 1, "channel groups sharing one offset map"),
+            Param("workspace", "int", 1024, "ignored (MXNet's temporary workspace in MB)"),
+            Param("no_bias", "bool", False, "leave out the bias input")) + (
+        (Param("im2col_step", "int", 64, "ignored (MXNet's images per im2col batch)"),)
+        if modulated else ()) + (
+        Param("layout", "str", None, "NCHW only", choices=("NCW", "NCHW", "NCDHW")),)
+
+
+_GRID_PARAMS = (Param("kernel", "shape", REQUIRED, "kernel size (h, w)"),
+                Param("stride", "shape", (), "stride"), Param("dilate", "shape", (), "dilation"),
+                Param("pad", "shape", (), "padding"),
+                Param("num_deformable_group", "int", 1, "offset groups"), _DATA_SHAPE)
+
+
+def _grid_attrs(attrs, data_shape):
+    return dict(kernel=attrs.kernel, stride=attrs.stride, dilate=attrs.dilate, pad=attrs.pad,
+                num_deformable_group=attrs.num_deformable_group, data_shape=tuple(data_shape))
+
+
+register(OpDef(
+    _DGRID, inputs=("offset",), params=_GRID_PARAMS, infer_shape=_grid_shape,
+    infer_type=_float_type(_DGRID, ("offset",), _F3264), compute={"cpu": _grid_compute},
+    gradient=lambda F, node, og: [_grid_adjoint(F, og[0], node.attrs, node.input_shapes[0])],
+    doc="""The sampling grid of a deformable convolution: offsets (N, DG * 2 * K, Ho, Wo)
+(per tap, y then x) added to the taps' positions, as BilinearSampler's normalised (x, y)
+grid (N * DG, 2, K * Ho, Wo). Affine in the offsets."""))
+
+
+def _sampled(xp, data, grid, dg):
+    """BilinearSampler of data split into ``dg`` channel groups: (N*DG, C/DG, K*Ho, Wo)."""
+    from .spatial import _sample_compute
+    n, c, h, w = data.shape
+    d = data.reshape(n * dg, c // dg, h, w)
+    out = xp.empty((n * dg, c // dg) + tuple(grid.shape[2:]), data.dtype)
+    _sample_compute(0, 0)(_Ctx(xp), [d, grid], [out], None)
+    return out
+
+
+class _Ctx:
+    """The part of a run context the sampler's compute reads (its namespace)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+
+_CHUNK = 2 ** 24          # sampled column elements per block of images
+
+
+def _dconv_compute(modulated):
+    def compute(rctx, ins, outs, attrs):
+        """Blocks of images (a bounded grid and column temporary), each sampled by
+        BilinearSampler's compute and multiplied by the weight, group by group."""
+        got = dict(zip(_dconv_inputs(modulated)(attrs), ins))
+        n, c = got["data"].shape[:2]
+        kk = attrs.kernel[0] * attrs.kernel[1]
+        per = max(1, _CHUNK // max(1, c * kk * outs[0].shape[2] * outs[0].shape[3]))
+        for n0 in range(0, n, per):
+            part = {k: (v[n0:n0 + per] if k in ("data", "offset", "mask") else v)
+                    for k, v in got.items()}
+            _dconv_block(rctx.xp, part, outs[0][n0:n0 + per], attrs, modulated)
+    return compute
+
+
+def _dconv_block(xp, got, out, attrs, modulated):
+    data = got["data"]
+    n, c, h, w = data.shape
+    dg, g, f = attrs.num_deformable_group, attrs.num_group, attrs.num_filter
+    kk = attrs.kernel[0] * attrs.kernel[1]
+    ho, wo = out.shape[2:]
+    grid = xp.empty((n * dg, 2, kk * ho, wo), data.dtype)
+    _grid_compute(_Ctx(xp), [got["offset"]], [grid], _GridAttrs(_grid_attrs(attrs, data.shape)))
+    col = _sampled(xp, data, grid, dg)
+    if modulated:
+        col = col * got["mask"].reshape(n * dg, 1, kk * ho, wo)
+    p = ho * wo
+    col = xp.ascontiguousarray(col.reshape(n * g, c // g * kk, p))
+    wt = xp.ascontiguousarray(xp.broadcast_to(
+        got["weight"].reshape(1, g, f // g, -1), (n, g, f // g, col.shape[1]))).reshape(
+        n * g, f // g, col.shape[1])
+    res = xp.empty((n * g, f // g, p), data.dtype)
+    xp.matmul(wt, col, res)
+    res = res.reshape(n, f, ho, wo)
+    if not attrs.no_bias:
+        res = res + got["bias"].reshape(1, f, 1, 1)
+    xp.copyto(out, res)
+
+
+class _GridAttrs(dict):
+    __getattr__ = dict.__getitem__
+
+
+def _dconv_grad(modulated):
+    def gradient(F, node, ograds):
+        from .spatial import _sample_grads
+        a = node.attrs
+        names = _dconv_inputs(modulated)(a)
+        got = dict(zip(names, node.inputs))
+        shapes = dict(zip(names, node.input_shapes))
+        n, c, h, w = shapes["data"]
+        f, g, dg = a.num_filter, a.num_group, a.num_deformable_group
+        kk = a.kernel[0] * a.kernel[1]
+        ho, wo = shapes["offset"][2:]
+        p = ho * wo
+        grid = F._internal._deform_grid(got["offset"], **_grid_attrs(a, shapes["data"]))
+        dat = F.reshape(got["data"], shape=(n * dg, c // dg, h, w))
+        col = F.BilinearSampler(dat, grid)                       # (N*DG, C/DG, K*Ho, Wo)
+        if modulated:
+            m = F.reshape(got["mask"], shape=(n * dg, 1, kk * ho, wo))
+            mcol = F.broadcast_mul(col, m)
+        else:
+            mcol = col
+        cols = F.reshape(mcol, shape=(n * g, c // g * kk, p))
+        og = F.reshape(ograds[0], shape=(n * g, f // g, p))
+        wt = F.reshape(F.broadcast_to(F.reshape(got["weight"], shape=(1, g, f // g, c // g * kk)),
+                                      shape=(n, g, f // g, c // g * kk)),
+                       shape=(n * g, f // g, c // g * kk))
+        dcols = F.batch_dot(wt, og, transpose_a=True)            # (N*G, C/G*K, P)
+        dweight = F.reshape(F.sum(F.reshape(F.batch_dot(og, cols, transpose_b=True),
+                                            shape=(n, f, c // g * kk)), axis=0),
+                            shape=shapes["weight"])
+        dm = F.reshape(dcols, shape=(n * dg, c // dg, kk * ho, wo))
+        out = {"weight": dweight}
+        if modulated:
+            out["mask"] = F.reshape(F.sum(dm * col, axis=1), shape=shapes["mask"])
+            dm = F.broadcast_mul(dm, m)
+        ddata, dgrid = _sample_grads(F, dat, grid, dm, 0, 0, (h, w))
+        out["data"] = F.reshape(ddata, shape=shapes["data"])
+        out["offset"] = _grid_adjoint(F, dgrid, _GridAttrs(_grid_attrs(a, shapes["data"])),
+                                      shapes["offset"])
+        if not a.no_bias:
+            out["bias"] = F.sum(ograds[0], axis=(0, 2, 3))
+        return [out[k] for k in names]
+    return gradient
+
+
+def _dconv_record(op, modulated):
+    inputs = ("data", "offset", "mask", "weight", "bias") if modulated else \
+        ("data", "offset", "weight", "bias")
+    register(OpDef(
+        op, inputs=inputs, params=_dconv_params(modulated), list_inputs=_dconv_inputs(modulated),
+        infer_shape=_dconv_shape(op, modulated), infer_type=_float_type(op, inputs, _F3264),
+        compute={"cpu": _dconv_compute(modulated)}, gradient=_dconv_grad(modulated),
+        grad_needs=("inputs",),
+        doc=("""Modulated deformable convolution (Deformable ConvNets v2): as
+DeformableConvolution, each bilinear sample also multiplied by ``mask`` (N, DG * kh * kw,
+Ho, Wo).""" if modulated else """Deformable convolution (Deformable ConvNets, 2-D, NCHW):
+each output position's kernel taps read ``data`` at their positions moved by ``offset``
+(N, num_deformable_group * 2 * kh * kw, Ho, Wo; per tap y then x), by bilinear
+interpolation (zero outside the image), then a grouped convolution with ``weight``
+(num_filter, C / num_group, kh, kw) and ``bias``.""") + """
+
+Differentiable in data, offset""" + (", mask" if modulated else "") + """, weight and bias
+to any order (the gradient is a graph of BilinearSampler's derivatives, batch_dot and
+sums; the offsets' gradient jumps where a sample crosses a pixel border). data's height and
+width must be >= 2."""))
+
+
+_dconv_record(_DCONV, modulated=False)
+_dconv_record(_MDCONV, modulated=True)

@@ -13,7 +13,7 @@ from mxlite.base import MXNetError
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "fixtures")
 FIXTURE = np.load(os.path.join(FIXTURES, "roi_mxnet.npz"))
-CASES = sorted({k.split("/")[0] for k in FIXTURE.files})
+CASES = sorted({k.split("/")[0] for k in FIXTURE.files if k.endswith("/rois")})
 
 
 def _cases():
@@ -350,3 +350,62 @@ def test_rroi_errors():
     with pytest.raises(MXNetError, match="sampling_ratio"):
         mx.nd.contrib.RROIAlign(data, mx.nd.array([[0, 1, 1, 1, 1, 0]]), pooled_size=(2, 2),
                                 spatial_scale=1.0, sampling_ratio=1000).asnumpy()
+
+
+# ---- deformable convolutions -----------------------------------------------------------------
+def _dconv_cases():
+    spec = importlib.util.spec_from_file_location(
+        "make_roi_fixture", os.path.join(FIXTURES, "make_roi_fixture.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.DCONV
+
+
+@pytest.mark.parametrize("case", ["dconv", "dconv_stride"])
+def test_deformable_conv_mxnet_fixture(case):
+    op, shapes, kwargs = _dconv_cases()[case]
+    xs = [mx.nd.array(FIXTURE[f"{case}/in{i}"], dtype="float64") for i in range(len(shapes))]
+    for x in xs:
+        x.attach_grad()
+    with mx.autograd.record():
+        y = getattr(mx.nd.contrib, op)(*xs, **kwargs)
+    y.backward(mx.nd.array(FIXTURE[f"{case}/head"], dtype="float64"))
+    np.testing.assert_allclose(y.asnumpy(), FIXTURE[f"{case}/out"], rtol=1e-9, atol=1e-11)
+    for i, x in enumerate(xs):
+        np.testing.assert_allclose(x.grad.asnumpy(), FIXTURE[f"{case}/grad{i}"], rtol=1e-8,
+                                   atol=1e-10, err_msg=f"input {i}")
+
+
+def test_deformable_conv_zero_offset_is_convolution():
+    rng = np.random.default_rng(7)
+    x = mx.nd.array(rng.normal(size=(2, 4, 5, 6)), dtype="float64")
+    wt = mx.nd.array(rng.normal(size=(6, 2, 3, 3)), dtype="float64")
+    b = mx.nd.array(rng.normal(size=(6,)), dtype="float64")
+    kw = dict(kernel=(3, 3), pad=(1, 1), num_filter=6, num_group=2)
+    y = mx.nd.contrib.DeformableConvolution(x, mx.nd.zeros((2, 18, 5, 6), dtype="float64"), wt,
+                                            b, **kw)
+    np.testing.assert_allclose(y.asnumpy(), mx.nd.Convolution(x, wt, b, **kw).asnumpy(),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_deformable_conv_bad_offset_shape():
+    with pytest.raises(MXNetError, match="offset must have shape"):
+        mx.nd.contrib.DeformableConvolution(mx.nd.zeros((1, 2, 4, 4)), mx.nd.zeros((1, 9, 4, 4)),
+                                            mx.nd.zeros((2, 2, 3, 3)), kernel=(3, 3),
+                                            pad=(1, 1), num_filter=2, no_bias=True)
+
+
+def test_modulated_is_deformable_with_its_mask():
+    """A constant mask m scales the sampled columns: out = m * (deformable - bias) + bias
+    (MXNet 1.9.1's modulated op runs on GPU only: no CPU fixture)."""
+    rng = np.random.default_rng(8)
+    ins = [mx.nd.array(rng.normal(size=s) * 1.5, dtype="float64")
+           for s in [(2, 4, 5, 6), (2, 36, 5, 6)]]
+    wt = mx.nd.array(rng.normal(size=(6, 2, 3, 3)), dtype="float64")
+    b = mx.nd.array(rng.normal(size=(6,)), dtype="float64")
+    kw = dict(kernel=(3, 3), pad=(1, 1), num_filter=6, num_group=2, num_deformable_group=2)
+    plain = mx.nd.contrib.DeformableConvolution(*ins, wt, b, **kw).asnumpy()
+    mask = mx.nd.full((2, 18, 5, 6), 0.25, dtype="float64")
+    got = mx.nd.contrib.ModulatedDeformableConvolution(*ins, mask, wt, b, **kw).asnumpy()
+    bias = b.asnumpy().reshape(1, 6, 1, 1)
+    np.testing.assert_allclose(got, 0.25 * (plain - bias) + bias, rtol=1e-12, atol=1e-12)
