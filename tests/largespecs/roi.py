@@ -70,3 +70,57 @@ ROWS = {
     "_contrib_RROIAlign": _forward(mx.nd.contrib.RROIAlign, "rroi", _RROI),
     "_rroi_align_adjoint": _adjoint(mx.nd._internal._rroi_align_adjoint, "rroi", _RROI),
 }
+
+
+# ---- the deformable convolutions: float32 or float64 only (BilinearSampler's dtypes) ------
+# The big array is the data, just past 2**31 float32 elements (8 GiB: 2**32 would be the
+# whole 16 GiB peak), images of (16, 8, 16); a 1x1 kernel over 16 channels keeps the offsets
+# (2 per position) and the output (1 filter) at 1/8 and 1/16 of it, and the compute samples
+# blocks of images, so the peak stays near the data.
+from .nn import batch_in  # noqa: E402
+
+_F32_WHY = ("float32 or float64 only: 2**32 float32 elements are 16 GiB, the whole peak")
+_DIMG = (16, 8, 16)
+_DKW = dict(kernel=(1, 1), num_filter=1, no_bias=True)
+
+
+def _pattern(n, channels):
+    """(n, channels, 8, 16) offsets/masks: one dyadic pattern for every image."""
+    base = mx.nd.arange(channels * 8 * 16, dtype="float32").reshape((1, channels, 8, 16))
+    return mx.nd.broadcast_to((base % 7 - 3) * 0.25, shape=(n, channels, 8, 16))
+
+
+def _weight():
+    return mx.nd.arange(16, dtype="float32").reshape((1, 16, 1, 1)) % 5 - 2
+
+
+def _dconv(x):
+    return mx.nd.contrib.DeformableConvolution(x, _pattern(x.shape[0], 2), _weight(), **_DKW)
+
+
+def _mdconv(x):
+    return mx.nd.contrib.ModulatedDeformableConvolution(
+        x, _pattern(x.shape[0], 2), _pattern(x.shape[0], 1) + 1.0, _weight(), **_DKW)
+
+
+def _grid(x):
+    return mx.nd._internal._deform_grid(x, kernel=(1, 1), data_shape=(x.shape[0], 1, 32, 32))
+
+
+def _big(per, shape, size):
+    return lambda t: (t.power(size) // per + 1,) + shape
+
+
+def _deform_row(shape, call, size="2**31", why=_F32_WHY):
+    row = batch_in(_big(2048, shape, size), call)
+    return Row(row.run, "float32", size, why)
+
+
+ROWS.update({
+    "_contrib_DeformableConvolution": _deform_row(_DIMG, _dconv),
+    "_contrib_ModulatedDeformableConvolution": _deform_row(_DIMG, _mdconv),
+    "_deform_grid": _deform_row((2, 32, 32), _grid, "2**30",
+                                "float32 or float64 only, and the grid is as large as the "
+                                "offsets: 2**31 float32 elements in and out are the 16 GiB "
+                                "peak"),
+})
