@@ -133,7 +133,7 @@ def _float_type(op, names, allowed=None):
     def infer_type(dtypes, attrs):
         dts = [np.dtype(d) for d in dtypes]
         if dts[0] not in allowed or len(set(dts)) != 1:
-            raise op_error(op, f"{', '.join(names)} must be "
+            raise op_error(op, f"{', '.join(names[:len(dts)])} must be "
                            f"{' or '.join(str(d) for d in allowed)} of one dtype, got "
                            f"{', '.join(str(d) for d in dts)}")
         return [dts[0]]

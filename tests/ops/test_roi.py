@@ -409,3 +409,38 @@ def test_modulated_is_deformable_with_its_mask():
     got = mx.nd.contrib.ModulatedDeformableConvolution(*ins, mask, wt, b, **kw).asnumpy()
     bias = b.asnumpy().reshape(1, 6, 1, 1)
     np.testing.assert_allclose(got, 0.25 * (plain - bias) + bias, rtol=1e-12, atol=1e-12)
+
+
+def _dconv_call(data, offset, weight, **kw):
+    kw = dict(dict(kernel=(3, 3), pad=(1, 1), num_filter=2, no_bias=True), **kw)
+    return mx.nd.contrib.DeformableConvolution(data, offset, weight, **kw)
+
+
+@pytest.mark.parametrize("shapes,kw,words", [
+    ([(1, 2, 1, 4), (1, 18, 1, 4), (2, 2, 3, 3)], {}, ["height and width", "(1, 2, 1, 4)"]),
+    ([(1, 3, 4, 4), (1, 18, 4, 4), (2, 1, 3, 3)], dict(num_group=2), ["num_group=2", "3"]),
+    ([(1, 2, 4, 4), (1, 18, 4, 4), (2, 2, 3, 3)], dict(pad=(0, 0)), ["offset", "(1, 18, 2, 2)"]),
+    ([(1, 2, 2, 2), (1, 18, 4, 4), (2, 2, 3, 3)], dict(pad=(0, 0)), ["does not fit"]),
+    ([(1, 2, 4, 4), (1, 18, 4, 4), (2, 2, 3, 3)], dict(kernel=(3,)), ["kernel", "2-D"]),
+])
+def test_deformable_conv_bad_input(shapes, kw, words):
+    with pytest.raises(MXNetError) as err:
+        _dconv_call(*(mx.nd.zeros(s) for s in shapes), **kw)
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_deformable_conv_float16_rejected():
+    with pytest.raises(MXNetError, match="float32 or float64"):
+        _dconv_call(*(mx.nd.zeros(s, dtype="float16")
+                      for s in [(1, 2, 4, 4), (1, 18, 4, 4), (2, 2, 3, 3)]))
+
+
+def test_empty_inputs():
+    d = mx.nd.ones((1, 4, 5, 5))
+    assert mx.nd.contrib.ROIAlign(d, mx.nd.zeros((0, 5)), pooled_size=(2, 2),
+                                  spatial_scale=1.0).shape == (0, 4, 2, 2)
+    assert mx.nd.contrib.RROIAlign(d, mx.nd.zeros((0, 6)), pooled_size=(2, 2),
+                                   spatial_scale=1.0).shape == (0, 4, 2, 2)
+    assert _dconv_call(mx.nd.ones((0, 2, 4, 4)), mx.nd.zeros((0, 18, 4, 4)),
+                       mx.nd.ones((2, 2, 3, 3))).shape == (0, 2, 4, 4)
