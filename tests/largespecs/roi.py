@@ -1,10 +1,12 @@
 """Large-tensor rows: ROIAlign, PSROIPooling, RROIAlign and their adjoints (mxlite/ops/roi.py).
 
-Each reads (or, for an adjoint, writes) a float16 batch of images past 2**32 elements
-(8 GiB; 2048 elements per image) through a few rois, one on each image around 2**31,
-2**32 and at the tail: the pooled rois (or the scattered images) equal the same op on a
-small batch of those images alone. The ops compute one image at a time in float32, so the
-peak stays near the big array.
+Each reads (or, for an adjoint, writes) a float32 batch of images past 2**31 elements
+(8 GiB; 2048 elements per image) through a few rois, one on each image around 2**31 and
+at the tail: the pooled rois (or the scattered images) equal the same op on a small batch
+of those images alone. The rois share the data's dtype (MXNet's rule), and float16 holds
+whole numbers exactly only up to 2048, so float16 rois cannot name the images past 2**32
+elements; 2**32 float32 elements would be the whole 16 GiB peak. The ops compute one image
+at a time, so the peak stays near the big array.
 """
 import numpy as np
 
@@ -25,35 +27,39 @@ _BOXES = {"align": [[3.5, 2.25, 40.0, 27.5], [-4.0, 1.0, 20.5, 13.0]],
 def _rois(images, kind):
     """One roi per image index in ``images`` (corners inside and across the border)."""
     box = _BOXES[kind]
-    return mx.nd.array([[b] + box[k % 2] for k, b in enumerate(images)], dtype="float16")
+    return mx.nd.array([[b] + box[k % 2] for k, b in enumerate(images)], dtype="float32")
+
+
+_ROI_WHY = ("rois share the data's dtype and float16 cannot name an image past 2048; "
+            "2**32 float32 elements are 16 GiB, the whole peak")
 
 
 def _forward(op, kind, kw):
     def run(t):
         per = 2048
-        shp = (t.P32 // per + 1,) + _IMAGES[kind]
-        x = t.big("float16", shp[0] * per, shape=shp, fill=1)
+        shp = (t.P31 // per + 1,) + _IMAGES[kind]
+        x = t.big("float32", shp[0] * per, shape=shp, fill=1)
         items = _items(t, x.size, per)
         want = op(_take_items(t, x, items), _rois(range(len(items)), kind), **kw).asnumpy()
         y = op(x, _rois(items, kind), **kw)
         t.equal(y, want, "pooled rois")
-    return Row(run, "float16")
+    return Row(run, "float32", "2**31", _ROI_WHY)
 
 
 def _adjoint(op, kind, kw):
     def run(t):
         per = 2048
-        shp = (t.P32 // per + 1,) + _IMAGES[kind]
+        shp = (t.P31 // per + 1,) + _IMAGES[kind]
         items = _items(t, shp[0] * per, per)
         small = (len(items),) + shp[1:]
         rows = len(items)
         g_shape = _head_shape(kind, rows, kw)
-        g = mx.nd.array(np.arange(np.prod(g_shape)).reshape(g_shape) % 5 - 2, dtype="float16")
+        g = mx.nd.array(np.arange(np.prod(g_shape)).reshape(g_shape) % 5 - 2, dtype="float32")
         want = op(g, _rois(range(rows), kind), data_shape=small, **kw).asnumpy()
         y = op(g, _rois(items, kind), data_shape=shp, **kw)
         t.seen(y)
         _check_items(t, y, items, want, "scattered images")
-    return Row(run, "float16")
+    return Row(run, "float32", "2**31", _ROI_WHY)
 
 
 def _head_shape(kind, rows, kw):
