@@ -127,10 +127,18 @@ def make_function(op, invoke, public_name=None, registered_name=None):
             kwargs[pname] = value
         if len(args) >= n_inputs and not dynamic:
             return call(op, list(args[:n_inputs]), kwargs, out)
-        given = dict(zip(input_names, args))       # some input left out, or attr-dependent
-        for iname in input_names[len(args):]:
-            if iname in kwargs:
-                given[iname] = kwargs.pop(iname)
+        # some input left out, or attr-dependent: positional arrays name the inputs these
+        # parameters take (MXNet's order: CTCLoss(data, label, label_lengths,
+        # use_label_lengths=True) passes label_lengths third)
+        keyword_inputs = {n: kwargs.pop(n) for n in input_names if n in kwargs}
+        order = op.list_inputs(parse_cached(op, kwargs)) if dynamic else input_names
+        if len(args) > len(order):
+            order = input_names
+        given = dict(zip(order, args))
+        for iname, value in keyword_inputs.items():
+            if iname in given:
+                raise op_error(op_name, f"got multiple values for input {iname!r}")
+            given[iname] = value
         return call(op, _bind_inputs(op, given, kwargs), kwargs, out)
 
     public_name = public_name or namespace_of(op.name)[1]

@@ -205,3 +205,15 @@ def test_emissions_too_small_to_scale_fall_back_to_log_space(dtype):
     grad = data.grad.asnumpy()
     assert np.isfinite(grad).all()
     np.testing.assert_allclose(grad.sum(axis=2), 0, atol=1e-6)   # softmax - posteriors
+
+
+def test_positional_length_arrays_take_the_inputs_the_flags_list():
+    """MXNet's order: with use_label_lengths only, the third array is label_lengths."""
+    x = mx.nd.array(np.random.default_rng(0).standard_normal((5, 2, 4)))
+    label, lengths = mx.nd.array([[1, 2], [1, 0]]), mx.nd.array([2, 1])
+    by_position = mx.nd.CTCLoss(x, label, lengths, use_label_lengths=True)
+    by_name = mx.nd.CTCLoss(x, label, label_lengths=lengths, use_label_lengths=True)
+    np.testing.assert_array_equal(by_position.asnumpy(), by_name.asnumpy())
+    sym = mx.sym.CTCLoss(mx.sym.var("x"), mx.sym.var("l"), mx.sym.var("n"),
+                         use_label_lengths=True)
+    assert sym.list_arguments() == ["x", "l", "n"]
