@@ -240,6 +240,22 @@ FORWARD = {
     "_random_negative_binomial_like": _rand_like("_random_negative_binomial_like"),
     "_random_generalized_negative_binomial_like": _rand_like(
         "_random_generalized_negative_binomial_like"),
+    # per-element samplers: distribution parameters as arrays (positive where they must be)
+    **{f"_sample_{d}": Fwd(_u(*[(2, 3)] * n, lo=0.2, hi=0.9), lambda ns, *ps, d=d: getattr(
+        ns._internal, f"_sample_{d}")(*ps, shape=(4,)))
+       for d, n in (("normal", 2), ("gamma", 2), ("exponential", 1),
+                    ("poisson", 1), ("negative_binomial", 2),
+                    ("generalized_negative_binomial", 2))},
+    "_sample_uniform": Fwd(lambda rng: [rng.uniform(0, 0.4, (2, 3)),
+                                        rng.uniform(0.5, 1, (2, 3))],
+                           lambda ns, lo, hi: ns._internal._sample_uniform(lo, hi, shape=(4,))),
+    "_sample_unique_zipfian": Fwd(lambda rng: [], lambda ns: ns._internal._sample_unique_zipfian(
+        range_max=50, shape=(2, 5))),
+    "_roi_pooling_argmax": Fwd(
+        lambda rng: [rng.uniform(-1, 1, (1, 2, 6, 6)),
+                     np.array([[0, 0, 0, 4, 4], [0, 1, 2, 5, 5]], dtype=np.float64)],
+        lambda ns, x, r: ns._internal._roi_pooling_argmax(x, r, pooled_size=(2, 2),
+                                                          spatial_scale=1.0)),
     "_sample_multinomial": Fwd(_probs, lambda ns, p: ns.random.multinomial(
         p, shape=(2,), get_prob=True)),
     "_shuffle": Fwd(_u((5, 3)), lambda ns, x: ns._internal._shuffle(x)),

@@ -51,9 +51,10 @@ from ._cached_op import CachedOp  # noqa: E402
 __all__ += ["CachedOp"]
 from ._extras import histogram, onehot_encode, split_v2, true_divide  # noqa: E402  (MXNet's front ends over registered ops)
 __all__ += ["histogram", "split_v2", "onehot_encode", "true_divide"]
-from ._image_io import cvimdecode as _cvimdecode, imdecode  # noqa: E402  (decoders, shape from the bytes)
+from . import _image_io  # noqa: E402  (decoders whose output shape comes from the bytes)
+from ._image_io import imdecode  # noqa: E402
 __all__ += ["imdecode"]
-_internal._cvimdecode = _cvimdecode  # noqa: F821
+_internal._cvimdecode = _image_io.cvimdecode  # noqa: F821
 from . import _contrib_math, _contrib_optim, _control_flow  # noqa: E402  (MXNet front ends in mx.nd.contrib)
 for _module in (_contrib_math, _contrib_optim, _control_flow):
     for _name in _module.__all__:

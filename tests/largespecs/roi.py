@@ -125,8 +125,9 @@ def _deform_row(shape, call, size="2**31", why=_F32_WHY):
 ROWS.update({
     "_contrib_DeformableConvolution": _deform_row(_DIMG, _dconv),
     "_contrib_ModulatedDeformableConvolution": _deform_row(_DIMG, _mdconv),
-    "_deform_grid": _deform_row((2, 32, 32), _grid, "2**30",
-                                "float32 or float64 only, and the grid is as large as the "
-                                "offsets: 2**31 float32 elements in and out are the 16 GiB "
-                                "peak"),
+    "_deform_grid": _deform_row((2, 32, 32), _grid, "2**29",
+                                "float32 or float64 only, the grid is as large as the "
+                                "offsets, and its positions are built in float64 "
+                                "temporaries of the grid's size: past 2**30 the row passes "
+                                "the 16 GiB peak"),
 })
