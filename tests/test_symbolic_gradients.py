@@ -136,6 +136,7 @@ def _trace(op, inputs, kwargs, out=None):
 
 T = types.ModuleType("trace", "A shape-only tracing namespace laid out like mx.nd.")
 populate(T, _trace, "trace")
+T.random.multinomial = T._internal._sample_multinomial     # as mxlite/_random_dispatch.py
 for _name in BINARY_FUNCTIONS:
     setattr(T, _name, binary_function(_name, Handle, TracingError))
 

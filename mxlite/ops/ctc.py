@@ -22,6 +22,8 @@ and the derivatives are the graph's, so gradients of any order follow.
 Where MXNet gave a loss of 0 for a label that cannot fit in its sequence (more frames needed
 than there are), this gives ``inf`` (``-log 0``) and a zero gradient.
 """
+import numpy as np
+
 from ..base import FLOAT_DTYPES, op_error
 from .registry import OpDef, Param, get_op, register
 
@@ -62,6 +64,7 @@ def _ctc_shape(shapes, attrs):
 
 
 def _ctc_type(dtypes, attrs):
+    dtypes = [np.dtype(d) for d in dtypes]
     if dtypes[0] not in FLOAT_DTYPES or str(dtypes[0]) == "float16":
         raise op_error(_OP, f"data must be float32 or float64, got {dtypes[0]}")
     for name, dt in zip(_list_inputs(attrs)[1:], dtypes[1:]):
@@ -448,7 +451,7 @@ def _graph_setup(F, node):
                                                                      end=s - 2)
     skip = F.broadcast_not_equal(e2, e0) * F._internal._not_equal_scalar(e2, scalar=blank)
     skip = F.concat(F.slice_axis(F.zeros_like(ext), axis=1, begin=0, end=2), skip, dim=1)
-    pos = F.reshape(F.arange(start=0, stop=s, dtype=dt), shape=(1, s))
+    pos = F.reshape(F.arange(start=0, stop=s, dtype=dt, ctx=node.context), shape=(1, s))
     ln2 = F.reshape(ln, shape=(n, 1)) * 2
     last = F.broadcast_equal(pos, ln2) + F.broadcast_equal(pos, ln2 - 1)
     first = F.broadcast_equal(pos, F.zeros_like(ln2)) + F.broadcast_equal(
@@ -506,7 +509,8 @@ def _ctc_graph_gradient(F, node):
     soft = F.exp(lp)
     valid = F.reshape(feasible, shape=(1, n, 1))
     if tn is not None:
-        steps = F.reshape(F.arange(start=0, stop=t, dtype=node.input_dtypes[0]), shape=(t, 1))
+        steps = F.reshape(F.arange(start=0, stop=t, dtype=node.input_dtypes[0],
+                                    ctx=node.context), shape=(t, 1))
         valid = F.broadcast_mul(F.reshape(F.broadcast_lesser(steps, F.reshape(
             tn, shape=(1, n))), shape=(t, n, 1)), valid)
     return F.broadcast_mul(soft, valid) - F.transpose(post, axes=(1, 0, 2))

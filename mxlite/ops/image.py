@@ -926,3 +926,19 @@ wrapped around. Not differentiable (MXNet 1.9.1 registers no gradient either).
 """))
 
 from . import image_io  # noqa: E402,F401  (the image decoders: _cvimdecode, _cvimread, _imdecode)
+
+# Functions that compute on the host: tables from shapes and parameters (interpolation taps,
+# border indices, per-channel constants) and the drawn factors, moved to the device with
+# xp.from_host (tests/test_device.py reads this).
+HOST_CODE = {
+    "<module>": "the PCA lighting matrix, a constant built once on the host",
+    "_normalize_compute": "per-channel mean and std from the parameters, sent with from_host",
+    "_taps": "interpolation source indices and weights along one axis, from the sizes",
+    "_area_taps": "area interpolation source indices and weights, from the sizes",
+    "_adjoint_taps": "the transposed tap table of resize's gradient, from the sizes",
+    "_apply_taps": "a host tap column made contiguous before from_host sends it",
+    "_generator": "a NumPy generator on the device stream's key, drawing a call's factors",
+    "_lighting": "the 3-vector of PCA noise from the drawn alphas, sent with from_host",
+    "_source_index": "border source indices along one axis, from the margins",
+    "_border_compute": "per-channel border constants from the parameters, sent with from_host",
+}

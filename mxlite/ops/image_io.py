@@ -203,3 +203,11 @@ register(OpDef(
     doc="""The legacy decoder behind ``mx.nd.imdecode``: the crop (x0, y0)-(x1, y1) of the
 encoded image ``str_img`` as a (c, H, W) float32 array in OpenCV's BGR order (Pillow,
 optional). Not differentiable."""))
+
+# Decoding runs on the host: the encoded bytes are host data (Pillow decodes them) and the
+# pixels reach the device through xp.from_host (tests/test_device.py reads this).
+HOST_CODE = {
+    "decode": "Pillow's decoded pixels as a contiguous host array, before from_host",
+    "buffer_bytes": "the encoded bytes of a uint8 buffer, copied to the host to decode",
+    "_imdecode_compute": "the bytes parameter of _imdecode as a host array, to decode",
+}

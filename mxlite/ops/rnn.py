@@ -16,6 +16,8 @@ every device. The gradient is a graph of registered ops: it replays the forward 
 those ops (FullyConnected, split, sigmoid, tanh, ...) and runs backpropagation through time
 with them, so gradients of every order (a gradient penalty through an LSTM) work.
 """
+import math
+
 import numpy as np
 
 from ..base import op_error
@@ -210,7 +212,7 @@ def _act(rctx, name, x, out=None):
 
 
 def _weights(params, layout, k):
-    return {name: params[off:off + int(np.prod(shape))].reshape(shape)
+    return {name: params[off:off + math.prod(shape)].reshape(shape)
             for name, (off, shape) in layout.weights[k].items()}
 
 
@@ -521,7 +523,7 @@ def _graph_masks(F, node, t, n):
 def _graph_weights(F, params, lay, k):
     out = {}
     for name, (off, shape) in lay.weights[k].items():
-        size = int(np.prod(shape))
+        size = math.prod(shape)
         out[name] = F.reshape(F.slice_axis(params, axis=0, begin=off, end=off + size),
                               shape=shape)
     return out
@@ -695,3 +697,10 @@ along ``dim`` is unknown get equal shares of what the output's size leaves. Defa
 
 
 _register_param_concat()
+
+
+# Functions that compute on the host (tests/test_device.py reads this).
+HOST_CODE = {
+    "_step_masks": "the (T, N) step mask from a host copy of sequence_length, checked there "
+                   "and sent with from_host",
+}

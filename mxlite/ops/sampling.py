@@ -415,3 +415,22 @@ MXNetError (MXNet looped forever).
 >>> s, tries = mx.nd._internal._sample_unique_zipfian(range_max=20, shape=(2, 5))
 >>> s.shape, tries.shape, s.dtype.__name__
 ((2, 5), (2,), 'int64')"""))
+
+# The samplers' CPU compute and its parameter checks run NumPy on host arrays (the CPU's own
+# arrays, or host copies of the parameters); the GPU has its own kernels in
+# cuda/ops/sampling.py, which share only these checks (tests/test_device.py reads this).
+HOST_CODE = {
+    "<module>": "a constant of the gamma bound, computed once on the host",
+    "_bad": "positions of bad parameter elements in a host copy, for the error message",
+    "_finite": "finiteness check of a host copy of the parameters",
+    "_limit_uniform": "range check of a host copy of uniform's parameters",
+    "_limit_bound": "the first parameter element whose samples pass the dtype's range",
+    "_gamma_max": "a bound on gamma samples from host copies of alpha and beta",
+    "coefficients": "per-element distribution coefficients from host copies of the parameters",
+    "_draw_block": "the CPU sampler's block of draws (CPU arrays are host arrays)",
+    "sample_into": "the CPU sampler's scratch for one block (CPU arrays are host arrays)",
+    "checked_params": "host copies of the distribution parameters, checked before drawing",
+    "zipf_classes": "log-uniform classes from host uniforms (both devices draw on the host)",
+    "_first_distinct": "the first distinct classes of each row, on the host",
+    "zipf_compute": "the Zipfian rows built on the host, then sent with from_host",
+}

@@ -1016,3 +1016,14 @@ register(OpDef(
         align_corners=node.attrs.align_corners)],
     doc="""The adjoint of _contrib_BilinearResize2D: ``ograd`` (N, C, oh, ow) spread back to
 (height, width) with the interpolation weights."""))
+
+# Functions that compute on the host: interpolation and pooling-bin matrices from the sizes,
+# roi bins from a host copy of the rois, scalar rounding (tests/test_device.py reads this).
+HOST_CODE = {
+    "_bin_matrix": "adaptive pooling's bin weights from the input and output sizes",
+    "_interp_matrix": "bilinear resize weights from the input and output sizes",
+    "_grid_generator_compute": "the two scale factors of the grid from the target size",
+    "_c_round": "C's round-half-away-from-zero of one scalar",
+    "_roi_bins": "the integer bin edges of one roi from a host copy of the rois",
+    "_roi_pooling_grad": "the element count of a shape (metadata)",
+}
