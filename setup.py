@@ -91,12 +91,15 @@ setup(
     extras_require={
         # [test] stays light (no CUDA wheels): the NVRTC compile checks of the CUDA kernels
         # need [gpu-compile] (about 240 MB), which CI installs; without it they skip
-        "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy", "sympy", "mpich", "mpi4py"],
+        "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy", "sympy", "mpich", "mpi4py",
+                 "pillow"],
         "gpu-compile": ["cupy-cuda12x", "nvidia-cuda-nvrtc-cu12"],
         "dist": ["mpich", "mpi4py"],
         "gpu": ["cupy-cuda12x"],
         "docs": ["sphinx>=5"],
         "demo": ["matplotlib"],
+        # image decoding (mx.nd.imdecode, _cvimdecode, _cvimread): optional, imported on use
+        "image": ["pillow"],
     },
     ext_modules=cythonize(
         extensions(),
