@@ -721,3 +721,145 @@ in data's dtype. The anchors depend on data's shape only: declared non-different
 def _prior_type(dtype):
     _float_input(PRIOR, "data", dtype)
     return dtype
+
+
+# ---- MultiBoxDetection --------------------------------------------------------------------
+DET = "_contrib_MultiBoxDetection"
+
+
+def _detection_shape(shapes, attrs):
+    check_num_inputs(DET, shapes, 3)
+    cls, loc, anchor = (tuple(s) for s in shapes)
+    if len(cls) != 3 or cls[2] <= 0:
+        raise op_error(DET, f"cls_prob must have shape (batch, classes, anchors) with "
+                       f"anchors > 0, got {cls}")
+    b, _, n = cls
+    if anchor != (1, n, 4):
+        raise op_error(DET, f"anchor must have shape {(1, n, 4)} for cls_prob {cls}, "
+                       f"got {anchor}")
+    if loc != (b, 4 * n):
+        raise op_error(DET, f"loc_pred must have shape {(b, 4 * n)} for cls_prob {cls}, "
+                       f"got {loc}")
+    if len(attrs.variances) != 4:
+        raise op_error(DET, f"variances must hold 4 numbers, got {attrs.variances}")
+    return [(b, n, 6)]
+
+
+def _detection_rows(rctx, cls, loc, anchor, attrs):
+    """(B, N, 6) rows [class - 1, score, xmin, ymin, xmax, ymax] of every anchor: the best
+    foreground class (the first on ties; -1 below ``threshold``) and the decoded box."""
+    xp = rctx.xp
+    b, c, n = cls.shape
+    dt = cls.dtype.type
+    rows = xp.empty((b, n, 6), cls.dtype)
+    rows.fill(-1)
+    best, ids = _best_class(xp, cls)
+    ids[best < dt(np.float32(attrs.threshold))] = 0
+    rows[:, :, 0] = ids - 1
+    rows[:, :, 1] = best
+    v = [dt(np.float32(x)) for x in attrs.variances]
+    a = anchor.reshape(n, 4)
+    aw, ah = a[:, 2] - a[:, 0], a[:, 3] - a[:, 1]
+    ax, ay = (a[:, 0] + a[:, 2]) / 2, (a[:, 1] + a[:, 3]) / 2
+    p = loc.reshape(b, n, 4)
+    ox, oy = p[..., 0] * v[0] * aw + ax, p[..., 1] * v[1] * ah + ay
+    ow = _unary(rctx, "exp", p[..., 2] * v[2]) * aw / 2
+    oh = _unary(rctx, "exp", p[..., 3] * v[3]) * ah / 2
+    for k, col in enumerate((ox - ow, oy - oh, ox + ow, oy + oh)):
+        rows[:, :, 2 + k] = col.clip(0, 1) if attrs.clip else col
+    return rows
+
+
+def _best_class(xp, cls):
+    """(score, class) of the best foreground class of each anchor, (B, N) each: MXNet's scan
+    from score -1 over classes 1.. keeping a class only when strictly better (the first on
+    ties; score -1 and class 0 where none is above -1), in blocks of classes so that no
+    copy of cls_prob is made."""
+    b, c, n = cls.shape
+    best = xp.empty((b, n), cls.dtype)
+    best.fill(-1)
+    ids = xp.zeros((b, n), I64)
+    for part in _blocks(c - 1, b * n):
+        block = cls[:, part.start + 1:part.stop + 1, :]
+        top, at = block.max(axis=1), block.argmax(axis=1)
+        better = top > best
+        best[better] = top[better]
+        ids[better] = at[better] + (part.start + 1)
+    return best, ids
+
+
+def _detection_nms(kept, attrs):
+    """MXNet's NMS of one batch item's valid rows ``kept`` (host, (V, 6), in anchor order),
+    in place: sorted by score (stable) up to ``nms_topk``, suppressed rows' ids set to -1;
+    rows past nms_topk keep their unsorted values with id -1 (MXNet's layout)."""
+    order = (-kept[:, 1]).argsort(kind="stable")
+    nkeep = kept.shape[0] if attrs.nms_topk <= 0 else min(kept.shape[0], attrs.nms_topk)
+    top = kept[order[:nkeep]]
+    kept[nkeep:, 0] = -1
+    l, t, r, b = (top[:, 2 + k] for k in range(4))
+    area = (r - l) * (b - t)
+    thresh = kept.dtype.type(np.float32(attrs.nms_threshold))
+    for i in range(nkeep):
+        if top[i, 0] < 0:
+            continue
+        rest = slice(i + 1, None)
+        inter = _overlap(l[rest], r[rest], l[i], r[i]) * _overlap(t[rest], b[rest], t[i], b[i])
+        union = area[i] + area[rest] - inter
+        positive = union > 0
+        iou = inter / (union + ~positive) * positive
+        hit = (iou >= thresh) & (top[rest, 0] >= 0)
+        if not attrs.force_suppress:
+            hit &= top[rest, 0] == top[i, 0]
+        top[rest, 0][hit] = -1
+    kept[:nkeep] = top
+
+
+def _detection_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    rows = _detection_rows(rctx, *ins, attrs)
+    out = outs[0]
+    out.fill(-1)
+    nms = 0 < attrs.nms_threshold <= 1
+    for b in range(rows.shape[0]):
+        host = xp.to_host(rows[b])
+        kept = host[host[:, 0] >= 0]             # a copy, in anchor order
+        if kept.shape[0] == 0:
+            continue
+        if nms:
+            _detection_nms(kept, attrs)
+        out[b, :kept.shape[0]] = xp.from_host(kept)
+
+
+register(OpDef(
+    DET, inputs=("cls_prob", "loc_pred", "anchor"),
+    params=(Param("clip", "bool", True, "clip the boxes to [0, 1]"),
+            Param("threshold", "float", 0.01, "lowest score of a detection"),
+            Param("background_id", "int", 0, "the background class (not used, as MXNet: "
+                  "class 0 is the background)"),
+            Param("nms_threshold", "float", 0.5, "IoU at which a box is suppressed; NMS "
+                  "is skipped outside (0, 1]"),
+            Param("force_suppress", "bool", False, "suppress across classes"),
+            Param("variances", "floats", (0.1, 0.1, 0.2, 0.2), "the variances of the "
+                  "encoding of loc_pred"),
+            Param("nms_topk", "int", -1, "keep the nms_topk best detections before NMS, "
+                  "-1 for all")),
+    infer_shape=_detection_shape,
+    infer_type=_same_float_types(DET, ("cls_prob", "loc_pred", "anchor")),
+    compute={"cpu": _detection_compute}, gradient=NON_DIFFERENTIABLE,
+    doc="""SSD's detections from class probabilities ``cls_prob`` (batch, classes, anchors),
+box offsets ``loc_pred`` (batch, anchors * 4) and anchors ``anchor`` (1, anchors, 4): the
+output (batch, anchors, 6) holds rows ``[class, score, xmin, ymin, xmax, ymax]``.
+
+Each anchor takes its best foreground class (class 0 is the background; ties go to the
+lower class; ``class`` counts from 0 for class 1) unless its score is below ``threshold``,
+and its box decoded as box_decode's with ``variances`` (clipped to [0, 1] with ``clip``).
+Those rows come first, in anchor order; with ``0 < nms_threshold <= 1`` they are sorted by
+score (stable), the best ``nms_topk`` kept and greedily suppressed (class set to -1) where
+their IoU with a better row of the same class (any class with ``force_suppress``) reaches
+``nms_threshold``. As MXNet's layout, suppressed rows keep their values with class -1; rows
+past nms_topk keep their unsorted values with class -1; the rest of the rows are -1.
+
+A post-processing step: declared non-differentiable (MXNet back-propagated zeros). Anchors
+of another shape than (1, anchors, 4) are an MXNetError (MXNet read the first item).
+"""))
+_NUM_OUTPUTS[DET] = 1

@@ -165,3 +165,30 @@ ROWS = {
     "_contrib_bipartite_matching": Row(_bipartite_row, "float16"),
     "_contrib_MultiBoxPrior": Row(_prior_row, "float16"),
 }
+
+
+def _detection_row(t):
+    """cls_prob (1, classes, 256) past 2**31 float32 elements: the best class of an anchor
+    sits past 2**31 (and at the tail), its id exact in float32."""
+    n = 256
+    c = t.P31 // n + 2
+    cls = t.big("float32", c * n, shape=(1, c, n), values=(0.25, 0.5, 0.75))
+    loc = mx.nd.zeros((1, 4 * n))
+    anchor = mx.nd.array([[[i / n, 0, i / n + 0.5, 0.5] for i in range(n)]])
+    got = mx.nd.contrib.MultiBoxDetection(cls, loc, anchor, threshold=0.1, nms_threshold=0.9,
+                                          clip=False)
+    # the marks past class 0 are the only scores above threshold: one row each, by score
+    marks = [(v, p) for p, v in zip(t.marks(c * n), (0.25, 0.5, 0.75)) if p >= n]
+    want = []
+    for v, p in sorted(marks, reverse=True):
+        cls_id, i = divmod(p, n)
+        want.append([cls_id - 1, v, i / n, 0, i / n + 0.5, 0.5])
+    want += [[-1] * 6] * (n - len(want))
+    t.equal(got.reshape((n, 6)), np.array(want, dtype=np.float32), "MultiBoxDetection")
+    t.check(want[0][0] > t.P31 // n - 2, "the best class lies past 2**31 elements")
+
+
+ROWS["_contrib_MultiBoxDetection"] = Row(
+    _detection_row, "float32", "2**31",
+    "class ids are output in the data's dtype: float32 keeps ids past 2**23 classes exact, "
+    "and 2**32 float32 scores are 16 GiB, the whole peak")

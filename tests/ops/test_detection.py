@@ -190,6 +190,13 @@ def test_prior_matches_a_numpy_closed_form():
     (lambda: mx.nd.contrib.bipartite_matching(mx.nd.zeros((3,)), threshold=0), "(3,)"),
     (lambda: mx.nd.contrib.bipartite_matching(mx.nd.zeros((3, 3), dtype="int32"),
                                               threshold=0), "float"),
+    (lambda: mx.nd.contrib.MultiBoxDetection(mx.nd.zeros((2, 3, 5)), mx.nd.zeros((2, 20)),
+                                             mx.nd.zeros((2, 5, 4))), "anchor must have"),
+    (lambda: mx.nd.contrib.MultiBoxDetection(mx.nd.zeros((2, 3, 5)), mx.nd.zeros((2, 16)),
+                                             mx.nd.zeros((1, 5, 4))), "loc_pred must have"),
+    (lambda: mx.nd.contrib.MultiBoxDetection(mx.nd.zeros((2, 3, 5)), mx.nd.zeros((2, 20)),
+                                             mx.nd.zeros((1, 5, 4)), variances=(1, 2)),
+     "variances"),
     (lambda: mx.nd.contrib.MultiBoxPrior(mx.nd.zeros((1, 1, 3))), "(1, 1, 3)"),
     (lambda: mx.nd.contrib.MultiBoxPrior(mx.nd.zeros((1, 1, 3, 3)), sizes=()), "sizes"),
     (lambda: mx.nd.contrib.MultiBoxPrior(mx.nd.zeros((1, 1, 3, 3)), steps=(0.1, -1)),
@@ -204,7 +211,8 @@ def test_bad_input_is_a_clear_error(call, words):
 
 
 @pytest.mark.parametrize("case", ["iou_corner", "iou_center", "encode", "decode_center",
-                                  "decode_corner", "bip_batch", "bip_desc"])
+                                  "decode_corner", "bip_batch", "bip_desc", "det_default",
+                                  "det_force"])
 def test_blocked_computation_equals_one_block(case, monkeypatch):
     """The element-wise box ops run in blocks of BLOCK elements (bounded temporaries): tiny
     blocks give MXNet's values too."""

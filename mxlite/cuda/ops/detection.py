@@ -9,4 +9,5 @@ vectorised step per kept box or match; the kept rows are gathered on the device.
 from . import device_generic
 
 device_generic("_contrib_box_iou", "_contrib_box_nms", "_contrib_box_encode",
-               "_contrib_box_decode", "_contrib_bipartite_matching", "_contrib_MultiBoxPrior")
+               "_contrib_box_decode", "_contrib_bipartite_matching", "_contrib_MultiBoxPrior",
+               "_contrib_MultiBoxDetection")
