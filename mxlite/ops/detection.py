@@ -127,7 +127,7 @@ Not differentiable: MXNet 1.9.1 back-propagates zeros through box_iou, and so do
 
 >>> x = mx.nd.array([[0.5, 0.5, 1.0, 1.0], [0.0, 0.0, 0.5, 0.5]])
 >>> y = mx.nd.array([[0.25, 0.25, 0.75, 0.75]])
->>> mx.nd.contrib.box_iou(x, y).asnumpy().round(4).tolist()
+>>> [[round(float(v), 4) for v in row] for row in mx.nd.contrib.box_iou(x, y).asnumpy()]
 [[0.1429], [0.1429]]
 """))
 

@@ -264,7 +264,7 @@ created when that is an order of the graph (else depth first); a node whose
                 op, attrs = n.op, n.attrs
                 rctx = run_context(ctx)
                 shapes = op.infer_shape([x.shape for x in ins], attrs)
-                types = op.infer_type([x.dtype for x in ins], attrs)
+                types = op.infer_type([x._data.dtype for x in ins], attrs)
                 outs = [rctx.xp.empty(tuple(s), np.dtype(t)) for s, t in zip(shapes, types)]
                 op.compute[rctx.kernels](rctx, [x._data for x in ins], outs, attrs)
                 values[id(n)] = [wrap(o, ctx) for o in outs]

@@ -295,7 +295,8 @@ def type_table(entries, given):
     table = _Table("type")
     for n in nodes:
         if n.op is None:
-            table.set(n, 0, given.get(n.name, _seed_dtype(n)), _where(n, "variable", n.name))
+            d = given.get(n.name, _seed_dtype(n))      # given as a type (np.float64) too
+            table.set(n, 0, None if d is None else np.dtype(d), _where(n, "variable", n.name))
 
     def step(node):
         names = input_names(node)
