@@ -621,7 +621,7 @@ def _multinomial_compute(rctx, ins, outs, attrs):
 
 
 register(OpDef(
-    _MULTINOMIAL, inputs=("data",),
+    _MULTINOMIAL, aliases=("sample_multinomial",), inputs=("data",),
     params=(Param("shape", "shape", (), "samples per distribution (() draws one)"),
             Param("get_prob", "bool", False, "also return the log-probability of each sample"),
             Param("dtype", "dtype", "int32", "dtype of the sampled indices")),
