@@ -44,12 +44,17 @@ def _open(op, data):
         raise op_error(op, f"the encoded image must be bytes, got {type(data).__name__}")
     if len(data) == 0:
         raise op_error(op, "the encoded image is empty")
+    # Pillow's own bomb limit (2 x 89.5 M pixels) would refuse images within mxlite's cap:
+    # raised to the cap for this open only (the caller's Pillow setting is restored)
+    limit, image_mod.MAX_IMAGE_PIXELS = image_mod.MAX_IMAGE_PIXELS, MAX_PIXELS
     try:
         img = image_mod.open(io.BytesIO(bytes(data)))
         width, height = img.size
     except Exception as err:     # noqa: BLE001  (any failure on untrusted bytes is bad input)
         raise op_error(op, f"cannot decode the image ({len(data)} bytes): "
                        f"{type(err).__name__}: {err}") from None
+    finally:
+        image_mod.MAX_IMAGE_PIXELS = limit
     if width <= 0 or height <= 0 or width * height > MAX_PIXELS:
         raise op_error(op, f"the image is {width} x {height} pixels; mxlite decodes 1 to "
                        f"{MAX_PIXELS} pixels")
@@ -66,11 +71,15 @@ def decode(op, data, flag=1, to_rgb=True):
     """The (H, W, C) uint8 pixels of the encoded image ``data`` (C = 1 for ``flag`` 0, else
     3; BGR unless ``to_rgb``)."""
     img = _open(op, data)
+    image_mod = _pillow(op)
+    limit, image_mod.MAX_IMAGE_PIXELS = image_mod.MAX_IMAGE_PIXELS, MAX_PIXELS
     try:
         pixels = np.asarray(img.convert("L" if flag == 0 else "RGB"), dtype=np.uint8)
     except Exception as err:     # noqa: BLE001  (a truncated or corrupt body)
         raise op_error(op, f"cannot decode the image ({len(data)} bytes): "
                        f"{type(err).__name__}: {err}") from None
+    finally:
+        image_mod.MAX_IMAGE_PIXELS = limit
     if flag == 0:
         return pixels.reshape(pixels.shape + (1,))
     return pixels if to_rgb else np.ascontiguousarray(pixels[..., ::-1])
