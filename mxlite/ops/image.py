@@ -326,7 +326,7 @@ zero array.
 
 # ---- resize -----------------------------------------------------------------------------------
 _INTERPS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area"}
-_MAX_SIDE = 1 << 20          # an interpolation matrix is (out side) x (in side) doubles
+_MAX_SIDE = 1 << 24          # the longest side resized (its tap tables are O(side) per axis)
 
 
 def _resize_out_hw(op, h, w, attrs):
