@@ -6,35 +6,14 @@ Inputs and outputs may be an NDArray or nested lists/tuples of NDArrays; outputs
 in the structure the user function returned.
 """
 from ..base import MXNetError
+from .._nested import flatten, regroup as _regroup
 from .ndarray import NDArray
 
 __all__ = ["foreach", "while_loop", "cond"]
 
 
 def _flatten(value, what):
-    """(flat list of NDArrays, structure) of an NDArray or nested list/tuple of them."""
-    if isinstance(value, NDArray):
-        return [value], None
-    if isinstance(value, (list, tuple)):
-        flat, shape = [], []
-        for item in value:
-            items, sub = _flatten(item, what)
-            flat += items
-            shape.append((len(items), sub))
-        return flat, shape
-    raise MXNetError(f"{what} must be an NDArray or a (nested) list of NDArrays, got "
-                     f"{type(value).__name__}")
-
-
-def _regroup(flat, structure):
-    """Inverse of ``_flatten``: ``flat`` in ``structure`` (lists for lists and tuples)."""
-    if structure is None:
-        return flat[0]
-    out, i = [], 0
-    for count, sub in structure:
-        out.append(_regroup(flat[i:i + count], sub))
-        i += count
-    return out
+    return flatten(value, what, NDArray)
 
 
 def _stack(parts, what, pad_to=None):

@@ -2,6 +2,7 @@
 branch, one ``_foreach``, ``_while_loop`` or ``_cond`` node whose body (branches) is a graph. The user's function runs once (on
 placeholder variables for a loop); what it reads from outside (weights, values computed
 before) becomes the node's inputs."""
+from .._nested import flatten, regroup as _regroup
 from ..base import MXNetError
 from . import graph as _graph
 from .graph import SymNode, topo_order
@@ -12,29 +13,11 @@ __all__ = ["foreach", "cond", "while_loop"]
 
 
 def _flatten(value, what):
-    if isinstance(value, Symbol):
-        if len(value._outputs) != 1:
-            raise MXNetError(f"{what}: a Symbol of {len(value._outputs)} outputs; pass a list")
-        return [value], None
-    if isinstance(value, (list, tuple)):
-        flat, shape = [], []
-        for item in value:
-            items, sub = _flatten(item, what)
-            flat += items
-            shape.append((len(items), sub))
-        return flat, shape
-    raise MXNetError(f"{what} must be a Symbol or a (nested) list of Symbols, got "
-                     f"{type(value).__name__}")
-
-
-def _regroup(flat, structure):
-    if structure is None:
-        return flat[0]
-    out, i = [], 0
-    for count, sub in structure:
-        out.append(_regroup(flat[i:i + count], sub))
-        i += count
-    return out
+    flat, structure = flatten(value, what, Symbol)
+    for x in flat:
+        if len(x._outputs) != 1:
+            raise MXNetError(f"{what}: a Symbol of {len(x._outputs)} outputs; pass a list")
+    return flat, structure
 
 
 def _cut(entries, start, prefix):
