@@ -29,9 +29,16 @@ def _front(name, scalar_fn, array_fn, array_type):
     names, inputs = DISPATCH[name]
 
     def function(*args, **kwargs):
-        if len(args) > len(names):
-            raise MXNetError(f"random.{name}: takes at most {len(names)} positional "
-                             f"parameters {names}, got {len(args)}")
+        # MXNet's order: the distribution's parameters, then shape, dtype, ctx, out
+        extra = ("shape", "dtype", "ctx", "out")
+        if len(args) > len(names) + len(extra):
+            raise MXNetError(f"random.{name}: takes at most {len(names) + len(extra)} "
+                             f"positional arguments {names + extra}, got {len(args)}")
+        for key, value in zip(extra, args[len(names):]):
+            if key in kwargs:
+                raise MXNetError(f"random.{name}: got multiple values for {key!r}")
+            kwargs[key] = value
+        args = args[:len(names)]
         given = dict(zip(names, args))
         for n in names:
             if n in kwargs:

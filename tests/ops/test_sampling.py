@@ -240,3 +240,15 @@ def test_mx_random_takes_array_parameters_as_nd_random():
     assert mx.random.gamma(lam, lam, shape=(2,)).shape == (3, 2)
     with pytest.raises(MXNetError, match="random.uniform: low must be a number or an NDArray"):
         mx.random.uniform("0")
+
+
+def test_positional_shape_dtype_after_the_parameters():
+    """MXNet's order: random.normal(loc, scale, shape, dtype, ...), for numbers and arrays."""
+    x = mx.nd.random.normal(0, 1, (5, 6, 7))
+    assert x.shape == (5, 6, 7)
+    y = mx.nd.random.uniform(0, 1, (2,), "float64")
+    assert y.shape == (2,) and y.dtype == np.float64
+    z = mx.nd.random.normal(mx.nd.zeros(2), mx.nd.ones(2), (3,))
+    assert z.shape == (2, 3)
+    with pytest.raises(MXNetError, match="multiple values for .shape."):
+        mx.nd.random.normal(0, 1, (2,), shape=(3,))
