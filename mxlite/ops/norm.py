@@ -299,6 +299,19 @@ def bn_forward(rctx, ins, outs, attrs, combine=None):
     dev.apply(x, a, c, b, mean, rstd, (0, 1, 0), gamma_used, beta, (0, 1, 0), y, xhat)
 
 
+def bn_param_grads(F, node, gy, xhat, ggamma, ax, c):
+    """(dgamma, dbeta) of a BatchNorm-shaped node (None where not wanted): sum(gy * xhat)
+    plus gamma_used's head gradient (zeros under fix_gamma), and sum(gy), over every axis
+    but ``ax``."""
+    dgamma = dbeta = None
+    if node.wants[1]:
+        dgamma = (F.zeros((c,), dtype=node.output_dtypes[0], ctx=node.context)
+                  if node.attrs.fix_gamma else F.sum(gy * xhat, axis=ax, exclude=True) + ggamma)
+    if node.wants[2]:
+        dbeta = F.sum(gy, axis=ax, exclude=True)
+    return dgamma, dbeta
+
+
 def _bn_grad(F, node, ograds):
     """y = gamma' * xhat + beta, xhat = (x - mean) * r, r = 1 / sqrt(var + eps), gamma' = gamma
     (1 under fix_gamma), with the batch mean/biased variance in training (flag t = 1) or the
@@ -316,12 +329,8 @@ def _bn_grad(F, node, ograds):
     ax = normalize_axis("BatchNorm", attrs.axis, len(shape))
     c = shape[ax]
     kept = _param_shape(shape, ax)
-    dgamma = dbeta = dx = None
-    if wants[1]:
-        dgamma = (F.zeros((c,), dtype=node.output_dtypes[0], ctx=node.context)
-                  if attrs.fix_gamma else F.sum(gy * xhat, axis=ax, exclude=True) + ggamma)
-    if wants[2]:
-        dbeta = F.sum(gy, axis=ax, exclude=True)
+    dgamma, dbeta = bn_param_grads(F, node, gy, xhat, ggamma, ax, c)
+    dx = None
     if wants[0]:
         n = max(size_of(shape) // max(c, 1), 1)
         g = F.broadcast_mul(gy, F.reshape(gamma_used, shape=kept)) + gxhat

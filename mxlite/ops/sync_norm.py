@@ -10,7 +10,7 @@ import numpy as np
 
 from ..base import op_error
 from .norm import (_BN_INPUTS, _BN_OUTPUTS, _BN_PARAMS, _axis_backward_shape, _bn_shape,
-                   _bn_type, _param_shape, bn_forward)
+                   _bn_type, _param_shape, bn_forward, bn_param_grads)
 from .registry import OpDef, Param, get_op, register
 from .shape_utils import normalize_axis, size_of
 
@@ -145,12 +145,8 @@ def _sync_grad(F, node, ograds):
     ax = normalize_axis("SyncBatchNorm", attrs.axis, len(shape))
     c = shape[ax]
     kept = _param_shape(shape, ax)
-    dgamma = dbeta = dx = None
-    if wants[1]:
-        dgamma = (F.zeros((c,), dtype=node.output_dtypes[0], ctx=node.context)
-                  if attrs.fix_gamma else F.sum(gy * xhat, axis=ax, exclude=True) + ggamma)
-    if wants[2]:
-        dbeta = F.sum(gy, axis=ax, exclude=True)
+    dgamma, dbeta = bn_param_grads(F, node, gy, xhat, ggamma, ax, c)
+    dx = None
     if wants[0]:
         g = F.broadcast_mul(gy, F.reshape(gamma_used, shape=kept)) + gxhat
         rk = F.reshape(r, shape=kept)
