@@ -37,3 +37,7 @@ from . import ctc  # noqa: F401
 from . import spatial  # noqa: F401
 from . import contrib_math  # noqa: F401
 from . import legacy  # noqa: F401
+from . import pdf  # noqa: F401
+from . import correlation  # noqa: F401
+from . import proposal  # noqa: F401
+from . import hawkes  # noqa: F401

@@ -1,0 +1,1 @@
+"""GPU compute of the operators in mxlite/ops/pdf.py."""

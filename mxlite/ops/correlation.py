@@ -1,0 +1,1 @@
+"""Correlation (FlowNet's cost volume) and contrib.DeformablePSROIPooling."""

@@ -1,0 +1,1 @@
+"""contrib.hawkesll: the log-likelihood of a multivariate Hawkes process with exponential kernels."""

@@ -1,0 +1,1 @@
+"""Anchor targets and region proposals: contrib.MultiBoxTarget, contrib.Proposal, contrib.MultiProposal."""
