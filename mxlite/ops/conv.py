@@ -1,4 +1,5 @@
-"""Convolution and Deconvolution (1-D NCW, 2-D NCHW, 3-D NCDHW), and their weight gradient.
+"""Convolution and Deconvolution (1-D, 2-D, 3-D; channels first NCW/NCHW/NCDHW or channels
+last NWC/NHWC/NDHWC), and their weight gradient.
 
 Kernels: im2col / col2im in Cython (``mxlite/_core/conv.pyx``, int64 indices) and one BLAS
 GEMM per group over the whole batch (batch chunks bound the column buffer); float32 batches
@@ -16,20 +17,113 @@ The three ops are closed under differentiation. With ``T(x, W, g) = <g, conv(x, 
 * ``_conv_weight_grad(x, g)``: ``dx = Deconvolution(g, H)``, ``dg = Convolution(x, H)``.
 
 so gradients of any order are again these ops (each with its own FGradient).
+
+Channels-last layouts (``layout='NHWC'``, ...; the weight is then ``(O, *kernel, I)``) run the
+channels-first kernels on channels-first copies (``channels_first_compute``: one transposing
+copy of each input and of the output; see benchmarks/bench_layouts.py for its cost), and each
+gradient op gets the node's layout, so the graphs above hold in every layout.
 """
 import numpy as np
 
 from .._core import conv as _k
 from ..base import op_error
-from .common import in_work_dtype, kernels, write_back
-from .registry import REQUIRED, OpDef, Param, register
+from .common import compute_dtype, in_work_dtype, kernels, write_back
+from .registry import REQUIRED, Attrs, OpDef, Param, register
 from .shape_partial import combine, partial_rule
 from .shape_utils import size_of
 
-__all__ = ["conv_geometry", "deconv_geometry"]
+__all__ = ["conv_geometry", "deconv_geometry", "LAYOUTS", "check_layout", "is_channels_last",
+           "arrange", "spatial_of", "channel_axis", "channels_first_compute"]
 
 _FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
-_LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+_FIRST = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+_LAST = {1: "NWC", 2: "NHWC", 3: "NDHWC"}
+LAYOUTS = tuple(_FIRST.values()) + tuple(_LAST.values())
+
+
+# ---- layouts ------------------------------------------------------------------------------------
+# A channels-last array is its channels-first counterpart with axis 1 moved to the end; a
+# weight (O, I, *kernel) moves the same way to MXNet's (O, *kernel, I). So one permutation
+# serves data, weights and outputs alike.
+def check_layout(op, layout, nd, what):
+    """True for the channels-last layout of ``nd`` spatial axes (NWC, NHWC, NDHWC), False
+    for channels first or None (MXNet's default); MXNetError for a layout of another rank
+    (``what`` names the thing that fixed the rank, e.g. ``"a 2-D kernel"``)."""
+    if layout is None or layout == _FIRST[nd]:
+        return False
+    if layout == _LAST[nd]:
+        return True
+    raise op_error(op, f"layout={layout!r} does not fit {what}: {nd} spatial axes take "
+                   f"{_FIRST[nd]!r} or {_LAST[nd]!r}")
+
+
+def is_channels_last(layout):
+    """True for NWC, NHWC and NDHWC (a layout already checked by ``check_layout``)."""
+    return layout in _LAST.values()
+
+
+def arrange(last, batch, channels, spatial):
+    """The shape ``(batch, channels, *spatial)``, or ``(batch, *spatial, channels)`` for a
+    channels-last layout (also a weight's ``(O, I, *kernel)`` / ``(O, *kernel, I)``)."""
+    spatial = tuple(spatial)
+    return (batch,) + spatial + (channels,) if last else (batch, channels) + spatial
+
+
+def spatial_of(shape, last):
+    """The spatial axes of a shape in either layout."""
+    return tuple(shape[1:-1]) if last else tuple(shape[2:])
+
+
+def channel_axis(last, ndim):
+    """The channel axis: 1, or the last for a channels-last layout."""
+    return ndim - 1 if last else 1
+
+
+def _first_order(a):
+    """A channels-first view of channels-last ``a`` (no copy)."""
+    return a.transpose((0, a.ndim - 1) + tuple(range(1, a.ndim - 1)))
+
+
+def _last_order(a):
+    """A channels-last view of channels-first ``a`` (no copy)."""
+    return a.transpose((0,) + tuple(range(2, a.ndim)) + (1,))
+
+
+def _copy(xp, src, dst):
+    """``dst[...] = src`` (a strided view): the copy kernel, or a cast where dtypes differ."""
+    if src.dtype == dst.dtype:
+        xp.strided_copy(src, dst)
+    else:
+        xp.cast_into(dst, src)
+
+
+def channels_first_compute(compute, moved):
+    """The compute function of an op with a ``layout`` parameter, from its channels-first
+    ``compute``: a channels-last call copies the inputs at the positions ``moved`` (data,
+    weights, head gradients) to channels first in the work dtype (the transpose and
+    float16's cast in one pass), runs ``compute`` with ``layout=None`` into channels-first
+    outputs, and copies those back (every output is moved). Transposing copies rather than
+    channels-last kernels: the index arithmetic stays that of the tested kernels, for the
+    cost of one pass over each array (benchmarks/bench_layouts.py)."""
+    def run(rctx, ins, outs, attrs):
+        if not is_channels_last(attrs.layout):
+            return compute(rctx, ins, outs, attrs)
+        xp = rctx.xp
+        work = compute_dtype(outs[0].dtype)
+        firsts = []
+        for i, a in enumerate(ins):
+            if i in moved:
+                view = _first_order(a)
+                a = xp.empty(view.shape, work)
+                _copy(xp, view, a)
+            firsts.append(a)
+        targets = [xp.empty(_first_order(o).shape, work) for o in outs]
+        compute(rctx, firsts, targets, Attrs(attrs, layout=None))
+        for t, o in zip(targets, outs):
+            _copy(xp, _last_order(t), o)
+    run.__name__ = run.__qualname__ = compute.__name__
+    run.__doc__ = compute.__doc__
+    return run
 # Elements of one column buffer (im2col); larger batches are processed in chunks.
 _COL_LIMIT = 1 << 24
 
@@ -40,14 +134,11 @@ def _spatial_params(op, attrs, names):
     kernel = tuple(attrs.kernel)
     nd = len(kernel)
     if nd not in (1, 2, 3):
-        raise op_error(op, f"kernel must have 1, 2 or 3 axes (NCW, NCHW, NCDHW), got "
-                       f"kernel={kernel}")
+        raise op_error(op, f"kernel must have 1, 2 or 3 axes (NCW/NWC, NCHW/NHWC, "
+                       f"NCDHW/NDHWC), got kernel={kernel}")
     if min(kernel) < 1:
         raise op_error(op, f"kernel sizes must be positive, got kernel={kernel}")
-    layout = attrs.layout
-    if layout is not None and layout != _LAYOUTS[nd]:
-        raise op_error(op, f"layout={layout!r} is not supported for a {nd}-D kernel; only "
-                       f"{_LAYOUTS[nd]!r} (channels first)")
+    check_layout(op, attrs.layout, nd, f"a {nd}-D kernel={kernel}")
     out = [kernel]
     for name in names:
         value = tuple(attrs[name])
@@ -74,20 +165,23 @@ def _channels(op, attrs, c_in, c_out, what_in, what_out):
     return g
 
 
-def _check_data(op, shape, nd, what="data"):
+def _check_data(op, shape, nd, last, what="data"):
+    """MXNetError unless ``shape`` has the rank of the layout; its spatial axes."""
     if len(shape) != nd + 2:
-        raise op_error(op, f"{what} must be {nd + 2}-D ({_LAYOUTS[nd]}) for a {nd}-D kernel, "
+        layout = (_LAST if last else _FIRST)[nd]
+        raise op_error(op, f"{what} must be {nd + 2}-D ({layout}) for a {nd}-D kernel, "
                        f"got shape {shape}")
+    return spatial_of(shape, last)
 
 
 def conv_geometry(op, data_shape, attrs, out_spatial=None):
     """``(kernel, stride, dilate, pad, in_spatial, out_spatial)`` of a convolution of data
-    ``(N, C, *in)``; MXNetError when the dilated kernel exceeds the padded input.
-    ``out_spatial`` (given by ``_conv_weight_grad``) may stop short of the formula's size."""
+    ``(N, C, *in)`` (``(N, *in, C)`` with a channels-last ``attrs.layout``); MXNetError when
+    the dilated kernel exceeds the padded input. ``out_spatial`` (given by
+    ``_conv_weight_grad``) may stop short of the formula's size."""
     kernel, stride, dilate, pad = _spatial_params(op, attrs, ("stride", "dilate", "pad"))
     nd = len(kernel)
-    _check_data(op, data_shape, nd)
-    spatial = tuple(data_shape[2:])
+    spatial = _check_data(op, data_shape, nd, is_channels_last(attrs.layout))
     full = []
     for i in range(nd):
         span = dilate[i] * (kernel[i] - 1) + 1
@@ -106,14 +200,13 @@ def conv_geometry(op, data_shape, attrs, out_spatial=None):
 
 def deconv_geometry(op, data_shape, attrs):
     """``(kernel, stride, dilate, pad, adj, in_spatial, out_spatial)`` of a deconvolution of
-    data ``(N, C, *in)``, with MXNet's rule: with ``target_shape`` set, the total padding
+    data ``(N, C, *in)`` (or channels last, as ``attrs.layout`` says), with MXNet's rule: with ``target_shape`` set, the total padding
     ``stride*(in-1) + dilated kernel - target`` is split as ``pad = ceil(total/2)`` and
     ``adj = total % 2``; otherwise ``out = stride*(in-1) + dilated kernel - 2*pad + adj``."""
     kernel, stride, dilate, pad, adj, target = _spatial_params(
         op, attrs, ("stride", "dilate", "pad", "adj", "target_shape"))
     nd = len(kernel)
-    _check_data(op, data_shape, nd)
-    spatial = tuple(data_shape[2:])
+    spatial = _check_data(op, data_shape, nd, is_channels_last(attrs.layout))
     spans = [dilate[i] * (kernel[i] - 1) + 1 for i in range(nd)]
     if any(target):
         pad, adj = [], []
@@ -186,8 +279,9 @@ def _fused(xp, dtype, n, per_image):
         and per_image <= _FUSED_COL_LIMIT
 
 
-def _axes_sum(nd):
-    return (0,) + tuple(range(2, nd + 2))
+def _axes_sum(nd, last):
+    """The batch and spatial axes (a bias gradient's sum) of ``nd`` spatial axes."""
+    return (0,) + (tuple(range(1, nd + 1)) if last else tuple(range(2, nd + 2)))
 
 
 def _slice_to(F, x, shape):
@@ -206,44 +300,58 @@ _TAIL = (
     Param("cudnn_tune", "str", None, "ignored (cuDNN only)",
           choices=("off", "limited", "fastest")),
     Param("cudnn_off", "bool", False, "ignored (cuDNN only)"),
-    Param("layout", "str", None, "data layout; only channels first (NCW, NCHW, NCDHW) is "
-          "supported", choices=("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")),
+    Param("layout", "str", None, "data layout: channels first (NCW, NCHW, NCDHW; the "
+          "default) or channels last (NWC, NHWC, NDHWC; the weight is then (O, *kernel, I))",
+          choices=LAYOUTS),
 )
 
 
-def _check_params(op, shapes, attrs, want, layout):
-    """MXNetError unless the weight has shape ``want`` (``layout``: its two leading axes in
-    words) and, without no_bias, the bias has shape (num_filter,)."""
+def _check_params(op, shapes, attrs, axes, words):
+    """MXNetError unless the weight has the shape of ``axes`` (its outer and inner channel
+    axes, ``words`` naming them) with the kernel, in the layout's order, and, without
+    no_bias, the bias has shape (num_filter,)."""
     data, weight, f = shapes[0], shapes[1], attrs.num_filter
+    last = is_channels_last(attrs.layout)
+    want = arrange(last, *axes, attrs.kernel)
     if tuple(weight) != want:
-        raise op_error(op, f"weight has shape {weight}, expected ({layout}, *kernel) = {want} "
-                       f"for data {data}")
+        outer, inner = words
+        order = f"{outer}, *kernel, {inner}" if last else f"{outer}, {inner}, *kernel"
+        raise op_error(op, f"weight has shape {weight}, expected ({order}) = {want} for "
+                       f"data {data} (layout={attrs.layout})")
     if not attrs.no_bias and tuple(shapes[2]) != (f,):
         raise op_error(op, f"bias has shape {shapes[2]}, expected ({f},)")
 
 
 def _fill_params(in_shapes, attrs, weight_axes):
-    """Backward shape inference: the weight (``weight_axes(channels)`` + kernel) and bias
-    shapes from data's and the attributes, where unknown."""
+    """Backward shape inference: the weight (``weight_axes(channels)`` with the kernel, in
+    the layout's order) and bias shapes from data's and the attributes, where unknown."""
     data = in_shapes[0]
     filled = list(in_shapes)
+    last = is_channels_last(attrs.layout)
     if data is not None and len(data) >= 2 and attrs.num_group > 0:
-        filled[1] = filled[1] or weight_axes(data[1]) + tuple(attrs.kernel)
+        channels = data[channel_axis(last, len(data))]
+        filled[1] = filled[1] or arrange(last, *weight_axes(channels), attrs.kernel)
     if len(filled) > 2:
         filled[2] = filled[2] or (attrs.num_filter,)
     return filled
+
+
+def _data_channels(shape, attrs):
+    """``(channels, words)``: the data's channel count and where it was read (for errors)."""
+    axis = channel_axis(is_channels_last(attrs.layout), len(shape))
+    return shape[axis], f"input channels data.shape[{axis}]"
 
 
 def _conv_shape(shapes, attrs):
     op = "Convolution"
     _check_arity(op, shapes, attrs)
     data = shapes[0]
-    kernel, _, _, _, _, out_sp = conv_geometry(op, data, attrs)
+    _, _, _, _, _, out_sp = conv_geometry(op, data, attrs)
     f = attrs.num_filter
-    g = _channels(op, attrs, data[1], f, "input channels data.shape[1]", "num_filter")
-    _check_params(op, shapes, attrs, (f, data[1] // g) + tuple(kernel),
-                  "num_filter, channels / num_group")
-    return [(data[0], f) + out_sp]
+    c, where = _data_channels(data, attrs)
+    g = _channels(op, attrs, c, f, where, "num_filter")
+    _check_params(op, shapes, attrs, (f, c // g), ("num_filter", "channels / num_group"))
+    return [arrange(is_channels_last(attrs.layout), data[0], f, out_sp)]
 
 
 def _conv_params_shape(in_shapes, out_shapes, attrs):
@@ -262,10 +370,11 @@ def _conv_data_shape(in_shapes, out_shapes, attrs):
         return filled
     kernel, stride, dilate, pad = _spatial_params("Convolution", attrs,
                                                   ("stride", "dilate", "pad"))
+    last = is_channels_last(attrs.layout)
     spatial = tuple(o - 1 + dilate[i] * (kernel[i] - 1) + 1 - 2 * pad[i]
                     if o is not None and stride[i] == 1 else None
-                    for i, o in enumerate(out[2:]))
-    filled[0] = (out[0], None) + spatial
+                    for i, o in enumerate(spatial_of(out, last)))
+    filled[0] = arrange(last, out[0], None, spatial)
     return filled
 
 
@@ -320,8 +429,19 @@ def _param_grads(F, node, grads, image, conv_ograd, head, num_filter, geo):
         grads[1] = F._internal._conv_weight_grad(image, conv_ograd, num_filter=num_filter,
                                                  **geo)
     if len(node.inputs) > 2 and node.wants[2]:
-        grads[2] = F.sum(head, axis=_axes_sum(len(geo["kernel"])))
+        grads[2] = F.sum(head, axis=_axes_sum(len(geo["kernel"]),
+                                              is_channels_last(geo["layout"])))
     return grads
+
+
+def _grad_geo(attrs, kernel, stride, dilate, pad):
+    """The parameters every gradient op of a layer shares (its layout included)."""
+    return dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad,
+                num_group=attrs.num_group, layout=attrs.layout)
+
+
+def _channels_of(shape, attrs):
+    return shape[channel_axis(is_channels_last(attrs.layout), len(shape))]
 
 
 def _conv_grad(F, node, ograds):
@@ -331,13 +451,14 @@ def _conv_grad(F, node, ograds):
     (gy,) = ograds
     x_shape = node.input_shapes[0]
     kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry("Convolution", x_shape, a)
-    geo = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=a.num_group)
+    geo = _grad_geo(a, kernel, stride, dilate, pad)
     x, w = node.inputs[0], node.inputs[1]
     grads = [None] * len(node.inputs)
     if node.wants[0]:
         adj = tuple((in_sp[i] + 2 * pad[i] - dilate[i] * (kernel[i] - 1) - 1) % stride[i]
                     for i in range(len(kernel)))
-        grads[0] = F.Deconvolution(gy, w, adj=adj, num_filter=x_shape[1], no_bias=True, **geo)
+        grads[0] = F.Deconvolution(gy, w, adj=adj, num_filter=_channels_of(x_shape, a),
+                                   no_bias=True, **geo)
     return _param_grads(F, node, grads, x, gy, gy, a.num_filter, geo)
 
 
@@ -352,7 +473,7 @@ register(OpDef(
     ) + _TAIL,
     list_inputs=_bias_inputs, backward_shape=_conv_backward_shape,
     infer_shape=_conv_shape, infer_type=_float_type("Convolution", ("data", "weight", "bias")),
-    compute={"cpu": _conv_compute}, gradient=_conv_grad,
+    compute={"cpu": channels_first_compute(_conv_compute, (0, 1))}, gradient=_conv_grad,
     doc="""Convolution over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
 
 ``out[n, f, o] = bias[f] + sum_{c, k} weight[f, c, k] * data_pad[n, g*C/G + c, o*stride +
@@ -361,6 +482,11 @@ k*dilate]`` for filter ``f`` of group ``g``; weight has shape ``(num_filter, C /
 ``(in + 2*pad - dilate*(kernel-1) - 1) // stride + 1``. float16 is computed in float32.
 Computed as im2col + BLAS GEMM. Its input gradient is a ``Deconvolution`` and its weight
 gradient ``_conv_weight_grad``, so gradients of every order exist.
+
+``layout`` NWC, NHWC or NDHWC takes channels-last data ``(N, *in, C)`` and weight
+``(num_filter, *kernel, C / num_group)`` and gives ``(N, *out, num_filter)``, MXNet's
+shapes; MXNet 1.9.1 computed them on GPU only (its CPU refused NHWC and NDHWC, and no
+device had NWC), mxlite computes all three on every device (through channels-first copies).
 
 >>> x = mx.nd.ones((1, 1, 4, 4))
 >>> w = mx.nd.ones((2, 1, 3, 3))
@@ -377,12 +503,12 @@ def _deconv_shape(shapes, attrs):
     op = "Deconvolution"
     _check_arity(op, shapes, attrs)
     data = shapes[0]
-    kernel, _, _, _, _, _, out_sp = deconv_geometry(op, data, attrs)
+    _, _, _, _, _, _, out_sp = deconv_geometry(op, data, attrs)
     f = attrs.num_filter
-    g = _channels(op, attrs, data[1], f, "input channels data.shape[1]", "num_filter")
-    _check_params(op, shapes, attrs, (data[1], f // g) + tuple(kernel),
-                  "channels, num_filter / num_group")
-    return [(data[0], f) + out_sp]
+    c, where = _data_channels(data, attrs)
+    g = _channels(op, attrs, c, f, where, "num_filter")
+    _check_params(op, shapes, attrs, (c, f // g), ("channels", "num_filter / num_group"))
+    return [arrange(is_channels_last(attrs.layout), data[0], f, out_sp)]
 
 
 def _deconv_backward_shape(in_shapes, out_shapes, attrs):
@@ -443,15 +569,15 @@ def _deconv_grad(F, node, ograds):
     (gx,) = ograds
     y_shape = node.input_shapes[0]
     kernel, stride, dilate, pad, _, y_sp, out_sp = deconv_geometry("Deconvolution", y_shape, a)
-    geo = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=a.num_group)
+    geo = _grad_geo(a, kernel, stride, dilate, pad)
     y, w = node.inputs[0], node.inputs[1]
     grads = [None] * len(node.inputs)
     if node.wants[0]:
-        dy = F.Convolution(gx, w, num_filter=y_shape[1], no_bias=True, **geo)
+        dy = F.Convolution(gx, w, num_filter=_channels_of(y_shape, a), no_bias=True, **geo)
         full = tuple((out_sp[i] + 2 * pad[i] - dilate[i] * (kernel[i] - 1) - 1) // stride[i] + 1
                      for i in range(len(kernel)))
         grads[0] = dy if full == y_sp else _slice_to(F, dy, tuple(y_shape))
-    return _param_grads(F, node, grads, gx, y, gx, y_shape[1], geo)
+    return _param_grads(F, node, grads, gx, y, gx, _channels_of(y_shape, a), geo)
 
 
 register(OpDef(
@@ -469,7 +595,7 @@ register(OpDef(
     list_inputs=_bias_inputs, backward_shape=_deconv_backward_shape,
     infer_shape=_deconv_shape,
     infer_type=_float_type("Deconvolution", ("data", "weight", "bias")),
-    compute={"cpu": _deconv_compute}, gradient=_deconv_grad,
+    compute={"cpu": channels_first_compute(_deconv_compute, (0, 1))}, gradient=_deconv_grad,
     doc="""Deconvolution (transposed convolution): the adjoint of ``Convolution`` in its data.
 
 Data ``(N, C, *in)``, weight ``(C, num_filter / num_group, *kernel)``, bias
@@ -481,7 +607,9 @@ has the target size. ``<Convolution(x, W), y> == <x, Deconvolution(y, W)>`` for 
 kernel, stride, dilate, pad and num_group (with adj restoring x's size). Any ``adj >= 0``
 is accepted, trailing outputs no window reaches being zero (MXNet refused ``adj >= stride``,
 even when its own target_shape rule produced it with stride 1); the gradients of
-``_conv_weight_grad`` need such deconvolutions.
+``_conv_weight_grad`` need such deconvolutions. ``layout`` NWC, NHWC or NDHWC takes data
+``(N, *in, C)`` and weight ``(C, *kernel, num_filter / num_group)`` (MXNet's shapes; its CPU
+refused to compute them, mxlite computes them on every device).
 
 >>> y = mx.nd.ones((1, 1, 2, 2))
 >>> w = mx.nd.ones((1, 1, 2, 2))
@@ -499,12 +627,15 @@ def _wg_shape(shapes, attrs):
     kernel = tuple(attrs.kernel)
     if len(gy) != len(kernel) + 2 or len(data) != len(kernel) + 2 or gy[0] != data[0]:
         raise op_error(op, f"ograd {gy} does not match data {data} and kernel={kernel}")
-    conv_geometry(op, data, attrs, tuple(gy[2:]))
+    last = is_channels_last(attrs.layout)
+    conv_geometry(op, data, attrs, spatial_of(gy, last))
     f = attrs.num_filter
-    if gy[1] != f:
-        raise op_error(op, f"ograd has {gy[1]} channels, expected num_filter={f}")
-    g = _channels(op, attrs, data[1], f, "input channels data.shape[1]", "num_filter")
-    return [(f, data[1] // g) + kernel]
+    if _channels_of(gy, attrs) != f:
+        raise op_error(op, f"ograd has {_channels_of(gy, attrs)} channels, expected "
+                       f"num_filter={f} (layout={attrs.layout})")
+    c, where = _data_channels(data, attrs)
+    g = _channels(op, attrs, c, f, where, "num_filter")
+    return [arrange(last, f, c // g, kernel)]
 
 
 def _wg_compute(rctx, ins, outs, attrs):
@@ -514,7 +645,7 @@ def _wg_compute(rctx, ins, outs, attrs):
     xp = rctx.xp
     work, (x, gy), target = in_work_dtype(xp, ins, out)
     kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry(
-        "_conv_weight_grad", x.shape, attrs, tuple(gy.shape[2:]))
+        "_conv_weight_grad", x.shape, attrs, tuple(gy.shape[2:]))   # channels first here
     n, c = x.shape[:2]
     f, g = attrs.num_filter, attrs.num_group
     k, l = size_of(kernel), size_of(out_sp)
@@ -553,14 +684,15 @@ def _wg_grad(F, node, ograds):
     (h,) = ograds
     x_shape, g_shape = node.input_shapes
     kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry(
-        "_conv_weight_grad", x_shape, a, tuple(g_shape[2:]))
-    geo = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_group=a.num_group)
+        "_conv_weight_grad", x_shape, a, spatial_of(g_shape, is_channels_last(a.layout)))
+    geo = _grad_geo(a, kernel, stride, dilate, pad)
     x, gy = node.inputs
     dx = dg = None
     if node.wants[0]:
         adj = tuple(in_sp[i] - (stride[i] * (out_sp[i] - 1) + dilate[i] * (kernel[i] - 1) + 1
                                 - 2 * pad[i]) for i in range(len(kernel)))
-        dx = F.Deconvolution(gy, h, adj=adj, num_filter=x_shape[1], no_bias=True, **geo)
+        dx = F.Deconvolution(gy, h, adj=adj, num_filter=_channels_of(x_shape, a),
+                             no_bias=True, **geo)
     if node.wants[1]:
         dg = F.Convolution(x, h, num_filter=a.num_filter, no_bias=True, **geo)
         _, _, _, _, _, full = conv_geometry("_conv_weight_grad", x_shape, a)
@@ -574,14 +706,17 @@ register(OpDef(
     params=_COMMON + (
         Param("num_filter", "int", REQUIRED, "number of filters (ograd's channels)"),
         Param("num_group", "int", 1, "number of groups"),
-        Param("layout", "str", None, "channels first only", choices=("NCW", "NCHW", "NCDHW")),
+        Param("layout", "str", None, "the layer's layout (channels last: data, ograd and "
+              "the result in MXNet's channels-last order)", choices=LAYOUTS),
     ),
     infer_shape=_wg_shape, infer_type=_float_type("_conv_weight_grad", ("data", "ograd")),
-    compute={"cpu": _wg_compute}, gradient=_wg_grad,
+    compute={"cpu": channels_first_compute(_wg_compute, (0, 1))}, gradient=_wg_grad,
     doc="""The weight gradient of ``Convolution``: ``dW[f, c, k] = sum_{n, o} ograd[n, f, o] *
 data_pad[n, g*C/G + c, o*stride + k*dilate]``, shape ``(num_filter, C / num_group, *kernel)``.
 
 ``ograd``'s spatial size may stop short of the convolution's (the weight gradient of a
-``Deconvolution`` whose ``adj`` leaves trailing rows no window reaches). Bilinear in data
+``Deconvolution`` whose ``adj`` leaves trailing rows no window reaches). With a channels-last
+``layout`` data and ograd are ``(N, *space, C)`` and the result ``(num_filter, *kernel,
+C / num_group)``. Bilinear in data
 and ograd; its gradients are a ``Deconvolution`` and a ``Convolution``.
 """))

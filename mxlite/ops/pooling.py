@@ -1,4 +1,5 @@
-"""Pooling (max, avg, sum over 1, 2 or 3 spatial axes) and UpSampling (nearest).
+"""Pooling (max, avg, sum, lp over 1, 2 or 3 spatial axes, channels first or last) and
+UpSampling (nearest, bilinear).
 
 Kernels in ``mxlite/_core/conv.pyx`` (one loop nest over (N, C) planes, int64 indices),
 reached through ``kernels(rctx, _k)``: on GPU the functions of ``mxlite/cuda/ops/pooling.py``
@@ -11,19 +12,22 @@ Gradients are registered ops with their own gradients, so every order exists:
 * avg / sum: linear; ``dx = _pool_backward(gy)``, whose adjoint is ``Pooling`` itself;
 * UpSampling (nearest) is the adjoint of sum pooling with kernel = stride = scale, so its
   gradient is ``Pooling(pool_type='sum')`` and that pooling's gradient is ``_pool_backward``.
+
+Channels-last layouts (NWC, NHWC, NDHWC) run the channels-first kernels on transposed copies
+(``conv.channels_first_compute``); the gradient ops take the layout too.
 """
 import numpy as np
 
 from .._core import conv as _k
 from ..base import op_error
 from .common import compute_dtype, kernels, run_in, write_back
-from .conv import _deconv_forward
+from .conv import (LAYOUTS, _deconv_forward, arrange, channel_axis, channels_first_compute,
+                   check_layout, is_channels_last, spatial_of)
 from .registry import REQUIRED, Attrs, OpDef, Param, register
 
 __all__ = ["pool_geometry"]
 
 _FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
-_LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
 
 def _spatial_tuple(op, name, value, nd, default):
@@ -39,18 +43,15 @@ def _spatial_tuple(op, name, value, nd, default):
 
 def pool_geometry(op, data_shape, attrs):
     """``(kernel, stride, pad, in_spatial, out_spatial)`` of a pooling of data ``(N, C,
-    *in)`` with MXNet's rules: ``global_pool`` pools each whole plane; 'valid' gives
-    ``1 + (in + 2*pad - kernel) // stride`` windows, 'full' ``1 + ceil((in + 2*pad - kernel)
-    / stride)``."""
+    *in)`` (``(N, *in, C)`` with a channels-last ``layout``) with MXNet's rules:
+    ``global_pool`` pools each whole plane; 'valid' gives ``1 + (in + 2*pad - kernel) //
+    stride`` windows, 'full' ``1 + ceil((in + 2*pad - kernel) / stride)``."""
     nd = len(data_shape) - 2
     if nd not in (1, 2, 3):
-        raise op_error(op, f"data must be 3-D, 4-D or 5-D (NCW, NCHW, NCDHW), got shape "
-                       f"{data_shape}")
-    layout = attrs.get("layout")
-    if layout is not None and layout != _LAYOUTS[nd]:
-        raise op_error(op, f"layout={layout!r} is not supported for data {data_shape}; only "
-                       f"{_LAYOUTS[nd]!r} (channels first)")
-    spatial = tuple(data_shape[2:])
+        raise op_error(op, f"data must be 3-D, 4-D or 5-D (NCW/NWC, NCHW/NHWC, NCDHW/NDHWC), "
+                       f"got shape {data_shape}")
+    last = check_layout(op, attrs.get("layout"), nd, f"data of shape {data_shape}")
+    spatial = spatial_of(data_shape, last)
     if attrs.get("global_pool"):
         kernel, stride, pad = spatial, (1,) * nd, (0,) * nd
         if min(spatial) < 1:
@@ -130,13 +131,19 @@ _INCLUDE_PAD = Param("count_include_pad", "bool", None, "avg: divide by the wind
                      "including padding (default True) or by the input elements it covers")
 
 
+def _pooled_shape(op, data, attrs):
+    """The shape of the windows of ``data`` (its batch and channels, the output's spatial
+    sizes), in the layout's order."""
+    *_, out = pool_geometry(op, data, attrs)
+    last = is_channels_last(attrs.get("layout"))
+    return arrange(last, data[0], data[channel_axis(last, len(data))], out)
+
+
 def _pool_shape(shapes, attrs):
     if len(shapes) != 1:
         raise op_error("Pooling", f"expected 1 input, got {len(shapes)}")
     _pool_type("Pooling", attrs)
-    data = shapes[0]
-    *_, out = pool_geometry("Pooling", data, attrs)
-    return [tuple(data[:2]) + out]
+    return [_pooled_shape("Pooling", shapes[0], attrs)]
 
 
 def _pool_compute(rctx, ins, outs, attrs):
@@ -152,7 +159,7 @@ def _resolved(attrs, data_shape):
     kernel, stride, pad, in_sp, _ = pool_geometry("Pooling", data_shape, attrs)
     return dict(kernel=kernel, stride=stride, pad=pad, pool_type=attrs.pool_type,
                 pooling_convention=attrs.pooling_convention,
-                count_include_pad=_include_pad(attrs)), in_sp
+                count_include_pad=_include_pad(attrs), layout=attrs.layout), in_sp
 
 
 def _pool_grad(F, node, ograds):
@@ -187,10 +194,11 @@ register(OpDef(
             _CONVENTION, _STRIDE, _PAD,
             Param("p_value", "int", None, "the p of lp pooling: 1, 2 or 3"),
             _INCLUDE_PAD,
-            Param("layout", "str", None, "channels first only (NCW, NCHW, NCDHW)",
-                  choices=("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC"))),
+            Param("layout", "str", None, "data layout: channels first (NCW, NCHW, NCDHW; the "
+                  "default) or channels last (NWC, NHWC, NDHWC)", choices=LAYOUTS)),
     infer_shape=_pool_shape, infer_type=_float_type("Pooling", 1),
-    compute={"cpu": _pool_compute}, gradient=_pool_grad, grad_needs=("inputs", "outputs"),
+    compute={"cpu": channels_first_compute(_pool_compute, (0,))}, gradient=_pool_grad,
+    grad_needs=("inputs", "outputs"),
     doc="""Pooling over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
 
 Window ``o`` covers ``[o*stride - pad, o*stride - pad + kernel)`` on each axis. ``max`` takes
@@ -202,6 +210,8 @@ past the padding. ``global_pool=True`` pools each whole plane to size 1. ``lp`` 
 ``(sum x**p) ** (1/p)`` with MXNet's signed powers (p_value 1: the plain sum; 3: the cube
 root of the sum of cubes). A window that covers only padding gives 0 (MXNet gave the
 dtype's lowest value for max). pooling_convention 'same' (MXNet: 1-D max only) is refused.
+``layout`` NWC, NHWC or NDHWC pools channels-last data ``(N, *in, C)`` into ``(N, *out,
+C)``, every pool type and option alike.
 
 >>> x = mx.nd.array([[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]]])
 >>> mx.nd.Pooling(x, kernel=(2, 2), pool_type='max').asnumpy()[0, 0]
@@ -223,17 +233,18 @@ _INTERNAL = (
     Param("pooling_convention", "str", "valid", "valid or full",
           choices=("valid", "full")),
     Param("count_include_pad", "bool", True, "avg: the divisor counts the padding"),
+    Param("layout", "str", None, "the pooling's layout (channels first or last)",
+          choices=LAYOUTS),
 )
 
 
 def _internal_attrs(attrs):
-    """The internal params read as Pooling's (no global pool, no layout)."""
-    return Attrs(attrs, global_pool=False, layout=None)
+    """The internal params read as Pooling's (no global pool)."""
+    return Attrs(attrs, global_pool=False)
 
 
 def _check_window_shape(op, data, windows, attrs, what):
-    *_, out = pool_geometry(op, data, _internal_attrs(attrs))
-    want = tuple(data[:2]) + out
+    want = _pooled_shape(op, data, _internal_attrs(attrs))
     if tuple(windows) != want:
         raise op_error(op, f"{what} has shape {windows}, expected {want} for data {data}")
 
@@ -253,8 +264,7 @@ def _gather_shape(shapes, attrs):
     data, head = shapes
     if tuple(head) != tuple(data):
         raise op_error(op, f"head has shape {head}, expected the data's {data}")
-    *_, out = pool_geometry(op, data, _internal_attrs(attrs))
-    return [tuple(data[:2]) + out]
+    return [_pooled_shape(op, data, _internal_attrs(attrs))]
 
 
 def _internal_geom(op, data_shape, attrs):
@@ -295,7 +305,8 @@ def _gather_grad(F, node, ograds):
 register(OpDef(
     "_pool_max_scatter", inputs=("data", "ograd"), params=_INTERNAL,
     infer_shape=_scatter_shape, infer_type=_float_type("_pool_max_scatter", 2),
-    compute={"cpu": _scatter_compute}, gradient=_scatter_grad, in_place=True,
+    compute={"cpu": channels_first_compute(_scatter_compute, (0, 1))},
+    gradient=_scatter_grad, in_place=True,
     doc="""Max pooling's input gradient: ``ograd`` added at the first maximum of ``data`` in
 each window (zeros elsewhere). Its gradient in ``ograd`` is ``_pool_max_gather``. The
 maxima of a plane are found before it is written, so ``out=`` may be ``data`` itself."""))
@@ -303,7 +314,7 @@ maxima of a plane are found before it is written, so ``out=`` may be ``data`` it
 register(OpDef(
     "_pool_max_gather", inputs=("data", "head"), params=_INTERNAL,
     infer_shape=_gather_shape, infer_type=_float_type("_pool_max_gather", 2),
-    compute={"cpu": _gather_compute}, gradient=_gather_grad,
+    compute={"cpu": channels_first_compute(_gather_compute, (0, 1))}, gradient=_gather_grad,
     doc="""``head`` (shaped like ``data``) read at the first maximum of ``data`` in each max
 pooling window: the adjoint of ``_pool_max_scatter``, whose gradient it is."""))
 
@@ -313,7 +324,11 @@ def _backward_shape(shapes, attrs):
     if len(shapes) != 1 or attrs.pool_type == "max":
         raise op_error(op, "takes the ograd of an avg or sum pooling")
     (g,) = shapes
-    data = tuple(g[:2]) + tuple(attrs.in_shape)
+    nd = len(g) - 2
+    if nd not in (1, 2, 3):
+        raise op_error(op, f"ograd must be 3-D, 4-D or 5-D, got shape {g}")
+    last = check_layout(op, attrs.layout, nd, f"ograd of shape {g}")
+    data = arrange(last, g[0], g[channel_axis(last, len(g))], attrs.in_shape)
     _check_window_shape(op, data, g, attrs, "ograd")
     return [data]
 
@@ -331,7 +346,7 @@ def _backward_grad(F, node, ograds):
     a = node.attrs
     return [F.Pooling(ograds[0], kernel=a.kernel, stride=a.stride, pad=a.pad,
                       pool_type=a.pool_type, pooling_convention=a.pooling_convention,
-                      count_include_pad=a.count_include_pad)]
+                      count_include_pad=a.count_include_pad, layout=a.layout)]
 
 
 register(OpDef(
@@ -339,7 +354,8 @@ register(OpDef(
     params=_INTERNAL + (Param("in_shape", "shape", REQUIRED, "the pooled data's spatial "
                               "shape"),),
     infer_shape=_backward_shape, infer_type=_float_type("_pool_backward", 1),
-    compute={"cpu": _backward_compute}, gradient=_backward_grad, grad_needs=(),
+    compute={"cpu": channels_first_compute(_backward_compute, (0,))},
+    gradient=_backward_grad, grad_needs=(),
     doc="""The input gradient of avg or sum pooling: each window's ``ograd`` (divided by the
 window's count for avg) added to every input element the window covers. Linear; its
 gradient is ``Pooling`` with the same parameters."""))
