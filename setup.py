@@ -31,6 +31,7 @@ EXTENSIONS = [
     ("norm", False),      # BatchNorm/LayerNorm/InstanceNorm statistics, Dropout, Embedding
     ("sorting", False),   # topk/sort/argsort, cumsum, sequence ops
     ("optim", False),     # fused optimizer updates (sgd, adam, ...), in place
+    ("ctc", False),       # CTCLoss: alpha/beta recursions per sequence, threads over the batch
 ]
 
 

@@ -1,0 +1,384 @@
+# cython: language_level=3
+"""Kernel of the connectionist temporal classification loss (``CTCLoss``, ``mxlite/ops/ctc.py``):
+the loss of each sequence and its gradient in the activations, softmax minus the label
+posteriors (Graves et al. 2006), the sequences shared among threads.
+
+Data is (T, N, A) float32 or float64; ``label`` (N, L) int64 holds each sequence's classes
+with the positions past its label length already the blank; every length is int64. One
+sequence of data length ``tn`` and label length ``ln`` runs over the S = 2 ln + 1 states of
+its extended label (blank, l1, blank, l2, ..., blank), in double precision:
+
+1. ``_forward``: each step's softmax, written to ``grad`` (the first term of the gradient;
+   rows past ``tn`` are zeroed), the log emissions of the blank and of the labels (kept for
+   the fallback below), and the alpha recursion on emissions rescaled by the step's best
+   state (ratios of softmax values: no ``exp`` per state), alpha normalised at every step;
+   log p is the sum of the logs of the scales and of the best emissions.
+2. ``_backward``: beta' (the continuations after a step, its emission left out), normalised
+   per step; the state occupancies alpha beta', normalised over the states (they sum to p
+   at every step), are subtracted from ``grad`` at their classes.
+3. ``_log_space``: a label that fits in its data (one step per class plus one between equal
+   neighbours) whose rescaled recursion still underflowed (every state of a step at 0: log
+   emissions ~708 nats apart) is computed again with the alpha and beta recursions in log
+   space, from the kept log emissions, so the loss stays finite and exact.
+
+A label that does not fit gets an infinite loss and a zero gradient. The work of a sequence
+reads its data rows before it writes its gradient rows, so ``grad`` may be ``data`` itself
+(the operator's in-place form). Scratch is one block per thread (``scratch_size``), made by
+the caller, so a failed allocation is a Python MemoryError, never a crash.
+"""
+import numpy as np
+
+from cython.parallel cimport prange, threadid
+from libc.math cimport exp, log, INFINITY
+from libc.stdint cimport int64_t
+cimport openmp
+
+from .common cimport idx_t, PARALLEL_MIN
+from .parallel cimport mx_serial, mx_region, mx_region_begin, mx_region_mark, mx_region_end
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef struct Seq:
+    # one sequence's sizes, labels and scratch (doubles)
+    idx_t steps          # T: rows of data
+    idx_t stride         # N * A: elements from one step's row of a sequence to the next
+    idx_t a              # alphabet size
+    idx_t blank          # the blank's class
+    idx_t tn             # data length
+    idx_t ln             # label length
+    idx_t s              # states: 2 ln + 1
+    const int64_t* label  # the ln classes
+    double* row          # (A,) a step's softmax, then its posteriors
+    double* e            # (T, ln + 1) log emissions: the blank's, then each label's
+    double* q            # (T, S) emissions over the step's best (rescaled path)
+    double* alpha        # (T, S)
+    double* beta         # (3, S): beta' of two steps, a step's occupancies
+
+
+cdef inline idx_t _cls(const Seq* w, idx_t s) noexcept nogil:
+    """The class of state s of the extended label."""
+    return w.label[(s - 1) // 2] if s % 2 else w.blank
+
+
+cdef inline bint _skip(const Seq* w, idx_t s) noexcept nogil:
+    """Whether state s may be entered from s - 2 (a label unlike the one two states back)."""
+    return s % 2 == 1 and s >= 3 and w.label[(s - 1) // 2] != w.label[(s - 3) // 2]
+
+
+cdef inline double _log_emission(const Seq* w, idx_t t, idx_t s) noexcept nogil:
+    return w.e[t * (w.ln + 1) + (0 if s % 2 == 0 else 1 + (s - 1) // 2)]
+
+
+cdef inline double _lse3(double a, double b, double c) noexcept nogil:
+    """log(e^a + e^b + e^c); -inf when all three are."""
+    cdef double m = a
+    if b > m:
+        m = b
+    if c > m:
+        m = c
+    if m == -INFINITY:
+        return m
+    return m + log(exp(a - m) + exp(b - m) + exp(c - m))
+
+
+cdef bint _fits(const Seq* w) noexcept nogil:
+    """Whether the label fits in the data: one step per class, one more between equals."""
+    cdef idx_t j, need = w.ln
+    for j in range(1, w.ln):
+        need += w.label[j] == w.label[j - 1]
+    return need <= w.tn
+
+
+cdef double _softmax_row(const real* x, real* g, Seq* w, idx_t t) noexcept nogil:
+    """g = softmax(x) (one step); w.row = exp(x - max x); the step's log emissions kept in
+    w.e. Returns the softmax's log normaliser."""
+    cdef idx_t k, j, a = w.a
+    cdef double m = x[0], z = 0, inv, logz
+    cdef double* row = w.row
+    cdef double* e = w.e + t * (w.ln + 1)
+    for k in range(1, a):
+        if x[k] > m:
+            m = x[k]
+    for k in range(a):
+        row[k] = exp(<double>x[k] - m)
+        z += row[k]
+    inv = 1.0 / z
+    logz = m + log(z)
+    for k in range(a):
+        g[k] = <real>(row[k] * inv)
+    e[0] = <double>x[w.blank] - logz
+    for j in range(w.ln):
+        e[1 + j] = <double>x[w.label[j]] - logz
+    return logz
+
+
+cdef bint _alpha_step(Seq* w, idx_t t, double* logp) noexcept nogil:
+    """Alpha of step t from step t - 1 (the first states at t = 0) on the emissions rescaled
+    by the step's best; alpha normalised. False when the step underflowed (all zero)."""
+    cdef idx_t s, k, S = w.s
+    cdef double best = 0, shift = -INFINITY, c = 0, v, inv
+    cdef double* q = w.q + t * S
+    cdef double* cur = w.alpha + t * S
+    cdef const double* prev = w.alpha + (t - 1) * S
+    cdef const double* e = w.e + t * (w.ln + 1)
+    for k in range(w.ln + 1):                  # the best state's emission: 1 after rescaling
+        if e[k] > shift:
+            shift = e[k]
+    best = w.row[w.blank]
+    for k in range(w.ln):
+        if w.row[w.label[k]] > best:
+            best = w.row[w.label[k]]
+    if not best > 0:
+        return False
+    inv = 1.0 / best
+    for s in range(S):
+        q[s] = w.row[_cls(w, s)] * inv
+    for s in range(S):
+        if t == 0:
+            v = 1.0 if s < 2 else 0.0
+        else:
+            v = prev[s]
+            if s >= 1:
+                v += prev[s - 1]
+            if _skip(w, s):
+                v += prev[s - 2]
+        cur[s] = v * q[s]
+        c += cur[s]
+    if not c > 0:
+        return False
+    inv = 1.0 / c
+    for s in range(S):
+        cur[s] *= inv
+    logp[0] += log(c) + shift
+    return True
+
+
+cdef double _forward(const real* x, real* g, Seq* w) noexcept nogil:
+    """Step 1 of the module docstring: log p, or -inf when the rescaled recursion reached
+    no final state (an infeasible label, or an underflow)."""
+    cdef idx_t t, k
+    cdef bint alive = True
+    cdef double logp = 0, total
+    cdef const double* last
+    for t in range(w.tn):
+        _softmax_row(x + t * w.stride, g + t * w.stride, w, t)
+        if alive:
+            alive = _alpha_step(w, t, &logp)
+    for t in range(w.tn, w.steps):
+        for k in range(w.a):
+            g[t * w.stride + k] = 0
+    if not alive:
+        return -INFINITY
+    last = w.alpha + (w.tn - 1) * w.s
+    total = last[w.s - 1] + (last[w.s - 2] if w.s > 1 else 0.0)
+    return logp + log(total) if total > 0 else -INFINITY
+
+
+cdef void _subtract_posteriors(real* g, Seq* w, const double* gamma, double scale,
+                               bint log_space) noexcept nogil:
+    """g[class of s] -= occupancy of s, for the states of one step: gamma * scale, or
+    exp(gamma - scale) in log space; summed per class in double, then rounded once."""
+    cdef idx_t s, j, k
+    cdef double* row = w.row
+    row[w.blank] = 0
+    for k in range(w.ln):
+        row[w.label[k]] = 0
+    for s in range(w.s):
+        row[_cls(w, s)] += exp(gamma[s] - scale) if log_space else gamma[s] * scale
+    for j in range(w.ln + 1):                 # each class once: the blank, then the labels
+        k = w.blank if j == 0 else w.label[j - 1]
+        if row[k] != 0:
+            g[k] = <real>(<double>g[k] - row[k])
+            row[k] = 0
+
+
+cdef void _backward(real* g, Seq* w) noexcept nogil:
+    """Step 2 of the module docstring (after a successful ``_forward``)."""
+    cdef idx_t t, s, S = w.s
+    cdef double* cur = w.beta
+    cdef double* nxt = w.beta + S
+    cdef double* gamma = w.beta + 2 * S
+    cdef double* tmp
+    cdef const double* q
+    cdef double z, v
+    for s in range(S):
+        cur[s] = 1.0 if s >= S - 2 else 0.0
+    t = w.tn - 1
+    while t >= 0:
+        if t < w.tn - 1:
+            q = w.q + (t + 1) * S
+            z = 0
+            for s in range(S):
+                v = nxt[s] * q[s]
+                if s + 1 < S:
+                    v += nxt[s + 1] * q[s + 1]
+                if s + 2 < S and _skip(w, s + 2):
+                    v += nxt[s + 2] * q[s + 2]
+                cur[s] = v
+                z += v
+            if z > 0:
+                for s in range(S):
+                    cur[s] /= z
+        z = 0
+        for s in range(S):
+            gamma[s] = w.alpha[t * S + s] * cur[s]
+            z += gamma[s]
+        if z > 0:
+            _subtract_posteriors(g + t * w.stride, w, gamma, 1.0 / z, False)
+        tmp = cur
+        cur = nxt
+        nxt = tmp
+        t -= 1
+
+
+cdef double _log_space(real* g, Seq* w) noexcept nogil:
+    """Step 3 of the module docstring: log p (-inf for an infeasible label), the posteriors
+    subtracted from g."""
+    cdef idx_t t, s, S = w.s
+    cdef double* la = w.alpha
+    cdef double* cur = w.beta
+    cdef double* nxt = w.beta + S
+    cdef double* tmp
+    cdef double logp, a, b, c
+    for t in range(w.tn):
+        for s in range(S):
+            if t == 0:
+                a = 0.0 if s < 2 else -INFINITY
+            else:
+                a = la[(t - 1) * S + s]
+                b = la[(t - 1) * S + s - 1] if s >= 1 else -INFINITY
+                c = la[(t - 1) * S + s - 2] if _skip(w, s) else -INFINITY
+                a = _lse3(a, b, c)
+            la[t * S + s] = a + _log_emission(w, t, s)
+    a = la[(w.tn - 1) * S + S - 1]
+    b = la[(w.tn - 1) * S + S - 2] if S > 1 else -INFINITY
+    logp = _lse3(a, b, -INFINITY)
+    if not logp > -INFINITY:
+        return logp
+    t = w.tn - 1
+    while t >= 0:
+        for s in range(S):                    # beta with its emission: log sum of paths on
+            if t == w.tn - 1:
+                a = 0.0 if s >= S - 2 else -INFINITY
+            else:
+                a = nxt[s]
+                b = nxt[s + 1] if s + 1 < S else -INFINITY
+                c = nxt[s + 2] if s + 2 < S and _skip(w, s + 2) else -INFINITY
+                a = _lse3(a, b, c)
+            cur[s] = a + _log_emission(w, t, s)
+        for s in range(S):                    # log gamma, into the alpha row (not read again)
+            la[t * S + s] += cur[s] - _log_emission(w, t, s)
+        _subtract_posteriors(g + t * w.stride, w, la + t * S, logp, True)
+        tmp = cur
+        cur = nxt
+        nxt = tmp
+        t -= 1
+    return logp
+
+
+cdef void _sequence(const real* x, real* g, real* loss, Seq* w) noexcept nogil:
+    """Loss and gradient of one sequence (x, g: its first element; rows ``stride`` apart)."""
+    cdef idx_t t, k
+    cdef double logp = _forward(x, g, w)
+    if logp > -INFINITY:
+        _backward(g, w)
+    elif logp == -INFINITY and _fits(w):
+        logp = _log_space(g, w)
+    if logp == -INFINITY:                    # no path: -log 0, and no gradient
+        for t in range(w.tn):
+            for k in range(w.a):
+                g[t * w.stride + k] = 0
+    loss[0] = <real>(-logp)
+
+
+def scratch_size(idx_t steps, idx_t alphabet, idx_t label_width):
+    """Doubles of scratch one thread needs for sequences of ``steps`` and labels of up to
+    ``label_width`` classes."""
+    cdef idx_t s = 2 * label_width + 1
+    return alphabet + steps * (label_width + 1 + 2 * s) + 3 * s
+
+
+def max_threads():
+    """Threads an OpenMP loop may use (the first dimension of the scratch)."""
+    return openmp.omp_get_max_threads()
+
+
+def _check(bint ok, what):
+    if not ok:
+        raise ValueError(f"ctc_loss: {what}")
+
+
+cdef idx_t _bad_sequence(const int64_t[:, ::1] label, const int64_t[::1] label_lengths,
+                         const int64_t[::1] data_lengths, idx_t T, idx_t A) noexcept nogil:
+    """The first sequence with a length or a label value out of range, or -1."""
+    cdef idx_t n, j
+    for n in range(label.shape[0]):
+        if not (0 <= label_lengths[n] <= label.shape[1] and 1 <= data_lengths[n] <= T):
+            return n
+        for j in range(label.shape[1]):
+            if not 0 <= label[n, j] < A:
+                return n
+    return -1
+
+
+def ctc_loss(const real[:, :, ::1] data, const int64_t[:, ::1] label,
+             const int64_t[::1] label_lengths, const int64_t[::1] data_lengths, idx_t blank,
+             real[::1] loss, real[:, :, ::1] grad, double[:, ::1] scratch):
+    """loss[n] = -log p(label n | data[:, n]) and grad = d loss / d data (T, N, A), every
+    sequence's steps past its data length zero (see the module docstring). ``grad`` may be
+    ``data``. ``scratch`` is (threads, scratch_size(T, A, L)); with one row the sequences run
+    on the calling thread."""
+    cdef idx_t T = data.shape[0], N = data.shape[1], A = data.shape[2], L = label.shape[1]
+    cdef idx_t n, bad, threads = scratch.shape[0]
+    cdef mx_region reg
+    _check(label.shape[0] == N and label_lengths.shape[0] == N and data_lengths.shape[0] == N
+           and loss.shape[0] == N, "label, lengths and loss must have one row per sequence")
+    _check(grad.shape[0] == T and grad.shape[1] == N and grad.shape[2] == A,
+           "grad must have data's shape")
+    _check(0 <= blank < A, f"blank {blank} outside the alphabet of {A}")
+    _check(L >= 1 and threads >= 1 and scratch.shape[1] >= scratch_size(T, A, L),
+           "labels need a column and scratch its size")
+    if N == 0 or T == 0:
+        return
+    bad = _bad_sequence(label, label_lengths, data_lengths, T, A)
+    _check(bad < 0, f"sequence {bad}: a length or a label value is out of range")
+    cdef const real* x = &data[0, 0, 0]
+    cdef real* g = &grad[0, 0, 0]
+    cdef real* out = &loss[0]
+    cdef const int64_t* lab = &label[0, 0]
+    cdef const int64_t* ll = &label_lengths[0]
+    cdef const int64_t* dl = &data_lengths[0]
+    cdef double* work = &scratch[0, 0]
+    cdef idx_t per = scratch.shape[1]
+    if threads > 1 and N > 1 and T * N * A >= PARALLEL_MIN and not mx_serial(T * N * A):
+        with nogil:
+            mx_region_begin(&reg)
+            for n in prange(N, schedule="dynamic", num_threads=threads):
+                mx_region_mark(&reg)
+                _run(x, g, out, lab, ll, dl, T, N, A, L, blank, work + threadid() * per, n)
+            mx_region_end(&reg)
+    else:
+        with nogil:
+            for n in range(N):
+                _run(x, g, out, lab, ll, dl, T, N, A, L, blank, work, n)
+
+
+cdef void _run(const real* x, real* g, real* loss, const int64_t* label,
+               const int64_t* label_lengths, const int64_t* data_lengths, idx_t T, idx_t N,
+               idx_t A, idx_t L, idx_t blank, double* scratch, idx_t n) noexcept nogil:
+    """Sequence n with one thread's scratch."""
+    cdef Seq w
+    cdef idx_t S = 2 * L + 1
+    w.steps, w.stride, w.a, w.blank = T, N * A, A, blank
+    w.tn, w.ln = data_lengths[n], label_lengths[n]
+    w.s = 2 * w.ln + 1
+    w.label = label + n * L
+    w.row = scratch
+    w.e = w.row + A
+    w.q = w.e + T * (L + 1)
+    w.alpha = w.q + T * S
+    w.beta = w.alpha + T * S
+    _sequence(x + n * A, g + n * A, loss + n, &w)
