@@ -1,0 +1,68 @@
+"""Large-tensor rows: Correlation, its tangent and adjoint (mxlite/ops/correlation.py).
+
+The big array is a float16 batch of (16, 8, 16) images (2048 elements each) past 2**32
+elements (8 GiB), passed as both data1 and data2 (and as the tangent): the ops pad and cast
+one block of images and channels at a time (float32 temporaries of about 2**22 elements),
+so the peak stays near the big array plus the output. With max_displacement 0 and a 1 x 1
+kernel the output is sum_c a * b / 16 per pixel: the fill 1 and the markers (3, 5, 7, 9)
+give sums exact in float16. The items around 2**31, 2**32 and at the tail equal the same
+op on a small batch of those items.
+
+The adjoint's output is as large as the data (8 GiB at 2**32 float16 elements), a second
+big array beside it: its row stops past 2**31 (4 + 4 GiB).
+"""
+import mxlite as mx
+
+from . import Row
+from .nn import _check_items, _items, _take_items
+
+_IMAGE = (16, 8, 16)
+_PER = 2048
+_KW = dict(max_displacement=0)
+_ADJ_WHY = ("the adjoint writes an output as large as its data inputs: past 2**32 float16 "
+            "elements the data and the output are 16 GiB, the whole peak")
+
+
+def _batch(t, size):
+    n = t.power(size) // _PER + 1
+    return t.big("float16", n * _PER, shape=(n,) + _IMAGE, fill=1)
+
+
+def _volume_row(call):
+    """A row for an op whose output is Correlation-shaped: the big batch in every data
+    slot."""
+    def run(t):
+        x = _batch(t, "2**32")
+        items = _items(t, x.size, _PER)
+        small = _take_items(t, x, items)
+        want = call(small).asnumpy()
+        _check_items(t, call(x), items, want, "correlations")
+    return Row(run, "float16")
+
+
+def _correlation(x):
+    return mx.nd.Correlation(x, x, **_KW)
+
+
+def _tangent(x):
+    return mx.nd._internal._correlation_tangent(x, x, x, side=2, **_KW)
+
+
+def _adjoint_row(t):
+    x = _batch(t, "2**31")
+    n = x.shape[0]
+    items = _items(t, x.size, _PER)
+    g = mx.nd.full((n, 1) + _IMAGE[1:], 16.0, dtype="float16")   # 16 / 16: the grad is data
+    small = _take_items(t, x, items)
+    gs = mx.nd.full((len(items), 1) + _IMAGE[1:], 16.0, dtype="float16")
+    want = mx.nd._internal._correlation_adjoint(gs, small, small, side=1, **_KW).asnumpy()
+    y = mx.nd._internal._correlation_adjoint(g, x, x, side=1, **_KW)
+    t.seen(y)
+    _check_items(t, y, items, want, "data gradients")
+
+
+ROWS = {
+    "Correlation": _volume_row(_correlation),
+    "_correlation_tangent": _volume_row(_tangent),
+    "_correlation_adjoint": Row(_adjoint_row, "float16", "2**31", _ADJ_WHY),
+}
