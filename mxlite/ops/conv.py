@@ -97,33 +97,65 @@ def _copy(xp, src, dst):
         xp.cast_into(dst, src)
 
 
-def channels_first_compute(compute, moved):
+# Elements of one batch chunk of a channels-last call's channels-first copies (the largest
+# per-item array times the chunk's items): the scratch stays this small whatever the batch,
+# and is still in cache when the kernel reads it.
+_LAYOUT_CHUNK = 1 << 21
+
+
+def _moved(xp, a, dtype):
+    """A C-contiguous channels-first copy of channels-last ``a`` in ``dtype``."""
+    view = _first_order(a)
+    out = xp.empty(view.shape, dtype)
+    _copy(xp, view, out)
+    return out
+
+
+def channels_first_compute(compute, roles, summed=False):
     """The compute function of an op with a ``layout`` parameter, from its channels-first
-    ``compute``: a channels-last call copies the inputs at the positions ``moved`` (data,
-    weights, head gradients) to channels first in the work dtype (the transpose and
-    float16's cast in one pass), runs ``compute`` with ``layout=None`` into channels-first
-    outputs, and copies those back (every output is moved). Transposing copies rather than
-    channels-last kernels: the index arithmetic stays that of the tested kernels, for the
-    cost of one pass over each array (benchmarks/bench_layouts.py)."""
+    ``compute``. A channels-last call runs ``compute`` (with ``layout=None``) on
+    channels-first copies in the work dtype (the transpose and float16's cast in one pass),
+    batch chunk by batch chunk: ``roles`` says, per input, ``"b"`` (batched: data, head
+    gradients; copied a chunk at a time), ``"w"`` (a weight, copied once) or ``"-"`` (as it
+    is: a bias). Each chunk's outputs are copied back into the outputs' chunk, or, with
+    ``summed`` (the weight gradient, a sum over the batch), added up over the chunks and
+    copied back once. Transposing copies rather than channels-last kernels: the index
+    arithmetic stays that of the tested kernels, for one pass over each array
+    (benchmarks/bench_layouts.py measures it)."""
     def run(rctx, ins, outs, attrs):
         if not is_channels_last(attrs.layout):
             return compute(rctx, ins, outs, attrs)
         xp = rctx.xp
         work = compute_dtype(outs[0].dtype)
-        firsts = []
-        for i, a in enumerate(ins):
-            if i in moved:
-                view = _first_order(a)
-                a = xp.empty(view.shape, work)
-                _copy(xp, view, a)
-            firsts.append(a)
-        targets = [xp.empty(_first_order(o).shape, work) for o in outs]
-        compute(rctx, firsts, targets, Attrs(attrs, layout=None))
-        for t, o in zip(targets, outs):
-            _copy(xp, _last_order(t), o)
+        first = Attrs(attrs, layout=None)
+        ins = [_moved(xp, a, work) if r == "w" else a for a, r in zip(ins, roles)]
+        batched = [a for a, r in zip(ins, roles) if r == "b"] + ([] if summed else outs)
+        n = ins[0].shape[0]
+        per = max(a.size // n if n else 0 for a in batched)
+        step = max(1, _LAYOUT_CHUNK // max(per, 1))
+        total = None
+        for s in range(0, max(n, 1), step):          # one empty chunk for an empty batch
+            chunk = [_moved(xp, a[s:s + step], work) if r == "b" else a
+                     for a, r in zip(ins, roles)]
+            if summed:
+                part = xp.empty(_first_order(outs[0]).shape, work)
+                compute(rctx, chunk, [part], first)
+                if total is None:
+                    total = part
+                else:
+                    kernels(rctx, _k).add_into(total, part)
+                continue
+            parts = [xp.empty(_first_order(o[s:s + step]).shape, work) for o in outs]
+            compute(rctx, chunk, parts, first)
+            for part, o in zip(parts, outs):
+                _copy(xp, _last_order(part), o[s:s + step])
+        if summed:
+            _copy(xp, _last_order(total), outs[0])
     run.__name__ = run.__qualname__ = compute.__name__
     run.__doc__ = compute.__doc__
     return run
+
+
 # Elements of one column buffer (im2col); larger batches are processed in chunks.
 _COL_LIMIT = 1 << 24
 
@@ -200,9 +232,10 @@ def conv_geometry(op, data_shape, attrs, out_spatial=None):
 
 def deconv_geometry(op, data_shape, attrs):
     """``(kernel, stride, dilate, pad, adj, in_spatial, out_spatial)`` of a deconvolution of
-    data ``(N, C, *in)`` (or channels last, as ``attrs.layout`` says), with MXNet's rule: with ``target_shape`` set, the total padding
-    ``stride*(in-1) + dilated kernel - target`` is split as ``pad = ceil(total/2)`` and
-    ``adj = total % 2``; otherwise ``out = stride*(in-1) + dilated kernel - 2*pad + adj``."""
+    data ``(N, C, *in)`` (or channels last, as ``attrs.layout`` says), with MXNet's rule:
+    with ``target_shape`` set, the total padding ``stride*(in-1) + dilated kernel - target``
+    is split as ``pad = ceil(total/2)`` and ``adj = total % 2``; otherwise ``out =
+    stride*(in-1) + dilated kernel - 2*pad + adj``."""
     kernel, stride, dilate, pad, adj, target = _spatial_params(
         op, attrs, ("stride", "dilate", "pad", "adj", "target_shape"))
     nd = len(kernel)
@@ -473,7 +506,7 @@ register(OpDef(
     ) + _TAIL,
     list_inputs=_bias_inputs, backward_shape=_conv_backward_shape,
     infer_shape=_conv_shape, infer_type=_float_type("Convolution", ("data", "weight", "bias")),
-    compute={"cpu": channels_first_compute(_conv_compute, (0, 1))}, gradient=_conv_grad,
+    compute={"cpu": channels_first_compute(_conv_compute, "bw-")}, gradient=_conv_grad,
     doc="""Convolution over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
 
 ``out[n, f, o] = bias[f] + sum_{c, k} weight[f, c, k] * data_pad[n, g*C/G + c, o*stride +
@@ -595,7 +628,7 @@ register(OpDef(
     list_inputs=_bias_inputs, backward_shape=_deconv_backward_shape,
     infer_shape=_deconv_shape,
     infer_type=_float_type("Deconvolution", ("data", "weight", "bias")),
-    compute={"cpu": channels_first_compute(_deconv_compute, (0, 1))}, gradient=_deconv_grad,
+    compute={"cpu": channels_first_compute(_deconv_compute, "bw-")}, gradient=_deconv_grad,
     doc="""Deconvolution (transposed convolution): the adjoint of ``Convolution`` in its data.
 
 Data ``(N, C, *in)``, weight ``(C, num_filter / num_group, *kernel)``, bias
@@ -710,7 +743,7 @@ register(OpDef(
               "the result in MXNet's channels-last order)", choices=LAYOUTS),
     ),
     infer_shape=_wg_shape, infer_type=_float_type("_conv_weight_grad", ("data", "ograd")),
-    compute={"cpu": channels_first_compute(_wg_compute, (0, 1))}, gradient=_wg_grad,
+    compute={"cpu": channels_first_compute(_wg_compute, "bb", summed=True)}, gradient=_wg_grad,
     doc="""The weight gradient of ``Convolution``: ``dW[f, c, k] = sum_{n, o} ograd[n, f, o] *
 data_pad[n, g*C/G + c, o*stride + k*dilate]``, shape ``(num_filter, C / num_group, *kernel)``.
 

@@ -197,7 +197,7 @@ register(OpDef(
             Param("layout", "str", None, "data layout: channels first (NCW, NCHW, NCDHW; the "
                   "default) or channels last (NWC, NHWC, NDHWC)", choices=LAYOUTS)),
     infer_shape=_pool_shape, infer_type=_float_type("Pooling", 1),
-    compute={"cpu": channels_first_compute(_pool_compute, (0,))}, gradient=_pool_grad,
+    compute={"cpu": channels_first_compute(_pool_compute, "b")}, gradient=_pool_grad,
     grad_needs=("inputs", "outputs"),
     doc="""Pooling over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
 
@@ -305,7 +305,7 @@ def _gather_grad(F, node, ograds):
 register(OpDef(
     "_pool_max_scatter", inputs=("data", "ograd"), params=_INTERNAL,
     infer_shape=_scatter_shape, infer_type=_float_type("_pool_max_scatter", 2),
-    compute={"cpu": channels_first_compute(_scatter_compute, (0, 1))},
+    compute={"cpu": channels_first_compute(_scatter_compute, "bb")},
     gradient=_scatter_grad, in_place=True,
     doc="""Max pooling's input gradient: ``ograd`` added at the first maximum of ``data`` in
 each window (zeros elsewhere). Its gradient in ``ograd`` is ``_pool_max_gather``. The
@@ -314,7 +314,7 @@ maxima of a plane are found before it is written, so ``out=`` may be ``data`` it
 register(OpDef(
     "_pool_max_gather", inputs=("data", "head"), params=_INTERNAL,
     infer_shape=_gather_shape, infer_type=_float_type("_pool_max_gather", 2),
-    compute={"cpu": channels_first_compute(_gather_compute, (0, 1))}, gradient=_gather_grad,
+    compute={"cpu": channels_first_compute(_gather_compute, "bb")}, gradient=_gather_grad,
     doc="""``head`` (shaped like ``data``) read at the first maximum of ``data`` in each max
 pooling window: the adjoint of ``_pool_max_scatter``, whose gradient it is."""))
 
@@ -354,7 +354,7 @@ register(OpDef(
     params=_INTERNAL + (Param("in_shape", "shape", REQUIRED, "the pooled data's spatial "
                               "shape"),),
     infer_shape=_backward_shape, infer_type=_float_type("_pool_backward", 1),
-    compute={"cpu": channels_first_compute(_backward_compute, (0,))},
+    compute={"cpu": channels_first_compute(_backward_compute, "b")},
     gradient=_backward_grad, grad_needs=(),
     doc="""The input gradient of avg or sum pooling: each window's ``ograd`` (divided by the
 window's count for avg) added to every input element the window covers. Linear; its

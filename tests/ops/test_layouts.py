@@ -342,3 +342,38 @@ def test_errors_name_the_layout_and_shapes(call, words):
 def test_unknown_layout_is_refused_at_parse():
     _assert_error(lambda: mx.nd.Pooling(mx.nd.ones((1, 3, 4, 4)), kernel=(2, 2),
                                         layout="HWCN"), ["Pooling", "layout", "HWCN"])
+
+
+@pytest.mark.parametrize("chunk", [1, 300])
+def test_batch_chunks_give_the_whole_batch_result(monkeypatch, chunk):
+    """A channels-last call copies and computes a batch chunk at a time (the weight
+    gradient adds the chunks up): chunks of one item, or a few, give the one-chunk result."""
+    import mxlite.ops.conv as conv
+    rng = np.random.default_rng(10)
+    x, w = rng.standard_normal((5, 6, 5, 4)), rng.standard_normal((3, 3, 2, 4))
+    kw = dict(kernel=(3, 2), num_filter=3, no_bias=True, layout="NHWC")
+
+    def everything():
+        y = mx.nd.Convolution(_array(x), _array(w), **kw)
+        return [y, mx.nd.Deconvolution(y, _array(w), kernel=(3, 2), num_filter=4,
+                                       layout="NHWC"),
+                mx.nd._internal._conv_weight_grad(_array(x), y, kernel=(3, 2), num_filter=3,
+                                                  layout="NHWC"),
+                mx.nd.Pooling(_array(x), kernel=(2, 2), pool_type="max", layout="NHWC"),
+                mx.nd._internal._pool_backward(y, kernel=(2, 2), stride=(1, 1), pad=(0, 0),
+                                               pool_type="avg", in_shape=(5, 5),
+                                               layout="NHWC")]
+    whole = [a.asnumpy() for a in everything()]
+    monkeypatch.setattr(conv, "_LAYOUT_CHUNK", chunk)
+    for got, want in zip(everything(), whole):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_empty_batch_channels_last():
+    w = mx.nd.ones((3, 3, 3, 4))
+    y = mx.nd.Convolution(mx.nd.ones((0, 5, 5, 4)), w, kernel=(3, 3), num_filter=3,
+                          no_bias=True, layout="NHWC")
+    assert y.shape == (0, 3, 3, 3)
+    g = mx.nd._internal._conv_weight_grad(mx.nd.ones((0, 5, 5, 4)), y, kernel=(3, 3),
+                                          num_filter=3, layout="NHWC")
+    assert g.shape == (3, 3, 3, 4) and not g.asnumpy().any()
