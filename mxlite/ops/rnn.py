@@ -124,21 +124,33 @@ def _has_mask(attrs):
     return attrs.p > 0.0 and attrs.num_layers > 1
 
 
+def _num_state_outputs(attrs):
+    """out, hy and (lstm) cy: what the op computes for its caller."""
+    return 2 + (attrs.get("mode") == "lstm")
+
+
 def _num_outputs(attrs):
-    """out, hy, (cy for lstm), the dropout mask: every state is computed, the visible count
-    follows state_outputs."""
-    return 3 + (attrs.get("mode") == "lstm")
+    """out, hy, (cy for lstm), then the hidden outputs the gradient reads: the dropout mask,
+    each layer's outputs but the last's, and (lstm, gru) the gates and cells of every step.
+    Every state is computed, the visible count follows state_outputs."""
+    return _num_state_outputs(attrs) + 2 + 2 * (attrs.get("mode") in ("lstm", "gru"))
 
 
 def _num_visible(attrs):
-    return (2 + (attrs.get("mode") == "lstm")) if attrs.state_outputs else 1
+    return _num_state_outputs(attrs) if attrs.state_outputs else 1
 
 
 def _output_names(attrs):
     names = ["output", "state_output"]
-    if attrs.get("mode") == "lstm":
+    mode = attrs.get("mode")
+    if mode == "lstm":
         names.append("statecell_output")
-    return tuple(names) + ("dropout_mask",)
+    names += ["dropout_mask", "layer_outputs"]
+    if mode == "lstm":
+        names += ["gates", "cells"]
+    elif mode == "gru":
+        names += ["gates", "hidden_projection"]
+    return tuple(names)
 
 
 def _expected_shapes(attrs, data):
@@ -174,6 +186,9 @@ def _rnn_shape(shapes, attrs):
     if attrs.mode == "lstm":
         outs.append((lay.L * lay.D, n, lay.H))
     outs.append((lay.L - 1, t, n, lay.D * lay.R) if _has_mask(attrs) else (0,))
+    outs.append((lay.L - 1, t, n, lay.D * lay.R) if lay.L > 1 else (0,))
+    if lay.G > 1:            # saved per step: gates, and lstm's cells / gru's W_hn h + b_hn
+        outs += [(lay.L * lay.D, t, n, lay.G * lay.H), (lay.L * lay.D, t, n, lay.H)]
     return outs
 
 
@@ -229,32 +244,50 @@ def _step_masks(rctx, lengths, t, n, dtype):
 
 
 class _Cell:
-    """One direction of one layer: the per-step state update of a mode, on device arrays."""
+    """One direction of one layer: the per-step state update of a mode, on device arrays.
+    The step writes what the gradient reads into the hidden outputs ``save`` (views of this
+    direction's ``gates`` and ``cells`` rows of step s), zeroed at masked steps."""
 
     def __init__(self, rctx, attrs, lay, w):
         self.rctx, self.attrs, self.lay, self.w = rctx, attrs, lay, w
 
-    def step(self, a, h, c, hw):
+    def step(self, a, h, c, hw, save):
         """The new (output, c) from the pre-activation ``a`` = x W_x^T + biases + h W_h^T (rnn,
         lstm) or ``a`` = x W_x^T + b_x and ``hw`` = h W_h^T + b_h (gru)."""
-        mode, rctx, H = self.attrs.mode, self.rctx, self.lay.H
+        mode = self.attrs.mode
         if mode in ("rnn_tanh", "rnn_relu"):
             # a new array: ``a`` is the buffer the next step's product writes into
-            return _act(rctx, "tanh" if mode == "rnn_tanh" else "relu", a), None
+            return _act(self.rctx, "tanh" if mode == "rnn_tanh" else "relu", a), None
         if mode == "gru":
-            s = a[:, :2 * H] + hw[:, :2 * H]
-            _act(rctx, "sigmoid", s, s)
-            r, z = s[:, :H], s[:, H:]
-            n = a[:, 2 * H:] + r * hw[:, 2 * H:]
-            _act(rctx, "tanh", n, n)
-            return n + z * (h - n), None
-        sig, th = _act(rctx, "sigmoid", a), _act(rctx, "tanh", a)
-        c = sig[:, H:2 * H] * c + sig[:, :H] * th[:, 2 * H:3 * H]
-        c = self._clip(c)
-        h = sig[:, 3 * H:] * _act(rctx, "tanh", c)
+            return self._gru(a, h, hw, save), None
+        return self._lstm(a, c, save)
+
+    def _gru(self, a, h, hw, save):
+        rctx, H = self.rctx, self.lay.H
+        gates, hn = save
+        s = a[:, :2 * H] + hw[:, :2 * H]
+        _act(rctx, "sigmoid", s, s)
+        r, z = s[:, :H], s[:, H:]
+        n = a[:, 2 * H:] + r * hw[:, 2 * H:]
+        _act(rctx, "tanh", n, n)
+        rctx.xp.copyto(gates[:, :2 * H], s)
+        rctx.xp.copyto(gates[:, 2 * H:], n)
+        rctx.xp.copyto(hn, hw[:, 2 * H:])
+        return n + z * (h - n)
+
+    def _lstm(self, a, c, save):
+        rctx, xp, H = self.rctx, self.rctx.xp, self.lay.H
+        gates, cells = save
+        _act(rctx, "sigmoid", a, gates)             # i, f, o (g overwritten below)
+        g = _act(rctx, "tanh", xp.ascontiguousarray(a[:, 2 * H:3 * H]))
+        xp.copyto(gates[:, 2 * H:3 * H], g)
+        craw = gates[:, H:2 * H] * c + gates[:, :H] * g
+        xp.copyto(cells, craw)                      # before the clip: its mask needs it
+        c = self._clip(craw)
+        h = gates[:, 3 * H:] * _act(rctx, "tanh", c)
         if self.lay.P is not None:
-            r = self.rctx.xp.empty((h.shape[0], self.lay.P), h.dtype)
-            self.rctx.xp.matmul(h, self.w["wr"].T, r)
+            r = xp.empty((h.shape[0], self.lay.P), h.dtype)
+            xp.matmul(h, self.w["wr"].T, r)
             h = r
         return h, c
 
@@ -269,9 +302,10 @@ class _Cell:
         return c
 
 
-def _run_direction(rctx, attrs, lay, w, x, h0, c0, masks, y, reverse):
+def _run_direction(rctx, attrs, lay, w, x, h0, c0, masks, y, save, reverse):
     """One direction of one layer over the whole sequence: writes its outputs into ``y``
-    (T, N, R) view, returns the final (h, c)."""
+    (T, N, R) view and what the gradient reads into ``save`` ((T, N, G*H) gates and (T, N, H)
+    cells / gru's W_hn h + b_hn views, or None), returns the final (h, c)."""
     xp = rctx.xp
     t, n, _ = x.shape
     gh = lay.G * lay.H
@@ -284,25 +318,32 @@ def _run_direction(rctx, attrs, lay, w, x, h0, c0, masks, y, reverse):
     cell = _Cell(rctx, attrs, lay, w)
     h, c = h0, c0
     hw = xp.empty((n, gh), x.dtype)
+    # a row-major W_h^T: the BLAS runs the small per-step product about 1.5x faster on it
+    # than on the transposed view
+    wht = xp.ascontiguousarray(w["wh"].T)
     for i in range(t):
         s = t - 1 - i if reverse else i
-        xp.matmul(h, w["wh"].T, hw)
+        xp.matmul(h, wht, hw)
         if attrs.mode == "gru":
             hw += w["bh"]
             a = xw[s]
         else:
             hw += xw[s]
             a = hw
-        h_new, c_new = cell.step(a, h, c, hw)
+        step_save = None if save is None else (save[0][s], save[1][s])
+        h_new, c_new = cell.step(a, h, c, hw, step_save)
         if masks is None:
             h, c = h_new, c_new
             xp.copyto(y[s], h_new)
-        else:
-            m = masks[s]
-            xp.copyto(y[s], h_new * m)
-            h = h + m * (h_new - h)
-            if c is not None:
-                c = c + m * (c_new - c)
+            continue
+        m = masks[s]
+        xp.copyto(y[s], h_new * m)
+        h = h + m * (h_new - h)
+        if c is not None:
+            c = c + m * (c_new - c)
+        if save is not None:     # a masked step's saved values are constants (zeros)
+            for part in step_save:
+                part *= m
     return h, c
 
 
@@ -320,38 +361,46 @@ def _rnn_compute(rctx, ins, outs, attrs):
     t, n, c = x.shape
     lay = _Layout(attrs, c)
     masks = _step_masks(rctx, ins[-1], t, n, x.dtype) if attrs.use_sequence_length else None
+    nv = _num_state_outputs(attrs)
+    hidden = outs[nv:]
     for b in _blocks(n, t * max(lay.G * lay.H, lay.D * lay.R, c)):
+        saved = [o[:, :, b] if o.ndim == 4 else None for o in hidden]
         _run_layers(rctx, attrs, lay, params, x[:, b], h0[:, b], ins[3][:, b] if lstm else None,
-                    None if masks is None else masks[:, b],
-                    [o[:, b] for o in outs[:-1]], outs[-1][:, :, b] if _has_mask(attrs) else None)
+                    None if masks is None else masks[:, b], [o[:, b] for o in outs[:nv]],
+                    saved)
 
 
-def _run_layers(rctx, attrs, lay, params, x, h0, c0, masks, outs, drop_mask):
-    """Every layer over one block of sequences: ``outs`` (out, hy[, cy]) and the dropout
-    masks between layers are views of the op's outputs."""
+def _run_layers(rctx, attrs, lay, params, x, h0, c0, masks, outs, saved):
+    """Every layer over one block of sequences: ``outs`` (out, hy[, cy]) and ``saved`` (the
+    hidden outputs: dropout masks, layer outputs, gates, cells; None where empty) are views
+    of the op's outputs."""
     xp = rctx.xp
     t, n, _ = x.shape
+    drop_mask, layer_outs = saved[0], saved[1]
     inp = x
     for layer in range(lay.L):
         last = layer == lay.L - 1
-        y = outs[0] if last else xp.empty((t, n, lay.D * lay.R), x.dtype)
+        y = outs[0] if last else layer_outs[layer]
         for d in range(lay.D):
             k = layer * lay.D + d
+            save = None if lay.G == 1 else (saved[2][k], saved[3][k])
             h, cell = _run_direction(rctx, attrs, lay, _weights(params, lay, k), inp, h0[k],
                                      None if c0 is None else c0[k], masks,
-                                     y[:, :, d * lay.R:(d + 1) * lay.R], reverse=d == 1)
+                                     y[:, :, d * lay.R:(d + 1) * lay.R], save, reverse=d == 1)
             xp.copyto(outs[1][k], h)
             if c0 is not None:
                 xp.copyto(outs[2][k], cell)
+        inp = xp.ascontiguousarray(y)
         if not last and drop_mask is not None:
             drop = get_op("Dropout")
-            m = xp.empty(y.shape, y.dtype)
-            drop.compute[rctx.kernels](rctx, [y], [y, m], drop.parse_attrs({"p": attrs.p}))
+            dropped, m = xp.empty(y.shape, y.dtype), xp.empty(y.shape, y.dtype)
+            drop.compute[rctx.kernels](rctx, [inp], [dropped, m],
+                                       drop.parse_attrs({"p": attrs.p}))
             xp.copyto(drop_mask[layer], m)
-        inp = y
+            inp = dropped
 
 
-# ---- gradient: the forward pass replayed with registered ops, then BPTT with them ---------------
+# ---- gradient: backpropagation through time over the saved states, with registered ops --------
 def _parts(F, x, num, axis):
     """``x`` split into ``num`` parts along ``axis``, the axis removed, as a list."""
     if num == 1:
@@ -365,159 +414,214 @@ def _squeeze(F, x, axis):
     return F.split(x, num_outputs=1, axis=axis, squeeze_axis=True)
 
 
-def _gates(F, a, num):
-    """The ``num`` gate blocks of a (N, num * H) pre-activation."""
+def _blocks_of(F, x, num):
+    """The ``num`` equal blocks of a (T, N, num * X) array along its last axis (the gates,
+    the directions)."""
     if num == 1:
-        return [a]
-    s = F.split(a, num_outputs=num, axis=1)
+        return [x]
+    s = F.split(x, num_outputs=num, axis=2)
     return [s[i] for i in range(num)]
 
 
-class _GraphDirection:
-    """One direction of one layer written with registered ops: ``forward`` records what
-    ``backward`` (backpropagation through time) needs, per step."""
+def _pick(F, x, index):
+    """``x[index]`` of a stacked hidden output, the leading axis removed."""
+    return _squeeze(F, F.slice_axis(x, axis=0, begin=index, end=index + 1), 0)
 
-    def __init__(self, F, attrs, lay, w, masks, reverse):
+
+class _Direction:
+    """The adjoint of one direction of one layer from what the forward pass saved: its
+    outputs ``y`` (T, N, R), gates and cells (lstm; gru: W_hn h + b_hn) per step, all zero
+    at masked steps. The element-wise factors of every step are computed at once over the
+    sequence; only the recurrence (a GEMM and a few element-wise ops per step) runs step by
+    step; one GEMM each then gives the input and weight gradients over all steps."""
+
+    def __init__(self, F, attrs, lay, w, masks, reverse, t, n):
         self.F, self.attrs, self.lay, self.w = F, attrs, lay, w
-        self.masks, self.reverse = masks, reverse
+        self.reverse, self.t, self.n = reverse, t, n
+        self.m = masks
+        if masks is not None:
+            self.m_steps = _parts(F, masks, t, 0)
+            # 0 where the previous step was masked (1 at the first step, which reads the
+            # initial state anyway)
+            self.m_prev = self._shift(masks, F.ones_like(self.m_steps[0]))
 
-    def forward(self, x, h0, c0, t, n, inp):
-        F, lay, mode = self.F, self.lay, self.attrs.mode
+    def _shift(self, seq, first):
+        """(T, N, X): what each step reads from the step before it in processing order,
+        ``first`` (N, X) at the first step."""
+        F, t = self.F, self.t
+        first = F.expand_dims(first, axis=0)
+        if t == 1:
+            return first
+        if self.reverse:
+            return F.concat(F.slice_axis(seq, axis=0, begin=1, end=t), first, dim=0)
+        return F.concat(first, F.slice_axis(seq, axis=0, begin=0, end=t - 1), dim=0)
+
+    def state_in(self, seq, first):
+        """The state each step starts from (T, N, X): the previous step's saved value, or
+        ``first`` where no earlier step ran (masked steps save zeros and pass the state)."""
+        prev = self._shift(seq, first)
+        if self.m is None:
+            return prev
+        F = self.F
+        return prev + F.broadcast_mul(1 - self.m_prev, F.expand_dims(first, axis=0))
+
+    def masked(self, g):
+        """``g`` (T, N, X) zero at masked steps (the head gradient of a saved value that is
+        the constant zero there)."""
+        return g if self.m is None else self.F.broadcast_mul(g, self.m)
+
+    def backward(self, inp, y, h0, c0, saved, gy, ghy, gcy, gsaved, want_dx, want_w):
+        """(dx, {weight name: gradient}, dh0, dc0) for this direction's input ``inp``
+        (T, N, I), outputs ``y`` and their gradient ``gy`` (T, N, R), the final states'
+        gradients, and the saved values with theirs."""
+        F, lay, t, n, mode = self.F, self.lay, self.t, self.n, self.attrs.mode
+        hin = self.state_in(y, h0)
+        if mode == "lstm":
+            rec = _LSTMTerms(self, saved, gsaved, c0)
+        elif mode == "gru":
+            rec = _GRUTerms(self, saved, gsaved, hin)
+        else:
+            rec = _RNNTerms(self, y)
+        dnews, das, dh, dc = self._through_time(rec, gy, ghy, gcy)
         gh = lay.G * lay.H
-        self.x2 = F.reshape(x, shape=(t * n, inp))
-        bias = self.w["bx"] if mode == "gru" else self.w["bx"] + self.w["bh"]
-        xw = F.FullyConnected(self.x2, self.w["wx"], bias, num_hidden=gh)
-        xws = _parts(F, F.reshape(xw, shape=(t, n, gh)), t, 0)
-        self.steps, outs = [None] * t, [None] * t
-        h, c = h0, c0
-        for i in range(t):
-            s = t - 1 - i if self.reverse else i
-            st = {"hin": h, "cin": c}
-            h_new, c_new = self._cell(st, xws[s], h, c)
-            m = None if self.masks is None else self.masks[s]
-            st["m"] = m
-            if m is None:
-                outs[s], h, c = h_new, h_new, c_new
-            else:
-                outs[s] = F.broadcast_mul(h_new, m)
-                h = h + F.broadcast_mul(m, h_new - h)
-                c = None if c is None else c + F.broadcast_mul(m, c_new - c)
-            self.steps[s] = st
-        self.y = F.stack(*outs, axis=0)
-        return self.y, h, c
+        dxw, dhw = rec.pre_activation_grads(dnews, das)
+        dxw2 = F.reshape(dxw, shape=(t * n, gh))
+        grads = {}
+        if want_w:
+            dhw2 = dxw2 if dhw is None else F.reshape(dhw, shape=(t * n, gh))
+            grads["wx"] = F.dot(dxw2, F.reshape(inp, shape=(t * n, -1)), transpose_a=True)
+            grads["wh"] = F.dot(dhw2, F.reshape(hin, shape=(t * n, lay.R)), transpose_a=True)
+            grads["bx"] = F.sum(dxw2, axis=0)
+            grads["bh"] = grads["bx"] if dhw is None else F.sum(dhw2, axis=0)
+            if lay.P is not None:
+                grads["wr"] = F.dot(F.reshape(F.stack(*dnews, axis=0), shape=(t * n, lay.P)),
+                                    F.reshape(rec.hh, shape=(t * n, lay.H)), transpose_a=True)
+        dx = F.reshape(F.dot(dxw2, self.w["wx"]), shape=(t, n, -1)) if want_dx else None
+        return dx, grads, dh, dc
 
-    def _cell(self, st, xw, h, c):
-        F, mode, lay = self.F, self.attrs.mode, self.lay
-        if mode == "gru":
-            hw = F.FullyConnected(h, self.w["wh"], self.w["bh"], num_hidden=lay.G * lay.H)
-            xr, xz, xn = _gates(F, xw, 3)
-            hr, hz, hn = _gates(F, hw, 3)
-            r, z = F.sigmoid(xr + hr), F.sigmoid(xz + hz)
-            nn = F.tanh(xn + r * hn)
-            st.update(r=r, z=z, n=nn, hn=hn)
-            return nn + z * (h - nn), None
-        a = xw + F.FullyConnected(h, self.w["wh"], no_bias=True, num_hidden=lay.G * lay.H)
-        if mode == "rnn_tanh":
-            st["h"] = F.tanh(a)
-            return st["h"], None
-        if mode == "rnn_relu":
-            st["h"] = F.relu(a)
-            return st["h"], None
-        ai, af, ag, ao = _gates(F, a, 4)
-        i, f, g, o = F.sigmoid(ai), F.sigmoid(af), F.tanh(ag), F.sigmoid(ao)
-        craw = f * c + i * g
-        lo, hi = self.attrs.lstm_state_clip_min, self.attrs.lstm_state_clip_max
-        cn = craw if lo is None else F.clip(craw, lo, hi)
-        tc = F.tanh(cn)
-        hh = o * tc
-        st.update(i=i, f=f, g=g, o=o, tc=tc, hh=hh)
-        if lo is not None:
-            st["cmask"] = F.BlockGrad((craw >= lo) * (craw <= hi))
-        if lay.P is not None:
-            return F.FullyConnected(hh, self.w["wr"], no_bias=True, num_hidden=lay.P), cn
-        return hh, cn
-
-    def backward(self, gy, ghy, gcy, t, n, inp, want_dx, want_w):
-        """Gradients of this direction's outputs ``gy`` (T, N, R) and final states:
-        (dx, {weight name: gradient}, dh0, dc0)."""
-        F, lay, mode = self.F, self.lay, self.attrs.mode
-        gys = _parts(F, gy, t, 0)
-        dxw, dhw, dr = [None] * t, [None] * t, [None] * t
+    def _through_time(self, rec, gy, ghy, gcy):
+        """The recurrence backwards: per step the gradient of the step's new output
+        ``dnew`` and of its pre-activations; the gradients of the initial states."""
+        F, t = self.F, self.t
+        gys = _parts(F, self.masked(gy), t, 0)
+        dnews, das = [None] * t, [None] * t
         dh, dc = ghy, gcy
         for i in range(t):
             s = i if self.reverse else t - 1 - i          # the processing order, reversed
-            st = self.steps[s]
-            m = st["m"]
-            if m is None:
-                dnew, dpass = dh + gys[s], None
-                dcnew, dcpass = dc, None
-            else:
-                dnew = F.broadcast_mul(m, dh + gys[s])
-                dpass = dh - F.broadcast_mul(m, dh)
-                dcnew = None if dc is None else F.broadcast_mul(m, dc)
-                dcpass = None if dc is None else dc - dcnew
-            dxw[s], dhw[s], dh, dc, dr[s] = self._cell_backward(st, dnew, dcnew)
-            if dpass is not None:
-                dh = dh + dpass
-                dc = None if dc is None else dc + dcpass
-        gh = lay.G * lay.H
-        dxw2 = F.reshape(F.stack(*dxw, axis=0), shape=(t * n, gh))
-        grads = {}
-        if want_w:
-            hin2 = F.reshape(F.stack(*[st["hin"] for st in self.steps], axis=0),
-                             shape=(t * n, lay.R))
-            dhw2 = dxw2 if mode != "gru" else F.reshape(F.stack(*dhw, axis=0), shape=(t * n, gh))
-            grads["wx"] = F.dot(dxw2, self.x2, transpose_a=True)
-            grads["wh"] = F.dot(dhw2, hin2, transpose_a=True)
-            grads["bx"] = F.sum(dxw2, axis=0)
-            grads["bh"] = grads["bx"] if mode != "gru" else F.sum(dhw2, axis=0)
-            if lay.P is not None:
-                hh2 = F.reshape(F.stack(*[st["hh"] for st in self.steps], axis=0),
-                                shape=(t * n, lay.H))
-                dr2 = F.reshape(F.stack(*dr, axis=0), shape=(t * n, lay.P))
-                grads["wr"] = F.dot(dr2, hh2, transpose_a=True)
-        dx = F.reshape(F.dot(dxw2, self.w["wx"]), shape=(t, n, inp)) if want_dx else None
-        return dx, grads, dh, dc
+            if self.m is None:
+                dnew, dcnew = dh + gys[s], dc
+            else:                                         # a masked step passes the state
+                mdh = F.broadcast_mul(self.m_steps[s], dh)
+                dnew, dh = mdh + gys[s], dh - mdh
+                dcnew = None if dc is None else F.broadcast_mul(self.m_steps[s], dc)
+                dc = None if dc is None else dc - dcnew
+            das[s], dhin, dcin = rec.step(s, dnew, dcnew)
+            dnews[s] = dnew
+            dh = dhin if self.m is None else dh + dhin
+            if dcin is not None:
+                dc = dcin if self.m is None else dc + dcin
+        return dnews, das, dh, dc
 
-    def _cell_backward(self, st, dnew, dc):
-        """One step's adjoint: (d pre-activation of the x part, of the h part, d h_in, d c_in,
-        d projection output)."""
-        F, mode, w = self.F, self.attrs.mode, self.w
-        if mode == "rnn_tanh":
-            da = dnew * (1 - F.square(st["h"]))
-            return da, da, F.dot(da, w["wh"]), None, None
-        if mode == "rnn_relu":
-            da = dnew * F.BlockGrad(st["h"] > 0)
-            return da, da, F.dot(da, w["wh"]), None, None
-        if mode == "gru":
-            r, z, nn, hn, hin = st["r"], st["z"], st["n"], st["hn"], st["hin"]
-            dn = dnew * (1 - z)
-            dan = dn * (1 - F.square(nn))
-            dar = dan * hn * r * (1 - r)
-            daz = dnew * (hin - nn) * z * (1 - z)
-            dxw = F.concat(dar, daz, dan, dim=1)
-            dhw = F.concat(dar, daz, dan * r, dim=1)
-            return dxw, dhw, dnew * z + F.dot(dhw, w["wh"]), None, None
-        dr = None
-        dh = dnew
-        if self.lay.P is not None:
-            dr, dh = dnew, F.dot(dnew, w["wr"])
-        i, f, g, o, tc = st["i"], st["f"], st["g"], st["o"], st["tc"]
-        dcell = dh * o * (1 - F.square(tc))
-        dcell = dcell if dc is None else dcell + dc
-        if "cmask" in st:
-            dcell = dcell * st["cmask"]
-        da = F.concat(dcell * g * i * (1 - i), dcell * st["cin"] * f * (1 - f),
-                      dcell * i * (1 - F.square(g)), dh * tc * o * (1 - o), dim=1)
-        return da, da, F.dot(da, w["wh"]), dcell * f, dr
+
+class _RNNTerms:
+    """rnn_tanh / rnn_relu: h = act(a), da = dnew act'(a) from the saved output."""
+
+    def __init__(self, direction, y):
+        F = direction.F
+        self.F, self.wh = F, direction.w["wh"]
+        deriv = 1 - F.square(y) if direction.attrs.mode == "rnn_tanh" else F.BlockGrad(y > 0)
+        self.deriv = _parts(F, deriv, direction.t, 0)
+
+    def step(self, s, dnew, dc):
+        da = dnew * self.deriv[s]
+        return da, self.F.dot(da, self.wh), None
+
+    def pre_activation_grads(self, dnews, das):
+        return self.F.stack(*das, axis=0), None
+
+
+class _LSTMTerms:
+    """lstm: saved gates i, f, g, o (activated) and cells c' = f c_in + i g before the clip
+    c = clip(c'); h = o tanh(c) (projected r = W_hr h). Per step, with u the gradient of c':
+    u = (dh o (1 - tanh^2 c) + dc) * clip mask + g_c', d(pre-activations) = (u g, u c_in,
+    u i, dh tanh c) * act' + g_gates * act', dc_in = u f, dh_in = d(pre-activations) W_h."""
+
+    def __init__(self, direction, saved, gsaved, c0):
+        F, attrs, t = direction.F, direction.attrs, direction.t
+        self.F, self.w, self.proj = F, direction.w, direction.lay.P is not None
+        gates, craw = saved
+        i, f, g, o = _blocks_of(F, gates, 4)
+        lo, hi = attrs.lstm_state_clip_min, attrs.lstm_state_clip_max
+        c = craw if lo is None else direction.masked(F.clip(craw, lo, hi))
+        tc = F.tanh(c)
+        act = F.concat(i * (1 - i), f * (1 - f), 1 - F.square(g), o * (1 - o), dim=2)
+        cin = direction.state_in(c, c0)
+        self.bd = _parts(F, F.concat(g, cin, i, tc, dim=2) * act, t, 0)
+        a = o * (1 - F.square(tc))
+        self.cmask = None
+        if lo is not None:
+            cmask = F.BlockGrad((craw >= lo) * (craw <= hi))
+            a = a * cmask
+            self.cmask = _parts(F, cmask, t, 0)
+        self.a, self.f = _parts(F, a, t, 0), _parts(F, f, t, 0)
+        self.gd = _parts(F, direction.masked(gsaved[0]) * act, t, 0)
+        self.gc = _parts(F, direction.masked(gsaved[1]), t, 0)
+        self.hh = o * tc if self.proj else None
+
+    def step(self, s, dnew, dc):
+        F = self.F
+        dh = F.dot(dnew, self.w["wr"]) if self.proj else dnew
+        u = dh * self.a[s] + self.gc[s]
+        if dc is not None:
+            u = u + (dc if self.cmask is None else dc * self.cmask[s])
+        da = F.concat(u, u, u, dh, dim=1) * self.bd[s] + self.gd[s]
+        return da, F.dot(da, self.w["wh"]), u * self.f[s]
+
+    def pre_activation_grads(self, dnews, das):
+        return self.F.stack(*das, axis=0), None
+
+
+class _GRUTerms:
+    """gru: saved gates r, z, n (activated) and hn = W_hn h + b_hn; h' = (1 - z) n + z h,
+    n = tanh(x_n + r hn). With P = (1 - z)(1 - n^2) and the saved values' head gradients
+    g_r, g_z, g_n, g_hn (Q = g_n (1 - n^2)): d(pre-activation n) = dnew P + Q,
+    d(r) = (dnew P hn + Q hn + g_r) r(1 - r), d(z) = (dnew (h - n) + g_z) z(1 - z),
+    d(hn) = dnew P r + Q r + g_hn, dh_in = dnew z + (d r, d z, d hn) W_h."""
+
+    def __init__(self, direction, saved, gsaved, hin):
+        F, t = direction.F, direction.t
+        self.F, self.wh = F, direction.w["wh"]
+        gates, hn = saved
+        r, z, nn = _blocks_of(F, gates, 3)
+        gr, gz, gn = _blocks_of(F, direction.masked(gsaved[0]), 3)
+        ghn = direction.masked(gsaved[1])
+        dr, dz, dn = r * (1 - r), z * (1 - z), 1 - F.square(nn)
+        p = (1 - z) * dn
+        q = gn * dn
+        self.p, self.q = p, q
+        self.bh = _parts(F, F.concat(p * hn * dr, (hin - nn) * dz, p * r, dim=2), t, 0)
+        self.ch = _parts(F, F.concat((q * hn + gr) * dr, gz * dz, q * r + ghn, dim=2), t, 0)
+        self.z = _parts(F, z, t, 0)
+
+    def step(self, s, dnew, dc):
+        F = self.F
+        dhw = F.concat(dnew, dnew, dnew, dim=1) * self.bh[s] + self.ch[s]
+        return dhw, dnew * self.z[s] + F.dot(dhw, self.wh), None
+
+    def pre_activation_grads(self, dnews, dhws):
+        """d(x part) shares the r and z blocks of d(h part); its n block is dnew P + Q."""
+        F = self.F
+        dhw = F.stack(*dhws, axis=0)
+        dr, dz, _ = _blocks_of(F, dhw, 3)
+        return F.concat(dr, dz, F.stack(*dnews, axis=0) * self.p + self.q, dim=2), dhw
 
 
 def _graph_masks(F, node, t, n):
-    """Step masks (N, 1) per step from sequence_length, constants of the graph."""
+    """(T, N, 1): 1 where step t < sequence_length[b], a constant of the graph."""
     lengths = F.BlockGrad(F.cast(node.inputs[-1], dtype=node.input_dtypes[0]))
     steps = F.arange(0, t, dtype=node.input_dtypes[0], ctx=node.context)
     m = F.broadcast_lesser(F.reshape(steps, shape=(t, 1)), F.reshape(lengths, shape=(1, n)))
-    return _parts(F, F.reshape(m, shape=(t, n, 1)), t, 0)
+    return F.reshape(m, shape=(t, n, 1))
 
 
 def _graph_weights(F, params, lay, k):
@@ -530,13 +634,15 @@ def _graph_weights(F, params, lay, k):
 
 
 def _rnn_grad(F, node, ograds):
-    """y, hy, cy = RNN(x, w, h0, c0): the forward pass replayed with registered ops
-    (FullyConnected, split, sigmoid, tanh, ...), then backpropagation through time with
-    them — per step the adjoint of the cell (lstm: dc = dh o (1 - tanh^2 c) + dc',
-    d(i, f, g, o) pre-activations, dh' = d(gates) W_h; gru with the reset gate applied to
-    W_hn h + b_hn), the weight gradients as one GEMM over all steps. The dropout masks
-    between layers are the forward pass's (a hidden output, constant); sequence_length
-    gets no gradient."""
+    """y, hy, cy = RNN(x, w, h0, c0): backpropagation through time from the values the
+    forward pass saved as hidden outputs (each layer's outputs, the gates and cells of each
+    step), with registered ops — per step the adjoint of the cell (lstm: dc' = dh o (1 -
+    tanh^2 c) + dc, d(i, f, g, o) pre-activations, dh' = d(gates) W_h; gru with the reset
+    gate applied to W_hn h + b_hn), the input and weight gradients as one GEMM each over
+    all steps. The saved values are outputs of the op: their head gradients (zero at first
+    order, not at higher orders, whose graphs read them) enter the same recurrence, so
+    every order is exact. The dropout masks between layers are the forward pass's
+    (constants); sequence_length gets no gradient."""
     attrs = node.attrs
     lstm = attrs.mode == "lstm"
     t, n, c = node.input_shapes[0]
@@ -551,35 +657,42 @@ def _rnn_grad(F, node, ograds):
     kk = lay.L * lay.D
     h0s = _parts(F, h0, kk, 0)
     c0s = _parts(F, node.inputs[3], kk, 0) if lstm else [None] * kk
-    drop = node.outputs[-1] if _has_mask(attrs) else None
-    dirs, inp = [], x
-    for layer in range(lay.L):
-        ys = []
-        for d in range(lay.D):
-            k = layer * lay.D + d
-            gd = _GraphDirection(F, attrs, lay, _graph_weights(F, params, lay, k), masks, d == 1)
-            y, _, _ = gd.forward(inp, h0s[k], c0s[k], t, n, lay.input_size(layer))
-            dirs.append(gd)
-            ys.append(y)
-        inp = ys[0] if lay.D == 1 else F.concat(*ys, dim=2)
-        if drop is not None and layer < lay.L - 1:
-            inp = inp * _squeeze(F, F.slice_axis(drop, axis=0, begin=layer, end=layer + 1), 0)
+    nv = _num_state_outputs(attrs)
+    outs = node.outputs
+    drop = outs[nv] if _has_mask(attrs) else None
     ghys = _parts(F, ograds[1], kk, 0)
     gcys = _parts(F, ograds[2], kk, 0) if lstm else [None] * kk
     grads, dh0, dc0 = [None] * kk, [None] * kk, [None] * kk
+
+    def layer_input(layer):
+        if layer == 0:
+            return x
+        below = _pick(F, outs[nv + 1], layer - 1)
+        return below if drop is None else below * _pick(F, drop, layer - 1)
+
+    def saved(values, k):
+        return None if lay.G == 1 else (_pick(F, values[nv + 2], k), _pick(F, values[nv + 3], k))
+
     g = ograds[0]
     for layer in reversed(range(lay.L)):
-        if drop is not None and layer < lay.L - 1:
-            g = g * _squeeze(F, F.slice_axis(drop, axis=0, begin=layer, end=layer + 1), 0)
-        gparts = [g] if lay.D == 1 else _split_last(F, g, lay.D)
+        last = layer == lay.L - 1
+        y = outs[0] if last else _pick(F, outs[nv + 1], layer)
+        if not last:                 # the saved layer output's own head gradient
+            g = g + _pick(F, ograds[nv + 1], layer)
+        inp, ys, gparts = layer_input(layer), _blocks_of(F, y, lay.D), _blocks_of(F, g, lay.D)
         dx = None
         for d in range(lay.D):
             k = layer * lay.D + d
-            res = dirs[k].backward(gparts[d], ghys[k], gcys[k], t, n, lay.input_size(layer),
-                                   want_dx=layer > 0 or want_x, want_w=want_w)
+            direction = _Direction(F, attrs, lay, _graph_weights(F, params, lay, k), masks,
+                                   d == 1, t, n)
+            res = direction.backward(inp, ys[d], h0s[k], c0s[k], saved(outs, k), gparts[d],
+                                     ghys[k], gcys[k], saved(ograds, k),
+                                     want_dx=layer > 0 or want_x, want_w=want_w)
             if res[0] is not None:
                 dx = res[0] if dx is None else dx + res[0]
             grads[k], dh0[k], dc0[k] = res[1], res[2], res[3]
+        if layer > 0 and drop is not None:
+            dx = dx * _pick(F, drop, layer - 1)
         g = dx
     out = [g if want_x else None]
     out.append(F.concat(*[F.reshape(grads[k][name], shape=(-1,)) for k, name in lay.names()],
@@ -590,12 +703,6 @@ def _rnn_grad(F, node, ograds):
     if attrs.use_sequence_length:
         out.append(None)
     return out
-
-
-def _split_last(F, g, num):
-    """The ``num`` direction blocks of a (T, N, num * R) gradient."""
-    s = F.split(g, num_outputs=num, axis=2)
-    return [s[i] for i in range(num)]
 
 
 register(OpDef(
