@@ -45,6 +45,11 @@ EXTRAS = {
         "all_finite", "hardmax", "isneginf", "isposinf")},
     "mxnet.symbol.contrib": {name: "mxlite's contrib ops" for name in (
         "all_finite", "hardmax", "isneginf", "isposinf", "isfinite", "isinf", "isnan")},
+    **{ns: {f"pdf_{d}": "random_pdf_* beside the samplers (the _random_ prefix's namespace; "
+                        "MXNet 1.9.1 had them at the top level only)"
+            for d in ("uniform", "normal", "gamma", "exponential", "poisson",
+                      "negative_binomial", "generalized_negative_binomial", "dirichlet")}
+       for ns in ("mxnet.ndarray.random", "mxnet.symbol.random")},
 }
 
 # submodules that show in dir(mxlite) only once imported (a script's entry point, tools)
