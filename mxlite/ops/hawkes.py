@@ -107,9 +107,10 @@ def _steps(rctx, op, length, t):
     return steps + (steps < v)
 
 
-def _row_blocks(n, k):
-    """Slices of the batch whose per-sample scratch (about K + 16 values) fits one block."""
-    step = max(1, _BLOCK // (k + 16))
+def _row_blocks(n, t, k):
+    """Slices of the batch whose scratch (about 6 T + 2 K + 16 values a sample: the block's
+    columns transposed in float64, the per-mark values) fits one block."""
+    step = max(1, _BLOCK // (6 * t + 2 * k + 16))
     return [slice(s, min(n, s + step)) for s in range(0, n, step)]
 
 
@@ -121,26 +122,32 @@ def _unary(rctx, name, x):
     return out
 
 
-def _marks_at(op, xp, marks, rows, j, active, k):
-    """int64 marks of column ``j`` of the block ``rows`` (0 where the point does not count),
-    checked to lie in [0, K) where it counts: never an out-of-range read."""
-    c = marks[rows, j].astype("int64") * active
-    bad = (c < 0) | (c >= k)
-    if bool(bad.any()):
-        raise op_error(op, f"marks must lie in [0, {k}) (K, the columns of lda/state) within "
-                           f"valid_length; got {xp.to_host(c[bad])[:5].tolist()} in column {j}")
-    return c
-
-
 class _Block:
-    """One block of samples: its rows, the device index 0..B-1 and the counted points."""
+    """One block of samples, its columns transposed so that a step's values are contiguous:
+    ``longest`` (L) the most points a sample of the block counts, ``active`` (L, B) whether
+    each point counts, ``flat`` (L, B) the position of (sample, its point's mark) in a
+    flattened (B, K) array (mark 0 where the point does not count). The marks are checked
+    to lie in [0, K) where they count: never an out-of-range read."""
 
-    def __init__(self, xp, rows, steps):
+    def __init__(self, op, xp, rows, steps, marks, k):
         self.rows = rows
         self.size = rows.stop - rows.start
-        self.index = xp.arange(self.size, "int64")
-        self.steps = xp.from_host(steps[rows])
-        self.longest = int(steps[rows].max()) if self.size else 0
+        host = steps[rows]
+        self.longest = int(host.max()) if self.size else 0
+        self.active = xp.arange(self.longest, "int64")[:, None] < xp.from_host(host)[None, :]
+        c = xp.ascontiguousarray(marks[rows, :self.longest].T).astype("int64") * self.active
+        bad = (c < 0) | (c >= k)
+        if bool(bad.any()):
+            j, i = divmod(int(xp.to_host(bad.reshape(-1)).argmax()), self.size)
+            raise op_error(op, f"marks must lie in [0, {k}) (K, the columns of lda/state) "
+                               f"within valid_length; marks[{rows.start + i}, {j}] is "
+                               f"{int(xp.to_host(c[j, i:i + 1])[0])}")
+        self.marks = c
+        self.flat = c + xp.arange(self.size, "int64")[None, :] * k
+
+    def columns(self, xp, x):
+        """x[rows, :L] transposed to (L, B) in float64 (read before anything is written)."""
+        return xp.ascontiguousarray(x[self.rows, :self.longest].T, dtype=_WORK)
 
 
 # ---- the forward ----------------------------------------------------------------------------
@@ -151,46 +158,46 @@ def _hawkes_compute(rctx, ins, outs, attrs):
     k = lda.shape[1]
     steps = _steps(rctx, _OP, length, t)
     alpha, beta = alpha.astype(_WORK), beta.astype(_WORK)
-    for rows in _row_blocks(n, k):
-        block = _Block(xp, rows, steps)
+    for rows in _row_blocks(n, t, k):
+        block = _Block(_OP, xp, rows, steps, marks, k)
         rates = lda[rows].astype(_WORK)
         ll, s, last = _points(rctx, block, (rates, alpha, beta, state[rows].astype(_WORK),
-                                            lags, marks))
+                                            lags))
         _compensate(rctx, ll, s, last, (rates, alpha, beta, max_time[rows].astype(_WORK)))
         xp.cast_into(outs[0][rows], ll)
         xp.cast_into(outs[1][rows], s)
 
 
 def _points(rctx, block, arrays):
-    """(log-likelihood (B,) without the compensator left after the last points, the states
-    (B, K) after each mark's last point, the times (B, K) of those points) of one block, point by point. A point of mark c at
-    time t adds log(lda_c + alpha_c beta_c s_c e) - lda_c d - alpha_c s_c (1 - e), with
-    d = t - (the time of mark c's previous point, or 0), e = exp(-beta_c d), then s_c = 1 + s_c e."""
+    """(log-likelihood (B,) without the compensators after each mark's last point, the
+    states (B, K) after those points, their times (B, K)) of one block, point by point. A
+    point of mark c at time t adds log(lda_c + alpha_c beta_c s_c e) - lda_c d -
+    alpha_c s_c (1 - e), where d = t - (the time of mark c's previous point, or 0) and
+    e = exp(-beta_c d); then s_c = 1 + s_c e."""
     xp = rctx.xp
-    lda, alpha, beta, s, lags, marks = arrays
-    b, i, rows = block.size, block.index, block.rows
-    k = lda.shape[1]
-    now = xp.zeros((b,), _WORK)
-    last = xp.zeros((b, k), _WORK)
-    ll = xp.zeros((b,), _WORK)
+    lda, alpha, beta, s, lags = arrays
+    on = block.active.astype(_WORK)
+    off = ~block.active
+    times = (block.columns(xp, lags) * on).cumsum(axis=0)
+    lda_f, s_f = lda.reshape(-1), s.reshape(-1)
+    last = xp.zeros(s.shape, _WORK)
+    last_f = last.reshape(-1)
+    ll = xp.zeros((block.size,), _WORK)
     for j in range(block.longest):
-        active = block.steps > j
-        c = _marks_at(_OP, xp, marks, rows, j, active, k)
-        now += lags[rows, j].astype(_WORK) * active
-        d = now - last[i, c]
-        decay = _unary(rctx, "exp", -(beta[c] * d))
-        sc = s[i, c]
-        excite = alpha[c] * sc
-        lam = lda[i, c] + beta[c] * excite * decay
-        lam[~active] = 1.0                  # a point that does not count: log 1 = 0
-        gain = _unary(rctx, "log", lam) - lda[i, c] * d - excite * (1.0 - decay)
-        ll += gain * active
+        f, c, skip = block.flat[j], block.marks[j], off[j]
+        rate, b, sc = lda_f.take(f), beta.take(c), s_f.take(f)
+        d = times[j] - last_f.take(f)
+        decay = _unary(rctx, "exp", -(b * d))
+        excite = alpha.take(c) * sc
+        lam = rate + b * excite * decay
+        lam[skip] = 1.0                     # a point that does not count: log 1 = 0
+        ll += (_unary(rctx, "log", lam) - rate * d - excite * (1.0 - decay)) * on[j]
         new = 1.0 + sc * decay
-        new[~active] = sc[~active]
-        s[i, c] = new
-        when = now.copy()
-        when[~active] = last[i, c][~active]
-        last[i, c] = when
+        new[skip] = sc[skip]
+        s_f[f] = new
+        when = times[j].copy()
+        when[skip] = last_f.take(f)[skip]
+        last_f[f] = when
     return ll, s, last
 
 
@@ -232,19 +239,24 @@ def _scan_compute(rctx, ins, outs, attrs):
     n, t = a.shape
     k = init.shape[1]
     steps = _steps(rctx, _SCAN, length, t)
-    for rows in _row_blocks(n, k):
-        block = _Block(xp, rows, steps)
-        z = init[rows].astype(_WORK)        # read before final (which may be init) is written
+    for rows in _row_blocks(n, t, k):
+        block = _Block(_SCAN, xp, rows, steps, marks, k)
+        # the block's a, b and init are read before pre and final (which may be a, b or
+        # init: out= in place) are written
+        a_cols, b_cols = block.columns(xp, a), block.columns(xp, b)
+        z = init[rows].astype(_WORK)
+        z_f = z.reshape(-1)
+        pre_cols = xp.zeros((block.longest, block.size), _WORK)
         order = range(block.longest)
         for j in (reversed(order) if attrs.reverse else order):
-            active = block.steps > j
-            c = _marks_at(_SCAN, xp, marks, rows, j, active, k)
-            zc = z[block.index, c]
-            # a and b of column j are read before pre's column j (which may be a or b) is written
-            new = a[rows, j].astype(_WORK) * zc + b[rows, j]
-            xp.cast_into(pre[rows, j], zc * active)
-            new[~active] = zc[~active]
-            z[block.index, c] = new
+            f, skip = block.flat[j], ~block.active[j]
+            zc = z_f.take(f)
+            new = a_cols[j] * zc + b_cols[j]
+            new[skip] = zc[skip]
+            zc[skip] = 0.0
+            pre_cols[j] = zc
+            z_f[f] = new
+        xp.cast_into(pre[rows, :block.longest], pre_cols.T)
         if block.longest < t:
             pre[rows, block.longest:] = 0
         xp.cast_into(final[rows], z)

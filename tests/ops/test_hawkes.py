@@ -250,8 +250,8 @@ def _bad(args, match):
 
 
 @pytest.mark.parametrize("where,value,match", [
-    ((5, 0, 1), 3, r"hawkesll: marks must lie in \[0, 3\).*\[3\] in column 1"),
-    ((5, 1, 0), -1, r"hawkesll: marks must lie in \[0, 3\).*\[-1\] in column 0"),
+    ((5, 0, 1), 3, r"hawkesll: marks must lie in \[0, 3\).*marks\[0, 1\] is 3"),
+    ((5, 1, 0), -1, r"hawkesll: marks must lie in \[0, 3\).*marks\[1, 0\] is -1"),
     ((6, 1), 5.0, r"hawkesll: valid_length must lie in \[0, 4\].*\[5\.0\]"),
     ((6, 0), -1.0, r"hawkesll: valid_length must lie in \[0, 4\].*\[-1\.0\]"),
     ((6, 1), float("nan"), r"hawkesll: valid_length must lie in \[0, 4\].*nan")])
