@@ -56,3 +56,41 @@ SPECS = {
                                  sample=_sample(_OUT["abs"])),
     "_correlation_tangent": Spec([_SHAPE, _SHAPE, _SHAPE], _tangent, sample=_sample(_SHAPE)),
 }
+
+
+# ---- DeformablePSROIPooling, its differentiated samplers and their scatter -------------------
+# Linear in data (and the scatter in its head gradient); in trans piecewise bilinear, with
+# kinks where a sample crosses a pixel border, the map's edge or the skip line half a pixel
+# outside it: random offsets meet one with probability zero.
+_ROIS = [[0, 0.6, 1.2, 4.3, 3.8], [1, -1.0, 0.4, 2.6, 4.5], [0, 2.2, -0.7, 5.5, 1.9]]
+_DPS = dict(spatial_scale=0.9, output_dim=2, group_size=2, pooled_size=2, part_size=3,
+            sample_per_part=2, trans_std=0.3)
+_DATA, _TRANS, _BINS = (2, 8, 5, 6), (3, 2, 3, 3), (3, 2, 2, 2)
+
+
+def _rois(nd):
+    return nd.array(_ROIS, dtype="float64")
+
+
+def _dps(nd, x, t):
+    return [nd.contrib.DeformablePSROIPooling(x * x, _rois(nd), t, **_DPS) * t.sum(),
+            nd.contrib.DeformablePSROIPooling(x * x, _rois(nd), no_trans=True,
+                                              **dict(_DPS, trans_std=0.0))]
+
+
+def _dps_sample(nd, x, t):
+    return [nd._internal._dpsroi_sample(x * x, _rois(nd), t * t, dx=dx, dy=dy, **_DPS)
+            * x.sum() for dx, dy in ((1, 0), (0, 1), (1, 1))]
+
+
+def _dps_scatter(nd, g, t):
+    return [nd._internal._dpsroi_scatter(g * g, _rois(nd), t * t, dx=dx, dy=dy,
+                                         data_shape=_DATA, **_DPS) * g.sum()
+            for dx, dy in ((0, 0), (1, 0), (1, 1))]
+
+
+SPECS.update({
+    "_contrib_DeformablePSROIPooling": Spec([_DATA, _TRANS], _dps),
+    "_dpsroi_sample": Spec([_DATA, _TRANS], _dps_sample),
+    "_dpsroi_scatter": Spec([_BINS, _TRANS], _dps_scatter),
+})
