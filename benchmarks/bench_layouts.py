@@ -145,13 +145,13 @@ def test_layouts(benchmark, case, layout, backend):
 
 def main():
     print(f"data ({N}, {C}, {H}, {W}) float32; conv 3x3 x {FILTERS} pad 1; max pool 2x2/2; "
-          f"avg pool 3x3 pad 1 (best of 10, ms)")
+          f"avg pool 3x3 pad 1 (best of 20, ms)")
     backends = [("mxlite", mxlite_steps)] + ([("torch", torch_steps)] if torch else [])
     for case in CASES:
         check(case)
         line = f"  {case:26s}"
         for name, steps in backends:
-            first, last = (best_time(steps(lay)[case]) for lay in LAYOUTS)
+            first, last = (best_time(steps(lay)[case], repeat=20) for lay in LAYOUTS)
             line += (f"  {name} NCHW {first * 1e3:7.2f}  NHWC {last * 1e3:7.2f}  "
                      f"(x{last / first:.2f})")
         print(line)

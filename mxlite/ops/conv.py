@@ -84,13 +84,12 @@ def _first_order(a):
     return a.transpose((0, a.ndim - 1) + tuple(range(1, a.ndim - 1)))
 
 
-def _last_order(a):
-    """A channels-last view of channels-first ``a`` (no copy)."""
-    return a.transpose((0,) + tuple(range(2, a.ndim)) + (1,))
-
-
 def _copy(xp, src, dst):
-    """``dst[...] = src`` (a strided view): the copy kernel, or a cast where dtypes differ."""
+    """``dst[...] = src`` (either a strided view): the copy kernel, or a cast where dtypes
+    differ. The layout copies pass both in the channels-first order, which the kernel walks
+    with the spatial axis innermost: the strided side then steps by the channel count (a
+    few cache lines), not by a whole plane (a page per element: measured 2.6x slower for a
+    (32, 32, 32, 32) float32 output)."""
     if src.dtype == dst.dtype:
         xp.strided_copy(src, dst)
     else:
@@ -148,9 +147,9 @@ def channels_first_compute(compute, roles, summed=False):
             parts = [xp.empty(_first_order(o[s:s + step]).shape, work) for o in outs]
             compute(rctx, chunk, parts, first)
             for part, o in zip(parts, outs):
-                _copy(xp, _last_order(part), o[s:s + step])
+                _copy(xp, part, _first_order(o[s:s + step]))
         if summed:
-            _copy(xp, _last_order(total), outs[0])
+            _copy(xp, total, _first_order(outs[0]))
     run.__name__ = run.__qualname__ = compute.__name__
     run.__doc__ = compute.__doc__
     return run
