@@ -273,6 +273,81 @@ def test_gradient_penalty_through_lstm():
     np.testing.assert_allclose((penalty(p, True) * u).sum(), fd, rtol=1e-6)
 
 
+def _lstm_inputs(rng, t, n, c, h, layers, bi):
+    x, p, h0, c0 = _random_case(rng, "lstm", t, n, c, h, layers, bi)
+    return [mx.nd.array(a, dtype="float64") for a in (x, p, h0, c0)]
+
+
+def test_gradient_reads_the_saved_states_without_replaying_the_forward(monkeypatch):
+    """The backward of a T-step LSTM layer runs T recurrent products (one per step) plus one
+    each for the input and the two weight gradients: the forward pass is not replayed (it
+    was: 2T + 4 products before the states were saved)."""
+    import mxlite.device.cpu as cpu
+    t = 6
+    ins = _lstm_inputs(np.random.RandomState(9), t, 3, 4, 5, 1, False)
+    for a in ins:
+        a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.RNN(*ins, state_size=5, num_layers=1, mode="lstm")
+    calls = []
+    real = cpu.matmul
+    monkeypatch.setattr(cpu, "matmul", lambda a, b, out: calls.append(out.shape) or
+                        real(a, b, out))
+    y.backward(mx.nd.ones(y.shape, dtype="float64"))
+    assert len(calls) == t + 3, calls
+    assert calls.count((3, 5)) == t          # (N, H): the recurrent product of each step
+
+
+def test_masked_clipped_dropout_lstm_gradients_to_order_three():
+    """Saved states with sequence_length (masked steps save constant zeros, the reverse
+    direction starts from the initial state), a cell clip that bites and dropout between
+    layers: gradients of orders 1 to 3 against finite differences. The saved values' head
+    gradients are not zero at orders 2 and 3, so this checks the recurrence they enter."""
+    from mxlite.test_utils import check_grads
+    rng = np.random.RandomState(10)
+    x, p, h0, c0 = _lstm_inputs(rng, 3, 3, 2, 2, 2, True)
+    lengths = mx.nd.array([3, 1, 2], dtype="float64")
+    kw = dict(state_size=2, num_layers=2, bidirectional=True, mode="lstm", p=0.4,
+              state_outputs=True, use_sequence_length=True, lstm_state_clip_min=-0.4,
+              lstm_state_clip_max=0.45)
+
+    def f(*args):
+        mx.random.seed(3)                      # the same dropout mask on every call
+        with mx.autograd.train_mode():
+            return list(mx.nd.RNN(*args, sequence_length=lengths, **kw))
+
+    outs = f(x, p * 3, h0, c0)
+    assert np.abs(outs[2].asnumpy()).max() >= 0.4 - 1e-12      # the clip bites
+    check_grads(f, [x, p * 3, h0, c0], order=3, name="RNN lstm masked clipped dropout")
+
+
+@pytest.mark.parametrize("mode", ["gru", "rnn_tanh"])
+def test_masked_gradients_to_order_three(mode):
+    """gru (saved gates and W_hn h + b_hn) and rnn_tanh (the saved outputs only), two
+    bidirectional layers with sequence_length, to order 3."""
+    from mxlite.test_utils import check_grads
+    rng = np.random.RandomState(11)
+    x, p, h0, _ = _random_case(rng, mode, 3, 2, 2, 2, 2, True)
+    lengths = mx.nd.array([2, 3], dtype="float64")
+    kw = dict(state_size=2, num_layers=2, bidirectional=True, mode=mode, state_outputs=True,
+              use_sequence_length=True)
+    check_grads(lambda *a: list(mx.nd.RNN(*a, sequence_length=lengths, **kw)),
+                [mx.nd.array(a, dtype="float64") for a in (x, p, h0)], order=3,
+                name=f"RNN {mode} masked")
+
+
+def test_saved_states_are_hidden_outputs():
+    """The saved arrays are outputs of the op that calls and symbols do not show."""
+    ins = _lstm_inputs(np.random.RandomState(12), 2, 2, 3, 4, 2, True)
+    outs = mx.nd.RNN(*ins, state_size=4, num_layers=2, bidirectional=True, mode="lstm",
+                     state_outputs=True)
+    assert len(outs) == 3
+    net = mx.sym.RNN(mx.sym.var("x"), mx.sym.var("p"), mx.sym.var("h"), mx.sym.var("c"),
+                     state_size=4, num_layers=2, bidirectional=True, mode="lstm",
+                     state_outputs=True, name="rnn")
+    assert net.list_outputs() == ["rnn_output", "rnn_state_output", "rnn_statecell_output"]
+
+
 def test_symbol_json_round_trip():
     rng = np.random.RandomState(6)
     x, p, h0, c0 = _random_case(rng, "lstm", 3, 2, 4, 5, 2, True)
