@@ -73,11 +73,13 @@ def _xlogy(rctx, x, y):
     return _times_log(rctx, x, _log(rctx, y))
 
 
-def _clamped(x, low, value):
-    """x (a float64 tile the caller owns) with elements below ``low`` set to ``value``: the
-    log and lgamma of samples outside the support stay finite; the caller masks them."""
-    x[x < low] = value
-    return x
+def _off_half_line(x, value):
+    """The mask of samples outside [0, inf), set to ``value`` in x (a float64 tile the caller
+    owns) so that the logs and lgammas of the density stay finite; the caller gives them
+    log-density -inf. NaN samples stay NaN."""
+    off = (x < 0) | (x == np.inf)
+    x[off] = value
+    return off
 
 
 # ---- log-densities of float64 tiles: x (r, c), each parameter (r, 1) -------------------------
@@ -93,11 +95,10 @@ def _lp_normal(rctx, x, mu, sigma):
 
 
 def _lp_gamma(rctx, x, alpha, beta):
-    below = x < 0
-    xs = _clamped(x, 0.0, 1.0)
-    lp = _xlogy(rctx, alpha - 1.0, xs) - beta * xs
+    off = _off_half_line(x, 1.0)
+    lp = _xlogy(rctx, alpha - 1.0, x) - beta * x
     lp += alpha * _log(rctx, beta) - _lgamma(rctx, alpha)
-    lp[below] = -np.inf
+    lp[off] = -np.inf
     return lp
 
 
@@ -108,10 +109,9 @@ def _lp_exponential(rctx, x, lam):
 
 
 def _lp_poisson(rctx, x, lam):
-    below = x < 0
-    xs = _clamped(x, 0.0, 0.0)
-    lp = _xlogy(rctx, xs, lam) - lam - _lgamma(rctx, xs + 1.0)
-    lp[below] = -np.inf
+    off = _off_half_line(x, 0.0)
+    lp = _xlogy(rctx, x, lam) - lam - _lgamma(rctx, x + 1.0)
+    lp[off] = -np.inf
     return lp
 
 
@@ -123,36 +123,34 @@ def _nb(rctx, x, k, log_p, log_q):
 
 
 def _lp_negative_binomial(rctx, x, k, p):
-    below = x < 0
-    xs = _clamped(x, 0.0, 0.0)
-    lp = _nb(rctx, xs, k, _log(rctx, p), _apply(rctx, "log1p", -p))
-    lp[below] = -np.inf
+    off = _off_half_line(x, 0.0)
+    lp = _nb(rctx, x, k, _log(rctx, p), _apply(rctx, "log1p", -p))
+    lp[off] = -np.inf
     return lp
 
 
 def _lp_generalized_negative_binomial(rctx, x, mu, alpha):
     """Negative binomial with k = 1 / alpha, p = 1 / (1 + mu alpha); Poisson(mu) where
     alpha = 0 (the limit)."""
-    below = x < 0
-    xs = _clamped(x, 0.0, 0.0)
+    off = _off_half_line(x, 0.0)
     poisson = alpha == 0
     a = alpha + poisson * 1.0                          # alpha = 0 rows: any positive value
     log1p_ma = _apply(rctx, "log1p", mu * a)
-    lp = _nb(rctx, xs, 1.0 / a, -log1p_ma, _log(rctx, mu * a) - log1p_ma)
+    lp = _nb(rctx, x, 1.0 / a, -log1p_ma, _log(rctx, mu * a) - log1p_ma)
     if bool(poisson.any()):
         rows = poisson.reshape(-1)
-        lp[rows] = _lp_poisson(rctx, xs[rows], mu[rows])
-    lp[below] = -np.inf
+        lp[rows] = _lp_poisson(rctx, x[rows], mu[rows])
+    lp[off] = -np.inf
     return lp
 
 
 def _lp_dirichlet(rctx, x, alpha):
-    """x (r, c, K), alpha (r, 1, K) -> (r, c)."""
-    below = (x < 0).any(axis=-1)
-    xs = _clamped(x, 0.0, 1.0)
-    lp = _xlogy(rctx, alpha - 1.0, xs).sum(axis=-1)
+    """x (r, c, K), alpha (r, 1, K) -> (r, c); a vector with a component outside [0, inf)
+    has density 0."""
+    off = _off_half_line(x, 1.0).any(axis=-1)
+    lp = _xlogy(rctx, alpha - 1.0, x).sum(axis=-1)
     lp += _lgamma(rctx, alpha.sum(axis=-1)) - _lgamma(rctx, alpha).sum(axis=-1)
-    lp[below] = -np.inf
+    lp[off] = -np.inf
     return lp
 
 

@@ -227,6 +227,15 @@ def test_boundary_limits():
                     .asnumpy()).all()
 
 
+@pytest.mark.parametrize("name, params", [("normal", [[0.0], [1.0]]), ("gamma", [[3.0], [2.0]]),
+                                          ("exponential", [[2.0]]), ("poisson", [[3.0]]),
+                                          ("negative_binomial", [[2.0], [0.5]]),
+                                          ("generalized_negative_binomial", [[3.0], [0.5]])])
+def test_infinite_samples_have_density_zero(name, params):
+    y = getattr(mx.nd, f"random_pdf_{name}")(_arr([[np.inf]]), *map(_arr, params)).asnumpy()
+    np.testing.assert_array_equal(y, [[0.0]])
+
+
 # ---- shapes, tiles, in place, dtypes -----------------------------------------------------------
 def test_shapes_follow_mxnet():
     x = mx.nd.ones((2, 3, 4))
