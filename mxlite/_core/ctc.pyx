@@ -29,7 +29,7 @@ the caller, so a failed allocation is a Python MemoryError, never a crash.
 import numpy as np
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport exp, log, INFINITY
+from libc.math cimport exp, log, log1p, INFINITY
 from libc.stdint cimport int64_t
 cimport openmp
 
@@ -107,11 +107,11 @@ cdef double _softmax_row(const real* x, real* g, Seq* w, idx_t t) noexcept nogil
         z += row[k]
     inv = 1.0 / z
     logz = m + log(z)
-    for k in range(a):
-        g[k] = <real>(row[k] * inv)
     e[0] = <double>x[w.blank] - logz
     for j in range(w.ln):
         e[1 + j] = <double>x[w.label[j]] - logz
+    for k in range(a):                       # last: g may be x (in place)
+        g[k] = <real>(row[k] * inv)
     return logz
 
 
@@ -382,3 +382,149 @@ cdef void _run(const real* x, real* g, real* loss, const int64_t* label,
     w.alpha = w.q + T * S
     w.beta = w.alpha + T * S
     _sequence(x + n * A, g + n * A, loss + n, &w)
+
+
+# ---- the recursions of CTCLoss's gradient graph (ops _ctc_alpha and _ctc_wrec) ------------
+# Both take (N, T, S) arrays, one sequence per thread, double precision inside.
+
+cdef inline double _lse3_neg(double a, double b, double c, double neg) noexcept nogil:
+    """log(e^a + e^b + e^c) with the terms at ``neg`` (log 0) left out: one exp per other
+    term and no log where a single term remains (half the states have no skip)."""
+    cdef double m, r = 0
+    if a >= b and a >= c:
+        m = a
+        if b > neg:
+            r += exp(b - m)
+        if c > neg:
+            r += exp(c - m)
+    elif b >= c:
+        m = b
+        if a > neg:
+            r += exp(a - m)
+        if c > neg:
+            r += exp(c - m)
+    else:
+        m = c
+        if a > neg:
+            r += exp(a - m)
+        if b > neg:
+            r += exp(b - m)
+    if m <= neg:
+        return neg
+    return m + log1p(r) if r > 0 else m
+
+
+cdef void _log_alpha_seq(const real* e, const real* skip, const real* first, idx_t tn,
+                         idx_t T, idx_t S, double neg, real* out) noexcept nogil:
+    """out[t, s] = e[t, s] + log(sum of exp(out[t-1, k]) over the ways into s: s, s - 1,
+    s - 2 where skip[s]); out[0, s] = e[0, s] where first[s]; ``neg`` (a finite log 0, so
+    differences of unreachable states stay finite) elsewhere and from step tn on."""
+    cdef idx_t t, s
+    cdef double a, b, c
+    cdef const real* prev
+    for s in range(S):
+        out[s] = <real>(<double>e[s] if first[s] != 0 else neg)
+    for t in range(1, tn):
+        prev = out + (t - 1) * S
+        for s in range(S):
+            a = prev[s]
+            b = prev[s - 1] if s >= 1 else neg
+            c = prev[s - 2] if s >= 2 and skip[s] != 0 else neg
+            out[t * S + s] = <real>(_lse3_neg(a, b, c, neg) + e[t * S + s])
+    for t in range(tn, T):
+        for s in range(S):
+            out[t * S + s] = <real>neg
+
+
+def log_alpha(const real[:, :, ::1] e, const real[:, ::1] skip, const real[:, ::1] first,
+              const int64_t[::1] lengths, double neg, real[:, :, ::1] out):
+    """The log-space alpha recursion of each sequence (``_log_alpha_seq``): e, out (N, T, S);
+    skip, first (N, S) 0/1; lengths (N,) in [0, T]."""
+    cdef idx_t N = e.shape[0], T = e.shape[1], S = e.shape[2], n
+    cdef mx_region reg
+    _check(skip.shape[0] == N and skip.shape[1] == S and first.shape[0] == N
+           and first.shape[1] == S and lengths.shape[0] == N, "masks must be (N, S)")
+    _check(out.shape[0] == N and out.shape[1] == T and out.shape[2] == S,
+           "out must have e's shape")
+    for n in range(N):
+        _check(0 <= lengths[n] <= T, f"length {lengths[n]} outside [0, {T}]")
+    if N == 0 or T == 0 or S == 0:
+        return
+    cdef const real* pe = &e[0, 0, 0]
+    cdef const real* pk = &skip[0, 0]
+    cdef const real* pf = &first[0, 0]
+    cdef real* po = &out[0, 0, 0]
+    if N > 1 and N * T * S >= PARALLEL_MIN and not mx_serial(N * T * S):
+        with nogil:
+            mx_region_begin(&reg)
+            for n in prange(N, schedule="dynamic"):
+                mx_region_mark(&reg)
+                _log_alpha_seq(pe + n * T * S, pk + n * S, pf + n * S, lengths[n], T, S,
+                               neg, po + n * T * S)
+            mx_region_end(&reg)
+    else:
+        with nogil:
+            for n in range(N):
+                _log_alpha_seq(pe + n * T * S, pk + n * S, pf + n * S, lengths[n], T, S,
+                               neg, po + n * T * S)
+
+
+cdef void _wrec_seq(const real* w0, const real* w1, const real* w2, const real* g, idx_t T,
+                    idx_t S, bint reverse, real* out) noexcept nogil:
+    """Forward: out[t, s] = g[t, s] + w0[t, s] out[t-1, s] + w1[t, s] out[t-1, s-1]
+    + w2[t, s] out[t-1, s-2]. Reverse (its transpose): out[t, s] = g[t, s]
+    + w0[t+1, s] out[t+1, s] + w1[t+1, s+1] out[t+1, s+1] + w2[t+1, s+2] out[t+1, s+2].
+    Terms outside the (T, S) grid are left out."""
+    cdef idx_t t, s, i, j
+    cdef double v
+    for i in range(T):
+        t = T - 1 - i if reverse else i
+        for s in range(S):
+            v = g[t * S + s]
+            if not reverse and t >= 1:
+                j = t * S + s
+                v += w0[j] * <double>out[j - S]
+                if s >= 1:
+                    v += w1[j] * <double>out[j - S - 1]
+                if s >= 2:
+                    v += w2[j] * <double>out[j - S - 2]
+            elif reverse and t + 1 < T:
+                j = (t + 1) * S + s
+                v += w0[j] * <double>out[j]
+                if s + 1 < S:
+                    v += w1[j + 1] * <double>out[j + 1]
+                if s + 2 < S:
+                    v += w2[j + 2] * <double>out[j + 2]
+            out[t * S + s] = <real>v
+
+
+def wrec(const real[:, :, ::1] w0, const real[:, :, ::1] w1, const real[:, :, ::1] w2,
+         const real[:, :, ::1] g, bint reverse, real[:, :, ::1] out):
+    """The banded linear recursion of each sequence (``_wrec_seq``); all (N, T, S)."""
+    cdef idx_t N = g.shape[0], T = g.shape[1], S = g.shape[2], n, k
+    cdef mx_region reg
+    for k in range(3):
+        _check(tuple((w0, w1, w2)[k].shape[:3]) == (N, T, S), "weights must have g's shape")
+    _check(out.shape[0] == N and out.shape[1] == T and out.shape[2] == S,
+           "out must have g's shape")
+    if N == 0 or T == 0 or S == 0:
+        return
+    cdef const real* p0 = &w0[0, 0, 0]
+    cdef const real* p1 = &w1[0, 0, 0]
+    cdef const real* p2 = &w2[0, 0, 0]
+    cdef const real* pg = &g[0, 0, 0]
+    cdef real* po = &out[0, 0, 0]
+    cdef idx_t m = T * S
+    if N > 1 and N * m >= PARALLEL_MIN and not mx_serial(N * m):
+        with nogil:
+            mx_region_begin(&reg)
+            for n in prange(N, schedule="static"):
+                mx_region_mark(&reg)
+                _wrec_seq(p0 + n * m, p1 + n * m, p2 + n * m, pg + n * m, T, S, reverse,
+                          po + n * m)
+            mx_region_end(&reg)
+    else:
+        with nogil:
+            for n in range(N):
+                _wrec_seq(p0 + n * m, p1 + n * m, p2 + n * m, pg + n * m, T, S, reverse,
+                          po + n * m)

@@ -136,6 +136,169 @@ def _ctc_compute(rctx, ins, outs, attrs):
     _kernel.ctc_loss(data, label, ln, tn, _blank(attrs, a), outs[0], outs[1], scratch)
 
 
+# ---- the recursions of the gradient graph: _ctc_alpha and _ctc_wrec ------------------------
+def _rec_dtype(name, dtypes, n_inputs):
+    dtypes = [np.dtype(d) for d in dtypes]
+    if len(dtypes) != n_inputs:
+        raise op_error(name, f"expected {n_inputs} inputs, got {len(dtypes)}")
+    if dtypes[0] not in FLOAT_DTYPES or str(dtypes[0]) == "float16":
+        raise op_error(name, f"inputs must be float32 or float64, got {dtypes[0]}")
+    for dt in dtypes[1:]:
+        if dt.kind not in "iuf":
+            raise op_error(name, f"inputs must hold numbers, got {dt}")
+    return [dtypes[0]]
+
+
+def _alpha_shape(shapes, attrs):
+    if len(shapes) != 4:
+        raise op_error("_ctc_alpha", f"expected 4 inputs (data, skip, first, data_lengths), "
+                                     f"got {len(shapes)}")
+    e, skip, first, lengths = (tuple(s) for s in shapes)
+    if len(e) != 3 or skip != (e[0], e[2]) or first != skip or lengths != (e[0],):
+        raise op_error("_ctc_alpha", f"data must be (N, T, S), skip and first (N, S), "
+                                     f"data_lengths (N,); got {e}, {skip}, {first}, {lengths}")
+    return [e]
+
+
+def _host_lengths(rctx, name, lengths, t):
+    """Step counts as a host int64 array, checked: integers in [0, t]."""
+    host = rctx.xp.to_host(lengths)
+    out = host.astype("int64")
+    if (host != out).any() or (out < 0).any() or (out > t).any():
+        raise op_error(name, f"data_lengths must be integers in [0, {t}], got {host.tolist()}")
+    return out
+
+
+def _alpha_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    e = xp.ascontiguousarray(ins[0])
+    skip, first = (xp.ascontiguousarray(m.astype(e.dtype)) for m in ins[1:3])
+    lengths = _host_lengths(rctx, "_ctc_alpha", ins[3], e.shape[1])
+    _kernel.log_alpha(e, skip, first, lengths, _NEG, outs[0])
+
+
+def _shift_axis(F, x, axis, k, fill, size):
+    """x moved k places along ``axis`` (of length ``size``): later (k > 0) or earlier,
+    ``fill`` coming in."""
+    pad = F.slice_axis(F.zeros_like(x), axis=axis, begin=0, end=abs(k)) + fill
+    if k > 0:
+        return F.concat(pad, F.slice_axis(x, axis=axis, begin=0, end=size - k), dim=axis)
+    return F.concat(F.slice_axis(x, axis=axis, begin=-k, end=size), pad, dim=axis)
+
+
+def _alpha_grad(F, node, ograds):
+    """alpha[t, s] = e[t, s] + lse_k alpha[t-1, s-k] (k = 0, 1, 2 where allowed), so
+    d alpha[t, s] / d alpha[t-1, s-k] = exp(alpha[t-1, s-k] - alpha[t, s] + e[t, s]) (the
+    softmax weights of the lse, in [0, 1]) and d alpha[t, s] / d e[t, s] = 1 (at t = 0: the
+    first states' mask; none from step data_lengths on). The VJP is the transposed linear
+    recursion over those weights: ``_ctc_wrec(..., reverse=True)``, itself differentiable.
+    No gradient in the masks and lengths."""
+    e, skip, first, lengths = node.inputs
+    (alpha,), (g,) = node.outputs, ograds
+    n, t, s = tuple(node.input_shapes[0])
+    dt = node.input_dtypes[0]
+    steps = F.reshape(F.arange(start=0, stop=t, dtype=dt, ctx=node.context), shape=(1, t, 1))
+    valid = F.broadcast_lesser(steps, F.reshape(F.cast(lengths, dtype=dt), shape=(n, 1, 1)))
+    later = F._internal._greater_scalar(steps, scalar=0)               # t >= 1
+    prev = _shift_axis(F, alpha, 1, 1, _NEG, t)                        # alpha[t-1]
+    into = alpha - e                                                   # lse of the ways in
+    gate = F.broadcast_mul(valid, later)
+    skip_gate = F.broadcast_mul(gate, F.reshape(F.cast(skip, dtype=dt), shape=(n, 1, s)))
+
+    def weight(back, mask):
+        # exp(back - into) where mask, else 0: the exponent is masked first (at step
+        # data_lengths, alpha is log 0 and back is not: exp would overflow)
+        return F.exp(_graph_mix(mask, back - into, _NEG))
+
+    w0 = weight(prev, gate)
+    w1 = weight(_shift_axis(F, prev, 2, 1, _NEG, s), gate)
+    w2 = weight(_shift_axis(F, prev, 2, 2, _NEG, s), skip_gate)
+    lam = F._internal._ctc_wrec(w0, w1, w2, F.broadcast_mul(g, valid), reverse=True)
+    at0 = F.broadcast_mul(1 - later, F.reshape(F.cast(first, dtype=dt), shape=(n, 1, s)))
+    return [F.broadcast_mul(lam, F.broadcast_mul(valid, F.broadcast_add(later, at0))),
+            None, None, None]
+
+
+def _wrec_shape(shapes, attrs):
+    shapes = [tuple(s) for s in shapes]
+    if len(shapes) != 4 or len(shapes[0]) != 3 or any(s != shapes[0] for s in shapes):
+        raise op_error("_ctc_wrec", f"w0, w1, w2 and data must be four (N, T, S) arrays of "
+                                    f"one shape, got {shapes}")
+    return [shapes[0]]
+
+
+def _wrec_compute(rctx, ins, outs, attrs):
+    xp = rctx.xp
+    g = xp.ascontiguousarray(ins[3])
+    w0, w1, w2 = (_weights(xp, w, g.dtype, outs[0], attrs.reverse) for w in ins[:3])
+    _kernel.wrec(w0, w1, w2, g, attrs.reverse, outs[0])
+
+
+def _weights(xp, w, dtype, out, reverse):
+    """w as a contiguous array of ``dtype``; a copy when the reverse recursion writes over it
+    (it reads the weights of the step after the one it writes)."""
+    if w.dtype != dtype or (reverse and xp.may_share_memory(w, out)):
+        return xp.ascontiguousarray(w.astype(dtype))
+    return xp.ascontiguousarray(w)
+
+
+def _wrec_grad(F, node, ograds):
+    """z = (I - M)^-1 g with M the banded weights (strictly earlier steps; later ones when
+    reverse), so g's gradient is lam = (I - M)^-T zbar, the recursion in the other
+    direction, and w_k's is lam times z one step and k states back (forward) or
+    lam one step and k states back times z (reverse)."""
+    w0, w1, w2, g = node.inputs
+    (z,), (zbar,) = node.outputs, ograds
+    _, t, s = tuple(node.input_shapes[3])
+    rev = node.attrs.reverse
+    lam = F._internal._ctc_wrec(w0, w1, w2, zbar, reverse=not rev)
+    lead, trail = (z, lam) if not rev else (lam, z)      # lead: the factor one step back
+    back = _shift_axis(F, lead, 1, 1, 0.0, t)
+    grads = [trail * back, trail * _shift_axis(F, back, 2, 1, 0.0, s),
+             trail * _shift_axis(F, back, 2, 2, 0.0, s)]
+    return grads + [lam]
+
+
+register(OpDef(
+    "_ctc_alpha", inputs=("data", "skip", "first", "data_lengths"),
+    infer_shape=_alpha_shape, infer_type=lambda d, a: _rec_dtype("_ctc_alpha", d, 4),
+    compute={"cpu": _alpha_compute}, gradient=_alpha_grad, grad_needs=("inputs", "outputs"),
+    in_place=True,      # out[t, s] reads data[t, s] and out[t - 1] only: out= may be data
+    doc="""CTCLoss's alpha recursion in log space, one sequence per row (internal: a node of
+CTCLoss's gradient graph). ``data`` (N, T, S) holds log emissions of the S states,
+``skip`` (N, S) 1 where a state may be entered from two states back, ``first`` (N, S) 1 for
+the states a path may start in, ``data_lengths`` (N,) each sequence's steps. out[n, 0, s] =
+data[n, 0, s] where first, out[n, t, s] = data[n, t, s] + log(exp out[n, t-1, s] +
+exp out[n, t-1, s-1] + skip exp out[n, t-1, s-2]); -1e30 (log 0, finite) elsewhere and
+from step data_lengths on. Differentiable in ``data`` to any order.
+
+>>> e = mx.nd.zeros((1, 2, 3), dtype="float64")
+>>> mx.nd._internal._ctc_alpha(e, mx.nd.array([[0, 0, 0]]), mx.nd.array([[1, 1, 0]]),
+...                            mx.nd.array([2]))[0, 1].asnumpy().round(4).tolist()
+[0.0, 0.6931, 0.0]
+"""))
+
+register(OpDef(
+    "_ctc_wrec", inputs=("w0", "w1", "w2", "data"),
+    params=(Param("reverse", "bool", False, "run from the last step back (the transposed "
+                  "recursion)"),),
+    infer_shape=_wrec_shape, infer_type=lambda d, a: _rec_dtype("_ctc_wrec", d, 4),
+    compute={"cpu": _wrec_compute}, gradient=_wrec_grad, grad_needs=("inputs", "outputs"),
+    in_place=True,      # out[t, s] reads data[t, s] and the finished neighbouring step
+    doc="""A banded linear recursion over (N, T, S) arrays (internal: the derivative of
+``_ctc_alpha``). Forward: out[t, s] = data[t, s] + w0[t, s] out[t-1, s] + w1[t, s]
+out[t-1, s-1] + w2[t, s] out[t-1, s-2]; with ``reverse`` its transpose, out[t, s] =
+data[t, s] + w0[t+1, s] out[t+1, s] + w1[t+1, s+1] out[t+1, s+1] + w2[t+1, s+2]
+out[t+1, s+2]; terms off the grid left out. Linear in data, its gradients are the
+recursion in the other direction and products of shifted arrays: differentiable to any
+order.
+
+>>> w = mx.nd.ones((1, 3, 1))
+>>> mx.nd._internal._ctc_wrec(w, w * 0, w * 0, w).asnumpy().ravel().tolist()
+[1.0, 2.0, 3.0]
+"""))
+
+
 # ---- the gradient as a graph of registered operators ----------------------------------------
 def _imperative_first_order(F):
     """True when the backward runs now and is not recorded: the hidden gradient output
@@ -143,19 +306,6 @@ def _imperative_first_order(F):
     from .. import ndarray      # ops/ is below ndarray/: looked up at run time
     from ..ndarray.ndarray import tape_state
     return F is ndarray and not tape_state.recording
-
-
-def _graph_lse3(F, a, b, c):
-    m = F.BlockGrad(F.broadcast_maximum(F.broadcast_maximum(a, b), c))
-    return m + F.log(F.exp(a - m) + F.exp(b - m) + F.exp(c - m))
-
-
-def _graph_shift(F, x, k, s):
-    """x (N, S) moved k states right (k > 0) or left, _NEG coming in."""
-    fill = F.slice_axis(F.zeros_like(x), axis=1, begin=0, end=abs(k)) + _NEG
-    if k > 0:
-        return F.concat(fill, F.slice_axis(x, axis=1, begin=0, end=s - k), dim=1)
-    return F.concat(F.slice_axis(x, axis=1, begin=-k, end=s), fill, dim=1)
 
 
 def _graph_mix(m, a, b):
@@ -197,59 +347,44 @@ def _graph_setup(F, node):
     return ext, skip, first, last, onehot, tn
 
 
-def _graph_step_mask(F, tn, n, test, i):
-    """(N, 1) 0/1: the sequences for which ``tn test i`` (None: no data lengths)."""
-    return F.reshape(getattr(F._internal, test)(tn, scalar=i), shape=(n, 1))
+def _graph_reverse(F, x, lengths):
+    """x (N, T, S) with each sequence's first ``lengths`` steps and its states in reverse
+    order (the steps from ``lengths`` on stay)."""
+    steps = F.SequenceReverse(F.transpose(x, axes=(1, 0, 2)), lengths, use_sequence_length=True)
+    return F.transpose(F.reverse(steps, axis=2), axes=(1, 0, 2))
 
 
 def _ctc_graph_gradient(F, node):
-    """softmax - posteriors as registered operators (the recursions unrolled over time)."""
+    """softmax - posteriors as registered operators: the log-space alpha recursion
+    (``_ctc_alpha``) forward, and again over the reversed steps and states for beta (the
+    same recursion with the skips moved two states and the last states first); the
+    occupancies exp(alpha + beta - e - log p) gathered onto their classes."""
     (t, n, a), s = tuple(node.input_shapes[0]), 2 * tuple(node.input_shapes[1])[1] + 1
+    dt = node.input_dtypes[0]
     ext, skip, first, last, onehot, tn = _graph_setup(F, node)
+    if tn is None:
+        tn = F.sum(F.zeros_like(first), axis=1) + t
     lp = F.log_softmax(node.inputs[0], axis=-1)
     e = F.batch_dot(F.transpose(lp, axes=(1, 0, 2)), onehot, transpose_b=True)   # (N, T, S)
-    es = [F.reshape(F.slice_axis(e, axis=1, begin=i, end=i + 1), shape=(n, s))
-          for i in range(t)]
-    alphas = [_graph_mix(first, es[0], _NEG)]
-    for i in range(1, t):
-        prev = alphas[-1]
-        new = _graph_lse3(F, prev, _graph_shift(F, prev, 1, s),
-                          _graph_mix(skip, _graph_shift(F, prev, 2, s), _NEG)) + es[i]
-        alphas.append(new if tn is None else
-                      _graph_mix(_graph_step_mask(F, tn, n, "_greater_scalar", i), new, prev))
-    fin = _graph_mix(last, alphas[-1], _NEG)
+    alpha = F._internal._ctc_alpha(e, skip, first, tn)
+    skip_out = _shift_axis(F, skip, 1, -2, 0.0, s)          # s -> s + 2 allowed
+    beta = _graph_reverse(F, F._internal._ctc_alpha(
+        _graph_reverse(F, e, tn), F.reverse(skip_out, axis=1), F.reverse(last, axis=1), tn),
+        tn)
+    steps = F.reshape(F.arange(start=0, stop=t, dtype=dt, ctx=node.context), shape=(1, t, 1))
+    tn3 = F.reshape(tn, shape=(n, 1, 1))
+    end = F.broadcast_equal(steps, tn3 - 1)                 # (N, T, 1): the last step
+    fin = _graph_mix(last, F.sum(F.broadcast_mul(alpha, end), axis=1), _NEG)
     top = F.BlockGrad(F.max(fin, axis=1, keepdims=True))
     logp = top + F.log(F.sum(F.exp(F.broadcast_sub(fin, top)), axis=1, keepdims=True))
-    feasible = F.BlockGrad(F._internal._greater_scalar(logp, scalar=_NEG / 2))
-    logp = logp * feasible
-    skip2 = F.concat(
-        F.slice_axis(skip, axis=1, begin=2, end=s),
-        F.slice_axis(F.zeros_like(skip), axis=1, begin=0, end=2), dim=1)
-    betas = [None] * t
-    for i in range(t - 1, -1, -1):
-        start = _graph_mix(last, es[i], _NEG)
-        end = (_graph_step_mask(F, tn, n, "_equal_scalar", i + 1) if tn is not None
-               else float(i == t - 1))
-        if i == t - 1:
-            betas[i] = _graph_mix(end, start, _NEG)
-            continue
-        nxt = betas[i + 1]
-        rec = _graph_lse3(F, nxt, _graph_shift(F, nxt, -1, s),
-                          _graph_mix(skip2, _graph_shift(F, nxt, -2, s), _NEG)) + es[i]
-        later = (_graph_step_mask(F, tn, n, "_greater_scalar", i + 1) if tn is not None
-                 else 1.0)
-        betas[i] = _graph_mix(end, start, _graph_mix(later, rec, _NEG))
-    gam = [F.broadcast_mul(F.exp(F.broadcast_sub(al + be - ei, logp)), feasible)
-           for al, be, ei in zip(alphas, betas, es)]
-    post = F.batch_dot(F.stack(*gam, axis=1), onehot)               # (N, T, A)
-    soft = F.exp(lp)
-    valid = F.reshape(feasible, shape=(1, n, 1))
-    if tn is not None:
-        steps = F.reshape(F.arange(start=0, stop=t, dtype=node.input_dtypes[0],
-                                    ctx=node.context), shape=(t, 1))
-        valid = F.broadcast_mul(F.reshape(F.broadcast_lesser(steps, F.reshape(
-            tn, shape=(1, n))), shape=(t, n, 1)), valid)
-    return F.broadcast_mul(soft, valid) - F.transpose(post, axes=(1, 0, 2))
+    feasible = F.BlockGrad(F._internal._greater_scalar(logp, scalar=_NEG / 2))   # (N, 1)
+    logp = F.reshape(logp * feasible, shape=(n, 1, 1))
+    gam = F.broadcast_mul(F.exp(F.broadcast_sub(alpha + beta - e, logp)),
+                          F.reshape(feasible, shape=(n, 1, 1)))
+    post = F.batch_dot(gam, onehot)                         # (N, T, A)
+    valid = F.broadcast_mul(F.broadcast_lesser(steps, tn3), F.reshape(feasible, shape=(n, 1, 1)))
+    return F.transpose(F.broadcast_mul(F.exp(F.transpose(lp, axes=(1, 0, 2))), valid) - post,
+                       axes=(1, 0, 2))
 
 
 def _ctc_grad(F, node, ograds):

@@ -1,6 +1,11 @@
-"""Gradient specs: CTCLoss of mxlite/ops/ctc.py (float64, small T/N/alphabet). The loss is
-multiplied by a function of the data so the head gradient of the loss varies; the labels
-cover repeats (a skip forbidden), both blank conventions and both kinds of lengths."""
+"""Gradient specs: CTCLoss of mxlite/ops/ctc.py (float64, small T/N/alphabet) and the two
+recursions of its gradient graph. The loss is multiplied by a function of the data so the
+head gradient of the loss varies; the labels cover repeats (a skip forbidden), both blank
+conventions and both kinds of lengths. ``_ctc_alpha`` is checked through exp (as the graph
+reads it): a state no path reaches holds log 0 (-1e30) plus its emission, which rounds to
+-1e30, so finite differences see no slope there while the recursion's derivative in the
+emission is 1; exp makes both 0. Its masks allow a skip into some states and not others,
+and one sequence ends early."""
 from . import Spec
 
 
@@ -13,6 +18,20 @@ def _ctc(nd, x):
     return [first * nd.sum(x, axis=(0, 2)), last]
 
 
+def _alpha(nd, e):
+    skip = nd.array([[0, 0, 0, 1, 0], [0, 0, 0, 0, 0]], dtype="float64")
+    first = nd.array([[1, 1, 0, 0, 0], [1, 1, 0, 0, 0]], dtype="float64")
+    lengths = nd.array([4, 3], dtype="float64")
+    return nd.exp(nd._internal._ctc_alpha(e, skip, first, lengths))
+
+
+def _wrec(nd, w0, w1, w2, g):
+    return [nd._internal._ctc_wrec(w0, w1, w2, g),
+            nd._internal._ctc_wrec(w0, w1, w2, g, reverse=True)]
+
+
 SPECS = {
     "CTCLoss": Spec([(4, 2, 3)], _ctc),
+    "_ctc_alpha": Spec([(2, 4, 5)], _alpha),
+    "_ctc_wrec": Spec([(2, 4, 5)] * 4, _wrec, domains=((-0.5, 0.5),)),
 }

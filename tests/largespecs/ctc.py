@@ -1,11 +1,16 @@
-"""Large-tensor row: CTCLoss of mxlite/ops/ctc.py.
+"""Large-tensor rows: CTCLoss of mxlite/ops/ctc.py and the two recursions of its gradient
+graph (_ctc_alpha, _ctc_wrec).
 
 CTCLoss computes in float32/float64 and has a hidden gradient output of the data's shape,
 so data (T, N, alphabet) past 2**31 float32 elements (8 GiB) is run in place: the hidden
-gradient is written over the data (``out=[loss, data]``), block of sequences by block, and
-the scratch stays bounded by the op's blocks. Two steps of a 2048-class alphabet, one label
-per sequence: the losses and gradients of the sequences that hold the checked positions
-(around 2**31 and at the tail) equal the same op on a small batch of those sequences.
+gradient is written over the data (``out=[loss, data]``), sequence by sequence. Two steps
+of a 2048-class alphabet, one label per sequence: the losses and gradients of the sequences
+that hold the checked positions (around 2**31 and at the tail) equal the same op on a small
+batch of those sequences.
+
+_ctc_alpha (N, T, S) past 2**31 float32 elements runs in place too (out= its data); 64
+steps of 1025 states keep its (N, S) masks small. _ctc_wrec has four (N, T, S) inputs: its
+row passes 2**30 with the three weights one array and the output written over data.
 """
 import numpy as np
 
@@ -16,6 +21,11 @@ from . import Row
 _T, _A = 2, 2048
 _REASON = ("float32/float64 only: data past 2**32 float32 elements is 16 GiB, the whole "
            "peak, before its hidden gradient output")
+_ALPHA_REASON = ("float32/float64 only: data past 2**32 float32 elements is 16 GiB, the "
+                 "whole peak; past 2**31 it is written in place (8 GiB)")
+_WREC_REASON = ("four float (N, T, S) inputs: past 2**31 float32 they take 32 GiB (16 GiB "
+                "with the weights one array), over the peak; past 2**30 the weights are one "
+                "array and the output is written over data (8 GiB)")
 
 
 def _sequences(t, n):
@@ -44,6 +54,48 @@ def _ctc_row(t):
     t.equal(t.values(x, _flat(seqs, n)), small.asnumpy().ravel(), "gradient over the data")
 
 
+def _grid(t, elements):
+    """(sequences, steps, states) of an (N, T, S) array just past ``elements``: 64 steps of
+    1025 states at full scale, fewer at the small one."""
+    states = 2 * max(1, elements >> 22) + 1
+    steps = max(2, elements >> 25)
+    return elements // (steps * states) + 1, steps, states
+
+
+def _rows_of(t, n, per):
+    """The sequences (rows of ``per`` elements) a check reads, and their flat positions."""
+    seqs = sorted({p // per for p in t.positions(n * per)})
+    return seqs, [q * per + k for q in seqs for k in range(per)]
+
+
+def _alpha_row(t):
+    n, steps, s = _grid(t, t.P31)
+    e = t.big("float32", n * steps * s, shape=(n, steps, s))
+    pos = np.arange(s)
+    skip = np.tile(((pos % 2 == 1) & (pos >= 3)).astype("float32"), (n, 1))
+    first = np.tile((pos < 2).astype("float32"), (n, 1))
+    lengths = (np.arange(n) % steps + 1).astype("float32")
+    seqs, flat = _rows_of(t, n, steps * s)
+    small = t.small(e, flat).reshape((len(seqs), steps, s))
+    want = mx.nd._internal._ctc_alpha(small, *(mx.nd.array(a[seqs]) for a in
+                                               (skip, first, lengths)))
+    mx.nd._internal._ctc_alpha(e, *(mx.nd.array(a) for a in (skip, first, lengths)), out=e)
+    t.equal(t.values(e, flat), want.asnumpy().ravel(), "alpha written over the data")
+
+
+def _wrec_row(t):
+    n, steps, s = _grid(t, t.power("2**30"))
+    w = t.big("float32", n * steps * s, shape=(n, steps, s), values=(0.5, -0.25, 0.75))
+    g = t.big("float32", n * steps * s, shape=(n, steps, s))
+    seqs, flat = _rows_of(t, n, steps * s)
+    small_w, small_g = (t.small(a, flat).reshape((len(seqs), steps, s)) for a in (w, g))
+    want = mx.nd._internal._ctc_wrec(small_w, small_w, small_w, small_g, reverse=True)
+    mx.nd._internal._ctc_wrec(w, w, w, g, reverse=True, out=g)
+    t.equal(t.values(g, flat), want.asnumpy().ravel(), "recursion written over data")
+
+
 ROWS = {
     "CTCLoss": Row(_ctc_row, "float32", "2**31", _REASON),
+    "_ctc_alpha": Row(_alpha_row, "float32", "2**31", _ALPHA_REASON),
+    "_ctc_wrec": Row(_wrec_row, "float32", "2**30", _WREC_REASON),
 }

@@ -10,7 +10,7 @@ step's emissions are scaled by their best state's; a sequence whose label fits b
 emissions still underflow (log-probability gaps over ~708 nats within a step) is computed
 again in log space (float64), so the loss stays finite and exact. The labels and lengths,
 small (N, L) and (N,) arrays, are checked on the host first (``_lengths``)."""
-from ...ops.ctc import _NEG, _blank, _lengths
+from ...ops.ctc import _NEG, _blank, _host_lengths, _lengths, _weights
 from ...ops.registry import get_op
 from . import attach
 
@@ -289,4 +289,49 @@ def _log_gradient(rctx, lp, e, alpha, masks, logp, feasible):
     return soft - post.transpose(1, 0, 2)
 
 
+# ---- the recursions of the gradient graph, looped over time --------------------------------
+def _alpha_compute(rctx, ins, outs, attrs):
+    """_ctc_alpha (see its doc): the log-space recursion over the steps, all sequences and
+    states at once."""
+    xp = rctx.xp
+    e, out = ins[0], outs[0]
+    n, t, s = e.shape
+    skip, first = (m != 0 for m in ins[1:3])
+    lengths = _host_lengths(rctx, "_ctc_alpha", ins[3], t)
+    neg = xp.zeros((1,), e.dtype) + _NEG
+    out[:, 0] = _where(first, e[:, 0], neg)
+    for i in range(1, t):
+        prev = out[:, i - 1]
+        two = _where(skip, _shift(xp, prev, 2, _NEG), neg)
+        out[:, i] = _lse3(rctx, prev, _shift(xp, prev, 1, _NEG), two) + e[:, i]
+    ended = xp.from_host((_arange_host(lengths, t)[None, :] >= lengths[:, None]))
+    out[...] = _where(ended[:, :, None], neg, out)
+
+
+def _wrec_compute(rctx, ins, outs, attrs):
+    """_ctc_wrec (see its doc): the banded linear recursion over the steps, all sequences
+    and states at once."""
+    out = outs[0]
+    g = rctx.xp.ascontiguousarray(ins[3])
+    w0, w1, w2 = (_weights(rctx.xp, w, g.dtype, out, attrs.reverse) for w in ins[:3])
+    t = g.shape[1]
+    order = range(t - 1, -1, -1) if attrs.reverse else range(t)
+    done = None
+    for i in order:
+        row = g[:, i].copy()
+        if done is not None:
+            j = done if attrs.reverse else i        # the step whose weights link i and done
+            row += w0[:, j] * out[:, done]
+            if attrs.reverse:
+                row[:, :-1] += w1[:, j, 1:] * out[:, done, 1:]
+                row[:, :-2] += w2[:, j, 2:] * out[:, done, 2:]
+            else:
+                row[:, 1:] += w1[:, j, 1:] * out[:, done, :-1]
+                row[:, 2:] += w2[:, j, 2:] * out[:, done, :-2]
+        out[:, i] = row
+        done = i
+
+
 attach("CTCLoss", _ctc_compute)
+attach("_ctc_alpha", _alpha_compute)
+attach("_ctc_wrec", _wrec_compute)
