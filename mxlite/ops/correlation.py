@@ -29,11 +29,12 @@ import numpy as np
 
 from ..base import op_error
 from .registry import REQUIRED, OpDef, Param, register
-from .shape_utils import check_alloc, check_shape
+from .shape_utils import check_alloc
 
 _CORR, _CORR_ADJ, _CORR_TAN = "Correlation", "_correlation_adjoint", "_correlation_tangent"
 _REAL = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
 _CHUNK = 2 ** 22          # elements of one block's temporaries (a bounded working set)
+_MAX_SHIFTS = 2 ** 16     # displacements per output position: (2 * 127 + 1)**2 at most
 
 
 # ---- geometry ----------------------------------------------------------------------------------
@@ -63,8 +64,15 @@ def _corr_geometry(op, shape, attrs):
         raise op_error(op, f"data of shape {shape} padded by {pad} is too small for kernel_size="
                        f"{k} and max_displacement={md} (each padded side must exceed 2 * "
                        f"{border}), or has no channel")
+    # one padded image plane is the least a block holds (MXNet held two padded copies of
+    # the whole batch): a plane past this machine's memory is an error, not a failed malloc
+    check_alloc(op, (h + 2 * pad, w + 2 * pad), "float64", "padded plane")
     th, tw = (-(-s // s1) for s in span)
     radius = md // s2
+    if (2 * radius + 1) ** 2 > _MAX_SHIFTS:
+        raise op_error(op, f"max_displacement={md} // stride2={s2} gives {(2 * radius + 1) ** 2}"
+                       f" displacements, more than {_MAX_SHIFTS} (each is one pass over the "
+                       "data)")
     return _Geo(n, c, h, w, pad, k, md, s1, s2, radius, 2 * radius + 1, th, tw,
                 (th - 1) * s1 + k, (tw - 1) * s1 + k)
 
@@ -93,7 +101,7 @@ def _corr_shape(shapes, attrs):
     if len(shapes) != 2:
         raise op_error(_CORR, f"takes 2 inputs (data1, data2), got {len(shapes)}")
     data = _two_data(_CORR, shapes, 0, ("data1", "data2"))
-    return [check_shape(_CORR, _out_shape(_corr_geometry(_CORR, data, attrs)))]
+    return [check_alloc(_CORR, _out_shape(_corr_geometry(_CORR, data, attrs)), "float64")]
 
 
 def _adjoint_shape(shapes, attrs):
@@ -114,7 +122,8 @@ def _tangent_shape(shapes, attrs):
     if tuple(shapes[0]) != data:
         raise op_error(_CORR_TAN, f"tangent of shape {tuple(shapes[0])} must have data's "
                        f"shape {data}")
-    return [check_shape(_CORR_TAN, _out_shape(_corr_geometry(_CORR_TAN, data, attrs)))]
+    return [check_alloc(_CORR_TAN, _out_shape(_corr_geometry(_CORR_TAN, data, attrs)),
+                        "float64")]
 
 
 def _float_type(op, names):
@@ -165,7 +174,7 @@ def _blocks(geo):
     compute holds a padded or float32 copy of a whole input."""
     plane = (geo.h + 2 * geo.pad) * (geo.w + 2 * geo.pad)
     images = max(1, _CHUNK // (plane * max(geo.grid * geo.grid, geo.c)))
-    chans = max(1, min(geo.c, _CHUNK // (plane * min(images, geo.n))))
+    chans = max(1, min(geo.c, _CHUNK // (plane * max(1, min(images, geo.n)))))
     return [(slice(n0, n0 + images), slice(c0, c0 + chans))
             for n0 in range(0, geo.n, images) for c0 in range(0, geo.c, chans)]
 
@@ -453,7 +462,7 @@ def _dps_shape(op):
                            f"{len(shapes)}")
         lay = _dps_layout(op, shapes[0], shapes[1], None if attrs.no_trans else shapes[2],
                           attrs)
-        out = check_shape(op, (lay.r, lay.o, lay.p, lay.p))
+        out = check_alloc(op, (lay.r, lay.o, lay.p, lay.p), "float64")
         return [out, out] if op == _DPS else [out]
     return infer_shape
 

@@ -156,6 +156,9 @@ def test_correlation_symbol_shows_one_output():
     ([(1, 2, 4, 4)] * 2, dict(kernel_size=3, max_displacement=1), "too small"),
     ([(1, 0, 6, 6)] * 2, {}, "channel"),
     ([(1, 2, 6, 6)] * 2, dict(max_displacement=-1), ">= 0"),
+    ([(1, 1, 3, 3)] * 2, dict(max_displacement=10 ** 5, pad_size=10 ** 5), "padded plane"),
+    ([(1, 1, 3, 3)] * 2, dict(max_displacement=3000, pad_size=3000, stride1=1000),
+     "displacements"),
 ])
 def test_correlation_errors(shapes, kw, match):
     a, b = (mx.nd.zeros(s) for s in shapes)
@@ -363,3 +366,20 @@ def test_dpsroi_dtype_errors():
         mx.nd.contrib.DeformablePSROIPooling(mx.nd.zeros((1, 8, 5, 5)),
                                              mx.nd.zeros((2, 5), dtype="float64"),
                                              mx.nd.zeros((2, 2, 2, 2)), **_OK)
+
+
+def test_empty_batches_and_rois():
+    y = mx.nd.Correlation(mx.nd.ones((0, 1, 3, 3)), mx.nd.ones((0, 1, 3, 3)),
+                          max_displacement=0)
+    assert y.shape == (0, 1, 3, 3)
+    z = mx.nd.contrib.DeformablePSROIPooling(mx.nd.ones((1, 4, 3, 3)), mx.nd.ones((0, 5)),
+                                             mx.nd.ones((0, 2, 2, 2)), spatial_scale=1.0,
+                                             output_dim=1, group_size=2, pooled_size=2)
+    assert z.shape == (0, 1, 2, 2)
+
+
+def test_dpsroi_output_past_memory_is_an_error():
+    with pytest.raises(MXNetError, match="DeformablePSROIPooling: output shape"):
+        mx.nd.contrib.DeformablePSROIPooling(mx.nd.ones((1, 1, 3, 3)), mx.nd.ones((1, 5)),
+                                             spatial_scale=1.0, output_dim=1, group_size=1,
+                                             pooled_size=10 ** 6, no_trans=True)
