@@ -590,42 +590,53 @@ class _RNNTerms:
         return self.F.stack(*das, axis=0), None
 
 
+def _gates(F, a, num):
+    """The ``num`` gate blocks of one step's (N, num * H) array."""
+    s = F.split(a, num_outputs=num, axis=1)
+    return [s[i] for i in range(num)]
+
+
 class _LSTMTerms:
     """lstm: saved gates i, f, g, o (activated) and cells c' = f c_in + i g before the clip
-    c = clip(c'); h = o tanh(c) (projected r = W_hr h). Per step, with u the gradient of c':
-    u = (dh o (1 - tanh^2 c) + dc) * clip mask + g_c', d(pre-activations) = (u g, u c_in,
-    u i, dh tanh c) * act' + g_gates * act', dc_in = u f, dh_in = d(pre-activations) W_h."""
+    c = clip(c'); h = o tanh(c) (projected r = W_hr h). Per step, with u the gradient of c'
+    and g_* the saved values' head gradients: u = (dh o (1 - tanh^2 c) + dc) * clip mask +
+    g_c', d(pre-activation i) = (u g + g_i) i (1 - i), of f (u c_in + g_f) f (1 - f), of g
+    (u i + g_g)(1 - g^2), of o (dh tanh c + g_o) o (1 - o); dc_in = u f, dh_in =
+    d(pre-activations) W_h. Written per step on (N, H) slices, which stay in cache: cheaper
+    than the same element-wise work over the whole sequence."""
 
     def __init__(self, direction, saved, gsaved, c0):
-        F, attrs, t = direction.F, direction.attrs, direction.t
+        F, attrs, t, H = direction.F, direction.attrs, direction.t, direction.lay.H
         self.F, self.w, self.proj = F, direction.w, direction.lay.P is not None
         gates, craw = saved
-        i, f, g, o = _blocks_of(F, gates, 4)
         lo, hi = attrs.lstm_state_clip_min, attrs.lstm_state_clip_max
         c = craw if lo is None else direction.masked(F.clip(craw, lo, hi))
         tc = F.tanh(c)
-        act = F.concat(i * (1 - i), f * (1 - f), 1 - F.square(g), o * (1 - o), dim=2)
-        cin = direction.state_in(c, c0)
-        self.bd = _parts(F, F.concat(g, cin, i, tc, dim=2) * act, t, 0)
-        a = o * (1 - F.square(tc))
+        self.gates, self.tc = _parts(F, gates, t, 0), _parts(F, tc, t, 0)
+        self.cin = _parts(F, direction.state_in(c, c0), t, 0)
+        self.g_gates = _parts(F, direction.masked(gsaved[0]), t, 0)
+        self.g_cells = _parts(F, direction.masked(gsaved[1]), t, 0)
         self.cmask = None
         if lo is not None:
-            cmask = F.BlockGrad((craw >= lo) * (craw <= hi))
-            a = a * cmask
-            self.cmask = _parts(F, cmask, t, 0)
-        self.a, self.f = _parts(F, a, t, 0), _parts(F, f, t, 0)
-        self.gd = _parts(F, direction.masked(gsaved[0]) * act, t, 0)
-        self.gc = _parts(F, direction.masked(gsaved[1]), t, 0)
-        self.hh = o * tc if self.proj else None
+            self.cmask = _parts(F, F.BlockGrad((craw >= lo) * (craw <= hi)), t, 0)
+        self.hh = (F.slice_axis(gates, axis=2, begin=3 * H, end=4 * H) * tc
+                   if self.proj else None)
 
     def step(self, s, dnew, dc):
         F = self.F
+        i, f, g, o = _gates(F, self.gates[s], 4)
+        gi, gf, gg, go = _gates(F, self.g_gates[s], 4)
+        tc = self.tc[s]
         dh = F.dot(dnew, self.w["wr"]) if self.proj else dnew
-        u = dh * self.a[s] + self.gc[s]
+        u = dh * o * (1 - tc * tc)
         if dc is not None:
-            u = u + (dc if self.cmask is None else dc * self.cmask[s])
-        da = F.concat(u, u, u, dh, dim=1) * self.bd[s] + self.gd[s]
-        return da, F.dot(da, self.w["wh"]), u * self.f[s]
+            u = u + dc
+        if self.cmask is not None:
+            u = u * self.cmask[s]
+        u = u + self.g_cells[s]
+        da = F.concat((u * g + gi) * (i * (1 - i)), (u * self.cin[s] + gf) * (f * (1 - f)),
+                      (u * i + gg) * (1 - g * g), (dh * tc + go) * (o * (1 - o)), dim=1)
+        return da, F.dot(da, self.w["wh"]), u * f
 
     def pre_activation_grads(self, dnews, das):
         return self.F.stack(*das, axis=0), None
@@ -633,37 +644,34 @@ class _LSTMTerms:
 
 class _GRUTerms:
     """gru: saved gates r, z, n (activated) and hn = W_hn h + b_hn; h' = (1 - z) n + z h,
-    n = tanh(x_n + r hn). With P = (1 - z)(1 - n^2) and the saved values' head gradients
-    g_r, g_z, g_n, g_hn (Q = g_n (1 - n^2)): d(pre-activation n) = dnew P + Q,
-    d(r) = (dnew P hn + Q hn + g_r) r(1 - r), d(z) = (dnew (h - n) + g_z) z(1 - z),
-    d(hn) = dnew P r + Q r + g_hn, dh_in = dnew z + (d r, d z, d hn) W_h."""
+    n = tanh(x_n + r hn). Per step, with g_* the saved values' head gradients:
+    d(pre-activation n) = (dnew (1 - z) + g_n)(1 - n^2), of r (d(n) hn + g_r) r (1 - r),
+    of z (dnew (h - n) + g_z) z (1 - z), d(hn) = d(n) r + g_hn; the x part's gradient is
+    (d r, d z, d n), the h part's (d r, d z, d hn), dh_in = dnew z + (d r, d z, d hn) W_h."""
 
     def __init__(self, direction, saved, gsaved, hin):
         F, t = direction.F, direction.t
         self.F, self.wh = F, direction.w["wh"]
         gates, hn = saved
-        r, z, nn = _blocks_of(F, gates, 3)
-        gr, gz, gn = _blocks_of(F, direction.masked(gsaved[0]), 3)
-        ghn = direction.masked(gsaved[1])
-        dr, dz, dn = r * (1 - r), z * (1 - z), 1 - F.square(nn)
-        p = (1 - z) * dn
-        q = gn * dn
-        self.p, self.q = p, q
-        self.bh = _parts(F, F.concat(p * hn * dr, (hin - nn) * dz, p * r, dim=2), t, 0)
-        self.ch = _parts(F, F.concat((q * hn + gr) * dr, gz * dz, q * r + ghn, dim=2), t, 0)
-        self.z = _parts(F, z, t, 0)
+        self.gates, self.hn, self.hin = (_parts(F, a, t, 0) for a in (gates, hn, hin))
+        self.g_gates = _parts(F, direction.masked(gsaved[0]), t, 0)
+        self.g_hn = _parts(F, direction.masked(gsaved[1]), t, 0)
+        self.dxw = [None] * t
 
     def step(self, s, dnew, dc):
         F = self.F
-        dhw = F.concat(dnew, dnew, dnew, dim=1) * self.bh[s] + self.ch[s]
-        return dhw, dnew * self.z[s] + F.dot(dhw, self.wh), None
+        r, z, n = _gates(F, self.gates[s], 3)
+        gr, gz, gn = _gates(F, self.g_gates[s], 3)
+        dan = (dnew * (1 - z) + gn) * (1 - n * n)
+        dar = (dan * self.hn[s] + gr) * (r * (1 - r))
+        daz = (dnew * (self.hin[s] - n) + gz) * (z * (1 - z))
+        self.dxw[s] = F.concat(dar, daz, dan, dim=1)
+        dhw = F.concat(dar, daz, dan * r + self.g_hn[s], dim=1)
+        return dhw, dnew * z + F.dot(dhw, self.wh), None
 
     def pre_activation_grads(self, dnews, dhws):
-        """d(x part) shares the r and z blocks of d(h part); its n block is dnew P + Q."""
         F = self.F
-        dhw = F.stack(*dhws, axis=0)
-        dr, dz, _ = _blocks_of(F, dhw, 3)
-        return F.concat(dr, dz, F.stack(*dnews, axis=0) * self.p + self.q, dim=2), dhw
+        return F.stack(*self.dxw, axis=0), F.stack(*dhws, axis=0)
 
 
 def _graph_masks(F, node, t, n):
