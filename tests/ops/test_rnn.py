@@ -283,6 +283,9 @@ def test_gradient_reads_the_saved_states_without_replaying_the_forward(monkeypat
     each for the input and the two weight gradients: the forward pass is not replayed (it
     was: 2T + 4 products before the states were saved)."""
     import mxlite.device.cpu as cpu
+    if mx.current_context().device_type != "cpu":
+        pytest.skip("counts the products of the CPU namespace (the gradient graph is the same "
+                    "on every device)")
     t = 6
     ins = _lstm_inputs(np.random.RandomState(9), t, 3, 4, 5, 1, False)
     for a in ins:
