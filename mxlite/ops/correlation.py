@@ -556,8 +556,8 @@ def _axis_taps(pos, size, order, factor):
     the bilinear weights (order 0) or their derivative (-1, +1) times ``factor`` (order
     1); none past the first derivative. floor == ceil at whole positions, as MXNet's."""
     pos = pos.clip(0.0, size - 1.0)
-    low = pos // 1
-    high = -((-pos) // 1)
+    low = pos.astype(np.int64)               # pos >= 0: truncation is the floor
+    high = low + (pos > low)
     if order == 0:
         return [(low, 1.0 - (pos - low)), (high, pos - low)]
     return [(low, -factor), (high, factor)] if order == 1 else []
@@ -576,7 +576,7 @@ def _samples(xp, lay, bins, blk, attrs, dx, dy):
             x = bins["wstart"][blk] + iw * bins["sub_w"][blk]
             y = bins["hstart"][blk] + ih * bins["sub_h"][blk]
             valid = (x >= -0.5) & (x <= w - 0.5) & (y >= -0.5) & (y <= h - 0.5) & live
-            taps = [(bins["base"][blk] + (py * w + px).astype(np.int64), wy * wx * valid)
+            taps = [(bins["base"][blk] + (py * w + px), wy * wx * valid)
                     for py, wy in _axis_taps(y, h, dy, fy)
                     for px, wx in _axis_taps(x, w, dx, fx)]
             yield taps, valid
@@ -595,15 +595,14 @@ def _dps_pool(xp, data, rois, trans, attrs, dx, dy, out, count=None):
     bins = _bins(_DPS, xp, lay, rois, trans, attrs, out.dtype)
     flat = data.reshape(-1)
     for blk in _roi_blocks(lay):
-        acc, seen = 0.0, 0
+        acc, seen = xp.zeros(out[blk].shape, work), xp.zeros(out[blk].shape, work)
         for taps, valid in _samples(xp, lay, bins, blk, attrs, dx, dy):
-            seen = seen + valid
+            seen += valid
             for at, wt in taps:
-                acc = acc + flat[at].astype(work) * wt.astype(work)
-        n = xp.zeros(out[blk].shape, work) + seen
-        xp.cast_into(out[blk], acc / n.clip(1, None))
+                acc += flat[at].astype(work) * wt.astype(work)
+        xp.cast_into(out[blk], acc / seen.clip(1, None))
         if count is not None:
-            xp.cast_into(count[blk], n)
+            xp.cast_into(count[blk], seen)
 
 
 def _dps_spread(xp, g, rois, trans, attrs, dx, dy, out):
@@ -617,10 +616,10 @@ def _dps_spread(xp, g, rois, trans, attrs, dx, dy, out):
     xp.fill_zero(grad)
     flat = grad.reshape(-1)
     for blk in _roi_blocks(lay):
-        seen = 0
+        seen = xp.zeros(g[blk].shape, work)
         for _, valid in _samples(xp, lay, bins, blk, attrs, 0, 0):
-            seen = seen + valid
-        share = g[blk].astype(work) / (xp.zeros(g[blk].shape, work) + seen).clip(1, None)
+            seen += valid
+        share = g[blk].astype(work) / seen.clip(1, None)
         for taps, _ in _samples(xp, lay, bins, blk, attrs, dx, dy):
             for at, wt in taps:
                 xp.add_at(flat, (at.reshape(-1),), (share * wt.astype(work)).reshape(-1))
