@@ -22,7 +22,6 @@ these three ops.
 Every compute function uses the device namespace (``rctx.xp``) and the array methods NumPy
 and CuPy share, so the GPU runs them unchanged.
 """
-import math
 from collections import namedtuple
 
 import numpy as np
@@ -37,7 +36,7 @@ _CHUNK = 2 ** 22          # elements of one block's temporaries (a bounded worki
 _MAX_SHIFTS = 2 ** 16     # displacements per output position: (2 * 127 + 1)**2 at most
 
 
-# ---- geometry ----------------------------------------------------------------------------------
+# ---- geometry --------------------------------------------------------------------------------
 _Geo = namedtuple("_Geo", "n c h w pad k md s1 s2 radius grid th tw hr wr")
 
 
@@ -136,7 +135,7 @@ def _float_type(op, names):
     return infer_type
 
 
-# ---- the pointwise terms -------------------------------------------------------------------------
+# ---- the pointwise terms ---------------------------------------------------------------------
 def _work(dtype):
     """float16 is computed in float32 (one block at a time), as the sibling pooling ops."""
     return np.dtype("float32") if dtype == np.dtype("float16") else np.dtype(dtype)
@@ -156,7 +155,7 @@ def _slope(attrs, side, a, b):
     return sign if side == 1 else -sign
 
 
-# ---- blocks ----------------------------------------------------------------------------------------
+# ---- blocks ----------------------------------------------------------------------------------
 def _padded(xp, x, pad, work):
     """x zero-padded by ``pad`` on both spatial sides, in the work dtype (x itself when there
     is nothing to do)."""
@@ -244,7 +243,7 @@ def _scatter(xp, g, arrays, weight, side, geo, out, work):
         xp.cast_into(out[images, chans], grad[:, :, p:p + geo.h, p:p + geo.w])
 
 
-# ---- compute functions --------------------------------------------------------------------------
+# ---- compute functions -----------------------------------------------------------------------
 def _corr_compute(rctx, ins, outs, attrs):
     geo = _corr_geometry(_CORR, ins[0].shape, attrs)
     _volume(rctx.xp, ins, lambda f, s: _value(attrs, f[0], s[1]), geo, outs[0],
@@ -269,7 +268,7 @@ def _adjoint_compute(rctx, ins, outs, attrs):
     _scatter(rctx.xp, ins[0], ins[1:], weight, attrs.side, geo, outs[0], _work(outs[0].dtype))
 
 
-# ---- gradients ------------------------------------------------------------------------------------
+# ---- gradients -------------------------------------------------------------------------------
 def _corr_params(attrs):
     return {k: attrs[k] for k in ("kernel_size", "max_displacement", "stride1", "stride2",
                                   "pad_size", "is_multiply")}
@@ -320,7 +319,7 @@ def _tangent_grad(F, node, ograds):
     return [dt] + _cross(F, h, d1, d2, t, a.side, a, node.wants)
 
 
-# ---- records ----------------------------------------------------------------------------------------
+# ---- records ---------------------------------------------------------------------------------
 def _corr_param_list():
     return (Param("kernel_size", "int", 1, "the patch's side K (odd)"),
             Param("max_displacement", "int", 1, "the largest displacement compared, in pixels"),
@@ -384,7 +383,7 @@ register(OpDef(
 or displaced tangent * df/db. Linear in tangent (its adjoint is ``_correlation_adjoint``)."""))
 
 
-# ==== DeformablePSROIPooling ========================================================================
+# ==== DeformablePSROIPooling ==================================================================
 # Deformable position-sensitive roi pooling (Deformable ConvNets): bin (ph, pw) of output channel
 # o of roi r averages ``sample_per_part``**2 bilinear samples of input channel
 # (o * group + gh) * group + gw, on a grid over the bin moved by the learnt offset ``trans``
@@ -491,7 +490,7 @@ def _dps_type(op, names):
     return infer_type
 
 
-# ---- the bins -----------------------------------------------------------------------------------
+# ---- the bins --------------------------------------------------------------------------------
 def _arith(dtype):
     """The dtype MXNet's kernel did its bin arithmetic in (float16 through float32)."""
     return np.dtype("float64") if np.dtype(dtype) == np.dtype("float64") else np.dtype("float32")
@@ -645,7 +644,7 @@ def _scatter_compute(rctx, ins, outs, attrs):
                 outs[0])
 
 
-# ---- gradients ---------------------------------------------------------------------------------------
+# ---- gradients -------------------------------------------------------------------------------
 _DPS_KEYS = ("spatial_scale", "output_dim", "group_size", "pooled_size", "part_size",
              "sample_per_part", "trans_std", "no_trans")
 
@@ -736,7 +735,7 @@ def _spread_grad(F, node, ograds):
     return out
 
 
-# ---- records --------------------------------------------------------------------------------------------
+# ---- records ---------------------------------------------------------------------------------
 def _dps_param_list():
     return (Param("spatial_scale", "float", REQUIRED, "the feature map's size over the image's "
                   "(the reciprocal of the total stride), in [0, 1]"),
