@@ -346,16 +346,56 @@ def zipf_classes(u, range_max):
     return np.clip(c, 0, range_max - 1)           # exp rounding up at u -> 1
 
 
-def _first_distinct(draws, need):
-    """The first ``need`` distinct values of ``draws`` in draw order and the number of draws
-    that took, or None when ``draws`` holds fewer."""
-    if need == 0:
-        return draws[:0], 0
-    values, first = np.unique(draws, return_index=True)
-    if values.size < need:
-        return None
-    pos = np.sort(first)[:need]
-    return draws[pos], int(pos[-1]) + 1
+def _first_occurrences(draws):
+    """The distinct values of the int64 ``draws`` (sorted) and the position of each one's
+    first occurrence. Value and position share one int64 key when they fit in 63 bits, so a
+    plain sort does the work of a (slower) stable argsort."""
+    n = draws.size
+    shift = max(1, int(n).bit_length())
+    if n and draws.min() >= 0 and int(draws.max()) < (1 << (63 - shift)):
+        keys = (draws << shift) | np.arange(n, dtype=np.int64)
+        keys.sort()
+        ranked, perm = keys >> shift, keys & ((1 << shift) - 1)
+    else:
+        perm = np.argsort(draws, kind="stable")
+        ranked = draws[perm]
+    first = np.ones(n, bool)
+    first[1:] = ranked[1:] != ranked[:-1]
+    return ranked[first], perm[first]
+
+
+class _DistinctRow:
+    """The distinct classes one row has drawn so far, in draw order, and the draws that took.
+
+    Each round's draws are reduced to their own first occurrences and merged against the
+    classes already held (kept sorted for ``searchsorted``), so a row that needs a second
+    round sorts only that round's draws, not everything it drew."""
+
+    def __init__(self, need):
+        self.need = need
+        self.order = np.empty(0, np.int64)      # distinct classes in draw order
+        self.sorted = np.empty(0, np.int64)     # the same, sorted
+        self.draws = 0                          # draws consumed
+
+    def add(self, draws):
+        """Take ``draws`` (one round, in order); True once ``need`` distinct are held."""
+        short = self.need - self.order.size
+        if short <= 0:
+            return True
+        values, pos = _first_occurrences(draws)
+        if self.sorted.size:
+            at = np.searchsorted(self.sorted, draws[pos]).clip(max=self.sorted.size - 1)
+            pos = pos[self.sorted[at] != draws[pos]]        # not held from earlier rounds
+        pos.sort()
+        if pos.size >= short:
+            self.draws += int(pos[short - 1]) + 1
+            self.order = np.concatenate([self.order, draws[pos[:short]]])
+            return True
+        self.draws += draws.size
+        self.order = np.concatenate([self.order, draws[pos]])
+        # the first round's distinct values are already sorted; later rounds merge
+        self.sorted = values if not self.sorted.size else np.sort(self.order)
+        return False
 
 
 _ZIPF_GROUP = 1 << 22       # draws per round (32 MiB of float64), whatever the output size
@@ -366,29 +406,29 @@ def zipf_compute(fill_uniform):
     device array ``buf`` with uniform [0, 1) draws from the device's next stream. Rows go in
     groups of about ``_ZIPF_GROUP`` draws; each round draws ``num_sampled + 16`` per row of
     the group and a row still short of ``num_sampled`` distinct classes draws again in the
-    next round (its draws accumulate); ``num_tries`` counts the draws a row consumed."""
+    next round; ``num_tries`` counts the draws a row consumed."""
     def compute(rctx, ins, outs, attrs):
         xp = rctx.xp
         batch, need = outs[0].shape
         width = need + 16
         group = max(1, _ZIPF_GROUP // width)
         for g0 in range(0, batch, group):
-            rows = range(g0, min(batch, g0 + group))
-            pending = {b: np.empty(0, np.int64) for b in rows}
+            rows = {b: _DistinctRow(need) for b in range(g0, min(batch, g0 + group))}
             samples = np.empty((len(rows), need), np.int64)
             tries = np.zeros(len(rows), np.int64)
+            pending = list(rows)
             while pending:
                 buf = xp.empty((len(pending), width), np.float64)
                 fill_uniform(rctx, buf)
                 draws = zipf_classes(np.asarray(xp.to_host(buf)), attrs.range_max)
-                for k, b in enumerate(list(pending)):
-                    seq = np.concatenate([pending[b], draws[k]])
-                    got = _first_distinct(seq, need)
-                    if got is None:
-                        pending[b] = seq
-                        continue
-                    samples[b - g0], tries[b - g0] = got
-                    del pending[b]
+                still = []
+                for k, b in enumerate(pending):
+                    row = rows[b]
+                    if row.add(draws[k]):
+                        samples[b - g0], tries[b - g0] = row.order, row.draws
+                    else:
+                        still.append(b)
+                pending = still
             xp.copyto(outs[0][g0:g0 + len(rows)], xp.from_host(samples))
             xp.copyto(outs[1][g0:g0 + len(rows)], xp.from_host(tries))
     return compute

@@ -93,11 +93,18 @@ def test_saturation_blends_with_the_luma_not_mxnets_blue_term():
 
 
 # ---- NumPy / colorsys references -----------------------------------------------------------------
-def test_hue_rotation_matches_colorsys():
+@pytest.mark.parametrize("turn", [0.3, 0.95, 1.45, 0.0, 0.5])
+def test_hue_rotation_matches_colorsys(turn):
     rng = np.random.default_rng(3)
-    x = rng.uniform(0, 255, (3, 4, 3))
+    x = rng.uniform(0, 255, (6, 4, 3))
     x[0, 0] = (40, 40, 40)                          # grey: no hue
-    turn = 0.3
+    x[0, 1] = (200, 200, 10)                        # ties for the largest channel
+    x[0, 2] = (10, 200, 200)
+    x[0, 3] = (200, 10, 200)
+    x[1, 0] = (255, 0, 0)                           # pure colours, black, white
+    x[1, 1] = (0, 0, 255)
+    x[1, 2] = (0, 0, 0)
+    x[1, 3] = (255, 255, 255)
     want = np.array([[colorsys.hls_to_rgb((h + turn) % 1.0, l, s)
                       for h, l, s in (colorsys.rgb_to_hls(*(p / 255)) for p in row)]
                      for row in x]) * 255
