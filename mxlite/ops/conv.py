@@ -520,6 +520,11 @@ gradient ``_conv_weight_grad``, so gradients of every order exist.
 shapes; MXNet 1.9.1 computed them on GPU only (its CPU refused NHWC and NDHWC, and no
 device had NWC), mxlite computes all three on every device (through channels-first copies).
 
+>>> x = mx.nd.ones((1, 4, 4, 1))         # NHWC
+>>> w = mx.nd.ones((2, 3, 3, 1))         # (num_filter, kh, kw, C)
+>>> mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=2, no_bias=True, layout='NHWC').shape
+(1, 2, 2, 2)
+
 >>> x = mx.nd.ones((1, 1, 4, 4))
 >>> w = mx.nd.ones((2, 1, 3, 3))
 >>> mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=2, pad=(1, 1), no_bias=True)[0, 0].asnumpy()

@@ -221,6 +221,10 @@ array([[5., 6.],
 ...               pooling_convention='full').asnumpy()[0, 0]
 array([[3. , 4.5],
        [7.5, 9. ]], dtype=float32)
+>>> mx.nd.Pooling(x.transpose((0, 2, 3, 1)), kernel=(2, 2), pool_type='max',
+...               layout='NHWC').asnumpy()[0, :, :, 0]
+array([[5., 6.],
+       [8., 9.]], dtype=float32)
 """))
 
 
