@@ -11,10 +11,17 @@ size (C for the first layer, D*R above it, D the number of directions).
 
 The forward pass is NumPy/CuPy through the device namespace: one GEMM projects the whole
 sequence's inputs, then one GEMM per step for the recurrence; the activations are the
-registered ``sigmoid``/``tanh``/``relu`` kernels of the same device, so one function serves
-every device. The gradient is a graph of registered ops: it replays the forward pass with
-those ops (FullyConnected, split, sigmoid, tanh, ...) and runs backpropagation through time
-with them, so gradients of every order (a gradient penalty through an LSTM) work.
+registered ``tanh``/``relu`` kernels of the same device (the sigmoid gates through tanh),
+so one function serves every device. It keeps what backpropagation needs as hidden
+outputs: each layer's outputs (the last layer's is ``output``) and, for lstm and gru,
+every step's gates and cells (gru: W_hn h + b_hn), one array per layer and direction.
+
+The gradient is a graph of registered ops over those saved values: per step the adjoint of
+the cell and one GEMM with W_h (the recurrence), then one GEMM each for the input and the
+weight gradients over all steps. No step of the forward pass is replayed. Because the
+saved values are outputs of the op, a higher-order gradient reaches them as head gradients
+(zeros at first order), which enter the same recurrence: gradients of every order (a
+gradient penalty through an LSTM) are exact.
 """
 import math
 
@@ -465,8 +472,8 @@ def _squeeze(F, x, axis):
 
 
 def _blocks_of(F, x, num):
-    """The ``num`` equal blocks of a (T, N, num * X) array along its last axis (the gates,
-    the directions)."""
+    """The ``num`` equal blocks of a (T, N, num * X) array along its last axis (the
+    directions of a layer's output or of its gradient)."""
     if num == 1:
         return [x]
     s = F.split(x, num_outputs=num, axis=2)
@@ -481,9 +488,9 @@ def _pick(F, x, index):
 class _Direction:
     """The adjoint of one direction of one layer from what the forward pass saved: its
     outputs ``y`` (T, N, R), gates and cells (lstm; gru: W_hn h + b_hn) per step, all zero
-    at masked steps. The element-wise factors of every step are computed at once over the
-    sequence; only the recurrence (a GEMM and a few element-wise ops per step) runs step by
-    step; one GEMM each then gives the input and weight gradients over all steps."""
+    at masked steps. The recurrence runs step by step (the cell's adjoint on (N, H) slices
+    of the saved values and one GEMM with W_h); one GEMM each then gives the input and
+    weight gradients over all steps."""
 
     def __init__(self, F, attrs, lay, w, masks, reverse, t, n):
         self.F, self.attrs, self.lay, self.w = F, attrs, lay, w

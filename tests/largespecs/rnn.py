@@ -5,7 +5,9 @@ RNN computes in float32/float64 only; its row's big array is the output (T, N, H
 stay at 1/16 of it and the scratch is bounded by the op's blocks of sequences. It is a
 rnn_relu with dyadic weights (h = relu(w x + h / 2 + b) on small integers): every value is
 exact, so the sequences around 2**31 and the last ones equal the same op on a small batch of
-those sequences bit for bit, whatever the GEMM blocking. _rnn_param_concat is concat: its row
+those sequences bit for bit, whatever the GEMM blocking. A one-layer rnn_relu saves no
+states beyond its output (the hidden outputs lstm and gru keep for the gradient, gates and
+cells of every step, are absent), so the row's peak is the output's. _rnn_param_concat is concat: its row
 joins 2**32 int8 elements.
 """
 import numpy as np
