@@ -377,3 +377,18 @@ def test_empty_batch_channels_last():
     g = mx.nd._internal._conv_weight_grad(mx.nd.ones((0, 5, 5, 4)), y, kernel=(3, 3),
                                           num_filter=3, layout="NHWC")
     assert g.shape == (3, 3, 3, 4) and not g.asnumpy().any()
+
+
+def test_max_scatter_in_place_channels_last(monkeypatch):
+    """``out=`` the data itself: each batch chunk is copied before its output is written,
+    and a chunk reads only its own items."""
+    import mxlite.ops.conv as conv
+    monkeypatch.setattr(conv, "_LAYOUT_CHUNK", 1)
+    rng = np.random.default_rng(11)
+    x = _distinct(rng, (3, 5, 6, 2), False)
+    g = rng.standard_normal((3, 3, 3, 2))
+    kw = dict(kernel=(2, 2), stride=(2, 2), pad=(1, 0), layout="NHWC")
+    want = mx.nd._internal._pool_max_scatter(_array(x), _array(g), **kw).asnumpy()
+    data = _array(x)
+    mx.nd._internal._pool_max_scatter(data, _array(g), out=data, **kw)
+    np.testing.assert_array_equal(data.asnumpy(), want)
