@@ -6,7 +6,8 @@ after time 0) and carries the mark ``marks[i, j]`` in ``[0, K)``; only the first
 ``valid_length[i]`` points count. Mark ``k`` has the conditional intensity
 
     lambda_k(t) = lda[i, k] + alpha[k] * beta[k] * s_k(t),
-    s_k(t) = state[i, k] * exp(-beta[k] t) + sum_{points j of mark k, t_j < t} exp(-beta[k] (t - t_j)),
+    s_k(t) = state[i, k] * exp(-beta[k] t)
+             + sum over the earlier points j of mark k of exp(-beta[k] (t - t_j)),
 
 and the log-likelihood of the observation on ``(0, max_time[i]]`` is
 
@@ -17,14 +18,17 @@ n_k - s_k(max_time))`` with ``n_k`` the number of points of mark ``k``. The seco
 ``s_k(max_time)``, the state to start the next window with (the exponential memory).
 
 The compute runs the recursion over the points, vectorised over blocks of samples and
-looped over the time axis (bounded scratch whatever the batch), in float64. The gradient is
-a graph of registered operators: the per-mark recursions it needs are the internal
-``_hawkesll_scan`` (a linear recurrence per mark, forward or backward in time), whose own
-gradient is the same scan run the other way, so gradients of any order follow.
+looped over the time axis (bounded scratch whatever the batch), in float64: each step
+costs about 16 us of Python and NumPy calls plus its share of the batch (4 samples of
+10**4 points: 0.16 s forward, 0.19 s backward on one core). The gradient is a graph of
+registered operators: the per-mark recursions it needs are the internal ``_hawkesll_scan``
+(a linear recurrence per mark, forward or backward in time), whose own gradient is the
+same scan run the other way, so gradients of any order follow; the graph holds the marks
+one-hot, (N, T, K).
 
 Where MXNet differs (docs/differences.rst): MXNet computes ``expf``/``logf`` (float
-precision) also for float64; it gives no gradient for ``state``, ``lags`` or ``max_time``
-(asking for the last two is an error there) and ignores the head gradient of ``out_state``;
+precision) also for float64; it gives no gradient for ``state`` (zeros), ``lags`` or
+``max_time`` (asking for the last two is an error there) and ignores the head gradient of ``out_state``;
 it reads past the end of a row when ``valid_length`` exceeds T and outside ``lda``/``alpha``
 for a mark outside ``[0, K)`` (both errors here); marks of any integer dtype are accepted
 (MXNet: int32 only), and valid_length of any real dtype.
@@ -317,9 +321,9 @@ class _Graph:
         t = node.input_shapes[4][1]
         dt = node.input_dtypes[0]
         lda, alpha, beta, state, lags, marks, length, max_time = node.inputs
-        self.F, self.n, self.k = F, n, k
-        steps = F.reshape(F.arange(start=0, stop=t, dtype=dt, ctx=node.context), shape=(1, t))
-        self.mask = F.broadcast_lesser(steps, F.reshape(F.cast(length, dtype=dt), shape=(n, 1)))
+        self.F, self.k = F, k
+        steps = F.expand_dims(F.arange(start=0, stop=t, dtype=dt, ctx=node.context), axis=0)
+        self.mask = F.broadcast_lesser(steps, F.expand_dims(F.cast(length, dtype=dt), axis=1))
         self.onehot = F.broadcast_mul(F.one_hot(F.cast(marks, dtype=dt) * self.mask, depth=k,
                                                 dtype=dt), F.expand_dims(self.mask, axis=2))
         self.mu = F.sum(F.broadcast_mul(self.onehot, F.expand_dims(lda, axis=1)), axis=2)
@@ -332,8 +336,8 @@ class _Graph:
         self.u, self.after = _scan(F, self.e, F.ones_like(lags), state, marks, length, False)
         self.s = self.e * self.u
         self.lam = self.mu + self.alpha * self.beta * self.s + (1 - self.mask)
-        self.span = F.broadcast_sub(F.reshape(max_time, shape=(n, 1)), self.last)
-        self.decay = F.exp(-F.broadcast_mul(F.reshape(beta, shape=(1, k)), self.span))
+        self.span = F.broadcast_sub(F.expand_dims(max_time, axis=1), self.last)
+        self.decay = F.exp(-F.broadcast_mul(F.expand_dims(beta, axis=0), self.span))
         self.out = self.decay * self.after
         self.count = F.sum(self.onehot, axis=1)
 
@@ -350,8 +354,8 @@ class _Graph:
     def loglik(self, lda, alpha, state, max_time):
         """The log-likelihood (N,): the points' log intensities minus the compensators."""
         F = self.F
-        comp = F.broadcast_mul(lda, F.reshape(max_time, shape=(self.n, 1))) + F.broadcast_mul(
-            F.reshape(alpha, shape=(1, self.k)), state + self.count - self.out)
+        comp = F.broadcast_mul(lda, F.expand_dims(max_time, axis=1)) + F.broadcast_mul(
+            F.expand_dims(alpha, axis=0), state + self.count - self.out)
         return F.sum(self.mask * F.log(self.lam), axis=1) - F.sum(comp, axis=1)
 
 
@@ -375,9 +379,8 @@ def _hawkes_gradient(F, node, ograds):
     none."""
     p = _Graph(F, node)
     lda, alpha, beta, state, lags, marks, length, max_time = node.inputs
-    n, k = p.n, p.k
-    g = F.reshape(ograds[0], shape=(n, 1))
-    alpha_row, beta_row = F.reshape(alpha, shape=(1, k)), F.reshape(beta, shape=(1, k))
+    g = F.expand_dims(ograds[0], axis=1)
+    alpha_row, beta_row = F.expand_dims(alpha, axis=0), F.expand_dims(beta, axis=0)
     w = F.broadcast_mul(g, p.mask / p.lam)
     g_s = w * p.alpha * p.beta
     hold = F.broadcast_add(F.broadcast_mul(g, alpha_row), ograds[1])
@@ -390,12 +393,12 @@ def _hawkes_gradient(F, node, ograds):
     lam1, _ = _scan(F, F.zeros_like(lags), -g_gap, g_last, marks, length, True)
     g_t = g_gap + lam1
     g_lags = F.reverse(F.cumsum(F.reverse(g_t, axis=1), axis=1), axis=1) * p.mask
-    g_lda = p.per_mark(w) - F.broadcast_mul(g, F.reshape(max_time, shape=(n, 1)))
+    g_lda = p.per_mark(w) - F.broadcast_mul(g, F.expand_dims(max_time, axis=1))
     g_alpha = F.sum(p.per_mark(w * p.beta * p.s) - F.broadcast_mul(
         g, state + p.count - p.out), axis=0)
     g_beta = F.sum(p.per_mark(w * p.alpha * p.s - g_x * p.d) - g_z * p.span, axis=0)
     g_state = g_state - F.broadcast_mul(g, alpha_row)
-    g_max = -F.sum(g_last, axis=1) - F.reshape(g, shape=(n,)) * F.sum(lda, axis=1)
+    g_max = -F.sum(g_last, axis=1) - ograds[0] * F.sum(lda, axis=1)
     return [g_lda, g_alpha, g_beta, g_state, g_lags, None, None, g_max]
 
 

@@ -192,6 +192,22 @@ def test_gradients_of_every_float_input_through_both_outputs():
                                    err_msg=INPUTS[i])
 
 
+@pytest.mark.parametrize("n,t", [(2, 0), (0, 3)])
+def test_no_points_or_no_samples_differentiate(n, t):
+    """T = 0 (only the compensators: d lda = -max_time) and an empty batch."""
+    args = _random_case(np.random.default_rng(7), n, 2, t, [0] * n)
+    arrays = _nd(args)
+    for a in arrays[:3]:
+        a.attach_grad()
+    with mx.autograd.record():
+        ll, out = mx.nd.contrib.hawkesll(*arrays)
+    mx.autograd.backward([ll, out])
+    np.testing.assert_allclose(ll.asnumpy(), _reference(*args)[0], rtol=1e-12)
+    np.testing.assert_allclose(arrays[0].grad.asnumpy(),
+                               np.zeros((n, 2)) - args[7][:, None], rtol=1e-12)
+    assert arrays[1].grad.shape == (2,) and arrays[2].grad.shape == (2,)
+
+
 def test_symbol_matches_nd():
     args = _random_case(np.random.default_rng(4), 2, 2, 4, [4, 1])
     names = list(INPUTS)
