@@ -187,17 +187,23 @@ def _shift_axis(F, x, axis, k, fill, size):
 
 
 def _alpha_grad(F, node, ograds):
-    """alpha[t, s] = e[t, s] + lse_k alpha[t-1, s-k] (k = 0, 1, 2 where allowed), so
+    """alpha[t, s] = e[t, s] + lse_k alpha[t-1, s-k] (k = 0, 1, 2 where allowed): see
+    ``_alpha_vjp``. No gradient in the masks and lengths."""
+    e, skip, first, lengths = node.inputs
+    return [_alpha_vjp(F, e, node.outputs[0], skip, first, lengths, ograds[0],
+                       tuple(node.input_shapes[0]), node.input_dtypes[0], node.context),
+            None, None, None]
+
+
+def _alpha_vjp(F, e, alpha, skip, first, lengths, g, shape, dt, ctx):
+    """The VJP in e of alpha = _ctc_alpha(e, skip, first, lengths) with head gradient g:
     d alpha[t, s] / d alpha[t-1, s-k] = exp(alpha[t-1, s-k] - alpha[t, s] + e[t, s]) (the
     softmax weights of the lse, in [0, 1]) and d alpha[t, s] / d e[t, s] = 1 (at t = 0: the
-    first states' mask; none from step data_lengths on). The VJP is the transposed linear
-    recursion over those weights: ``_ctc_wrec(..., reverse=True)``, itself differentiable.
-    No gradient in the masks and lengths."""
-    e, skip, first, lengths = node.inputs
-    (alpha,), (g,) = node.outputs, ograds
-    n, t, s = tuple(node.input_shapes[0])
-    dt = node.input_dtypes[0]
-    steps = F.reshape(F.arange(start=0, stop=t, dtype=dt, ctx=node.context), shape=(1, t, 1))
+    first states' mask; none from step ``lengths`` on), so the VJP is the transposed linear
+    recursion over those weights, ``_ctc_wrec(..., reverse=True)`` (itself differentiable,
+    and so is the weights' dependence on alpha and e)."""
+    n, t, s = shape
+    steps = F.reshape(F.arange(start=0, stop=t, dtype=dt, ctx=ctx), shape=(1, t, 1))
     valid = F.broadcast_lesser(steps, F.reshape(F.cast(lengths, dtype=dt), shape=(n, 1, 1)))
     later = F._internal._greater_scalar(steps, scalar=0)               # t >= 1
     prev = _shift_axis(F, alpha, 1, 1, _NEG, t)                        # alpha[t-1]
@@ -207,7 +213,7 @@ def _alpha_grad(F, node, ograds):
 
     def weight(back, mask):
         # exp(back - into) where mask, else 0: the exponent is masked first (at step
-        # data_lengths, alpha is log 0 and back is not: exp would overflow)
+        # lengths, alpha is log 0 and back is not: exp would overflow)
         return F.exp(_graph_mix(mask, back - into, _NEG))
 
     w0 = weight(prev, gate)
@@ -215,8 +221,7 @@ def _alpha_grad(F, node, ograds):
     w2 = weight(_shift_axis(F, prev, 2, 2, _NEG, s), skip_gate)
     lam = F._internal._ctc_wrec(w0, w1, w2, F.broadcast_mul(g, valid), reverse=True)
     at0 = F.broadcast_mul(1 - later, F.reshape(F.cast(first, dtype=dt), shape=(n, 1, s)))
-    return [F.broadcast_mul(lam, F.broadcast_mul(valid, F.broadcast_add(later, at0))),
-            None, None, None]
+    return F.broadcast_mul(lam, F.broadcast_mul(valid, F.broadcast_add(later, at0)))
 
 
 def _wrec_shape(shapes, attrs):
@@ -354,64 +359,118 @@ def _graph_reverse(F, x, lengths):
     return F.transpose(F.reverse(steps, axis=2), axes=(1, 0, 2))
 
 
-def _ctc_graph_gradient(F, node):
-    """softmax - posteriors as registered operators: the log-space alpha recursion
-    (``_ctc_alpha``) forward, and again over the reversed steps and states for beta (the
-    same recursion with the skips moved two states and the last states first); the
-    occupancies exp(alpha + beta - e - log p) gathered onto their classes."""
+def _ctc_hvp(F, node, ograds):
+    """The gradient of _ctc_loss_grad: d <V, G> / d data for G = d loss / d data and the
+    head gradient V (the Hessian of the loss times V), as registered operators.
+
+    With lp = log_softmax(data), e the log emissions of the states (lp gathered onto the
+    extended labels), alpha = _ctc_alpha(e), beta the same recursion over the reversed steps
+    and states (R: an involution, so its own transpose), log p the log-sum of the final
+    states of alpha at the last step, and the occupancies gamma = exp(alpha + beta - e -
+    log p), G = softmax (rows in the data length) - gamma gathered onto the classes. With
+    U = V gathered onto the states and Gam = U gamma:
+    d <U, gamma> / d e = A'(Gam - sum(Gam) d log p / d alpha) + R A_r'(R Gam) - Gam, where
+    A' is alpha's VJP (``_alpha_vjp``) and d log p / d alpha = exp(alpha - log p) at the
+    final states of the last step; then lp's gradient is V softmax - the states' gradient
+    scattered onto the classes, and data's the log_softmax VJP of that."""
     (t, n, a), s = tuple(node.input_shapes[0]), 2 * tuple(node.input_shapes[1])[1] + 1
-    dt = node.input_dtypes[0]
+    dt, ctx = node.input_dtypes[0], node.context
     ext, skip, first, last, onehot, tn = _graph_setup(F, node)
     if tn is None:
         tn = F.sum(F.zeros_like(first), axis=1) + t
     lp = F.log_softmax(node.inputs[0], axis=-1)
+    soft = F.exp(lp)
     e = F.batch_dot(F.transpose(lp, axes=(1, 0, 2)), onehot, transpose_b=True)   # (N, T, S)
     alpha = F._internal._ctc_alpha(e, skip, first, tn)
-    skip_out = _shift_axis(F, skip, 1, -2, 0.0, s)          # s -> s + 2 allowed
-    beta = _graph_reverse(F, F._internal._ctc_alpha(
-        _graph_reverse(F, e, tn), F.reverse(skip_out, axis=1), F.reverse(last, axis=1), tn),
-        tn)
-    steps = F.reshape(F.arange(start=0, stop=t, dtype=dt, ctx=node.context), shape=(1, t, 1))
+    skip_r = F.reverse(_shift_axis(F, skip, 1, -2, 0.0, s), axis=1)   # s -> s + 2, reversed
+    last_r = F.reverse(last, axis=1)
+    e_r = _graph_reverse(F, e, tn)
+    alpha_r = F._internal._ctc_alpha(e_r, skip_r, last_r, tn)
+    beta = _graph_reverse(F, alpha_r, tn)
+    steps = F.reshape(F.arange(start=0, stop=t, dtype=dt, ctx=ctx), shape=(1, t, 1))
     tn3 = F.reshape(tn, shape=(n, 1, 1))
     end = F.broadcast_equal(steps, tn3 - 1)                 # (N, T, 1): the last step
     fin = _graph_mix(last, F.sum(F.broadcast_mul(alpha, end), axis=1), _NEG)
     top = F.BlockGrad(F.max(fin, axis=1, keepdims=True))
     logp = top + F.log(F.sum(F.exp(F.broadcast_sub(fin, top)), axis=1, keepdims=True))
-    feasible = F.BlockGrad(F._internal._greater_scalar(logp, scalar=_NEG / 2))   # (N, 1)
-    logp = F.reshape(logp * feasible, shape=(n, 1, 1))
-    gam = F.broadcast_mul(F.exp(F.broadcast_sub(alpha + beta - e, logp)),
-                          F.reshape(feasible, shape=(n, 1, 1)))
-    post = F.batch_dot(gam, onehot)                         # (N, T, A)
-    valid = F.broadcast_mul(F.broadcast_lesser(steps, tn3), F.reshape(feasible, shape=(n, 1, 1)))
-    return F.transpose(F.broadcast_mul(F.exp(F.transpose(lp, axes=(1, 0, 2))), valid) - post,
-                       axes=(1, 0, 2))
+    feasible = F.reshape(F.BlockGrad(F._internal._greater_scalar(logp, scalar=_NEG / 2)),
+                         shape=(n, 1, 1))
+    logp = F.broadcast_mul(F.reshape(logp, shape=(n, 1, 1)), feasible)
+    gam = F.broadcast_mul(F.exp(F.broadcast_sub(alpha + beta - e, logp)), feasible)
+    v = ograds[0]
+    big = F.batch_dot(F.transpose(v, axes=(1, 0, 2)), onehot, transpose_b=True) * gam
+    at_end = F.broadcast_mul(F.reshape(last, shape=(n, 1, s)), end)
+    dlogp = F.exp(_graph_mix(at_end, F.broadcast_sub(alpha, logp), _NEG))   # masked, then exp
+    abar = big - F.broadcast_mul(F.sum(big, axis=(1, 2), keepdims=True), dlogp)
+    shape = (n, t, s)
+    ebar = (_alpha_vjp(F, e, alpha, skip, first, tn, abar, shape, dt, ctx)
+            + _graph_reverse(F, _alpha_vjp(F, e_r, alpha_r, skip_r, last_r, tn,
+                                           _graph_reverse(F, big, tn), shape, dt, ctx), tn)
+            - big)
+    valid = F.transpose(F.broadcast_mul(F.broadcast_lesser(steps, tn3), feasible),
+                        axes=(1, 0, 2))                     # (T, N, 1)
+    lpbar = (F.broadcast_mul(v, valid) * soft
+             - F.transpose(F.batch_dot(ebar, onehot), axes=(1, 0, 2)))
+    grad = lpbar - F.broadcast_mul(soft, F.sum(lpbar, axis=2, keepdims=True))
+    return [grad] + [None] * (len(node.inputs) - 1)
 
 
 def _ctc_grad(F, node, ograds):
     """d loss / d data, scaled per sequence by the head gradient of the loss (the hidden
     gradient output takes no head gradient: MXNet's rule); no gradient in labels or
-    lengths. The values are the hidden output's; recorded or symbolic, the graph of
-    registered ops carries the derivatives (see the module docstring)."""
+    lengths. Run now and not recorded, it is the hidden output (computed with the loss);
+    recorded or symbolic, it is ``_ctc_loss_grad`` (the same kernel, so the same values),
+    whose own gradient is a graph of registered operators: gradients of any order."""
     g = F.reshape(ograds[0], shape=(1, -1, 1))
-    grad = F.BlockGrad(node.outputs[1])           # the kernel's values, on every path
-    if not _imperative_first_order(F):
-        # plus zero, whose derivatives are those of the graph: gradients of any order
-        graph = _ctc_graph_gradient(F, node)
-        grad = grad + (graph - F.BlockGrad(graph))
+    if _imperative_first_order(F):
+        grad = F.BlockGrad(node.outputs[1])
+    else:
+        grad = F._internal._ctc_loss_grad(*node.inputs, **dict(node.attrs))
     return [F.broadcast_mul(grad, g)] + [None] * (len(node.inputs) - 1)
+
+
+def _loss_grad_compute(rctx, ins, outs, attrs):
+    """_ctc_loss_grad: the CTCLoss kernel, its loss dropped."""
+    loss = rctx.xp.empty((ins[0].shape[1],), ins[0].dtype)
+    _ctc_compute(rctx, ins, [loss, outs[0]], attrs)
+
+
+_PARAMS = (Param("use_data_lengths", "bool", False,
+                 "whether data_lengths gives each sequence's length (else every sequence "
+                 "has sequence_length steps)"),
+           Param("use_label_lengths", "bool", False,
+                 "whether label_lengths gives each label's length (else a label ends at "
+                 "its first padding value: 0 with blank_label 'first', -1 with 'last')"),
+           Param("blank_label", "str", "first", "the blank's class: 'first' (0) or 'last' "
+                 "(alphabet_size - 1)", choices=("first", "last")))
+
+
+register(OpDef(
+    "_ctc_loss_grad", inputs=("data", "label", "data_lengths", "label_lengths"),
+    params=_PARAMS, list_inputs=_list_inputs,
+    infer_shape=lambda shapes, attrs: _ctc_shape(shapes, attrs)[1:],
+    backward_shape=lambda ins, outs, attrs: _ctc_backward_shape(ins, [None] + list(outs),
+                                                                attrs),
+    infer_type=lambda dtypes, attrs: _ctc_type(dtypes, attrs)[1:],
+    compute={"cpu": _loss_grad_compute}, gradient=_ctc_hvp, grad_needs=("inputs",),
+    in_place=True,      # each sequence's data is read before its gradient is written
+    doc="""The gradient of CTCLoss's loss in its activations, softmax minus the label
+posteriors (internal: CTCLoss's gradient when it is recorded or symbolic). The arguments
+and parameters are CTCLoss's; the values are the gradient CTCLoss computes with its loss.
+Its own gradient (the Hessian of the loss times the head gradient) is a graph of registered
+operators, so gradients of any order follow.
+
+>>> x = mx.nd.zeros((2, 1, 3))
+>>> g = mx.nd._internal._ctc_loss_grad(x, mx.nd.array([[1]]))
+>>> [round(v, 4) for v in g[:, 0].asnumpy().ravel().tolist()]
+[0.0, -0.3333, 0.3333, 0.0, -0.3333, 0.3333]
+"""))
 
 
 register(OpDef(
     "CTCLoss", aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
     inputs=("data", "label", "data_lengths", "label_lengths"),
-    params=(Param("use_data_lengths", "bool", False,
-                  "whether data_lengths gives each sequence's length (else every sequence "
-                  "has sequence_length steps)"),
-            Param("use_label_lengths", "bool", False,
-                  "whether label_lengths gives each label's length (else a label ends at "
-                  "its first padding value: 0 with blank_label 'first', -1 with 'last')"),
-            Param("blank_label", "str", "first", "the blank's class: 'first' (0) or 'last' "
-                  "(alphabet_size - 1)", choices=("first", "last"))),
+    params=_PARAMS,
     list_inputs=_list_inputs, infer_shape=_ctc_shape, backward_shape=_ctc_backward_shape,
     infer_type=_ctc_type, compute={"cpu": _ctc_compute}, gradient=_ctc_grad,
     grad_needs=("inputs", "outputs"), num_outputs=2, num_visible_outputs=1,

@@ -35,3 +35,16 @@ SPECS = {
     "_ctc_alpha": Spec([(2, 4, 5)], _alpha),
     "_ctc_wrec": Spec([(2, 4, 5)] * 4, _wrec, domains=((-0.5, 0.5),)),
 }
+
+
+def _loss_grad(nd, x):
+    """The gradient op as CTCLoss records it (its order 3 is the loss's order 4)."""
+    return [nd._internal._ctc_loss_grad(x, nd.array([[1, 1], [2, 0]], dtype="float64")),
+            nd._internal._ctc_loss_grad(x, nd.array([[0, 1], [1, 1]], dtype="float64"),
+                                        nd.array([3, 4], dtype="float64"),
+                                        nd.array([2, 1], dtype="float64"),
+                                        use_data_lengths=True, use_label_lengths=True,
+                                        blank_label="last")]
+
+
+SPECS["_ctc_loss_grad"] = Spec([(4, 2, 3)], _loss_grad)

@@ -1,5 +1,6 @@
-"""Large-tensor rows: CTCLoss of mxlite/ops/ctc.py and the two recursions of its gradient
-graph (_ctc_alpha, _ctc_wrec).
+"""Large-tensor rows: CTCLoss of mxlite/ops/ctc.py, its gradient op (_ctc_loss_grad, the
+same kernel: the same in-place row) and the two recursions of that op's gradient graph
+(_ctc_alpha, _ctc_wrec).
 
 CTCLoss computes in float32/float64 and has a hidden gradient output of the data's shape,
 so data (T, N, alphabet) past 2**31 float32 elements (8 GiB) is run in place: the hidden
@@ -54,6 +55,20 @@ def _ctc_row(t):
     t.equal(t.values(x, _flat(seqs, n)), small.asnumpy().ravel(), "gradient over the data")
 
 
+def _loss_grad_row(t):
+    """_ctc_loss_grad written over the data, checked against CTCLoss's hidden gradient on
+    the small batch of the checked sequences."""
+    n = t.P31 // (_T * _A) + 1
+    x = t.big("float32", _T * n * _A, shape=(_T, n, _A))
+    seqs = _sequences(t, n)
+    small = t.small(x, _flat(seqs, n)).reshape((_T, len(seqs), _A))
+    mx.nd.CTCLoss(small, mx.nd.array([[q % (_A - 1) + 1] for q in seqs]),
+                  out=[mx.nd.empty((len(seqs),)), small])
+    labels = mx.nd.array((np.arange(n) % (_A - 1) + 1).reshape(n, 1))
+    mx.nd._internal._ctc_loss_grad(x, labels, out=x)
+    t.equal(t.values(x, _flat(seqs, n)), small.asnumpy().ravel(), "gradient over the data")
+
+
 def _grid(t, elements):
     """(sequences, steps, states) of an (N, T, S) array just past ``elements``: 64 steps of
     1025 states at full scale, fewer at the small one."""
@@ -98,4 +113,5 @@ ROWS = {
     "CTCLoss": Row(_ctc_row, "float32", "2**31", _REASON),
     "_ctc_alpha": Row(_alpha_row, "float32", "2**31", _ALPHA_REASON),
     "_ctc_wrec": Row(_wrec_row, "float32", "2**30", _WREC_REASON),
+    "_ctc_loss_grad": Row(_loss_grad_row, "float32", "2**31", _REASON),
 }

@@ -332,6 +332,13 @@ def _wrec_compute(rctx, ins, outs, attrs):
         done = i
 
 
+def _loss_grad_compute(rctx, ins, outs, attrs):
+    """_ctc_loss_grad: CTCLoss's compute, its loss dropped."""
+    loss = rctx.xp.empty((ins[0].shape[1],), ins[0].dtype)
+    _ctc_compute(rctx, ins, [loss, outs[0]], attrs)
+
+
 attach("CTCLoss", _ctc_compute)
+attach("_ctc_loss_grad", _loss_grad_compute)
 attach("_ctc_alpha", _alpha_compute)
 attach("_ctc_wrec", _wrec_compute)
