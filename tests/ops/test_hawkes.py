@@ -295,10 +295,25 @@ def test_bad_marks_and_lengths_are_errors(where, value, match):
     _bad(_nd(args), match)
 
 
-def test_marks_past_the_valid_length_are_never_read():
+def test_padding_past_the_valid_length_is_never_read():
+    """Marks out of range and NaN lags past valid_length change neither the values nor the
+    gradients (MXNet never reads them either)."""
     args = _random_case(np.random.default_rng(1), 2, 3, 4, [4, 2])
-    args[5][1, 2:] = 99
-    np.testing.assert_allclose(_hawkes(args)[0], _reference(*args)[0], rtol=1e-12)
+    padded = [a.copy() for a in args]
+    padded[5][1, 2:] = 99
+    padded[4][1, 2:] = np.nan
+    grads = []
+    for case in (args, padded):
+        arrays = _nd(case)
+        for i in (0, 1, 2, 3, 4, 7):
+            arrays[i].attach_grad()
+        with mx.autograd.record():
+            ll, out = mx.nd.contrib.hawkesll(*arrays)
+        mx.autograd.backward([ll, out])
+        np.testing.assert_allclose(ll.asnumpy(), _reference(*args)[0], rtol=1e-12)
+        grads.append([arrays[i].grad.asnumpy() for i in (0, 1, 2, 3, 4, 7)])
+    for clean, dirty in zip(*grads):
+        np.testing.assert_array_equal(clean, dirty)
 
 
 def test_bad_shapes_and_dtypes_are_errors():
