@@ -143,7 +143,7 @@ def test_any_integer_marks_and_lengths():
 def test_blocks_of_samples_equal_one_block(monkeypatch):
     args = _random_case(np.random.default_rng(11), 7, 3, 5, [5, 0, 3, 5, 1, 4, 2])
     want = _hawkes(args)
-    monkeypatch.setattr(hawkes, "_BLOCK", 40)       # two samples per block
+    monkeypatch.setattr(hawkes, "_BLOCK", 2 * (6 * 5 + 2 * 3 + 16))    # two samples a block
     got = _hawkes(args)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
