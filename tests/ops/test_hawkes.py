@@ -147,6 +147,14 @@ def test_blocks_of_samples_equal_one_block(monkeypatch):
     got = _hawkes(args)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+    scan = [mx.nd.array(v, dtype="float64") for v in (args[4], args[4] * 0.5, args[3])]
+    index = [mx.nd.array(args[5], dtype="int32"), mx.nd.array(args[6])]
+    monkeypatch.setattr(hawkes, "_BLOCK", 1 << 22)
+    whole = mx.nd._internal._hawkesll_scan(*scan, *index, reverse=True)
+    monkeypatch.setattr(hawkes, "_BLOCK", 2 * (6 * 5 + 2 * 3 + 16))
+    parts = mx.nd._internal._hawkesll_scan(*scan, *index, reverse=True)
+    for one, other in zip(whole, parts):
+        np.testing.assert_array_equal(one.asnumpy(), other.asnumpy())
 
 
 def test_empty_batch_and_no_points():
