@@ -51,6 +51,8 @@ cdef struct Seq:
     idx_t ln             # label length
     idx_t s              # states: 2 ln + 1
     const int64_t* label  # the ln classes
+    int64_t* cls         # (S,) each state's class
+    double* skipw        # (S,) 1 where a state may be entered from two states back, else 0
     double* row          # (A,) a step's softmax, then its posteriors
     double* e            # (T, ln + 1) log emissions: the blank's, then each label's
     double* q            # (T, S) emissions over the step's best (rescaled path)
@@ -135,18 +137,20 @@ cdef bint _alpha_step(Seq* w, idx_t t, double* logp) noexcept nogil:
         return False
     inv = 1.0 / best
     for s in range(S):
-        q[s] = w.row[_cls(w, s)] * inv
-    for s in range(S):
-        if t == 0:
-            v = 1.0 if s < 2 else 0.0
-        else:
-            v = prev[s]
-            if s >= 1:
-                v += prev[s - 1]
-            if _skip(w, s):
-                v += prev[s - 2]
-        cur[s] = v * q[s]
-        c += cur[s]
+        q[s] = w.row[w.cls[s]] * inv
+    if t == 0:
+        for s in range(S):
+            cur[s] = q[s] if s < 2 else 0.0
+            c += cur[s]
+    else:
+        cur[0] = prev[0] * q[0]
+        c = cur[0]
+        if S > 1:
+            cur[1] = (prev[1] + prev[0]) * q[1]
+            c += cur[1]
+        for s in range(2, S):               # branch-free: the skip is a 0/1 factor
+            cur[s] = (prev[s] + prev[s - 1] + w.skipw[s] * prev[s - 2]) * q[s]
+            c += cur[s]
     if not c > 0:
         return False
     inv = 1.0 / c
@@ -187,7 +191,7 @@ cdef void _subtract_posteriors(real* g, Seq* w, const double* gamma, double scal
     for k in range(w.ln):
         row[w.label[k]] = 0
     for s in range(w.s):
-        row[_cls(w, s)] += exp(gamma[s] - scale) if log_space else gamma[s] * scale
+        row[w.cls[s]] += exp(gamma[s] - scale) if log_space else gamma[s] * scale
     for j in range(w.ln + 1):                 # each class once: the blank, then the labels
         k = w.blank if j == 0 else w.label[j - 1]
         if row[k] != 0:
@@ -210,13 +214,15 @@ cdef void _backward(real* g, Seq* w) noexcept nogil:
     while t >= 0:
         if t < w.tn - 1:
             q = w.q + (t + 1) * S
+            for s in range(S):                # the next step's beta' times its emissions
+                gamma[s] = nxt[s] * q[s]
             z = 0
             for s in range(S):
-                v = nxt[s] * q[s]
+                v = gamma[s]
                 if s + 1 < S:
-                    v += nxt[s + 1] * q[s + 1]
-                if s + 2 < S and _skip(w, s + 2):
-                    v += nxt[s + 2] * q[s + 2]
+                    v += gamma[s + 1]
+                if s + 2 < S:
+                    v += w.skipw[s + 2] * gamma[s + 2]
                 cur[s] = v
                 z += v
             if z > 0:
@@ -282,7 +288,11 @@ cdef double _log_space(real* g, Seq* w) noexcept nogil:
 cdef void _sequence(const real* x, real* g, real* loss, Seq* w) noexcept nogil:
     """Loss and gradient of one sequence (x, g: its first element; rows ``stride`` apart)."""
     cdef idx_t t, k
-    cdef double logp = _forward(x, g, w)
+    cdef double logp
+    for t in range(w.s):
+        w.cls[t] = _cls(w, t)
+        w.skipw[t] = 1.0 if _skip(w, t) else 0.0
+    logp = _forward(x, g, w)
     if logp > -INFINITY:
         _backward(g, w)
     elif logp == -INFINITY and _fits(w):
@@ -298,7 +308,7 @@ def scratch_size(idx_t steps, idx_t alphabet, idx_t label_width):
     """Doubles of scratch one thread needs for sequences of ``steps`` and labels of up to
     ``label_width`` classes."""
     cdef idx_t s = 2 * label_width + 1
-    return alphabet + steps * (label_width + 1 + 2 * s) + 3 * s
+    return alphabet + steps * (label_width + 1 + 2 * s) + 5 * s
 
 
 def max_threads():
@@ -381,6 +391,8 @@ cdef void _run(const real* x, real* g, real* loss, const int64_t* label,
     w.q = w.e + T * (L + 1)
     w.alpha = w.q + T * S
     w.beta = w.alpha + T * S
+    w.skipw = w.beta + 3 * S
+    w.cls = <int64_t*>(w.skipw + S)           # 8-byte slots of the double scratch
     _sequence(x + n * A, g + n * A, loss + n, &w)
 
 

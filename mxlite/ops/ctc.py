@@ -11,10 +11,14 @@ emissions underflow them); the GPU runs the same algorithm vectorised over the b
 Like MXNet's, the operator has a second, hidden output: the gradient of the loss in the
 activations (softmax minus the label posteriors), computed with the loss. The FGradient
 scales it by the head gradient. When the backward pass is recorded (``create_graph``) or
-built as a graph (``mx.sym``), it adds ``G - BlockGrad(G)`` (exactly zero) where ``G`` is
-the same gradient written as a graph of registered operators (the alpha and beta
-recursions in log space, unrolled over time): the values stay the kernel's, bit for bit,
-and the derivatives are the graph's, so gradients of any order follow.
+built as a graph (``mx.sym``), the gradient is instead the registered op ``_ctc_loss_grad``
+(the same kernel, so the same values, bit for bit), whose own FGradient is the Hessian of
+the loss times its head gradient written as registered operators: the alpha recursion in
+log space as one op, ``_ctc_alpha`` (run forward for alpha and over the reversed steps and
+states for beta), whose derivative is the banded linear recursion ``_ctc_wrec``, whose
+derivatives are ``_ctc_wrec`` again and products of shifted arrays. So gradients of any
+order follow, and the graph does not grow with the sequence length (an earlier graph,
+unrolled over time, made mx.sym's backward of 100 steps ~6x the imperative one).
 
 Where MXNet gave a loss of 0 for a label that cannot fit in its sequence (more frames needed
 than there are), this gives ``inf`` (``-log 0``) and a zero gradient.
