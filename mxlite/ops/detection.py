@@ -463,7 +463,11 @@ def _box_decode_compute(rctx, ins, outs, attrs):
 
 
 def _decode_block(rctx, data, anchors, out, attrs):
-    """box_decode of the anchors of one block (a slice of axis 1)."""
+    """box_decode of the anchors of one block (a slice of axis 1); float16 blocks compute in
+    float32 (NumPy's float16 arithmetic is emulated, an order of magnitude slower) and round
+    once, into ``out``."""
+    if data.dtype == np.float16:
+        data, anchors = data.astype(np.float32), anchors.astype(np.float32)
     dt = data.dtype.type
     stds = [dt(np.float32(attrs[f"std{k}"])) for k in range(4)]
     ax, ay, aw, ah = _anchor_centers(anchors, attrs.format)

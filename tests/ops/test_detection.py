@@ -232,3 +232,19 @@ def test_bad_match_found_in_a_later_block(monkeypatch):
         mx.nd.contrib.box_encode(samples, mx.nd.array([[0, 1, 9, 1, -2]]),
                                  mx.nd.zeros((1, 5, 4)), mx.nd.zeros((1, 2, 4)),
                                  mx.nd.zeros(4), mx.nd.ones(4))
+
+
+def test_box_decode_float16_is_the_float32_result_rounded_once():
+    """float16 boxes decode in float32 and round once: every element equals the float32
+    decoding of the same (float16-exact) inputs, rounded to float16."""
+    rng = np.random.default_rng(7)
+    data = rng.uniform(-1, 1, (2, 50, 4)).astype(np.float16)
+    lo = rng.uniform(0, 10, (1, 50, 2))
+    anchors = np.concatenate([lo, lo + rng.uniform(1, 5, (1, 50, 2))], -1).astype(np.float16)
+    kw = dict(std0=0.1, std2=0.2, clip=1.5)
+    got = mx.nd.contrib.box_decode(mx.nd.array(data, dtype="float16"),
+                                   mx.nd.array(anchors, dtype="float16"), **kw).asnumpy()
+    want = mx.nd.contrib.box_decode(mx.nd.array(data, dtype="float32"),
+                                    mx.nd.array(anchors, dtype="float32"), **kw).asnumpy()
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, want.astype(np.float16))
