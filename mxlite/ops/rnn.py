@@ -540,18 +540,16 @@ class _Direction:
         else:
             rec = _RNNTerms(self, y)
         dnews, das, dh, dc = self._through_time(rec, gy, ghy, gcy)
-        gh = lay.G * lay.H
-        dxw, dhw = rec.pre_activation_grads(dnews, das)
-        dxw2 = F.reshape(dxw, shape=(t * n, gh))
+        dxw2, dhw2 = rec.pre_activation_grads(dnews, das)     # (T * N, G * H) each
         grads = {}
         if want_w:
-            dhw2 = dxw2 if dhw is None else F.reshape(dhw, shape=(t * n, gh))
             grads["wx"] = F.dot(dxw2, F.reshape(inp, shape=(t * n, -1)), transpose_a=True)
-            grads["wh"] = F.dot(dhw2, F.reshape(hin, shape=(t * n, lay.R)), transpose_a=True)
             grads["bx"] = F.sum(dxw2, axis=0)
-            grads["bh"] = grads["bx"] if dhw is None else F.sum(dhw2, axis=0)
+            grads["bh"] = grads["bx"] if dhw2 is None else F.sum(dhw2, axis=0)
+            grads["wh"] = F.dot(dxw2 if dhw2 is None else dhw2,
+                                F.reshape(hin, shape=(t * n, lay.R)), transpose_a=True)
             if lay.P is not None:
-                grads["wr"] = F.dot(F.reshape(F.stack(*dnews, axis=0), shape=(t * n, lay.P)),
+                grads["wr"] = F.dot(F.concat(*dnews, dim=0),
                                     F.reshape(rec.hh, shape=(t * n, lay.H)), transpose_a=True)
         dx = F.reshape(F.dot(dxw2, self.w["wx"]), shape=(t, n, -1)) if want_dx else None
         return dx, grads, dh, dc
@@ -581,7 +579,12 @@ class _Direction:
 
 
 class _RNNTerms:
-    """rnn_tanh / rnn_relu: h = act(a), da = dnew act'(a) from the saved output."""
+    """rnn_tanh / rnn_relu: h = act(a), da = dnew act'(a) from the saved output.
+
+    Each mode's terms give ``step(s, dnew, dc)`` -> (d pre-activations of the h part,
+    dh_in, dc_in) and ``pre_activation_grads`` -> the gradients of the x part's and the h
+    part's pre-activations over all steps, (T * N, G * H) each, steps in order (None for
+    the h part: the same as the x part's)."""
 
     def __init__(self, direction, y):
         F = direction.F
@@ -594,7 +597,7 @@ class _RNNTerms:
         return da, self.F.dot(da, self.wh), None
 
     def pre_activation_grads(self, dnews, das):
-        return self.F.stack(*das, axis=0), None
+        return self.F.concat(*das, dim=0), None
 
 
 def _gates(F, a, num):
@@ -646,7 +649,7 @@ class _LSTMTerms:
         return da, F.dot(da, self.w["wh"]), u * f
 
     def pre_activation_grads(self, dnews, das):
-        return self.F.stack(*das, axis=0), None
+        return self.F.concat(*das, dim=0), None
 
 
 class _GRUTerms:
@@ -678,7 +681,7 @@ class _GRUTerms:
 
     def pre_activation_grads(self, dnews, dhws):
         F = self.F
-        return F.stack(*self.dxw, axis=0), F.stack(*dhws, axis=0)
+        return F.concat(*self.dxw, dim=0), F.concat(*dhws, dim=0)
 
 
 def _graph_masks(F, node, t, n):
