@@ -387,6 +387,22 @@ FORWARD = {
         ns.contrib.allclose(a, b)]),
     "_contrib_index_array": Fwd(_u((2, 3, 2)), lambda ns, x: [
         ns.contrib.index_array(x), ns.contrib.index_array(x, axes=(-1, 0))]),
+    # proposal: anchor targets and region proposals (non-differentiable)
+    "_contrib_MultiBoxTarget": Fwd(
+        lambda rng: [rng.uniform(0, 0.4, (1, 6, 4)) + [0, 0, 0.5, 0.5],
+                     np.array([[[1, 0.1, 0.1, 0.6, 0.6], [0, 0.3, 0.2, 0.8, 0.9]],
+                               [[2, 0.2, 0.3, 0.7, 0.8], [-1, -1, -1, -1, -1]]]),
+                     rng.normal(0, 1, (2, 3, 6))],
+        lambda ns, a, lab, c: [*ns.contrib.MultiBoxTarget(a, lab, c),
+                               *ns.contrib.MultiBoxTarget(a, lab, c, overlap_threshold=0.3,
+                                                          negative_mining_ratio=1)]),
+    **{f"_contrib_{name}": Fwd(lambda rng, b=b: [rng.uniform(0, 1, (b, 6, 3, 4)),
+                                               rng.normal(0, 0.2, (b, 12, 3, 4)),
+                                               np.array([[40, 60, 1.0], [48, 50, 0.5]][:b])],
+                               lambda ns, c, d, i, name=name: getattr(ns.contrib, name)(
+                                   c, d, i, scales=(2, 4, 8), ratios=(1,),
+                                   rpn_post_nms_top_n=10, rpn_min_size=2, output_score=True))
+       for name, b in (("Proposal", 1), ("MultiProposal", 2))},
 }
 
 # Ops that cannot run through a bound symbol, with the reason.
