@@ -666,16 +666,36 @@ def _dropout_compute(rctx, ins, outs, attrs):
         return
     axes = normalize_axes("Dropout", attrs.axes, x.ndim, "axes") if attrs.axes else ()
     small_shape = _kept(x.shape, axes)
-    u = xp.empty(small_shape, np.float32)
     key, offset = rctx.rng.next()
-    _rk.fill_continuous("uniform", u, key, offset, 0.0, 1.0, 1.0, _ONE_BELOW_1, 24)
     if axes:
         small = xp.empty(small_shape, x.dtype)
-        _k.dropout_mask(u, attrs.p, small)
+        _draw_mask(xp, key, offset, attrs.p, small)
         xp.strided_copy(xp.broadcast_to(small, x.shape), mask)
     else:
-        _k.dropout_mask(u, attrs.p, mask)
+        _draw_mask(xp, key, offset, attrs.p, mask)
     _k.mul(x, mask, y)
+
+
+_MASK_BLOCK = 1 << 22      # float32 uniforms drawn at a time for a large mask (16 MiB)
+
+
+def _draw_mask(xp, key, offset, p, mask):
+    """Fill ``mask`` with keep / (1 - p) from the uniforms of the stream (key, offset), in
+    float32 blocks of ``_MASK_BLOCK`` (elements ``lo, lo + 1, ...`` of the stream: the same
+    mask as one draw of the whole), so a float16 or float32 mask of any size needs no float32
+    array of its size beside it."""
+    flat = mask.reshape(-1) if mask.flags.c_contiguous else None
+    if flat is None or mask.size <= _MASK_BLOCK:
+        u = xp.empty(mask.shape, np.float32)
+        _rk.fill_continuous("uniform", u, key, offset, 0.0, 1.0, 1.0, _ONE_BELOW_1, 24)
+        _k.dropout_mask(u, p, mask)
+        return
+    u = xp.empty(_MASK_BLOCK, np.float32)
+    for lo in range(0, mask.size, _MASK_BLOCK):
+        n = min(_MASK_BLOCK, mask.size - lo)
+        _rk.fill_continuous("uniform", u[:n], key, offset, 0.0, 1.0, 1.0, _ONE_BELOW_1, 24,
+                            lo)
+        _k.dropout_mask(u[:n], p, flat[lo:lo + n])
 
 
 def _dropout_grad(F, node, ograds):

@@ -537,3 +537,21 @@ def test_norm_project_errors():
     y, k = mx.nd.ones((2, 3, 4, 5)), mx.nd.ones((1, 3, 1, 5))
     with pytest.raises(MXNetError, match="_norm_project: the reduced axes \\(0, 2\\)"):
         mx.nd._internal._norm_project(y, y, k, mx.nd.ones(1), k, k, axis=(0, 2))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_dropout_mask_drawn_in_blocks_equals_one_draw(dtype, monkeypatch):
+    """A mask larger than the uniform block is drawn block by block from the same stream
+    positions: the very mask of one draw of the whole (no float32 array of the data's size)."""
+    from mxlite.ops import norm
+    x = mx.nd.ones((5, 3000), dtype=dtype)
+
+    def draw(block):
+        monkeypatch.setattr(norm, "_MASK_BLOCK", block)
+        mx.random.seed(11)
+        return mx.nd.Dropout(x, p=0.4, mode="always").asnumpy()
+    whole, blocked = draw(1 << 30), draw(4096)
+    np.testing.assert_array_equal(blocked, whole)
+    kept = whole != 0
+    assert 0.5 < kept.mean() < 0.7
+    np.testing.assert_array_equal(whole[kept], np.asarray(1 / 0.6, dtype))
