@@ -150,7 +150,9 @@ def _num_negatives(num_positive, num_anchors, attrs):
     """How many hard negatives to keep: ``negative_mining_ratio`` times the positives (the
     product in float32, truncated, as MXNet), at least ``minimum_negative_samples``, at most
     the anchors that are not positive."""
-    want = int(np.float32(num_positive) * np.float32(attrs.negative_mining_ratio))
+    with np.errstate(over="ignore"):          # a huge ratio asks for every anchor
+        product = np.float32(num_positive) * np.float32(attrs.negative_mining_ratio)
+    want = int(product) if product < num_anchors else num_anchors
     want = max(want, attrs.minimum_negative_samples)
     return min(want, num_anchors - num_positive)
 
@@ -400,9 +402,9 @@ def _decode(rctx, boxes, deltas, info, attrs, work):
 
 
 def _proposal_block(rctx, item, window, table, info, attrs, work, floor):
-    """Candidates of one window of the map: (host flat proposal index, host boxes (m, 4),
-    host scores (m,)) of the proposals whose score can pass ``floor`` (the running k-th
-    best; None: all), scores -1 where the box lies in the padding or is too small."""
+    """Candidates of one window of the map, in proposal order: (host boxes (m, 4), host
+    scores (m,)) of the proposals whose score can pass ``floor`` (the running k-th best;
+    None: all), scores -1 where the box lies in the padding or is too small."""
     xp = rctx.xp
     cls, bbox = item
     a = table.shape[0]
@@ -432,23 +434,31 @@ def _proposal_block(rctx, item, window, table, info, attrs, work, floor):
     for k in range(4):
         pred[k][small] += -half if k < 2 else half
     score[small] = -1
-    index = (hh * cls.shape[2] + ww) * a + aa
     boxes_out = xp.empty((sel.shape[0], 4), work)
     for k in range(4):
         boxes_out[:, k] = pred[k]
-    return xp.to_host(index), xp.to_host(boxes_out), xp.to_host(score)
+    return xp.to_host(boxes_out), xp.to_host(score)
 
 
 def _merge_top(best, new, k):
-    """The ``k`` best of two candidate sets (index, boxes, scores), by score (descending,
-    NaN last) then index: ``best`` holds lower indices and is sorted, so a stable sort of
-    the two in a row breaks ties by index."""
+    """The ``k`` best of two candidate sets (boxes, scores) by score (descending, NaN
+    last), ties by position: ``best`` (sorted) comes from earlier windows than ``new`` (in
+    proposal order), so a stable sort of the two in a row breaks ties by position."""
     if best is None:
         merged = new
     else:
         merged = tuple(np.concatenate([b, n]) for b, n in zip(best, new))
-    order = np.argsort(-merged[2], kind="stable")[:k]
+    order = np.argsort(-merged[1], kind="stable")[:k]
     return tuple(x[order] for x in merged)
+
+
+def _floor(best, k):
+    """The score a new candidate must beat to enter the running top ``k``: the k-th best
+    once there are k (a later proposal loses a tie), None while any candidate may enter
+    (fewer than k, or a NaN k-th, which every number beats)."""
+    if best is None or best[1].size < k or best[1][-1] != best[1][-1]:
+        return None
+    return best[1][-1]
 
 
 def _nms_keep(boxes, thresh, limit):
@@ -477,13 +487,14 @@ def _nms_keep(boxes, thresh, limit):
 
 
 def _output_rows(b, best, keep, count):
-    """Host output rows ``[b, x1, y1, x2, y2]`` and scores of one image: the kept boxes in
-    order, repeated cyclically up to ``count`` rows (MXNet's padding)."""
+    """Host output rows ``[b, x1, y1, x2, y2]`` and scores of one image: the kept boxes of
+    the top-k ``best`` (boxes, scores) in order, repeated cyclically up to ``count`` rows
+    (MXNet's padding)."""
     pick = keep[np.arange(count) % keep.size] if count else keep[:0]
-    rows = np.empty((count, 5), best[1].dtype)
+    rows = np.empty((count, 5), best[0].dtype)
     rows[:, 0] = b
-    rows[:, 1:] = best[1][pick]
-    return rows, best[2][pick].reshape(count, 1)
+    rows[:, 1:] = best[0][pick]
+    return rows, best[1][pick].reshape(count, 1)
 
 
 def _image_info(op, host_info, b, shape, stride, work):
@@ -519,13 +530,11 @@ def _proposal_compute(op):
             info = _image_info(op, host_info, b, (height, width), attrs.feature_stride, work)
             best = None
             for window in windows:
-                floor = None if best is None or best[2].size < pre or best[2][-1] != \
-                    best[2][-1] else best[2][-1]
                 new = _proposal_block(rctx, (cls[b], bbox[b]), window, table, info, attrs,
-                                      work, floor)
+                                      work, _floor(best, pre))
                 if new is not None:
                     best = _merge_top(best, new, pre)
-            keep = _nms_keep(best[1], thresh, min(post, pre))
+            keep = _nms_keep(best[0], thresh, min(post, pre))
             rows, scores = _output_rows(b, best, keep, post)
             part = slice(b * post, (b + 1) * post)
             xp.cast_into(outs[0][part], xp.from_host(rows))

@@ -2,6 +2,7 @@
 tests/fixtures/proposal_mxnet.npz (made by make_proposal_fixture.py with MXNet 1.9.1)
 replayed, the places mxlite departs from MXNet checked against NumPy, and bad input."""
 import ast
+import math
 import os
 
 import numpy as np
@@ -109,6 +110,18 @@ def test_a_shortage_of_negatives_takes_those_there_are():
     want[0], want[1:4] = 1, -1
     np.testing.assert_array_equal(target.asnumpy()[0], want)
     np.testing.assert_array_equal(mask.asnumpy()[0], np.repeat(want == 1, 4))
+
+
+def test_a_huge_mining_ratio_takes_every_candidate():
+    """An infinite ratio x positives (MXNet converted inf to int) or a minimum past the
+    anchors asks for every anchor: all candidates are negatives."""
+    anchors, label, cls = _mining_inputs(np.random.RandomState(3))
+    _, _, target = mx.nd.contrib.MultiBoxTarget(mx.nd.array(anchors), mx.nd.array(label),
+                                                mx.nd.array(cls), negative_mining_ratio=math.inf,
+                                                minimum_negative_samples=2 ** 40)
+    want = np.zeros(anchors.shape[1])
+    want[0] = 1
+    np.testing.assert_array_equal(target.asnumpy()[0], want)
 
 
 def test_regression_targets_are_the_encoded_offsets():
