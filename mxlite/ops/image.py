@@ -883,9 +883,21 @@ def _border_compute(rctx, ins, outs, attrs):
         xp.copyto(out, xp.broadcast_to(xp.from_host(fill.astype(dtype)), out.shape))
         xp.copyto(out[attrs.top:attrs.top + h, attrs.left:attrs.left + w], x)
         return
-    # gather rows then columns with host-built index arrays
-    picked = x[xp.from_host(rows)][:, xp.from_host(cols)]
-    xp.copyto(out, picked)
+    if x.size == 0:
+        picked = x[xp.from_host(rows)][:, xp.from_host(cols)]
+        xp.copyto(out, picked)
+        return
+    # the image into the middle, then the side columns of its rows, then whole border rows,
+    # each gathered from the part of ``out`` already written: no copy of the image's size
+    top, left = attrs.top, attrs.left
+    middle = out[top:top + h]
+    xp.copyto(middle[:, left:left + w], x)
+    side = np.concatenate([np.arange(left), np.arange(left + w, out.shape[1])])
+    if side.size:
+        middle[:, xp.from_host(side)] = middle[:, xp.from_host(left + cols[side])]
+    border = np.concatenate([np.arange(top), np.arange(top + h, out.shape[0])])
+    if border.size:
+        out[xp.from_host(border)] = out[xp.from_host(top + rows[border])]
 
 
 register(OpDef(
