@@ -20,8 +20,8 @@ import numpy as np
 
 from ..base import FLOAT_DTYPES, op_error
 from .common import check_num_inputs, compute_dtype
-from .detection import _unary
-from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
+from .detection import _greedy_match, _host_markers, _overlap, _unary
+from .registry import NON_DIFFERENTIABLE, OpDef, Param, get_op, register
 from .shape_utils import check_shape
 
 I64 = np.dtype("int64")
@@ -101,10 +101,7 @@ def _iou_matrix(anchors, boxes):
     operations; 0 where the union is 0."""
     al, at, ar, ab = (anchors[:, k:k + 1] for k in range(4))
     gl, gt, gr, gb = (boxes[:, k] for k in range(4))
-    zero = anchors.dtype.type(0)
-    iw = (ar.clip(max=gr) - al.clip(min=gl)).clip(min=zero)
-    ih = (ab.clip(max=gb) - at.clip(min=gt)).clip(min=zero)
-    inter = iw * ih
+    inter = _overlap(al, ar, gl, gr) * _overlap(at, ab, gt, gb)
     union = (ar - al) * (ab - at) + (gr - gl) * (gb - gt) - inter
     empty = union == 0
     return inter / (union + empty) * ~empty
@@ -117,7 +114,11 @@ def _best_of_rows(work):
     return work[np.arange(work.shape[0]), col], col
 
 
-def _match_anchors(iou, threshold):
+# MXNet's first matching stage is bipartite_matching's greedy matching at threshold 1e-6
+_BEST_PAIRS = get_op("_contrib_bipartite_matching").parse_attrs({"threshold": 1e-6})
+
+
+def _match_anchors(xp, iou, threshold):
     """MXNet's matching of one item's anchors to its objects on the host IoU matrix
     ``(N, G)``: greedily the best remaining (anchor, object) pair above 1e-6 (the first in
     anchor-major order on ties) until every object has an anchor, then, with ``threshold``
@@ -128,16 +129,9 @@ def _match_anchors(iou, threshold):
     usable = iou > -1                         # NaN and IoUs of inverted boxes never win
     best, best_col = _best_of_rows(np.where(usable, iou, -np.inf))
     best = np.where(np.isfinite(best), best, dt(-1))
-    match = np.full(n, -1, I64)
-    work = np.where(iou > dt(np.float32(1e-6)), iou, -np.inf)
-    for _ in range(g):
-        k = int(work.argmax())
-        if work.flat[k] == -np.inf:
-            break
-        j, obj = divmod(k, g)
-        match[j] = obj
-        work[j, :] = -np.inf
-        work[:, obj] = -np.inf
+    rows = _host_markers(xp, (1, n))
+    _greedy_match(xp, iou[None], _BEST_PAIRS, rows, _host_markers(xp, (1, g)))
+    match = rows[0]
     positive = match >= 0
     if threshold > 0:
         extra = ~positive & (best > dt(np.float32(threshold)))
@@ -207,7 +201,7 @@ def _target_item(rctx, b, anchors, labels, host_labels, cls, outs, attrs):
     if g == 0:
         return                                # MXNet: an item without objects is ignored
     iou = xp.to_host(_iou_matrix(anchors, labels[b, :g, 1:5]))
-    match, positive, best = _match_anchors(iou, attrs.overlap_threshold)
+    match, positive, best = _match_anchors(xp, iou, attrs.overlap_threshold)
     pos = positive.nonzero()[0]
     if attrs.negative_mining_ratio > 0:
         count = _num_negatives(pos.size, positive.size, attrs)

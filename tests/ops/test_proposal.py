@@ -152,6 +152,16 @@ def test_each_object_gets_its_best_anchor_first():
     assert target.asnumpy().tolist() == [[1, 2, 0]]
 
 
+def test_labels_end_at_the_first_padding_row():
+    """Rows after the first class -1 row are padding even when they hold a box (MXNet's
+    CPU kernel stops there): the object in row 2 matches nothing."""
+    anchors = np.array([[[0, 0, 1, 1], [2, 2, 3, 3]]])
+    label = np.array([[[0, 0, 0, 1, 1], [-1, -1, -1, -1, -1], [1, 2, 2, 3, 3]]])
+    _, _, target = mx.nd.contrib.MultiBoxTarget(mx.nd.array(anchors), mx.nd.array(label),
+                                                mx.nd.zeros((1, 3, 2)))
+    assert target.asnumpy().tolist() == [[1, 0]]
+
+
 # ---- Proposal ---------------------------------------------------------------------------------
 def test_default_anchors_are_faster_rcnn_anchors():
     """The anchors of a 16-pixel cell at ratios (0.5, 1, 2) and scales (8, 16, 32): the
