@@ -124,35 +124,52 @@ def channels_first_compute(compute, roles, summed=False):
     def run(rctx, ins, outs, attrs):
         if not is_channels_last(attrs.layout):
             return compute(rctx, ins, outs, attrs)
-        xp = rctx.xp
         work = compute_dtype(outs[0].dtype)
-        first = Attrs(attrs, layout=None)
-        ins = [_moved(xp, a, work) if r == "w" else a for a, r in zip(ins, roles)]
-        batched = [a for a, r in zip(ins, roles) if r == "b"] + ([] if summed else outs)
-        n = ins[0].shape[0]
-        per = max(a.size // n if n else 0 for a in batched)
-        step = max(1, _LAYOUT_CHUNK // max(per, 1))
-        total = None
-        for s in range(0, max(n, 1), step):          # one empty chunk for an empty batch
-            chunk = [_moved(xp, a[s:s + step], work) if r == "b" else a
-                     for a, r in zip(ins, roles)]
-            if summed:
-                part = xp.empty(_first_order(outs[0]).shape, work)
-                compute(rctx, chunk, [part], first)
-                if total is None:
-                    total = part
-                else:
-                    kernels(rctx, _k).add_into(total, part)
-                continue
-            parts = [xp.empty(_first_order(o[s:s + step]).shape, work) for o in outs]
-            compute(rctx, chunk, parts, first)
-            for part, o in zip(parts, outs):
-                _copy(xp, part, _first_order(o[s:s + step]))
-        if summed:
-            _copy(xp, total, _first_order(outs[0]))
+        ins = [_moved(rctx.xp, a, work) if r == "w" else a for a, r in zip(ins, roles)]
+        chunks = _chunks_of(rctx.xp, ins, roles, [] if summed else outs, work)
+        (_summed_chunks if summed else _batched_chunks)(rctx, compute, chunks, outs,
+                                                        Attrs(attrs, layout=None), work)
     run.__name__ = run.__qualname__ = compute.__name__
     run.__doc__ = compute.__doc__
     return run
+
+
+def _chunks_of(xp, ins, roles, outs, work):
+    """``(start, stop, inputs)`` per batch chunk, the batched inputs copied channels first
+    (lazily: one chunk's copies at a time). A chunk's items times the largest per-item
+    array (batched inputs, ``outs``) stay under ``_LAYOUT_CHUNK``; an empty batch is one
+    empty chunk."""
+    n = ins[0].shape[0]
+    per = max(a.size // n if n else 0 for a in [a for a, r in zip(ins, roles) if r == "b"]
+              + list(outs))
+    step = max(1, _LAYOUT_CHUNK // max(per, 1))
+    for s in range(0, max(n, 1), step):
+        yield s, s + step, [_moved(xp, a[s:s + step], work) if r == "b" else a
+                            for a, r in zip(ins, roles)]
+
+
+def _batched_chunks(rctx, compute, chunks, outs, attrs, work):
+    """Each chunk computed into channels-first scratch, copied into its slice of ``outs``."""
+    xp = rctx.xp
+    for s, e, chunk in chunks:
+        parts = [xp.empty(_first_order(o[s:e]).shape, work) for o in outs]
+        compute(rctx, chunk, parts, attrs)
+        for part, o in zip(parts, outs):
+            _copy(xp, part, _first_order(o[s:e]))
+
+
+def _summed_chunks(rctx, compute, chunks, outs, attrs, work):
+    """The chunks' results added up (a sum over the batch), copied into ``outs[0]``."""
+    xp = rctx.xp
+    total = None
+    for _, _, chunk in chunks:
+        part = xp.empty(_first_order(outs[0]).shape, work)
+        compute(rctx, chunk, [part], attrs)
+        if total is None:
+            total = part
+        else:
+            kernels(rctx, _k).add_into(total, part)
+    _copy(xp, total, _first_order(outs[0]))
 
 
 # Elements of one column buffer (im2col); larger batches are processed in chunks.
