@@ -236,18 +236,26 @@ def _wrec_shape(shapes, attrs):
     return [shapes[0]]
 
 
+def _wrec_type(dtypes, attrs):
+    out = _rec_dtype("_ctc_wrec", dtypes, 4)
+    if len({np.dtype(d) for d in dtypes}) != 1:
+        raise op_error("_ctc_wrec", f"w0, w1, w2 and data must have one dtype, got "
+                                    f"{[str(np.dtype(d)) for d in dtypes]}")
+    return out
+
+
 def _wrec_compute(rctx, ins, outs, attrs):
     xp = rctx.xp
     g = xp.ascontiguousarray(ins[3])
-    w0, w1, w2 = (_weights(xp, w, g.dtype, outs[0], attrs.reverse) for w in ins[:3])
+    w0, w1, w2 = (_weights(xp, w, outs[0], attrs.reverse) for w in ins[:3])
     _kernel.wrec(w0, w1, w2, g, attrs.reverse, outs[0])
 
 
-def _weights(xp, w, dtype, out, reverse):
-    """w as a contiguous array of ``dtype``; a copy when the reverse recursion writes over it
-    (it reads the weights of the step after the one it writes)."""
-    if w.dtype != dtype or (reverse and xp.may_share_memory(w, out)):
-        return xp.ascontiguousarray(w.astype(dtype))
+def _weights(xp, w, out, reverse):
+    """w as a contiguous array; a copy when the reverse recursion writes over it (it reads
+    the weights of the step after the one it writes)."""
+    if reverse and xp.may_share_memory(w, out):
+        return w.copy()
     return xp.ascontiguousarray(w)
 
 
@@ -291,7 +299,7 @@ register(OpDef(
     "_ctc_wrec", inputs=("w0", "w1", "w2", "data"),
     params=(Param("reverse", "bool", False, "run from the last step back (the transposed "
                   "recursion)"),),
-    infer_shape=_wrec_shape, infer_type=lambda d, a: _rec_dtype("_ctc_wrec", d, 4),
+    infer_shape=_wrec_shape, infer_type=_wrec_type,
     compute={"cpu": _wrec_compute}, gradient=_wrec_grad, grad_needs=("inputs", "outputs"),
     in_place=True,      # out[t, s] reads data[t, s] and the finished neighbouring step
     doc="""A banded linear recursion over (N, T, S) arrays (internal: the derivative of

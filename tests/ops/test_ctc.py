@@ -394,6 +394,10 @@ def test_ctc_wrec_matches_a_numpy_recursion_and_may_write_over_its_inputs(revers
     (lambda: mx.nd._internal._ctc_wrec(mx.nd.zeros((2, 3, 5)), mx.nd.zeros((2, 3, 5)),
                                        mx.nd.zeros((2, 3, 4)), mx.nd.zeros((2, 3, 5))),
      ["_ctc_wrec", "(2, 3, 4)"]),
+    (lambda: mx.nd._internal._ctc_wrec(mx.nd.zeros((2, 3, 5), dtype="float64"),
+                                       mx.nd.zeros((2, 3, 5)), mx.nd.zeros((2, 3, 5)),
+                                       mx.nd.zeros((2, 3, 5))),
+     ["_ctc_wrec", "one dtype", "float64", "float32"]),
 ])
 def test_recursion_ops_refuse_bad_input(call, words):
     with pytest.raises(MXNetError) as err:

@@ -313,7 +313,7 @@ def _wrec_compute(rctx, ins, outs, attrs):
     and states at once."""
     out = outs[0]
     g = rctx.xp.ascontiguousarray(ins[3])
-    w0, w1, w2 = (_weights(rctx.xp, w, g.dtype, out, attrs.reverse) for w in ins[:3])
+    w0, w1, w2 = (_weights(rctx.xp, w, out, attrs.reverse) for w in ins[:3])
     t = g.shape[1]
     order = range(t - 1, -1, -1) if attrs.reverse else range(t)
     done = None
