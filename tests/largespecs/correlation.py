@@ -10,6 +10,10 @@ op on a small batch of those items.
 
 The adjoint's output is as large as the data (8 GiB at 2**32 float16 elements), a second
 big array beside it: its row stops past 2**31 (4 + 4 GiB).
+
+Measured on CPU (2 cores, shared): Correlation 33 s, peak 9.05 GB; the tangent 36 s, 9.08 GB;
+the adjoint 31 s, 8.81 GB; DeformablePSROIPooling 7 s, the sampler 12 s, the scatter 13 s,
+each 8.44 GB.
 """
 import numpy as np
 
