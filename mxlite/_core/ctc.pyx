@@ -31,7 +31,6 @@ import numpy as np
 from cython.parallel cimport prange, threadid
 from libc.math cimport exp, log, log1p, INFINITY
 from libc.stdint cimport int64_t
-cimport openmp
 
 from .common cimport idx_t, PARALLEL_MIN
 from .parallel cimport mx_serial, mx_region, mx_region_begin, mx_region_mark, mx_region_end
@@ -39,6 +38,17 @@ from .parallel cimport mx_serial, mx_region, mx_region_begin, mx_region_mark, mx
 ctypedef fused real:
     float
     double
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static long long mx_ctc_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static long long mx_ctc_max_threads(void) { return 1; }
+    #endif
+    """
+    long long mx_ctc_max_threads() nogil   # 1 where the build has no OpenMP (macOS)
 
 
 cdef struct Seq:
@@ -313,7 +323,7 @@ def scratch_size(idx_t steps, idx_t alphabet, idx_t label_width):
 
 def max_threads():
     """Threads an OpenMP loop may use (the first dimension of the scratch)."""
-    return openmp.omp_get_max_threads()
+    return mx_ctc_max_threads()
 
 
 def _check(bint ok, what):
