@@ -61,18 +61,12 @@ cdef struct Seq:
     idx_t ln             # label length
     idx_t s              # states: 2 ln + 1
     const int64_t* label  # the ln classes
-    int64_t* cls         # (S,) each state's class
     double* skipw        # (S,) 1 where a state may be entered from two states back, else 0
     double* row          # (A,) a step's softmax, then its posteriors
     double* e            # (T, ln + 1) log emissions: the blank's, then each label's
     double* q            # (T, S) emissions over the step's best (rescaled path)
     double* alpha        # (T, S)
     double* beta         # (3, S): beta' of two steps, a step's occupancies
-
-
-cdef inline idx_t _cls(const Seq* w, idx_t s) noexcept nogil:
-    """The class of state s of the extended label."""
-    return w.label[(s - 1) // 2] if s % 2 else w.blank
 
 
 cdef inline bint _skip(const Seq* w, idx_t s) noexcept nogil:
@@ -94,6 +88,28 @@ cdef inline double _lse3(double a, double b, double c) noexcept nogil:
     if m == -INFINITY:
         return m
     return m + log(exp(a - m) + exp(b - m) + exp(c - m))
+
+
+cdef inline double _sum(const double* x, idx_t n) noexcept nogil:
+    """x[0] + ... + x[n-1] in four running sums (the adds pipeline; one chain waits on each)."""
+    cdef double a0 = 0, a1 = 0, a2 = 0, a3 = 0
+    cdef idx_t i = 0
+    while i + 4 <= n:
+        a0 += x[i]
+        a1 += x[i + 1]
+        a2 += x[i + 2]
+        a3 += x[i + 3]
+        i += 4
+    while i < n:
+        a0 += x[i]
+        i += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+cdef inline void _scale(double* x, idx_t n, double f) noexcept nogil:
+    cdef idx_t i
+    for i in range(n):
+        x[i] *= f
 
 
 cdef bint _fits(const Seq* w) noexcept nogil:
@@ -146,26 +162,24 @@ cdef bint _alpha_step(Seq* w, idx_t t, double* logp) noexcept nogil:
     if not best > 0:
         return False
     inv = 1.0 / best
-    for s in range(S):
-        q[s] = w.row[w.cls[s]] * inv
+    v = w.row[w.blank] * inv
+    for k in range(w.ln):                      # states 2k + 1: the labels; the rest blanks
+        q[2 * k] = v
+        q[2 * k + 1] = w.row[w.label[k]] * inv
+    q[S - 1] = v
     if t == 0:
         for s in range(S):
             cur[s] = q[s] if s < 2 else 0.0
-            c += cur[s]
     else:
         cur[0] = prev[0] * q[0]
-        c = cur[0]
         if S > 1:
             cur[1] = (prev[1] + prev[0]) * q[1]
-            c += cur[1]
         for s in range(2, S):               # branch-free: the skip is a 0/1 factor
             cur[s] = (prev[s] + prev[s - 1] + w.skipw[s] * prev[s - 2]) * q[s]
-            c += cur[s]
+    c = _sum(cur, S)
     if not c > 0:
         return False
-    inv = 1.0 / c
-    for s in range(S):
-        cur[s] *= inv
+    _scale(cur, S, 1.0 / c)
     logp[0] += log(c) + shift
     return True
 
@@ -191,21 +205,24 @@ cdef double _forward(const real* x, real* g, Seq* w) noexcept nogil:
     return logp + log(total) if total > 0 else -INFINITY
 
 
-cdef void _subtract_posteriors(real* g, Seq* w, const double* gamma, double scale,
-                               bint log_space) noexcept nogil:
-    """g[class of s] -= occupancy of s, for the states of one step: gamma * scale, or
-    exp(gamma - scale) in log space; summed per class in double, then rounded once."""
-    cdef idx_t s, j, k
+cdef void _subtract_posteriors(real* g, Seq* w, const double* gamma,
+                               double scale) noexcept nogil:
+    """g[class of s] -= gamma[s] * scale over the states of one step, summed per class in
+    double (the blank's states are the even ones; no label is the blank), rounded once."""
+    cdef idx_t j, k
     cdef double* row = w.row
-    row[w.blank] = 0
-    for k in range(w.ln):
-        row[w.label[k]] = 0
-    for s in range(w.s):
-        row[w.cls[s]] += exp(gamma[s] - scale) if log_space else gamma[s] * scale
-    for j in range(w.ln + 1):                 # each class once: the blank, then the labels
-        k = w.blank if j == 0 else w.label[j - 1]
+    cdef double blank = 0
+    for j in range(w.ln + 1):
+        blank += gamma[2 * j]
+    g[w.blank] = <real>(<double>g[w.blank] - blank * scale)
+    for j in range(w.ln):
+        row[w.label[j]] = 0
+    for j in range(w.ln):
+        row[w.label[j]] += gamma[2 * j + 1]
+    for j in range(w.ln):                     # each class once (a repeated label: its sum)
+        k = w.label[j]
         if row[k] != 0:
-            g[k] = <real>(<double>g[k] - row[k])
+            g[k] = <real>(<double>g[k] - row[k] * scale)
             row[k] = 0
 
 
@@ -226,24 +243,19 @@ cdef void _backward(real* g, Seq* w) noexcept nogil:
             q = w.q + (t + 1) * S
             for s in range(S):                # the next step's beta' times its emissions
                 gamma[s] = nxt[s] * q[s]
-            z = 0
-            for s in range(S):
-                v = gamma[s]
-                if s + 1 < S:
-                    v += gamma[s + 1]
-                if s + 2 < S:
-                    v += w.skipw[s + 2] * gamma[s + 2]
-                cur[s] = v
-                z += v
+            for s in range(S - 2):            # branch-free: the skip is a 0/1 factor
+                cur[s] = gamma[s] + gamma[s + 1] + w.skipw[s + 2] * gamma[s + 2]
+            if S > 1:
+                cur[S - 2] = gamma[S - 2] + gamma[S - 1]
+            cur[S - 1] = gamma[S - 1]
+            z = _sum(cur, S)
             if z > 0:
-                for s in range(S):
-                    cur[s] /= z
-        z = 0
+                _scale(cur, S, 1.0 / z)
         for s in range(S):
             gamma[s] = w.alpha[t * S + s] * cur[s]
-            z += gamma[s]
+        z = _sum(gamma, S)
         if z > 0:
-            _subtract_posteriors(g + t * w.stride, w, gamma, 1.0 / z, False)
+            _subtract_posteriors(g + t * w.stride, w, gamma, 1.0 / z)
         tmp = cur
         cur = nxt
         nxt = tmp
@@ -285,9 +297,9 @@ cdef double _log_space(real* g, Seq* w) noexcept nogil:
                 c = nxt[s + 2] if s + 2 < S and _skip(w, s + 2) else -INFINITY
                 a = _lse3(a, b, c)
             cur[s] = a + _log_emission(w, t, s)
-        for s in range(S):                    # log gamma, into the alpha row (not read again)
-            la[t * S + s] += cur[s] - _log_emission(w, t, s)
-        _subtract_posteriors(g + t * w.stride, w, la + t * S, logp, True)
+        for s in range(S):                    # gamma, into the alpha row (not read again)
+            la[t * S + s] = exp(la[t * S + s] + cur[s] - _log_emission(w, t, s) - logp)
+        _subtract_posteriors(g + t * w.stride, w, la + t * S, 1.0)
         tmp = cur
         cur = nxt
         nxt = tmp
@@ -300,7 +312,6 @@ cdef void _sequence(const real* x, real* g, real* loss, Seq* w) noexcept nogil:
     cdef idx_t t, k
     cdef double logp
     for t in range(w.s):
-        w.cls[t] = _cls(w, t)
         w.skipw[t] = 1.0 if _skip(w, t) else 0.0
     logp = _forward(x, g, w)
     if logp > -INFINITY:
@@ -318,7 +329,7 @@ def scratch_size(idx_t steps, idx_t alphabet, idx_t label_width):
     """Doubles of scratch one thread needs for sequences of ``steps`` and labels of up to
     ``label_width`` classes."""
     cdef idx_t s = 2 * label_width + 1
-    return alphabet + steps * (label_width + 1 + 2 * s) + 5 * s
+    return alphabet + steps * (label_width + 1 + 2 * s) + 4 * s
 
 
 def max_threads():
@@ -402,7 +413,6 @@ cdef void _run(const real* x, real* g, real* loss, const int64_t* label,
     w.alpha = w.q + T * S
     w.beta = w.alpha + T * S
     w.skipw = w.beta + 3 * S
-    w.cls = <int64_t*>(w.skipw + S)           # 8-byte slots of the double scratch
     _sequence(x + n * A, g + n * A, loss + n, &w)
 
 
