@@ -365,3 +365,19 @@ def test_shape_methods_accept_inplace_as_mxnet():
     assert x.flatten(inplace=True).infer_shape(x=(2, 3, 4))[1] == [(2, 12)]
     assert x.squeeze(axis=1, inplace=True).infer_shape(x=(2, 1, 4))[1] == [(2, 4)]
     assert x.expand_dims(axis=0, inplace=True).infer_shape(x=(2,))[1] == [(1, 2)]
+
+
+def test_gen_atomic_symbol_is_the_op_alone_ready_to_compose():
+    data, p, h0, h1 = (mx.sym.var(n) for n in ("data", "param", "h0", "h1"))
+    s = mx.sym.RNN(data, p, h0, h1, state_size=4, num_layers=1, state_outputs=True,
+                   mode="lstm", name="lstm")
+    atom = s._gen_atomic_symbol()
+    assert atom.list_arguments() == ["data", "parameters", "state", "state_cell"]
+    assert atom.list_outputs() == s.list_outputs()
+    again = atom(data=data, parameters=p, state=h0, state_cell=h1)
+    assert again.list_arguments() == ["data", "param", "h0", "h1"]
+    assert again.tojson() == s.tojson()
+    with pytest.raises(MXNetError, match="_gen_atomic_symbol"):
+        data._gen_atomic_symbol()
+    with pytest.raises(MXNetError, match="_gen_atomic_symbol"):
+        mx.sym.Group([s[0], mx.sym.exp(data)])._gen_atomic_symbol()

@@ -231,6 +231,20 @@ class Symbol:
         """A group of every node's visible outputs (variables included), in graph order."""
         return Symbol([(n, i) for n in self._nodes() for i in range(n.num_visible_outputs())])
 
+    def _gen_atomic_symbol(self):
+        """This symbol's one operator alone: the same op and parameters, each input a fresh
+        variable named after the op's input (``data``, ``weight``, ...), ready to compose
+        with ``atomic(data=..., weight=...)``. (MXNet's atomic symbol had no inputs at all;
+        mxlite's graph has no input-less operator nodes, so the inputs are free variables.)"""
+        node = self._one_node()
+        if node is None or node.op is None:
+            raise MXNetError("_gen_atomic_symbol: needs a symbol of one operator node, got "
+                             f"{self!r}")
+        names = node.op.list_inputs(node.attrs)
+        inputs = [(SymNode(None, n), 0) for n in names]
+        atom = SymNode(node.op, node.name, node.attrs, inputs, node.user_attrs, node.given)
+        return Symbol([(atom, i) for i in range(atom.num_visible_outputs())])
+
     def get_children(self):
         """A group of the inputs of this symbol's output nodes, each node's inputs once (a
         node with several outputs is not listed per output); None when there are none."""
