@@ -768,10 +768,10 @@ def _transform_rows(rctx, inverse, rows, flat, cols, c, s):
     xp = rctx.xp
     y = xp.empty((rows.shape[0], cols.stop - cols.start), np.float64)
     if inverse:           # y_k = sum_j re_j cos - im_j sin  (unnormalised, real part)
-        t = xp.empty(y.shape, np.float64)
-        xp.matmul(rows[:, 0::2], c, y)
-        xp.matmul(rows[:, 1::2], s, t)
-        y -= t
+        w = xp.empty((2 * c.shape[0], c.shape[1]), np.float64)   # one product over the
+        w[0::2] = c                                              # interleaved pairs (a
+        w[1::2] = -s                                             # strided operand would
+        xp.matmul(rows, w, y)                                    # miss BLAS)
         xp.cast_into(flat[:, cols], y)
     else:                 # X_j = sum_k x_k (cos - i sin), interleaved
         xp.matmul(rows, c, y)
