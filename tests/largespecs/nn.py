@@ -189,11 +189,11 @@ def _deconv(y):
 
 
 # The same layers channels last (NHWC; weights (O, *kernel, I)): the call copies and
-# computes a batch chunk at a time, so its reads (Convolution: the big input) and writes
-# (Deconvolution: the big output) go through slices of the big array at offsets past 2**31,
-# and the weight gradient adds its chunks up. Measured with both layouts (CPU, 2 cores):
-# Convolution 16 s, Deconvolution 9-14 s, _conv_weight_grad 17 s, each peak 8.3 GiB (the
-# big array; the chunks' copies are 2**21 elements).
+# computes a batch chunk at a time, so its reads (Convolution, Pooling: the big input) and
+# writes (Deconvolution: the big output) go through slices of the big array at offsets past
+# 2**31, and the weight gradient adds its chunks up. Measured with both layouts (CPU, 2
+# cores): Convolution 16 s, Deconvolution 9-14 s, _conv_weight_grad 17 s, Pooling 18 s,
+# each peak 8.3-8.6 GiB (the big array; a chunk's copies are 2**21 elements).
 LAYOUT_REASON = F32_REASON + "; the row runs NCHW, then NHWC (batch chunks of the big array)"
 
 
@@ -366,8 +366,11 @@ ROWS = {
     "_conv_weight_grad": _in_turn(
         with_head(_images(2, 16, 64), (1, 4, 16), _conv_weight_grad, reduced=True),
         with_head(_images(16, 64, 2), (4, 16, 1), _conv_weight_grad_nhwc, reduced=True)),
-    "Pooling": batch_in(_images(1, 32, 64),
-                        lambda x: mx.nd.Pooling(x, pool_type="avg", **_POOL)),
+    "Pooling": _in_turn(batch_in(_images(1, 32, 64),
+                                 lambda x: mx.nd.Pooling(x, pool_type="avg", **_POOL)),
+                        batch_in(_images(32, 32, 2),
+                                 lambda x: mx.nd.Pooling(x, pool_type="avg", layout="NHWC",
+                                                         **_POOL))),
     "_pool_backward": batch_out(
         _images(1, 8, 16), _ITEM,
         lambda g: mx.nd._internal._pool_backward(g, pool_type="avg", in_shape=(32, 64),
