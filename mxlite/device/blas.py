@@ -6,8 +6,10 @@ OpenBLAS's two threads beside busy processes, against 0.3 ms on one. ``product``
 product on one thread (set through the OpenBLAS NumPy loaded, restored right after, so
 NumPy's own products keep their setting) when
 
-- it is small: below ``SERIAL_BELOW`` multiply-adds a second thread gains little (below
+- it is small: up to ``SERIAL_BELOW`` multiply-adds a second thread gains little (below
   2^18 OpenBLAS uses one thread by itself, and nothing is changed), or
+- no product has run on one thread yet: the first large one measures the one-thread rate
+  the next rule compares with, or
 - the machine looks contended: a multi-threaded product ran slower than the best rate seen
   on one thread. Then products run on one thread for the next ``HOLD_S`` seconds, and the
   next large one probes again (the policy of the kernels' contention guard, mx_parallel.h).
@@ -28,7 +30,6 @@ __all__ = ["product", "SERIAL_BELOW", "HOLD_S"]
 SERIAL_BELOW = 1 << 23          # multiply-adds (~0.2 ms on one core)
 HOLD_S = 0.1
 _OWN_THRESHOLD = 1 << 18        # OpenBLAS itself runs GEMMs below this on one thread
-_ASSUMED_SERIAL_RATE = 2e9      # multiply-adds per second, until one has been measured
 _NAMES = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
           ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
           ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
@@ -76,7 +77,10 @@ def product(run, macs):
         run()
         return
     start = time.perf_counter()
-    serial = macs < SERIAL_BELOW or start < _State.contended_until
+    # the first large product runs on one thread too: it measures the rate that tells a
+    # contended multi-threaded product from a normal one (an assumed rate can be far off)
+    serial = (macs <= SERIAL_BELOW or start < _State.contended_until
+              or (_State.adaptive and not _State.serial_rate))
     if serial:
         _State.setter(1)
         try:
@@ -90,5 +94,5 @@ def product(run, macs):
         return
     if serial:
         _State.serial_rate = max(_State.serial_rate, rate)
-    elif rate < 0.8 * (_State.serial_rate or _ASSUMED_SERIAL_RATE):
+    elif rate < 0.8 * _State.serial_rate:
         _State.contended_until = time.perf_counter() + HOLD_S
