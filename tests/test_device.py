@@ -529,10 +529,11 @@ def test_a_device_without_a_namespace_is_refused(monkeypatch):
 
 
 def test_blas_thread_policy_small_and_contended_products_run_on_one_thread():
-    """mxlite.device.blas: a product below SERIAL_BELOW multiply-adds runs with OpenBLAS
+    """mxlite.device.blas: a product of up to SERIAL_BELOW multiply-adds runs with OpenBLAS
     set to one thread and the setting restored; a large one keeps every thread unless a
     threaded product just ran slower than one thread does (contention), and then products
     run on one thread for HOLD_S seconds."""
+    large = 2 * blas_module().SERIAL_BELOW
     import time
     from mxlite.device import blas
     blas.product(lambda: None, 0)            # finds the library (or marks it absent)
@@ -549,23 +550,52 @@ def test_blas_thread_policy_small_and_contended_products_run_on_one_thread():
         mx.nd.dot(a, a).wait_to_read()                       # 2^21: serial
         assert seen == [1, state.most]
         seen.clear()
-        blas.product(lambda: None, blas.SERIAL_BELOW)        # large, uncontended: untouched
+        blas.product(lambda: None, large)        # large, uncontended: untouched
         assert seen == []
         state.serial_rate = 1e12                             # a stalled threaded product
-        blas.product(lambda: time.sleep(0.01), blas.SERIAL_BELOW)
+        blas.product(lambda: time.sleep(0.01), large)
         assert state.contended_until > time.perf_counter()
-        blas.product(lambda: None, blas.SERIAL_BELOW)        # now large ones run serially
+        blas.product(lambda: None, large)        # now large ones run serially
         assert seen == [1, state.most]
         big = mx.nd.ones((256, 256))
         assert np.array_equal(mx.nd.dot(big, big).asnumpy(), np.full((256, 256), 256.0))
         state.adaptive, state.contended_until = False, 0.0   # MXLITE_BLAS_THREADS=fixed
         seen.clear()
-        blas.product(lambda: time.sleep(0.01), blas.SERIAL_BELOW)
-        blas.product(lambda: None, blas.SERIAL_BELOW)
+        blas.product(lambda: time.sleep(0.01), large)
+        blas.product(lambda: None, large)
         assert seen == [] and state.contended_until == 0.0
     finally:
         state.setter = real
         state.serial_rate, state.contended_until, state.adaptive = saved
+
+
+def test_blas_first_large_product_measures_the_one_thread_rate(monkeypatch):
+    """Until a product has run on one thread there is no rate to call a threaded one slow
+    against: the first large product runs on one thread and measures it (fake setter and
+    clock: the policy alone)."""
+    blas = blas_module()
+    calls, clock = [], [0.0]
+    monkeypatch.setattr(blas._State, "setter", calls.append)
+    monkeypatch.setattr(blas._State, "most", 2)
+    monkeypatch.setattr(blas._State, "adaptive", True)
+    monkeypatch.setattr(blas._State, "serial_rate", 0.0)
+    monkeypatch.setattr(blas._State, "contended_until", -1.0)
+    monkeypatch.setattr(blas.time, "perf_counter", lambda: clock[0])
+
+    def product(seconds):
+        del calls[:]
+        blas.product(lambda: clock.__setitem__(0, clock[0] + seconds), 4 * blas.SERIAL_BELOW)
+        return list(calls)
+    assert product(1e-3) == [1, 2]                     # one thread, then restored
+    assert blas._State.serial_rate == 4 * blas.SERIAL_BELOW / 1e-3
+    assert product(0.5e-3) == []                       # then the BLAS's own threads
+    assert product(5e-3) == []                         # 5x slower than one thread...
+    assert product(1e-3) == [1, 2]                     # ...holds the next on one thread
+
+
+def blas_module():
+    from mxlite.device import blas
+    return blas
 
 
 def test_malloc_keeps_freed_buffers_unless_the_user_chose():

@@ -364,38 +364,45 @@ def _first_occurrences(draws):
     return ranked[first], perm[first]
 
 
-class _DistinctRow:
-    """The distinct classes one row has drawn so far, in draw order, and the draws that took.
+def _merge_distinct(order, held, draws, short):
+    """One round of a row: ``order`` holds its distinct classes in draw order, ``held`` the
+    same sorted; ``draws`` are the round's draws in order, ``short`` the classes still
+    needed. Returns ``(order, held, used, done)``: the classes after the round, the draws
+    it consumed and whether the row is complete. Only this round's draws are sorted (the
+    earlier ones are looked up in ``held``)."""
+    values, pos = _first_occurrences(draws)
+    if held.size:
+        at = np.searchsorted(held, draws[pos]).clip(max=held.size - 1)
+        pos = pos[held[at] != draws[pos]]                   # not held from earlier rounds
+    pos.sort()
+    if pos.size >= short:
+        return np.concatenate([order, draws[pos[:short]]]), held, int(pos[short - 1]) + 1, True
+    order = np.concatenate([order, draws[pos]])
+    # the first round's distinct values are already sorted; later rounds merge
+    return order, (values if not held.size else np.sort(order)), draws.size, False
 
-    Each round's draws are reduced to their own first occurrences and merged against the
-    classes already held (kept sorted for ``searchsorted``), so a row that needs a second
-    round sorts only that round's draws, not everything it drew."""
+
+_NO_CLASSES = np.empty(0, np.int64)
+
+
+class _DistinctRow:
+    """The distinct classes one row has drawn so far, in draw order, and the draws that
+    took; ``add`` takes a round of draws (``_merge_distinct``)."""
 
     def __init__(self, need):
         self.need = need
-        self.order = np.empty(0, np.int64)      # distinct classes in draw order
-        self.sorted = np.empty(0, np.int64)     # the same, sorted
-        self.draws = 0                          # draws consumed
+        self.order = self.sorted = _NO_CLASSES
+        self.draws = 0
 
     def add(self, draws):
         """Take ``draws`` (one round, in order); True once ``need`` distinct are held."""
         short = self.need - self.order.size
         if short <= 0:
             return True
-        values, pos = _first_occurrences(draws)
-        if self.sorted.size:
-            at = np.searchsorted(self.sorted, draws[pos]).clip(max=self.sorted.size - 1)
-            pos = pos[self.sorted[at] != draws[pos]]        # not held from earlier rounds
-        pos.sort()
-        if pos.size >= short:
-            self.draws += int(pos[short - 1]) + 1
-            self.order = np.concatenate([self.order, draws[pos[:short]]])
-            return True
-        self.draws += draws.size
-        self.order = np.concatenate([self.order, draws[pos]])
-        # the first round's distinct values are already sorted; later rounds merge
-        self.sorted = values if not self.sorted.size else np.sort(self.order)
-        return False
+        self.order, self.sorted, used, done = _merge_distinct(self.order, self.sorted, draws,
+                                                              short)
+        self.draws += used
+        return done
 
 
 _ZIPF_GROUP = 1 << 22       # draws per round (32 MiB of float64), whatever the output size
@@ -471,6 +478,7 @@ HOST_CODE = {
     "sample_into": "the CPU sampler's scratch for one block (CPU arrays are host arrays)",
     "checked_params": "host copies of the distribution parameters, checked before drawing",
     "zipf_classes": "log-uniform classes from host uniforms (both devices draw on the host)",
-    "_first_distinct": "the first distinct classes of each row, on the host",
+    "_first_occurrences": "each round's distinct classes of a row, sorted on the host",
+    "_merge_distinct": "one round of a row's distinct classes, merged on the host",
     "zipf_compute": "the Zipfian rows built on the host, then sent with from_host",
 }
