@@ -344,3 +344,26 @@ def test_layer_errors():
     with pytest.raises(mx.MXNetError, match="FullyConnected"):
         layer(nd.ones((2, 5)))
 
+
+
+@pytest.mark.parametrize("layer, layout, shape", [
+    ("Conv2D", "NHWC", (2, 7, 6, 3)),
+    ("Conv3D", "NDHWC", (2, 5, 4, 6, 3)), ("Conv2DTranspose", "NHWC", (2, 7, 6, 3))])
+def test_channels_last_conv_layers_infer_their_input_channels(layer, layout, shape):
+    """A channels-last layer without in_channels finds the input channels on the data's
+    last axis at the first call, and computes what the channels-first layer does on the
+    transposed data with the transposed weight."""
+    net = getattr(mx.gluon.nn, layer)(4, kernel_size=3, layout=layout)
+    net.initialize()
+    x = mx.nd.array(np.random.default_rng(0).normal(size=shape))
+    y = net(x)
+    w = net.weight.data()
+    first = getattr(mx.gluon.nn, layer)(4, kernel_size=3, in_channels=3)
+    first.initialize()
+    last = x.ndim - 1
+    to_first = (0, last) + tuple(range(1, last))
+    to_last = (0,) + tuple(range(2, x.ndim)) + (1,)
+    first.weight.set_data(w.transpose(to_first))    # (O, k.., C) -> (O, C, k..); deconv alike
+    first.bias.set_data(net.bias.data())
+    want = first(x.transpose(to_first)).transpose(to_last)
+    np.testing.assert_allclose(y.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-5)

@@ -41,7 +41,7 @@ def _infer_weight_shape(op_name, in_channels, layout, kwargs):
     data = symbol.var("data", shape=tuple(dshape))
     shapes = [tuple(s) for s in getattr(symbol, op_name)(data, **kwargs).infer_shape()[0]]
     if not in_channels:         # the axis of the input channels is not known yet
-        axis = 0 if op_name == "Deconvolution" else 1
+        axis = 0 if op_name == "Deconvolution" else layout.index("C")   # (O, C, k..) or (O, k.., C)
         shapes[1] = shapes[1][:axis] + (0,) + shapes[1][axis + 1:]
     return shapes
 
