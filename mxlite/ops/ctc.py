@@ -486,7 +486,7 @@ register(OpDef(
     list_inputs=_list_inputs, infer_shape=_ctc_shape, backward_shape=_ctc_backward_shape,
     infer_type=_ctc_type, compute={"cpu": _ctc_compute}, gradient=_ctc_grad,
     grad_needs=("inputs", "outputs"), num_outputs=2, num_visible_outputs=1,
-    in_place=True,      # a block of sequences is read (log_softmax) before its grad is written
+    in_place=True,      # each sequence is read before its gradient is written (both devices)
     output_names=("output", "grad"),
     doc="""Connectionist temporal classification loss, one value per sequence.
 
