@@ -460,8 +460,7 @@ def _nms_keep(boxes, thresh, limit):
     positions of the kept boxes, at most ``limit``; a box is dropped when its overlap
     with a kept one exceeds ``thresh``."""
     x1, y1, x2, y2 = (boxes[:, k] for k in range(4))
-    one = boxes.dtype.type(1)
-    zero = boxes.dtype.type(0)
+    one, zero = boxes.dtype.type(1), boxes.dtype.type(0)
     area = (x2 - x1 + one) * (y2 - y1 + one)
     alive = np.ones(boxes.shape[0], bool)
     keep = []
@@ -472,9 +471,9 @@ def _nms_keep(boxes, thresh, limit):
             if not alive[i]:
                 continue
             keep.append(i)
-            r = slice(i + 1, None)
-            w = (x2[r].clip(max=x2[i]) - x1[r].clip(min=x1[i]) + one).clip(min=zero)
-            h = (y2[r].clip(max=y2[i]) - y1[r].clip(min=y1[i]) + one).clip(min=zero)
+            r = slice(i + 1, None)           # views: cheaper than gathering the alive ones
+            w = np.maximum(np.minimum(x2[r], x2[i]) - np.maximum(x1[r], x1[i]) + one, zero)
+            h = np.maximum(np.minimum(y2[r], y2[i]) - np.maximum(y1[r], y1[i]) + one, zero)
             inter = w * h
             alive[r] &= ~(inter / (area[i] + area[r] - inter) > thresh)
     return np.array(keep, I64)
