@@ -101,14 +101,33 @@ def _box_iou_compute(rctx, ins, outs, attrs):
     rc = [rhs[:, k] for k in range(4)]                # (R,) columns: broadcast to (L, R)
     r0, r1, r2, r3 = _corners(*rc, fmt)
     r_area = _areas(*rc, fmt)
+    few = rhs.shape[0] <= _FEW_RHS
     for rows in _blocks(lhs.shape[0], rhs.shape[0]):
+        if few:
+            # one rhs box at a time against long contiguous lhs columns: NumPy's inner loop
+            # runs over the block, not over a last axis of a few rhs boxes
+            lc = [rctx.xp.ascontiguousarray(lhs[rows, k]) for k in range(4)]
+            l_box, l_area = _corners(*lc, fmt), _areas(*lc, fmt)
+            for j in range(rhs.shape[0]):
+                pick = slice(j, j + 1)
+                out[rows, j] = _iou(l_box, l_area, [r[pick] for r in (r0, r1, r2, r3)],
+                                    r_area[pick])
+            continue
         lc = [lhs[rows, k:k + 1] for k in range(4)]  # (block, 1) columns
-        l0, l1, l2, l3 = _corners(*lc, fmt)
-        inter = _overlap(l0, l2, r0, r2) * _overlap(l1, l3, r1, r3)
-        union = _areas(*lc, fmt) + r_area - inter
-        positive = inter > 0
-        # MXNet writes 0 where the boxes do not overlap (no 0 / 0 for empty boxes)
-        out[rows] = (inter / (union + ~positive)) * positive
+        out[rows] = _iou(_corners(*lc, fmt), _areas(*lc, fmt), (r0, r1, r2, r3), r_area)
+
+
+_FEW_RHS = 16       # up to this many rhs boxes, box_iou loops over them
+
+
+def _iou(l_box, l_area, r_box, r_area):
+    """IoU of corner boxes ``l_box`` against ``r_box`` (columns broadcasting together)."""
+    (l0, l1, l2, l3), (r0, r1, r2, r3) = l_box, r_box
+    inter = _overlap(l0, l2, r0, r2) * _overlap(l1, l3, r1, r3)
+    union = l_area + r_area - inter
+    positive = inter > 0
+    # MXNet writes 0 where the boxes do not overlap (no 0 / 0 for empty boxes)
+    return (inter / (union + ~positive)) * positive
 
 
 register(OpDef(

@@ -248,3 +248,33 @@ def test_box_decode_float16_is_the_float32_result_rounded_once():
                                     mx.nd.array(anchors, dtype="float32"), **kw).asnumpy()
     assert got.dtype == np.float16
     np.testing.assert_array_equal(got, want.astype(np.float16))
+
+
+def _numpy_iou(a, b):
+    """IoU of corner boxes a (L, 4) against b (R, 4), written from the definition."""
+    out = np.zeros((len(a), len(b)))
+    for i, p in enumerate(a):
+        for j, q in enumerate(b):
+            w = min(p[2], q[2]) - max(p[0], q[0])
+            h = min(p[3], q[3]) - max(p[1], q[1])
+            inter = max(w, 0) * max(h, 0)
+            area = lambda z: max(z[2] - z[0], 0) * max(z[3] - z[1], 0)   # noqa: E731
+            union = area(p) + area(q) - inter
+            out[i, j] = inter / union if inter > 0 else 0.0
+    return out
+
+
+@pytest.mark.parametrize("rhs_boxes", [1, 3, 16, 17, 40])
+def test_box_iou_against_the_definition_for_few_and_many_rhs_boxes(rhs_boxes):
+    """box_iou loops over up to 16 rhs boxes and broadcasts beyond: both agree with the
+    definition (empty and disjoint boxes included)."""
+    rng = np.random.default_rng(rhs_boxes)
+
+    def boxes(n):
+        lo = rng.uniform(0, 8, (n, 2))
+        b = np.concatenate([lo, lo + rng.uniform(-1, 4, (n, 2))], 1)   # some empty
+        return b
+    a, b = boxes(50), boxes(rhs_boxes)
+    got = mx.nd.contrib.box_iou(mx.nd.array(a, dtype="float64"),
+                                mx.nd.array(b, dtype="float64")).asnumpy()
+    np.testing.assert_allclose(got, _numpy_iou(a, b), rtol=1e-12, atol=1e-12)
