@@ -59,14 +59,8 @@ EXEMPT = [
 _PDFS = ("dirichlet", "exponential", "gamma", "generalized_negative_binomial",
          "negative_binomial", "normal", "poisson", "uniform")
 PENDING = {
-    *(f"registry {n}" for n in ("Correlation", "_contrib_DeformablePSROIPooling",
-                                "_contrib_MultiBoxTarget", "_contrib_MultiProposal",
-                                "_contrib_Proposal", "_contrib_hawkesll")),
     *(f"{w} {p}random_pdf_{d}" for d in _PDFS
       for w, p in (("registry", "_"), ("registry", ""), ("nd", ""))),
-    "nd Correlation",
-    *(f"nd.contrib {n}" for n in ("DeformablePSROIPooling", "MultiBoxTarget", "MultiProposal",
-                                  "Proposal", "hawkesll")),
 }
 
 
