@@ -57,6 +57,29 @@ def truncates(from_dtype, to_dtype):
     return np.dtype(from_dtype).kind == "f" and np.dtype(to_dtype).kind in "iub"
 
 
+FLOAT16_BLOCK = 1 << 22     # elements of a float16 element-wise op computed at a time
+
+
+def float16_in_blocks(compute, applies=lambda attrs: True):
+    """An element-wise compute function (every input has the output's shape) that runs over
+    flat blocks of ``FLOAT16_BLOCK`` elements when the output is float16: its float32 copies
+    (``in_work_dtype``) then hold one block, not the whole array (8 GiB of float16 data
+    would otherwise need 16 GiB for the input copy and 16 GiB for the result).
+    ``applies(attrs)`` says when the op is element-wise (LeakyReLU's prelu is not)."""
+    def run(rctx, ins, outs, attrs):
+        out = outs[0]
+        if (out.dtype != F16 or out.size <= FLOAT16_BLOCK or len(outs) != 1
+                or not applies(attrs)
+                or any(a.shape != out.shape or not a.flags.c_contiguous for a in ins + outs)):
+            return compute(rctx, ins, outs, attrs)
+        flat_ins, flat_out = [a.reshape(-1) for a in ins], out.reshape(-1)
+        for lo in range(0, out.size, FLOAT16_BLOCK):
+            part = slice(lo, lo + FLOAT16_BLOCK)
+            compute(rctx, [a[part] for a in flat_ins], [flat_out[part]], attrs)
+    run.__doc__ = compute.__doc__
+    return run
+
+
 def write_back(xp, result, out):
     """Store ``result`` into the preallocated ``out`` unless it already is ``out`` (a cast
     through namespace ``xp``: float16 overflow is inf)."""

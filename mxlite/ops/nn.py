@@ -14,7 +14,7 @@ import numpy as np
 from .._core import activation as _act
 from .._core import elemwise as _ew
 from ..base import FLOAT_DTYPES, op_error
-from .common import in_work_dtype, run_in, write_back
+from .common import float16_in_blocks, in_work_dtype, run_in, write_back
 from .elemwise import relu_step
 from .linalg import _blocked_matmul
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
@@ -222,7 +222,7 @@ register(OpDef(
     params=(Param("act_type", "str", doc="the activation function",
                   choices=_ACT_TYPES),),
     infer_shape=lambda shapes, attrs: [shapes[0]], backward_shape="same",
-    infer_type=_act_type("Activation", ("data",)), compute={"cpu": _activation_compute},
+    infer_type=_act_type("Activation", ("data",)), compute={"cpu": float16_in_blocks(_activation_compute)},
     gradient=_activation_gradient, grad_needs=("inputs", "outputs"), elementwise=True,
     doc="""Element-wise activation ``act_type``: ``relu`` max(x, 0), ``sigmoid``
 1 / (1 + exp(-x)), ``tanh``, ``softrelu`` log(1 + exp(x)) (computed as
@@ -387,7 +387,8 @@ register(OpDef(
             Param("lower_bound", "float", 0.125, "smallest random slope of rrelu"),
             Param("upper_bound", "float", 0.334, "largest random slope of rrelu")),
     list_inputs=_leaky_inputs, backward_shape=_leaky_backward_shape,
-    infer_shape=_leaky_shape, infer_type=_leaky_type, compute={"cpu": _leaky_compute},
+    infer_shape=_leaky_shape, infer_type=_leaky_type, compute={"cpu": float16_in_blocks(
+        _leaky_compute, lambda attrs: attrs.act_type not in ("prelu", "rrelu"))},
     gradient=_leaky_gradient, grad_needs=("inputs", "outputs"), elementwise=True,
     doc="""Leaky rectifiers and their relatives (MXNet's LeakyReLU), element-wise:
 
@@ -439,7 +440,7 @@ register(OpDef(
     "_rrelu_slope", inputs=("data", "output"),
     infer_shape=_same_two_shapes("_rrelu_slope"), backward_shape="same",
     infer_type=_act_type("_rrelu_slope", ("data", "output")),
-    compute={"cpu": _rrelu_slope_compute}, gradient=NON_DIFFERENTIABLE, elementwise=True,
+    compute={"cpu": float16_in_blocks(_rrelu_slope_compute)}, gradient=NON_DIFFERENTIABLE, elementwise=True,
     doc="""The slope RReLU used for each element, read back from its input and output:
 ``x < 0 ? y / x : 1`` (at x = 0 the slope 1, a subgradient). Piecewise constant, so it has
 no gradient (the slopes are constants of the forward pass)."""))
@@ -1020,7 +1021,7 @@ for _name, (_fwd, _grad, _out) in _REGRESSION.items():
         params=(Param("grad_scale", "float", 1.0, "scale of the gradient"),),
         infer_shape=_regression_shape_fn(_name), infer_type=_loss_type_fn(_name),
         backward_shape=_regression_backward_shape,
-        compute={"cpu": _regression_compute_fn(_name)}, gradient=_regression_gradient_fn(_name),
+        compute={"cpu": float16_in_blocks(_regression_compute_fn(_name))}, gradient=_regression_gradient_fn(_name),
         elementwise=True,
         doc=f"""Regression output layer: ``{_out}``; the data gradient is
 ``grad_scale / m * {_grad}`` with m = label.size / label.shape[0], the number of outputs

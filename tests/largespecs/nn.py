@@ -349,9 +349,9 @@ def _dropout(t):
 
 
 ROWS = {
-    "Activation": elementwise(_inplace(mx.nd.Activation, act_type="relu"), dtype="float32",
-                              values=(-3, 5, -7, 9), size="2**31", reason=F32_REASON,
-                              inplace=True),
+    # float16 past 2**32 in place: computed through float32 a block at a time
+    "Activation": elementwise(_inplace(mx.nd.Activation, act_type="relu"), dtype="float16",
+                              values=(-3, 5, -7, 9), inplace=True),
     "LeakyReLU": Row(_prelu, "float32", "2**31", F32_REASON),
     "_rrelu_slope": Row(_rrelu_slope, "float32", "2**31", F32_REASON),
     "LinearRegressionOutput": _loss(mx.nd.LinearRegressionOutput),

@@ -715,3 +715,23 @@ def test_row_wise_layers_run_in_place(name, device):
     x = nd.array(data, dtype="float64")
     call(x, out=[x] + hidden() if hidden else x)
     np.testing.assert_array_equal(x.asnumpy(), want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: nd.Activation(x, act_type="tanh"),
+    lambda x: nd.Activation(x, act_type="softrelu"),
+    lambda x: nd.LeakyReLU(x, act_type="elu", slope=0.3),
+    lambda x: nd.LeakyReLU(x, act_type="gelu"),
+    lambda x: nd.LogisticRegressionOutput(x, nd.zeros_like(x)),
+    lambda x: nd._internal._rrelu_slope(x, x * 0.25),
+])
+def test_float16_elementwise_layers_in_blocks_equal_one_pass(call, monkeypatch):
+    """float16 element-wise layers compute through float32 a block at a time: the same
+    values as one pass over the whole array."""
+    from mxlite.ops import common
+    x = nd.array(np.random.default_rng(2).normal(size=(7, 1000)), dtype="float16")
+    whole = call(x).asnumpy()
+    monkeypatch.setattr(common, "FLOAT16_BLOCK", 512)
+    blocked = call(x).asnumpy()
+    assert blocked.dtype == np.float16
+    np.testing.assert_array_equal(blocked, whole)
