@@ -1,4 +1,6 @@
 """Small inference helpers and the float16 compute rule shared by operator families."""
+import functools
+
 import numpy as np
 
 from ..base import FLOAT_DTYPES, op_error
@@ -76,8 +78,7 @@ def float16_in_blocks(compute, applies=lambda attrs: True):
         for lo in range(0, out.size, FLOAT16_BLOCK):
             part = slice(lo, lo + FLOAT16_BLOCK)
             compute(rctx, [a[part] for a in flat_ins], [flat_out[part]], attrs)
-    run.__doc__ = compute.__doc__
-    return run
+    return functools.wraps(compute)(run)     # its module names the op's family (API docs)
 
 
 def write_back(xp, result, out):

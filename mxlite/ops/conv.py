@@ -23,6 +23,8 @@ channels-first kernels on channels-first copies (``channels_first_compute``: one
 copy of each input and of the output; see benchmarks/bench_layouts.py for its cost), and each
 gradient op gets the node's layout, so the graphs above hold in every layout.
 """
+import functools
+
 import numpy as np
 
 from .._core import conv as _k
@@ -129,9 +131,7 @@ def channels_first_compute(compute, roles, summed=False):
         chunks = _chunks_of(rctx.xp, ins, roles, [] if summed else outs, work)
         (_summed_chunks if summed else _batched_chunks)(rctx, compute, chunks, outs,
                                                         Attrs(attrs, layout=None), work)
-    run.__name__ = run.__qualname__ = compute.__name__
-    run.__doc__ = compute.__doc__
-    return run
+    return functools.wraps(compute)(run)     # its module names the op's family (API docs)
 
 
 def _chunks_of(xp, ins, roles, outs, work):
@@ -350,7 +350,7 @@ _TAIL = (
           choices=("off", "limited", "fastest")),
     Param("cudnn_off", "bool", False, "ignored (cuDNN only)"),
     Param("layout", "str", None, "data layout: channels first (NCW, NCHW, NCDHW; the "
-          "default) or channels last (NWC, NHWC, NDHWC; the weight is then (O, *kernel, I))",
+          "default) or channels last (NWC, NHWC, NDHWC; the weight is then ``(O, *kernel, I)``)",
           choices=LAYOUTS),
 )
 
