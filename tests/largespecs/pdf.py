@@ -9,6 +9,10 @@ equals the op on that element alone with its distribution's parameters (the same
 arithmetic per element, so the results agree bit for bit). Dirichlet reads (4, N / 16, 4)
 sample vectors past 2**32 elements and writes 2**30 densities; its check reads the densities
 whose vectors sit at the head, around 2**31 and 2**32 and at the tail.
+
+Measured on CPU (2 shared cores, one row at a time under the lock): peak host memory 8.1 GB
+for each element-wise row, 10.1 GB for dirichlet; 28 s (normal, exponential) to 136 s
+(generalized_negative_binomial: five lgamma/log passes per tile).
 """
 import numpy as np
 
