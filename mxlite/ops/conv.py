@@ -81,9 +81,10 @@ def channel_axis(last, ndim):
     return ndim - 1 if last else 1
 
 
-def _first_order(a):
-    """A channels-first view of channels-last ``a`` (no copy)."""
-    return a.transpose((0, a.ndim - 1) + tuple(range(1, a.ndim - 1)))
+def _first_order(a, last=True):
+    """A channels-first view of channels-last ``a`` (no copy); ``a`` itself when it is
+    channels first already (``last`` False)."""
+    return a.transpose((0, a.ndim - 1) + tuple(range(1, a.ndim - 1))) if last else a
 
 
 def _copy(xp, src, dst):
@@ -104,9 +105,10 @@ def _copy(xp, src, dst):
 _LAYOUT_CHUNK = 1 << 21
 
 
-def _moved(xp, a, dtype):
-    """A C-contiguous channels-first copy of channels-last ``a`` in ``dtype``."""
-    view = _first_order(a)
+def _moved(xp, a, dtype, last=True):
+    """A C-contiguous channels-first copy of ``a`` (channels last unless ``last`` is False)
+    in ``dtype``."""
+    view = _first_order(a, last)
     out = xp.empty(view.shape, dtype)
     _copy(xp, view, out)
     return out
@@ -122,19 +124,23 @@ def channels_first_compute(compute, roles, summed=False):
     ``summed`` (the weight gradient, a sum over the batch), added up over the chunks and
     copied back once. Transposing copies rather than channels-last kernels: the index
     arithmetic stays that of the tested kernels, for one pass over each array
-    (benchmarks/bench_layouts.py measures it)."""
+    (benchmarks/bench_layouts.py measures it). A large float16 call in a channels-first
+    layout goes the same way (the chunk copies are its float32 casts), so no float32 copy
+    of the whole array exists."""
     def run(rctx, ins, outs, attrs):
-        if not is_channels_last(attrs.layout):
-            return compute(rctx, ins, outs, attrs)
+        last = is_channels_last(attrs.layout)
         work = compute_dtype(outs[0].dtype)
-        ins = [_moved(rctx.xp, a, work) if r == "w" else a for a, r in zip(ins, roles)]
-        chunks = _chunks_of(rctx.xp, ins, roles, [] if summed else outs, work)
+        if not last and (work == outs[0].dtype or ins[0].size <= _LAYOUT_CHUNK):
+            return compute(rctx, ins, outs, attrs)
+        # channels last, or a large float16 call: its float32 copies a chunk at a time
+        ins = [_moved(rctx.xp, a, work, last) if r == "w" else a for a, r in zip(ins, roles)]
+        chunks = _chunks_of(rctx.xp, ins, roles, [] if summed else outs, work, last)
         (_summed_chunks if summed else _batched_chunks)(rctx, compute, chunks, outs,
-                                                        Attrs(attrs, layout=None), work)
+                                                        Attrs(attrs, layout=None), work, last)
     return functools.wraps(compute)(run)     # its module names the op's family (API docs)
 
 
-def _chunks_of(xp, ins, roles, outs, work):
+def _chunks_of(xp, ins, roles, outs, work, last=True):
     """``(start, stop, inputs)`` per batch chunk, the batched inputs copied channels first
     (lazily: one chunk's copies at a time). A chunk's items times the largest per-item
     array (batched inputs, ``outs``) stay under ``_LAYOUT_CHUNK``; an empty batch is one
@@ -144,32 +150,32 @@ def _chunks_of(xp, ins, roles, outs, work):
               + list(outs))
     step = max(1, _LAYOUT_CHUNK // max(per, 1))
     for s in range(0, max(n, 1), step):
-        yield s, s + step, [_moved(xp, a[s:s + step], work) if r == "b" else a
+        yield s, s + step, [_moved(xp, a[s:s + step], work, last) if r == "b" else a
                             for a, r in zip(ins, roles)]
 
 
-def _batched_chunks(rctx, compute, chunks, outs, attrs, work):
+def _batched_chunks(rctx, compute, chunks, outs, attrs, work, last=True):
     """Each chunk computed into channels-first scratch, copied into its slice of ``outs``."""
     xp = rctx.xp
     for s, e, chunk in chunks:
-        parts = [xp.empty(_first_order(o[s:e]).shape, work) for o in outs]
+        parts = [xp.empty(_first_order(o[s:e], last).shape, work) for o in outs]
         compute(rctx, chunk, parts, attrs)
         for part, o in zip(parts, outs):
-            _copy(xp, part, _first_order(o[s:e]))
+            _copy(xp, part, _first_order(o[s:e], last))
 
 
-def _summed_chunks(rctx, compute, chunks, outs, attrs, work):
+def _summed_chunks(rctx, compute, chunks, outs, attrs, work, last=True):
     """The chunks' results added up (a sum over the batch), copied into ``outs[0]``."""
     xp = rctx.xp
     total = None
     for _, _, chunk in chunks:
-        part = xp.empty(_first_order(outs[0]).shape, work)
+        part = xp.empty(_first_order(outs[0], last).shape, work)
         compute(rctx, chunk, [part], attrs)
         if total is None:
             total = part
         else:
             kernels(rctx, _k).add_into(total, part)
-    _copy(xp, total, _first_order(outs[0]))
+    _copy(xp, total, _first_order(outs[0], last))
 
 
 # Elements of one column buffer (im2col); larger batches are processed in chunks.

@@ -610,3 +610,40 @@ def test_pooling_on_random_geometries(geometry, pool_type, convention, include_p
                         pooling_convention=convention, count_include_pad=include_pad)
     want = ref_pool(x, kernel, stride, pad, pool_type, convention, include_pad)
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_float16_convolution_runs_in_float32_chunks(monkeypatch):
+    """A float16 call larger than a chunk computes on float32 copies of batch chunks (no
+    float32 copy of the whole array): the output, both input gradients and the weight
+    gradient equal the single-pass float16 call's (the weight gradient up to the float32
+    sums' order)."""
+    from mxlite.ops import conv
+    rng = np.random.default_rng(5)
+    x = mx.nd.array(rng.normal(size=(6, 3, 9, 9)), dtype="float16")
+    w = mx.nd.array(rng.normal(size=(4, 3, 3, 3)), dtype="float16")
+    b = mx.nd.array(rng.normal(size=(4,)), dtype="float16")
+
+    def run():
+        xs, ws, bs = (a.copy() for a in (x, w, b))
+        for a in (xs, ws, bs):
+            a.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(xs, ws, bs, kernel=(3, 3), num_filter=4, pad=(1, 1))
+            p = mx.nd.Pooling(y, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        p.backward(mx.nd.ones_like(p))
+        return [a.asnumpy() for a in (p, y, xs.grad, ws.grad, bs.grad)]
+    whole = run()
+    monkeypatch.setattr(conv, "_LAYOUT_CHUNK", 200)          # one image per chunk
+    copies = []
+    moved = conv._moved
+    monkeypatch.setattr(conv, "_moved", lambda xp, a, dtype, last=True: (
+        copies.append((a.shape, dtype, last)), moved(xp, a, dtype, last))[1])
+    chunked = run()
+    assert (x.shape[0] and ((1,) + x.shape[1:], np.float32, False) in
+            [(s, np.dtype(d), last) for s, d, last in copies])   # image-sized float32 copies
+    assert all(np.prod(s) <= 4 * 9 * 9 for s, _, _ in copies)   # never the whole batch
+    for got, want in zip(chunked[:3], whole[:3]):
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got, want)
+    for got, want in zip(chunked[3:], whole[3:]):
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-3)
