@@ -194,7 +194,10 @@ def _deconv(y):
 # 2**31, and the weight gradient adds its chunks up. Measured with both layouts (CPU, 2
 # cores): Convolution 16 s, Deconvolution 9-14 s, _conv_weight_grad 17 s, Pooling 18 s,
 # each peak 8.3-8.6 GiB (the big array; a chunk's copies are 2**21 elements).
-LAYOUT_REASON = F32_REASON + "; the row runs NCHW, then NHWC (batch chunks of the big array)"
+LAYOUT_REASON = ("float32, past 2**31 (8 GiB; 2**32 float32 elements are the whole 16 GiB "
+                 "peak): a large float16 call computes on float32 batch chunks, the path a "
+                 "channels-last call takes (tests/ops/test_conv.py), which this row covers "
+                 "by running NCHW, then NHWC")
 
 
 def _conv_nhwc(x):
