@@ -11,6 +11,7 @@ from . import kvstore
 from . import gluon
 from . import cuda      # the GPU backend; registers itself with mxlite.device (no CuPy needed)
 from . import executor   # Symbol.bind / simple_bind
+from . import profiler, visualization   # mx.profiler, mx.viz (graphviz imported on use)
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np,
@@ -21,6 +22,7 @@ sym = symbol
 AttrScope = attribute.AttrScope
 init = initializer
 kv = kvstore
+viz = visualization
 
 # imported on first use (``mx.test_utils.assert_almost_equal``), to keep ``import mxlite`` light
 _LAZY_MODULES = ("test_utils", "tools")
