@@ -11,6 +11,7 @@ from . import kvstore
 from . import gluon
 from . import cuda      # the GPU backend; registers itself with mxlite.device (no CuPy needed)
 from . import executor   # Symbol.bind / simple_bind
+from . import io, recordio   # mx.io data iterators, mx.recordio files
 from . import profiler, visualization   # mx.profiler, mx.viz (graphviz imported on use)
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus

@@ -1,0 +1,10 @@
+"""``mx.io``: MXNet 1.9.1's data iterators (``NDArrayIter``, ``CSVIter``, ...) and the batch
+protocol (``DataDesc``, ``DataBatch``, ``DataIter``)."""
+from . import io, utils
+from .io import DataBatch, DataDesc, DataIter, PrefetchingIter, ResizeIter
+from .native import CSVIter, LibSVMIter, MNISTIter, MXDataIter
+from .ndarray_iter import NDArrayIter
+from .utils import _getdata_by_idx, _has_instance, _init_data
+
+__all__ = ["DataBatch", "DataDesc", "DataIter", "PrefetchingIter", "ResizeIter", "CSVIter",
+           "LibSVMIter", "MNISTIter", "MXDataIter", "NDArrayIter"]

@@ -1,0 +1,248 @@
+"""The iterators MXNet 1.9.1 implemented in C++ (``mx.io.CSVIter``, ...), here in Python on
+one base class, ``MXDataIter``, whose ``getdata()``/``getlabel()`` return one NDArray each
+as MXNet's did.
+
+``CSVIter`` streams its files a batch at a time (memory stays at one batch whatever the
+file's size) and follows MXNet's batch loader: with ``round_batch`` (the default) the last
+batch is completed from the start of the file, ``pad`` says by how many examples, and the
+next epoch starts after those examples; without it the last batch is padded (with zeros,
+where MXNet left the previous batch's values) and the next epoch starts at the beginning.
+"""
+import numpy as np
+
+from ..base import MXNetError
+from .io import DataBatch, DataDesc, DataIter
+
+__all__ = ["MXDataIter", "CSVIter", "LibSVMIter", "MNISTIter"]
+
+
+class MXDataIter(DataIter):
+    """The base of the iterators that MXNet implemented in its C++ back end: a subclass
+    defines ``_read_batch()`` (``(data, label, pad, index)`` as NumPy arrays, or None at the
+    end of the epoch) and ``_restart()``. ``getdata()`` and ``getlabel()`` return one
+    NDArray each; ``data_name`` / ``label_name`` name them in ``provide_data`` /
+    ``provide_label``."""
+
+    def __init__(self, batch_size, data_name="data", label_name="softmax_label"):
+        super().__init__(batch_size)
+        self.data_name = data_name
+        self.label_name = label_name
+        self._current = None
+
+    def _read_batch(self):
+        raise NotImplementedError(f"{type(self).__name__}._read_batch")
+
+    def _restart(self):
+        raise NotImplementedError(f"{type(self).__name__}._restart")
+
+    def reset(self):
+        self._current = None
+        self._restart()
+
+    def iter_next(self):
+        self._current = self._read_batch()
+        return self._current is not None
+
+    def next(self):
+        if not self.iter_next():
+            raise StopIteration
+        return DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(),
+                         index=self.getindex())
+
+    def _field(self, i, what):
+        if self._current is None:
+            raise MXNetError(f"{type(self).__name__}.{what}: there is no current batch "
+                             "(call next() first)")
+        return self._current[i]
+
+    def getdata(self):
+        from .. import ndarray as nd
+        data = self._field(0, "getdata")
+        return nd.array(data, dtype=data.dtype)
+
+    def getlabel(self):
+        from .. import ndarray as nd
+        label = self._field(1, "getlabel")
+        return nd.array(label, dtype=label.dtype)
+
+    def getpad(self):
+        return self._field(2, "getpad")
+
+    def getindex(self):
+        return self._field(3, "getindex")
+
+
+def _shape(name, value, what):
+    try:
+        shape = (value,) if isinstance(value, (int, np.integer)) else tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        raise MXNetError(f"{name}: {what} must be a shape, got {value!r}") from None
+    if not shape or any(v <= 0 for v in shape):
+        raise MXNetError(f"{name}: {what} must be a non-empty shape of positive sizes, got "
+                         f"{value!r}")
+    return shape
+
+
+class _CSVRows:
+    """The rows of one CSV file of numbers, read lazily, each checked to hold ``size``
+    values of ``dtype``."""
+
+    def __init__(self, path, size, dtype, what):
+        self.path, self.size, self.dtype, self.what = path, size, dtype, what
+        try:
+            self.file = open(path, "r")
+        except OSError as err:
+            raise MXNetError(f"CSVIter: cannot open {what} {path!r}: {err}") from None
+        self.line = 0
+
+    def rewind(self):
+        self.file.seek(0)
+        self.line = 0
+
+    def next_row(self):
+        """The next row as a 1-D array, or None at the end of the file."""
+        while True:
+            text = self.file.readline()
+            if not text:
+                return None
+            self.line += 1
+            if text.strip():
+                break
+        fields = text.strip().split(",")
+        if len(fields) != self.size:
+            raise MXNetError(f"CSVIter: line {self.line} of {self.what} {self.path!r} has "
+                             f"{len(fields)} values, the shape needs {self.size}")
+        try:
+            return np.array(fields, dtype=self.dtype)
+        except ValueError:
+            raise MXNetError(f"CSVIter: line {self.line} of {self.what} {self.path!r} is not "
+                             f"{len(fields)} numbers of type {np.dtype(self.dtype).name}: "
+                             f"{text.strip()[:80]!r}") from None
+
+    def close(self):
+        self.file.close()
+
+
+CSV_DTYPES = ("float32", "int32", "int64")
+
+
+class CSVIter(MXDataIter):
+    """Batches of ``batch_size`` rows of the CSV file ``data_csv`` (each row ``data_shape``
+    numbers), with the labels of ``label_csv`` (each row ``label_shape`` numbers; zeros when
+    it is ``'NULL'``), as MXNet 1.9.1's ``mx.io.CSVIter``.
+
+    ``dtype`` is ``'float32'`` (default), ``'int32'`` or ``'int64'`` (the data's type; labels
+    are float32). A label of shape ``(1,)`` is batched as ``(batch_size,)``. ``round_batch``:
+    see the module docstring. ``prefetch_buffer``, ``ctx``, ``data_name`` and ``label_name``
+    are accepted as MXNet's.
+    """
+
+    def __init__(self, data_csv, data_shape, batch_size, label_csv="NULL", label_shape=(1,),
+                 round_batch=True, dtype=None, data_name="data", label_name="softmax_label",
+                 prefetch_buffer=4, ctx="gpu"):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+                or batch_size <= 0:
+            raise MXNetError(f"CSVIter: batch_size must be a positive int, got {batch_size!r}")
+        super().__init__(int(batch_size), data_name, label_name)
+        dtype = "float32" if dtype is None else np.dtype(dtype).name
+        if dtype not in CSV_DTYPES:
+            raise MXNetError(f"CSVIter: dtype must be one of {CSV_DTYPES}, got {dtype!r}")
+        self.dtype = np.dtype(dtype)
+        self.data_shape = _shape("CSVIter", data_shape, "data_shape")
+        self.label_shape = _shape("CSVIter", label_shape, "label_shape")
+        self.round_batch = bool(round_batch)
+        self._data = _CSVRows(data_csv, int(np.prod(self.data_shape)), self.dtype, "data_csv")
+        self._labels = None
+        if label_csv not in (None, "NULL"):
+            self._labels = _CSVRows(label_csv, int(np.prod(self.label_shape)), np.float32,
+                                    "label_csv")
+        self._example = 0                # the index of the next example read
+        self._skip_rewind = False        # round_batch wrapped: the next epoch goes on from here
+        self._batch_label_shape = ((self.batch_size,) if self.label_shape == (1,)
+                                   else (self.batch_size,) + self.label_shape)
+
+    def __del__(self):
+        for rows in (getattr(self, "_data", None), getattr(self, "_labels", None)):
+            if rows is not None:
+                rows.close()
+
+    @property
+    def provide_data(self):
+        return [DataDesc(self.data_name, (self.batch_size,) + self.data_shape, self.dtype)]
+
+    @property
+    def provide_label(self):
+        return [DataDesc(self.label_name, self._batch_label_shape, np.float32)]
+
+    def _rewind(self):
+        self._data.rewind()
+        if self._labels is not None:
+            self._labels.rewind()
+        self._example = 0
+
+    def _restart(self):
+        if self._skip_rewind:
+            self._skip_rewind = False
+        else:
+            self._rewind()
+
+    def _next_example(self):
+        row = self._data.next_row()
+        if row is None:
+            return None
+        if self._labels is None:
+            label = np.zeros(int(np.prod(self.label_shape)), np.float32)
+        else:
+            label = self._labels.next_row()
+            if label is None:
+                raise MXNetError(f"CSVIter: label_csv {self._labels.path!r} has fewer rows "
+                                 f"({self._labels.line}) than data_csv {self._data.path!r}")
+        index = self._example
+        self._example += 1
+        return row, label, index
+
+    def _read_batch(self):
+        data = np.zeros((self.batch_size, self._data.size), self.dtype)
+        label = np.zeros((self.batch_size, self._labels.size if self._labels else
+                          int(np.prod(self.label_shape))), np.float32)
+        index = np.zeros(self.batch_size, np.uint64)
+        top = 0
+        while top < self.batch_size:
+            example = self._next_example()
+            if example is None:
+                break
+            data[top], label[top], index[top] = example
+            top += 1
+        if top == 0:
+            return None
+        pad = self.batch_size - top
+        if pad and self.round_batch:
+            self._rewind()
+            for slot in range(top, self.batch_size):
+                example = self._next_example()
+                if example is None:
+                    raise MXNetError(f"CSVIter: batch_size {self.batch_size} exceeds the "
+                                     f"{self._example} rows of {self._data.path!r} "
+                                     "(round_batch cannot fill a batch)")
+                data[slot], label[slot], index[slot] = example
+            self._skip_rewind = True
+        return (data.reshape((self.batch_size,) + self.data_shape),
+                label.reshape(self._batch_label_shape), pad, index)
+
+
+class LibSVMIter(MXDataIter):
+    """MXNet's ``mx.io.LibSVMIter`` yields sparse (CSR) batches, which mxlite does not have
+    yet (sparse storage is planned): constructing one is an MXNetError."""
+
+    def __init__(self, *args, **kwargs):  # noqa: D107  (always raises)
+        raise MXNetError("LibSVMIter: batches of CSR storage need mxlite's sparse NDArrays, "
+                         "which are not implemented yet; read the file with NumPy and use "
+                         "mx.io.NDArrayIter on dense arrays")
+
+
+class MNISTIter(MXDataIter):
+    """MXNet's ``mx.io.MNISTIter`` is not implemented: constructing one is an MXNetError."""
+
+    def __init__(self, *args, **kwargs):  # noqa: D107  (always raises)
+        raise MXNetError("MNISTIter is not implemented in mxlite; use "
+                         "mx.gluon.data.vision.MNIST or NDArrayIter over the decoded arrays")
