@@ -185,7 +185,21 @@ class _RNNLayer(HybridBlock):
                                  f"{inputs.shape}")
             batch_size = inputs.shape[self._layout.find("N")]
             return self.begin_state(batch_size, ctx=inputs.context, dtype=inputs.dtype)
-        return self.begin_state(0, func=sym.zeros)
+        return self._symbolic_zero_states(inputs)
+
+    def _symbolic_zero_states(self, inputs):
+        """Zero states for a Symbol input, their batch size taken from it: one element per
+        sequence of the data, zeroed, broadcast to each state's shape (``sym.zeros`` would
+        need the batch size, which a traced graph does not know)."""
+        t_axis, c_axis = self._layout.find("T"), self._layout.find("C")
+        one = sym.slice_axis(sym.slice_axis(inputs, axis=t_axis, begin=0, end=1),
+                             axis=c_axis, begin=0, end=1)
+        if self._layout == "NTC":
+            one = sym.swapaxes(one, dim1=0, dim2=1)
+        zero = sym.zeros_like(one)                      # (1, N, 1)
+        return [sym.broadcast_axis(zero, axis=(0, 2), size=(info["shape"][0],
+                                                            info["shape"][2]))
+                for info in self.state_info()]
 
     def _check_states(self, inputs, states):
         if len(states) != len(self.state_info()):
