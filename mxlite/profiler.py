@@ -153,26 +153,29 @@ class _OperatorHook:
         if self.saved is not None:
             return
         ops = {id(op): op for op in REGISTRY.values()}.values()
-        self.saved = [(op, op.compute, op.cpu_kernel) for op in ops]
-        for op, compute, _ in self.saved:
-            op.compute = {key: self.timed(op, kernel) for key, kernel in compute.items()}
+        self.saved = [(op, op.compute, op.cpu_kernel, op.gradient) for op in ops]
+        for op, compute, _, gradient in self.saved:
+            name = _trace_name(op)
+            op.compute = {key: self.timed(op, name, kernel) for key, kernel in compute.items()}
             op.cpu_kernel = None     # a compiled kernel cannot be wrapped: run compute[]
+            if op.name == "Custom":  # its imperative backward runs Python, not a kernel
+                op.gradient = self.timed_custom_backward(gradient)
 
     def uninstall(self):
         if self.saved is None:
             return
-        for op, compute, cpu_kernel in self.saved:
-            op.compute, op.cpu_kernel = compute, cpu_kernel
+        for op, compute, cpu_kernel, gradient in self.saved:
+            op.compute, op.cpu_kernel, op.gradient = compute, cpu_kernel, gradient
         self.saved = None
 
-    def timed(self, op, kernel):
+    def timed(self, op, op_name, kernel):
         """``kernel`` with its calls recorded while the profiler records."""
         hook = self
 
         def run(rctx, ins, outs, attrs):
             if not _STATE.recording:
                 return kernel(rctx, ins, outs, attrs)
-            domain, name, custom = hook.name_of(op, attrs)
+            domain, name, custom = hook.name_of(op, op_name, attrs)
             stack = hook.custom_stack()
             if custom is not None:
                 stack.append(custom)
@@ -190,13 +193,37 @@ class _OperatorHook:
         run.__name__ = getattr(kernel, "__name__", "kernel")
         return run
 
+    def timed_custom_backward(self, gradient):
+        """Custom's gradient: imperatively (``F`` is ``mx.nd``) it runs the user's Python
+        backward right away, recorded as ``_backward_<op_type>::pure_python``; in a graph it
+        makes a ``_backward_Custom`` node, whose kernel is timed like any other."""
+        hook = self
+
+        def run(F, node, ograds):
+            from . import ndarray
+            if not _STATE.recording or F is not ndarray:
+                return gradient(F, node, ograds)
+            op_type = node.attrs["op_type"]
+            stack = hook.custom_stack()
+            stack.append(op_type)
+            begin = time.perf_counter_ns()
+            try:
+                return gradient(F, node, ograds)
+            finally:
+                end = time.perf_counter_ns()
+                stack.pop()
+                _STATE.span(CUSTOM_DOMAIN, f"_backward_{op_type}::pure_python", begin, end)
+
+        run.__wrapped__ = gradient
+        return run
+
     def custom_stack(self):
         stack = getattr(self.local, "stack", None)
         if stack is None:
             stack = self.local.stack = []
         return stack
 
-    def name_of(self, op, attrs):
+    def name_of(self, op, op_name, attrs):
         """(domain, event name, op_type if ``op`` runs a custom operator's Python code)."""
         if op.name in ("Custom", "_backward_Custom"):
             op_type = attrs["op_type"]
@@ -204,8 +231,16 @@ class _OperatorHook:
             return CUSTOM_DOMAIN, f"{prefix}{op_type}::pure_python", op_type
         stack = self.custom_stack()
         if stack:
-            return CUSTOM_DOMAIN, f"{stack[-1]}::{op.name}", None
-        return OPERATOR_DOMAIN, op.name, None
+            return CUSTOM_DOMAIN, f"{stack[-1]}::{op_name}", None
+        return OPERATOR_DOMAIN, op_name, None
+
+
+def _trace_name(op):
+    """The operator's name as MXNet's profiler shows it: MXNet's kernel of ``mx.nd.zeros``
+    (``ones``, ``full``, ``arange``, ...) is ``_zeros``, which mxlite registers as an alias
+    of ``zeros``."""
+    internal = "_" + op.name
+    return internal if internal in op.aliases else op.name
 
 
 def _wait(rctx):
