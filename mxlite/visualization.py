@@ -3,11 +3,12 @@
 ``plot_network`` returns a ``graphviz.Digraph``; the graphviz Python package is an optional
 extra (``pip install 'mxlite[viz]'``), imported only when the function is called.
 
-Which variables are parameters. A variable is a *parameter* (weight, bias, gamma, moving
-statistics, ...) when every operator that reads it reads it at an input other than its
-first (the data input), as the registry names them; every other variable is a *data input*
-and appears as a layer. MXNet decided by the variable's name (``*_weight``, ``*_bias``, ...),
-so a user-named weight showed up as a layer; mxlite decides by where the variable is used.
+Which variables are parameters. A variable is a *parameter* when every operator that reads
+it reads it at a parameter input (the registry's input names ``weight``, ``bias``,
+``gamma``, ``beta``, ``parameters``, or an auxiliary state such as BatchNorm's
+``moving_mean``); every other variable (data, labels, the operands of ``a + b``) is a *data
+input* and appears as a layer. MXNet decided by the variable's name (``*_weight``,
+``*_bias``, ...), so a user-named weight showed up as a layer; mxlite decides by use.
 
 Graph nodes are named by their position in the graph, not by their names, so two nodes with
 one name (``FullyConnected(name='fc')`` twice) stay two nodes; a warning still says that
@@ -21,6 +22,10 @@ import numpy as np
 from .base import MXNetError
 
 __all__ = ["print_summary", "plot_network"]
+
+
+# the registry's names of inputs that hold learned values
+_PARAMETER_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "parameters"})
 
 
 class _Graph:
@@ -41,9 +46,10 @@ class _Graph:
         self.dtypes = self._outputs(dtype, "dtype")
 
     def _input_names(self, node):
+        """The registry's names of a node's inputs, and those that are auxiliary states."""
         from .ops.registry import get_op
         op = get_op(node["op"])
-        return op.list_inputs(op.parse_attrs(node.get("attrs", {})))
+        return op.list_inputs(op.parse_attrs(node.get("attrs", {}))), set(op.aux_inputs)
 
     def _parameter_variables(self):
         """Indices of the variables every reader reads at a non-data input."""
@@ -51,12 +57,13 @@ class _Graph:
         for node in self.nodes:
             if node["op"] == "null":
                 continue
-            names = self._input_names(node)
+            names, aux = self._input_names(node)
             for slot, (src, _, _) in enumerate(node["inputs"]):
                 if self.nodes[src]["op"] != "null":
                     continue
-                is_data = slot == 0 or slot >= len(names) or names[slot] == "data"
-                (at_data if is_data else at_param).add(src)
+                name = names[slot] if slot < len(names) else None
+                is_param = name in _PARAMETER_INPUTS or name in aux
+                (at_param if is_param else at_data).add(src)
         return at_param - at_data
 
     def _outputs(self, given, what):
