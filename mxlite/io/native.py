@@ -4,8 +4,8 @@ as MXNet's did.
 
 ``CSVIter`` streams its files a batch at a time (memory stays at one batch whatever the
 file's size) and follows MXNet's batch loader: with ``round_batch`` (the default) the last
-batch is completed from the start of the file, ``pad`` says by how many examples, and the
-next epoch starts after those examples; without it the last batch is padded (with zeros,
+batch is completed from the start of the file, ``pad`` says by how many examples, that
+batch ends the epoch, and the next epoch starts after those examples; without it the last batch is padded (with zeros,
 where MXNet left the previous batch's values) and the next epoch starts at the beginning.
 """
 import numpy as np
@@ -158,6 +158,7 @@ class CSVIter(MXDataIter):
                                     "label_csv")
         self._example = 0                # the index of the next example read
         self._skip_rewind = False        # round_batch wrapped: the next epoch goes on from here
+        self._epoch_over = False         # the wrapped batch ended the epoch
         self._batch_label_shape = ((self.batch_size,) if self.label_shape == (1,)
                                    else (self.batch_size,) + self.label_shape)
 
@@ -181,6 +182,7 @@ class CSVIter(MXDataIter):
         self._example = 0
 
     def _restart(self):
+        self._epoch_over = False
         if self._skip_rewind:
             self._skip_rewind = False
         else:
@@ -202,6 +204,8 @@ class CSVIter(MXDataIter):
         return row, label, index
 
     def _read_batch(self):
+        if self._epoch_over:
+            return None
         data = np.zeros((self.batch_size, self._data.size), self.dtype)
         label = np.zeros((self.batch_size, self._labels.size if self._labels else
                           int(np.prod(self.label_shape))), np.float32)
@@ -225,7 +229,7 @@ class CSVIter(MXDataIter):
                                      f"{self._example} rows of {self._data.path!r} "
                                      "(round_batch cannot fill a batch)")
                 data[slot], label[slot], index[slot] = example
-            self._skip_rewind = True
+            self._skip_rewind = self._epoch_over = True
         return (data.reshape((self.batch_size,) + self.data_shape),
                 label.reshape(self._batch_label_shape), pad, index)
 
