@@ -29,6 +29,12 @@ def _namespace(x):
     return sym if isinstance(x, Symbol) else nd
 
 
+def _outputs(x):
+    """The outputs of a multi-output result as a list (a Symbol group iterates over its
+    outputs; one NDArray is a list of one)."""
+    return list(x) if isinstance(x, Symbol) else _as_list(x)
+
+
 def _format_sequence(length, inputs, layout, merge, in_layout=None):
     """``inputs`` (one array in ``in_layout``, or a list of per-step arrays) as a list of
     ``length`` steps (``merge=False``), one array in ``layout`` (``merge=True``) or as given
@@ -56,7 +62,7 @@ def _format_sequence(length, inputs, layout, merge, in_layout=None):
                 raise MXNetError("unroll: a grouped symbol is not a sequence; pass "
                                  "list(inputs) instead")
             steps = length if F is sym else inputs.shape[in_axis]
-            return (_as_list(F.split(inputs, axis=in_axis, num_outputs=steps,
+            return (_outputs(F.split(inputs, axis=in_axis, num_outputs=steps,
                                      squeeze_axis=1)), axis, F, batch_size)
     else:
         inputs = list(inputs)
@@ -81,7 +87,7 @@ def _mask_padding(F, data, length, valid_length, time_axis, merge):
     out = F.SequenceMask(data, sequence_length=valid_length, use_sequence_length=True,
                          axis=time_axis)
     if not merge:
-        out = _as_list(F.split(out, num_outputs=length, axis=time_axis, squeeze_axis=True))
+        out = _outputs(F.split(out, num_outputs=length, axis=time_axis, squeeze_axis=True))
     return out
 
 
@@ -92,17 +98,32 @@ def _reverse_steps(steps, length, valid_length=None):
     F = _namespace(steps[0])
     rev = F.SequenceReverse(F.stack(*steps, axis=0), sequence_length=valid_length,
                             use_sequence_length=True)
-    return _as_list(F.split(rev, axis=0, num_outputs=length, squeeze_axis=True))
+    return _outputs(F.split(rev, axis=0, num_outputs=length, squeeze_axis=True))
 
 
-def _begin_state(cell, F, begin_state, inputs, batch_size):
+def _begin_state(cell, F, begin_state, inputs, batch_size, layout):
     """``begin_state`` or the cell's zeros (on the inputs' context)."""
     if begin_state is not None:
         return begin_state
     if F is nd:
         first = inputs if isinstance(inputs, NDArray) else inputs[0]
         return cell.begin_state(func=nd.zeros, batch_size=batch_size, ctx=first.context)
-    return cell.begin_state(func=sym.zeros, batch_size=batch_size)
+    return _symbolic_zero_states(cell, inputs, layout)
+
+
+def _symbolic_zero_states(cell, inputs, layout):
+    """Zero states of a traced graph, whose batch size is the data's: ``sym.zeros`` of a
+    ``(0, hidden)`` state_info shape would be a zero-size array, not an unknown batch. The
+    zeros come from a (batch,) reduction of the data, zeroed and broadcast to each
+    (batch, size) state; states of other ranks come from the cell's ``begin_state``."""
+    infos = cell.state_info()
+    if not all(len(i["shape"]) == 2 for i in infos):
+        return cell.begin_state(func=sym.zeros)
+    data, batch_axis = (inputs, layout.find("N")) if isinstance(inputs, Symbol) else         (inputs[0], 0)
+    per_row = sym.expand_dims(sym.sum(data, axis=batch_axis, exclude=True), axis=1)
+    zero = sym.zeros_like(per_row)                          # (batch, 1)
+    cell._check_unmodified()
+    return [sym.broadcast_axis(zero, axis=1, size=i["shape"][1]) for i in infos]
 
 
 def _cells_state_info(cells, batch_size):
@@ -161,7 +182,7 @@ class RecurrentCell(Block):
         sequence's length are zero and the states are those of its last valid step."""
         self.reset()
         inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, False)
-        states = _begin_state(self, F, begin_state, inputs, batch_size)
+        states = _begin_state(self, F, begin_state, inputs, batch_size, layout)
         outputs, all_states = [], []
         for step in inputs:
             output, states = self(step, states)
@@ -413,7 +434,7 @@ class _CellStack:
         """Each cell unrolled over the previous one's outputs (see RecurrentCell.unroll)."""
         self.reset()
         inputs, _, F, batch_size = _format_sequence(length, inputs, layout, None)
-        begin_state = _begin_state(self, F, begin_state, inputs, batch_size)
+        begin_state = _begin_state(self, F, begin_state, inputs, batch_size, layout)
         last = len(self._children) - 1
         next_states = []
         for i, (cell, states) in enumerate(self._split_states(begin_state)):
@@ -663,7 +684,7 @@ class BidirectionalCell(HybridRecurrentCell):
         inputs, axis, F, batch_size = _format_sequence(length, inputs, layout, False)
         length = len(inputs)
         reversed_inputs = _reverse_steps(inputs, length, valid_length)
-        states = _begin_state(self, F, begin_state, inputs, batch_size)
+        states = _begin_state(self, F, begin_state, inputs, batch_size, layout)
         l_cell, r_cell = self._children.values()
         n_left = len(l_cell.state_info(batch_size))
         l_outputs, l_states = l_cell.unroll(length, inputs=inputs, begin_state=states[:n_left],

@@ -17,6 +17,7 @@ from ...base import MXNetError
 from ...ndarray import NDArray
 from ...symbol import Symbol
 from ..block import HybridBlock
+from . import rnn_cell
 
 __all__ = ["RNN", "LSTM", "GRU"]
 
@@ -126,6 +127,33 @@ class _RNNLayer(HybridBlock):
         for name, child in self._children.items():
             ret.update(child._collect_params_with_prefix(prefix + name))
         return ret
+
+    def _unfuse(self):
+        """The same network as a HybridSequentialRNNCell of cells sharing this layer's
+        parameters (BidirectionalCell per layer when bidirectional, DropoutCell between
+        layers); no projection or state clipping."""
+        if self._projection_size or self._lstm_state_clip_min is not None:
+            raise MXNetError(f"{self.name}: _unfuse supports neither projection_size nor "
+                             "state clipping")
+        stack = rnn_cell.HybridSequentialRNNCell(prefix=self.prefix, params=self.params)
+        with stack.name_scope():
+            ni = self._input_size
+            for layer in range(self._num_layers):
+                cells = [self._unfused_cell(f"{d}{layer}_", ni) for d in self._directions()]
+                stack.add(cells[0] if self._dir == 1 else rnn_cell.BidirectionalCell(*cells))
+                if self._dropout > 0 and layer != self._num_layers - 1:
+                    stack.add(rnn_cell.DropoutCell(self._dropout))
+                ni = self._hidden_size * self._dir
+        return stack
+
+    def _unfused_cell(self, prefix, input_size):
+        """The cell of one layer and direction (its parameters found by name)."""
+        if self._mode == "lstm":
+            return rnn_cell.LSTMCell(self._hidden_size, input_size=input_size, prefix=prefix)
+        if self._mode == "gru":
+            return rnn_cell.GRUCell(self._hidden_size, input_size=input_size, prefix=prefix)
+        return rnn_cell.RNNCell(self._hidden_size, activation=self._mode[4:],
+                                input_size=input_size, prefix=prefix)
 
     def cast(self, dtype):
         """Cast the parameters; the default states take the new dtype too."""
