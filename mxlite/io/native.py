@@ -1,12 +1,13 @@
-"""The iterators MXNet 1.9.1 implemented in C++ (``mx.io.CSVIter``, ...), here in Python on
-one base class, ``MXDataIter``, whose ``getdata()``/``getlabel()`` return one NDArray each
-as MXNet's did.
+"""The iterators MXNet 1.9.1 implemented in C++ (``mx.io.CSVIter``, ``ImageRecordIter``),
+here in Python on one base class, ``MXDataIter``, whose ``getdata()``/``getlabel()`` return
+one NDArray each as MXNet's did.
 
 ``CSVIter`` streams its files a batch at a time (memory stays at one batch whatever the
-file's size) and follows MXNet's batch loader: with ``round_batch`` (the default) the last
-batch is completed from the start of the file, ``pad`` says by how many examples, that
-batch ends the epoch, and the next epoch starts after those examples; without it the last batch is padded (with zeros,
-where MXNet left the previous batch's values) and the next epoch starts at the beginning.
+file's size). Both follow MXNet's batch loader: with ``round_batch`` (the default) the last
+batch is completed from the start of the data, ``pad`` says by how many examples, that
+batch ends the epoch, and the next epoch starts after those examples; without it the last
+batch is padded (with zeros, where MXNet left the previous batch's values) and the next
+epoch starts at the beginning.
 """
 import numpy as np
 
@@ -83,6 +84,81 @@ def _shape(name, value, what):
     return shape
 
 
+class _BatchLoader(MXDataIter):
+    """MXNet's batch loader over a source of examples: a subclass defines
+    ``_next_example()`` (``(data, label, index)`` NumPy arrays, or None at the end of the
+    source) and ``_rewind_source()``, and sets ``_data_shape``, ``_label_dims``, ``dtype``.
+
+    ``round_batch`` completes the last batch from the start of the source (``pad`` says by
+    how many examples); that batch ends the epoch, and the next epoch goes on after the
+    examples it reused, as MXNet's. Without it the last batch is padded with zeros.
+    """
+
+    def __init__(self, batch_size, round_batch, data_name, label_name, what):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+                or batch_size <= 0:
+            raise MXNetError(f"{what}: batch_size must be a positive int, got {batch_size!r}")
+        super().__init__(int(batch_size), data_name, label_name)
+        self.round_batch = bool(round_batch)
+        self._what = what
+        self._skip_rewind = False        # round_batch wrapped: the next epoch goes on from here
+        self._epoch_over = False         # the wrapped batch ended the epoch
+
+    @property
+    def _label_size(self):
+        return int(np.prod(self._label_dims))
+
+    @property
+    def _label_shape(self):
+        """A batch's label shape: (batch,) for one label per example, as MXNet."""
+        if self._label_dims == (1,):
+            return (self.batch_size,)
+        return (self.batch_size,) + self._label_dims
+
+    @property
+    def provide_data(self):
+        return [DataDesc(self.data_name, (self.batch_size,) + self._data_shape, self.dtype)]
+
+    @property
+    def provide_label(self):
+        return [DataDesc(self.label_name, self._label_shape, np.float32)]
+
+    def _restart(self):
+        self._epoch_over = False
+        if self._skip_rewind:
+            self._skip_rewind = False
+        else:
+            self._rewind_source()
+
+    def _read_batch(self):
+        if self._epoch_over:
+            return None
+        data = np.zeros((self.batch_size,) + self._data_shape, self.dtype)
+        label = np.zeros((self.batch_size, self._label_size), np.float32)
+        index = np.zeros(self.batch_size, np.uint64)
+        top = self._fill(data, label, index, 0)
+        if top == 0:
+            return None
+        pad = self.batch_size - top
+        if pad and self.round_batch:
+            self._rewind_source()
+            if self._fill(data, label, index, top) != self.batch_size:
+                raise MXNetError(f"{self._what}: batch_size {self.batch_size} exceeds twice "
+                                 f"the number of examples (round_batch cannot fill a batch)")
+            self._skip_rewind = self._epoch_over = True
+        return data, label.reshape(self._label_shape), pad, index
+
+    def _fill(self, data, label, index, top):
+        """Reads examples into the batch from slot ``top``; the first slot left empty."""
+        while top < self.batch_size:
+            example = self._next_example()
+            if example is None:
+                break
+            data[top], label[top], index[top] = example
+            top += 1
+        return top
+
+
 class _CSVRows:
     """The rows of one CSV file of numbers, read lazily, each checked to hold ``size``
     values of ``dtype``."""
@@ -126,7 +202,7 @@ class _CSVRows:
 CSV_DTYPES = ("float32", "int32", "int64")
 
 
-class CSVIter(MXDataIter):
+class CSVIter(_BatchLoader):
     """Batches of ``batch_size`` rows of the CSV file ``data_csv`` (each row ``data_shape``
     numbers), with the labels of ``label_csv`` (each row ``label_shape`` numbers; zeros when
     it is ``'NULL'``), as MXNet 1.9.1's ``mx.io.CSVIter``.
@@ -140,60 +216,37 @@ class CSVIter(MXDataIter):
     def __init__(self, data_csv, data_shape, batch_size, label_csv="NULL", label_shape=(1,),
                  round_batch=True, dtype=None, data_name="data", label_name="softmax_label",
                  prefetch_buffer=4, ctx="gpu"):
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
-                or batch_size <= 0:
-            raise MXNetError(f"CSVIter: batch_size must be a positive int, got {batch_size!r}")
-        super().__init__(int(batch_size), data_name, label_name)
+        super().__init__(batch_size, round_batch, data_name, label_name, "CSVIter")
         dtype = "float32" if dtype is None else np.dtype(dtype).name
         if dtype not in CSV_DTYPES:
             raise MXNetError(f"CSVIter: dtype must be one of {CSV_DTYPES}, got {dtype!r}")
         self.dtype = np.dtype(dtype)
-        self.data_shape = _shape("CSVIter", data_shape, "data_shape")
-        self.label_shape = _shape("CSVIter", label_shape, "label_shape")
-        self.round_batch = bool(round_batch)
-        self._data = _CSVRows(data_csv, int(np.prod(self.data_shape)), self.dtype, "data_csv")
+        self._data_shape = _shape("CSVIter", data_shape, "data_shape")
+        label_shape = _shape("CSVIter", label_shape, "label_shape")
+        self._label_dims = label_shape
+        self._data = _CSVRows(data_csv, int(np.prod(self._data_shape)), self.dtype, "data_csv")
         self._labels = None
         if label_csv not in (None, "NULL"):
-            self._labels = _CSVRows(label_csv, int(np.prod(self.label_shape)), np.float32,
-                                    "label_csv")
+            self._labels = _CSVRows(label_csv, self._label_size, np.float32, "label_csv")
         self._example = 0                # the index of the next example read
-        self._skip_rewind = False        # round_batch wrapped: the next epoch goes on from here
-        self._epoch_over = False         # the wrapped batch ended the epoch
-        self._batch_label_shape = ((self.batch_size,) if self.label_shape == (1,)
-                                   else (self.batch_size,) + self.label_shape)
 
     def __del__(self):
         for rows in (getattr(self, "_data", None), getattr(self, "_labels", None)):
             if rows is not None:
                 rows.close()
 
-    @property
-    def provide_data(self):
-        return [DataDesc(self.data_name, (self.batch_size,) + self.data_shape, self.dtype)]
-
-    @property
-    def provide_label(self):
-        return [DataDesc(self.label_name, self._batch_label_shape, np.float32)]
-
-    def _rewind(self):
+    def _rewind_source(self):
         self._data.rewind()
         if self._labels is not None:
             self._labels.rewind()
         self._example = 0
-
-    def _restart(self):
-        self._epoch_over = False
-        if self._skip_rewind:
-            self._skip_rewind = False
-        else:
-            self._rewind()
 
     def _next_example(self):
         row = self._data.next_row()
         if row is None:
             return None
         if self._labels is None:
-            label = np.zeros(int(np.prod(self.label_shape)), np.float32)
+            label = np.zeros(self._label_size, np.float32)
         else:
             label = self._labels.next_row()
             if label is None:
@@ -201,37 +254,7 @@ class CSVIter(MXDataIter):
                                  f"({self._labels.line}) than data_csv {self._data.path!r}")
         index = self._example
         self._example += 1
-        return row, label, index
-
-    def _read_batch(self):
-        if self._epoch_over:
-            return None
-        data = np.zeros((self.batch_size, self._data.size), self.dtype)
-        label = np.zeros((self.batch_size, self._labels.size if self._labels else
-                          int(np.prod(self.label_shape))), np.float32)
-        index = np.zeros(self.batch_size, np.uint64)
-        top = 0
-        while top < self.batch_size:
-            example = self._next_example()
-            if example is None:
-                break
-            data[top], label[top], index[top] = example
-            top += 1
-        if top == 0:
-            return None
-        pad = self.batch_size - top
-        if pad and self.round_batch:
-            self._rewind()
-            for slot in range(top, self.batch_size):
-                example = self._next_example()
-                if example is None:
-                    raise MXNetError(f"CSVIter: batch_size {self.batch_size} exceeds the "
-                                     f"{self._example} rows of {self._data.path!r} "
-                                     "(round_batch cannot fill a batch)")
-                data[slot], label[slot], index[slot] = example
-            self._skip_rewind = self._epoch_over = True
-        return (data.reshape((self.batch_size,) + self.data_shape),
-                label.reshape(self._batch_label_shape), pad, index)
+        return row.reshape(self._data_shape), label, index
 
 
 class LibSVMIter(MXDataIter):
