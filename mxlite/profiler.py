@@ -34,6 +34,7 @@ aggregate's ``Memory`` section is empty. ``profile_process='server'`` raises: mx
 distributed kvstore has no server processes. ``start()`` and ``stop()`` are shorthands for
 ``set_state``.
 """
+import atexit
 import json
 import os
 import threading
@@ -136,6 +137,17 @@ class _Profiler:
 
 
 _STATE = _Profiler()
+
+
+@atexit.register
+def _dump_at_exit():
+    """``continuous_dump``: a program that ends while profiling keeps its last events (as
+    MXNet's profiler does when the process ends)."""
+    if _STATE.running and _STATE.config["continuous_dump"]:
+        try:
+            write_trace(_STATE, finished=True)
+        except MXNetError as e:
+            warnings.warn(str(e), RuntimeWarning)
 
 
 # ---------------------------------------------------------------- the operator hook

@@ -2,6 +2,8 @@
 aggregate statistics."""
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -285,3 +287,14 @@ def test_dump_to_an_unwritable_path_raises(tmp_path):
     profiler.set_config(filename=str(tmp_path / "missing" / "p.json"))
     with pytest.raises(MXNetError, match="profiler.dump"):
         profiler.dump()
+
+
+def test_continuous_dump_writes_at_exit(tmp_path):
+    trace_file = tmp_path / "exit.json"
+    code = ("import mxlite as mx\n"
+            f"mx.profiler.set_config(filename={str(trace_file)!r}, continuous_dump=True,"
+            " dump_period=3600)\n"
+            "mx.profiler.set_state('run')\n"
+            "mx.nd.sin(mx.nd.ones((2,)))\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    assert "sin" in {e["name"] for e in trace_events(str(trace_file))}
