@@ -135,15 +135,17 @@ def test_lstm_state_clip_against_numpy():
     """The cell state is clipped at every step (MXNet 1.9.1 clipped on cuDNN only; its CPU
     operator ignored the bounds)."""
     layer = rnn.LSTM(3, input_size=2, state_clip_min=-0.2, state_clip_max=0.25)
-    layer.initialize(mx.init.Uniform(1.5))
+    layer.initialize()
     rng = np.random.RandomState(2)
+    for p in layer.collect_params().values():      # large weights: the bounds are reached
+        p.set_data(mx.nd.array(rng.uniform(-1.5, 1.5, p.shape)))
     x, h, c = (rng.uniform(-2, 2, s).astype(np.float32) for s in ((6, 4, 2), (1, 4, 3),
                                                                   (1, 4, 3)))
     out, (hn, cn) = layer(mx.nd.array(x), [mx.nd.array(h), mx.nd.array(c)])
     p = {k: v.data().asnumpy() for k, v in layer._reg_params.items()}
     ref, rh, rc = _numpy_lstm(x, h[0], c[0], p["l0_i2h_weight"], p["l0_h2h_weight"],
                               p["l0_i2h_bias"], p["l0_h2h_bias"], clip=(-0.2, 0.25))
-    assert np.abs(rc).max() == pytest.approx(0.25)      # the bound is reached
+    assert rc.max() == pytest.approx(0.25) and rc.min() == pytest.approx(-0.2)
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(cn.asnumpy()[0], rc, rtol=1e-5, atol=1e-6)
 
