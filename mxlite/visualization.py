@@ -144,20 +144,29 @@ def _row(fields, positions):
     return line.rstrip()
 
 
+_MAX_LINE = 1000        # a table wider than this is a mistake, not a layout
+
+
 def print_summary(symbol, shape=None, line_length=120, positions=(.44, .64, .74, 1.)):
     """Print a table of ``symbol``'s layers: name (type), output shape, number of
     parameters and the layers it reads, then the total number of parameters. ``shape``
     (a dict of the data inputs' shapes) lets it infer output shapes and parameter counts;
     without it those columns stay empty and the counts are 0. ``positions`` are the
     columns' right edges, as fractions of ``line_length`` (or absolute when above 1)."""
-    if not isinstance(line_length, int) or line_length < 20:
-        raise MXNetError(f"viz.print_summary: line_length must be an integer of at least 20, "
-                         f"got {line_length!r}")
-    if len(positions) != 4 or list(positions) != sorted(positions) or positions[0] <= 0:
-        raise MXNetError(f"viz.print_summary: positions must be 4 increasing column edges, "
-                         f"got {positions!r}")
+    if (not isinstance(line_length, int) or isinstance(line_length, bool)
+            or not 20 <= line_length <= _MAX_LINE):
+        raise MXNetError(f"viz.print_summary: line_length must be an integer from 20 to "
+                         f"{_MAX_LINE}, got {line_length!r}")
+    try:
+        edges = [float(p) for p in positions]
+    except (TypeError, ValueError):
+        edges = []
+    if (len(edges) != 4 or edges != sorted(edges) or edges[0] <= 0
+            or edges[-1] > max(1.0, line_length)):
+        raise MXNetError(f"viz.print_summary: positions must be 4 increasing column edges "
+                         f"(fractions of line_length, or columns up to it), got {positions!r}")
     graph = _Graph(symbol, "print_summary", shape=shape)
-    stops = [int(line_length * p) if p <= 1 else int(p) for p in positions]
+    stops = [int(line_length * p) if p <= 1 else int(p) for p in edges]
     lines = ["_" * line_length,
              _row(["Layer (type)", "Output Shape", "Param #", "Previous Layer"], stops),
              "=" * line_length]

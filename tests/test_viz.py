@@ -82,6 +82,9 @@ def test_print_summary_multi_output(capsys):
     ({"shape": [(1, 2)]}, ["shape", "dict", "list"]),
     ({"shape": {"data": (2, 3, 1, 1)}}, ["print_summary", "shape"]),
     ({"line_length": 5}, ["line_length", "5"]),
+    ({"line_length": 10 ** 12}, ["line_length", str(10 ** 12)]),
+    ({"positions": (.5, .6, .7, 5000)}, ["positions", "5000"]),
+    ({"positions": "abcd"}, ["positions", "abcd"]),
     ({"positions": (.5, .2, .7, 1.)}, ["positions"]),
 ])
 def test_print_summary_bad_input(kwargs, words):
