@@ -201,6 +201,34 @@ def _read_record(handle, uri):
         expect_first = False
 
 
+def scan_offsets(uri):
+    """The byte offset of every record of the RecordIO file ``uri``, read from the part
+    headers alone (the records' bytes are skipped, not read)."""
+    offsets = []
+    with open(os.fspath(uri), "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        first = True
+        while True:
+            offset = handle.tell()
+            head = handle.read(8)
+            if not head and first:
+                return offsets
+            if len(head) != 8:
+                raise MXNetError(f"MXRecordIO: {uri!r} is truncated: a part header at byte "
+                                 f"{offset}")
+            magic, word = struct.unpack("<II", head)
+            flag, length = word >> _LENGTH_BITS, word & (MAX_RECORD - 1)
+            if magic != MAGIC or flag > _LAST or (flag in (_WHOLE, _FIRST)) != first:
+                raise MXNetError(f"MXRecordIO: {uri!r} is corrupt at byte {offset}")
+            if offset + 8 + _aligned(length) > size:
+                raise MXNetError(f"MXRecordIO: {uri!r} is truncated: the part at byte "
+                                 f"{offset} needs {_aligned(length)} bytes")
+            if first:
+                offsets.append(offset)
+            handle.seek(_aligned(length), os.SEEK_CUR)
+            first = flag in (_WHOLE, _LAST)
+
+
 class MXIndexedRecordIO(MXRecordIO):
     """A RecordIO file with an index file ``idx_path`` (``key<TAB>offset`` lines) for reading
     records by key (``read_idx``) and writing them with one (``write_idx``).

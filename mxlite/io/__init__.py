@@ -2,9 +2,10 @@
 protocol (``DataDesc``, ``DataBatch``, ``DataIter``)."""
 from . import io, utils
 from .io import DataBatch, DataDesc, DataIter, PrefetchingIter, ResizeIter
+from .image_record import ImageRecordIter
 from .native import CSVIter, LibSVMIter, MNISTIter, MXDataIter
 from .ndarray_iter import NDArrayIter
 from .utils import _getdata_by_idx, _has_instance, _init_data
 
 __all__ = ["DataBatch", "DataDesc", "DataIter", "PrefetchingIter", "ResizeIter", "CSVIter",
-           "LibSVMIter", "MNISTIter", "MXDataIter", "NDArrayIter"]
+           "ImageRecordIter", "LibSVMIter", "MNISTIter", "MXDataIter", "NDArrayIter"]

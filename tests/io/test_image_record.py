@@ -1,0 +1,127 @@
+"""mx.io.ImageRecordIter over RecordIO files of PNG images (lossless, so the expected
+batches are NumPy crops of the images written)."""
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.base import MXNetError
+
+pytest.importorskip("PIL")
+
+
+def _images(n, rows=6, cols=8):
+    rng = np.random.default_rng(7)
+    return [rng.integers(0, 256, size=(rows, cols, 3), dtype=np.uint8) for _ in range(n)]
+
+
+@pytest.fixture
+def recfile(tmp_path):
+    """``(rec, idx, rgb images)``: image i has label i + 0.5 and id 100 + i."""
+    images = _images(5)
+    rec, idx = str(tmp_path / "im.rec"), str(tmp_path / "im.idx")
+    writer = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    for i, rgb in enumerate(images):
+        header = mx.recordio.IRHeader(0, i + 0.5, 100 + i, 0)
+        writer.write_idx(i, mx.recordio.pack_img(header, rgb[:, :, ::-1], img_fmt=".png"))
+    writer.close()
+    return rec, idx, images
+
+
+def _chw(rgb):
+    return rgb.transpose(2, 0, 1).astype(np.float32)
+
+
+def test_center_crop_normalise_and_round_batch(recfile):
+    rec, _, images = recfile
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 4, 6), batch_size=3,
+                               mean_r=10, mean_g=20, mean_b=30, std_r=2, std_g=4, std_b=8,
+                               scale=0.5, preprocess_threads=4)
+    assert it.provide_data[0].shape == (3, 3, 4, 6) and it.provide_label[0].shape == (3,)
+    mean = np.array([10, 20, 30], np.float32)[:, None, None]
+    std = np.array([2, 4, 8], np.float32)[:, None, None]
+    batches = list(it)
+    assert [b.pad for b in batches] == [0, 1]
+    order = [0, 1, 2, 3, 4, 0]                    # the last batch wraps to image 0
+    data = np.concatenate([b.data[0].asnumpy() for b in batches])
+    for got, i in zip(data, order):
+        expected = (_chw(images[i][1:5, 1:7]) - mean) / std * 0.5      # centre crop
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    labels = np.concatenate([b.label[0].asnumpy() for b in batches])
+    np.testing.assert_array_equal(labels, np.array(order) + 0.5)
+    assert np.concatenate([b.index for b in batches]).tolist() == [100 + i for i in order]
+
+
+def test_parts_shuffle_and_index_file(recfile):
+    rec, idx, images = recfile
+    seen = []
+    for part in range(2):
+        it = mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=idx, data_shape=(3, 6, 8),
+                                   batch_size=1, part_index=part, num_parts=2, shuffle=True,
+                                   seed=part)
+        ids = sorted(int(b.label[0].asscalar()) for b in it)
+        seen.append(ids)
+    assert seen == [[0, 1], [2, 3, 4]]           # contiguous shares 5 * k // 2
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 6, 8), batch_size=5,
+                               shuffle=True, seed=1)
+    batch = it.next()
+    order = (batch.label[0].asnumpy() - 0.5).astype(int)
+    assert sorted(order) == [0, 1, 2, 3, 4]
+    for got, i in zip(batch.data[0].asnumpy(), order):
+        np.testing.assert_array_equal(got, _chw(images[i]))
+
+
+def test_mirror_crop_and_gray(recfile):
+    rec, _, images = recfile
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 6, 8), batch_size=5,
+                               rand_mirror=True, seed=3)
+    for got, rgb in zip(it.next().data[0].asnumpy(), images):
+        assert np.array_equal(got, _chw(rgb)) or np.array_equal(got, _chw(rgb[:, ::-1]))
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 2, 2), batch_size=5,
+                               rand_crop=True, seed=3)
+    for got, rgb in zip(it.next().data[0].asnumpy(), images):
+        windows = [_chw(rgb[r:r + 2, c:c + 2]) for r in range(5) for c in range(7)]
+        assert any(np.array_equal(got, w) for w in windows)
+    gray = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(1, 6, 8), batch_size=1).next()
+    luma = images[0].astype(np.float64) @ [0.299, 0.587, 0.114]
+    assert np.abs(gray.data[0].asnumpy()[0, 0] - luma).max() <= 1
+
+
+def test_resize(recfile):
+    rec, _, _ = recfile
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 3, 4), batch_size=1, resize=3)
+    assert it.next().data[0].shape == (1, 3, 3, 4)       # 6 x 8 -> 3 x 4
+
+
+def test_label_width_and_list(recfile, tmp_path):
+    rec, _, _ = recfile
+    lst = tmp_path / "im.lst"
+    lst.write_text("".join(f"{100 + i}\t{i}\t{2 * i}\timg{i}.png\n" for i in range(5)))
+    it = mx.io.ImageRecordIter(path_imgrec=rec, path_imglist=str(lst), data_shape=(3, 6, 8),
+                               batch_size=5, label_width=2)
+    np.testing.assert_array_equal(it.next().label[0].asnumpy(),
+                                  [[i, 2 * i] for i in range(5)])
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 6, 8), batch_size=1,
+                               label_width=2)
+    with pytest.raises(MXNetError, match="label_width"):
+        it.next()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(data_shape=(3, 7, 8)), "smaller than data_shape"),
+    (dict(data_shape=(2, 6, 8)), "channels"),
+    (dict(part_index=2, num_parts=2), "part_index"),
+    (dict(mean_img="mean.bin"), "unsupported arguments"),
+    (dict(std_g=0), "non-zero"),
+])
+def test_bad_arguments(recfile, kwargs, message):
+    rec, _, _ = recfile
+    args = dict(path_imgrec=rec, data_shape=(3, 6, 8), batch_size=1)
+    args.update(kwargs)
+    with pytest.raises(MXNetError, match=message):
+        mx.io.ImageRecordIter(**args).next()
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(MXNetError, match="cannot open"):
+        mx.io.ImageRecordIter(path_imgrec=str(tmp_path / "none.rec"), data_shape=(3, 2, 2),
+                              batch_size=1)
