@@ -17,7 +17,8 @@ originals back, so a profiler that is not running costs nothing at all: no flag 
 on the dispatch path. While it runs, the compiled CPU fast path is set aside and operators
 run their Python compute functions (the same results, bit for bit: ``tests/test_registry.py``
 checks each fast kernel against them), so tiny operators time a little slower than they run
-unprofiled. An operator called by another one's kernel appears nested inside it, and every
+unprofiled. An operator registered while the profiler runs is timed from the next
+``set_state('run')`` on. An operator called by another one's kernel appears nested inside it, and every
 call of a custom operator (``mx.nd.Custom``) is in the ``Custom Operator`` domain as
 ``<op_type>::pure_python``, the operators its Python code calls as ``<op_type>::<op>``.
 A GPU operator's time includes waiting for its stream, so the trace shows the kernel's
@@ -169,19 +170,28 @@ class _OperatorHook:
         if self.saved is not None:
             return
         ops = {id(op): op for op in REGISTRY.values()}.values()
-        self.saved = [(op, op.compute, op.cpu_kernel, op.gradient) for op in ops]
-        for op, compute, _, gradient in self.saved:
+        self.saved = []
+        for op in ops:
             name = _trace_name(op)
-            op.compute = {key: self.timed(op, name, kernel) for key, kernel in compute.items()}
-            op.cpu_kernel = None     # a compiled kernel cannot be wrapped: run compute[]
+            timed = {key: self.timed(op, name, kernel) for key, kernel in op.compute.items()}
+            self.saved.append((op, op.compute, op.cpu_kernel, op.gradient, timed))
             if op.name == "Custom":  # its imperative backward runs Python, not a kernel
-                op.gradient = self.timed_custom_backward(gradient)
+                op.gradient = self.timed_custom_backward(op.gradient)
+            op.compute = timed
+            op.cpu_kernel = None     # a compiled kernel cannot be wrapped: run compute[]
 
     def uninstall(self):
+        """Put the kernels back, keeping what was registered meanwhile: a kernel attached
+        to the timed dict (a GPU backend's) moves to the original one, and a record whose
+        kernels were replaced altogether keeps the replacement."""
         if self.saved is None:
             return
-        for op, compute, cpu_kernel, gradient in self.saved:
-            op.compute, op.cpu_kernel, op.gradient = compute, cpu_kernel, gradient
+        for op, compute, cpu_kernel, gradient, timed in self.saved:
+            if op.compute is timed:
+                compute.update({key: kernel for key, kernel in timed.items()
+                                if not getattr(kernel, "_profiler_wrapper", False)})
+                op.compute = compute
+            op.cpu_kernel, op.gradient = cpu_kernel, gradient
         self.saved = None
 
     def timed(self, op, op_name, kernel):
@@ -206,6 +216,7 @@ class _OperatorHook:
             _STATE.span(domain, name, begin, end)
 
         run.__wrapped__ = kernel
+        run._profiler_wrapper = True
         run.__name__ = getattr(kernel, "__name__", "kernel")
         return run
 

@@ -77,6 +77,23 @@ def test_stopped_profiler_leaves_the_registry_untouched():
         assert (op.compute, op.cpu_kernel, op.gradient) == before[name], name
 
 
+def test_kernels_attached_while_profiling_survive_stop():
+    """A backend attaching a kernel meanwhile (cuda.ops.attach) must not lose it at stop."""
+    op = REGISTRY["sin"]
+    original = op.compute
+
+    def fake_kernel(rctx, ins, outs, attrs):
+        pass
+
+    run_profiled()
+    op.compute["fake"] = fake_kernel
+    profiler.set_state("stop")
+    try:
+        assert op.compute is original and op.compute["fake"] is fake_kernel
+    finally:
+        del original["fake"]
+
+
 def test_no_operator_profiling_when_every_operator_switch_is_off():
     run_profiled(profile_symbolic=False, profile_imperative=False, aggregate_stats=True)
     mx.nd.ones((2,)) + 1
