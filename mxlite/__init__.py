@@ -13,6 +13,7 @@ from . import cuda      # the GPU backend; registers itself with mxlite.device (
 from . import executor   # Symbol.bind / simple_bind
 from . import io, recordio   # mx.io data iterators, mx.recordio files
 from . import profiler, visualization   # mx.profiler, mx.viz (graphviz imported on use)
+from . import metric   # mx.metric evaluation metrics
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np,
