@@ -12,6 +12,7 @@ from . import gluon
 from . import cuda      # the GPU backend; registers itself with mxlite.device (no CuPy needed)
 from . import executor   # Symbol.bind / simple_bind
 from . import io, recordio   # mx.io data iterators, mx.recordio files
+from . import rnn   # mx.rnn: the legacy symbolic RNN cells
 from . import profiler, visualization   # mx.profiler, mx.viz (graphviz imported on use)
 from . import metric   # mx.metric evaluation metrics
 from .base import MXNetError

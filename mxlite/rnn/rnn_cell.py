@@ -1,0 +1,597 @@
+"""The symbolic recurrent cells of MXNet 1.x's legacy ``mx.rnn`` (before Gluon): each cell
+builds ``mx.sym`` graphs one step per call, its weights are ``mx.sym.var`` variables from an
+``RNNParams`` container, and ``unroll`` builds a whole sequence.
+
+``state_info`` is a property here (Gluon's takes a batch size) whose shapes hold 0 for the
+batch. ``unroll`` without ``begin_state`` takes the zero states' batch size from the data,
+so the graph's shapes are inferred from the data alone.
+"""
+from .. import symbol
+from ..base import MXNetError
+from ..initializer import LSTMBias
+from ..symbol import Symbol
+
+__all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "FusedRNNCell",
+           "SequentialRNNCell", "BidirectionalCell", "DropoutCell", "ModifierCell",
+           "ZoneoutCell", "ResidualCell"]
+
+
+class RNNParams:
+    """The weights of cells, by name: ``get(name)`` returns the variable ``prefix + name``
+    (made once, keyword arguments passed to ``mx.sym.var``), so cells built on one container
+    share their weights."""
+
+    def __init__(self, prefix=""):
+        self._prefix = prefix
+        self._params = {}
+
+    def get(self, name, **kwargs):
+        """The variable ``prefix + name``."""
+        name = self._prefix + name
+        if name not in self._params:
+            self._params[name] = symbol.var(name, **kwargs)
+        return self._params[name]
+
+
+# ---- sequences ---------------------------------------------------------------------------------
+def _check_layout(layout):
+    if layout not in ("NTC", "TNC"):
+        raise MXNetError(f"unroll: layout must be 'NTC' or 'TNC', got {layout!r}")
+    return layout.find("T")
+
+
+def _steps(length, inputs, layout):
+    """``inputs`` (one Symbol in ``layout`` or a list of per-step Symbols) as a list."""
+    axis = _check_layout(layout)
+    if isinstance(inputs, Symbol):
+        if len(inputs.list_outputs()) != 1:
+            raise MXNetError("unroll: a grouped symbol is not a sequence; pass list(inputs)")
+        return list(symbol.split(inputs, axis=axis, num_outputs=length, squeeze_axis=1))
+    inputs = list(inputs)
+    if len(inputs) != length:
+        raise MXNetError(f"unroll: expected {length} step inputs, got {len(inputs)}")
+    return inputs
+
+
+def _merged(steps, layout, merge_outputs):
+    """The per-step outputs as a list, or stacked on the layout's time axis."""
+    if not merge_outputs:
+        return steps
+    return symbol.stack(*steps, axis=_check_layout(layout))
+
+
+def _zero_states(cell, step):
+    """Zero states whose batch size is the data's (``mx.sym.zeros`` of a 0 batch would be
+    an empty array): a (batch, 1) zero from the step's data broadcast to each state."""
+    zero = symbol.zeros_like(symbol.expand_dims(symbol.sum(step, axis=0, exclude=True),
+                                                axis=1))
+    states = []
+    for info in cell.state_info:
+        shape = info["shape"]
+        if len(shape) == 2:
+            states.append(symbol.broadcast_axis(zero, axis=1, size=shape[1]))
+        else:               # (layers, batch, size) of a fused cell
+            states.append(symbol.broadcast_axis(symbol.expand_dims(zero, axis=0),
+                                                axis=(0, 2), size=(shape[0], shape[2])))
+    return states
+
+
+# ---- the base ----------------------------------------------------------------------------------
+class BaseRNNCell:
+    """The base of the legacy cells: ``cell(inputs, states) -> (output, states)`` for one
+    step of Symbols; subclasses define ``state_info`` and ``__call__``."""
+
+    def __init__(self, prefix="", params=None):
+        if params is None:
+            params = RNNParams(prefix)
+            self._own_params = True
+        else:
+            self._own_params = False
+        self._prefix = prefix
+        self._params = params
+        self._modified = False
+        self.reset()
+
+    def reset(self):
+        """Restart the step counters (``unroll`` does it first)."""
+        self._init_counter = -1
+        self._counter = -1
+        for cell in getattr(self, "_cells", ()):
+            cell.reset()
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError(f"{type(self).__name__} must define __call__")
+
+    @property
+    def params(self):
+        """The RNNParams container of the weights."""
+        self._own_params = False
+        return self._params
+
+    @property
+    def state_info(self):
+        """Shape (0 for the batch) and layout of each state."""
+        raise NotImplementedError(f"{type(self).__name__} must define state_info")
+
+    @property
+    def state_shape(self):
+        """The states' shapes."""
+        return [ele["shape"] for ele in self.state_info]
+
+    @property
+    def _gate_names(self):
+        return ()
+
+    def _check_unmodified(self):
+        if self._modified:
+            raise MXNetError(f"{self._prefix}: after applying a modifier cell (ZoneoutCell, "
+                             "ResidualCell, ...) call the modifier cell, not its base cell")
+
+    def begin_state(self, func=symbol.zeros, **kwargs):
+        """The initial states made by ``func`` (``mx.sym.zeros``, ``mx.sym.var``, ...) named
+        ``<prefix>begin_state_<k>``."""
+        self._check_unmodified()
+        states = []
+        for info in self.state_info:
+            self._init_counter += 1
+            info = dict(info or {}, **kwargs)
+            states.append(func(name=f"{self._prefix}begin_state_{self._init_counter}", **info))
+        return states
+
+    def unpack_weights(self, args):
+        """Split the gate-stacked ``i2h``/``h2h`` weights and biases of ``args`` (a dict of
+        NDArrays) into one entry per gate (``<prefix>i2h_f_weight``)."""
+        args = dict(args)
+        if not self._gate_names:
+            return args
+        h = self._num_hidden
+        for group in ("i2h", "h2h"):
+            weight = args.pop(f"{self._prefix}{group}_weight")
+            bias = args.pop(f"{self._prefix}{group}_bias")
+            for j, gate in enumerate(self._gate_names):
+                args[f"{self._prefix}{group}{gate}_weight"] = weight[j * h:(j + 1) * h].copy()
+                args[f"{self._prefix}{group}{gate}_bias"] = bias[j * h:(j + 1) * h].copy()
+        return args
+
+    def pack_weights(self, args):
+        """The inverse of ``unpack_weights``."""
+        from .. import ndarray
+        args = dict(args)
+        if not self._gate_names:
+            return args
+        for group in ("i2h", "h2h"):
+            for kind in ("weight", "bias"):
+                parts = [args.pop(f"{self._prefix}{group}{gate}_{kind}")
+                         for gate in self._gate_names]
+                args[f"{self._prefix}{group}_{kind}"] = ndarray.concat(*parts, dim=0)
+        return args
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None):
+        """The cell over ``length`` steps of ``inputs``; returns (outputs, states), the
+        outputs a list, or one Symbol in ``layout`` with ``merge_outputs=True``."""
+        self.reset()
+        steps = _steps(length, inputs, layout)
+        states = begin_state if begin_state is not None else _zero_states(self, steps[0])
+        outputs = []
+        for step in steps:
+            output, states = self(step, states)
+            outputs.append(output)
+        return _merged(outputs, layout, merge_outputs), states
+
+    def _get_activation(self, inputs, activation, **kwargs):
+        """``activation`` (an Activation act_type, or a function of a Symbol)."""
+        if isinstance(activation, str):
+            return symbol.Activation(inputs, act_type=activation, **kwargs)
+        return activation(inputs, **kwargs)
+
+
+# ---- the gated cells ---------------------------------------------------------------------------
+class _GatedCell(BaseRNNCell):
+    """What RNNCell, LSTMCell and GRUCell share: the weights and the two projections."""
+
+    def __init__(self, num_hidden, prefix, params, i2h_bias_init=None):
+        super().__init__(prefix=prefix, params=params)
+        self._num_hidden = num_hidden
+        self._iW = self.params.get("i2h_weight")
+        self._iB = self.params.get("i2h_bias", init=i2h_bias_init) if i2h_bias_init \
+            else self.params.get("i2h_bias")
+        self._hW = self.params.get("h2h_weight")
+        self._hB = self.params.get("h2h_bias")
+
+    @property
+    def state_info(self):
+        """(batch, num_hidden) states, one per ``_num_states``."""
+        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}
+                for _ in range(self._num_states)]
+
+    _num_states = 1
+
+    def _projections(self, inputs, h, name):
+        n = len(self._gate_names) * self._num_hidden
+        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
+                                    num_hidden=n, name=f"{name}i2h")
+        h2h = symbol.FullyConnected(data=h, weight=self._hW, bias=self._hB, num_hidden=n,
+                                    name=f"{name}h2h")
+        return i2h, h2h
+
+    def _step_name(self):
+        self._counter += 1
+        return f"{self._prefix}t{self._counter}_"
+
+
+class RNNCell(_GatedCell):
+    """Elman cell: ``h' = activation(W_ih x + b_ih + W_hh h + b_hh)``."""
+
+    def __init__(self, num_hidden, activation="tanh", prefix="rnn_", params=None):
+        super().__init__(num_hidden, prefix, params)
+        self._activation = activation
+
+    @property
+    def _gate_names(self):
+        return ("",)
+
+    def __call__(self, inputs, states):
+        name = self._step_name()
+        i2h, h2h = self._projections(inputs, states[0], name)
+        output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
+        return output, [output]
+
+
+class LSTMCell(_GatedCell):
+    """LSTM cell (gates i, f, c, o); the i2h bias starts at ``forget_bias`` for f."""
+
+    _num_states = 2
+
+    def __init__(self, num_hidden, prefix="lstm_", params=None, forget_bias=1.0):
+        super().__init__(num_hidden, prefix, params, i2h_bias_init=LSTMBias(forget_bias))
+
+    @property
+    def _gate_names(self):
+        return ("_i", "_f", "_c", "_o")
+
+    def __call__(self, inputs, states):
+        name = self._step_name()
+        i2h, h2h = self._projections(inputs, states[0], name)
+        gates = symbol.SliceChannel(i2h + h2h, num_outputs=4, name=f"{name}slice")
+        in_gate = symbol.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
+        forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
+        in_transform = symbol.Activation(gates[2], act_type="tanh", name=f"{name}c")
+        out_gate = symbol.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
+        next_c = symbol.elemwise_add(forget_gate * states[1], in_gate * in_transform,
+                                        name=f"{name}state")
+        next_h = symbol.elemwise_mul(out_gate, symbol.Activation(next_c, act_type="tanh"),
+                                       name=f"{name}out")
+        return next_h, [next_h, next_c]
+
+
+class GRUCell(_GatedCell):
+    """GRU cell (gates r, z, o): ``h' = (1 - z) * tanh(W_o x + r * (U_o h)) + z * h``."""
+
+    def __init__(self, num_hidden, prefix="gru_", params=None):
+        super().__init__(num_hidden, prefix, params)
+
+    @property
+    def _gate_names(self):
+        return ("_r", "_z", "_o")
+
+    def __call__(self, inputs, states):
+        name = self._step_name()
+        h = states[0]
+        i2h, h2h = self._projections(inputs, h, name)
+        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice")
+        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice")
+        reset = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
+        update = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
+        cand = symbol.Activation(i2h + reset * h2h, act_type="tanh", name=f"{name}_h_act")
+        next_h = symbol.elemwise_add((1. - update) * cand, update * h, name=f"{name}out")
+        return next_h, [next_h]
+
+
+class FusedRNNCell(BaseRNNCell):
+    """All layers and steps in one ``RNN`` operator over a flat ``parameters`` variable
+    (the operator's packed layout); ``unfuse()`` gives the equivalent stack of cells."""
+
+    def __init__(self, num_hidden, num_layers=1, mode="lstm", bidirectional=False, dropout=0.,
+                 get_next_state=False, forget_bias=1.0, prefix=None, params=None):
+        if mode not in ("rnn_relu", "rnn_tanh", "lstm", "gru"):
+            raise MXNetError(f"FusedRNNCell: mode must be rnn_relu, rnn_tanh, lstm or gru, got "
+                             f"{mode!r}")
+        super().__init__(prefix=f"{mode}_" if prefix is None else prefix, params=params)
+        self._num_hidden = num_hidden
+        self._num_layers = num_layers
+        self._mode = mode
+        self._bidirectional = bidirectional
+        self._dropout = dropout
+        self._get_next_state = get_next_state
+        self._forget_bias = forget_bias
+        self._parameter = self.params.get("parameters")
+
+    @property
+    def state_info(self):
+        """(layers * directions, batch, num_hidden) states: h (and c for lstm)."""
+        n = 2 if self._mode == "lstm" else 1
+        shape = ((self._bidirectional + 1) * self._num_layers, 0, self._num_hidden)
+        return [{"shape": shape, "__layout__": "LNC"} for _ in range(n)]
+
+    def __call__(self, inputs, states):
+        raise MXNetError("FusedRNNCell cannot be stepped. Please use unroll")
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None):
+        """The ``RNN`` operator over the sequence; the states are returned with
+        ``get_next_state=True`` (else an empty list)."""
+        self.reset()
+        axis = _check_layout(layout)
+        if not isinstance(inputs, Symbol):
+            inputs = symbol.stack(*_steps(length, inputs, layout), axis=axis)
+        if axis == 1:
+            inputs = symbol.swapaxes(inputs, dim1=0, dim2=1)
+        if begin_state is None:
+            first = symbol.slice_axis(inputs, axis=0, begin=0, end=1).reshape((-3, -2))
+            begin_state = _zero_states(self, first)
+        rnn = symbol.RNN(inputs, self._parameter, *begin_state, state_size=self._num_hidden,
+                         num_layers=self._num_layers, bidirectional=self._bidirectional,
+                         p=self._dropout, state_outputs=self._get_next_state,
+                         mode=self._mode, name=f"{self._prefix}rnn")
+        if self._get_next_state:
+            outputs, states = rnn[0], [rnn[i] for i in range(1, len(self.state_info) + 1)]
+        else:
+            outputs, states = rnn, []
+        if axis == 1:
+            outputs = symbol.swapaxes(outputs, dim1=0, dim2=1)
+        if merge_outputs is False:
+            outputs = list(symbol.split(outputs, axis=axis, num_outputs=length,
+                                        squeeze_axis=1))
+        return outputs, states
+
+    def unfuse(self):
+        """The same network as a SequentialRNNCell of step cells (BidirectionalCell per
+        layer when bidirectional, DropoutCell between layers)."""
+        def make(prefix):
+            if self._mode == "lstm":
+                return LSTMCell(self._num_hidden, prefix=prefix, forget_bias=self._forget_bias)
+            if self._mode == "gru":
+                return GRUCell(self._num_hidden, prefix=prefix)
+            return RNNCell(self._num_hidden, activation=self._mode[4:], prefix=prefix)
+
+        stack = SequentialRNNCell()
+        p = self._prefix
+        for i in range(self._num_layers):
+            if self._bidirectional:
+                stack.add(BidirectionalCell(make(f"{p}l{i}_"), make(f"{p}r{i}_"),
+                                            output_prefix=f"{p}bi_l{i}_"))
+            else:
+                stack.add(make(f"{p}l{i}_"))
+            if self._dropout > 0 and i != self._num_layers - 1:
+                stack.add(DropoutCell(self._dropout, prefix=f"{p}_dropout{i}_"))
+        return stack
+
+
+# ---- containers and modifiers ------------------------------------------------------------------
+class SequentialRNNCell(BaseRNNCell):
+    """Cells stacked; the states are theirs concatenated."""
+
+    def __init__(self, params=None):
+        self._cells = []
+        super().__init__(prefix="", params=params)
+        self._override_cell_params = params is not None
+
+    def add(self, cell):
+        """Append a cell (given this stack's parameters if the stack was made with some)."""
+        self._cells.append(cell)
+        if self._override_cell_params:
+            cell.params._params.update(self.params._params)
+        self.params._params.update(cell.params._params)
+
+    @property
+    def state_info(self):
+        """The cells' states, in order."""
+        return sum((c.state_info for c in self._cells), [])
+
+    def begin_state(self, **kwargs):
+        """The cells' initial states, in order."""
+        self._check_unmodified()
+        return sum((c.begin_state(**kwargs) for c in self._cells), [])
+
+    def _split(self, states):
+        p = 0
+        for cell in self._cells:
+            n = len(cell.state_info)
+            yield cell, states[p:p + n]
+            p += n
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        next_states = []
+        for cell, state in self._split(states):
+            if isinstance(cell, BidirectionalCell):
+                raise MXNetError("SequentialRNNCell: a BidirectionalCell cannot be stepped; "
+                                 "use unroll")
+            inputs, state = cell(inputs, state)
+            next_states.extend(state)
+        return inputs, next_states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None):
+        """Each cell unrolled over the previous one's outputs."""
+        self.reset()
+        steps = _steps(length, inputs, layout)
+        begin_state = begin_state if begin_state is not None else \
+            _zero_states(self, steps[0])
+        last = len(self._cells) - 1
+        next_states = []
+        for i, (cell, states) in enumerate(self._split(begin_state)):
+            steps, states = cell.unroll(length, steps, begin_state=states, layout=layout,
+                                        merge_outputs=merge_outputs if i == last else None)
+            next_states.extend(states)
+        return steps, next_states
+
+
+class DropoutCell(BaseRNNCell):
+    """Dropout on the inputs; no states."""
+
+    def __init__(self, dropout, prefix="dropout_", params=None):
+        super().__init__(prefix, params)
+        if not 0 <= dropout < 1:
+            raise MXNetError(f"DropoutCell: dropout must be in [0, 1), got {dropout!r}")
+        self.dropout = dropout
+
+    @property
+    def state_info(self):
+        """No states."""
+        return []
+
+    def __call__(self, inputs, states):
+        if self.dropout > 0:
+            inputs = symbol.Dropout(data=inputs, p=self.dropout)
+        return inputs, states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None):
+        """Dropout on the whole sequence at once when it is one Symbol."""
+        self.reset()
+        if isinstance(inputs, Symbol) and merge_outputs is not False:
+            return self(inputs, []) if begin_state is None else self(inputs, begin_state)
+        return super().unroll(length, inputs, begin_state, layout, merge_outputs)
+
+
+class ModifierCell(BaseRNNCell):
+    """The base of cells that wrap ``base_cell`` and change its step; the parameters are
+    the base cell's."""
+
+    def __init__(self, base_cell):
+        if base_cell._modified:
+            raise MXNetError(f"Cell {base_cell._prefix} is already modified. One cell cannot "
+                             "be modified twice")
+        super().__init__()
+        base_cell._modified = True
+        self.base_cell = base_cell
+
+    @property
+    def params(self):
+        """The base cell's parameters."""
+        self._own_params = False
+        return self.base_cell.params
+
+    @property
+    def state_info(self):
+        """The base cell's states."""
+        return self.base_cell.state_info
+
+    def begin_state(self, init_sym=symbol.zeros, **kwargs):
+        """The base cell's initial states."""
+        self._check_unmodified()
+        self.base_cell._modified = False
+        try:
+            return self.base_cell.begin_state(func=init_sym, **kwargs)
+        finally:
+            self.base_cell._modified = True
+
+    def unpack_weights(self, args):
+        return self.base_cell.unpack_weights(args)
+
+    def pack_weights(self, args):
+        return self.base_cell.pack_weights(args)
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError(f"{type(self).__name__} must define __call__")
+
+
+class ZoneoutCell(ModifierCell):
+    """Zoneout: each output/state element keeps its previous value with probability
+    ``zoneout_outputs``/``zoneout_states`` in training."""
+
+    def __init__(self, base_cell, zoneout_outputs=0., zoneout_states=0.):
+        if isinstance(base_cell, (FusedRNNCell, BidirectionalCell)):
+            raise MXNetError(f"ZoneoutCell: {type(base_cell).__name__} cannot be stepped; "
+                             "apply ZoneoutCell to the cells inside it instead")
+        super().__init__(base_cell)
+        self.zoneout_outputs = zoneout_outputs
+        self.zoneout_states = zoneout_states
+        self.prev_output = None
+
+    def reset(self):
+        super().reset()
+        self.prev_output = None
+
+    def __call__(self, inputs, states):
+        next_output, next_states = self.base_cell(inputs, states)
+
+        def keep_new(p, like):
+            return symbol.Dropout(symbol.ones_like(like), p=p)
+
+        prev = self.prev_output if self.prev_output is not None else \
+            symbol.zeros_like(next_output)
+        output = symbol.where(keep_new(self.zoneout_outputs, next_output), next_output,
+                              prev) if self.zoneout_outputs != 0 else next_output
+        if self.zoneout_states != 0:
+            next_states = [symbol.where(keep_new(self.zoneout_states, new), new, old)
+                           for new, old in zip(next_states, states)]
+        self.prev_output = output
+        return output, next_states
+
+
+class ResidualCell(ModifierCell):
+    """The base cell's output plus its input."""
+
+    def __call__(self, inputs, states):
+        output, states = self.base_cell(inputs, states)
+        return symbol.elemwise_add(output, inputs, name=f"{output.name}_plus_residual"), \
+            states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None):
+        """The base cell unrolled, plus the inputs."""
+        self.reset()
+        self.base_cell._modified = False
+        try:
+            outputs, states = self.base_cell.unroll(length, inputs, begin_state, layout,
+                                                    merge_outputs)
+        finally:
+            self.base_cell._modified = True
+        merge = isinstance(outputs, Symbol) if merge_outputs is None else merge_outputs
+        if merge:
+            if not isinstance(inputs, Symbol):
+                inputs = symbol.stack(*inputs, axis=_check_layout(layout))
+            return symbol.elemwise_add(outputs, inputs), states
+        steps = _steps(length, inputs, layout)
+        return [symbol.elemwise_add(o, i, name=f"{o.name}_plus_residual")
+                for o, i in zip(outputs, steps)], states
+
+
+class BidirectionalCell(BaseRNNCell):
+    """``l_cell`` forward and ``r_cell`` backward over the sequence, outputs concatenated
+    (``<output_prefix>t<k>``); only ``unroll``."""
+
+    def __init__(self, l_cell, r_cell, params=None, output_prefix="bi_"):
+        self._cells = [l_cell, r_cell]
+        super().__init__("", params=params)
+        self._output_prefix = output_prefix
+        self._override_cell_params = params is not None
+        for cell in self._cells:
+            if self._override_cell_params:
+                cell.params._params.update(self.params._params)
+            self.params._params.update(cell.params._params)
+
+    def __call__(self, inputs, states):
+        raise MXNetError("BidirectionalCell cannot be stepped. Please use unroll")
+
+    @property
+    def state_info(self):
+        """l_cell's states, then r_cell's."""
+        return self._cells[0].state_info + self._cells[1].state_info
+
+    def begin_state(self, **kwargs):
+        """l_cell's initial states, then r_cell's."""
+        self._check_unmodified()
+        return self._cells[0].begin_state(**kwargs) + self._cells[1].begin_state(**kwargs)
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None):
+        """Both directions; outputs concatenated step by step."""
+        self.reset()
+        steps = _steps(length, inputs, layout)
+        states = begin_state if begin_state is not None else _zero_states(self, steps[0])
+        l_cell, r_cell = self._cells
+        n = len(l_cell.state_info)
+        l_out, l_states = l_cell.unroll(length, steps, states[:n], layout, False)
+        r_out, r_states = r_cell.unroll(length, list(reversed(steps)), states[n:], layout,
+                                        False)
+        outputs = [symbol.concat(lo, ro, dim=1, name=f"{self._output_prefix}t{i}")
+                   for i, (lo, ro) in enumerate(zip(l_out, reversed(r_out)))]
+        return _merged(outputs, layout, merge_outputs), l_states + r_states
