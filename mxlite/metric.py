@@ -86,7 +86,7 @@ def _class_indices(label, num_classes, where):
     idx = flat.astype(numpy.int64)
     bad = (idx < 0) | (idx >= num_classes)
     if bad.any():
-        raise MXNetError(f"{where}: label {flat[bad][0]!r} is not a class index in "
+        raise MXNetError(f"{where}: label {flat[bad][0].item()!r} is not a class index in "
                          f"[0, {num_classes}) (predictions have {num_classes} classes)")
     return idx
 
