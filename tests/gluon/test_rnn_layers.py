@@ -253,3 +253,14 @@ def test_bad_calls():
         layer(x, sequence_length=mx.nd.array([1, 2, 1, 2, 1]))
     with pytest.raises(MXNetError, match="sequence_length"):
         rnn.LSTM(4, input_size=3, use_sequence_length=True)(x)
+
+
+def test_deferred_input_size_when_hybridized():
+    """The first layer's i2h weights (both directions) take the input's feature size; the
+    layers above take directions * hidden_size."""
+    layer = rnn.LSTM(4, num_layers=2, bidirectional=True, layout="NTC")
+    layer.initialize()
+    layer.hybridize()
+    assert layer(mx.nd.ones((2, 5, 3))).shape == (2, 5, 8)
+    assert layer.l0_i2h_weight.shape == layer.r0_i2h_weight.shape == (16, 3)
+    assert layer.l1_i2h_weight.shape == (16, 8)
