@@ -93,7 +93,7 @@ setup(
         # [test] stays light (no CUDA wheels): the NVRTC compile checks of the CUDA kernels
         # need [gpu-compile] (about 240 MB), which CI installs; without it they skip
         "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy", "sympy", "mpich", "mpi4py",
-                 "pillow"],
+                 "pillow", "graphviz"],
         "gpu-compile": ["cupy-cuda12x", "nvidia-cuda-nvrtc-cu12"],
         "dist": ["mpich", "mpi4py"],
         "gpu": ["cupy-cuda12x"],
@@ -101,6 +101,8 @@ setup(
         "demo": ["matplotlib"],
         # image decoding (mx.nd.imdecode, _cvimdecode, _cvimread): optional, imported on use
         "image": ["pillow"],
+        # mx.viz.plot_network's graphviz.Digraph: optional, imported on use
+        "viz": ["graphviz"],
     },
     ext_modules=cythonize(
         extensions(),

@@ -11,8 +11,9 @@ feature says what is true here:
 
 * ``CUDA``: a GPU backend is usable (``mxlite.device`` has one registered with at least one
   GPU: CuPy with a CUDA device, or the host emulator of the tests); ``CUDNN``, ``NCCL``,
-  ``CUDA_RTC`` (``mx.rtc``), ``TENSORRT``, ``MKLDNN``, ``CAFFE``, ``PROFILER`` (``mx.profiler``),
+  ``CUDA_RTC`` (``mx.rtc``), ``TENSORRT``, ``MKLDNN``, ``CAFFE``,
   ``OPENCV`` (``mx.image``), ``TVM_OP``, ``JEMALLOC``: off, mxlite has none of them;
+* ``PROFILER``: on (``mx.profiler`` times every operator);
 * ``CPU_SSE`` ... ``CPU_AVX2``, ``SSE``, ``F16C``: the instruction sets this CPU has (from
   ``/proc/cpuinfo``; all off where that cannot be read);
 * ``OPENMP``: the Cython kernels run on an OpenMP thread pool (its runtime is loaded);
@@ -98,6 +99,7 @@ def _detect():
     on["CUDA"] = gpu_count() > 0
     on["LAPACK"] = True
     on["INT64_TENSOR_SIZE"] = True
+    on["PROFILER"] = True
     on["DIST_KVSTORE"] = importlib.util.find_spec("mpi4py") is not None
     return on
 
