@@ -16,7 +16,8 @@ from .. import recordio
 from ..base import MXNetError
 from .native import _BatchLoader, _shape
 
-__all__ = ["ImageRecordIter"]
+__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordIter_v1",
+           "ImageRecordUInt8Iter_v1", "ImageRecordInt8Iter", "ImageDetRecordIter"]
 
 _OP = "ImageRecordIter"
 _MEANS = ("mean_r", "mean_g", "mean_b", "mean_a")
@@ -50,9 +51,14 @@ class ImageRecordIter(_BatchLoader):
         if len(self._data_shape) != 3 or self._data_shape[0] not in (1, 3):
             raise MXNetError(f"{_OP}: data_shape must be (channels, height, width) with 1 or 3 "
                              f"channels, got {data_shape!r}")
-        if dtype not in (None, "float32"):
-            raise MXNetError(f"{_OP}: dtype must be float32, got {dtype!r}")
-        self.dtype = np.dtype(np.float32)
+        if dtype not in (None, "float32", "uint8"):
+            raise MXNetError(f"{_OP}: dtype must be 'float32' or 'uint8', got {dtype!r}")
+        # uint8 batches are the raw pixels (no mean/std/scale), as ImageRecordUInt8Iter's
+        self.dtype = np.dtype(dtype or "float32")
+        if self.dtype == np.uint8 and (any(self._means) or any(s != 1 for s in self._stds)
+                                       or scale != 1):
+            raise MXNetError(f"{_OP}: uint8 batches are not normalised; mean_*, std_* and "
+                             "scale need dtype float32")
         self._label_dims = (int(label_width),)
         if self._label_dims[0] < 1:
             raise MXNetError(f"{_OP}: label_width must be positive, got {label_width!r}")
@@ -76,7 +82,7 @@ class ImageRecordIter(_BatchLoader):
             return None
         offset = self._offsets[self._order[self._next]]
         self._next += 1
-        self._reader.handle.seek(offset)
+        self._reader.handle.seek(offset)          # offsets come from the index or the scan
         header, encoded = recordio.unpack(self._reader.read())
         return self._image(encoded, offset), self._label(header, offset), header.id
 
@@ -112,6 +118,8 @@ class ImageRecordIter(_BatchLoader):
         pixels = pixels[top:top + height, left:left + width]
         if self.rand_mirror and self._rng.randint(0, 2):
             pixels = pixels[:, ::-1]
+        if self.dtype == np.uint8:
+            return pixels.transpose(2, 0, 1)
         out = pixels.transpose(2, 0, 1).astype(np.float32)
         mean = np.asarray(self._means[:channels], np.float32)[:, None, None]
         std = np.asarray(self._stds[:channels], np.float32)[:, None, None]
@@ -182,3 +190,34 @@ def _read_list(path):
             raise MXNetError(f"{_OP}: line {number} of path_imglist {path!r} is not "
                              f"'index<TAB>label...<TAB>path': {line[:80]!r}") from None
     return labels
+
+
+class ImageRecordUInt8Iter(ImageRecordIter):
+    """``ImageRecordIter`` with ``dtype='uint8'``: batches of the cropped, mirrored pixels,
+    not normalised."""
+
+    def __init__(self, path_imgrec, data_shape, batch_size, **kwargs):
+        kwargs.setdefault("dtype", "uint8")
+        super().__init__(path_imgrec, data_shape, batch_size, **kwargs)
+
+
+# MXNet's first-generation parsers: the same iterators here
+ImageRecordIter_v1 = ImageRecordIter
+ImageRecordUInt8Iter_v1 = ImageRecordUInt8Iter
+
+
+class ImageRecordInt8Iter(ImageRecordIter):
+    """MXNet's int8 (quantised) image iterator is not implemented: an MXNetError."""
+
+    def __init__(self, *args, **kwargs):  # noqa: D107  (always raises)
+        raise MXNetError("ImageRecordInt8Iter is not implemented in mxlite; use "
+                         "ImageRecordUInt8Iter or ImageRecordIter")
+
+
+class ImageDetRecordIter(ImageRecordIter):
+    """MXNet's detection iterator (box labels with their augmenters) is not implemented:
+    an MXNetError."""
+
+    def __init__(self, *args, **kwargs):  # noqa: D107  (always raises)
+        raise MXNetError("ImageDetRecordIter is not implemented in mxlite; read the records "
+                         "with mx.recordio and batch them with NDArrayIter")

@@ -170,3 +170,19 @@ def test_matches_mxnet(case):
     # OpenCV-compatible bilinear resize, within one level
     tolerance = 1 if case in ("gray", "resize") else 0
     assert np.abs(data - want_data).max() <= tolerance + 1e-4
+
+
+def test_uint8_batches_are_raw_pixels(recfile):
+    rec, _, images = recfile
+    it = mx.io.ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 4, 6), batch_size=2)
+    batch = it.next()
+    assert batch.data[0].dtype == np.uint8 and it.provide_data[0].dtype == np.uint8
+    np.testing.assert_array_equal(batch.data[0].asnumpy()[1],
+                                  images[1][1:5, 1:7].transpose(2, 0, 1))
+    with pytest.raises(MXNetError, match="not normalised"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 4, 6), batch_size=2,
+                              dtype="uint8", mean_r=1)
+    for name in ("ImageRecordInt8Iter", "ImageDetRecordIter"):
+        with pytest.raises(MXNetError, match="not implemented"):
+            getattr(mx.io, name)(path_imgrec=rec, data_shape=(3, 4, 6), batch_size=2)
+    assert mx.io.ImageRecordIter_v1 is mx.io.ImageRecordIter
