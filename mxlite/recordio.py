@@ -74,10 +74,12 @@ class MXRecordIO:
     """Reads (``flag='r'``) or writes (``flag='w'``) the records of the RecordIO file ``uri``
     in order.
 
-    A writer truncates the file. The object pickles as MXNet's does: it is closed while it is
-    pickled and the copy reopens the file (a reader at its first record) if the original
-    was open. Reading or writing from another process than the one that opened the file is
-    an error (forked workers reopen with ``reset()``).
+    A writer truncates the file. A reader pickles as MXNet's (for data-loader workers): the
+    copy reopens the file at its first record if the original was open. Unlike MXNet,
+    pickling leaves the original open, and an open writer cannot be pickled (MXNet closed
+    it, and the copy reopened the file with 'w', truncating what was written). Reading or
+    writing from another process than the one that opened the file is an error (forked
+    workers reopen with ``reset()``).
     """
 
     def __init__(self, uri, flag):
@@ -105,10 +107,10 @@ class MXRecordIO:
         self.close()
 
     def __getstate__(self):
-        is_open = self.is_open
-        self.close()
+        if self.is_open and self.writable:
+            raise MXNetError(f"MXRecordIO: cannot pickle {self.uri!r} while it is open for "
+                             "writing (the copy would truncate it); close() it first")
         state = dict(self.__dict__)
-        state["is_open"] = is_open
         del state["handle"]
         return state
 

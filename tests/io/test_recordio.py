@@ -97,10 +97,16 @@ def test_pickle_reopens(tmp_path):
     assert reader.read() == b"one"
     copy = pickle.loads(pickle.dumps(reader))
     assert copy.is_open and copy.read() == b"one"       # reopened at the first record
-    closed = pickle.loads(pickle.dumps(copy))
-    assert closed.is_open
+    assert reader.read() == b"two"                      # the original is left as it was
     copy.close()
     assert not pickle.loads(pickle.dumps(copy)).is_open
+    writer = mx.recordio.MXRecordIO(path, "w")
+    writer.write(b"kept")
+    with pytest.raises(MXNetError, match="open for writing"):
+        pickle.dumps(writer)
+    writer.close()
+    assert pickle.loads(pickle.dumps(writer)).is_open is False
+    assert _bytes(path).startswith(MAGIC + struct.pack("<I", 4) + b"kept")
 
 
 def test_indexed_pickle_and_string_keys(tmp_path):
