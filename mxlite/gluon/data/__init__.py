@@ -2,6 +2,7 @@
 from .dataset import ArrayDataset, Dataset, SimpleDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .dataloader import DataLoader, default_batchify_fn
+from . import vision
 
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "Sampler", "SequentialSampler",
-           "RandomSampler", "BatchSampler", "DataLoader", "default_batchify_fn"]
+           "RandomSampler", "BatchSampler", "DataLoader", "default_batchify_fn", "vision"]
