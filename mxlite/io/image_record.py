@@ -23,7 +23,7 @@ _OP = "ImageRecordIter"
 _MEANS = ("mean_r", "mean_g", "mean_b", "mean_a")
 _STDS = ("std_r", "std_g", "std_b", "std_a")
 # MXNet's parameters mxlite takes and ignores: threading and buffering of the C++ loader
-_ACCEPTED = ("preprocess_threads", "prefetch_buffer", "verbose", "ctx", "num_decode_threads")
+_ACCEPTED = ("prefetch_buffer", "verbose", "ctx", "num_decode_threads")
 
 
 class ImageRecordIter(_BatchLoader):
@@ -33,15 +33,18 @@ class ImageRecordIter(_BatchLoader):
     ``path_imgidx`` (the ``.idx`` written beside the ``.rec``) gives the records' offsets;
     without it the file's part headers are scanned once. ``path_imglist`` (an ``.lst``:
     ``index<TAB>label...<TAB>path``) overrides the records' labels by image id.
-    See the module docstring for the augmentations; ``preprocess_threads``,
-    ``prefetch_buffer`` and ``verbose`` are accepted as MXNet's.
+    See the module docstring for the augmentations. ``preprocess_threads`` images of a batch
+    are decoded at once (Pillow decodes outside the GIL); each image's random crop and
+    mirror come from its own seed, drawn in order from ``seed``'s stream, so the batches do
+    not depend on the thread count. ``prefetch_buffer`` and ``verbose`` are accepted as
+    MXNet's.
     """
 
     def __init__(self, path_imgrec, data_shape, batch_size, label_width=1, path_imgidx="",
                  path_imglist="", shuffle=False, seed=0, part_index=0, num_parts=1,
                  round_batch=True, resize=-1, rand_crop=False, rand_mirror=False, scale=1.0,
                  inter_method=1, data_name="data", label_name="softmax_label", dtype=None,
-                 **kwargs):
+                 preprocess_threads=4, **kwargs):
         super().__init__(batch_size, round_batch, data_name, label_name, _OP)
         self._means, self._stds = _normalisation(kwargs)
         unknown = sorted(set(kwargs) - set(_ACCEPTED))
@@ -65,6 +68,10 @@ class ImageRecordIter(_BatchLoader):
         self.resize, self.rand_crop, self.rand_mirror = int(resize), rand_crop, rand_mirror
         self.scale, self.inter_method, self.shuffle = float(scale), int(inter_method), shuffle
         self._rng = np.random.RandomState(seed)
+        self._threads = int(preprocess_threads)
+        if self._threads < 1:
+            raise MXNetError(f"{_OP}: preprocess_threads must be positive, got "
+                             f"{preprocess_threads!r}")
         self._reader = recordio.MXRecordIO(path_imgrec, "r")
         offsets = _offsets(path_imgrec, path_imgidx)
         self._offsets = _share(offsets, part_index, num_parts)
@@ -77,14 +84,36 @@ class ImageRecordIter(_BatchLoader):
             self._rng.shuffle(self._order)
         self._next = 0
 
-    def _next_example(self):
+    def _next_record(self):
+        """``(offset, header, encoded image, augmentation seed)`` of the next record, or None."""
         if self._next >= len(self._order):
             return None
         offset = self._offsets[self._order[self._next]]
         self._next += 1
         self._reader.handle.seek(offset)          # offsets come from the index or the scan
         header, encoded = recordio.unpack(self._reader.read())
-        return self._image(encoded, offset), self._label(header, offset), header.id
+        return offset, header, encoded, self._rng.randint(0, 2**31)
+
+    def _fill(self, data, label, index, top):
+        """Reads the records of the slots from ``top`` in order, then decodes their images on
+        ``preprocess_threads`` threads."""
+        records = []
+        while top + len(records) < self.batch_size:
+            record = self._next_record()
+            if record is None:
+                break
+            records.append(record)
+        for slot, (offset, header, _, _) in enumerate(records, top):
+            label[slot], index[slot] = self._label(header, offset), header.id
+        if self._threads > 1 and len(records) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(min(self._threads, len(records))) as pool:
+                images = list(pool.map(lambda r: self._image(r[2], r[0], r[3]), records))
+        else:
+            images = [self._image(r[2], r[0], r[3]) for r in records]
+        for slot, image in enumerate(images, top):
+            data[slot] = image
+        return top + len(records)
 
     def _label(self, header, offset):
         label = header.label
@@ -99,8 +128,9 @@ class ImageRecordIter(_BatchLoader):
                              f"label_width is {self._label_size}")
         return label[:self._label_size]
 
-    def _image(self, encoded, offset):
-        """The decoded, resized, cropped, mirrored and normalised (C, H, W) image."""
+    def _image(self, encoded, offset, seed):
+        """The decoded, resized, cropped, mirrored and normalised (C, H, W) image; the random
+        crop and mirror are drawn from ``seed``."""
         from ..ops import image_io
         channels, height, width = self._data_shape
         pixels = image_io.decode(_OP, encoded, flag=0 if channels == 1 else 1, to_rgb=True)
@@ -110,13 +140,14 @@ class ImageRecordIter(_BatchLoader):
         if rows < height or cols < width:
             raise MXNetError(f"{_OP}: the image at byte {offset} is {rows} x {cols} pixels, "
                              f"smaller than data_shape {self._data_shape} (use resize)")
+        rng = np.random.RandomState(seed)
         if self.rand_crop:
-            top = self._rng.randint(0, rows - height + 1)
-            left = self._rng.randint(0, cols - width + 1)
+            top = rng.randint(0, rows - height + 1)
+            left = rng.randint(0, cols - width + 1)
         else:
             top, left = (rows - height) // 2, (cols - width) // 2
         pixels = pixels[top:top + height, left:left + width]
-        if self.rand_mirror and self._rng.randint(0, 2):
+        if self.rand_mirror and rng.randint(0, 2):
             pixels = pixels[:, ::-1]
         if self.dtype == np.uint8:
             return pixels.transpose(2, 0, 1)

@@ -87,7 +87,8 @@ def _shape(name, value, what):
 class _BatchLoader(MXDataIter):
     """MXNet's batch loader over a source of examples: a subclass defines
     ``_next_example()`` (``(data, label, index)`` NumPy arrays, or None at the end of the
-    source) and ``_rewind_source()``, and sets ``_data_shape``, ``_label_dims``, ``dtype``.
+    source) or ``_fill`` (a batch's slots at once), and ``_rewind_source()``, and sets
+    ``_data_shape``, ``_label_dims``, ``dtype``.
 
     ``round_batch`` completes the last batch from the start of the source (``pad`` says by
     how many examples); that batch ends the epoch, and the next epoch goes on after the

@@ -186,3 +186,18 @@ def test_uint8_batches_are_raw_pixels(recfile):
         with pytest.raises(MXNetError, match="not implemented"):
             getattr(mx.io, name)(path_imgrec=rec, data_shape=(3, 4, 6), batch_size=2)
     assert mx.io.ImageRecordIter_v1 is mx.io.ImageRecordIter
+
+
+def test_threads_do_not_change_the_batches(recfile):
+    rec, _, _ = recfile
+    runs = []
+    for threads in (1, 3):
+        it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 3, 3), batch_size=4,
+                                   rand_crop=True, rand_mirror=True, shuffle=True, seed=5,
+                                   preprocess_threads=threads)
+        runs.append(_two_epochs(it))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    with pytest.raises(MXNetError, match="preprocess_threads"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 3, 3), batch_size=4,
+                              preprocess_threads=0)
