@@ -249,3 +249,47 @@ def test_bad_cells_and_calls():
         cell.unroll(5, mx.nd.ones((2, 5, 2)), layout="NCT")
     with pytest.raises(MXNetError, match="inputs must be given"):
         cell.unroll(5, None)
+
+
+# ---- MXNet's gluon.contrib.rnn cells -----------------------------------------------------------
+def test_lstmp_cell_against_numpy():
+    from mxlite.gluon.rnn.rnn_cell import LSTMPCell
+    cell = LSTMPCell(4, 2, input_size=3)
+    cell.initialize(mx.init.Uniform(0.8))
+    assert cell.h2h_weight.shape == (16, 2) and cell.h2r_weight.shape == (2, 4)
+    rng = np.random.RandomState(3)
+    x = rng.uniform(-1, 1, (2, 5, 3))
+    out, (r, c) = cell.unroll(5, mx.nd.array(x), merge_outputs=True)
+    p = _params(cell)
+    rr, cc, ref = np.zeros((2, 2)), np.zeros((2, 4)), []
+    for t in range(5):
+        g = x[:, t] @ p["i2h_weight"].T + p["i2h_bias"] + rr @ p["h2h_weight"].T + \
+            p["h2h_bias"]
+        i, f, gg, o = np.split(g, 4, axis=1)
+        cc = _sig(f) * cc + _sig(i) * np.tanh(gg)
+        rr = (_sig(o) * np.tanh(cc)) @ p["h2r_weight"].T
+        ref.append(rr)
+    np.testing.assert_allclose(out.asnumpy(), np.stack(ref, 1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c.asnumpy(), cc, rtol=1e-5, atol=1e-6)
+
+
+def test_variational_dropout_one_mask_per_sequence():
+    """In training the same elements are dropped at every step of a sequence (a new mask
+    for the next unroll); in inference the cell is its base cell."""
+    from mxlite.gluon.rnn.rnn_cell import VariationalDropoutCell
+    base = rnn.RNNCell(40, input_size=3, prefix="v_")
+    cell = VariationalDropoutCell(base, drop_inputs=0.3, drop_states=0.3, drop_outputs=0.5)
+    cell.initialize(mx.init.Uniform(0.8))
+    x = mx.nd.random.uniform(0.1, 1, shape=(3, 4, 3))
+    plain = rnn.RNNCell(40, input_size=3, prefix="v_", params=base.params)
+    out, _ = cell.unroll(4, x, merge_outputs=True)
+    ref, _ = plain.unroll(4, x, merge_outputs=True)
+    np.testing.assert_allclose(out.asnumpy(), ref.asnumpy(), rtol=1e-6)
+    with mx.autograd.record():
+        first, _ = cell.unroll(4, x, merge_outputs=True)
+        second, _ = cell.unroll(4, x, merge_outputs=True)
+    dropped = first.asnumpy() == 0
+    assert (dropped == dropped[:, :1]).all() and 0 < dropped.mean() < 1
+    assert ((second.asnumpy() == 0) != dropped).any()
+    with pytest.raises(MXNetError, match="drop_outputs"):
+        VariationalDropoutCell(rnn.GRUCell(2), drop_outputs=1.5)

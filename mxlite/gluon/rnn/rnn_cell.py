@@ -226,12 +226,14 @@ class HybridRecurrentCell(RecurrentCell, HybridBlock):
 # ---- the gated cells ---------------------------------------------------------------------------
 class _GatedCell(HybridRecurrentCell):
     """What RNNCell, LSTMCell and GRUCell share: ``i2h``/``h2h`` weights and biases of
-    ``gates * hidden_size`` rows; ``input_size=0`` is inferred at the first step."""
+    ``gates * hidden_size`` rows; ``input_size=0`` is inferred at the first step; the
+    recurrence reads a state of ``recurrent_size`` (``hidden_size`` unless projected)."""
 
     _num_gates = 1
 
     def __init__(self, hidden_size, i2h_weight_initializer, h2h_weight_initializer,
-                 i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params):
+                 i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params,
+                 recurrent_size=None):
         super().__init__(prefix=prefix, params=params)
         if isinstance(hidden_size, bool) or not isinstance(hidden_size, int) or hidden_size < 1:
             raise MXNetError(f"{type(self).__name__}: hidden_size must be a positive integer, "
@@ -240,7 +242,8 @@ class _GatedCell(HybridRecurrentCell):
         self._input_size = input_size
         gh = self._num_gates * hidden_size
         for name, shape, init in (("i2h_weight", (gh, input_size), i2h_weight_initializer),
-                                  ("h2h_weight", (gh, hidden_size), h2h_weight_initializer),
+                                  ("h2h_weight", (gh, recurrent_size or hidden_size),
+                                   h2h_weight_initializer),
                                   ("i2h_bias", (gh,), i2h_bias_initializer),
                                   ("h2h_bias", (gh,), h2h_bias_initializer)):
             setattr(self, name, self.params.get(name, shape=shape, init=init,
@@ -700,3 +703,104 @@ class BidirectionalCell(HybridRecurrentCell):
             outputs = _mask_padding(F, outputs, length, valid_length, axis, False)
         outputs, _, _, _ = _format_sequence(length, outputs, layout, merge_outputs)
         return outputs, l_states + r_states
+
+
+# ---- MXNet's gluon.contrib.rnn cells (built on the cells above) --------------------------------
+class VariationalDropoutCell(ModifierCell):
+    """Variational dropout (Gal and Ghahramani, 2016) around ``base_cell``: one dropout
+    mask per sequence (made at its first step, kept until ``reset``/the next ``unroll``) on
+    the inputs (``drop_inputs``), the first state h (``drop_states``) and the outputs
+    (``drop_outputs``). MXNet 1.x has it as ``gluon.contrib.rnn.VariationalDropoutCell``."""
+
+    def __init__(self, base_cell, drop_inputs=0., drop_states=0., drop_outputs=0.):
+        if drop_states and _is_bidirectional(base_cell):
+            raise MXNetError("VariationalDropoutCell: a bidirectional cell has no step for "
+                             "state dropout; wrap the cells inside it instead")
+        for name, p in (("drop_inputs", drop_inputs), ("drop_states", drop_states),
+                        ("drop_outputs", drop_outputs)):
+            if not 0 <= p < 1:
+                raise MXNetError(f"VariationalDropoutCell: {name} must be in [0, 1), got "
+                                 f"{p!r}")
+        super().__init__(base_cell)
+        self.drop_inputs, self.drop_states, self.drop_outputs = (drop_inputs, drop_states,
+                                                                 drop_outputs)
+        self._masks = {}
+
+    def _alias(self):
+        return "vardrop"
+
+    def reset(self):
+        """Restart the counters; the next step makes new masks."""
+        super().reset()
+        self._masks = {}
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(p_out = {self.drop_outputs}, "
+                f"p_state = {self.drop_states})")
+
+    def _mask(self, F, which, p, like):
+        """The sequence's mask for ``which`` (ones dropped with rate p), made once."""
+        if which not in self._masks:
+            self._masks[which] = F.Dropout(F.ones_like(like), p=p)
+        return self._masks[which]
+
+    def hybrid_forward(self, F, inputs, states):
+        """The base step on masked inputs and h; masked outputs."""
+        if self.drop_states:
+            states = [states[0] * self._mask(F, "states", self.drop_states, states[0])] + \
+                list(states[1:])
+        if self.drop_inputs:
+            inputs = inputs * self._mask(F, "inputs", self.drop_inputs, inputs)
+        output, next_states = self.base_cell(inputs, states)
+        if self.drop_outputs:
+            output = output * self._mask(F, "outputs", self.drop_outputs, output)
+        return output, next_states
+
+
+class LSTMPCell(_GatedCell):
+    """LSTM cell with a projection (Sak et al., 2014): ``c' = f * c + i * g``, ``r' =
+    W_hr (o * tanh(c'))`` of ``projection_size``; states ``[r, c]``, output r'. The
+    recurrence reads r, so ``h2h_weight`` is (4 * hidden_size, projection_size). MXNet 1.x
+    has it as ``gluon.contrib.rnn.LSTMPCell``."""
+
+    _num_gates = 4
+
+    def __init__(self, hidden_size, projection_size, i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, h2r_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
+                 prefix=None, params=None):
+        self._projection_size = projection_size
+        # the recurrence reads r: h2h_weight is (4H, P)
+        super().__init__(hidden_size, i2h_weight_initializer, h2h_weight_initializer,
+                         i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params,
+                         recurrent_size=projection_size)
+        self.h2r_weight = self.params.get("h2r_weight", shape=(projection_size, hidden_size),
+                                          init=h2r_weight_initializer,
+                                          allow_deferred_init=True)
+
+    def _alias(self):
+        return "lstmp"
+
+    def state_info(self, batch_size=0):
+        """r (batch, projection_size) and c (batch, hidden_size)."""
+        return [{"shape": (batch_size, self._projection_size), "__layout__": "NC"},
+                {"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
+
+    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, h2r_weight, i2h_bias,
+                       h2h_bias):
+        """One step."""
+        prefix = f"t{self._counter}_"
+        i2h, h2h = self._projections(F, inputs, states[0], i2h_weight, h2h_weight, i2h_bias,
+                                     h2h_bias, prefix)
+        gates = F.SliceChannel(F.elemwise_add(i2h, h2h), num_outputs=4, name=prefix + "slice")
+        in_gate = F.Activation(gates[0], act_type="sigmoid", name=prefix + "i")
+        forget_gate = F.Activation(gates[1], act_type="sigmoid", name=prefix + "f")
+        in_transform = F.Activation(gates[2], act_type="tanh", name=prefix + "c")
+        out_gate = F.Activation(gates[3], act_type="sigmoid", name=prefix + "o")
+        next_c = F.elemwise_add(F.elemwise_mul(forget_gate, states[1]),
+                                F.elemwise_mul(in_gate, in_transform), name=prefix + "state")
+        hidden = F.elemwise_mul(out_gate, F.Activation(next_c, act_type="tanh"),
+                                name=prefix + "hidden")
+        next_r = F.FullyConnected(hidden, h2r_weight, num_hidden=self._projection_size,
+                                  no_bias=True, name=prefix + "out")
+        return next_r, [next_r, next_c]
