@@ -330,3 +330,26 @@ def test_mxnet_error_is_value_error():
     """MXNet raised ValueError for mismatched shapes; MXNetError is one, so old code works."""
     with pytest.raises(ValueError):
         mx.metric.Accuracy().update([mx.nd.array([0])], [])
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("f1", {"average": "micro"}), ("mcc", {"average": "micro"}),
+    ("pearsonr", {"average": "micro"}), ("pcc", {}), ("acc", {}), ("ce", {}),
+])
+def test_pooled_metrics_do_not_depend_on_batching(name, kwargs):
+    """Micro averages, PCC and per-sample means: the same data in one batch or in several
+    gives the same value (to rounding)."""
+    rng = np.random.RandomState(7)
+    label = rng.randint(0, 2, size=40).astype(np.float32)
+    pred = rng.dirichlet([1, 1], size=40).astype(np.float32)
+    if name == "pearsonr":
+        label = rng.normal(size=40).astype(np.float32)
+        pred = (label + rng.normal(size=40)).astype(np.float32)
+    whole = mx.metric.create(name, **kwargs)
+    whole.update([label], [pred])
+    split = mx.metric.create(name, **kwargs)
+    for lo, hi in ((0, 3), (3, 17), (17, 40)):
+        split.update([label[lo:hi]], [pred[lo:hi]])
+    rtol = 1e-6 if name == "ce" else 1e-10     # ce sums each batch in float32
+    np.testing.assert_allclose(split.get()[1], whole.get()[1], rtol=rtol)
+    np.testing.assert_allclose(split.get_global()[1], whole.get()[1], rtol=rtol)
