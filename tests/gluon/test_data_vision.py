@@ -444,3 +444,43 @@ def test_dataloader_workers_over_transformed_dataset(tmp_path, monkeypatch):
         np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
         np.testing.assert_array_equal(la.asnumpy(), lb.asnumpy())
     np.testing.assert_allclose(pooled[2][0].asnumpy()[:, 0], images[8:] / 255.0, rtol=1e-6)
+
+
+class _Watched(mx.gluon.data.Dataset):
+    """Samples 0..n-1 whose reads are recorded; ``read`` is set by the first one."""
+
+    def __init__(self, n):
+        import threading
+        self.n, self.reads, self.read = n, [], threading.Event()
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        self.reads.append(i)
+        self.read.set()
+        return np.full((2,), i, np.float32)
+
+
+def test_dataloader_auto_reload_prefetches_each_epoch():
+    data = _Watched(6)
+    loader = DataLoader(data, batch_size=2, num_workers=2, auto_reload=True)
+    assert data.read.wait(60)                   # workers started at construction
+    for _ in range(2):
+        data.read.clear()
+        batches = [b.asnumpy()[:, 0].tolist() for b in loader]
+        assert batches == [[0, 1], [2, 3], [4, 5]]
+        assert data.read.wait(60)               # and again for the next epoch
+
+
+def test_dataloader_without_auto_reload_is_lazy_and_restarts():
+    data = _Watched(6)
+    loader = DataLoader(data, batch_size=2, num_workers=2)
+    assert data.reads == []
+    epoch = iter(loader)
+    assert next(epoch).asnumpy()[:, 0].tolist() == [0, 1]
+    del epoch                                   # an epoch left unfinished
+    assert [b.asnumpy()[:, 0].tolist() for b in loader] == [[0, 1], [2, 3], [4, 5]]
+    loader.refresh()
+    loader.clean()
+    assert len(list(loader)) == 3

@@ -98,12 +98,15 @@ class DataLoader:
     processes unless ``thread_pool=True``; mxlite always uses threads: the batch work is
     NumPy and mxlite kernels, which release the GIL, and a thread's batches need no copy
     back through a pipe or shared memory). A DataLoader also runs in a forked child process.
-    ``pin_memory`` places batches on ``cpu_pinned``.
+    ``pin_memory`` places batches on ``cpu_pinned``. With ``auto_reload`` the workers start on
+    the first batches when the loader is made and again when an epoch ends (MXNet's
+    prefetch of the next epoch; ``refresh()`` and ``clean()`` start and drop it by hand).
     """
 
     def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None, last_batch=None,
                  batch_sampler=None, batchify_fn=None, num_workers=0, pin_memory=False,
-                 pin_device_id=0, prefetch=None, thread_pool=False, timeout=120):
+                 pin_device_id=0, prefetch=None, thread_pool=False, timeout=120,
+                 auto_reload=False):
         self._dataset = samples_of(dataset, "DataLoader")
         if batch_sampler is None:
             if batch_size is None:
@@ -126,6 +129,19 @@ class DataLoader:
         self._prefetch = max(0, int(prefetch) if prefetch is not None else 2 * self._num_workers)
         self._pin = Context("cpu_pinned", pin_device_id) if pin_memory else None
         self._timeout = timeout
+        self.auto_reload = auto_reload
+        self._iter = None
+        if auto_reload:
+            self.refresh()
+
+    def refresh(self):
+        """Start the next epoch's iterator now: with workers, its first batches are
+        submitted at once (what ``auto_reload`` does at construction and after each epoch)."""
+        self._iter = self._prefetch_iter()
+
+    def clean(self):
+        """Drop the prefetched iterator; the next ``iter(loader)`` starts a new one."""
+        self._iter = None
 
     def __len__(self):
         return len(self._batch_sampler)
@@ -137,25 +153,57 @@ class DataLoader:
         return batch
 
     def __iter__(self):
+        batches, self._iter = self._iter, None     # a prefetched iterator serves one epoch
+        if batches is None:
+            batches = self._prefetch_iter()
+        yield from batches
+        if self._iter is None and self.auto_reload:
+            self.refresh()
+
+    def _prefetch_iter(self):
         if self._num_workers == 0:
-            for indices in self._batch_sampler:
-                yield self._batch(indices)
-            return
-        with concurrent.futures.ThreadPoolExecutor(self._num_workers) as pool:
-            pending = collections.deque()
-            batches = iter(self._batch_sampler)
-            for indices in batches:
-                pending.append(pool.submit(self._batch, indices))
-                if len(pending) > self._prefetch:
-                    yield self._result(pending.popleft())
-            while pending:
-                yield self._result(pending.popleft())
+            return (self._batch(indices) for indices in self._batch_sampler)
+        return _Prefetcher(self)
 
     def _result(self, future):
         try:
             return future.result(timeout=self._timeout)
         except concurrent.futures.TimeoutError:
             raise MXNetError(f"DataLoader: a worker took more than {self._timeout} s") from None
+
+
+class _Prefetcher:
+    """An epoch's batches computed by a pool of ``num_workers`` threads, up to ``prefetch``
+    batches ahead of the one returned; the first ones are submitted when it is made."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        self._pool = concurrent.futures.ThreadPoolExecutor(loader._num_workers)
+        self._indices = iter(loader._batch_sampler)
+        self._pending = collections.deque()
+        self._fill()
+
+    def _fill(self):
+        while len(self._pending) <= self._loader._prefetch:
+            indices = next(self._indices, None)
+            if indices is None:
+                return
+            self._pending.append(self._pool.submit(self._loader._batch, indices))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self._pending:
+            self._pool.shutdown(wait=False)
+            raise StopIteration
+        future = self._pending.popleft()
+        self._fill()
+        return self._loader._result(future)
+
+    def __del__(self):
+        # an epoch left unfinished: its queued batches are dropped, the threads end
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _to(batch, ctx):
