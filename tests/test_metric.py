@@ -4,7 +4,6 @@ and the MXNetErrors of bad input. Other oracles are NumPy and closed forms writt
 import json
 import math
 import os
-import warnings
 
 import numpy as np
 import pytest
