@@ -123,6 +123,8 @@ def test_valid_length_equals_unrolling_each_sequence_alone(make):
     x = mx.nd.random.uniform(-1, 1, shape=(3, 5, 2))
     lengths = [2, 5, 3]
     out, states = cell.unroll(5, x, merge_outputs=True, valid_length=mx.nd.array(lengths))
+    # masked outputs are merged: merge_outputs=None keeps them so
+    assert isinstance(cell.unroll(5, x, valid_length=mx.nd.array(lengths))[0], mx.nd.NDArray)
     for b, n in enumerate(lengths):
         ref, ref_states = cell.unroll(n, x[b:b + 1, :n], merge_outputs=True)
         np.testing.assert_allclose(out.asnumpy()[b, :n], ref.asnumpy()[0], rtol=1e-5,

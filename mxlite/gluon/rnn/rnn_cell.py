@@ -700,7 +700,8 @@ class BidirectionalCell(HybridRecurrentCell):
         outputs = [F.concat(l_o, r_o, dim=1, name=f"{self._output_prefix}t{i}")
                    for i, (l_o, r_o) in enumerate(zip(l_outputs, r_outputs))]
         if valid_length is not None:
-            outputs = _mask_padding(F, outputs, length, valid_length, axis, False)
+            # merged, as RecurrentCell.unroll's masked outputs (merge_outputs=None keeps it)
+            outputs = _mask_padding(F, outputs, length, valid_length, axis, True)
         outputs, _, _, _ = _format_sequence(length, outputs, layout, merge_outputs)
         return outputs, l_states + r_states
 
