@@ -4,8 +4,9 @@ the text iterator for bucketing, and RNN checkpoints. New code should use
 from . import io, rnn, rnn_cell
 from .io import BucketSentenceIter, encode_sentences
 from .rnn import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
-from .rnn_cell import (BaseRNNCell, BidirectionalCell, DropoutCell, FusedRNNCell, GRUCell,
-                       LSTMCell, ModifierCell, ResidualCell, RNNCell, RNNParams,
-                       SequentialRNNCell, ZoneoutCell)
+from .rnn_cell import (BaseConvRNNCell, BaseRNNCell, BidirectionalCell, ConvGRUCell,
+                       ConvLSTMCell, ConvRNNCell, DropoutCell, FusedRNNCell, GRUCell, LSTMCell,
+                       ModifierCell, ResidualCell, RNNCell, RNNParams, SequentialRNNCell,
+                       ZoneoutCell)
 
 __all__ = rnn_cell.__all__ + io.__all__ + rnn.__all__

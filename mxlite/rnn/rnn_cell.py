@@ -13,7 +13,8 @@ from ..symbol import Symbol
 
 __all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "FusedRNNCell",
            "SequentialRNNCell", "BidirectionalCell", "DropoutCell", "ModifierCell",
-           "ZoneoutCell", "ResidualCell"]
+           "ZoneoutCell", "ResidualCell", "BaseConvRNNCell", "ConvRNNCell", "ConvLSTMCell",
+           "ConvGRUCell"]
 
 
 class RNNParams:
@@ -62,18 +63,23 @@ def _merged(steps, layout, merge_outputs):
 
 def _zero_states(cell, step):
     """Zero states whose batch size is the data's (``mx.sym.zeros`` of a 0 batch would be
-    an empty array): a (batch, 1) zero from the step's data broadcast to each state."""
-    zero = symbol.zeros_like(symbol.expand_dims(symbol.sum(step, axis=0, exclude=True),
-                                                axis=1))
-    states = []
-    for info in cell.state_info:
-        shape = info["shape"]
-        if len(shape) == 2:
-            states.append(symbol.broadcast_axis(zero, axis=1, size=shape[1]))
-        else:               # (layers, batch, size) of a fused cell
-            states.append(symbol.broadcast_axis(symbol.expand_dims(zero, axis=0),
-                                                axis=(0, 2), size=(shape[0], shape[2])))
-    return states
+    an empty array): a (batch,) zero from the step's data (batch first), broadcast to each
+    state's shape with the batch at the state's 0 entry."""
+    zero = symbol.zeros_like(symbol.sum(step, axis=0, exclude=True))      # (batch,)
+    return [_broadcast_batch(zero, info["shape"]) for info in cell.state_info]
+
+
+def _broadcast_batch(zero, shape):
+    """The (batch,) ``zero`` broadcast to ``shape``, whose 0 entry is the batch axis."""
+    if list(shape).count(0) != 1:
+        raise MXNetError(f"unroll: a state shape needs exactly one 0 (the batch axis) to be "
+                         f"made from the data, got {shape}; pass begin_state")
+    batch_axis = list(shape).index(0)
+    for axis in range(len(shape)):
+        if axis != batch_axis:
+            zero = symbol.expand_dims(zero, axis=axis)
+    others = tuple(a for a in range(len(shape)) if a != batch_axis)
+    return symbol.broadcast_axis(zero, axis=others, size=tuple(shape[a] for a in others))
 
 
 # ---- the base ----------------------------------------------------------------------------------
@@ -595,3 +601,147 @@ class BidirectionalCell(BaseRNNCell):
         outputs = [symbol.concat(lo, ro, dim=1, name=f"{self._output_prefix}t{i}")
                    for i, (lo, ro) in enumerate(zip(l_out, reversed(r_out)))]
         return _merged(outputs, layout, merge_outputs), l_states + r_states
+
+
+# ---- convolutional cells -----------------------------------------------------------------------
+def _leaky(inputs, **kwargs):
+    """The convolutional cells' default activation: leaky ReLU of slope 0.2."""
+    return symbol.LeakyReLU(inputs, act_type="leaky", slope=0.2, **kwargs)
+
+
+class BaseConvRNNCell(BaseRNNCell):
+    """What the convolutional cells (Shi et al., 2015) share: the input-to-state
+    convolution (``i2h_*``) and the state-to-state one (odd ``h2h_kernel``, padded to keep
+    the state's size); ``input_shape`` is one step's input shape, which fixes the states'."""
+
+    def __init__(self, input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel,
+                 i2h_stride, i2h_pad, i2h_dilate, i2h_weight_initializer,
+                 h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
+                 activation, prefix="", params=None, conv_layout="NCHW"):
+        super().__init__(prefix=prefix, params=params)
+        if not all(k % 2 == 1 for k in h2h_kernel):
+            raise MXNetError(f"{type(self).__name__}: h2h_kernel must be odd (the state keeps "
+                             f"its size), got {tuple(h2h_kernel)}")
+        self._h2h_kernel, self._h2h_dilate = tuple(h2h_kernel), tuple(h2h_dilate)
+        self._h2h_pad = tuple(d * (k - 1) // 2 for k, d in zip(h2h_kernel, h2h_dilate))
+        self._i2h = dict(kernel=i2h_kernel, stride=i2h_stride, pad=i2h_pad, dilate=i2h_dilate)
+        self._num_hidden = num_hidden
+        self._input_shape = input_shape
+        self._conv_layout = conv_layout
+        self._activation = activation
+        state = symbol.Convolution(symbol.var("data"), num_filter=num_hidden,
+                                   layout=conv_layout, no_bias=True, **self._i2h)
+        shape = state.infer_shape(data=tuple(input_shape))[1][0]
+        self._state_shape = (0,) + tuple(shape[1:])
+        self._iW = self.params.get("i2h_weight", init=i2h_weight_initializer)
+        self._hW = self.params.get("h2h_weight", init=h2h_weight_initializer)
+        self._iB = self.params.get("i2h_bias", init=i2h_bias_initializer)
+        self._hB = self.params.get("h2h_bias", init=h2h_bias_initializer)
+
+    _num_states = 1
+
+    @property
+    def state_info(self):
+        """(batch, num_hidden, spatial...) states in ``conv_layout``."""
+        return [{"shape": self._state_shape, "__layout__": self._conv_layout}
+                for _ in range(self._num_states)]
+
+    def _channel_axis(self):
+        return self._conv_layout.find("C")
+
+    def _conv_forward(self, inputs, states, name):
+        n = self._num_hidden * len(self._gate_names)
+        i2h = symbol.Convolution(inputs, self._iW, self._iB, num_filter=n,
+                                 layout=self._conv_layout, name=f"{name}i2h", **self._i2h)
+        h2h = symbol.Convolution(states[0], self._hW, self._hB, num_filter=n,
+                                 kernel=self._h2h_kernel, dilate=self._h2h_dilate,
+                                 pad=self._h2h_pad, stride=(1,) * len(self._h2h_kernel),
+                                 layout=self._conv_layout, name=f"{name}h2h")
+        return i2h, h2h
+
+    def _step_name(self):
+        self._counter += 1
+        return f"{self._prefix}t{self._counter}_"
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError(f"{type(self).__name__} must define __call__")
+
+
+def _conv_defaults(cls):
+    """The convolutional cells' shared keyword defaults."""
+    return dict(h2h_kernel=(3, 3), h2h_dilate=(1, 1), i2h_kernel=(3, 3), i2h_stride=(1, 1),
+                i2h_pad=(1, 1), i2h_dilate=(1, 1), i2h_weight_initializer=None,
+                h2h_weight_initializer=None, i2h_bias_initializer="zeros",
+                h2h_bias_initializer="zeros", activation=_leaky, params=None,
+                conv_layout="NCHW", prefix=f"{cls}_")
+
+
+class ConvRNNCell(BaseConvRNNCell):
+    """Convolutional Elman cell: ``h' = activation(conv_i2h(x) + conv_h2h(h))``."""
+
+    def __init__(self, input_shape, num_hidden, **kwargs):
+        super().__init__(input_shape, num_hidden, **dict(_conv_defaults("ConvRNN"), **kwargs))
+
+    @property
+    def _gate_names(self):
+        return ("",)
+
+    def __call__(self, inputs, states):
+        name = self._step_name()
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
+        return output, [output]
+
+
+class ConvLSTMCell(BaseConvRNNCell):
+    """Convolutional LSTM cell (gates i, f, c, o along the channels; ``activation`` for
+    the candidate and the cell output)."""
+
+    _num_states = 2
+
+    def __init__(self, input_shape, num_hidden, **kwargs):
+        super().__init__(input_shape, num_hidden, **dict(_conv_defaults("ConvLSTM"), **kwargs))
+
+    @property
+    def _gate_names(self):
+        return ("_i", "_f", "_c", "_o")
+
+    def __call__(self, inputs, states):
+        name = self._step_name()
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        gates = symbol.SliceChannel(i2h + h2h, num_outputs=4, axis=self._channel_axis(),
+                                    name=f"{name}slice")
+        in_gate = symbol.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
+        forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
+        in_transform = self._get_activation(gates[2], self._activation, name=f"{name}c")
+        out_gate = symbol.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
+        next_c = symbol.elemwise_add(forget_gate * states[1], in_gate * in_transform,
+                                     name=f"{name}state")
+        next_h = symbol.elemwise_mul(out_gate, self._get_activation(next_c, self._activation),
+                                     name=f"{name}out")
+        return next_h, [next_h, next_c]
+
+
+class ConvGRUCell(BaseConvRNNCell):
+    """Convolutional GRU cell (gates r, z, o along the channels)."""
+
+    def __init__(self, input_shape, num_hidden, **kwargs):
+        super().__init__(input_shape, num_hidden, **dict(_conv_defaults("ConvGRU"), **kwargs))
+
+    @property
+    def _gate_names(self):
+        return ("_r", "_z", "_o")
+
+    def __call__(self, inputs, states):
+        name = self._step_name()
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        axis = self._channel_axis()      # MXNet sliced axis 1 whatever the layout
+        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, axis=axis,
+                                                name=f"{name}_i2h_slice")
+        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, axis=axis,
+                                                name=f"{name}_h2h_slice")
+        reset = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
+        update = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
+        cand = self._get_activation(i2h + reset * h2h, self._activation, name=f"{name}_h_act")
+        next_h = symbol.elemwise_add((1. - update) * cand, update * states[0], name=f"{name}out")
+        return next_h, [next_h]

@@ -150,3 +150,43 @@ def test_errors():
         mx.rnn.ZoneoutCell(base)
     with pytest.raises(MXNetError, match="modifier"):
         base.begin_state()
+
+
+def test_conv_rnn_cell_step_against_numpy():
+    """ConvRNNCell: leaky_relu(conv_i2h(x) + conv_h2h(h)) with 'same' 3x3 convolutions; the
+    zero states take their batch from the data."""
+    rng = np.random.RandomState(4)
+    cell = mx.rnn.ConvRNNCell(input_shape=(1, 2, 4, 5), num_hidden=3, prefix="cr_")
+    assert cell.state_info[0]["shape"] == (0, 3, 4, 5)
+    outs, _ = cell.unroll(2, [mx.sym.var("a"), mx.sym.var("b")])
+    w = {"cr_i2h_weight": rng.uniform(-1, 1, (3, 2, 3, 3)), "cr_i2h_bias": rng.uniform(-1, 1, 3),
+         "cr_h2h_weight": rng.uniform(-1, 1, (3, 3, 3, 3)), "cr_h2h_bias": rng.uniform(-1, 1, 3)}
+    xs = [rng.uniform(-1, 1, (2, 2, 4, 5)) for _ in range(2)]
+    got = mx.sym.Group(outs).eval(a=mx.nd.array(xs[0]), b=mx.nd.array(xs[1]),
+                                  **{k: mx.nd.array(v) for k, v in w.items()})
+
+    def conv(x, weight, bias):          # 'same' 3x3 cross-correlation, NCHW
+        pad = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        out = np.zeros((x.shape[0], weight.shape[0]) + x.shape[2:])
+        for i in range(3):
+            for j in range(3):
+                out += np.einsum("nchw,oc->nohw", pad[:, :, i:i + x.shape[2], j:j + x.shape[3]],
+                                 weight[:, :, i, j])
+        return out + bias[None, :, None, None]
+
+    h = np.zeros((2, 3, 4, 5))
+    for x, g in zip(xs, got):
+        v = conv(x, w["cr_i2h_weight"], w["cr_i2h_bias"]) + conv(h, w["cr_h2h_weight"],
+                                                                 w["cr_h2h_bias"])
+        h = np.where(v > 0, v, 0.2 * v)
+        np.testing.assert_allclose(g.asnumpy(), h, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [mx.rnn.ConvLSTMCell, mx.rnn.ConvGRUCell])
+def test_conv_gated_cells_shapes(make):
+    cell = make(input_shape=(1, 3, 8, 6), num_hidden=4, i2h_stride=(2, 2), prefix="c_")
+    outs, states = cell.unroll(2, mx.sym.var("data"), layout="TNC", merge_outputs=True)
+    _, shapes, _ = mx.sym.Group([outs] + states).infer_shape(data=(2, 5, 3, 8, 6))
+    assert shapes[0] == (2, 5, 4, 4, 3) and all(s == (5, 4, 4, 3) for s in shapes[1:])
+    with pytest.raises(MXNetError, match="h2h_kernel must be odd"):
+        make(input_shape=(1, 3, 8, 6), num_hidden=4, h2h_kernel=(2, 2))
