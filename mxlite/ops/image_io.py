@@ -1,6 +1,6 @@
 """Image decoding: MXNet 1.9.1's ``_cvimdecode``, ``_cvimread`` and the legacy ``_imdecode``
-(``mx.nd.imdecode``), over the optional package Pillow (``pip install pillow``) where MXNet
-used OpenCV.
+(``mx.nd.imdecode``), over the optional package Pillow (``pip install 'mxlite[image]'``)
+where MXNet used OpenCV.
 
 ``import mxlite`` never needs Pillow: it is imported on the first decode, and a missing
 Pillow is an MXNetError naming the operator and the package. Encoded bytes are untrusted:
@@ -33,7 +33,7 @@ def _pillow(op):
         from PIL import Image
     except ImportError:
         raise op_error(op, "decoding images needs the optional package Pillow (pip install "
-                       "pillow)") from None
+                       "'mxlite[image]')") from None
     return Image
 
 
@@ -136,8 +136,8 @@ register(OpDef(
     infer_shape=_cvimdecode_shape, infer_type=_uint8, compute={"cpu": _cvimdecode_compute},
     gradient=NON_DIFFERENTIABLE,
     doc="""Decode an encoded image (PNG, JPEG, BMP, ... as a 1-D uint8 array) into an
-(H, W, C) uint8 image with Pillow (optional: ``pip install pillow``). ``flag=0`` decodes to
-one grayscale channel; ``to_rgb=False`` gives OpenCV's BGR order. Images above
+(H, W, C) uint8 image with Pillow (optional: ``pip install 'mxlite[image]'``). ``flag=0``
+decodes to one grayscale channel; ``to_rgb=False`` gives OpenCV's BGR order. Images above
 ``mxlite.ops.image_io.MAX_PIXELS`` pixels and corrupt files are MXNetErrors. Imperative
 only (the shape depends on the bytes). Not differentiable."""))
 

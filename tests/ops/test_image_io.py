@@ -128,7 +128,7 @@ def test_a_header_smaller_than_its_data_is_an_error():
 
 def test_missing_pillow_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)
-    with pytest.raises(MXNetError, match="_cvimdecode.*Pillow.*pip install pillow"):
+    with pytest.raises(MXNetError, match="_cvimdecode.*Pillow.*pip install .mxlite.image.."):
         mx.nd._internal._cvimdecode(_buf(PNG))
 
 
