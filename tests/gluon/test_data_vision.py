@@ -422,13 +422,45 @@ def test_random_apply():
     assert never(x).dtype == np.uint8 and always(x).dtype == np.float64
 
 
+def test_rotate_quarter_turns_are_rot90():
+    x = np.random.default_rng(7).random((2, 5, 5)).astype(np.float32)
+    for k in range(4):
+        out = T.Rotate(90.0 * k)(mx.nd.array(x)).asnumpy()
+        np.testing.assert_allclose(out, np.rot90(x, k, axes=(1, 2)), atol=1e-5)
+    batch = np.stack([x, x])
+    out = T.rotate(mx.nd.array(batch), [90.0, 180.0]).asnumpy()    # an angle per image
+    np.testing.assert_allclose(out[0], np.rot90(x, 1, axes=(1, 2)), atol=1e-5)
+    np.testing.assert_allclose(out[1], np.rot90(x, 2, axes=(1, 2)), atol=1e-5)
+
+
+def test_rotate_zoom():
+    ones = mx.nd.ones((1, 9, 9))
+    plain = T.Rotate(45.0)(ones).asnumpy()[0]
+    assert plain[0, 0] == 0 and plain[4, 4] == 1             # the corners show padding
+    zoom_in = T.Rotate(45.0, zoom_in=True)(ones).asnumpy()[0]
+    np.testing.assert_allclose(zoom_in, 1, atol=1e-5)          # no padding anywhere
+    zoom_out = T.Rotate(45.0, zoom_out=True)(ones).asnumpy()[0]
+    # the whole image inside: its rotated corners sit on the output's edge midpoints
+    assert zoom_out[0, 0] == 0 and zoom_out[4, 4] == 1 and zoom_out[0, 4] > 0.5
+    with pytest.raises(MXNetError, match="zoom_in and zoom_out"):
+        T.Rotate(10.0, zoom_in=True, zoom_out=True)(ones)
+
+
 def test_rotation_checks():
     with pytest.raises(MXNetError, match="angle_limits"):
         T.RandomRotation((10, -10))
     with pytest.raises(MXNetError, match="rotate_with_proba"):
         T.RandomRotation((-10, 10), rotate_with_proba=2)
-    with pytest.raises(MXNetError, match="Rotate: expects float32"):
-        T.Rotate(30)(mx.nd.zeros((3, 4, 4), dtype="uint8"))
+    for block in (T.Rotate(30), T.RandomRotation((-10, 10))):
+        with pytest.raises(TypeError, match="expects float32"):      # MXNet's TypeError
+            block(mx.nd.zeros((3, 4, 4), dtype="uint8"))
+        with pytest.raises(MXNetError, match=r"\(C, H, W\)"):
+            block(mx.nd.zeros((4, 4)))
+    x = mx.nd.array(np.random.default_rng(8).random((3, 4, 6)).astype(np.float32))
+    assert T.RandomRotation((-100, 100), rotate_with_proba=0.0)(x) is x
+    np.random.seed(0)
+    turned = T.RandomRotation((89.999, 90.001))(x).asnumpy()
+    assert turned.shape == (3, 4, 6)
 
 
 # ---- DataLoader over a vision dataset with workers --------------------------------------------

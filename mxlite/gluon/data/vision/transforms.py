@@ -5,10 +5,13 @@ Images are (H, W, C) arrays or (N, H, W, C) batches until ``ToTensor`` makes (C,
 float32 tensors in [0, 1], which ``Normalize`` works on. The crops take one image or a
 batch (MXNet's ``CenterCrop`` and ``RandomResizedCrop`` took one image only). The random
 crops draw from Python's ``random`` as MXNet's did; the random colour operators from the
-device's Philox stream (``mx.random.seed``).
+device's Philox stream (``mx.random.seed``); ``RandomRotation`` from NumPy's global
+generator, as MXNet's.
 """
 import math
 import random
+
+import numpy as np
 
 from ....base import MXNetError, numeric_types
 from ...block import Block, HybridBlock
@@ -17,7 +20,7 @@ from ...nn import HybridSequential, Sequential
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Rotate", "RandomRotation",
            "RandomResizedCrop", "CropResize", "CenterCrop", "Resize", "RandomFlipLeftRight",
            "RandomFlipTopBottom", "RandomBrightness", "RandomContrast", "RandomSaturation",
-           "RandomHue", "RandomColorJitter", "RandomLighting", "RandomApply"]
+           "RandomHue", "RandomColorJitter", "RandomLighting", "RandomApply", "rotate"]
 
 
 class Compose(Sequential):
@@ -305,24 +308,76 @@ class RandomLighting(HybridBlock):
         return F.image.random_lighting(x, alpha_std=self._alpha)
 
 
+class _DTypeError(MXNetError, TypeError):
+    """Data of a dtype a transform does not take: an MXNetError that is also the TypeError
+    MXNet raised, so code catching either works."""
+
+
+def _check_float32(what, x):
+    if np.dtype(x.dtype) != np.float32:
+        raise _DTypeError(f"{what}: expects float32 data (use it after ToTensor), got "
+                          f"{np.dtype(x.dtype).name}")
+    if x.ndim not in (3, 4):
+        raise MXNetError(f"{what}: expects a (C, H, W) tensor or (N, C, H, W) batch, got "
+                         f"shape {x.shape}")
+
+
+def _zoom(degrees, h, w, zoom_in, zoom_out):
+    """The factor the sampling grid is scaled by: the rotated image's bounding box is
+    ``w|cos a| + h|sin a|`` by ``w|sin a| + h|cos a|``; ``zoom_out`` fits it into the
+    output (the whole image shows), ``zoom_in`` fits the output into it (MXNet's rule)."""
+    if zoom_in and zoom_out:
+        raise MXNetError("Rotate: zoom_in and zoom_out cannot both be True")
+    if not (zoom_in or zoom_out):
+        return np.ones_like(degrees)
+    a = np.radians(degrees)
+    box_w = w * np.abs(np.cos(a)) + h * np.abs(np.sin(a))
+    box_h = w * np.abs(np.sin(a)) + h * np.abs(np.cos(a))
+    if zoom_out:
+        return np.maximum(box_w / w, box_h / h)
+    return np.minimum(w / box_w, h / box_h)
+
+
+def rotate(x, degrees, zoom_in=False, zoom_out=False):
+    """``x`` (float32 (C, H, W) or (N, C, H, W)) rotated counter-clockwise about its centre
+    by ``degrees`` (one angle, or one per image of a batch), sampled bilinearly with zeros
+    outside (MXNet's ``mx.image.imrotate``)."""
+    from .... import ndarray as nd
+    _check_float32("Rotate", x)
+    single = x.ndim == 3
+    batch = x.expand_dims(axis=0) if single else x
+    n, _, h, w = batch.shape
+    degrees = np.broadcast_to(np.asarray(degrees, np.float64).reshape(-1), (n,))
+    a = np.radians(degrees)[:, None, None]
+    # output pixel centres relative to the image centre, rotated into the source
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
+    xs, ys = xs - (w - 1) / 2, ys - (h - 1) / 2
+    src_x = xs * np.cos(a) - ys * np.sin(a)
+    src_y = xs * np.sin(a) + ys * np.cos(a)
+    scale = _zoom(degrees, h, w, zoom_in, zoom_out)[:, None, None]
+    # BilinearSampler's grid is normalised to [-1, 1]; a 1-pixel side has no extent
+    grid = np.stack([src_x / max((w - 1) / 2, 0.5), src_y / max((h - 1) / 2, 0.5)], axis=1)
+    out = nd.BilinearSampler(batch, nd.array(grid * scale[:, None], ctx=x.context,
+                                             dtype="float32"))
+    return out[0] if single else out
+
+
 class Rotate(Block):
-    """Rotate a float32 (C, H, W) tensor or (N, C, H, W) batch by ``rotation_degrees``
-    (``mx.image.imrotate``; needs ``mx.image``)."""
+    """Rotate a float32 (C, H, W) tensor or (N, C, H, W) batch counter-clockwise by
+    ``rotation_degrees`` about its centre, with zeros outside the image; ``zoom_in`` scales
+    so that no padding shows, ``zoom_out`` so that the whole image does."""
 
     def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
         super().__init__()
         self._args = (rotation_degrees, zoom_in, zoom_out)
 
     def forward(self, x):
-        if x.dtype != "float32":
-            raise MXNetError(f"Rotate: expects float32 data (use it after ToTensor), got "
-                             f"{x.dtype}")
-        return _image_module("Rotate").imrotate(x, *self._args)
+        return rotate(x, *self._args)
 
 
 class RandomRotation(Block):
-    """Rotate by an angle drawn uniformly from ``angle_limits`` (lower, upper), with
-    probability ``rotate_with_proba`` (``mx.image.random_rotate``; needs ``mx.image``)."""
+    """With probability ``rotate_with_proba``, rotate by an angle drawn uniformly from
+    ``angle_limits`` (lower, upper) degrees (one per image of a batch), as ``Rotate``."""
 
     def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
         super().__init__()
@@ -333,26 +388,16 @@ class RandomRotation(Block):
         if not 0 <= rotate_with_proba <= 1:
             raise MXNetError(f"RandomRotation: rotate_with_proba must be in [0, 1], got "
                              f"{rotate_with_proba!r}")
-        self._args = (angle_limits, zoom_in, zoom_out)
+        self._limits = (lower, upper)
+        self._zoom = (zoom_in, zoom_out)
         self._proba = rotate_with_proba
 
     def forward(self, x):
         if random.random() > self._proba:
             return x
-        if x.dtype != "float32":
-            raise MXNetError(f"RandomRotation: expects float32 data (use it after ToTensor), "
-                             f"got {x.dtype}")
-        return _image_module("RandomRotation").random_rotate(x, *self._args)
-
-
-def _image_module(what):
-    try:
-        from .... import image      # mx.image, built beside gluon.data.vision
-    except ImportError:
-        image = None
-    if image is None or not hasattr(image, "imrotate"):
-        raise MXNetError(f"{what}: needs mx.image.imrotate, which this mxlite does not have")
-    return image
+        _check_float32("RandomRotation", x)
+        count = 1 if x.ndim == 3 else x.shape[0]
+        return rotate(x, np.random.uniform(*self._limits, size=count), *self._zoom)
 
 
 class RandomApply(Sequential):
