@@ -2,9 +2,10 @@
 (MXNet 1.x's ``mx.gluon``)."""
 from . import parameter, block, nn, loss, trainer, data, utils
 from . import rnn
+from . import model_zoo
 from .block import Block, HybridBlock, SymbolBlock
 from .parameter import Constant, Parameter, ParameterDict
 from .trainer import Trainer
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "ParameterDict", "Constant",
-           "Trainer", "nn", "loss", "data", "utils", "rnn"]
+           "Trainer", "nn", "loss", "data", "utils", "rnn", "model_zoo"]
