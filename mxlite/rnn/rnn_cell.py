@@ -199,8 +199,7 @@ class _GatedCell(BaseRNNCell):
         super().__init__(prefix=prefix, params=params)
         self._num_hidden = num_hidden
         self._iW = self.params.get("i2h_weight")
-        self._iB = self.params.get("i2h_bias", init=i2h_bias_init) if i2h_bias_init \
-            else self.params.get("i2h_bias")
+        self._iB = self.params.get("i2h_bias", init=i2h_bias_init)
         self._hW = self.params.get("h2h_weight")
         self._hB = self.params.get("h2h_bias")
 

@@ -119,7 +119,10 @@ def _symbolic_zero_states(cell, inputs, layout):
     infos = cell.state_info()
     if not all(len(i["shape"]) == 2 for i in infos):
         return cell.begin_state(func=sym.zeros)
-    data, batch_axis = (inputs, layout.find("N")) if isinstance(inputs, Symbol) else         (inputs[0], 0)
+    if isinstance(inputs, Symbol):
+        data, batch_axis = inputs, layout.find("N")
+    else:
+        data, batch_axis = inputs[0], 0
     per_row = sym.expand_dims(sym.sum(data, axis=batch_axis, exclude=True), axis=1)
     zero = sym.zeros_like(per_row)                          # (batch, 1)
     cell._check_unmodified()
