@@ -264,3 +264,21 @@ def test_deferred_input_size_when_hybridized():
     assert layer(mx.nd.ones((2, 5, 3))).shape == (2, 5, 8)
     assert layer.l0_i2h_weight.shape == layer.r0_i2h_weight.shape == (16, 3)
     assert layer.l1_i2h_weight.shape == (16, 8)
+
+
+def test_layer_on_each_device(device):
+    """The fused layer gives the CPU's values on the device. (Forward only, and no cells:
+    under the GPU emulator the RNN gradient's bias sums and FullyConnected reach CPU
+    kernels.)"""
+    x_np = np.random.RandomState(5).uniform(-1, 1, (4, 2, 3)).astype(np.float32)
+    results = []
+    for ctx in (mx.cpu(), device):
+        layer = rnn.GRU(3, num_layers=2, bidirectional=True, input_size=3, prefix="d_")
+        layer.initialize(mx.init.Zero(), ctx=ctx)       # values set below
+        for p in layer.collect_params().values():
+            p.set_data(mx.nd.array(np.random.RandomState(6).uniform(-1, 1, p.shape)))
+        out, [h] = layer(mx.nd.array(x_np, ctx=ctx), layer.begin_state(2, ctx=ctx))
+        assert out.context == ctx
+        results.append([out.asnumpy(), h.asnumpy()])
+    for cpu, dev in zip(*results):
+        np.testing.assert_allclose(dev, cpu, rtol=1e-5, atol=1e-6)
