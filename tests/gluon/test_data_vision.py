@@ -154,6 +154,8 @@ def test_mnist_downloads_from_the_repository(tmp_path, monkeypatch):
     (struct.pack(">IIII", 2051, 0xFFFFFFFF, 28, 28), struct.pack(">II", 2049, 0xFFFFFFFF),
      "header says"),                                              # a huge count, no data
     (b"", struct.pack(">II", 2049, 0), "less than its 16-byte"),
+    (struct.pack(">IIII", 2051, 1, 28, 28) + bytes(28 * 28 + 1), struct.pack(">II", 2049, 1) +
+     b"\0", "holds more"),                                      # one byte too many
 ])
 def test_mnist_bad_files(tmp_path, monkeypatch, images, labels, match):
     _write_gz(tmp_path / "train-images-idx3-ubyte.gz", images)

@@ -10,6 +10,7 @@ expected in ``root``.
 """
 import gzip
 import os
+import shutil
 import struct
 import tarfile
 import warnings
@@ -94,33 +95,48 @@ class _DownloadedDataset(Dataset):
 
 
 # ---- MNIST ----------------------------------------------------------------------------------
-def _read_gzip(what, path):
+def _read_gzip(what, path, head, body_size):
+    """The ``head``-byte header of the gzip file ``path`` and its body, read in chunks up to
+    ``body_size(header) + 1`` bytes: a header never makes the reader allocate more than the
+    file holds, and a body longer than declared is caught without reading all of it."""
     try:
         with gzip.open(path, "rb") as f:
-            return f.read()
+            header = f.read(head)
+            if len(header) < head:
+                raise MXNetError(f"{what}: {path!r} holds {len(header)} bytes, less than "
+                                 f"its {head}-byte idx header")
+            limit, body = body_size(header) + 1, bytearray()
+            while len(body) < limit:
+                chunk = f.read(min(1 << 20, limit - len(body)))
+                if not chunk:
+                    break
+                body += chunk
+            return header, bytes(body)
     except (OSError, EOFError, gzip.BadGzipFile) as err:
         raise MXNetError(f"{what}: cannot read the gzip file {path!r}: {err}") from None
 
 
 def _idx_payload(what, path, magic, dims):
-    """The bytes after the header of the idx-ubyte file ``path``, checked: its magic number
-    is ``magic`` and its header's ``len(dims)`` sizes are ``dims`` (None: any)."""
-    raw = _read_gzip(what, path)
-    head = 4 * (1 + len(dims))
-    if len(raw) < head:
-        raise MXNetError(f"{what}: {path!r} holds {len(raw)} bytes, less than its "
-                         f"{head}-byte idx header")
-    found_magic, *sizes = struct.unpack(f">{1 + len(dims)}I", raw[:head])
-    expected = [s if d is None else d for s, d in zip(sizes, dims)]
-    if found_magic != magic or sizes != expected:
-        raise MXNetError(f"{what}: {path!r} is not an idx file of magic {magic} and sizes "
-                         f"{tuple('N' if d is None else d for d in dims)}: its header says "
-                         f"magic {found_magic}, sizes {tuple(sizes)}")
-    body = raw[head:]
-    if len(body) != int(np.prod(sizes)):
-        raise MXNetError(f"{what}: {path!r}'s header says {tuple(sizes)} bytes of data, the "
-                         f"file holds {len(body)}")
-    return sizes[0], body
+    """``(count, body bytes)`` of the gzip idx-ubyte file ``path``, checked: its magic number
+    is ``magic``, its header's ``len(dims)`` sizes are ``dims`` (None: any), and the body
+    holds exactly the bytes they declare."""
+    fmt = f">{1 + len(dims)}I"
+
+    def declared(header):
+        found_magic, *sizes = struct.unpack(fmt, header)
+        expected = [s if d is None else d for s, d in zip(sizes, dims)]
+        if found_magic != magic or sizes != expected:
+            raise MXNetError(f"{what}: {path!r} is not an idx file of magic {magic} and "
+                             f"sizes {tuple('N' if d is None else d for d in dims)}: its "
+                             f"header says magic {found_magic}, sizes {tuple(sizes)}")
+        return int(np.prod(sizes))
+
+    header, body = _read_gzip(what, path, struct.calcsize(fmt), declared)
+    size = declared(header)
+    if len(body) != size:
+        raise MXNetError(f"{what}: {path!r}'s header says {size} bytes of data, the file "
+                         f"holds {'more' if len(body) > size else len(body)}")
+    return struct.unpack(fmt, header)[1], body
 
 
 def read_mnist(what, image_path, label_path):
@@ -202,7 +218,7 @@ def _extract(what, archive, root, names):
                 if member.isfile() and name in wanted:
                     with tar.extractfile(member) as src, \
                             open(os.path.join(root, name), "wb") as dst:
-                        dst.write(src.read())
+                        shutil.copyfileobj(src, dst, 1 << 20)
                     wanted.discard(name)
     except (tarfile.TarError, OSError, EOFError) as err:
         raise MXNetError(f"{what}: cannot read the archive {archive!r}: {err}") from None
