@@ -417,6 +417,14 @@ def test_compose_groups_hybrid_runs_and_keeps_the_list():
                                atol=1e-6)
 
 
+def test_hybridized_random_transforms_draw_each_call():
+    composed = T.Compose([T.RandomFlipLeftRight(), T.RandomBrightness(0.5)])
+    assert [type(b).__name__ for b in composed._children.values()] == ["HybridSequential"]
+    x = mx.nd.array(_image().astype(np.float32))
+    sums = {float(composed(x).asnumpy().sum()) for _ in range(8)}
+    assert len(sums) > 1                        # a cached graph would repeat its draw
+
+
 def test_random_apply():
     x = mx.nd.array(_image(), dtype="uint8")
     never = T.RandomApply(T.Cast("float64"), p=0.0)
