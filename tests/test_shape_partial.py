@@ -224,3 +224,16 @@ def test_concat_and_split_rules():
     assert ins == [(5, 10)]
     ins, _ = _partial("split", [(None, 15, None)], [(3, 5, 2)] + [None] * 2, num_outputs=3)
     assert ins == [(3, 15, 2)]
+
+
+def test_reshape_fills_the_data_s_one_unknown_dimension_from_the_output():
+    """Reshape's backward rule: a known output and data with one unknown dimension give
+    that dimension (the output's size over the known ones), as MXNet's Reshape."""
+    w = mx.sym.var("w")
+    out = mx.sym.reshape(w, shape=(-1,)) + mx.sym.var("v", shape=(12,))
+    args, _, _ = out.infer_shape_partial(w=(0, 3))
+    assert args[0] == (4, 3)
+    args, _, _ = out.infer_shape_partial(w=(0, 5))          # 12 is no multiple of 5
+    assert args[0] == (0, 5)
+    args, _, _ = out.infer_shape_partial(w=(0, 0))          # two unknown: nothing
+    assert args[0] == (0, 0)

@@ -282,6 +282,24 @@ def _concat_shape(shapes, attrs):
 
 
 @partial_rule
+def _reshape_backward_shape(in_shapes, out_shapes, attrs):
+    """The data's one unknown dimension from a known output: the output's size over the
+    product of the data's known dimensions (MXNet's backward rule of Reshape)."""
+    src, out = in_shapes[0], out_shapes[0]
+    if src is None or out is None or None in out or list(src).count(None) != 1:
+        return [src]
+    known = 1
+    for d in src:
+        known *= 1 if d is None else d
+    total = 1
+    for d in out:
+        total *= d
+    if known == 0 or total % known:
+        return [src]                         # refused once the shapes are complete
+    return [tuple(total // known if d is None else d for d in src)]
+
+
+@partial_rule
 def _concat_backward_shape(in_shapes, out_shapes, attrs):
     """Every input's dimensions but ``dim`` from the output and the other inputs; the one
     input whose ``dim`` size is unknown gets what the output's size leaves (MXNet's rule)."""
@@ -798,7 +816,7 @@ def _op(name, infer_shape, compute, doc, gradient, params=(), aliases=(), inputs
 
 
 _op("reshape", _reshape_shape, _reshape_compute, gradient=_reshape_grad,
-    aliases=("Reshape",), params=(
+    aliases=("Reshape",), backward_shape=_reshape_backward_shape, params=(
         Param("shape", "shape", None, "the target shape, with MXNet's special codes"),
         Param("reverse", "bool", False, "apply the special codes from right to left"),
         Param("target_shape", "shape", None,
