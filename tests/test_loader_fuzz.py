@@ -167,16 +167,24 @@ def _small_net():
 
 
 def _write_corpus(folder):
-    """Valid files to mutate: ``(kind, name, bytes)``; kind "params", "json" or "states"."""
+    """Valid files to mutate: ``(kind, name, bytes)``; kind "params", "json", "states" or
+    "recordio"."""
     corpus = []
     for name in sorted(os.listdir(FIXTURES)):
         path = os.path.join(FIXTURES, name)
+        if not os.path.isfile(path):
+            continue
         with open(path, "rb") as f:
             data = f.read()
         if name.endswith(".params"):
             corpus.append(("params", name, data))
         elif name.endswith("-symbol.json"):
             corpus.append(("json", name, data))
+    records = os.path.join(FIXTURES, "recordio")       # RecordIO files MXNet 1.9.1 wrote
+    for name in sorted(os.listdir(records)):
+        if name.endswith(".rec"):
+            with open(os.path.join(records, name), "rb") as f:
+                corpus.append(("recordio", name, f.read()))
     net = _small_net()
     net.save_parameters(os.path.join(folder, "net.params"))
     with open(os.path.join(folder, "net.params"), "rb") as f:
@@ -316,6 +324,19 @@ def _loaders(kind, folder):
             sym.list_arguments()
         return [("sym.load", symbol), ("sym.load_json", lambda p, d: mx.sym.load_json(d)),
                 ("model.load_checkpoint", checkpoint)]
+    if kind == "recordio":
+        def records(path, data):
+            reader = mx.recordio.MXRecordIO(path, "r")
+            try:
+                while True:
+                    item = reader.read()
+                    if item is None:
+                        break
+                    if len(item) >= 24:                     # an IRHeader's size
+                        mx.recordio.unpack(item)
+            finally:
+                reader.close()
+        return [("MXRecordIO.read", records)]
     if kind == "params":
         net = _small_net()
 
@@ -359,7 +380,8 @@ def _address_space():
 def _child(folder):
     """Load every case through every loader; print one JSON line per failure."""
     corpus = _write_corpus(folder)
-    loaders = {kind: _loaders(kind, folder) for kind in ("json", "params", "states")}
+    loaders = {kind: _loaders(kind, folder)
+               for kind in ("json", "params", "states", "recordio")}
     for kind, name, data in corpus:             # warm up every code path before the cap
         for _, load in loaders[kind]:
             path = os.path.join(folder, "case")
