@@ -127,7 +127,23 @@ class DataIter:
         raise NotImplementedError(f"{type(self).__name__}.getpad")
 
 
-class ResizeIter(DataIter):
+class _FromCurrentBatch(DataIter):
+    """A DataIter whose getters read ``self.current_batch`` (a wrapping iterator's)."""
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
+class ResizeIter(_FromCurrentBatch):
     """``data_iter`` seen as epochs of exactly ``size`` batches: it is reset and read again
     when it runs out within an epoch, and an epoch may end before it does (the next epoch
     continues from there unless ``reset_internal``)."""
@@ -166,18 +182,6 @@ class ResizeIter(DataIter):
                                  "reset()") from None
         self.cur += 1
         return True
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
 
 
 class _Prefetcher:
@@ -242,7 +246,7 @@ class _Prefetcher:
         self.thread.join()
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_FromCurrentBatch):
     """Reads the next batch of each iterator of ``iters`` in a background thread and yields
     their batches joined (data lists, then label lists, concatenated in order).
 
@@ -316,14 +320,3 @@ class PrefetchingIter(DataIter):
             raise StopIteration
         return self.current_batch
 
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
