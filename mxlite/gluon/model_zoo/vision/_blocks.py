@@ -1,29 +1,9 @@
-"""Small blocks the model zoo needs beyond ``gluon.nn``: MXNet took them from
-``gluon.contrib.nn`` (``HybridConcurrent``, ``Identity``), which mxlite does not have yet."""
+"""Small blocks the model zoo needs beyond ``gluon.nn``: ``HybridConcurrent`` and
+``Identity`` from ``gluon.contrib.nn`` (where MXNet's model zoo took them), and ``ReLU6``."""
 from ...block import HybridBlock
-from ... import nn
+from ...contrib.nn import HybridConcurrent, Identity
 
 __all__ = ["HybridConcurrent", "Identity", "ReLU6"]
-
-
-class HybridConcurrent(nn.HybridSequential):
-    """Runs every child on the same input and concatenates their outputs along ``axis``
-    (MXNet's ``gluon.contrib.nn.HybridConcurrent``)."""
-
-    def __init__(self, axis=-1, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
-        self.axis = axis
-
-    def hybrid_forward(self, F, x):
-        return F.concat(*[block(x) for block in self._children.values()], dim=self.axis)
-
-
-class Identity(HybridBlock):
-    """Returns its input (MXNet's ``gluon.contrib.nn.Identity``): the pass-through branch of
-    a concatenation."""
-
-    def hybrid_forward(self, F, x):
-        return x
 
 
 class ReLU6(HybridBlock):
