@@ -176,31 +176,41 @@ def _read_exact(handle, count, uri, what):
     return data
 
 
+def _part_header(handle, uri, first, what):
+    """``(offset, flag, length)`` of the part header at ``handle``'s position, checked (the
+    magic, and a flag that starts a record when ``first``, continues one otherwise); None at
+    the end of the file between records. ``what`` names the caller in errors."""
+    offset = handle.tell()
+    head = handle.read(8)
+    if not head and first:
+        return None
+    if len(head) != 8:
+        raise MXNetError(f"{what}: {uri!r} is truncated: a part header at byte "
+                         f"{offset} needs 8 bytes, {len(head)} left")
+    magic, word = struct.unpack("<II", head)
+    if magic != MAGIC:
+        raise MXNetError(f"{what}: {uri!r} is not a RecordIO file or is corrupt: magic "
+                         f"{magic:#010x} at byte {offset}, expected {MAGIC:#010x}")
+    flag, length = word >> _LENGTH_BITS, word & (MAX_RECORD - 1)
+    if flag > _LAST or (flag in (_WHOLE, _FIRST)) != first:
+        raise MXNetError(f"{what}: {uri!r} is corrupt: part flag {flag} at byte {offset} "
+                         f"does not continue the record")
+    return offset, flag, length
+
+
 def _read_record(handle, uri):
     """Reads one record (joining its parts) from ``handle``; None at the end of the file."""
-    pieces, expect_first = [], True
+    pieces, first = [], True
     while True:
-        offset = handle.tell()
-        head = handle.read(8)
-        if not head and expect_first:
+        header = _part_header(handle, uri, first, "MXRecordIO.read")
+        if header is None:
             return None
-        if len(head) != 8:
-            raise MXNetError(f"MXRecordIO.read: {uri!r} is truncated: a part header at byte "
-                             f"{offset} needs 8 bytes, {len(head)} left")
-        magic, word = struct.unpack("<II", head)
-        if magic != MAGIC:
-            raise MXNetError(f"MXRecordIO.read: {uri!r} is not a RecordIO file or is "
-                             f"corrupt: magic {magic:#010x} at byte {offset}, expected "
-                             f"{MAGIC:#010x}")
-        flag, length = word >> _LENGTH_BITS, word & (MAX_RECORD - 1)
-        if flag > _LAST or (flag in (_WHOLE, _FIRST)) != expect_first:
-            raise MXNetError(f"MXRecordIO.read: {uri!r} is corrupt: part flag {flag} at byte "
-                             f"{offset} does not continue the record")
+        _, flag, length = header
         # the length is at most 2**29 and checked against what the file holds by _read_exact
         pieces.append(_read_exact(handle, _aligned(length), uri, "a record")[:length])
         if flag in (_WHOLE, _LAST):
             return _MAGIC_BYTES.join(pieces)
-        expect_first = False
+        first = False
 
 
 def scan_offsets(uri):
@@ -211,17 +221,10 @@ def scan_offsets(uri):
         size = os.fstat(handle.fileno()).st_size
         first = True
         while True:
-            offset = handle.tell()
-            head = handle.read(8)
-            if not head and first:
+            header = _part_header(handle, uri, first, "MXRecordIO")
+            if header is None:
                 return offsets
-            if len(head) != 8:
-                raise MXNetError(f"MXRecordIO: {uri!r} is truncated: a part header at byte "
-                                 f"{offset}")
-            magic, word = struct.unpack("<II", head)
-            flag, length = word >> _LENGTH_BITS, word & (MAX_RECORD - 1)
-            if magic != MAGIC or flag > _LAST or (flag in (_WHOLE, _FIRST)) != first:
-                raise MXNetError(f"MXRecordIO: {uri!r} is corrupt at byte {offset}")
+            offset, flag, length = header
             if offset + 8 + _aligned(length) > size:
                 raise MXNetError(f"MXRecordIO: {uri!r} is truncated: the part at byte "
                                  f"{offset} needs {_aligned(length)} bytes")
