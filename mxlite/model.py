@@ -6,12 +6,18 @@ states (BatchNorm's moving mean/variance), so checkpoints move between MXNet and
 in both directions.
 """
 import logging
+from collections import namedtuple
 
 from . import ndarray as nd
 from .base import MXNetError
 from .context import cpu
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_params"]
+__all__ = ["BatchEndParam", "save_checkpoint", "load_checkpoint", "load_params"]
+
+#: What a training loop hands each ``batch_end_callback`` (and, with ``nbatch`` the batch
+#: count, each ``eval_batch_end_callback``): the epoch, the batch index within it, the
+#: running ``EvalMetric`` and the loop's ``locals()``, as MXNet's ``mx.model.BatchEndParam``.
+BatchEndParam = namedtuple("BatchEndParam", ["epoch", "nbatch", "eval_metric", "locals"])
 
 
 def _params_name(prefix, epoch):
