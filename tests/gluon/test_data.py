@@ -229,3 +229,26 @@ def test_default_batchify_errors_name_the_samples(samples, match):
 def test_datasets_without_samples_are_refused(make, match):
     with pytest.raises(MXNetError, match=match):
         make()
+
+
+def test_record_file_dataset_gives_raw_records_also_in_workers(tmp_path):
+    rec, idx = str(tmp_path / "r.rec"), str(tmp_path / "r.idx")
+    writer = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    payloads = [bytes([i]) * (i + 1) for i in range(5)]
+    for i, p in enumerate(payloads):
+        writer.write_idx(i, p)
+    writer.close()
+    ds = gdata.RecordFileDataset(rec)
+    assert len(ds) == 5
+    assert [ds[i] for i in range(5)] == payloads
+    lengths = gdata.RecordFileDataset(rec).transform(len)         # read in the workers
+    loader = gdata.DataLoader(lengths, batch_size=2, num_workers=2)
+    assert np.concatenate([b.asnumpy() for b in loader]).tolist() == [1, 2, 3, 4, 5]
+
+
+def test_filter_sampler_keeps_the_matching_indices_in_order():
+    ds = gdata.SimpleDataset([5, 2, 8, 1, 9, 4])
+    sampler = gdata.FilterSampler(lambda x: x > 3, ds)
+    assert list(sampler) == [0, 2, 4, 5] and len(sampler) == 4
+    batches = list(gdata.BatchSampler(sampler, 3, "keep"))
+    assert batches == [[0, 2, 4], [5]]

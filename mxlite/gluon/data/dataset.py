@@ -5,11 +5,14 @@ whatever holds the array (NumPy, a list, an NDArray). NDArray indexing cannot gi
 (``nd.array([1, 2])[0]`` has shape ``(1,)``, MXNet 1.x's rule), so a 1-D NDArray is read
 through NumPy (``samples_of``), as MXNet's ``ArrayDataset`` does.
 """
+import os
+
 from ... import ndarray as nd
+from ... import recordio
 from ...base import MXNetError
 from ..utils import part_bounds
 
-__all__ = ["Dataset", "SimpleDataset", "ArrayDataset"]
+__all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "RecordFileDataset"]
 
 
 def samples_of(data, what):
@@ -140,3 +143,21 @@ class _SubDataset(Dataset):
 
     def __getitem__(self, idx):
         return self._data[self._indices[idx]]
+
+
+class RecordFileDataset(Dataset):
+    """The records of a RecordIO file ``filename``, read through its index ``<name>.idx``
+    beside it (as ``im2rec`` writes them): sample ``i`` is the raw bytes of the ``i``-th
+    indexed record (``mx.recordio.unpack`` splits its header off). The file handle reopens
+    itself in ``DataLoader`` worker processes."""
+
+    def __init__(self, filename):
+        self.filename = filename
+        self.idx_file = os.path.splitext(filename)[0] + ".idx"
+        self._record = recordio.MXIndexedRecordIO(self.idx_file, filename, "r")
+
+    def __getitem__(self, idx):
+        return self._record.read_idx(self._record.keys[idx])
+
+    def __len__(self):
+        return len(self._record.keys)

@@ -3,7 +3,7 @@ import numpy as np
 
 from ...base import MXNetError
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "BatchSampler"]
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler"]
 
 
 class Sampler:
@@ -41,6 +41,20 @@ class RandomSampler(Sampler):
 
     def __len__(self):
         return self._length
+
+
+class FilterSampler(Sampler):
+    """The indices of the samples of ``dataset`` for which ``fn(sample)`` is true, in order
+    (``fn`` runs over the whole dataset once, when the sampler is made)."""
+
+    def __init__(self, fn, dataset):
+        self._indices = [i for i in range(len(dataset)) if fn(dataset[i])]
+
+    def __iter__(self):
+        return iter(self._indices)
+
+    def __len__(self):
+        return len(self._indices)
 
 
 class BatchSampler(Sampler):

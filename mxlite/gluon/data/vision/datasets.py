@@ -21,7 +21,7 @@ from .... import ndarray as nd
 from .... import recordio
 from ....base import MXNetError, data_dir
 from ... import utils
-from ..dataset import Dataset
+from ..dataset import Dataset, RecordFileDataset
 
 __all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset",
            "ImageFolderDataset"]
@@ -280,7 +280,7 @@ def _check_flag(what, flag):
         raise MXNetError(f"{what}: flag must be 0 (grayscale) or 1 (colour), got {flag!r}")
 
 
-class ImageRecordDataset(Dataset):
+class ImageRecordDataset(RecordFileDataset):
     """The images of a RecordIO file ``filename`` (with its index ``<name>.idx`` beside it, as
     ``im2rec`` writes them): samples are ``(image, label)``, the image decoded to a uint8
     (H, W, C) NDArray in RGB (C = 1 for ``flag=0``), the label the record header's (a float,
@@ -289,17 +289,12 @@ class ImageRecordDataset(Dataset):
 
     def __init__(self, filename, flag=1, transform=None):
         _check_flag("ImageRecordDataset", flag)
-        self.filename = filename
-        self.idx_file = os.path.splitext(filename)[0] + ".idx"
-        self._record = recordio.MXIndexedRecordIO(self.idx_file, filename, "r")
+        super().__init__(filename)
         self._flag = flag
         self._transform = transform
 
-    def __len__(self):
-        return len(self._record.keys)
-
     def __getitem__(self, idx):
-        header, img = recordio.unpack(self._record.read_idx(self._record.keys[idx]))
+        header, img = recordio.unpack(super().__getitem__(idx))
         buf = nd.array(np.frombuffer(img, np.uint8), dtype="uint8")
         data = nd._internal._cvimdecode(buf, flag=self._flag)
         if self._transform is not None:
