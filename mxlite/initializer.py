@@ -49,7 +49,7 @@ from .ndarray import NDArray
 
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create", "Zero", "One", "Constant",
            "Uniform", "Normal", "Orthogonal", "Xavier", "MSRAPrelu", "Bilinear", "LSTMBias",
-           "Mixed", "Load"]
+           "Mixed", "Load", "FusedRNN"]
 
 
 class InitDesc(str):
@@ -592,6 +592,44 @@ class Mixed(Initializer):
 
     def _init_weight(self, desc, arr):
         self(_plain(desc), arr)
+
+
+@register
+class FusedRNN(Initializer):
+    """The flat ``parameters`` of a fused ``RNN`` operator (``mx.rnn.FusedRNNCell``) set
+    piece by piece: every per-layer, per-direction, per-gate weight and bias by ``init``
+    (an initializer, its name or ``dumps()`` JSON; None: the global initializer), except
+    the LSTM forget-gate i2h biases, set to ``forget_bias``. The other arguments must be
+    the cell's."""
+
+    def __init__(self, init, num_hidden, num_layers, mode, bidirectional=False,
+                 forget_bias=1.0):
+        init = create(init) if isinstance(init, (str, list, tuple, dict)) else init
+        if init is not None and not callable(init):
+            raise MXNetError(f"FusedRNN: init must be an initializer or None, got "
+                             f"{type(init).__name__}")
+        super().__init__(init=init.dumps() if isinstance(init, Initializer) else None,
+                         num_hidden=num_hidden, num_layers=num_layers, mode=mode,
+                         bidirectional=bidirectional, forget_bias=forget_bias)
+        self._init = init
+        self._cell_args = dict(num_hidden=num_hidden, num_layers=num_layers, mode=mode,
+                               bidirectional=bidirectional, forget_bias=forget_bias)
+
+    def _init_weight(self, desc, arr):
+        from .rnn.rnn_cell import FusedRNNCell
+        cell = FusedRNNCell(prefix="", **self._cell_args)
+        pieces = cell.unpack_weights({"parameters": arr})
+        for name, piece in pieces.items():
+            if self._cell_args["mode"] == "lstm" and name.endswith("i2h_f_bias"):
+                _write(piece, self._cell_args["forget_bias"])
+                continue
+            piece_desc = InitDesc(name, global_init=getattr(desc, "global_init", None))
+            init = self._init if self._init is not None else piece_desc.global_init
+            if init is None or init is self:
+                raise MXNetError(f"FusedRNN: no initializer for {name!r}: give init, or use "
+                                 "FusedRNN inside a global initializer (mx.init.Mixed)")
+            init(piece_desc, piece)
+        _write(arr, cell.pack_weights(pieces)["parameters"].reshape(arr.shape))
 
 
 @register

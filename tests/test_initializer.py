@@ -360,6 +360,8 @@ def _all_initializers():
          (3, 4), "float32"),
         (mx.init.Load({"arg:w_weight": rng.standard_normal((3, 4))}, mx.init.One()), (3, 4),
          "float64"),
+        # a 1-layer GRU of 2 units over 3 inputs: 3 gates x 2 x (3 + 2 + 2) parameters
+        (mx.init.FusedRNN(mx.init.Normal(1.0), 2, 1, "gru"), (42,), "float32"),
     ]
 
 
@@ -387,7 +389,7 @@ def test_round_trip_covers_every_builtin():
     exported = [getattr(mx.init, name) for name in mx.init.__all__]
     builtin = {k for k in exported if isinstance(k, type) and issubclass(k, mx.init.Initializer)
                and k is not mx.init.Initializer}
-    assert len(builtin) == 12 and builtin <= set(mx.init._REGISTRY.values())
+    assert len(builtin) == 13 and builtin <= set(mx.init._REGISTRY.values())
     assert builtin == {type(i) for i, _, _ in ROUND_TRIP}
 
 

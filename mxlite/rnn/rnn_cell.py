@@ -6,9 +6,11 @@ builds ``mx.sym`` graphs one step per call, its weights are ``mx.sym.var`` varia
 batch. ``unroll`` without ``begin_state`` takes the zero states' batch size from the data,
 so the graph's shapes are inferred from the data alone.
 """
+import math
+
 from .. import symbol
 from ..base import MXNetError
-from ..initializer import LSTMBias
+from ..initializer import FusedRNN, LSTMBias
 from ..symbol import Symbol
 
 __all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "FusedRNNCell",
@@ -146,8 +148,11 @@ class BaseRNNCell:
 
     def unpack_weights(self, args):
         """Split the gate-stacked ``i2h``/``h2h`` weights and biases of ``args`` (a dict of
-        NDArrays) into one entry per gate (``<prefix>i2h_f_weight``)."""
+        NDArrays) into one entry per gate (``<prefix>i2h_f_weight``); a container cell
+        (SequentialRNNCell, BidirectionalCell) splits its cells' weights."""
         args = dict(args)
+        for cell in getattr(self, "_cells", ()):
+            args = cell.unpack_weights(args)
         if not self._gate_names:
             return args
         h = self._num_hidden
@@ -163,6 +168,8 @@ class BaseRNNCell:
         """The inverse of ``unpack_weights``."""
         from .. import ndarray
         args = dict(args)
+        for cell in getattr(self, "_cells", ()):
+            args = cell.pack_weights(args)
         if not self._gate_names:
             return args
         for group in ("i2h", "h2h"):
@@ -309,7 +316,8 @@ class FusedRNNCell(BaseRNNCell):
         self._dropout = dropout
         self._get_next_state = get_next_state
         self._forget_bias = forget_bias
-        self._parameter = self.params.get("parameters")
+        self._parameter = self.params.get("parameters", init=FusedRNN(
+            None, num_hidden, num_layers, mode, bidirectional, forget_bias))
 
     @property
     def state_info(self):
@@ -320,6 +328,65 @@ class FusedRNNCell(BaseRNNCell):
 
     def __call__(self, inputs, states):
         raise MXNetError("FusedRNNCell cannot be stepped. Please use unroll")
+
+    @property
+    def _gate_names(self):
+        return {"lstm": ("_i", "_f", "_c", "_o"), "gru": ("_r", "_z", "_o")}.get(self._mode,
+                                                                                ("",))
+
+    def _packed_layout(self, num_input):
+        """``[(name, shape)]`` of the per-gate pieces in the ``RNN`` operator's flat
+        parameter vector, in order: every layer's (and direction's) i2h then h2h weights,
+        then all the i2h then h2h biases; named ``<prefix><l|r><layer>_<i2h|h2h><gate>_...``
+        as the step cells of ``unfuse()``."""
+        h, gates = self._num_hidden, self._gate_names
+        dirs = ("l", "r") if self._bidirectional else ("l",)
+        width = [num_input] + [h * len(dirs)] * (self._num_layers - 1)
+        weights, biases = [], []
+        for layer in range(self._num_layers):
+            for d in dirs:
+                for group, cols in (("i2h", width[layer]), ("h2h", h)):
+                    stem = f"{self._prefix}{d}{layer}_{group}"
+                    weights += [(f"{stem}{g}_weight", (h, cols)) for g in gates]
+                    biases += [(f"{stem}{g}_bias", (h,)) for g in gates]
+        return weights + biases
+
+    def _num_input(self, total):
+        """The input width a flat parameter vector of ``total`` elements implies."""
+        h, b, g = self._num_hidden, 2 if self._bidirectional else 1, len(self._gate_names)
+        rest = (self._num_layers - 1) * (b * h + h + 2)
+        num_input, leftover = divmod(total, g * h * b)
+        num_input -= rest + h + 2
+        if leftover or num_input <= 0:
+            raise MXNetError(f"FusedRNNCell.unpack_weights: {total} parameters fit no input "
+                             f"width of a {self._num_layers}-layer {self._mode} with "
+                             f"num_hidden={h}, bidirectional={self._bidirectional}")
+        return num_input
+
+    def unpack_weights(self, args):
+        """``args`` with the flat ``<prefix>parameters`` split into one array per layer,
+        direction, gate and kind (``<prefix>l0_i2h_f_weight``, ...): copies."""
+        args = dict(args)
+        flat = args.pop(self._parameter.name).reshape((-1,))
+        start = 0
+        for name, shape in self._packed_layout(self._num_input(flat.size)):
+            size = math.prod(shape)
+            args[name] = flat[start:start + size].reshape(shape).copy()
+            start += size
+        return args
+
+    def pack_weights(self, args):
+        """The inverse of ``unpack_weights``: the pieces concatenated into
+        ``<prefix>parameters``."""
+        from .. import ndarray
+        args = dict(args)
+        first = f"{self._prefix}l0_i2h{self._gate_names[0]}_weight"
+        if first not in args:
+            raise MXNetError(f"FusedRNNCell.pack_weights: no {first!r} in the arguments")
+        layout = self._packed_layout(args[first].shape[1])
+        args[self._parameter.name] = ndarray.concat(
+            *[args.pop(name).reshape((-1,)) for name, _ in layout], dim=0)
+        return args
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None):
         """The ``RNN`` operator over the sequence; the states are returned with

@@ -135,6 +135,58 @@ def test_unpack_pack_weights_and_checkpoint(tmp_path):
     np.testing.assert_array_equal(arg["c_i2h_bias"].asnumpy(), np.arange(8))
 
 
+@pytest.mark.parametrize("mode, bidirectional", [("lstm", True), ("gru", False),
+                                                 ("rnn_tanh", True), ("rnn_relu", False)])
+def test_fused_weights_unpack_into_the_unfused_stack(mode, bidirectional):
+    """The flat parameters split per layer, direction and gate, packed into the unfused
+    stack's cells, give that stack the fused operator's outputs."""
+    cell = mx.rnn.FusedRNNCell(3, num_layers=2, mode=mode, bidirectional=bidirectional,
+                               prefix="f_")
+    out, _ = cell.unroll(4, mx.sym.var("data"), layout="TNC", merge_outputs=True)
+    size = out.infer_shape(data=(4, 2, 5))[0][1]
+    rng = np.random.RandomState(4)
+    flat, data = mx.nd.array(rng.normal(size=size)), mx.nd.array(rng.normal(size=(4, 2, 5)))
+    pieces = cell.unpack_weights({"f_parameters": flat})
+    gates = {"lstm": 4, "gru": 3}.get(mode, 1)
+    dirs = 2 if bidirectional else 1
+    assert len(pieces) == 2 * 2 * 2 * gates * dirs          # layers x (i2h, h2h) x (w, b)
+    assert pieces["f_l0_i2h" + ("_i" if mode == "lstm" else "_r" if mode == "gru" else "")
+                  + "_weight"].shape == (3, 5)
+    assert pieces["f_l1_h2h" + ("_o" if gates > 1 else "") + "_weight"].shape == (3, 3)
+    unfused = cell.unfuse()
+    uout, _ = unfused.unroll(4, mx.sym.var("data"), layout="TNC", merge_outputs=True)
+    expect = out.eval(data=data, f_parameters=flat)[0].asnumpy()
+    got = uout.eval(data=data, **unfused.pack_weights(pieces))[0].asnumpy()
+    np.testing.assert_allclose(got, expect, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(cell.pack_weights(pieces)["f_parameters"].asnumpy(),
+                                  flat.asnumpy())
+    with pytest.raises(MXNetError, match="unpack_weights: 7 parameters"):
+        cell.unpack_weights({"f_parameters": mx.nd.zeros((7,))})
+
+
+def test_fused_rnn_initializer_sets_each_piece():
+    cell = mx.rnn.FusedRNNCell(2, num_layers=1, mode="lstm", bidirectional=True,
+                               forget_bias=2.5, prefix="g_")
+    out, _ = cell.unroll(3, mx.sym.var("data"), layout="TNC", merge_outputs=True)
+    size = out.infer_shape(data=(3, 1, 4))[0][1]
+    arr = mx.nd.full(size, 9.0)
+    init = mx.init.FusedRNN(mx.init.One(), 2, 1, "lstm", True, forget_bias=2.5)
+    init(mx.init.InitDesc("g_parameters", attrs={"__init__": init.dumps()}), arr)
+    pieces = cell.unpack_weights({"g_parameters": arr})
+    for name, piece in pieces.items():
+        want = 2.5 if name.endswith("i2h_f_bias") else 0 if name.endswith("_bias") else 1
+        np.testing.assert_array_equal(piece.asnumpy(), np.full(piece.shape, want), name)
+    # the cell's variable carries it, so a global initializer meets it as MXNet's Module does
+    attr = cell.params.get("parameters").attr("__init__")
+    arr = mx.nd.zeros(size)
+    mx.init.Uniform(0.5)(mx.init.InitDesc("g_parameters", attrs={"__init__": attr}), arr)
+    pieces = cell.unpack_weights({"g_parameters": arr})
+    assert np.all(pieces["g_r0_i2h_f_bias"].asnumpy() == 2.5)
+    assert np.all(pieces["g_l0_h2h_o_bias"].asnumpy() == 0)
+    weights = pieces["g_r0_h2h_c_weight"].asnumpy()
+    assert np.all(np.abs(weights) <= 0.5) and np.unique(weights).size == weights.size
+
+
 def test_errors():
     with pytest.raises(MXNetError, match="cannot be stepped"):
         mx.rnn.FusedRNNCell(3)(mx.sym.var("x"), [])
