@@ -25,7 +25,7 @@ from .block import HybridBlock
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
            "SoftmaxCrossEntropyLoss", "SoftmaxCELoss", "KLDivLoss", "HuberLoss", "HingeLoss",
            "SquaredHingeLoss", "LogisticLoss", "TripletLoss", "PoissonNLLLoss",
-           "CosineEmbeddingLoss", "CTCLoss"]
+           "CosineEmbeddingLoss", "CTCLoss", "SDMLLoss"]
 
 
 def _apply_weighting(F, loss, weight=None, sample_weight=None):
@@ -498,3 +498,62 @@ class CTCLoss(Loss):
                          use_label_lengths=label_lengths is not None, blank_label="last",
                          **lengths)
         return _apply_weighting(F, loss, self._weight, sample_weight)
+
+
+class SDMLLoss(Loss):
+    """Smoothed deep metric learning loss (Bonadiman et al., 2019) of two aligned batches
+    of vectors: row i of ``x2`` is the positive match of row i of ``x1`` and every other row
+    of the batch a negative. With ``D[i, j] = |x1[i] - x2[j]|^2``, each row's loss is the
+    KL divergence from the smoothed labels (``1 - smoothing_parameter`` on the diagonal,
+    ``smoothing_parameter / (batch - 1)`` elsewhere) to ``softmax(-D[i])``. Inputs
+    ``x1``, ``x2`` of shape ``(batch, dim)``, batch >= 2; the result has shape
+    ``(batch,)``.
+
+    Differs from MXNet 1.9.1, whose ``weight`` had no effect (the loss was its inner
+    KLDivLoss's, built without it) and which ran imperatively only (it read the shapes of
+    its inputs): here ``weight`` scales the loss and the loss hybridizes. ``batch_axis``
+    other than 0 is refused (MXNet accepted and ignored it).
+    """
+
+    _inputs = ("x1", "x2")
+
+    def __init__(self, smoothing_parameter=0.3, weight=1., batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        if batch_axis != 0:
+            _fail(self, f"batch_axis must be 0 (rows are the samples), got {batch_axis}")
+        if not 0 <= smoothing_parameter < 1:
+            _fail(self, f"smoothing_parameter must be in [0, 1), got {smoothing_parameter}")
+        self.smoothing_parameter = smoothing_parameter
+
+    def _check_shapes(self, shapes):
+        """Two ``(batch, dim)`` batches of one shape, at least two rows (the labels spread
+        the smoothing mass over the other ``batch - 1`` rows)."""
+        _require(self, shapes, "x2")
+        x1, x2 = shapes["x1"], shapes["x2"]
+        if len(x1) != 2 or x1 != x2:
+            _fail(self, f"x1 and x2 must be (batch, dim) arrays of one shape, got {x1} and "
+                        f"{x2}")
+        if x1[0] < 2:
+            _fail(self, f"needs a batch of at least 2 pairs (the other rows are the "
+                        f"negatives), got x1 of shape {x1}")
+
+    def _labels(self, F, x1):
+        """The smoothed identity ``(batch, batch)``, built from ``x1`` so that the batch
+        size need not be known (a hybridized graph)."""
+        ones = F.ones_like(F.sum(x1, axis=1))                   # (batch,)
+        eye = F.diag(ones)
+        others = F.broadcast_div((1 - eye) * self.smoothing_parameter, F.sum(ones) - 1)
+        return eye * (1 - self.smoothing_parameter) + others
+
+    def hybrid_forward(self, F, x1, x2):
+        """The loss per row of ``x1``."""
+        # |a|^2 + |b|^2 - 2 a.b: (batch, batch) memory, where differencing every pair
+        # would hold (batch, batch, dim); clipped at 0 against rounding
+        sq1 = F.sum(F.square(x1), axis=1, keepdims=True)
+        sq2 = F.sum(F.square(x2), axis=1, keepdims=True)
+        cross = F.dot(x1, x2, transpose_b=True)
+        distances = F.relu(F.broadcast_add(sq1, F.transpose(sq2)) - 2 * cross)
+        log_prob = F.log_softmax(-distances, axis=1)
+        labels = self._labels(F, x1)
+        loss = F.sum(labels * (F.log(labels + 1e-12) - log_prob), axis=1)
+        return _apply_weighting(F, loss, self._weight)
