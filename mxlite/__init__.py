@@ -15,6 +15,7 @@ from . import io, recordio   # mx.io data iterators, mx.recordio files
 from . import rnn   # mx.rnn: the legacy symbolic RNN cells
 from . import profiler, visualization   # mx.profiler, mx.viz (graphviz imported on use)
 from . import metric   # mx.metric evaluation metrics
+from . import module   # mx.mod / mx.module: Module, BucketingModule, the fit loop
 from . import image   # mx.image (mx.img): image functions, augmenters, ImageIter
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
@@ -27,6 +28,7 @@ AttrScope = attribute.AttrScope
 init = initializer
 kv = kvstore
 viz = visualization
+mod = module
 img = image
 
 # imported on first use (``mx.test_utils.assert_almost_equal``), to keep ``import mxlite`` light
