@@ -31,6 +31,7 @@ True
 """
 import contextlib
 import math
+import sys
 
 from .. import autograd
 from .. import ndarray as nd
@@ -164,3 +165,8 @@ def scale_loss(loss, scaler):
     so the scaler is passed directly. Enter it inside ``autograd.record()``.
     """
     yield scaler.scale(loss)
+
+
+# MXNet's mxnet.contrib.amp is a package holding the module amp: scripts write
+# ``from mxnet.contrib.amp import amp``, which this name keeps working
+amp = sys.modules[__name__]
