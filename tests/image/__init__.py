@@ -1,0 +1,1 @@
+"""mx.image tests (a package, so file names may repeat those elsewhere)."""
