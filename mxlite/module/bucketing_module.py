@@ -18,6 +18,7 @@ from ..context import cpu
 from ..initializer import Uniform
 from ..io import DataDesc
 from ..model import load_params
+from ..name import NameManager
 from .base_module import BaseModule, _as_list, _check_input_names, _require
 from .module import Module
 
@@ -64,8 +65,12 @@ class BucketingModule(BaseModule):
         self._loaded = None          # (symbols by key, arg_params, aux_params) from load()
 
     def _call_sym_gen(self, bucket_key):
-        """``(symbol, data_names, label_names)`` of ``bucket_key``, names as lists."""
-        result = self._sym_gen(bucket_key)
+        """``(symbol, data_names, label_names)`` of ``bucket_key``, names as lists. The call
+        runs under a fresh ``NameManager`` so that automatic names (``embedding0_weight``)
+        restart in each bucket: the buckets' parameters must have the same names to be
+        shared."""
+        with NameManager():
+            result = self._sym_gen(bucket_key)
         if not isinstance(result, tuple) or len(result) != 3:
             raise MXNetError(f"BucketingModule: sym_gen({bucket_key!r}) must return "
                              f"(symbol, data_names, label_names), got {result!r}")
