@@ -10,6 +10,7 @@ The gradient is another ``_cond`` on the same condition whose branches are the s
 gradients of these (``mx.sym.grad``), so it is differentiable again, to any order.
 """
 from ..base import op_error
+from .graph_shapes import fill_from_graphs
 from .registry import REQUIRED, OpDef, Param, register
 
 _NAME = "_cond"
@@ -61,6 +62,12 @@ def _infer(method, what):
             raise op_error(_NAME, f"the condition must be one value, got shape {pred[0]}")
         return results[0]
     return infer
+
+
+def _backward_shape(in_shapes, out_shapes, attrs):
+    """Unknown inputs (a weight only a branch reads) from the three graphs' own inference
+    (``graph_shapes``)."""
+    return fill_from_graphs(in_shapes, _graphs(attrs))
 
 
 def _size(shape):
@@ -167,8 +174,8 @@ register(OpDef(
             Param("cond_input_locs", "shape", REQUIRED, "inputs the condition reads"),
             Param("then_input_locs", "shape", REQUIRED, "inputs the then branch reads"),
             Param("else_input_locs", "shape", REQUIRED, "inputs the else branch reads")),
-    infer_shape=_infer("infer_shape", "shape"), infer_type=_infer("infer_type", "dtype"),
-    compute={"cpu": _compute}, gradient=_gradient, grad_needs=("inputs",),
-    num_outputs=lambda attrs: attrs.num_outputs,
+    infer_shape=_infer("infer_shape", "shape"), backward_shape=_backward_shape,
+    infer_type=_infer("infer_type", "dtype"), compute={"cpu": _compute},
+    gradient=_gradient, grad_needs=("inputs",), num_outputs=lambda attrs: attrs.num_outputs,
     doc="""If-then-else over graphs: what ``mx.sym.contrib.cond`` builds (see there). Its
 gradient is a ``_cond`` too, differentiable again."""))

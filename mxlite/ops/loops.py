@@ -13,6 +13,7 @@ symbolic gradient of this body (``mx.sym.grad``): a graph of registered ops, so 
 differentiable again, to any order.
 """
 from ..base import MXNetError, op_error
+from .graph_shapes import graph_input_shapes
 from .registry import REQUIRED, OpDef, Param, register
 
 _NAME = "_foreach"
@@ -74,6 +75,22 @@ def _infer_shape(shapes, attrs):
                            f"it with shape {tuple(after)}")
     return ([(steps,) + tuple(s) for s in out[:n_out]] + [tuple(s) for s in out[n_out:]]
             + [(steps,) + s for s in states_in])
+
+
+def _backward_shape(in_shapes, out_shapes, attrs):
+    """Unknown inputs (a weight only the body reads) from the body's own inference on one
+    step of the sequences, the states and the known rest (``graph_shapes``)."""
+    names, n_data, _, _ = _roles(attrs)
+    lengths = {s[0] for s in in_shapes[:n_data] if s}
+    steps = lengths.pop() if len(lengths) == 1 else None
+    named = _named(attrs, list(in_shapes), lambda s: None if s is None else s[1:])
+    found = graph_input_shapes(attrs.subgraph,
+                               {n: tuple(s) for n, s in named.items() if s is not None})
+    locs = list(attrs.in_data_locs) + list(attrs.in_state_locs) + list(attrs.remain_locs)
+    out = [found.get(names[loc]) for loc in locs]
+    for k in range(n_data):                     # a sequence is its step with the length
+        out[k] = None if out[k] is None or steps is None else (steps,) + out[k]
+    return out
 
 
 def _infer_type(dtypes, attrs):
@@ -223,8 +240,9 @@ register(OpDef(
             Param("in_state_locs", "shape", REQUIRED, "body input positions of the states"),
             Param("remain_locs", "shape", REQUIRED,
                   "body input positions of the loop-invariant inputs")),
-    infer_shape=_infer_shape, infer_type=_infer_type, compute={"cpu": _compute},
-    gradient=_gradient, grad_needs=("inputs", "outputs"), num_outputs=_count_outputs,
+    infer_shape=_infer_shape, backward_shape=_backward_shape, infer_type=_infer_type,
+    compute={"cpu": _compute}, gradient=_gradient, grad_needs=("inputs", "outputs"),
+    num_outputs=_count_outputs,
     num_visible_outputs=lambda attrs: attrs.num_outputs,
     doc="""A loop over axis 0 of the sequence inputs whose body is a graph: what
 ``mx.sym.contrib.foreach`` builds (see there). Per-step outputs are stacked on axis 0; the

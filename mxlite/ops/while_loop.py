@@ -15,6 +15,7 @@ The gradient is a ``_foreach`` over the steps in reverse whose body is the symbo
 gradient of this body, masked to the steps that ran: differentiable again, to any order.
 """
 from ..base import op_error
+from .graph_shapes import fill_from_graphs
 from .registry import REQUIRED, OpDef, Param, register
 
 _NAME = "_while_loop"
@@ -73,6 +74,14 @@ def _infer(method, what):
                        else []))
         return list(out) + ([values[i] for i in var_inputs] + [_int64()] if keep else [])
     return infer
+
+
+def _backward_shape(in_shapes, out_shapes, attrs):
+    """Unknown inputs (a weight only the condition or the body reads) from those graphs'
+    own inference (``graph_shapes``)."""
+    cond, func, _ = _graphs(attrs)
+    return fill_from_graphs(in_shapes, [(cond, attrs.cond_input_locs),
+                                        (func, attrs.func_input_locs)])
 
 
 def _int64():
@@ -220,9 +229,9 @@ register(OpDef(
             Param("keep_history", "bool", False,
                   "also give each loop variable per step and the step count (mxlite's: what "
                   "the gradient reads)")),
-    infer_shape=_infer("infer_shape", "shape"), infer_type=_infer("infer_type", "dtype"),
-    compute={"cpu": _compute}, gradient=_gradient, grad_needs=("inputs",),
-    num_outputs=_count_outputs,
+    infer_shape=_infer("infer_shape", "shape"), backward_shape=_backward_shape,
+    infer_type=_infer("infer_type", "dtype"), compute={"cpu": _compute},
+    gradient=_gradient, grad_needs=("inputs",), num_outputs=_count_outputs,
     doc="""A loop while a condition graph holds, at most ``max_iterations`` steps: what
 ``mx.sym.contrib.while_loop`` builds (see there). Its gradient is a loop too,
 differentiable again."""))

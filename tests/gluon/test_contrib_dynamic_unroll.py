@@ -197,3 +197,16 @@ def test_empty_sequence_is_an_error():
     cell.initialize()
     with pytest.raises(MXNetError, match="dynamic_unroll: the sequence has no steps"):
         dynamic_unroll(cell, mx.nd.zeros((0, BATCH, IN)), [mx.nd.zeros((BATCH, HIDDEN))])
+
+
+@pytest.mark.parametrize("with_valid", [False, True])
+def test_deferred_init_hybridized(with_valid):
+    """A cell without input_size inside a hybridized block: the loop node gives the cell's
+    weights their shapes (MXNet's test_contrib_unroll does this)."""
+    block = _Unroller(lambda: rnn.LSTMCell(HIDDEN, prefix="c_"), "NTC")
+    block.initialize()
+    block.hybridize()
+    x, states = _data("NTC", 2, seed=4)
+    outs, _ = block(x, states, mx.nd.array(VALID) if with_valid else [])
+    assert block.cell.i2h_weight.shape == (4 * HIDDEN, IN)
+    assert outs.shape == (BATCH, SEQ, HIDDEN)
