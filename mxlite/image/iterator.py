@@ -64,7 +64,7 @@ class ImageIter(io.DataIter):
         self.last_batch_handle = last_batch_handle
         label_shape = (batch_size,) if label_width == 1 else (batch_size, label_width)
         self.provide_data = [io.DataDesc(data_name, (batch_size,) + self.data_shape)]
-        self.provide_label = [io.DataDesc(label_name, label_shape, np.dtype(dtype))]
+        self.provide_label = [io.DataDesc(label_name, label_shape, np.dtype(dtype).type)]
         self.seq = self._sequence(keys, shuffle, num_parts, path_imgidx)
         if num_parts > 1:
             share = len(self.seq) // num_parts
