@@ -15,6 +15,7 @@ from . import io, recordio   # mx.io data iterators, mx.recordio files
 from . import rnn   # mx.rnn: the legacy symbolic RNN cells
 from . import profiler, visualization   # mx.profiler, mx.viz (graphviz imported on use)
 from . import metric   # mx.metric evaluation metrics
+from . import callback, monitor   # mx.callback, mx.monitor (mx.mon)
 from . import module   # mx.mod / mx.module: Module, BucketingModule, the fit loop
 from . import image   # mx.image (mx.img): image functions, augmenters, ImageIter
 from .base import MXNetError
@@ -28,6 +29,7 @@ AttrScope = attribute.AttrScope
 init = initializer
 kv = kvstore
 viz = visualization
+mon = monitor
 mod = module
 img = image
 
