@@ -484,17 +484,21 @@ class Module(BaseModule):
                 kv.pull(name, ws)
             return
         n = len(self._context)
-        indices, grads, weights = [], [], []
+        # one updater call per context: an aggregated update runs its weights as one
+        # multi-tensor op, whose arrays must share a device
+        per_context = [([], [], []) for _ in range(n)]
         for i, name, ws, gs in pairs:
             if kv is not None:       # the sum of the contexts' gradients, in each copy
                 kv.push(name, gs)
                 kv.pull(name, gs)
             for k, (w, g) in enumerate(zip(ws, gs)):
+                indices, grads, weights = per_context[k]
                 indices.append(i * n + k)
                 grads.append(g)
                 weights.append(w)
-        if indices:
-            self._updater(indices, grads, weights)
+        for indices, grads, weights in per_context:
+            if indices:
+                self._updater(indices, grads, weights)
 
     def get_outputs(self, merge_multi_context=True):
         """The outputs of the last forward: merged over the contexts, or a list per output
