@@ -5,7 +5,7 @@ import logging
 
 from ..base import MXNetError
 from ..initializer import Uniform
-from .base_module import BaseModule, _require
+from .base_module import BaseModule, _as_list, _parse_shape, _require
 
 __all__ = ["SequentialModule"]
 
@@ -122,6 +122,8 @@ class SequentialModule(BaseModule):
             raise MXNetError("bind: shared_module is not supported by SequentialModule")
         if not self._modules:
             raise MXNetError("bind: the SequentialModule has no module (call add first)")
+        if label_shapes is not None:
+            label_shapes = [_parse_shape("bind", "label", d) for d in _as_list(label_shapes)]
         shapes = data_shapes
         any_labels = False
         for i, module in enumerate(self._modules):
