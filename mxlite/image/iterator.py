@@ -172,7 +172,7 @@ class ImageIter(io.DataIter):
             data, label, count = self._cache
         else:
             data = nd.zeros((self.batch_size,) + self.data_shape)
-            label = nd.empty(self.provide_label[0].shape, dtype=self.dtype)
+            label = self._new_label_batch()
             count = self._batchify(data, label)
         pad = self.batch_size - count
         if pad:
@@ -197,27 +197,34 @@ class ImageIter(io.DataIter):
                 sample_label, encoded = self.next_sample()
                 image = self.imdecode(encoded)
                 try:
-                    self.check_valid_image(image)
+                    image, sample_label = self._transform(image, sample_label)
                 except RuntimeError as err:
-                    logging.debug("ImageIter: invalid image, skipping: %s", err)
+                    logging.debug("%s: invalid image, skipping: %s", type(self).__name__, err)
                     continue
-                image = self.augmentation_transform(image)
                 data[i] = self.postprocess_data(image)
-                label[i] = self._label(sample_label)
+                self._put_label(label, i, sample_label)
                 i += 1
         except StopIteration:
             if not i:
                 raise
         return i
 
-    def _label(self, value):
-        """The label of one image as the label batch holds it, its width checked."""
-        values = np.asarray(value.asnumpy() if isinstance(value, nd.NDArray) else value,
-                            dtype=np.float64).ravel()
+    def _transform(self, image, label):
+        """The checked and augmented ``(image, label)`` of one sample; a RuntimeError skips
+        the sample."""
+        self.check_valid_image(image)
+        return self.augmentation_transform(image), label
+
+    def _new_label_batch(self):
+        return nd.empty(self.provide_label[0].shape, dtype=self.dtype)
+
+    def _put_label(self, batch_label, i, value):
+        """Store the label of one image in slot ``i`` of the batch, its width checked."""
+        values = _as_numpy(value).ravel()
         if values.size != self.label_width:
             raise MXNetError(f"ImageIter: label_width is {self.label_width}, but an image has "
                              f"{values.size} labels ({values.tolist()[:8]})")
-        return values[0] if self.label_width == 1 else values
+        batch_label[i] = values[0] if self.label_width == 1 else values
 
     # ---- the steps a subclass may override ----------------------------------------------------
     def check_data_shape(self, data_shape):
@@ -269,6 +276,12 @@ class ImageIter(io.DataIter):
     def postprocess_data(self, datum):
         """The augmented (H, W, C) image as the batch holds it: (C, H, W)."""
         return nd.transpose(datum, axes=(2, 0, 1))
+
+
+def _as_numpy(value):
+    """A label (number, sequence, NumPy array or NDArray) as a float64 NumPy array."""
+    return np.asarray(value.asnumpy() if isinstance(value, nd.NDArray) else value,
+                      dtype=np.float64)
 
 
 def _open_records(path_imgrec, path_imgidx):
