@@ -273,8 +273,9 @@ def _run(steps, values, ctx):
     are released (``dead``), so an inference holds a few intermediate arrays, not all."""
     for op, attrs, ins, first, n, dead in steps:
         if type(op) is _Monitor:
+            op.report_inputs([values[i] for i in ins])
             _run([(op.op, attrs, ins, first, n, ())], values, ctx)
-            op.report([values[i] for i in ins], values[first:first + abs(n)])
+            op.report_outputs(values[first:first + abs(n)])
             for i in dead:
                 values[i] = None
             continue
@@ -331,12 +332,14 @@ def _share(array, shape):
 
 
 def _step_names(node, n_out):
-    """MXNet's monitor names of a node's inputs (``<node>_<input>``) and outputs
-    (``<node>_<output>``)."""
+    """MXNet's monitor names of a node's inputs and outputs (``<node>_<output>``). Per input
+    a tuple: ``(<node>_<input>,)``, or, for a variable, ``(<variable>, <node>_<input>)``:
+    MXNet's executor reports a variable under its own name first."""
     from .symbol.graph import input_names
     outs = node.op.list_outputs(node.attrs)[:n_out]
-    return (tuple(f"{node.name}_{n}" for n in input_names(node)),
-            tuple(f"{node.name}_{n}" for n in outs))
+    ins = tuple(((src.name,) if src.op is None else ()) + (f"{node.name}_{n}",)
+                for (src, _), n in zip(node.inputs, input_names(node)))
+    return ins, tuple(f"{node.name}_{n}" for n in outs)
 
 
 def _input_slots(node, slot, what, why):
@@ -365,9 +368,13 @@ class _Monitor:
         self.op, self.callback = op, callback
         self.in_names, self.out_names = in_names, out_names
 
-    def report(self, inputs, outputs):
-        for name, a in zip(self.in_names, inputs):
-            self.callback(name, a)
+    def report_inputs(self, inputs):
+        """Before the op runs (as MXNet), so an input the op updates is seen unchanged."""
+        for names, a in zip(self.in_names, inputs):
+            for name in names:
+                self.callback(name, a)
+
+    def report_outputs(self, outputs):
         outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
         for name, a in zip(self.out_names, outputs):
             self.callback(name, a)
@@ -672,7 +679,9 @@ class Executor:
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call ``callback(name, array)`` during each ``forward`` with every operator output
         (``<node>_<output>``) and, with ``monitor_all``, every operator input first
-        (``<node>_<input>``), as MXNet's executor monitor. ``callback=None`` removes it."""
+        (``<node>_<input>``, before the op runs; an input that is a variable is reported
+        under its own name too, just before), as MXNet's executor monitor.
+        ``callback=None`` removes it."""
         if callback is not None and not callable(callback):
             raise MXNetError(f"set_monitor_callback: callback must be callable, got "
                              f"{callback!r}")

@@ -441,7 +441,7 @@ def test_monitor_callback_sees_every_output_and_with_monitor_all_the_inputs():
     seen.clear()
     exe.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all=True)
     exe.forward()
-    assert seen == ["r_data", "r_output", "s_data", "s_output"]
+    assert seen == ["x", "r_data", "r_output", "s_data", "s_output"]   # x: a variable
     exe.set_monitor_callback(None)
     seen.clear()
     exe.forward()
