@@ -15,6 +15,7 @@ import logging
 import math
 import numbers
 import random
+import warnings
 
 import numpy as np
 
@@ -213,7 +214,6 @@ class DetRandomCropAug(DetAugmenter):
 def _ranges_valid(fn, area_range, aspect_ratio_range, min_area_above):
     """False (with a warning; the augmenter then does nothing) for an empty area range or
     a non-positive aspect ratio range."""
-    import warnings
     if area_range[1] <= min_area_above or area_range[0] > area_range[1]:
         warnings.warn(f"{fn} is disabled: invalid area_range {area_range}")
         return False

@@ -155,7 +155,8 @@ def scale_down(src_size, size):
     return int(w), int(h)
 
 
-def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=(), out=None):  # noqa: A002
+def copyMakeBorder(src, top, bot, left, right, type=0,  # noqa: A002  (MXNet's name)
+                   value=0.0, values=(), out=None):
     """``src`` (H, W, C) surrounded by ``top``, ``bot``, ``left`` and ``right`` pixels, with
     OpenCV's border codes: 0 a constant (``values`` per channel, or ``value``), 1 the edge
     pixel repeated, 2 a mirror (``fedcba|abcdef``), 3 the image wrapped around, 4 a mirror

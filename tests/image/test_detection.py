@@ -128,7 +128,7 @@ def test_create_augmenters():
     assert augs[3].aug_list[0].area_range == (1.0, 3.0)
 
 
-# ---- ImageDetIter ---------------------------------------------------------------------------------
+# ---- ImageDetIter ------------------------------------------------------------------------------
 def _png(k):
     buf = io.BytesIO()
     PIL_Image.fromarray(np.full((8, 8, 3), 10 * k, np.uint8)).save(buf, "PNG")
