@@ -708,23 +708,40 @@ def _dconv_shape(op, modulated):
                            f"{len(shapes)}")
         got = dict(zip(names, (tuple(s) for s in shapes)))
         data = _check_data(op, got["data"])
-        if min(data[2:]) < 2:
-            raise op_error(op, f"data's height and width must be >= 2, got shape {data}")
-        (kh, kw), _, _, _, (ho, wo) = _geometry(op, attrs, data[2:])
-        g, dg, f = attrs.num_group, attrs.num_deformable_group, attrs.num_filter
-        if g < 1 or dg < 1 or f < 1 or data[1] % g or data[1] % dg or f % g:
-            raise op_error(op, f"num_filter={f} and data's {data[1]} channels must divide by "
-                           f"num_group={g}, the channels by num_deformable_group={dg} (all "
-                           ">= 1)")
-        want = {"offset": (data[0], dg * 2 * kh * kw, ho, wo),
-                "mask": (data[0], dg * kh * kw, ho, wo),
-                "weight": (f, data[1] // g, kh, kw), "bias": (f,)}
+        want = _dconv_input_shapes(op, attrs, data)
         for name in names[1:]:
             if got[name] != want[name]:
                 raise op_error(op, f"{name} must have shape {want[name]} for data of shape "
                                f"{data}, got {got[name]}")
-        return [(data[0], f, ho, wo)]
+        return [want["output"]]
     return infer_shape
+
+
+def _dconv_input_shapes(op, attrs, data):
+    """The shapes of offset, mask, weight and bias (and the output) for ``data``'s."""
+    if min(data[2:]) < 2:
+        raise op_error(op, f"data's height and width must be >= 2, got shape {data}")
+    (kh, kw), _, _, _, (ho, wo) = _geometry(op, attrs, data[2:])
+    g, dg, f = attrs.num_group, attrs.num_deformable_group, attrs.num_filter
+    if g < 1 or dg < 1 or f < 1 or data[1] % g or data[1] % dg or f % g:
+        raise op_error(op, f"num_filter={f} and data's {data[1]} channels must divide by "
+                       f"num_group={g}, the channels by num_deformable_group={dg} (all "
+                       ">= 1)")
+    return {"offset": (data[0], dg * 2 * kh * kw, ho, wo),
+            "mask": (data[0], dg * kh * kw, ho, wo),
+            "weight": (f, data[1] // g, kh, kw), "bias": (f,), "output": (data[0], f, ho, wo)}
+
+
+def _dconv_backward_shape(op, modulated):
+    """Every other input's shape from data's (what a hybridized Gluon layer needs to infer
+    its deferred weights, as Convolution's rule gives)."""
+    def rule(in_shapes, out_shapes, attrs):
+        data = in_shapes[0]
+        if data is None or len(data) != 4:
+            return list(in_shapes)
+        want = _dconv_input_shapes(op, attrs, tuple(data))
+        return [tuple(data)] + [want[n] for n in _dconv_inputs(modulated)(attrs)[1:]]
+    return rule
 
 
 def _base(xp, attrs, hw, axis):
@@ -919,7 +936,9 @@ def _dconv_record(op, modulated):
         ("data", "offset", "weight", "bias")
     register(OpDef(
         op, inputs=inputs, params=_dconv_params(modulated), list_inputs=_dconv_inputs(modulated),
-        infer_shape=_dconv_shape(op, modulated), infer_type=_float_type(op, inputs, _F3264),
+        infer_shape=_dconv_shape(op, modulated),
+        backward_shape=_dconv_backward_shape(op, modulated),
+        infer_type=_float_type(op, inputs, _F3264),
         compute={"cpu": _dconv_compute(modulated)}, gradient=_dconv_grad(modulated),
         grad_needs=("inputs",),
         doc=("""Modulated deformable convolution (Deformable ConvNets v2): as

@@ -1,0 +1,5 @@
+"""``gluon.contrib.cnn``: the deformable convolution layers of MXNet 1.x's contrib."""
+from . import conv_layers
+from .conv_layers import *          # noqa: F401,F403
+
+__all__ = conv_layers.__all__
