@@ -84,8 +84,13 @@ def _parse_data_desc(who, data_names, label_names, data_shapes, label_shapes):
     if label_shapes is None or (not _as_list(label_shapes) and not label_names):
         return data, None
     label = [_parse_shape(who, "label", d) for d in _as_list(label_shapes)]
-    _check_names(who, "label", label_names, label)
-    return data, label
+    if sorted(d.name for d in label) != sorted(label_names):
+        # MXNet warns here rather than refusing (a MakeLoss network with label_names=None
+        # fed by an iterator that has labels); labels the module does not take are dropped
+        logging.warning("%s: label_shapes name %s, but the module's label_names are %s; "
+                        "the others are ignored", who, [d.name for d in label], label_names)
+        label = [d for d in label if d.name in label_names]
+    return data, (label or None)
 
 
 def _check_names(who, kind, names, descs):

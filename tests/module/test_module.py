@@ -439,3 +439,24 @@ def test_set_params_missing_and_extra(rng):
     with pytest.raises(MXNetError, match=r"set_params: arg_params has names \['other'\]"):
         mod.set_params(extra, {}, allow_missing=True)
     mod.set_params(extra, {}, allow_extra=True)
+
+
+def test_fit_make_loss_without_label_names_ignores_the_iterators_labels(rng):
+    """label_names=None with an iterator that has labels: MXNet's warning, and the labels
+    are left out (MakeLoss needs none); one SGD step of sum((x W^T + b)^2) as NumPy."""
+    w = rng.standard_normal((1, 3)).astype("f")
+    b = np.array([0.5], "f")
+    x = rng.standard_normal((8, 3)).astype("f")
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=1, name="fc")
+    mod = mx.mod.Module(mx.sym.MakeLoss(mx.sym.sum(mx.sym.square(fc))), label_names=None)
+    mod.fit(mx.io.NDArrayIter(x, np.zeros(8, "f"), batch_size=8), num_epoch=1,
+            eval_metric="loss", arg_params={"fc_weight": mx.nd.array(w),
+                                            "fc_bias": mx.nd.array(b)},
+            optimizer_params={"learning_rate": 0.1})
+    assert mod.label_shapes is None
+    out = x @ w.T + b
+    got = mod.get_params()[0]
+    np.testing.assert_allclose(got["fc_bias"].asnumpy(), b - 0.1 / 8 * 2 * out.sum(0),
+                               rtol=1e-5)
+    np.testing.assert_allclose(got["fc_weight"].asnumpy(), w - 0.1 / 8 * 2 * out.T @ x,
+                               rtol=1e-5)
