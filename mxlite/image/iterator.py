@@ -149,12 +149,21 @@ class ImageIter(io.DataIter):
         key = self.seq[self.cur]
         self.cur += 1
         if self.imgrec is None:
-            label, fname = self.imglist[key]
+            label, fname = self._listed(key)
             return label, self.read_image(fname)
         header, img = recordio.unpack(self.imgrec.read_idx(key))
         if self.imglist is not None:
-            return self.imglist[key][0], img
+            return self._listed(key)[0], img
         return header.label, img
+
+    def _listed(self, key):
+        """The image list's ``(label, path)`` of the record or image ``key``."""
+        try:
+            return self.imglist[key]
+        except KeyError:
+            raise MXNetError(f"ImageIter: the record index has key {key!r}, which the image "
+                             "list does not (a path_imglist's indices key the records of "
+                             "path_imgrec; an imglist's items are keyed '1', '2', ...)") from None
 
     def _next_record(self):
         record = self.imgrec.read()

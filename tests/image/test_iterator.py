@@ -216,3 +216,19 @@ def test_bad_images(folder, tmp_path):
     lst.write_text("zero\t1\timg0.png\n")
     with pytest.raises(MXNetError, match="line 1 of path_imglist .* is not 'index"):
         mx.image.ImageIter(1, SHAPE, path_imglist=str(lst))
+
+
+def test_record_labels_from_the_list(records, folder):
+    rec, idx = records
+    lst = folder / "relabel.lst"
+    lst.write_text("".join(f"{100 + k}\t{50 + k}\tunused.png\n" for k in range(COUNT)))
+    it = mx.image.ImageIter(COUNT, SHAPE, path_imgrec=rec, path_imgidx=idx,
+                            path_imglist=str(lst))
+    batch = it.next()
+    assert _ids(batch) == list(range(COUNT))
+    np.testing.assert_array_equal(batch.label[0].asnumpy(), [50 + k for k in range(COUNT)])
+    it = mx.image.ImageIter(2, SHAPE, path_imgrec=rec, path_imgidx=idx,
+                            imglist=[[0, "a.png"]])
+    with pytest.raises(MXNetError, match="ImageIter: the record index has key 100, which the "
+                                         "image list does not"):
+        it.next()
