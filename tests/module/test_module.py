@@ -97,7 +97,10 @@ def test_two_contexts_sum_gradients(rng, monkeypatch, update_on_kvstore, workloa
     sizes = [s.stop - s.start for s in two._exec_group.slices]
     assert sizes == ([2, 2] if workload is None else [1, 3])
     for mod in (one, two):
-        mod.init_optimizer(optimizer_params={"learning_rate": 0.5, "momentum": 0.9})
+        # wd: biases get none (wd_mult 0 by name), whether the store (keys are names) or
+        # the module (indices) updates
+        mod.init_optimizer(optimizer_params={"learning_rate": 0.5, "momentum": 0.9,
+                                             "wd": 0.1})
         for _ in range(2):
             mod.forward_backward(batch_of(x, y))
             mod.update()
