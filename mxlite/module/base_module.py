@@ -100,6 +100,13 @@ def _check_names(who, kind, names, descs):
                          f"are {sorted(names)}")
 
 
+def _check_iter(who, argument, data):
+    """MXNetError unless ``data`` is a data iterator (iterable, with ``reset``)."""
+    if data is None or not hasattr(data, "__iter__") or not hasattr(data, "reset"):
+        raise MXNetError(f"{who}: {argument} must be a data iterator (an mx.io.DataIter), got "
+                         f"{'None' if data is None else type(data).__name__}")
+
+
 def _require(who, module, *states):
     """MXNetError naming ``who`` unless the module is ``binded`` / ``params_initialized``
     / ``optimizer_initialized`` as listed."""
@@ -146,8 +153,7 @@ class BaseModule:
         ``BatchEndParam`` after each batch, ``score_end_callback`` one at the end (its
         ``nbatch`` the number of batches)."""
         _require("score", self, "binded", "params_initialized")
-        if eval_data is None:
-            raise MXNetError("score: eval_data must be a data iterator, got None")
+        _check_iter("score", "eval_data", eval_data)
         if reset:
             eval_data.reset()
         if not isinstance(eval_metric, _metric.EvalMetric):
@@ -175,6 +181,7 @@ class BaseModule:
         """Yield ``(outputs, nbatch, batch)`` per batch of ``eval_data``: the outputs of an
         inference forward without the batch's ``pad`` filler examples."""
         _require("iter_predict", self, "binded", "params_initialized")
+        _check_iter("iter_predict", "eval_data", eval_data)
         if reset:
             eval_data.reset()
         for nbatch, batch in enumerate(eval_data):
@@ -198,9 +205,7 @@ class BaseModule:
         if isinstance(eval_data, (nd.NDArray, np.ndarray)):
             array = eval_data if isinstance(eval_data, nd.NDArray) else nd.array(eval_data)
             eval_data = NDArrayIter(array, batch_size=array.shape[0])
-        if eval_data is None:
-            raise MXNetError("predict: eval_data must be a data iterator or an array, got "
-                             "None")
+        _check_iter("predict", "eval_data", eval_data)
         per_batch = [[out.copy() for out in outs] for outs, _, _ in
                      self.iter_predict(eval_data, num_batch, reset, sparse_row_id_fn)]
         if not per_batch or not merge_batches:
@@ -236,8 +241,7 @@ class BaseModule:
         A batch's labels are read before the next batch is fetched (an iterator may reuse
         its buffers).
         """
-        if train_data is None:
-            raise MXNetError("fit: train_data must be a data iterator, got None")
+        _check_iter("fit", "train_data", train_data)
         if num_epoch is None:
             raise MXNetError("fit: num_epoch must be given (the epoch to stop before)")
         self.bind(data_shapes=train_data.provide_data, label_shapes=train_data.provide_label,

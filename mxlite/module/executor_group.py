@@ -138,6 +138,11 @@ class DataParallelExecutorGroup:
         raise MXNetError(f"bind: grad_req must be a str, list or dict, got {grad_req!r}")
 
     def decide_slices(self, data_shapes):
+        """Set and return the per-context slices of ``data_shapes``' batch."""
+        self.batch_size, self.slices = self.batch_size_and_slices(data_shapes)
+        return self.slices
+
+    def batch_size_and_slices(self, data_shapes):
         """The batch size of ``data_shapes`` (equal along every input's batch axis) and the
         per-context slices."""
         sizes = {}
@@ -150,9 +155,8 @@ class DataParallelExecutorGroup:
                 sizes[desc.name] = desc.shape[axis]
         if len(set(sizes.values())) > 1:
             raise MXNetError(f"bind: the inputs disagree on the batch size: {sizes}")
-        self.batch_size = next(iter(sizes.values()), 0)
-        self.slices = split_batch(self.batch_size, self.workload)
-        return self.slices
+        batch_size = next(iter(sizes.values()), 0)
+        return batch_size, split_batch(batch_size, self.workload)
 
     def _sliced(self, descs, sl):
         """``descs`` with the batch axis cut to slice ``sl``: ``{name: shape}``."""
@@ -168,18 +172,20 @@ class DataParallelExecutorGroup:
     def bind_exec(self, data_shapes, label_shapes, shared_group=None, reshape=False):
         """Bind (or, with ``reshape``, reshape) one executor per context for these shapes."""
         label_shapes = list(label_shapes or [])
-        self.decide_slices(data_shapes)
+        batch_size, slices = self.batch_size_and_slices(data_shapes)
         descs = list(data_shapes) + label_shapes
         dtypes = {d.name: getattr(d, "dtype", np.float32) for d in descs}
-        for i, (ctx, sl) in enumerate(zip(self.contexts, self.slices)):
+        execs = []        # all made before any is kept: a failure leaves the group as it was
+        for i, (ctx, sl) in enumerate(zip(self.contexts, slices)):
             shapes = self._sliced(descs, sl)
             if reshape:
-                self.execs[i] = self._default_execs[i].reshape(allow_up_sizing=True, **shapes)
+                execs.append(self._default_execs[i].reshape(allow_up_sizing=True, **shapes))
             else:
                 shared = shared_group.execs[i] if shared_group is not None else None
-                self.execs.append(self._bind_ith_exec(i, ctx, shapes, dtypes, shared))
+                execs.append(self._bind_ith_exec(i, ctx, shapes, dtypes, shared))
+        self.execs, self.batch_size, self.slices = execs, batch_size, slices
         if not reshape:
-            self._default_execs = list(self.execs)
+            self._default_execs = list(execs)
         self.data_shapes = list(data_shapes)
         self.label_shapes = label_shapes
         self.data_names = [d.name for d in data_shapes]

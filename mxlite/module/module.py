@@ -17,6 +17,7 @@ from .. import context as _ctx
 from .. import kvstore as _kvs
 from .. import ndarray as nd
 from .. import optimizer as _opt
+from .. import symbol as _sym
 from ..base import MXNetError
 from ..initializer import InitDesc, Uniform
 from ..io import DataDesc
@@ -82,6 +83,9 @@ class Module(BaseModule):
                  logger=logging, context=None, work_load_list=None, fixed_param_names=None,
                  state_names=None, group2ctxs=None, compression_params=None):
         super().__init__(logger=logger)
+        if not isinstance(symbol, _sym.Symbol):
+            raise MXNetError(f"Module: symbol must be an mx.sym.Symbol, got "
+                             f"{type(symbol).__name__}")
         if context is None:
             context = _ctx.cpu()
         self._context = [context] if isinstance(context, _ctx.Context) else list(context)
@@ -311,8 +315,8 @@ class Module(BaseModule):
         _require("reshape", self, "binded")
         data, label = _parse_data_desc("reshape", self._data_names, self._label_names,
                                        data_shapes, label_shapes)
-        self._data_shapes, self._label_shapes = data, label
         self._exec_group.reshape(data, label)
+        self._data_shapes, self._label_shapes = data, label
 
     # ---- optimizer -------------------------------------------------------------------------
     def init_optimizer(self, kvstore="local", optimizer="sgd",
@@ -427,8 +431,13 @@ class Module(BaseModule):
             raise MXNetError(f"forward: the batch has {len(data)} data arrays, the module "
                              f"takes {len(self._data_shapes)} ({self._data_names})")
         new_shapes = tuple(tuple(d.shape) for d in data)
-        if new_shapes != tuple(d.shape for d in self._data_shapes):
-            self.reshape(*self._shapes_of(data_batch, data))
+        old_shapes = tuple(d.shape for d in self._data_shapes)
+        if new_shapes != old_shapes:
+            try:
+                self.reshape(*self._shapes_of(data_batch, data))
+            except MXNetError as e:
+                raise MXNetError(f"forward: the batch's data shapes {list(new_shapes)} do not "
+                                 f"fit the module bound for {list(old_shapes)}: {e}") from e
         self._exec_group.forward(data_batch, is_train)
 
     def _shapes_of(self, batch, data):

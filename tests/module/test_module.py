@@ -463,3 +463,20 @@ def test_fit_make_loss_without_label_names_ignores_the_iterators_labels(rng):
                                rtol=1e-5)
     np.testing.assert_allclose(got["fc_weight"].asnumpy(), w - 0.1 / 8 * 2 * out.T @ x,
                                rtol=1e-5)
+
+
+def test_a_batch_that_does_not_fit_leaves_the_module_working(rng):
+    params = fc_params(rng)
+    mod = predict_module(params, 4)
+    with pytest.raises(MXNetError, match=r"forward: the batch's data shapes \[\(4, 5, 2\)\] "
+                                         r"do not fit the module bound for \[\(4, 5\)\]"):
+        mod.forward(batch_of(np.ones((4, 5, 2), "f")))
+    x = rng.standard_normal((4, 5)).astype("f")
+    mod.forward(batch_of(x))
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(),
+                               x @ params["fc_weight"].T + params["fc_bias"], rtol=1e-5,
+                               atol=1e-6)
+    with pytest.raises(MXNetError, match="predict: eval_data must be a data iterator"):
+        mod.predict("x")
+    with pytest.raises(MXNetError, match="Module: symbol must be an mx.sym.Symbol"):
+        mx.mod.Module("x")
