@@ -25,7 +25,7 @@ from ..base import MXNetError
 from .image import (Augmenter, CastAug, ColorJitterAug, ColorNormalizeAug, ForceResizeAug,
                     HueJitterAug, LightingAug, RandomGrayAug, ResizeAug, _IMAGENET_EIGVAL,
                     _IMAGENET_EIGVEC, _IMAGENET_MEAN, _IMAGENET_STD, _jsonable, fixed_crop)
-from .iterator import ImageIter, _as_numpy
+from .iterator import ImageIter, _as_numpy, augmenters
 
 __all__ = ["DetAugmenter", "DetBorrowAug", "DetRandomSelectAug", "DetHorizontalFlipAug",
            "DetRandomCropAug", "DetRandomPadAug", "CreateMultiRandCropAugmenter",
@@ -416,8 +416,8 @@ class ImageDetIter(ImageIter):
                          part_index=part_index, num_parts=num_parts, aug_list=[],
                          imglist=imglist, data_name=data_name, label_name=label_name,
                          last_batch_handle=last_batch_handle)
-        self.auglist = CreateDetAugmenter(data_shape, **kwargs) if aug_list is None \
-            else aug_list
+        self.auglist = augmenters("ImageDetIter", CreateDetAugmenter, data_shape, aug_list,
+                                  kwargs)
         self.label_shape = self._estimate_label_shape()
         self.provide_label = [self._label_desc(self.label_shape)]
 

@@ -12,6 +12,7 @@ number of images it added (MXNet's count). Shuffling uses Python's ``random.shuf
 (seed it with ``random.seed``); ``num_parts`` splits the images into equal contiguous parts
 (the remainder of the division is dropped, so that every worker sees the same number).
 """
+import inspect
 import logging
 import numbers
 import os
@@ -70,7 +71,8 @@ class ImageIter(io.DataIter):
             share = len(self.seq) // num_parts
             self.seq = self.seq[part_index * share:(part_index + 1) * share]
         self.num_image = len(self.seq) if self.seq is not None else None
-        self.auglist = CreateAugmenter(data_shape, **kwargs) if aug_list is None else aug_list
+        self.auglist = augmenters(type(self).__name__, CreateAugmenter, data_shape, aug_list,
+                                  kwargs)
         self.cur = 0
         self._allow_read = True
         self._cache = None            # roll_over: (data, label, count) kept for the next epoch
@@ -285,6 +287,17 @@ class ImageIter(io.DataIter):
     def postprocess_data(self, datum):
         """The augmented (H, W, C) image as the batch holds it: (C, H, W)."""
         return nd.transpose(datum, axes=(2, 0, 1))
+
+
+def augmenters(fn, create, data_shape, aug_list, kwargs):
+    """``aug_list``, or ``create(data_shape, **kwargs)`` without one; ``kwargs`` must be
+    arguments of ``create`` either way (a misspelt one is an error, not ignored)."""
+    known = set(inspect.signature(create).parameters) - {"data_shape"}
+    unknown = sorted(set(kwargs) - known)
+    if unknown:
+        raise MXNetError(f"{fn}: unknown arguments {unknown}: the keyword arguments are "
+                         f"{create.__name__}'s ({', '.join(sorted(known))})")
+    return create(data_shape, **kwargs) if aug_list is None else aug_list
 
 
 def _as_numpy(value):

@@ -206,3 +206,9 @@ def test_det_iter_with_augmenters_and_bad_labels(folder):
     with pytest.raises(MXNetError, match="no image has a valid detection label"):
         mx.image.ImageDetIter(1, (3, 6, 6), imglist=[[2, 5, 0, 0.5, 0.5, 0.1, 0.1, "0.png"]],
                               path_root=str(folder))
+
+
+def test_det_iter_unknown_augmenter_argument(folder):
+    with pytest.raises(MXNetError, match=r"ImageDetIter: unknown arguments \['rand_cropp'\]"):
+        mx.image.ImageDetIter(1, (3, 6, 6), imglist=[_raw(0) + ["0.png"]],
+                              path_root=str(folder), rand_cropp=0.5)

@@ -191,6 +191,8 @@ def test_jpeg_list(tmp_path):
     (dict(data_shape=(4, 4)), "data_shape must be (channels, height, width)"),
     (dict(imglist=None), "give path_imgrec, path_imglist or imglist"),
     (dict(imglist=[["a.png"]]), "imglist item 0 must be [label(s)..., path]"),
+    (dict(rand_mirorr=True), "unknown arguments ['rand_mirorr']: the keyword arguments are "
+                             "CreateAugmenter's"),
 ])
 def test_bad_arguments(folder, kwargs, words):
     args = dict(batch_size=2, data_shape=SHAPE, imglist=[[0, "img0.png"]],
