@@ -67,12 +67,18 @@ def test_imdecode_bad_flag(pixels):
         mx.image.imdecode(_png(pixels), flag=2)
 
 
-def test_missing_pillow_is_a_clear_error(monkeypatch, pixels):
+def test_missing_pillow_is_a_clear_error(monkeypatch, pixels, tmp_path):
     data = _png(pixels)
+    (tmp_path / "x.png").write_bytes(data)
     monkeypatch.setitem(sys.modules, "PIL", None)
     monkeypatch.setitem(sys.modules, "PIL.Image", None)
     with pytest.raises(MXNetError, match=r"mx\.image\.imdecode: .*Pillow.*mxlite\[image\]"):
         mx.image.imdecode(data)
+    with pytest.raises(MXNetError, match=r"mx\.image\.imread: .*Pillow.*mxlite\[image\]"):
+        mx.image.imread(str(tmp_path / "x.png"))
+    it = mx.image.ImageIter(1, (3, 4, 4), imglist=[[0, "x.png"]], path_root=str(tmp_path))
+    with pytest.raises(MXNetError, match=r"ImageIter: broken image \(file 'x.png'\).*Pillow"):
+        it.next()
 
 
 def test_imread_equals_imdecode(tmp_path, pixels):
