@@ -204,6 +204,7 @@ def test_bad_input_names_function_and_argument(make, func, arg):
 
 
 def test_integral_float_period_is_accepted(tmp_path):
+    assert mx.callback.Speedometer(np.int64(4)).batch_size == 4
     cb = mx.callback.do_checkpoint(str(tmp_path / "f"), period=2.0)
     cb(1, None, {"w": mx.nd.ones(2)}, {})
     assert (tmp_path / "f-0002.params").exists()
