@@ -297,10 +297,11 @@ class DataParallelExecutorGroup:
                                       (self.aux_names, self.aux_arrays, aux_params)):
             for name, block in zip(names, blocks):
                 if len(block) == 1:
-                    mean = block[0].as_in_context(cpu())
-                else:
-                    mean = nd.add_n(*[w.as_in_context(cpu()) for w in block]) / len(block)
-                mean.astype(target[name].dtype).copyto(target[name])
+                    mean = block[0]
+                else:           # summed on the first copy's device, then brought over
+                    ctx = block[0].context
+                    mean = nd.add_n(*[w.as_in_context(ctx) for w in block]) / len(block)
+                mean.as_in_context(cpu()).astype(target[name].dtype).copyto(target[name])
 
     def get_states(self, merge_multi_context=True):
         """The state inputs' arrays (per context, or merged)."""

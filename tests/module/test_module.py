@@ -76,6 +76,24 @@ def test_sgd_step_matches_numpy(rng):
         np.testing.assert_allclose(got[k].asnumpy(), want[k], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("copies", [1, 2])
+def test_sgd_step_on_each_device(device, rng, copies):
+    """The step on cpu and gpu, on one context or split over two (a 'device' store, which
+    sums and updates on the device; 'local' would on the CPU)."""
+    params = fc_params(rng)
+    x = rng.standard_normal((4, 5)).astype("f")
+    y = np.array([2, 0, 1, 1], dtype="f")
+    mod = bound_softmax_module(params, context=[device] * copies)
+    mod.init_optimizer(kvstore="device", optimizer_params={"learning_rate": 0.5})
+    mod.forward_backward(batch_of(x, y))
+    mod.update()
+    assert mod.get_outputs()[0].context == device
+    want = np_sgd_step(params, x, y, 0.5)
+    got = mod.get_params()[0]
+    for k in want:
+        np.testing.assert_allclose(got[k].asnumpy(), want[k], rtol=1e-5, atol=1e-6)
+
+
 def test_explicit_rescale_grad_is_kept(rng):
     mod = bound_softmax_module(fc_params(rng))
     mod.init_optimizer(optimizer_params={"learning_rate": 0.1, "rescale_grad": 1.0})
