@@ -556,6 +556,12 @@ def array(source_array, ctx=None, dtype=None):
     return NDArray._wrap(namespace_for(ctx).from_host(data), ctx)
 
 
+#: MXNet's storage-type codes (the ``__storage_type__`` attribute of symbols and files):
+#: mxlite stores 'default' (dense) only for now.
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+
+
 def check_dense_storage(fn, stype):
     """MXNet's ``stype=`` keyword: None or ``'default'`` (dense) is what mxlite stores; sparse
     storage (``'csr'``, ``'row_sparse'``) is not supported yet: an MXNetError naming ``fn``."""
