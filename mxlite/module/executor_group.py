@@ -280,13 +280,15 @@ class DataParallelExecutorGroup:
     def set_params(self, arg_params, aux_params, allow_extra=False):
         """Copy ``arg_params`` / ``aux_params`` into every context's arrays; names the
         symbol lacks raise MXNetError unless ``allow_extra``."""
-        for what, params, names in (("arg_params", arg_params, self.arg_names),
-                                    ("aux_params", aux_params or {}, self.aux_names)):
+        arg_params, aux_params = arg_params or {}, aux_params or {}
+        for what, params, kind, names in (
+                ("arg_params", arg_params, "arguments", self.arg_names),
+                ("aux_params", aux_params, "auxiliary states", self.aux_names)):
             extra = sorted(set(params) - set(names))
             if extra and not allow_extra:
                 raise MXNetError(f"set_params: {what} has names {extra} that the symbol does "
-                                 f"not have (its {'auxiliary states' if what == 'aux_params' else 'arguments'}"
-                                 f" are {names}); pass allow_extra=True to ignore them")
+                                 f"not have (its {kind} are {names}); pass allow_extra=True "
+                                 "to ignore them")
         for e in self.execs:
             e.copy_params_from(arg_params, aux_params, allow_extra_params=True)
 

@@ -88,7 +88,8 @@ class Module(BaseModule):
                              f"{type(symbol).__name__}")
         if context is None:
             context = _ctx.cpu()
-        self._context = [context] if isinstance(context, _ctx.Context) else list(context)
+        self._context = [context] if isinstance(context, _ctx.Context) else \
+            list(context) if isinstance(context, (list, tuple)) else None
         if not self._context or not all(isinstance(c, _ctx.Context) for c in self._context):
             raise MXNetError(f"Module: context must be a Context or a non-empty list of them, "
                              f"got {context!r}")
