@@ -506,6 +506,37 @@ class ImageDetIter(ImageIter):
             self.label_shape = tuple(label_shape)
             self.provide_label = [self._label_desc(self.label_shape)]
 
+    def draw_next(self, color=None, thickness=2, mean=None, std=None, clip=True,
+                  waitKey=None, window_name="draw_next", id2labels=None):
+        """Yield the next images, augmented, as (H, W, 3) uint8 NumPy arrays in OpenCV's BGR
+        order (as MXNet's) with each object's box drawn ``thickness`` pixels wide in
+        ``color`` (RGB; None: a random colour per box, NumPy's generator). ``mean`` and
+        ``std`` (True: ImageNet's) undo a ``color_normalize``; ``clip`` clips to [0, 255].
+        Drawn with NumPy: showing a window (``waitKey``) and class names (``id2labels``)
+        need OpenCV, which mxlite does not use (``waitKey`` is an error, names are not
+        written)."""
+        if waitKey is not None:
+            raise MXNetError(f"ImageDetIter.draw_next: showing the window {window_name!r} "
+                             "needs OpenCV; leave waitKey None and show the yielded arrays")
+        del id2labels                          # class names need OpenCV's text rendering
+        std = np.array(_IMAGENET_STD) if std is True else std
+        mean = np.array(_IMAGENET_MEAN) if mean is True else mean
+        while True:
+            try:
+                raw, encoded = self.next_sample()
+            except StopIteration:
+                return
+            image = self.imdecode(encoded)
+            try:
+                self.check_valid_image(image)
+                label = parse_label(raw)
+            except RuntimeError as err:
+                logging.debug("ImageDetIter: invalid image, skipping: %s", err)
+                continue
+            image, label = self.augmentation_transform(image, label)
+            yield _draw_boxes(_displayable(image.asnumpy(), mean, std, clip), label, color,
+                              thickness)
+
     def sync_label_shape(self, it, verbose=False):
         """Give this iterator and the ImageDetIter ``it`` (say training and validation) the
         same label shape, the larger; returns ``it``."""
@@ -531,3 +562,33 @@ def _check_valid_label(label):
     valid = (label[:, 0] >= 0) & (label[:, 3] > label[:, 1]) & (label[:, 4] > label[:, 2])
     if not valid.any():
         raise RuntimeError("the augmented label holds no valid object")
+
+
+def _displayable(image, mean, std, clip):
+    """A float image back in pixel values, as uint8 BGR."""
+    image = image.astype(np.float64)
+    if std is not None:
+        image = image * _as_numpy(std)
+    if mean is not None:
+        image = image + _as_numpy(mean)
+    if clip:
+        image = np.clip(image, 0, 255)
+    return np.ascontiguousarray(image[:, :, ::-1]).astype(np.uint8)
+
+
+def _draw_boxes(image, label, color, thickness):
+    """``image`` (BGR) with the outline of each object's box drawn in ``color`` (RGB)."""
+    height, width, _ = image.shape
+    for row in label:
+        if row[0] < 0:
+            continue
+        x1, x2 = (np.clip(row[[1, 3]] * width, 0, width - 1)).astype(int)
+        y1, y2 = (np.clip(row[[2, 4]] * height, 0, height - 1)).astype(int)
+        bgr = (np.random.rand(3) * 255 if color is None else np.asarray(color))[::-1]
+        t = max(1, int(thickness))
+        for ys, xs in ((slice(y1, y1 + t), slice(x1, x2 + 1)),
+                       (slice(max(y2 - t + 1, y1), y2 + 1), slice(x1, x2 + 1)),
+                       (slice(y1, y2 + 1), slice(x1, x1 + t)),
+                       (slice(y1, y2 + 1), slice(max(x2 - t + 1, x1), x2 + 1))):
+            image[ys, xs] = bgr
+    return image

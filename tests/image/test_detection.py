@@ -212,3 +212,18 @@ def test_det_iter_unknown_augmenter_argument(folder):
     with pytest.raises(MXNetError, match=r"ImageDetIter: unknown arguments \['rand_cropp'\]"):
         mx.image.ImageDetIter(1, (3, 6, 6), imglist=[_raw(0) + ["0.png"]],
                               path_root=str(folder), rand_cropp=0.5)
+
+
+def test_draw_next(folder):
+    it = mx.image.ImageDetIter(1, (3, 10, 10), imglist=[_raw(0) + ["0.png"]],
+                               path_root=str(folder))
+    (image,) = list(it.draw_next(color=(255, 0, 0), thickness=1))
+    # box (0.1, 0.1)-(0.5, 0.5) of a 10 x 10 image: pixels 1 to 5; red is (0, 0, 255) in BGR
+    expected = np.zeros((10, 10, 3), np.uint8)
+    outline = np.zeros((10, 10), bool)
+    outline[1:6, 1:6] = True
+    outline[2:5, 2:5] = False
+    expected[outline] = (0, 0, 255)
+    np.testing.assert_array_equal(image, expected)
+    with pytest.raises(MXNetError, match="draw_next: showing the window .* needs OpenCV"):
+        next(it.draw_next(waitKey=0))
