@@ -68,8 +68,7 @@ class ImageIter(io.DataIter):
         self.provide_label = [io.DataDesc(label_name, label_shape, np.dtype(dtype).type)]
         self.seq = self._sequence(keys, shuffle, num_parts, path_imgidx)
         if num_parts > 1:
-            share = len(self.seq) // num_parts
-            self.seq = self.seq[part_index * share:(part_index + 1) * share]
+            self.seq = _part(self.seq, part_index, num_parts)
         self.num_image = len(self.seq) if self.seq is not None else None
         self.auglist = augmenters(type(self).__name__, CreateAugmenter, data_shape, aug_list,
                                   kwargs)
@@ -287,6 +286,16 @@ class ImageIter(io.DataIter):
     def postprocess_data(self, datum):
         """The augmented (H, W, C) image as the batch holds it: (C, H, W)."""
         return nd.transpose(datum, axes=(2, 0, 1))
+
+
+def _part(seq, part_index, num_parts):
+    """Part ``part_index`` of ``num_parts`` equal contiguous parts of ``seq`` (the remainder
+    is dropped, so that every worker reads as many images)."""
+    share = len(seq) // num_parts
+    if share == 0:
+        raise MXNetError(f"ImageIter: {len(seq)} images cannot be split into num_parts="
+                         f"{num_parts} non-empty parts")
+    return seq[part_index * share:(part_index + 1) * share]
 
 
 def augmenters(fn, create, data_shape, aug_list, kwargs):

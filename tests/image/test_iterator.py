@@ -191,6 +191,7 @@ def test_jpeg_list(tmp_path):
     (dict(data_shape=(4, 4)), "data_shape must be (channels, height, width)"),
     (dict(imglist=None), "give path_imgrec, path_imglist or imglist"),
     (dict(imglist=[["a.png"]]), "imglist item 0 must be [label(s)..., path]"),
+    (dict(num_parts=2), "1 images cannot be split into num_parts=2 non-empty parts"),
     (dict(rand_mirorr=True), "unknown arguments ['rand_mirorr']: the keyword arguments are "
                              "CreateAugmenter's"),
 ])
