@@ -380,6 +380,28 @@ class _Monitor:
             self.callback(name, a)
 
 
+def monitored_steps(plan, callback, monitor_all, with_op=False):
+    """``plan``'s forward steps, each reporting to ``callback(name, array)`` (with
+    ``with_op``: ``callback(name, op_name, array)``, Gluon's op hook) its outputs and, with
+    ``monitor_all``, first its inputs; the same kernels run. The executor's monitor names a
+    variable input under its own name too, Gluon's op hook (``with_op``) does not, as
+    MXNet's."""
+    out = []
+    for step, (in_names, out_names) in zip(plan.steps, plan.step_names):
+        op, attrs, ins, first, n, dead = step
+        report = callback
+        if with_op:
+            report = functools.partial(_with_op_name, callback, op.name)
+            in_names = tuple(names[-1:] for names in in_names)
+        out.append((_Monitor(op, report, in_names if monitor_all else (), out_names),
+                    attrs, ins, first, n, dead))
+    return out
+
+
+def _with_op_name(callback, op_name, name, array):
+    callback(name, op_name, array)
+
+
 class Plan:
     """How to run ``symbol`` at given argument shapes and dtypes, holding no array: the
     forward steps over a flat list of value slots and, where some argument wants a gradient,
@@ -689,13 +711,7 @@ class Executor:
 
     def _monitored(self, plan):
         """The forward steps, each followed by the monitor's calls (same kernels)."""
-        callback, monitor_all = self._monitor
-        out = []
-        for step, (in_names, out_names) in zip(plan.steps, plan.step_names):
-            op, attrs, ins, first, n, dead = step
-            out.append((_Monitor(op, callback, in_names if monitor_all else (), out_names),
-                        attrs, ins, first, n, dead))
-        return out
+        return monitored_steps(plan, *self._monitor)
 
     def backward(self, out_grads=None, is_train=True):
         """Gradients of the last ``forward``'s outputs into ``grad_arrays``

@@ -290,6 +290,17 @@ class Block:
         """Call ``hook(block, inputs, outputs)`` after each ``forward``."""
         return _HookHandle(self._forward_hooks, hook)
 
+    def register_op_hook(self, callback, monitor_all=False):
+        """Call ``callback(node_name, op_name, array)`` with every operator output (and,
+        with ``monitor_all``, first every input) each time a hybridized block among this
+        block's descendants runs its cached graph, as MXNet's op hook; names are the graph's
+        (``<node>_output``, ``<node>_<input>``)."""
+        if not callable(callback):
+            raise MXNetError(f"{self.name}: register_op_hook needs a callable, got "
+                             f"{callback!r}")
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
     def apply(self, fn):
         """Call ``fn(block)`` on every descendant and on this block; returns this block."""
         for child in self._children.values():
@@ -431,6 +442,7 @@ class HybridBlock(Block):
         super().__init__(prefix=prefix, params=params)
         self._cached_graph = ()
         self._cached_op = None
+        self._op_hook = None
         self._in_format = None
         self._out_format = None
         self._active = False
@@ -453,6 +465,12 @@ class HybridBlock(Block):
     def _clear_cached_op(self):
         self._cached_graph = ()
         self._cached_op = None
+
+    def register_op_hook(self, callback, monitor_all=False):
+        super().register_op_hook(callback, monitor_all)
+        self._op_hook = (callback, bool(monitor_all))
+        if self._cached_op is not None:
+            self._cached_op.op_hook = self._op_hook
 
     def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
         """Turn the cached graph on (or off, ``active=False``) for this block and its
@@ -510,6 +528,7 @@ class HybridBlock(Block):
                               "intended?", stacklevel=4)
         self._cached_op = CachedOp(out, [d.name for d in data], params, self.name,
                                    **self._flags)
+        self._cached_op.op_hook = self._op_hook
 
     def _deferred_infer_shape(self, *args):
         try:

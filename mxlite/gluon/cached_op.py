@@ -35,7 +35,7 @@ import numpy as np
 from .. import autograd
 from .._core.dispatch import attach, parents
 from ..base import MXNetError
-from ..executor import Plan, execute
+from ..executor import Plan, execute, monitored_steps
 
 __all__ = ["CachedOp", "MAX_PLANS"]
 
@@ -132,6 +132,7 @@ class CachedOp:
         self._plans = collections.OrderedDict()     # signature -> Plan, least recent first
         self._max_plans = 1 if static_shape else MAX_PLANS
         self._op = _CachedOpDef(self)
+        self.op_hook = None         # (callback, monitor_all) of HybridBlock.register_op_hook
         self._random = any(n.op is not None and n.op.name.startswith(("Dropout", "_random"))
                            for n in sym._nodes())
 
@@ -182,7 +183,10 @@ class CachedOp:
             needs = tuple(e is not None for e in entries)
         plan = self._plan(ctx, arrays, needs)
         values = plan.bound(arrays)
-        execute(plan.steps, values, ctx, plan.uses_context, autograd.is_training())
+        steps = plan.steps
+        if self.op_hook is not None:
+            steps = monitored_steps(plan, *self.op_hook, with_op=True)
+        execute(steps, values, ctx, plan.uses_context, autograd.is_training())
         outs = [values[i] for i in plan.out_slots]
         seen = {id(a) for a in arrays}
         for i, o in enumerate(outs):        # an output that is an input or another output

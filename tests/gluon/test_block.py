@@ -8,6 +8,7 @@ import pytest
 
 import mxlite as mx
 from mxlite import autograd, gluon
+from mxlite.base import MXNetError
 from mxlite.gluon import nn
 
 nd = mx.nd
@@ -293,3 +294,32 @@ def test_input_errors():
     net(data())
     with pytest.raises(mx.MXNetError, match="argument structure"):
         net([data(), data()])
+
+
+def test_register_op_hook_reports_each_op_of_the_cached_graph():
+    """The hook sees every op's output (and, with monitor_all, its inputs first) with the
+    op's name, equal to the arrays the layers compute; a block that is not hybridized runs
+    no graph and reports nothing."""
+    net = mx.gluon.nn.HybridSequential(prefix="net_")
+    with net.name_scope():
+        net.add(mx.gluon.nn.Dense(3), mx.gluon.nn.Activation("relu"))
+    net.initialize(mx.init.Normal(1.0))
+    x = mx.nd.array(np.random.RandomState(0).normal(size=(2, 4)))
+    seen = []
+    net.register_op_hook(lambda name, op, arr: seen.append((name, op, arr.asnumpy())))
+    net(x)
+    assert seen == []
+    net.hybridize()
+    out = net(x)
+    assert [(n, o) for n, o, _ in seen] == [("net_dense0_fwd_output", "FullyConnected"),
+                                            ("net_relu0_fwd_output", "Activation")]
+    w, b = net[0].weight.data().asnumpy(), net[0].bias.data().asnumpy()
+    np.testing.assert_allclose(seen[0][2], x.asnumpy() @ w.T + b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(seen[1][2], out.asnumpy())
+    seen.clear()
+    net.register_op_hook(lambda name, op, arr: seen.append(name), monitor_all=True)
+    net(x)
+    assert seen == ["net_dense0_fwd_data", "net_dense0_fwd_weight", "net_dense0_fwd_bias",
+                    "net_dense0_fwd_output", "net_relu0_fwd_data", "net_relu0_fwd_output"]
+    with pytest.raises(MXNetError, match="register_op_hook needs a callable"):
+        net.register_op_hook("not a function")
