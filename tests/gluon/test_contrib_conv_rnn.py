@@ -243,6 +243,22 @@ def test_unroll_backward_and_stack():
     assert np.abs(x.grad.asnumpy()).sum() > 0
 
 
+def test_symbolic_unroll_of_a_stack_without_begin_state():
+    """Each cell of a stack makes its zero states from its own inputs in the graph (a
+    convolutional cell's states are not (batch, hidden)); equal to the imperative unroll."""
+    net = mx.gluon.rnn.SequentialRNNCell()
+    net.add(crnn.Conv1DLSTMCell((5, 7), 4, 3, 3))
+    net.add(crnn.Conv1DRNNCell((4, 5), 3, 3, 3))
+    net.add(mx.gluon.rnn.GRUCell(2))
+    net.collect_params().initialize()
+    x = mx.nd.array(np.random.default_rng(6).uniform(-1, 1, (2, 3, 5, 7)))
+    want, _ = net.unroll(3, x, merge_outputs=True)         # (the GRU flattens its steps)
+    outs, _ = net.unroll(3, mx.sym.var("data"), merge_outputs=True)
+    params = {n: p.data() for n, p in net.collect_params().items()}
+    got = outs.eval(data=x, **params)[0]
+    np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_input_channels_zero_are_inferred_hybridized():
     cell = crnn.Conv1DLSTMCell((0, 7), 3, (3,), (3,))
     assert cell.i2h_weight.shape == (12, 0, 3)

@@ -440,10 +440,16 @@ class _CellStack:
         """Each cell unrolled over the previous one's outputs (see RecurrentCell.unroll)."""
         self.reset()
         inputs, _, F, batch_size = _format_sequence(length, inputs, layout, None)
-        begin_state = _begin_state(self, F, begin_state, inputs, batch_size, layout)
+        if begin_state is None and F is sym:
+            # each cell shapes its zero states from its own inputs in the graph (a
+            # convolutional cell's are not (batch, hidden): only the cell knows them)
+            per_cell = [(cell, None) for cell in self._children.values()]
+        else:
+            per_cell = self._split_states(_begin_state(self, F, begin_state, inputs,
+                                                       batch_size, layout))
         last = len(self._children) - 1
         next_states = []
-        for i, (cell, states) in enumerate(self._split_states(begin_state)):
+        for i, (cell, states) in enumerate(per_cell):
             inputs, states = cell.unroll(length, inputs=inputs, begin_state=states,
                                          layout=layout,
                                          merge_outputs=merge_outputs if i == last else None,
