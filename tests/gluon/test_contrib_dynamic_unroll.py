@@ -192,6 +192,24 @@ def test_bad_arguments_are_clear_errors(kwargs, match):
         dynamic_unroll(cell, x, begin_state, **args)
 
 
+def test_begin_state_count_must_match_the_cell():
+    cell = rnn.LSTMCell(HIDDEN, input_size=IN)
+    cell.initialize()
+    x, states = _data("TNC", 2, seed=0)
+    with pytest.raises(MXNetError, match=r"dynamic_unroll: .* has 2 state\(s\), begin_state "
+                                         r"gives 1"):
+        dynamic_unroll(cell, x, states[:1])
+
+
+def test_one_array_is_one_state():
+    cell = rnn.GRUCell(HIDDEN, input_size=IN)
+    cell.initialize()
+    x, states = _data("TNC", 1, seed=0)
+    got, _ = dynamic_unroll(cell, x, states[0])
+    want, _ = dynamic_unroll(cell, x, states)
+    np.testing.assert_array_equal(got.asnumpy(), want.asnumpy())
+
+
 def test_empty_sequence_is_an_error():
     cell = rnn.GRUCell(HIDDEN, input_size=IN)
     cell.initialize()

@@ -4,7 +4,7 @@
 node in a graph instead of one copy of the cell per step)."""
 import numbers
 
-from ...rnn.rnn_cell import LSTMPCell, VariationalDropoutCell, _format_sequence
+from ...rnn.rnn_cell import LSTMPCell, VariationalDropoutCell, _format_sequence, _TENSORS
 from .... import ndarray as nd
 from ....base import MXNetError
 
@@ -22,6 +22,19 @@ def _check_valid_length(valid_length, batch_size, F):
     if F is nd and valid_length is not None and tuple(valid_length.shape) != (batch_size,):
         raise MXNetError(f"dynamic_unroll: valid_length must have shape (batch_size,) = "
                          f"({batch_size},), got {tuple(valid_length.shape)}")
+
+
+def _state_list(cell, begin_state):
+    """``begin_state`` as a list (one array is one state), as many as the cell has."""
+    states = [begin_state] if isinstance(begin_state, _TENSORS) else list(begin_state)
+    try:
+        want = len(cell.state_info())
+    except NotImplementedError:         # a user's cell without state_info: trust the call
+        return states
+    if len(states) != want:
+        raise MXNetError(f"dynamic_unroll: {cell.name} has {want} state(s), begin_state "
+                         f"gives {len(states)}")
+    return states
 
 
 def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, layout="TNC",
@@ -69,7 +82,7 @@ def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, lay
     cell.reset()
     if drop_inputs:
         inputs = F.Dropout(inputs, p=drop_inputs, axes=(0,))
-    states = list(begin_state)
+    states = _state_list(cell, begin_state)
     if valid_length is None:
         outputs, states = F.contrib.foreach(lambda x, s: cell(x, s), inputs, states)
     else:
