@@ -322,44 +322,18 @@ def _check_float32(what, x):
                          f"shape {x.shape}")
 
 
-def _zoom(degrees, h, w, zoom_in, zoom_out):
-    """The factor the sampling grid is scaled by: the rotated image's bounding box is
-    ``w|cos a| + h|sin a|`` by ``w|sin a| + h|cos a|``; ``zoom_out`` fits it into the
-    output (the whole image shows), ``zoom_in`` fits the output into it (MXNet's rule)."""
-    if zoom_in and zoom_out:
-        raise MXNetError("Rotate: zoom_in and zoom_out cannot both be True")
-    if not (zoom_in or zoom_out):
-        return np.ones_like(degrees)
-    a = np.radians(degrees)
-    box_w = w * np.abs(np.cos(a)) + h * np.abs(np.sin(a))
-    box_h = w * np.abs(np.sin(a)) + h * np.abs(np.cos(a))
-    if zoom_out:
-        return np.maximum(box_w / w, box_h / h)
-    return np.minimum(w / box_w, h / box_h)
-
-
 def rotate(x, degrees, zoom_in=False, zoom_out=False):
     """``x`` (float32 (C, H, W) or (N, C, H, W)) rotated counter-clockwise about its centre
     by ``degrees`` (one angle, or one per image of a batch), sampled bilinearly with zeros
-    outside (MXNet's ``mx.image.imrotate``)."""
-    from .... import ndarray as nd
+    outside: ``mx.image.imrotate``."""
+    from .... import image
     _check_float32("Rotate", x)
-    single = x.ndim == 3
-    batch = x.expand_dims(axis=0) if single else x
-    n, _, h, w = batch.shape
-    degrees = np.broadcast_to(np.asarray(degrees, np.float64).reshape(-1), (n,))
-    a = np.radians(degrees)[:, None, None]
-    # output pixel centres relative to the image centre, rotated into the source
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
-    xs, ys = xs - (w - 1) / 2, ys - (h - 1) / 2
-    src_x = xs * np.cos(a) - ys * np.sin(a)
-    src_y = xs * np.sin(a) + ys * np.cos(a)
-    scale = _zoom(degrees, h, w, zoom_in, zoom_out)[:, None, None]
-    # BilinearSampler's grid is normalised to [-1, 1]; a 1-pixel side has no extent
-    grid = np.stack([src_x / max((w - 1) / 2, 0.5), src_y / max((h - 1) / 2, 0.5)], axis=1)
-    out = nd.BilinearSampler(batch, nd.array(grid * scale[:, None], ctx=x.context,
-                                             dtype="float32"))
-    return out[0] if single else out
+    degrees = np.asarray(degrees, np.float64).reshape(-1)
+    if x.ndim == 4:
+        return image.imrotate(x, np.broadcast_to(degrees, (x.shape[0],)), zoom_in, zoom_out)
+    if degrees.size != 1:
+        raise MXNetError(f"Rotate: one image takes one angle, got {degrees.size}")
+    return image.imrotate(x, float(degrees[0]), zoom_in, zoom_out)
 
 
 class Rotate(Block):
