@@ -200,6 +200,10 @@ class BaseModule:
         With ``merge_batches`` each output's batches are concatenated along axis 0 and the
         result is one NDArray when the module has one output (unless
         ``always_output_list``), else a list; without it, a list per batch of the outputs.
+
+        An array runs in inference mode and gives every output, as an iterator does (MXNet
+        ran it with ``is_train`` of the binding, so Dropout was active in a module bound for
+        training, and returned the first output only).
         """
         _require("predict", self, "binded", "params_initialized")
         if isinstance(eval_data, (nd.NDArray, np.ndarray)):

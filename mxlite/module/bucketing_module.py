@@ -62,7 +62,8 @@ class BucketingModule(BaseModule):
         self._params_dirty = False
         self._monitor = None
         self._grad_req = None
-        self._loaded = None          # (symbols by key, arg_params, aux_params) from load()
+        self._loaded_symbols = {}    # bucket key -> Symbol, from load()
+        self._loaded_params = None   # (arg_params, aux_params) from load(), set by bind
 
     def _call_sym_gen(self, bucket_key):
         """``(symbol, data_names, label_names)`` of ``bucket_key``, names as lists. The call
@@ -174,8 +175,7 @@ class BucketingModule(BaseModule):
     # ---- binding ---------------------------------------------------------------------------
     def _new_module(self, bucket_key):
         symbol, data_names, label_names = self._call_sym_gen(bucket_key)
-        if self._loaded is not None and bucket_key in self._loaded[0]:
-            symbol = self._loaded[0][bucket_key]
+        symbol = self._loaded_symbols.get(bucket_key, symbol)
         return Module(symbol, data_names, label_names, **self._module_kwargs)
 
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
@@ -184,8 +184,8 @@ class BucketingModule(BaseModule):
         previous = None
         if self.params_initialized and self.binded:
             previous = self.get_params()
-        elif self._loaded is not None:
-            previous = self._loaded[1:]
+        elif self._loaded_params is not None:
+            previous = self._loaded_params
         if force_rebind:
             self._reset_bind()
         if self.binded:
@@ -207,7 +207,7 @@ class BucketingModule(BaseModule):
         if previous is not None:
             self.params_initialized = False
             self.set_params(*previous)
-            self._loaded = None
+            self._loaded_params = None
 
     def switch_bucket(self, bucket_key, data_shapes, label_shapes=None):
         """Make ``bucket_key`` the current bucket, binding its module (sharing the default
@@ -341,7 +341,8 @@ class BucketingModule(BaseModule):
                    for k in keys.asnumpy().astype(np.int64)}
         mod = BucketingModule(sym_gen, default_bucket_key, **kwargs)
         arg_params, aux_params = load_params(prefix, epoch)
-        mod._loaded = (symbols, arg_params, aux_params)
+        mod._loaded_symbols = symbols
+        mod._loaded_params = (arg_params, aux_params)
         mod.params_initialized = True
         return mod
 

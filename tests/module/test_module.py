@@ -498,3 +498,18 @@ def test_a_batch_that_does_not_fit_leaves_the_module_working(rng):
         mod.predict("x")
     with pytest.raises(MXNetError, match="Module: symbol must be an mx.sym.Symbol"):
         mx.mod.Module("x")
+
+
+def test_predict_an_array_in_inference_mode_with_every_output(rng):
+    """An array given to predict runs with is_train=False (Dropout off) even in a module
+    bound for training, and every output comes back (MXNet: the binding's mode, the first
+    output only)."""
+    data = mx.sym.var("data")
+    net = mx.sym.Group([mx.sym.Dropout(data, p=0.5), 2 * data])
+    mod = mx.mod.Module(net, label_names=None)
+    mod.bind(data_shapes=[("data", (4, 3))], for_training=True)
+    mod.init_params()
+    x = rng.standard_normal((4, 3)).astype("f")
+    first, second = mod.predict(x)
+    np.testing.assert_array_equal(first.asnumpy(), x)
+    np.testing.assert_array_equal(second.asnumpy(), 2 * x)
