@@ -66,6 +66,29 @@ def test_batchnorm_auxiliary_states():
     assert bn.attr_dict()["bn1_moving_var"] == {"__init__": '["one", {}]'}
 
 
+def test_ops_give_their_input_variables_mxnets_initializers():
+    """A variable an op creates, or one given without ``__init__``, gets the op's
+    initializer (BatchNorm's moving statistics, prelu's gamma 0.25, the KL regulariser's
+    moving average); one given with an initializer keeps it. Module.init_params follows."""
+    x = mx.sym.var("x")
+    prelu = mx.sym.LeakyReLU(x, act_type="prelu", name="p")
+    assert prelu.attr_dict()["p_gamma"]["__init__"] == '["Constant", {"value": 0.25}]'
+    bare, ones = mx.sym.var("g1"), mx.sym.var("g2", init=mx.init.One())
+    mx.sym.LeakyReLU(x, gamma=bare, act_type="prelu")
+    mx.sym.LeakyReLU(x, gamma=ones, act_type="prelu")
+    assert bare.attr("__init__") == '["Constant", {"value": 0.25}]'
+    assert ones.attr("__init__") == '["one", {}]'
+    mv = mx.sym.var("mv")
+    mx.sym.BatchNorm(x, moving_var=mv)
+    assert mv.attr("__init__") == '["one", {}]'
+    kl = mx.sym.IdentityAttachKLSparseReg(x, name="kl")
+    assert kl.attr_dict()["kl_moving_avg"] == {"__init__": '["zero", {}]'}
+    mod = mx.mod.Module(prelu, data_names=["x"], label_names=None)
+    mod.bind(data_shapes=[("x", (4, 3))])
+    mod.init_params(mx.init.Uniform())
+    np.testing.assert_array_equal(mod.get_params()[0]["p_gamma"].asnumpy(), [0.25] * 3)
+
+
 def test_group_indexing_internals():
     x = mx.sym.var("x")
     fc = mx.sym.FullyConnected(x, num_hidden=3, name="fc1")

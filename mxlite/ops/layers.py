@@ -836,6 +836,7 @@ register(OpDef(
     compute={"cpu": _kl_compute}, gradient=_kl_grad, grad_needs=("outputs",),
     num_outputs=2, output_names=("output", "avg"), num_visible_outputs=1,
     aux_inputs=("moving_avg",), mutate_inputs=("moving_avg",), in_place=True,
+    var_init={"moving_avg": '["zero", {}]'},
     doc="""Identity that attaches a KL sparseness penalty to the gradient of sigmoid
 activations ``data`` (batch, units) (MXNet 1.9.1). ``moving_avg`` (units,) is an auxiliary
 state: in training, ``moving_avg = momentum * moving_avg + (1 - momentum) * mean(data,

@@ -387,6 +387,7 @@ register(OpDef(
             Param("lower_bound", "float", 0.125, "smallest random slope of rrelu"),
             Param("upper_bound", "float", 0.334, "largest random slope of rrelu")),
     list_inputs=_leaky_inputs, backward_shape=_leaky_backward_shape,
+    var_init={"gamma": '["Constant", {"value": 0.25}]'},
     infer_shape=_leaky_shape, infer_type=_leaky_type, compute={"cpu": float16_in_blocks(
         _leaky_compute, lambda attrs: attrs.act_type not in ("prelu", "rrelu"))},
     gradient=_leaky_gradient, grad_needs=("inputs", "outputs"), elementwise=True,

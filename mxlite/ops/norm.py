@@ -354,6 +354,10 @@ _BN_PARAMS = (
     Param("max_calib_range", "float", None, "accepted for compatibility (quantisation)"))
 
 
+#: The initializers a symbolic call gives the moving statistics' variables (MXNet's).
+MOVING_STATS_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}
+
+
 def _bn_record(name, compute, gradient, doc):
     """A BatchNorm-shaped record: BatchNorm's inputs, parameters, outputs and inference."""
     return OpDef(
@@ -363,7 +367,7 @@ def _bn_record(name, compute, gradient, doc):
         in_place=True,
         num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
         aux_inputs=("moving_mean", "moving_var"), mutate_inputs=("moving_mean", "moving_var"),
-        backward_shape=_axis_backward_shape, doc=doc)
+        var_init=MOVING_STATS_INIT, backward_shape=_axis_backward_shape, doc=doc)
 
 
 register(_bn_record("BatchNorm", _bn_compute, _bn_grad, """Batch normalisation over every axis but ``axis`` (the channels).

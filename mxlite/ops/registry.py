@@ -54,6 +54,10 @@ class OpDef:
       num_visible_outputs   how many outputs a call returns (an int or fn(attrs); default all)
       aux_inputs            inputs that are auxiliary states, not arguments of a symbol
       mutate_inputs         inputs the kernel updates in place (MXNet's FMutateInputs)
+      var_init              {input name: initializer JSON} a symbolic call gives a variable
+                            in that input that has no ``__init__`` (MXNet's
+                            FSetInputVarAttrOnCompose: BatchNorm's moving_var ones,
+                            LeakyReLU's prelu gamma 0.25)
       backward_shape        fn(in_shapes, out_shapes, attrs) -> input shapes, None where
                             still unknown, or ``'same'`` (see ``infer_shape_partial``)
       elementwise           output[i] depends only on inputs[i]: out= may alias an input
@@ -73,13 +77,14 @@ class OpDef:
                  "_defaults", "elementwise", "in_place", "key_var_num_args", "aux_inputs",
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
                  "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs",
-                 "attrs_cache", "infer_cache")
+                 "attrs_cache", "infer_cache", "var_init")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
                  variadic=False, elementwise=False, key_var_num_args=None, list_inputs=None,
                  output_names=None, num_visible_outputs=None, aux_inputs=(), mutate_inputs=(),
-                 backward_shape=None, float_rule=None, cpu_kernel=None, in_place=False):
+                 backward_shape=None, float_rule=None, cpu_kernel=None, in_place=False,
+                 var_init=None):
         self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
         self.params = tuple(params)
         self.infer_shape, self.infer_type = infer_shape, infer_type
@@ -116,6 +121,7 @@ class OpDef:
         self._list_inputs, self._output_names = list_inputs, output_names
         self._num_visible = num_visible_outputs
         self.aux_inputs, self.mutate_inputs = tuple(aux_inputs), tuple(mutate_inputs)
+        self.var_init = dict(var_init or {})
         self.backward_shape = resolve_backward_shape(name, backward_shape)
         self._check_declaration()
 
@@ -127,11 +133,12 @@ class OpDef:
                                 or self._param_map[key].kind != "int"):
             raise ValueError(f"{where}: key_var_num_args={key!r} needs a variadic op and an "
                              "int Param of that name")
-        for field in ("aux_inputs", "mutate_inputs"):
+        for field in ("aux_inputs", "mutate_inputs", "var_init"):
             unknown = set(getattr(self, field)) - set(self.inputs)
             if unknown:
                 raise ValueError(f"{where}: {field} {sorted(unknown)} are not inputs")
-        if self.variadic and (self._list_inputs or self.aux_inputs or self.mutate_inputs):
+        if self.variadic and (self._list_inputs or self.aux_inputs or self.mutate_inputs
+                              or self.var_init):
             raise ValueError(f"{where}: a variadic op lists its inputs from key_var_num_args")
         if self.float_rule == "reduce" and any(
                 self._defaults.get(k, "missing") != v

@@ -9,8 +9,9 @@ imports the kvstore.
 import numpy as np
 
 from ..base import op_error
-from .norm import (_BN_INPUTS, _BN_OUTPUTS, _BN_PARAMS, _axis_backward_shape, _bn_shape,
-                   _bn_type, _param_shape, bn_forward, bn_param_grads)
+from .norm import (MOVING_STATS_INIT, _BN_INPUTS, _BN_OUTPUTS, _BN_PARAMS,
+                   _axis_backward_shape, _bn_shape, _bn_type, _param_shape, bn_forward,
+                   bn_param_grads)
 from .registry import OpDef, Param, get_op, register
 from .shape_utils import normalize_axis, size_of
 
@@ -178,7 +179,7 @@ register(OpDef(
     output_names=_SYNC_OUTPUTS, in_place=True,
     num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
     aux_inputs=("moving_mean", "moving_var"), mutate_inputs=("moving_mean", "moving_var"),
-    backward_shape=_axis_backward_shape,
+    var_init=MOVING_STATS_INIT, backward_shape=_axis_backward_shape,
     doc="""Batch normalisation over the whole batch of a data-parallel job: BatchNorm's
 inputs, parameters and outputs, with the training statistics (batch mean and biased
 variance, and the moving averages they feed) taken over every rank's data.

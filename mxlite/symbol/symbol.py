@@ -32,9 +32,6 @@ _HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_st
                 "profiler_scope")
 
 # the initial values MXNet's BatchNorm gives its moving statistics (FSetInputVarAttrOnCompose)
-_AUX_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}
-
-
 def _entry(x, op, iname):
     if not isinstance(x, Symbol):
         raise op_error(op.name, f"input {iname!r} must be a Symbol, got {type(x).__name__}")
@@ -69,11 +66,15 @@ def invoke(op, inputs, kwargs, out, name=None, attr=None, hint=None):
             # MXNet gives a created variable its op's parameters and attributes (so
             # attr={'__lr_mult__': ...} on a layer reaches its weight and bias)
             user = dict(given, **user_attrs)
-            if iname in op.aux_inputs and iname in _AUX_INIT:
-                user["__init__"] = _AUX_INIT[iname]
+            if iname in op.var_init:
+                user["__init__"] = op.var_init[iname]
             entries.append((SymNode(None, f"{name}_{iname}", user_attrs=user), 0))
         else:
             entries.append(_entry(x, op, iname))
+            source = entries[-1][0]
+            if iname in op.var_init and source.op is None and "__init__" not in source.user_attrs:
+                # as MXNet's compose: a variable given without an initializer gets the op's
+                source.user_attrs["__init__"] = op.var_init[iname]
     node = SymNode(op, name, attrs, entries, user_attrs, passed)
     return Symbol([(node, i) for i in range(node.num_visible_outputs())])
 
