@@ -102,6 +102,14 @@ def _flatten(args, what):
     return flat, fmts
 
 
+def _leaves(args):
+    """The non-list values of nested lists and tuples ``args``, in order."""
+    out = []
+    for a in args:
+        out.extend(_leaves(a) if isinstance(a, (list, tuple)) else [a])
+    return out
+
+
 def _regroup(args, fmt):
     """The inverse of ``_flatten``."""
     def merge(args, fmt):
@@ -122,6 +130,18 @@ def _regroup(args, fmt):
 def _indent(text, spaces):
     lines = text.split("\n")
     return "\n".join([lines[0]] + [" " * spaces + line for line in lines[1:]])
+
+
+def _holds_block(items):
+    """Whether ``items`` (nested lists, tuples, dict values) hold a Block."""
+    for item in items:
+        if isinstance(item, Block):
+            return True
+        inner = item.values() if isinstance(item, dict) else item \
+            if isinstance(item, (list, tuple)) else ()
+        if _holds_block(inner):
+            return True
+    return False
 
 
 class Block:
@@ -200,6 +220,7 @@ class Block:
     def collect_params(self, select=None):
         """A ParameterDict of this block's and every descendant's parameters; ``select`` (a
         regular expression, ``'.*weight|.*bias'``) keeps the names it matches."""
+        self._warn_unregistered_blocks()
         ret = ParameterDict(self._params.prefix)
         if not select:
             ret.update(self.params)
@@ -209,6 +230,20 @@ class Block:
         for child in self._children.values():
             ret.update(child.collect_params(select=select))
         return ret
+
+    def _warn_unregistered_blocks(self):
+        """Warn (as MXNet) of attributes that are lists, tuples or dicts holding Blocks: those
+        Blocks are not children, so their parameters are not collected, initialized, saved
+        or trained."""
+        for name, value in vars(self).items():
+            items = value.values() if isinstance(value, dict) else value \
+                if isinstance(value, (list, tuple)) else ()
+            if name.startswith("_") or not _holds_block(items):
+                continue
+            warnings.warn(f'"{name}" is an unregistered container with Blocks: Blocks inside '
+                          "a list, tuple or dict are not registered as children, so their "
+                          "parameters are not collected. Register them with register_child() "
+                          "or use nn.Sequential/nn.HybridSequential.", stacklevel=3)
 
     def _collect_params_with_prefix(self, prefix=""):
         if prefix:
@@ -612,37 +647,38 @@ class HybridBlock(Block):
 
     def forward(self, x, *args):
         """``hybrid_forward`` with ``F = mx.nd`` (or the cached graph after
-        ``hybridize()``) for NDArrays, with ``F = mx.sym`` for Symbols."""
-        if isinstance(x, NDArray):
-            if self._active:
-                return self._call_cached_op(x, *args)
-            ctx = x.context
-            try:
-                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-            except DeferredInitializationError:
-                self._deferred_infer_shape(x, *args)
-                for v in self._params.values():
-                    v._finish_deferred_init()
-                for v in self._reg_params.values():
-                    v._finish_deferred_init()
-                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-            return self.hybrid_forward(nd, x, *args, **params)
-        if isinstance(x, Symbol):
+        ``hybridize()``) for NDArrays, with ``F = mx.sym`` for Symbols. The inputs may be
+        nested lists and None; without ``hybridize()`` other values (numbers) pass through
+        as for a Block. At least one NDArray or Symbol is needed, and never both."""
+        flat = _leaves([x, *args])
+        arrays = [a for a in flat if isinstance(a, NDArray)]
+        symbolic = any(isinstance(a, Symbol) for a in flat)
+        if arrays and symbolic:
+            raise MXNetError(f"{self.name}: the inputs mix NDArrays and Symbols; give one kind")
+        if not arrays and not symbolic:
+            raise MXNetError(f"{self.name}: the input must hold an NDArray or a Symbol, got "
+                             f"{[type(a).__name__ for a in flat]}")
+        if symbolic:
             params = {i: j.var() for i, j in self._reg_params.items()}
             with self.name_scope():
                 return self.hybrid_forward(sym_mod, x, *args, **params)
-        if isinstance(x, (list, tuple)) or x is None:
-            flat = [a for a in _flatten([x] + list(args), "input")[0] if a is not None]
-            if flat and isinstance(flat[0], NDArray) and self._active:
-                return self._call_cached_op(x, *args)
-            if flat and isinstance(flat[0], NDArray):
-                params = {k: v.data(flat[0].context) for k, v in self._reg_params.items()}
-                return self.hybrid_forward(nd, x, *args, **params)
-            params = {i: j.var() for i, j in self._reg_params.items()}
-            with self.name_scope():
-                return self.hybrid_forward(sym_mod, x, *args, **params)
-        raise MXNetError(f"{self.name}: the input must be an NDArray or a Symbol, got "
-                         f"{type(x).__name__}")
+        if self._active:
+            contexts = {a.context for a in arrays}
+            if len(contexts) > 1:
+                raise MXNetError(f"{self.name}: a hybridized block's inputs must share one "
+                                 f"context, got {sorted(map(str, contexts))}")
+            return self._call_cached_op(x, *args)
+        ctx = arrays[0].context
+        try:
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        except DeferredInitializationError:
+            self._deferred_infer_shape(x, *args)
+            for v in self._params.values():
+                v._finish_deferred_init()
+            for v in self._reg_params.values():
+                v._finish_deferred_init()
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        return self.hybrid_forward(nd, x, *args, **params)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         """The computation, with ``F`` the ``mx.nd`` or ``mx.sym`` namespace; override it."""

@@ -323,3 +323,61 @@ def test_register_op_hook_reports_each_op_of_the_cached_graph():
                     "net_dense0_fwd_output", "net_relu0_fwd_data", "net_relu0_fwd_output"]
     with pytest.raises(MXNetError, match="register_op_hook needs a callable"):
         net.register_op_hook("not a function")
+
+
+def test_blocks_in_a_plain_container_are_warned_about():
+    """Blocks kept in a list or dict attribute are not children: collect_params says so
+    (their parameters would be missed), and says nothing for a Sequential or plain data."""
+    import warnings
+
+    class Listed(gluon.Block):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.layers = {"a": [nn.Dense(2), nn.Dense(3)]}
+                self.data = {"a": "4", "b": 123}
+
+    class Sequenced(gluon.Block):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.layers = nn.Sequential()
+                self.layers.add(nn.Dense(2))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert len(Listed().collect_params()) == 0
+        assert len(Sequenced().collect_params()) == 2
+    assert [str(w.message).split(":")[0] for w in caught] == \
+        ['"layers" is an unregistered container with Blocks']
+
+
+def test_hybrid_block_inputs_follow_mxnets_rules():
+    """None inputs reach hybrid_forward (also hybridized); numbers pass through while the
+    block is not hybridized; no array at all, NDArrays mixed with Symbols, a number in a
+    hybridized call, or a changed argument structure are MXNetErrors (ValueErrors)."""
+    class Add(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b=None):
+            if isinstance(a, (list, tuple)):
+                a = sum(a)
+            return a if b is None else b if a is None else a + b
+
+    one = mx.nd.ones((3,))
+    plain = Add()
+    assert plain(one, 2).asnumpy().tolist() == [3, 3, 3]
+    assert plain([one, one], None).asnumpy().tolist() == [2, 2, 2]
+    assert plain(None, one).asnumpy().tolist() == [1, 1, 1]
+    for block in (Add(), Add()):
+        block.hybridize()
+        assert block(None, one).asnumpy().tolist() == [1, 1, 1]
+        assert block(None, one).asnumpy().tolist() == [1, 1, 1]      # the cached graph
+        with pytest.raises(ValueError, match="argument structure"):
+            block(one, one)
+    hybrid = Add()
+    hybrid.hybridize()
+    with pytest.raises(ValueError, match="must be NDArrays, Symbols"):
+        hybrid(one, 1)
+    for args, match in (((None, None), "must hold an NDArray or a Symbol"),
+                        ((one, mx.sym.var("a")), "mix NDArrays and Symbols")):
+        with pytest.raises(MXNetError, match=match):
+            Add()(*args)
