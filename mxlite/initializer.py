@@ -267,6 +267,19 @@ class Initializer:
         args = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
         return f"{self.__class__.__name__}({args})"
 
+    def __eq__(self, other):
+        """Initializers are equal when they are of one class with equal arguments (as
+        MXNet's), so two blocks made alike declare equal parameters."""
+        if not isinstance(other, Initializer) or type(self) is not type(other):
+            return NotImplemented if not isinstance(other, Initializer) else False
+        try:
+            return _jsonable(self._kwargs) == _jsonable(other._kwargs)
+        except (TypeError, ValueError):         # arguments with no value form: identity
+            return self is other
+
+    def __hash__(self):
+        return hash(type(self).__name__)
+
     def __call__(self, desc, arr):
         """Initialize NDArray ``arr`` in place; ``desc`` (InitDesc or str) names it."""
         if not isinstance(desc, str):

@@ -565,3 +565,22 @@ def test_create_refuses_hostile_descriptions_with_mxneterror():
                 '["xavier", {"magnitude": 2, "x": 1}]'):
         with pytest.raises(MXNetError, match="mx.init.create"):
             mx.init.create(bad)
+
+
+def test_initializers_compare_by_class_and_arguments():
+    assert mx.init.Constant(-10.0) == mx.init.Constant(-10.0)
+    assert mx.init.Constant(mx.nd.ones(2)) == mx.init.Constant(np.ones(2))
+    assert mx.init.Constant(1) != mx.init.Constant(2)
+    assert mx.init.Xavier(magnitude=2) != mx.init.Xavier(magnitude=3)
+    assert mx.init.One() != mx.init.Zero() and mx.init.One() != 1
+    assert len({mx.init.Normal(0.5), mx.init.Normal(0.5)}) == 1
+
+    class Holder(mx.gluon.HybridBlock):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.p = self.params.get("p", shape=(1,), init=mx.init.Constant(-10.0))
+
+    first = Holder()
+    shared = Holder(params=first.collect_params())      # declared alike: the same Parameter
+    assert shared.p is first.p and Holder().p.init == first.p.init
