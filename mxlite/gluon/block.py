@@ -383,7 +383,8 @@ class Block:
 
     def summary(self, *inputs):
         """Print each layer's output shape and parameter count for a forward on
-        ``inputs``, then the totals."""
+        ``inputs``, then the totals; a hybridized block is summarised too (its forward
+        runs imperatively for it)."""
         rows, hooks = [], []
 
         def shapes(x):
@@ -399,11 +400,19 @@ class Block:
             rows.append((f"{type(block).__name__}-{len(rows) + 1}", shapes(out), count))
 
         self.apply(lambda b: hooks.append(b.register_forward_hook(hook)))
+        # a hybridized block runs its cached graph, which calls no child: the forward runs
+        # imperatively (the cached graphs are kept), where MXNet refused hybridized blocks
+        hybridized = []
+        self.apply(lambda b: hybridized.append(b) if getattr(b, "_active", False) else None)
+        for b in hybridized:
+            b._active = False
         try:
             self(*inputs)
         finally:
             for h in hooks:
                 h.detach()
+            for b in hybridized:
+                b._active = True
         line = "-" * 80
         print(line)
         print(f"{'Layer (type)':>25}{'Output Shape':>42}{'Param #':>15}")

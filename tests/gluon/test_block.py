@@ -381,3 +381,15 @@ def test_hybrid_block_inputs_follow_mxnets_rules():
                         ((one, mx.sym.var("a")), "mix NDArrays and Symbols")):
         with pytest.raises(MXNetError, match=match):
             Add()(*args)
+
+
+def test_summary_of_a_hybridized_block_lists_its_layers(capsys):
+    net = small_net()
+    net.initialize()
+    net.summary(data())
+    eager = capsys.readouterr().out
+    net.hybridize()
+    net(data())
+    net.summary(data())
+    assert capsys.readouterr().out == eager
+    assert net._active and net._cached_op is not None       # still hybridized, graph kept
