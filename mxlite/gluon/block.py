@@ -395,6 +395,8 @@ class Block:
             return str(x)
 
         def hook(block, _, out):
+            if any(isinstance(o, Symbol) for o in _leaves([out])):
+                return      # a shape-inference trace (deferred initialization), not a layer
             count = sum(int(_prod(p.shape)) for p in block._reg_params.values()
                         if p.shape is not None)
             rows.append((f"{type(block).__name__}-{len(rows) + 1}", shapes(out), count))
