@@ -297,7 +297,10 @@ class Estimator:
                 raise MXNetError("Estimator.fit: train_data yielded no batches (an empty "
                                  "dataset, or last_batch='discard' with fewer samples than "
                                  "batch_size)")
-            if any([handler.epoch_end(self) for handler in epoch_end]):
+            # the epoch's end runs even after a stop at batch end (validation, checkpoints);
+            # a stop at batch end then ends training (MXNet ended only the epoch unless an
+            # epoch_end handler also said stop)
+            if any([handler.epoch_end(self) for handler in epoch_end]) or any(stops):
                 break
         for handler in train_end:
             handler.train_end(self)
