@@ -7,6 +7,7 @@ import warnings
 
 from ....base import MXNetError
 from ....context import Context, cpu, gpu, num_gpus
+from ....initializer import Uniform
 from ....metric import Loss as metric_loss
 from ...data import DataLoader
 from ...loss import Loss as gluon_loss
@@ -155,25 +156,27 @@ class Estimator:
 
     # ---- initialization and metrics --------------------------------------------------------
     @staticmethod
-    def _all_initialized(net):
-        """Whether every parameter of ``net`` is initialized (or waits for deferred init)."""
+    def _uninitialized(net):
+        """The parameters of ``net`` neither initialized nor waiting for deferred init."""
+        missing = []
         for param in net.collect_params().values():
             try:
                 param.list_ctx()
             except MXNetError:
-                return False
-        return True
+                missing.append(param)
+        return missing
 
     def _is_initialized(self):
-        return self._all_initialized(self.net)
+        return not self._uninitialized(self.net)
 
     def _initialize(self, initializer):
-        if not self._is_initialized():
-            # only the parameters not yet initialized are; the others are left alone
-            if initializer:
-                self.net.initialize(init=initializer, ctx=self.context)
-            else:
-                self.net.initialize(ctx=self.context)
+        missing = self._uninitialized(self.net)
+        if missing:
+            # only the missing parameters are initialized (fine-tuning a pretrained body with
+            # a new head): net.initialize would warn about every other one
+            default = initializer if initializer is not None else Uniform()
+            for param in missing:
+                param.initialize(None, self.context, default)
         elif initializer:
             warnings.warn("Network already fully initialized, skipping initialization. You "
                           "don't need to pass initializer if you already initialized your "
@@ -183,7 +186,7 @@ class Estimator:
     def _check_val_net(self):
         """A val_net of its own must be initialized before validation: MXNet found out
         only at the first validation, after a whole epoch of training."""
-        if self.val_net is not self.net and not self._all_initialized(self.val_net):
+        if self.val_net is not self.net and self._uninitialized(self.val_net):
             raise EstimatorRuntimeError(
                 "Estimator: val_net has parameters that are not initialized; initialize it, "
                 "or build it with params=net.collect_params() (inside the same name scopes) "
