@@ -74,7 +74,7 @@ def test_default_trainer_context_and_initialization():
         est = Estimator(net, gluon.loss.L2Loss())
     assert type(est.trainer.optimizer).__name__ == "SGD"
     assert est.trainer.learning_rate == pytest.approx(0.001)
-    assert est.context == [mx.gpu(0)] if mx.context.num_gpus() else [mx.cpu()]
+    assert est.context == ([mx.gpu(0)] if mx.context.num_gpus() else [mx.cpu()])
     assert net.weight.list_ctx() == est.context            # initialized by the estimator
     with pytest.warns(UserWarning, match="Network already fully initialized"):
         Estimator(net, gluon.loss.L2Loss(), trainer=_trainer(net),
@@ -115,6 +115,14 @@ def _make(**kwargs):
 def test_constructor_errors_name_the_argument(kwargs, match):
     with pytest.raises(MXNetError, match=re.escape(match)):
         _make(**kwargs)
+
+
+def test_a_context_other_than_the_nets_is_an_error():
+    net = _net()                                         # on cpu(0)
+    with pytest.raises(MXNetError, match=re.escape(
+            "Estimator: context [cpu(1)] differs from the contexts [cpu(0)] the net's "
+            "parameters are initialized on")):
+        Estimator(net, gluon.loss.L2Loss(), trainer=_trainer(net), context=mx.cpu(1))
 
 
 def test_an_unavailable_gpu_is_an_assertion_error_too():
@@ -210,19 +218,43 @@ def test_evaluate_matches_numpy(rng):
     assert loss == pytest.approx(_softmax_ce(logits, y).mean(), rel=1e-5)
 
 
-def test_one_fit_batch_is_one_sgd_step_on_the_mean_gradient(rng):
-    # L2Loss = (w.x - y)^2 / 2 per sample; Trainer.step(n) averages the summed gradient
+@pytest.mark.parametrize("contexts", [[mx.cpu(0)], [mx.cpu(0), mx.cpu(1)]], ids=["1ctx", "2ctx"])
+def test_one_fit_batch_is_one_sgd_step_on_the_mean_gradient(rng, contexts):
+    # L2Loss = (w.x - y)^2 / 2 per sample; Trainer.step(n) averages the summed gradient,
+    # n counting the samples of every context's share of the batch
     x = rng.normal(size=(4, 3)).astype(np.float32)
     y = rng.normal(size=(4, 1)).astype(np.float32)
     net = gluon.nn.Dense(1, in_units=3, use_bias=False)
-    net.initialize(mx.init.Normal(1.0))
+    net.initialize(mx.init.Constant(mx.nd.array(rng.normal(size=(1, 3)))), ctx=contexts)
     w0 = net.weight.data().asnumpy().copy()
     est = Estimator(net, gluon.loss.L2Loss(), trainer=_trainer(net, lr=0.1))
+    assert est.context == contexts            # the default follows the net's parameters
     loader = gluon.data.DataLoader(gluon.data.ArrayDataset(mx.nd.array(x), mx.nd.array(y)),
                                    batch_size=4)
     est.fit(loader, batches=1)
     grad = ((x @ w0.T - y) * x).sum(axis=0, keepdims=True)
     np.testing.assert_allclose(net.weight.data().asnumpy(), w0 - 0.1 * grad / 4, rtol=1e-5)
+
+
+def test_fit_and_evaluate_on_each_device(device, rng):
+    # the estimator initializes the net on its context and moves each batch there
+    x = rng.normal(size=(6, 3)).astype(np.float32)
+    y = rng.integers(0, 2, size=6)
+    net = gluon.nn.Dense(2, in_units=3)
+    with pytest.warns(UserWarning, match="No trainer specified"):
+        # a constant weight: random initializers are not the estimator's to test on GPU
+        weight = mx.init.Constant(mx.nd.array(rng.normal(size=(2, 3))))
+        est = Estimator(net, gluon.loss.SoftmaxCrossEntropyLoss(), context=device,
+                        initializer=weight)
+    assert est.context == [device] and net.weight.list_ctx() == [device]
+    loader = gluon.data.DataLoader(gluon.data.ArrayDataset(mx.nd.array(x), mx.nd.array(y)),
+                                   batch_size=3)
+    w0 = net.weight.data().asnumpy().copy()
+    est.fit(loader, batches=2)
+    assert not np.array_equal(net.weight.data().asnumpy(), w0)
+    est.evaluate(loader)
+    logits = x @ net.weight.data().asnumpy().T + net.bias.data().asnumpy()
+    assert est.val_metrics[0].get()[1] == pytest.approx(np.mean(logits.argmax(axis=1) == y))
 
 
 def test_batch_axis_splits_and_counts_along_that_axis(rng, caplog):

@@ -104,12 +104,16 @@ class Estimator:
             raise MXNetError(f"Estimator: {arg} must be a gluon.loss.Loss, got {loss!r}")
         return loss
 
-    @staticmethod
-    def _check_context(context):
-        """``context`` as a non-empty list of available contexts (default: gpu(0) if there
-        is a GPU, else cpu())."""
+    def _check_context(self, context):
+        """``context`` as a non-empty list of available contexts, agreeing with where the
+        net's initialized parameters live. Default: those contexts (MXNet picked gpu(0)
+        whenever there was a GPU, so a net initialized on the CPU failed at the first
+        batch), else gpu(0) if there is a GPU, else cpu()."""
         gpus = num_gpus()
+        placed = self._placed_contexts()
         if not context:
+            if placed:
+                return placed
             if gpus > 1:
                 warnings.warn("You have multiple GPUs, gpu(0) will be used by default. To "
                               "utilize all your GPUs, specify context as a list of gpus, "
@@ -117,7 +121,7 @@ class Estimator:
             return [gpu(0)] if gpus > 0 else [cpu()]
         if isinstance(context, Context):
             context = [context]
-        if not isinstance(context, (list, tuple)) or \
+        if not isinstance(context, (list, tuple)) or not context or \
                 not all(isinstance(c, Context) for c in context):
             raise MXNetError("Estimator: context must be a Context or a list of Context, "
                              f"e.g. mx.cpu() or [mx.gpu(0), mx.gpu(1)], got {context!r}")
@@ -126,7 +130,22 @@ class Estimator:
                 raise EstimatorAssertionError(
                     f"Estimator: context {ctx} is not available; this machine has {gpus} "
                     "GPU(s): use mx.cpu()" + "".join(f", mx.gpu({i})" for i in range(gpus)))
+        if placed and set(placed) != set(context):
+            raise MXNetError(f"Estimator: context {list(context)} differs from the contexts "
+                             f"{placed} the net's parameters are initialized on; pass "
+                             "context=None, or initialize the net on the same contexts")
         return list(context)
+
+    def _placed_contexts(self):
+        """The contexts the net's initialized parameters live on, in order ([] if none)."""
+        placed = []
+        for param in self.net.collect_params().values():
+            try:
+                contexts = param.list_ctx()
+            except MXNetError:
+                continue
+            placed.extend(c for c in contexts if c not in placed)
+        return placed
 
     @staticmethod
     def _check_batch_processor(batch_processor):
