@@ -103,6 +103,8 @@ def _make(**kwargs):
 
 
 @pytest.mark.parametrize("kwargs, match", [
+    ({"net": "resnet"}, "Estimator: net must be a gluon.Block, got 'resnet'"),
+    ({"val_net": print}, "Estimator: val_net must be a gluon.Block"),
     ({"loss": "mse"}, "Estimator: loss must be a gluon.loss.Loss, got 'mse'"),
     ({"val_loss": mx.metric.MSE()}, "Estimator: val_loss must be a gluon.loss.Loss"),
     ({"trainer": "sgd"}, "Estimator: trainer must be a gluon.Trainer, got 'sgd'"),
@@ -115,6 +117,13 @@ def _make(**kwargs):
 def test_constructor_errors_name_the_argument(kwargs, match):
     with pytest.raises(MXNetError, match=re.escape(match)):
         _make(**kwargs)
+
+
+def test_a_bad_argument_changes_nothing():
+    acc = mx.metric.Accuracy()
+    with pytest.raises(MXNetError, match="trainer must be a gluon.Trainer"):
+        _make(train_metrics=acc, trainer="sgd")
+    assert acc.name == "accuracy"
 
 
 def test_a_context_other_than_the_nets_is_an_error():

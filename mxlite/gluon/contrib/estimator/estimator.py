@@ -9,6 +9,7 @@ from ....base import MXNetError
 from ....context import Context, cpu, gpu, num_gpus
 from ....initializer import Uniform
 from ....metric import Loss as metric_loss
+from ...block import Block
 from ...data import DataLoader
 from ...loss import Loss as gluon_loss
 from ...trainer import Trainer
@@ -78,26 +79,35 @@ class Estimator:
     def __init__(self, net, loss, train_metrics=None, val_metrics=None, initializer=None,
                  trainer=None, context=None, val_net=None, val_loss=None,
                  batch_processor=None):
-        self.net = net
+        # every argument is checked before anything is changed (metric names, parameters)
+        self.net = self._check_block(net, "net")
+        self.val_net = self.net if val_net is None else self._check_block(val_net, "val_net")
         self.loss = self._check_loss(loss, "loss")
-        self._train_metrics = _check_metrics(train_metrics, "Estimator", "train_metrics")
-        self._val_metrics = _check_metrics(val_metrics, "Estimator", "val_metrics")
-        self._add_default_training_metrics()
-        self._add_validation_metrics()
         self.val_loss = self.loss if val_loss is None else self._check_loss(val_loss,
                                                                             "val_loss")
-        self.val_net = self.net if val_net is None else val_net
+        self._train_metrics = _check_metrics(train_metrics, "Estimator", "train_metrics")
+        self._val_metrics = _check_metrics(val_metrics, "Estimator", "val_metrics")
+        if trainer is not None and not isinstance(trainer, Trainer):
+            raise MXNetError(f"Estimator: trainer must be a gluon.Trainer, got {trainer!r}")
+        self.batch_processor = self._check_batch_processor(batch_processor)
+        self.context = self._check_context(context)
+        self._add_default_training_metrics()
+        self._add_validation_metrics()
         self.logger = logging.Logger(name="Estimator", level=logging.INFO)
         self.logger.addHandler(logging.StreamHandler(sys.stdout))
-        self.context = self._check_context(context)
         self._initialize(initializer)
-        self.trainer = self._check_trainer(trainer)
-        self.batch_processor = self._check_batch_processor(batch_processor)
+        self.trainer = trainer if trainer is not None else self._default_trainer()
         self.max_epoch = None
         self.max_batch = None
         self.batch_axis = 0
 
     # ---- argument checks -------------------------------------------------------------------
+    @staticmethod
+    def _check_block(net, arg):
+        if not isinstance(net, Block):
+            raise MXNetError(f"Estimator: {arg} must be a gluon.Block, got {net!r}")
+        return net
+
     @staticmethod
     def _check_loss(loss, arg):
         if not isinstance(loss, gluon_loss):
@@ -157,14 +167,10 @@ class Estimator:
                              f"evaluate_batch() methods, got {batch_processor!r}")
         return batch_processor
 
-    def _check_trainer(self, trainer):
-        if trainer is None:
-            warnings.warn("No trainer specified, default SGD optimizer with learning rate "
-                          "0.001 is used.")
-            return Trainer(self.net.collect_params(), "sgd", {"learning_rate": 0.001})
-        if not isinstance(trainer, Trainer):
-            raise MXNetError(f"Estimator: trainer must be a gluon.Trainer, got {trainer!r}")
-        return trainer
+    def _default_trainer(self):
+        warnings.warn("No trainer specified, default SGD optimizer with learning rate "
+                      "0.001 is used.")
+        return Trainer(self.net.collect_params(), "sgd", {"learning_rate": 0.001})
 
     @staticmethod
     def _check_loader(data, arg, where):
