@@ -67,7 +67,7 @@ from ._core.dispatch import invoke as _invoke, wrap as _wrap
 from .base import MXNetError
 from .context import Context, current_context
 from .ndarray import NDArray
-from .ops.registry import REGISTRY, REQUIRED, namespace_of
+from .ops.registry import REGISTRY, REQUIRED, Attrs, namespace_of
 from . import ndarray as _nd
 
 __all__ = ["Executor", "bind", "simple_bind"]
@@ -208,6 +208,28 @@ def _same_value(a, b):
     except Exception:       # noqa: BLE001 -- incomparable values are different
         return False
     return not isinstance(a, float) or a != 0.0 or math.copysign(1, a) == math.copysign(1, b)
+
+
+def _created_shapes(symbol, shapes):
+    """``{id(node): shape}`` for the creation ops of ``symbol`` whose ``shape`` has unknown
+    (legacy 0) dimensions, completed by shape inference from the bound ``shapes``
+    ({variable: shape}); MXNetError for one the graph leaves unknown."""
+    from .ops.shape_partial import is_complete, unknown_created_shape
+    from .symbol.infer import shape_table, to_partial
+    nodes = [n for n in symbol._nodes()
+             if n.op is not None and unknown_created_shape(n.op, n.attrs) is not None]
+    if not nodes:
+        return {}
+    _, table = shape_table(symbol._outputs, {k: to_partial(v) for k, v in shapes.items()})
+    found = {}
+    for n in nodes:
+        shape = table.get(n, 0)
+        if not is_complete(shape):
+            raise MXNetError(f"bind: the shape {tuple(n.attrs['shape'])} of {n.name!r} "
+                             f"({n.op.name}) has unknown (0) dimensions the graph does not "
+                             "determine; give them")
+        found[id(n)] = tuple(int(d) for d in shape)
+    return found
 
 
 def _call_form(op, attrs):
@@ -429,6 +451,7 @@ class Plan:
         self.wants_grad = any(wants)
         gsyms = (self._gradient_symbols(symbol, ctx, shapes, dtypes, wants)
                  if self.wants_grad else None)
+        self._created_shapes = _created_shapes(symbol, shapes)
         slot = self._plan_forward(symbol, _hidden_reads(gsyms))
         self.grad_steps, self.grad_template, self.head_slots = [], [], []
         self.grad_uses_context = False
@@ -467,7 +490,10 @@ class Plan:
             ins = _input_slots(node, slot, "node", "a call does not return")
             first = len(values)
             _reserve_outputs(node, n_keep, slot, first, values)
-            attrs = node.attrs if full else _call_form(node.op, node.attrs)
+            attrs = node.attrs
+            if id(node) in self._created_shapes:
+                attrs = Attrs(attrs, shape=self._created_shapes[id(node)])
+            attrs = attrs if full else _call_form(node.op, attrs)
             steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
             self.step_names.append(_step_names(node, n_keep if full else n_vis))
         self.values = values
@@ -559,7 +585,10 @@ class Plan:
             full = n_vis != n_out
             n_keep = n_out if full else n_vis
             _reserve_outputs(node, n_keep, slot, first, template)
-            attrs = node.attrs if full else _call_form(node.op, node.attrs)
+            attrs = node.attrs
+            if id(node) in self._created_shapes:
+                attrs = Attrs(attrs, shape=self._created_shapes[id(node)])
+            attrs = attrs if full else _call_form(node.op, attrs)
             steps.append((node.op, attrs, ins, first, -n_keep if full else n_vis))
         results = {name: None if z else slot[e] for name, e, z in zip(names, entries, zero)}
         read = {i for step in steps for i in step[2]} | set(results.values())

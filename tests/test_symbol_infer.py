@@ -107,3 +107,31 @@ def test_numpy_shape_graphs_are_marked_and_legacy_graphs_converted_on_load():
         assert loaded.infer_shape(data=(4, 7))[0] == [(4, 7), (16, 7), (16,)]
         assert loaded.get_internals()["weight"].attr("__shape__") == "(16, -1)"
     assert mx.sym.load_json(legacy).infer_shape(data=(4, 7))[0][1] == (16, 7)
+
+
+def test_zero_dims_of_created_arrays_are_inferred_from_the_graph():
+    """MXNet 1.x's symbols read a 0 in ``zeros``/``ones``/``full``/a sampler's ``shape`` as
+    unknown: a ``begin_state`` of shape (0, H) gets its batch size from the data, in
+    infer_shape, bind and eval; the results equal those of states made from the data."""
+    cell = mx.rnn.LSTMCell(4, prefix="l_")
+    states = cell.begin_state()
+    out, _ = cell.unroll(3, mx.sym.var("data"), begin_state=states, layout="NTC",
+                         merge_outputs=True)
+    assert out.infer_shape(data=(2, 3, 5))[1] == [(2, 3, 4)]
+    rng = np.random.RandomState(3)
+    args = {n: mx.nd.array(rng.uniform(-1, 1, s)) for n, s in
+            zip(out.list_arguments(), out.infer_shape(data=(2, 3, 5))[0])}
+    plain, _ = cell.unroll(3, mx.sym.var("data"), layout="NTC", merge_outputs=True)
+    want = plain.eval(**args)[0].asnumpy()
+    np.testing.assert_allclose(out.eval(**args)[0].asnumpy(), want, rtol=1e-6)
+    exe = out.bind(mx.cpu(), args)
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), want, rtol=1e-6)
+    # a sampler and full alike; a dimension nothing determines is an error at bind
+    x = mx.sym.var("x")
+    noisy = x + mx.sym.random.uniform(shape=(0, 3)) * 0 + mx.sym.full((2, 0), 1.5)
+    assert noisy.infer_shape(x=(2, 3))[1] == [(2, 3)]
+    np.testing.assert_array_equal(noisy.eval(x=mx.nd.ones((2, 3)))[0].asnumpy(),
+                                  np.full((2, 3), 2.5))
+    with pytest.raises(MXNetError, match="unknown \\(0\\) dimensions"):
+        mx.sym.zeros((0, 3)).eval()
+    assert mx.nd.zeros((0, 3)).shape == (0, 3)          # NDArrays: an empty array

@@ -25,7 +25,7 @@ impossible graph is refused wherever its constraints meet.
 """
 from ..base import MXNetError, op_error
 
-__all__ = ["infer_shape_partial", "same_shape_backward", "resolve_backward_shape",
+__all__ = ["infer_shape_partial", "unknown_created_shape", "same_shape_backward", "resolve_backward_shape",
            "partial_rule", "probed", "combine", "unify", "is_complete", "known_rank"]
 
 # Two probe values for unknown dimensions: large, distinct, with many small divisors (so
@@ -196,6 +196,21 @@ def _backward(op, ins, outs, attrs):
     return _merge_into(ins, found, op.name)
 
 
+def unknown_created_shape(op, attrs):
+    """The partial output shape of a creation op (no inputs, a ``shape`` parameter:
+    ``zeros``, ``ones``, ``full``, the samplers) whose ``shape`` has a 0 dimension, which
+    MXNet 1.x's symbols read as unknown (filled from the rest of the graph, as a
+    ``begin_state`` of shape ``(0, num_hidden)`` gets its batch size); None for any other op
+    or call, and under NumPy shape semantics (where 0 is an empty dimension)."""
+    shape = attrs.get("shape") if not op.inputs and not op.variadic else None
+    if not shape or 0 not in shape:
+        return None
+    from ..util import is_np_shape
+    if is_np_shape():
+        return None
+    return tuple(None if d == 0 else int(d) for d in shape)
+
+
 def infer_shape_partial(op, in_shapes, attrs, out_shapes=None):
     """``(in_shapes, out_shapes)`` of ``op`` with ``attrs`` as partial shapes, everything it
     can infer filled in. MXNetError ("shape inconsistent") when known dimensions disagree."""
@@ -208,6 +223,11 @@ def infer_shape_partial(op, in_shapes, attrs, out_shapes=None):
     n_out = op.output_count(attrs)
     outs = [None] * n_out if out_shapes is None else \
         _shapes(op, "output", list(out_shapes), n_out, op.list_outputs(attrs))
+    created = unknown_created_shape(op, attrs)
+    if created is not None:
+        # the creation op's shape has unknown (legacy 0) dimensions: the graph fills them
+        outs[0] = unify(created, outs[0], op.name)
+        return ins, outs
     if op.backward_shape is not None and not all(map(is_complete, ins)):
         ins = _backward(op, ins, outs, attrs)
     if all(map(is_complete, ins)):

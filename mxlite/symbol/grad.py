@@ -21,7 +21,7 @@ import numpy as np
 
 from ..base import MXNetError
 from ..context import Context, current_context
-from ..ops.registry import NON_DIFFERENTIABLE
+from ..ops.registry import NON_DIFFERENTIABLE, Attrs
 from .graph import input_names
 from .infer import _seed_dtype, complete_seed_shape, shape_table, type_table
 
@@ -248,6 +248,9 @@ created when that is an order of the graph (else depth first); a node whose
     for n, i in sym._outputs:
         if n.op is not None and i >= n.num_visible_outputs():
             hidden.add(id(n))
+    from ..executor import _created_shapes
+    created = _created_shapes(sym, {k: v.shape for k, v in kwargs.items()
+                                    if hasattr(v, "shape")})
     values = {}
     with ctx:
         for n in nodes:
@@ -260,8 +263,9 @@ created when that is an order of the graph (else depth first); a node whose
                 values[id(n)] = [v.as_in_context(ctx)]
                 continue
             ins = [values[id(c)][i] for c, i in n.inputs]
+            attrs = n.attrs if id(n) not in created else Attrs(n.attrs, shape=created[id(n)])
             if id(n) in hidden:
-                op, attrs = n.op, n.attrs
+                op = n.op
                 rctx = run_context(ctx)
                 shapes = op.infer_shape([x.shape for x in ins], attrs)
                 types = op.infer_type([x._data.dtype for x in ins], attrs)
@@ -269,6 +273,6 @@ created when that is an order of the graph (else depth first); a node whose
                 op.compute[rctx.kernels](rctx, [x._data for x in ins], outs, attrs)
                 values[id(n)] = [wrap(o, ctx) for o in outs]
             else:
-                r = invoke(n.op, ins, n.attrs)
+                r = invoke(n.op, ins, attrs)
                 values[id(n)] = list(r) if isinstance(r, (list, tuple)) else [r]
     return [values[id(n)][i] for n, i in sym._outputs]
