@@ -433,6 +433,8 @@ def test_logging_every_k_batches_counts_samples(caplog):
     (lambda: CheckpointHandler("/tmp", monitor=mx.metric.Accuracy(), save_best=True,
                                mode="maximum"),
      "CheckpointHandler: mode must be 'auto', 'min' or 'max', got 'maximum'"),
+    (lambda: CheckpointHandler("/tmp", mode="best"),
+     "CheckpointHandler: mode must be 'auto', 'min' or 'max', got 'best'"),
     (lambda: EarlyStoppingHandler(None), "EarlyStoppingHandler: monitor must be one of"),
     (lambda: EarlyStoppingHandler(mx.metric.CompositeEvalMetric([mx.metric.Accuracy()])),
      "EarlyStoppingHandler: monitor must be a single metric"),
@@ -446,6 +448,15 @@ def test_logging_every_k_batches_counts_samples(caplog):
 def test_handler_argument_errors(make, match):
     with pytest.raises(MXNetError, match=re.escape(match)):
         make()
+
+
+def test_checkpoint_log_counts_the_batches_trained(tmp_path, caplog):
+    est = _estimator()
+    est.logger.addHandler(caplog.handler)
+    est.fit(_loader(), epochs=1, event_handlers=[CheckpointHandler(tmp_path, "m", verbose=1)])
+    # MXNet said 5 after the 4 batches of the epoch
+    assert "[Epoch 0] CheckpointHandler: trained total 4 batches, saving model at " \
+        f"{tmp_path} with prefix: m-epoch0batch4" in caplog.text
 
 
 def test_handlers_referring_to_foreign_metrics_are_rejected():

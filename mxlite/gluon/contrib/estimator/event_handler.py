@@ -16,8 +16,8 @@ import warnings
 from ....base import MXNetError
 from ....metric import CompositeEvalMetric, EvalMetric
 from ....metric import Loss as metric_loss
-from .utils import (EstimatorAssertionError, _check_int, _check_metrics, _check_number,
-                    _less, _monitor_op)
+from .utils import (EstimatorAssertionError, _check_int, _check_metrics, _check_mode,
+                    _check_number, _less, _monitor_op)
 
 __all__ = ["TrainBegin", "TrainEnd", "EpochBegin", "EpochEnd", "BatchBegin", "BatchEnd",
            "StoppingHandler", "MetricHandler", "ValidationHandler",
@@ -347,6 +347,7 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         self.batch_period = _check_int(batch_period, where, "batch_period", 0, True)
         self.max_checkpoints = _check_int(max_checkpoints, where, "max_checkpoints", 0)
         self.resume_from_checkpoint = bool(resume_from_checkpoint)
+        _check_mode(mode, where)
         self.monitor_op = _monitor_op(self.monitor, mode, where) if self.save_best else None
         self.best = None
         self.current_batch = 0
@@ -369,12 +370,12 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         if self.current_batch == 0:
             self._save_symbol(estimator)
         if self.batch_period and (self.current_batch + 1) % self.batch_period == 0:
-            self._save_checkpoint(estimator)
+            self._save_checkpoint(estimator, self.current_batch + 1)
         self.current_batch += 1
 
     def epoch_end(self, estimator, *args, **kwargs):
         if self.epoch_period and (self.current_epoch + 1) % self.epoch_period == 0:
-            self._save_checkpoint(estimator)
+            self._save_checkpoint(estimator, self.current_batch)
         self.current_epoch += 1
 
     def _file(self, prefix, ext):
@@ -389,16 +390,17 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         batch = self.current_batch + self.trained_batch + (0 if estimator.max_epoch else 1)
         return epoch, batch
 
-    def _save_checkpoint(self, estimator):
+    def _save_checkpoint(self, estimator, trained_batches):
         epoch, batch = self._checkpoint_numbers(estimator)
         prefix = "%s-epoch%dbatch%d" % (self.model_prefix, epoch, batch)
         self._save_params_and_trainer(estimator, prefix)
         self.saved_checkpoints.append(prefix)
         self._prune_checkpoints()
         if self.verbose > 0:
+            # MXNet logged one batch too many at epoch ends
             estimator.logger.info("[Epoch %d] CheckpointHandler: trained total %d batches, "
                                   "saving model at %s with prefix: %s", self.current_epoch,
-                                  self.current_batch + 1, self.model_dir, prefix)
+                                  trained_batches, self.model_dir, prefix)
         if self.save_best:
             self._save_if_best(estimator)
 

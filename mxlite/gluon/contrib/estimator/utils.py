@@ -96,12 +96,17 @@ def _less(a, b):
     return a < b
 
 
+def _check_mode(mode, where):
+    """MXNet warned about an unknown mode and used 'auto'; a typo here is an error."""
+    if mode not in ("auto", "min", "max"):
+        raise MXNetError(f"{where}: mode must be 'auto', 'min' or 'max', got {mode!r}")
+
+
 def _monitor_op(monitor, mode, where):
     """The comparison by which ``monitor`` improves: ``mode`` 'max' (greater), 'min' (less)
     or 'auto' (greater for names holding 'acc' or 'f1', less otherwise). MXNet's auto test
     (``'acc' or 'f1' in name``) was always true, so it maximised losses too."""
-    if mode not in ("auto", "min", "max"):
-        raise MXNetError(f"{where}: mode must be 'auto', 'min' or 'max', got {mode!r}")
+    _check_mode(mode, where)
     if mode == "auto":
         name = str(monitor.get()[0]).lower()
         mode = "max" if ("acc" in name or "f1" in name) else "min"
