@@ -200,6 +200,17 @@ def test_checkpoints_at_batch_period_named_by_batch_index(tmp_path):
                                 "m-symbol.json"]
 
 
+def test_a_second_fit_overwrites_and_keeps_its_checkpoints(tmp_path):
+    est = _estimator()
+    ckpt = CheckpointHandler(tmp_path, "m", max_checkpoints=3)
+    est.fit(_loader(), event_handlers=[ckpt], epochs=2)
+    # the same two names again: MXNet counted four checkpoints and pruned the "oldest",
+    # deleting the epoch0 files it had just written
+    est.fit(_loader(), event_handlers=[ckpt], epochs=2)
+    assert _files(tmp_path) == ["m-epoch0batch4.params", "m-epoch0batch4.states",
+                                "m-epoch1batch8.params", "m-epoch1batch8.states"]
+
+
 def test_pruning_deletes_only_its_own_files(tmp_path):
     # MXNet deleted every file starting with the pruned prefix: m-epoch0batch1 took
     # m-epoch0batch10.params with it

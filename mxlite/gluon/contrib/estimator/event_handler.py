@@ -361,7 +361,7 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         self.current_epoch = 0
         self.current_batch = 0
         self.best = math.inf if self.monitor_op is _less else -math.inf
-        self.saved_checkpoints = []
+        self.trained_epoch = self.trained_batch = -1
         if self.resume_from_checkpoint:
             self._check_resume_periods(estimator)
             self._resume_from_checkpoint(estimator)
@@ -394,6 +394,10 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         epoch, batch = self._checkpoint_numbers(estimator)
         prefix = "%s-epoch%dbatch%d" % (self.model_prefix, epoch, batch)
         self._save_params_and_trainer(estimator, prefix)
+        # a name saved again (a second fit numbers from 0 again) is one checkpoint, the
+        # newest: MXNet listed it twice and pruning the old entry deleted the new files
+        if prefix in self.saved_checkpoints:
+            self.saved_checkpoints.remove(prefix)
         self.saved_checkpoints.append(prefix)
         self._prune_checkpoints()
         if self.verbose > 0:
