@@ -15,23 +15,8 @@ import os
 import signal
 import time
 
-import numpy as np
+import numpy_aliases  # noqa: F401  (restores NumPy's removed aliases)
 import pytest
-
-# what NumPy 1 had under these names (NumPy 2 removed them)
-_ALIASES = {"int": int, "float": float, "bool": bool, "object": object, "str": str,
-            "complex": complex, "long": int, "unicode": str,
-            "NaN": float("nan"), "NAN": float("nan"), "Inf": float("inf"),
-            "Infinity": float("inf"), "infty": float("inf"), "PINF": float("inf"),
-            "NINF": float("-inf"), "PZERO": 0.0, "NZERO": -0.0,
-            "float_": np.float64, "complex_": np.complex128, "unicode_": np.str_,
-            "string_": np.bytes_, "int0": np.intp, "uint0": np.uintp, "bool8": np.bool_,
-            "object0": np.object_, "cfloat": np.complex128, "singlecomplex": np.complex64,
-            "longfloat": np.longdouble, "longcomplex": np.clongdouble,
-            "clongfloat": np.clongdouble}
-for _name, _value in _ALIASES.items():
-    if _name not in np.__dict__:
-        setattr(np, _name, _value)
 
 _RESULTS = os.environ.get("MXNET_SUITE_RESULTS")
 _TIMEOUT = float(os.environ.get("MXNET_SUITE_TIMEOUT", "0"))
