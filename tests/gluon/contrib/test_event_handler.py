@@ -198,6 +198,8 @@ def test_checkpoints_at_batch_period_named_by_batch_index(tmp_path):
     assert _files(tmp_path) == ["m-epoch1batch5.params", "m-epoch1batch5.states",
                                 "m-epoch2batch8.params", "m-epoch2batch8.states",
                                 "m-symbol.json"]
+    graph = mx.sym.load(str(tmp_path / "m-symbol.json"))
+    assert graph.list_arguments() == ["data"] + list(net.collect_params())
 
 
 def test_a_second_fit_overwrites_and_keeps_its_checkpoints(tmp_path):
@@ -409,6 +411,13 @@ def test_logging_lines_per_epoch(caplog):
     assert len(lines) == len(patterns), lines
     for line, pattern in zip(lines, patterns):
         assert re.fullmatch(pattern, line), (line, pattern)
+
+
+def test_logging_tells_validation_by_the_name_prefix(caplog):
+    est = _estimator(train_metrics=mx.metric.Accuracy(name="pretraining acc"))
+    est.logger.addHandler(caplog.handler)
+    est.evaluate(_loader())
+    assert caplog.records[0].getMessage() == "Validation Begin"
 
 
 def test_logging_every_k_batches_counts_samples(caplog):

@@ -266,8 +266,9 @@ class LoggingHandler(TrainBegin, TrainEnd, EpochBegin, EpochEnd, BatchBegin, Bat
         self.batch_index += 1
 
     def _is_training(self):
-        # the Estimator prefixes its training metrics' names with 'training'
-        return any("training" in metric.name for metric in self.metrics)
+        # the Estimator prefixes its training metrics' names with 'training ' (MXNet looked
+        # for 'training' anywhere, so 'validation pretraining acc' counted as training)
+        return any(metric.name.startswith("training ") for metric in self.metrics)
 
     def epoch_begin(self, estimator, *args, **kwargs):
         self.epoch_start = time.time()
