@@ -67,11 +67,8 @@ class Estimator:
     batch_processor : BatchProcessor, optional
         What is done with each batch (default :py:class:`BatchProcessor`).
 
-    Attributes
-    ----------
-    logger : logging.Logger
-        This estimator's own logger (level INFO, writing to ``sys.stdout``); the handlers
-        log there. Add handlers to it to log elsewhere.
+    ``logger`` is this estimator's own ``logging.Logger`` (level INFO, writing to
+    ``sys.stdout``); the handlers log there. Add handlers to it to log elsewhere.
     """
 
     logger = None
