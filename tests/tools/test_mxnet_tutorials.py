@@ -168,9 +168,21 @@ def test_pretrained_gives_an_initialised_untrained_network():
 
 # -- running pages --------------------------------------------------------------------------
 
-def _run(tmp_path, blocks, timeout=10):
-    return run_page(sys.executable, "mxlite", "fake/page.md", blocks, str(tmp_path),
-                    timeout=timeout)
+@pytest.fixture
+def fake_mxnet(tmp_path):
+    """A stand-in "MXNet install" that imports in no time, for the tests of the process
+    machinery (the page process then runs as on the MXNet side: no alias)."""
+    (tmp_path / "fake_site" / "mxnet").mkdir(parents=True)
+    (tmp_path / "fake_site" / "mxnet" / "__init__.py").write_text("")
+    return str(tmp_path / "fake_site")
+
+
+def _run(tmp_path, blocks, timeout=10, page="fake/page.md", site=None):
+    """Run a page on mxlite, or with ``site`` on the fake MXNet in that folder."""
+    if site is None:
+        return run_page(sys.executable, "mxlite", page, blocks, str(tmp_path), timeout=timeout)
+    return run_page(sys.executable, "mxnet", page, blocks, str(tmp_path / "out"),
+                    timeout=timeout, pythonpath=[site])
 
 
 def _outcomes(records):
@@ -188,31 +200,43 @@ def test_blocks_share_a_namespace_and_stop_at_the_first_error(tmp_path):
     assert "mxnet.no_such_module" in shown[2]["message"]
 
 
-def test_a_forked_child_does_not_run_the_rest_of_the_page(tmp_path):
-    records = _run(tmp_path, ["import os, time\nchild = os.fork()\n", "x = 1\n"])
+def test_pages_of_one_folder_share_their_working_folder(tmp_path, fake_mxnet):
+    def run(page, block):
+        return _run(tmp_path, [block], page=page, site=fake_mxnet)
+    assert _outcomes(run("a/train.md", "open('net.params', 'w').write('w')\n")) == [(0, "ran")]
+    assert _outcomes(run("a/predict.md", "open('net.params').read()\n")) == [(0, "ran")]
+    other = run("b/predict.md", "open('net.params').read()\n")
+    assert _outcomes(other) == [(0, "error")] and other[-1]["error"] == "FileNotFoundError"
+
+
+def test_a_forked_child_does_not_run_the_rest_of_the_page(tmp_path, fake_mxnet):
+    records = _run(tmp_path, ["import os, time\nchild = os.fork()\n", "x = 1\n"],
+                   site=fake_mxnet)
     assert _outcomes(records) == [(0, "ran"), (1, "ran")]
 
 
-def test_the_network_is_refused_in_the_page(tmp_path):
+def test_the_network_is_refused_in_the_page(tmp_path, fake_mxnet):
     records = _run(tmp_path, ["import urllib.request\n"
-                              "urllib.request.urlopen('http://example.com')\n"])
+                              "urllib.request.urlopen('http://example.com')\n"],
+                   site=fake_mxnet)
     (result,) = [r for r in records if r["type"] == "result"]
     assert result["error"] == "ConnectionRefusedError" and "offline" in result["message"]
 
 
-def test_a_crashing_page_is_recorded(tmp_path):
-    records = _run(tmp_path, ["x = 1\n", "import os\nos.abort()\n", "y = 2\n"])
+def test_a_crashing_page_is_recorded(tmp_path, fake_mxnet):
+    records = _run(tmp_path, ["x = 1\n", "import os\nos.abort()\n", "y = 2\n"],
+                   site=fake_mxnet)
     assert _outcomes(records) == [(0, "ran"), (1, "crash")]
 
 
-def test_a_slow_block_times_out_and_a_hang_is_killed(tmp_path, monkeypatch):
+def test_a_slow_block_times_out_and_a_hang_is_killed(tmp_path, monkeypatch, fake_mxnet):
     slow = _run(tmp_path, ["try:\n    import time; time.sleep(30)\nexcept Exception:\n"
-                           "    pass\n"], timeout=1)
+                           "    pass\n"], timeout=1, site=fake_mxnet)
     assert _outcomes(slow) == [(0, "error")] and "timed out" in slow[-1]["message"]
     # a block that ignores SIGALRM is stopped by the watchdog
     monkeypatch.setattr("mxlite.tools.mxnet_tutorials.runner.GRACE_SECONDS", 1)
     hung = _run(tmp_path, ["import signal, time\nsignal.signal(signal.SIGALRM, "
-                           "signal.SIG_IGN)\ntime.sleep(30)\n"], timeout=1)
+                           "signal.SIG_IGN)\ntime.sleep(30)\n"], timeout=1, site=fake_mxnet)
     assert _outcomes(hung) == [(0, "hang")]
 
 

@@ -11,7 +11,7 @@ import sys
 
 from .pages import extract_blocks, page_set, tutorials_dir
 from .report import PageTally, failure_report, table
-from .runner import read_records, run_page, slug
+from .runner import clear_workdirs, read_records, run_page, slug
 
 
 def _parser():
@@ -53,6 +53,8 @@ def main(argv=None):
     sides = [] if args.no_mxlite else [("mxlite", sys.executable)]
     if args.mxnet_python:
         sides.append(("mxnet", args.mxnet_python))
+    for side, _ in sides:
+        clear_workdirs(os.path.join(args.out, side))
     tallies = []
     for page in args.pages or chosen:
         path = os.path.join(tutorials, page)

@@ -2,7 +2,9 @@
 
 The page's blocks go to ``site/page_driver.py`` in a new process per page and side: its own
 process group, an address-space limit, ``OMP_NUM_THREADS`` small, matplotlib's Agg backend,
-a fresh working folder (where the page's files and ``$MXNET_HOME`` go), and for mxlite the
+a working folder per tutorial folder (where the page's files and ``$MXNET_HOME`` go:
+pages of one folder share it, as when MXNet's documentation was built, so
+``crash-course/5-predict.md`` loads the parameters ``4-train.md`` saved), and for mxlite the
 MXNet test runner's alias first on the path (``import mxnet`` is mxlite). The driver times
 each block out itself (SIGALRM); a block stuck where no signal reaches it (a C loop, a
 deadlock) is caught by a watchdog here, which kills the process group when the results
@@ -30,6 +32,11 @@ def slug(page):
     ``packages__gluon__image__mnist``)."""
     stem = page[:-3] if page.endswith(".md") else page
     return "__".join(re.sub(r"[^A-Za-z0-9_.-]", "_", part) for part in stem.split("/"))
+
+
+def clear_workdirs(out_dir):
+    """Remove the working folders an earlier run left in ``out_dir`` (call once per run)."""
+    shutil.rmtree(os.path.join(out_dir, "work"), ignore_errors=True)
 
 
 def _environment(side, workdir, threads, pythonpath):
@@ -69,12 +76,11 @@ def run_page(python, side, page, blocks, out_dir, timeout=120, memory_gb=8, thre
     results = os.path.join(out_dir, name + ".jsonl")
     log = os.path.join(out_dir, name + ".log")
     spec = os.path.join(out_dir, name + ".page.json")
-    workdir = os.path.join(out_dir, "work", name)
+    workdir = os.path.join(out_dir, "work", slug(os.path.dirname(page)) or "_")
     for path in (results, log):
         if os.path.exists(path):
             os.remove(path)
-    shutil.rmtree(workdir, ignore_errors=True)
-    os.makedirs(workdir)
+    os.makedirs(workdir, exist_ok=True)
     with open(spec, "w") as f:
         json.dump({"page": page, "blocks": blocks, "timeout": timeout, "harness": HARNESS}, f)
     with open(log, "w") as out:
