@@ -13,12 +13,8 @@ import pytest
 import mxlite as mx
 from mxlite.tools.mxnet_tutorials import (PageTally, extract_blocks, outputs_agree,
                                           page_set, run_page, table)
-from mxlite.tools.mxnet_tutorials.report import cause, failures, totals
-from mxlite.tools.mxnet_tutorials.runner import DRIVER
-
-SITE = os.path.dirname(DRIVER)
-sys.path.insert(0, SITE)
-import standins  # noqa: E402  (the page process's stand-ins, loaded here to check them)
+from mxlite.tools.mxnet_tutorials.report import cause, details, failures, totals
+from mxlite.tools.mxnet_tutorials.site import standins
 
 PAGE = '''
 # A page
@@ -290,6 +286,10 @@ def test_the_table_arithmetic():
                                 "2 of the 4 pages")
     assert failures(tallies) == {"ImportError: no": [("d.md", 1)],
                                  "missing mxnet.gluon.rnn": [("b.md", 2)]}
+    assert details(tallies).splitlines() == [
+        "b.md  mxnet block 4: RuntimeError: boom", "b.md  mxlite block 2: missing mxnet.gluon.rnn",
+        "c.md  mxnet block 2: RuntimeError: boom", "c.md  mxlite block 3: RuntimeError: boom",
+        "d.md  mxlite block 1: ImportError: no"]
 
 
 def test_causes_name_what_is_missing():

@@ -10,7 +10,7 @@ import os
 import sys
 
 from .pages import extract_blocks, page_set, tutorials_dir
-from .report import PageTally, failure_report, table
+from .report import PageTally, details, failure_report, table
 from .runner import clear_workdirs, read_records, run_page, slug
 
 
@@ -28,6 +28,8 @@ def _parser():
     p.add_argument("--timeout", type=float, default=120, help="seconds per block")
     p.add_argument("--memory-gb", type=float, default=8, help="address-space limit per page")
     p.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS for the pages")
+    p.add_argument("--details", action="store_true",
+                   help="list the block that stopped each side on every page, and why")
     p.add_argument("--pythonpath", action="append", default=[],
                    help="a folder both sides import from first (matplotlib, Pillow); "
                         "may be repeated")
@@ -86,6 +88,9 @@ def main(argv=None):
         print()
         print("mxlite's failures (where it stops before MXNet), by cause:")
         print(grouped)
+    if args.details:
+        print()
+        print(details(tallies))
     return 0
 
 

@@ -167,3 +167,15 @@ def failure_report(tallies):
         lines.append("%s  (%d page%s)" % (reason, len(where), "" if len(where) == 1 else "s"))
         lines += ["    %s, block %d" % place for place in where]
     return "\n".join(lines)
+
+
+def details(tallies):
+    """Per page, the block that stopped each side and why (every page, not only mxlite's)."""
+    lines = []
+    for t in tallies:
+        for side in SIDES:
+            record = t.failure(side) if getattr(t, side) is not None else None
+            if record is not None:
+                lines.append("%s  %s block %d: %s" % (t.page, side, record["block"] + 1,
+                                                     cause(record)[:160]))
+    return "\n".join(lines)
