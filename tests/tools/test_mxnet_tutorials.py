@@ -300,6 +300,8 @@ def test_causes_name_what_is_missing():
     assert c("ImportError", "ImportError: cannot import name 'Bar' from 'mxlite.gluon' "
              "(/x/__init__.py)") == "missing mxnet.gluon.Bar"
     assert c("ValueError", "ValueError: bad") == "ValueError: bad"
+    assert c("ReadError", "tarfile.ReadError: not a gzip file") == \
+        "tarfile.ReadError: not a gzip file"
     assert c("hang", "the page process made no progress") == \
         "hang: the page process made no progress"
 

@@ -143,8 +143,9 @@ def cause(record):
             found = pattern.search(message)
             if found:
                 return "missing " + form.format(*found.groups()).replace("mxlite", "mxnet", 1)
-    return message if message.startswith(record.get("error", "")) else \
-        "%s: %s" % (record.get("error"), message)
+    head = message.split(":", 1)[0]       # 'tarfile.ReadError' names the type already
+    named = head == record.get("error") or head.endswith("." + str(record.get("error")))
+    return message if named else "%s: %s" % (record.get("error"), message)
 
 
 def failures(tallies):

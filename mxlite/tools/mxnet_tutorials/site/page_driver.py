@@ -50,7 +50,7 @@ def _write(path, record):
 
 def _compiled(source, index):
     """(code to exec, code of the last expression to eval, or None)."""
-    name = "<block %d>" % index
+    name = "<block %d>" % (index + 1)       # numbered from 1, as the table names blocks
     tree = ast.parse(source, name)
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
@@ -69,7 +69,7 @@ def run_block(source, index, namespace, timeout):
     record = {"type": "result", "block": index}
 
     def on_alarm(signum, frame):
-        raise BlockTimeout("block %d timed out after %g s" % (index, timeout))
+        raise BlockTimeout("the block timed out after %g s" % timeout)
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     sys.stdout = tee
