@@ -278,12 +278,13 @@ def test_the_table_arithmetic():
         PageTally.of("d.md", 2, [{"type": "setup_error", "error": "ImportError",
                                   "message": "ImportError: no"}], _records(["ran", "ran"])),
     ]
-    assert totals(tallies) == (4, 14, 5 + 3 + 1 + 2, 5 + 1 + 2 + 0, 2, 5 + 1 + 1 + 0)
+    assert totals(tallies) == (4, 14, 5 + 3 + 1 + 2, 5 + 1 + 2 + 0, 5 + 1 + 1 + 0, 2,
+                               5 + 1 + 1 + 0)
     lines = table(tallies).splitlines()
-    assert lines[3].split() == ["b.md", "4", "3", "1", "no", "1"]
-    assert lines[-3].split() == ["total", "(4", "pages)", "14", "11", "8", "2", "7"]
-    assert lines[-1].startswith("4 pages, 14 code blocks: MXNet runs 11 of them, mxlite 8; "
-                                "2 of the 4 pages")
+    assert lines[3].split() == ["b.md", "4", "3", "1", "1", "no", "1"]
+    assert lines[-3].split() == ["total", "(4", "pages)", "14", "11", "8", "7", "2", "7"]
+    assert lines[-1].startswith("4 pages, 14 code blocks: MXNet runs 11 of them, mxlite 8, "
+                                "both 7; 2 of the 4 pages")
     assert failures(tallies) == {"ImportError: no": [("d.md", 1)],
                                  "missing mxnet.gluon.rnn": [("b.md", 2)]}
     assert details(tallies).splitlines() == [

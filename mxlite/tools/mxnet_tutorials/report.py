@@ -31,6 +31,10 @@ class PageTally:
         """How many blocks ``side`` ran (the page stops at its first failing block)."""
         return sum(r["outcome"] == "ran" for r in (getattr(self, side) or {}).values())
 
+    def both(self):
+        """How many blocks both sides ran (each side runs a prefix of the page)."""
+        return min(self.ran("mxlite"), self.ran("mxnet"))
+
     def as_far(self):
         """Whether mxlite ran at least as many of the page's blocks as MXNet."""
         return self.ran("mxlite") >= self.ran("mxnet")
@@ -69,20 +73,20 @@ def outputs_agree(a, b, tolerance=TOLERANCE):
 
 
 def table(tallies):
-    """The per-page table: blocks, blocks MXNet runs, blocks mxlite runs, whether mxlite gets
-    as far as MXNet, the blocks whose output agrees; then the totals."""
+    """The per-page table: blocks, blocks MXNet runs, blocks mxlite runs, blocks both run,
+    whether mxlite gets as far as MXNet, the blocks whose output agrees; then the totals."""
     baseline = all(t.mxnet is not None for t in tallies)
     width = max([len(t.page) for t in tallies] + [10])
     if baseline:
-        head = "%-*s %6s %6s %6s %5s %5s" % (width, "page", "blocks", "MXNet", "mxlite",
-                                             "far", "same")
+        head = "%-*s %6s %6s %6s %6s %5s %5s" % (width, "page", "blocks", "MXNet", "mxlite",
+                                                 "both", "far", "same")
     else:
         head = "%-*s %6s %6s  %s" % (width, "page", "blocks", "mxlite", "stopped by")
     lines = [head, "-" * len(head)]
     for t in tallies:
         if baseline:
-            lines.append("%-*s %6d %6d %6d %5s %5d" % (
-                width, t.page, t.blocks, t.ran("mxnet"), t.ran("mxlite"),
+            lines.append("%-*s %6d %6d %6d %6d %5s %5d" % (
+                width, t.page, t.blocks, t.ran("mxnet"), t.ran("mxlite"), t.both(),
                 "yes" if t.as_far() else "no", t.same_output()))
         else:
             lines.append("%-*s %6d %6d  %s" % (width, t.page, t.blocks, t.ran("mxlite"),
@@ -95,29 +99,32 @@ def table(tallies):
 
 
 def totals(tallies):
-    """(pages, blocks, MXNet's blocks run, mxlite's, pages where mxlite gets as far, blocks
-    with the same output)."""
+    """(pages, blocks, MXNet's blocks run, mxlite's, both, pages where mxlite gets as far,
+    blocks with the same output)."""
     baseline = all(t.mxnet is not None for t in tallies)
     return (len(tallies), sum(t.blocks for t in tallies),
             sum(t.ran("mxnet") for t in tallies) if baseline else None,
             sum(t.ran("mxlite") for t in tallies),
+            sum(t.both() for t in tallies) if baseline else None,
             sum(t.as_far() for t in tallies) if baseline else None,
             sum(t.same_output() for t in tallies) if baseline else None)
 
 
 def totals_line(tallies, width, baseline):
-    pages, blocks, mxnet, mxlite, far, same = totals(tallies)
+    pages, blocks, mxnet, mxlite, both, far, same = totals(tallies)
     label = "total (%d pages)" % pages
     if baseline:
-        return "%-*s %6d %6d %6d %5d %5d" % (width, label, blocks, mxnet, mxlite, far, same)
+        return "%-*s %6d %6d %6d %6d %5d %5d" % (width, label, blocks, mxnet, mxlite, both,
+                                                 far, same)
     return "%-*s %6d %6d" % (width, label, blocks, mxlite)
 
 
 def summary(tallies):
     """The measure in one sentence."""
-    pages, blocks, mxnet, mxlite, far, _ = totals(tallies)
-    return ("%d pages, %d code blocks: MXNet runs %d of them, mxlite %d; %d of the %d pages "
-            "get as far on mxlite as on MXNet." % (pages, blocks, mxnet, mxlite, far, pages))
+    pages, blocks, mxnet, mxlite, both, far, _ = totals(tallies)
+    return ("%d pages, %d code blocks: MXNet runs %d of them, mxlite %d, both %d; %d of the "
+            "%d pages get as far on mxlite as on MXNet." % (pages, blocks, mxnet, mxlite, both,
+                                                           far, pages))
 
 
 # what a failure message says is missing, most specific first
