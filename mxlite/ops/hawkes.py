@@ -37,6 +37,7 @@ for a mark outside ``[0, K)`` (both errors here); marks of any integer dtype are
 import numpy as np
 
 from ..base import FLOAT_DTYPES, op_error
+from .._core import hawkes as _kernel
 from .registry import OpDef, Param, get_op, register
 
 _OP = "hawkesll"
@@ -155,8 +156,77 @@ class _Block:
         return xp.ascontiguousarray(x[self.rows, :self.longest].T, dtype=_WORK)
 
 
+# ---- the compiled path (host arrays): mxlite/_core/hawkes.pyx ---------------------------------
+def _kernel_blocks(n, t):
+    """Slices of the batch of about _BLOCK points each (at least one sample): the compiled
+    path's scratch is a block's marks in int64, its points in float32 where they are float16
+    and the scan's ``pre`` in float64, about 20 bytes a point."""
+    step = max(1, _BLOCK // max(t, 1))
+    return [slice(s, min(n, s + step)) for s in range(0, n, step)]
+
+
+def _check_marks(op, marks, steps, k, t):
+    """Every counted mark in [0, K), checked over the whole batch before anything is
+    written; the message names the first bad point as the NumPy path's does (block by block,
+    the smallest point index first)."""
+    for rows in _row_blocks(marks.shape[0], t, k):
+        found = _kernel.first_bad_mark(marks[rows], steps[rows], k)
+        if found is not None:
+            i, j = found
+            raise op_error(op, f"marks must lie in [0, {k}) (K, the columns of lda/state) "
+                               f"within valid_length; marks[{rows.start + i}, {j}] is "
+                               f"{int(marks[rows.start + i, j])}")
+
+
+def _points_block(x, rows):
+    """x[rows] C-contiguous as the kernels read it: float32 and float64 as they are (no copy
+    when already contiguous), float16 widened to float32 (exactly)."""
+    block = x[rows]
+    dtype = "float32" if block.dtype == np.float16 else block.dtype
+    return np.ascontiguousarray(block, dtype=dtype)
+
+
+def _marks_block(marks, rows):
+    return np.ascontiguousarray(marks[rows], dtype="int64")
+
+
+def _hawkes_kernel(rctx, ins, outs):
+    """The forward by the compiled recursion, one pass per sample, blocks of samples."""
+    xp = rctx.xp
+    lda, alpha, beta, state, lags, marks, length, max_time = ins
+    n, t = lags.shape
+    k = lda.shape[1]
+    steps = _steps(rctx, _OP, length, t)
+    _check_marks(_OP, marks, steps, k, t)
+    alpha, beta = (np.ascontiguousarray(v, dtype=_WORK) for v in (alpha, beta))
+    for rows in _kernel_blocks(n, t):
+        s = np.array(state[rows], dtype=_WORK, order="C")      # a copy: the kernel writes it
+        ll = np.empty((s.shape[0],), _WORK)
+        _kernel.loglik(_points_block(lags, rows), _marks_block(marks, rows), steps[rows],
+                       np.ascontiguousarray(lda[rows], dtype=_WORK), alpha, beta, s,
+                       np.ascontiguousarray(max_time[rows], dtype=_WORK),
+                       np.empty(s.shape, _WORK), ll)
+        xp.cast_into(outs[0][rows], ll)
+        xp.cast_into(outs[1][rows], s)
+
+
+def _on_host(rctx):
+    """Whether the compiled kernels run: host (NumPy) arrays; another device's namespace
+    takes the vectorised path below."""
+    return rctx.kernels == "cpu"
+
+
 # ---- the forward ----------------------------------------------------------------------------
 def _hawkes_compute(rctx, ins, outs, attrs):
+    if _on_host(rctx):
+        _hawkes_kernel(rctx, ins, outs)
+    else:
+        _hawkes_numpy(rctx, ins, outs)
+
+
+def _hawkes_numpy(rctx, ins, outs):
+    """The forward vectorised over blocks of samples and looped over the points (any array
+    namespace: the GPU's, and the reference of the compiled path's tests)."""
     xp = rctx.xp
     lda, alpha, beta, state, lags, marks, length, max_time = ins
     n, t = lags.shape
@@ -241,6 +311,35 @@ def _scan_type(dtypes, attrs):
 
 
 def _scan_compute(rctx, ins, outs, attrs):
+    if _on_host(rctx):
+        _scan_kernel(rctx, ins, outs, attrs.reverse)
+    else:
+        _scan_numpy(rctx, ins, outs, attrs.reverse)
+
+
+def _scan_kernel(rctx, ins, outs, reverse):
+    """The scan by the compiled recurrence, blocks of samples: a block's a, b and init are
+    read (into the kernel or a copy) before its pre and final, which may be a, b or init
+    (out= in place), are written from float64 buffers."""
+    xp = rctx.xp
+    a, b, init, marks, length = ins
+    pre, final = outs
+    n, t = a.shape
+    k = init.shape[1]
+    steps = _steps(rctx, _SCAN, length, t)
+    _check_marks(_SCAN, marks, steps, k, t)
+    for rows in _kernel_blocks(n, t):
+        z = np.array(init[rows], dtype=_WORK, order="C")        # a copy: the kernel writes it
+        buf = np.empty((z.shape[0], t), _WORK)
+        _kernel.scan(_points_block(a, rows), _points_block(b, rows), _marks_block(marks, rows),
+                     steps[rows], reverse, z, buf)
+        xp.cast_into(pre[rows], buf)
+        xp.cast_into(final[rows], z)
+
+
+def _scan_numpy(rctx, ins, outs, reverse):
+    """The scan vectorised over blocks of samples and looped over the points (any array
+    namespace: the GPU's, and the reference of the compiled path's tests)."""
     xp = rctx.xp
     a, b, init, marks, length = ins
     pre, final = outs
@@ -256,7 +355,7 @@ def _scan_compute(rctx, ins, outs, attrs):
         z_f = z.reshape(-1)
         pre_cols = xp.zeros((block.longest, block.size), _WORK)
         order = range(block.longest)
-        for j in (reversed(order) if attrs.reverse else order):
+        for j in (reversed(order) if reverse else order):
             f, skip = block.flat[j], ~block.active[j]
             zc = z_f.take(f)
             new = a_cols[j] * zc + b_cols[j]
