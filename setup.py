@@ -32,6 +32,7 @@ EXTENSIONS = [
     ("sorting", False),   # topk/sort/argsort, cumsum, sequence ops
     ("optim", False),     # fused optimizer updates (sgd, adam, ...), in place
     ("ctc", False),       # CTCLoss: alpha/beta recursions per sequence, threads over the batch
+    ("resample", False),  # the separable tap filter of the image resize ops, rows per thread
     ("hawkes", False),    # contrib.hawkesll and its scan: one pass per sample, threads over the batch
 ]
 

@@ -25,6 +25,7 @@ not differentiable (the factors they drew are not kept).
 """
 import numpy as np
 
+from .._core import resample as _resample
 from ..base import op_error
 from .common import check_num_inputs
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
@@ -453,9 +454,31 @@ def _apply_taps(xp, part, taps, axis, work):
 
 def _interpolate(rctx, x, out, taps_h, taps_w):
     """out[n, i, j, c] = sum wh[i, a] ww[j, b] x[n, ih[i, a], iw[j, b], c]: the rows, then
-    the columns, in float32 (float64 data in float64), over blocks of images and bands of
-    output rows so that scratch stays bounded; integer results are rounded (as OpenCV's)."""
-    xp, work = rctx.xp, _work_dtype(x.dtype)
+    the columns, in float32 (float64 data in float64); integer results are rounded (as
+    OpenCV's) and saturated. On the CPU the compiled kernel (``mxlite/_core/resample.pyx``:
+    one pass per output row, rows across threads) computes it with the NumPy path's
+    arithmetic, bit for bit; other devices, and dtypes the kernel lacks, take the NumPy path
+    (``_interpolate_xp``)."""
+    if rctx.kernels == "cpu" and x.dtype.char in _resample.DTYPES:
+        work = _work_dtype(x.dtype)
+        _resample.resample(x.reshape((-1,) + x.shape[-3:]), out.reshape((-1,) + out.shape[-3:]),
+                           *_kernel_taps(taps_h, work), *_kernel_taps(taps_w, work))
+    else:
+        _interpolate_xp(rctx.xp, x, out, taps_h, taps_w)
+
+
+def _kernel_taps(taps, work):
+    """The kernel's form of ``(index, weight)``: C-contiguous int64 and ``work`` arrays (the
+    weights rounded to ``work`` as the NumPy path rounds them)."""
+    index, weight = taps
+    return (np.ascontiguousarray(index, np.int64),
+            np.ascontiguousarray(weight.astype(work, copy=False)))
+
+
+def _interpolate_xp(xp, x, out, taps_h, taps_w):
+    """``_interpolate`` with array operations of namespace ``xp`` (NumPy or CuPy), over
+    blocks of images and bands of output rows so that scratch stays bounded."""
+    work = _work_dtype(x.dtype)
     batch = x.reshape((-1,) + x.shape[-3:])
     dest = out.reshape((-1,) + out.shape[-3:])
     _, h, w, c = batch.shape
@@ -934,6 +957,7 @@ HOST_CODE = {
     "_area_taps": "area interpolation source indices and weights, from the sizes",
     "_adjoint_taps": "the transposed tap table of resize's gradient, from the sizes",
     "_apply_taps": "a host tap column made contiguous before from_host sends it",
+    "_kernel_taps": "the tap tables in the dtypes of the CPU kernel (used on the CPU only)",
     "_generator": "a NumPy generator on the device stream's key, drawing a call's factors",
     "_lighting": "the 3-vector of PCA noise from the drawn alphas, sent with from_host",
     "_source_index": "border source indices along one axis, from the margins",
