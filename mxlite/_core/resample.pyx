@@ -9,7 +9,8 @@ block ``src`` of any strides into an (N, OH, OW, C) block ``dst``::
     dst[n, i, j, c] = sum_b weight_w[j, b] * sum_a weight_h[i, a] * src[n, index_h[i, a], index_w[j, b], c]
 
 the H taps first (one source-width row per output row, in a per-thread scratch), then the W
-taps, one output row per loop iteration, the rows shared among OpenMP threads. The
+taps into a second scratch row, stored last; one output row per loop iteration, the rows
+shared among OpenMP threads. The
 arithmetic is the one of the NumPy path it replaces, operation for operation, so results are
 bit-for-bit the same: float64 data computes in float64; every other dtype in float32, except
 that the H taps of int32/int64 data accumulate in float64 (NumPy promotes int32 * float32 to
@@ -29,7 +30,7 @@ import numpy as np
 
 cimport numpy as cnp
 from cython.parallel cimport parallel, prange
-from libc.math cimport rint, rintf
+from libc.math cimport copysignf, fabsf, rint
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, INT32_MIN,
                           INT32_MAX, INT64_MIN, INT64_MAX)
 from libc.stdlib cimport free, malloc
@@ -93,93 +94,135 @@ cdef inline float _as_float(pix_t v) noexcept nogil:
         return <float>v
 
 
+cdef inline float _rint_f(float s) noexcept nogil:
+    """rintf (to nearest, ties to even; NumPy's round) without a branch, so that the store
+    loop vectorizes: below 2**23, adding and subtracting 2**23 (with the sign of s) rounds to
+    an integer in the nearest-even mode; at or above it every float is an integer already."""
+    cdef float b = copysignf(8388608.0, s)
+    cdef float r = (s + b) - b
+    return s if fabsf(s) >= 8388608.0 else r
+
+
+cdef inline work_t _clamp(work_t s, work_t lo, work_t hi) noexcept nogil:
+    """s within [lo, hi] (NaN, which finite taps never give, to 0), as selects."""
+    s = 0 if s != s else s
+    s = lo if s < lo else s
+    return hi if s > hi else s
+
+
 cdef inline void _put(pix_t* p, work_t s) noexcept nogil:
     """Store ``s``: floats as they are (float16 to nearest even), integers rounded half to
-    even and saturated (NaN, which finite taps never give, stores 0)."""
+    even and saturated to the dtype's range."""
     if pix_t is float or pix_t is double:
         p[0] = <pix_t>s
     elif pix_t is mx_half_px:
         p[0].bits = mx_float_to_half(<float>s)
     else:
         if work_t is float:
-            s = rintf(s)
+            s = _rint_f(s)
         else:
             s = rint(s)
-        if s != s:
-            p[0] = 0
-        elif pix_t is uint8_t:
-            p[0] = 0 if s <= 0 else (255 if s >= 255 else <uint8_t>s)
+        if pix_t is uint8_t:
+            p[0] = <uint8_t>_clamp(s, 0, 255)
         elif pix_t is int8_t:
-            p[0] = -128 if s <= -128 else (127 if s >= 127 else <int8_t>s)
+            p[0] = <int8_t>_clamp(s, -128, 127)
         elif pix_t is uint16_t:
-            p[0] = 0 if s <= 0 else (65535 if s >= 65535 else <uint16_t>s)
+            p[0] = <uint16_t>_clamp(s, 0, 65535)
         elif pix_t is int16_t:
-            p[0] = -32768 if s <= -32768 else (32767 if s >= 32767 else <int16_t>s)
+            p[0] = <int16_t>_clamp(s, -32768, 32767)
         elif pix_t is int32_t:
             # 2**31 is exact in float32 and float64; below it every rounded value fits
-            p[0] = INT32_MIN if s <= -2147483648.0 else (
-                INT32_MAX if s >= 2147483648.0 else <int32_t>s)
+            s = _clamp(s, -2147483648.0, 2147483648.0)
+            p[0] = INT32_MAX if s == 2147483648.0 else <int32_t>s
         else:
-            p[0] = INT64_MIN if s <= -9223372036854775808.0 else (
-                INT64_MAX if s >= 9223372036854775808.0 else <int64_t>s)
+            s = _clamp(s, -9223372036854775808.0, 9223372036854775808.0)
+            p[0] = INT64_MAX if s == 9223372036854775808.0 else <int64_t>s
 
 
 # ---- one output row: the H taps into scratch, then the W taps -------------------------------
+cdef inline void _mac(work_t* acc, const pix_t* r, work_t w, idx_t n,
+                      idx_t step) noexcept nogil:
+    """acc[c] += w * r[c * step] for c < n, in ``work_t`` (a loop of locals only, so that
+    the compiler vectorizes the unit-step case)."""
+    cdef idx_t c
+    if step == 1:
+        for c in range(n):
+            if work_t is float:
+                acc[c] = acc[c] + w * _as_float(r[c])
+            else:
+                acc[c] = acc[c] + w * _as_double(r[c])
+    else:
+        for c in range(n):
+            if work_t is float:
+                acc[c] = acc[c] + w * _as_float(r[c * step])
+            else:
+                acc[c] = acc[c] + w * _as_double(r[c * step])
+
+
 cdef void _hpass(const pix_t* xn, const Geom* g, const int64_t* idx, const work_t* wt,
                  work_t* row, double* acc) noexcept nogil:
     """row[j * C + c] = sum_a wt[a] * xn[idx[a], j, c], accumulated in float64 for int32/int64
     data (in ``acc``, then rounded to the float32 row), else in ``work_t`` in ``row``."""
-    cdef idx_t a, j, c, n = g.W * g.C
+    cdef idx_t a, j, c, n = g.W * g.C, runs = g.J, run = g.CC, sj = g.sj, sc = g.sc
     cdef const pix_t* r
-    cdef double wd
-    cdef work_t w
-    if (pix_t is int32_t or pix_t is int64_t) and work_t is float:
+    cdef bint wide = (pix_t is int32_t or pix_t is int64_t) and work_t is float
+    if wide:
         for c in range(n):
             acc[c] = -0.0
-        for a in range(g.KH):
-            wd = <double>wt[a]
-            for j in range(g.J):
-                r = xn + idx[a] * g.xs1 + j * g.sj
-                if g.sc == 1:
-                    for c in range(g.CC):
-                        acc[j * g.CC + c] += wd * _as_double(r[c])
-                else:
-                    for c in range(g.CC):
-                        acc[j * g.CC + c] += wd * _as_double(r[c * g.sc])
-        for c in range(n):
-            row[c] = <float>acc[c]
     else:
         for c in range(n):
             row[c] = -0.0
-        for a in range(g.KH):
-            w = wt[a]
-            for j in range(g.J):
-                r = xn + idx[a] * g.xs1 + j * g.sj
-                if g.sc == 1:
-                    for c in range(g.CC):
-                        if work_t is float:
-                            row[j * g.CC + c] += w * _as_float(r[c])
-                        else:
-                            row[j * g.CC + c] += w * _as_double(r[c])
-                else:
-                    for c in range(g.CC):
-                        if work_t is float:
-                            row[j * g.CC + c] += w * _as_float(r[c * g.sc])
-                        else:
-                            row[j * g.CC + c] += w * _as_double(r[c * g.sc])
+    for a in range(g.KH):
+        r = xn + idx[a] * g.xs1
+        for j in range(runs):
+            if wide:
+                _mac(acc + j * run, r + j * sj, <double>wt[a], run, sc)
+            else:
+                _mac(row + j * run, r + j * sj, wt[a], run, sc)
+    if wide:
+        for c in range(n):
+            row[c] = <work_t>acc[c]
 
 
 cdef void _wpass(const work_t* row, const Geom* g, const int64_t* idx, const work_t* wt,
-                 pix_t* yi) noexcept nogil:
-    """yi[j, c] = sum_b wt[j, b] * row[idx[j, b] * C + c], stored as ``_put`` does."""
-    cdef idx_t j, c, b, K = g.KW, C = g.C
-    cdef work_t s
-    for j in range(g.OW):
-        for c in range(C):
-            s = -0.0
+                 work_t* orow, pix_t* yi) noexcept nogil:
+    """orow[j, c] = sum_b wt[j, b] * row[idx[j, b] * C + c], then stored into yi as ``_put``
+    does (two loops: a uint8 store may alias anything, so the sums run in scratch first)."""
+    cdef idx_t j, c, b, K = g.KW, C = g.C, OW = g.OW
+    cdef const work_t* src
+    cdef work_t* o
+    cdef work_t w, s0, s1, s2
+    if C == 3 or C == 1:      # the common channel counts, in registers (no inner loop)
+        for j in range(OW):
+            s0 = s1 = s2 = -0.0
             for b in range(K):
-                s = s + wt[j * K + b] * row[idx[j * K + b] * C + c]
-            _put(yi + j * g.ys2 + c * g.ys3, s)
+                w = wt[j * K + b]
+                src = row + idx[j * K + b] * C
+                s0 = s0 + w * src[0]
+                if C == 3:
+                    s1 = s1 + w * src[1]
+                    s2 = s2 + w * src[2]
+            orow[j * C] = s0
+            if C == 3:
+                orow[j * C + 1] = s1
+                orow[j * C + 2] = s2
+    else:
+        for j in range(OW):
+            o = orow + j * C
+            for c in range(C):
+                o[c] = -0.0
+            for b in range(K):
+                w = wt[j * K + b]
+                src = row + idx[j * K + b] * C
+                for c in range(C):
+                    o[c] = o[c] + w * src[c]
+    if g.ys3 == 1 and g.ys2 == C:
+        for c in range(g.OW * C):
+            _put(yi + c, orow[c])
+    else:
+        for j in range(g.OW):
+            for c in range(C):
+                _put(yi + j * g.ys2 + c * g.ys3, orow[j * C + c])
 
 
 cdef inline void _unit(const pix_t* x, pix_t* y, const Geom* g, const int64_t* ih,
@@ -187,17 +230,18 @@ cdef inline void _unit(const pix_t* x, pix_t* y, const Geom* g, const int64_t* i
                        char* buf) noexcept nogil:
     """Output row u = n * OH + i with one thread's scratch ``buf``."""
     cdef idx_t n = u // g.OH, i = u % g.OH
-    cdef work_t* row = <work_t*>buf
-    cdef double* acc = <double*>(buf + g.W * g.C * sizeof(work_t))
+    cdef double* acc = <double*>buf          # first: the doubles stay 8-byte aligned
+    cdef work_t* row = <work_t*>(buf + g.W * g.C * sizeof(double))
+    cdef work_t* orow = row + g.W * g.C
     _hpass(x + n * g.xs0, g, ih + i * g.KH, wh + i * g.KH, row, acc)
-    _wpass(row, g, iw, ww, y + n * g.ys0 + i * g.ys1)
+    _wpass(row, g, iw, ww, orow, y + n * g.ys0 + i * g.ys1)
 
 
 cdef int _drive(const pix_t* x, pix_t* y, const Geom* g, const int64_t* ih, const work_t* wh,
                 const int64_t* iw, const work_t* ww) noexcept nogil:
     """Every output row, in parallel when the work is worth it; -1 when scratch failed."""
     cdef idx_t u, units = g.N * g.OH
-    cdef size_t per = g.W * g.C * (sizeof(work_t) + sizeof(double))
+    cdef size_t per = g.W * g.C * (sizeof(work_t) + sizeof(double)) + g.OW * g.C * sizeof(work_t)
     cdef char* buf = NULL
     cdef int failed = 0
     cdef int* fail = &failed
@@ -346,4 +390,4 @@ def _run(src, dst, index_h, weight_h, index_w, weight_w, dict fields):
         else:
             rc = _drive(<const double*>x, <double*>y, &g, ih, <double*>wh, iw, <double*>ww)
     if rc:
-        raise MemoryError(f"resample: no scratch of {g.W * g.C * 12} bytes per thread")
+        raise MemoryError(f"resample: no scratch of {(g.W + g.OW) * g.C * 16} bytes per thread")
