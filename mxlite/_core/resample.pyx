@@ -6,7 +6,8 @@
 ``resample(src, dst, index_h, weight_h, index_w, weight_w)`` writes, for an (N, H, W, C)
 block ``src`` of any strides into an (N, OH, OW, C) block ``dst``::
 
-    dst[n, i, j, c] = sum_b weight_w[j, b] * sum_a weight_h[i, a] * src[n, index_h[i, a], index_w[j, b], c]
+    dst[n, i, j, c] = sum_b weight_w[j, b] * sum_a weight_h[i, a]
+                                               * src[n, index_h[i, a], index_w[j, b], c]
 
 the H taps first (one source-width row per output row, in a per-thread scratch), then the W
 taps into a second scratch row, stored last; one output row per loop iteration, the rows
