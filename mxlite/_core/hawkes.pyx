@@ -1,17 +1,18 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Kernels of contrib.hawkesll (``mxlite/ops/hawkes.py``): the forward recursion of the
 log-likelihood and ``_hawkesll_scan`` (the per-mark linear recurrence its gradient is made
-of), one pass per sample over its points, the samples shared among threads.
+of), one pass per sample over its points, the samples shared among OpenMP threads.
 
-The caller hands over a block of samples: the (B, T) point arrays C-contiguous in float32
-or float64 (float16 is widened to float32 by the caller, exactly), the marks as int64, the
-number of points each sample counts (``steps``, int64, in [0, T]) and every per-sample or
-per-mark array in float64; the results come back in float64 buffers, which the caller casts
-to the output dtype. Everything is computed in double, every index is int64 (a block may
-start past 2**31 points). The marks of the counted points must lie in [0, K): the caller
-checks them (``first_bad_mark``) before any kernel runs, so the kernels never read outside
-a row of K values. A sample reads only its own counted points (padding, NaN included, is
-never read) and writes only its own output rows, so the samples run in any order.
+The (N, T) point arrays are read in their own dtype, C-contiguous, with no converted copy:
+floats float16 (its bits widened exactly), float32 or float64, marks of any integer dtype;
+the number of points each sample counts (``steps``) is int64 in [0, T], every per-sample or
+per-mark array float64. Everything is computed in double and every index is int64 (a
+sample may start past 2**31 points); the scan's ``pre`` is written in its own dtype, rounded
+to nearest even as NumPy's casts round, the small outputs into float64 arrays the caller
+casts. The marks of the counted points must lie in [0, K): the caller checks them
+(``first_bad_mark``) before any kernel runs, so the kernels never read outside a row of K
+values. A sample reads only its own counted points (padding, NaN included, is never read)
+and writes only its own output rows, so the samples run in any order.
 """
 from cython.parallel cimport prange
 from libc.math cimport exp, log
@@ -19,10 +20,6 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, u
 
 from .common cimport idx_t, PARALLEL_MIN
 from .parallel cimport mx_serial, mx_region, mx_region_begin, mx_region_mark, mx_region_end
-
-ctypedef fused real:
-    float
-    double
 
 ctypedef fused integral:
     int8_t
@@ -45,6 +42,137 @@ cdef inline bint _threaded(idx_t samples, idx_t points) noexcept nogil:
     return samples > 1 and points >= PARALLEL_MIN and not mx_serial(points)
 
 
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <math.h>
+    /* float16 bits <-> double, both exact or rounded to nearest even, as NumPy's casts */
+    static inline double hwk_half_to_double(uint16_t h) {
+        uint64_t sign = (uint64_t)(h & 0x8000u) << 48, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+        uint64_t bits;
+        double v;
+        if (e == 0) {                            /* zero or subnormal: m 2^-24 */
+            v = (double)m * 5.9604644775390625e-08;
+            return sign ? -v : v;
+        }
+        if (e == 31) bits = sign | 0x7ff0000000000000ull | (m << 42);     /* inf, NaN */
+        else bits = sign | ((e - 15 + 1023) << 52) | (m << 42);
+        memcpy(&v, &bits, sizeof v);
+        return v;
+    }
+    static inline uint16_t hwk_double_to_half(double x) {
+        uint64_t b, m, rem;
+        uint16_t sign, h;
+        int64_t e;
+        double a = fabs(x);
+        memcpy(&b, &x, sizeof b);
+        sign = (uint16_t)((b >> 48) & 0x8000u);
+        if (a != a) return (uint16_t)(sign | 0x7e00u);                    /* NaN */
+        if (a >= 65520.0) return (uint16_t)(sign | 0x7c00u);   /* rounds past 65504: inf */
+        if (a < 6.103515625e-05)                 /* below 2^-14: subnormal, m 2^-24 */
+            return (uint16_t)(sign | (uint16_t)nearbyint(a * 16777216.0));
+        memcpy(&b, &a, sizeof b);
+        e = (int64_t)(b >> 52) - 1023;           /* -14..15 */
+        m = b & 0xfffffffffffffull;
+        h = (uint16_t)(((e + 15) << 10) | (int64_t)(m >> 42));
+        rem = m & 0x3ffffffffffull;              /* the 42 bits rounded off */
+        if (rem > 0x20000000000ull || (rem == 0x20000000000ull && (h & 1))) h++;
+        return (uint16_t)(sign | h);
+    }
+    """
+    double hwk_half_to_double(uint16_t h) noexcept nogil
+    uint16_t hwk_double_to_half(double x) noexcept nogil
+
+
+# Kinds of element the kernels read or write in place (no converted copies): floats by
+# their itemsize (2: float16), marks by itemsize and signedness.
+cdef enum:
+    F16 = 2
+    F32 = 4
+    F64 = 8
+    I8 = 1
+    I16 = 2
+    I32 = 4
+    I64 = 8
+    U8 = 9
+    U16 = 10
+    U32 = 12
+    U64 = 16
+
+_FLOAT_KINDS = {"float16": F16, "float32": F32, "float64": F64}
+_INT_KINDS = {"int8": I8, "int16": I16, "int32": I32, "int64": I64,
+              "uint8": U8, "uint16": U16, "uint32": U32, "uint64": U64}
+
+
+cdef struct Points:
+    # an (N, T) C-contiguous array as the kernels see it
+    char* data
+    idx_t n
+    idx_t t
+    idx_t row            # bytes from one sample's row to the next
+    int kind
+
+
+cdef Points _points(x, kinds, name) except *:
+    """The (N, T) array ``x`` (C-contiguous, a dtype of ``kinds``) as raw rows."""
+    cdef Points p
+    cdef const unsigned char[:, ::1] raw
+    _check(x.ndim == 2 and x.flags.c_contiguous, f"{name} must be 2-D and C-contiguous")
+    _check(x.dtype.name in kinds, f"{name} has the unsupported dtype {x.dtype}")
+    p.kind = kinds[x.dtype.name]
+    p.n, p.t = x.shape[0], x.shape[1]
+    p.row = p.t * x.dtype.itemsize
+    p.data = NULL
+    if p.n > 0 and p.t > 0:
+        raw = x.view("uint8")                 # (N, T * itemsize); the caller keeps x alive
+        p.data = <char*>&raw[0, 0]
+    return p
+
+
+cdef inline double _load(const char* p, int kind, idx_t j) noexcept nogil:
+    """Element j of a row of floats, as double (the branch is the same for a whole call)."""
+    if kind == F32:
+        return (<const float*>p)[j]
+    if kind == F64:
+        return (<const double*>p)[j]
+    return hwk_half_to_double((<const uint16_t*>p)[j])
+
+
+cdef inline void _store(char* p, int kind, idx_t j, double v) noexcept nogil:
+    """Element j of a row of floats = v, rounded to nearest even as NumPy casts."""
+    if kind == F32:
+        (<float*>p)[j] = <float>v
+    elif kind == F64:
+        (<double*>p)[j] = v
+    else:
+        (<uint16_t*>p)[j] = hwk_double_to_half(v)
+
+
+cdef inline idx_t _mark(const char* p, int kind, idx_t j) noexcept nogil:
+    """Mark j of a row of integers (checked to lie in [0, K) before any kernel runs)."""
+    if kind == I32:
+        return (<const int32_t*>p)[j]
+    if kind == I64:
+        return (<const int64_t*>p)[j]
+    if kind == I8:
+        return (<const int8_t*>p)[j]
+    if kind == U8:
+        return (<const uint8_t*>p)[j]
+    if kind == I16:
+        return (<const int16_t*>p)[j]
+    if kind == U16:
+        return (<const uint16_t*>p)[j]
+    if kind == U32:
+        return (<const uint32_t*>p)[j]
+    return <idx_t>(<const uint64_t*>p)[j]
+
+
+def _check_steps(const int64_t[::1] steps, idx_t t):
+    cdef idx_t i
+    for i in range(steps.shape[0]):
+        _check(0 <= steps[i] <= t, f"steps[{i}] = {steps[i]} outside [0, {t}]")
+
+
 # ---- the marks' check ------------------------------------------------------------------------
 def first_bad_mark(const integral[:, :] marks, const int64_t[::1] steps, int64_t k):
     """(i, j) of the counted point whose mark lies outside [0, k), the smallest point index
@@ -65,8 +193,8 @@ def first_bad_mark(const integral[:, :] marks, const int64_t[::1] steps, int64_t
 
 
 # ---- the forward -----------------------------------------------------------------------------
-cdef void _loglik_one(const real* lags, const int64_t* marks, idx_t steps, idx_t k,
-                      const double* lda, const double* alpha, const double* beta,
+cdef void _loglik_one(const char* lags, int lkind, const char* marks, int mkind, idx_t steps,
+                      idx_t k, const double* lda, const double* alpha, const double* beta,
                       double* s, double* last, double max_time, double* ll) noexcept nogil:
     """One sample: ``s`` (K) holds its state on entry and ``s_k(max_time)`` on return,
     ``last`` (K) is scratch (the time of each mark's last point), ``ll`` its
@@ -78,8 +206,8 @@ cdef void _loglik_one(const real* lags, const int64_t* marks, idx_t steps, idx_t
     for c in range(k):
         last[c] = 0.0
     for j in range(steps):
-        c = marks[j]
-        t = t + <double>lags[j]
+        c = _mark(marks, mkind, j)
+        t = t + _load(lags, lkind, j)
         rate, b = lda[c], beta[c]
         d = t - last[c]
         e = exp(-(b * d))
@@ -95,88 +223,96 @@ cdef void _loglik_one(const real* lags, const int64_t* marks, idx_t steps, idx_t
     ll[0] = total - comp
 
 
-def loglik(const real[:, ::1] lags, const int64_t[:, ::1] marks, const int64_t[::1] steps,
-           const double[:, ::1] lda, const double[::1] alpha, const double[::1] beta,
-           double[:, ::1] state, const double[::1] max_time, double[:, ::1] last,
-           double[::1] ll):
-    """The log-likelihoods ``ll`` (B,) of a block of samples; ``state`` (B, K) is read as
-    the initial states and overwritten with the states at max_time; ``last`` (B, K) is
-    scratch. See the module docstring for the inputs."""
-    cdef idx_t n = lags.shape[0], t = lags.shape[1], k = lda.shape[1], i
+def loglik(lags, marks, const int64_t[::1] steps, const double[:, ::1] lda,
+           const double[::1] alpha, const double[::1] beta, double[:, ::1] state,
+           const double[::1] max_time, double[:, ::1] last, double[::1] ll):
+    """The log-likelihoods ``ll`` (N,) of a batch: ``lags`` (N, T) C-contiguous float16,
+    float32 or float64, ``marks`` (N, T) C-contiguous of any integer dtype, both read in
+    their own dtype; ``state`` (N, K) is read as the initial states and overwritten with the
+    states at max_time; ``last`` (N, K) is scratch. See the module docstring."""
+    cdef Points x = _points(lags, _FLOAT_KINDS, "lags")
+    cdef Points m = _points(marks, _INT_KINDS, "marks")
+    cdef idx_t n = x.n, t = x.t, k = lda.shape[1], i
     cdef mx_region reg
-    _check(marks.shape[0] == n and marks.shape[1] == t and steps.shape[0] == n
+    _check(m.n == n and m.t == t and steps.shape[0] == n
            and lda.shape[0] == n and state.shape[0] == n and state.shape[1] == k
            and last.shape[0] == n and last.shape[1] == k and max_time.shape[0] == n
            and ll.shape[0] == n and alpha.shape[0] == k and beta.shape[0] == k and k >= 1,
-           "the block's arrays must agree in shape")
-    for i in range(n):
-        _check(0 <= steps[i] <= t, f"steps[{i}] = {steps[i]} outside [0, {t}]")
+           "the arrays must agree in shape")
+    _check_steps(steps, t)
     if n == 0:
         return
-    cdef const real* x = &lags[0, 0] if t > 0 else NULL      # no point is read when T = 0
-    cdef const int64_t* m = &marks[0, 0] if t > 0 else NULL
     if _threaded(n, n * t):
         with nogil:
             mx_region_begin(&reg)
             for i in prange(n, schedule="guided"):
                 mx_region_mark(&reg)
-                _loglik_one(x + i * t, m + i * t, steps[i], k, &lda[i, 0], &alpha[0],
-                            &beta[0], &state[i, 0], &last[i, 0], max_time[i], &ll[i])
+                _loglik_one(x.data + i * x.row, x.kind, m.data + i * m.row, m.kind, steps[i],
+                            k, &lda[i, 0], &alpha[0], &beta[0], &state[i, 0], &last[i, 0],
+                            max_time[i], &ll[i])
             mx_region_end(&reg)
     else:
         with nogil:
             for i in range(n):
-                _loglik_one(x + i * t, m + i * t, steps[i], k, &lda[i, 0], &alpha[0],
-                            &beta[0], &state[i, 0], &last[i, 0], max_time[i], &ll[i])
+                _loglik_one(x.data + i * x.row, x.kind, m.data + i * m.row, m.kind, steps[i],
+                            k, &lda[i, 0], &alpha[0], &beta[0], &state[i, 0], &last[i, 0],
+                            max_time[i], &ll[i])
 
 
 # ---- _hawkesll_scan --------------------------------------------------------------------------
-cdef void _scan_one(const real* a, const real* b, const int64_t* marks, idx_t steps,
-                    idx_t t, bint reverse, double* z, double* pre) noexcept nogil:
+cdef void _scan_one(const char* a, const char* b, int fkind, const char* marks, int mkind,
+                    idx_t steps, idx_t t, bint reverse, double* z, char* pre,
+                    int pkind) noexcept nogil:
     """One sample: ``z`` (K) holds init on entry and final on return; at each counted
     point (from the last back with ``reverse``) pre[j] = z[c], z[c] = a[j] z[c] + b[j];
-    pre is 0 past the counted points."""
+    pre is 0 past the counted points. a[j] and b[j] are read before pre[j] is written, and
+    no point is read after its pre is written: pre may be a or b itself."""
     cdef idx_t j, q, c
-    cdef double zc
+    cdef double zc, aj, bj
     for q in range(steps):
         j = steps - 1 - q if reverse else q
-        c = marks[j]
+        c = _mark(marks, mkind, j)
+        aj = _load(a, fkind, j)
+        bj = _load(b, fkind, j)
         zc = z[c]
-        pre[j] = zc
-        z[c] = <double>a[j] * zc + <double>b[j]
+        _store(pre, pkind, j, zc)
+        z[c] = aj * zc + bj
     for j in range(steps, t):
-        pre[j] = 0.0
+        _store(pre, pkind, j, 0.0)
 
 
-def scan(const real[:, ::1] a, const real[:, ::1] b, const int64_t[:, ::1] marks,
-         const int64_t[::1] steps, bint reverse, double[:, ::1] z, double[:, ::1] pre):
-    """``_hawkesll_scan`` of a block of samples: ``z`` (B, K) is read as init and
-    overwritten with final, ``pre`` (B, T) is written. ``pre`` must not share memory with
-    ``a`` or ``b`` (the caller's buffer)."""
-    cdef idx_t n = a.shape[0], t = a.shape[1], i
+def scan(a, b, marks, const int64_t[::1] steps, bint reverse, double[:, ::1] z, pre):
+    """``_hawkesll_scan`` of a batch: ``a``, ``b`` (N, T) C-contiguous float16, float32 or
+    float64 (one dtype), ``marks`` (N, T) C-contiguous of any integer dtype, all read in
+    their own dtype; ``z`` (N, K) float64 is read as init and overwritten with final;
+    ``pre`` (N, T) C-contiguous float16/32/64 is written, cast from double. ``pre`` may be
+    ``a`` or ``b`` itself (the same memory, dtype and shape), but not overlap them otherwise
+    (the caller's rule)."""
+    cdef Points pa = _points(a, _FLOAT_KINDS, "a")
+    cdef Points pb = _points(b, _FLOAT_KINDS, "b")
+    cdef Points m = _points(marks, _INT_KINDS, "marks")
+    cdef Points out = _points(pre, _FLOAT_KINDS, "pre")
+    cdef idx_t n = pa.n, t = pa.t, i
     cdef mx_region reg
-    _check(b.shape[0] == n and b.shape[1] == t and marks.shape[0] == n
-           and marks.shape[1] == t and steps.shape[0] == n and z.shape[0] == n
-           and z.shape[1] >= 1 and pre.shape[0] == n and pre.shape[1] == t,
-           "the block's arrays must agree in shape")
-    for i in range(n):
-        _check(0 <= steps[i] <= t, f"steps[{i}] = {steps[i]} outside [0, {t}]")
+    _check(pb.n == n and pb.t == t and pb.kind == pa.kind and m.n == n and m.t == t
+           and out.n == n and out.t == t and steps.shape[0] == n and z.shape[0] == n
+           and z.shape[1] >= 1, "the arrays must agree in shape and dtype")
+    _check(pre.flags.writeable, "pre must be writable")
+    _check_steps(steps, t)
     if n == 0 or t == 0:
         return
-    cdef const real* pa = &a[0, 0]
-    cdef const real* pb = &b[0, 0]
-    cdef const int64_t* m = &marks[0, 0]
-    cdef double* out = &pre[0, 0]
     if _threaded(n, n * t):
         with nogil:
             mx_region_begin(&reg)
             for i in prange(n, schedule="guided"):
                 mx_region_mark(&reg)
-                _scan_one(pa + i * t, pb + i * t, m + i * t, steps[i], t, reverse,
-                          &z[i, 0], out + i * t)
+                _scan_one(pa.data + i * pa.row, pb.data + i * pb.row, pa.kind,
+                          m.data + i * m.row, m.kind, steps[i], t, reverse, &z[i, 0],
+                          out.data + i * out.row, out.kind)
             mx_region_end(&reg)
     else:
         with nogil:
             for i in range(n):
-                _scan_one(pa + i * t, pb + i * t, m + i * t, steps[i], t, reverse,
-                          &z[i, 0], out + i * t)
+                _scan_one(pa.data + i * pa.row, pb.data + i * pb.row, pa.kind,
+                          m.data + i * m.row, m.kind, steps[i], t, reverse, &z[i, 0],
+                          out.data + i * out.row, out.kind)

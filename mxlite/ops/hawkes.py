@@ -17,15 +17,17 @@ where the integral (the compensator) is ``lda[i, k] * max_time + alpha[k] * (sta
 n_k - s_k(max_time))`` with ``n_k`` the number of points of mark ``k``. The second output is
 ``s_k(max_time)``, the state to start the next window with (the exponential memory).
 
-The compute runs the recursion over the points, vectorised over blocks of samples and
-looped over the time axis, in float64 (scratch: about 6 values per point of a block of
-samples, at least one sample, whatever the batch): each step
-costs about 16 us of Python and NumPy calls plus its share of the batch (4 samples of
-10**4 points: 0.16 s forward, 0.19 s backward on one core). The gradient is a graph of
-registered operators: the per-mark recursions it needs are the internal ``_hawkesll_scan``
-(a linear recurrence per mark, forward or backward in time), whose own gradient is the
-same scan run the other way, so gradients of any order follow; the graph holds the marks
-one-hot, (N, T, K).
+On the CPU the compute is compiled (``mxlite/_core/hawkes.pyx``): one pass per sample over
+its points in float64, the samples shared among OpenMP threads, every array read in its own
+dtype (no converted copy: no scratch beyond a few (N, K) values); every mark and length is
+checked before anything is written. Other devices (``rctx.xp`` not NumPy) run the recursion
+vectorised over blocks of samples and looped over the time axis, in float64 (scratch:
+about 6 values per point of a block of samples, at least one sample, whatever the batch):
+each step costs about 16 us of Python and NumPy calls plus its share of the batch. The
+gradient is a graph of registered operators: the per-mark recursions it needs are the
+internal ``_hawkesll_scan`` (a linear recurrence per mark, forward or backward in time),
+whose own gradient is the same scan run the other way, so gradients of any order follow;
+the graph holds the marks one-hot, (N, T, K).
 
 Where MXNet differs (docs/differences.rst): MXNet computes ``expf``/``logf`` (float
 precision) also for float64; it gives no gradient for ``state`` (zeros), ``lags`` or
@@ -157,14 +159,6 @@ class _Block:
 
 
 # ---- the compiled path (host arrays): mxlite/_core/hawkes.pyx ---------------------------------
-def _kernel_blocks(n, t):
-    """Slices of the batch of about _BLOCK points each (at least one sample): the compiled
-    path's scratch is a block's marks in int64, its points in float32 where they are float16
-    and the scan's ``pre`` in float64, about 20 bytes a point."""
-    step = max(1, _BLOCK // max(t, 1))
-    return [slice(s, min(n, s + step)) for s in range(0, n, step)]
-
-
 def _check_marks(op, marks, steps, k, t):
     """Every counted mark in [0, K), checked over the whole batch before anything is
     written; the message names the first bad point as the NumPy path's does (block by block,
@@ -178,36 +172,21 @@ def _check_marks(op, marks, steps, k, t):
                                f"{int(marks[rows.start + i, j])}")
 
 
-def _points_block(x, rows):
-    """x[rows] C-contiguous as the kernels read it: float32 and float64 as they are (no copy
-    when already contiguous), float16 widened to float32 (exactly)."""
-    block = x[rows]
-    dtype = "float32" if block.dtype == np.float16 else block.dtype
-    return np.ascontiguousarray(block, dtype=dtype)
-
-
-def _marks_block(marks, rows):
-    return np.ascontiguousarray(marks[rows], dtype="int64")
-
-
 def _hawkes_kernel(rctx, ins, outs):
-    """The forward by the compiled recursion, one pass per sample, blocks of samples."""
-    xp = rctx.xp
+    """The forward by the compiled recursion, one pass per sample, the point arrays read in
+    their own dtypes; the (N,) and (N, K) results come back in float64 and are cast."""
     lda, alpha, beta, state, lags, marks, length, max_time = ins
     n, t = lags.shape
     k = lda.shape[1]
     steps = _steps(rctx, _OP, length, t)
     _check_marks(_OP, marks, steps, k, t)
-    alpha, beta = (np.ascontiguousarray(v, dtype=_WORK) for v in (alpha, beta))
-    for rows in _kernel_blocks(n, t):
-        s = np.array(state[rows], dtype=_WORK, order="C")      # a copy: the kernel writes it
-        ll = np.empty((s.shape[0],), _WORK)
-        _kernel.loglik(_points_block(lags, rows), _marks_block(marks, rows), steps[rows],
-                       np.ascontiguousarray(lda[rows], dtype=_WORK), alpha, beta, s,
-                       np.ascontiguousarray(max_time[rows], dtype=_WORK),
-                       np.empty(s.shape, _WORK), ll)
-        xp.cast_into(outs[0][rows], ll)
-        xp.cast_into(outs[1][rows], s)
+    work = [np.ascontiguousarray(v, dtype=_WORK) for v in (lda, alpha, beta, max_time)]
+    s = np.array(state, dtype=_WORK, order="C")               # a copy: the kernel writes it
+    ll = np.empty((n,), _WORK)
+    _kernel.loglik(np.ascontiguousarray(lags), np.ascontiguousarray(marks), steps, work[0],
+                   work[1], work[2], s, work[3], np.empty(s.shape, _WORK), ll)
+    rctx.xp.cast_into(outs[0], ll)
+    rctx.xp.cast_into(outs[1], s)
 
 
 def _on_host(rctx):
@@ -318,23 +297,31 @@ def _scan_compute(rctx, ins, outs, attrs):
 
 
 def _scan_kernel(rctx, ins, outs, reverse):
-    """The scan by the compiled recurrence, blocks of samples: a block's a, b and init are
-    read (into the kernel or a copy) before its pre and final, which may be a, b or init
-    (out= in place), are written from float64 buffers."""
-    xp = rctx.xp
+    """The scan by the compiled recurrence, every array in its own dtype. ``pre`` is written
+    directly where it is C-contiguous and is a or b itself or apart from them (the kernel
+    reads each point before it writes it), else through a buffer; init is copied first, so
+    final may be init."""
     a, b, init, marks, length = ins
     pre, final = outs
     n, t = a.shape
     k = init.shape[1]
     steps = _steps(rctx, _SCAN, length, t)
     _check_marks(_SCAN, marks, steps, k, t)
-    for rows in _kernel_blocks(n, t):
-        z = np.array(init[rows], dtype=_WORK, order="C")        # a copy: the kernel writes it
-        buf = np.empty((z.shape[0], t), _WORK)
-        _kernel.scan(_points_block(a, rows), _points_block(b, rows), _marks_block(marks, rows),
-                     steps[rows], reverse, z, buf)
-        xp.cast_into(pre[rows], buf)
-        xp.cast_into(final[rows], z)
+    a, b, marks = (np.ascontiguousarray(x) for x in (a, b, marks))
+    z = np.array(init, dtype=_WORK, order="C")
+    direct = pre.flags.c_contiguous and pre.flags.writeable and all(
+        _same(pre, x) or not np.shares_memory(pre, x) for x in (a, b))
+    target = pre if direct else np.empty(pre.shape, pre.dtype)
+    _kernel.scan(a, b, marks, steps, reverse, z, target)
+    if not direct:
+        pre[...] = target
+    rctx.xp.cast_into(final, z)
+
+
+def _same(x, y):
+    """Whether x and y are one array's memory, element for element."""
+    return (x.dtype == y.dtype and x.shape == y.shape and x.strides == y.strides
+            and x.__array_interface__["data"][0] == y.__array_interface__["data"][0])
 
 
 def _scan_numpy(rctx, ins, outs, reverse):

@@ -105,13 +105,43 @@ def test_forward_threads_over_the_batch(monkeypatch):
     np.testing.assert_allclose(got[1], want[1], rtol=1e-13, atol=1e-13)
 
 
-def test_forward_blocks_of_samples_equal_one_block(monkeypatch):
-    case = _forward_case(np.random.default_rng(5), 7, 3, 6, "int32")
-    whole = _forward(case, "float32")
-    monkeypatch.setattr(hawkes, "_BLOCK", 12)               # two samples a block
-    parts = _forward(case, "float32")
-    for one, other in zip(whole, parts):
-        np.testing.assert_array_equal(one, other)
+def _one_point_per_mark(init, b, pre_dtype):
+    """(pre, final) of a one-sample scan whose point j has mark j and a = 0: pre[j] =
+    init[j] (written from double in ``pre_dtype``), final[j] = 0 * init[j] + b[j] (b read
+    in its own dtype)."""
+    b = np.asarray(b).reshape(1, -1)
+    t = b.shape[1]
+    z = np.array(init, dtype="float64").reshape(1, t)
+    pre = np.empty((1, t), pre_dtype)
+    kernel.scan(np.zeros_like(b), b, np.arange(t).reshape(1, t), np.array([t]), False, z, pre)
+    return pre[0], z[0]
+
+
+def test_float16_is_read_exactly():
+    """Every float16 bit pattern widened to double as NumPy widens it (NaNs as NaNs)."""
+    every = np.arange(1 << 16, dtype="uint16").view("float16")
+    _, got = _one_point_per_mark(np.zeros(every.size), every, "float64")
+    np.testing.assert_array_equal(got, every.astype("float64"))
+
+
+def test_float16_is_written_rounded_to_nearest_even():
+    """Doubles written as float16 as NumPy casts them: ties to even in the normal and
+    subnormal ranges, the overflow threshold 65520, signed zeros, infinities, NaN."""
+    halves = np.arange(0x7c00, dtype="uint16").view("float16").astype("float64")
+    ties = (halves[:-1] + halves[1:]) / 2                      # exactly halfway: to even
+    near = np.concatenate([np.nextafter(ties, 0), np.nextafter(ties, np.inf)])
+    rng = np.random.default_rng(12)
+    odd = [65504.0, 65519.99, 65520.0, 1e300, 2.0 ** -25, 2.0 ** -24 * 1.5, 2.0 ** -26, 1e-300,
+           -0.0, np.inf, np.nan]
+    values = np.concatenate([ties, near, rng.normal(scale=100.0, size=2000),
+                             np.exp(rng.uniform(-20, 12, 2000)), odd])
+    values = np.concatenate([values, -values])
+    got, _ = _one_point_per_mark(values, np.zeros(values.size), "float16")
+    with np.errstate(over="ignore"):                          # 1e300 and 65520: inf
+        want = values.astype("float16")
+    np.testing.assert_array_equal(got.view("uint16")[~np.isnan(want)],
+                                  want.view("uint16")[~np.isnan(want)])
+    assert np.isnan(got[np.isnan(want)]).all()
 
 
 # ---- the scan -----------------------------------------------------------------------------------
