@@ -29,7 +29,7 @@ import mxlite as mx                        # noqa: E402
 from mxlite.base import MXNetError         # noqa: E402
 
 _CPU_KERNEL_MODULES = ("elemwise", "reduce", "index", "copy", "finite", "random", "conv",
-                       "norm", "optim", "sorting", "activation", "hawkes")
+                       "norm", "optim", "sorting", "activation", "hawkes", "resample")
 # functions of those modules that answer questions about dtypes and touch no data
 _CPU_METADATA = ("supports_unary", "supports_binary", "acc_dtype")
 

@@ -11,6 +11,8 @@ from mxlite.base import MXNetError
 from mxlite.device import cpu as _cpu
 from mxlite.ops import image as _image
 
+pytestmark = pytest.mark.cpu_only      # the CPU kernel (GPU runs of the ops: test_image.py)
+
 DTYPES = ("uint8", "int8", "uint16", "int16", "int32", "int64", "float16", "float32",
           "float64")
 # bounds of the random data: the integer ones use their whole range (saturation included)
