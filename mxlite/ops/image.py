@@ -457,7 +457,9 @@ def _interpolate(rctx, x, out, taps_h, taps_w):
     the columns, in float32 (float64 data in float64); integer results are rounded (as
     OpenCV's) and saturated. On the CPU the compiled kernel (``mxlite/_core/resample.pyx``:
     one pass per output row, rows across threads) computes it with the NumPy path's
-    arithmetic, bit for bit; other devices, and dtypes the kernel lacks, take the NumPy path
+    arithmetic, bit for bit, but for int32/int64 results at the dtype's maximum: the kernel
+    saturates them, where the NumPy path's float32 clip (to 2**31, 2**63) wraps them to the
+    minimum. Other devices, and dtypes the kernel lacks, take the NumPy path
     (``_interpolate_xp``)."""
     if rctx.kernels == "cpu" and x.dtype.char in _resample.DTYPES:
         work = _work_dtype(x.dtype)
