@@ -14,7 +14,7 @@ casts. The marks of the counted points must lie in [0, K): the caller checks the
 values. A sample reads only its own counted points (padding, NaN included, is never read)
 and writes only its own output rows, so the samples run in any order.
 """
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.math cimport exp, log
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
@@ -82,6 +82,18 @@ cdef extern from *:
     """
     double hwk_half_to_double(uint16_t h) noexcept nogil
     uint16_t hwk_double_to_half(double x) noexcept nogil
+
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static long long hwk_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static long long hwk_max_threads(void) { return 1; }
+    #endif
+    """
+    long long hwk_max_threads() nogil   # 1 where the build has no OpenMP (macOS)
 
 
 # Kinds of element the kernels read or write in place (no converted copies): floats by
@@ -193,22 +205,36 @@ def first_bad_mark(const integral[:, :] marks, const int64_t[::1] steps, int64_t
 
 
 # ---- the forward -----------------------------------------------------------------------------
-cdef void _loglik_one(const char* lags, int lkind, const char* marks, int mkind, idx_t steps,
-                      idx_t k, const double* lda, const double* alpha, const double* beta,
-                      double* s, double* last, double max_time, double* ll) noexcept nogil:
-    """One sample: ``s`` (K) holds its state on entry and ``s_k(max_time)`` on return,
-    ``last`` (K) is scratch (the time of each mark's last point), ``ll`` its
-    log-likelihood. A point of mark c at time t adds log(lda_c + alpha_c beta_c s_c e) -
-    lda_c d - alpha_c s_c (1 - e), with d = t - last_c and e = exp(-beta_c d); then
-    s_c = 1 + s_c e; the compensators from each mark's last point to max_time close it."""
+cdef struct Sample:
+    # the forward's view of one sample: its rows (any float dtype) and its thread's scratch
+    const char* lags
+    const char* marks
+    const char* lda
+    const char* state
+    char* out_state
+    idx_t steps
+    double max_time
+    double* s            # (K) the state, in double
+    double* last         # (K) the time of each mark's last point
+
+
+cdef double _loglik_one(Sample* w, int fkind, int mkind, idx_t k, const double* alpha,
+                        const double* beta) noexcept nogil:
+    """One sample's log-likelihood; its state at max_time is written to ``out_state``. A
+    point of mark c at time t adds log(lda_c + alpha_c beta_c s_c e) - lda_c d -
+    alpha_c s_c (1 - e), with d = t - last_c and e = exp(-beta_c d); then s_c = 1 + s_c e;
+    the compensators from each mark's last point to max_time close it."""
     cdef idx_t j, c
     cdef double t = 0.0, total = 0.0, comp = 0.0, d, e, excite, rate, b
+    cdef double* s = w.s
+    cdef double* last = w.last
     for c in range(k):
+        s[c] = _load(w.state, fkind, c)
         last[c] = 0.0
-    for j in range(steps):
-        c = _mark(marks, mkind, j)
-        t = t + _load(lags, lkind, j)
-        rate, b = lda[c], beta[c]
+    for j in range(w.steps):
+        c = _mark(w.marks, mkind, j)
+        t = t + _load(w.lags, fkind, j)
+        rate, b = _load(w.lda, fkind, c), beta[c]
         d = t - last[c]
         e = exp(-(b * d))
         excite = alpha[c] * s[c]
@@ -216,47 +242,71 @@ cdef void _loglik_one(const char* lags, int lkind, const char* marks, int mkind,
         s[c] = 1.0 + s[c] * e
         last[c] = t
     for c in range(k):
-        d = max_time - last[c]
+        d = w.max_time - last[c]
         e = exp(-(beta[c] * d))
-        comp += lda[c] * d + alpha[c] * s[c] * (1.0 - e)
-        s[c] = s[c] * e
-    ll[0] = total - comp
+        comp += _load(w.lda, fkind, c) * d + alpha[c] * s[c] * (1.0 - e)
+        _store(w.out_state, fkind, c, s[c] * e)
+    return total - comp
 
 
-def loglik(lags, marks, const int64_t[::1] steps, const double[:, ::1] lda,
-           const double[::1] alpha, const double[::1] beta, double[:, ::1] state,
-           const double[::1] max_time, double[:, ::1] last, double[::1] ll):
-    """The log-likelihoods ``ll`` (N,) of a batch: ``lags`` (N, T) C-contiguous float16,
-    float32 or float64, ``marks`` (N, T) C-contiguous of any integer dtype, both read in
-    their own dtype; ``state`` (N, K) is read as the initial states and overwritten with the
-    states at max_time; ``last`` (N, K) is scratch. See the module docstring."""
+cdef void _loglik_run(Points* x, Points* m, Points* lda, Points* state, Points* mt,
+                      Points* ll, Points* out, const int64_t* steps, const double* alpha,
+                      const double* beta, double* scratch, idx_t i) noexcept nogil:
+    """Sample i with one thread's scratch (2 K doubles)."""
+    cdef Sample w
+    cdef idx_t k = lda.t
+    w.lags, w.marks = x.data + i * x.row, m.data + i * m.row
+    w.lda, w.state = lda.data + i * lda.row, state.data + i * state.row
+    w.out_state = out.data + i * out.row
+    w.steps, w.max_time = steps[i], _load(mt.data, mt.kind, i)
+    w.s, w.last = scratch, scratch + k
+    _store(ll.data, ll.kind, i, _loglik_one(&w, x.kind, m.kind, k, alpha, beta))
+
+
+def loglik(lags, marks, const int64_t[::1] steps, lda, const double[::1] alpha,
+           const double[::1] beta, state, max_time, ll, out_state, double[:, ::1] scratch):
+    """The log-likelihoods ``ll`` (N,) and the states at max_time ``out_state`` (N, K) of a
+    batch, every array C-contiguous and read or written in its own dtype: ``lags``, ``lda``,
+    ``state``, ``max_time``, ``ll`` and ``out_state`` one float dtype, ``marks`` (N, T) any
+    integer dtype; ``alpha``, ``beta`` (K) float64; ``scratch`` (threads, 2 K) float64, with
+    one row the samples run on the calling thread. See the module docstring."""
     cdef Points x = _points(lags, _FLOAT_KINDS, "lags")
     cdef Points m = _points(marks, _INT_KINDS, "marks")
-    cdef idx_t n = x.n, t = x.t, k = lda.shape[1], i
+    cdef Points pl = _points(lda, _FLOAT_KINDS, "lda")
+    cdef Points ps = _points(state, _FLOAT_KINDS, "state")
+    cdef Points po = _points(out_state, _FLOAT_KINDS, "out_state")
+    cdef Points pt = _points(max_time.reshape(-1, 1), _FLOAT_KINDS, "max_time")
+    cdef Points pll = _points(ll.reshape(1, -1), _FLOAT_KINDS, "ll")
+    cdef idx_t n = x.n, t = x.t, k = pl.t, i, threads = scratch.shape[0]
     cdef mx_region reg
-    _check(m.n == n and m.t == t and steps.shape[0] == n
-           and lda.shape[0] == n and state.shape[0] == n and state.shape[1] == k
-           and last.shape[0] == n and last.shape[1] == k and max_time.shape[0] == n
-           and ll.shape[0] == n and alpha.shape[0] == k and beta.shape[0] == k and k >= 1,
-           "the arrays must agree in shape")
+    _check(m.n == n and m.t == t and steps.shape[0] == n and pl.n == n and ps.n == n
+           and ps.t == k and po.n == n and po.t == k and pt.n == n and pll.t == n
+           and alpha.shape[0] == k and beta.shape[0] == k and k >= 1
+           and threads >= 1 and scratch.shape[1] >= 2 * k, "the arrays must agree in shape")
+    _check(pl.kind == x.kind and ps.kind == x.kind and po.kind == x.kind and pt.kind == x.kind
+           and pll.kind == x.kind, "the float arrays must share a dtype")
+    _check(out_state.flags.writeable and ll.flags.writeable, "the outputs must be writable")
     _check_steps(steps, t)
     if n == 0:
         return
-    if _threaded(n, n * t):
+    if threads > 1 and _threaded(n, n * t):
         with nogil:
             mx_region_begin(&reg)
-            for i in prange(n, schedule="guided"):
+            for i in prange(n, schedule="guided", num_threads=threads):
                 mx_region_mark(&reg)
-                _loglik_one(x.data + i * x.row, x.kind, m.data + i * m.row, m.kind, steps[i],
-                            k, &lda[i, 0], &alpha[0], &beta[0], &state[i, 0], &last[i, 0],
-                            max_time[i], &ll[i])
+                _loglik_run(&x, &m, &pl, &ps, &pt, &pll, &po, &steps[0], &alpha[0], &beta[0],
+                            &scratch[threadid(), 0], i)
             mx_region_end(&reg)
     else:
         with nogil:
             for i in range(n):
-                _loglik_one(x.data + i * x.row, x.kind, m.data + i * m.row, m.kind, steps[i],
-                            k, &lda[i, 0], &alpha[0], &beta[0], &state[i, 0], &last[i, 0],
-                            max_time[i], &ll[i])
+                _loglik_run(&x, &m, &pl, &ps, &pt, &pll, &po, &steps[0], &alpha[0], &beta[0],
+                            &scratch[0, 0], i)
+
+
+def max_threads():
+    """Threads a parallel loop may use (the first dimension of the forward's scratch)."""
+    return hwk_max_threads()
 
 
 # ---- _hawkesll_scan --------------------------------------------------------------------------

@@ -173,20 +173,22 @@ def _check_marks(op, marks, steps, k, t):
 
 
 def _hawkes_kernel(rctx, ins, outs):
-    """The forward by the compiled recursion, one pass per sample, the point arrays read in
-    their own dtypes; the (N,) and (N, K) results come back in float64 and are cast."""
+    """The forward by the compiled recursion, one pass per sample, every array read and
+    written in its own dtype (scratch: 2 K doubles a thread)."""
     lda, alpha, beta, state, lags, marks, length, max_time = ins
     n, t = lags.shape
     k = lda.shape[1]
     steps = _steps(rctx, _OP, length, t)
     _check_marks(_OP, marks, steps, k, t)
-    work = [np.ascontiguousarray(v, dtype=_WORK) for v in (lda, alpha, beta, max_time)]
-    s = np.array(state, dtype=_WORK, order="C")               # a copy: the kernel writes it
-    ll = np.empty((n,), _WORK)
-    _kernel.loglik(np.ascontiguousarray(lags), np.ascontiguousarray(marks), steps, work[0],
-                   work[1], work[2], s, work[3], np.empty(s.shape, _WORK), ll)
-    rctx.xp.cast_into(outs[0], ll)
-    rctx.xp.cast_into(outs[1], s)
+    alpha, beta = (np.ascontiguousarray(v, dtype=_WORK) for v in (alpha, beta))
+    ll, out = (x if x.flags.c_contiguous else np.empty(x.shape, x.dtype) for x in outs)
+    _kernel.loglik(*(np.ascontiguousarray(x) for x in (lags, marks)), steps,
+                   np.ascontiguousarray(lda), alpha, beta, np.ascontiguousarray(state),
+                   np.ascontiguousarray(max_time), ll, out,
+                   np.empty((_kernel.max_threads(), 2 * k), _WORK))
+    for mine, given in zip((ll, out), outs):
+        if mine is not given:
+            given[...] = mine
 
 
 def _on_host(rctx):

@@ -239,4 +239,9 @@ def test_the_kernels_check_their_block():
                     np.empty((2, 3)))
     with pytest.raises(ValueError, match="agree in shape"):
         kernel.loglik(one, marks, np.array([3, 3], "int64"), np.ones((2, 2)), np.ones(2),
-                      np.ones(2), np.ones((2, 2)), np.ones(2), np.empty((2, 2)), np.empty(1))
+                      np.ones(2), np.ones((2, 2)), np.ones(2), np.empty(1), np.empty((2, 2)),
+                      np.empty((1, 4)))
+    with pytest.raises(ValueError, match="share a dtype"):
+        kernel.loglik(one, marks, np.array([3, 3], "int64"), np.ones((2, 2), "float32"),
+                      np.ones(2), np.ones(2), np.ones((2, 2)), np.ones(2), np.empty(2),
+                      np.empty((2, 2)), np.empty((1, 4)))
