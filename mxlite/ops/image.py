@@ -48,11 +48,23 @@ def _work_dtype(dtype):
 
 
 def _store(xp, value, out):
-    """Write the float ``value`` into ``out``: integers clipped to their range, truncated."""
-    if out.dtype.kind in "iu":
-        info = np.iinfo(out.dtype)
-        value = value.clip(info.min, info.max)
-    xp.cast_into(out, value)
+    """Write the float ``value`` into ``out``: integers saturated to their range, truncated.
+    Where the integer maximum is not a value of ``value``'s dtype (int32 in float32: it
+    rounds up to 2**31, which a cast wraps to the minimum), the values at or above it are
+    written as the maximum after the cast."""
+    if out.dtype.kind not in "iu":
+        xp.cast_into(out, value)
+        return
+    info = np.iinfo(out.dtype)
+    ftype = value.dtype.type
+    top = ftype(info.max)
+    if int(top) <= info.max:
+        xp.cast_into(out, value.clip(info.min, info.max))
+        return
+    below = np.nextafter(top, ftype(-np.inf))   # the largest float under the maximum
+    over = value >= top
+    xp.cast_into(out, value.clip(info.min, below))
+    out[over] = info.max
 
 
 def _image_dims(op, shape, layout="HWC", channels=(1, 3)):

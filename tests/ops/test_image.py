@@ -326,3 +326,15 @@ def test_symbols_infer_image_shapes():
         data, size=(6, 4))), mean=(0.5,), std=(0.2,))
     _, out_shapes, _ = out.infer_shape(data=(2, 10, 12, 3))
     assert out_shapes == [(2, 3, 4, 6)]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+def test_integer_results_saturate_at_the_dtype_maximum(dtype, device):
+    """A result at or past an integer dtype's maximum is the maximum on every device: the
+    float32 computation rounds int32's maximum up to 2**31, which a plain cast wraps to the
+    minimum (a silently wrong pixel before)."""
+    top = int(np.iinfo(dtype).max)
+    x = mx.nd.array(np.full((2, 2, 1), top, np.int64), dtype=dtype, ctx=device)
+    for out in (mx.nd.image.resize(x, size=(3, 3)),
+                mx.nd.image.random_brightness(x, min_factor=2, max_factor=2)):
+        np.testing.assert_array_equal(out.asnumpy(), np.full(out.shape, top))
