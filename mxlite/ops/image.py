@@ -915,8 +915,10 @@ def _border_compute(rctx, ins, outs, attrs):
         fill = np.array(_border_fill(attrs, c), np.float64)
         dtype = out.dtype
         if dtype.kind in "iu":
+            # saturated in Python ints: int64's maximum is no float64 (it rounds up to 2**63)
             info = np.iinfo(dtype)
-            fill = fill.clip(info.min, info.max)
+            fill = np.array([info.max if f >= info.max else info.min if f <= info.min
+                             else int(f) for f in fill.tolist()], dtype)
         xp.copyto(out, xp.broadcast_to(xp.from_host(fill.astype(dtype)), out.shape))
         xp.copyto(out[attrs.top:attrs.top + h, attrs.left:attrs.left + w], x)
         return

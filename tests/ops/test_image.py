@@ -338,3 +338,15 @@ def test_integer_results_saturate_at_the_dtype_maximum(dtype, device):
     for out in (mx.nd.image.resize(x, size=(3, 3)),
                 mx.nd.image.random_brightness(x, min_factor=2, max_factor=2)):
         np.testing.assert_array_equal(out.asnumpy(), np.full(out.shape, top))
+
+
+def test_border_fill_saturates_at_int64s_maximum():
+    """1e30 as an int64 border is the maximum (a float64 clip rounds it up to 2**63, which
+    a cast wraps to the minimum)."""
+    x = mx.nd.zeros((2, 2, 1), dtype="int64")
+    out = mx.nd._internal._cvcopyMakeBorder(x, top=1, bot=0, left=0, right=0, type=0,
+                                            value=1e30).asnumpy()
+    np.testing.assert_array_equal(out[0], np.full((2, 1), np.iinfo(np.int64).max))
+    low = mx.nd._internal._cvcopyMakeBorder(x, top=1, bot=0, left=0, right=0, type=0,
+                                            value=-1e30).asnumpy()
+    np.testing.assert_array_equal(low[0], np.full((2, 1), np.iinfo(np.int64).min))
