@@ -245,3 +245,20 @@ def test_the_kernels_check_their_block():
         kernel.loglik(one, marks, np.array([3, 3], "int64"), np.ones((2, 2), "float32"),
                       np.ones(2), np.ones(2), np.ones((2, 2)), np.ones(2), np.empty(2),
                       np.empty((2, 2)), np.empty((1, 4)))
+
+
+def test_one_thread_and_every_thread_agree():
+    """The forward's scratch rows are its threads: one row runs the batch on the calling
+    thread; the threaded run (where the machine is not contended) gives the same bits."""
+    case = _forward_case(np.random.default_rng(13), 3000, 3, 30, "int8")
+    steps = np.ceil(case["length"]).astype("int64")
+
+    def run(threads):
+        ll, out = np.empty(3000), np.empty((3000, 3))
+        kernel.loglik(np.nan_to_num(case["lags"]), case["marks"], steps, case["lda"],
+                      case["alpha"], case["beta"], case["state"], case["max_time"], ll, out,
+                      np.empty((threads, 6)))
+        return ll, out
+
+    for one, every in zip(run(1), run(max(2, kernel.max_threads()))):
+        np.testing.assert_array_equal(one, every)
