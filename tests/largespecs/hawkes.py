@@ -14,13 +14,13 @@ import mxlite as mx
 from . import Row
 
 _T, _K = 32, 3
-_REASON = ("time and memory: the recursion is about 20 element-wise passes over every "
-           "point, looped over T in NumPy: 93-139 s and a peak of 8.6 GiB for 2**31 points "
-           "on the shared two cores, so about 4 minutes and some 16 GiB at 2**32; past 2**31 "
-           "the last sample's points already sit past the int32 range")
-_SCAN_REASON = ("memory and time: a, b and pre are (N, T) float arrays (here one float16 "
-                "array, written in place) beside the int8 marks: 8.0 GiB peak and 32 s at "
-                "2**31 points, so about 16 GiB at 2**32; past 2**31 the last sample's points "
+_REASON = ("memory: the (N, T) lags and marks past 2**32 points, with the per-sample arrays and "
+           "the small re-run, peak at about 17 GiB (8.6 GiB at 2**31, where the compiled "
+           "kernel's row takes about 60 s on the shared two cores); past 2**31 the last "
+           "sample's points already sit past the int32 range")
+_SCAN_REASON = ("memory: a, b and pre are (N, T) float arrays (here one float16 array, written "
+                "in place) beside the int8 marks: 8.1 GiB peak and about 30 s at 2**31 "
+                "points, so about 16.2 GiB at 2**32; past 2**31 the last sample's points "
                 "already sit past the int32 range")
 
 
