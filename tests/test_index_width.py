@@ -209,11 +209,13 @@ def kernel_sources():
 # the name are regular expressions that must match whole (None: any), the line one that must
 # occur in the declaration's line (None: any). Every other narrow declaration is taken for a
 # size, index, stride, offset, count or loop counter, and fails.
-_TAG = (r"kind|mode|log_mode|op|op_id|algo|ALGO|dist|rule|which|layout|test|scan|axis|dt|fid|"
+_TAG = (r"kind|fkind|mkind|pkind|mode|log_mode|op|op_id|algo|ALGO|dist|rule|which|layout|"
+        r"test|scan|axis|dt|fid|"
         r"typenum|kid|FORWARD|REFLECTED|INPLACE")
 _FLAG = (r"final|inverse|include_pad|has_bias|has_xhat|deviations|masked|is64|out64|wide|"
-         r"better|bad|failed|status|err|found")
-_STATUS_FN = (r"_\w*kind|_\w+_id|_check\w*|_run_items|_\w+_item|job_item|_reduce_(rows|cols)|"
+         r"better|bad|failed|status|err|found|rc")
+_STATUS_FN = (r"_drive|_\w*kind|_\w+_id|_check\w*|_run_items|_\w+_item|job_item|"
+              r"_reduce_(rows|cols)|"
               r"_argreduce\w*|cols_fn|_softmax_f32|mx_act_f32|mxr_(cascade|cols)_\w+|mxv_nonzero|"
               r"mx_lemire(32|64)|mx_multinomial_cumsum|mx_serial")
 ALLOWED = [
@@ -241,6 +243,8 @@ ALLOWED = [
     (r"philox\.h", None, None, r"pos", r"\bint pos;", "the next word of a 4-word Philox block"),
     (r"mx_cuda\.h", r"mx_(half_to_float|float_to_half|double_to_half|double_to_i32)", None,
      None, None, "float16/float32 bit fields and an int32 element"),
+    (r"resample\.pyx", r"mx_rs_half_to_float", r"uint32_t", r"sign|rest", None,
+     "float16/float32 bit fields"),
     (r"mx_act\.h", None, r"int32_t", r"i|n|n1", None, "the exponent field of a float"),
     (r"mx_math\.h", None, r"uint32_t", r"bits_of|b", None, "the bits of a float32 (bit casts)"),
     (r"finite\.pyx\.in", r"mxf_key_f\d+", None, None, None,

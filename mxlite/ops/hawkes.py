@@ -31,8 +31,8 @@ the graph holds the marks one-hot, (N, T, K).
 
 Where MXNet differs (docs/differences.rst): MXNet computes ``expf``/``logf`` (float
 precision) also for float64; it gives no gradient for ``state`` (zeros), ``lags`` or
-``max_time`` (asking for the last two is an error there) and ignores the head gradient of ``out_state``;
-it reads past the end of a row when ``valid_length`` exceeds T and outside ``lda``/``alpha``
+``max_time`` (asking for the last two is an error there) and ignores the head gradient of
+``out_state``; it reads past the end of a row when ``valid_length`` exceeds T and outside ``lda``/``alpha``
 for a mark outside ``[0, K)`` (both errors here); marks of any integer dtype are accepted
 (MXNet: int32 only), and valid_length of any real dtype.
 """
@@ -180,12 +180,13 @@ def _hawkes_kernel(rctx, ins, outs):
     k = lda.shape[1]
     steps = _steps(rctx, _OP, length, t)
     _check_marks(_OP, marks, steps, k, t)
-    alpha, beta = (np.ascontiguousarray(v, dtype=_WORK) for v in (alpha, beta))
-    ll, out = (x if x.flags.c_contiguous else np.empty(x.shape, x.dtype) for x in outs)
-    _kernel.loglik(*(np.ascontiguousarray(x) for x in (lags, marks)), steps,
-                   np.ascontiguousarray(lda), alpha, beta, np.ascontiguousarray(state),
-                   np.ascontiguousarray(max_time), ll, out,
-                   np.empty((_kernel.max_threads(), 2 * k), _WORK))
+    xp = rctx.xp
+    alpha, beta = (xp.ascontiguousarray(v, dtype=_WORK) for v in (alpha, beta))
+    ll, out = (x if x.flags.c_contiguous else xp.empty(x.shape, x.dtype) for x in outs)
+    _kernel.loglik(*(xp.ascontiguousarray(x) for x in (lags, marks)), steps,
+                   xp.ascontiguousarray(lda), alpha, beta, xp.ascontiguousarray(state),
+                   xp.ascontiguousarray(max_time), ll, out,
+                   xp.empty((_kernel.max_threads(), 2 * k), _WORK))
     for mine, given in zip((ll, out), outs):
         if mine is not given:
             given[...] = mine
@@ -309,11 +310,13 @@ def _scan_kernel(rctx, ins, outs, reverse):
     k = init.shape[1]
     steps = _steps(rctx, _SCAN, length, t)
     _check_marks(_SCAN, marks, steps, k, t)
-    a, b, marks = (np.ascontiguousarray(x) for x in (a, b, marks))
-    z = np.array(init, dtype=_WORK, order="C")
+    xp = rctx.xp
+    a, b, marks = (xp.ascontiguousarray(x) for x in (a, b, marks))
+    z = xp.empty(init.shape, _WORK)         # a copy: final may be init
+    xp.cast_into(z, init)
     direct = pre.flags.c_contiguous and pre.flags.writeable and all(
-        _same(pre, x) or not np.shares_memory(pre, x) for x in (a, b))
-    target = pre if direct else np.empty(pre.shape, pre.dtype)
+        _same(pre, x) or not xp.may_share_memory(pre, x) for x in (a, b))
+    target = pre if direct else xp.empty(pre.shape, pre.dtype)
     _kernel.scan(a, b, marks, steps, reverse, z, target)
     if not direct:
         pre[...] = target

@@ -968,6 +968,7 @@ from . import image_io  # noqa: E402,F401  (the image decoders: _cvimdecode, _cv
 # xp.from_host (tests/test_device.py reads this).
 HOST_CODE = {
     "<module>": "the PCA lighting matrix, a constant built once on the host",
+    "_store": "the largest float below an integer dtype's maximum: a host scalar",
     "_normalize_compute": "per-channel mean and std from the parameters, sent with from_host",
     "_taps": "interpolation source indices and weights along one axis, from the sizes",
     "_area_taps": "area interpolation source indices and weights, from the sizes",
