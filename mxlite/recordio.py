@@ -18,6 +18,7 @@ an MXNetError naming the file and the offset, never a crash or an unbounded allo
 import numbers
 import os
 import struct
+import threading
 from collections import namedtuple
 
 import numpy as np
@@ -88,6 +89,9 @@ class MXRecordIO:
         self.pid = None
         self.is_open = False
         self.handle = None
+        # one record at a time: threads (DataLoader workers) share the file position, and a
+        # seek or read between another thread's seek and read would return the wrong record
+        self._lock = threading.RLock()
         self.open()
 
     def open(self):
@@ -111,11 +115,12 @@ class MXRecordIO:
             raise MXNetError(f"MXRecordIO: cannot pickle {self.uri!r} while it is open for "
                              "writing (the copy would truncate it); close() it first")
         state = dict(self.__dict__)
-        del state["handle"]
+        del state["handle"], state["_lock"]
         return state
 
     def __setstate__(self, state):
         self.__dict__ = state
+        self._lock = threading.RLock()
         is_open = state["is_open"]
         self.is_open = False
         self.handle = None
@@ -158,13 +163,16 @@ class MXRecordIO:
         self._check_pid(allow_reset=False)
         if not isinstance(buf, (bytes, bytearray, memoryview)):
             raise MXNetError(f"MXRecordIO.write: a record is bytes, got {type(buf).__name__}")
-        self.handle.write(encode_record(bytes(buf)))
+        with self._lock:
+            self.handle.write(encode_record(bytes(buf)))
 
     def read(self):
-        """The next record as bytes, or None at the end of the file."""
+        """The next record as bytes, or None at the end of the file (safe across threads:
+        each call reads one whole record)."""
         self._check_open("read", False)
         self._check_pid(allow_reset=False)
-        return _read_record(self.handle, self.uri)
+        with self._lock:
+            return _read_record(self.handle, self.uri)
 
 
 def _read_exact(handle, count, uri, what):
@@ -304,18 +312,20 @@ class MXIndexedRecordIO(MXRecordIO):
         return self.handle.tell()
 
     def read_idx(self, idx):
-        """The record of key ``idx``."""
-        self.seek(idx)
-        return self.read()
+        """The record of key ``idx`` (the seek and the read together: safe across threads)."""
+        with self._lock:
+            self.seek(idx)
+            return self.read()
 
     def write_idx(self, idx, buf):
         """Appends ``buf`` as the record of key ``idx`` and indexes it."""
         key = self.key_type(idx)
-        offset = self.tell()
-        self.write(buf)
-        self.fidx.write(f"{key}\t{offset}\n")
-        self.idx[key] = offset
-        self.keys.append(key)
+        with self._lock:
+            offset = self.tell()
+            self.write(buf)
+            self.fidx.write(f"{key}\t{offset}\n")
+            self.idx[key] = offset
+            self.keys.append(key)
 
 
 IRHeader = namedtuple("HEADER", ["flag", "label", "id", "id2"])

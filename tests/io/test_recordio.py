@@ -200,3 +200,30 @@ def test_pack_img_round_trip():
         mx.recordio.pack_img((0, 0, 0, 0), smooth, img_fmt=".gif")
     with pytest.raises(MXNetError, match="uint8"):
         mx.recordio.pack_img((0, 0, 0, 0), smooth.astype(np.float32))
+
+
+def test_threads_reading_one_indexed_file_get_their_own_records(tmp_path):
+    """DataLoader workers are threads sharing one file position: a seek between another
+    thread's seek and read must not hand it the wrong record (or None)."""
+    import threading
+    rec, idx = str(tmp_path / "t.rec"), str(tmp_path / "t.idx")
+    writer = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    payloads = {i: bytes([i % 251]) * (1000 + 37 * i) for i in range(64)}
+    for i, p in payloads.items():
+        writer.write_idx(i, p)
+    writer.close()
+    reader = mx.recordio.MXIndexedRecordIO(idx, rec, "r")
+    wrong = []
+
+    def work(seed):
+        order = np.random.default_rng(seed).permutation(64).tolist() * 20
+        for key in order:
+            if reader.read_idx(key) != payloads[key]:
+                wrong.append(key)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong
