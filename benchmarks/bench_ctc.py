@@ -18,12 +18,12 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
 
 import mxlite as mx
+from timing import interleaved  # noqa: E402
 
 try:
     import torch
@@ -151,20 +151,6 @@ def test_ctc(benchmark, case, backend):
     check(size)
     benchmark.group = f"CTCLoss T, N, A, L = {size}: {case}"
     benchmark(steps[case])
-
-
-def interleaved(fns, repeat):
-    """{name: sorted times} of ``fns`` called in turn, ``repeat`` rounds after a warm-up,
-    and {name: per-round times} in call order (for per-round ratios)."""
-    for fn in fns.values():
-        fn()
-    rounds = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            rounds[k].append(time.perf_counter() - start)
-    return rounds
 
 
 def _summary(values):

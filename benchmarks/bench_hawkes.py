@@ -15,12 +15,12 @@ kernel with their quartiles. Both paths are checked against each other before ti
 import argparse
 import json
 import sys
-import time
 
 import numpy as np
 import pytest
 
 import mxlite as mx
+from timing import interleaved, quartiles  # noqa: E402
 import mxlite.ops.hawkes as hawkes
 
 SIZES = [(64, 10 ** 4, 3), (10 ** 5, 32, 3)]
@@ -89,25 +89,6 @@ def test_hawkes(benchmark, op, path):
     benchmark(_on_path(path, steps[op]))
 
 
-def interleaved(fns, repeat):
-    """{name: per-round times} of ``fns`` called in turn, ``repeat`` rounds after a warm-up."""
-    for fn in fns.values():
-        fn()
-    rounds = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            rounds[k].append(time.perf_counter() - start)
-    return rounds
-
-
-def _summary(values):
-    v = np.asarray(values)
-    return {"median": float(np.median(v)), "q1": float(np.percentile(v, 25)),
-            "q3": float(np.percentile(v, 75))}
-
-
 def measure(size, repeat):
     """{op: {path: summary, 'numpy / kernel': summary}} of one size."""
     steps = _steps(_inputs(size))
@@ -115,8 +96,8 @@ def measure(size, repeat):
     out = {}
     for op, fn in steps.items():
         rounds = interleaved({p: _on_path(p, fn) for p in PATHS}, repeat)
-        res = {p: _summary(rounds[p]) for p in PATHS}
-        res["numpy / kernel"] = _summary(np.asarray(rounds["numpy"]) /
+        res = {p: quartiles(rounds[p]) for p in PATHS}
+        res["numpy / kernel"] = quartiles(np.asarray(rounds["numpy"]) /
                                          np.asarray(rounds["kernel"]))
         out[op] = res
     return out

@@ -24,7 +24,6 @@ import contextlib
 import json
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -35,6 +34,7 @@ if ROOT not in sys.path:                 # run from a checkout without installin
 
 import mxlite as mx  # noqa: E402
 from mxlite.ops import image as _image  # noqa: E402
+from timing import interleaved, quartiles  # noqa: E402
 
 try:
     import torch
@@ -142,25 +142,6 @@ def test_resize(benchmark, size, interp, backend):
     benchmark(fn)
 
 
-def interleaved(fns, repeat):
-    """{name: per-round times} of ``fns`` called in turn, ``repeat`` rounds after a
-    warm-up call of each."""
-    for fn in fns.values():
-        fn()
-    rounds = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            rounds[k].append(time.perf_counter() - start)
-    return rounds
-
-
-def _summary(values):
-    q1, median, q3 = np.percentile(np.asarray(values), [25, 50, 75])
-    return {"median": float(median), "q1": float(q1), "q3": float(q3)}
-
-
 def measure(size, interp, repeat):
     """{backend or ratio: summary} of one size and mode."""
     check(size, interp)
@@ -169,11 +150,11 @@ def measure(size, interp, repeat):
     if step is not None:
         fns["torch"] = step
     rounds = interleaved(fns, repeat)
-    out = {k: _summary(v) for k, v in rounds.items()}
+    out = {k: quartiles(v) for k, v in rounds.items()}
     for other in ("numpy path", "torch"):
         if other in rounds:
             ratio = np.asarray(rounds["kernel"]) / np.asarray(rounds[other])
-            out[f"kernel / {other}"] = _summary(ratio)
+            out[f"kernel / {other}"] = quartiles(ratio)
     return out
 
 
