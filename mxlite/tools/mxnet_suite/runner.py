@@ -66,11 +66,12 @@ def _environment(side, results, done, timeout, threads):
     return env
 
 
-def _wait(proc, results, stall_seconds):
-    """Wait for ``proc``; kill its group if the results file stops growing. True if killed."""
+def wait_while_growing(proc, results, stall_seconds, poll=1.0):
+    """Wait for ``proc``; kill its group if the file ``results`` stops growing for
+    ``stall_seconds`` (checked every ``poll`` seconds). True if killed."""
     size, changed = -1, time.time()
     while proc.poll() is None:
-        time.sleep(1)
+        time.sleep(poll)
         now = os.path.getsize(results) if os.path.exists(results) else 0
         if now != size:
             size, changed = now, time.time()
@@ -100,7 +101,7 @@ def run_file(python, side, tests_dir, name, out_dir, timeout=60, keyword=None,
             proc = subprocess.Popen(cmd, cwd=tests_dir, env=env, stdout=out,
                                     stderr=subprocess.STDOUT,
                                     preexec_fn=_limits(int(memory_gb * 2 ** 30)))
-            killed = _wait(proc, results, 2 * timeout + 60)
+            killed = wait_while_growing(proc, results, 2 * timeout + 60)
         records = read_records(results)
         finished = {r["nodeid"] for r in records if r["type"] == "result"}
         in_flight = [r["nodeid"] for r in records

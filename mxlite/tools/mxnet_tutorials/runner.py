@@ -15,11 +15,9 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
-import time
 
-from ..mxnet_suite.runner import SITE as SUITE_SITE, _limits, read_records
+from ..mxnet_suite.runner import SITE as SUITE_SITE, _limits, read_records, wait_while_growing
 
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "site", "page_driver.py")
 HARNESS = os.path.join(SUITE_SITE, "harness")
@@ -53,21 +51,6 @@ def _environment(side, workdir, threads, pythonpath):
     return env
 
 
-def _wait(proc, results, stall_seconds):
-    """Wait for ``proc``; kill its group if ``results`` stops growing. True if killed."""
-    size, changed = -1, time.time()
-    while proc.poll() is None:
-        time.sleep(0.2)
-        now = os.path.getsize(results) if os.path.exists(results) else 0
-        if now != size:
-            size, changed = now, time.time()
-        elif time.time() - changed > stall_seconds:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return True
-    return False
-
-
 def run_page(python, side, page, blocks, out_dir, timeout=120, memory_gb=8, threads=1,
              pythonpath=()):
     """Run ``blocks`` (one page's sources) with ``python`` on ``side`` ('mxlite' or
@@ -89,7 +72,7 @@ def run_page(python, side, page, blocks, out_dir, timeout=120, memory_gb=8, thre
                                 cwd=workdir, env=_environment(side, workdir, threads, pythonpath),
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 preexec_fn=_limits(int(memory_gb * 2 ** 30)))
-        killed = _wait(proc, results, timeout + GRACE_SECONDS)
+        killed = wait_while_growing(proc, results, timeout + GRACE_SECONDS, poll=0.2)
     records = read_records(results)
     _record_lost_block(records, results, killed, proc.returncode, log)
     return read_records(results)
