@@ -9,6 +9,7 @@ share them.
 """
 import logging
 import time
+import warnings
 
 import numpy as np
 
@@ -356,10 +357,21 @@ class BaseModule:
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
         """Assign the parameters from ``arg_params`` / ``aux_params`` (``init_params``
-        without an initializer)."""
-        self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init,
-                         allow_extra=allow_extra)
+        without an initializer); with ``allow_missing`` the names not given keep their
+        values (a module that can assign part of its parameters implements
+        ``_assign_params``)."""
+        if not allow_missing or not hasattr(self, "_assign_params"):
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init,
+                             allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. "
+                          "set_params call ignored.", stacklevel=2)
+            return
+        _require("set_params", self, "binded")
+        self._assign_params(arg_params, aux_params, force_init, allow_extra)
+        self._params_dirty = True
 
     def save_params(self, fname):
         """Save the parameters to ``fname`` (``mx.nd.save`` keys ``arg:<name>`` and

@@ -7,7 +7,6 @@ every other bucket's module is bound with it as ``shared_module`` when a batch w
 ``bucket_key`` first arrives, so all buckets train the same weights.
 """
 import logging
-import warnings
 
 import numpy as np
 
@@ -132,22 +131,11 @@ class BucketingModule(BaseModule):
         self._params_dirty = False
         return params
 
-    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
-                   allow_extra=False):
-        """Assign the shared parameters (as ``Module.set_params``)."""
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=False, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
-            return
-        _require("set_params", self, "binded")
+    def _assign_params(self, arg_params, aux_params, force_init, allow_extra):
+        """``set_params(allow_missing=True)``: the shared parameters, through the current
+        bucket's module."""
         self._curr_module.set_params(arg_params, aux_params, allow_missing=True,
                                      force_init=force_init, allow_extra=allow_extra)
-        self._params_dirty = True
         self.params_initialized = True
 
     def init_params(self, initializer=Uniform(0.01), arg_params=None, aux_params=None,

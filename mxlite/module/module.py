@@ -238,22 +238,9 @@ class Module(BaseModule):
         elif given is None:
             raise MXNetError(f"init_params: no initializer and no value for {str(name)!r}")
 
-    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
-                   allow_extra=False):
-        """Assign the parameters; with ``allow_missing`` the names not given keep their
-        values."""
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=False, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
-            return
-        _require("set_params", self, "binded")
+    def _assign_params(self, arg_params, aux_params, force_init, allow_extra):
+        """``set_params(allow_missing=True)``: the names given, into the executors."""
         self._exec_group.set_params(arg_params, aux_params, allow_extra=allow_extra)
-        self._params_dirty = True
         self.params_initialized = True
 
     def _sync_params_from_devices(self):
