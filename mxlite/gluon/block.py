@@ -110,6 +110,15 @@ def _leaves(args):
     return out
 
 
+def _without_trailing_none(fmt):
+    """A call's top-level format without its trailing None arguments: leaving an argument
+    at its default None and passing None are the same call (as MXNet)."""
+    fmt = list(fmt)
+    while fmt and fmt[-1] == -1:
+        fmt.pop()
+    return fmt
+
+
 def _regroup(args, fmt):
     """The inverse of ``_flatten``."""
     def merge(args, fmt):
@@ -587,7 +596,7 @@ class HybridBlock(Block):
         if self._cached_op is None:
             self._build_cache(*args)
         flat, fmt = _flatten(args, "input")
-        if fmt != self._in_format:
+        if _without_trailing_none(fmt) != _without_trailing_none(self._in_format):
             raise MXNetError(f"{self.name}: the argument structure of HybridBlock does not "
                              f"match the cached version. Stored format = {self._in_format}, "
                              f"input format = {fmt}")

@@ -373,6 +373,12 @@ def test_hybrid_block_inputs_follow_mxnets_rules():
         assert block(None, one).asnumpy().tolist() == [1, 1, 1]      # the cached graph
         with pytest.raises(ValueError, match="argument structure"):
             block(one, one)
+    defaults = Add()
+    defaults.hybridize()
+    assert defaults(one).asnumpy().tolist() == [1, 1, 1]
+    assert defaults(one, None).asnumpy().tolist() == [1, 1, 1]    # None = the default
+    with pytest.raises(ValueError, match="argument structure"):
+        defaults(one, one)
     hybrid = Add()
     hybrid.hybridize()
     with pytest.raises(ValueError, match="must be NDArrays, Symbols"):
