@@ -35,6 +35,29 @@ EXTENSIONS = [
     ("resample", False),  # the separable tap filter of the image resize ops, rows per thread
     ("hawkes", False),    # contrib.hawkesll and its scan: one pass per sample, threads over the batch
 ]
+# Built only where oneDNN's headers are found (see onednn_include): the primitives under the
+# heavy CPU operators. It links against no library; mxlite/ops/onednn.py loads libdnnl.
+ONEDNN_EXTENSION = "dnnl"
+
+
+def onednn_include():
+    """The folder holding ``oneapi/dnnl/dnnl.hpp``: from the ``onednn-devel-cpu-gomp``
+    distribution (a build requirement on Linux x86-64, see pyproject.toml), from
+    ``$MXLITE_ONEDNN_INCLUDE``, or under this Python's prefix; None when absent."""
+    candidates = [os.environ.get("MXLITE_ONEDNN_INCLUDE")]
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+        dist = distribution("onednn-devel-cpu-gomp")
+        for f in dist.files or ():
+            if str(f).replace(os.sep, "/").endswith("include/oneapi/dnnl/dnnl.hpp"):
+                candidates.append(str(dist.locate_file(f).resolve().parents[2]))
+    except PackageNotFoundError:
+        pass
+    candidates.append(os.path.join(sys.prefix, "include"))
+    for folder in candidates:
+        if folder and os.path.exists(os.path.join(folder, "oneapi", "dnnl", "dnnl.hpp")):
+            return folder
+    return None
 
 
 def expand_templates():
@@ -58,7 +81,7 @@ def expand_templates():
 
 def extensions():
     openmp = ["-fopenmp"] if sys.platform != "darwin" else []
-    return [
+    built = [
         Extension(
             f"mxlite._core.{name}",
             [os.path.join(CORE, name + ".pyx")],
@@ -75,6 +98,17 @@ def extensions():
         )
         for name, _ in EXTENSIONS
     ]
+    include = onednn_include()
+    if include is None:
+        print("mxlite: oneDNN headers not found; building without the oneDNN kernels",
+              file=sys.stderr)
+    else:
+        built.append(Extension(
+            f"mxlite._core.{ONEDNN_EXTENSION}", [os.path.join(CORE, ONEDNN_EXTENSION + ".pyx")],
+            include_dirs=[numpy.get_include(), CORE, include],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            extra_compile_args=["-O2", "-std=c++17", "-Wno-unused-function"]))
+    return built
 
 
 expand_templates()
@@ -90,7 +124,11 @@ setup(
                   "mxlite.tools.mxnet_suite": ["site/alias/mxnet/*.py", "site/harness/*.py",
                                                "site/harness/nose/*.py"]},
     python_requires=">=3.9",
-    install_requires=["numpy>=1.23"],
+    # oneDNN (the CPU-only GNU-OpenMP build; `import mxlite` works without it, slower):
+    # the library MXNet's and torch's CPU builds use for the same convolution-class kernels
+    install_requires=["numpy>=1.23",
+                      "onednn-cpu-gomp==2023.2.0; platform_machine == 'x86_64' "
+                      "and sys_platform == 'linux'"],
     extras_require={
         # [test] stays light (no CUDA wheels): the NVRTC compile checks of the CUDA kernels
         # need [gpu-compile] (about 240 MB), which CI installs; without it they skip

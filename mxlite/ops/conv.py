@@ -29,6 +29,7 @@ import numpy as np
 
 from .._core import conv as _k
 from ..base import op_error
+from . import onednn
 from .common import compute_dtype, in_work_dtype, kernels, write_back
 from .registry import REQUIRED, Attrs, OpDef, Param, register
 from .shape_partial import combine, partial_rule
@@ -442,6 +443,8 @@ def _conv_forward(rctx, x, w, b, target, kernel, stride, dilate, pad, in_sp, out
     n, c = x.shape[:2]
     f = w.shape[0]
     k, l = size_of(kernel), size_of(out_sp)
+    if onednn.run(xp, "conv_forward", (x, w, b, target), stride, dilate, pad, g):
+        return
     if _fused(xp, target.dtype, n, c * k * l):
         _k.conv_forward(x, w, b, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad,
                                                dilate), g)
@@ -583,6 +586,10 @@ def _deconv_forward(rctx, y, w, b, target, kernel, stride, dilate, pad, y_sp, ou
     n, cin = y.shape[:2]
     f = target.shape[1]
     k, l = size_of(kernel), size_of(y_sp)
+    if onednn.run(xp, "conv_backward_data", (y, w, target), stride, dilate, pad, g):
+        if b is not None:
+            _k.add_bias(target, b, n, f, size_of(out_sp))
+        return
     wt = w.reshape(g, cin // g, f // g * k).transpose(0, 2, 1)
     if _fused(xp, target.dtype, n, f * k * l):
         _k.deconv_forward(y, xp.ascontiguousarray(wt), target,
@@ -712,6 +719,9 @@ def _wg_compute(rctx, ins, outs, attrs):
     cg = c // g * k
     if n == 0 or l == 0:
         xp.fill_zero(target)
+    elif onednn.run(xp, "conv_backward_weights", (x, gy, target), stride, dilate, pad, g):
+        write_back(xp, target, out)
+        return
     elif _fused(xp, work, n, c * k * l):
         # float32 on the CPU: im2col and the product fused, on the OpenMP threads (BLAS
         # runs this long reduction into a small product on one thread)

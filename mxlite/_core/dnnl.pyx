@@ -1,0 +1,162 @@
+# cython: language_level=3
+# distutils: language = c++
+"""oneDNN primitives for the heavy CPU operators (``mx_dnnl.h`` holds the C++ side).
+
+This module links against no library: ``mxlite/ops/onednn.py`` loads ``libdnnl`` (the
+``onednn-cpu-gomp`` wheel) with its symbols global before importing it, and where that
+library is missing the import fails and the reference kernels run instead. Each function
+takes C-contiguous float32 arrays in mxlite's own layouts and raises ``Refused`` when oneDNN
+does not take the problem (the caller falls back); it re-checks dtypes, contiguity and sizes
+before touching a pointer. The GIL is released while a primitive runs.
+"""
+from libc.stdint cimport int64_t
+from libcpp cimport bool as cbool
+from libcpp.vector cimport vector
+
+cimport numpy as cnp
+
+cnp.import_array()
+
+
+cdef extern from "mx_dnnl.h" namespace "mxdnnl" nogil:
+    cdef enum class dt "dnnl::memory::data_type":
+        f32 "dnnl::memory::data_type::f32"
+        bf16 "dnnl::memory::data_type::bf16"
+
+    cdef cppclass ConvProblem:
+        vector[int64_t] x, w, b, y, stride, dilate, pad_l, pad_r
+        dt type
+
+    int c_conv_forward "mxdnnl::conv_forward"(const ConvProblem& p, void* x, void* w, void* b, void* y,
+                     char* err, size_t errn) except +
+    int c_conv_backward_data "mxdnnl::conv_backward_data"(const ConvProblem& p, void* gy, void* w, void* gx,
+                           char* err, size_t errn) except +
+    int c_conv_backward_weights "mxdnnl::conv_backward_weights"(const ConvProblem& p, void* x, void* gy, void* gw,
+                              char* err, size_t errn) except +
+    size_t cached_primitives()
+    void clear_caches()
+
+
+cdef extern from "oneapi/dnnl/dnnl.h" nogil:
+    ctypedef struct dnnl_version_t:
+        int major, minor, patch
+        const char* hash
+    const dnnl_version_t* dnnl_version()
+
+
+class Refused(Exception):
+    """oneDNN does not take this problem; run the reference kernel."""
+
+
+def version():
+    """The loaded oneDNN library's version, ``(major, minor, patch)``."""
+    cdef const dnnl_version_t* v = dnnl_version()
+    return (v.major, v.minor, v.patch)
+
+
+def cache_size():
+    """Primitives held in the bounded caches (tests check they stay bounded)."""
+    return cached_primitives()
+
+
+def clear():
+    """Drop every cached primitive."""
+    clear_caches()
+
+
+cdef dt _type(arrays) except *:
+    first = arrays[0].dtype
+    for a in arrays:
+        if a is None:
+            continue
+        if not isinstance(a, cnp.ndarray) or not a.flags.c_contiguous:
+            raise Refused("arrays must be C-contiguous NumPy arrays")
+        if a.dtype != first:
+            raise Refused(f"dtypes differ: {[str(b.dtype) for b in arrays if b is not None]}")
+    if first == "float32":
+        return dt.f32
+    if first.name == "bfloat16":
+        return dt.bf16
+    raise Refused(f"dtype {first} is not float32 or bfloat16")
+
+
+cdef void* _ptr(a):
+    return NULL if a is None else cnp.PyArray_DATA(<cnp.ndarray>a)
+
+
+cdef ConvProblem _conv_problem(x, w_shape, y, stride, dilate, pad, groups, arrays) except *:
+    """oneDNN's description of ``y = conv(x, w)``: MXNet's dilation (1 = dense) becomes
+    oneDNN's (0 = dense), a grouped weight gets its leading group axis, and the right
+    padding is what makes the last window end where MXNet's output size says."""
+    cdef ConvProblem p
+    nd = len(stride)
+    if x.ndim != nd + 2 or y.ndim != nd + 2 or len(w_shape) != nd + 2:
+        raise Refused("ranks do not match the kernel")
+    p.type = _type(arrays)
+    p.x = list(x.shape)
+    p.y = list(y.shape)
+    p.w = list(w_shape) if groups == 1 else \
+        [groups, w_shape[0] // groups] + list(w_shape[1:])
+    p.b = [y.shape[1]]
+    p.stride = list(stride)
+    p.dilate = [d - 1 for d in dilate]
+    p.pad_l = list(pad)
+    right = []
+    for i in range(nd):
+        extent = (w_shape[2 + i] - 1) * dilate[i] + 1
+        r = (y.shape[2 + i] - 1) * stride[i] + extent - x.shape[2 + i] - pad[i]
+        if r < 0:
+            raise Refused("a negative right padding")
+        right.append(r)
+    p.pad_r = right
+    return p
+
+
+cdef _check(int rc, char* err):
+    if rc != 0:
+        raise Refused(err.decode("utf-8", "replace"))
+
+
+def conv_forward(x, w, b, y, stride, dilate, pad, groups):
+    """``y = Convolution(x, w) (+ b)``: x ``(N, C, *in)``, w ``(O, C/groups, *k)``, b
+    ``(O,)`` or None, y ``(N, O, *out)`` (written)."""
+    cdef ConvProblem p = _conv_problem(x, w.shape, y, stride, dilate, pad, groups, [x, w, b, y])
+    cdef char err[256]
+    cdef void* px = _ptr(x)
+    cdef void* pw = _ptr(w)
+    cdef void* pb = _ptr(b)
+    cdef void* py = _ptr(y)
+    cdef int rc
+    with nogil:
+        rc = c_conv_forward(p, px, pw, pb, py, err, 256)
+    _check(rc, err)
+
+
+def conv_backward_data(gy, w, gx, stride, dilate, pad, groups):
+    """``gx`` = the data gradient of ``Convolution(gx-shaped x, w)`` at output gradient
+    ``gy`` (MXNet's Deconvolution of gy with w, without bias)."""
+    cdef ConvProblem p = _conv_problem(gx, w.shape, gy, stride, dilate, pad, groups,
+                                       [gy, w, gx])
+    cdef char err[256]
+    cdef void* pgy = _ptr(gy)
+    cdef void* pw = _ptr(w)
+    cdef void* pgx = _ptr(gx)
+    cdef int rc
+    with nogil:
+        rc = c_conv_backward_data(p, pgy, pw, pgx, err, 256)
+    _check(rc, err)
+
+
+def conv_backward_weights(x, gy, gw, stride, dilate, pad, groups):
+    """``gw`` (``(O, C/groups, *k)``) = the weight gradient of ``Convolution(x, w)`` at
+    output gradient ``gy``."""
+    cdef ConvProblem p = _conv_problem(x, gw.shape, gy, stride, dilate, pad, groups,
+                                       [x, gy, gw])
+    cdef char err[256]
+    cdef void* px = _ptr(x)
+    cdef void* pgy = _ptr(gy)
+    cdef void* pgw = _ptr(gw)
+    cdef int rc
+    with nogil:
+        rc = c_conv_backward_weights(p, px, pgy, pgw, err, 256)
+    _check(rc, err)

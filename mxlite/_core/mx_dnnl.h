@@ -1,0 +1,368 @@
+// oneDNN primitives under mxlite's registered operators (mxlite/_core/dnnl.pyx wraps these).
+//
+// Every function takes C-contiguous (plain, row-major) buffers of float32 or bfloat16 with
+// their dims, as the registered ops store them, and returns 0, or -1 with a message in
+// `err` when oneDNN refuses the problem (the caller then runs the reference kernel). Inside,
+// a primitive runs on the layout oneDNN prefers (format_tag::any: blocked, e.g. nChw16c):
+// inputs are reordered in, outputs out.
+//
+// Primitives are cached by their problem (a key string of op, dims and attributes) in a
+// least-recently-used table of at most MX_DNNL_CACHE entries, shared by all threads under a
+// mutex; execution itself runs outside the lock with a per-call scratchpad, so calls from
+// several threads never share mutable state.
+#pragma once
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace mxdnnl {
+
+using dnnl::memory;
+using dims = memory::dims;
+using dt = memory::data_type;
+
+static const size_t MX_DNNL_CACHE = 512;
+
+inline dnnl::engine& engine() {
+    static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    return eng;
+}
+
+inline dims row_major(const dims& d) {
+    dims s(d.size());
+    int64_t step = 1;
+    for (size_t i = d.size(); i-- > 0;) {
+        s[i] = step;
+        step *= d[i];
+    }
+    return s;
+}
+
+inline memory::desc plain(const dims& d, dt t) { return memory::desc(d, t, row_major(d)); }
+inline memory::desc any(const dims& d, dt t) {
+    return memory::desc(d, t, memory::format_tag::any);
+}
+
+// A bounded LRU table of shared objects keyed by string.
+template <class T>
+class Lru {
+   public:
+    explicit Lru(size_t cap) : cap_(cap) {}
+    std::shared_ptr<T> get(const std::string& key) {
+        std::lock_guard<std::mutex> g(mu_);
+        auto it = map_.find(key);
+        if (it == map_.end()) return nullptr;
+        order_.splice(order_.begin(), order_, it->second.second);
+        return it->second.first;
+    }
+    void put(const std::string& key, std::shared_ptr<T> value) {
+        std::lock_guard<std::mutex> g(mu_);
+        auto it = map_.find(key);
+        if (it != map_.end()) {
+            it->second.first = value;
+            order_.splice(order_.begin(), order_, it->second.second);
+            return;
+        }
+        order_.push_front(key);
+        map_[key] = {value, order_.begin()};
+        while (map_.size() > cap_) {
+            map_.erase(order_.back());
+            order_.pop_back();
+        }
+    }
+    void clear() {
+        std::lock_guard<std::mutex> g(mu_);
+        map_.clear();
+        order_.clear();
+    }
+    size_t size() {
+        std::lock_guard<std::mutex> g(mu_);
+        return map_.size();
+    }
+
+   private:
+    size_t cap_;
+    std::mutex mu_;
+    std::list<std::string> order_;
+    std::unordered_map<std::string,
+                       std::pair<std::shared_ptr<T>, std::list<std::string>::iterator>>
+        map_;
+};
+
+// Per-thread scratch buffers (a blocked copy of an input or output, a primitive's
+// scratchpad), reused from call to call so a step does not page-fault fresh memory for each
+// primitive. A buffer over KEEP_BYTES is freed when its call ends, so what a thread keeps
+// is bounded whatever sizes it has seen.
+class Arena {
+   public:
+    static const size_t SLOTS = 6;
+    static const size_t KEEP_BYTES = size_t(64) << 20;
+    ~Arena() {
+        for (auto& s : slots_) std::free(s.ptr);
+    }
+    void* get(size_t slot, size_t bytes) {
+        Slot& s = slots_[slot];
+        if (s.bytes < bytes) {
+            std::free(s.ptr);
+            s.ptr = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+            if (!s.ptr) throw std::bad_alloc();
+            s.bytes = bytes;
+        }
+        return s.ptr;
+    }
+    void trim() {
+        for (auto& s : slots_)
+            if (s.bytes > KEEP_BYTES) {
+                std::free(s.ptr);
+                s.ptr = nullptr;
+                s.bytes = 0;
+            }
+    }
+
+   private:
+    struct Slot {
+        void* ptr = nullptr;
+        size_t bytes = 0;
+    };
+    Slot slots_[SLOTS];
+};
+
+inline Arena& arena() {
+    thread_local Arena a;
+    return a;
+}
+
+// Scratch memory of descriptor `md` in arena slot `slot`.
+inline memory scratch(const memory::desc& md, size_t slot) {
+    return memory(md, engine(), arena().get(slot, md.get_size()));
+}
+
+// A move between a plain user buffer and the primitive's layout (none when they agree).
+struct Move {
+    memory::desc user, inner;
+    bool needed = false;
+    dnnl::reorder to_inner, to_user;
+    Move() = default;
+    Move(const memory::desc& u, const memory::desc& in, bool in_dir, bool out_dir)
+        : user(u), inner(in), needed(u != in) {
+        if (!needed) return;
+        if (in_dir) to_inner = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), u, engine(), in));
+        if (out_dir) to_user = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), in, engine(), u));
+    }
+    // The primitive's view of a user input (reordered into a new buffer when needed).
+    memory in(dnnl::stream& s, void* ptr, size_t slot) const {
+        memory u(user, engine(), ptr);
+        if (!needed) return u;
+        memory m = scratch(inner, slot);
+        to_inner.execute(s, u, m);
+        return m;
+    }
+    // A buffer for an output: the user's own, or scratch in the primitive's layout.
+    memory out(void* ptr, size_t slot) const {
+        return needed ? scratch(inner, slot) : memory(user, engine(), ptr);
+    }
+    void back(dnnl::stream& s, memory& m, void* ptr) const {
+        if (!needed) return;
+        memory u(user, engine(), ptr);
+        to_user.execute(s, m, u);
+    }
+};
+
+inline std::string key_of(const char* op, std::initializer_list<const dims*> parts,
+                          std::initializer_list<int64_t> extra) {
+    std::string k(op);
+    for (const dims* d : parts) {
+        k += '|';
+        for (int64_t v : *d) {
+            k += std::to_string(v);
+            k += ',';
+        }
+    }
+    k += '|';
+    for (int64_t v : extra) {
+        k += std::to_string(v);
+        k += ',';
+    }
+    return k;
+}
+
+inline void set_error(char* err, size_t n, const char* what) {
+    if (err && n) {
+        std::strncpy(err, what, n - 1);
+        err[n - 1] = 0;
+    }
+}
+
+// ---- convolution ------------------------------------------------------------------------
+// x: (N, C, *in), w: (G, O/G, C/G, *k) (G == 1: (O, C, *k)), y: (N, O, *out); dilation in
+// oneDNN's convention (0 = dense); pad_l/pad_r per spatial axis.
+struct ConvProblem {
+    dims x, w, b, y, stride, dilate, pad_l, pad_r;
+    dt type;
+    memory::desc xd() const { return any(x, type); }
+    memory::desc wd() const { return any(w, type); }
+    memory::desc yd() const { return any(y, type); }
+    dnnl::convolution_forward::primitive_desc forward(bool bias) const {
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        return dnnl::convolution_forward::primitive_desc(
+            engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+            xd(), wd(), bias ? memory::desc(b, type, memory::format_tag::a) : memory::desc(),
+            yd(), stride, dilate, pad_l, pad_r, attr);
+    }
+    std::string key(const char* op, int64_t extra) const {
+        return key_of(op, {&x, &w, &y, &stride, &dilate, &pad_l, &pad_r},
+                      {(int64_t)type, extra});
+    }
+};
+
+struct ConvFwd {
+    dnnl::convolution_forward prim;
+    memory::desc scratch, bias;
+    Move x, w, y;
+};
+struct ConvBwdData {
+    dnnl::convolution_backward_data prim;
+    memory::desc scratch;
+    Move gy, w, gx;
+};
+struct ConvBwdWeights {
+    dnnl::convolution_backward_weights prim;
+    memory::desc scratch;
+    Move x, gy, gw;
+};
+
+inline Lru<ConvFwd>& conv_fwd_cache() { static Lru<ConvFwd> t(MX_DNNL_CACHE); return t; }
+inline Lru<ConvBwdData>& conv_bwd_data_cache() { static Lru<ConvBwdData> t(MX_DNNL_CACHE); return t; }
+inline Lru<ConvBwdWeights>& conv_bwd_weights_cache() { static Lru<ConvBwdWeights> t(MX_DNNL_CACHE); return t; }
+
+inline int conv_forward(const ConvProblem& p, void* x, void* w, void* b, void* y,
+                        char* err, size_t errn) {
+    try {
+        std::string key = p.key("conv_fwd", b != nullptr);
+        auto e = conv_fwd_cache().get(key);
+        if (!e) {
+            auto pd = p.forward(b != nullptr);
+            e = std::make_shared<ConvFwd>();
+            e->prim = dnnl::convolution_forward(pd);
+            e->scratch = pd.scratchpad_desc();
+            e->bias = memory::desc(p.b, p.type, memory::format_tag::a);
+            e->x = Move(plain(p.x, p.type), pd.src_desc(), true, false);
+            e->w = Move(plain(p.w, p.type), pd.weights_desc(), true, false);
+            e->y = Move(plain(p.y, p.type), pd.dst_desc(), false, true);
+            conv_fwd_cache().put(key, e);
+        }
+        dnnl::stream s(engine());
+        memory xm = e->x.in(s, x, 0);
+        memory wm = e->w.in(s, w, 1);
+        memory ym = e->y.out(y, 2);
+        memory sm = scratch(e->scratch, 3);
+        std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm},
+                                                {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, sm}};
+        if (b) args[DNNL_ARG_BIAS] = memory(e->bias, engine(), b);
+        e->prim.execute(s, args);
+        e->y.back(s, ym, y);
+        s.wait();
+        arena().trim();
+        return 0;
+    } catch (const dnnl::error& ex) {
+        set_error(err, errn, ex.what());
+        return -1;
+    }
+}
+
+inline int conv_backward_data(const ConvProblem& p, void* gy, void* w, void* gx,
+                              char* err, size_t errn) {
+    try {
+        std::string key = p.key("conv_bwd_data", 0);
+        auto e = conv_bwd_data_cache().get(key);
+        if (!e) {
+            auto hint = p.forward(false);
+            dnnl::primitive_attr attr;
+            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+            dnnl::convolution_backward_data::primitive_desc pd(
+                engine(), dnnl::algorithm::convolution_direct, p.xd(), p.wd(), p.yd(),
+                p.stride, p.dilate, p.pad_l, p.pad_r, hint, attr);
+            e = std::make_shared<ConvBwdData>();
+            e->prim = dnnl::convolution_backward_data(pd);
+            e->scratch = pd.scratchpad_desc();
+            e->gy = Move(plain(p.y, p.type), pd.diff_dst_desc(), true, false);
+            e->w = Move(plain(p.w, p.type), pd.weights_desc(), true, false);
+            e->gx = Move(plain(p.x, p.type), pd.diff_src_desc(), false, true);
+            conv_bwd_data_cache().put(key, e);
+        }
+        dnnl::stream s(engine());
+        memory gym = e->gy.in(s, gy, 0);
+        memory wm = e->w.in(s, w, 1);
+        memory gxm = e->gx.out(gx, 2);
+        memory sm = scratch(e->scratch, 3);
+        e->prim.execute(s, {{DNNL_ARG_DIFF_DST, gym}, {DNNL_ARG_WEIGHTS, wm},
+                            {DNNL_ARG_DIFF_SRC, gxm}, {DNNL_ARG_SCRATCHPAD, sm}});
+        e->gx.back(s, gxm, gx);
+        s.wait();
+        arena().trim();
+        return 0;
+    } catch (const dnnl::error& ex) {
+        set_error(err, errn, ex.what());
+        return -1;
+    }
+}
+
+inline int conv_backward_weights(const ConvProblem& p, void* x, void* gy, void* gw,
+                                 char* err, size_t errn) {
+    try {
+        std::string key = p.key("conv_bwd_weights", 0);
+        auto e = conv_bwd_weights_cache().get(key);
+        if (!e) {
+            auto hint = p.forward(false);
+            dnnl::primitive_attr attr;
+            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+            dnnl::convolution_backward_weights::primitive_desc pd(
+                engine(), dnnl::algorithm::convolution_direct, p.xd(), p.wd(), p.yd(),
+                p.stride, p.dilate, p.pad_l, p.pad_r, hint, attr);
+            e = std::make_shared<ConvBwdWeights>();
+            e->prim = dnnl::convolution_backward_weights(pd);
+            e->scratch = pd.scratchpad_desc();
+            e->x = Move(plain(p.x, p.type), pd.src_desc(), true, false);
+            e->gy = Move(plain(p.y, p.type), pd.diff_dst_desc(), true, false);
+            e->gw = Move(plain(p.w, p.type), pd.diff_weights_desc(), false, true);
+            conv_bwd_weights_cache().put(key, e);
+        }
+        dnnl::stream s(engine());
+        memory xm = e->x.in(s, x, 0);
+        memory gym = e->gy.in(s, gy, 1);
+        memory gwm = e->gw.out(gw, 2);
+        memory sm = scratch(e->scratch, 3);
+        e->prim.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DIFF_DST, gym},
+                            {DNNL_ARG_DIFF_WEIGHTS, gwm}, {DNNL_ARG_SCRATCHPAD, sm}});
+        e->gw.back(s, gwm, gw);
+        s.wait();
+        arena().trim();
+        return 0;
+    } catch (const dnnl::error& ex) {
+        set_error(err, errn, ex.what());
+        return -1;
+    }
+}
+
+inline size_t cached_primitives() {
+    return conv_fwd_cache().size() + conv_bwd_data_cache().size() +
+           conv_bwd_weights_cache().size();
+}
+
+inline void clear_caches() {
+    conv_fwd_cache().clear();
+    conv_bwd_data_cache().clear();
+    conv_bwd_weights_cache().clear();
+}
+
+}  // namespace mxdnnl

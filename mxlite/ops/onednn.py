@@ -1,0 +1,126 @@
+"""oneDNN under the heavy CPU operators: finding the library, and the one place that chooses,
+per call, between a oneDNN primitive and the reference kernel.
+
+oneDNN (the ``onednn-cpu-gomp`` wheel, the library MXNet's and torch's CPU builds use for the
+same kernels) is optional at import: ``mxlite/_core/dnnl`` links against nothing, and is
+imported only after ``libdnnl`` has been loaded with global symbols from that wheel's files
+(or ``$MXLITE_ONEDNN_LIBRARY``). Without it every op runs its Cython reference kernel.
+
+The choice (``primitives``) is oneDNN when all of these hold, else the reference kernel:
+
+* oneDNN loaded, and not switched off: ``MXLITE_ONEDNN=0``, or ``MXLITE_DETERMINISTIC=1``
+  (oneDNN picks its kernels by the CPU's instruction set and may split reductions by the
+  thread count, so its float32 sums can differ in the last bits between machines and
+  thread counts; the reference kernels give the same bits for any thread count);
+* the arrays are on the CPU, C-contiguous, float32 (or bfloat16);
+* every array has fewer than 2**31 elements (oneDNN's JIT kernels compute some offsets in
+  32 bits; the reference kernels index with int64 at any size);
+* oneDNN accepts the problem: a primitive it refuses (``Refused``) falls back too.
+
+``tests/ops/test_onednn.py`` compares every oneDNN path with the reference kernel.
+"""
+import contextlib
+import ctypes
+import os
+import sys
+
+import numpy as np
+
+__all__ = ["available", "primitives", "run", "enabled", "status"]
+
+_LIMIT = 1 << 31
+_state = {"module": None, "why": None, "on": None}
+
+
+def _library_path():
+    given = os.environ.get("MXLITE_ONEDNN_LIBRARY")
+    if given:
+        return given
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+        dist = distribution("onednn-cpu-gomp")
+        for f in dist.files or ():
+            if str(f).endswith("libdnnl.so.3"):
+                return str(dist.locate_file(f))
+    except PackageNotFoundError:
+        pass
+    return os.path.join(sys.prefix, "lib", "libdnnl.so.3")
+
+
+def _load():
+    if _state["module"] is not None or _state["why"] is not None:
+        return _state["module"]
+    path = _library_path()
+    try:
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        from .._core import dnnl
+    except (OSError, ImportError) as e:
+        _state["why"] = f"oneDNN not loaded ({path}): {e}"
+        return None
+    _state["module"] = dnnl
+    return dnnl
+
+
+def _switched_on():
+    if _state["on"] is None:
+        _state["on"] = (os.environ.get("MXLITE_ONEDNN", "1") != "0"
+                        and os.environ.get("MXLITE_DETERMINISTIC", "0") != "1")
+    return _state["on"]
+
+
+def available():
+    """True when the oneDNN library and mxlite's primitives over it are loaded."""
+    return _load() is not None
+
+
+def status():
+    """A line saying whether oneDNN runs and why not (for bug reports and the benchmarks)."""
+    module = _load()
+    if module is None:
+        return _state["why"]
+    v = ".".join(map(str, module.version()))
+    return f"oneDNN {v}" + ("" if _switched_on() else
+                            " loaded, switched off (MXLITE_ONEDNN=0 or MXLITE_DETERMINISTIC=1)")
+
+
+@contextlib.contextmanager
+def enabled(flag):
+    """Within the block, oneDNN is used (``True``, where available) or not (``False``):
+    for tests that compare its results with the reference kernels."""
+    before = _state["on"]
+    _state["on"] = bool(flag)
+    try:
+        yield
+    finally:
+        _state["on"] = before
+
+
+def primitives(xp, *arrays):
+    """The oneDNN module for a call on ``arrays`` (None entries skipped), or None where the
+    reference kernel must run (see the module docstring)."""
+    if getattr(xp, "name", None) != "cpu" or not _switched_on():
+        return None
+    module = _load()
+    if module is None:
+        return None
+    first = arrays[0].dtype
+    if first != np.float32 and first.name != "bfloat16":
+        return None
+    for a in arrays:
+        if a is not None and (a.dtype != first or a.size >= _LIMIT
+                              or not a.flags.c_contiguous):
+            return None
+    return module
+
+
+def run(xp, function, arrays, *args):
+    """Run oneDNN's ``function(*arrays, *args)`` when ``primitives`` allows it; True when it
+    ran, False when the reference kernel must (oneDNN off, or refusing the problem)."""
+    module = primitives(xp, *arrays)
+    if module is None:
+        return False
+    try:
+        getattr(module, function)(*arrays, *args)
+    except module.Refused:
+        return False
+    return True

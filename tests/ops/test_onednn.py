@@ -1,0 +1,243 @@
+"""Every oneDNN path against the reference (Cython) kernel of the same op, within float32
+tolerance, and the rules of the per-call choice (mxlite/ops/onednn.py)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.ops import onednn
+
+pytestmark = [pytest.mark.cpu_only,
+              pytest.mark.skipif(not onednn.available(), reason=onednn.status() or "")]
+
+
+class Spy:
+    """Counts the calls of the oneDNN module's functions (``onednn.run`` looks them up by
+    name each call), so a test knows the oneDNN path really ran."""
+
+    def __init__(self, monkeypatch, *names):
+        self.calls = {n: 0 for n in names}
+        module = onednn._load()
+        for n in names:
+            real = getattr(module, n)
+            monkeypatch.setattr(module, n, self._counting(n, real))
+
+    def _counting(self, name, real):
+        def call(*args):
+            self.calls[name] += 1
+            return real(*args)
+        return call
+
+
+def both_ways(fn, *arrays):
+    """``fn(*arrays)`` (NDArrays) with oneDNN on and off: the two results as NumPy."""
+    with onednn.enabled(True):
+        fast = [o.asnumpy() for o in fn(*arrays)]
+    with onednn.enabled(False):
+        ref = [o.asnumpy() for o in fn(*arrays)]
+    return fast, ref
+
+
+def close(fast, ref):
+    for f, r in zip(fast, ref):
+        scale = max(1.0, float(np.abs(r).max()))
+        np.testing.assert_allclose(f, r, rtol=1e-4, atol=1e-5 * scale)
+
+
+# (spatial, channels, filters, kernel, stride, pad, dilate, groups)
+GEOMETRIES = [
+    ((9,), 3, 4, (3,), (1,), (1,), (1,), 1),
+    ((11,), 4, 6, (3,), (2,), (0,), (2,), 2),
+    ((8, 8), 3, 8, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((9, 7), 8, 8, (3, 3), (2, 2), (1, 1), (1, 1), 2),
+    ((10, 10), 6, 6, (3, 3), (1, 1), (1, 1), (1, 1), 6),     # depthwise
+    ((12, 12), 4, 5, (5, 3), (2, 1), (2, 0), (1, 2), 1),
+    ((7, 7), 16, 32, (1, 1), (1, 1), (0, 0), (1, 1), 1),
+    ((5, 6, 7), 2, 4, (3, 3, 3), (1, 2, 1), (1, 1, 0), (1, 1, 2), 2),
+]
+
+
+def _case(geo, batch=3, dtype="float32", seed=0):
+    sp, c, f, k, s, p, d, g = geo
+    rng = np.random.default_rng(seed)
+    x = mx.nd.array(rng.standard_normal((batch, c) + sp), dtype=dtype)
+    w = mx.nd.array(rng.standard_normal((f, c // g) + k), dtype=dtype)
+    b = mx.nd.array(rng.standard_normal(f), dtype=dtype)
+    attrs = dict(kernel=k, stride=s, pad=p, dilate=d, num_group=g)
+    return x, w, b, attrs
+
+
+@pytest.mark.parametrize("geo", GEOMETRIES)
+def test_convolution_forward_and_both_gradients(geo, monkeypatch):
+    spy = Spy(monkeypatch, "conv_forward", "conv_backward_data", "conv_backward_weights")
+    x, w, b, attrs = _case(geo)
+    f = geo[2]
+
+    def step(x, w, b):
+        for a in (x, w, b):
+            a.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(x, w, b, num_filter=f, **attrs)
+            loss = (y * y).sum()
+        loss.backward()
+        return y, x.grad, w.grad, b.grad
+
+    close(*both_ways(step, x, w, b))
+    assert min(spy.calls.values()) >= 1, spy.calls
+
+
+@pytest.mark.parametrize("geo", GEOMETRIES)
+@pytest.mark.parametrize("adj", [0, 1])
+def test_deconvolution_forward_and_gradients(geo, adj, monkeypatch):
+    spy = Spy(monkeypatch, "conv_backward_data")
+    sp, c, f, k, s, p, d, g = geo
+    if adj >= max(s):
+        pytest.skip("adj needs a stride above it")
+    rng = np.random.default_rng(1)
+    y = mx.nd.array(rng.standard_normal((2, c) + sp))
+    w = mx.nd.array(rng.standard_normal((c, f // g) + k))
+    b = mx.nd.array(rng.standard_normal(f))
+    attrs = dict(kernel=k, stride=s, pad=p, dilate=d, num_group=g, adj=(adj,) * len(k))
+
+    def step(y, w, b):
+        for a in (y, w, b):
+            a.attach_grad()
+        with mx.autograd.record():
+            out = mx.nd.Deconvolution(y, w, b, num_filter=f, no_bias=False, **attrs)
+            loss = (out * out).sum()
+        loss.backward()
+        return out, y.grad, w.grad, b.grad
+
+    close(*both_ways(step, y, w, b))
+    assert spy.calls["conv_backward_data"] >= 1
+
+
+def test_second_order_gradient_through_a_convolution_runs_on_onednn(monkeypatch):
+    """A gradient penalty: d/dW of |d conv/d x|^2 is again Convolution, Deconvolution and
+    _conv_weight_grad, each on oneDNN, and equal to the reference."""
+    spy = Spy(monkeypatch, "conv_forward", "conv_backward_data", "conv_backward_weights")
+    x, w, _, attrs = _case(GEOMETRIES[3], batch=2)
+
+    def penalty(x, w):
+        x.attach_grad()
+        w.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(x, w, num_filter=8, no_bias=True, **attrs)
+            (gx,) = mx.autograd.grad((y * y).sum(), [x], create_graph=True)
+            pen = (gx * gx).sum()
+        pen.backward()
+        return pen, w.grad
+
+    close(*both_ways(penalty, x, w))
+    assert min(spy.calls.values()) >= 1, spy.calls
+
+
+@pytest.mark.parametrize("layout", ["NWC", "NHWC", "NDHWC"])
+def test_channels_last_layouts_go_through_onednn_on_their_copies(layout, monkeypatch):
+    spy = Spy(monkeypatch, "conv_forward")
+    nd = len(layout) - 2
+    rng = np.random.default_rng(2)
+    x = mx.nd.array(rng.standard_normal((2,) + (6,) * nd + (4,)))
+    w = mx.nd.array(rng.standard_normal((5,) + (3,) * nd + (4,)))
+    fn = lambda x, w: [mx.nd.Convolution(x, w, kernel=(3,) * nd, num_filter=5, no_bias=True,
+                                         layout=layout)]
+    close(*both_ways(fn, x, w))
+    assert spy.calls["conv_forward"] >= 1
+
+
+def test_float16_computes_in_float32_on_onednn(monkeypatch):
+    spy = Spy(monkeypatch, "conv_forward")
+    x, w, b, attrs = _case(GEOMETRIES[2], dtype="float16")
+    fn = lambda x, w, b: [mx.nd.Convolution(x, w, b, num_filter=8, **attrs)]
+    fast, ref = both_ways(fn, x, w, b)
+    assert fast[0].dtype == np.float16
+    np.testing.assert_allclose(fast[0].astype(np.float32), ref[0].astype(np.float32),
+                               rtol=2e-3, atol=2e-2)
+    assert spy.calls["conv_forward"] >= 1
+
+
+def test_float64_and_integer_inputs_stay_on_the_reference_kernels(monkeypatch):
+    spy = Spy(monkeypatch, "conv_forward")
+    x, w, b, attrs = _case(GEOMETRIES[2], dtype="float64")
+    y = mx.nd.Convolution(x, w, b, num_filter=8, **attrs)
+    assert y.dtype == np.float64 and spy.calls["conv_forward"] == 0
+
+
+def test_a_problem_onednn_refuses_falls_back_to_the_reference(monkeypatch):
+    """A deconvolution whose adj exceeds its pad has a negative right padding in oneDNN's
+    terms: the reference kernel computes it, and the result is still right."""
+    rng = np.random.default_rng(3)
+    y = mx.nd.array(rng.standard_normal((1, 2, 4, 4)))
+    w = mx.nd.array(rng.standard_normal((2, 3, 3, 3)))
+    attrs = dict(kernel=(3, 3), stride=(3, 3), pad=(0, 0), adj=(2, 2), num_filter=3)
+    fn = lambda y, w: [mx.nd.Deconvolution(y, w, **attrs)]
+    fast, ref = both_ways(fn, y, w)
+    close(fast, ref)
+    # the adjoint identity <conv(x, W), y> == <x, deconv(y, W)> pins the reference itself
+    x = mx.nd.array(rng.standard_normal(fast[0].shape))
+    conv = mx.nd.Convolution(x, w.transpose((1, 0, 2, 3)).transpose((1, 0, 2, 3)),
+                             kernel=(3, 3), stride=(3, 3), num_filter=2, no_bias=True)
+    lhs = float((conv.asnumpy() * y.asnumpy()).sum())
+    rhs = float((x.asnumpy() * fast[0]).sum())
+    assert abs(lhs - rhs) <= 1e-3 * max(1.0, abs(lhs))
+
+
+def test_the_primitive_cache_is_bounded_and_can_be_cleared():
+    dnnl = onednn._load()
+    x, w, b, attrs = _case(GEOMETRIES[2])
+    mx.nd.Convolution(x, w, b, num_filter=8, **attrs).wait_to_read()
+    assert dnnl.cache_size() >= 1
+    dnnl.clear()
+    assert dnnl.cache_size() == 0
+    for size in range(6, 14):           # a new problem per size
+        x = mx.nd.ones((1, 3, size, size))
+        mx.nd.Convolution(x, w, b, num_filter=8, **attrs).wait_to_read()
+    assert 8 <= dnnl.cache_size() <= 3 * 512
+
+
+def _choice_in_subprocess(env):
+    code = ("import numpy as np; from mxlite.ops import onednn; "
+            "a = np.ones(4, np.float32); "
+            "print(onednn.primitives(type('X', (), {'name': 'cpu'})(), a) is not None)")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+@pytest.mark.parametrize("env, expected", [({}, "True"), ({"MXLITE_ONEDNN": "0"}, "False"),
+                                           ({"MXLITE_DETERMINISTIC": "1"}, "False")])
+def test_switches(env, expected):
+    base = {"MXLITE_ONEDNN": "1", "MXLITE_DETERMINISTIC": "0"}
+    assert _choice_in_subprocess({**base, **env}) == expected
+
+
+def test_deterministic_mode_gives_the_same_bits_for_any_thread_count():
+    code = ("import numpy as np, mxlite as mx; rng = np.random.default_rng(0); "
+            "x = mx.nd.array(rng.standard_normal((8, 16, 12, 12))); "
+            "w = mx.nd.array(rng.standard_normal((16, 16, 3, 3))); x.attach_grad(); w.attach_grad()\n"
+            "with mx.autograd.record():\n"
+            "    y = mx.nd.Convolution(x, w, kernel=(3, 3), pad=(1, 1), num_filter=16, no_bias=True)\n"
+            "    z = (y * y).sum()\n"
+            "z.backward()\n"
+            "import sys; sys.stdout.buffer.write(y.asnumpy().tobytes() + x.grad.asnumpy().tobytes()"
+            " + w.grad.asnumpy().tobytes())")
+    outs = []
+    for threads in ("1", "2"):
+        env = {**os.environ, "MXLITE_DETERMINISTIC": "1", "OMP_NUM_THREADS": threads}
+        outs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                   check=True).stdout)
+    assert outs[0] == outs[1]
+
+
+def test_arrays_past_the_int32_limit_are_not_handed_to_onednn():
+    class Big:
+        dtype = np.dtype(np.float32)
+        size = 1 << 31
+        flags = type("F", (), {"c_contiguous": True})()
+    cpu = type("X", (), {"name": "cpu"})()
+    with onednn.enabled(True):
+        assert onednn.primitives(cpu, np.ones(3, np.float32)) is not None
+        assert onednn.primitives(cpu, np.ones(3, np.float32), Big()) is None
