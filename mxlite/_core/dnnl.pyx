@@ -33,6 +33,12 @@ cdef extern from "mx_dnnl.h" namespace "mxdnnl" nogil:
                            char* err, size_t errn) except +
     int c_conv_backward_weights "mxdnnl::conv_backward_weights"(const ConvProblem& p, void* x, void* gy, void* gw,
                               char* err, size_t errn) except +
+    cdef cppclass MatmulProblem:
+        vector[int64_t] a, a_strides, b, b_strides, c
+        dt type
+
+    int c_matmul "mxdnnl::matmul"(const MatmulProblem& p, void* a, void* b, void* c,
+                                  char* err, size_t errn) except +
     size_t cached_primitives()
     void clear_caches()
 
@@ -64,12 +70,12 @@ def clear():
     clear_caches()
 
 
-cdef dt _type(arrays) except *:
+cdef dt _type(arrays, contiguous=True) except *:
     first = arrays[0].dtype
     for a in arrays:
         if a is None:
             continue
-        if not isinstance(a, cnp.ndarray) or not a.flags.c_contiguous:
+        if not isinstance(a, cnp.ndarray) or (contiguous and not a.flags.c_contiguous):
             raise Refused("arrays must be C-contiguous NumPy arrays")
         if a.dtype != first:
             raise Refused(f"dtypes differ: {[str(b.dtype) for b in arrays if b is not None]}")
@@ -159,4 +165,39 @@ def conv_backward_weights(x, gy, gw, stride, dilate, pad, groups):
     cdef int rc
     with nogil:
         rc = c_conv_backward_weights(p, px, pgy, pgw, err, 256)
+    _check(rc, err)
+
+
+def _batched(a):
+    """dims and element strides of a 2-D or 3-D array as 3-D (a leading batch of 1)."""
+    item = a.itemsize
+    strides = [s // item for s in a.strides]
+    if any(s * item != t for s, t in zip(strides, a.strides)) or min(strides, default=0) < 0:
+        raise Refused("strides are not whole, non-negative elements")
+    if a.ndim == 2:
+        return [1] + list(a.shape), [a.shape[0] * a.shape[1]] + strides
+    if a.ndim == 3:
+        return list(a.shape), strides
+    raise Refused("matmul takes 2-D or 3-D arrays")
+
+
+def matmul(a, b, c):
+    """``c = a @ b`` for 2-D or 3-D (batched) arrays; ``a`` and ``b`` may be transposed
+    views (any non-negative strides), ``c`` is C-contiguous."""
+    cdef MatmulProblem p
+    if a.ndim != b.ndim or c.ndim != a.ndim or not c.flags.c_contiguous:
+        raise Refused("matmul: ranks differ or the output is not C-contiguous")
+    if a.size == 0 or b.size == 0 or c.size == 0:
+        raise Refused("matmul: empty operands")
+    p.type = _type([a, b, c], contiguous=False)
+    p.a, p.a_strides = _batched(a)
+    p.b, p.b_strides = _batched(b)
+    p.c = _batched(c)[0]
+    cdef char err[256]
+    cdef void* pa = _ptr(a)
+    cdef void* pb = _ptr(b)
+    cdef void* pc = _ptr(c)
+    cdef int rc
+    with nogil:
+        rc = c_matmul(p, pa, pb, pc, err, 256)
     _check(rc, err)

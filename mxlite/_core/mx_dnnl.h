@@ -30,10 +30,16 @@ using dnnl::memory;
 using dims = memory::dims;
 using dt = memory::data_type;
 
-static const size_t MX_DNNL_CACHE = 512;
+// Entries per kind of primitive: a network's distinct layer shapes, times a few batch sizes.
+// A convolution primitive holds its JIT code (about 0.15 MB), so the tables stay small and
+// oneDNN's own primitive cache is switched off: these tables are the only cache.
+static const size_t MX_DNNL_CACHE = 64;
 
 inline dnnl::engine& engine() {
-    static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    static dnnl::engine eng = [] {
+        dnnl::set_primitive_cache_capacity(0);
+        return dnnl::engine(dnnl::engine::kind::cpu, 0);
+    }();
     return eng;
 }
 
@@ -354,15 +360,61 @@ inline int conv_backward_weights(const ConvProblem& p, void* x, void* gy, void* 
     }
 }
 
+// ---- matrix product ----------------------------------------------------------------------
+// c (B, M, N) = a (B, M, K) @ b (B, K, N), a and b given by dims and element strides (a
+// transposed view is a stride swap, read without a copy), c row-major. B may be 1.
+struct MatmulProblem {
+    dims a, a_strides, b, b_strides, c;
+    dt type;
+};
+struct Matmul {
+    dnnl::matmul prim;
+    memory::desc a, b, c, scratch;
+};
+inline Lru<Matmul>& matmul_cache() { static Lru<Matmul> t(MX_DNNL_CACHE); return t; }
+
+inline int matmul(const MatmulProblem& p, void* a, void* b, void* c, char* err, size_t errn) {
+    try {
+        std::string key = key_of("matmul", {&p.a, &p.a_strides, &p.b, &p.b_strides, &p.c},
+                                 {(int64_t)p.type});
+        auto e = matmul_cache().get(key);
+        if (!e) {
+            e = std::make_shared<Matmul>();
+            e->a = memory::desc(p.a, p.type, p.a_strides);
+            e->b = memory::desc(p.b, p.type, p.b_strides);
+            e->c = plain(p.c, p.type);
+            dnnl::primitive_attr attr;
+            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+            dnnl::matmul::primitive_desc pd(engine(), e->a, e->b, e->c, attr);
+            e->prim = dnnl::matmul(pd);
+            e->scratch = pd.scratchpad_desc();
+            matmul_cache().put(key, e);
+        }
+        dnnl::stream s(engine());
+        memory sm = scratch(e->scratch, 3);
+        e->prim.execute(s, {{DNNL_ARG_SRC, memory(e->a, engine(), a)},
+                            {DNNL_ARG_WEIGHTS, memory(e->b, engine(), b)},
+                            {DNNL_ARG_DST, memory(e->c, engine(), c)},
+                            {DNNL_ARG_SCRATCHPAD, sm}});
+        s.wait();
+        arena().trim();
+        return 0;
+    } catch (const dnnl::error& ex) {
+        set_error(err, errn, ex.what());
+        return -1;
+    }
+}
+
 inline size_t cached_primitives() {
     return conv_fwd_cache().size() + conv_bwd_data_cache().size() +
-           conv_bwd_weights_cache().size();
+           conv_bwd_weights_cache().size() + matmul_cache().size();
 }
 
 inline void clear_caches() {
     conv_fwd_cache().clear();
     conv_bwd_data_cache().clear();
     conv_bwd_weights_cache().clear();
+    matmul_cache().clear();
 }
 
 }  // namespace mxdnnl

@@ -6,6 +6,7 @@ a 32-bit BLAS never sees an overflowing dimension.
 import numpy as np
 
 from ..base import op_error
+from . import onednn
 from .common import compute_dtype, run_in, write_back
 from .registry import OpDef, Param, register
 from .shape_utils import size_of
@@ -43,7 +44,12 @@ def _matmul_dtype(name):
 
 
 def _blocked_matmul(xp, a, b, out):
-    """out = a @ b for 2-D arrays, in row blocks that a 32-bit BLAS can take."""
+    """out = a @ b for 2-D arrays: oneDNN's matmul where ``onednn`` allows it (float32 on
+    the CPU: it shares the OpenMP threads of the other oneDNN kernels, where BLAS's own
+    thread pool would keep spinning beside them), else BLAS in row blocks that a 32-bit
+    BLAS can take."""
+    if onednn.run(xp, "matmul", (a, b, out), contiguous=False):
+        return
     if a.shape[0] <= BLAS_MAX:
         xp.matmul(a, b, out)
         return
@@ -151,7 +157,9 @@ def _batch_dot_compute(rctx, ins, outs, attrs):
         b = b.transpose(0, 2, 1)
     xp = rctx.xp
     target = out if out.dtype == work else xp.empty(out.shape, work)
-    if a.shape[1] <= BLAS_MAX:
+    if onednn.run(xp, "matmul", (a, b, target), contiguous=False):
+        pass
+    elif a.shape[1] <= BLAS_MAX:
         xp.matmul(a, b, target)
     else:
         for i in range(a.shape[0]):

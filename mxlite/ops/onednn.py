@@ -95,9 +95,10 @@ def enabled(flag):
         _state["on"] = before
 
 
-def primitives(xp, *arrays):
+def primitives(xp, *arrays, contiguous=True):
     """The oneDNN module for a call on ``arrays`` (None entries skipped), or None where the
-    reference kernel must run (see the module docstring)."""
+    reference kernel must run (see the module docstring). ``contiguous=False``: the
+    function takes strided views (it checks their strides itself)."""
     if getattr(xp, "name", None) != "cpu" or not _switched_on():
         return None
     module = _load()
@@ -108,15 +109,15 @@ def primitives(xp, *arrays):
         return None
     for a in arrays:
         if a is not None and (a.dtype != first or a.size >= _LIMIT
-                              or not a.flags.c_contiguous):
+                              or (contiguous and not a.flags.c_contiguous)):
             return None
     return module
 
 
-def run(xp, function, arrays, *args):
+def run(xp, function, arrays, *args, contiguous=True):
     """Run oneDNN's ``function(*arrays, *args)`` when ``primitives`` allows it; True when it
     ran, False when the reference kernel must (oneDNN off, or refusing the problem)."""
-    module = primitives(xp, *arrays)
+    module = primitives(xp, *arrays, contiguous=contiguous)
     if module is None:
         return False
     try:
