@@ -1,0 +1,183 @@
+"""The executor's own cost: a hybridized Gluon step on tiny shapes, per graph node.
+
+    python benchmarks/bench_executor.py [--quick] [--profile]
+
+A transformer encoder block (LayerNorm, 4-head self-attention through the
+``reshape -> transpose -> reshape -> batch_dot`` pattern, softmax, a GELU MLP, two residual
+adds, and a mean as the loss) on batch 2, sequence 4, width 8: every kernel takes a few
+microseconds, so the step's time is the executor's Python (or Cython) around them. One
+step is forward + backward under ``autograd.record()`` (no optimizer update).
+
+Printed, per configuration (``hybridize()`` and ``hybridize(static_alloc=True)``): the
+forward and backward node counts of the cached plan, the median step time with its
+quartiles (the configurations called in turn, ``benchmarks/timing.interleaved``), and the
+microseconds per node. The time of the same kernels called alone (each plan step's
+compute function on prepared arrays, no executor around it) is printed as ``kernels``, so
+``step - kernels`` is the executor's share. ``--profile`` adds a cProfile listing of the
+default configuration (top 20 by internal time).
+"""
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mxlite as mx  # noqa: E402
+from mxlite import autograd  # noqa: E402
+from mxlite.gluon import nn  # noqa: E402
+from timing import interleaved, quartiles  # noqa: E402
+
+BATCH, SEQ, WIDTH, HEADS = 2, 4, 8, 4
+
+
+class EncoderBlock(nn.HybridBlock):
+    """Pre-norm transformer encoder block: x + attn(ln(x)), then + mlp(ln(.))."""
+
+    def __init__(self, width, heads, **kwargs):
+        super().__init__(**kwargs)
+        self.width, self.heads = width, heads
+        with self.name_scope():
+            self.ln1 = nn.LayerNorm(in_channels=width)
+            self.ln2 = nn.LayerNorm(in_channels=width)
+            self.qkv = nn.Dense(3 * width, flatten=False, in_units=width)
+            self.proj = nn.Dense(width, flatten=False, in_units=width)
+            self.fc1 = nn.Dense(4 * width, flatten=False, in_units=width)
+            self.fc2 = nn.Dense(width, flatten=False, in_units=4 * width)
+
+    def _heads(self, F, x):
+        """(B, T, W) -> (B * H, T, W / H): the attention pattern's reshape/transpose."""
+        x = F.reshape(x, shape=(0, 0, self.heads, -1))
+        x = F.transpose(x, axes=(0, 2, 1, 3))
+        return F.reshape(x, shape=(-3, 0, 0))
+
+    def hybrid_forward(self, F, x):
+        h = self.ln1(x)
+        qkv = self.qkv(h)
+        q, k, v = F.split(qkv, num_outputs=3, axis=-1)
+        q, k, v = self._heads(F, q), self._heads(F, k), self._heads(F, v)
+        scores = F.batch_dot(q, k, transpose_b=True) / float(np.sqrt(self.width // self.heads))
+        att = F.batch_dot(F.softmax(scores, axis=-1), v)
+        att = F.reshape(att, shape=(-4, -1, self.heads, 0, 0))
+        att = F.reshape(F.transpose(att, axes=(0, 2, 1, 3)), shape=(0, 0, -3))
+        x = x + self.proj(att)
+        h = self.fc2(F.LeakyReLU(self.fc1(self.ln2(x)), act_type="gelu"))
+        return x + h
+
+
+class Encoder(nn.HybridBlock):
+    """``depth`` encoder blocks and a mean: a scalar loss, so backward needs no head grad."""
+
+    def __init__(self, depth, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.blocks = nn.HybridSequential()
+            for _ in range(depth):
+                self.blocks.add(EncoderBlock(WIDTH, HEADS))
+
+    def hybrid_forward(self, F, x):
+        return F.mean(self.blocks(x))
+
+
+def make_step(static_alloc, depth=2, seed=0):
+    """(step function, net, x): one forward+backward of a hybridized ``Encoder``."""
+    mx.random.seed(seed)
+    net = Encoder(depth)
+    net.initialize(mx.init.Xavier())
+    net.hybridize(static_alloc=static_alloc, static_shape=static_alloc)
+    rng = np.random.default_rng(seed)
+    x = mx.nd.array(rng.standard_normal((BATCH, SEQ, WIDTH)).astype(np.float32))
+
+    def step():
+        with autograd.record():
+            loss = net(x)
+        loss.backward()
+        return loss
+
+    step()
+    return step, net, x
+
+
+def node_counts(net):
+    """(forward steps, backward steps) of the one plan the block's CachedOp holds."""
+    plans = list(net._cached_op._plans.values())
+    return len(plans[-1].steps), len(plans[-1].grad_steps)
+
+
+def kernels_only(net, x):
+    """A callable running each plan step's compute function alone on arrays prepared once
+    (a forward then its backward, outputs preallocated): what the kernels cost without any
+    executor around them."""
+    from mxlite.executor import execute
+    cached = net._cached_op
+    plan = list(cached._plans.values())[-1]
+    ctx, arrays = cached._arrays([x])
+    keep_all = [tuple(s[:5]) + ((),) for s in plan.steps]     # no slot released
+    keep_all_grad = [tuple(s[:5]) + ((),) for s in plan.grad_steps]
+    values = plan.bound(arrays)
+    execute(keep_all, values, ctx, plan.uses_context, True)
+    values = values + plan.grad_template
+    for k, h in zip(plan.head_slots, plan.out_slots):
+        if k is not None:
+            values[k] = mx.nd.ones_like(values[h])
+    execute(keep_all_grad, values, ctx, plan.grad_uses_context, True)
+    calls = []
+    rctx = ctx._run
+    for step in list(plan.steps) + list(plan.grad_steps):
+        op, attrs, ins, first, n = step[:5]
+        op = getattr(op, "op", op)
+        parsed = attrs if not isinstance(attrs, dict) else op.parse_attrs(attrs)
+        datas = [values[i]._data for i in ins]
+        outs = [np.empty_like(values[k]._data) if values[k] is not None else None
+                for k in range(first, first + abs(n))]
+        if any(o is None for o in outs):
+            continue
+        calls.append((op.compute[rctx.kernels], datas, outs, parsed))
+
+    def run():
+        with autograd.train_mode():
+            for compute, datas, outs, attrs in calls:
+                compute(rctx, datas, outs, attrs)
+    return run
+
+
+def report(repeat, profile):
+    configs = {"hybridize()": make_step(False), "static_alloc": make_step(True)}
+    fwd, bwd = node_counts(configs["hybridize()"][1])
+    fns = {k: v[0] for k, v in configs.items()}
+    fns["kernels"] = kernels_only(*configs["hybridize()"][1:])
+    rounds = interleaved(fns, repeat)
+    kern = quartiles(rounds["kernels"])["median"]
+    print(f"encoder x2, batch {BATCH}, seq {SEQ}, width {WIDTH}: {fwd} forward + {bwd} "
+          f"backward nodes = {fwd + bwd}")
+    print(f"{'config':>14} {'median ms':>10} {'q1':>8} {'q3':>8} {'us/node':>8} "
+          f"{'outside kernels us/node':>24}")
+    for name, times in rounds.items():
+        q = quartiles(times)
+        outside = (q["median"] - kern) / (fwd + bwd) * 1e6 if name != "kernels" else 0.0
+        print(f"{name:>14} {q['median'] * 1e3:10.3f} {q['q1'] * 1e3:8.3f} "
+              f"{q['q3'] * 1e3:8.3f} {q['median'] / (fwd + bwd) * 1e6:8.2f} {outside:24.2f}")
+    if profile:
+        prof = cProfile.Profile()
+        step = configs["hybridize()"][0]
+        prof.enable()
+        for _ in range(repeat):
+            step()
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(20)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument("--profile", action="store_true", help="cProfile the default step")
+    args = parser.parse_args()
+    report(30 if args.quick else 200, args.profile)
+
+
+if __name__ == "__main__":
+    main()
