@@ -14,7 +14,9 @@ quartiles (the configurations called in turn, ``benchmarks/timing.interleaved``)
 microseconds per node. The time of the same kernels called alone (each plan step's
 compute function on prepared arrays, no executor around it) is printed as ``kernels``, so
 ``step - kernels`` is the executor's share. ``--profile`` adds a cProfile listing of the
-default configuration (top 20 by internal time).
+default configuration (top 20 by internal time). ``MXLITE_ONEDNN=0`` runs the reference
+kernels instead of oneDNN's (whose per-call cost on these tiny matrices can hide the
+executor's).
 """
 import argparse
 import cProfile

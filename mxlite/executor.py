@@ -63,7 +63,7 @@ import os
 import numpy as np
 
 from . import autograd as _autograd
-from ._core.dispatch import invoke as _invoke, wrap as _wrap
+from ._core.dispatch import invoke as _invoke, parse_cached as _parse_cached, wrap as _wrap
 from .base import MXNetError
 from .context import Context, current_context
 from .ndarray import NDArray
@@ -429,7 +429,9 @@ class Plan:
     forward steps over a flat list of value slots and, where some argument wants a gradient,
     the backward steps over slots after the forward's. An ``Executor`` runs one over its
     bound arrays; a hybridized block's ``CachedOp`` keeps a few, one per input signature,
-    and runs them over each call's arrays, so a plan never keeps a call's data alive.
+    and runs them over each call's arrays, so a plan never keeps a call's data alive (with
+    ``static_alloc`` its ``spare_buffers`` keep planned buffer sets that no run holds; see
+    ``memory_plan``).
 
     ``shapes``/``dtypes``: {name: shape/dtype} of every argument and auxiliary state;
     ``wants``: per argument (``list_arguments()`` order), whether it wants a gradient.
@@ -447,6 +449,11 @@ class Plan:
     def __init__(self, symbol, ctx, shapes, dtypes, wants):
         self.arg_names = list(symbol.list_arguments())
         self.aux_names = list(symbol.list_auxiliary_states())
+        # (shape, dtype) of each argument, then auxiliary state: the signature (memory plan)
+        self.var_specs = [(tuple(shapes[n]), np.dtype(dtypes[n]))
+                          for n in self.arg_names + self.aux_names]
+        self._memory = None     # the MemoryPlan, made when first asked (memory_plan())
+        self.spare_buffers = []     # planned buffer sets no run holds (static_alloc)
         self.grad_error = None
         self.wants_grad = any(wants)
         gsyms = (self._gradient_symbols(symbol, ctx, shapes, dtypes, wants)
@@ -527,6 +534,20 @@ class Plan:
             kept[i] = values[i]
         return kept
 
+    def memory_plan(self, rctx):
+        """The ``MemoryPlan`` of this plan on the device of run context ``rctx`` (made once
+        per plan: a plan serves one device), or
+        None where some step cannot run as a direct kernel call (no kernel for the device,
+        an output made on another device, an inference error ``invoke`` is left to raise)."""
+        memory = self._memory
+        if memory is None:
+            try:
+                memory = MemoryPlan(self, rctx.ctx, rctx.kernels)
+            except (_NotPlanned, MXNetError):
+                memory = False
+            self._memory = memory
+        return memory or None
+
     # ---- the backward: a gradient graph of the same FGradients ------------------------------
     def _gradient_symbols(self, symbol, ctx, shapes, dtypes, wants):
         """``mx.sym.grad`` of the outputs with respect to the arguments that want gradients,
@@ -600,6 +621,265 @@ class Plan:
         self.grad_results = [results.get(n) if w else None
                              for n, w in zip(self.arg_names, wants)]
         self.saved_slots = sorted(i for i in read if i is not None and i < n_fwd)
+
+
+# ---- memory planning: every slot's shape is known at a plan's signature ---------------------
+class _NotPlanned(Exception):
+    """A plan the planned runner does not take (it runs through ``invoke`` instead)."""
+
+
+def _parsed(op, attrs):
+    """A step's parameters as Attrs (a step holds keywords where that memoises ``invoke``)."""
+    return attrs if type(attrs) is Attrs else _parse_cached(op, attrs)
+
+
+def _step_outputs(op, attrs, in_specs):
+    """(shape, dtype) of every output of one step, hidden ones too, from the op's inference
+    functions: the specification ``invoke`` follows, so these are the arrays it allocates."""
+    shapes = op.infer_shape([s for s, _ in in_specs], attrs)
+    dtypes = op.infer_type([d for _, d in in_specs], attrs)
+    return [(tuple(int(d) for d in s), np.dtype(t)) for s, t in zip(shapes, dtypes)]
+
+
+def _nbytes(spec):
+    shape, dtype = spec
+    return math.prod(shape) * dtype.itemsize
+
+
+class _Pool:
+    """Buffers handed out in run order: an output takes a free buffer of its byte size, or
+    a new one; ``give`` frees one after the step that reads its slot last."""
+
+    def __init__(self):
+        self.sizes = []         # bytes of each buffer
+        self._free = {}         # bytes -> free buffer ids
+
+    def take(self, nbytes):
+        free = self._free.get(nbytes)
+        if free:
+            return free.pop()
+        self.sizes.append(nbytes)
+        return len(self.sizes) - 1
+
+    def give(self, buf, nbytes):
+        self._free.setdefault(nbytes, []).append(buf)
+
+
+class MemoryPlan:
+    """The memory of a ``Plan`` at its signature: the shape and dtype of every slot (and of
+    every hidden output, in a scratch slot after the plan's), the buffer each intermediate
+    slot lives in, and the steps as direct kernel calls ``(compute, attrs, input slots,
+    output slots, positions of the variables the kernel updates)``.
+
+    Buffers: in run order (the forward, then the backward), a step's outputs take a free
+    buffer of the same byte size or a new one, and a slot's buffer is free again once the
+    step that reads it last has run (``_with_liveness``; what the backward reads stays to
+    the end, hidden outputs nothing reads are free after their step). Never in a buffer,
+    each call allocating its own (``fresh_forward``, ``fresh_grad``): the arrays handed
+    out, the outputs and the argument gradients, so nothing a caller holds is overwritten
+    by a later call. Variables and head gradients are the caller's arrays.
+
+    Bytes (variables -- arguments, parameters, auxiliary states -- and head gradients not
+    counted): ``forward_peak`` / ``step_peak``, the most that the arrays a forward (a
+    forward and then its backward) creates hold at once when each is freed after its last
+    reader, as the ``invoke`` path frees them; ``planned_bytes``, what a run over the
+    planned buffers holds (every buffer plus the fresh arrays), at least ``step_peak``
+    since a buffer serves one byte size only."""
+
+    def __init__(self, plan, ctx, kernels):
+        n_slots = len(plan.values) + len(plan.grad_template)
+        self.specs = [None] * n_slots
+        self.var_pos = {s: p for p, s in enumerate(plan.var_slots) if s is not None}
+        for s, p in self.var_pos.items():
+            self.specs[s] = plan.var_specs[p]
+        self.buffer_of = {}             # slot -> buffer id
+        self._pool, self._alive, self._live = _Pool(), set(), 0
+        self.step_peak = 0
+        made = set()
+        self.forward_calls = self._plan_steps(plan.steps, ctx, kernels, set(plan.out_slots), made)
+        self.forward_peak = self.step_peak
+        self.fresh_forward = [k for k in dict.fromkeys(plan.out_slots) if k in made]
+        for k, o in zip(plan.head_slots, plan.out_slots):
+            if k is not None:
+                self.specs[k] = self.specs[o]
+        results = {k for k in plan.grad_results if k is not None}
+        self.grad_made = set()
+        self.grad_calls = self._plan_steps(plan.grad_steps, ctx, kernels, results,
+                                          self.grad_made)
+        self.fresh_grad = [k for k in dict.fromkeys(plan.grad_results) if k in self.grad_made]
+        self.sizes = self._pool.sizes
+        del self._pool, self._alive, self._live
+        self.planned_bytes = sum(self.sizes) + sum(
+            _nbytes(self.specs[k]) for k in self.fresh_forward + self.fresh_grad)
+
+    def _plan_steps(self, steps, ctx, kernels, fresh, made):
+        """The direct calls of ``steps``; their output slots get specs and (except ``fresh``
+        ones) buffers, added to ``made``."""
+        calls = []
+        for op, attrs, ins, first, n, dead in steps:
+            compute = op.compute.get(kernels)
+            parsed = _parsed(op, attrs)
+            where = parsed.get("ctx")
+            if compute is None or op.name == "_copyto" or where not in (None, ctx):
+                raise _NotPlanned(op.name)      # no kernel here, or made on another device
+            out_specs = _step_outputs(op, parsed, [self.specs[i] for i in ins])
+            outs = list(range(first, first + abs(n)))
+            for _ in range(len(outs), len(out_specs)):      # hidden outputs: scratch slots
+                outs.append(len(self.specs))
+                self.specs.append(None)
+            for k, spec in zip(outs, out_specs):
+                self.specs[k] = spec
+                made.add(k)
+                self._alive.add(k)
+                self._live += _nbytes(spec)
+                if k not in fresh:
+                    self.buffer_of[k] = self._pool.take(_nbytes(spec))
+            self.step_peak = max(self.step_peak, self._live)
+            for k in outs[abs(n):] + list(dead):
+                self._release(k)
+            mutated = ()
+            if op.mutate_inputs:
+                mutated = tuple(self.var_pos[ins[i]] for i in op.mutated_indices(parsed)
+                                if ins[i] in self.var_pos)
+            calls.append((compute, parsed, tuple(ins), tuple(outs), mutated))
+        return calls
+
+    def _release(self, k):
+        """Slot ``k`` is read no more: its bytes leave the live count, its buffer the pool."""
+        if k in self._alive:
+            self._alive.discard(k)
+            self._live -= _nbytes(self.specs[k])
+            if k in self.buffer_of:
+                self._pool.give(self.buffer_of[k], _nbytes(self.specs[k]))
+
+    def allocate(self, xp):
+        """A slot list with every planned slot a view of its buffer (allocated here), the
+        others None: the memory of one run."""
+        buffers = [xp.empty((n,), np.uint8) for n in self.sizes]
+        slots = [None] * len(self.specs)
+        for k, b in self.buffer_of.items():
+            shape, dtype = self.specs[k]
+            slots[k] = buffers[b].view(dtype).reshape(shape)
+        return slots
+
+    def fill_fresh(self, slots, which, xp):
+        """New arrays in the ``which`` slots (the outputs or gradients a call hands out)."""
+        specs = self.specs
+        for k in which:
+            slots[k] = xp.empty(*specs[k])
+
+
+def memory_stats(plan, ctx):
+    """{'forward_peak', 'step_peak', 'planned_bytes'} of ``plan`` on ``ctx`` in bytes (see
+    ``MemoryPlan``; 'step_peak' is the forward's when the plan has no gradient), or None
+    where the plan cannot be planned."""
+    from .device import run_context
+    memory = plan.memory_plan(ctx._run if ctx._run is not None else run_context(ctx))
+    if memory is None:
+        return None
+    return {"forward_peak": memory.forward_peak, "step_peak": memory.step_peak,
+            "planned_bytes": memory.planned_bytes}
+
+
+def run_planned(calls, slots, variables, rctx, training):
+    """Run a memory plan's direct ``calls`` over ``slots`` off the autograd tape, in train
+    mode ``training`` (a kernel reads the mode from ``rctx``); ``variables`` (the call's
+    NDArrays in variable order) have their versions moved where a kernel updates one."""
+    state = _autograd._state
+    previous = state.recording, state.training
+    state.recording, state.training = False, bool(training)
+    try:
+        for compute, attrs, ins, outs, mutated in calls:
+            compute(rctx, [slots[i] for i in ins], [slots[k] for k in outs], attrs)
+            for p in mutated:
+                variables[p]._version[0] += 1
+    finally:
+        state.recording, state.training = previous
+
+
+class PlannedRun:
+    """One call of a plan over the buffers of its ``MemoryPlan``: ``forward`` gives the
+    outputs, ``backward`` (after it, any number of times) the argument gradients.
+
+    ``buffers`` is the slot list of planned views (``MemoryPlan.allocate``); the run works
+    in a copy of it, with the call's variables and fresh output arrays put in. ``release``
+    (or None) is called with ``buffers`` once this run is gone -- nothing can read its
+    values any more -- so a hybridized block with ``static_alloc`` hands them to its next
+    call (MXNet's static memory); a gradient that still needs them keeps this run alive."""
+
+    __slots__ = ("plan", "memory", "buffers", "slots", "variables", "rctx", "release",
+                 "outputs")
+
+    def __init__(self, plan, memory, buffers, variables, rctx, release=None):
+        self.plan, self.memory, self.buffers = plan, memory, buffers
+        self.variables, self.rctx, self.release = variables, rctx, release
+        self.slots = list(buffers)
+        for s, a in zip(plan.var_slots, variables):
+            if s is not None:
+                self.slots[s] = a._data
+        self.outputs = None
+
+    def __del__(self):
+        release = self.release
+        if release is not None:
+            self.release = None
+            release(self.buffers)
+
+    def forward(self, training):
+        """The outputs, each a new array (an output that is a variable or repeats another
+        output is a copy), never a planned buffer."""
+        memory, slots, rctx = self.memory, self.slots, self.rctx
+        memory.fill_fresh(slots, memory.fresh_forward, rctx.xp)
+        run_planned(memory.forward_calls, slots, self.variables, rctx, training)
+        outs, seen = [], set()
+        for k in self.plan.out_slots:
+            if k in memory.var_pos:
+                outs.append(self.variables[memory.var_pos[k]].copy())
+            elif k in seen:
+                outs.append(_wrap(slots[k].copy(), rctx.ctx))
+            else:
+                outs.append(_wrap(slots[k], rctx.ctx))
+            seen.add(k)
+        self.outputs = outs
+        return outs
+
+    def watched(self):
+        """The NDArrays among the values the backward reads (variables, outputs): a write to
+        one of them after the forward makes the gradient wrong, so it is checked."""
+        plan, memory = self.plan, self.memory
+        saved = set(plan.saved_slots)
+        arrays = [self.variables[p] for s, p in memory.var_pos.items() if s in saved]
+        return arrays + [o for k, o in zip(plan.out_slots, self.outputs) if k in saved]
+
+    def backward(self, ograds, training):
+        """The gradient of each argument (None: not wanted, or nothing reaches it) for head
+        gradients ``ograds`` (NDArrays, one per output; one of another dtype than its output
+        is cast to it, as the gradient graph was planned)."""
+        plan, memory, slots, rctx = self.plan, self.memory, self.slots, self.rctx
+        for k, g in zip(plan.head_slots, ograds):
+            if k is not None:
+                shape, dtype = memory.specs[k]
+                data = g._data
+                slots[k] = data if data.dtype == dtype else rctx.xp.ascontiguousarray(data,
+                                                                                    dtype)
+        memory.fill_fresh(slots, memory.fresh_grad, rctx.xp)
+        run_planned(memory.grad_calls, slots, self.variables, rctx, training)
+        heads = dict(zip(plan.head_slots, ograds))
+        return [self._result(k, heads) for k in plan.grad_results]
+
+    def _result(self, k, heads):
+        """Slot ``k`` as a gradient handed out: new or the caller's own array, never a
+        planned buffer (a later run overwrites those)."""
+        memory = self.memory
+        if k is None:
+            return None
+        if k in memory.grad_made:
+            return _wrap(self.slots[k], self.rctx.ctx)
+        if k in memory.var_pos:
+            return self.variables[memory.var_pos[k]]
+        if k in heads:
+            return heads[k]
+        return _wrap(self.slots[k].copy(), self.rctx.ctx)
 
 
 class Executor:
@@ -881,6 +1161,14 @@ class Executor:
             lines.append(f"Op:{op.name}, inputs={ins}, outputs={list(range(first, first + abs(n)))}")
         lines.append(f"Total {self._forward_peak_bytes() >> 20} MB allocated")
         return "\n".join(lines)
+
+    def memory_stats(self):
+        """The bytes this executor's arrays take beyond the bound ones (arguments, gradients,
+        auxiliary states, head gradients): {'forward_peak': the most a ``forward`` holds at
+        once, 'step_peak': the same over a forward and its ``backward``, 'planned_bytes':
+        a run over buffers planned once (a hybridized block's ``static_alloc``)}; None
+        where the graph cannot be planned. An mxlite addition."""
+        return memory_stats(self._plan, self._ctx)
 
     def _forward_peak_bytes(self):
         """The peak of the bytes the forward's live intermediate slots hold."""

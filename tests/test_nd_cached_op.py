@@ -72,3 +72,22 @@ def test_bad_calls():
         op(mx.nd.ones((2,)), mx.nd.ones((2,)), y=1)
     with pytest.raises(MXNetError, match="out= holds 2 arrays for 1 outputs"):
         op(mx.nd.ones((2,)), mx.nd.ones((2,)), out=[mx.nd.ones((2,))] * 2)
+
+
+def test_static_alloc_flag_plans_the_memory_and_keeps_the_results():
+    """``flags=[('static_alloc', True)]``: the graph runs over buffers kept between calls
+    (one spare set after a call), with the results of the default CachedOp, and an output
+    kept from the first call is not changed by the second."""
+    rng = np.random.default_rng(2)
+    data, weight, bias = _inputs(rng)
+    graph = mx.sym.tanh(_conv_graph()) * 3
+    static = mx.nd.CachedOp(graph, flags=[("static_alloc", True)])
+    default = mx.nd.CachedOp(graph)
+    first = static(data, weight, bias)
+    kept = first.asnumpy().copy()
+    np.testing.assert_array_equal(kept, default(data, weight, bias).asnumpy())
+    plan = next(iter(static._graph._plans.values()))
+    assert len(plan.spare_buffers) == 1
+    second = static(data * 2, weight, bias)
+    np.testing.assert_array_equal(second.asnumpy(), default(data * 2, weight, bias).asnumpy())
+    np.testing.assert_array_equal(first.asnumpy(), kept)

@@ -530,9 +530,11 @@ class HybridBlock(Block):
     def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
         """Turn the cached graph on (or off, ``active=False``) for this block and its
         children. The cached graph keeps the plans of the ``cached_op.MAX_PLANS`` input
-        signatures used last (``static_shape=True``: of one; a new shape replaces it), and
-        never a call's arrays. ``static_alloc`` is accepted and changes nothing (each call's
-        arrays are its own)."""
+        signatures used last (``static_shape=True``: of one; a new shape replaces it).
+        ``static_alloc=True`` runs each signature over buffers planned and allocated once
+        (MXNet's static memory; see ``memory_stats``): intermediate arrays share buffers
+        within a call and across calls, while the outputs and gradients a call hands out
+        are always new arrays. Without it each call allocates its own arrays."""
         self._active = active
         self._flags = dict(static_alloc=static_alloc, static_shape=static_shape, **kwargs)
         self._clear_cached_op()
@@ -542,6 +544,13 @@ class HybridBlock(Block):
                           'not take effect.', stacklevel=2)
         super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
                           **kwargs)
+
+    def memory_stats(self):
+        """Bytes of one call of the cached graph at the input shapes used last (an mxlite
+        addition): {'forward_peak', 'step_peak' (forward and backward), 'planned_bytes'
+        (what ``static_alloc`` holds)}, parameters and inputs not counted; None before a
+        hybridized call (``mxlite.gluon.cached_op.CachedOp.memory_stats``)."""
+        return self._cached_op.memory_stats() if self._cached_op is not None else None
 
     def cast(self, dtype):
         """Cast the parameters to ``dtype`` (the cached graph is rebuilt)."""

@@ -17,8 +17,17 @@ keeps, on its tape node, only the forward values its backward reads, until a bac
 without ``retain_graph`` frees the node. Parameter gradients are not the plan's: they flow
 through the tape into each Parameter's one gradient buffer (``param.grad()``), for 'write'
 and 'add' alike. MXNet 1.9.1 keeps one graph per context and re-plans its memory when the
-input shape changes; ``static_alloc`` (MXNet: reuse preallocated buffers across calls) is
-accepted and changes nothing here, every call's arrays are its own.
+input shape changes.
+
+``static_alloc=True`` (MXNet's static memory) runs a plan over its ``MemoryPlan``
+(``mxlite.executor``): every intermediate slot has a buffer, shared by slots whose lifetimes
+do not overlap, allocated once per signature and kept (``MAX_SPARE`` sets) between calls;
+each step is a direct kernel call on those buffers, no inference or allocation per node.
+The outputs and the gradients a call hands out are new arrays every call, never planned
+buffers, so what a caller keeps is not overwritten by the next call; a recorded call holds
+its set until its tape node is freed (a second call meanwhile takes another set). Without
+``static_alloc`` every call allocates its own arrays through ``invoke`` and frees each after
+its last reader. ``memory_stats()`` gives the bytes of both.
 
 Under ``record()`` the outputs get one tape node whose gradient runs the plan's backward
 (the symbolic gradient graph of the same FGradients ``mx.autograd`` calls) over the values
@@ -35,7 +44,8 @@ import numpy as np
 from .. import autograd
 from .._core.dispatch import attach, parents
 from ..base import MXNetError
-from ..executor import Plan, execute, monitored_steps
+from ..device import run_context
+from ..executor import Plan, PlannedRun, execute, memory_stats, monitored_steps
 
 __all__ = ["CachedOp", "MAX_PLANS"]
 
@@ -45,25 +55,33 @@ __all__ = ["CachedOp", "MAX_PLANS"]
 # gradient graph (milliseconds), which an evicted signature seen again pays again.
 MAX_PLANS = 32
 
+# With static_alloc: sets of planned buffers a signature keeps between calls. One serves
+# calls in turn; a second serves a call made while the last one's values still wait for
+# its backward (two calls under one record()). Sets beyond these are freed with their run.
+MAX_SPARE = 2
+
 
 class _Saved:
     """What one recorded call keeps for its gradient: the plan, the forward values its
-    backward reads (the others None) with their versions when the forward ended, and for a
-    replay the call's auxiliary states and mode."""
+    backward reads (the others None) -- or, for a run over planned memory, the
+    ``PlannedRun`` -- with the versions of the arrays among them that a caller can write
+    (all of them; for a planned run the variables and outputs), and for a replay the
+    call's auxiliary states and mode."""
 
-    __slots__ = ("plan", "values", "versions", "arg_names", "aux", "training")
+    __slots__ = ("plan", "values", "run", "versions", "arg_names", "aux", "training")
 
-    def __init__(self, plan, values, arg_names, aux, training):
-        self.plan, self.values, self.arg_names, self.aux = plan, values, arg_names, aux
-        self.versions = [(i, values[i]._version[0]) for i in plan.saved_slots]
+    def __init__(self, plan, values, arg_names, aux, training, run=None):
+        self.plan, self.values, self.run = plan, values, run
+        self.arg_names, self.aux = arg_names, aux
+        watched = run.watched() if run is not None else [values[i] for i in plan.saved_slots]
+        self.versions = [(x, x._version[0]) for x in watched]
         self.training = training
 
     def check_unchanged(self, name):
         """MXNetError where a value the backward reads (an output returned to the caller,
         say) was written in place since the forward: its gradient would be silently wrong
         (the tape's rule for every operator's saved inputs and outputs)."""
-        for i, version in self.versions:
-            x = self.values[i]
+        for x, version in self.versions:
             if x._version[0] != version:
                 raise MXNetError(
                     f"autograd: the gradient of {name!r} needs a value its forward computed "
@@ -96,6 +114,8 @@ class _CachedOpDef:
         if plan.grad_error is not None:     # an op without a gradient, as autograd raises it
             raise plan.grad_error
         saved.check_unchanged(self.name)
+        if saved.run is not None:
+            return saved.run.backward(ograds, autograd.is_training())
         values = saved.values + plan.grad_template
         for k, g in zip(plan.head_slots, ograds):
             if k is not None:
@@ -109,7 +129,8 @@ class CachedOp:
     """Runs ``sym`` (a traced block) for data arrays named ``data_names`` and the
     Parameters ``params`` ({name: Parameter}) that fill its other variables.
     ``static_shape=True`` keeps the plan of one input signature, else of ``MAX_PLANS``;
-    ``static_alloc`` and other MXNet CachedOp flags are accepted and change nothing."""
+    ``static_alloc=True`` runs each over buffers planned and allocated once (module
+    docstring); other MXNet CachedOp flags are accepted and change nothing."""
 
     def __init__(self, sym, data_names, params, name="graph", static_alloc=False,
                  static_shape=False, **flags):
@@ -131,6 +152,7 @@ class CachedOp:
         self._n_args = len(self._arg_names)
         self._plans = collections.OrderedDict()     # signature -> Plan, least recent first
         self._max_plans = 1 if static_shape else MAX_PLANS
+        self._static_alloc = bool(static_alloc)
         self._op = _CachedOpDef(self)
         self.op_hook = None         # (callback, monitor_all) of HybridBlock.register_op_hook
         self._random = any(n.op is not None and n.op.name.startswith(("Dropout", "_random"))
@@ -182,6 +204,11 @@ class CachedOp:
         if entries is not None and any(e is not None for e in entries):
             needs = tuple(e is not None for e in entries)
         plan = self._plan(ctx, arrays, needs)
+        if self._static_alloc and self.op_hook is None:
+            rctx = ctx._run if ctx._run is not None else run_context(ctx)
+            memory = plan.memory_plan(rctx)
+            if memory is not None:
+                return self._call_planned(plan, memory, rctx, arrays, entries, needs)
         values = plan.bound(arrays)
         steps = plan.steps
         if self.op_hook is not None:
@@ -198,6 +225,32 @@ class CachedOp:
                            autograd.is_training())
             attach(self._op, saved, entries, args, outs)
         return outs
+
+    def _call_planned(self, plan, memory, rctx, arrays, entries, needs):
+        """``__call__`` over the plan's planned buffers (``static_alloc``): a spare set of
+        them, or a new one; the set goes back to the plan's spares when the run is gone
+        (at once without ``record()``, else when its tape node is freed)."""
+        spare = plan.spare_buffers
+        try:
+            buffers = spare.pop()
+        except IndexError:
+            buffers = memory.allocate(rctx.xp)
+        run = PlannedRun(plan, memory, buffers, arrays, rctx, self._give_back(spare))
+        outs = run.forward(autograd.is_training())
+        if needs is not None:
+            saved = _Saved(plan, None, self._arg_names, arrays[self._n_args:],
+                           autograd.is_training(), run)
+            attach(self._op, saved, entries, arrays[:self._n_args], outs)
+        return outs
+
+    @staticmethod
+    def _give_back(spare):
+        """The release of a run's buffers: kept as a spare unless ``MAX_SPARE`` are (runs
+        alive at once, each holding its own set, need not all stay allocated)."""
+        def release(buffers):
+            if len(spare) < MAX_SPARE:
+                spare.append(buffers)
+        return release
 
     def replay_gradient(self, node, ograds):
         """The input gradients of a recorded call, recorded on the tape: the graph run again
@@ -231,6 +284,18 @@ class CachedOp:
 
     def __repr__(self):
         return f"<CachedOp {self.name}: {len(self._plans)} plan(s)>"
+
+    def memory_stats(self):
+        """Bytes of a call at the input signature run last (``mxlite.executor.MemoryPlan``):
+        {'forward_peak': the most the arrays a forward creates hold at once, 'step_peak':
+        the same over a forward and its backward (recorded calls), 'planned_bytes': the
+        buffers ``static_alloc`` keeps plus the outputs and gradients each call makes}.
+        Parameters, inputs and head gradients are not counted. None before the first call
+        or where the graph cannot be planned."""
+        if not self._plans:
+            return None
+        key, plan = next(reversed(self._plans.items()))
+        return memory_stats(plan, key[0])
 
     def cached_plans(self):
         """How many input signatures have a plan cached now (at most ``MAX_PLANS``)."""

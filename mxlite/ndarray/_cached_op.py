@@ -16,7 +16,8 @@ class CachedOp:
     """Runs Symbol ``sym`` on NDArrays given positionally in ``sym.list_inputs()`` order.
 
     ``flags`` (MXNet's ``(key, value)`` pairs such as ``('static_alloc', True)``) are
-    accepted; ``static_shape`` keeps one plan, the others change nothing here. A call
+    accepted; ``static_shape`` keeps one plan, ``static_alloc`` runs it over buffers
+    planned once (as a hybridized block's), the others change nothing here. A call
     returns an NDArray for a one-output graph, else a list; ``out=`` (an NDArray or a list
     of them) receives copies of the outputs and is returned.
     """
@@ -27,7 +28,8 @@ class CachedOp:
         options = dict(flags)
         self._inputs = sym.list_inputs()
         self._graph = _GraphOp(sym, self._inputs, {}, name="CachedOp",
-                               static_shape=bool(options.get("static_shape", False)))
+                               static_shape=bool(options.get("static_shape", False)),
+                               static_alloc=bool(options.get("static_alloc", False)))
         self._single = len(sym.list_outputs()) == 1
 
     def __call__(self, *args, out=None, **kwargs):
