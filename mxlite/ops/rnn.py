@@ -9,7 +9,8 @@ gates (1, 4 for lstm in the order i, f, g, o, 3 for gru in the order r, z, n), H
 ``state_size``, R the recurrent size (P with a projection, else H) and I the layer's input
 size (C for the first layer, D*R above it, D the number of directions).
 
-The forward pass is NumPy/CuPy through the device namespace: one GEMM projects the whole
+The forward pass is NumPy/CuPy through the device namespace: one GEMM (oneDNN's matmul
+on the CPU for float32, see ``linalg._blocked_matmul``) projects the whole
 sequence's inputs, then one GEMM per step for the recurrence; the activations are the
 registered ``tanh``/``relu`` kernels of the same device (the sigmoid gates through tanh),
 so one function serves every device. It keeps what backpropagation needs as hidden
@@ -28,6 +29,7 @@ import math
 import numpy as np
 
 from ..base import op_error
+from .linalg import _blocked_matmul
 from .registry import REQUIRED, OpDef, Param, get_op, register
 from .shape_partial import known_rank, partial_rule, unify
 
@@ -314,7 +316,7 @@ class _Cell:
         h = gates[:, 3 * H:] * _act(rctx, "tanh", c)
         if self.lay.P is not None:
             r = xp.empty((h.shape[0], self.lay.P), h.dtype)
-            xp.matmul(h, self.w["wr"].T, r)
+            _blocked_matmul(xp, h, self.w["wr"].T, r)
             h = r
         return h, c
 
@@ -357,7 +359,7 @@ def _run_direction(rctx, attrs, lay, w, x, h0, c0, masks, y, save, reverse):
     if scale is not None:        # the sigmoid gates' rows halved: sigmoid through tanh
         wx, wh, bx, bh = wx * scale, wh * scale, bx * scale, bh * scale
     xw = xp.empty((t * n, gh), x.dtype)
-    xp.matmul(x.reshape(t * n, -1), wx, xw)
+    _blocked_matmul(xp, x.reshape(t * n, -1), wx, xw)
     xw += bx
     if attrs.mode != "gru":
         xw += bh                 # both biases enter every gate alike: fold them in once
@@ -365,12 +367,12 @@ def _run_direction(rctx, attrs, lay, w, x, h0, c0, masks, y, save, reverse):
     cell = _Cell(rctx, attrs, lay, w, scale)
     h, c = h0, c0
     hw = xp.empty((n, gh), x.dtype)
-    # a row-major W_h^T: the BLAS runs the small per-step product about 1.5x faster on it
-    # than on the transposed view
+    # a row-major W_h^T: BLAS and oneDNN run the small per-step product faster on it than
+    # on the transposed view
     wh = xp.ascontiguousarray(wh)
     for i in range(t):
         s = t - 1 - i if reverse else i
-        xp.matmul(h, wh, hw)
+        _blocked_matmul(xp, h, wh, hw)
         if attrs.mode == "gru":
             hw += bh
             a = xw[s]

@@ -291,3 +291,24 @@ def test_empty_products_fall_back_and_give_zeros():
     a = mx.nd.ones((3, 0))
     b = mx.nd.ones((0, 4))
     np.testing.assert_array_equal(mx.nd.dot(a, b).asnumpy(), np.zeros((3, 4), np.float32))
+
+
+def test_fused_lstm_products_run_on_onednn(monkeypatch):
+    """The RNN op's input projection and per-step recurrence are oneDNN matmuls (no BLAS
+    call left in a float32 step: BLAS's spinning threads would slow the OpenMP ones)."""
+    spy = Spy(monkeypatch, "matmul")
+    rng = np.random.default_rng(6)
+    layer = mx.gluon.rnn.LSTM(8, num_layers=2, input_size=5)
+    layer.initialize(mx.init.Uniform(0.3))
+    x = mx.nd.array(rng.standard_normal((7, 3, 5)))
+
+    def step(x):
+        x.attach_grad()
+        with mx.autograd.record():
+            y = layer(x)
+            loss = (y * y).sum()
+        loss.backward()
+        return y, x.grad
+
+    close(*both_ways(step, x))
+    assert spy.calls["matmul"] >= 2 * 7
