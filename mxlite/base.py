@@ -11,7 +11,8 @@ import os
 import numpy as np
 
 __all__ = ["MXNetError", "NotImplementedForSymbol", "normalize_dtype", "DTYPES", "FLOAT_DTYPES",
-           "INT_DTYPES", "op_error", "register_class", "as_number", "exact_value",
+           "NARROW_FLOATS", "BFLOAT16", "dtype_kind", "is_bfloat16", "bfloat16_source", "TYPE_FLAGS",
+           "UNSUPPORTED_TYPE_FLAGS", "INT_DTYPES", "op_error", "register_class", "as_number", "exact_value",
            "dtype_range", "py_str", "integer_types", "numeric_types", "string_types",
            "mx_real_t", "data_dir", "data_dir_default"]
 
@@ -96,9 +97,48 @@ def register_class(registry, klass, what):
 # The dtypes an NDArray may hold, MXNet's names.
 DTYPES = {name: np.dtype(name) for name in
           ("float16", "float32", "float64", "int8", "uint8", "int32", "int64", "bool")}
-FLOAT_DTYPES = frozenset(DTYPES[n] for n in ("float16", "float32", "float64"))
+# NumPy has no bfloat16: the ml_dtypes package registers one (the dtype JAX and TensorFlow
+# use; casts to it round to nearest even, keep NaN and infinity). Its kind is 'V', not 'f':
+# code that asks whether a dtype is a float asks ``in FLOAT_DTYPES``, never ``.kind``.
+try:
+    import ml_dtypes
+except ImportError:         # bfloat16 then is an unsupported dtype, as int16 is
+    ml_dtypes = None
+BFLOAT16 = None if ml_dtypes is None else np.dtype(ml_dtypes.bfloat16)
+if BFLOAT16 is not None:
+    DTYPES["bfloat16"] = BFLOAT16
+FLOAT_DTYPES = frozenset(DTYPES[n] for n in ("float16", "bfloat16", "float32", "float64")
+                         if n in DTYPES)
+# the floats that are stored, not computed in: kernels run in float32 and round once
+NARROW_FLOATS = frozenset(DTYPES[n] for n in ("float16", "bfloat16") if n in DTYPES)
 INT_DTYPES = frozenset(DTYPES[n] for n in ("int8", "uint8", "int32", "int64"))
 _ALLOWED = frozenset(DTYPES.values())
+
+
+def is_bfloat16(dtype):
+    """True for ml_dtypes' bfloat16 (``dtype == BFLOAT16`` alone would be True for float64
+    when ml_dtypes is missing: NumPy reads ``None`` as float64)."""
+    return BFLOAT16 is not None and dtype == BFLOAT16
+
+
+def dtype_kind(dtype):
+    """NumPy's kind letter of ``dtype`` ('f', 'i', 'u', 'b'), with 'f' for bfloat16 (whose
+    NumPy kind is 'V'): the question "is this a float?" asked the same way for every float."""
+    dt = np.dtype(dtype)
+    return "f" if dt in NARROW_FLOATS else dt.kind
+
+
+# MXNet's type flags (mshadow's TypeFlag): what .params files and ``__dtype__`` attributes
+# store for each dtype mxlite holds, and the names of those it does not hold
+TYPE_FLAGS = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
+              "int64": 6, "bool": 7, "bfloat16": 12}
+UNSUPPORTED_TYPE_FLAGS = {8: "int16", 9: "uint16", 10: "uint32", 11: "uint64"}
+if "bfloat16" not in DTYPES:
+    UNSUPPORTED_TYPE_FLAGS[TYPE_FLAGS.pop("bfloat16")] = "bfloat16 (install ml_dtypes)"
+
+
+# MXNet 1.9.1's Python side named its bfloat16 by this structured dtype (2 bytes, no values)
+_MXNET_BFLOAT16 = np.dtype([("bfloat16", np.uint16)])
 
 
 def normalize_dtype(dtype, op_name="dtype", default="float32"):
@@ -109,9 +149,33 @@ def normalize_dtype(dtype, op_name="dtype", default="float32"):
         dt = np.dtype(dtype)
     except TypeError:
         dt = None
+    if dt == _MXNET_BFLOAT16 and BFLOAT16 is not None:      # (float64 == None is True)
+        dt = BFLOAT16           # the stand-in MXNet's Python code used for its bfloat16
     if dt not in _ALLOWED:
         raise op_error(op_name, f"unsupported dtype {dtype!r}; expected one of {sorted(DTYPES)}")
     return dt
+
+
+def bfloat16_source(src):
+    """``src`` in a dtype whose cast to bfloat16 rounds once: float64 and int64 become
+    float32 rounded *to odd*, other dtypes are returned as they are.
+
+    ml_dtypes converts a double to bfloat16 through float32, rounding twice: 1 + 2**-8 +
+    2**-40 becomes the float32 tie 1 + 2**-8, then 1.0, where a single rounding gives
+    1 + 2**-7. Rounding to odd first (truncate toward zero, then set the last bit when
+    anything was cut off) keeps the information a later round-to-nearest-even needs, since
+    float32 carries more than two bits beyond bfloat16's eight (Boldo and Melquiond, 2008).
+    int64 beyond 2**53 is first rounded to float64 (a second rounding for those alone)."""
+    if src.dtype.itemsize < 8 or src.dtype.kind not in "fiu":
+        return src
+    wide = src.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        near = wide.astype(np.float32)                      # to nearest even
+        toward_zero = np.where(np.abs(near) > np.abs(wide),
+                               np.nextafter(near, np.float32(0)), near)
+        bits = toward_zero.view(np.uint32)
+        inexact = toward_zero != wide                       # (NaN stays NaN with its bit set)
+    return np.where(inexact, bits | np.uint32(1), bits).view(np.float32)
 
 
 # ---- exact scalar values ---------------------------------------------------------------------
@@ -140,7 +204,7 @@ def _range_of(dt):
     if dt.kind in "iu":
         info = np.iinfo(dt)
         return int(info.min), int(info.max)
-    info = np.finfo(dt)
+    info = ml_dtypes.finfo(dt) if dt.kind == "V" else np.finfo(dt)
     return float(info.min), float(info.max)
 
 

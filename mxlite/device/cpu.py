@@ -13,6 +13,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided as _as_strided
 
 from .._core.copy import strided_copy
+from ..base import bfloat16_source, is_bfloat16
 from . import blas, memory
 
 memory.configure()
@@ -60,10 +61,13 @@ def copyto(dst, src):
 
 def cast_into(dst, src):
     """``dst[...] = src`` converted to ``dst``'s dtype, as a cast: float to integer truncates,
-    and a value the dtype cannot hold overflows (float16 to inf) without a warning."""
+    and a value the dtype cannot hold overflows (float16 to inf) without a warning. Every
+    float result is rounded once, to nearest even (see ``bfloat16_source``)."""
     if dst.dtype == src.dtype:
         np.copyto(dst, src)             # nothing to convert (the common case: no errstate)
         return
+    if is_bfloat16(dst.dtype):
+        src = bfloat16_source(src)
     with np.errstate(over="ignore", invalid="ignore"):
         np.copyto(dst, src, casting="unsafe")
 

@@ -32,7 +32,7 @@ import struct
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import TYPE_FLAGS, UNSUPPORTED_TYPE_FLAGS, MXNetError
 from ..context import Context, num_gpus
 from ..device import namespace_for
 from .ndarray import NDArray
@@ -43,10 +43,9 @@ LIST_MAGIC = 0x112
 V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
 
 # mshadow type flags <-> dtypes mxlite holds
-_FLAG_TO_DTYPE = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
-                  6: "int64", 7: "bool"}
+_FLAG_TO_DTYPE = {flag: name for name, flag in TYPE_FLAGS.items()}
 _DTYPE_TO_FLAG = {np.dtype(v): k for k, v in _FLAG_TO_DTYPE.items()}
-_UNSUPPORTED_FLAGS = {8: "int16", 9: "uint16", 10: "uint32", 11: "uint64", 12: "bfloat16"}
+_UNSUPPORTED_FLAGS = UNSUPPORTED_TYPE_FLAGS
 _STYPES = {1: "row_sparse", 2: "csr"}
 
 # MXNet's DeviceType numbers

@@ -8,7 +8,8 @@ import threading
 import numpy as np
 
 from .._core import dispatch as _dispatch
-from ..base import MXNetError, normalize_dtype, op_error
+from ..base import (MXNetError, bfloat16_source, dtype_kind, dtype_range, is_bfloat16,
+                    normalize_dtype, op_error)
 from ..context import Context, current_context
 from ..device import namespace_for
 from ..ops.indexing import canonical_key, has_repeats, is_basic, region_shape, write_region
@@ -671,10 +672,12 @@ def _checked_values(source, dtype, op):
         src = np.asarray(source)
     except (ValueError, TypeError) as e:      # ragged nested lists
         raise op_error(op, f"cannot convert {type(source).__name__} to an array: {e}") from None
-    if src.dtype.kind not in "biuf":
+    if dtype_kind(src.dtype) not in "biuf":
         raise op_error(op, f"cannot convert {type(source).__name__} of {src.dtype} values "
                        f"(shape {src.shape}) to {dtype}; expected real numbers")
     _check_fits(op, src, dtype)
+    if is_bfloat16(dtype):
+        src = bfloat16_source(src)          # one rounding from float64 (see there)
     return src.astype(dtype, order="C")
 
 
@@ -686,7 +689,7 @@ def _check_fits(op, src, dtype):
     if not src.size or src.dtype == dtype or src.dtype.kind == "b" or dtype.kind == "b":
         return
     if dtype.kind in "iu":
-        if src.dtype.kind == "f":
+        if dtype_kind(src.dtype) == "f":
             if not np.isfinite(src).all():
                 raise op_error(op, f"NaN or infinity cannot be stored in {dtype}")
             src = np.trunc(src)
@@ -696,10 +699,10 @@ def _check_fits(op, src, dtype):
             raise op_error(op, f"values in [{lo}, {hi}] do not fit in {dtype} "
                            f"([{info.min}, {info.max}])")
     elif src.dtype.itemsize > dtype.itemsize or src.dtype.kind in "iu":
-        finite = src[np.isfinite(src)] if src.dtype.kind == "f" else src
+        finite = src[np.isfinite(src)] if dtype_kind(src.dtype) == "f" else src
         big = np.abs(finite.astype(np.float64)).max(initial=0)
         with np.errstate(over="ignore"):
             overflows = np.isinf(np.float64(big).astype(dtype))
         if overflows:
             raise op_error(op, f"the value {big} overflows {dtype} (largest finite "
-                           f"{np.finfo(dtype).max})")
+                           f"{dtype_range(dtype)[1]})")

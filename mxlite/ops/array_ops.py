@@ -18,8 +18,8 @@ methods NumPy and CuPy share, or calls the compute function the same device has 
 """
 import numpy as np
 
-from ..base import op_error
-from .common import check_num_inputs, same_type
+from ..base import NARROW_FLOATS, dtype_kind, dtype_range, op_error
+from .common import check_num_inputs, same_type, truncates
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, get_op, register
 from .shape_utils import check_alloc, check_shape, size_of
 
@@ -76,7 +76,7 @@ def nd_flat_positions(xp, op, indices, dims):
     stride = 1
     for m in range(len(dims) - 1, -1, -1):
         n, row = dims[m], indices[m]
-        if row.dtype.kind == "f":
+        if dtype_kind(row.dtype) == "f":
             r = row.astype(F64)
             nan = r != r
             if bool(nan.any()):
@@ -512,7 +512,7 @@ def _linspace_plan(attrs):
             if not info.min <= int(v) <= info.max:
                 raise op_error(op, f"{name} {v} does not fit in {dt} ([{info.min}, "
                                f"{info.max}])")
-        elif num and dt.kind == "f" and abs(v) > float(np.finfo(dt).max):
+        elif num and dtype_kind(dt) == "f" and abs(v) > dtype_range(dt)[1]:
             raise op_error(op, f"{name} {v} overflows {dt}")
     return start, step, num
 
@@ -599,7 +599,7 @@ def _moments_type(dtypes, attrs):
 def _divide(xp, total, n):
     """``total / n`` in total's dtype: float division, or integer division truncated toward
     zero (MXNet's integer mean)."""
-    if total.dtype.kind == "f":
+    if dtype_kind(total.dtype) == "f":
         return total / float(n)
     q = total // n
     return q + ((total < 0) & (total % n != 0))
@@ -809,7 +809,7 @@ def _unravel_shape(shapes, attrs):
 def _index_values(op, xp, values, n, what, offset=0):
     """``values`` (one block) as int64, floats truncated toward zero; MXNetError for NaN or
     a value outside ``[0, n)``."""
-    if values.dtype.kind == "f":
+    if dtype_kind(values.dtype) == "f":
         v = values.astype(F64)
         nan = v != v
         if bool(nan.any()):
@@ -1109,7 +1109,10 @@ register(OpDef(
 """))
 
 
-_AMP_FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
+# the dtypes automatic mixed precision moves between; float64 and the integers pass through
+# (MXNet 1.9.1's amp_cast and amp_multicast: AMP never narrows a float64 model)
+_F16, _F32 = np.dtype("float16"), np.dtype("float32")
+_AMP_FLOATS = NARROW_FLOATS | {_F32}
 
 
 def _amp_cast_type(dtypes, attrs):
@@ -1128,7 +1131,7 @@ def _cast_back(F, node, ograds):
         if not want:
             grads.append(None)
             continue
-        if np.dtype(din).kind == "f" and np.dtype(dout).kind in "iub":
+        if truncates(din, dout):
             g = F.zeros_like(g)
         grads.append(g if np.dtype(din) == np.dtype(dout) else F.cast(g, dtype=din))
     return grads
@@ -1140,10 +1143,10 @@ register(OpDef(
     infer_shape=lambda shapes, attrs: [tuple(shapes[0])], backward_shape="same",
     infer_type=_amp_cast_type, compute={"cpu": _amp_cast_compute}, elementwise=True,
     gradient=_cast_back, grad_needs=(),
-    doc="""Automatic mixed precision's cast: a float input (float16, float32, float64) is
-cast to ``dtype``; any other input passes through unchanged (MXNet). The gradient is the
-head gradient cast back to the input's dtype (zero from a float to an integer dtype, as
-``cast``).
+    doc="""Automatic mixed precision's cast: a float16, bfloat16 or float32 input is cast to
+``dtype`` (bfloat16 rounds to nearest even); any other input (float64, integers) passes
+through unchanged, as in MXNet 1.9.1. The gradient is the head gradient cast back to the
+input's dtype (zero from a float to an integer dtype, as ``cast``).
 
 >>> mx.nd.amp_cast(mx.nd.array([1.5, 2.5]), dtype='float16').dtype
 <class 'numpy.float16'>
@@ -1151,18 +1154,30 @@ head gradient cast back to the input's dtype (zero from a float to an integer dt
 <class 'numpy.int32'>
 """))
 
-_F16, _F32 = np.dtype("float16"), np.dtype("float32")
-
-
 def _amp_multicast_types(dtypes, attrs):
-    """float16/float32 inputs all go to the widest of them (float32 if any) or, with
-    cast_narrow, the narrowest (float16 if any); other dtypes pass through (MXNet)."""
-    mixed = [d for d in dtypes if d in (_F16, _F32)]
+    """float16/bfloat16/float32 inputs all go to the widest of them or, with cast_narrow,
+    the narrowest; other dtypes pass through (MXNet)."""
+    mixed = {d for d in dtypes if d in _AMP_FLOATS}
     if not mixed:
         return list(dtypes)
-    target = (_F16 if _F16 in mixed else _F32) if attrs.cast_narrow else (
-        _F32 if _F32 in mixed else _F16)
-    return [target if d in (_F16, _F32) else d for d in dtypes]
+    target = _amp_narrowest(mixed) if attrs.cast_narrow else _amp_widest(mixed)
+    return [target if d in _AMP_FLOATS else d for d in dtypes]
+
+
+def _amp_widest(mixed):
+    """The narrowest dtype that holds every dtype of ``mixed``: float32 when it is there or
+    when float16 meets bfloat16 (neither holds the other; MXNet took the first input's)."""
+    return mixed.pop() if len(mixed) == 1 else _F32
+
+
+def _amp_narrowest(mixed):
+    """The one low-precision dtype of ``mixed`` (float32 if there is none)."""
+    narrow = mixed & NARROW_FLOATS
+    if len(narrow) > 1:
+        raise op_error("amp_multicast", "cast_narrow with both float16 and bfloat16 inputs: "
+                       "neither dtype holds the other's values (MXNet's choice depended on "
+                       "the order of the inputs); cast them to one dtype first")
+    return narrow.pop() if narrow else _F32
 
 
 def _amp_multicast_shape(shapes, attrs):
@@ -1189,9 +1204,10 @@ register(OpDef(
     compute={"cpu": _amp_multicast_compute},
     num_outputs=lambda attrs: attrs.get("num_outputs") or 1,
     gradient=_cast_back, grad_needs=(),
-    doc="""Automatic mixed precision's multi-cast: the float16 and float32 inputs are all cast
-to the widest of their dtypes (float32 if any input is float32), or with ``cast_narrow`` to
-the narrowest (float16 if any is float16); inputs of other dtypes (float64, integers) pass
+    doc="""Automatic mixed precision's multi-cast: the float16, bfloat16 and float32 inputs are
+all cast to the widest of their dtypes (float32 if any input is float32, or when float16 and
+bfloat16 meet), or with ``cast_narrow`` to the narrowest (the low-precision one if any; both
+float16 and bfloat16 is an MXNetError); inputs of other dtypes (float64, integers) pass
 through unchanged, as in MXNet. One output per input; the gradients are the head gradients
 cast back to the inputs' dtypes.
 

@@ -1,9 +1,9 @@
-"""Small inference helpers and the float16 compute rule shared by operator families."""
+"""Small inference helpers and the float16/bfloat16 compute rule shared by operator families."""
 import functools
 
 import numpy as np
 
-from ..base import FLOAT_DTYPES, op_error
+from ..base import FLOAT_DTYPES, NARROW_FLOATS, dtype_kind, op_error
 
 __all__ = ["same_shape", "same_type", "F16", "F32", "compute_dtype", "run_in", "write_back",
            "in_work_dtype", "float_grad_type", "check_num_inputs", "kernels", "DEVICE_KERNELS",
@@ -24,8 +24,9 @@ def same_type(dtypes, attrs):
 
 
 def compute_dtype(dtype):
-    """float16 is stored, not computed: kernels run in float32 and the result is cast back."""
-    return F32 if dtype == F16 else dtype
+    """float16 and bfloat16 are stored, not computed: kernels run in float32 and the result
+    is cast back (rounded once, to nearest even)."""
+    return F32 if dtype in NARROW_FLOATS else dtype
 
 
 def run_in(dtype, arrays):
@@ -56,7 +57,7 @@ def truncates(from_dtype, to_dtype):
     """True where a conversion takes float values to integers or bool: the map is piecewise
     constant, so its derivative is zero wherever it exists (MXNet's ``Cast`` passed the head
     gradient through instead, torch detaches)."""
-    return np.dtype(from_dtype).kind == "f" and np.dtype(to_dtype).kind in "iub"
+    return dtype_kind(from_dtype) == "f" and np.dtype(to_dtype).kind in "iub"
 
 
 FLOAT16_BLOCK = 1 << 22     # elements of a float16 element-wise op computed at a time

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ..base import FLOAT_DTYPES, op_error
+from ..base import FLOAT_DTYPES, dtype_kind, op_error
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, get_op, register
 from .shape_utils import normalize_axis, size_of
 
@@ -114,7 +114,7 @@ reversal layer with ``scalar=-1``).
 
 def _ste_type(op):
     def infer_type(dtypes, attrs):
-        if np.dtype(dtypes[0]).kind not in "fiu":
+        if dtype_kind(dtypes[0]) not in "fiu":
             raise op_error(op, f"data must be a number array, got dtype {np.dtype(dtypes[0])}")
         return [dtypes[0]]
     return infer_type
@@ -179,7 +179,7 @@ def _allclose_shape(shapes, attrs):
 
 def _allclose_type(dtypes, attrs):
     a, b = (np.dtype(d) for d in dtypes)
-    if a != b or a.kind not in "fiu":
+    if a != b or dtype_kind(a) not in "fiu":
         raise op_error("allclose", f"a and b must be number arrays of one dtype, got {a} "
                        f"and {b}")
     return [np.dtype(np.uint8)]
@@ -188,7 +188,7 @@ def _allclose_type(dtypes, attrs):
 def _close_block(a, b, attrs):
     """True where a[i] and b[i] are close: equal (infinities included), both NaN with
     ``equal_nan``, or finite with |a - b| <= atol + rtol |b|."""
-    if a.dtype.kind != "f":
+    if a.dtype.kind != "f":        # (bfloat16 too: its arithmetic would round the bound)
         a, b = a.astype(np.float64), b.astype(np.float64)
     same = a == b
     if attrs.equal_nan:

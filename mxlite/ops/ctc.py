@@ -25,7 +25,7 @@ than there are), this gives ``inf`` (``-log 0``) and a zero gradient.
 """
 import numpy as np
 
-from ..base import FLOAT_DTYPES, op_error
+from ..base import FLOAT_DTYPES, NARROW_FLOATS, op_error
 from .._core import ctc as _kernel
 from .registry import OpDef, Param, register
 
@@ -66,7 +66,7 @@ def _ctc_shape(shapes, attrs):
 
 def _ctc_type(dtypes, attrs):
     dtypes = [np.dtype(d) for d in dtypes]
-    if dtypes[0] not in FLOAT_DTYPES or str(dtypes[0]) == "float16":
+    if dtypes[0] not in FLOAT_DTYPES or dtypes[0] in NARROW_FLOATS:
         raise op_error(_OP, f"data must be float32 or float64, got {dtypes[0]}")
     for name, dt in zip(_list_inputs(attrs)[1:], dtypes[1:]):
         if dt.kind not in "iuf":
@@ -145,7 +145,7 @@ def _rec_dtype(name, dtypes, n_inputs):
     dtypes = [np.dtype(d) for d in dtypes]
     if len(dtypes) != n_inputs:
         raise op_error(name, f"expected {n_inputs} inputs, got {len(dtypes)}")
-    if dtypes[0] not in FLOAT_DTYPES or str(dtypes[0]) == "float16":
+    if dtypes[0] not in FLOAT_DTYPES or dtypes[0] in NARROW_FLOATS:
         raise op_error(name, f"inputs must be float32 or float64, got {dtypes[0]}")
     for dt in dtypes[1:]:
         if dt.kind not in "iuf":

@@ -15,12 +15,18 @@ None of these is differentiable: the outputs are piecewise constant (declared ex
 import numpy as np
 
 from .._core import finite as _k
-from ..base import DTYPES, op_error
-from .common import F32, kernels, same_shape
+from ..base import DTYPES, is_bfloat16, op_error
+from .common import F32, kernels, same_shape, write_back
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import normalize_axis, size_of
 
 _SUPPORTED = frozenset(DTYPES.values())
+
+
+def _readable(x):
+    """``x`` in a dtype the kernels read: bfloat16 as float32 (an exact widening that keeps
+    every infinity, NaN and order; the kernels know float16's bits, not bfloat16's)."""
+    return x.astype(F32) if is_bfloat16(x.dtype) else x
 
 # test name: what it marks (1 in the output)
 TESTS = {
@@ -51,7 +57,10 @@ def _classify_compute(test):
     test_id = _k.TEST_IDS[test]
 
     def compute(rctx, ins, outs, attrs):
-        kernels(rctx, _k).classify(test_id, ins[0], outs[0])
+        x, out = _readable(ins[0]), outs[0]
+        target = out if x.dtype == out.dtype else rctx.xp.empty(out.shape, x.dtype)
+        kernels(rctx, _k).classify(test_id, x, target)
+        write_back(rctx.xp, target, out)
     return compute
 
 
@@ -92,7 +101,7 @@ def _all_finite_type(dtypes, attrs):
 
 
 def _all_finite_compute(rctx, ins, outs, attrs):
-    bad = _k.any_of(_k.SCAN_IDS["nonfinite"], ins)
+    bad = _k.any_of(_k.SCAN_IDS["nonfinite"], [_readable(x) for x in ins])
     if attrs.init_output:
         outs[0][0] = 0.0 if bad else 1.0
     elif bad:
@@ -131,7 +140,7 @@ def _has_compute(scan):
     scan_id = _k.SCAN_IDS[scan]
 
     def compute(rctx, ins, outs, attrs):
-        outs[0][0] = 1.0 if _k.any_of(scan_id, ins) else 0.0
+        outs[0][0] = 1.0 if _k.any_of(scan_id, [_readable(x) for x in ins]) else 0.0
     return compute
 
 
@@ -163,7 +172,11 @@ def _hardmax_compute(rctx, ins, outs, attrs):
     outer, n, inner = size_of(x.shape[:axis]), x.shape[axis], size_of(x.shape[axis + 1:])
     if x.dtype == np.bool_:         # same bytes and order as uint8
         x, y = x.view(np.uint8), y.view(np.uint8)
+    x, out = _readable(x), y
+    if x.dtype != out.dtype:
+        y = rctx.xp.empty(out.shape, x.dtype)
     kernels(rctx, _k).hardmax(x.reshape(-1), y.reshape(-1), outer, n, inner)
+    write_back(rctx.xp, y, out)
 
 
 def _register_hardmax():

@@ -10,7 +10,7 @@ import numpy as np
 from .._core import elemwise as _k
 from .._core.dispatch import CpuKernel
 from .._core.kernel_table import BINARY, UNARY
-from ..base import FLOAT_DTYPES, as_number, dtype_range, op_error
+from ..base import FLOAT_DTYPES, NARROW_FLOATS, as_number, dtype_range, op_error
 from .common import F32, compute_dtype, run_in, same_shape, write_back
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import broadcast_shapes, same_input_shapes
@@ -463,15 +463,16 @@ def _scalar_type(name, kname):
         value = attrs["scalar"]     # (item access: Attrs.__getattr__ is slower)
         if type(value) is not float and type(value) is not int:
             value = scalar_value(name, value)
-        if dt.kind == "f":
-            return [dt]             # the common case
+        if dt.kind == "f" or dt in NARROW_FLOATS:
+            return [dt]             # the common case (and bfloat16, whose kind is 'V')
         if dt.char == "?":
             out = bool_out
         elif float_result:
             out = F32
         else:
             out = dt
-        if out.kind != "f" and not (type(value) is int and _in_range(value, dt)):
+        if out.kind != "f" and out not in NARROW_FLOATS \
+                and not (type(value) is int and _in_range(value, dt)):
             int_scalar(name, kname, value, dt)      # checked before anything is allocated
         return [out]
     return infer_type
@@ -496,7 +497,8 @@ def _scalar_compute(name, kname, reverse):
         if type(value) is not float and type(value) is not int:
             value = scalar_value(name, value)
         odt = out.dtype
-        if odt.kind != "f":          # integer/bool kernels: exact operand rules (x.dtype == odt)
+        if odt.kind != "f" and odt not in NARROW_FLOATS:   # integer/bool kernels: exact
+            # operand rules (x.dtype == odt)
             if type(value) is int and not logical and _in_range(value, odt):
                 operand = value      # the common case: an int the dtype holds
             else:
@@ -506,7 +508,7 @@ def _scalar_compute(name, kname, reverse):
                     return
             a, b, work = x, rctx.xp.scalar(operand, odt), odt
         else:                        # the scalar in the float compute dtype, as NumPy does
-            work = F32 if odt.char == "e" else odt
+            work = compute_dtype(odt)
             f = value if type(value) is float else _as_float(value)
             a = x if x.dtype is work else x.astype(work)
             if work.char == "f" and abs(f) > _F32_MAX and f == f:

@@ -38,7 +38,7 @@ for a mark outside ``[0, K)`` (both errors here); marks of any integer dtype are
 """
 import numpy as np
 
-from ..base import FLOAT_DTYPES, op_error
+from ..base import FLOAT_DTYPES, is_bfloat16, op_error
 from .._core import hawkes as _kernel
 from .registry import OpDef, Param, get_op, register
 
@@ -87,8 +87,8 @@ def _check_floats(op, names, dtypes):
     """The named inputs share one float dtype; it is returned."""
     dtypes = [np.dtype(d) for d in dtypes]
     for name, dt in zip(names, dtypes):
-        if dt not in FLOAT_DTYPES:
-            raise op_error(op, f"{name} must have a float dtype, got {dt}")
+        if dt not in FLOAT_DTYPES or is_bfloat16(dt):     # (the kernels read float16 bits)
+            raise op_error(op, f"{name} must be float16, float32 or float64, got {dt}")
     if len(set(dtypes)) > 1:
         raise op_error(op, f"{', '.join(names)} must share a dtype, got "
                            f"{[str(d) for d in dtypes]}")

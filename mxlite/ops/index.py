@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from .._core import index as _k
-from ..base import as_number, dtype_range, exact_value, op_error
-from .common import F16, F32, check_num_inputs, same_type, write_back
+from ..base import NARROW_FLOATS, as_number, dtype_kind, dtype_range, exact_value, op_error
+from .common import F32, check_num_inputs, same_type, write_back
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
 from .shape_utils import check_alloc, check_shape, size_of
 
@@ -88,8 +88,9 @@ def _split(shape, axis):
 
 
 def _index_view(indices):
-    """Indices in a dtype ``prepare_indices`` reads: float16 widened, bool read as uint8."""
-    if indices.dtype == F16:
+    """Indices in a dtype ``prepare_indices`` reads: float16 and bfloat16 widened, bool read
+    as uint8."""
+    if indices.dtype in NARROW_FLOATS:
         return indices.astype(F32)
     if indices.dtype == np.bool_:
         return indices.view(np.uint8)
@@ -389,7 +390,7 @@ def _dtype_bounds(dt, a_min, a_max):
     same for a finite bound that overflows to infinity in the dtype.
     """
     lo_t, hi_t = dtype_range(dt)
-    if dt.kind == "f":               # a finite bound that rounds to infinity in the dtype
+    if dtype_kind(dt) == "f":        # a finite bound that rounds to infinity in the dtype
         with np.errstate(over="ignore"):
             over_min = not _isinf(a_min) and dt.type(_float(a_min)) == np.inf
             over_max = not _isinf(a_max) and dt.type(_float(a_max)) == -np.inf
@@ -401,7 +402,7 @@ def _dtype_bounds(dt, a_min, a_max):
     if over_max:
         raise op_error("clip", f"a_max={a_max} is below the smallest {dt} value {_num(lo_t)}: "
                        f"every result would be a_max, which {dt} cannot hold")
-    if dt.kind == "f":
+    if dtype_kind(dt) == "f":
         return _float(a_min), _float(a_max)
     lo = lo_t if a_min <= lo_t else math.ceil(a_min)
     hi = hi_t if a_max >= hi_t else math.floor(a_max)
@@ -426,7 +427,7 @@ def _clip_compute(rctx, ins, outs, attrs):
     x, y = ins[0], outs[0]
     dt = x.dtype
     lo, hi = _dtype_bounds(dt, *_clip_bounds(attrs))
-    if dt == F16:                     # stored, not computed: clip in float32, round once
+    if dt in NARROW_FLOATS:          # stored, not computed: clip in float32, round once
         tmp = x.astype(F32)
         _k.clip(tmp, tmp, lo, hi)
         write_back(rctx.xp, tmp, y)
@@ -481,14 +482,14 @@ def _take_grad_compute(rctx, ins, outs, attrs):
     outer, n, inner = _split(data.shape, ax)
     pos = (_positions(xp, "_take_grad", indices, n, attrs.mode, ax)
            if grad.size or attrs.mode == "raise" else xp.zeros(indices.shape, np.int64))
-    if out.dtype == F16:
+    if out.dtype in NARROW_FLOATS:
         _take_grad_f16(xp, grad, pos, out, outer, n, inner)
     else:
         _k.take_grad(grad, pos, out, outer, n, inner)
 
 
 def _take_grad_f16(xp, grad, pos, out, outer, n, inner):
-    """float16 ``_take_grad``: sums in float32, rounded once. With fewer indices than rows
+    """float16 (or bfloat16) ``_take_grad``: sums in float32, rounded once. With fewer indices than rows
     (an embedding table's gradient) only the rows indexed are summed, in the same order, and
     stored into the zeroed output: a float32 copy of the whole output would triple its memory
     and convert every element."""
@@ -500,7 +501,7 @@ def _take_grad_f16(xp, grad, pos, out, outer, n, inner):
     rows, slot = _k.distinct_positions(pos)
     sums = xp.empty((outer, rows.size, inner), F32)
     _k.take_grad(grad.astype(F32), slot, sums, outer, rows.size, inner)
-    rounded = xp.empty(sums.shape, F16)
+    rounded = xp.empty(sums.shape, out.dtype)
     write_back(xp, sums, rounded)
     xp.fill_zero(out)
     out.reshape((outer, n, inner))[:, rows, :] = rounded

@@ -16,10 +16,8 @@ Gradients are registered ops with their own gradients, so every order exists:
 Channels-last layouts (NWC, NHWC, NDHWC) run the channels-first kernels on transposed copies
 (``conv.channels_first_compute``); the gradient ops take the layout too.
 """
-import numpy as np
-
 from .._core import conv as _k
-from ..base import op_error
+from ..base import FLOAT_DTYPES, op_error
 from .common import compute_dtype, kernels, run_in, write_back
 from .conv import (LAYOUTS, _deconv_forward, arrange, channel_axis, channels_first_compute,
                    check_layout, is_channels_last, spatial_of)
@@ -27,7 +25,7 @@ from .registry import REQUIRED, Attrs, OpDef, Param, register
 
 __all__ = ["pool_geometry"]
 
-_FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
+_FLOATS = FLOAT_DTYPES        # float16 and bfloat16 computed in float32
 
 
 def _spatial_tuple(op, name, value, nd, default):
@@ -87,7 +85,8 @@ def _float_type(op, n):
     def infer_type(dtypes, attrs):
         for dt in dtypes:
             if dt not in _FLOATS:
-                raise op_error(op, f"inputs must be float16, float32 or float64, got {dt}")
+                raise op_error(op, f"inputs must be float16, bfloat16, float32 or float64, "
+                               f"got {dt}")
         if len(set(dtypes)) > 1:
             raise op_error(op, f"inputs must share one dtype, got {list(map(str, dtypes))}")
         return [dtypes[0]]
@@ -107,7 +106,7 @@ def _include_pad(attrs):
 
 
 def _run(rctx, op_id, pool_type, x, h, out, geom, include_pad, p_value=1):
-    """Run kernel ``op_id`` into ``out`` (float16 through float32)."""
+    """Run kernel ``op_id`` into ``out`` (float16 and bfloat16 through float32)."""
     if out.size == 0:
         return
     work = compute_dtype(out.dtype)

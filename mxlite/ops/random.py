@@ -61,6 +61,8 @@ def seed(seed_state, ctx="all"):
 
 # ---- shared parameter checks -----------------------------------------------------------------
 _CONTINUOUS_DTYPES = ("float16", "float32", "float64")
+# the dtypes the samplers write (bfloat16 is not one: sample float32 and cast)
+_CONTINUOUS = frozenset(np.dtype(d) for d in _CONTINUOUS_DTYPES)
 _SHAPE = Param("shape", "shape", (1,), "output shape (MXNet's nd.random functions give (1,) "
                "when it is not given)")
 _DTYPE = Param("dtype", "dtype", None, "output dtype: float16, float32 or float64 "
@@ -85,7 +87,7 @@ def _non_negative(op, name, value):
 
 def _float_dtype(op, dtype):
     dt = np.dtype("float32") if dtype is None else np.dtype(dtype)
-    if dt not in FLOAT_DTYPES:
+    if dt not in _CONTINUOUS:
         raise op_error(op, f"dtype must be one of {_CONTINUOUS_DTYPES}, got {dt}")
     return dt
 
@@ -93,7 +95,7 @@ def _float_dtype(op, dtype):
 def _like_dtype(op, dtypes):
     if len(dtypes) != 1:
         raise op_error(op, f"expected 1 input, got {len(dtypes)}")
-    if dtypes[0] not in FLOAT_DTYPES:
+    if dtypes[0] not in _CONTINUOUS:
         raise op_error(op, f"data must have a float dtype ({', '.join(_CONTINUOUS_DTYPES)}) "
                        f"to receive samples, got {dtypes[0]}")
     return [dtypes[0]]

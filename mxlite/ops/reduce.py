@@ -16,8 +16,8 @@ import numpy as np
 
 from .._core import reduce as _k
 from .._core.dispatch import CpuKernel
-from ..base import FLOAT_DTYPES, op_error
-from .common import F16, F32, kernels
+from ..base import FLOAT_DTYPES, NARROW_FLOATS, op_error
+from .common import F32, kernels
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import normalize_axes, normalize_axis, size_of
 
@@ -71,10 +71,11 @@ def _groups(shape, axes):
 
 
 def _kernel_input(x):
-    """The array the kernels read: bool as uint8 (same bytes), float16 as float32."""
+    """The array the kernels read: bool as uint8 (same bytes), float16 and bfloat16 as
+    float32."""
     if x.dtype == BOOL:
         return x.view(U8)
-    if x.dtype == F16:
+    if x.dtype in NARROW_FLOATS:
         return x.astype(F32)
     return x
 

@@ -25,7 +25,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .._core import random as _k
-from ..base import FLOAT_DTYPES, op_error
+from ..base import FLOAT_DTYPES, is_bfloat16, op_error
 from . import random as _random
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
 from .shape_utils import check_alloc
@@ -267,7 +267,7 @@ def _example_args(sampler):
 
 def _out_dtype(op, attrs):
     dt = _F32 if attrs.dtype is None else np.dtype(attrs.dtype)
-    if dt not in FLOAT_DTYPES:
+    if dt not in FLOAT_DTYPES or is_bfloat16(dt):        # (the samplers write no bfloat16)
         raise op_error(op, f"dtype must be float16, float32 or float64, got {dt}")
     return dt
 

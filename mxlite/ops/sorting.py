@@ -13,7 +13,7 @@ import numpy as np
 
 from .._core import reduce as _kr
 from .._core import sorting as _k
-from ..base import FLOAT_DTYPES, op_error
+from ..base import FLOAT_DTYPES, dtype_kind, op_error
 from .common import (F16, F32, check_num_inputs, compute_dtype, truncates,
                      kernels, write_back)
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
@@ -164,7 +164,7 @@ def _take_along_grad_shape(shapes, attrs):
 def _take_along_grad_type(dtypes, attrs):
     """The output has grad's dtype: a float, or an integer one (integer data with an integer
     head gradient, as MXNet's topk of int32 data takes; the sums wrap)."""
-    if np.dtype(dtypes[0]).kind not in "fiu":
+    if dtype_kind(dtypes[0]) not in "fiu":
         raise op_error("_take_along_axis_grad", f"grad must be a numeric array, got {dtypes[0]}")
     return [dtypes[0]]
 

@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from ..base import MXNetError, NotImplementedForSymbol, op_error
+from ..base import TYPE_FLAGS, MXNetError, NotImplementedForSymbol, op_error
 from ..ops.registry import REGISTRY
 from ..ops.routing import ARITHMETIC, COMPARISONS
 from . import infer as _infer
@@ -23,8 +23,7 @@ from .graph import SymNode, aux_variables, topo_order
 __all__ = ["Symbol", "Variable", "var", "Group", "invoke", "load", "load_json"]
 
 # MXNet's type flags (``__dtype__`` attributes hold these numbers)
-DTYPE_FLAGS = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
-               "int64": 6, "bool": 7}
+DTYPE_FLAGS = TYPE_FLAGS
 FLAG_DTYPES = {str(v): k for k, v in DTYPE_FLAGS.items()}
 
 # attribute keys MXNet also lists without their underscores (``__lr_mult__`` -> ``lr_mult``)
