@@ -665,6 +665,14 @@ class _Pool:
         self._free.setdefault(nbytes, []).append(buf)
 
 
+def _updated_slots(steps):
+    """The slots whose arrays some step's kernel updates in place (``op.mutate_inputs``)."""
+    for op, attrs, ins, _, _, _ in steps:
+        if op.mutate_inputs:
+            for i in op.mutated_indices(_parsed(op, attrs)):
+                yield ins[i]
+
+
 class MemoryPlan:
     """The memory of a ``Plan`` at its signature: the shape and dtype of every slot (and of
     every hidden output, in a scratch slot after the plan's), the buffer each intermediate
@@ -686,14 +694,19 @@ class MemoryPlan:
     planned buffers holds (every buffer plus the fresh arrays), at least ``step_peak``
     since a buffer serves one byte size only."""
 
-    def __init__(self, plan, ctx, kernels):
+    def __init__(self, plan, ctx, kernels, views=True):
         n_slots = len(plan.values) + len(plan.grad_template)
         self.specs = [None] * n_slots
         self.var_pos = {s: p for p, s in enumerate(plan.var_slots) if s is not None}
         for s, p in self.var_pos.items():
             self.specs[s] = plan.var_specs[p]
         self.buffer_of = {}             # slot -> buffer id
+        self.views = views
+        self.root = {}                  # a view's slot -> the slot whose buffer it views
+        self._aliases = {}              # slot with a buffer -> the live slots using it
         self._pool, self._alive, self._live = _Pool(), set(), 0
+        self._saved = frozenset(plan.saved_slots)
+        self._updated = frozenset(_updated_slots(plan.steps))
         self.step_peak = 0
         made = set()
         self.forward_calls = self._plan_steps(plan.steps, ctx, kernels, set(plan.out_slots), made)
@@ -708,13 +721,13 @@ class MemoryPlan:
                                           self.grad_made)
         self.fresh_grad = [k for k in dict.fromkeys(plan.grad_results) if k in self.grad_made]
         self.sizes = self._pool.sizes
-        del self._pool, self._alive, self._live
+        del self._pool, self._alive, self._live, self._aliases
         self.planned_bytes = sum(self.sizes) + sum(
             _nbytes(self.specs[k]) for k in self.fresh_forward + self.fresh_grad)
 
     def _plan_steps(self, steps, ctx, kernels, fresh, made):
         """The direct calls of ``steps``; their output slots get specs and (except ``fresh``
-        ones) buffers, added to ``made``."""
+        ones and views) buffers, added to ``made``."""
         calls = []
         for op, attrs, ins, first, n, dead in steps:
             compute = op.compute.get(kernels)
@@ -727,30 +740,66 @@ class MemoryPlan:
             for _ in range(len(outs), len(out_specs)):      # hidden outputs: scratch slots
                 outs.append(len(self.specs))
                 self.specs.append(None)
+            view = self._viewed(op, ins, outs, fresh)
             for k, spec in zip(outs, out_specs):
                 self.specs[k] = spec
                 made.add(k)
                 self._alive.add(k)
                 self._live += _nbytes(spec)
-                if k not in fresh:
+                if view is not None:
+                    self.root[k] = root = self.root.get(ins[0], ins[0])
+                    if root in self._aliases:       # a planned buffer, not a caller's array
+                        self._aliases[root].add(k)
+                elif k not in fresh:
                     self.buffer_of[k] = self._pool.take(_nbytes(spec))
+                    self._aliases[k] = {k}
             self.step_peak = max(self.step_peak, self._live)
             for k in outs[abs(n):] + list(dead):
                 self._release(k)
+            if view is not None:
+                calls.append((view, parsed, tuple(ins), tuple(outs), out_specs[0][0], _VIEW))
+                continue
             mutated = ()
             if op.mutate_inputs:
                 mutated = tuple(self.var_pos[ins[i]] for i in op.mutated_indices(parsed)
                                 if ins[i] in self.var_pos)
-            calls.append((compute, parsed, tuple(ins), tuple(outs), mutated))
+            strided = None if op.strided_inputs else tuple(
+                i for i, k in enumerate(ins) if k in self.root) or None
+            calls.append((compute, parsed, tuple(ins), tuple(outs), mutated, strided))
         return calls
 
+    def _viewed(self, op, ins, outs, fresh):
+        """The op's ``view`` function where this step's output may be a view of its first
+        input, else None. Never for an output handed out (``fresh``: it must own its
+        memory) or where views are off. The viewed memory must be out of every caller's
+        reach while the view is read: a planned buffer always is; a caller's array (a
+        variable, a head gradient) is during the step that reads it, so its view may serve
+        the rest of the run but not the backward of a forward (``saved``: the caller may
+        write into the array in between, where a copy would have kept the old values), nor
+        outlive a kernel that updates that array in place."""
+        if not self.views or op.view is None or len(outs) != 1 or outs[0] in fresh:
+            return None
+        source = self.root.get(ins[0], ins[0])
+        if source in self.buffer_of:
+            return op.view
+        if source in self._updated or outs[0] in self._saved:
+            return None
+        return op.view
+
     def _release(self, k):
-        """Slot ``k`` is read no more: its bytes leave the live count, its buffer the pool."""
-        if k in self._alive:
-            self._alive.discard(k)
-            self._live -= _nbytes(self.specs[k])
-            if k in self.buffer_of:
-                self._pool.give(self.buffer_of[k], _nbytes(self.specs[k]))
+        """Slot ``k`` is read no more: its bytes leave the live count, and its buffer goes
+        back to the pool once no slot viewing it is live either."""
+        if k not in self._alive:
+            return
+        self._alive.discard(k)
+        self._live -= _nbytes(self.specs[k])
+        root = self.root.get(k, k)
+        aliases = self._aliases.get(root)
+        if aliases is None:
+            return
+        aliases.discard(k)
+        if not aliases:
+            self._pool.give(self.buffer_of[root], _nbytes(self.specs[root]))
 
     def allocate(self, xp):
         """A slot list with every planned slot a view of its buffer (allocated here), the
@@ -781,20 +830,61 @@ def memory_stats(plan, ctx):
             "planned_bytes": memory.planned_bytes}
 
 
+_VIEW = object()        # the kind of a planned call that makes a view (MemoryPlan)
+
+
 def run_planned(calls, slots, variables, rctx, training):
     """Run a memory plan's direct ``calls`` over ``slots`` off the autograd tape, in train
     mode ``training`` (a kernel reads the mode from ``rctx``); ``variables`` (the call's
-    NDArrays in variable order) have their versions moved where a kernel updates one."""
+    NDArrays in variable order) have their versions moved where a kernel updates one.
+
+    A call is ``(compute, attrs, input slots, output slots, mutated variables, strided)``:
+    ``strided`` lists the inputs that may be non-contiguous views, made contiguous first
+    (``_contiguous``). A view's call is ``(view, attrs, input slots, output slot, output
+    shape, _VIEW)``."""
     state = _autograd._state
     previous = state.recording, state.training
     state.recording, state.training = False, bool(training)
+    xp = rctx.xp
     try:
-        for compute, attrs, ins, outs, mutated in calls:
+        for compute, attrs, ins, outs, mutated, strided in calls:
+            if strided is not None:
+                if strided is _VIEW:
+                    _view_step(compute, attrs, ins[0], outs[0], mutated, slots, xp)
+                    continue
+                for i in strided:
+                    _contiguous(slots, ins[i], xp)
             compute(rctx, [slots[i] for i in ins], [slots[k] for k in outs], attrs)
             for p in mutated:
                 variables[p]._version[0] += 1
     finally:
         state.recording, state.training = previous
+
+
+def _view_step(view, attrs, source, target, shape, slots, xp):
+    """Slot ``target`` as a view of slot ``source``; where the view function refuses the
+    source's layout (a reshape of a transposed view), the source is made contiguous first,
+    once for all its readers."""
+    result = view(slots[source], shape, attrs)
+    if result is None:
+        result = view(_contiguous(slots, source, xp), shape, attrs)
+    slots[target] = result
+
+
+def materialize(array, xp):
+    """A C-contiguous copy of ``array``: the one copy a compiled graph's view costs, made
+    where a kernel that reads only contiguous arrays meets a strided view (tests count
+    these calls)."""
+    return xp.ascontiguousarray(array)
+
+
+def _contiguous(slots, k, xp):
+    """Slot ``k``'s array, replaced by a contiguous copy of it where it is not contiguous,
+    so that the later readers of the slot reuse that copy."""
+    array = slots[k]
+    if not array.flags.c_contiguous:
+        slots[k] = array = materialize(array, xp)
+    return array
 
 
 class PlannedRun:

@@ -64,3 +64,95 @@ def test_memory_stats_of_a_graph_that_cannot_be_planned_is_none():
     y = x + mx.sym.zeros((2,), ctx=mx.cpu(1))
     plan = _plan(y, {"x": (2,)}, [False])
     assert memory_stats(plan, mx.cpu()) is None
+
+
+def _attention_symbol(heads=2):
+    """x -> FullyConnected -> the attention pattern reshape -> transpose -> reshape -> batch_dot
+    (the scores of each head), then back through reshape -> transpose -> reshape."""
+    x, w = mx.sym.var("x"), mx.sym.var("w")
+    h = mx.sym.FullyConnected(x, w, num_hidden=8, no_bias=True, flatten=False)
+    h = mx.sym.reshape(mx.sym.transpose(mx.sym.reshape(h, shape=(0, 0, heads, -1)),
+                                        axes=(0, 2, 1, 3)), shape=(-3, 0, 0))
+    att = mx.sym.batch_dot(mx.sym.softmax(mx.sym.batch_dot(h, h, transpose_b=True)), h)
+    att = mx.sym.reshape(att, shape=(-4, -1, heads, 0, 0))
+    return mx.sym.reshape(mx.sym.transpose(att, axes=(0, 2, 1, 3)), shape=(0, 0, -3))
+
+
+def _planned_step(symbol, views, arrays, head):
+    """A forward and backward over a MemoryPlan with views on or off: (output, gradients)."""
+    from mxlite.executor import MemoryPlan, PlannedRun
+    names = symbol.list_arguments()
+    plan = Plan(symbol, mx.cpu(), {n: a.shape for n, a in zip(names, arrays)},
+                {n: np.float32 for n in names}, [True] * len(names))
+    rctx = run_context(mx.cpu())
+    memory = MemoryPlan(plan, rctx.ctx, rctx.kernels, views=views)
+    run = PlannedRun(plan, memory, memory.allocate(rctx.xp), arrays, rctx)
+    out = run.forward(True)[0]
+    return out.asnumpy(), [g.asnumpy() for g in run.backward([head], True)]
+
+
+def _copies(monkeypatch):
+    """Counts of the copies a planned run makes: contiguous copies of views, and kernel
+    calls of the view ops (which copy)."""
+    from mxlite import executor
+    from mxlite.ops.registry import REGISTRY
+    counts = {"materialize": 0, "compute": 0}
+    real = executor.materialize
+
+    def counted(array, xp):
+        counts["materialize"] += 1
+        return real(array, xp)
+    monkeypatch.setattr(executor, "materialize", counted)
+    for name in ("reshape", "transpose"):
+        op = REGISTRY[name]
+        compute = op.compute["cpu"]
+
+        def counted_compute(rctx, ins, outs, attrs, compute=compute):
+            counts["compute"] += 1
+            return compute(rctx, ins, outs, attrs)
+        monkeypatch.setitem(op.compute, "cpu", counted_compute)
+    return counts
+
+
+def test_views_give_the_values_of_copies_and_copy_once_per_pattern(monkeypatch):
+    """The attention pattern with views on and off gives the same output and gradients bit
+    for bit. Without views the reshape/transpose kernels copy 15 times: 3 + 3 in the
+    forward, 3 + 3 for the two patterns' gradients, 3 reshapes in FullyConnected's
+    gradient. With views each of the four patterns copies once: the forward's head split
+    and the two in the backward make their transposed view contiguous once (3
+    ``materialize``), the output's copy is the edge copy every output makes (a reshape
+    kernel reading the transposed view as it is); the only other copy is x's gradient,
+    handed out, a reshape kernel too."""
+    rng = np.random.RandomState(0)
+    x = mx.nd.array(rng.standard_normal((2, 3, 8)))
+    w = mx.nd.array(rng.standard_normal((8, 8)))
+    head = mx.nd.array(rng.standard_normal((2, 3, 8)))
+    symbol = _attention_symbol()
+    counts = _copies(monkeypatch)
+    copied = _planned_step(symbol, False, [x, w], head)
+    assert counts == {"materialize": 0, "compute": 15}
+    counts.update(materialize=0, compute=0)
+    viewed = _planned_step(symbol, True, [x, w], head)
+    assert counts == {"materialize": 3, "compute": 2}
+    np.testing.assert_array_equal(viewed[0], copied[0])
+    for a, b in zip(viewed[1], copied[1]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_forward_of_the_attention_pattern_copies_once(monkeypatch):
+    """Inference (no gradient): FullyConnected, then reshape -> transpose -> reshape ->
+    batch_dot: exactly one contiguous copy."""
+    x, w = mx.sym.var("x"), mx.sym.var("w")
+    h = mx.sym.FullyConnected(x, w, num_hidden=8, no_bias=True, flatten=False)
+    h = mx.sym.reshape(mx.sym.transpose(mx.sym.reshape(h, shape=(0, 0, 2, -1)),
+                                        axes=(0, 2, 1, 3)), shape=(-3, 0, 0))
+    y = mx.sym.sum(mx.sym.batch_dot(h, h, transpose_b=True))
+    op = mx.nd.CachedOp(y, flags=[("static_alloc", True)])
+    rng = np.random.RandomState(1)
+    xs, ws = rng.standard_normal((2, 3, 8)), rng.standard_normal((8, 8))
+    counts = _copies(monkeypatch)
+    got = op(mx.nd.array(xs), mx.nd.array(ws)).asnumpy()
+    assert counts == {"materialize": 1, "compute": 0}
+    hn = (xs.astype(np.float32) @ ws.astype(np.float32).T).reshape(2, 3, 2, 4)
+    hn = hn.transpose(0, 2, 1, 3).reshape(4, 3, 4)
+    np.testing.assert_allclose(got, [np.einsum("bik,bjk->", hn, hn)], rtol=1e-5)

@@ -63,6 +63,14 @@ class OpDef:
       elementwise           output[i] depends only on inputs[i]: out= may alias an input
       in_place              out= may be an input itself (row-wise kernels that read a row
                             before writing it); a shifted overlap is copied first
+      view                  fn(x, out_shape, attrs) -> an array sharing the memory of input 0
+                            with the op's result as values (``x.reshape``, ``x.transpose``),
+                            or None where x's layout allows no such view (a reshape of a
+                            non-contiguous x); only a compiled graph (``static_alloc``) uses
+                            it, on memory no caller can reach: ``mx.nd`` results stay copies
+      strided_inputs        the compute functions take inputs of any strides, not only
+                            C-contiguous ones (a graph's strided views reach them as they are;
+                            other ops get a contiguous copy, made once per value)
       doc
 
     BatchNorm will declare ``inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var')``
@@ -77,14 +85,14 @@ class OpDef:
                  "_defaults", "elementwise", "in_place", "key_var_num_args", "aux_inputs",
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
                  "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs",
-                 "attrs_cache", "infer_cache", "var_init")
+                 "attrs_cache", "infer_cache", "var_init", "view", "strided_inputs")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
                  variadic=False, elementwise=False, key_var_num_args=None, list_inputs=None,
                  output_names=None, num_visible_outputs=None, aux_inputs=(), mutate_inputs=(),
                  backward_shape=None, float_rule=None, cpu_kernel=None, in_place=False,
-                 var_init=None):
+                 var_init=None, view=None, strided_inputs=False):
         self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
         self.params = tuple(params)
         self.infer_shape, self.infer_type = infer_shape, infer_type
@@ -122,6 +130,7 @@ class OpDef:
         self._num_visible = num_visible_outputs
         self.aux_inputs, self.mutate_inputs = tuple(aux_inputs), tuple(mutate_inputs)
         self.var_init = dict(var_init or {})
+        self.view, self.strided_inputs = view, bool(strided_inputs)
         self.backward_shape = resolve_backward_shape(name, backward_shape)
         self._check_declaration()
 

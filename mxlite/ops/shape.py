@@ -70,7 +70,16 @@ def _same_dtype(name):
 
 # ---- reshape family (same bytes, new shape) ------------------------------------------------
 def _reshape_compute(rctx, ins, outs, attrs):
-    rctx.xp.strided_copy(_as_view(ins[0], outs[0].shape), outs[0])
+    # the (C-contiguous) output seen with the input's shape: one strided copy whatever the
+    # input's strides (a compiled graph hands a transposed view over as it is)
+    rctx.xp.strided_copy(ins[0], _as_view(outs[0], ins[0].shape))
+
+
+def _reshape_view(x, shape, attrs):
+    """The reshape family inside a compiled graph: ``x`` seen with the output's ``shape``
+    (the same elements in the same C order); None for a non-contiguous ``x``, which NumPy
+    would copy."""
+    return x.reshape(shape) if x.flags.c_contiguous else None
 
 
 def _reshape_shape(shapes, attrs):
@@ -164,6 +173,11 @@ def _transpose_compute(rctx, ins, outs, attrs):
     rctx.xp.strided_copy(x.transpose(_transpose_axes(x.shape, attrs.axes)), outs[0])
 
 
+def _transpose_view(x, shape, attrs):
+    """transpose inside a compiled graph: a strided view of ``x``, whatever its strides."""
+    return x.transpose(_transpose_axes(x.shape, attrs.axes))
+
+
 def _swap_dims(shape, attrs):
     ndim = len(shape)
     return (normalize_axis("swapaxes", attrs.dim1, ndim, "dim1"),
@@ -180,6 +194,11 @@ def _swapaxes_shape(shapes, attrs):
 def _swapaxes_compute(rctx, ins, outs, attrs):
     x = ins[0]
     rctx.xp.strided_copy(x.swapaxes(*_swap_dims(x.shape, attrs)), outs[0])
+
+
+def _swapaxes_view(x, shape, attrs):
+    """swapaxes inside a compiled graph: a strided view of ``x``, whatever its strides."""
+    return x.swapaxes(*_swap_dims(x.shape, attrs))
 
 
 def _flip_axes(shape, axis):
@@ -816,7 +835,8 @@ def _op(name, infer_shape, compute, doc, gradient, params=(), aliases=(), inputs
 
 
 _op("reshape", _reshape_shape, _reshape_compute, gradient=_reshape_grad,
-    aliases=("Reshape",), backward_shape=_reshape_backward_shape, params=(
+    aliases=("Reshape",), view=_reshape_view, strided_inputs=True,
+    backward_shape=_reshape_backward_shape, params=(
         Param("shape", "shape", None, "the target shape, with MXNet's special codes"),
         Param("reverse", "bool", False, "apply the special codes from right to left"),
         Param("target_shape", "shape", None,
@@ -846,7 +866,8 @@ MXNet's pre-1.0 parameters still work (symbol files of that time use them): with
 (2, 12)""")
 
 _op("reshape_like", _reshape_like_shape, _reshape_compute, gradient=_reshape_like_grad,
-    inputs=("lhs", "rhs"), infer_type=lambda dtypes, attrs: [dtypes[0]], params=(
+    strided_inputs=True, inputs=("lhs", "rhs"), infer_type=lambda dtypes, attrs: [dtypes[0]],
+    params=(
         Param("lhs_begin", "int", None, "first axis of lhs to replace (None: 0)"),
         Param("lhs_end", "int", None, "axis of lhs after the last replaced (None: ndim)"),
         Param("rhs_begin", "int", None, "first axis of rhs whose sizes are taken (None: 0)"),
@@ -862,25 +883,29 @@ lhs's dtype; rhs only gives a shape.
 (15, 2, 7)""")
 
 _op("flatten", _flatten_shape, _reshape_compute, gradient=_reshape_grad, aliases=("Flatten",),
+    view=_reshape_view, strided_inputs=True,
     doc="Collapse all axes but the first: shape (d0, d1, ..., dk) becomes (d0, d1*...*dk). "
         "A 1-D input of n elements gives (n, 1); a 0-d input gives (1, 1).")
 
 _op("expand_dims", _expand_dims_shape, _reshape_compute, gradient=_reshape_grad,
+    view=_reshape_view, strided_inputs=True,
     params=(Param("axis", "int", REQUIRED, "position of the new axis, in [-ndim-1, ndim]"),),
     doc="Insert a new axis of size 1 at position ``axis``.")
 
 _op("squeeze", _squeeze_shape, _reshape_compute, gradient=_reshape_grad,
+    view=_reshape_view, strided_inputs=True,
     params=(Param("axis", "axes", None, "axes to remove (each must have size 1); None: all "
                   "size-1 axes"),),
     doc="Remove axes of size 1. Squeezing a non-1 axis is an error. As in MXNet 1.x, "
         "squeezing every axis of a non-0-d array leaves shape (1,).")
 
 _op("transpose", _transpose_shape, _transpose_compute, gradient=_transpose_grad,
+    view=_transpose_view, strided_inputs=True,
     params=(Param("axes", "axes", None, "the permutation of the axes; None or (): reversed"),),
     doc="Permute the axes: output axis i is input axis ``axes[i]`` (reversed by default).")
 
 _op("swapaxes", _swapaxes_shape, _swapaxes_compute, gradient=_swapaxes_grad,
-    aliases=("SwapAxis",), params=(
+    aliases=("SwapAxis",), view=_swapaxes_view, strided_inputs=True, params=(
         Param("dim1", "int", 0, "the first axis"), Param("dim2", "int", 0, "the second axis")),
     doc="Interchange two axes of the array (negative axes count from the end).")
 
