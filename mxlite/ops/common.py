@@ -34,11 +34,12 @@ def run_in(dtype, arrays):
     return [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
 
 
-def in_work_dtype(xp, ins, out):
-    """``(work, ins, target)``: the dtype kernels compute in (float32 for float16), the
-    inputs cast to it, and the array the result goes to: ``out`` itself, or a scratch array
-    of the work dtype that ``write_back`` casts into ``out``."""
-    work = compute_dtype(out.dtype)
+def in_work_dtype(xp, ins, out, work=None):
+    """``(work, ins, target)``: the dtype kernels compute in (``work``, by default
+    ``compute_dtype``: float32 for float16), the inputs cast to it, and the array the result
+    goes to: ``out`` itself, or a scratch array of the work dtype that ``write_back`` casts
+    into ``out``."""
+    work = compute_dtype(out.dtype) if work is None else work
     ins = run_in(work, ins)
     return work, ins, (out if out.dtype == work else xp.empty(out.shape, work))
 

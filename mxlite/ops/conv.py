@@ -30,7 +30,8 @@ import numpy as np
 from .._core import conv as _k
 from ..base import op_error
 from . import onednn
-from .common import compute_dtype, in_work_dtype, kernels, write_back
+from ..base import FLOAT_DTYPES
+from .common import F32, compute_dtype, in_work_dtype, kernels, write_back
 from .registry import REQUIRED, Attrs, OpDef, Param, register
 from .shape_partial import combine, partial_rule
 from .shape_utils import size_of
@@ -38,7 +39,6 @@ from .shape_utils import size_of
 __all__ = ["conv_geometry", "deconv_geometry", "LAYOUTS", "check_layout", "is_channels_last",
            "arrange", "spatial_of", "channel_axis", "channels_first_compute"]
 
-_FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
 _FIRST = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 _LAST = {1: "NWC", 2: "NHWC", 3: "NDHWC"}
 LAYOUTS = tuple(_FIRST.values()) + tuple(_LAST.values())
@@ -130,7 +130,7 @@ def channels_first_compute(compute, roles, summed=False):
     of the whole array exists."""
     def run(rctx, ins, outs, attrs):
         last = is_channels_last(attrs.layout)
-        work = compute_dtype(outs[0].dtype)
+        work = onednn.work_dtype(rctx.xp, outs[0].dtype)
         if not last and (work == outs[0].dtype or ins[0].size <= _LAYOUT_CHUNK):
             return compute(rctx, ins, outs, attrs)
         # channels last, or a large float16 call: its float32 copies a chunk at a time
@@ -296,8 +296,9 @@ def _float_type(op, names):
     def infer_type(dtypes, attrs):
         first = dtypes[0]
         for name, dt in zip(names, dtypes):
-            if dt not in _FLOATS:
-                raise op_error(op, f"{name} must be float16, float32 or float64, got {dt}")
+            if dt not in FLOAT_DTYPES:
+                raise op_error(op, f"{name} must be float16, bfloat16, float32 or float64, "
+                               f"got {dt}")
             if dt != first:
                 raise op_error(op, f"inputs must share one dtype, got {list(map(str, dtypes))}")
         return [first]
@@ -445,6 +446,9 @@ def _conv_forward(rctx, x, w, b, target, kernel, stride, dilate, pad, in_sp, out
     k, l = size_of(kernel), size_of(out_sp)
     if onednn.run(xp, "conv_forward", (x, w, b, target), stride, dilate, pad, g):
         return
+    if _narrow(target.dtype):
+        return _widened(_conv_forward, rctx, (x, w, b), target, kernel, stride, dilate, pad,
+                        in_sp, out_sp, g)
     if _fused(xp, target.dtype, n, c * k * l):
         _k.conv_forward(x, w, b, target, _geom(n, c, in_sp, out_sp, kernel, stride, pad,
                                                dilate), g)
@@ -460,11 +464,32 @@ def _conv_forward(rctx, x, w, b, target, kernel, stride, dilate, pad, in_sp, out
         dev.fnl_to_nfl(tmp, b, target[s:s + nb], nb, f, l)
 
 
-def _layer_inputs(xp, ins, out, attrs):
+def _layer_inputs(xp, ins, out, attrs, narrow_bias=True):
     """Convolution/Deconvolution in the compute dtype: ``(data, weight, bias or None,
-    target)`` (see ``in_work_dtype``)."""
-    _, ins, target = in_work_dtype(xp, ins, out)
+    target)`` (see ``in_work_dtype``; bfloat16 stays bfloat16 where oneDNN takes it,
+    except, with ``narrow_bias`` False, a layer with a bias: the reference kernels add it)."""
+    work = onednn.work_dtype(xp, out.dtype)
+    if not narrow_bias and not attrs.no_bias:
+        work = compute_dtype(out.dtype)
+    _, ins, target = in_work_dtype(xp, ins, out, work)
     return ins[0], ins[1], None if attrs.no_bias else ins[2], target
+
+
+def _widened(fn, rctx, arrays, target, *args):
+    """``fn(rctx, *arrays, target, *args)`` in float32 for a bfloat16 problem that oneDNN
+    refused (the reference kernels compute float32): float32 copies of ``arrays`` (None
+    kept), the result rounded into ``target``."""
+    xp = rctx.xp
+    wide = [None if a is None else a.astype(F32) for a in arrays]
+    tmp = xp.empty(target.shape, F32)
+    fn(rctx, *wide, tmp, *args)
+    xp.cast_into(target, tmp)
+
+
+def _narrow(dtype):
+    """True for a stored-only dtype (bfloat16 reaching a compute function: oneDNN was
+    expected to take it)."""
+    return compute_dtype(dtype) != dtype
 
 
 def _conv_compute(rctx, ins, outs, attrs):
@@ -590,6 +615,9 @@ def _deconv_forward(rctx, y, w, b, target, kernel, stride, dilate, pad, y_sp, ou
         if b is not None:
             _k.add_bias(target, b, n, f, size_of(out_sp))
         return
+    if _narrow(target.dtype):   # bfloat16 that oneDNN refused
+        return _widened(_deconv_forward, rctx, (y, w, b), target, kernel, stride, dilate, pad,
+                        y_sp, out_sp, g)
     wt = w.reshape(g, cin // g, f // g * k).transpose(0, 2, 1)
     if _fused(xp, target.dtype, n, f * k * l):
         _k.deconv_forward(y, xp.ascontiguousarray(wt), target,
@@ -614,7 +642,7 @@ def _deconv_compute(rctx, ins, outs, attrs):
     if out.size == 0:
         return
     xp = rctx.xp
-    y, w, b, target = _layer_inputs(xp, ins, out, attrs)
+    y, w, b, target = _layer_inputs(xp, ins, out, attrs, narrow_bias=False)
     kernel, stride, dilate, pad, _, y_sp, out_sp = deconv_geometry("Deconvolution", y.shape,
                                                                    attrs)
     if y.shape[1] == 0:
@@ -710,7 +738,7 @@ def _wg_compute(rctx, ins, outs, attrs):
     if out.size == 0:
         return
     xp = rctx.xp
-    work, (x, gy), target = in_work_dtype(xp, ins, out)
+    work, (x, gy), target = in_work_dtype(xp, ins, out, onednn.work_dtype(xp, out.dtype))
     kernel, stride, dilate, pad, in_sp, out_sp = conv_geometry(
         "_conv_weight_grad", x.shape, attrs, tuple(gy.shape[2:]))   # channels first here
     n, c = x.shape[:2]
@@ -722,6 +750,10 @@ def _wg_compute(rctx, ins, outs, attrs):
     elif onednn.run(xp, "conv_backward_weights", (x, gy, target), stride, dilate, pad, g):
         write_back(xp, target, out)
         return
+    if _narrow(work):             # bfloat16 that oneDNN refused: the float32 kernels
+        work, (x, gy), target = in_work_dtype(xp, (x, gy), out, F32)
+    if n == 0 or l == 0:
+        pass
     elif _fused(xp, work, n, c * k * l):
         # float32 on the CPU: im2col and the product fused, on the OpenMP threads (BLAS
         # runs this long reduction into a small product on one thread)

@@ -50,6 +50,11 @@ def _blocked_matmul(xp, a, b, out):
     BLAS can take."""
     if onednn.run(xp, "matmul", (a, b, out), contiguous=False):
         return
+    if compute_dtype(out.dtype) != out.dtype:       # bfloat16 that oneDNN refused
+        wide = xp.empty(out.shape, compute_dtype(out.dtype))
+        _blocked_matmul(xp, a.astype(wide.dtype), b.astype(wide.dtype), wide)
+        xp.cast_into(out, wide)
+        return
     if a.shape[0] <= BLAS_MAX:
         xp.matmul(a, b, out)
         return
@@ -68,7 +73,7 @@ def _dot_2d(a_shape, b_shape, ta, tb):
 
 def _dot_compute(rctx, ins, outs, attrs):
     out = outs[0]
-    work = compute_dtype(out.dtype)
+    work = onednn.work_dtype(rctx.xp, out.dtype)   # bfloat16 stays so on oneDNN
     a, b = run_in(work, ins)
     ra, rb = _dot_2d(a.shape, b.shape, attrs.transpose_a, attrs.transpose_b)
     a2, b2 = a.reshape(ra), b.reshape(rb)
@@ -149,7 +154,7 @@ def _batch_dot_shape(shapes, attrs):
 
 def _batch_dot_compute(rctx, ins, outs, attrs):
     out = outs[0]
-    work = compute_dtype(out.dtype)
+    work = onednn.work_dtype(rctx.xp, out.dtype)   # bfloat16 stays so on oneDNN
     a, b = run_in(work, ins)
     if attrs.transpose_a:
         a = a.transpose(0, 2, 1)

@@ -12,7 +12,8 @@ The choice (``primitives``) is oneDNN when all of these hold, else the reference
   (oneDNN picks its kernels by the CPU's instruction set and may split reductions by the
   thread count, so its float32 sums can differ in the last bits between machines and
   thread counts; the reference kernels give the same bits for any thread count);
-* the arrays are on the CPU, C-contiguous, float32 (or bfloat16);
+* the arrays are on the CPU, C-contiguous, float32 or bfloat16 (bfloat16 operands with
+  float32 accumulation: ``work_dtype``; float16 is computed in float32 as everywhere);
 * every array has fewer than 2**31 elements (oneDNN's JIT kernels compute some offsets in
   32 bits; the reference kernels index with int64 at any size);
 * oneDNN accepts the problem: a primitive it refuses (``Refused``) falls back too.
@@ -26,7 +27,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["available", "primitives", "run", "enabled", "status"]
+__all__ = ["available", "primitives", "run", "enabled", "status", "work_dtype"]
 
 _LIMIT = 1 << 31
 _state = {"module": None, "why": None, "on": None}
@@ -93,6 +94,20 @@ def enabled(flag):
         yield
     finally:
         _state["on"] = before
+
+
+def work_dtype(xp, dtype):
+    """The dtype a oneDNN-backed op computes in for outputs of ``dtype``: bfloat16 itself
+    where oneDNN will run it (bfloat16 operands, float32 accumulation inside the primitive),
+    else what the reference kernels compute in (float32 for float16 and bfloat16). A
+    bfloat16 problem oneDNN then refuses is computed by the caller in float32
+    (``conv._widened``)."""
+    from .common import compute_dtype
+    dtype = np.dtype(dtype)
+    if dtype.name == "bfloat16" and getattr(xp, "name", None) == "cpu" and _switched_on() \
+            and _load() is not None:
+        return dtype
+    return compute_dtype(dtype)
 
 
 def primitives(xp, *arrays, contiguous=True):

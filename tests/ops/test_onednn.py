@@ -312,3 +312,87 @@ def test_fused_lstm_products_run_on_onednn(monkeypatch):
 
     close(*both_ways(step, x))
     assert spy.calls["matmul"] >= 2 * 7
+
+
+needs_bf16 = pytest.mark.skipif(mx.base.BFLOAT16 is None, reason="ml_dtypes is not installed")
+
+
+def _rounded(a):
+    """float32 values rounded to bfloat16, as float32."""
+    return np.asarray(a, np.float32).astype(mx.base.BFLOAT16).astype(np.float32)
+
+
+@needs_bf16
+def test_bfloat16_convolution_runs_natively_with_float32_accumulation(monkeypatch):
+    """bfloat16 operands go to oneDNN as they are (no float32 copy): the result is the
+    float32 convolution of the bfloat16 values, rounded once (so within a bfloat16 ulp),
+    and the gradients likewise."""
+    spy = Spy(monkeypatch, "conv_forward", "conv_backward_data", "conv_backward_weights")
+    seen = []
+    real = onednn._load().conv_forward
+    monkeypatch.setattr(onednn._load(), "conv_forward",
+                        lambda *a: (seen.append(a[0].dtype), real(*a))[1])
+    x, w, _, attrs = _case(GEOMETRIES[3], batch=2)
+    xb, wb = x.astype("bfloat16"), w.astype("bfloat16")
+    for a in (xb, wb):
+        a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Convolution(xb, wb, num_filter=8, no_bias=True, **attrs)
+        loss = (y.astype("float32") ** 2).sum()
+    loss.backward()
+    assert y.dtype == mx.base.BFLOAT16 and seen[0] == mx.base.BFLOAT16
+    # the float64 reference on the bfloat16 values
+    x64, w64 = (mx.nd.array(_rounded(a.asnumpy()), dtype="float64") for a in (xb, wb))
+    for a in (x64, w64):
+        a.attach_grad()
+    with mx.autograd.record():
+        y64 = mx.nd.Convolution(x64, w64, num_filter=8, no_bias=True, **attrs)
+        l64 = (y64 ** 2).sum()
+    l64.backward()
+    tol = dict(rtol=2 ** -7, atol=2 ** -7 * np.abs(y64.asnumpy()).max())
+    np.testing.assert_allclose(y.astype("float32").asnumpy(), y64.asnumpy(), **tol)
+    for got, want in ((xb.grad, x64.grad), (wb.grad, w64.grad)):
+        scale = np.abs(want.asnumpy()).max()
+        np.testing.assert_allclose(got.astype("float32").asnumpy(), want.asnumpy(),
+                                   rtol=2 ** -6, atol=2 ** -6 * scale)
+    assert min(spy.calls.values()) >= 1, spy.calls
+
+
+@needs_bf16
+def test_bfloat16_products_run_natively(monkeypatch):
+    spy = Spy(monkeypatch, "matmul")
+    rng = np.random.default_rng(7)
+    a = _rounded(rng.standard_normal((9, 16)))
+    b = _rounded(rng.standard_normal((16, 5)))
+    got = mx.nd.dot(mx.nd.array(a, dtype="bfloat16"), mx.nd.array(b, dtype="bfloat16"))
+    assert got.dtype == mx.base.BFLOAT16
+    want = a.astype(np.float64) @ b
+    np.testing.assert_allclose(got.astype("float32").asnumpy(), want, rtol=2 ** -7,
+                               atol=2 ** -7 * np.abs(want).max())
+    assert spy.calls["matmul"] == 1
+
+
+@needs_bf16
+@pytest.mark.parametrize("on", [True, False])
+def test_bfloat16_problems_onednn_refuses_or_does_not_run_compute_in_float32(on):
+    """A bfloat16 deconvolution with a negative right padding (refused by oneDNN), and any
+    bfloat16 layer with oneDNN off: float32 kernels on the bfloat16 values, rounded once."""
+    rng = np.random.default_rng(8)
+    y = _rounded(rng.standard_normal((1, 2, 4, 4)))
+    w = _rounded(rng.standard_normal((2, 3, 3, 3)))
+    attrs = dict(kernel=(3, 3), stride=(3, 3), pad=(0, 0), adj=(2, 2), num_filter=3)
+    with onednn.enabled(on):
+        got = mx.nd.Deconvolution(mx.nd.array(y, dtype="bfloat16"),
+                                  mx.nd.array(w, dtype="bfloat16"), **attrs)
+        conv = mx.nd.Convolution(mx.nd.array(y, dtype="bfloat16"),
+                                 mx.nd.array(w[:, :2], dtype="bfloat16"), kernel=(3, 3),
+                                 pad=(1, 1), num_filter=2, no_bias=True)
+    want = mx.nd.Deconvolution(mx.nd.array(y, dtype="float64"), mx.nd.array(w, dtype="float64"),
+                               **attrs).asnumpy()
+    want_conv = mx.nd.Convolution(mx.nd.array(y, dtype="float64"),
+                                  mx.nd.array(w[:, :2], dtype="float64"), kernel=(3, 3),
+                                  pad=(1, 1), num_filter=2, no_bias=True).asnumpy()
+    for g, ref in ((got, want), (conv, want_conv)):
+        assert g.dtype == mx.base.BFLOAT16
+        np.testing.assert_allclose(g.astype("float32").asnumpy(), ref, rtol=2 ** -8,
+                                   atol=2 ** -8 * np.abs(ref).max())
