@@ -18,6 +18,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -183,6 +184,38 @@ struct Move {
     }
 };
 
+// A problem oneDNN could run but mxlite sends to the reference kernel (cached like a
+// primitive, so the decision is made once per problem).
+struct Refusal : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The scratch a primitive would take beyond its operands: blocked copies (a channel count
+// below 16 is padded up to 16 in nChw16c, up to 16x an operand's memory) and its
+// scratchpad. Past twice the operands' bytes plus 64 MiB the reference kernel runs
+// instead, so oneDNN never multiplies a call's memory (a 1-channel image of 2 GiB would
+// need 32 GiB blocked).
+inline void check_scratch(std::initializer_list<const Move*> moves, const memory::desc& pad) {
+    size_t user = 0, extra = pad.get_size();
+    for (const Move* m : moves) {
+        user += m->user.get_size();
+        if (m->needed) extra += m->inner.get_size();
+    }
+    if (extra > 2 * user + (size_t(64) << 20))
+        throw Refusal("its blocked copies and scratchpad would take " + std::to_string(extra) +
+                      " bytes for " + std::to_string(user) + " bytes of operands");
+}
+
+// check_scratch's verdict kept in an entry's `refused` (empty: runs on oneDNN).
+inline void refuse_if(std::string& refused, std::initializer_list<const Move*> moves,
+                      const memory::desc& pad) {
+    try {
+        check_scratch(moves, pad);
+    } catch (const Refusal& r) {
+        refused = r.what();
+    }
+}
+
 inline std::string key_of(const char* op, std::initializer_list<const dims*> parts,
                           std::initializer_list<int64_t> extra) {
     std::string k(op);
@@ -232,16 +265,19 @@ struct ConvProblem {
 };
 
 struct ConvFwd {
+    std::string refused;
     dnnl::convolution_forward prim;
     memory::desc scratch, bias;
     Move x, w, y;
 };
 struct ConvBwdData {
+    std::string refused;
     dnnl::convolution_backward_data prim;
     memory::desc scratch;
     Move gy, w, gx;
 };
 struct ConvBwdWeights {
+    std::string refused;
     dnnl::convolution_backward_weights prim;
     memory::desc scratch;
     Move x, gy, gw;
@@ -265,8 +301,10 @@ inline int conv_forward(const ConvProblem& p, void* x, void* w, void* b, void* y
             e->x = Move(plain(p.x, p.type), pd.src_desc(), true, false);
             e->w = Move(plain(p.w, p.type), pd.weights_desc(), true, false);
             e->y = Move(plain(p.y, p.type), pd.dst_desc(), false, true);
+            refuse_if(e->refused, {&e->x, &e->w, &e->y}, e->scratch);
             conv_fwd_cache().put(key, e);
         }
+        if (!e->refused.empty()) throw Refusal(e->refused);
         dnnl::stream s(engine());
         memory xm = e->x.in(s, x, 0);
         memory wm = e->w.in(s, w, 1);
@@ -280,7 +318,7 @@ inline int conv_forward(const ConvProblem& p, void* x, void* w, void* b, void* y
         s.wait();
         arena().trim();
         return 0;
-    } catch (const dnnl::error& ex) {
+    } catch (const std::exception& ex) {       // dnnl::error, Refusal, bad_alloc
         set_error(err, errn, ex.what());
         return -1;
     }
@@ -304,8 +342,10 @@ inline int conv_backward_data(const ConvProblem& p, void* gy, void* w, void* gx,
             e->gy = Move(plain(p.y, p.type), pd.diff_dst_desc(), true, false);
             e->w = Move(plain(p.w, p.type), pd.weights_desc(), true, false);
             e->gx = Move(plain(p.x, p.type), pd.diff_src_desc(), false, true);
+            refuse_if(e->refused, {&e->gy, &e->w, &e->gx}, e->scratch);
             conv_bwd_data_cache().put(key, e);
         }
+        if (!e->refused.empty()) throw Refusal(e->refused);
         dnnl::stream s(engine());
         memory gym = e->gy.in(s, gy, 0);
         memory wm = e->w.in(s, w, 1);
@@ -317,7 +357,7 @@ inline int conv_backward_data(const ConvProblem& p, void* gy, void* w, void* gx,
         s.wait();
         arena().trim();
         return 0;
-    } catch (const dnnl::error& ex) {
+    } catch (const std::exception& ex) {       // dnnl::error, Refusal, bad_alloc
         set_error(err, errn, ex.what());
         return -1;
     }
@@ -341,8 +381,10 @@ inline int conv_backward_weights(const ConvProblem& p, void* x, void* gy, void* 
             e->x = Move(plain(p.x, p.type), pd.src_desc(), true, false);
             e->gy = Move(plain(p.y, p.type), pd.diff_dst_desc(), true, false);
             e->gw = Move(plain(p.w, p.type), pd.diff_weights_desc(), false, true);
+            refuse_if(e->refused, {&e->x, &e->gy, &e->gw}, e->scratch);
             conv_bwd_weights_cache().put(key, e);
         }
+        if (!e->refused.empty()) throw Refusal(e->refused);
         dnnl::stream s(engine());
         memory xm = e->x.in(s, x, 0);
         memory gym = e->gy.in(s, gy, 1);
@@ -354,7 +396,7 @@ inline int conv_backward_weights(const ConvProblem& p, void* x, void* gy, void* 
         s.wait();
         arena().trim();
         return 0;
-    } catch (const dnnl::error& ex) {
+    } catch (const std::exception& ex) {       // dnnl::error, Refusal, bad_alloc
         set_error(err, errn, ex.what());
         return -1;
     }
@@ -368,6 +410,7 @@ struct MatmulProblem {
     dt type;
 };
 struct Matmul {
+    std::string refused;
     dnnl::matmul prim;
     memory::desc a, b, c, scratch;
 };
@@ -388,8 +431,11 @@ inline int matmul(const MatmulProblem& p, void* a, void* b, void* c, char* err, 
             dnnl::matmul::primitive_desc pd(engine(), e->a, e->b, e->c, attr);
             e->prim = dnnl::matmul(pd);
             e->scratch = pd.scratchpad_desc();
+            Move a(e->a, e->a, false, false), b(e->b, e->b, false, false), c(e->c, e->c, false, false);
+            refuse_if(e->refused, {&a, &b, &c}, e->scratch);
             matmul_cache().put(key, e);
         }
+        if (!e->refused.empty()) throw Refusal(e->refused);
         dnnl::stream s(engine());
         memory sm = scratch(e->scratch, 3);
         e->prim.execute(s, {{DNNL_ARG_SRC, memory(e->a, engine(), a)},
@@ -399,7 +445,7 @@ inline int matmul(const MatmulProblem& p, void* a, void* b, void* c, char* err, 
         s.wait();
         arena().trim();
         return 0;
-    } catch (const dnnl::error& ex) {
+    } catch (const std::exception& ex) {       // dnnl::error, Refusal, bad_alloc
         set_error(err, errn, ex.what());
         return -1;
     }

@@ -396,3 +396,17 @@ def test_bfloat16_problems_onednn_refuses_or_does_not_run_compute_in_float32(on)
         assert g.dtype == mx.base.BFLOAT16
         np.testing.assert_allclose(g.astype("float32").asnumpy(), ref, rtol=2 ** -8,
                                    atol=2 ** -8 * np.abs(ref).max())
+
+
+def test_a_problem_whose_blocked_copies_would_multiply_memory_runs_on_the_reference():
+    """A 1-channel image padded to 16 channels in oneDNN's blocked layout would take 16x its
+    memory: such a problem is refused (the reference kernel runs, same values)."""
+    dnnl = onednn._load()
+    x = np.ones((1, 1, 2048, 2048), np.float32)
+    w = np.ones((1, 1, 3, 3), np.float32)
+    y = np.empty_like(x)
+    with pytest.raises(dnnl.Refused, match="blocked copies and scratchpad"):
+        dnnl.conv_forward(x, w, None, y, (1, 1), (1, 1), (1, 1), 1)
+    got = mx.nd.Convolution(mx.nd.array(x), mx.nd.array(w), kernel=(3, 3), pad=(1, 1),
+                            num_filter=1, no_bias=True).asnumpy()
+    assert got[0, 0, 0, 0] == 4 and got[0, 0, 5, 5] == 9 and got[0, 0, -1, 7] == 6
