@@ -14,8 +14,10 @@ The choice (``primitives``) is oneDNN when all of these hold, else the reference
   thread counts; the reference kernels give the same bits for any thread count);
 * the arrays are on the CPU, C-contiguous, float32 or bfloat16 (bfloat16 operands with
   float32 accumulation: ``work_dtype``; float16 is computed in float32 as everywhere);
-* every array has fewer than 2**31 elements (oneDNN's JIT kernels compute some offsets in
-  32 bits; the reference kernels index with int64 at any size);
+* every array has fewer than 2**31 elements: the reference kernels index with int64 at any
+  size and the large-tensor table proves them past 2**32 elements; oneDNN is proven here
+  past 2**31 bytes per operand (tests/large/test_onednn_offsets.py), not past 2**31
+  elements, so larger arrays stay on the proven kernels;
 * oneDNN accepts the problem: a primitive it refuses (``Refused``) falls back too.
 
 ``tests/ops/test_onednn.py`` compares every oneDNN path with the reference kernel.
