@@ -9,6 +9,7 @@ imported only after ``libdnnl`` has been loaded with global symbols from that wh
 The choice (``primitives``) is oneDNN when all of these hold, else the reference kernel:
 
 * oneDNN loaded, and not switched off: ``MXLITE_ONEDNN=0``, or ``MXLITE_DETERMINISTIC=1``
+  (MXNet's ``MXNET_ENFORCE_DETERMINISM=1`` too)
   (oneDNN picks its kernels by the CPU's instruction set and may split reductions by the
   thread count, so its float32 sums can differ in the last bits between machines and
   thread counts; the reference kernels give the same bits for any thread count);
@@ -67,7 +68,8 @@ def _load():
 def _switched_on():
     if _state["on"] is None:
         _state["on"] = (os.environ.get("MXLITE_ONEDNN", "1") != "0"
-                        and os.environ.get("MXLITE_DETERMINISTIC", "0") != "1")
+                        and os.environ.get("MXLITE_DETERMINISTIC", "0") != "1"
+                        and os.environ.get("MXNET_ENFORCE_DETERMINISM", "0") != "1")
     return _state["on"]
 
 

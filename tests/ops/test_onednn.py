@@ -208,9 +208,10 @@ def _choice_in_subprocess(env):
 
 
 @pytest.mark.parametrize("env, expected", [({}, "True"), ({"MXLITE_ONEDNN": "0"}, "False"),
-                                           ({"MXLITE_DETERMINISTIC": "1"}, "False")])
+                                           ({"MXLITE_DETERMINISTIC": "1"}, "False"),
+                                           ({"MXNET_ENFORCE_DETERMINISM": "1"}, "False")])
 def test_switches(env, expected):
-    base = {"MXLITE_ONEDNN": "1", "MXLITE_DETERMINISTIC": "0"}
+    base = {"MXLITE_ONEDNN": "1", "MXLITE_DETERMINISTIC": "0", "MXNET_ENFORCE_DETERMINISM": "0"}
     assert _choice_in_subprocess({**base, **env}) == expected
 
 
