@@ -43,6 +43,33 @@ cdef extern from "mx_dnnl.h" namespace "mxdnnl" nogil:
     void clear_caches()
 
 
+cdef extern from "mx_dnnl_nn.h" namespace "mxdnnl" nogil:
+    cdef cppclass PoolProblem:
+        vector[int64_t] x, y, kernel, stride, pad_l, pad_r
+        int kind
+        dt type
+
+    int c_pool_forward "mxdnnl::pool_forward"(const PoolProblem& p, void* x, void* y,
+                                              char* err, size_t errn) except +
+    int c_pool_backward "mxdnnl::pool_backward"(const PoolProblem& p, void* x, void* gy,
+                                                void* gx, char* err, size_t errn) except +
+
+    cdef cppclass NormProblem:
+        vector[int64_t] x
+        float eps
+        cbool stats
+        dt type
+
+    int c_bnorm_forward "mxdnnl::bnorm_forward"(const NormProblem& p, void* x, void* gamma,
+                                                void* beta, void* mean, void* var, void* y,
+                                                char* err, size_t errn) except +
+    int c_lnorm_forward "mxdnnl::lnorm_forward"(const NormProblem& p, void* x, void* gamma,
+                                                void* beta, void* mean, void* var, void* y,
+                                                char* err, size_t errn) except +
+    size_t cached_nn_primitives()
+    void clear_nn_caches()
+
+
 cdef extern from "oneapi/dnnl/dnnl.h" nogil:
     ctypedef struct dnnl_version_t:
         int major, minor, patch
@@ -62,12 +89,13 @@ def version():
 
 def cache_size():
     """Primitives held in the bounded caches (tests check they stay bounded)."""
-    return cached_primitives()
+    return cached_primitives() + cached_nn_primitives()
 
 
 def clear():
     """Drop every cached primitive."""
     clear_caches()
+    clear_nn_caches()
 
 
 cdef dt _type(arrays, contiguous=True) except *:
@@ -200,4 +228,150 @@ def matmul(a, b, c):
     cdef int rc
     with nogil:
         rc = c_matmul(p, pa, pb, pc, err, 256)
+    _check(rc, err)
+
+
+# ---- pooling ---------------------------------------------------------------------------------
+cdef PoolProblem _pool_problem(x, y, kernel, stride, pad, int kind, arrays) except *:
+    """oneDNN's description of a pooling of ``x`` into ``y`` (both channels first): the
+    right padding is what makes the last window end where MXNet's output size says
+    ('valid' or 'full'). Refused where oneDNN's result would differ from MXNet's: a window
+    covering padding only (MXNet: 0), or avg counting the padding with a last window past
+    the padded input (MXNet's divisor stops at the padded input's end, oneDNN's counts the
+    whole kernel)."""
+    cdef PoolProblem p
+    nd = len(kernel)
+    if not 1 <= nd <= 3 or x.ndim != nd + 2 or y.ndim != nd + 2 \
+            or len(stride) != nd or len(pad) != nd:
+        raise Refused("pooling: ranks do not match the kernel")
+    if x.shape[:2] != y.shape[:2] or x.size == 0 or y.size == 0:
+        raise Refused(f"pooling: data {x.shape} and windows {y.shape} differ or are empty")
+    p.type = _type(arrays)
+    right = []
+    for i in range(nd):
+        r = max((y.shape[2 + i] - 1) * stride[i] + kernel[i] - x.shape[2 + i] - pad[i], 0)
+        if pad[i] >= kernel[i] or r >= kernel[i]:
+            raise Refused("pooling: a window covering only padding")
+        if kind == 1 and r > pad[i]:
+            raise Refused("pooling: avg counting the padding past the padded input")
+        right.append(r)
+    p.x = list(x.shape)
+    p.y = list(y.shape)
+    p.kernel = list(kernel)
+    p.stride = list(stride)
+    p.pad_l = list(pad)
+    p.pad_r = right
+    p.kind = kind
+    return p
+
+
+def pool_forward(x, y, kernel, stride, pad, kind):
+    """``y`` = the pooling of ``x`` (``(N, C, *in)`` to ``(N, C, *out)``): kind 0 max, 1 avg
+    counting the padding, 2 avg counting only input elements."""
+    cdef PoolProblem p = _pool_problem(x, y, kernel, stride, pad, kind, [x, y])
+    cdef char err[256]
+    cdef void* px = _ptr(x)
+    cdef void* py = _ptr(y)
+    cdef int rc
+    with nogil:
+        rc = c_pool_forward(p, px, py, err, 256)
+    _check(rc, err)
+
+
+def pool_max_backward(x, gy, gx, kernel, stride, pad):
+    """``gx`` = ``gy`` added at the first maximum of each max-pooling window of ``x``
+    (zeros elsewhere); ``gx`` may be ``x`` itself (the maxima are found first)."""
+    if gx.shape != x.shape:
+        raise Refused("pooling: gradient and data shapes differ")
+    cdef PoolProblem p = _pool_problem(x, gy, kernel, stride, pad, 0, [x, gy, gx])
+    cdef char err[256]
+    cdef void* px = _ptr(x)
+    cdef void* pgy = _ptr(gy)
+    cdef void* pgx = _ptr(gx)
+    cdef int rc
+    with nogil:
+        rc = c_pool_backward(p, px, pgy, pgx, err, 256)
+    _check(rc, err)
+
+
+def pool_avg_backward(gy, gx, kernel, stride, pad, kind):
+    """``gx`` = each window's ``gy`` divided by its count (kind 1: counting the padding,
+    2: input elements only) added to every input element it covers."""
+    if kind not in (1, 2):
+        raise Refused("pooling: not an avg kind")
+    cdef PoolProblem p = _pool_problem(gx, gy, kernel, stride, pad, kind, [gy, gx])
+    cdef char err[256]
+    cdef void* pgy = _ptr(gy)
+    cdef void* pgx = _ptr(gx)
+    cdef int rc
+    with nogil:
+        rc = c_pool_backward(p, NULL, pgy, pgx, err, 256)
+    _check(rc, err)
+
+
+# ---- normalisation ---------------------------------------------------------------------------
+cdef NormProblem _norm_problem(x, y, dims, vectors, eps, stats) except *:
+    """``x``/``y`` read as ``dims`` (their element count), ``vectors`` (None skipped) as
+    ``(length, array)`` pairs of float32 vectors."""
+    cdef NormProblem p
+    p.type = _type([x, y])
+    if p.type != dt.f32:
+        raise Refused("normalisation: float32 data only")
+    size = 1
+    for d in dims:
+        size *= d
+    if size == 0 or x.size != size or y.size != size:
+        raise Refused(f"normalisation: data of {x.size} elements read as {dims}")
+    for n, v in vectors:
+        if v is None:
+            continue
+        if not isinstance(v, cnp.ndarray) or v.dtype != "float32" \
+                or not v.flags.c_contiguous or v.size != n:
+            raise Refused(f"normalisation: a vector is not {n} contiguous float32 values")
+    p.x = list(dims)
+    p.eps = eps
+    p.stats = stats
+    return p
+
+
+def bnorm_forward(x, gamma, beta, mean, var, y, a, c, b, eps, stats):
+    """Batch normalisation of ``x`` read as ``(a, c, b)`` per channel ``c`` into ``y``:
+    ``stats`` True computes the batch mean and biased variance into ``mean``/``var``
+    (``(c,)``), False reads them. ``gamma``/``beta`` None: ``y`` is the normalised data."""
+    if (gamma is None) != (beta is None):
+        raise Refused("batch norm: gamma and beta come together")
+    cdef NormProblem p = _norm_problem(x, y, (a, c, b), [(c, gamma), (c, beta), (c, mean),
+                                                          (c, var)], eps, stats)
+    cdef char err[256]
+    cdef void* px = _ptr(x)
+    cdef void* pg = _ptr(gamma)
+    cdef void* pb = _ptr(beta)
+    cdef void* pm = _ptr(mean)
+    cdef void* pv = _ptr(var)
+    cdef void* py = _ptr(y)
+    cdef int rc
+    with nogil:
+        rc = c_bnorm_forward(p, px, pg, pb, pm, pv, py, err, 256)
+    _check(rc, err)
+
+
+def lnorm_forward(x, gamma, beta, mean, var, y, rows, cols, eps):
+    """Layer normalisation of each row of ``x`` read as ``(rows, cols)`` into ``y``, with
+    the rows' mean and biased variance written to ``mean``/``var`` (``rows`` values each);
+    ``gamma``/``beta`` (``(cols,)``) None: ``y`` is the normalised data."""
+    if (gamma is None) != (beta is None):
+        raise Refused("layer norm: gamma and beta come together")
+    cdef NormProblem p = _norm_problem(x, y, (rows, cols), [(cols, gamma), (cols, beta),
+                                                            (rows, mean), (rows, var)],
+                                       eps, True)
+    cdef char err[256]
+    cdef void* px = _ptr(x)
+    cdef void* pg = _ptr(gamma)
+    cdef void* pb = _ptr(beta)
+    cdef void* pm = _ptr(mean)
+    cdef void* pv = _ptr(var)
+    cdef void* py = _ptr(y)
+    cdef int rc
+    with nogil:
+        rc = c_lnorm_forward(p, px, pg, pb, pm, pv, py, err, 256)
     _check(rc, err)

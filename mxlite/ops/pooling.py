@@ -15,9 +15,16 @@ Gradients are registered ops with their own gradients, so every order exists:
 
 Channels-last layouts (NWC, NHWC, NDHWC) run the channels-first kernels on transposed copies
 (``conv.channels_first_compute``); the gradient ops take the layout too.
+
+On the CPU, float32 max and avg pooling, ``_pool_max_scatter`` and the avg
+``_pool_backward`` run oneDNN's pooling primitives where ``onednn.run`` chooses them and
+oneDNN's result is MXNet's (``dnnl.pool_forward`` refuses the rest): sum and lp pooling,
+``_pool_max_gather`` (oneDNN has no gather), windows covering padding only and avg
+counting padding past the padded input stay on the reference kernels.
 """
 from .._core import conv as _k
 from ..base import FLOAT_DTYPES, op_error
+from . import onednn
 from .common import compute_dtype, kernels, run_in, write_back
 from .conv import (LAYOUTS, _deconv_forward, arrange, channel_axis, channels_first_compute,
                    check_layout, is_channels_last, spatial_of)
@@ -105,16 +112,40 @@ def _include_pad(attrs):
     return True if attrs.count_include_pad is None else attrs.count_include_pad
 
 
-def _run(rctx, op_id, pool_type, x, h, out, geom, include_pad, p_value=1):
-    """Run kernel ``op_id`` into ``out`` (float16 and bfloat16 through float32)."""
+def _run(rctx, op_id, pool_type, x, h, out, geom, include_pad, p_value=1, window=None):
+    """Run kernel ``op_id`` into ``out`` (float16 and bfloat16 through float32): oneDNN's
+    primitive where ``_onednn`` takes the call (``window``: the unresolved ``(kernel,
+    stride, pad)``), else the reference kernel."""
     if out.size == 0:
         return
     work = compute_dtype(out.dtype)
     x, h = (None if a is None else run_in(work, [a])[0] for a in (x, h))
     xp = rctx.xp
     target = out if out.dtype == work else xp.empty(out.shape, work)
-    kernels(rctx, _k).pool(op_id, pool_type, x, h, target, geom, include_pad, p_value)
+    if window is None or not _onednn(xp, op_id, pool_type, x, h, target, window,
+                                     include_pad):
+        kernels(rctx, _k).pool(op_id, pool_type, x, h, target, geom, include_pad, p_value)
     write_back(xp, target, out)
+
+
+def _onednn(xp, op_id, pool_type, x, h, target, window, include_pad):
+    """Kernel ``op_id`` (0 pooling, 1 max scatter, 2 max gather, 3 avg/sum backward) by
+    oneDNN's pooling when it computes exactly that; False: the reference kernel must run.
+    oneDNN has max and avg (kind 0; 1 or 2 by whether the padding counts) but no sum, lp
+    or gather."""
+    kind = 0 if pool_type == "max" else 1 if include_pad else 2
+    if pool_type not in ("max", "avg") or op_id == 2:
+        return False
+    if op_id == 0:
+        return onednn.run(xp, "pool_forward", (x, target), *window, kind)
+    if op_id == 1:
+        return onednn.run(xp, "pool_max_backward", (x, h, target), *window)
+    if all(d == 1 for d in h.shape[2:]):
+        # one window per plane (global pooling): the reference kernel's broadcast of each
+        # gradient over its plane is faster (0.57 ms beside oneDNN's 1.57 ms on (32, 64,
+        # 32, 32), benchmarks/bench_onednn_nn.py)
+        return False
+    return onednn.run(xp, "pool_avg_backward", (h, target), *window, kind)
 
 
 # ---- parameters --------------------------------------------------------------------------------
@@ -150,7 +181,7 @@ def _pool_compute(rctx, ins, outs, attrs):
     kernel, stride, pad, in_sp, out_sp = pool_geometry("Pooling", x.shape, attrs)
     _run(rctx, 0, attrs.pool_type, x, None, outs[0],
          _geom(x.shape[0], x.shape[1], in_sp, out_sp, kernel, stride, pad),
-         _include_pad(attrs), attrs.p_value or 1)
+         _include_pad(attrs), attrs.p_value or 1, (kernel, stride, pad))
 
 
 def _resolved(attrs, data_shape):
@@ -271,19 +302,21 @@ def _gather_shape(shapes, attrs):
 
 
 def _internal_geom(op, data_shape, attrs):
+    """The kernel geometry of an internal op, and its ``(kernel, stride, pad)``."""
     kernel, stride, pad, in_sp, out_sp = pool_geometry(op, data_shape, _internal_attrs(attrs))
-    return _geom(data_shape[0], data_shape[1], in_sp, out_sp, kernel, stride, pad)
+    return (_geom(data_shape[0], data_shape[1], in_sp, out_sp, kernel, stride, pad),
+            (kernel, stride, pad))
 
 
 def _scatter_compute(rctx, ins, outs, attrs):
     x, g = ins
-    _run(rctx, 1, "max", x, g, outs[0], _internal_geom("_pool_max_scatter", x.shape, attrs),
-         True)
+    geom, window = _internal_geom("_pool_max_scatter", x.shape, attrs)
+    _run(rctx, 1, "max", x, g, outs[0], geom, True, window=window)
 
 
 def _gather_compute(rctx, ins, outs, attrs):
     x, h = ins
-    _run(rctx, 2, "max", x, h, outs[0], _internal_geom("_pool_max_gather", x.shape, attrs),
+    _run(rctx, 2, "max", x, h, outs[0], _internal_geom("_pool_max_gather", x.shape, attrs)[0],
          True)
 
 
@@ -339,8 +372,9 @@ def _backward_shape(shapes, attrs):
 def _backward_compute(rctx, ins, outs, attrs):
     (g,) = ins
     out = outs[0]
-    _run(rctx, 3, attrs.pool_type, None, g, out,
-         _internal_geom("_pool_backward", out.shape, attrs), attrs.count_include_pad)
+    geom, window = _internal_geom("_pool_backward", out.shape, attrs)
+    _run(rctx, 3, attrs.pool_type, None, g, out, geom, attrs.count_include_pad,
+         window=window)
 
 
 def _backward_grad(F, node, ograds):

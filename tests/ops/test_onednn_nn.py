@@ -1,0 +1,222 @@
+"""oneDNN under Pooling (and its gradient ops), BatchNorm and LayerNorm: every oneDNN path
+against the reference (Cython) kernel of the same op, within float32 tolerance, with a spy
+proving the oneDNN path ran."""
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.ops import onednn
+
+pytestmark = [pytest.mark.cpu_only,
+              pytest.mark.skipif(not onednn.available(), reason=onednn.status() or "")]
+
+
+class Spy:
+    """Counts the calls of the oneDNN module's functions, and how many of them oneDNN took
+    (returned without ``Refused``)."""
+
+    def __init__(self, monkeypatch, *names):
+        self.calls = {n: 0 for n in names}
+        self.ran = {n: 0 for n in names}
+        module = onednn._load()
+        for n in names:
+            monkeypatch.setattr(module, n, self._counting(n, getattr(module, n)))
+
+    def _counting(self, name, real):
+        def call(*args):
+            self.calls[name] += 1
+            real(*args)
+            self.ran[name] += 1
+        return call
+
+
+def both_ways(fn):
+    """``fn()`` (a list of NDArrays) with oneDNN on and off, as NumPy."""
+    with onednn.enabled(True):
+        fast = [o.asnumpy() for o in fn()]
+    with onednn.enabled(False):
+        ref = [o.asnumpy() for o in fn()]
+    return fast, ref
+
+
+def close(fast, ref, rtol=1e-4):
+    for f, r in zip(fast, ref):
+        scale = max(1.0, float(np.abs(r).max()))
+        np.testing.assert_allclose(f, r, rtol=rtol, atol=rtol * 0.1 * scale)
+
+
+def _array(shape, seed=0, dtype="float32"):
+    return mx.nd.array(np.random.default_rng(seed).standard_normal(shape), dtype=dtype)
+
+
+# ---- pooling ---------------------------------------------------------------------------------
+# (data shape, Pooling params)
+POOLS = [
+    ((2, 3, 11), dict(kernel=(3,), stride=(2,), pad=(1,), pool_type="max")),
+    ((2, 3, 11), dict(kernel=(3,), stride=(2,), pad=(1,), pool_type="avg")),
+    ((2, 4, 9, 8), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max")),
+    ((2, 4, 9, 8), dict(kernel=(3, 2), stride=(2, 1), pad=(1, 0), pool_type="avg")),
+    ((2, 4, 9, 8), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg",
+                        count_include_pad=False)),
+    ((2, 4, 9, 8), dict(kernel=(2, 3), stride=(2, 2), pad=(0, 1), pool_type="max",
+                        pooling_convention="full")),
+    ((2, 4, 10, 7), dict(kernel=(3, 3), stride=(3, 2), pad=(1, 1), pool_type="avg",
+                         count_include_pad=False, pooling_convention="full")),
+    ((2, 4, 9, 9), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg",
+                        pooling_convention="full")),     # windows reach no farther than pad
+    ((2, 4, 9, 8), dict(kernel=(1, 1), global_pool=True, pool_type="max")),
+    ((2, 4, 9, 8), dict(kernel=(1, 1), global_pool=True, pool_type="avg")),
+    ((1, 2, 5, 6, 7), dict(kernel=(2, 3, 3), stride=(1, 2, 2), pad=(1, 1, 0),
+                           pool_type="max")),
+    ((1, 2, 5, 6, 7), dict(kernel=(2, 2, 3), stride=(2, 2, 2), pad=(0, 1, 1),
+                           pool_type="avg", count_include_pad=False,
+                           pooling_convention="full")),
+]
+
+
+def _pool_step(shape, params, seed=0):
+    x = _array(shape, seed)
+    x.attach_grad()
+
+    def step():
+        with mx.autograd.record():
+            y = mx.nd.Pooling(x, **params)
+        head = _array(y.shape, seed + 1)
+        y.backward(head)
+        return [y, x.grad]
+    return step
+
+
+@pytest.mark.parametrize("shape, params", POOLS)
+def test_pooling_forward_and_gradient_match_the_reference(shape, params, monkeypatch):
+    spy = Spy(monkeypatch, "pool_forward", "pool_max_backward", "pool_avg_backward")
+    fast, ref = both_ways(_pool_step(shape, params))
+    close(fast, ref)
+    assert spy.ran["pool_forward"] == 1
+    backward = "pool_max_backward" if params["pool_type"] == "max" else "pool_avg_backward"
+    # global avg pooling's backward stays on the reference kernel (faster there, measured)
+    want = 0 if params.get("global_pool") and params["pool_type"] == "avg" else 1
+    assert spy.ran[backward] == want
+
+
+def test_max_pooling_gradient_goes_to_the_first_maximum_of_each_window(monkeypatch):
+    """Ties everywhere (small integers): oneDNN and the reference send each window's gradient
+    to the same element, the first maximum in row-major window order, as a loop over the
+    windows in NumPy does."""
+    spy = Spy(monkeypatch, "pool_max_backward")
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 3, (2, 3, 7, 7)).astype(np.float32)
+    gy = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    want = np.zeros_like(data)
+    for i in range(3):
+        for j in range(3):
+            win = data[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3].reshape(2, 3, 9)
+            first = win.argmax(axis=2)              # NumPy's argmax: the first maximum
+            for n in range(2):
+                for c in range(3):
+                    a, b = divmod(int(first[n, c]), 3)
+                    want[n, c, 2 * i + a, 2 * j + b] += gy[n, c, i, j]
+    fast, ref = both_ways(lambda: [mx.nd._internal._pool_max_scatter(
+        mx.nd.array(data), mx.nd.array(gy), kernel=(3, 3), stride=(2, 2), pad=(0, 0))])
+    np.testing.assert_array_equal(fast[0], want)
+    np.testing.assert_array_equal(ref[0], want)
+    assert spy.ran["pool_max_backward"] == 1
+
+
+def test_max_scatter_may_write_over_its_data(monkeypatch):
+    spy = Spy(monkeypatch, "pool_max_backward")
+    params = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max")
+    x, gy = _array((2, 3, 8, 8)), _array((2, 3, 4, 4), 1)
+    want = mx.nd._internal._pool_max_scatter(x, gy, **params).asnumpy()
+    with onednn.enabled(True):
+        mx.nd._internal._pool_max_scatter(x, gy, out=x, **params)
+    np.testing.assert_array_equal(x.asnumpy(), want)
+    assert spy.ran["pool_max_backward"] == 2
+
+
+@pytest.mark.parametrize("shape, params", [
+    # avg counting the padding whose last window runs past the padded input ('full'):
+    # MXNet's divisor stops at the padded input's end, oneDNN's would count the whole kernel
+    ((1, 2, 8, 8), dict(kernel=(3, 3), stride=(2, 2), pad=(0, 0), pool_type="avg",
+                        pooling_convention="full")),
+    # a window covering only padding (MXNet: 0)
+    ((1, 2, 4, 4), dict(kernel=(2, 2), stride=(1, 1), pad=(2, 2), pool_type="max")),
+])
+def test_problems_where_onednn_differs_from_mxnet_stay_on_the_reference(shape, params,
+                                                                       monkeypatch):
+    spy = Spy(monkeypatch, "pool_forward")
+    x = _array(shape)
+    with onednn.enabled(True):
+        fast = mx.nd.Pooling(x, **params).asnumpy()
+    with onednn.enabled(False):
+        ref = mx.nd.Pooling(x, **params).asnumpy()
+    np.testing.assert_array_equal(fast, ref)
+    assert spy.calls["pool_forward"] == 1 and spy.ran["pool_forward"] == 0
+
+
+def test_avg_pooling_counting_padding_divides_as_mxnet(monkeypatch):
+    """A closed form: ones, kernel 3, pad 1 on 4x4: a corner window covers 4 ones of 9."""
+    spy = Spy(monkeypatch, "pool_forward")
+    with onednn.enabled(True):
+        y = mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(3, 3), stride=(3, 3), pad=(1, 1),
+                          pool_type="avg").asnumpy()
+        z = mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(3, 3), stride=(3, 3), pad=(1, 1),
+                          pool_type="avg", count_include_pad=False).asnumpy()
+    np.testing.assert_allclose(y[0, 0], [[4 / 9, 4 / 9], [4 / 9, 4 / 9]], rtol=1e-6)
+    np.testing.assert_allclose(z[0, 0], np.ones((2, 2)), rtol=1e-6)
+    assert spy.ran["pool_forward"] == 2
+
+
+def test_sum_and_lp_pooling_and_the_max_gather_stay_on_the_reference(monkeypatch):
+    spy = Spy(monkeypatch, "pool_forward", "pool_max_backward", "pool_avg_backward")
+    x = _array((2, 3, 6, 6))
+    params = dict(kernel=(2, 2), stride=(2, 2), pad=(0, 0))
+    for kind in ("sum", "lp"):
+        fast, ref = both_ways(lambda: [mx.nd.Pooling(x, pool_type=kind, p_value=2, **params)])
+        close(fast, ref)
+    fast, ref = both_ways(lambda: [mx.nd._internal._pool_max_gather(x, x, **params)])
+    np.testing.assert_array_equal(fast[0], ref[0])
+    assert sum(spy.calls.values()) == 0
+
+
+def test_second_order_gradient_through_max_pooling(monkeypatch):
+    spy = Spy(monkeypatch, "pool_forward", "pool_max_backward")
+    params = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max")
+    w = _array((2, 3, 9, 9), 4)
+
+    def step():
+        x = _array((2, 3, 9, 9))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(x * w, **params)
+            (gx,) = mx.autograd.grad((y * y).sum(), [x], create_graph=True)
+            penalty = (gx * gx).sum()
+        penalty.backward()
+        return [gx, x.grad]
+    fast, ref = both_ways(step)
+    close(fast, ref)
+    assert spy.ran["pool_forward"] >= 1 and spy.ran["pool_max_backward"] >= 1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_narrow_floats_pool_in_float32_on_onednn(dtype, monkeypatch):
+    spy = Spy(monkeypatch, "pool_forward")
+    x = _array((2, 3, 8, 8), dtype=dtype)
+    fast, ref = both_ways(lambda: [mx.nd.Pooling(x, kernel=(2, 2), stride=(2, 2),
+                                                 pool_type="avg").astype("float32")])
+    np.testing.assert_array_equal(fast[0], ref[0])     # both round one float32 result
+    assert spy.ran["pool_forward"] == 1
+
+
+def test_channels_last_pooling_goes_through_onednn(monkeypatch):
+    spy = Spy(monkeypatch, "pool_forward", "pool_max_backward")
+    fast, ref = both_ways(_pool_step((2, 8, 8, 3), dict(kernel=(3, 3), stride=(2, 2),
+                                                         pad=(1, 1), layout="NHWC")))
+    close(fast, ref)
+    assert spy.ran["pool_forward"] == 1 and spy.ran["pool_max_backward"] == 1
+
+
+def test_float64_pooling_stays_on_the_reference(monkeypatch):
+    spy = Spy(monkeypatch, "pool_forward")
+    mx.nd.Pooling(_array((1, 2, 6, 6), dtype="float64"), kernel=(2, 2)).asnumpy()
+    assert spy.calls["pool_forward"] == 0
