@@ -1,6 +1,6 @@
 """The executor's own cost: a hybridized Gluon step on tiny shapes, per graph node.
 
-    python benchmarks/bench_executor.py [--quick] [--profile]
+    python benchmarks/bench_executor.py [--quick] [--profile [CONFIG]]
 
 A transformer encoder block (LayerNorm, 4-head self-attention through the
 ``reshape -> transpose -> reshape -> batch_dot`` pattern, softmax, a GELU MLP, two residual
@@ -8,13 +8,16 @@ adds, and a mean as the loss) on batch 2, sequence 4, width 8: every kernel take
 microseconds, so the step's time is the executor's Python (or Cython) around them. One
 step is forward + backward under ``autograd.record()`` (no optimizer update).
 
-Printed, per configuration (``hybridize()`` and ``hybridize(static_alloc=True)``): the
-forward and backward node counts of the cached plan, the median step time with its
+Printed, per configuration -- ``invoke path`` (every node through ``invoke``, as before
+memory plans; the path an op hook takes), ``hybridize()`` (a memory plan, buffers of each
+call's own) and ``static_alloc`` (``hybridize(static_alloc=True)``: buffers kept between
+calls) -- the forward and backward node counts of the cached plan, the median step time with its
 quartiles (the configurations called in turn, ``benchmarks/timing.interleaved``), and the
 microseconds per node. The time of the same kernels called alone (each plan step's
 compute function on prepared arrays, no executor around it) is printed as ``kernels``, so
-``step - kernels`` is the executor's share. ``--profile`` adds a cProfile listing of the
-default configuration (top 20 by internal time). ``MXLITE_ONEDNN=0`` runs the reference
+``step - kernels`` is the executor's share (planned runs make no copy for a reshape or
+transpose, so theirs can be below the kernels'). ``--profile`` adds a cProfile listing of
+one configuration (top 20 by internal time). ``MXLITE_ONEDNN=0`` runs the reference
 kernels instead of oneDNN's (whose per-call cost on these tiny matrices can hide the
 executor's).
 """
@@ -85,12 +88,16 @@ class Encoder(nn.HybridBlock):
         return F.mean(self.blocks(x))
 
 
-def make_step(static_alloc, depth=2, seed=0):
-    """(step function, net, x): one forward+backward of a hybridized ``Encoder``."""
+def make_step(static_alloc, depth=2, seed=0, planned=True):
+    """(step function, net, x): one forward+backward of a hybridized ``Encoder``
+    (``planned=False``: every node through ``invoke``, the executor before memory plans)."""
     mx.random.seed(seed)
     net = Encoder(depth)
     net.initialize(mx.init.Xavier())
     net.hybridize(static_alloc=static_alloc, static_shape=static_alloc)
+    if not planned:
+        net(mx.nd.zeros((BATCH, SEQ, WIDTH)))       # builds the CachedOp
+        net._cached_op.planned = False
     rng = np.random.default_rng(seed)
     x = mx.nd.array(rng.standard_normal((BATCH, SEQ, WIDTH)).astype(np.float32))
 
@@ -148,10 +155,11 @@ def kernels_only(net, x):
 
 
 def report(repeat, profile):
-    configs = {"hybridize()": make_step(False), "static_alloc": make_step(True)}
-    fwd, bwd = node_counts(configs["hybridize()"][1])
+    configs = {"invoke path": make_step(False, planned=False),
+               "hybridize()": make_step(False), "static_alloc": make_step(True)}
+    fwd, bwd = node_counts(configs["invoke path"][1])
     fns = {k: v[0] for k, v in configs.items()}
-    fns["kernels"] = kernels_only(*configs["hybridize()"][1:])
+    fns["kernels"] = kernels_only(*configs["invoke path"][1:])
     rounds = interleaved(fns, repeat)
     kern = quartiles(rounds["kernels"])["median"]
     print(f"encoder x2, batch {BATCH}, seq {SEQ}, width {WIDTH}: {fwd} forward + {bwd} "
@@ -165,7 +173,7 @@ def report(repeat, profile):
               f"{q['q3'] * 1e3:8.3f} {q['median'] / (fwd + bwd) * 1e6:8.2f} {outside:24.2f}")
     if profile:
         prof = cProfile.Profile()
-        step = configs["hybridize()"][0]
+        step = configs[profile][0]
         prof.enable()
         for _ in range(repeat):
             step()
@@ -176,7 +184,8 @@ def report(repeat, profile):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
-    parser.add_argument("--profile", action="store_true", help="cProfile the default step")
+    parser.add_argument("--profile", nargs="?", const="hybridize()", default=None,
+                        help="cProfile a configuration's step (default: hybridize())")
     args = parser.parse_args()
     report(30 if args.quick else 200, args.profile)
 

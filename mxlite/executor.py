@@ -452,7 +452,7 @@ class Plan:
         # (shape, dtype) of each argument, then auxiliary state: the signature (memory plan)
         self.var_specs = [(tuple(shapes[n]), np.dtype(dtypes[n]))
                           for n in self.arg_names + self.aux_names]
-        self._memory = None     # the MemoryPlan, made when first asked (memory_plan())
+        self._memory = {}       # the MemoryPlans, made when first asked (memory_plan())
         self.spare_buffers = []     # planned buffer sets no run holds (static_alloc)
         self.grad_error = None
         self.wants_grad = any(wants)
@@ -534,18 +534,18 @@ class Plan:
             kept[i] = values[i]
         return kept
 
-    def memory_plan(self, rctx):
+    def memory_plan(self, rctx, shared=True):
         """The ``MemoryPlan`` of this plan on the device of run context ``rctx`` (made once
-        per plan: a plan serves one device), or
-        None where some step cannot run as a direct kernel call (no kernel for the device,
-        an output made on another device, an inference error ``invoke`` is left to raise)."""
-        memory = self._memory
+        per plan and ``shared``: a plan serves one device), or None where some step cannot
+        run as a direct kernel call (no kernel for the device, an output made on another
+        device, an inference error ``invoke`` is left to raise)."""
+        memory = self._memory.get(shared)
         if memory is None:
             try:
-                memory = MemoryPlan(self, rctx.ctx, rctx.kernels)
+                memory = MemoryPlan(self, rctx.ctx, rctx.kernels, shared=shared)
             except (_NotPlanned, MXNetError):
                 memory = False
-            self._memory = memory
+            self._memory[shared] = memory
         return memory or None
 
     # ---- the backward: a gradient graph of the same FGradients ------------------------------
@@ -647,22 +647,34 @@ def _nbytes(spec):
 
 
 class _Pool:
-    """Buffers handed out in run order: an output takes a free buffer of its byte size, or
-    a new one; ``give`` frees one after the step that reads its slot last."""
+    """Buffers handed out in run order: an output takes the smallest free buffer that holds
+    it, else the largest free one grown to its size (cheaper than a new one), else a new
+    one; ``give`` frees a buffer once no live slot uses it; ``close`` makes every buffer
+    so far unavailable to later outputs."""
 
     def __init__(self):
         self.sizes = []         # bytes of each buffer
-        self._free = {}         # bytes -> free buffer ids
+        self._free = set()      # ids of the free buffers
 
     def take(self, nbytes):
-        free = self._free.get(nbytes)
-        if free:
-            return free.pop()
-        self.sizes.append(nbytes)
-        return len(self.sizes) - 1
+        sizes = self.sizes
+        fits = [b for b in self._free if sizes[b] >= nbytes]
+        if fits:
+            b = min(fits, key=lambda i: (sizes[i], i))
+        elif self._free:
+            b = max(self._free, key=lambda i: (sizes[i], -i))
+            sizes[b] = nbytes
+        else:
+            sizes.append(nbytes)
+            return len(sizes) - 1
+        self._free.discard(b)
+        return b
 
-    def give(self, buf, nbytes):
-        self._free.setdefault(nbytes, []).append(buf)
+    def give(self, b):
+        self._free.add(b)
+
+    def close(self):
+        self._free.clear()
 
 
 def _updated_slots(steps):
@@ -676,25 +688,38 @@ def _updated_slots(steps):
 class MemoryPlan:
     """The memory of a ``Plan`` at its signature: the shape and dtype of every slot (and of
     every hidden output, in a scratch slot after the plan's), the buffer each intermediate
-    slot lives in, and the steps as direct kernel calls ``(compute, attrs, input slots,
-    output slots, positions of the variables the kernel updates)``.
+    slot lives in, and the steps as direct kernel calls (``run_planned``): no shape
+    inference, parameter parsing, allocation or wrapping per node.
 
-    Buffers: in run order (the forward, then the backward), a step's outputs take a free
-    buffer of the same byte size or a new one, and a slot's buffer is free again once the
-    step that reads it last has run (``_with_liveness``; what the backward reads stays to
-    the end, hidden outputs nothing reads are free after their step). Never in a buffer,
-    each call allocating its own (``fresh_forward``, ``fresh_grad``): the arrays handed
-    out, the outputs and the argument gradients, so nothing a caller holds is overwritten
-    by a later call. Variables and head gradients are the caller's arrays.
+    Buffers: in run order (the forward, then the backward), a step's output takes the
+    smallest free buffer that holds it, else the largest free one grown to its size, else
+    a new one (``_Pool``), and a buffer is free again once the step that reads its slot
+    last has run (``_with_liveness``; what the backward reads stays to the end, hidden
+    outputs nothing reads are free after their step). ``shared=True``: the backward reuses
+    the forward's free buffers, all allocated at once (``static_alloc``, which keeps them
+    between calls); ``shared=False``: the backward's buffers (ids from
+    ``forward_buffers``) are its own, allocated when it runs, so a recorded call keeps only
+    what its backward reads in the meantime. Never in a buffer, each call allocating its
+    own (``fresh_forward``, ``fresh_grad``): the arrays handed out, the outputs and the
+    argument gradients, so nothing a caller holds is overwritten by a later call.
+    Variables and head gradients are the caller's arrays.
+
+    Views (``views=True``): a step whose op has a ``view`` function (reshape, Flatten,
+    expand_dims, squeeze: contiguous views; transpose, SwapAxis: strided ones) makes its
+    output a view of its input instead of a copy where no caller can write through it
+    (``_viewed``), and the buffer under a view stays taken while the view is read; a
+    kernel without ``strided_inputs`` gets a contiguous copy of a strided view, made once
+    per value (``materialize``). An output handed out is never a view: the op's kernel
+    copies it.
 
     Bytes (variables -- arguments, parameters, auxiliary states -- and head gradients not
     counted): ``forward_peak`` / ``step_peak``, the most that the arrays a forward (a
     forward and then its backward) creates hold at once when each is freed after its last
-    reader, as the ``invoke`` path frees them; ``planned_bytes``, what a run over the
-    planned buffers holds (every buffer plus the fresh arrays), at least ``step_peak``
-    since a buffer serves one byte size only."""
+    reader and every view is a copy, as the ``invoke`` path runs them; ``planned_bytes``,
+    what a run over ``shared`` planned buffers holds (every buffer plus the fresh arrays;
+    the contiguous copies of views not counted)."""
 
-    def __init__(self, plan, ctx, kernels, views=True):
+    def __init__(self, plan, ctx, kernels, views=True, shared=True):
         n_slots = len(plan.values) + len(plan.grad_template)
         self.specs = [None] * n_slots
         self.var_pos = {s: p for p, s in enumerate(plan.var_slots) if s is not None}
@@ -705,7 +730,7 @@ class MemoryPlan:
         self.root = {}                  # a view's slot -> the slot whose buffer it views
         self._aliases = {}              # slot with a buffer -> the live slots using it
         self._pool, self._alive, self._live = _Pool(), set(), 0
-        self._saved = frozenset(plan.saved_slots)
+        self.saved = frozenset(plan.saved_slots)
         self._updated = frozenset(_updated_slots(plan.steps))
         self.step_peak = 0
         made = set()
@@ -715,6 +740,9 @@ class MemoryPlan:
         for k, o in zip(plan.head_slots, plan.out_slots):
             if k is not None:
                 self.specs[k] = self.specs[o]
+        self.forward_buffers = len(self._pool.sizes)
+        if not shared:      # the backward's buffers are its own, allocated by backward
+            self._pool.close()
         results = {k for k in plan.grad_results if k is not None}
         self.grad_made = set()
         self.grad_calls = self._plan_steps(plan.grad_steps, ctx, kernels, results,
@@ -782,7 +810,7 @@ class MemoryPlan:
         source = self.root.get(ins[0], ins[0])
         if source in self.buffer_of:
             return op.view
-        if source in self._updated or outs[0] in self._saved:
+        if source in self._updated or outs[0] in self.saved:
             return None
         return op.view
 
@@ -799,16 +827,21 @@ class MemoryPlan:
             return
         aliases.discard(k)
         if not aliases:
-            self._pool.give(self.buffer_of[root], _nbytes(self.specs[root]))
+            self._pool.give(self.buffer_of[root])
 
-    def allocate(self, xp):
-        """A slot list with every planned slot a view of its buffer (allocated here), the
-        others None: the memory of one run."""
-        buffers = [xp.empty((n,), np.uint8) for n in self.sizes]
-        slots = [None] * len(self.specs)
+    def allocate(self, xp, slots=None, first=0, last=None):
+        """Buffers ``first`` to ``last`` (excluded; None: all) allocated, and every slot
+        planned in one of them set to a view of it in ``slots`` (a new list, None
+        elsewhere, when not given): the memory of one run, or of the forward's or the
+        backward's part of it (split at ``forward_buffers`` for a plan not ``shared``)."""
+        last = len(self.sizes) if last is None else last
+        buffers = {b: xp.empty((self.sizes[b],), np.uint8) for b in range(first, last)}
+        if slots is None:
+            slots = [None] * len(self.specs)
         for k, b in self.buffer_of.items():
-            shape, dtype = self.specs[k]
-            slots[k] = buffers[b].view(dtype).reshape(shape)
+            if first <= b < last:
+                shape, dtype = self.specs[k]
+                slots[k] = buffers[b][:_nbytes(self.specs[k])].view(dtype).reshape(shape)
         return slots
 
     def fill_fresh(self, slots, which, xp):
@@ -891,23 +924,28 @@ class PlannedRun:
     """One call of a plan over the buffers of its ``MemoryPlan``: ``forward`` gives the
     outputs, ``backward`` (after it, any number of times) the argument gradients.
 
-    ``buffers`` is the slot list of planned views (``MemoryPlan.allocate``); the run works
-    in a copy of it, with the call's variables and fresh output arrays put in. ``release``
-    (or None) is called with ``buffers`` once this run is gone -- nothing can read its
-    values any more -- so a hybridized block with ``static_alloc`` hands them to its next
-    call (MXNet's static memory); a gradient that still needs them keeps this run alive."""
+    ``buffers``: a slot list of planned views (``MemoryPlan.allocate`` of a plan made with
+    ``shared=True``), which the run uses in a copy with the call's variables and new
+    output arrays put in; ``release`` (or None) is called with it once this run is gone --
+    nothing can read its values any more -- so a hybridized block with ``static_alloc``
+    hands it to its next call (MXNet's static memory), while a gradient still to come
+    keeps this run alive. ``buffers=None`` (a plan made with ``shared=False``): the run
+    allocates its forward's buffers, and its backward's at each backward; ``keep_saved``
+    then drops every value the backward does not read, as the ``invoke`` path keeps only
+    those."""
 
-    __slots__ = ("plan", "memory", "buffers", "slots", "variables", "rctx", "release",
-                 "outputs")
+    __slots__ = ("plan", "memory", "buffers", "slots", "variables", "rctx", "release")
 
     def __init__(self, plan, memory, buffers, variables, rctx, release=None):
         self.plan, self.memory, self.buffers = plan, memory, buffers
         self.variables, self.rctx, self.release = variables, rctx, release
-        self.slots = list(buffers)
+        if buffers is None:
+            self.slots = memory.allocate(rctx.xp, last=memory.forward_buffers)
+        else:
+            self.slots = list(buffers)
         for s, a in zip(plan.var_slots, variables):
             if s is not None:
                 self.slots[s] = a._data
-        self.outputs = None
 
     def __del__(self):
         release = self.release
@@ -930,32 +968,43 @@ class PlannedRun:
             else:
                 outs.append(_wrap(slots[k], rctx.ctx))
             seen.add(k)
-        self.outputs = outs
         return outs
 
-    def watched(self):
-        """The NDArrays among the values the backward reads (variables, outputs): a write to
-        one of them after the forward makes the gradient wrong, so it is checked."""
-        plan, memory = self.plan, self.memory
-        saved = set(plan.saved_slots)
-        arrays = [self.variables[p] for s, p in memory.var_pos.items() if s in saved]
-        return arrays + [o for k, o in zip(plan.out_slots, self.outputs) if k in saved]
+    def keep_saved(self):
+        """Drop (in place) every value but those the backward reads: with buffers of its own
+        (``buffers=None``) the others are freed."""
+        if self.buffers is None:
+            slots, saved = self.slots, self.memory.saved
+            for k in range(len(slots)):
+                if k not in saved:
+                    slots[k] = None
+
+    def watched(self, outputs):
+        """The NDArrays among the values the backward reads (variables, ``outputs``): a write
+        to one of them after the forward makes the gradient wrong, so it is checked."""
+        plan, saved = self.plan, self.memory.saved
+        arrays = [self.variables[p] for s, p in self.memory.var_pos.items() if s in saved]
+        return arrays + [o for k, o in zip(plan.out_slots, outputs) if k in saved]
 
     def backward(self, ograds, training):
         """The gradient of each argument (None: not wanted, or nothing reaches it) for head
         gradients ``ograds`` (NDArrays, one per output; one of another dtype than its output
         is cast to it, as the gradient graph was planned)."""
         plan, memory, slots, rctx = self.plan, self.memory, self.slots, self.rctx
+        if self.buffers is None:
+            memory.allocate(rctx.xp, slots, first=memory.forward_buffers)
         for k, g in zip(plan.head_slots, ograds):
             if k is not None:
-                shape, dtype = memory.specs[k]
                 data = g._data
+                dtype = memory.specs[k][1]
                 slots[k] = data if data.dtype == dtype else rctx.xp.ascontiguousarray(data,
                                                                                     dtype)
         memory.fill_fresh(slots, memory.fresh_grad, rctx.xp)
         run_planned(memory.grad_calls, slots, self.variables, rctx, training)
         heads = dict(zip(plan.head_slots, ograds))
-        return [self._result(k, heads) for k in plan.grad_results]
+        grads = [self._result(k, heads) for k in plan.grad_results]
+        self.keep_saved()
+        return grads
 
     def _result(self, k, heads):
         """Slot ``k`` as a gradient handed out: new or the caller's own array, never a

@@ -8,7 +8,8 @@ plan's forward over *this call's* arrays (the data and the parameters' current a
 in the variable slots), so nothing is copied in and two calls under one ``record()`` keep
 separate values.
 
-Memory stays bounded whatever the inputs: a plan holds no array, and the plans are kept in
+Memory stays bounded whatever the inputs: a plan holds no array (but the buffer sets that
+``static_alloc`` keeps, below), and the plans are kept in
 a least-recently-used cache of ``MAX_PLANS`` signatures (one with
 ``hybridize(static_shape=True)``, which promises one input shape: a new shape replaces the
 plan, as MXNet's static_shape allows "but slower"); an evicted signature seen again is
@@ -19,15 +20,18 @@ through the tape into each Parameter's one gradient buffer (``param.grad()``), f
 and 'add' alike. MXNet 1.9.1 keeps one graph per context and re-plans its memory when the
 input shape changes.
 
-``static_alloc=True`` (MXNet's static memory) runs a plan over its ``MemoryPlan``
-(``mxlite.executor``): every intermediate slot has a buffer, shared by slots whose lifetimes
-do not overlap, allocated once per signature and kept (``MAX_SPARE`` sets) between calls;
-each step is a direct kernel call on those buffers, no inference or allocation per node.
-The outputs and the gradients a call hands out are new arrays every call, never planned
-buffers, so what a caller keeps is not overwritten by the next call; a recorded call holds
-its set until its tape node is freed (a second call meanwhile takes another set). Without
-``static_alloc`` every call allocates its own arrays through ``invoke`` and frees each after
-its last reader. ``memory_stats()`` gives the bytes of both.
+Each call runs its plan's ``MemoryPlan`` (``mxlite.executor``) as a ``PlannedRun``: every
+step a direct kernel call on planned buffers (an intermediate shares a buffer with slots
+whose lifetimes do not overlap; a reshape or transpose is a view, not a copy), with no
+inference or allocation per node. The outputs and the gradients a call hands out are new
+arrays every call, never planned buffers, so what a caller keeps is not overwritten by a
+later call. Without ``static_alloc`` a call allocates its own buffers, and a recorded one
+keeps only those its backward reads (the backward allocates its own when it runs).
+``static_alloc=True`` (MXNet's static memory) allocates one set of buffers per signature,
+shared by the forward and the backward, and keeps it between calls (``MAX_SPARE`` sets: a
+recorded call holds its set until its tape node is freed; a second call meanwhile takes
+another). ``memory_stats()`` gives the bytes. An op hook (``register_op_hook``) runs every
+node through ``invoke`` instead, which reports each op's arrays.
 
 Under ``record()`` the outputs get one tape node whose gradient runs the plan's backward
 (the symbolic gradient graph of the same FGradients ``mx.autograd`` calls) over the values
@@ -70,10 +74,11 @@ class _Saved:
 
     __slots__ = ("plan", "values", "run", "versions", "arg_names", "aux", "training")
 
-    def __init__(self, plan, values, arg_names, aux, training, run=None):
+    def __init__(self, plan, values, arg_names, aux, training, run=None, watched=None):
         self.plan, self.values, self.run = plan, values, run
         self.arg_names, self.aux = arg_names, aux
-        watched = run.watched() if run is not None else [values[i] for i in plan.saved_slots]
+        if watched is None:
+            watched = [values[i] for i in plan.saved_slots]
         self.versions = [(x, x._version[0]) for x in watched]
         self.training = training
 
@@ -155,6 +160,9 @@ class CachedOp:
         self._static_alloc = bool(static_alloc)
         self._op = _CachedOpDef(self)
         self.op_hook = None         # (callback, monitor_all) of HybridBlock.register_op_hook
+        # False: every node through ``invoke`` (the path an op hook takes), the reference
+        # the planned runs are tested and benchmarked against
+        self.planned = True
         self._random = any(n.op is not None and n.op.name.startswith(("Dropout", "_random"))
                            for n in sym._nodes())
 
@@ -204,9 +212,9 @@ class CachedOp:
         if entries is not None and any(e is not None for e in entries):
             needs = tuple(e is not None for e in entries)
         plan = self._plan(ctx, arrays, needs)
-        if self._static_alloc and self.op_hook is None:
+        if self.planned and self.op_hook is None:
             rctx = ctx._run if ctx._run is not None else run_context(ctx)
-            memory = plan.memory_plan(rctx)
+            memory = plan.memory_plan(rctx, shared=self._static_alloc)
             if memory is not None:
                 return self._call_planned(plan, memory, rctx, arrays, entries, needs)
         values = plan.bound(arrays)
@@ -227,19 +235,24 @@ class CachedOp:
         return outs
 
     def _call_planned(self, plan, memory, rctx, arrays, entries, needs):
-        """``__call__`` over the plan's planned buffers (``static_alloc``): a spare set of
-        them, or a new one; the set goes back to the plan's spares when the run is gone
-        (at once without ``record()``, else when its tape node is freed)."""
-        spare = plan.spare_buffers
-        try:
-            buffers = spare.pop()
-        except IndexError:
-            buffers = memory.allocate(rctx.xp)
-        run = PlannedRun(plan, memory, buffers, arrays, rctx, self._give_back(spare))
+        """``__call__`` as a ``PlannedRun``. With ``static_alloc``: over a spare set of the
+        plan's buffers (or a new one), which goes back to the plan's spares when the run is
+        gone (at once without ``record()``, else when its tape node is freed). Without: over
+        buffers of its own, of which a recorded call keeps only those its backward reads."""
+        if self._static_alloc:
+            spare = plan.spare_buffers
+            try:
+                buffers = spare.pop()
+            except IndexError:
+                buffers = memory.allocate(rctx.xp)
+            run = PlannedRun(plan, memory, buffers, arrays, rctx, self._give_back(spare))
+        else:
+            run = PlannedRun(plan, memory, None, arrays, rctx)
         outs = run.forward(autograd.is_training())
         if needs is not None:
-            saved = _Saved(plan, None, self._arg_names, arrays[self._n_args:],
-                           autograd.is_training(), run)
+            run.keep_saved()
+            saved = _Saved(plan, run.slots, self._arg_names, arrays[self._n_args:],
+                           autograd.is_training(), run, run.watched(outs))
             attach(self._op, saved, entries, arrays[:self._n_args], outs)
         return outs
 

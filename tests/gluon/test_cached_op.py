@@ -40,11 +40,17 @@ class _Attention(nn.HybridBlock):
         return self.drop(self.bn(x + F.tanh(att)))
 
 
-def _net(static_alloc, seed=0):
+def _net(static_alloc, seed=0, planned=True):
+    """The block hybridized with or without ``static_alloc``; ``planned=False``: every node
+    through ``invoke`` (the reference path, an op hook's)."""
     mx.random.seed(seed)
     net = _Attention()
     net.initialize(mx.init.Xavier())
     net.hybridize(static_alloc=static_alloc, static_shape=static_alloc)
+    if not planned:
+        with autograd.pause():
+            net(_batch(0))      # the CachedOp exists after a first call
+        net._cached_op.planned = False
     return net
 
 
@@ -63,25 +69,29 @@ def _step(net, x, head):
                        if p.grad_req != "null"]
 
 
-def test_static_alloc_gives_the_default_results_bit_for_bit():
-    """Five training steps and an inference: outputs, input and parameter gradients, and
-    BatchNorm's moving statistics (updated in place by the kernel) are the default path's,
-    Dropout's masks included (the same random stream)."""
-    nets = {flag: _net(flag) for flag in (False, True)}
+def test_planned_runs_give_the_invoke_results_bit_for_bit():
+    """Five training steps and an inference, over planned memory (buffers of each call's
+    own, and static_alloc's kept ones) and through ``invoke``: outputs, input and parameter
+    gradients, and BatchNorm's moving statistics (updated in place by the kernel) are the
+    same bits, Dropout's masks included (the same random stream)."""
+    nets = {"invoke": _net(False, planned=False), "planned": _net(False), "static": _net(True)}
     for step in range(5):
         results = {}
         for flag, net in nets.items():
             mx.random.seed(100 + step)
             y, gx, grads = _step(net, _batch(step), _batch(50 + step))
             results[flag] = [y.asnumpy(), gx.asnumpy()] + [g.asnumpy() for g in grads]
-        assert len(results[True]) == len(results[False]) > 2
-        for a, b in zip(results[True], results[False]):
-            np.testing.assert_array_equal(a, b)
-    for a, b in zip(nets[False].collect_params().values(),
-                    nets[True].collect_params().values()):
-        np.testing.assert_array_equal(a.data().asnumpy(), b.data().asnumpy(), err_msg=a.name)
+        for flag in ("planned", "static"):
+            assert len(results[flag]) == len(results["invoke"]) > 2
+            for a, b in zip(results[flag], results["invoke"]):
+                np.testing.assert_array_equal(a, b)
     x = _batch(9)
-    np.testing.assert_array_equal(nets[True](x).asnumpy(), nets[False](x).asnumpy())
+    for flag in ("planned", "static"):
+        for a, b in zip(nets["invoke"].collect_params().values(),
+                        nets[flag].collect_params().values()):
+            np.testing.assert_array_equal(b.data().asnumpy(), a.data().asnumpy(),
+                                          err_msg=a.name)
+        np.testing.assert_array_equal(nets[flag](x).asnumpy(), nets["invoke"](x).asnumpy())
 
 
 def test_what_a_step_hands_out_is_unchanged_by_the_next_step():
@@ -125,10 +135,10 @@ def test_buffers_are_allocated_once_per_signature():
 
 def test_two_calls_under_one_record_keep_separate_buffers():
     """The first call's values wait for the backward while the second call runs: the
-    second gets a set of buffers of its own, and the gradients are the default path's."""
+    second gets a set of buffers of its own, and the gradients are the ``invoke`` path's."""
     results = []
-    for flag in (False, True):
-        net = _net(flag)
+    for flag, planned in ((False, False), (False, True), (True, True)):
+        net = _net(flag, planned=planned)
         x1, x2 = _batch(1), _batch(2)
         for x in (x1, x2):
             x.attach_grad()
@@ -139,8 +149,9 @@ def test_two_calls_under_one_record_keep_separate_buffers():
         results.append([x1.grad.asnumpy(), x2.grad.asnumpy()] +
                        [p.grad().asnumpy() for p in net.collect_params().values()
                         if p.grad_req != "null"])
-    for a, b in zip(*results):
-        np.testing.assert_array_equal(a, b)
+    for other in results[1:]:
+        for a, b in zip(other, results[0]):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_an_output_written_before_backward_raises_with_static_alloc():
@@ -186,3 +197,27 @@ def test_memory_stats_of_a_hybridized_block():
     assert stats["forward_peak"] == 2 * 4 * 4
     assert stats["step_peak"] == stats["forward_peak"]        # not recorded: no gradient
     assert stats["planned_bytes"] == 2 * 4 * 4                # the output, new each call
+
+
+def test_planned_runs_on_each_device(device):
+    """The planned run (its buffers, views and contiguous copies in the device's namespace)
+    gives the ``invoke`` path's outputs and gradients on every device."""
+    results = []
+    for static_alloc, planned in ((False, False), (False, True), (True, True)):
+        mx.random.seed(0)
+        net = _Attention()
+        net.initialize(mx.init.Zero(), ctx=device)
+        rng = np.random.RandomState(0)
+        for p in net.collect_params().values():
+            p.set_data(nd.array(rng.uniform(0.5, 1.0, p.shape), ctx=device))
+        net.hybridize(static_alloc=static_alloc)
+        x = _batch(1).as_in_context(device)
+        with autograd.pause():
+            net(x)
+        net._cached_op.planned = planned
+        mx.random.seed(5)
+        y, gx, grads = _step(net, x, _batch(2).as_in_context(device))
+        results.append([y.asnumpy(), gx.asnumpy()] + [g.asnumpy() for g in grads])
+    for other in results[1:]:
+        for a, b in zip(other, results[0]):
+            np.testing.assert_array_equal(a, b)
