@@ -148,7 +148,16 @@ struct NormProblem {
 struct BnormFwd {
     dnnl::batch_normalization_forward prim;
     memory::desc scratch, vec;
+    Move x, y;
 };
+
+// The layout batch normalisation runs on: (A, C, 1) is channels-last memory already (oneDNN's
+// JIT kernels take nwc; its plain ncw kernel is a slow reference loop); else C in blocks of 16.
+inline memory::desc bnorm_layout(const NormProblem& p) {
+    if (p.x[2] == 1) return memory::desc(p.x, p.type, memory::format_tag::acb);
+    if (p.x[1] % 16 == 0) return memory::desc(p.x, p.type, memory::format_tag::aBc16b);
+    return plain(p.x, p.type);
+}
 struct LnormFwd {
     dnnl::layer_normalization_forward prim;
     memory::desc scratch, vec, stat;
@@ -173,24 +182,31 @@ inline int bnorm_forward(const NormProblem& p, void* x, void* gamma, void* beta,
         if (!e) {
             dnnl::primitive_attr attr;
             attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+            memory::desc inner = bnorm_layout(p);
             dnnl::batch_normalization_forward::primitive_desc pd(
-                engine(), p.prop(), plain(p.x, p.type), plain(p.x, p.type), p.eps,
-                p.flags(affine), attr);
+                engine(), p.prop(), inner, inner, p.eps, p.flags(affine), attr);
             e = std::make_shared<BnormFwd>();
             e->prim = dnnl::batch_normalization_forward(pd);
             e->scratch = pd.scratchpad_desc();
             e->vec = plain({p.x[1]}, dt::f32);
+            // (A, C, 1): the user's memory is read as nwc directly (the same bytes)
+            memory::desc user = p.x[2] == 1 ? inner : plain(p.x, p.type);
+            e->x = Move(user, inner, true, false);
+            e->y = Move(user, inner, false, true);
             bnorm_fwd_cache().put(key, e);
         }
         dnnl::stream s(engine());
+        memory xm = e->x.in(s, x, 0);
+        memory ym = e->y.out(y, 1);
         std::unordered_map<int, memory> args = {
-            {DNNL_ARG_SRC, memory(plain(p.x, p.type), engine(), x)},
-            {DNNL_ARG_DST, memory(plain(p.x, p.type), engine(), y)},
+            {DNNL_ARG_SRC, xm},
+            {DNNL_ARG_DST, ym},
             {DNNL_ARG_MEAN, memory(e->vec, engine(), mean)},
             {DNNL_ARG_VARIANCE, memory(e->vec, engine(), var)},
             {DNNL_ARG_SCRATCHPAD, scratch(e->scratch, 3)}};
         add_affine(args, e->vec, gamma, beta);
         e->prim.execute(s, args);
+        e->y.back(s, ym, y);
         s.wait();
         arena().trim();
         return 0;

@@ -18,6 +18,12 @@ registered operators (sums, means, broadcasts), so gradients of any order follow
   saved by the tape: a BatchNorm layer can run twice under one ``record()``.
 * ``Dropout`` keeps its mask as a hidden output: its gradient is ``head * mask`` with the
   very mask of the forward pass, at every order.
+
+oneDNN's batch and layer normalisation (float32 training BatchNorm's statistics and
+normalised data, LayerNorm over the last axis: ``_bn_onednn``, ``_ln_onednn``) can compute
+the same forward passes, within float32 tolerance (oneDNN accumulates in float32, the
+reference kernels in double), but are switched off (``ONEDNN_NORM``): measured slower than
+the reference kernels (``benchmarks/bench_onednn_nn.py``).
 """
 import numpy as np
 
@@ -25,6 +31,7 @@ from .._core import index as _ik
 from .._core import norm as _k
 from .._core import random as _rk
 from ..base import op_error
+from . import onednn
 from .common import check_num_inputs, kernels
 from .index import _positions
 from .registry import REQUIRED, OpDef, Param, get_op, register
@@ -34,6 +41,14 @@ from .shape_utils import check_shape, normalize_axes, normalize_axis, size_of
 _FLOATS = (np.dtype("float32"), np.dtype("float64"))
 _DROPOUT_FLOATS = (np.dtype("float16"),) + _FLOATS
 _ONE_BELOW_1 = 1.0 - 2.0 ** -24       # the largest float32 below 1: uniforms stay in [0, 1)
+
+# oneDNN under BatchNorm and LayerNorm: off. On this project's 2-core CPU, median ms, oneDNN /
+# reference: BatchNorm training (32, 64, 32, 32) 8.5 / 2.7 (oneDNN's kernel for plain NCHW is a
+# scalar loop; a blocked copy and back costs more than the reference's whole pass), (256,
+# 1024) 8-31 / 0.4 (its JIT kernel's barriers under a loaded machine); LayerNorm (1024, 256)
+# 0.36-0.55 / 0.30-0.35, (64, 64) 0.09-0.29 / 0.03. The reference kernels also write the
+# normalised data BatchNorm's gradient reads in the same pass, which oneDNN has no output for.
+ONEDNN_NORM = False
 
 
 # ---- shared helpers ---------------------------------------------------------------------------
@@ -277,11 +292,16 @@ def bn_forward(rctx, ins, outs, attrs, combine=None):
     a, c, b = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
     train = rctx.is_train and not attrs.use_global_stats
     dev, xp = kernels(rctx, _k), rctx.xp
-    if train:
+    # oneDNN: the batch statistics and xhat in one primitive (not with SyncBatchNorm's
+    # combined statistics, which must be known before anything is normalised)
+    fast = ONEDNN_NORM and train and combine is None and _bn_onednn(xp, x, a, c, b, mean,
+                                                                    rstd, xhat, attrs.eps)
+    if train and not fast:
         if b == 1:          # (batch, channels): column statistics over contiguous rows
             dev.moments(x, 1, a, c, mean, rstd)           # rstd holds the batch variance here
         else:
             dev.channel_moments(x, a, c, b, mean, rstd)
+    if train:
         count = a * b if combine is None else combine(rctx, mean, rstd, a * b)
         if count > 0:
             # moving = momentum * moving + (1 - momentum) * batch (biased variance, as MXNet)
@@ -296,7 +316,21 @@ def bn_forward(rctx, ins, outs, attrs, combine=None):
     else:
         xp.copyto(gamma_used, gamma)
     flag.fill(1 if train else 0)
-    dev.apply(x, a, c, b, mean, rstd, (0, 1, 0), gamma_used, beta, (0, 1, 0), y, xhat)
+    if fast:    # y = xhat * gamma + beta
+        dev.apply(xhat, a, c, b, xp.zeros((1,), x.dtype), xp.ones((1,), x.dtype), (0, 0, 0),
+                  gamma_used, beta, (0, 1, 0), y)
+    else:
+        dev.apply(x, a, c, b, mean, rstd, (0, 1, 0), gamma_used, beta, (0, 1, 0), y, xhat)
+
+
+def _bn_onednn(xp, x, a, c, b, mean, var, xhat, eps):
+    """The batch mean and biased variance of ``x`` read as ``(a, c, b)`` into ``mean`` and
+    ``var``, and ``xhat`` normalised by them, by oneDNN's batch normalisation; False where
+    the reference kernels must run. Only in training: with given statistics the reference
+    kernel writes y and xhat in one pass, where oneDNN (which has no xhat output) would need
+    a second."""
+    return onednn.run(xp, "bnorm_forward", (x, None, None, mean, var, xhat), a, c, b, eps,
+                      True)
 
 
 def bn_param_grads(F, node, gy, xhat, ggamma, ax, c):
@@ -464,8 +498,21 @@ def _ln_compute(rctx, ins, outs, attrs):
         raise op_error("LayerNorm", f"eps must be non-negative, got {attrs.eps}")
     ax = normalize_axis("LayerNorm", attrs.axis, x.ndim)
     p, q, r = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
+    if ONEDNN_NORM and r == 1 and _ln_onednn(rctx, x, gamma, beta, y, mean, std, p, q,
+                                             attrs.eps):
+        return
     _standardize(rctx, x, mean, std, (p, q, r), (p, q, r), (r, 0, 1), gamma, beta, (0, 1, 0),
                  y, attrs.eps)
+
+
+def _ln_onednn(rctx, x, gamma, beta, y, mean, std, p, q, eps):
+    """LayerNorm over the last axis of ``x`` read as ``(p, q)`` by oneDNN's layer
+    normalisation (its variance output turned into ``std = sqrt(var + eps)``); False where
+    the reference kernels must run."""
+    if not onednn.run(rctx.xp, "lnorm_forward", (x, gamma, beta, mean, std, y), p, q, eps):
+        return False
+    kernels(rctx, _k).finish(std, eps, False)
+    return True
 
 
 def _ln_grad(F, node, ograds):

@@ -220,3 +220,107 @@ def test_float64_pooling_stays_on_the_reference(monkeypatch):
     spy = Spy(monkeypatch, "pool_forward")
     mx.nd.Pooling(_array((1, 2, 6, 6), dtype="float64"), kernel=(2, 2)).asnumpy()
     assert spy.calls["pool_forward"] == 0
+
+
+# ---- normalisation -----------------------------------------------------------------------------
+# oneDNN's batch and layer normalisation are switched off (measured slower, see
+# mxlite/ops/norm.py); these tests switch them on to prove they compute the same ops.
+@pytest.fixture
+def norm_on(monkeypatch):
+    from mxlite.ops import norm
+    monkeypatch.setattr(norm, "ONEDNN_NORM", True)
+    return Spy(monkeypatch, "bnorm_forward", "lnorm_forward")
+
+
+def _bn_step(shape, axis, fix_gamma, seed=0):
+    c = shape[axis]
+    x = mx.nd.array(3.0 + 2.0 * np.random.default_rng(seed).standard_normal(shape),
+                    dtype="float32")
+    gamma, beta = _array((c,), seed + 1), _array((c,), seed + 2)
+    for a in (x, gamma, beta):
+        a.attach_grad()
+
+    def step():
+        mm, mv = mx.nd.zeros(c), mx.nd.ones(c)
+        with mx.autograd.record():
+            y, mean, rstd = mx.nd.BatchNorm(x, gamma, beta, mm, mv, axis=axis, eps=1e-3,
+                                            fix_gamma=fix_gamma, output_mean_var=True)
+            loss = (y * _array(shape, seed + 3)).sum() + (mean * rstd).sum()
+        loss.backward()
+        return [y, mean, rstd, mm, mv, x.grad, gamma.grad, beta.grad]
+    return step
+
+
+@pytest.mark.parametrize("shape, axis, fix_gamma", [
+    ((4, 32, 5, 6), 1, False),        # channels in blocks of 16
+    ((4, 6, 5, 6), 1, True),          # plain NCHW
+    ((16, 48), 1, False),             # (batch, channels): channels-last memory
+    ((3, 5, 32), -1, False),
+    ((2, 3, 4, 5, 6), 2, False),
+])
+def test_training_batchnorm_on_onednn_matches_the_reference(shape, axis, fix_gamma, norm_on):
+    fast, ref = both_ways(_bn_step(shape, axis, fix_gamma))
+    close(fast, ref)
+    assert norm_on.ran["bnorm_forward"] == 1
+
+
+def test_inference_batchnorm_and_the_default_stay_on_the_reference(monkeypatch):
+    spy = Spy(monkeypatch, "bnorm_forward", "lnorm_forward")
+    x = _array((4, 32, 3, 3))
+    c = mx.nd.ones(32)
+    with onednn.enabled(True):
+        with mx.autograd.train_mode():          # ONEDNN_NORM is off by default (measured)
+            mx.nd.BatchNorm(x, c, c, c, c).asnumpy()
+        mx.nd.LayerNorm(x, mx.nd.ones(3), mx.nd.zeros(3)).asnumpy()
+        from mxlite.ops import norm
+        monkeypatch.setattr(norm, "ONEDNN_NORM", True)
+        mx.nd.BatchNorm(x, c, c, c, c).asnumpy()            # inference: moving statistics
+        mx.nd.BatchNorm(x, c, c, c, c, use_global_stats=True).asnumpy()
+    assert sum(spy.calls.values()) == 0
+
+
+def _ln_step(shape, axis, seed=0):
+    c = shape[axis]
+    x = mx.nd.array(1.0 + np.random.default_rng(seed).standard_normal(shape), dtype="float32")
+    gamma, beta = _array((c,), seed + 1), _array((c,), seed + 2)
+    for a in (x, gamma, beta):
+        a.attach_grad()
+
+    def step():
+        with mx.autograd.record():
+            y, mean, std = mx.nd.LayerNorm(x, gamma, beta, axis=axis, eps=1e-5,
+                                           output_mean_var=True)
+            (gx,) = mx.autograd.grad((y * y * _array(shape, seed + 3)).sum(), [x],
+                                     create_graph=True)
+            loss = (gx * gx).sum() + (mean * std).sum()
+        loss.backward()
+        return [y, mean, std, gx, x.grad, gamma.grad, beta.grad]
+    return step
+
+
+@pytest.mark.parametrize("shape, axis", [((16, 64), -1), ((2, 5, 24), 2), ((3, 7), 1)])
+def test_layernorm_on_onednn_matches_the_reference_to_second_order(shape, axis, norm_on):
+    fast, ref = both_ways(_ln_step(shape, axis))
+    close(fast, ref)
+    assert norm_on.ran["lnorm_forward"] >= 1
+
+
+def test_layernorm_over_an_inner_axis_stays_on_the_reference(norm_on):
+    x = _array((3, 8, 5))
+    fast, ref = both_ways(lambda: [mx.nd.LayerNorm(x, mx.nd.ones(8), mx.nd.zeros(8), axis=1)])
+    close(fast, ref)
+    assert norm_on.calls["lnorm_forward"] == 0
+
+
+def test_norm_wrappers_refuse_mismatched_arrays():
+    dnnl = onednn._load()
+    x = np.ones((4, 3, 2), np.float32)
+    vec = np.zeros(3, np.float32)
+    with pytest.raises(dnnl.Refused):          # y of another size
+        dnnl.bnorm_forward(x, None, None, vec, vec, np.empty(5, np.float32), 4, 3, 2,
+                           1e-3, True)
+    with pytest.raises(dnnl.Refused):          # a statistics vector too short
+        dnnl.bnorm_forward(x, None, None, vec[:2], vec, np.empty_like(x), 4, 3, 2, 1e-3, True)
+    with pytest.raises(dnnl.Refused):          # float64
+        dnnl.lnorm_forward(x.astype(np.float64), None, None, vec, vec,
+                           np.empty(x.shape), 12, 2, 1e-5)
