@@ -77,6 +77,7 @@ class Trainer:
         self._contexts = self._check_contexts()
         self._init_optimizer(optimizer, optimizer_params or {})
         self._scale = self._optimizer.rescale_grad
+        self._amp_loss_scaler = None    # amp.init_trainer's DynamicLossScaler
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
         self._kv_initialized = False
         self._kvstore = None
@@ -252,6 +253,8 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad=False):
+        if self._amp_loss_scaler is not None and self._amp_loss_scaler.check(self._params):
+            return      # amp: the gradients overflowed; the step is skipped, the scale shrank
         # every parameter is checked before any is touched (MXNet had already consumed the
         # fresh flags of the parameters before the stale one, so a retry skipped them)
         fresh = {}

@@ -9,7 +9,8 @@ tracking the largest value that still fits. Powers of two (the defaults) make sc
 unscaling exact.
 
 The overflow check is one ``mx.nd.contrib.all_finite`` call over all the gradients: a
-single pass that stops at the first non-finite block.
+single pass that stops at the first non-finite block. ``amp.init_trainer`` gives a Gluon
+``Trainer`` one of these (MXNet's ``LossScaler``); it can also drive a hand-written loop:
 
 >>> import mxlite as mx
 >>> from mxlite.contrib import amp
@@ -29,15 +30,13 @@ True
 >>> w.grad.asnumpy().tolist(), w.asnumpy().tolist()
 ([2.0, 4.0], [0.5, 1.0])
 """
-import contextlib
 import math
-import sys
 
-from .. import autograd
-from .. import ndarray as nd
-from ..base import MXNetError
+from ... import autograd
+from ... import ndarray as nd
+from ...base import MXNetError
 
-__all__ = ["DynamicLossScaler", "scale_loss"]
+__all__ = ["DynamicLossScaler"]
 
 
 def _number(name, value, low, high=math.inf, low_open=False):
@@ -140,6 +139,16 @@ class DynamicLossScaler:
         self._steps_since_rescale = 0
         self._overflows_since_rescale = 0
 
+    def check(self, params):
+        """Count one step of a Gluon ``Trainer`` over the Parameters ``params``: True when
+        one of their gradients overflowed (the Trainer then skips the update). The scale
+        follows ``update_scale``. (MXNet's ``LossScaler.has_overflow(params)``.)"""
+        grads = [g for p in params if p.grad_req != "null" and p._data is not None
+                 for g in p.list_grad()]
+        overflow = self.has_overflow(grads)
+        self.update_scale(overflow)
+        return overflow
+
     # ---- all together --------------------------------------------------------------------------
     def step(self, grads, update):
         """One optimizer step with loss scaling; returns True when ``update()`` ran.
@@ -155,18 +164,3 @@ class DynamicLossScaler:
             update()
         self.update_scale(overflow)
         return not overflow
-
-
-@contextlib.contextmanager
-def scale_loss(loss, scaler):
-    """``with scale_loss(loss, scaler) as scaled: scaled.backward()``.
-
-    MXNet's ``amp.scale_loss`` took a Trainer that owned the scaler; mxlite has no Trainer,
-    so the scaler is passed directly. Enter it inside ``autograd.record()``.
-    """
-    yield scaler.scale(loss)
-
-
-# MXNet's mxnet.contrib.amp is a package holding the module amp: scripts write
-# ``from mxnet.contrib.amp import amp``, which this name keeps working
-amp = sys.modules[__name__]
