@@ -1,32 +1,34 @@
 """The executor's own cost: a hybridized Gluon step on tiny shapes, per graph node.
 
-    python benchmarks/bench_executor.py [--quick] [--profile [CONFIG]]
+    python benchmarks/bench_executor.py [--quick] [--issue] [--profile [CONFIG]]
 
-A transformer encoder block (LayerNorm, 4-head self-attention through the
+Two transformer encoder blocks (LayerNorm, 4-head self-attention through the
 ``reshape -> transpose -> reshape -> batch_dot`` pattern, softmax, a GELU MLP, two residual
-adds, and a mean as the loss) on batch 2, sequence 4, width 8: every kernel takes a few
-microseconds, so the step's time is the executor's Python (or Cython) around them. One
-step is forward + backward under ``autograd.record()`` (no optimizer update).
+adds) and a mean as the loss, on batch 2, sequence 4, width 8: every kernel takes a few
+microseconds, so the step's time is the executor's Python around them. One step is
+forward + backward under ``autograd.record()`` (no optimizer update). ``--issue``: one
+block at the issue's shapes (batch 16, sequence 64, width 256), where the kernels and the
+copies that views save count.
 
 Printed, per configuration -- ``invoke path`` (every node through ``invoke``, as before
 memory plans; the path an op hook takes), ``hybridize()`` (a memory plan, buffers of each
 call's own) and ``static_alloc`` (``hybridize(static_alloc=True)``: buffers kept between
-calls) -- the forward and backward node counts of the cached plan, the median step time with its
-quartiles (the configurations called in turn, ``benchmarks/timing.interleaved``), and the
-microseconds per node. The time of the same kernels called alone (each plan step's
-compute function on prepared arrays, no executor around it) is printed as ``kernels``, so
-``step - kernels`` is the executor's share (planned runs make no copy for a reshape or
-transpose, so theirs can be below the kernels'). ``--profile`` adds a cProfile listing of
-one configuration (top 20 by internal time). ``MXLITE_ONEDNN=0`` runs the reference
-kernels instead of oneDNN's (whose per-call cost on these tiny matrices can hide the
-executor's).
+calls) -- the forward and backward node counts of the cached plan, the median step time
+with its quartiles (the configurations called in turn, ``benchmarks/timing.interleaved``),
+and the microseconds per node. The time of the same kernels called alone (each plan
+step's compute function on prepared arrays, no executor around it) is printed as
+``kernels``, so ``step - kernels`` is the executor's share (planned runs make no copy for
+a reshape or transpose, so theirs can be below the kernels'). Then the step's memory
+(``HybridBlock.memory_stats``) and the contiguous copies a planned step makes of strided
+views. ``--profile`` adds a cProfile listing of one configuration (top 20 by internal
+time). ``MXLITE_ONEDNN=0`` runs the reference kernels instead of oneDNN's (whose per-call
+cost on tiny matrices can hide the executor's).
 """
 import argparse
 import cProfile
 import os
 import pstats
 import sys
-import time
 
 import numpy as np
 
@@ -37,7 +39,10 @@ from mxlite import autograd  # noqa: E402
 from mxlite.gluon import nn  # noqa: E402
 from timing import interleaved, quartiles  # noqa: E402
 
-BATCH, SEQ, WIDTH, HEADS = 2, 4, 8, 4
+# (batch, sequence, width, heads, blocks): tiny, so the kernels take microseconds; and the
+# issue's transformer step (--issue), where the kernels and the copies of views count
+TINY = (2, 4, 8, 4, 2)
+ISSUE = (16, 64, 256, 4, 1)
 
 
 class EncoderBlock(nn.HybridBlock):
@@ -77,29 +82,30 @@ class EncoderBlock(nn.HybridBlock):
 class Encoder(nn.HybridBlock):
     """``depth`` encoder blocks and a mean: a scalar loss, so backward needs no head grad."""
 
-    def __init__(self, depth, **kwargs):
+    def __init__(self, width, heads, depth, **kwargs):
         super().__init__(**kwargs)
         with self.name_scope():
             self.blocks = nn.HybridSequential()
             for _ in range(depth):
-                self.blocks.add(EncoderBlock(WIDTH, HEADS))
+                self.blocks.add(EncoderBlock(width, heads))
 
     def hybrid_forward(self, F, x):
         return F.mean(self.blocks(x))
 
 
-def make_step(static_alloc, depth=2, seed=0, planned=True):
-    """(step function, net, x): one forward+backward of a hybridized ``Encoder``
-    (``planned=False``: every node through ``invoke``, the executor before memory plans)."""
+def make_step(case, static_alloc, seed=0, planned=True):
+    """(step function, net, x): one forward+backward of a hybridized ``Encoder`` of
+    ``case`` (``planned=False``: every node through ``invoke``, as before memory plans)."""
+    batch, seq, width, heads, depth = case
     mx.random.seed(seed)
-    net = Encoder(depth)
+    net = Encoder(width, heads, depth)
     net.initialize(mx.init.Xavier())
     net.hybridize(static_alloc=static_alloc, static_shape=static_alloc)
-    if not planned:
-        net(mx.nd.zeros((BATCH, SEQ, WIDTH)))       # builds the CachedOp
-        net._cached_op.planned = False
     rng = np.random.default_rng(seed)
-    x = mx.nd.array(rng.standard_normal((BATCH, SEQ, WIDTH)).astype(np.float32))
+    x = mx.nd.array(rng.standard_normal((batch, seq, width)).astype(np.float32))
+    if not planned:
+        net(x)          # builds the CachedOp
+        net._cached_op.planned = False
 
     def step():
         with autograd.record():
@@ -154,16 +160,35 @@ def kernels_only(net, x):
     return run
 
 
-def report(repeat, profile):
-    configs = {"invoke path": make_step(False, planned=False),
-               "hybridize()": make_step(False), "static_alloc": make_step(True)}
+def copies(net, x):
+    """The contiguous copies a planned step makes of strided views (``materialize``)."""
+    from mxlite import executor
+    real, count = executor.materialize, [0]
+
+    def counted(array, xp):
+        count[0] += 1
+        return real(array, xp)
+    executor.materialize = counted
+    try:
+        with autograd.record():
+            loss = net(x)
+        loss.backward()
+    finally:
+        executor.materialize = real
+    return count[0]
+
+
+def report(case, repeat, profile):
+    configs = {"invoke path": make_step(case, False, planned=False),
+               "hybridize()": make_step(case, False), "static_alloc": make_step(case, True)}
     fwd, bwd = node_counts(configs["invoke path"][1])
     fns = {k: v[0] for k, v in configs.items()}
     fns["kernels"] = kernels_only(*configs["invoke path"][1:])
     rounds = interleaved(fns, repeat)
     kern = quartiles(rounds["kernels"])["median"]
-    print(f"encoder x2, batch {BATCH}, seq {SEQ}, width {WIDTH}: {fwd} forward + {bwd} "
-          f"backward nodes = {fwd + bwd}")
+    batch, seq, width, heads, depth = case
+    print(f"encoder x{depth}, batch {batch}, seq {seq}, width {width}, {heads} heads: {fwd} "
+          f"forward + {bwd} backward nodes = {fwd + bwd}")
     print(f"{'config':>14} {'median ms':>10} {'q1':>8} {'q3':>8} {'us/node':>8} "
           f"{'outside kernels us/node':>24}")
     for name, times in rounds.items():
@@ -171,6 +196,11 @@ def report(repeat, profile):
         outside = (q["median"] - kern) / (fwd + bwd) * 1e6 if name != "kernels" else 0.0
         print(f"{name:>14} {q['median'] * 1e3:10.3f} {q['q1'] * 1e3:8.3f} "
               f"{q['q3'] * 1e3:8.3f} {q['median'] / (fwd + bwd) * 1e6:8.2f} {outside:24.2f}")
+    stats = configs["static_alloc"][1].memory_stats()
+    print(f"memory (bytes): forward peak {stats['forward_peak']}, step peak "
+          f"{stats['step_peak']}, static_alloc's buffers and outputs "
+          f"{stats['planned_bytes']}; contiguous copies of views per planned step: "
+          f"{copies(*configs['hybridize()'][1:])}")
     if profile:
         prof = cProfile.Profile()
         step = configs[profile][0]
@@ -186,8 +216,12 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--profile", nargs="?", const="hybridize()", default=None,
                         help="cProfile a configuration's step (default: hybridize())")
+    parser.add_argument("--issue", action="store_true",
+                        help="the issue's transformer block (batch 16, seq 64, width 256)")
     args = parser.parse_args()
-    report(30 if args.quick else 200, args.profile)
+    repeat = 30 if args.quick else 200
+    report(ISSUE if args.issue else TINY, max(5, repeat // 10) if args.issue else repeat,
+           args.profile)
 
 
 if __name__ == "__main__":

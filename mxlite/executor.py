@@ -10,6 +10,20 @@ call) and the slots it reads and writes. A plan depends on the arguments' shapes
 only and holds no array, so a hybridized block's ``CachedOp`` keeps plans, not executors,
 and runs them over each call's arrays.
 
+Memory (``MemoryPlan``, made once per plan): at the bound shapes every slot's shape and
+dtype is known, so each intermediate gets a buffer shared with the slots whose lifetimes do
+not overlap, and each step becomes a direct call of the op's compute function on those
+buffers (``run_planned``): the kernels ``invoke`` would call, on the same inputs, with no
+inference, parsing, allocation or wrapping per node. A reshape-family op or a transpose is
+a view of its input there (``OpDef.view``), where no caller can write through it; a kernel
+that reads only C-contiguous arrays gets a contiguous copy of a strided view, once per
+value. An executor allocates its buffers at its first forward and runs every forward in
+them (MXNet's executor plans its memory at bind); the arrays it hands out (``outputs``,
+``grad_arrays``) are its own, written by copy. ``memory_stats()`` gives the bytes. A
+monitor (``set_monitor_callback``), or a graph that cannot be planned (an op without a
+kernel for the device, an output made on another device), runs every node through
+``invoke`` instead, with the same results.
+
 Backward is a symbolic gradient graph, built once at bind when some argument has
 ``grad_req != 'null'``: ``mx.sym.grad(outputs, wrt=<those arguments>, head_grads=<one
 variable per output>)`` at the bound shapes and dtypes -- every op's FGradient called with
@@ -47,9 +61,9 @@ propagated, so nothing upstream of it runs; at bind, common subexpressions are m
 is propagated, which may round differently from the tape's per-use sums: the bit-for-bit
 agreement with ``mx.autograd`` above holds with ``MXNET_ELIMINATE_COMMON_EXPR=0`` (or where
 nothing merges). Each plan step releases the values it read last
-(``_with_liveness``), keeping only the outputs and what the backward reads: an inference
-holds a few intermediates, not all (``debug_str`` ends with MXNet's ``Total <n> MB
-allocated``, the forward's peak).
+(``_with_liveness``; the buffers of ``MemoryPlan`` follow the same liveness), keeping only
+the outputs and what the backward reads: an inference holds a few intermediates, not all
+(``debug_str`` ends with MXNet's ``Total <n> MB allocated``, the forward's peak).
 
 Deviations: BatchNorm's moving statistics (auxiliary states, passed to the kernel as the
 executor's own ``aux_arrays``) are updated by ``forward(is_train=True)``, once per training
@@ -1062,7 +1076,9 @@ class Executor:
                           [r != "null" for r in self._grad_reqs])
         self._values = self._plan.bound(arrays)
         self.outputs = self._initial_outputs()
-        self._fwd = None          # the value slots of the last forward (backward reads them)
+        # (the last forward's value slots or PlannedRun, its outputs): what backward reads
+        self._fwd = None
+        self._buffers = None      # the planned buffers every forward runs in (_planned_run)
         self._monitor = None      # (callback, monitor_all) of set_monitor_callback
 
     def _initial_outputs(self):
@@ -1124,13 +1140,33 @@ class Executor:
                 else:
                     dst[:] = value
         plan = self._plan
-        values = list(self._values)     # the bound arrays, then a slot per op output
-        steps = plan.steps if self._monitor is None else self._monitored(plan)
-        execute(steps, values, self._ctx, plan.uses_context, is_train)
-        self._store_outputs([values[i] for i in plan.out_slots])
+        run = self._planned_run() if self._monitor is None else None
+        if run is not None:
+            results = run.forward(is_train)
+            values = run
+        else:
+            values = list(self._values)     # the bound arrays, then a slot per op output
+            execute(self._monitored(plan) if self._monitor is not None else plan.steps,
+                    values, self._ctx, plan.uses_context, is_train)
+            results = [values[i] for i in plan.out_slots]
+        self._store_outputs(results)
         # backward may follow an is_train=False forward too (MXNet's executor keeps it)
-        self._fwd = values if plan.wants_grad else None
+        self._fwd = (values, results) if plan.wants_grad else None
         return self.outputs
+
+    def _planned_run(self):
+        """A ``PlannedRun`` of the plan over this executor's one set of planned buffers,
+        allocated by the first forward and reused by every later one (MXNet's executor
+        plans its memory once, at bind); None where the graph cannot be planned."""
+        from .device import run_context
+        rctx = self._ctx._run if self._ctx._run is not None else run_context(self._ctx)
+        memory = self._plan.memory_plan(rctx)
+        if memory is None:
+            return None
+        if self._buffers is None:
+            self._buffers = memory.allocate(rctx.xp)
+        return PlannedRun(self._plan, memory, self._buffers,
+                          self.arg_arrays + self.aux_arrays, rctx)
 
     def _store_outputs(self, results):
         """Copy the results into ``self.outputs``, the arrays made at bind, so a reference to
@@ -1172,8 +1208,7 @@ class Executor:
             raise MXNetError("backward: call forward first (no forward has run since bind)")
         if plan.grad_error is not None:
             raise plan.grad_error
-        fwd = self._fwd
-        heads = [fwd[i] for i in plan.out_slots]
+        fwd, heads = self._fwd
         if out_grads is None:
             grads = [None] * len(heads)
         else:
@@ -1192,30 +1227,39 @@ class Executor:
             if g is not None and g.shape != h.shape:
                 raise MXNetError(f"backward: out_grads[{i}] has shape {g.shape}, output "
                                  f"{self._out_names[i]!r} has {h.shape}")
-        values = fwd + plan.grad_template
-        for k, g, h in zip(plan.head_slots, grads, heads):
-            if k is None:
-                continue
-            if g is None:        # a loss layer's (as autograd: ones)
-                g = _nd.ones(h.shape, ctx=self._ctx, dtype=h.dtype)
-            values[k] = g
-        execute(plan.grad_steps, values, self._ctx, plan.grad_uses_context, is_train)
+        for i, (k, g, h) in enumerate(zip(plan.head_slots, grads, heads)):
+            if k is not None and g is None:        # a loss layer's (as autograd: ones)
+                grads[i] = _nd.ones(h.shape, ctx=self._ctx, dtype=h.dtype)
+        if isinstance(fwd, PlannedRun):
+            results = fwd.backward(grads, is_train)
+        else:
+            values = fwd + plan.grad_template
+            for k, g in zip(plan.head_slots, grads):
+                if k is not None:
+                    values[k] = g
+            execute(plan.grad_steps, values, self._ctx, plan.grad_uses_context, is_train)
+            results = [values[k] if k is not None else None for k in plan.grad_results]
+        self._write_gradients(results)
+
+    def _write_gradients(self, results):
+        """Each argument's gradient (``results``: an NDArray, or None where none reaches
+        it) written into ``grad_arrays`` ('write') or added to it ('add')."""
         xp = None
-        for buf, req, k in zip(self.grad_arrays, self._grad_reqs, plan.grad_results):
+        for buf, req, g in zip(self.grad_arrays, self._grad_reqs, results):
             if req == "null":
                 continue
             data = buf._data
             buf._version[0] += 1
-            if k is None:
+            if g is None:
                 if req == "write":
                     data[...] = 0
             elif req == "add":
-                data += values[k]._data
+                data += g._data
             else:
                 if xp is None:
                     from .device import namespace_for
                     xp = namespace_for(self._ctx)
-                xp.cast_into(data, values[k]._data)
+                xp.cast_into(data, g._data)
 
     # ---- parameters and shapes ----------------------------------------------------------------
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):

@@ -156,3 +156,34 @@ def test_a_forward_of_the_attention_pattern_copies_once(monkeypatch):
     hn = (xs.astype(np.float32) @ ws.astype(np.float32).T).reshape(2, 3, 2, 4)
     hn = hn.transpose(0, 2, 1, 3).reshape(4, 3, 4)
     np.testing.assert_allclose(got, [np.einsum("bik,bjk->", hn, hn)], rtol=1e-5)
+
+
+def test_an_executor_runs_in_buffers_allocated_once():
+    """An executor's forwards all run in the buffers its first forward allocated (MXNet's
+    executor plans its memory at bind), with the results of the same executor run through
+    ``invoke`` (as it is with a monitor): outputs, and gradients written and added."""
+    sym = _attention_symbol()
+    rng = np.random.RandomState(3)
+    exes = []
+    for monitored in (False, True):
+        exe = sym.simple_bind(mx.cpu(), x=(2, 3, 8), w=(8, 8),
+                             grad_req={"x": "write", "w": "add"})
+        if monitored:
+            exe.set_monitor_callback(lambda name, array: None)
+        exes.append(exe)
+    buffers = None
+    for step in range(3):
+        x, w = rng.standard_normal((2, 3, 8)), rng.standard_normal((8, 8))
+        head = mx.nd.array(rng.standard_normal((2, 3, 8)))
+        for exe in exes:
+            exe.forward(is_train=True, x=x, w=w)
+            exe.backward(head)
+        planned, invoked = exes
+        if buffers is None:
+            buffers = planned._buffers
+        assert planned._buffers is buffers and invoked._buffers is None
+        np.testing.assert_array_equal(planned.outputs[0].asnumpy(),
+                                      invoked.outputs[0].asnumpy())
+        for name in ("x", "w"):
+            np.testing.assert_array_equal(planned.grad_dict[name].asnumpy(),
+                                          invoked.grad_dict[name].asnumpy())
