@@ -552,12 +552,13 @@ class Plan:
         """The ``MemoryPlan`` of this plan on the device of run context ``rctx`` (made once
         per plan and ``shared``: a plan serves one device), or None where some step cannot
         run as a direct kernel call (no kernel for the device, an output made on another
-        device, an inference error ``invoke`` is left to raise)."""
+        device, an inference error or a dtype the planner does not know: ``invoke`` runs
+        those, and raises what is an error)."""
         memory = self._memory.get(shared)
         if memory is None:
             try:
                 memory = MemoryPlan(self, rctx.ctx, rctx.kernels, shared=shared)
-            except (_NotPlanned, MXNetError):
+            except Exception:       # noqa: BLE001 -- invoke runs it, and raises its errors
                 memory = False
             self._memory[shared] = memory
         return memory or None
