@@ -661,6 +661,13 @@ def _nbytes(spec):
     return math.prod(shape) * dtype.itemsize
 
 
+def _padded(nbytes):
+    """``nbytes`` rounded up to whole 8-byte words, so that a buffer is seen whole as an
+    array of any dtype up to 8 bytes (``allocate`` makes one such view per buffer and
+    dtype, and slices the slots' arrays from it)."""
+    return -(-nbytes // 8) * 8
+
+
 class _Pool:
     """Buffers handed out in run order: an output takes the smallest free buffer that holds
     it, else the largest free one grown to its size (cheaper than a new one), else a new
@@ -765,6 +772,9 @@ class MemoryPlan:
         self.fresh_grad = [k for k in dict.fromkeys(plan.grad_results) if k in self.grad_made]
         self.sizes = self._pool.sizes
         del self._pool, self._alive, self._live, self._aliases
+        # per planned slot: (slot, buffer, element count, shape, dtype), for allocate
+        self._layout = [(k, b, math.prod(self.specs[k][0]), *self.specs[k])
+                        for k, b in self.buffer_of.items()]
         self.planned_bytes = sum(self.sizes) + sum(
             _nbytes(self.specs[k]) for k in self.fresh_forward + self.fresh_grad)
 
@@ -794,7 +804,7 @@ class MemoryPlan:
                     if root in self._aliases:       # a planned buffer, not a caller's array
                         self._aliases[root].add(k)
                 elif k not in fresh:
-                    self.buffer_of[k] = self._pool.take(_nbytes(spec))
+                    self.buffer_of[k] = self._pool.take(_padded(_nbytes(spec)))
                     self._aliases[k] = {k}
             self.step_peak = max(self.step_peak, self._live)
             for k in outs[abs(n):] + list(dead):
@@ -853,10 +863,15 @@ class MemoryPlan:
         buffers = {b: xp.empty((self.sizes[b],), np.uint8) for b in range(first, last)}
         if slots is None:
             slots = [None] * len(self.specs)
-        for k, b in self.buffer_of.items():
+        typed = {}      # (buffer, dtype) -> the whole buffer as that dtype
+        for k, b, count, shape, dtype in self._layout:
             if first <= b < last:
-                shape, dtype = self.specs[k]
-                slots[k] = buffers[b][:_nbytes(self.specs[k])].view(dtype).reshape(shape)
+                flat = typed.get((b, dtype))
+                if flat is None:
+                    whole = buffers[b]
+                    whole = whole[:len(whole) - len(whole) % dtype.itemsize]
+                    typed[(b, dtype)] = flat = whole.view(dtype)
+                slots[k] = (flat if len(flat) == count else flat[:count]).reshape(shape)
         return slots
 
     def fill_fresh(self, slots, which, xp):
