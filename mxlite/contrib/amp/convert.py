@@ -282,6 +282,8 @@ def convert_symbol(sym, target_dtype=None, target_dtype_ops=None, fp32_ops=None,
     low-precision casts get the target ``__dtype__``, so ``convert_model`` stores them in
     it. The graph's inputs are assumed float32, as in MXNet.
 
+    >>> import json
+    >>> from mxlite.contrib import amp
     >>> x = mx.sym.var('data')
     >>> fc = mx.sym.FullyConnected(x, num_hidden=4, name='fc')
     >>> net = mx.sym.softmax(fc, name='out')
