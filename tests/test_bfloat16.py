@@ -318,3 +318,27 @@ def test_every_operator_takes_bfloat16_or_refuses_with_mxneterror():
                 wrong.append(f"{name}: off by {np.nanmax(np.abs(ov - rv))}")
     assert checked > 150
     assert not wrong, wrong
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: mx.nd.Activation(x, act_type="sigmoid"),
+    lambda x: mx.nd.LeakyReLU(x, act_type="elu", slope=0.3),
+])
+def test_large_bfloat16_activations_compute_in_float32_blocks(call, monkeypatch):
+    """As for float16: the float32 copies hold one block of FLOAT16_BLOCK elements, not
+    the whole array, and the values equal one pass over the whole array."""
+    from mxlite.device import cpu
+    from mxlite.ops import common
+    x = mx.nd.array(np.random.default_rng(2).normal(size=(7, 1000)), dtype="bfloat16")
+    whole = call(x).asnumpy()
+    sizes, empty = [], cpu.empty
+
+    def spy(shape, dtype):
+        if np.dtype(dtype) == np.float32:
+            sizes.append(int(np.prod(shape)))
+        return empty(shape, dtype)
+    monkeypatch.setattr(common, "FLOAT16_BLOCK", 512)
+    monkeypatch.setattr(cpu, "empty", spy)
+    blocked = call(x).asnumpy()
+    np.testing.assert_array_equal(bits(blocked), bits(whole))
+    assert sizes and max(sizes) <= 512

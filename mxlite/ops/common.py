@@ -66,13 +66,13 @@ FLOAT16_BLOCK = 1 << 22     # elements of a float16 element-wise op computed at 
 
 def float16_in_blocks(compute, applies=lambda attrs: True):
     """An element-wise compute function (every input has the output's shape) that runs over
-    flat blocks of ``FLOAT16_BLOCK`` elements when the output is float16: its float32 copies
-    (``in_work_dtype``) then hold one block, not the whole array (8 GiB of float16 data
-    would otherwise need 16 GiB for the input copy and 16 GiB for the result).
+    flat blocks of ``FLOAT16_BLOCK`` elements when the output is float16 or bfloat16: its
+    float32 copies (``in_work_dtype``) then hold one block, not the whole array (8 GiB of
+    float16 data would otherwise need 16 GiB for the input copy and 16 GiB for the result).
     ``applies(attrs)`` says when the op is element-wise (LeakyReLU's prelu is not)."""
     def run(rctx, ins, outs, attrs):
         out = outs[0]
-        if (out.dtype != F16 or out.size <= FLOAT16_BLOCK or len(outs) != 1
+        if (out.dtype not in NARROW_FLOATS or out.size <= FLOAT16_BLOCK or len(outs) != 1
                 or not applies(attrs)
                 or any(a.shape != out.shape or not a.flags.c_contiguous for a in ins + outs)):
             return compute(rctx, ins, outs, attrs)
