@@ -221,6 +221,8 @@ def test_finiteness_checks_read_bfloat16():
     (lambda x: mx.nd.random.uniform(shape=(2,), dtype="bfloat16"), "uniform"),
     (lambda x: mx.nd.CTCLoss(x.reshape((1, 3, 4)), mx.nd.ones((3, 1))), "CTCLoss"),
     (lambda x: mx.nd.sgd_update(x, x, lr=0.1), "sgd_update"),
+    (lambda x: mx.nd.random.multinomial(mx.nd.array([0.5, 0.5]), dtype="bfloat16"),
+     "multinomial"),
 ])
 def test_operators_without_a_bfloat16_path_refuse_clearly(call, op):
     x = mx.nd.ones((3, 4), dtype="bfloat16")

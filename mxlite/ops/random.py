@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .._core import random as _k
-from ..base import DTYPES, FLOAT_DTYPES, MXNetError, op_error
+from ..base import DTYPES, FLOAT_DTYPES, MXNetError, is_bfloat16, op_error
 from ..context import Context
 from ..device import rng as _rng
 from ..device.rng import DEFAULT_SEED, get_state, next_stream
@@ -539,8 +539,10 @@ def _multinomial_dtype(attrs):
         dt = np.dtype(attrs.dtype)
     except TypeError:
         dt = None
-    if dt not in DTYPES.values() or dt == np.bool_:
-        raise op_error(_MULTINOMIAL, f"dtype must be a numeric dtype, got {attrs.dtype!r}")
+    # (bfloat16 holds every integer only up to 256: category indices would round)
+    if dt not in DTYPES.values() or dt == np.bool_ or is_bfloat16(dt):
+        raise op_error(_MULTINOMIAL, f"dtype must be a numeric dtype other than bfloat16, "
+                       f"got {attrs.dtype!r}")
     return dt
 
 
