@@ -267,7 +267,7 @@ cdef PoolProblem _pool_problem(x, y, kernel, stride, pad, int kind, arrays) exce
 
 def pool_forward(x, y, kernel, stride, pad, kind):
     """``y`` = the pooling of ``x`` (``(N, C, *in)`` to ``(N, C, *out)``): kind 0 max, 1 avg
-    counting the padding, 2 avg counting only input elements."""
+    counting the padding, 2 avg counting only input elements, 3 sum."""
     cdef PoolProblem p = _pool_problem(x, y, kernel, stride, pad, kind, [x, y])
     cdef char err[256]
     cdef void* px = _ptr(x)

@@ -13,19 +13,27 @@ namespace mxdnnl {
 
 // ---- pooling -----------------------------------------------------------------------------
 // x: (N, C, *in), y: (N, C, *out); kind 0 max, 1 avg counting the padding, 2 avg counting
-// the input elements only; pad_r makes the last window end where the output size says.
+// the input elements only, 3 sum (forward only: the avg that divides by the whole kernel,
+// times the kernel's size); pad_r makes the last window end where the output size says.
 struct PoolProblem {
     dims x, y, kernel, stride, pad_l, pad_r;
     int kind;
     dt type;
     dnnl::algorithm algo() const {
         return kind == 0 ? dnnl::algorithm::pooling_max
-               : kind == 1 ? dnnl::algorithm::pooling_avg_include_padding
-                           : dnnl::algorithm::pooling_avg_exclude_padding;
+               : kind == 2 ? dnnl::algorithm::pooling_avg_exclude_padding
+                           : dnnl::algorithm::pooling_avg_include_padding;
     }
     dnnl::pooling_forward::primitive_desc forward(dnnl::prop_kind prop) const {
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        if (kind == 3) {
+            float size = 1;
+            for (int64_t k : kernel) size *= (float)k;
+            dnnl::post_ops ops;
+            ops.append_eltwise(dnnl::algorithm::eltwise_linear, size, 0.f);
+            attr.set_post_ops(ops);
+        }
         dims dilation(stride.size(), 0);
         return dnnl::pooling_forward::primitive_desc(engine(), prop, algo(), plain(x, type),
                                                      plain(y, type), stride, kernel, dilation,

@@ -16,11 +16,11 @@ Gradients are registered ops with their own gradients, so every order exists:
 Channels-last layouts (NWC, NHWC, NDHWC) run the channels-first kernels on transposed copies
 (``conv.channels_first_compute``); the gradient ops take the layout too.
 
-On the CPU, float32 max and avg pooling, ``_pool_max_scatter`` and the avg
+On the CPU, float32 max, avg and sum pooling, ``_pool_max_scatter`` and the avg
 ``_pool_backward`` run oneDNN's pooling primitives where ``onednn.run`` chooses them and
-oneDNN's result is MXNet's (``dnnl.pool_forward`` refuses the rest): sum and lp pooling,
-``_pool_max_gather`` (oneDNN has no gather), windows covering padding only and avg
-counting padding past the padded input stay on the reference kernels.
+oneDNN's result is MXNet's (``dnnl.pool_forward`` refuses the rest): lp pooling, the sum
+``_pool_backward``, ``_pool_max_gather`` (oneDNN has no gather), windows covering padding
+only and avg counting padding past the padded input stay on the reference kernels.
 """
 from .._core import conv as _k
 from ..base import FLOAT_DTYPES, op_error
@@ -131,13 +131,16 @@ def _run(rctx, op_id, pool_type, x, h, out, geom, include_pad, p_value=1, window
 def _onednn(xp, op_id, pool_type, x, h, target, window, include_pad):
     """Kernel ``op_id`` (0 pooling, 1 max scatter, 2 max gather, 3 avg/sum backward) by
     oneDNN's pooling when it computes exactly that; False: the reference kernel must run.
-    oneDNN has max and avg (kind 0; 1 or 2 by whether the padding counts) but no sum, lp
-    or gather."""
-    kind = 0 if pool_type == "max" else 1 if include_pad else 2
-    if pool_type not in ("max", "avg") or op_id == 2:
+    oneDNN has max and avg (kind 0; 1 or 2 by whether the padding counts), and a sum
+    pooling as its avg over the whole kernel times the kernel's size (kind 3; forward only:
+    the backward takes no such scaling), but no lp or gather."""
+    kind = {"max": 0, "avg": 1 if include_pad else 2, "sum": 3}.get(pool_type)
+    if kind is None or op_id == 2:
         return False
     if op_id == 0:
         return onednn.run(xp, "pool_forward", (x, target), *window, kind)
+    if kind == 3:
+        return False
     if op_id == 1:
         return onednn.run(xp, "pool_max_backward", (x, h, target), *window)
     if all(d == 1 for d in h.shape[2:]):

@@ -167,13 +167,55 @@ def test_avg_pooling_counting_padding_divides_as_mxnet(monkeypatch):
     assert spy.ran["pool_forward"] == 2
 
 
-def test_sum_and_lp_pooling_and_the_max_gather_stay_on_the_reference(monkeypatch):
+@pytest.mark.parametrize("shape, params", [
+    ((2, 3, 6, 6), dict(kernel=(2, 2), stride=(2, 2), pad=(0, 0))),
+    # 'full': the last windows run past the padded input (oneDNN's avg counting padding
+    # divides by the whole kernel there too, so times the kernel's size is still the sum)
+    ((2, 3, 8, 7), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 0), pooling_convention="full")),
+    ((2, 3, 9), dict(kernel=(4,), stride=(3,), pad=(2,))),
+])
+def test_sum_pooling_runs_on_onednn_and_its_backward_on_the_reference(shape, params,
+                                                                       monkeypatch):
+    spy = Spy(monkeypatch, "pool_forward", "pool_avg_backward")
+    fast, ref = both_ways(_pool_step(shape, dict(params, pool_type="sum")))
+    close(fast, ref)
+    assert spy.ran["pool_forward"] == 1 and spy.calls["pool_avg_backward"] == 0
+
+
+def test_sum_pooling_is_the_window_sum():
+    """NumPy's window sums of a padded copy (padding adds nothing)."""
+    x = np.random.default_rng(5).standard_normal((1, 2, 7, 7)).astype(np.float32)
+    with onednn.enabled(True):
+        y = mx.nd.Pooling(mx.nd.array(x), kernel=(3, 3), stride=(2, 2), pad=(1, 1),
+                          pool_type="sum", pooling_convention="full").asnumpy()
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 2), (1, 2)))
+    want = np.array([[[[padded[n, c, 2 * i:2 * i + 3, 2 * j:2 * j + 3].sum()
+                        for j in range(4)] for i in range(4)] for c in range(2)]
+                     for n in range(1)])
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
+def test_nearest_upsampling_gradient_runs_on_onednn(monkeypatch):
+    spy = Spy(monkeypatch, "pool_forward")
+    x = _array((2, 3, 4, 5))
+    x.attach_grad()
+
+    def step():
+        with mx.autograd.record():
+            y = mx.nd.UpSampling(x, scale=2, sample_type="nearest")
+        y.backward(_array(y.shape, 1))
+        return [x.grad]
+    fast, ref = both_ways(step)
+    close(fast, ref)
+    assert spy.ran["pool_forward"] == 1
+
+
+def test_lp_pooling_and_the_max_gather_stay_on_the_reference(monkeypatch):
     spy = Spy(monkeypatch, "pool_forward", "pool_max_backward", "pool_avg_backward")
     x = _array((2, 3, 6, 6))
     params = dict(kernel=(2, 2), stride=(2, 2), pad=(0, 0))
-    for kind in ("sum", "lp"):
-        fast, ref = both_ways(lambda: [mx.nd.Pooling(x, pool_type=kind, p_value=2, **params)])
-        close(fast, ref)
+    fast, ref = both_ways(lambda: [mx.nd.Pooling(x, pool_type="lp", p_value=2, **params)])
+    close(fast, ref)
     fast, ref = both_ways(lambda: [mx.nd._internal._pool_max_gather(x, x, **params)])
     np.testing.assert_array_equal(fast[0], ref[0])
     assert sum(spy.calls.values()) == 0
