@@ -138,6 +138,30 @@ def test_gluon_model_built_after_init_runs_mixed(amp_on):
     assert net[0].weight.data().dtype == F32          # master weights stay float32
 
 
+@pytest.mark.parametrize("target", ["bfloat16", "float16"])
+def test_either_dtype_ops_without_a_low_precision_kernel_get_float32(target, amp_on):
+    """BatchNorm runs in either dtype in MXNet's lists; mxlite's kernel takes neither float16
+    nor bfloat16 data, so after a low-precision convolution it is given float32."""
+    amp_on(target)
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(4, 3), gluon.nn.BatchNorm(), gluon.nn.Activation("relu"),
+            gluon.nn.Dense(2))
+    net.initialize()
+    x = mx.nd.ones((2, 3, 6, 6))
+    assert net(x).dtype == np.dtype(target)
+    net.hybridize()
+    assert net(x).dtype == np.dtype(target)
+    bn = mx.sym.BatchNorm(mx.sym.Convolution(mx.sym.var("x"), kernel=(3, 3), num_filter=2),
+                          name="bn")
+    nodes = json.loads(bn.tojson(remove_amp_cast=False))["nodes"]
+    fed = nodes[[i for i, _, _ in nodes[-1]["inputs"]][0]]
+    assert fed["op"] == "amp_cast" and fed["attrs"]["dtype"] == "float32"
+    assert mx.nd.LRN(mx.nd.ones((1, 2, 3, 3), dtype=target), nsize=3).dtype == F32
+    # an op with a kernel for the dtype keeps it
+    assert mx.nd.Pooling(mx.nd.ones((1, 1, 2, 2), dtype=target), kernel=(2, 2)).dtype == \
+        np.dtype(target)
+
+
 def test_loss_outputs_scale_their_gradient(amp_on):
     """SoftmaxOutput's gradient is (softmax - onehot) * grad_scale; after init() the
     grad_scale is multiplied by the loss scale (2**16)."""

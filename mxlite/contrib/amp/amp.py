@@ -177,6 +177,45 @@ def _loss_wrapper(f, symbolic):
     return _like(wrapped, f)
 
 
+def _refuses(op, attrs, target, kept):
+    """True when op ``op`` with ``attrs`` has no kernel for ``target`` inputs (the inputs
+    named in ``kept`` float32): its type rule refuses them."""
+    try:
+        names = op.list_inputs(attrs)
+        op.infer_type([F32 if n in kept else target for n in names], attrs)
+    except MXNetError:
+        return True
+    return False
+
+
+def _either_wrapper(f, target, kept, symbolic):
+    """An op MXNet's lists run in whichever dtype it is given, whose mxlite kernel takes no
+    ``target`` input (BatchNorm and LRN in bfloat16, say): float32 inputs when it would be
+    given ``target`` ones, instead of an error. (MXNet's oneDNN kernels took bfloat16.)"""
+    op, names = getattr(f, "op", None), set(kept[1])
+    if op is None:
+        return f
+    cast = _sym_wrapper(f, F32, kept) if symbolic else _nd_wrapper(f, F32, kept)
+    seen = {}
+
+    def wrapped(*args, **kwargs):
+        params = {k: v for k, v in kwargs.items()
+                  if k not in ("out", "name", "attr") and not isinstance(v, (NDArray, Symbol))}
+        key = repr(sorted(params.items()))
+        if key not in seen:
+            try:
+                seen[key] = _refuses(op, op.parse_attrs(params), target, names)
+            except (MXNetError, TypeError):
+                seen[key] = False       # the call itself is wrong: let it say so
+        if not seen[key]:
+            return f(*args, **kwargs)
+        if not symbolic and not any(isinstance(a, NDArray) and a.dtype == target
+                                    for a in list(args) + list(kwargs.values())):
+            return f(*args, **kwargs)
+        return cast(*args, **kwargs)
+    return _like(wrapped, f)
+
+
 def _like(wrapped, f):
     wrapped.__name__ = getattr(f, "__name__", "amp_wrapped")
     wrapped.__doc__ = getattr(f, "__doc__", None)
@@ -215,7 +254,9 @@ def init(target_dtype=None, target_precision_ops=None, conditional_fp32_ops=None
 
     An NDArray argument is cast only when it holds float16, bfloat16 or float32 (float64
     and integers pass); in ``mx.sym`` every input of a listed op gets an ``amp_cast``
-    node, the variables the call creates (weights) included, except auxiliary states.
+    node, the variables the call creates (weights) included, except auxiliary states. An op
+    the lists run in either dtype but whose mxlite kernel takes no input of the target dtype
+    (BatchNorm in bfloat16 or float16, say) gets float32 inputs instead.
     """
     if _State.target is not None:
         return
@@ -238,6 +279,9 @@ def init(target_dtype=None, target_precision_ops=None, conditional_fp32_ops=None
             _replace(module, name, lambda f, c=(param, set(values)): cast(f, F32, condition=c))
         for name in lists.widest:
             _replace(module, name, lambda f, s=symbolic: _widest_wrapper(f, s))
+        for name in set(lists.lp16_fp32) - set(low) - set(high) - set(lists.widest):
+            kept = _kept_inputs(name, lists.lp16_use_fp32_params)
+            _replace(module, name, lambda f, k=kept, s=symbolic: _either_wrapper(f, target, k, s))
         for name in lists.loss_output:
             _replace(module, name, lambda f, s=symbolic: _loss_wrapper(f, s))
 
