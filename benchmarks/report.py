@@ -2,6 +2,9 @@
 
     python benchmarks/report.py            # full sizes (1e7/1e8 elements, 1024^2 dot)
     python benchmarks/report.py --quick    # 10x smaller
+    python benchmarks/report.py --models [--quick] [--plot] [case ...]
+                                           # whole-model steps vs torch and MXNet
+                                           # (benchmarks/models/__init__.py)
 
 A ratio is the other backend's time / mxlite's time: above 1 mxlite is faster. Each time
 is the minimum (``--stat median`` for the median) of several samples; a sample runs the call
@@ -19,6 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from cases import BACKENDS, CASES, check_against_numpy, torch  # noqa: E402
+from models import cli as models_cli  # noqa: E402
 
 
 def calibrate(fn, sample_s):
@@ -67,8 +71,12 @@ def main(argv=None):
     parser.add_argument("--sample-ms", type=float, default=50.0, help="length of one sample")
     parser.add_argument("--stat", choices=("min", "median"), default="min",
                         help="statistic of the samples (default: min)")
-    parser.add_argument("cases", nargs="*", help=f"subset of {sorted(CASES)}")
+    parser.add_argument("cases", nargs="*",
+                        help=f"subset of {sorted(CASES)} (with --models: of the model cases)")
+    models_cli.add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.models:
+        return models_cli.main(args)
     keys = args.cases or list(CASES)
     stat = min if args.stat == "min" else statistics.median
 
