@@ -5,8 +5,11 @@ machine slows them alike.
     python benchmarks/bench_onednn_nn.py [--repeat 30]
 
 torch runs in its own process (``$TORCH_PYTHON``, default ``/tmp/torchvenv/bin/python``: a
-separate environment), driven one call at a time over a pipe; each process times its own
-calls, so the pipe is not in the times. mxlite's two columns switch oneDNN per call
+separate environment), driven over a pipe; each process times its own calls, so the pipe is
+not in the times. A round runs each backend in turn for one untimed call and then
+``--number`` timed ones (their mean is the round's time): the OpenMP threads of the process
+that ran last keep spinning for a while after it, which would otherwise be charged to the
+first call of the next backend (on 2 cores it made torch's calls 3-5 times slower). mxlite's two columns switch oneDNN per call
 (``onednn.enabled``; ``norm.ONEDNN_NORM`` for the normalisations, off by default because
 this benchmark measured it slower). Before timing, every backend's result is checked against
 the reference kernel's (float32 tolerance).
@@ -120,9 +123,18 @@ def torch_case(name):
     return step
 
 
+def _block(fn, number):
+    """One untimed call of ``fn``, then the mean seconds of ``number`` timed ones."""
+    fn()
+    start = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - start) / number
+
+
 def torch_worker():
-    """Reads 'name' (time one call; prints seconds) or 'check name path' (saves the result)
-    lines until end of input."""
+    """Reads 'number<TAB>name' (prints ``_block``'s seconds) or 'check<TAB>name<TAB>path'
+    (saves the result) lines until end of input."""
     import torch
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", torch.get_num_threads())))
     steps = {}
@@ -135,9 +147,7 @@ def torch_worker():
             np.save(words[2], steps[name]().detach().numpy())
             print("ok", flush=True)
             continue
-        start = time.perf_counter()
-        steps[name]()
-        print(time.perf_counter() - start, flush=True)
+        print(_block(steps[name], int(words[0])), flush=True)
 
 
 class Torch:
@@ -151,9 +161,9 @@ class Torch:
         self.proc = subprocess.Popen([python, os.path.abspath(__file__), "--torch-worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
-    def timed(self, name):
+    def timed(self, name, number):
         def call():
-            self.proc.stdin.write(name + "\n")
+            self.proc.stdin.write(f"{number}\t{name}\n")
             self.proc.stdin.flush()
             return float(self.proc.stdout.readline())
         return call
@@ -168,14 +178,6 @@ class Torch:
         if self.proc:
             self.proc.stdin.close()
             self.proc.wait()
-
-
-def _timed(fn):
-    def call():
-        start = time.perf_counter()
-        fn()
-        return time.perf_counter() - start
-    return call
 
 
 def _check(name, step, torch):
@@ -195,26 +197,28 @@ def _fmt(q, scale=1e3):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--repeat", type=int, default=15, help="rounds")
+    ap.add_argument("--number", type=int, default=5, help="timed calls per round")
     args = ap.parse_args(argv)
     sys.path.insert(0, HERE)
     from timing import quartiles
     from mxlite.ops import onednn
     torch = Torch()
     print(f"{onednn.status()}; torch: {'yes' if torch.proc else 'not found'}; "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}; {args.repeat} rounds")
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}; {args.repeat} rounds of "
+          f"{args.number} calls")
     print(f"{'case':40s} {'oneDNN ms':>22s} {'reference ms':>22s} {'default ms':>22s} "
           f"{'torch ms':>22s} {'ref/oneDNN':>20s} {'torch/default':>20s}")
     try:
         for name in CASES:
             step = mxlite_case(name)
             _check(name, step, torch)
-            fns = {"dnnl": _timed(lambda: step(True)), "ref": _timed(lambda: step(False)),
-                   "default": _timed(lambda: step(None))}
+            n = args.number
+            fns = {"dnnl": lambda: _block(lambda: step(True), n),
+                   "ref": lambda: _block(lambda: step(False), n),
+                   "default": lambda: _block(lambda: step(None), n)}
             if torch.proc:
-                fns["torch"] = torch.timed(name)
-            for fn in fns.values():
-                fn()
+                fns["torch"] = torch.timed(name, n)
             rounds = {k: [] for k in fns}
             for _ in range(args.repeat):
                 for k, fn in fns.items():
