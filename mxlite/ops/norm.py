@@ -42,12 +42,14 @@ _FLOATS = (np.dtype("float32"), np.dtype("float64"))
 _DROPOUT_FLOATS = (np.dtype("float16"),) + _FLOATS
 _ONE_BELOW_1 = 1.0 - 2.0 ** -24       # the largest float32 below 1: uniforms stay in [0, 1)
 
-# oneDNN under BatchNorm and LayerNorm: off. On this project's 2-core CPU, median ms, oneDNN /
-# reference: BatchNorm training (32, 64, 32, 32) 8.5 / 2.7 (oneDNN's kernel for plain NCHW is a
-# scalar loop; a blocked copy and back costs more than the reference's whole pass), (256,
-# 1024) 8-31 / 0.4 (its JIT kernel's barriers under a loaded machine); LayerNorm (1024, 256)
-# 0.36-0.55 / 0.30-0.35, (64, 64) 0.09-0.29 / 0.03. The reference kernels also write the
-# normalised data BatchNorm's gradient reads in the same pass, which oneDNN has no output for.
+# oneDNN under BatchNorm and LayerNorm: off, measured no faster (2-core CPU, median ms,
+# oneDNN / reference). Forward + backward (benchmarks/bench_onednn_nn.py, interleaved):
+# BatchNorm training (32, 64, 32, 32) 15.7 / 14.9, LayerNorm (1024, 256) 0.91 / 0.70.
+# Forward alone: BatchNorm (32, 64, 32, 32) 8.5 / 2.7 on plain NCHW (oneDNN's kernel for it
+# is a scalar loop; through channel blocks of 16 the copies in and out cost as much as the
+# reference's whole pass), (256, 1024) 8-31 / 0.4 (its JIT kernel's barriers on a loaded
+# machine); LayerNorm (64, 64) 0.09-0.29 / 0.03. The reference kernels also write the
+# normalised data BatchNorm's gradient reads in the same pass; oneDNN has no such output.
 ONEDNN_NORM = False
 
 
