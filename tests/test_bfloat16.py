@@ -344,3 +344,34 @@ def test_large_bfloat16_activations_compute_in_float32_blocks(call, monkeypatch)
     blocked = call(x).asnumpy()
     np.testing.assert_array_equal(bits(blocked), bits(whole))
     assert sizes and max(sizes) <= 512
+
+
+def test_every_forward_only_operator_takes_bfloat16_or_refuses_with_mxneterror():
+    """The rows of the duality table's forward-only ops (comparisons, arg-reductions,
+    optimizer updates, random ops, ...) with their float inputs in bfloat16: a result, or
+    an MXNetError; never a TypeError from a kernel that met a dtype it does not know."""
+    from test_duality import FORWARD
+    ran = 0
+    for name, row in sorted(FORWARD.items()):
+        values = [np.asarray(v) for v in row.sample(np.random.default_rng(0))]
+        arrays = [mx.nd.array(rounded(v), dtype="bfloat16") if v.dtype.kind == "f"
+                  else mx.nd.array(v, dtype=v.dtype) for v in values]
+        mx.random.seed(0)
+        try:
+            out = row.call(mx.nd, *arrays)
+        except MXNetError:
+            continue
+        for o in out if isinstance(out, (list, tuple)) else [out]:
+            o.asnumpy()
+        ran += 1
+    assert ran > 100
+
+
+def test_where_reads_a_bfloat16_condition():
+    cond = bf16_array([0.0, -0.0, 1.0, np.nan, -2.0, 1e-40])
+    out = mx.nd.where(cond, mx.nd.ones((6,)), mx.nd.zeros((6,)))
+    np.testing.assert_array_equal(out.asnumpy(), [0, 0, 1, 1, 1, 1])
+    np.testing.assert_array_equal(
+        mx.nd.argmax_channel(bf16_array([[1, 3, 2], [5, 1, 5]])).asnumpy(), [1, 0])
+    np.testing.assert_allclose(mx.nd.multi_sum_sq(bf16_array([3, 4]), num_arrays=1).asnumpy(),
+                               [25.0])

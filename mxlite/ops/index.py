@@ -18,7 +18,8 @@ import math
 import numpy as np
 
 from .._core import index as _k
-from ..base import NARROW_FLOATS, as_number, dtype_kind, dtype_range, exact_value, op_error
+from ..base import (NARROW_FLOATS, as_number, dtype_kind, dtype_range, exact_value,
+                    is_bfloat16, op_error)
 from .common import F32, check_num_inputs, same_type, write_back
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, register
 from .shape_utils import check_alloc, check_shape, size_of
@@ -321,6 +322,9 @@ def _where_compute(rctx, ins, outs, attrs):
     block = 1 if cond.shape == x.shape else out.size // x.shape[0]
     if cond.itemsize == 1:            # bool, int8, uint8: non-zero bytes are true
         mask = cond.view(np.uint8)
+    elif is_bfloat16(cond.dtype):     # zero is all-zero magnitude bits, as in float16
+        mask = rctx.xp.empty(cond.shape, np.uint8)
+        _k.nonzero_mask(cond.view(np.float16), mask)
     else:
         mask = rctx.xp.empty(cond.shape, np.uint8)
         _k.nonzero_mask(cond, mask)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..base import MXNetError, op_error
+from ..base import MXNetError, dtype_kind, op_error
 from .common import F32
 from .optimizer_ops import SPECS
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, get_op, register
@@ -239,7 +239,7 @@ def _sum_sq_shape(shapes, attrs):
 
 def _sum_sq_type(dtypes, attrs):
     for i, dt in enumerate(dtypes):
-        if dt.kind != "f" or dt != dtypes[0]:
+        if dtype_kind(dt) != "f" or dt != dtypes[0]:
             raise op_error("multi_sum_sq", f"array {i} has dtype {dt}; every array must have "
                            f"array 0's float dtype {dtypes[0]}")
     return [F32]

@@ -13,8 +13,8 @@ import numpy as np
 
 from .._core import reduce as _kr
 from .._core import sorting as _k
-from ..base import FLOAT_DTYPES, dtype_kind, op_error
-from .common import (F16, F32, check_num_inputs, compute_dtype, truncates,
+from ..base import FLOAT_DTYPES, NARROW_FLOATS, dtype_kind, op_error
+from .common import (F32, check_num_inputs, compute_dtype, truncates,
                      kernels, write_back)
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import normalize_axis, size_of
@@ -480,7 +480,7 @@ def _argmax_channel_compute(rctx, ins, outs, attrs):
     x = ins[0]
     if x.dtype == np.bool_:
         x = x.view(np.uint8)
-    elif x.dtype == F16:
+    elif x.dtype in NARROW_FLOATS:
         x = x.astype(F32)
     pos = rctx.xp.empty(outs[0].shape, I64)
     kernels(rctx, _kr).argreduce(0, x.reshape(-1), pos.reshape(-1), x.shape[0], x.shape[1],
