@@ -38,6 +38,8 @@ EXTENSIONS = [
 # Built only where oneDNN's headers are found (see onednn_include): the primitives under the
 # heavy CPU operators. It links against no library; mxlite/ops/onednn.py loads libdnnl.
 ONEDNN_EXTENSION = "dnnl"
+# where the onednn-cpu-gomp wheels exist (a requirement marker)
+ONEDNN_PLATFORMS = "platform_machine == 'x86_64' and sys_platform == 'linux'"
 
 
 def onednn_include():
@@ -126,9 +128,7 @@ setup(
     python_requires=">=3.9",
     # oneDNN (the CPU-only GNU-OpenMP build; `import mxlite` works without it, slower):
     # the library MXNet's and torch's CPU builds use for the same convolution-class kernels
-    install_requires=["numpy>=1.23",
-                      "onednn-cpu-gomp==2023.2.0; platform_machine == 'x86_64' "
-                      "and sys_platform == 'linux'"],
+    install_requires=["numpy>=1.23", "onednn-cpu-gomp==2023.2.0; " + ONEDNN_PLATFORMS],
     extras_require={
         # [test] stays light (no CUDA wheels): the NVRTC compile checks of the CUDA kernels
         # need [gpu-compile] (about 240 MB), which CI installs; without it they skip

@@ -546,7 +546,8 @@ def test_blas_thread_policy_small_and_contended_products_run_on_one_thread():
         state.adaptive = True
         state.setter = lambda n: (seen.append(n), real(n))
         state.contended_until = 0.0
-        a = mx.nd.ones((128, 128))
+        # float64: float32 products run on oneDNN, not BLAS
+        a = mx.nd.ones((128, 128), dtype="float64")
         mx.nd.dot(a, a).wait_to_read()                       # 2^21: serial
         assert seen == [1, state.most]
         seen.clear()
@@ -557,7 +558,7 @@ def test_blas_thread_policy_small_and_contended_products_run_on_one_thread():
         assert state.contended_until > time.perf_counter()
         blas.product(lambda: None, large)        # now large ones run serially
         assert seen == [1, state.most]
-        big = mx.nd.ones((256, 256))
+        big = mx.nd.ones((256, 256), dtype="float64")
         assert np.array_equal(mx.nd.dot(big, big).asnumpy(), np.full((256, 256), 256.0))
         state.adaptive, state.contended_until = False, 0.0   # MXLITE_BLAS_THREADS=fixed
         seen.clear()

@@ -27,8 +27,16 @@ thread runs its kernels serially instead (``serial_after_fork`` is then True in 
 child); threads the child starts itself have their own pools and stay parallel. ``spawn``
 children are fresh processes and unaffected. A ``fork()`` made by C code, bypassing
 Python's fork handlers, is not covered.
+
+**oneDNN.** The ``dnnl`` extension links against no library: its oneDNN symbols come from
+``libdnnl.so.3`` (the ``onednn-cpu-gomp`` wheel), which ``load_onednn`` loads with global
+symbols at import, after the OpenMP setting above (it runs on the same libgomp). So
+``mxlite._core.dnnl`` imports wherever the library is installed, and ``import mxlite``
+works without it (``mxlite.ops.onednn`` then runs the reference kernels and says why).
 """
+import ctypes
 import os
+import sys
 
 SPINCOUNT = "4000"
 _OWN = "GOMP_SPINCOUNT"
@@ -72,3 +80,45 @@ def _after_fork_in_child():
 
 if hasattr(os, "register_at_fork"):     # POSIX; Windows has no fork
     os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+
+
+onednn_library = None       # the path of the loaded libdnnl, or None
+onednn_missing = None       # why it is not loaded
+
+
+def _onednn_path():
+    """``$MXLITE_ONEDNN_LIBRARY``, else the ``onednn-cpu-gomp`` wheel's library: under this
+    environment's prefix (where pip puts a wheel's data files), or wherever its installed
+    file list says (a user or target install)."""
+    given = os.environ.get("MXLITE_ONEDNN_LIBRARY")
+    if given:
+        return given
+    prefixed = os.path.join(sys.prefix, "lib", "libdnnl.so.3")
+    if os.path.exists(prefixed):
+        return prefixed
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+        dist = distribution("onednn-cpu-gomp")
+        for f in dist.files or ():
+            if str(f).endswith("libdnnl.so.3"):
+                return str(dist.locate_file(f))
+    except PackageNotFoundError:
+        pass
+    return prefixed
+
+
+def load_onednn():
+    """Load libdnnl with global symbols (once); True when it is loaded."""
+    global onednn_library, onednn_missing
+    if onednn_library is None and onednn_missing is None:
+        path = _onednn_path()
+        try:
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            onednn_library = path
+        except OSError as e:
+            onednn_missing = f"oneDNN not loaded ({path}): {e}"
+    return onednn_library is not None
+
+
+if os.environ.get("MXLITE_ONEDNN", "1") != "0":
+    load_onednn()

@@ -2,9 +2,10 @@
 per call, between a oneDNN primitive and the reference kernel.
 
 oneDNN (the ``onednn-cpu-gomp`` wheel, the library MXNet's and torch's CPU builds use for the
-same kernels) is optional at import: ``mxlite/_core/dnnl`` links against nothing, and is
-imported only after ``libdnnl`` has been loaded with global symbols from that wheel's files
-(or ``$MXLITE_ONEDNN_LIBRARY``). Without it every op runs its Cython reference kernel.
+same kernels) is optional at import: ``mxlite/_core/dnnl`` links against nothing, and
+imports once ``mxlite._core.load_onednn`` has loaded ``libdnnl`` with global symbols from
+that wheel's files (or ``$MXLITE_ONEDNN_LIBRARY``). Without it every op runs its Cython
+reference kernel.
 
 The choice (``primitives``) is oneDNN when all of these hold, else the reference kernel:
 
@@ -24,9 +25,7 @@ The choice (``primitives``) is oneDNN when all of these hold, else the reference
 ``tests/ops/test_onednn.py`` compares every oneDNN path with the reference kernel.
 """
 import contextlib
-import ctypes
 import os
-import sys
 
 import numpy as np
 
@@ -36,30 +35,17 @@ _LIMIT = 1 << 31
 _state = {"module": None, "why": None, "on": None}
 
 
-def _library_path():
-    given = os.environ.get("MXLITE_ONEDNN_LIBRARY")
-    if given:
-        return given
-    try:
-        from importlib.metadata import PackageNotFoundError, distribution
-        dist = distribution("onednn-cpu-gomp")
-        for f in dist.files or ():
-            if str(f).endswith("libdnnl.so.3"):
-                return str(dist.locate_file(f))
-    except PackageNotFoundError:
-        pass
-    return os.path.join(sys.prefix, "lib", "libdnnl.so.3")
-
-
 def _load():
     if _state["module"] is not None or _state["why"] is not None:
         return _state["module"]
-    path = _library_path()
+    from .. import _core
+    if not _core.load_onednn():
+        _state["why"] = _core.onednn_missing
+        return None
     try:
-        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         from .._core import dnnl
-    except (OSError, ImportError) as e:
-        _state["why"] = f"oneDNN not loaded ({path}): {e}"
+    except ImportError as e:         # built without oneDNN's headers
+        _state["why"] = f"mxlite was built without its oneDNN kernels: {e}"
         return None
     _state["module"] = dnnl
     return dnnl
