@@ -241,6 +241,8 @@ cdef PoolProblem _pool_problem(x, y, kernel, stride, pad, int kind, arrays) exce
     whole kernel)."""
     cdef PoolProblem p
     nd = len(kernel)
+    if kind not in (0, 1, 2, 3):
+        raise Refused(f"pooling: unknown kind {kind}")
     if not 1 <= nd <= 3 or x.ndim != nd + 2 or y.ndim != nd + 2 \
             or len(stride) != nd or len(pad) != nd:
         raise Refused("pooling: ranks do not match the kernel")

@@ -258,6 +258,24 @@ def test_channels_last_pooling_goes_through_onednn(monkeypatch):
     assert spy.ran["pool_forward"] == 1 and spy.ran["pool_max_backward"] == 1
 
 
+@pytest.mark.parametrize("shape, out, kernel, stride, pad, kind", [
+    ((1, 2, 6, 6), (1, 2, 3, 3), (2, 2), (0, 2), (0, 0), 0),      # a zero stride
+    ((1, 2, 6, 6), (1, 2, 3, 3), (0, 2), (2, 2), (0, 0), 0),      # a zero kernel
+    ((1, 2, 6, 6), (1, 2, 3, 3), (2, 2), (2, 2), (-1, 0), 0),     # a negative pad
+    ((1, 2, 6, 6), (1, 2, 1, 1), (2, 2), (2, 2), (0, 0), 1),      # too few windows
+    ((1, 2, 6, 6), (1, 2, 9, 9), (2, 2), (2, 2), (0, 0), 1),      # too many
+    ((1, 2, 6, 6), (1, 3, 3, 3), (2, 2), (2, 2), (0, 0), 1),      # other channels
+    ((1, 2, 6, 6), (1, 2, 3, 3), (2, 2, 2), (2, 2), (0, 0), 1),   # ranks
+    ((1, 2, 6, 6), (1, 2, 3, 3), (2, 2), (2, 2), (0, 0), 7),      # no such kind
+])
+def test_the_pooling_wrapper_refuses_inconsistent_problems(shape, out, kernel, stride, pad,
+                                                           kind):
+    dnnl = onednn._load()
+    with pytest.raises(dnnl.Refused):
+        dnnl.pool_forward(np.ones(shape, np.float32), np.empty(out, np.float32), kernel,
+                          stride, pad, kind)
+
+
 def test_float64_pooling_stays_on_the_reference(monkeypatch):
     spy = Spy(monkeypatch, "pool_forward")
     mx.nd.Pooling(_array((1, 2, 6, 6), dtype="float64"), kernel=(2, 2)).asnumpy()
