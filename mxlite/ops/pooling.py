@@ -145,8 +145,9 @@ def _onednn(xp, op_id, pool_type, x, h, target, window, include_pad):
         return onednn.run(xp, "pool_max_backward", (x, h, target), *window)
     if all(d == 1 for d in h.shape[2:]):
         # one window per plane (global pooling): the reference kernel's broadcast of each
-        # gradient over its plane is faster (0.57 ms beside oneDNN's 1.57 ms on (32, 64,
-        # 32, 32), benchmarks/bench_onednn_nn.py)
+        # gradient over its plane is faster, on (32, 64, 32, 32) 0.57-0.7 ms beside
+        # oneDNN's 0.73-2.1 ms (the op alone, interleaved), and forward + backward 6.0 ms
+        # beside 7.4 (benchmarks/bench_onednn_nn.py)
         return False
     return onednn.run(xp, "pool_avg_backward", (h, target), *window, kind)
 
