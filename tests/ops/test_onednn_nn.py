@@ -384,3 +384,34 @@ def test_norm_wrappers_refuse_mismatched_arrays():
     with pytest.raises(dnnl.Refused):          # float64
         dnnl.lnorm_forward(x.astype(np.float64), None, None, vec, vec,
                            np.empty(x.shape), 12, 2, 1e-5)
+
+
+# ---- a model -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_a_small_cnn_trains_alike_with_onednn_on_and_off(hybridize, monkeypatch):
+    """Convolution, BatchNorm, ReLU, max pooling, global avg pooling and a dense head: the
+    loss and every parameter gradient of one step agree with oneDNN on and off."""
+    spy = Spy(monkeypatch, "pool_forward", "pool_max_backward")
+    nn = mx.gluon.nn
+
+    def grads():
+        net = nn.HybridSequential()
+        net.add(nn.Conv2D(8, 3, padding=1), nn.BatchNorm(), nn.Activation("relu"),
+                nn.MaxPool2D(3, 2, 1), nn.Conv2D(8, 3, padding=1), nn.GlobalAvgPool2D(),
+                nn.Dense(4))
+        net.initialize(mx.init.Xavier(rnd_type="gaussian"))
+        net(_array((2, 3, 12, 12)))
+        rng = np.random.default_rng(7)
+        for p in net.collect_params().values():
+            p.set_data(mx.nd.array(rng.standard_normal(p.shape) * 0.3, dtype="float32"))
+        if hybridize:
+            net.hybridize()
+        x = _array((4, 3, 12, 12), 8)
+        with mx.autograd.record():
+            loss = (net(x) ** 2).sum()
+        loss.backward()
+        params = sorted(net.collect_params().items())
+        return [loss] + [p.grad() for _, p in params if p.grad_req != "null"]
+    fast, ref = both_ways(grads)
+    close(fast, ref)
+    assert spy.ran["pool_forward"] >= 1 and spy.ran["pool_max_backward"] >= 1
