@@ -276,6 +276,18 @@ def test_the_pooling_wrapper_refuses_inconsistent_problems(shape, out, kernel, s
                           stride, pad, kind)
 
 
+def test_pooling_primitives_stay_bounded_over_many_shapes():
+    """80 distinct problems, one table of at most 64 primitives (oneDNN's own cache off)."""
+    dnnl = onednn._load()
+    dnnl.clear()
+    with onednn.enabled(True):
+        for size in range(4, 84):
+            mx.nd.Pooling(mx.nd.ones((1, 2, size, 3)), kernel=(2, 2)).wait_to_read()
+    assert 1 <= dnnl.cache_size() <= 64
+    dnnl.clear()
+    assert dnnl.cache_size() == 0
+
+
 def test_float64_pooling_stays_on_the_reference(monkeypatch):
     spy = Spy(monkeypatch, "pool_forward")
     mx.nd.Pooling(_array((1, 2, 6, 6), dtype="float64"), kernel=(2, 2)).asnumpy()
