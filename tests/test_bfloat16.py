@@ -375,3 +375,14 @@ def test_where_reads_a_bfloat16_condition():
         mx.nd.argmax_channel(bf16_array([[1, 3, 2], [5, 1, 5]])).asnumpy(), [1, 0])
     np.testing.assert_allclose(mx.nd.multi_sum_sq(bf16_array([3, 4]), num_arrays=1).asnumpy(),
                                [25.0])
+
+
+def test_test_utils_compare_bfloat16_with_their_own_tolerances():
+    from mxlite.test_utils import (assert_almost_equal, default_atols, default_numeric_eps,
+                                   default_rtols)
+    assert (default_rtols()[BF16], default_atols()[BF16]) == (4e-2, 1e-1)
+    assert default_numeric_eps()[BF16] == 2.0 ** -3
+    x = bf16_array([1.0, 3.14159, -250.0])
+    assert_almost_equal(x, np.array([1.0, 3.14159, -250.0], np.float32))    # rounded once
+    with pytest.raises(AssertionError):
+        assert_almost_equal(x, np.array([1.0, 3.3, -250.0], np.float32))

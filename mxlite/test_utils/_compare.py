@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import BFLOAT16, MXNetError
 from ..ndarray import NDArray
 
 # MXNet 1.9.1's default tolerances; integers and booleans compare exactly.
@@ -17,6 +17,11 @@ _EXACT = (np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)
 # Finite-difference steps are powers of two, so ``x + eps`` drops no bits of eps.
 _NUMERIC_EPS = {np.dtype(np.float16): 2.0 ** -6, np.dtype(np.float32): 2.0 ** -9,
                 np.dtype(np.float64): 2.0 ** -14}
+if BFLOAT16 is not None:
+    # MXNet had none for bfloat16: float16's, scaled by the 8x coarser spacing (2**-8 against
+    # 2**-11 relative) -- about 20 half-spacings for rtol, as float16's 1e-2 is; the step is
+    # 16 spacings at 1, as float16's
+    _RTOLS[BFLOAT16], _ATOLS[BFLOAT16], _NUMERIC_EPS[BFLOAT16] = 4e-2, 1e-1, 2.0 ** -3
 
 
 def _with_exact(table):
