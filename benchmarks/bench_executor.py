@@ -11,18 +11,20 @@ block at the issue's shapes (batch 16, sequence 64, width 256), where the kernel
 copies that views save count.
 
 Printed, per configuration -- ``invoke path`` (every node through ``invoke``, as before
-memory plans; the path an op hook takes), ``hybridize()`` (a memory plan, buffers of each
-call's own) and ``static_alloc`` (``hybridize(static_alloc=True)``: buffers kept between
-calls) -- the forward and backward node counts of the cached plan, the median step time
-with its quartiles (the configurations called in turn, ``benchmarks/timing.interleaved``),
-and the microseconds per node. The time of the same kernels called alone (each plan
-step's compute function on prepared arrays, no executor around it) is printed as
-``kernels``, so ``step - kernels`` is the executor's share (planned runs make no copy for
-a reshape or transpose, so theirs can be below the kernels'). Then the step's memory
-(``HybridBlock.memory_stats``) and the contiguous copies a planned step makes of strided
-views. ``--profile`` adds a cProfile listing of one configuration (top 20 by internal
-time). ``MXLITE_ONEDNN=0`` runs the reference kernels instead of oneDNN's (whose per-call
-cost on tiny matrices can hide the executor's).
+memory plans; the path an op hook takes), ``hybridize()`` (direct kernel calls and views,
+each array allocated by its node) and ``static_alloc`` (``hybridize(static_alloc=True)``:
+planned buffers kept between calls) -- the forward and backward node counts of the cached
+plan, the median step time with its quartiles (the configurations called in turn,
+``benchmarks/timing.interleaved``), and the microseconds per node. The time of the same
+kernels called alone (each plan step's compute function on prepared arrays, no executor
+around it) is printed as ``kernels``, so ``step - kernels`` is the executor's share
+(planned runs make no copy for a reshape or transpose, so theirs can be below the
+kernels'). Then the step's memory (``HybridBlock.memory_stats``), the contiguous copies a
+planned step makes of strided views, and the peak bytes of one step of each configuration
+as tracemalloc sees them (Python objects included: meaningful at ``--issue``'s shapes).
+``--profile`` adds a cProfile listing of one configuration (top 20 by internal time).
+``MXLITE_ONEDNN=0`` runs the reference kernels instead of oneDNN's (whose per-call cost on
+tiny matrices can hide the executor's).
 """
 import argparse
 import cProfile
@@ -178,6 +180,22 @@ def copies(net, x):
     return count[0]
 
 
+def traced_peak(step):
+    """The most bytes NumPy held at once during one ``step`` beyond what it held before
+    (tracemalloc, which NumPy reports its buffers to): a static_alloc step's kept buffers
+    are not counted, being allocated before."""
+    import gc
+    import tracemalloc
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        step()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
 def report(case, repeat, profile):
     configs = {"invoke path": make_step(case, False, planned=False),
                "hybridize()": make_step(case, False), "static_alloc": make_step(case, True)}
@@ -201,6 +219,8 @@ def report(case, repeat, profile):
           f"{stats['step_peak']}, static_alloc's buffers and outputs "
           f"{stats['planned_bytes']}; contiguous copies of views per planned step: "
           f"{copies(*configs['hybridize()'][1:])}")
+    print("traced peak of one step (bytes): " + ", ".join(
+        f"{name} {traced_peak(config[0])}" for name, config in configs.items()))
     if profile:
         prof = cProfile.Profile()
         step = configs[profile][0]

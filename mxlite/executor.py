@@ -548,19 +548,19 @@ class Plan:
             kept[i] = values[i]
         return kept
 
-    def memory_plan(self, rctx, shared=True):
+    def memory_plan(self, rctx, pooled=True):
         """The ``MemoryPlan`` of this plan on the device of run context ``rctx`` (made once
-        per plan and ``shared``: a plan serves one device), or None where some step cannot
+        per plan and ``pooled``: a plan serves one device), or None where some step cannot
         run as a direct kernel call (no kernel for the device, an output made on another
         device, an inference error or a dtype the planner does not know: ``invoke`` runs
         those, and raises what is an error)."""
-        memory = self._memory.get(shared)
+        memory = self._memory.get(pooled)
         if memory is None:
             try:
-                memory = MemoryPlan(self, rctx.ctx, rctx.kernels, shared=shared)
+                memory = MemoryPlan(self, rctx.ctx, rctx.kernels, pooled=pooled)
             except Exception:       # noqa: BLE001 -- invoke runs it, and raises its errors
                 memory = False
-            self._memory[shared] = memory
+            self._memory[pooled] = memory
         return memory or None
 
     # ---- the backward: a gradient graph of the same FGradients ------------------------------
@@ -671,8 +671,7 @@ def _padded(nbytes):
 class _Pool:
     """Buffers handed out in run order: an output takes the smallest free buffer that holds
     it, else the largest free one grown to its size (cheaper than a new one), else a new
-    one; ``give`` frees a buffer once no live slot uses it; ``close`` makes every buffer
-    so far unavailable to later outputs."""
+    one; ``give`` frees a buffer once no live slot uses it."""
 
     def __init__(self):
         self.sizes = []         # bytes of each buffer
@@ -695,9 +694,6 @@ class _Pool:
     def give(self, b):
         self._free.add(b)
 
-    def close(self):
-        self._free.clear()
-
 
 def _updated_slots(steps):
     """The slots whose arrays some step's kernel updates in place (``op.mutate_inputs``)."""
@@ -709,69 +705,68 @@ def _updated_slots(steps):
 
 class MemoryPlan:
     """The memory of a ``Plan`` at its signature: the shape and dtype of every slot (and of
-    every hidden output, in a scratch slot after the plan's), the buffer each intermediate
-    slot lives in, and the steps as direct kernel calls (``run_planned``): no shape
-    inference, parameter parsing, allocation or wrapping per node.
+    every hidden output, in a scratch slot after the plan's), where each array lives, and
+    the steps as direct kernel calls (``run_planned``): no shape inference, parameter
+    parsing or wrapping per node.
 
-    Buffers: in run order (the forward, then the backward), a step's output takes the
-    smallest free buffer that holds it, else the largest free one grown to its size, else
-    a new one (``_Pool``), and a buffer is free again once the step that reads its slot
-    last has run (``_with_liveness``; what the backward reads stays to the end, hidden
-    outputs nothing reads are free after their step). ``shared=True``: the backward reuses
-    the forward's free buffers, all allocated at once (``static_alloc``, which keeps them
-    between calls); ``shared=False``: the backward's buffers (ids from
-    ``forward_buffers``) are its own, allocated when it runs, so a recorded call keeps only
-    what its backward reads in the meantime. Never in a buffer, each call allocating its
-    own (``fresh_forward``, ``fresh_grad``): the arrays handed out, the outputs and the
-    argument gradients, so nothing a caller holds is overwritten by a later call.
-    Variables and head gradients are the caller's arrays.
+    ``pooled=True`` (``static_alloc``, a bound executor): every intermediate lives in a
+    buffer planned here. In run order (the forward, then the backward), a step's output
+    takes the smallest free buffer that holds it, else the largest free one grown to its
+    size, else a new one (``_Pool``), and a buffer is free again once the step that reads
+    its slot last has run (``_with_liveness``: what the backward reads stays to the end;
+    a hidden output nothing reads is free after its step). The buffers are allocated
+    together (``allocate``), and a caller may keep them for its next run. ``pooled=False``
+    (a hybridized block's default): each array is allocated by the step that makes it and
+    dropped after its last reader, as the ``invoke`` path does. Either way the arrays handed
+    out -- the outputs and the argument gradients (``fresh_forward``, ``fresh_grad``) --
+    are new every run, so nothing a caller holds is overwritten by a later run; the
+    variables and head gradients are the caller's arrays.
 
     Views (``views=True``): a step whose op has a ``view`` function (reshape, Flatten,
     expand_dims, squeeze: contiguous views; transpose, SwapAxis: strided ones) makes its
     output a view of its input instead of a copy where no caller can write through it
-    (``_viewed``), and the buffer under a view stays taken while the view is read; a
+    (``_viewed``); the buffer under a view stays taken while the view is read, and a
     kernel without ``strided_inputs`` gets a contiguous copy of a strided view, made once
-    per value (``materialize``). An output handed out is never a view: the op's kernel
-    copies it.
+    per value (``materialize``) and dropped after the value's last reader. An output
+    handed out is never a view: the op's kernel copies it.
 
     Bytes (variables -- arguments, parameters, auxiliary states -- and head gradients not
     counted): ``forward_peak`` / ``step_peak``, the most that the arrays a forward (a
     forward and then its backward) creates hold at once when each is freed after its last
     reader and every view is a copy, as the ``invoke`` path runs them; ``planned_bytes``,
-    what a run over ``shared`` planned buffers holds (every buffer plus the fresh arrays;
-    the contiguous copies of views not counted)."""
+    what a pooled run holds (every buffer plus the fresh arrays; contiguous copies of views
+    not counted)."""
 
-    def __init__(self, plan, ctx, kernels, views=True, shared=True):
+    def __init__(self, plan, ctx, kernels, views=True, pooled=True):
         n_slots = len(plan.values) + len(plan.grad_template)
         self.specs = [None] * n_slots
         self.var_pos = {s: p for p, s in enumerate(plan.var_slots) if s is not None}
         for s, p in self.var_pos.items():
             self.specs[s] = plan.var_specs[p]
-        self.buffer_of = {}             # slot -> buffer id
-        self.views = views
-        self.root = {}                  # a view's slot -> the slot whose buffer it views
-        self._aliases = {}              # slot with a buffer -> the live slots using it
-        self._pool, self._alive, self._live = _Pool(), set(), 0
+        self.pooled, self.views = pooled, views
+        self.buffer_of = {}             # slot -> buffer id (pooled)
+        self.root = {}                  # a view's slot -> the slot whose array it views
         self.saved = frozenset(plan.saved_slots)
         self._updated = frozenset(_updated_slots(plan.steps))
+        self._owned = set()             # slots of arrays the run makes and hands out never
+        self._aliases = {}              # slot with a buffer -> the live slots using it
+        self._pool, self._alive, self._live = _Pool(), set(), 0
         self.step_peak = 0
         made = set()
-        self.forward_calls = self._plan_steps(plan.steps, ctx, kernels, set(plan.out_slots), made)
+        self.forward_calls = self._plan_steps(plan.steps, ctx, kernels, set(plan.out_slots),
+                                              made)
         self.forward_peak = self.step_peak
         self.fresh_forward = [k for k in dict.fromkeys(plan.out_slots) if k in made]
         for k, o in zip(plan.head_slots, plan.out_slots):
             if k is not None:
                 self.specs[k] = self.specs[o]
-        self.forward_buffers = len(self._pool.sizes)
-        if not shared:      # the backward's buffers are its own, allocated by backward
-            self._pool.close()
         results = {k for k in plan.grad_results if k is not None}
         self.grad_made = set()
         self.grad_calls = self._plan_steps(plan.grad_steps, ctx, kernels, results,
-                                          self.grad_made)
+                                           self.grad_made)
         self.fresh_grad = [k for k in dict.fromkeys(plan.grad_results) if k in self.grad_made]
         self.sizes = self._pool.sizes
-        del self._pool, self._alive, self._live, self._aliases
+        del self._pool, self._alive, self._live, self._aliases, self._owned
         # per planned slot: (slot, buffer, element count, shape, dtype), for allocate
         self._layout = [(k, b, math.prod(self.specs[k][0]), *self.specs[k])
                         for k, b in self.buffer_of.items()]
@@ -779,8 +774,8 @@ class MemoryPlan:
             _nbytes(self.specs[k]) for k in self.fresh_forward + self.fresh_grad)
 
     def _plan_steps(self, steps, ctx, kernels, fresh, made):
-        """The direct calls of ``steps``; their output slots get specs and (except ``fresh``
-        ones and views) buffers, added to ``made``."""
+        """The direct calls of ``steps``: their output slots get specs and a place (a view,
+        a buffer, or an array the step allocates), added to ``made``."""
         calls = []
         for op, attrs, ins, first, n, dead in steps:
             compute = op.compute.get(kernels)
@@ -794,23 +789,16 @@ class MemoryPlan:
                 outs.append(len(self.specs))
                 self.specs.append(None)
             view = self._viewed(op, ins, outs, fresh)
-            for k, spec in zip(outs, out_specs):
-                self.specs[k] = spec
-                made.add(k)
-                self._alive.add(k)
-                self._live += _nbytes(spec)
-                if view is not None:
-                    self.root[k] = root = self.root.get(ins[0], ins[0])
-                    if root in self._aliases:       # a planned buffer, not a caller's array
-                        self._aliases[root].add(k)
-                elif k not in fresh:
-                    self.buffer_of[k] = self._pool.take(_padded(_nbytes(spec)))
-                    self._aliases[k] = {k}
+            new = self._place(outs, out_specs, view, ins, fresh, made)
             self.step_peak = max(self.step_peak, self._live)
-            for k in outs[abs(n):] + list(dead):
+            gone = outs[abs(n):] + list(dead)
+            for k in gone:
                 self._release(k)
+            # arrays of the run's own (not in a buffer) read last here go now
+            drop = tuple(k for k in gone if k in made and k not in self.buffer_of)
             if view is not None:
-                calls.append((view, parsed, tuple(ins), tuple(outs), out_specs[0][0], _VIEW))
+                calls.append((view, parsed, tuple(ins), tuple(outs), out_specs[0][0], _VIEW,
+                              (), drop))
                 continue
             mutated = ()
             if op.mutate_inputs:
@@ -818,22 +806,47 @@ class MemoryPlan:
                                 if ins[i] in self.var_pos)
             strided = None if op.strided_inputs else tuple(
                 i for i, k in enumerate(ins) if k in self.root) or None
-            calls.append((compute, parsed, tuple(ins), tuple(outs), mutated, strided))
+            calls.append((compute, parsed, tuple(ins), tuple(outs), mutated, strided, new,
+                          drop))
         return calls
+
+    def _place(self, outs, out_specs, view, ins, fresh, made):
+        """Where each output of a step lives: a view of the step's input, a planned buffer
+        (pooled, not handed out), or an array the step allocates, listed in the returned
+        ``(slot, shape, dtype)`` tuple."""
+        new = []
+        for k, spec in zip(outs, out_specs):
+            self.specs[k] = spec
+            made.add(k)
+            self._alive.add(k)
+            self._live += _nbytes(spec)
+            if view is not None:
+                self.root[k] = root = self.root.get(ins[0], ins[0])
+                if root in self._aliases:
+                    self._aliases[root].add(k)
+                continue
+            if k not in fresh:
+                self._owned.add(k)
+                if self.pooled:
+                    self.buffer_of[k] = self._pool.take(_padded(_nbytes(spec)))
+                    self._aliases[k] = {k}
+                    continue
+            new.append((k, *spec))
+        return tuple(new)
 
     def _viewed(self, op, ins, outs, fresh):
         """The op's ``view`` function where this step's output may be a view of its first
         input, else None. Never for an output handed out (``fresh``: it must own its
         memory) or where views are off. The viewed memory must be out of every caller's
-        reach while the view is read: a planned buffer always is; a caller's array (a
-        variable, a head gradient) is during the step that reads it, so its view may serve
-        the rest of the run but not the backward of a forward (``saved``: the caller may
-        write into the array in between, where a copy would have kept the old values), nor
-        outlive a kernel that updates that array in place."""
+        reach while the view is read: an array the run made and keeps to itself always is;
+        a caller's array (a variable, a head gradient, an output handed out) is during the
+        run, so its view may serve the rest of the run but not the backward of a forward
+        (``saved``: the caller may write into the array in between, where a copy would
+        have kept the old values), nor outlive a kernel that updates that array in place."""
         if not self.views or op.view is None or len(outs) != 1 or outs[0] in fresh:
             return None
         source = self.root.get(ins[0], ins[0])
-        if source in self.buffer_of:
+        if source in self._owned:
             return op.view
         if source in self._updated or outs[0] in self.saved:
             return None
@@ -854,31 +867,20 @@ class MemoryPlan:
         if not aliases:
             self._pool.give(self.buffer_of[root])
 
-    def allocate(self, xp, slots=None, first=0, last=None):
-        """Buffers ``first`` to ``last`` (excluded; None: all) allocated, and every slot
-        planned in one of them set to a view of it in ``slots`` (a new list, None
-        elsewhere, when not given): the memory of one run, or of the forward's or the
-        backward's part of it (split at ``forward_buffers`` for a plan not ``shared``)."""
-        last = len(self.sizes) if last is None else last
-        buffers = {b: xp.empty((self.sizes[b],), np.uint8) for b in range(first, last)}
-        if slots is None:
-            slots = [None] * len(self.specs)
+    def allocate(self, xp):
+        """A slot list with every pooled slot a view of its buffer (the buffers allocated
+        here), None elsewhere: the memory of one pooled run."""
+        buffers = [xp.empty((n,), np.uint8) for n in self.sizes]
+        slots = [None] * len(self.specs)
         typed = {}      # (buffer, dtype) -> the whole buffer as that dtype
         for k, b, count, shape, dtype in self._layout:
-            if first <= b < last:
-                flat = typed.get((b, dtype))
-                if flat is None:
-                    whole = buffers[b]
-                    whole = whole[:len(whole) - len(whole) % dtype.itemsize]
-                    typed[(b, dtype)] = flat = whole.view(dtype)
-                slots[k] = (flat if len(flat) == count else flat[:count]).reshape(shape)
+            flat = typed.get((b, dtype))
+            if flat is None:
+                whole = buffers[b]
+                whole = whole[:len(whole) - len(whole) % dtype.itemsize]
+                typed[(b, dtype)] = flat = whole.view(dtype)
+            slots[k] = (flat if len(flat) == count else flat[:count]).reshape(shape)
         return slots
-
-    def fill_fresh(self, slots, which, xp):
-        """New arrays in the ``which`` slots (the outputs or gradients a call hands out)."""
-        specs = self.specs
-        for k in which:
-            slots[k] = xp.empty(*specs[k])
 
 
 def memory_stats(plan, ctx):
@@ -901,25 +903,31 @@ def run_planned(calls, slots, variables, rctx, training):
     mode ``training`` (a kernel reads the mode from ``rctx``); ``variables`` (the call's
     NDArrays in variable order) have their versions moved where a kernel updates one.
 
-    A call is ``(compute, attrs, input slots, output slots, mutated variables, strided)``:
-    ``strided`` lists the inputs that may be non-contiguous views, made contiguous first
-    (``_contiguous``). A view's call is ``(view, attrs, input slots, output slot, output
-    shape, _VIEW)``."""
+    A call is ``(compute, attrs, input slots, output slots, mutated variables, strided,
+    new, drop)``: ``strided`` lists the inputs that may be non-contiguous views, made
+    contiguous first (``_contiguous``); ``new``, the ``(slot, shape, dtype)`` of the
+    outputs the step allocates; ``drop``, the slots of the run's own arrays read for the
+    last time, emptied after the call (so those arrays are freed). A view's call is
+    ``(view, attrs, input slots, output slot, output shape, _VIEW, (), drop)``."""
     state = _autograd._state
     previous = state.recording, state.training
     state.recording, state.training = False, bool(training)
     xp = rctx.xp
     try:
-        for compute, attrs, ins, outs, mutated, strided in calls:
-            if strided is not None:
-                if strided is _VIEW:
-                    _view_step(compute, attrs, ins[0], outs[0], mutated, slots, xp)
-                    continue
-                for i in strided:
-                    _contiguous(slots, ins[i], xp)
-            compute(rctx, [slots[i] for i in ins], [slots[k] for k in outs], attrs)
-            for p in mutated:
-                variables[p]._version[0] += 1
+        for compute, attrs, ins, outs, mutated, strided, new, drop in calls:
+            if strided is _VIEW:
+                _view_step(compute, attrs, ins[0], outs[0], mutated, slots, xp)
+            else:
+                if strided is not None:
+                    for i in strided:
+                        _contiguous(slots, ins[i], xp)
+                for k, shape, dtype in new:
+                    slots[k] = xp.empty(shape, dtype)
+                compute(rctx, [slots[i] for i in ins], [slots[k] for k in outs], attrs)
+                for p in mutated:
+                    variables[p]._version[0] += 1
+            for k in drop:
+                slots[k] = None
     finally:
         state.recording, state.training = previous
 
@@ -951,28 +959,24 @@ def _contiguous(slots, k, xp):
 
 
 class PlannedRun:
-    """One call of a plan over the buffers of its ``MemoryPlan``: ``forward`` gives the
-    outputs, ``backward`` (after it, any number of times) the argument gradients.
+    """One call of a plan through its ``MemoryPlan``: ``forward`` gives the outputs,
+    ``backward`` (after it, any number of times) the argument gradients.
 
-    ``buffers``: a slot list of planned views (``MemoryPlan.allocate`` of a plan made with
-    ``shared=True``), which the run uses in a copy with the call's variables and new
-    output arrays put in; ``release`` (or None) is called with it once this run is gone --
-    nothing can read its values any more -- so a hybridized block with ``static_alloc``
-    hands it to its next call (MXNet's static memory), while a gradient still to come
-    keeps this run alive. ``buffers=None`` (a plan made with ``shared=False``): the run
-    allocates its forward's buffers, and its backward's at each backward; ``keep_saved``
-    then drops every value the backward does not read, as the ``invoke`` path keeps only
-    those."""
+    ``buffers``: for a pooled plan, a slot list of planned views (``MemoryPlan.allocate``),
+    which the run uses in a copy with the call's variables put in; ``release`` (or None) is
+    called with it once this run is gone -- nothing can read its values any more -- so a
+    hybridized block with ``static_alloc`` hands it to its next call (MXNet's static
+    memory), while a gradient still to come keeps this run alive. ``buffers=None`` for a
+    plan not pooled: each step allocates its outputs, and ``keep_saved`` drops every value
+    the backward does not read once the forward (or a backward) is over, as the ``invoke``
+    path keeps only those."""
 
     __slots__ = ("plan", "memory", "buffers", "slots", "variables", "rctx", "release")
 
     def __init__(self, plan, memory, buffers, variables, rctx, release=None):
         self.plan, self.memory, self.buffers = plan, memory, buffers
         self.variables, self.rctx, self.release = variables, rctx, release
-        if buffers is None:
-            self.slots = memory.allocate(rctx.xp, last=memory.forward_buffers)
-        else:
-            self.slots = list(buffers)
+        self.slots = [None] * len(memory.specs) if buffers is None else list(buffers)
         for s, a in zip(plan.var_slots, variables):
             if s is not None:
                 self.slots[s] = a._data
@@ -987,7 +991,6 @@ class PlannedRun:
         """The outputs, each a new array (an output that is a variable or repeats another
         output is a copy), never a planned buffer."""
         memory, slots, rctx = self.memory, self.slots, self.rctx
-        memory.fill_fresh(slots, memory.fresh_forward, rctx.xp)
         run_planned(memory.forward_calls, slots, self.variables, rctx, training)
         outs, seen = [], set()
         for k in self.plan.out_slots:
@@ -1001,8 +1004,8 @@ class PlannedRun:
         return outs
 
     def keep_saved(self):
-        """Drop (in place) every value but those the backward reads: with buffers of its own
-        (``buffers=None``) the others are freed."""
+        """Drop (in place) every value but those the backward reads, where the run's arrays
+        are its own (not pooled): the others are freed."""
         if self.buffers is None:
             slots, saved = self.slots, self.memory.saved
             for k in range(len(slots)):
@@ -1021,15 +1024,12 @@ class PlannedRun:
         gradients ``ograds`` (NDArrays, one per output; one of another dtype than its output
         is cast to it, as the gradient graph was planned)."""
         plan, memory, slots, rctx = self.plan, self.memory, self.slots, self.rctx
-        if self.buffers is None:
-            memory.allocate(rctx.xp, slots, first=memory.forward_buffers)
         for k, g in zip(plan.head_slots, ograds):
             if k is not None:
                 data = g._data
                 dtype = memory.specs[k][1]
                 slots[k] = data if data.dtype == dtype else rctx.xp.ascontiguousarray(data,
                                                                                     dtype)
-        memory.fill_fresh(slots, memory.fresh_grad, rctx.xp)
         run_planned(memory.grad_calls, slots, self.variables, rctx, training)
         heads = dict(zip(plan.head_slots, ograds))
         grads = [self._result(k, heads) for k in plan.grad_results]

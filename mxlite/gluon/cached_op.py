@@ -21,17 +21,18 @@ and 'add' alike. MXNet 1.9.1 keeps one graph per context and re-plans its memory
 input shape changes.
 
 Each call runs its plan's ``MemoryPlan`` (``mxlite.executor``) as a ``PlannedRun``: every
-step a direct kernel call on planned buffers (an intermediate shares a buffer with slots
-whose lifetimes do not overlap; a reshape or transpose is a view, not a copy), with no
-inference or allocation per node. The outputs and the gradients a call hands out are new
-arrays every call, never planned buffers, so what a caller keeps is not overwritten by a
-later call. Without ``static_alloc`` a call allocates its own buffers, and a recorded one
-keeps only those its backward reads (the backward allocates its own when it runs).
-``static_alloc=True`` (MXNet's static memory) allocates one set of buffers per signature,
-shared by the forward and the backward, and keeps it between calls (``MAX_SPARE`` sets: a
-recorded call holds its set until its tape node is freed; a second call meanwhile takes
-another). ``memory_stats()`` gives the bytes. An op hook (``register_op_hook``) runs every
-node through ``invoke`` instead, which reports each op's arrays.
+step a direct call of the op's kernel, with no shape inference, parameter parsing or
+wrapping per node, and a reshape or transpose a view of its input rather than a copy. The
+outputs and the gradients a call hands out are new arrays every call, so what a caller
+keeps is not overwritten by a later call. Without ``static_alloc`` each intermediate array
+is allocated by its step and freed after its last reader, and a recorded call keeps only
+what its backward reads, as through ``invoke``. ``static_alloc=True`` (MXNet's static
+memory) plans buffers shared by intermediates whose lifetimes do not overlap, in the
+forward and the backward, allocates them once per signature and keeps them between calls
+(``MAX_SPARE`` sets: a recorded call holds its set until its tape node is freed; a second
+call meanwhile takes another). ``memory_stats()`` gives the bytes. An op hook
+(``register_op_hook``) runs every node through ``invoke`` instead, which reports each op's
+arrays.
 
 Under ``record()`` the outputs get one tape node whose gradient runs the plan's backward
 (the symbolic gradient graph of the same FGradients ``mx.autograd`` calls) over the values
@@ -214,7 +215,7 @@ class CachedOp:
         plan = self._plan(ctx, arrays, needs)
         if self.planned and self.op_hook is None:
             rctx = ctx._run if ctx._run is not None else run_context(ctx)
-            memory = plan.memory_plan(rctx, shared=self._static_alloc)
+            memory = plan.memory_plan(rctx, pooled=self._static_alloc)
             if memory is not None:
                 return self._call_planned(plan, memory, rctx, arrays, entries, needs)
         values = plan.bound(arrays)
@@ -237,8 +238,9 @@ class CachedOp:
     def _call_planned(self, plan, memory, rctx, arrays, entries, needs):
         """``__call__`` as a ``PlannedRun``. With ``static_alloc``: over a spare set of the
         plan's buffers (or a new one), which goes back to the plan's spares when the run is
-        gone (at once without ``record()``, else when its tape node is freed). Without: over
-        buffers of its own, of which a recorded call keeps only those its backward reads."""
+        gone (at once without ``record()``, else when its tape node is freed). Without:
+        over arrays of its own, of which a recorded call keeps only those its backward
+        reads."""
         if self._static_alloc:
             spare = plan.spare_buffers
             try:
