@@ -106,7 +106,7 @@ def _cast_nd(x, dtype):
 
 def _cast_args(args, kwargs, dtype, kept):
     """``(args, kwargs)`` with every NDArray cast by ``_cast_nd``, except the op's inputs
-    named in ``kept`` (by position in ``kept_positions`` or by keyword)."""
+    in ``kept`` = (positions, keyword names)."""
     positions, names = kept
     args = [a if i in positions else _cast_nd(a, dtype) for i, a in enumerate(args)]
     kwargs = {k: v if k in names else _cast_nd(v, dtype) for k, v in kwargs.items()}

@@ -35,6 +35,9 @@ __all__ = ["convert_symbol", "convert_model", "convert_hybrid_block", "target_dt
 
 F16, F32 = np.dtype("float16"), np.dtype("float32")
 _AMP_FLOATS = ("float16", "bfloat16", "float32")
+_FLAG_NAMES = {str(flag): name for name, flag in TYPE_FLAGS.items()}   # '12' -> 'bfloat16'
+# the casts the pass inserts, taken before amp.init() wraps anything
+_amp_cast, _amp_multicast = sym_mod.amp_cast, sym_mod.amp_multicast
 
 
 def target_dtype_of(target_dtype, what):
@@ -167,8 +170,8 @@ class _Rewriter:
         key = (id(entry[0]), entry[1], dtype.name)
         if key not in self.casts:
             source = entry[0].name + (str(entry[1]) if entry[1] else "")
-            cast = sym_mod.amp_cast(Symbol([entry]), dtype=dtype.name,
-                                    name=f"{source}_amp_cast_{dtype.name}")
+            cast = _amp_cast(Symbol([entry]), dtype=dtype.name,
+                             name=f"{source}_amp_cast_{dtype.name}")
             self.casts[key] = out = cast._outputs[0]
             self.dtypes[(id(out[0]), 0)] = dtype if have is not None else None
         return self.casts[key]
@@ -180,9 +183,8 @@ class _Rewriter:
         floats = {d for d in known if d is not None and d.name in _AMP_FLOATS}
         if len(entries) < 2 or (None not in known and len(floats) <= 1):
             return entries
-        group = sym_mod.amp_multicast(*[Symbol([e]) for e in entries],
-                                      num_outputs=len(entries),
-                                      name=f"{node.name}_amp_multicast")
+        group = _amp_multicast(*[Symbol([e]) for e in entries], num_outputs=len(entries),
+                               name=f"{node.name}_amp_multicast")
         out = group._outputs
         widest = F32 if (None in known or len(floats) > 1) else next(iter(floats), None)
         for e, d in zip(out, known):
@@ -191,12 +193,9 @@ class _Rewriter:
         return list(out)
 
     def copy(self, node):
+        """Copy ``node`` (its inputs are copied already) with the casts its list asks for."""
         if node.op is None:
-            new = SymNode(None, node.name, None, (), node.user_attrs, node.given)
-            flag = node.user_attrs.get("__dtype__")
-            dtypes = {str(v): k for k, v in TYPE_FLAGS.items()}
-            self.dtypes[(id(new), 0)] = np.dtype(dtypes.get(flag, "float32"))
-            self.copies[id(node)] = new
+            self.copy_variable(node)
             return
         given = [(self.copies[id(child)], i) for child, i in node.inputs]
         entries = list(given)
@@ -216,6 +215,14 @@ class _Rewriter:
             # would, or it ran as given): the op runs in float32
             new.inputs = [e if k in fixed else self.widened(e) for k, e in enumerate(given)]
             self.infer(new)
+        self.copies[id(node)] = new
+
+    def copy_variable(self, node):
+        """A variable holds its ``__dtype__``, float32 without one (the pass's assumption,
+        MXNet's too)."""
+        new = SymNode(None, node.name, None, (), node.user_attrs, node.given)
+        flag = node.user_attrs.get("__dtype__")
+        self.dtypes[(id(new), 0)] = np.dtype(_FLAG_NAMES.get(flag, "float32"))
         self.copies[id(node)] = new
 
     def widened(self, entry):
@@ -309,17 +316,16 @@ def convert_symbol(sym, target_dtype=None, target_dtype_ops=None, fp32_ops=None,
     out = Symbol([(rewriter.copies[id(n)], i) for n, i in sym._outputs])
     if cast_optional_params:
         if data_names is None:
-            data_names = [n for n in sym.list_inputs()
-                          if "__dtype__" not in sym.attr_dict().get(n, {})]
+            attrs = sym.attr_dict()
+            data_names = [n for n in sym.list_inputs() if "__dtype__" not in attrs.get(n, {})]
         _optional_params(out, target, set(out.list_inputs()) - set(data_names))
     return out
 
 
 def _dtype_attrs(sym):
     """{variable name: dtype} of the variables with a ``__dtype__``."""
-    dtypes = {str(v): k for k, v in TYPE_FLAGS.items()}
-    return {name: np.dtype(dtypes[a["__dtype__"]]) for name, a in sym.attr_dict().items()
-            if "__dtype__" in a and a["__dtype__"] in dtypes}
+    return {name: np.dtype(_FLAG_NAMES[a["__dtype__"]]) for name, a in sym.attr_dict().items()
+            if a.get("__dtype__") in _FLAG_NAMES}
 
 
 def convert_model(sym, arg_params, aux_params, target_dtype=None, target_dtype_ops=None,
