@@ -221,3 +221,25 @@ def test_planned_runs_on_each_device(device):
     for other in results[1:]:
         for a, b in zip(other, results[0]):
             np.testing.assert_array_equal(a, b)
+
+
+def test_an_error_in_a_static_run_gives_its_buffers_back(monkeypatch):
+    """A failure in the middle of a static_alloc call (here the contiguous copy of a view,
+    as a kernel running out of memory would): the error reaches the caller, the call's
+    buffers go back to the spares (one set, not a new one per failed call), and the next
+    call runs right."""
+    from mxlite import executor
+    net = _net(True)
+    x = _batch(0)
+    expected = net(x).asnumpy()
+    plan = next(iter(net._cached_op._plans.values()))
+
+    def failing(array, xp):
+        raise MemoryError("refused in this test")
+    monkeypatch.setattr(executor, "materialize", failing)
+    for _ in range(3):
+        with pytest.raises(MemoryError, match="refused in this test"):
+            net(x)
+        assert len(plan.spare_buffers) == 1
+    monkeypatch.undo()
+    np.testing.assert_array_equal(net(x).asnumpy(), expected)
