@@ -11,13 +11,14 @@ only and holds no array, so a hybridized block's ``CachedOp`` keeps plans, not e
 and runs them over each call's arrays.
 
 Memory (``MemoryPlan``, made once per plan): at the bound shapes every slot's shape and
-dtype is known, so each intermediate gets a buffer shared with the slots whose lifetimes do
-not overlap, and each step becomes a direct call of the op's compute function on those
-buffers (``run_planned``): the kernels ``invoke`` would call, on the same inputs, with no
-inference, parsing, allocation or wrapping per node. A reshape-family op or a transpose is
-a view of its input there (``OpDef.view``), where no caller can write through it; a kernel
-that reads only C-contiguous arrays gets a contiguous copy of a strided view, once per
-value. An executor allocates its buffers at its first forward and runs every forward in
+dtype is known, so each step becomes a direct call of the op's compute function
+(``run_planned``): the kernels ``invoke`` would call, on the same inputs, with no
+inference, parsing or wrapping per node; pooled (an executor, ``static_alloc``), each
+intermediate lives in a planned buffer shared with the slots whose lifetimes do not
+overlap, so a run allocates nothing but what it hands out. A reshape-family op or a
+transpose is a view of its input there (``OpDef.view``), where no caller can write through
+it; a kernel that reads only C-contiguous arrays gets a contiguous copy of a strided view,
+once per value. An executor allocates its buffers at its first forward and runs every forward in
 them (MXNet's executor plans its memory at bind); the arrays it hands out (``outputs``,
 ``grad_arrays``) are its own, written by copy. ``memory_stats()`` gives the bytes. A
 monitor (``set_monitor_callback``), or a graph that cannot be planned (an op without a
