@@ -10,17 +10,19 @@ inputs its list asks for:
   ``excluded_sym_names``): every input in float32;
 * a conditional float32 op (``Activation(act_type='softrelu')``): float32 for those
   parameter values, else as it is;
-* a widest-type op (``elemwise_add``, ``concat``, ...): one ``amp_multicast`` of its inputs;
+* a widest-type op (``elemwise_add``, ``concat``, ...): its inputs in the widest float dtype
+  among them (``amp_cast`` of the narrower ones, as MXNet's pass; ``amp.init()``'s wrappers
+  of ``mx.sym`` insert one ``amp_multicast`` instead, as MXNet's did);
 * any other op runs in the dtype it is given.
 
 It follows each output's dtype (``infer_type`` of each copied node, variables float32 unless
-their ``__dtype__`` says otherwise), which buys two things MXNet's pass did not have: no
-``amp_cast`` is inserted where the input already has the dtype wanted (MXNet added one
-anyway: a copy per use), and an op that would be given a low-precision input its mxlite kernel
-does not take (``BatchNorm`` or ``LayerNorm`` in bfloat16, say, or an op listed as
-low-precision whose kernel lacks that dtype) gets float32 inputs instead of failing at run
-time. Auxiliary states (BatchNorm's moving statistics) are never cast:
-the op updates them in place.
+their ``__dtype__`` says otherwise), as MXNet's pass did, so no ``amp_cast`` is inserted
+where the input already has the dtype wanted. Beyond MXNet, an op that would be given a
+low-precision input its mxlite kernel does not take (``BatchNorm`` or ``LayerNorm`` in
+bfloat16, say, or an op listed as low-precision whose kernel lacks that dtype) gets float32
+inputs instead of failing at run time; and a widest-type op given a low-precision and a
+float32 input always gets a cast (MXNet's pass sometimes left the pair mixed). Auxiliary
+states (BatchNorm's moving statistics) are never cast: the op updates them in place.
 """
 import numpy as np
 
@@ -36,8 +38,8 @@ __all__ = ["convert_symbol", "convert_model", "convert_hybrid_block", "target_dt
 F16, F32 = np.dtype("float16"), np.dtype("float32")
 _AMP_FLOATS = ("float16", "bfloat16", "float32")
 _FLAG_NAMES = {str(flag): name for name, flag in TYPE_FLAGS.items()}   # '12' -> 'bfloat16'
-# the casts the pass inserts, taken before amp.init() wraps anything
-_amp_cast, _amp_multicast = sym_mod.amp_cast, sym_mod.amp_multicast
+# the cast the pass inserts, taken before amp.init() wraps anything
+_amp_cast = sym_mod.amp_cast
 
 
 def target_dtype_of(target_dtype, what):
@@ -169,28 +171,23 @@ class _Rewriter:
             return entry
         key = (id(entry[0]), entry[1], dtype.name)
         if key not in self.casts:
-            source = entry[0].name + (str(entry[1]) if entry[1] else "")
+            source = Symbol([entry]).list_outputs()[0]     # 'data', 'fc1_output' (MXNet's)
             cast = _amp_cast(Symbol([entry]), dtype=dtype.name,
                              name=f"{source}_amp_cast_{dtype.name}")
             self.casts[key] = out = cast._outputs[0]
             self.dtypes[(id(out[0]), 0)] = dtype if have is not None else None
         return self.casts[key]
 
-    def multicast(self, entries, node):
-        """The inputs of widest-type op ``node`` through one ``amp_multicast`` (none when
-        they already share one dtype)."""
+    def widest(self, entries):
+        """``entries`` (the inputs of a widest-type op) in the widest float dtype among them:
+        ``amp_cast`` of the narrower ones, as MXNet's pass (float32 where a dtype is not
+        known)."""
         known = [self.dtype(e) for e in entries]
         floats = {d for d in known if d is not None and d.name in _AMP_FLOATS}
-        if len(entries) < 2 or (None not in known and len(floats) <= 1):
+        if None not in known and len(floats) <= 1:
             return entries
-        group = _amp_multicast(*[Symbol([e]) for e in entries], num_outputs=len(entries),
-                               name=f"{node.name}_amp_multicast")
-        out = group._outputs
-        widest = F32 if (None in known or len(floats) > 1) else next(iter(floats), None)
-        for e, d in zip(out, known):
-            self.dtypes[(id(e[0]), e[1])] = (widest if d is not None and d.name in _AMP_FLOATS
-                                             else d)
-        return list(out)
+        widest = F32 if None in known or F32 in floats or len(floats) > 1 else floats.pop()
+        return [self.cast(e, widest) for e in entries]
 
     def copy(self, node):
         """Copy ``node`` (its inputs are copied already) with the casts its list asks for."""
@@ -206,8 +203,7 @@ class _Rewriter:
             entries = [e if k in fixed else self.cast(e, want) for k, e in enumerate(entries)]
         elif kind == "widest":
             free = [k for k in range(len(entries)) if k not in fixed]
-            cast = self.multicast([entries[k] for k in free], node)
-            for k, e in zip(free, cast):
+            for k, e in zip(free, self.widest([entries[k] for k in free])):
                 entries[k] = e
         new = SymNode(node.op, node.name, node.attrs, entries, node.user_attrs, node.given)
         if not self.infer(new):
