@@ -678,7 +678,9 @@ cdef inline idx_t _hi(idx_t end, idx_t n) noexcept nogil:
 
 
 cdef inline idx_t _argmax(const real* x, Geom* g, idx_t od, idx_t oh, idx_t ow) noexcept nogil:
-    """Flat index in the plane of the window's first maximum; -1 for an empty window."""
+    """Flat index in the plane of the window's first maximum, a NaN being the maximum of
+    any window it is in (as NumPy's max: a window's NaN is not silently dropped); -1 for an
+    empty window."""
     cdef idx_t zs = od * g.s0 - g.p0, ys = oh * g.s1 - g.p1, xs = ow * g.s2 - g.p2
     cdef idx_t ze = _hi(zs + g.k0, g.i0), ye = _hi(ys + g.k1, g.i1), xe = _hi(xs + g.k2, g.i2)
     cdef idx_t z, y, xx, t, best = -1
@@ -688,7 +690,7 @@ cdef inline idx_t _argmax(const real* x, Geom* g, idx_t od, idx_t oh, idx_t ow) 
             for xx in range(_lo(xs), xe):
                 t = (z * g.i1 + y) * g.i2 + xx
                 v = x[t]
-                if best < 0 or v > m:
+                if best < 0 or v > m or (v != v and m == m):
                     best, m = t, v
     return best
 

@@ -58,7 +58,7 @@ MX_FN long long mx_pool_argmax(const T* x, const mx_conv_geom& g, const long lon
             for (long long xx = lo[2]; xx < hi[2]; xx++) {
                 long long t = (z * g.in[1] + y) * g.in[2] + xx;
                 T v = x[t];
-                if (best < 0 || v > m) { best = t; m = v; }
+                if (best < 0 || v > m || (v != v && m == m)) { best = t; m = v; }  // NaN wins
             }
     return best;
 }

@@ -23,6 +23,7 @@ oneDNN's result is MXNet's (``dnnl.pool_forward`` refuses the rest): lp pooling,
 only and avg counting padding past the padded input stay on the reference kernels.
 """
 from .._core import conv as _k
+from .._core import finite as _finite
 from ..base import FLOAT_DTYPES, op_error
 from . import onednn
 from .common import compute_dtype, kernels, run_in, write_back
@@ -137,6 +138,9 @@ def _onednn(xp, op_id, pool_type, x, h, target, window, include_pad):
     kind = {"max": 0, "avg": 1 if include_pad else 2, "sum": 3}.get(pool_type)
     if kind is None or op_id == 2:
         return False
+    if kind == 0 and onednn.primitives(xp, x) is not None and _finite.any_of(_NAN_SCAN, [x]):
+        # oneDNN's max skips a NaN; mxlite's is NaN (its gradient goes to the first NaN)
+        return False
     if op_id == 0:
         return onednn.run(xp, "pool_forward", (x, target), *window, kind)
     if kind == 3:
@@ -150,6 +154,9 @@ def _onednn(xp, op_id, pool_type, x, h, target, window, include_pad):
         # beside 7.4 (benchmarks/bench_onednn_nn.py)
         return False
     return onednn.run(xp, "pool_avg_backward", (h, target), *window, kind)
+
+
+_NAN_SCAN = _finite.SCAN_IDS["nan"]
 
 
 # ---- parameters --------------------------------------------------------------------------------
@@ -236,7 +243,9 @@ register(OpDef(
     doc="""Pooling over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
 
 Window ``o`` covers ``[o*stride - pad, o*stride - pad + kernel)`` on each axis. ``max`` takes
-the largest input element in the window (padding never wins); ``sum`` adds them; ``avg``
+the largest input element in the window (padding never wins; a NaN in the window is its
+maximum, as in NumPy and torch, and takes the gradient: MXNet skipped NaNs, so a window of
+NaN and numbers gave a number); ``sum`` adds them; ``avg``
 divides the sum by the window clipped to the padded input (``count_include_pad``, the
 default) or by the number of input elements it covers. 'valid' gives ``1 + (in + 2*pad -
 kernel) // stride`` windows per axis, 'full' rounds up instead, so the last window may run

@@ -556,6 +556,38 @@ def test_max_pooling_ties_go_to_the_first_maximum():
     assert x.grad.asnumpy().tolist() == [[[0.0, 2.0, 0.0, 0.0]]]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("onednn_on", [True, False])
+def test_max_pooling_of_a_window_with_nan_is_nan_and_its_gradient_goes_to_the_nan(
+        dtype, onednn_on, device):
+    """A NaN anywhere in a window (first or not) is the window's maximum, as NumPy's max,
+    and takes the gradient; the other windows are untouched. MXNet skipped NaNs (and the
+    reference kernel used to keep only a leading one), so oneDNN's path and the reference
+    kernel, CPU and GPU, must all agree on this."""
+    from mxlite.ops import onednn
+    x = np.arange(32, dtype=dtype).reshape(1, 2, 4, 4)
+    x[0, 0, 0, 1] = np.nan          # not the first of its window
+    x[0, 1, 2, 2] = np.nan          # the first of its window
+    with onednn.enabled(onednn_on):
+        X = mx.nd.array(x, ctx=device, dtype=dtype)
+        X.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(X, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        y.backward(mx.nd.arange(1, 9, ctx=device, dtype=dtype).reshape(1, 2, 2, 2))
+    windows = x.reshape(1, 2, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 2, 2, 2, 4)
+    np.testing.assert_array_equal(y.asnumpy(), windows.max(axis=-1))     # NaN propagates
+    head = np.arange(1, 9, dtype=dtype).reshape(2, 2, 2)
+    grad = np.zeros_like(x)
+    for c in range(2):
+        for i in range(2):
+            for j in range(2):
+                win = x[0, c, 2 * i:2 * i + 2, 2 * j:2 * j + 2].ravel()
+                nan = np.flatnonzero(np.isnan(win))
+                k = nan[0] if nan.size else int(np.argmax(win))   # the first NaN, else max
+                grad[0, c, 2 * i + k // 2, 2 * j + k % 2] = head[c, i, j]
+    np.testing.assert_array_equal(X.grad.asnumpy(), grad)
+
+
 # ---- random geometries -----------------------------------------------------------------------
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
