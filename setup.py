@@ -4,6 +4,7 @@ The one explicit list of extensions is ``EXTENSIONS`` below. A template ``X.pyx.
 expanded to ``X.pyx`` with the shared expression tables of ``mxlite/_core/kernel_table.py``
 in its namespace, so the CPU (Cython) and GPU (CUDA) kernels are generated from one table.
 """
+import glob
 import os
 import runpy
 import sys
@@ -107,6 +108,7 @@ def extensions():
     else:
         built.append(Extension(
             f"mxlite._core.{ONEDNN_EXTENSION}", [os.path.join(CORE, ONEDNN_EXTENSION + ".pyx")],
+            depends=sorted(glob.glob(os.path.join(CORE, "mx_dnnl*.h"))),   # rebuild on edits
             include_dirs=[numpy.get_include(), CORE, include],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             extra_compile_args=["-O2", "-std=c++17", "-Wno-unused-function"]))
