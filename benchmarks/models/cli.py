@@ -3,6 +3,7 @@ import io
 import os
 import platform
 import pstats
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,9 +33,20 @@ def add_arguments(parser):
                         "the largest mxlite/torch ratio) and print the top 15 by tottime")
 
 
+def _commit():
+    """The checkout's commit (``-dirty`` with uncommitted changes), or '' outside git."""
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True,
+                              text=True, timeout=30,
+                              cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
 def _header(args, interpreters):
     found = ", ".join(f"{s}: {'yes' if p else 'no'}" for s, p in interpreters.items())
-    return (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or platform.machine()}, "
+    return (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, mxlite {_commit()}, "
+            f"{platform.processor() or platform.machine()}, "
             f"{os.cpu_count()} cores, {args.threads} thread(s) per system, "
             f"{'quick' if args.quick else 'full'} run; times: median ms per step; ratios: "
             f"mxlite / other, median of per-round ratios (quartiles); peak MB: peak RSS "

@@ -112,6 +112,10 @@ def plot(summaries, path):
         ax.barh(ys, meds, height, xerr=[lo, hi], label=f"mxlite {label}", capsize=2)
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
+    # plain ratios on the log axis (0.5, 1, 2), not powers of ten
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(plt.FuncFormatter(
+        lambda v, _: f"{v:g}" if round(v * 10) in (3, 5, 7, 15, 20, 30) else ""))
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names)
     ax.invert_yaxis()
