@@ -2,6 +2,8 @@
 monkey-patching did; init_trainer / scale_loss / unscale: dynamic loss scaling on a Gluon
 Trainer."""
 import json
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -9,6 +11,10 @@ import pytest
 import mxlite as mx
 from mxlite import MXNetError, autograd, gluon
 from mxlite.contrib import amp
+from mxlite.ops.registry import REGISTRY
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fixtures"))
+import make_amp_fixture  # noqa: E402  (the graphs the fixture was made from)
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -27,6 +33,20 @@ def amp_on(request):
 def _fc(x, dtype="float32"):
     w = mx.nd.ones((2, x.shape[1]), dtype=dtype)
     return mx.nd.FullyConnected(x, w, mx.nd.zeros((2,), dtype=dtype), num_hidden=2)
+
+
+@pytest.mark.parametrize("target", ["float16", "bfloat16"])
+@pytest.mark.parametrize("graph", sorted(make_amp_fixture.GRAPHS))
+def test_symbols_built_after_init_match_mxnet(graph, target, amp_on):
+    """The casts MXNet 1.9.1's wrapped mx.sym functions put into the same graphs (fixture
+    by tests/fixtures/make_amp_fixture.py), op for op."""
+    with open(make_amp_fixture.PATH) as f:
+        want = json.load(f)[f"init/{graph}/{target}"]
+    amp_on(target)
+    got = make_amp_fixture.describe(
+        make_amp_fixture.GRAPHS[graph](mx.sym).tojson(remove_amp_cast=False))
+    canonical = lambda rows: [[REGISTRY[op].name, d, n] for op, d, n in rows]  # noqa: E731
+    assert canonical(got) == canonical(want)
 
 
 def test_ops_cast_their_inputs_by_list(amp_on):
