@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 __all__ = ["MXNetError", "NotImplementedForSymbol", "normalize_dtype", "DTYPES", "FLOAT_DTYPES",
-           "NARROW_FLOATS", "BFLOAT16", "dtype_kind", "is_bfloat16", "bfloat16_source", "TYPE_FLAGS",
+           "NARROW_FLOATS", "BFLOAT16", "dtype_kind", "is_bfloat16", "bfloat16_source", "promote_types", "TYPE_FLAGS",
            "UNSUPPORTED_TYPE_FLAGS", "INT_DTYPES", "op_error", "register_class", "as_number", "exact_value",
            "dtype_range", "py_str", "integer_types", "numeric_types", "string_types",
            "mx_real_t", "data_dir", "data_dir_default"]
@@ -126,6 +126,20 @@ def dtype_kind(dtype):
     NumPy kind is 'V'): the question "is this a float?" asked the same way for every float."""
     dt = np.dtype(dtype)
     return "f" if dt in NARROW_FLOATS else dt.kind
+
+
+def promote_types(a, b):
+    """NumPy's type promotion, completed for bfloat16 where ml_dtypes gives none: with
+    float16 it is float32 (neither holds the other's values), with int32 or int64 float64
+    (as NumPy gives float16 with them)."""
+    try:
+        return np.promote_types(a, b)
+    except TypeError:           # numpy's DTypePromotionError
+        a, b = np.dtype(a), np.dtype(b)
+        if not (is_bfloat16(a) or is_bfloat16(b)):
+            raise
+        other = b if is_bfloat16(a) else a
+        return np.dtype(np.float32) if other == np.float16 else np.dtype(np.float64)
 
 
 # MXNet's type flags (mshadow's TypeFlag): what .params files and ``__dtype__`` attributes

@@ -386,3 +386,18 @@ def test_test_utils_compare_bfloat16_with_their_own_tolerances():
     assert_almost_equal(x, np.array([1.0, 3.14159, -250.0], np.float32))    # rounded once
     with pytest.raises(AssertionError):
         assert_almost_equal(x, np.array([1.0, 3.6, -250.0], np.float32))
+
+
+@pytest.mark.parametrize("other,want", [
+    ("float16", np.float32), ("float32", np.float32), ("float64", np.float64),
+    ("int8", BF16), ("uint8", BF16), ("bool", BF16), ("int32", np.float64),
+    ("int64", np.float64)])
+def test_mixed_dtype_arithmetic_promotes(other, want):
+    """NumPy's promotion where ml_dtypes has one; with float16 float32 (neither holds the
+    other), with int32/int64 float64 (as float16 with them), where ml_dtypes has none."""
+    b = bf16_array([1.5, -2.0])
+    o = mx.nd.array([2, 1], dtype=other)
+    for out in (b + o, o * b, mx.nd.broadcast_sub(b, o)):
+        assert out.dtype == np.dtype(want)
+    np.testing.assert_array_equal((b + o).asnumpy().astype(np.float64),
+                                  [1.5 + 2, -2.0 + (1 if other != "bool" else 1)])

@@ -10,7 +10,7 @@ import numpy as np
 from .._core import elemwise as _k
 from .._core.dispatch import CpuKernel
 from .._core.kernel_table import BINARY, UNARY
-from ..base import FLOAT_DTYPES, NARROW_FLOATS, as_number, dtype_range, op_error
+from ..base import FLOAT_DTYPES, NARROW_FLOATS, as_number, dtype_range, op_error, promote_types
 from .common import F32, compute_dtype, run_in, same_shape, write_back
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_utils import broadcast_shapes, same_input_shapes
@@ -171,7 +171,7 @@ def _binary_dtype(name, kname, a, b):
     mixed ones promote as NumPy does, except int8 with uint8, which NumPy makes int16 (not
     an mxlite dtype): that gives int32. Two bool inputs follow the bool rule
     (``bool_result``)."""
-    dt = a if a == b else np.promote_types(a, b)
+    dt = a if a == b else promote_types(a, b)
     if dt not in FLOAT_DTYPES and dt != np.bool_ and dt.kind not in "iu":
         raise op_error(name, f"cannot combine dtypes {a} and {b}")
     if dt == np.bool_:
