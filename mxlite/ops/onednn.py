@@ -20,6 +20,8 @@ The choice (``primitives``) is oneDNN when all of these hold, else the reference
   size and the large-tensor table proves them past 2**32 elements; oneDNN is proven here
   past 2**31 bytes per operand (tests/large/test_onednn_offsets.py), not past 2**31
   elements, so larger arrays stay on the proven kernels;
+* the problem is large enough to gain from oneDNN (``worth_it``: a primitive call has a
+  fixed cost of a few hundred microseconds on busy cores);
 * oneDNN accepts the problem: a primitive it refuses (``Refused``) falls back too.
 
 ``tests/ops/test_onednn.py`` compares every oneDNN path with the reference kernel.
@@ -32,7 +34,7 @@ import numpy as np
 __all__ = ["available", "primitives", "run", "enabled", "status", "work_dtype"]
 
 _LIMIT = 1 << 31
-_state = {"module": None, "why": None, "on": None}
+_state = {"module": None, "why": None, "on": None, "any_size": False}
 
 
 def _load():
@@ -75,15 +77,19 @@ def status():
 
 
 @contextlib.contextmanager
-def enabled(flag):
+def enabled(flag, any_size=None):
     """Within the block, oneDNN is used (``True``, where available) or not (``False``):
-    for tests that compare its results with the reference kernels."""
-    before = _state["on"]
+    for tests that compare its results with the reference kernels. ``any_size=True``: for
+    small problems too (``worth_it`` says yes to all), so tests can use small shapes
+    (None keeps the current setting)."""
+    before = _state["on"], _state["any_size"]
     _state["on"] = bool(flag)
+    if any_size is not None:
+        _state["any_size"] = bool(any_size)
     try:
         yield
     finally:
-        _state["on"] = before
+        _state["on"], _state["any_size"] = before
 
 
 def work_dtype(xp, dtype):
@@ -119,11 +125,42 @@ def primitives(xp, *arrays, contiguous=True):
     return module
 
 
+def _per_row(a):
+    """The elements of one leading-axis row of ``a`` (a weight's fan-in)."""
+    return a.size // a.shape[0] if a.shape and a.shape[0] else 0
+
+
+# Each function's work (multiply-adds, or elements for pooling) from its arrays, and the
+# least work oneDNN takes: a primitive call costs 0.03 ms on idle cores and up to 0.3 ms
+# on busy ones (its reorders and OpenMP regions each wake the threads), so small problems
+# run faster on the reference kernels. The thresholds are crossovers measured on 2 busy
+# cores (benchmarks/bench_onednn_small.py): a 2**24-MAC convolution took 0.6x the time on
+# the reference, a 2**27 one 4-5x on oneDNN; max pooling crossed over between 2**15 and
+# 2**18 elements. Products below 2**23 MACs run on one BLAS thread (mxlite.device.blas),
+# which leaves no BLAS thread spinning beside oneDNN's.
+_WORK = {
+    "conv_forward": (lambda x, w, b, y: y.size * _per_row(w), 1 << 25),
+    "conv_backward_data": (lambda gy, w, gx: gy.size * _per_row(w), 1 << 25),
+    "conv_backward_weights": (lambda x, gy, gw: gy.size * _per_row(gw), 1 << 25),
+    "matmul": (lambda a, b, c: c.size * a.shape[-1], 1 << 22),
+    "pool_forward": (lambda x, y: x.size, 1 << 17),
+    "pool_max_backward": (lambda x, h, gx: x.size, 1 << 17),
+    "pool_avg_backward": (lambda h, gx: gx.size, 1 << 17),
+}
+
+
+def worth_it(function, arrays):
+    """False when ``function``'s problem is too small to gain from oneDNN (``_WORK``)."""
+    work, least = _WORK.get(function, (None, 0))
+    return work is None or _state["any_size"] or work(*arrays) >= least
+
+
 def run(xp, function, arrays, *args, contiguous=True):
-    """Run oneDNN's ``function(*arrays, *args)`` when ``primitives`` allows it; True when it
-    ran, False when the reference kernel must (oneDNN off, or refusing the problem)."""
+    """Run oneDNN's ``function(*arrays, *args)`` when ``primitives`` allows it and the problem
+    is large enough (``worth_it``); True when it ran, False when the reference kernel must
+    (oneDNN off, a small problem, or oneDNN refusing it)."""
     module = primitives(xp, *arrays, contiguous=contiguous)
-    if module is None:
+    if module is None or not worth_it(function, arrays):
         return False
     try:
         getattr(module, function)(*arrays, *args)

@@ -138,7 +138,9 @@ def _onednn(xp, op_id, pool_type, x, h, target, window, include_pad):
     kind = {"max": 0, "avg": 1 if include_pad else 2, "sum": 3}.get(pool_type)
     if kind is None or op_id == 2:
         return False
-    if kind == 0 and onednn.primitives(xp, x) is not None and _finite.any_of(_NAN_SCAN, [x]):
+    if kind == 0 and onednn.primitives(xp, x) is not None \
+            and onednn.worth_it("pool_max_backward", (x, None, None)) \
+            and _finite.any_of(_NAN_SCAN, [x]):
         # oneDNN's max skips a NaN; mxlite's is NaN (its gradient goes to the first NaN)
         return False
     if op_id == 0:

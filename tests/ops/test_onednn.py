@@ -14,6 +14,13 @@ pytestmark = [pytest.mark.cpu_only,
               pytest.mark.skipif(not onednn.available(), reason=onednn.status() or "")]
 
 
+@pytest.fixture(autouse=True)
+def small_problems_too(monkeypatch):
+    """These tests use small shapes: let oneDNN take them (``onednn.worth_it`` would send
+    them to the reference kernels)."""
+    monkeypatch.setitem(onednn._state, "any_size", True)
+
+
 class Spy:
     """Counts the calls of the oneDNN module's functions (``onednn.run`` looks them up by
     name each call), so a test knows the oneDNN path really ran."""
@@ -411,3 +418,19 @@ def test_a_problem_whose_blocked_copies_would_multiply_memory_runs_on_the_refere
     got = mx.nd.Convolution(mx.nd.array(x), mx.nd.array(w), kernel=(3, 3), pad=(1, 1),
                             num_filter=1, no_bias=True).asnumpy()
     assert got[0, 0, 0, 0] == 4 and got[0, 0, 5, 5] == 9 and got[0, 0, -1, 7] == 6
+
+
+def test_small_problems_run_on_the_reference_kernels(monkeypatch):
+    """A primitive call has a fixed cost (reorders, OpenMP regions): below the measured
+    crossover the reference kernel runs."""
+    monkeypatch.setitem(onednn._state, "any_size", False)
+    spy = Spy(monkeypatch, "conv_forward", "matmul")
+    x, w, b, attrs = _case(GEOMETRIES[2])
+    mx.nd.Convolution(x, w, b, num_filter=8, **attrs).wait_to_read()
+    mx.nd.dot(mx.nd.ones((8, 8)), mx.nd.ones((8, 8))).wait_to_read()
+    assert spy.calls == {"conv_forward": 0, "matmul": 0}
+    mx.nd.dot(mx.nd.ones((256, 256)), mx.nd.ones((256, 256))).wait_to_read()   # 2**24
+    big = mx.nd.ones((16, 32, 32, 32))
+    mx.nd.Convolution(big, mx.nd.ones((32, 32, 3, 3)), kernel=(3, 3), num_filter=32,
+                      no_bias=True).wait_to_read()                              # ~2**27
+    assert spy.calls == {"conv_forward": 1, "matmul": 1}

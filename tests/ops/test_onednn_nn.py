@@ -11,6 +11,13 @@ pytestmark = [pytest.mark.cpu_only,
               pytest.mark.skipif(not onednn.available(), reason=onednn.status() or "")]
 
 
+@pytest.fixture(autouse=True)
+def small_problems_too(monkeypatch):
+    """These tests use small shapes: let oneDNN take them (``onednn.worth_it`` would send
+    them to the reference kernels)."""
+    monkeypatch.setitem(onednn._state, "any_size", True)
+
+
 class Spy:
     """Counts the calls of the oneDNN module's functions, and how many of them oneDNN took
     (returned without ``Refused``)."""
