@@ -11,10 +11,10 @@ import os
 import numpy as np
 
 __all__ = ["MXNetError", "NotImplementedForSymbol", "normalize_dtype", "DTYPES", "FLOAT_DTYPES",
-           "NARROW_FLOATS", "BFLOAT16", "dtype_kind", "is_bfloat16", "bfloat16_source", "promote_types", "TYPE_FLAGS",
-           "UNSUPPORTED_TYPE_FLAGS", "INT_DTYPES", "op_error", "register_class", "as_number", "exact_value",
-           "dtype_range", "py_str", "integer_types", "numeric_types", "string_types",
-           "mx_real_t", "data_dir", "data_dir_default"]
+           "NARROW_FLOATS", "BFLOAT16", "dtype_kind", "is_bfloat16", "bfloat16_source",
+           "promote_types", "TYPE_FLAGS", "UNSUPPORTED_TYPE_FLAGS", "INT_DTYPES", "op_error",
+           "register_class", "as_number", "exact_value", "dtype_range", "py_str", "integer_types",
+           "numeric_types", "string_types", "mx_real_t", "data_dir", "data_dir_default"]
 
 
 class MXNetError(ValueError):

@@ -52,7 +52,8 @@ def test_the_low_precision_lists_are_mxnets():
     assert ("Activation", "act_type", ["softrelu"]) in symbol_fp16.CONDITIONAL_FP32_FUNCS
     for name in ("softmax", "log_softmax", "LayerNorm", "norm", "SoftmaxOutput"):
         assert name in symbol_fp16.FP32_FUNCS
-    assert "BatchNorm" in symbol_fp16.FP16_FP32_FUNCS and "BatchNorm" in symbol_bf16.BF16_FP32_FUNCS
+    assert "BatchNorm" in symbol_fp16.FP16_FP32_FUNCS
+    assert "BatchNorm" in symbol_bf16.BF16_FP32_FUNCS
     assert symbol_bf16.BF16_USE_FP32_PARAMS == {
         "BatchNorm": ["", "gamma", "beta", "moving_mean", "moving_var"]}
     assert "elemwise_add" in symbol_fp16.WIDEST_TYPE_CASTS

@@ -56,7 +56,7 @@ class _State:
     replaced = []           # (namespace module, attribute, original function)
 
 
-# ---- the lists -----------------------------------------------------------------------------------
+# ---- the lists ----------------------------------------------------------------------------------
 def list_lp16_ops(target_dtype):
     """The ops computed in ``target_dtype`` ('float16' or 'bfloat16')."""
     return list(for_dtype(target_dtype_of(target_dtype, "amp.list_lp16_ops")).lp16)
@@ -96,7 +96,7 @@ def list_lp16_use_fp32_params(target_dtype):
     return None if lists.lp16_use_fp32_params is None else dict(lists.lp16_use_fp32_params)
 
 
-# ---- casting arguments -----------------------------------------------------------------------------
+# ---- casting arguments --------------------------------------------------------------------------
 def _cast_nd(x, dtype):
     """NDArray ``x`` as ``dtype`` when it holds a float amp moves; anything else as it is."""
     if isinstance(x, NDArray) and x.dtype != dtype and np.dtype(x.dtype).name in _AMP_FLOATS:
@@ -233,7 +233,7 @@ def _kept_inputs(name, use_fp32_params):
     return {op_inputs.index(n) for n in names if n in op_inputs}, set(names)
 
 
-# ---- init ----------------------------------------------------------------------------------------
+# ---- init ---------------------------------------------------------------------------------------
 def _replace(module, name, make):
     """Put ``make(f)`` where ``module`` (``mx.nd`` or ``mx.sym``) shows op ``name``'s
     function ``f``; the original is remembered."""
@@ -298,7 +298,7 @@ def _restore():
     _State.scaler_taken = False
 
 
-# ---- loss scaling with a Trainer ---------------------------------------------------------------------
+# ---- loss scaling with a Trainer ----------------------------------------------------------------
 def _trainer_class():
     from ...gluon.trainer import Trainer
     return Trainer

@@ -149,7 +149,7 @@ def _check_disjoint(what, given):
                                  "be in one list only")
 
 
-# ---- the pass ------------------------------------------------------------------------------------
+# ---- the pass -----------------------------------------------------------------------------------
 class _Rewriter:
     """Copies a graph with the casts ``plan`` asks for, tracking each entry's dtype."""
 
