@@ -31,9 +31,14 @@ import os
 
 import numpy as np
 
+from ..base import BFLOAT16
+from .common import compute_dtype
+
 __all__ = ["available", "primitives", "run", "enabled", "status", "work_dtype"]
 
 _LIMIT = 1 << 31
+_F32 = np.dtype(np.float32)
+_BF16 = BFLOAT16              # None without ml_dtypes (compare only when it is not None)
 _state = {"module": None, "why": None, "on": None, "any_size": False}
 
 
@@ -98,10 +103,9 @@ def work_dtype(xp, dtype):
     else what the reference kernels compute in (float32 for float16 and bfloat16). A
     bfloat16 problem oneDNN then refuses is computed by the caller in float32
     (``conv._widened``)."""
-    from .common import compute_dtype
     dtype = np.dtype(dtype)
-    if dtype.name == "bfloat16" and getattr(xp, "name", None) == "cpu" and _switched_on() \
-            and _load() is not None:
+    if _BF16 is not None and dtype == _BF16 and getattr(xp, "name", None) == "cpu" \
+            and _switched_on() and _load() is not None:
         return dtype
     return compute_dtype(dtype)
 
@@ -116,7 +120,7 @@ def primitives(xp, *arrays, contiguous=True):
     if module is None:
         return None
     first = arrays[0].dtype
-    if first != np.float32 and first.name != "bfloat16":
+    if first != _F32 and (_BF16 is None or first != _BF16):
         return None
     for a in arrays:
         if a is not None and (a.dtype != first or a.size >= _LIMIT
