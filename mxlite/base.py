@@ -182,7 +182,7 @@ def bfloat16_source(src):
     int64 beyond 2**53 is first rounded to float64 (a second rounding for those alone)."""
     if src.dtype.itemsize < 8 or src.dtype.kind not in "fiu":
         return src
-    wide = src.astype(np.float64)
+    wide = src.astype(np.float64, copy=False)
     with np.errstate(over="ignore", invalid="ignore"):
         near = wide.astype(np.float32)                      # to nearest even
         toward_zero = np.where(np.abs(near) > np.abs(wide),

@@ -401,3 +401,24 @@ def test_mixed_dtype_arithmetic_promotes(other, want):
         assert out.dtype == np.dtype(want)
     np.testing.assert_array_equal((b + o).asnumpy().astype(np.float64),
                                   np.array([1.5, -2.0]) + o.asnumpy().astype(np.float64))
+
+
+def test_a_large_float64_cast_to_bfloat16_rounds_a_block_at_a_time(monkeypatch):
+    """The float32-rounded-to-odd temporaries of a float64 -> bfloat16 cast hold one block
+    (not five times the array), and the blocks give the whole array's result."""
+    from mxlite import base
+    from mxlite.device import cpu
+    rng = np.random.default_rng(5)
+    x = mx.nd.array(rng.standard_normal(5000) * 1e3, dtype="float64")
+    whole = x.astype("bfloat16").asnumpy()
+    seen, real = [], base.bfloat16_source
+
+    def spy(src):
+        seen.append(src.size)
+        return real(src)
+    monkeypatch.setattr(cpu, "bfloat16_source", spy)
+    monkeypatch.setattr(cpu, "_BFLOAT16_BLOCK", 512)
+    blocked = x.astype("bfloat16").asnumpy()
+    np.testing.assert_array_equal(bits(blocked), bits(whole))
+    assert seen and max(seen) <= 512 and sum(seen) == 5000
+    np.testing.assert_array_equal(bits(whole), bits(_array_of(x.asnumpy())))

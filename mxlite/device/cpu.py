@@ -66,10 +66,27 @@ def cast_into(dst, src):
     if dst.dtype == src.dtype:
         np.copyto(dst, src)             # nothing to convert (the common case: no errstate)
         return
-    if is_bfloat16(dst.dtype):
-        src = bfloat16_source(src)
+    if is_bfloat16(dst.dtype) and src.dtype.itemsize == 8 and src.dtype.kind in "fiu":
+        _cast_wide_to_bfloat16(dst, src)
+        return
     with np.errstate(over="ignore", invalid="ignore"):
         np.copyto(dst, src, casting="unsafe")
+
+
+_BFLOAT16_BLOCK = 1 << 20      # elements of a float64/int64 -> bfloat16 cast done at a time
+
+
+def _cast_wide_to_bfloat16(dst, src):
+    """float64/int64 ``src`` into bfloat16 ``dst``, rounded once (``bfloat16_source``), a
+    block at a time when both are C-contiguous and of one shape: the float32 rounded to odd
+    and its temporaries then hold one block, not five times the array."""
+    if src.shape != dst.shape or not (src.flags.c_contiguous and dst.flags.c_contiguous):
+        np.copyto(dst, bfloat16_source(src), casting="unsafe")
+        return
+    flat_src, flat_dst = src.reshape(-1), dst.reshape(-1)
+    for lo in range(0, flat_src.size, _BFLOAT16_BLOCK):
+        part = slice(lo, lo + _BFLOAT16_BLOCK)
+        np.copyto(flat_dst[part], bfloat16_source(flat_src[part]), casting="unsafe")
 
 
 def fill_zero(out):
