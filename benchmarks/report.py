@@ -66,7 +66,8 @@ def fmt_ratio(r):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="use 10x smaller sizes")
+    parser.add_argument("--quick", action="store_true",
+                        help="use 10x smaller sizes (--models: one step a round, fewer rounds)")
     parser.add_argument("--repeat", type=int, default=7, help="samples per backend")
     parser.add_argument("--sample-ms", type=float, default=50.0, help="length of one sample")
     parser.add_argument("--stat", choices=("min", "median"), default="min",
