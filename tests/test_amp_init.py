@@ -264,3 +264,34 @@ def test_trainer_unscales_skips_overflow_and_adapts(amp_on):
     _, other = _dense_and_trainer()
     amp.init_trainer(other)
     assert other._amp_loss_scaler is not scaler
+
+
+def test_amp_trains_on_each_device_in_its_default_dtype(device, amp_on):
+    """amp.init() without a target: float16 on a GPU, bfloat16 on a CPU; a model built after
+    it trains there with loss scaling, its master weights float32."""
+    amp_on()
+    want = F16 if device.device_type == "gpu" else BF16
+    mx.random.seed(3)
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Dense(16, activation="relu", in_units=4), gluon.nn.Dense(3, in_units=16))
+    net.initialize(mx.init.Zero(), ctx=device)
+    rng = np.random.default_rng(0)
+    for p in net.collect_params().values():          # random weights drawn by NumPy
+        p.set_data(mx.nd.array(rng.standard_normal(p.shape) * 0.5, ctx=device))
+    net.hybridize()
+    x = mx.nd.array(rng.standard_normal((32, 4)), ctx=device)
+    y = mx.nd.array(rng.integers(0, 3, 32), ctx=device)
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5})
+    amp.init_trainer(trainer)
+    losses = []
+    for _ in range(30):
+        with autograd.record():
+            out = net(x)
+            loss = -mx.nd.pick(mx.nd.log_softmax(out.astype("float32")), y, axis=1).mean()
+            with amp.scale_loss(loss, trainer) as scaled:
+                scaled.backward()
+        trainer.step(1)
+        losses.append(float(loss.asscalar()))
+    assert out.dtype == want and out.context == device
+    assert net[0].weight.data(device).dtype == F32
+    assert losses[-1] < 0.7 * losses[0]
