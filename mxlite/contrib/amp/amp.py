@@ -199,23 +199,26 @@ def _either_wrapper(f, target, kept, symbolic):
     if op is None:
         return f
     cast = _sym_wrapper(f, F32, kept) if symbolic else _nd_wrapper(f, F32, kept)
-    seen = {}
+    verdicts = {}               # the call's parameters -> whether the op refuses ``target``
 
-    def wrapped(*args, **kwargs):
+    def refuses(kwargs):
         params = {k: v for k, v in kwargs.items()
                   if k not in ("out", "name", "attr") and not isinstance(v, (NDArray, Symbol))}
         key = repr(sorted(params.items()))
-        if key not in seen:
+        if key not in verdicts:
+            if len(verdicts) >= 512:
+                verdicts.clear()            # (parameters that vary call to call)
             try:
-                seen[key] = _refuses(op, op.parse_attrs(params), target, names)
+                verdicts[key] = _refuses(op, op.parse_attrs(params), target, names)
             except (MXNetError, TypeError):
-                seen[key] = False       # the call itself is wrong: let it say so
-        if not seen[key]:
-            return f(*args, **kwargs)
+                verdicts[key] = False       # the call itself is wrong: let it say so
+        return verdicts[key]
+
+    def wrapped(*args, **kwargs):
         if not symbolic and not any(isinstance(a, NDArray) and a.dtype == target
                                     for a in list(args) + list(kwargs.values())):
-            return f(*args, **kwargs)
-        return cast(*args, **kwargs)
+            return f(*args, **kwargs)       # no low-precision input: nothing to decide
+        return cast(*args, **kwargs) if refuses(kwargs) else f(*args, **kwargs)
     return _like(wrapped, f)
 
 
