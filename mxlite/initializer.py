@@ -44,7 +44,7 @@ import warnings
 
 import numpy as np
 
-from .base import MXNetError
+from .base import MXNetError, dtype_kind
 from .ndarray import NDArray
 
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create", "Zero", "One", "Constant",
@@ -365,7 +365,7 @@ def _constant_value(value):
     except (TypeError, ValueError) as e:
         raise MXNetError(f"Constant: value must be a number, an NDArray, a NumPy array or a "
                          f"nested list of numbers, got {type(value).__name__}: {e}") from None
-    if data.dtype.kind not in "biuf":
+    if dtype_kind(data.dtype) not in "biuf":
         raise MXNetError(f"Constant: value must hold real numbers (a ragged list?), got "
                          f"{type(value).__name__} of dtype {data.dtype}")
     return data

@@ -261,3 +261,41 @@ def test_converted_block_trains_with_loss_scaling_like_float32(target, amp_on):
     assert scaled[-1] < 0.5 * scaled[0]
     assert abs(scaled[0] - plain[0]) < 0.05 * plain[0]
     assert abs(scaled[-1] - plain[-1]) < 0.25 * plain[-1] + 0.02
+
+
+# ---- BucketingModule -------------------------------------------------------------------------
+def _bucket_sym_gen(seq_len):
+    """A graph per sequence length whose parameters do not depend on it."""
+    data, label = mx.sym.var("data"), mx.sym.var("softmax_label")
+    fc = mx.sym.FullyConnected(data, num_hidden=3, flatten=False, name="fc")
+    return (mx.sym.SoftmaxOutput(mx.sym.mean(fc, axis=1), label, name="softmax"),
+            ("data",), ("softmax_label",))
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_convert_bucketing_module(target):
+    rng = np.random.default_rng(4)
+    mod = mx.mod.BucketingModule(_bucket_sym_gen, default_bucket_key=5)
+    mod.bind([("data", (2, 5, 4))], [("softmax_label", (2,))], for_training=False)
+    mod.init_params(mx.init.Xavier())
+    mixed = amp.convert_bucketing_module(mod, target_dtype=target)
+    mixed.bind([("data", (2, 5, 4))], [("softmax_label", (2,))], for_training=False)
+    arg, _ = mixed.get_params()
+    want_arg, _ = mod.get_params()
+    assert set(arg) == set(want_arg)
+    for name, value in arg.items():             # float32 master copies, the same values
+        np.testing.assert_array_equal(value.asnumpy(), want_arg[name].asnumpy())
+    for key in (5, 7):                          # the default bucket and a new one
+        x = mx.nd.array(rng.standard_normal((2, key, 4)))
+        batch = mx.io.DataBatch([x], [mx.nd.array([0, 2])], bucket_key=key,
+                                provide_data=[("data", x.shape)],
+                                provide_label=[("softmax_label", (2,))])
+        for m in (mod, mixed):
+            m.forward(batch, is_train=False)
+        got, want = mixed.get_outputs()[0].asnumpy(), mod.get_outputs()[0].asnumpy()
+        np.testing.assert_allclose(got.astype(np.float32), want, rtol=0.05, atol=0.02)
+        graph = mixed._curr_module.symbol
+        (_, ins), = op_input_dtypes(graph)["FullyConnected"]
+        assert ins == [TARGETS[target]] * 3
+    with pytest.raises(MXNetError, match="convert_bucketing_module.*bind"):
+        amp.convert_bucketing_module(mx.mod.BucketingModule(_bucket_sym_gen, 5))

@@ -422,3 +422,18 @@ def test_a_large_float64_cast_to_bfloat16_rounds_a_block_at_a_time(monkeypatch):
     np.testing.assert_array_equal(bits(blocked), bits(whole))
     assert seen and max(seen) <= 512 and sum(seen) == 5000
     np.testing.assert_array_equal(bits(whole), bits(_array_of(x.asnumpy())))
+
+
+def test_creation_checks_bfloat16_sources():
+    """A bfloat16 source has float32's range in 2 bytes: a value past float16's largest is
+    refused when converting to float16, as from float32; initializers take bfloat16."""
+    src = rounded([1.5, 3e38])
+    with pytest.raises(MXNetError, match="overflows float16"):
+        mx.nd.array(src, dtype="float16")
+    np.testing.assert_array_equal(mx.nd.array(src[:1], dtype="float16").asnumpy(), [1.5])
+    w = mx.nd.zeros((2,))
+    mx.init.Constant(bf16_array([1.5, -2.0]))(mx.init.InitDesc("w_weight"), w)
+    np.testing.assert_array_equal(w.asnumpy(), [1.5, -2.0])
+    b = mx.nd.zeros((3, 4), dtype="bfloat16")
+    mx.init.Uniform(0.5)(mx.init.InitDesc("b_weight"), b)           # float32 draws, cast
+    assert b.dtype == BF16 and 0 < np.abs(b.asnumpy().astype(np.float32)).max() <= 0.5

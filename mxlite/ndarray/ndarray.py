@@ -698,7 +698,8 @@ def _check_fits(op, src, dtype):
         if lo < info.min or hi > info.max:
             raise op_error(op, f"values in [{lo}, {hi}] do not fit in {dtype} "
                            f"([{info.min}, {info.max}])")
-    elif src.dtype.itemsize > dtype.itemsize or src.dtype.kind in "iu":
+    elif src.dtype.itemsize > dtype.itemsize or src.dtype.kind in "iu" \
+            or is_bfloat16(src.dtype):       # (its range is float32's, in 2 bytes)
         finite = src[np.isfinite(src)] if dtype_kind(src.dtype) == "f" else src
         big = np.abs(finite.astype(np.float64)).max(initial=0)
         with np.errstate(over="ignore"):

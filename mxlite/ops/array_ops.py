@@ -1116,7 +1116,8 @@ _AMP_FLOATS = NARROW_FLOATS | {_F32}
 
 
 def _amp_cast_type(dtypes, attrs):
-    return [np.dtype(attrs.dtype) if dtypes[0] in _AMP_FLOATS else dtypes[0]]
+    # (np.dtype(): a graph's seed may be a type such as np.float32, which no set holds)
+    return [np.dtype(attrs.dtype) if np.dtype(dtypes[0]) in _AMP_FLOATS else dtypes[0]]
 
 
 def _amp_cast_compute(rctx, ins, outs, attrs):
@@ -1157,9 +1158,10 @@ input's dtype (zero from a float to an integer dtype, as ``cast``).
 def _amp_multicast_types(dtypes, attrs):
     """float16/bfloat16/float32 inputs all go to the widest of them or, with cast_narrow,
     the narrowest; other dtypes pass through (MXNet)."""
+    dtypes = [np.dtype(d) for d in dtypes]
     mixed = {d for d in dtypes if d in _AMP_FLOATS}
     if not mixed:
-        return list(dtypes)
+        return dtypes
     target = _amp_narrowest(mixed) if attrs.cast_narrow else _amp_widest(mixed)
     return [target if d in _AMP_FLOATS else d for d in dtypes]
 

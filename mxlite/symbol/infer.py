@@ -14,7 +14,7 @@ dtype from its data), and ``__dtype__`` attributes seed it.
 """
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, dtype_kind
 from ..ops.shape_partial import is_complete, unify
 from .graph import aux_variables, input_names, topo_order
 
@@ -306,7 +306,7 @@ def type_table(entries, given):
             if not known:
                 _type_without_inputs(node, table, names)
                 return
-            fill = known[0] if known[0].kind == "f" else np.dtype("float32")
+            fill = known[0] if dtype_kind(known[0]) == "f" else np.dtype("float32")
             for name, (c, i), d in zip(names, node.inputs, ins):
                 if d is None:
                     table.set(c, i, fill, _where(node, "input", name))

@@ -30,15 +30,16 @@ from ...ndarray import NDArray
 from ...ops.registry import REGISTRY, namespace_of
 from ...symbol.graph import input_names
 from ...symbol.symbol import Symbol
-from .convert import (_conditions, _names, convert_hybrid_block, convert_model,
-                      convert_symbol, target_dtype_of)
+from .convert import (_conditions, _names, convert_bucketing_module, convert_hybrid_block,
+                      convert_model, convert_symbol, target_dtype_of)
 from .lists import for_dtype
 from .loss_scaler import DynamicLossScaler
 
 __all__ = ["init", "init_trainer", "scale_loss", "unscale", "convert_model",
-           "convert_hybrid_block", "convert_symbol", "list_lp16_ops", "list_fp32_ops",
-           "list_lp16_fp32_ops", "list_conditional_fp32_ops", "list_widest_type_cast",
-           "list_loss_output_functions", "list_lp16_use_fp32_params", "DynamicLossScaler"]
+           "convert_hybrid_block", "convert_bucketing_module", "convert_symbol",
+           "list_lp16_ops", "list_fp32_ops", "list_lp16_fp32_ops", "list_conditional_fp32_ops",
+           "list_widest_type_cast", "list_loss_output_functions", "list_lp16_use_fp32_params",
+           "DynamicLossScaler"]
 
 F32 = np.dtype("float32")
 _AMP_FLOATS = ("float16", "bfloat16", "float32")

@@ -33,7 +33,8 @@ from ...symbol.graph import SymNode, input_names
 from ...symbol.symbol import Symbol
 from .lists import for_dtype
 
-__all__ = ["convert_symbol", "convert_model", "convert_hybrid_block", "target_dtype_of"]
+__all__ = ["convert_symbol", "convert_model", "convert_hybrid_block",
+           "convert_bucketing_module", "target_dtype_of"]
 
 F16, F32 = np.dtype("float16"), np.dtype("float32")
 _AMP_FLOATS = ("float16", "bfloat16", "float32")
@@ -378,3 +379,40 @@ def convert_hybrid_block(block, target_dtype=None, target_dtype_ops=None, fp32_o
     ret = SymbolBlock(out, inputs)
     ret.collect_params().load_dict(values, ctx=ctx, cast_dtype=True, dtype_source="saved")
     return ret
+
+
+def convert_bucketing_module(bucketing_mod, target_dtype=None, target_dtype_ops=None,
+                             fp32_ops=None, conditional_fp32_ops=None, excluded_sym_names=None,
+                             cast_optional_params=False):
+    """A ``BucketingModule`` whose every bucket runs ``bucketing_mod``'s graph of that bucket
+    through ``convert_symbol``, with ``bucketing_mod``'s parameters (cast where the default
+    bucket's converted graph says so), set when it is bound. ``bucketing_mod`` must be bound
+    with its parameters initialized. Buckets MXNet had not bound yet convert too (MXNet's
+    converted only the buckets already made)."""
+    from ...module import BucketingModule
+    what = "amp.convert_bucketing_module"
+    if not isinstance(bucketing_mod, BucketingModule):
+        raise MXNetError(f"{what}: expected a BucketingModule, got "
+                         f"{type(bucketing_mod).__name__}")
+    if not (bucketing_mod.binded and bucketing_mod.params_initialized):
+        raise MXNetError(f"{what}: bind the module and initialize its parameters first")
+    target = target_dtype_of(target_dtype, what)
+    lists = (target_dtype_ops, fp32_ops, conditional_fp32_ops, excluded_sym_names)
+    sym_gen = bucketing_mod._sym_gen
+
+    def mixed_sym_gen(bucket_key):
+        sym, data_names, label_names = sym_gen(bucket_key)
+        inputs = list(data_names or ()) + list(label_names or ())
+        return (convert_symbol(sym, target, *lists, data_names=inputs,
+                               cast_optional_params=cast_optional_params),
+                data_names, label_names)
+
+    default, _, _ = bucketing_mod._call_sym_gen(bucketing_mod._default_bucket_key)
+    arg_params, aux_params = bucketing_mod.get_params()
+    _, arg_params, aux_params = convert_model(default, arg_params, aux_params, target, *lists,
+                                              cast_optional_params=cast_optional_params)
+    mod = BucketingModule(mixed_sym_gen, bucketing_mod._default_bucket_key,
+                          **bucketing_mod._module_kwargs)
+    mod._loaded_params = (arg_params, aux_params)       # set by bind, as load()'s
+    mod.params_initialized = True
+    return mod
