@@ -4,9 +4,11 @@ them alike, then summarised.
 
 The weights and batches of every case are written first (by one mxlite process); per case
 every worker loads them, the workers are started together (building and warming up are not
-timed), then each round asks every worker in turn for ``steps`` timed steps, the order
-rotating from round to round so no system always runs right after another one; finally
-each reports its peak memory. ``quick`` runs one step per round and fewer rounds.
+timed), then each round asks every worker in turn for ``steps`` timed steps, in an order
+drawn afresh each round (seeded) so no system always runs right after the same other one
+(a rotation would keep the neighbours: what one system leaves behind -- spinning OpenMP
+threads, a cold cache -- would always fall on the same next one); finally each reports its
+peak memory. ``quick`` runs one step per round and fewer rounds.
 """
 import json
 import os
@@ -93,7 +95,7 @@ class Worker:
         return answer
 
     def _log_tail(self):
-        self._log.flush()
+        """The last line the worker wrote to its log (after it exited)."""
         with open(self.log_path) as f:
             lines = [ln for ln in f.read().splitlines() if ln.strip()]
         return lines[-1] if lines else f"exited with {self.proc.poll()}"
@@ -162,9 +164,11 @@ def run_case(name, path, interpreters, threads=1, quick=False, log=print, workdi
     workers, results = _start(name, path, interpreters, env, workdir,
                               1 if quick else case.warmup, log)
     try:
-        for r in range(rounds):
-            order = list(workers)
-            for system in order[r % len(order):] + order[:r % len(order)]:
+        rng = np.random.default_rng(0)
+        for _ in range(rounds):
+            for system in map(str, rng.permutation(list(workers))):
+                if system not in workers:      # failed earlier in this round
+                    continue
                 answer = _ask(workers, results, system, f"run {steps}", log)
                 if answer:
                     results[system]["times"].append(answer["times"])
@@ -190,7 +194,7 @@ def _ask(workers, results, system, line, log):
 
 def summarise(results):
     """Medians, quartiles and ratios of one case's ``results`` (see :func:`run_case`):
-    {"systems": {system: {"median", "q1", "q3" (s per step), "peak_mb"}},
+    {"systems": {system: {"median", "q1", "q3" (s per step), "peak_mb", "first", "times"}},
     "ratios": {"hybrid/torch", "imperative/torch", "hybrid/mxnet": {"median", "q1", "q3"}},
     "disagreement": see :func:`disagreement`}.
     A ratio's quartiles are those of the per-round ratios of round medians (rounds are
@@ -203,7 +207,7 @@ def summarise(results):
         q1, median, q3 = np.percentile(np.concatenate(res["times"]), [25, 50, 75])
         peak = (res["peak_kb"] - res["base_kb"]) / 1024 if res.get("peak_kb") else None
         systems[system] = {"median": float(median), "q1": float(q1), "q3": float(q3),
-                           "peak_mb": peak, "first": res.get("first")}
+                           "peak_mb": peak, "first": res.get("first"), "times": res["times"]}
         round_medians[system] = np.array([np.median(t) for t in res["times"]])
     return {"systems": systems, "ratios": _ratios(round_medians),
             "disagreement": disagreement(results)}

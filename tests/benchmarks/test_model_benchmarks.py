@@ -136,3 +136,18 @@ def test_plot_without_matplotlib_says_so(tmp_path, monkeypatch):
     with pytest.raises(table.MissingMatplotlib, match="pip install matplotlib"):
         table.write_outputs(summaries, str(tmp_path / "out"), with_plot=True)
     assert (tmp_path / "out.md").exists() and (tmp_path / "out.json").exists()
+
+
+def test_runner_times_workers_and_reports_a_failed_system(tmp_path):
+    """End to end through the worker processes (MLP, --quick): the mxlite worker answers
+    every round with positive step times and its memory; a system whose interpreter fails
+    is reported with why instead of stopping the case."""
+    interpreters = {"torch": "/bin/false", "mxlite-imperative": sys.executable}
+    env = runner._environment(1)
+    paths = runner.export(["mlp"], str(tmp_path), env)
+    results = runner.run_case("mlp", paths["mlp"], interpreters, quick=True, log=lambda m: None)
+    mx_result = results["mxlite-imperative"]
+    assert len(mx_result["times"]) == CASES["mlp"].quick_rounds
+    assert all(len(r) == 1 and r[0] > 0 for r in mx_result["times"])
+    assert mx_result["peak_kb"] >= mx_result["base_kb"] > 0
+    assert "error" in results["torch"] and results["mxnet"] == {"error": "not installed"}
