@@ -98,11 +98,16 @@ class EncoderBlock(nn.Module):
         self.ffn2 = nn.Linear(ffn, d)
         self.head = nn.Linear(d, classes)
 
+    def _split_heads(self, u):
+        """(B, T, d) -> (B*heads, T, d/heads), as the Gluon block's reshape/transpose."""
+        b, t, d = u.shape
+        h = self.heads
+        return u.reshape(b, t, h, d // h).transpose(1, 2).reshape(b * h, t, d // h)
+
     def forward(self, x):
         b, t, d = x.shape
         h = self.heads
-        split = lambda u: u.reshape(b, t, h, d // h).transpose(1, 2).reshape(b * h, t, d // h)  # noqa: E731
-        q, k, v = (split(u) for u in self.qkv(self.ln1(x)).chunk(3, dim=-1))
+        q, k, v = (self._split_heads(u) for u in self.qkv(self.ln1(x)).chunk(3, dim=-1))
         scores = torch.bmm(q, k.transpose(1, 2)) * (1.0 / math.sqrt(d // h))
         att = torch.bmm(torch.softmax(scores, dim=-1), v)
         att = att.reshape(b, h, t, d // h).transpose(1, 2).reshape(b, t, d)
