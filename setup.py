@@ -130,7 +130,9 @@ setup(
     python_requires=">=3.9",
     # oneDNN (the CPU-only GNU-OpenMP build; `import mxlite` works without it, slower):
     # the library MXNet's and torch's CPU builds use for the same convolution-class kernels
-    install_requires=["numpy>=1.23", "onednn-cpu-gomp==2023.2.0; " + ONEDNN_PLATFORMS],
+    # ml_dtypes: NumPy's bfloat16 dtype (0.4: the first release built for NumPy 2)
+    install_requires=["numpy>=1.23", "ml_dtypes>=0.4.0",
+                      "onednn-cpu-gomp==2023.2.0; " + ONEDNN_PLATFORMS],
     extras_require={
         # [test] stays light (no CUDA wheels): the NVRTC compile checks of the CUDA kernels
         # need [gpu-compile] (about 240 MB), which CI installs; without it they skip
