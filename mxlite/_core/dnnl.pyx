@@ -70,6 +70,20 @@ cdef extern from "mx_dnnl_nn.h" namespace "mxdnnl" nogil:
     void clear_nn_caches()
 
 
+cdef extern from "mx_dnnl_softmax.h" namespace "mxdnnl" nogil:
+    cdef cppclass SoftmaxProblem:
+        vector[int64_t] shape
+        int64_t axis
+        cbool log
+        dt type
+
+    int c_softmax_backward "mxdnnl::softmax_backward"(const SoftmaxProblem& p, void* y,
+                                                      void* g, void* dx, char* err,
+                                                      size_t errn) except +
+    size_t softmax_cache_size "mxdnnl::softmax_bwd_cache().size"()
+    void softmax_cache_clear "mxdnnl::softmax_bwd_cache().clear"()
+
+
 cdef extern from "oneapi/dnnl/dnnl.h" nogil:
     ctypedef struct dnnl_version_t:
         int major, minor, patch
@@ -89,13 +103,14 @@ def version():
 
 def cache_size():
     """Primitives held in the bounded caches (tests check they stay bounded)."""
-    return cached_primitives() + cached_nn_primitives()
+    return cached_primitives() + cached_nn_primitives() + softmax_cache_size()
 
 
 def clear():
     """Drop every cached primitive."""
     clear_caches()
     clear_nn_caches()
+    softmax_cache_clear()
 
 
 cdef dt _type(arrays, contiguous=True) except *:
@@ -376,4 +391,27 @@ def lnorm_forward(x, gamma, beta, mean, var, y, rows, cols, eps):
     cdef int rc
     with nogil:
         rc = c_lnorm_forward(p, px, pg, pb, pm, pv, py, err, 256)
+    _check(rc, err)
+
+
+def softmax_backward(y, g, dx, axis, log):
+    """``dx``: the input gradient of softmax (``log`` False: ``y * (g - sum(g * y))``) or
+    log-softmax (``log`` True: ``g - exp(y) * sum(g)``) along ``axis``, from the op's
+    output ``y`` and its output gradient ``g`` (all of one shape)."""
+    cdef SoftmaxProblem p
+    if y.shape != g.shape or y.shape != dx.shape or not 0 <= axis < max(y.ndim, 1):
+        raise Refused("softmax_backward: shapes differ or the axis is out of range")
+    if y.size == 0:
+        raise Refused("softmax_backward: empty arrays")
+    p.type = _type([y, g, dx])
+    p.shape = list(y.shape) if y.ndim else [1]
+    p.axis = axis
+    p.log = bool(log)
+    cdef char err[256]
+    cdef void* py = _ptr(y)
+    cdef void* pg = _ptr(g)
+    cdef void* pdx = _ptr(dx)
+    cdef int rc
+    with nogil:
+        rc = c_softmax_backward(p, py, pg, pdx, err, 256)
     _check(rc, err)

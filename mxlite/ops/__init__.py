@@ -11,6 +11,7 @@ from . import reduce  # noqa: F401
 from . import debug  # noqa: F401
 from . import random  # noqa: F401
 from . import nn  # noqa: F401
+from . import softmax_grad  # noqa: F401
 from . import conv  # noqa: F401
 from . import pooling  # noqa: F401
 from . import norm  # noqa: F401

@@ -564,13 +564,12 @@ def _softmax_gradient_fn(name):
             if attrs.use_length:
                 mask = _length_mask(F, node, ax, node.output_dtypes[0])
                 g = g * mask
-                p = F.exp(y) * mask
+                dx = g - F.exp(y) * mask * F.sum(g, axis=ax, keepdims=True)
             else:
-                p = F.exp(y)
-            dx = g - p * F.sum(g, axis=ax, keepdims=True)
+                dx = F._internal._log_softmax_grad(y, g, axis=ax)    # one fused op
         else:
             # masked positions have y = 0: they get no gradient and add nothing to the sum
-            dx = y * (g - F.sum(g * y, axis=ax, keepdims=True))
+            dx = F._internal._softmax_grad(y, g, axis=ax)
             if name == "softmin":
                 scale = -scale
         if scale != 1.0:

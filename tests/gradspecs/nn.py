@@ -49,6 +49,19 @@ def _softmaxes(name):
     return Spec([(2, 4, 3)], call, rtol=1e-5)
 
 
+def _softmax_grads(name):
+    """Along the last axis and the first, with y a softmax output (or its log) of the
+    sample, as the op is used."""
+    def call(nd, x, g):
+        y = nd.softmax(x, axis=-1)
+        y0 = nd.softmax(x, axis=0)
+        if name == "_log_softmax_grad":
+            y, y0 = nd.log(y), nd.log(y0)
+        op = getattr(nd._internal, name)
+        return op(y, g, axis=-1) * x + op(y0, g * g, axis=0)
+    return Spec([(2, 4, 3), (2, 4, 3)], call, rtol=1e-5)
+
+
 _LOSS_REASON = ("a loss layer's gradient is the loss gradient, not the derivative of its "
                 "forward output, by definition (MXNet's semantics); tests/ops/test_nn.py checks "
                 "it against its formula and its second order against finite differences of it")
@@ -58,6 +71,8 @@ SPECS.update({
     "softmax": _softmaxes("softmax"),
     "log_softmax": _softmaxes("log_softmax"),
     "softmin": _softmaxes("softmin"),
+    "_softmax_grad": _softmax_grads("_softmax_grad"),
+    "_log_softmax_grad": _softmax_grads("_log_softmax_grad"),
     "softmax_cross_entropy": Spec([(3, 4)], lambda nd, x: nd.softmax_cross_entropy(
         x * x, nd.array([0, 3, 1], dtype="float64")) * nd.sum(x)),
     "SoftmaxOutput": Spec([(2, 3, 3)], lambda nd, x: nd.SoftmaxOutput(

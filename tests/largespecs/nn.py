@@ -385,6 +385,11 @@ ROWS = {
     "log_softmax": batch_in(_images(4, 512), _inplace(mx.nd.log_softmax, axis=1),
                             inplace=True),
     "SoftmaxOutput": batch_in(_images(2048), _softmax_output, inplace=True),
+    "_softmax_grad": batch_in(_images(2048), lambda x, out=None: mx.nd._internal._softmax_grad(
+        x, x, axis=1, out=out), inplace=True),
+    "_log_softmax_grad": batch_in(_images(4, 512), lambda x, out=None:
+                                  mx.nd._internal._log_softmax_grad(x, x, axis=1, out=out),
+                                  inplace=True),
     "softmax_cross_entropy": Row(_softmax_cross_entropy, "float32", "2**31", F32_REASON),
     "LayerNorm": batch_in(_images(2048), _with_stats(
         mx.nd.LayerNorm, lambda s: (s[0], 1), lambda x: (_vector(2048), _vector(2048, 0))),

@@ -434,3 +434,34 @@ def test_small_problems_run_on_the_reference_kernels(monkeypatch):
     mx.nd.Convolution(big, mx.nd.ones((32, 32, 3, 3)), kernel=(3, 3), num_filter=32,
                       no_bias=True).wait_to_read()                              # ~2**27
     assert spy.calls == {"conv_forward": 1, "matmul": 1}
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+@pytest.mark.parametrize("axis", [-1, 1, 0])
+def test_softmax_family_gradients_run_as_one_onednn_pass(name, axis, monkeypatch):
+    """The FGradient of the softmax family is _softmax_grad / _log_softmax_grad: one oneDNN
+    softmax-backward pass on the CPU, equal to the composed kernels and to NumPy's closed
+    form."""
+    spy = Spy(monkeypatch, "softmax_backward")
+    rng = np.random.default_rng(9)
+    x = mx.nd.array(rng.standard_normal((3, 5, 4)))
+    g = rng.standard_normal((3, 5, 4)).astype(np.float32)
+
+    def step(x):
+        x.attach_grad()
+        with mx.autograd.record():
+            y = getattr(mx.nd, name)(x, axis=axis)
+        y.backward(mx.nd.array(g))
+        return y, x.grad
+
+    fast, ref = both_ways(step, x)
+    close(fast, ref)
+    y = fast[0].astype(np.float64)
+    g64 = g.astype(np.float64)
+    if name == "log_softmax":
+        want = g64 - np.exp(y) * g64.sum(axis=axis, keepdims=True)
+    else:
+        want = y * (g64 - (g64 * y).sum(axis=axis, keepdims=True))
+        want = -want if name == "softmin" else want
+    np.testing.assert_allclose(fast[1], want, rtol=1e-5, atol=1e-6)
+    assert spy.calls["softmax_backward"] >= 1
