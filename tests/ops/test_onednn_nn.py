@@ -6,35 +6,10 @@ import pytest
 
 import mxlite as mx
 from mxlite.ops import onednn
+from onednn_spy import Spy, small_problems_too  # noqa: F401  (a fixture, used below)
 
-pytestmark = [pytest.mark.cpu_only,
+pytestmark = [pytest.mark.cpu_only, pytest.mark.usefixtures("small_problems_too"),
               pytest.mark.skipif(not onednn.available(), reason=onednn.status() or "")]
-
-
-@pytest.fixture(autouse=True)
-def small_problems_too(monkeypatch):
-    """These tests use small shapes: let oneDNN take them (``onednn.worth_it`` would send
-    them to the reference kernels)."""
-    monkeypatch.setitem(onednn._state, "any_size", True)
-
-
-class Spy:
-    """Counts the calls of the oneDNN module's functions, and how many of them oneDNN took
-    (returned without ``Refused``)."""
-
-    def __init__(self, monkeypatch, *names):
-        self.calls = {n: 0 for n in names}
-        self.ran = {n: 0 for n in names}
-        module = onednn._load()
-        for n in names:
-            monkeypatch.setattr(module, n, self._counting(n, getattr(module, n)))
-
-    def _counting(self, name, real):
-        def call(*args):
-            self.calls[name] += 1
-            real(*args)
-            self.ran[name] += 1
-        return call
 
 
 def both_ways(fn):
