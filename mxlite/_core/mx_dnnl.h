@@ -55,6 +55,13 @@ inline dims row_major(const dims& d) {
 }
 
 inline memory::desc plain(const dims& d, dt t) { return memory::desc(d, t, row_major(d)); }
+// Primitive attributes with a scratchpad the caller passes (per call: no shared state).
+inline dnnl::primitive_attr user_scratchpad() {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return attr;
+}
+
 inline memory::desc any(const dims& d, dt t) {
     return memory::desc(d, t, memory::format_tag::any);
 }
@@ -251,12 +258,10 @@ struct ConvProblem {
     memory::desc wd() const { return any(w, type); }
     memory::desc yd() const { return any(y, type); }
     dnnl::convolution_forward::primitive_desc forward(bool bias) const {
-        dnnl::primitive_attr attr;
-        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         return dnnl::convolution_forward::primitive_desc(
             engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
             xd(), wd(), bias ? memory::desc(b, type, memory::format_tag::a) : memory::desc(),
-            yd(), stride, dilate, pad_l, pad_r, attr);
+            yd(), stride, dilate, pad_l, pad_r, user_scratchpad());
     }
     std::string key(const char* op, int64_t extra) const {
         return key_of(op, {&x, &w, &y, &stride, &dilate, &pad_l, &pad_r},
@@ -287,119 +292,111 @@ inline Lru<ConvFwd>& conv_fwd_cache() { static Lru<ConvFwd> t(MX_DNNL_CACHE); re
 inline Lru<ConvBwdData>& conv_bwd_data_cache() { static Lru<ConvBwdData> t(MX_DNNL_CACHE); return t; }
 inline Lru<ConvBwdWeights>& conv_bwd_weights_cache() { static Lru<ConvBwdWeights> t(MX_DNNL_CACHE); return t; }
 
-inline int conv_forward(const ConvProblem& p, void* x, void* w, void* b, void* y,
-                        char* err, size_t errn) {
+// The call protocol of every wrapper: the entry of `key` in `table` (built by `make` on a
+// miss; a refusal is cached like a primitive), `run(entry, stream)`, then 0; or -1 with the
+// message in `err` (dnnl::error, Refusal, bad_alloc), so the caller runs the reference.
+template <class E, class Make, class Run>
+inline int cached_call(Lru<E>& table, const std::string& key, Make make, Run run, char* err,
+                       size_t errn) {
     try {
-        std::string key = p.key("conv_fwd", b != nullptr);
-        auto e = conv_fwd_cache().get(key);
+        auto e = table.get(key);
         if (!e) {
-            auto pd = p.forward(b != nullptr);
-            e = std::make_shared<ConvFwd>();
-            e->prim = dnnl::convolution_forward(pd);
-            e->scratch = pd.scratchpad_desc();
-            e->bias = memory::desc(p.b, p.type, memory::format_tag::a);
-            e->x = Move(plain(p.x, p.type), pd.src_desc(), true, false);
-            e->w = Move(plain(p.w, p.type), pd.weights_desc(), true, false);
-            e->y = Move(plain(p.y, p.type), pd.dst_desc(), false, true);
-            refuse_if(e->refused, {&e->x, &e->w, &e->y}, e->scratch);
-            conv_fwd_cache().put(key, e);
+            e = make();
+            table.put(key, e);
         }
         if (!e->refused.empty()) throw Refusal(e->refused);
         dnnl::stream s(engine());
-        memory xm = e->x.in(s, x, 0);
-        memory wm = e->w.in(s, w, 1);
-        memory ym = e->y.out(y, 2);
-        memory sm = scratch(e->scratch, 3);
-        std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm},
-                                                {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, sm}};
-        if (b) args[DNNL_ARG_BIAS] = memory(e->bias, engine(), b);
-        e->prim.execute(s, args);
-        e->y.back(s, ym, y);
+        run(*e, s);
         s.wait();
         arena().trim();
         return 0;
-    } catch (const std::exception& ex) {       // dnnl::error, Refusal, bad_alloc
+    } catch (const std::exception& ex) {
         set_error(err, errn, ex.what());
         return -1;
     }
+}
+
+// A primitive with two inputs moved in and one output moved out (the convolution's three
+// passes; the forward's optional bias is passed as it is, in `extra`).
+inline void run_moved(const dnnl::primitive& prim, dnnl::stream& s, const memory::desc& pad,
+                      const Move& m0, int a0, void* p0, const Move& m1, int a1, void* p1,
+                      const Move& mo, int ao, void* po,
+                      std::unordered_map<int, memory> extra = {}) {
+    memory in0 = m0.in(s, p0, 0), in1 = m1.in(s, p1, 1), out = mo.out(po, 2);
+    extra[a0] = in0;
+    extra[a1] = in1;
+    extra[ao] = out;
+    extra[DNNL_ARG_SCRATCHPAD] = scratch(pad, 3);
+    prim.execute(s, extra);
+    mo.back(s, out, po);
+}
+
+inline int conv_forward(const ConvProblem& p, void* x, void* w, void* b, void* y,
+                        char* err, size_t errn) {
+    auto make = [&] {
+        auto pd = p.forward(b != nullptr);
+        auto e = std::make_shared<ConvFwd>();
+        e->prim = dnnl::convolution_forward(pd);
+        e->scratch = pd.scratchpad_desc();
+        e->bias = memory::desc(p.b, p.type, memory::format_tag::a);
+        e->x = Move(plain(p.x, p.type), pd.src_desc(), true, false);
+        e->w = Move(plain(p.w, p.type), pd.weights_desc(), true, false);
+        e->y = Move(plain(p.y, p.type), pd.dst_desc(), false, true);
+        refuse_if(e->refused, {&e->x, &e->w, &e->y}, e->scratch);
+        return e;
+    };
+    auto run = [&](ConvFwd& e, dnnl::stream& s) {
+        std::unordered_map<int, memory> bias;
+        if (b) bias[DNNL_ARG_BIAS] = memory(e.bias, engine(), b);
+        run_moved(e.prim, s, e.scratch, e.x, DNNL_ARG_SRC, x, e.w, DNNL_ARG_WEIGHTS, w, e.y,
+                  DNNL_ARG_DST, y, bias);
+    };
+    return cached_call(conv_fwd_cache(), p.key("conv_fwd", b != nullptr), make, run, err, errn);
 }
 
 inline int conv_backward_data(const ConvProblem& p, void* gy, void* w, void* gx,
                               char* err, size_t errn) {
-    try {
-        std::string key = p.key("conv_bwd_data", 0);
-        auto e = conv_bwd_data_cache().get(key);
-        if (!e) {
-            auto hint = p.forward(false);
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            dnnl::convolution_backward_data::primitive_desc pd(
-                engine(), dnnl::algorithm::convolution_direct, p.xd(), p.wd(), p.yd(),
-                p.stride, p.dilate, p.pad_l, p.pad_r, hint, attr);
-            e = std::make_shared<ConvBwdData>();
-            e->prim = dnnl::convolution_backward_data(pd);
-            e->scratch = pd.scratchpad_desc();
-            e->gy = Move(plain(p.y, p.type), pd.diff_dst_desc(), true, false);
-            e->w = Move(plain(p.w, p.type), pd.weights_desc(), true, false);
-            e->gx = Move(plain(p.x, p.type), pd.diff_src_desc(), false, true);
-            refuse_if(e->refused, {&e->gy, &e->w, &e->gx}, e->scratch);
-            conv_bwd_data_cache().put(key, e);
-        }
-        if (!e->refused.empty()) throw Refusal(e->refused);
-        dnnl::stream s(engine());
-        memory gym = e->gy.in(s, gy, 0);
-        memory wm = e->w.in(s, w, 1);
-        memory gxm = e->gx.out(gx, 2);
-        memory sm = scratch(e->scratch, 3);
-        e->prim.execute(s, {{DNNL_ARG_DIFF_DST, gym}, {DNNL_ARG_WEIGHTS, wm},
-                            {DNNL_ARG_DIFF_SRC, gxm}, {DNNL_ARG_SCRATCHPAD, sm}});
-        e->gx.back(s, gxm, gx);
-        s.wait();
-        arena().trim();
-        return 0;
-    } catch (const std::exception& ex) {       // dnnl::error, Refusal, bad_alloc
-        set_error(err, errn, ex.what());
-        return -1;
-    }
+    auto make = [&] {
+        dnnl::convolution_backward_data::primitive_desc pd(
+            engine(), dnnl::algorithm::convolution_direct, p.xd(), p.wd(), p.yd(), p.stride,
+            p.dilate, p.pad_l, p.pad_r, p.forward(false), user_scratchpad());
+        auto e = std::make_shared<ConvBwdData>();
+        e->prim = dnnl::convolution_backward_data(pd);
+        e->scratch = pd.scratchpad_desc();
+        e->gy = Move(plain(p.y, p.type), pd.diff_dst_desc(), true, false);
+        e->w = Move(plain(p.w, p.type), pd.weights_desc(), true, false);
+        e->gx = Move(plain(p.x, p.type), pd.diff_src_desc(), false, true);
+        refuse_if(e->refused, {&e->gy, &e->w, &e->gx}, e->scratch);
+        return e;
+    };
+    auto run = [&](ConvBwdData& e, dnnl::stream& s) {
+        run_moved(e.prim, s, e.scratch, e.gy, DNNL_ARG_DIFF_DST, gy, e.w, DNNL_ARG_WEIGHTS, w,
+                  e.gx, DNNL_ARG_DIFF_SRC, gx);
+    };
+    return cached_call(conv_bwd_data_cache(), p.key("conv_bwd_data", 0), make, run, err, errn);
 }
 
 inline int conv_backward_weights(const ConvProblem& p, void* x, void* gy, void* gw,
                                  char* err, size_t errn) {
-    try {
-        std::string key = p.key("conv_bwd_weights", 0);
-        auto e = conv_bwd_weights_cache().get(key);
-        if (!e) {
-            auto hint = p.forward(false);
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            dnnl::convolution_backward_weights::primitive_desc pd(
-                engine(), dnnl::algorithm::convolution_direct, p.xd(), p.wd(), p.yd(),
-                p.stride, p.dilate, p.pad_l, p.pad_r, hint, attr);
-            e = std::make_shared<ConvBwdWeights>();
-            e->prim = dnnl::convolution_backward_weights(pd);
-            e->scratch = pd.scratchpad_desc();
-            e->x = Move(plain(p.x, p.type), pd.src_desc(), true, false);
-            e->gy = Move(plain(p.y, p.type), pd.diff_dst_desc(), true, false);
-            e->gw = Move(plain(p.w, p.type), pd.diff_weights_desc(), false, true);
-            refuse_if(e->refused, {&e->x, &e->gy, &e->gw}, e->scratch);
-            conv_bwd_weights_cache().put(key, e);
-        }
-        if (!e->refused.empty()) throw Refusal(e->refused);
-        dnnl::stream s(engine());
-        memory xm = e->x.in(s, x, 0);
-        memory gym = e->gy.in(s, gy, 1);
-        memory gwm = e->gw.out(gw, 2);
-        memory sm = scratch(e->scratch, 3);
-        e->prim.execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DIFF_DST, gym},
-                            {DNNL_ARG_DIFF_WEIGHTS, gwm}, {DNNL_ARG_SCRATCHPAD, sm}});
-        e->gw.back(s, gwm, gw);
-        s.wait();
-        arena().trim();
-        return 0;
-    } catch (const std::exception& ex) {       // dnnl::error, Refusal, bad_alloc
-        set_error(err, errn, ex.what());
-        return -1;
-    }
+    auto make = [&] {
+        dnnl::convolution_backward_weights::primitive_desc pd(
+            engine(), dnnl::algorithm::convolution_direct, p.xd(), p.wd(), p.yd(), p.stride,
+            p.dilate, p.pad_l, p.pad_r, p.forward(false), user_scratchpad());
+        auto e = std::make_shared<ConvBwdWeights>();
+        e->prim = dnnl::convolution_backward_weights(pd);
+        e->scratch = pd.scratchpad_desc();
+        e->x = Move(plain(p.x, p.type), pd.src_desc(), true, false);
+        e->gy = Move(plain(p.y, p.type), pd.diff_dst_desc(), true, false);
+        e->gw = Move(plain(p.w, p.type), pd.diff_weights_desc(), false, true);
+        refuse_if(e->refused, {&e->x, &e->gy, &e->gw}, e->scratch);
+        return e;
+    };
+    auto run = [&](ConvBwdWeights& e, dnnl::stream& s) {
+        run_moved(e.prim, s, e.scratch, e.x, DNNL_ARG_SRC, x, e.gy, DNNL_ARG_DIFF_DST, gy,
+                  e.gw, DNNL_ARG_DIFF_WEIGHTS, gw);
+    };
+    return cached_call(conv_bwd_weights_cache(), p.key("conv_bwd_weights", 0), make, run, err,
+                       errn);
 }
 
 // ---- matrix product ----------------------------------------------------------------------
@@ -417,38 +414,28 @@ struct Matmul {
 inline Lru<Matmul>& matmul_cache() { static Lru<Matmul> t(MX_DNNL_CACHE); return t; }
 
 inline int matmul(const MatmulProblem& p, void* a, void* b, void* c, char* err, size_t errn) {
-    try {
-        std::string key = key_of("matmul", {&p.a, &p.a_strides, &p.b, &p.b_strides, &p.c},
-                                 {(int64_t)p.type});
-        auto e = matmul_cache().get(key);
-        if (!e) {
-            e = std::make_shared<Matmul>();
-            e->a = memory::desc(p.a, p.type, p.a_strides);
-            e->b = memory::desc(p.b, p.type, p.b_strides);
-            e->c = plain(p.c, p.type);
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            dnnl::matmul::primitive_desc pd(engine(), e->a, e->b, e->c, attr);
-            e->prim = dnnl::matmul(pd);
-            e->scratch = pd.scratchpad_desc();
-            Move a(e->a, e->a, false, false), b(e->b, e->b, false, false), c(e->c, e->c, false, false);
-            refuse_if(e->refused, {&a, &b, &c}, e->scratch);
-            matmul_cache().put(key, e);
-        }
-        if (!e->refused.empty()) throw Refusal(e->refused);
-        dnnl::stream s(engine());
-        memory sm = scratch(e->scratch, 3);
-        e->prim.execute(s, {{DNNL_ARG_SRC, memory(e->a, engine(), a)},
-                            {DNNL_ARG_WEIGHTS, memory(e->b, engine(), b)},
-                            {DNNL_ARG_DST, memory(e->c, engine(), c)},
-                            {DNNL_ARG_SCRATCHPAD, sm}});
-        s.wait();
-        arena().trim();
-        return 0;
-    } catch (const std::exception& ex) {       // dnnl::error, Refusal, bad_alloc
-        set_error(err, errn, ex.what());
-        return -1;
-    }
+    auto make = [&] {
+        auto e = std::make_shared<Matmul>();
+        e->a = memory::desc(p.a, p.type, p.a_strides);
+        e->b = memory::desc(p.b, p.type, p.b_strides);
+        e->c = plain(p.c, p.type);
+        dnnl::matmul::primitive_desc pd(engine(), e->a, e->b, e->c, user_scratchpad());
+        e->prim = dnnl::matmul(pd);
+        e->scratch = pd.scratchpad_desc();
+        Move ma(e->a, e->a, false, false), mb(e->b, e->b, false, false);
+        Move mc(e->c, e->c, false, false);
+        refuse_if(e->refused, {&ma, &mb, &mc}, e->scratch);
+        return e;
+    };
+    auto run = [&](Matmul& e, dnnl::stream& s) {
+        e.prim.execute(s, {{DNNL_ARG_SRC, memory(e.a, engine(), a)},
+                           {DNNL_ARG_WEIGHTS, memory(e.b, engine(), b)},
+                           {DNNL_ARG_DST, memory(e.c, engine(), c)},
+                           {DNNL_ARG_SCRATCHPAD, scratch(e.scratch, 3)}});
+    };
+    std::string key = key_of("matmul", {&p.a, &p.a_strides, &p.b, &p.b_strides, &p.c},
+                             {(int64_t)p.type});
+    return cached_call(matmul_cache(), key, make, run, err, errn);
 }
 
 inline size_t cached_primitives() {

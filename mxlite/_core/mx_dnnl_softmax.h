@@ -24,37 +24,26 @@ inline Lru<SoftmaxBwd>& softmax_bwd_cache() { static Lru<SoftmaxBwd> t(MX_DNNL_C
 
 inline int softmax_backward(const SoftmaxProblem& p, void* y, void* g, void* dx, char* err,
                             size_t errn) {
-    try {
-        std::string key = key_of("softmax_bwd", {&p.shape}, {p.axis, p.log, (int64_t)p.type});
-        auto e = softmax_bwd_cache().get(key);
-        if (!e) {
-            e = std::make_shared<SoftmaxBwd>();
-            e->data = plain(p.shape, p.type);
-            auto algo = p.log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
-            dnnl::softmax_forward::primitive_desc hint(
-                engine(), dnnl::prop_kind::forward_training, algo, e->data, e->data,
-                (int)p.axis);
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            dnnl::softmax_backward::primitive_desc pd(engine(), algo, e->data, e->data, e->data,
-                                                      (int)p.axis, hint, attr);
-            e->prim = dnnl::softmax_backward(pd);
-            e->scratch = pd.scratchpad_desc();
-            softmax_bwd_cache().put(key, e);
-        }
-        dnnl::stream s(engine());
-        memory sm = scratch(e->scratch, 3);
-        e->prim.execute(s, {{DNNL_ARG_DST, memory(e->data, engine(), y)},
-                            {DNNL_ARG_DIFF_DST, memory(e->data, engine(), g)},
-                            {DNNL_ARG_DIFF_SRC, memory(e->data, engine(), dx)},
-                            {DNNL_ARG_SCRATCHPAD, sm}});
-        s.wait();
-        arena().trim();
-        return 0;
-    } catch (const std::exception& ex) {
-        set_error(err, errn, ex.what());
-        return -1;
-    }
+    auto make = [&] {
+        auto e = std::make_shared<SoftmaxBwd>();
+        e->data = plain(p.shape, p.type);
+        auto algo = p.log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
+        dnnl::softmax_forward::primitive_desc hint(
+            engine(), dnnl::prop_kind::forward_training, algo, e->data, e->data, (int)p.axis);
+        dnnl::softmax_backward::primitive_desc pd(engine(), algo, e->data, e->data, e->data,
+                                                  (int)p.axis, hint, user_scratchpad());
+        e->prim = dnnl::softmax_backward(pd);
+        e->scratch = pd.scratchpad_desc();
+        return e;
+    };
+    auto run = [&](SoftmaxBwd& e, dnnl::stream& s) {
+        e.prim.execute(s, {{DNNL_ARG_DST, memory(e.data, engine(), y)},
+                           {DNNL_ARG_DIFF_DST, memory(e.data, engine(), g)},
+                           {DNNL_ARG_DIFF_SRC, memory(e.data, engine(), dx)},
+                           {DNNL_ARG_SCRATCHPAD, scratch(e.scratch, 3)}});
+    };
+    std::string key = key_of("softmax_bwd", {&p.shape}, {p.axis, p.log, (int64_t)p.type});
+    return cached_call(softmax_bwd_cache(), key, make, run, err, errn);
 }
 
 }  // namespace mxdnnl
