@@ -260,7 +260,7 @@ ALLOWED = [
     (r"mx_dnnl\w*\.h|dnnl\.pyx", None, None, None, r"\binline int \w+\(|\bint c_\w+ \"mxdnnl::",
      "a oneDNN wrapper returns a status (0, or -1 when oneDNN refuses the problem)"),
     (r"dnnl\.pyx", None, None, r"major|minor|patch", None, "oneDNN's version numbers"),
-    (r"mx_dnnl\.h", r"run_moved", None, r"a0|a1|ao", None,
+    (r"mx_dnnl\.h", None, None, r"a0|a1|ao", None,
      "a oneDNN argument id (DNNL_ARG_SRC, ...): a tag"),
     (r"optim\.pyx", None, None, r"_N_STATES", None,
      "the number of state arrays of an update (<= 2)"),
