@@ -25,8 +25,7 @@ struct PoolProblem {
                            : dnnl::algorithm::pooling_avg_include_padding;
     }
     dnnl::pooling_forward::primitive_desc forward(dnnl::prop_kind prop) const {
-        dnnl::primitive_attr attr;
-        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        dnnl::primitive_attr attr = user_scratchpad();
         if (kind == 3) {
             float size = 1;
             for (int64_t k : kernel) size *= (float)k;
@@ -45,10 +44,12 @@ struct PoolProblem {
 };
 
 struct PoolFwd {
+    std::string refused;
     dnnl::pooling_forward prim;
     memory::desc scratch, ws;
 };
 struct PoolBwd {
+    std::string refused;
     dnnl::pooling_forward fwd;     // max: the training forward that marks each window's maximum
     dnnl::pooling_backward prim;
     memory::desc fwd_scratch, scratch, ws;
@@ -57,27 +58,19 @@ inline Lru<PoolFwd>& pool_fwd_cache() { static Lru<PoolFwd> t(MX_DNNL_CACHE); re
 inline Lru<PoolBwd>& pool_bwd_cache() { static Lru<PoolBwd> t(MX_DNNL_CACHE); return t; }
 
 inline int pool_forward(const PoolProblem& p, void* x, void* y, char* err, size_t errn) {
-    try {
-        std::string key = p.key("pool_fwd");
-        auto e = pool_fwd_cache().get(key);
-        if (!e) {
-            auto pd = p.forward(dnnl::prop_kind::forward_inference);
-            e = std::make_shared<PoolFwd>();
-            e->prim = dnnl::pooling_forward(pd);
-            e->scratch = pd.scratchpad_desc();
-            pool_fwd_cache().put(key, e);
-        }
-        dnnl::stream s(engine());
-        e->prim.execute(s, {{DNNL_ARG_SRC, memory(plain(p.x, p.type), engine(), x)},
-                            {DNNL_ARG_DST, memory(plain(p.y, p.type), engine(), y)},
-                            {DNNL_ARG_SCRATCHPAD, scratch(e->scratch, 3)}});
-        s.wait();
-        arena().trim();
-        return 0;
-    } catch (const dnnl::error& ex) {
-        set_error(err, errn, ex.what());
-        return -1;
-    }
+    auto make = [&] {
+        auto pd = p.forward(dnnl::prop_kind::forward_inference);
+        auto e = std::make_shared<PoolFwd>();
+        e->prim = dnnl::pooling_forward(pd);
+        e->scratch = pd.scratchpad_desc();
+        return e;
+    };
+    auto run = [&](PoolFwd& e, dnnl::stream& s) {
+        e.prim.execute(s, {{DNNL_ARG_SRC, memory(plain(p.x, p.type), engine(), x)},
+                           {DNNL_ARG_DST, memory(plain(p.y, p.type), engine(), y)},
+                           {DNNL_ARG_SCRATCHPAD, scratch(e.scratch, 3)}});
+    };
+    return cached_call(pool_fwd_cache(), p.key("pool_fwd"), make, run, err, errn);
 }
 
 // gx = the input gradient of the pooling at output gradient gy. Max pooling needs the
@@ -85,46 +78,36 @@ inline int pool_forward(const PoolProblem& p, void* x, void* y, char* err, size_
 // workspace the backward reads; avg ignores x (may be null).
 inline int pool_backward(const PoolProblem& p, void* x, void* gy, void* gx, char* err,
                          size_t errn) {
-    try {
-        std::string key = p.key("pool_bwd");
-        auto e = pool_bwd_cache().get(key);
-        if (!e) {
-            auto hint = p.forward(dnnl::prop_kind::forward_training);
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            dims dilation(p.stride.size(), 0);
-            dnnl::pooling_backward::primitive_desc pd(
-                engine(), p.algo(), plain(p.x, p.type), plain(p.y, p.type), p.stride,
-                p.kernel, dilation, p.pad_l, p.pad_r, hint, attr);
-            e = std::make_shared<PoolBwd>();
-            e->fwd = dnnl::pooling_forward(hint);
-            e->prim = dnnl::pooling_backward(pd);
-            e->fwd_scratch = hint.scratchpad_desc();
-            e->scratch = pd.scratchpad_desc();
-            e->ws = hint.workspace_desc();
-            pool_bwd_cache().put(key, e);
-        }
-        dnnl::stream s(engine());
+    auto make = [&] {
+        auto hint = p.forward(dnnl::prop_kind::forward_training);
+        dims dilation(p.stride.size(), 0);
+        dnnl::pooling_backward::primitive_desc pd(
+            engine(), p.algo(), plain(p.x, p.type), plain(p.y, p.type), p.stride, p.kernel,
+            dilation, p.pad_l, p.pad_r, hint, user_scratchpad());
+        auto e = std::make_shared<PoolBwd>();
+        e->fwd = dnnl::pooling_forward(hint);
+        e->prim = dnnl::pooling_backward(pd);
+        e->fwd_scratch = hint.scratchpad_desc();
+        e->scratch = pd.scratchpad_desc();
+        e->ws = hint.workspace_desc();
+        return e;
+    };
+    auto run = [&](PoolBwd& e, dnnl::stream& s) {
         std::unordered_map<int, memory> args = {
             {DNNL_ARG_DIFF_DST, memory(plain(p.y, p.type), engine(), gy)},
             {DNNL_ARG_DIFF_SRC, memory(plain(p.x, p.type), engine(), gx)},
-            {DNNL_ARG_SCRATCHPAD, scratch(e->scratch, 3)}};
+            {DNNL_ARG_SCRATCHPAD, scratch(e.scratch, 3)}};
         if (p.kind == 0) {
-            memory ws = scratch(e->ws, 1);
-            e->fwd.execute(s, {{DNNL_ARG_SRC, memory(plain(p.x, p.type), engine(), x)},
-                               {DNNL_ARG_DST, scratch(plain(p.y, p.type), 0)},
-                               {DNNL_ARG_WORKSPACE, ws},
-                               {DNNL_ARG_SCRATCHPAD, scratch(e->fwd_scratch, 2)}});
+            memory ws = scratch(e.ws, 1);
+            e.fwd.execute(s, {{DNNL_ARG_SRC, memory(plain(p.x, p.type), engine(), x)},
+                              {DNNL_ARG_DST, scratch(plain(p.y, p.type), 0)},
+                              {DNNL_ARG_WORKSPACE, ws},
+                              {DNNL_ARG_SCRATCHPAD, scratch(e.fwd_scratch, 2)}});
             args[DNNL_ARG_WORKSPACE] = ws;
         }
-        e->prim.execute(s, args);
-        s.wait();
-        arena().trim();
-        return 0;
-    } catch (const dnnl::error& ex) {
-        set_error(err, errn, ex.what());
-        return -1;
-    }
+        e.prim.execute(s, args);
+    };
+    return cached_call(pool_bwd_cache(), p.key("pool_bwd"), make, run, err, errn);
 }
 
 // ---- normalisation ---------------------------------------------------------------------------
@@ -154,6 +137,7 @@ struct NormProblem {
 };
 
 struct BnormFwd {
+    std::string refused;
     dnnl::batch_normalization_forward prim;
     memory::desc scratch, vec;
     Move x, y;
@@ -167,6 +151,7 @@ inline memory::desc bnorm_layout(const NormProblem& p) {
     return plain(p.x, p.type);
 }
 struct LnormFwd {
+    std::string refused;
     dnnl::layer_normalization_forward prim;
     memory::desc scratch, vec, stat;
 };
@@ -183,83 +168,63 @@ inline void add_affine(std::unordered_map<int, memory>& args, const memory::desc
 // x, y: (A, C, B); mean, var: (C,) f32.
 inline int bnorm_forward(const NormProblem& p, void* x, void* gamma, void* beta, void* mean,
                          void* var, void* y, char* err, size_t errn) {
-    try {
-        bool affine = gamma != nullptr;
-        std::string key = p.key("bnorm_fwd", affine);
-        auto e = bnorm_fwd_cache().get(key);
-        if (!e) {
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            memory::desc inner = bnorm_layout(p);
-            dnnl::batch_normalization_forward::primitive_desc pd(
-                engine(), p.prop(), inner, inner, p.eps, p.flags(affine), attr);
-            e = std::make_shared<BnormFwd>();
-            e->prim = dnnl::batch_normalization_forward(pd);
-            e->scratch = pd.scratchpad_desc();
-            e->vec = plain({p.x[1]}, dt::f32);
-            // (A, C, 1): the user's memory is read as nwc directly (the same bytes)
-            memory::desc user = p.x[2] == 1 ? inner : plain(p.x, p.type);
-            e->x = Move(user, inner, true, false);
-            e->y = Move(user, inner, false, true);
-            bnorm_fwd_cache().put(key, e);
-        }
-        dnnl::stream s(engine());
-        memory xm = e->x.in(s, x, 0);
-        memory ym = e->y.out(y, 1);
+    bool affine = gamma != nullptr;
+    auto make = [&] {
+        memory::desc inner = bnorm_layout(p);
+        dnnl::batch_normalization_forward::primitive_desc pd(
+            engine(), p.prop(), inner, inner, p.eps, p.flags(affine), user_scratchpad());
+        auto e = std::make_shared<BnormFwd>();
+        e->prim = dnnl::batch_normalization_forward(pd);
+        e->scratch = pd.scratchpad_desc();
+        e->vec = plain({p.x[1]}, dt::f32);
+        // (A, C, 1): the user's memory is read as nwc directly (the same bytes)
+        memory::desc user = p.x[2] == 1 ? inner : plain(p.x, p.type);
+        e->x = Move(user, inner, true, false);
+        e->y = Move(user, inner, false, true);
+        return e;
+    };
+    auto run = [&](BnormFwd& e, dnnl::stream& s) {
+        memory xm = e.x.in(s, x, 0);
+        memory ym = e.y.out(y, 1);
         std::unordered_map<int, memory> args = {
             {DNNL_ARG_SRC, xm},
             {DNNL_ARG_DST, ym},
-            {DNNL_ARG_MEAN, memory(e->vec, engine(), mean)},
-            {DNNL_ARG_VARIANCE, memory(e->vec, engine(), var)},
-            {DNNL_ARG_SCRATCHPAD, scratch(e->scratch, 3)}};
-        add_affine(args, e->vec, gamma, beta);
-        e->prim.execute(s, args);
-        e->y.back(s, ym, y);
-        s.wait();
-        arena().trim();
-        return 0;
-    } catch (const dnnl::error& ex) {
-        set_error(err, errn, ex.what());
-        return -1;
-    }
+            {DNNL_ARG_MEAN, memory(e.vec, engine(), mean)},
+            {DNNL_ARG_VARIANCE, memory(e.vec, engine(), var)},
+            {DNNL_ARG_SCRATCHPAD, scratch(e.scratch, 3)}};
+        add_affine(args, e.vec, gamma, beta);
+        e.prim.execute(s, args);
+        e.y.back(s, ym, y);
+    };
+    return cached_call(bnorm_fwd_cache(), p.key("bnorm_fwd", affine), make, run, err, errn);
 }
 
 // x, y: (P, Q); gamma, beta: (Q,) f32; mean, var: (P,) f32.
 inline int lnorm_forward(const NormProblem& p, void* x, void* gamma, void* beta, void* mean,
                          void* var, void* y, char* err, size_t errn) {
-    try {
-        bool affine = gamma != nullptr;
-        std::string key = p.key("lnorm_fwd", affine);
-        auto e = lnorm_fwd_cache().get(key);
-        if (!e) {
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            e = std::make_shared<LnormFwd>();
-            e->stat = plain({p.x[0]}, dt::f32);
-            dnnl::layer_normalization_forward::primitive_desc pd(
-                engine(), p.prop(), plain(p.x, p.type), plain(p.x, p.type), e->stat, p.eps,
-                p.flags(affine), attr);
-            e->prim = dnnl::layer_normalization_forward(pd);
-            e->scratch = pd.scratchpad_desc();
-            e->vec = plain({p.x[1]}, dt::f32);
-            lnorm_fwd_cache().put(key, e);
-        }
-        dnnl::stream s(engine());
+    bool affine = gamma != nullptr;
+    auto make = [&] {
+        auto e = std::make_shared<LnormFwd>();
+        e->stat = plain({p.x[0]}, dt::f32);
+        dnnl::layer_normalization_forward::primitive_desc pd(
+            engine(), p.prop(), plain(p.x, p.type), plain(p.x, p.type), e->stat, p.eps,
+            p.flags(affine), user_scratchpad());
+        e->prim = dnnl::layer_normalization_forward(pd);
+        e->scratch = pd.scratchpad_desc();
+        e->vec = plain({p.x[1]}, dt::f32);
+        return e;
+    };
+    auto run = [&](LnormFwd& e, dnnl::stream& s) {
         std::unordered_map<int, memory> args = {
             {DNNL_ARG_SRC, memory(plain(p.x, p.type), engine(), x)},
             {DNNL_ARG_DST, memory(plain(p.x, p.type), engine(), y)},
-            {DNNL_ARG_MEAN, memory(e->stat, engine(), mean)},
-            {DNNL_ARG_VARIANCE, memory(e->stat, engine(), var)},
-            {DNNL_ARG_SCRATCHPAD, scratch(e->scratch, 3)}};
-        add_affine(args, e->vec, gamma, beta);
-        e->prim.execute(s, args);
-        s.wait();
-        arena().trim();
-        return 0;
-    } catch (const dnnl::error& ex) {
-        set_error(err, errn, ex.what());
-        return -1;
-    }
+            {DNNL_ARG_MEAN, memory(e.stat, engine(), mean)},
+            {DNNL_ARG_VARIANCE, memory(e.stat, engine(), var)},
+            {DNNL_ARG_SCRATCHPAD, scratch(e.scratch, 3)}};
+        add_affine(args, e.vec, gamma, beta);
+        e.prim.execute(s, args);
+    };
+    return cached_call(lnorm_fwd_cache(), p.key("lnorm_fwd", affine), make, run, err, errn);
 }
 
 inline size_t cached_nn_primitives() {
