@@ -136,7 +136,9 @@ cdef void* _ptr(a):
 cdef ConvProblem _conv_problem(x, w_shape, y, stride, dilate, pad, groups, arrays) except *:
     """oneDNN's description of ``y = conv(x, w)``: MXNet's dilation (1 = dense) becomes
     oneDNN's (0 = dense), a grouped weight gets its leading group axis, and the right
-    padding is what makes the last window end where MXNet's output size says."""
+    padding is what makes the last window end where MXNet's output size says (none where
+    the last windows stop short of the data's end, as a strided 1x1 kernel over an even
+    size does: oneDNN's output size rounds down, as MXNet's)."""
     cdef ConvProblem p
     nd = len(stride)
     if x.ndim != nd + 2 or y.ndim != nd + 2 or len(w_shape) != nd + 2:
@@ -154,6 +156,8 @@ cdef ConvProblem _conv_problem(x, w_shape, y, stride, dilate, pad, groups, array
     for i in range(nd):
         extent = (w_shape[2 + i] - 1) * dilate[i] + 1
         r = (y.shape[2 + i] - 1) * stride[i] + extent - x.shape[2 + i] - pad[i]
+        if r < 0 and (x.shape[2 + i] + pad[i] - extent) // stride[i] + 1 == y.shape[2 + i]:
+            r = 0           # the rows past the last window are read by none
         if r < 0:
             raise Refused("a negative right padding")
         right.append(r)
