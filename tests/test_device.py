@@ -551,6 +551,11 @@ def test_blas_thread_policy_small_and_contended_products_run_on_one_thread():
         mx.nd.dot(a, a).wait_to_read()                       # 2^21: serial
         assert seen == [1, state.most]
         seen.clear()
+        # a convolution-sized product (2^26) too: OpenBLAS's threads would spin after it
+        b = mx.nd.ones((1024, 256), dtype="float64")
+        mx.nd.dot(b, mx.nd.ones((256, 256), dtype="float64")).wait_to_read()
+        assert seen == [1, state.most]
+        seen.clear()
         blas.product(lambda: None, large)        # large, uncontended: untouched
         assert seen == []
         state.serial_rate = 1e12                             # a stalled threaded product

@@ -1,13 +1,23 @@
 """How many threads the BLAS behind NumPy may use for one product.
 
-A multi-threaded GEMM ends with a barrier, so when another process holds a core it waits
-for a scheduler slice: measured here, a 64x784x256 float32 product took 15-30 ms on
-OpenBLAS's two threads beside busy processes, against 0.3 ms on one. ``product`` runs a
-product on one thread (set through the OpenBLAS NumPy loaded, restored right after, so
-NumPy's own products keep their setting) when
+Two costs of a multi-threaded OpenBLAS product fall on the work around it:
 
-- it is small: up to ``SERIAL_BELOW`` multiply-adds a second thread gains little (below
-  2^18 OpenBLAS uses one thread by itself, and nothing is changed), or
+- its threads keep spinning after it returns (OpenBLAS's thread timeout, about 0.1 s),
+  holding cores that the OpenMP kernels running next (oneDNN's and mxlite's own) need:
+  measured here, ResNet-50 inference at batch 1 took 134 ms with its few 2**24-MAC
+  products on OpenBLAS's two threads, and 53 ms with every product on one;
+- it ends with a barrier, so when another process holds a core it waits for a scheduler
+  slice: a 64x784x256 float32 product took 15-30 ms on two threads beside busy
+  processes, against 0.3 ms on one.
+
+Float32 products large enough to gain from threads run on oneDNN (``mxlite.ops.onednn``),
+whose threads are the OpenMP pool every other kernel uses. ``product`` runs a BLAS product
+on one thread (set through the OpenBLAS NumPy loaded, restored right after, so NumPy's own
+products keep their setting) when
+
+- it is below ``SERIAL_BELOW`` multiply-adds (2**30: over about 50 ms on one core, where
+  the threads' gain outweighs their spinning; below 2**18 OpenBLAS uses one thread by
+  itself, and nothing is changed), or
 - no product has run on one thread yet: the first large one measures the one-thread rate
   the next rule compares with, or
 - the machine looks contended: a multi-threaded product ran slower than the best rate seen
@@ -27,7 +37,7 @@ import time
 
 __all__ = ["product", "SERIAL_BELOW", "HOLD_S"]
 
-SERIAL_BELOW = 1 << 23          # multiply-adds (~0.2 ms on one core)
+SERIAL_BELOW = 1 << 30          # multiply-adds (~50 ms on one core)
 HOLD_S = 0.1
 _OWN_THRESHOLD = 1 << 18        # OpenBLAS itself runs GEMMs below this on one thread
 _NAMES = (("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),

@@ -6,7 +6,8 @@ GEMM per group over the whole batch (batch chunks bound the column buffer); floa
 of small images on the CPU run im2col/col2im and the product fused per image instead (see
 ``_fused``). The compute functions serve every device: they reach the kernels through
 ``kernels(rctx, _k)`` (on GPU the functions of ``mxlite/cuda/ops/conv.py``, same arguments)
-and the product through ``rctx.xp.matmul``.
+and the product through ``linalg._blocked_matmul`` (oneDNN's matmul for float32 on the
+CPU, else ``rctx.xp.matmul``).
 
 The three ops are closed under differentiation. With ``T(x, W, g) = <g, conv(x, W)>``:
 
@@ -32,6 +33,7 @@ from ..base import op_error
 from . import onednn
 from ..base import FLOAT_DTYPES
 from .common import F32, compute_dtype, in_work_dtype, kernels, write_back
+from .linalg import _blocked_matmul
 from .registry import REQUIRED, Attrs, OpDef, Param, register
 from .shape_partial import combine, partial_rule
 from .shape_utils import size_of
@@ -460,7 +462,7 @@ def _conv_forward(rctx, x, w, b, target, kernel, stride, dilate, pad, in_sp, out
         col = xp.empty((c * k, nb * l), target.dtype)
         dev.im2col(x[s:s + nb], col, _geom(nb, c, in_sp, out_sp, kernel, stride, pad, dilate))
         tmp = xp.empty((f, nb * l), target.dtype)
-        xp.matmul(wg, col.reshape(g, cg, nb * l), tmp.reshape(g, f // g, nb * l))
+        _blocked_matmul(xp, wg, col.reshape(g, cg, nb * l), tmp.reshape(g, f // g, nb * l))
         dev.fnl_to_nfl(tmp, b, target[s:s + nb], nb, f, l)
 
 
@@ -630,7 +632,8 @@ def _deconv_forward(rctx, y, w, b, target, kernel, stride, dilate, pad, y_sp, ou
         yt = xp.empty((cin, nb * l), target.dtype)
         dev.nfl_to_fnl(y[s:s + nb], yt, nb, cin, l)
         col = xp.empty((f * k, nb * l), target.dtype)
-        xp.matmul(wt, yt.reshape(g, cin // g, nb * l), col.reshape(g, f // g * k, nb * l))
+        _blocked_matmul(xp, wt, yt.reshape(g, cin // g, nb * l),
+                        col.reshape(g, f // g * k, nb * l))
         dev.col2im(col, target[s:s + nb], _geom(nb, f, out_sp, y_sp, kernel, stride, pad,
                                                 dilate))
     if b is not None:
@@ -771,8 +774,9 @@ def _wg_compute(rctx, ins, outs, attrs):
         if i and tmp is None:
             tmp = xp.empty(target.shape, work)
         dst = tmp if i else target
-        xp.matmul(gt.reshape(g, f // g, nb * l), col.reshape(g, cg, nb * l).transpose(0, 2, 1),
-                  dst.reshape(g, f // g, cg))
+        _blocked_matmul(xp, gt.reshape(g, f // g, nb * l),
+                        col.reshape(g, cg, nb * l).transpose(0, 2, 1),
+                        dst.reshape(g, f // g, cg))
         if i:
             dev.add_into(target, tmp)
     write_back(xp, target, out)

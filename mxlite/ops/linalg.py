@@ -44,10 +44,10 @@ def _matmul_dtype(name):
 
 
 def _blocked_matmul(xp, a, b, out):
-    """out = a @ b for 2-D arrays: oneDNN's matmul where ``onednn`` allows it (float32 on
-    the CPU: it shares the OpenMP threads of the other oneDNN kernels, where BLAS's own
-    thread pool would keep spinning beside them), else BLAS in row blocks that a 32-bit
-    BLAS can take."""
+    """out = a @ b for 2-D arrays, or batched 3-D ones: oneDNN's matmul where ``onednn``
+    allows it (float32 on the CPU: it shares the OpenMP threads of the other oneDNN
+    kernels, where BLAS's own thread pool would keep spinning beside them), else BLAS, a
+    2-D product in row blocks that a 32-bit BLAS can take."""
     if onednn.run(xp, "matmul", (a, b, out), contiguous=False):
         return
     if compute_dtype(out.dtype) != out.dtype:       # bfloat16 that oneDNN refused
@@ -55,7 +55,7 @@ def _blocked_matmul(xp, a, b, out):
         _blocked_matmul(xp, a.astype(wide.dtype), b.astype(wide.dtype), wide)
         xp.cast_into(out, wide)
         return
-    if a.shape[0] <= BLAS_MAX:
+    if a.ndim == 3 or a.shape[0] <= BLAS_MAX:
         xp.matmul(a, b, out)
         return
     for start in range(0, a.shape[0], BLAS_MAX):

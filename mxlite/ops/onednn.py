@@ -140,7 +140,7 @@ def _per_row(a):
 # run faster on the reference kernels. The thresholds are crossovers measured on 2 busy
 # cores (benchmarks/bench_onednn_small.py): a 2**24-MAC convolution took 0.6x the time on
 # the reference, a 2**27 one 4-5x on oneDNN; max pooling crossed over between 2**15 and
-# 2**18 elements. Products below 2**23 MACs run on one BLAS thread (mxlite.device.blas),
+# 2**18 elements. BLAS products run on one thread (below 2**30 MACs: mxlite.device.blas),
 # which leaves no BLAS thread spinning beside oneDNN's.
 _WORK = {
     "conv_forward": (lambda x, w, b, y: y.size * _per_row(w), 1 << 25),
