@@ -73,6 +73,10 @@ class GpuNamespace:
         """A C-contiguous array of zeros."""
         return self.lib.zeros(shape, dtype)
 
+    def untouched_zeros(self, shape, dtype):
+        """A C-contiguous array of zeros (the memory pool's: no lazily mapped pages)."""
+        return self.lib.zeros(shape, dtype)
+
     def ones(self, shape, dtype):
         """A C-contiguous array of ones."""
         return self.lib.ones(shape, dtype)

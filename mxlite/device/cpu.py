@@ -9,6 +9,8 @@ Array *methods* that NumPy and CuPy arrays share (``reshape``, ``transpose``, ``
 basic slicing, ``view``, ``astype``, ``copy``, ``fill``, ``strides``, ``flags``, ``max``) are
 device-generic and are called directly.
 """
+import mmap
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _as_strided
 
@@ -18,7 +20,7 @@ from . import blas, memory
 
 memory.configure()
 
-__all__ = ["name", "ndarray", "empty", "zeros", "ones", "scalar", "arange", "copyto",
+__all__ = ["name", "ndarray", "empty", "zeros", "untouched_zeros", "ones", "scalar", "arange", "copyto",
            "cast_into", "strided_copy", "fill_zero", "ascontiguousarray", "broadcast_to",
            "as_strided", "may_share_memory", "data_ptr", "add_at", "matmul", "argmax",
            "to_host", "asnumpy", "from_host", "receive", "stream", "synchronize"]
@@ -36,6 +38,22 @@ def empty(shape, dtype):
 def zeros(shape, dtype):
     """A C-contiguous array of zeros."""
     return np.zeros(shape, dtype)
+
+
+# the smallest buffer untouched_zeros maps on its own (smaller ones come from the heap)
+UNTOUCHED_MIN_BYTES = 1 << 16
+
+
+def untouched_zeros(shape, dtype):
+    """A C-contiguous array of zeros in a fresh anonymous mapping, whose pages the system
+    provides on first write: a buffer that is never written takes no memory. For gradient
+    buffers, which an inference-only model never writes (freed heap memory, which ``zeros``
+    reuses, is set to zero page by page, so it would be resident)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < UNTOUCHED_MIN_BYTES:
+        return np.zeros(shape, dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype).reshape(shape)
 
 
 def ones(shape, dtype):

@@ -17,6 +17,7 @@ from .. import autograd, initializer
 from .. import ndarray as nd
 from ..base import MXNetError
 from ..context import Context, cpu, current_context
+from ..device import namespace_for
 
 __all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDict"]
 
@@ -270,7 +271,10 @@ class Parameter:
             self._grad = None
             return
         self._data = [d.detach() for d in self._data]
-        self._grad = [nd.zeros(d.shape, dtype=d.dtype, ctx=d.context) for d in self._data]
+        # pages mapped on first write: an inference-only model's gradients take no memory
+        self._grad = [nd.NDArray._wrap(
+            namespace_for(d.context).untouched_zeros(d.shape, d.dtype), d.context)
+            for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
         self._seen = [g._version[0] for g in self._grad]
 

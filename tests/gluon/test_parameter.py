@@ -228,3 +228,38 @@ def test_copies_that_differ_are_saved_as_their_mean(tmp_path):
     d.save(str(tmp_path / "w.params"))
     _assert_saved(nd.load(str(tmp_path / "w.params")),
                   {"w": np.array([2.0, 2.0, 2.0], np.float32)})
+
+
+def test_gradient_buffers_take_memory_only_once_written():
+    """An inference-only model never writes its gradients: their buffers are zeros that
+    take no resident memory (a 64 MiB weight adds about 64 MiB, not 128) until backward
+    writes them, and then read back as the gradient."""
+    import subprocess
+    import sys
+    probe = """
+import mxlite as mx
+def rss():
+    for line in open('/proc/self/status'):
+        if line.startswith('VmRSS:'):
+            return int(line.split()[1]) / 1024
+dense = mx.gluon.nn.Dense(4096, in_units=4096, use_bias=False)
+before = rss()
+dense.initialize(mx.init.One())
+initialised = rss() - before
+w = dense.weight
+assert float(w.grad().sum().asscalar()) == 0.0
+x = mx.nd.ones((1, 4096))
+with mx.autograd.record():
+    y = dense(x)
+y.backward()
+written = rss() - before
+print(initialised, written, float(w.grad()[:, :2].sum().asscalar()))
+"""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads /proc/self/status")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.split()
+    initialised, written, grad_sum = map(float, out)
+    assert 56 < initialised < 100, out          # the weight alone (64 MiB)
+    assert written > initialised + 56, out      # the gradient, once written
+    assert grad_sum == 2 * 4096, out            # d(sum y)/dW = x: ones
