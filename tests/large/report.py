@@ -1,7 +1,9 @@
 """Summarise a full-scale large-table run: ``python tests/large/report.py REPORT.json``
 (the file MXLITE_LARGE_REPORT names). Prints the tally per device, the total time, the
-highest peaks and the slowest rows."""
+highest peaks and the slowest rows. ``--write-peaks`` also records each CPU row's peak in
+tests/large/peaks.json, which the sweep (tests/large/sweep.py) packs rows by."""
 import json
+import os
 import sys
 
 
@@ -24,5 +26,20 @@ def main(path):
         print("  highest peaks:", ", ".join(f"{a['op']} {a['peak_gb']:.1f} GB" for a in by_peak))
 
 
+def write_peaks(path):
+    """Record the peak GB of each CPU row that passed (rounded up to 0.1 GB)."""
+    with open(path) as f:
+        answers = json.load(f)
+    peaks = {a["op"]: -(-a["peak_gb"] * 10 // 1) / 10 for a in answers
+             if a.get("device") == "cpu" and a.get("ok")}
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peaks.json")
+    with open(out, "w") as f:
+        json.dump(dict(sorted(peaks.items())), f, indent=0)
+        f.write("\n")
+    print(f"wrote {len(peaks)} peaks to {out}")
+
+
 if __name__ == "__main__":
     main(sys.argv[1])
+    if "--write-peaks" in sys.argv[2:]:
+        write_peaks(sys.argv[1])

@@ -5,24 +5,23 @@
   device, the GPU included (on the host emulator in CI): the row's own logic is tested.
 * Under ``-m large`` every row runs at full scale on the CPU, and on a CUDA GPU with enough
   memory (marked ``gpu`` too; skipped without one, and on the emulator, which is too slow
-  for 2**32 elements). Rows run one by one in a worker process (tests/large/worker.py), so a
-  crash fails one row; each reports its peak memory, which must stay under PEAK_LIMIT_GB.
+  for 2**32 elements). Rows run in worker processes (tests/large/worker.py), so a crash
+  fails one row; CPU rows two at a time where their recorded peaks fit in memory
+  (tests/large/sweep.py), GPU rows one by one. Each reports its peak memory, which must
+  stay under PEAK_LIMIT_GB.
   Set MXLITE_LARGE_REPORT=path to get the timings and peaks of the run as JSON.
 """
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 import mxlite as mx
 from mxlite.ops.registry import REGISTRY
 from largespecs import SIZES, all_rows, run_row
+from sweep import Sweep, Worker
 
 ROWS = all_rows()
-TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ROOT = os.path.dirname(TESTS)
 SMALL_P32 = 2 ** 12
 FULL_P32 = 2 ** 32
 PEAK_LIMIT_GB = 16.0
@@ -50,51 +49,55 @@ def test_row_at_small_scale(name, device):
 
 
 # ---- full scale ----------------------------------------------------------------------------
-class Worker:
-    """One worker process at a time; a new one after a crash or a failed row."""
+class Report:
+    """The answers of the run, written to MXLITE_LARGE_REPORT (JSON) at the end."""
 
     def __init__(self):
-        self.proc = None
-        self.report = []
+        self.answers = []
 
-    def run(self, name, device):
-        if self.proc is None or self.proc.poll() is not None:
-            env = dict(os.environ)
-            env["PYTHONPATH"] = os.pathsep.join([TESTS, ROOT, env.get("PYTHONPATH", "")])
-            self.proc = subprocess.Popen(
-                [sys.executable, os.path.join(TESTS, "large", "worker.py")], env=env, cwd=ROOT,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.proc.stdin.write(json.dumps({"op": name, "device": device, "p32": FULL_P32}) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            code = self.proc.wait()
-            self.proc = None
-            hint = " (SIGKILL: out of memory?)" if code == -9 else ""
-            pytest.fail(f"{name} on {device}: the worker died with exit code {code}{hint}")
-        answer = json.loads(line)
-        answer["device"] = device
-        self.report.append(answer)
-        return answer
-
-    def close(self):
-        if self.proc is not None:
-            self.proc.stdin.close()
-            self.proc.wait()
+    def write(self):
         path = os.environ.get("MXLITE_LARGE_REPORT")
-        if path and self.report:
+        if path and self.answers:
             with open(path, "w") as f:
-                json.dump(self.report, f, indent=1)
+                json.dump(self.answers, f, indent=1)
 
 
 @pytest.fixture(scope="module")
-def worker():
-    w = Worker()
-    yield w
+def report():
+    r = Report()
+    yield r
+    r.write()
+
+
+@pytest.fixture(scope="module")
+def cpu_sweep(request, report):
+    """The selected CPU rows, run ahead two at a time where memory allows (sweep.py)."""
+    names = [item.callspec.params["name"] for item in request.session.items
+             if getattr(item, "originalname", None) == "test_row_past_2_32_on_cpu"]
+    jobs = int(os.environ.get("MXLITE_LARGE_JOBS", "2"))
+    s = Sweep(names, FULL_P32, PEAK_LIMIT_GB, jobs=jobs)
+    yield s
+    report.answers.extend(s.close())
+
+
+@pytest.fixture(scope="module")
+def gpu_worker(report):
+    """GPU rows one at a time (device memory), in a worker process of their own."""
+    w = Worker(FULL_P32)
+
+    def run(name):
+        answer = w.run(name, "gpu")
+        report.answers.append(answer)
+        return answer
+    yield run
     w.close()
 
 
-def _check_answer(answer, row):
+def _check_answer(answer, name, device):
+    if "died" in answer:
+        code = answer["died"]
+        hint = " (SIGKILL: out of memory?)" if code == -9 else ""
+        pytest.fail(f"{name} on {device}: the worker died with exit code {code}{hint}")
     assert answer["ok"], answer["error"]
     assert answer["peak_gb"] < PEAK_LIMIT_GB, \
         f"peak host memory {answer['peak_gb']:.1f} GB, over {PEAK_LIMIT_GB} GB"
@@ -112,15 +115,15 @@ def _real_gpu_with_memory():
 
 @pytest.mark.large
 @pytest.mark.parametrize("name", sorted(ROWS))
-def test_row_past_2_32_on_cpu(name, worker):
-    _check_answer(worker.run(name, "cpu"), ROWS[name])
+def test_row_past_2_32_on_cpu(name, cpu_sweep):
+    _check_answer(cpu_sweep.result(name), name, "cpu")
 
 
 @pytest.mark.large
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(ROWS))
-def test_row_past_2_32_on_gpu(name, worker):
+def test_row_past_2_32_on_gpu(name, gpu_worker):
     if not _real_gpu_with_memory():
         pytest.skip(f"needs a CUDA GPU with {GPU_MEMORY_GB} GB (the emulator is too slow "
                     "for 2**32 elements; the rows run on it at small scale)")
-    _check_answer(worker.run(name, "gpu"), ROWS[name])
+    _check_answer(gpu_worker(name), name, "gpu")
