@@ -1,7 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # distutils: language = c++
-"""The separable tap filter of the image resize operators (``mxlite/ops/image.py``:
-``_image_resize``, ``_cvimresize``, ``_backward_image_resize``).
+"""The image kernels of ``mxlite/ops/image.py``: the separable tap filter of the resize
+operators (``_image_resize``, ``_cvimresize``, ``_backward_image_resize``), below, and the
+per-pixel colour steps of the random colour operators (``colour_hue``,
+``colour_saturation``, ``colour_luma``, ``colour_store``: colour.pxi, included at the end).
 
 ``resample(src, dst, index_h, weight_h, index_w, weight_w)`` writes, for an (N, H, W, C)
 block ``src`` of any strides into an (N, OH, OW, C) block ``dst``::
@@ -411,3 +413,7 @@ def _run(src, dst, index_h, weight_h, index_w, weight_w, dict fields):
             rc = _drive(<const double*>x, <double*>y, &g, ih, <double*>wh, iw, <double*>ww)
     if rc:
         raise MemoryError(f"resample: no scratch of {(g.W + g.OW) * g.C * 16} bytes per thread")
+
+
+# ---- the colour steps of the random colour operators ------------------------------------------
+include "colour.pxi"

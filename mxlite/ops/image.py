@@ -67,6 +67,16 @@ def _store(xp, value, out):
     out[over] = info.max
 
 
+def _store_block(rctx, value, out):
+    """``_store`` of a float32 block ``value`` into an integer image block, on the CPU in one
+    compiled pass (``colour_store``: the same clip and truncation) where the dtype allows."""
+    if (rctx.kernels == "cpu" and value.dtype == _F32 and out.dtype.char in
+            _resample.STORE_DTYPES and value.flags.c_contiguous and out.flags.c_contiguous):
+        _resample.colour_store(value, out)
+    else:
+        _store(rctx.xp, value, out)
+
+
 def _image_dims(op, shape, layout="HWC", channels=(1, 3)):
     """``(batch, height, width, channels)`` of an (H, W, C) image or (N, H, W, C) batch
     (``layout="CHW"``: of a (C, H, W) tensor or (N, C, H, W) batch); batch is None for one
@@ -593,23 +603,32 @@ def _generator(rctx):
     return np.random.Generator(np.random.Philox(key=seed, counter=offset))
 
 
-def _brightness(xp, img, alpha):
+def _compiled(rctx, img):
+    """Whether the colour kernels of mxlite/_core (colour.pxi, bit-for-bit the NumPy path
+    below, in one pass over the pixels instead of tens) compute the (..., 3) block ``img``:
+    on the CPU; other devices take the array operations."""
+    return rctx.kernels == "cpu" and img.shape[-1] == 3 and img.flags.c_contiguous
+
+
+def _brightness(rctx, img, alpha):
     img *= alpha
     return img
 
 
-def _gray(xp, img):
+def _gray(rctx, img):
     """The luma of each pixel of a (..., C) float image (the value itself for one channel)."""
     if img.shape[-1] == 1:
         return img[..., 0]
+    if _compiled(rctx, img):
+        return _resample.colour_luma(img)
     return img[..., 0] * _GRAY[0] + img[..., 1] * _GRAY[1] + img[..., 2] * _GRAY[2]
 
 
-def _contrast(xp, img, alpha):
+def _contrast(rctx, img, alpha):
     """Blend with the mean luma of each image: alpha x + (1 - alpha) mean_gray."""
     if img.size == 0:            # images without pixels: no mean to blend with
         return img
-    gray = _gray(xp, img)
+    gray = _gray(rctx, img)
     mean = gray.reshape(gray.shape[0], -1).mean(axis=1) if img.ndim == 4 else gray.mean()
     if img.ndim == 4:
         mean = mean.reshape(-1, 1, 1, 1)
@@ -618,18 +637,21 @@ def _contrast(xp, img, alpha):
     return img
 
 
-def _saturation(xp, img, alpha):
+def _saturation(rctx, img, alpha):
     """Blend each pixel with its luma: alpha x + (1 - alpha) gray. (MXNet 1.9.1 took only
     the blue term 0.114 b for gray, a bug; one channel is left as is.)"""
     if img.shape[-1] == 1:
         return img
-    gray = _gray(xp, img)[..., None] * (1 - alpha)
+    if _compiled(rctx, img):
+        _resample.colour_saturation(img, alpha)
+        return img
+    gray = _gray(rctx, img)[..., None] * (1 - alpha)
     img *= alpha
     img += gray
     return img
 
 
-def _hue(xp, img, alpha):
+def _hue(rctx, img, alpha):
     """Rotate the hue by ``alpha`` turns in HLS space (OpenCV's RGB <-> HLS on [0, 255]).
 
     A hue rotation keeps lightness and saturation, hence each pixel's largest and smallest
@@ -639,6 +661,10 @@ def _hue(xp, img, alpha):
     passes over the pixels instead of a round trip through HLS (no reductions over the
     channel axis, no floating-point remainder)."""
     if img.shape[-1] == 1:
+        return img
+    shift = 6.0 * (alpha % 1.0) - 2.0                 # the trapezoid's centre at 0
+    if _compiled(rctx, img):
+        _resample.colour_hue(img, shift, _HUE_EPS)
         return img
     r, g, b = img[..., 0], img[..., 1], img[..., 2]
     vmax = r.clip(min=g).clip(min=b)
@@ -652,7 +678,7 @@ def _hue(xp, img, alpha):
     hue += (b - r + 2 * diff) * g_top
     hue += (r - g + 4 * diff) * b_top
     hue /= diff + ~chroma
-    hue += 6.0 * (alpha % 1.0) - 2.0                   # rotated, minus the trapezoid's centre
+    hue += shift                                       # rotated, minus the trapezoid's centre
     grey = ~chroma
     vmin += diff * 0.5 * grey                          # a grey pixel keeps its lightness
     diff *= chroma
@@ -668,11 +694,11 @@ def _hue(xp, img, alpha):
     return out
 
 
-def _lighting(xp, img, alpha):
+def _lighting(rctx, img, alpha):
     """Add the PCA noise ``eig @ alpha`` to each pixel's R, G, B (one channel: as is)."""
     if img.shape[-1] == 1:
         return img
-    img += xp.from_host((_EIG @ np.asarray(alpha, np.float64)).astype(img.dtype))
+    img += rctx.xp.from_host((_EIG @ np.asarray(alpha, np.float64)).astype(img.dtype))
     return img
 
 
@@ -684,8 +710,8 @@ def _colour_compute(adjusts):
         for key in _blocks(x):
             img = x[key].astype(_work_dtype(x.dtype))
             for fn, factor in steps:
-                img = fn(rctx.xp, img, factor)
-            _store(rctx.xp, img, out[key])
+                img = fn(rctx, img, factor)
+            _store_block(rctx, img, out[key])
     return compute
 
 
