@@ -10,7 +10,9 @@ elements, and the result is the same for any number of threads.
   variable number of draws, from a per-element stream;
 * ``randint``: unbiased bounded integers (Lemire's multiply-shift with rejection), never
   through a float;
-* ``multinomial``, ``permutation`` + ``take_rows`` (shuffle).
+* ``multinomial``, ``permutation`` + ``take_rows`` (shuffle);
+* ``distinct_rows``: the first distinct values of each row's draws, in draw order, by hash
+  sets (``_sample_unique_zipfian``; no sort).
 
 A chunk's Philox blocks come from one of three implementations of ``mx_philox_lanes``:
 portable C, AVX2 or AVX-512 (one block per 64-bit lane), the best the CPU runs being picked
@@ -18,6 +20,8 @@ at import (``use_simd`` switches, for tests). All three give the same words. The
 integer loop is also compiled for AVX2/AVX-512 with GCC's ``target_clones``. The kernels
 need a compiler with ``unsigned __int128`` (GCC, Clang) and a little-endian machine.
 """
+import numpy as np
+
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.math cimport INFINITY
@@ -765,3 +769,105 @@ def take_rows(cnp.ndarray src, cnp.ndarray dst, cnp.ndarray perm):
         with nogil:
             for i in range(n):
                 memcpy(d + i * row, s + p[i] * row, row)
+
+
+# ---- distinct draws in draw order (_sample_unique_zipfian) -----------------------------------
+cdef enum:
+    DISTINCT_EMPTY = -1           # a free slot of a hash table (the draws are >= 0)
+
+
+cdef inline int _distinct_row(int64_t* table, int bits, int64_t* order, int64_t need,
+                              int64_t* held, int64_t* tries, const int64_t* d,
+                              idx_t width) noexcept nogil:
+    """Take draws ``d[0:width]`` in order into one row: each value not yet in ``table``
+    (open addressing, linear probing, 2**bits slots, more than ``need``) is inserted and
+    appended to ``order``, until ``need`` are held. ``tries`` counts the draws taken.
+    Returns -1 on a negative draw (the row is left as it was up to it), else 0."""
+    cdef idx_t i
+    cdef uint64_t mask = (<uint64_t>1 << bits) - 1, slot
+    cdef int64_t v, h = held[0]
+    cdef int rc = 0
+    for i in range(width):
+        if h >= need:
+            break
+        v = d[i]
+        if v < 0:
+            rc = -1
+            break
+        # Fibonacci hashing: the top bits of v times 2**64 / golden ratio, so that the many
+        # small classes of a Zipfian draw spread over the whole table
+        slot = (<uint64_t>v * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - bits)
+        while table[slot] != DISTINCT_EMPTY and table[slot] != v:
+            slot = (slot + 1) & mask
+        tries[0] += 1
+        if table[slot] == DISTINCT_EMPTY:
+            table[slot] = v
+            order[h] = v
+            h += 1
+    held[0] = h
+    return rc
+
+
+def distinct_table_bits(int64_t need):
+    """log2 of the hash-table size ``distinct_rows`` wants for rows of ``need`` values: the
+    least power of two above 1.5 * need (the table is at most 2/3 full)."""
+    if need < 0:
+        raise ValueError(f"distinct_table_bits: need must be >= 0, got {need}")
+    cdef int bits = 1
+    while (<int64_t>1 << bits) <= need + need // 2:
+        bits += 1
+    return bits
+
+
+def distinct_rows(cnp.ndarray tables, cnp.ndarray order, cnp.ndarray held,
+                  cnp.ndarray tries, cnp.ndarray rows, cnp.ndarray draws):
+    """One round of distinct draws: row ``rows[k]`` of the int64 arrays ``tables`` (G, 2**b:
+    hash sets, -1 where free, ``distinct_table_bits``), ``order`` (G, need: its distinct
+    values in draw order), ``held`` and ``tries`` (G,: how many it holds, how many draws it
+    took) takes the draws ``draws[k]`` (P, width; int64 >= 0) in order until it holds
+    ``need``. The rows (distinct) run in parallel: each is a pure function of its draws, so
+    the result is the same for any thread count. Bad arguments raise ValueError."""
+    for name, a in (("tables", tables), ("order", order), ("held", held), ("tries", tries),
+                    ("rows", rows), ("draws", draws)):
+        if a.dtype != "int64" or not cnp.PyArray_IS_C_CONTIGUOUS(a):
+            raise ValueError(f"distinct_rows: {name} must be a C-contiguous int64 array, "
+                             f"got {a.dtype}")
+    if tables.ndim != 2 or order.ndim != 2 or draws.ndim != 2 or rows.ndim != 1:
+        raise ValueError(f"distinct_rows: tables, order, draws must be 2-D and rows 1-D, got "
+                         f"{tables.ndim}, {order.ndim}, {draws.ndim}, {rows.ndim}")
+    cdef idx_t g = order.shape[0], need = order.shape[1], p = rows.shape[0]
+    cdef idx_t size = tables.shape[1], width = draws.shape[1], k
+    cdef int bits = distinct_table_bits(need)
+    if tables.shape[0] != g or size != (<idx_t>1 << bits) or held.size != g \
+            or tries.size != g or draws.shape[0] != p:
+        raise ValueError(f"distinct_rows: need tables ({g}, {1 << bits}), held and tries "
+                         f"({g},), draws ({p}, width) for order {(g, need)} and {p} rows; got "
+                         f"tables {(tables.shape[0], size)}, held {held.size}, tries "
+                         f"{tries.size}, draws {(draws.shape[0], width)}")
+    cdef int64_t* r = <int64_t*>cnp.PyArray_DATA(rows)
+    seen = np.zeros(g, np.uint8)
+    cdef unsigned char[::1] mark = seen
+    for k in range(p):
+        if not 0 <= r[k] < g or mark[r[k]]:
+            raise ValueError(f"distinct_rows: rows must be distinct indices in [0, {g}), got "
+                             f"{r[k]} at {k}")
+        mark[r[k]] = 1
+    cdef int64_t* t = <int64_t*>cnp.PyArray_DATA(tables)
+    cdef int64_t* o = <int64_t*>cnp.PyArray_DATA(order)
+    cdef int64_t* h = <int64_t*>cnp.PyArray_DATA(held)
+    cdef int64_t* n = <int64_t*>cnp.PyArray_DATA(tries)
+    cdef const int64_t* d = <const int64_t*>cnp.PyArray_DATA(draws)
+    cdef int bad = 0
+    if p > 1 and p * width >= PARALLEL_MIN:
+        for k in prange(p, nogil=True, schedule="dynamic"):
+            if _distinct_row(t + r[k] * size, bits, o + r[k] * need, need, h + r[k],
+                             n + r[k], d + k * width, width):
+                bad += 1                  # a reduction: a plain assignment is lastprivate
+    else:
+        with nogil:
+            for k in range(p):
+                if _distinct_row(t + r[k] * size, bits, o + r[k] * need, need, h + r[k],
+                                 n + r[k], d + k * width, width):
+                    bad += 1
+    if bad:
+        raise ValueError("distinct_rows: draws must be >= 0")

@@ -346,98 +346,69 @@ def zipf_classes(u, range_max):
     return np.clip(c, 0, range_max - 1)           # exp rounding up at u -> 1
 
 
-def _first_occurrences(draws):
-    """The distinct values of the int64 ``draws`` (sorted) and the position of each one's
-    first occurrence. Value and position share one int64 key when they fit in 63 bits, so a
-    plain sort does the work of a (slower) stable argsort."""
-    n = draws.size
-    shift = max(1, int(n).bit_length())
-    if n and draws.min() >= 0 and int(draws.max()) < (1 << (63 - shift)):
-        keys = (draws << shift) | np.arange(n, dtype=np.int64)
-        keys.sort()
-        ranked, perm = keys >> shift, keys & ((1 << shift) - 1)
-    else:
-        perm = np.argsort(draws, kind="stable")
-        ranked = draws[perm]
-    first = np.ones(n, bool)
-    first[1:] = ranked[1:] != ranked[:-1]
-    return ranked[first], perm[first]
-
-
-def _merge_distinct(order, held, draws, short):
-    """One round of a row: ``order`` holds its distinct classes in draw order, ``held`` the
-    same sorted; ``draws`` are the round's draws in order, ``short`` the classes still
-    needed. Returns ``(order, held, used, done)``: the classes after the round, the draws
-    it consumed and whether the row is complete. Only this round's draws are sorted (the
-    earlier ones are looked up in ``held``)."""
-    values, pos = _first_occurrences(draws)
-    if held.size:
-        at = np.searchsorted(held, draws[pos]).clip(max=held.size - 1)
-        pos = pos[held[at] != draws[pos]]                   # not held from earlier rounds
-    pos.sort()
-    if pos.size >= short:
-        return np.concatenate([order, draws[pos[:short]]]), held, int(pos[short - 1]) + 1, True
-    order = np.concatenate([order, draws[pos]])
-    # the first round's distinct values are already sorted; later rounds merge
-    return order, (values if not held.size else np.sort(order)), draws.size, False
-
-
-_NO_CLASSES = np.empty(0, np.int64)
-
-
-class _DistinctRow:
-    """The distinct classes one row has drawn so far, in draw order, and the draws that
-    took; ``add`` takes a round of draws (``_merge_distinct``)."""
-
-    def __init__(self, need):
-        self.need = need
-        self.order = self.sorted = _NO_CLASSES
-        self.draws = 0
-
-    def add(self, draws):
-        """Take ``draws`` (one round, in order); True once ``need`` distinct are held."""
-        short = self.need - self.order.size
-        if short <= 0:
-            return True
-        self.order, self.sorted, used, done = _merge_distinct(self.order, self.sorted, draws,
-                                                              short)
-        self.draws += used
-        return done
-
-
 _ZIPF_GROUP = 1 << 22       # draws per round (32 MiB of float64), whatever the output size
 
 
-def zipf_compute(fill_uniform):
+def distinct_rows_host(tables, order, held, tries, rows, draws):
+    """``mxlite._core.random.distinct_rows`` in NumPy (``tables`` unused), for devices whose
+    tests refuse the CPU kernels: each row's first distinct draws by a sort of the round's
+    draws and a lookup of the classes it holds (O(n log n) a round, where the kernel's hash
+    sets take one pass)."""
+    need = order.shape[1]
+    for k, r in enumerate(rows.tolist()):
+        short = need - int(held[r])
+        if short <= 0:
+            continue
+        d = draws[k]
+        first = np.sort(np.unique(d, return_index=True)[1])        # first occurrences
+        first = first[~np.isin(d[first], order[r, :held[r]])][:short]
+        order[r, held[r]:held[r] + first.size] = d[first]
+        held[r] += first.size
+        tries[r] += int(first[-1]) + 1 if first.size == short else d.size
+
+
+def _zipf_group(rctx, fill_uniform, distinct_rows, rows, need, range_max):
+    """``rows`` rows of ``need`` distinct classes each, in draw order, and the draws each
+    took (host int64 arrays). Each round every row still short draws ``need + 16`` classes
+    and takes them in order (``distinct_rows``; None: the CPU kernel
+    ``mxlite._core.random.distinct_rows``, a hash set per row, one pass over the draws,
+    where sorting them cost O(n log n) a round: the large-tensor row of 2**29 samples took
+    156 s sorting, 41 s hashing, on two shared cores)."""
+    xp, width = rctx.xp, need + 16
+    # the kernel's hash sets: the least power of two above 1.5 need slots a row, -1 free
+    # (``distinct_table_bits``); the NumPy variant keeps none
+    size = 1 << max(1, (need + need // 2).bit_length())
+    tables = np.full((rows, size), -1, np.int64) if distinct_rows is None else None
+    distinct_rows = distinct_rows or _k.distinct_rows
+    order = np.empty((rows, need), np.int64)
+    held, tries = np.zeros(rows, np.int64), np.zeros(rows, np.int64)
+    pending = np.arange(rows, dtype=np.int64)
+    while pending.size:
+        buf = xp.empty((pending.size, width), np.float64)
+        fill_uniform(rctx, buf)
+        draws = zipf_classes(np.asarray(xp.to_host(buf)), range_max)
+        distinct_rows(tables, order, held, tries, pending, draws)
+        pending = pending[held[pending] < need]
+    return order, tries
+
+
+def zipf_compute(fill_uniform, distinct_rows=None):
     """The compute function on a device whose ``fill_uniform(rctx, buf)`` fills the float64
-    device array ``buf`` with uniform [0, 1) draws from the device's next stream. Rows go in
-    groups of about ``_ZIPF_GROUP`` draws; each round draws ``num_sampled + 16`` per row of
-    the group and a row still short of ``num_sampled`` distinct classes draws again in the
-    next round; ``num_tries`` counts the draws a row consumed."""
+    device array ``buf`` with uniform [0, 1) draws from the device's next stream, and
+    ``distinct_rows`` (default: the CPU kernel) keeps each row's distinct classes on the
+    host. Rows go in groups of about ``_ZIPF_GROUP`` draws; each round draws ``num_sampled +
+    16`` per row of the group and a row still short of ``num_sampled`` distinct classes draws
+    again in the next round; ``num_tries`` counts the draws a row consumed."""
     def compute(rctx, ins, outs, attrs):
         xp = rctx.xp
         batch, need = outs[0].shape
-        width = need + 16
-        group = max(1, _ZIPF_GROUP // width)
+        group = max(1, _ZIPF_GROUP // (need + 16))
         for g0 in range(0, batch, group):
-            rows = {b: _DistinctRow(need) for b in range(g0, min(batch, g0 + group))}
-            samples = np.empty((len(rows), need), np.int64)
-            tries = np.zeros(len(rows), np.int64)
-            pending = list(rows)
-            while pending:
-                buf = xp.empty((len(pending), width), np.float64)
-                fill_uniform(rctx, buf)
-                draws = zipf_classes(np.asarray(xp.to_host(buf)), attrs.range_max)
-                still = []
-                for k, b in enumerate(pending):
-                    row = rows[b]
-                    if row.add(draws[k]):
-                        samples[b - g0], tries[b - g0] = row.order, row.draws
-                    else:
-                        still.append(b)
-                pending = still
-            xp.copyto(outs[0][g0:g0 + len(rows)], xp.from_host(samples))
-            xp.copyto(outs[1][g0:g0 + len(rows)], xp.from_host(tries))
+            n = min(batch, g0 + group) - g0
+            samples, tries = _zipf_group(rctx, fill_uniform, distinct_rows, n, need,
+                                         attrs.range_max)
+            xp.copyto(outs[0][g0:g0 + n], xp.from_host(samples))
+            xp.copyto(outs[1][g0:g0 + n], xp.from_host(tries))
     return compute
 
 
@@ -478,7 +449,6 @@ HOST_CODE = {
     "sample_into": "the CPU sampler's scratch for one block (CPU arrays are host arrays)",
     "checked_params": "host copies of the distribution parameters, checked before drawing",
     "zipf_classes": "log-uniform classes from host uniforms (both devices draw on the host)",
-    "_first_occurrences": "each round's distinct classes of a row, sorted on the host",
-    "_merge_distinct": "one round of a row's distinct classes, merged on the host",
-    "zipf_compute": "the Zipfian rows built on the host, then sent with from_host",
+    "_zipf_group": "a group of rows' hash sets and distinct classes, built on the host",
+    "distinct_rows_host": "the rows' distinct classes by sorts on the host (other devices)",
 }

@@ -134,6 +134,7 @@ def _gpu_uniform(rctx, buf):
     fill_continuous(rctx.xp, "uniform", buf, key, offset, 0.0, 1.0, 1.0, 1.0, 24)
 
 
-# the rows' distinct classes are kept in draw order on the host (a sequential set per row);
-# the draws are the CPU's (bit-identical uniform), so the samples and tries are too
-attach("_sample_unique_zipfian", _cpu.zipf_compute(_gpu_uniform))
+# the rows' distinct classes are kept in draw order on the host (a sequential set per row,
+# in NumPy: no CPU kernel on the GPU path); the draws are the CPU's (bit-identical uniform),
+# so the samples and tries are too
+attach("_sample_unique_zipfian", _cpu.zipf_compute(_gpu_uniform, _cpu.distinct_rows_host))
