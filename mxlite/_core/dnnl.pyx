@@ -84,6 +84,19 @@ cdef extern from "mx_dnnl_softmax.h" namespace "mxdnnl" nogil:
     void softmax_cache_clear "mxdnnl::softmax_bwd_cache().clear"()
 
 
+cdef extern from "mx_dnnl_lrn.h" namespace "mxdnnl" nogil:
+    cdef cppclass LrnProblem:
+        vector[int64_t] x
+        int64_t size
+        float alpha, beta, k
+        dt type
+
+    int c_lrn_forward "mxdnnl::lrn_forward"(const LrnProblem& p, void* x, void* y,
+                                            char* err, size_t errn) except +
+    size_t lrn_cache_size "mxdnnl::lrn_fwd_cache().size"()
+    void lrn_cache_clear "mxdnnl::lrn_fwd_cache().clear"()
+
+
 cdef extern from "oneapi/dnnl/dnnl.h" nogil:
     ctypedef struct dnnl_version_t:
         int major, minor, patch
@@ -103,7 +116,8 @@ def version():
 
 def cache_size():
     """Primitives held in the bounded caches (tests check they stay bounded)."""
-    return cached_primitives() + cached_nn_primitives() + softmax_cache_size()
+    return (cached_primitives() + cached_nn_primitives() + softmax_cache_size()
+            + lrn_cache_size())
 
 
 def clear():
@@ -111,6 +125,7 @@ def clear():
     clear_caches()
     clear_nn_caches()
     softmax_cache_clear()
+    lrn_cache_clear()
 
 
 cdef dt _type(arrays, contiguous=True) except *:
@@ -418,4 +433,24 @@ def softmax_backward(y, g, dx, axis, log):
     cdef int rc
     with nogil:
         rc = c_softmax_backward(p, py, pg, pdx, err, 256)
+    _check(rc, err)
+
+
+def lrn_forward(x, y, size, alpha, beta, k):
+    """``y`` = the local response normalisation of ``x`` (N, C, H, W) across ``size``
+    channels (odd), oneDNN's convention: ``x / (k + alpha / size * sum(x**2))**beta``."""
+    cdef LrnProblem p
+    if x.ndim != 4 or x.shape != y.shape or x.size == 0:
+        raise Refused("lrn_forward: data must be 4-D, non-empty and shaped as the output")
+    if size < 1 or size % 2 == 0:
+        raise Refused("lrn_forward: the window must be an odd number of channels")
+    p.type = _type([x, y])
+    p.x = list(x.shape)
+    p.size, p.alpha, p.beta, p.k = size, alpha, beta, k
+    cdef char err[256]
+    cdef void* px = _ptr(x)
+    cdef void* py = _ptr(y)
+    cdef int rc
+    with nogil:
+        rc = c_lrn_forward(p, px, py, err, 256)
     _check(rc, err)

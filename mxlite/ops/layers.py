@@ -20,6 +20,7 @@ penalty that is a constant of the data.
 import numpy as np
 
 from ..base import FLOAT_DTYPES, op_error
+from . import onednn
 from .common import check_num_inputs, in_work_dtype, write_back
 from .registry import REQUIRED, OpDef, Param, get_op, register
 from .shape_utils import size_of
@@ -74,6 +75,12 @@ def _lrn_compute(rctx, ins, outs, attrs):
     xp = rctx.xp
     n, c = x.shape[:2]
     half, scale = _lrn_half(attrs), attrs.alpha / attrs.nsize
+    # oneDNN (float32 on the CPU, not in place): its window of 2 * half + 1 channels divides
+    # its alpha by that width, MXNet's by nsize
+    if not xp.may_share_memory(x, y) and onednn.run(
+            xp, "lrn_forward", (x, y), 2 * half + 1, scale * (2 * half + 1), attrs.beta,
+            attrs.knorm):
+        return
     per = size_of(x.shape[1:])
     for b in _blocks(n, per):
         xb = x[b]
@@ -127,8 +134,9 @@ register(OpDef(
 ``out[n, c] = data[n, c] / (knorm + alpha / nsize * sum(data[n, c']**2))**beta``, the sum
 over the channels ``c' = c - (nsize - 1) // 2 .. c + (nsize - 1) // 2`` that exist (MXNet
 1.9.1's window: an even ``nsize`` sums ``nsize - 1`` channels, and alpha is still divided
-by ``nsize``). float32 or float64. The gradient is a graph of registered ops (the window
-sums are sum-Pooling over the channel axis) and differentiates to any order.
+by ``nsize``). float32 or float64 (float32 on the CPU runs on oneDNN's LRN,
+``docs/guide/onednn.rst``). The gradient is a graph of registered ops (the window sums are
+sum-Pooling over the channel axis) and differentiates to any order.
 
 >>> x = mx.nd.array([[[[1.0]], [[2.0]], [[2.0]]]], dtype="float64")
 >>> y = mx.nd.LRN(x, nsize=3, alpha=3.0, beta=1.0, knorm=1.0)

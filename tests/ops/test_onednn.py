@@ -447,3 +447,35 @@ def test_softmax_family_gradients_run_as_one_onednn_pass(name, axis, monkeypatch
         want = -want if name == "softmin" else want
     np.testing.assert_allclose(fast[1], want, rtol=1e-5, atol=1e-6)
     assert spy.calls["softmax_backward"] >= 1
+
+
+@pytest.mark.parametrize("nsize", [1, 4, 5, 7])
+def test_lrn_runs_on_onednn_with_mxnets_window_and_alpha(nsize, monkeypatch):
+    """oneDNN divides alpha by its window's width; MXNet by nsize, whose window is
+    ``2 * ((nsize - 1) // 2) + 1`` channels (one fewer for an even nsize): the forward
+    matches the reference kernel for odd and even nsize, and the gradient (a graph of
+    registered ops) is unchanged."""
+    spy = Spy(monkeypatch, "lrn_forward")
+    rng = np.random.default_rng(nsize)
+    x = mx.nd.array(rng.standard_normal((2, 9, 5, 6)))
+    kw = dict(nsize=nsize, alpha=0.3, beta=0.75, knorm=1.5)
+
+    def step(x):
+        x.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.LRN(x, **kw)
+            loss = (y * y).sum()
+        loss.backward()
+        return y, x.grad
+
+    close(*both_ways(step, x))
+    assert spy.ran["lrn_forward"] >= 1, spy.ran
+
+
+def test_lrn_in_place_stays_on_the_reference_kernel(monkeypatch):
+    spy = Spy(monkeypatch, "lrn_forward")
+    x = mx.nd.array(np.random.default_rng(0).standard_normal((1, 6, 4, 4)))
+    expected = mx.nd.LRN(x, nsize=3).asnumpy()
+    mx.nd.LRN(x, nsize=3, out=x)
+    np.testing.assert_allclose(x.asnumpy(), expected, rtol=1e-6)
+    assert spy.calls["lrn_forward"] == 1, spy.calls      # the first call only
