@@ -245,6 +245,8 @@ ALLOWED = [
      None, None, "float16/float32 bit fields and an int32 element"),
     (r"resample\.pyx", r"mx_rs_half_to_float", r"uint32_t", r"sign|rest", None,
      "float16/float32 bit fields"),
+    (r"random\.pyx", r"mx_double_to_half_fast", r"uint32_t", None, None,
+     "float16/float32 bit fields"),
     (r"mx_act\.h", None, r"int32_t", r"i|n|n1", None, "the exponent field of a float"),
     (r"mx_math\.h", None, r"uint32_t", r"bits_of|b", None, "the bits of a float32 (bit casts)"),
     (r"finite\.pyx\.in", r"mxf_key_f\d+", None, None, None,

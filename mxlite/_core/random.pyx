@@ -12,7 +12,9 @@ elements, and the result is the same for any number of threads.
   through a float;
 * ``multinomial``, ``permutation`` + ``take_rows`` (shuffle);
 * ``distinct_rows``: the first distinct values of each row's draws, in draw order, by hash
-  sets (``_sample_unique_zipfian``; no sort).
+  sets (``_sample_unique_zipfian``; no sort);
+* ``affine_into``: ``min(a + b z, top)`` of standard samples ``z``, stored in float16,
+  float32 or float64 (the ``_sample_*`` transforms, one pass instead of five).
 
 A chunk's Philox blocks come from one of three implementations of ``mx_philox_lanes``:
 portable C, AVX2 or AVX-512 (one block per 64-bit lane), the best the CPU runs being picked
@@ -23,7 +25,7 @@ need a compiler with ``unsigned __int128`` (GCC, Clang) and a little-endian mach
 import numpy as np
 
 from cython.parallel cimport prange
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.math cimport INFINITY
 from libc.string cimport memcpy
 
@@ -776,23 +778,23 @@ cdef enum:
     DISTINCT_EMPTY = -1           # a free slot of a hash table (the draws are >= 0)
 
 
-cdef inline int _distinct_row(int64_t* table, int bits, int64_t* order, int64_t need,
-                              int64_t* held, int64_t* tries, const int64_t* d,
-                              idx_t width) noexcept nogil:
+cdef inline bint _distinct_row(int64_t* table, int bits, int64_t* order, int64_t need,
+                               int64_t* held, int64_t* tries, const int64_t* d,
+                               idx_t width) noexcept nogil:
     """Take draws ``d[0:width]`` in order into one row: each value not yet in ``table``
     (open addressing, linear probing, 2**bits slots, more than ``need``) is inserted and
     appended to ``order``, until ``need`` are held. ``tries`` counts the draws taken.
-    Returns -1 on a negative draw (the row is left as it was up to it), else 0."""
+    Returns True on a negative draw (the row is left as it was up to it)."""
     cdef idx_t i
     cdef uint64_t mask = (<uint64_t>1 << bits) - 1, slot
     cdef int64_t v, h = held[0]
-    cdef int rc = 0
+    cdef bint rc = False
     for i in range(width):
         if h >= need:
             break
         v = d[i]
         if v < 0:
-            rc = -1
+            rc = True
             break
         # Fibonacci hashing: the top bits of v times 2**64 / golden ratio, so that the many
         # small classes of a Zipfian draw spread over the whole table
@@ -871,3 +873,147 @@ def distinct_rows(cnp.ndarray tables, cnp.ndarray order, cnp.ndarray held,
                     bad += 1
     if bad:
         raise ValueError("distinct_rows: draws must be >= 0")
+
+
+# ---- the affine transform of standard samples (_sample_uniform/normal/exponential) -------------
+cdef extern from * nogil:
+    """
+    #include <string.h>
+
+    /* float64 to float16 bits in one rounding to nearest even, as NumPy casts, without a
+       branch (so that the store loop vectorizes; mx_cuda.h's exact conversion branches and
+       took 7 ns an element). First to float32 rounded to odd (the nearest-even float, moved
+       one step toward zero when that rounded away, then its last bit set when inexact): 24
+       bits are 2 more than float16's 11, so rounding that to nearest even rounds once
+       (Boldo and Melquiond, "When double rounding is odd", 2005). Then float32 to float16
+       to nearest even, the normal and subnormal results both computed and one selected
+       (the subnormal one by a float addition of 2**-1, which rounds the value to a multiple
+       of 2**-24 in the low bits: F. Giesen's method). Selects, not ``&&`` or branches: GCC
+       vectorizes that. NaN keeps its sign and top payload bits, quiet, as
+       mx_double_to_half does. */
+    static inline uint16_t mx_double_to_half_fast(double d) {
+        float f = (float)d, xf, t;
+        uint32_t u, sign, x, odd, normal, sub, tb;
+        uint64_t db;
+        double back = (double)f;
+        memcpy(&u, &f, 4);
+        u = fabs(back) > fabs(d) ? u - 1u : u;           /* one step toward zero */
+        u = back != d ? u | 1u : u;                      /* inexact: round to odd */
+        sign = (u >> 16) & 0x8000u;
+        x = u & 0x7fffffffu;
+        odd = (x >> 13) & 1u;
+        normal = (x + 0xc8000fffu + odd) >> 13;          /* rebias 127 -> 15, round */
+        memcpy(&xf, &x, 4);
+        t = xf + 0.5f;                                   /* 2**-1: m 2**-24 in its low bits */
+        memcpy(&tb, &t, 4);
+        sub = tb - 0x3f000000u;
+        normal = x < 0x38800000u ? sub : normal;         /* below 2**-14: subnormal */
+        normal = x >= 0x47800000u ? 0x7c00u : normal;    /* 2**16 and up: inf */
+        memcpy(&db, &d, 8);
+        normal = d != d ? 0x7e00u | (uint32_t)((db >> 42) & 0x3ffu) : normal;
+        return (uint16_t)(sign | normal);
+    }
+    """
+    uint16_t mx_double_to_half_fast(double d)
+
+
+ctypedef fused standard_t:
+    float
+    double
+
+
+cdef inline double _affine(standard_t z, double a, double b, double top) noexcept nogil:
+    """min(z b + a, top) in double: NumPy's ``t *= b; t += a; minimum(t, top)`` on the
+    float64 copy of z (a NaN stays NaN, as np.minimum keeps it)."""
+    cdef double v = <double>z * b + a
+    return top if v > top else v
+
+
+cdef void _affine_span(const standard_t* z, void* out, int kind, idx_t lo, idx_t hi,
+                       double a, double b, double top) noexcept nogil:
+    """Elements [lo, hi): ``kind`` 0 stores float16 (rounded once from double, as NumPy's
+    cast), 1 float32, 2 float64."""
+    cdef idx_t i
+    if kind == 0:
+        for i in range(lo, hi):
+            (<uint16_t*>out)[i] = mx_double_to_half_fast(_affine(z[i], a, b, top))
+    elif kind == 1:
+        for i in range(lo, hi):
+            (<float*>out)[i] = <float>_affine(z[i], a, b, top)
+    else:
+        for i in range(lo, hi):
+            (<double*>out)[i] = _affine(z[i], a, b, top)
+
+
+cdef void _affine_drive(const standard_t* z, void* out, int kind, idx_t n, double a, double b,
+                        double top) noexcept nogil:
+    cdef idx_t c, chunks = (n + CHUNK_WORDS - 1) // CHUNK_WORDS
+    if n >= PARALLEL_MIN and chunks > 1:
+        for c in prange(chunks, schedule="static"):
+            _affine_span(z, out, kind, c * CHUNK_WORDS, min(n, (c + 1) * CHUNK_WORDS), a, b, top)
+    else:
+        _affine_span(z, out, kind, 0, n, a, b, top)
+
+
+def affine_into(cnp.ndarray z, cnp.ndarray out, double a, double b, double top):
+    """``out[i] = min(z[i] b + a, top)``, computed in double from the float32/float64 standard
+    samples ``z`` and rounded once to ``out``'s dtype (float16, float32 or float64; both
+    C-contiguous, of one size): ``_sample_uniform``/``normal``/``exponential``'s transform,
+    bit for bit the NumPy passes it replaces. Elements in parallel chunks (each is a function
+    of its own sample: any thread count gives the same bits). Bad arguments raise
+    ValueError."""
+    if z.dtype not in (np.float32, np.float64) or not cnp.PyArray_IS_C_CONTIGUOUS(z):
+        raise ValueError(f"affine_into: z must be a C-contiguous float32 or float64 array, "
+                         f"got {z.dtype}")
+    kinds = {"float16": 0, "float32": 1, "float64": 2}
+    if out.dtype.name not in kinds or not cnp.PyArray_IS_C_CONTIGUOUS(out) \
+            or not out.flags.writeable or out.size != z.size:
+        raise ValueError(f"affine_into: out must be a writeable C-contiguous float16, float32 "
+                         f"or float64 array of z's {z.size} elements, got {out.dtype} of "
+                         f"{out.size}")
+    cdef int kind = kinds[out.dtype.name]
+    cdef idx_t n = z.size
+    cdef void* o = cnp.PyArray_DATA(out)
+    if z.dtype == np.float32:
+        with nogil:
+            _affine_drive(<const float*>cnp.PyArray_DATA(z), o, kind, n, a, b, top)
+    else:
+        with nogil:
+            _affine_drive(<const double*>cnp.PyArray_DATA(z), o, kind, n, a, b, top)
+
+
+cdef void _half_span(const standard_t* x, uint16_t* out, idx_t lo, idx_t hi) noexcept nogil:
+    cdef idx_t i
+    for i in range(lo, hi):
+        out[i] = mx_double_to_half_fast(<double>x[i])
+
+
+def to_half(cnp.ndarray src, cnp.ndarray dst):
+    """``dst[...] = src`` for float32/float64 ``src`` and float16 ``dst`` (C-contiguous, of one
+    size), rounded once to nearest even as NumPy casts (a float32 is exact in double), in
+    parallel chunks: the float16 outputs of the samplers, drawn in float32. Bad arguments
+    raise ValueError."""
+    if src.dtype not in (np.float32, np.float64) or not cnp.PyArray_IS_C_CONTIGUOUS(src):
+        raise ValueError(f"to_half: src must be a C-contiguous float32 or float64 array, got "
+                         f"{src.dtype}")
+    if dst.dtype != np.float16 or not cnp.PyArray_IS_C_CONTIGUOUS(dst) \
+            or not dst.flags.writeable or dst.size != src.size:
+        raise ValueError(f"to_half: dst must be a writeable C-contiguous float16 array of "
+                         f"src's {src.size} elements, got {dst.dtype} of {dst.size}")
+    cdef idx_t n = src.size, c, chunks = (n + CHUNK_WORDS - 1) // CHUNK_WORDS
+    cdef uint16_t* o = <uint16_t*>cnp.PyArray_DATA(dst)
+    cdef const float* x32 = <const float*>cnp.PyArray_DATA(src)
+    cdef const double* x64 = <const double*>cnp.PyArray_DATA(src)
+    cdef bint wide = src.dtype == np.float64
+    if n >= PARALLEL_MIN and chunks > 1:
+        for c in prange(chunks, nogil=True, schedule="static"):
+            if wide:
+                _half_span(x64, o, c * CHUNK_WORDS, min(n, (c + 1) * CHUNK_WORDS))
+            else:
+                _half_span(x32, o, c * CHUNK_WORDS, min(n, (c + 1) * CHUNK_WORDS))
+    else:
+        with nogil:
+            if wide:
+                _half_span(x64, o, 0, n)
+            else:
+                _half_span(x32, o, 0, n)

@@ -170,17 +170,14 @@ def _draw_block(sampler, host, params, lo, hi, per, key, offset, dt):
         z = np.empty(hi - lo, work)
         _standard(sampler.dist, z, key, offset, lo)
         coef = coefficients(sampler.dist, params, dt)
-        x = z.astype(np.float64)
-        if per >= 1024:         # long runs of one distribution: scalar coefficients, in place
+        if per >= 1024:         # long runs of one distribution: one compiled pass a run
             for j, a0, b0 in _runs(lo, hi, per):
-                t = x[a0 - lo:b0 - lo]
-                t *= coef[1][j]
-                t += coef[0][j]
-                np.minimum(t, coef[2][j], out=t)
+                _k.affine_into(z[a0 - lo:b0 - lo], host[a0 - lo:b0 - lo], coef[0][j],
+                               coef[1][j], coef[2][j])
         else:
             which = np.arange(lo, hi, dtype=np.int64) // per
-            x = np.minimum(coef[0][which] + coef[1][which] * x, coef[2][which])
-        host[...] = x
+            host[...] = np.minimum(coef[0][which] + coef[1][which] * z.astype(np.float64),
+                                   coef[2][which])
         return None
     buf = host if host.dtype == work else np.empty(hi - lo, work)
     top = float(_random._EXACT_INT[dt]) if sampler.counts else math.inf
@@ -189,9 +186,8 @@ def _draw_block(sampler, host, params, lo, hi, per, key, offset, dt):
         p0, p1 = sampler.stream(*(float(p[j]) for p in params))
         worst.append(_k.fill_stream(sampler.dist, buf[a - lo:b - lo], key, offset, p0, p1,
                                     top, a))
-    if buf is not host:
-        with np.errstate(over="ignore"):      # a count past float16's range raises below
-            host[...] = buf
+    if buf is not host:                     # float16: a count past its range raises below
+        _k.to_half(buf, host)
     return _random.worst_of(worst)
 
 
@@ -203,12 +199,15 @@ def sample_into(sampler, xp, params, out, key, offset):
         return
     per = total // params[0].size
     flat = out.reshape(-1)
+    # a CPU output is a host array: the blocks are drawn into it, not copied there
+    direct = isinstance(out, np.ndarray) and out.flags.c_contiguous
     worst = []
     for lo in range(0, total, BLOCK):
         hi = min(total, lo + BLOCK)
-        host = np.empty(hi - lo, out.dtype)
+        host = flat[lo:hi] if direct else np.empty(hi - lo, out.dtype)
         worst.append(_draw_block(sampler, host, params, lo, hi, per, key, offset, out.dtype))
-        xp.copyto(flat[lo:hi], xp.from_host(host))
+        if not direct:
+            xp.copyto(flat[lo:hi], xp.from_host(host))
     bad = _random.worst_of(worst)
     if bad is not None:
         raise _random.count_error(sampler.dist, bad, out.dtype)
