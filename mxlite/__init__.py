@@ -33,8 +33,9 @@ mon = monitor
 mod = module
 img = image
 
-# imported on first use (``mx.test_utils.assert_almost_equal``), to keep ``import mxlite`` light
-_LAZY_MODULES = ("test_utils", "tools")
+# imported on first use (``mx.test_utils.assert_almost_equal``, ``mx.onnx.export_model``), to
+# keep ``import mxlite`` light
+_LAZY_MODULES = ("test_utils", "tools", "onnx")
 
 
 def __getattr__(name):

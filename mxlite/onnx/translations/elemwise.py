@@ -1,0 +1,138 @@
+"""Element-wise operators: unary math, binary (same shape or broadcast), with a scalar."""
+import numpy as np
+
+from ..table import translates
+
+# mxlite unary op -> ONNX op of the same function
+_UNARY = {
+    "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
+    "sqrt": "Sqrt", "abs": "Abs", "negative": "Neg", "erf": "Erf", "floor": "Floor",
+    "ceil": "Ceil", "sign": "Sign", "sin": "Sin", "cos": "Cos", "tan": "Tan",
+    "arcsin": "Asin", "arccos": "Acos", "arctan": "Atan", "sinh": "Sinh", "cosh": "Cosh",
+    "arcsinh": "Asinh", "arccosh": "Acosh", "arctanh": "Atanh", "reciprocal": "Reciprocal",
+    "softsign": "Softsign", "_copy": "Identity", "BlockGrad": "Identity",
+    "logical_not": None,
+}
+
+
+def _unary(onnx_op):
+    def translate(ctx, node, ins, outs):
+        ctx.node(onnx_op, ins, outs)
+    return translate
+
+
+for _name, _op in _UNARY.items():
+    if _op is not None:
+        translates(_name, onnx_ops=[_op])(_unary(_op))
+
+
+@translates("square", onnx_ops=["Mul"])
+def _square(ctx, node, ins, outs):
+    ctx.node("Mul", [ins[0], ins[0]], outs)
+
+
+@translates("rsqrt", onnx_ops=["Sqrt", "Reciprocal"])
+def _rsqrt(ctx, node, ins, outs):
+    ctx.node("Reciprocal", [ctx.node("Sqrt", ins)], outs)
+
+
+@translates("log1p", onnx_ops=["Add", "Log"], notes="log(1 + x): less accurate near 0 than "
+            "log1p")
+def _log1p(ctx, node, ins, outs):
+    one = ctx.const(np.ones((), ctx.dtype(node.inputs[0])), base="one")
+    ctx.node("Log", [ctx.node("Add", [ins[0], one])], outs)
+
+
+@translates("expm1", onnx_ops=["Exp", "Sub"], notes="exp(x) - 1: less accurate near 0 than "
+            "expm1")
+def _expm1(ctx, node, ins, outs):
+    one = ctx.const(np.ones((), ctx.dtype(node.inputs[0])), base="one")
+    ctx.node("Sub", [ctx.node("Exp", ins), one], outs)
+
+
+# binary ops; the elemwise_* forms take equal shapes, broadcast_* NumPy-style broadcasting
+# (MXNet's broadcasting is NumPy's for these), both ONNX's multidirectional broadcasting
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
+_BROADCAST = {"maximum": "Max", "minimum": "Min", "power": "Pow"}
+
+
+def _binary(onnx_op):
+    def translate(ctx, node, ins, outs):
+        ctx.node(onnx_op, ins, outs)
+    return translate
+
+
+for _short, _op in _BINARY.items():
+    translates(f"elemwise_{_short}", f"broadcast_{_short}", onnx_ops=[_op])(_binary(_op))
+for _short, _op in _BROADCAST.items():
+    translates(f"broadcast_{_short}", f"_{_short}", onnx_ops=[_op])(_binary(_op))
+
+
+def _scalar_const(ctx, node):
+    return ctx.const(np.asarray(node.attrs.scalar, ctx.dtype(node.inputs[0])), base="scalar")
+
+
+# x op scalar, and the reversed forms scalar op x
+_SCALAR = {"_plus_scalar": ("Add", False), "_minus_scalar": ("Sub", False),
+           "_rminus_scalar": ("Sub", True), "_mul_scalar": ("Mul", False),
+           "_div_scalar": ("Div", False), "_rdiv_scalar": ("Div", True),
+           "_power_scalar": ("Pow", False), "_rpower_scalar": ("Pow", True),
+           "_maximum_scalar": ("Max", False), "_minimum_scalar": ("Min", False)}
+
+
+def _with_scalar(onnx_op, reverse):
+    def translate(ctx, node, ins, outs):
+        s = _scalar_const(ctx, node)
+        ctx.node(onnx_op, [s, ins[0]] if reverse else [ins[0], s], outs)
+    return translate
+
+
+for _name, (_op, _rev) in _SCALAR.items():
+    translates(_name, onnx_ops=[_op])(_with_scalar(_op, _rev))
+
+
+@translates("clip", onnx_ops=["Clip"])
+def _clip(ctx, node, ins, outs):
+    dt = ctx.dtype(node.inputs[0])
+    lo = ctx.const(np.asarray(node.attrs.a_min, dt), base="min")
+    hi = ctx.const(np.asarray(node.attrs.a_max, dt), base="max")
+    ctx.node("Clip", [ins[0], lo, hi], outs)
+
+
+@translates("add_n", onnx_ops=["Sum"])
+def _add_n(ctx, node, ins, outs):
+    ctx.node("Sum", ins, outs)
+
+
+@translates("where", onnx_ops=["Cast", "Where"], notes="condition: non-zero is true")
+def _where(ctx, node, ins, outs):
+    cond = ctx.node("Cast", [ins[0]], to=ctx.onnx.TensorProto.BOOL)
+    ctx.node("Where", [cond, ins[1], ins[2]], outs)
+
+
+@translates("cast", onnx_ops=["Cast"])
+def _cast(ctx, node, ins, outs):
+    to = ctx.onnx.helper.np_dtype_to_tensor_dtype(ctx.dtype((node, 0)))
+    ctx.node("Cast", ins, outs, to=to)
+
+
+@translates("_contrib_isnan", onnx_ops=["IsNaN", "Cast"])
+def _isnan(ctx, node, ins, outs):
+    _as_output(ctx, node, ctx.node("IsNaN", ins), outs)
+
+
+@translates("_contrib_isinf", onnx_ops=["IsInf", "Cast"])
+def _isinf(ctx, node, ins, outs):
+    _as_output(ctx, node, ctx.node("IsInf", ins), outs)
+
+
+@translates("_contrib_isfinite", onnx_ops=["IsInf", "IsNaN", "Or", "Not", "Cast"])
+def _isfinite(ctx, node, ins, outs):
+    bad = ctx.node("Or", [ctx.node("IsInf", ins), ctx.node("IsNaN", ins)])
+    _as_output(ctx, node, ctx.node("Not", [bad]), outs)
+
+
+def _as_output(ctx, node, boolean, outs):
+    """A bool ONNX value cast to the node's output dtype."""
+    to = ctx.onnx.helper.np_dtype_to_tensor_dtype(ctx.dtype((node, 0)))
+    ctx.node("Cast", [boolean], outs, to=to)
