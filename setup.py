@@ -137,7 +137,7 @@ setup(
         # [test] stays light (no CUDA wheels): the NVRTC compile checks of the CUDA kernels
         # need [gpu-compile] (about 240 MB), which CI installs; without it they skip
         "test": ["pytest", "pytest-benchmark", "hypothesis", "scipy", "sympy", "mpich", "mpi4py",
-                 "pillow", "graphviz"],
+                 "pillow", "graphviz", "onnx", "onnxruntime"],
         "gpu-compile": ["cupy-cuda12x", "nvidia-cuda-nvrtc-cu12"],
         "dist": ["mpich", "mpi4py"],
         "gpu": ["cupy-cuda12x"],
@@ -147,6 +147,9 @@ setup(
         "image": ["pillow"],
         # mx.viz.plot_network's graphviz.Digraph: optional, imported on use
         "viz": ["graphviz"],
+        # mx.onnx.export_model writes ONNX through the onnx package (onnxruntime runs the
+        # exported models): optional, imported on use
+        "onnx": ["onnx", "onnxruntime"],
     },
     ext_modules=cythonize(
         extensions(),

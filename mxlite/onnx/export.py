@@ -112,7 +112,8 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
     from ..symbol.infer import shape_table, type_table
     args = sym.list_arguments()
     aux = sym.list_auxiliary_states()
-    data_names = [a for a in args if a not in params]
+    unread = _unread_variables(sym)
+    data_names = [a for a in args if a not in params and a not in unread]
     missing_aux = [a for a in aux if a not in params]
     if missing_aux:
         raise MXNetError(f"export_model: params lack the auxiliary states {missing_aux}")
@@ -145,7 +146,7 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
     inputs, used_params = [], set()
     dyn = _dynamic_shapes(data_names, given_shapes, dynamic, dynamic_input_shapes)
     for node in nodes:
-        if node.op is not None:
+        if node.op is not None or node.name in unread:
             continue
         if node.name in params:
             used_params.add(node.name)
@@ -177,6 +178,22 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
     if verbose:
         print(helper.printable_graph(model.graph))
     return onnx_file_path
+
+
+def _unread_variables(sym):
+    """Variables every consumer of which does not read them in ONNX (a loss layer's label:
+    ``Translation.unread``); they are not inputs of the exported graph."""
+    from ..symbol.graph import topo_order
+    read, unread = set(), set()
+    for node in topo_order(sym._outputs):
+        if node.op is None:
+            continue
+        t = TRANSLATIONS.get(node.op.name)
+        skip = t.unread if t is not None else ()
+        for pos, (child, _) in enumerate(node.inputs):
+            if child.op is None:
+                (unread if pos in skip else read).add(child.name)
+    return unread - read
 
 
 def _tensor_type(onnx, dtype):

@@ -13,20 +13,22 @@ __all__ = ["Translation", "TRANSLATIONS", "NOT_EXPRESSIBLE", "translates", "not_
 #: fn(ctx, node, ins, outs) writes the ONNX nodes of one mxlite node: ``ins`` the ONNX
 #: value names of its inputs (None for an absent optional one), ``outs`` of its outputs;
 #: ``onnx_ops`` the ONNX operators it emits (for the support matrix); ``opset`` the least
-#: opset it needs; ``notes`` what the user should know (in the matrix).
-Translation = namedtuple("Translation", "fn onnx_ops opset notes")
+#: opset it needs; ``notes`` what the user should know (in the matrix); ``unread`` the input
+#: positions the exported graph does not read (a loss layer's label): a variable read only
+#: there is not an input of the ONNX graph.
+Translation = namedtuple("Translation", "fn onnx_ops opset notes unread")
 
 TRANSLATIONS = {}
 NOT_EXPRESSIBLE = {}
 
 
-def translates(*names, onnx_ops, opset=17, notes=""):
+def translates(*names, onnx_ops, opset=17, notes="", unread=()):
     """Decorator: register ``fn`` as the translation of the registered ops ``names``."""
     def register(fn):
         for name in names:
             if name in TRANSLATIONS:
                 raise ValueError(f"two ONNX translations for {name}")
-            TRANSLATIONS[name] = Translation(fn, tuple(onnx_ops), opset, notes)
+            TRANSLATIONS[name] = Translation(fn, tuple(onnx_ops), opset, notes, tuple(unread))
         return fn
     return register
 

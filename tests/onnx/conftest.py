@@ -17,8 +17,13 @@ def run_onnx(path, feeds):
 
 
 def export_and_run(sym, params, feeds, tmp_path, **kwargs):
-    """Export ``sym`` (data inputs in ``feeds`` order) and run it: the ONNX outputs."""
+    """Export ``sym`` (data inputs in ``feeds`` order; a loss layer's label, which the
+    exported graph does not read, is dropped) and run it: the ONNX outputs."""
+    from mxlite.onnx.export import _unread_variables
     path = str(tmp_path / "model.onnx")
+    graph = sym._cached_graph[1] if isinstance(sym, mx.gluon.HybridBlock) else sym
+    unread = _unread_variables(graph)
+    feeds = {n: v for n, v in feeds.items() if n not in unread}
     names = list(feeds)
     mx.onnx.export_model(sym, params, in_shapes=[feeds[n].shape for n in names],
                          in_types=[feeds[n].dtype for n in names], onnx_file_path=path,

@@ -198,8 +198,8 @@ def _log_softmax(ctx, node, ins, outs):
     _softmax_common(ctx, node, ins, outs, "LogSoftmax")
 
 
-@translates("SoftmaxOutput", onnx_ops=["Softmax"],
-            notes="inference: the softmax of the data; the label is not read")
+@translates("SoftmaxOutput", onnx_ops=["Softmax"], unread=(1,),
+            notes="inference: the softmax of the data; the label is not an input")
 def _softmax_output(ctx, node, ins, outs):
     a = node.attrs
     ndim = len(ctx.shape(node.inputs[0]))
@@ -214,6 +214,18 @@ def _softmax_output(ctx, node, ins, outs):
         ctx.node("Reshape", [y, ctx.int64s(shape)], outs)
         return
     ctx.node("Softmax", ins[:1], outs, axis=axis)
+
+
+@translates("LinearRegressionOutput", "MAERegressionOutput", onnx_ops=["Identity"],
+            unread=(1,), notes="inference: the data; the label is not an input")
+def _regression_output(ctx, node, ins, outs):
+    ctx.node("Identity", ins[:1], outs)
+
+
+@translates("LogisticRegressionOutput", onnx_ops=["Sigmoid"], unread=(1,),
+            notes="inference: the sigmoid of the data; the label is not an input")
+def _logistic_output(ctx, node, ins, outs):
+    ctx.node("Sigmoid", ins[:1], outs)
 
 
 @translates("_contrib_hardmax", onnx_ops=["Hardmax", "Cast"])

@@ -10,22 +10,89 @@ def _out_shape(ctx, node, i=0):
     return list(ctx.shape((node, i)))
 
 
-def _dynamic_target(ctx, node):
-    """The Reshape target: the static output shape; with a symbolic batch axis, 0 (copy the
-    input's) in its place when both keep the input's first dimension."""
+def _codes(node):
+    """MXNet's reshape codes of a ``reshape`` node (``shape``, or the old ``target_shape``)."""
+    a = node.attrs
+    codes = a.shape if a.shape is not None else a.target_shape
+    return list(codes or ())
+
+
+def _dim_expressions(codes, ndim):
+    """Each output dimension of MXNet's reshape codes as an expression of the input's:
+    ('const', n), ('dim', i), ('prod', i) (dims i and i + 1), ('div', i, n) (dim i / n),
+    ('infer',). None when the codes are not understood."""
+    out, i, k = [], 0, 0
+    while k < len(codes):
+        c = codes[k]
+        if c == 0:
+            out.append(("dim", i))
+            i += 1
+        elif c == -1:
+            out.append(("infer",))
+            i += 1
+        elif c == -2:
+            out.extend(("dim", j) for j in range(i, ndim))
+            i = ndim
+        elif c == -3:
+            out.append(("prod", i))
+            i += 2
+        elif c == -4:
+            a, b = codes[k + 1], codes[k + 2]
+            k += 2
+            if a == -1:
+                out += [("div", i, b), ("const", b)]
+            elif b == -1:
+                out += [("const", a), ("div", i, a)]
+            else:
+                out += [("const", a), ("const", b)]
+            i += 1
+        elif c > 0:
+            out.append(("const", c))
+            i += 1
+        else:
+            return None
+        k += 1
+    return out
+
+
+def _dynamic_target(ctx, node, x):
+    """The Reshape target: the static output shape, or with a symbolic batch axis, the
+    shape computed from the input's at run time by MXNet's codes."""
     target = _out_shape(ctx, node)
-    if ctx.dynamic:
-        if not target or target[0] != ctx.shape(node.inputs[0])[0]:
-            raise ctx.unsupported(node, "a reshape of the batch axis with dynamic=True")
-        target[0] = 0
-    return target
+    if not ctx.dynamic:
+        return ctx.int64s(target)
+    in_shape = ctx.shape(node.inputs[0])
+    exprs = None if node.op.name != "reshape" or node.attrs.reverse else \
+        _dim_expressions(_codes(node), len(in_shape))
+    if exprs is None or len(exprs) != len(target):
+        if target and in_shape and target[0] == in_shape[0]:
+            return ctx.int64s([0] + target[1:])       # the batch axis copied, the rest static
+        raise ctx.unsupported(node, "this reshape of the batch axis with dynamic=True")
+    shape = ctx.node("Shape", [x])
+
+    def dim(j):
+        return ctx.node("Slice", [shape, ctx.int64s([j], "start"), ctx.int64s([j + 1], "end")])
+    parts = []
+    for e in exprs:
+        if e[0] == "const":
+            parts.append(ctx.int64s([e[1]], "dim"))
+        elif e[0] == "dim":
+            parts.append(dim(e[1]))
+        elif e[0] == "prod":
+            parts.append(ctx.node("Mul", [dim(e[1]), dim(e[1] + 1)]))
+        elif e[0] == "div":
+            parts.append(ctx.node("Div", [dim(e[1]), ctx.int64s([e[2]], "dim")]))
+        else:
+            parts.append(ctx.int64s([-1], "dim"))
+    return ctx.node("Concat", parts, axis=0)
 
 
-@translates("reshape", "reshape_like", onnx_ops=["Reshape"],
-            notes="MXNet's codes (0, -1, -2, -3, -4, reverse) are resolved to the shape "
-                  "mxlite infers; with dynamic=True the batch axis is kept as 0")
+@translates("reshape", "reshape_like", onnx_ops=["Reshape", "Shape", "Slice", "Mul", "Div",
+                                                 "Concat"],
+            notes="MXNet's codes (0, -1, -2, -3, -4) are resolved to the shape mxlite "
+                  "infers; with dynamic=True they are computed from the input's shape")
 def _reshape(ctx, node, ins, outs):
-    ctx.node("Reshape", [ins[0], ctx.int64s(_dynamic_target(ctx, node))], outs)
+    ctx.node("Reshape", [ins[0], _dynamic_target(ctx, node, ins[0])], outs)
 
 
 @translates("flatten", onnx_ops=["Flatten"])
