@@ -195,6 +195,30 @@ case("one_hot_values", lambda F, i: F.one_hot(i, depth=3, on_value=2.0, off_valu
      indices(3, 2, 2))
 
 
+# the operators of gradient graphs
+for geo in ((3, 1, 1, 1), (3, 2, 1, 1), (3, 2, 0, 2), (2, 3, 1, 1), (1, 2, 0, 1)):
+    k, st, pd, dl = geo
+    size = 9
+    out = (size + 2 * pd - dl * (k - 1) - 1) // st + 1
+    case(f"conv_weight_grad_k{k}s{st}p{pd}d{dl}", lambda F, x, g, k=k, st=st, pd=pd, dl=dl:
+         F._internal._conv_weight_grad(x, g, kernel=(k, k), stride=(st, st), pad=(pd, pd),
+                                       dilate=(dl, dl), num_filter=4),
+         normal(2, 3, size, size), normal(2, 4, out, out), rtol=1e-4)
+case("softmax_grad", lambda F, y, g: F._internal._softmax_grad(y, g), positive(3, 4),
+     normal(3, 4))
+case("softmax_grad_axis0", lambda F, y, g: F._internal._softmax_grad(y, g, axis=0),
+     positive(3, 4), normal(3, 4))
+case("log_softmax_grad", lambda F, y, g: F._internal._log_softmax_grad(y, g), normal(2, 5),
+     normal(2, 5))
+for cmp in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"):
+    case(f"{cmp}_scalar", lambda F, x, c=cmp: op(F, f"_{c}_scalar")(x, scalar=0.0),
+         np.array([[-1.0, 0.0, 2.0]], np.float32))
+    case(f"broadcast_{cmp}", lambda F, a, b, c=cmp: op(F, f"broadcast_{c}")(a, b),
+         indices(3, 2, 3), indices(3, 1, 3))
+case("sum_to", lambda F, x: F.sum_to(x, shape=(1, 3)), normal(2, 4, 3))
+case("sum_to_same", lambda F, x: F.sum_to(x, shape=(2, 3)), normal(2, 3))
+
+
 @pytest.mark.parametrize("fn,inputs,rtol", CASES)
 def test_one_op_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, tmp_path):
     names = [f"in{i}" for i in range(len(inputs))]
