@@ -197,6 +197,30 @@ def test_eye_linspace_moments_errors_and_numpy():
     assert mx.sym.Group([m, v]).infer_shape(a=(2, 3, 4))[1] == [(2, 4), (2, 4)]
 
 
+def _trunc_div(a, n):
+    """Integer division truncated toward zero, in Python ints."""
+    q = abs(a) // n
+    return q if a >= 0 else -q
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_integer_moments_truncate_toward_zero(dtype):
+    """MXNet's integer moments: the mean is the int64 sum divided with truncation toward
+    zero (negative sums included), the variance the truncated mean of the squares about it;
+    both axes, against Python ints, stored in data's dtype."""
+    x = np.random.default_rng(9).integers(-100, 60, (37, 6)).astype(dtype)
+    x[3] = [-7, -7, -7, -7, -7, -8]                 # sums that are not multiples of n
+    for axis in (0, 1):
+        mean, var = mx.nd.moments(mx.nd.array(x, dtype=dtype), axes=(axis,))
+        cols = x.T if axis == 0 else x
+        want_m = [_trunc_div(sum(int(v) for v in c), len(c)) for c in cols]
+        want_v = [_trunc_div(sum((int(v) - m) ** 2 for v in c), len(c))
+                  for c, m in zip(cols, want_m)]
+        # stored in data's dtype (int8's variances wrap, as a cast does)
+        np.testing.assert_array_equal(mean.asnumpy(), np.array(want_m).astype(dtype))
+        np.testing.assert_array_equal(var.asnumpy(), np.array(want_v).astype(dtype))
+
+
 def test_histogram_front_ends_and_numpy():
     r = np.random.default_rng(5).normal(size=(40, 25))
     counts, edges = mx.nd.histogram(mx.nd.array(r, dtype="float64"), bins=7)
