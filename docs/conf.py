@@ -21,10 +21,11 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",      # NumPy-style "Parameters" sections in docstrings
     "mxlite_apigen",            # docs/_ext: the operator reference, from the registry
+    "mxlite_onnx_matrix",       # docs/_ext: the ONNX support matrix, from the translations
 ]
 
 root_doc = "index"
-exclude_patterns = ["_build", "architecture.md"]
+exclude_patterns = ["_build", "architecture.md", "guide/_generated"]
 templates_path = []
 html_theme = "alabaster"
 html_static_path = []

@@ -91,7 +91,7 @@ def _listify(value, n, what):
 def export_model(sym, params, in_shapes=None, in_types=np.float32,
                  onnx_file_path="model.onnx", verbose=False, dynamic=False,
                  dynamic_input_shapes=None, run_shape_inference=False, input_type=None,
-                 input_shape=None):
+                 input_shape=None, opset_version=None):
     """Write ``sym`` with ``params`` as an ONNX model to ``onnx_file_path``; returns the
     path (MXNet 1.9.1's ``mx.onnx.export_model``).
 
@@ -102,14 +102,17 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
     ``params``, in ``list_arguments`` order); ``input_shape`` / ``input_type`` are the old
     names. ``dynamic=True`` makes the first axis of every input and output symbolic
     (``batch``), or uses ``dynamic_input_shapes`` (None entries symbolic). The opset is the
-    newest the installed onnx supports.
+    newest the installed onnx supports, or (an mxlite addition) ``opset_version``, from 17:
+    an operator whose translation needs a newer one is an MXNetError naming it.
     """
     onnx = require("export_model")
     in_shapes = input_shape if in_shapes is None else in_shapes
     in_types = input_type if input_type is not None else in_types
     sym, params = _symbol_and_params(sym, params)
-    opset = _opset(None, onnx)
+    opset = _opset(opset_version, onnx)
+    from ..symbol.graph import topo_order
     from ..symbol.infer import shape_table, type_table
+    _check_translations(topo_order(sym._outputs), opset)
     args = sym.list_arguments()
     aux = sym.list_auxiliary_states()
     unread = _unread_variables(sym)
@@ -139,7 +142,6 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
             if shape_tab.get(node, i) is None:
                 raise MXNetError(f"export_model: the shape of node {node.name!r} output {i} "
                                  f"cannot be inferred from in_shapes {shapes}")
-    _check_translations(nodes, opset)
     ctx = ExportContext(onnx, opset, shape_tab, type_tab, dynamic)
     names = _value_names(ctx, nodes)
     helper = onnx.helper
