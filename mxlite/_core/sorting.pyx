@@ -14,6 +14,8 @@
 * ``khatri_rao_step`` and ``smooth_l1``: element-wise float loops.
 * ``la_*``: batched dense linear algebra through ``numpy.linalg`` (LAPACK), the only place
   the ``_linalg_*`` operators touch array data.
+* ``greedy_match``: contrib.bipartite_matching's greedy matching, an item per iteration,
+  items across threads (matching.pxi, included at the end).
 
 Every public function checks dtypes and sizes before touching a pointer; sizes and indices
 are int64 (``idx_t``).
@@ -466,3 +468,7 @@ def slogdet(a, sign, logabs):
 
 def sumlogdiag(a, out):
     out[...] = np.log(np.diagonal(a, axis1=-2, axis2=-1)).sum(-1).reshape(out.shape)
+
+
+# ---- contrib.bipartite_matching's greedy matching ----------------------------------------------
+include "matching.pxi"

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .._core import sorting as _sorting
 from ..base import FLOAT_DTYPES, op_error
 from .common import check_num_inputs
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, get_op, register
@@ -583,6 +584,25 @@ def _bipartite_type(dtypes, attrs):
     return [dtypes[0], dtypes[0]]
 
 
+def _match_limit(n, m, attrs):
+    """How many pairs an item may match: min(n, m), and at most topk when it is positive."""
+    return min(n, m) if attrs.topk <= 0 else min(n, m, attrs.topk)
+
+
+def _match_block(rctx, h, attrs, rows, cols):
+    """``_greedy_match``, on the CPU by the compiled kernel (``mxlite._core.sorting.
+    greedy_match``: an item at a time, items across threads, the same choices; float16
+    scores compared in float32, which holds them exactly)."""
+    if rctx.kernels != "cpu":
+        _greedy_match(rctx.xp, h, attrs, rows, cols)
+        return
+    thresh = float(h.dtype.type(np.float32(attrs.threshold)))     # in the data's dtype
+    work = h.astype(np.float32) if h.dtype == np.float16 else h if h.flags.c_contiguous \
+        else h.copy()
+    _sorting.greedy_match(work, rows, cols, thresh, attrs.is_ascend,
+                          _match_limit(h.shape[1], h.shape[2], attrs))
+
+
 def _greedy_match(xp, h, attrs, rows, cols):
     """Fill host markers ``rows`` (B, N) and ``cols`` (B, M) with the greedy matching of the
     score matrices ``h`` (B, N, M), all items at once: each step takes the best remaining
@@ -593,7 +613,7 @@ def _greedy_match(xp, h, attrs, rows, cols):
     worst = math.inf if attrs.is_ascend else -math.inf
     work[work != work] = worst               # NaN never matches
     thresh = h.dtype.type(np.float32(attrs.threshold))
-    limit = min(n, m) if attrs.topk <= 0 else min(n, m, attrs.topk)
+    limit = _match_limit(n, m, attrs)
     items = xp.to_host(xp.arange(b, I64))
     start = items * (n * m)                  # flat offset of each item
     active = items >= 0
@@ -631,7 +651,7 @@ def _bipartite_compute(rctx, ins, outs, attrs):
         rows = _host_markers(xp, (part.stop - part.start, n))
         cols = _host_markers(xp, (part.stop - part.start, m))
         if n and m:
-            _greedy_match(xp, host[part], attrs, rows, cols)
+            _match_block(rctx, host[part], attrs, rows, cols)
         xp.cast_into(out_rows[part], xp.from_host(rows))
         xp.cast_into(out_cols[part], xp.from_host(cols))
 
