@@ -1,0 +1,211 @@
+"""``mx.contrib.onnx``: ONNX models as mxlite Symbols (``import_model``), their inputs and
+outputs (``get_model_metadata``), and as Gluon blocks (``import_to_gluon``).
+
+Every ONNX value becomes either a constant (a NumPy array: an initializer, a ``Constant``,
+or anything computed from constants and static shapes, folded at import time: the shape
+arithmetic of an exported dynamic reshape) or a Symbol. A constant a Symbol reads becomes
+a parameter (in ``arg_params``, or ``aux_params`` for BatchNormalization's statistics).
+Shapes come from ONNX's shape inference at the model's input shapes.
+"""
+import os
+
+import numpy as np
+
+from ..base import MXNetError
+from ._onnx import require
+from . import import_ops  # noqa: F401  (registers the importers)
+from .import_table import IMPORTS
+
+__all__ = ["import_model", "get_model_metadata", "import_to_gluon", "Value"]
+
+
+class Value:
+    """One ONNX value: ``const`` (a NumPy array) or ``sym`` (a Symbol), with its static
+    ``shape`` (None where unknown) and dtype."""
+
+    __slots__ = ("const", "sym", "shape", "dtype")
+
+    def __init__(self, const=None, sym=None, shape=None, dtype=None):
+        self.const, self.sym = const, sym
+        if const is not None:
+            shape, dtype = const.shape, const.dtype
+        self.shape = None if shape is None else tuple(shape)
+        self.dtype = None if dtype is None else np.dtype(dtype)
+
+    @property
+    def is_const(self):
+        return self.const is not None
+
+
+class ImportContext:
+    """What an importer reads: attributes, constants, symbols, shapes; and where the
+    constants a symbol reads go (``params``, ``aux``)."""
+
+    def __init__(self, onnx, model, shapes):
+        self.onnx, self.model = onnx, model
+        self.shapes = shapes               # value name -> (shape, dtype) from shape inference
+        self.params, self.aux = {}, set()
+        self._names = set()
+        self._count = 0
+
+    def attr(self, node, name, default=None):
+        for a in node.attribute:
+            if a.name == name:
+                return self.onnx.helper.get_attribute_value(a)
+        return default
+
+    def fresh(self, base):
+        while True:
+            self._count += 1
+            name = f"{base}_{self._count}"
+            if name not in self._names:
+                self._names.add(name)
+                return name
+
+    def error(self, node, what):
+        return MXNetError(f"import_model: ONNX node {node.name!r} ({node.op_type}): {what}")
+
+    def const(self, node, value, what):
+        """``value``'s array; MXNetError unless it is known at import time."""
+        if value is None or not value.is_const:
+            raise self.error(node, f"{what} must be a constant (an initializer, a Constant, or "
+                                   "computed from them and static shapes)")
+        return value.const
+
+    def sym(self, value, name=None, aux=False):
+        """``value`` as a Symbol (a constant becomes a parameter)."""
+        from .. import symbol as _sym
+        if value.sym is not None:
+            return value.sym
+        name = name or self.fresh("const")
+        self._names.add(name)
+        self.params[name] = value.const
+        if aux:
+            self.aux.add(name)
+        value.sym = _sym.var(name, shape=value.shape, dtype=value.dtype)
+        return value.sym
+
+    def out(self, sym, node, i=0):
+        """The Value of ``node``'s output ``i``, computed by ``sym``."""
+        shape, dtype = self.shapes.get(node.output[i], (None, None))
+        return Value(sym=sym, shape=shape, dtype=dtype)
+
+
+def _load(onnx, path):
+    if not os.path.exists(path):
+        raise MXNetError(f"import_model: no such file {path!r}")
+    try:
+        model = onnx.load(os.fspath(path))
+    except Exception as e:                      # noqa: BLE001 - protobuf's DecodeError, etc.
+        raise MXNetError(f"import_model: {path!r} is not a readable ONNX model (truncated or "
+                         f"corrupt?): {type(e).__name__}: {e}") from None
+    if not model.graph.node and not model.graph.output:
+        raise MXNetError(f"import_model: {path!r} holds no ONNX graph")
+    return model
+
+
+def _dims(value_info):
+    t = value_info.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim)
+
+
+def _np_dtype(onnx, elem_type):
+    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+
+
+def _graph_inputs(model):
+    init = {i.name for i in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in init]
+
+
+def get_model_metadata(model_file):
+    """``{'input_tensor_data': [(name, shape)], 'output_tensor_data': [(name, shape)]}`` of
+    an ONNX file (MXNet's ``get_model_metadata``; a symbolic dimension is None)."""
+    onnx = require("get_model_metadata")
+    model = _load(onnx, model_file)
+    return {"input_tensor_data": [(i.name, _dims(i)) for i in _graph_inputs(model)],
+            "output_tensor_data": [(o.name, _dims(o)) for o in model.graph.output]}
+
+
+def _inferred(onnx, model):
+    """{value name: (shape, dtype)} by ONNX shape inference with data propagation."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:                           # noqa: BLE001 - best effort
+        inferred = model
+    out = {}
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + \
+            list(inferred.graph.output):
+        if vi.type.HasField("tensor_type"):
+            dims = _dims(vi)
+            out[vi.name] = (None if dims is None or None in dims else dims,
+                            _np_dtype(onnx, vi.type.tensor_type.elem_type))
+    return out
+
+
+def import_model(model_file):
+    """``(sym, arg_params, aux_params)`` of an ONNX model (MXNet's
+    ``mx.contrib.onnx.import_model``): the graph as a Symbol over the model's inputs, its
+    initializers (and constants folded at import) as NDArray parameters."""
+    onnx = require("import_model")
+    from .. import ndarray as nd
+    from .. import symbol as _sym
+    model = _load(onnx, model_file)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    ic = ImportContext(onnx, model, _inferred(onnx, model))
+    values = {}
+    for init in model.graph.initializer:
+        values[init.name] = Value(const=onnx.numpy_helper.to_array(init))
+    for inp in _graph_inputs(model):
+        dtype = _np_dtype(onnx, inp.type.tensor_type.elem_type)
+        dims = _dims(inp)
+        values[inp.name] = Value(sym=_sym.var(inp.name, dtype=dtype),
+                                 shape=None if dims is None or None in dims else dims,
+                                 dtype=dtype)
+        ic._names.add(inp.name)
+    for node in model.graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            raise MXNetError(f"import_model: ONNX node {node.name!r}: operator {node.op_type} "
+                             f"of domain {node.domain!r} (opset {opset}) has no mxlite import")
+        importer = IMPORTS.get(node.op_type)
+        if importer is None:
+            raise MXNetError(f"import_model: ONNX node {node.name!r}: operator "
+                             f"{node.op_type} (opset {opset}) has no mxlite import")
+        ins = [values.get(n) if n else None for n in node.input]
+        for n, v in zip(node.input, ins):
+            if n and v is None:
+                raise ic.error(node, f"reads {n!r}, which no node or initializer gives")
+        outs = importer.fn(ic, node, ins)
+        for name, v in zip(node.output, outs):
+            if name:
+                values[name] = v
+    outputs = []
+    for o in model.graph.output:
+        v = values[o.name]
+        outputs.append(ic.sym(v, name=ic.fresh(o.name)) if v.is_const else v.sym)
+    sym = outputs[0] if len(outputs) == 1 else _sym.Group(outputs)
+    used = set(sym.list_arguments()) | set(sym.list_auxiliary_states())
+    args = {k: nd.array(v, dtype=v.dtype) for k, v in ic.params.items()
+            if k in used and k not in ic.aux}
+    aux = {k: nd.array(v, dtype=v.dtype) for k, v in ic.params.items()
+           if k in used and k in ic.aux}
+    return sym, args, aux
+
+
+def import_to_gluon(model_file, ctx=None):
+    """The ONNX model as a ``gluon.SymbolBlock`` with its parameters loaded on ``ctx``
+    (MXNet's ``import_to_gluon``)."""
+    from .. import symbol as _sym
+    from ..gluon import SymbolBlock
+    sym, args, aux = import_model(model_file)
+    inputs = [name for name, _ in get_model_metadata(model_file)["input_tensor_data"]]
+    net = SymbolBlock(sym, [_sym.var(n) for n in inputs])
+    params = net.collect_params()
+    from ..context import cpu
+    ctx = ctx or cpu()
+    for name, value in {**args, **aux}.items():
+        if name in params:
+            params[name]._load_init(value, ctx)
+    return net
