@@ -3,7 +3,9 @@
 """The image kernels of ``mxlite/ops/image.py``: the separable tap filter of the resize
 operators (``_image_resize``, ``_cvimresize``, ``_backward_image_resize``), below, and the
 per-pixel colour steps of the random colour operators (``colour_hue``,
-``colour_saturation``, ``colour_luma``, ``colour_store``: colour.pxi, included at the end).
+``colour_saturation``, ``colour_luma``, ``colour_store``: colour.pxi, included at the end),
+and the gather of the bilinear sampler of ``mxlite/ops/spatial.py`` (``bilinear_gather``:
+sampler.pxi).
 
 ``resample(src, dst, index_h, weight_h, index_w, weight_w)`` writes, for an (N, H, W, C)
 block ``src`` of any strides into an (N, OH, OW, C) block ``dst``::
@@ -417,3 +419,7 @@ def _run(src, dst, index_h, weight_h, index_w, weight_w, dict fields):
 
 # ---- the colour steps of the random colour operators ------------------------------------------
 include "colour.pxi"
+
+
+# ---- the bilinear sampler's gather ------------------------------------------------------------
+include "sampler.pxi"

@@ -824,21 +824,16 @@ register(OpDef(
 grid (N * DG, 2, K * Ho, Wo). Affine in the offsets."""))
 
 
-def _sampled(xp, data, grid, dg):
-    """BilinearSampler of data split into ``dg`` channel groups: (N*DG, C/DG, K*Ho, Wo)."""
+def _sampled(rctx, data, grid, dg):
+    """BilinearSampler of data split into ``dg`` channel groups: (N*DG, C/DG, K*Ho, Wo), by
+    BilinearSampler's compute on the run context ``rctx`` (its namespace, and its compiled
+    gather on the CPU)."""
     from .spatial import _sample_compute
     n, c, h, w = data.shape
     d = data.reshape(n * dg, c // dg, h, w)
-    out = xp.empty((n * dg, c // dg) + tuple(grid.shape[2:]), data.dtype)
-    _sample_compute(0, 0)(_Ctx(xp), [d, grid], [out], None)
+    out = rctx.xp.empty((n * dg, c // dg) + tuple(grid.shape[2:]), data.dtype)
+    _sample_compute(0, 0)(rctx, [d, grid], [out], None)
     return out
-
-
-class _Ctx:
-    """The part of a run context the sampler's compute reads (its namespace)."""
-
-    def __init__(self, xp):
-        self.xp = xp
 
 
 _CHUNK = 2 ** 24          # sampled column elements per block of images
@@ -855,19 +850,19 @@ def _dconv_compute(modulated):
         for n0 in range(0, n, per):
             part = {k: (v[n0:n0 + per] if k in ("data", "offset", "mask") else v)
                     for k, v in got.items()}
-            _dconv_block(rctx.xp, part, outs[0][n0:n0 + per], attrs, modulated)
+            _dconv_block(rctx, part, outs[0][n0:n0 + per], attrs, modulated)
     return compute
 
 
-def _dconv_block(xp, got, out, attrs, modulated):
-    data = got["data"]
+def _dconv_block(rctx, got, out, attrs, modulated):
+    xp, data = rctx.xp, got["data"]
     n, c, h, w = data.shape
     dg, g, f = attrs.num_deformable_group, attrs.num_group, attrs.num_filter
     kk = attrs.kernel[0] * attrs.kernel[1]
     ho, wo = out.shape[2:]
     grid = xp.empty((n * dg, 2, kk * ho, wo), data.dtype)
-    _grid_compute(_Ctx(xp), [got["offset"]], [grid], _GridAttrs(_grid_attrs(attrs, data.shape)))
-    col = _sampled(xp, data, grid, dg)
+    _grid_compute(rctx, [got["offset"]], [grid], _GridAttrs(_grid_attrs(attrs, data.shape)))
+    col = _sampled(rctx, data, grid, dg)
     if modulated:
         col = col * got["mask"].reshape(n * dg, 1, kk * ho, wo)
     p = ho * wo

@@ -21,6 +21,7 @@ operators, so they differentiate to any order:
 """
 import numpy as np
 
+from .._core import resample as _resample
 from ..base import op_error
 from .registry import NON_DIFFERENTIABLE, REQUIRED, Attrs, OpDef, Param, register
 from .shape import _slice_key, _sliced_shape
@@ -301,14 +302,34 @@ def _sample_compute(dx, dy):
         data, grid, out = ins[0], ins[1], outs[0]
         n, c, h, w = data.shape
         flat = data.reshape(n, c, h * w)
+        corners = _corners(xp, grid, h, w, dx, dy)
+        if _compiled_gather(rctx, flat, corners, out):
+            return
         rows = xp.arange(n, "int64").reshape(n, 1, 1)
         chans = xp.arange(c, "int64").reshape(1, c, 1)
         acc = None
-        for idx, wt in _corners(xp, grid, h, w, dx, dy):
+        for idx, wt in corners:
             term = flat[rows, chans, idx[:, None, :]] * wt[:, None, :]
             acc = term if acc is None else acc + term
         xp.copyto(out, acc.reshape(out.shape).astype(out.dtype))
     return compute
+
+
+def _compiled_gather(rctx, flat, corners, out):
+    """On the CPU, the four corners' gather and weighted sum in one compiled pass
+    (``mxlite._core.resample.bilinear_gather``: the products and sums of the array path
+    below, in its order, so the same bits; it took four fancy-indexed gathers of the whole
+    block). Returns False where the array path runs (other devices, other layouts)."""
+    if rctx.kernels != "cpu" or not (flat.flags.c_contiguous and out.flags.c_contiguous) \
+            or any(wt.dtype != flat.dtype for _, wt in corners):
+        return False
+    xp, points = rctx.xp, corners[0][0].shape
+    index, weights = xp.empty((4,) + points, "int64"), xp.empty((4,) + points, flat.dtype)
+    for k, (idx, wt) in enumerate(corners):
+        xp.copyto(index[k], idx)
+        xp.copyto(weights[k], wt)
+    _resample.bilinear_gather(flat, index, weights, out.reshape(flat.shape[:2] + (-1,)))
+    return True
 
 
 def _sample_d_compute(rctx, ins, outs, attrs):
