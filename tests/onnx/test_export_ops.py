@@ -236,3 +236,37 @@ def test_one_op_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, tmp_pat
         e = e.asnumpy()
         assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
         np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * 1e-1)
+
+
+def _as(dtype, a):
+    return a.astype(dtype) if a.dtype == np.float32 else a
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16"])
+@pytest.mark.parametrize("fn,inputs,rtol", CASES)
+def test_one_op_graph_in_other_float_dtypes(fn, inputs, rtol, dtype, tmp_path):
+    """The same graphs in float64 and float16: exported with the dtype and checked by the
+    checker's type inference; run in onnxruntime where its CPU provider has a kernel for
+    the dtype (a NOT_IMPLEMENTED from onnxruntime is its limit, not the export's)."""
+    from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as OrtMissing
+    inputs = [_as(dtype, a) for a in inputs]
+    names = [f"in{i}" for i in range(len(inputs))]
+    out = fn(mx.sym, *[mx.sym.var(n) for n in names])
+    try:
+        expected = fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype) for a in inputs])
+    except mx.MXNetError as e:
+        pytest.skip(f"mxlite computes this op in float32/float64 only: {e}")
+    expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+    aux = set(out.list_auxiliary_states())
+    params = {n: mx.nd.array(a, dtype=a.dtype) for n, a in zip(names, inputs) if n in aux}
+    feeds = {n: a for n, a in zip(names, inputs) if n not in aux}
+    try:
+        got = export_and_run(out, params, feeds, tmp_path)
+    except OrtMissing as e:     # exported and checked; onnxruntime cannot run it
+        pytest.xfail(f"onnxruntime's CPU provider has no {dtype} kernel: {str(e)[:120]}")
+    tol = {"float64": rtol, "float16": 2e-2}[dtype]
+    for g, e in zip(got, expected):
+        e = e.asnumpy()
+        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
+        np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=tol,
+                                   atol=tol)
