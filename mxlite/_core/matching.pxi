@@ -10,7 +10,7 @@
 # any thread count gives the same markers.
 from cython.parallel cimport parallel, prange
 from libc.math cimport INFINITY
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 from .common cimport PARALLEL_MIN
 

@@ -16,6 +16,8 @@
   the ``_linalg_*`` operators touch array data.
 * ``greedy_match``: contrib.bipartite_matching's greedy matching, an item per iteration,
   items across threads (matching.pxi, included at the end).
+* ``uniform_histogram``: _histogram's counts in equal bins, chunks across threads
+  (histogram.pxi).
 
 Every public function checks dtypes and sizes before touching a pointer; sizes and indices
 are int64 (``idx_t``).
@@ -472,3 +474,7 @@ def sumlogdiag(a, out):
 
 # ---- contrib.bipartite_matching's greedy matching ----------------------------------------------
 include "matching.pxi"
+
+
+# ---- _histogram's uniform bins ------------------------------------------------------------------
+include "histogram.pxi"

@@ -18,6 +18,7 @@ methods NumPy and CuPy share, or calls the compute function the same device has 
 """
 import numpy as np
 
+from .._core import sorting as _sorting
 from ..base import NARROW_FLOATS, dtype_kind, dtype_range, op_error
 from .common import check_num_inputs, same_type, truncates
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, get_op, register
@@ -722,6 +723,9 @@ def _hist_type(dtypes, attrs):
     return [I64, dtypes[0]]
 
 
+_HIST_KINDS = "bBhHilqfd"      # the dtypes mxlite._core.sorting.uniform_histogram counts
+
+
 def _hist_compute(rctx, ins, outs, attrs):
     """Counts over blocks of the flattened data (float64 temporaries of one block): uniform
     bins by arithmetic (MXNet's ``(x - lo) * n / (hi - lo)``, x == hi in the last bin),
@@ -735,6 +739,11 @@ def _hist_compute(rctx, ins, outs, attrs):
         _run(rctx, "_linspace", [], [edges], start=lo, stop=hi, num=n + 1,
              dtype=np.dtype(edges.dtype).name)
         if n == 0:
+            return
+        if rctx.kernels == "cpu" and data.dtype.char in _HIST_KINDS \
+                and data.flags.c_contiguous and counts.dtype == I64:
+            # the same arithmetic compiled: one pass, chunks across threads
+            _sorting.uniform_histogram(data, counts, lo, hi)
             return
         scale = n / (hi - lo)
         part = xp.empty((n,), I64)
