@@ -320,7 +320,15 @@ def _layer_norm(ic, node, ins):
     else:
         c = ins[1].shape
         args.append(ic.sym(_value(np.zeros(c, ins[1].dtype))))
-    return [ic.out(_S().LayerNorm(*args, axis=-1, eps=ic.attr(node, "epsilon", 1e-5)), node)]
+    eps = ic.attr(node, "epsilon", 1e-5)
+    stats = len(node.output) > 1 and any(node.output[1:])
+    y = _S().LayerNorm(*args, axis=-1, eps=eps, output_mean_var=stats)
+    if not stats:
+        return [ic.out(y, node)]
+    outs = [ic.out(y[0], node), ic.out(y[1], node, 1)]
+    if len(node.output) > 2:            # ONNX's InvStdDev: 1 / mxlite's standard deviation
+        outs.append(ic.out(_S().reciprocal(y[2]), node, 2))
+    return outs
 
 
 def _pool(kind, global_pool=False):

@@ -55,12 +55,15 @@ def test_missing_in_shapes_and_bad_params_are_errors(tmp_path):
         mx.onnx.export_model(mx.gluon.nn.Dense(2), None, in_shapes=[(1, 2)])
 
 
-def test_channels_last_layers_are_refused_by_name(tmp_path):
-    y = mx.sym.Convolution(mx.sym.var("x"), mx.sym.var("w"), kernel=(3, 3), num_filter=2,
-                           no_bias=True, layout="NHWC", name="conv7")
-    with pytest.raises(mx.MXNetError, match=r"conv7.*layout='NHWC'"):
-        mx.onnx.export_model(y, {}, in_shapes=[(1, 5, 5, 3), (2, 3, 3, 3)],
+def test_attributes_a_translation_cannot_write_are_refused_by_name(tmp_path):
+    y = mx.sym.Deconvolution(mx.sym.var("x"), mx.sym.var("w"), kernel=(3, 3), num_filter=2,
+                             no_bias=True, target_shape=(8, 8), stride=(2, 2), name="deconv7")
+    with pytest.raises(mx.MXNetError, match=r"deconv7.*target_shape"):
+        mx.onnx.export_model(y, {}, in_shapes=[(1, 3, 4, 4), (3, 2, 3, 3)],
                              onnx_file_path=tmp_path / "m.onnx")
+    z = mx.sym.Dropout(mx.sym.var("x"), p=0.3, mode="always", name="drop3")
+    with pytest.raises(mx.MXNetError, match=r"drop3.*mode='always'"):
+        mx.onnx.export_model(z, {}, in_shapes=[(2, 3)], onnx_file_path=tmp_path / "m.onnx")
 
 
 def test_without_the_onnx_package_the_error_says_what_to_install(monkeypatch):

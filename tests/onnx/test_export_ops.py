@@ -195,6 +195,34 @@ case("one_hot_values", lambda F, i: F.one_hot(i, depth=3, on_value=2.0, off_valu
      indices(3, 2, 2))
 
 
+# channels-last layouts (through Transposes) and LayerNorm on another axis
+case("conv2d_nhwc", lambda F, x, w, b: F.Convolution(x, w, b, kernel=(3, 3), num_filter=4,
+                                                     pad=(1, 1), layout="NHWC"),
+     normal(2, 6, 5, 3), normal(4, 3, 3, 3), normal(4))
+case("conv1d_nwc", lambda F, x, w: F.Convolution(x, w, kernel=(2,), num_filter=3, stride=(2,),
+                                                 no_bias=True, layout="NWC"),
+     normal(2, 7, 4), normal(3, 2, 4))
+case("deconv2d_nhwc", lambda F, x, w: F.Deconvolution(x, w, kernel=(3, 3), num_filter=2,
+                                                      stride=(2, 2), no_bias=True,
+                                                      layout="NHWC"),
+     normal(1, 4, 4, 3), normal(3, 3, 3, 2))
+case("pool_max_nhwc", lambda F, x: F.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max",
+                                             layout="NHWC"), normal(2, 6, 6, 3))
+case("pool_global_avg_nhwc", lambda F, x: F.Pooling(x, kernel=(1, 1), global_pool=True,
+                                                    pool_type="avg", layout="NHWC"),
+     normal(2, 4, 5, 3))
+case("conv_weight_grad_nhwc", lambda F, x, g: F._internal._conv_weight_grad(
+    x, g, kernel=(3, 3), stride=(2, 2), pad=(1, 1), num_filter=4, layout="NHWC"),
+    normal(2, 7, 7, 3), normal(2, 4, 4, 4), rtol=1e-4)
+case("layernorm_axis1_stats", lambda F, x, g, b: F.LayerNorm(x, g, b, axis=1,
+                                                             output_mean_var=True),
+     normal(3, 4, 2), normal(4), normal(4), rtol=1e-4)
+case("layernorm_stats", lambda F, x, g, b: F.LayerNorm(x, g, b, output_mean_var=True),
+     normal(2, 5), normal(5), normal(5), rtol=1e-4)
+case("mixed_dtypes", lambda F, a, b: F.broadcast_mul(F.cast(a, dtype="float64"), b),
+     normal(2, 3), normal(2, 3).astype(np.float64))
+
+
 # the operators of gradient graphs
 for geo in ((3, 1, 1, 1), (3, 2, 1, 1), (3, 2, 0, 2), (2, 3, 1, 1), (1, 2, 0, 1)):
     k, st, pd, dl = geo

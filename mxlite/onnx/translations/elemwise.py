@@ -56,9 +56,18 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
 _BROADCAST = {"maximum": "Max", "minimum": "Min", "power": "Pow"}
 
 
+def _in_output_dtype(ctx, node, ins):
+    """The inputs cast to the output's dtype where they differ (mxlite promotes mixed
+    dtypes; ONNX's binary operators take one)."""
+    out = ctx.dtype((node, 0))
+    to = ctx.onnx.helper.np_dtype_to_tensor_dtype(out)
+    return [x if ctx.dtype(e) == out else ctx.node("Cast", [x], to=to)
+            for x, e in zip(ins, node.inputs)]
+
+
 def _binary(onnx_op):
     def translate(ctx, node, ins, outs):
-        ctx.node(onnx_op, ins, outs)
+        ctx.node(onnx_op, _in_output_dtype(ctx, node, ins), outs)
     return translate
 
 

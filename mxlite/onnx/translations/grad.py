@@ -30,10 +30,11 @@ def _conv_weight_grad(ctx, node, ins, outs):
     a = node.attrs
     if a.num_group != 1:
         raise ctx.unsupported(node, f"num_group={a.num_group}")
-    layout = a.layout
-    if layout is not None and layout[1] != "C":
-        raise ctx.unsupported(node, f"layout={layout!r} (channels last)")
     nd = len(a.kernel)
+    last = a.layout is not None and a.layout[-1] == "C"
+    if last:        # channels-last data and gradient: (N, *s, C) -> (N, C, *s)
+        to_first = [0, nd + 1] + list(range(1, nd + 1))
+        ins = [ctx.node("Transpose", [v], perm=to_first) for v in ins]
     stride = list(a.stride or (1,) * nd)
     dilate = list(a.dilate or (1,) * nd)
     pad = list(a.pad or (0,) * nd)
@@ -48,6 +49,10 @@ def _conv_weight_grad(ctx, node, ins, outs):
     taps = ctx.node("Slice", [full, ctx.int64s([0] * nd, "starts"),
                               ctx.int64s(list(a.kernel), "ends"),
                               ctx.int64s(list(range(2, nd + 2)), "axes")])
+    if last:        # the weight gradient (O, C, *k) as MXNet's channels-last (O, *k, C)
+        w = ctx.node("Transpose", [taps], perm=perm)
+        ctx.node("Transpose", [w], outs, perm=[0] + list(range(2, nd + 2)) + [1])
+        return
     ctx.node("Transpose", [taps], outs, perm=perm)
 
 

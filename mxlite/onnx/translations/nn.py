@@ -10,10 +10,35 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_LAMBDA = 1.0507009873554804934193349852946
 
 
-def _channels_first(ctx, node):
+def _channels_last(node):
+    """True for a channels-last ``layout`` (NWC, NHWC, NDHWC)."""
     layout = getattr(node.attrs, "layout", None)
-    if layout is not None and layout[1] != "C":
-        raise ctx.unsupported(node, f"layout={layout!r} (channels last)")
+    return layout is not None and layout[-1] == "C"
+
+
+def _to_first(ctx, x, ndim):
+    """A channels-last value (N, *spatial, C) as channels first (N, C, *spatial)."""
+    return ctx.node("Transpose", [x], perm=[0, ndim - 1] + list(range(1, ndim - 1)))
+
+
+def _to_last(ctx, x, ndim, outs=None):
+    """A channels-first value as channels last."""
+    return ctx.node("Transpose", [x], outs, perm=[0] + list(range(2, ndim)) + [1])
+
+
+def _in_layout(ctx, node, ins, outs, n_layout_inputs, write):
+    """Run ``write(ins, outs)`` (a channels-first translation) on channels-first views of
+    the first ``n_layout_inputs`` inputs, converting a channels-last node's inputs and
+    output with Transposes (MXNet's channels-last weight (O, *k, I) is laid out as data)."""
+    if not _channels_last(node):
+        write(ins, outs)
+        return
+    ndim = len(ctx.shape(node.inputs[0]))
+    moved = [_to_first(ctx, x, ndim) if i < n_layout_inputs and x is not None else x
+             for i, x in enumerate(ins)]
+    inner = [ctx.fresh("channels_first")]
+    write(moved, inner)
+    _to_last(ctx, inner[0], ndim, outs[:1])
 
 
 def _spatial(values, nd, fill):
@@ -21,29 +46,35 @@ def _spatial(values, nd, fill):
     return list(values) if values else [fill] * nd
 
 
-@translates("Convolution", onnx_ops=["Conv"])
+@translates("Convolution", onnx_ops=["Conv", "Transpose"],
+            notes="channels-last layouts through Transposes")
 def _convolution(ctx, node, ins, outs):
-    _channels_first(ctx, node)
     a = node.attrs
     nd = len(a.kernel)
     pad = _spatial(a.pad, nd, 0)
-    ctx.node("Conv", [i for i in ins if i is not None], outs, kernel_shape=list(a.kernel),
-             strides=_spatial(a.stride, nd, 1), dilations=_spatial(a.dilate, nd, 1),
-             pads=pad + pad, group=a.num_group)
+
+    def write(ins, outs):
+        ctx.node("Conv", [i for i in ins if i is not None], outs, kernel_shape=list(a.kernel),
+                 strides=_spatial(a.stride, nd, 1), dilations=_spatial(a.dilate, nd, 1),
+                 pads=pad + pad, group=a.num_group)
+    _in_layout(ctx, node, ins, outs, 2, write)
 
 
-@translates("Deconvolution", onnx_ops=["ConvTranspose"])
+@translates("Deconvolution", onnx_ops=["ConvTranspose", "Transpose"],
+            notes="channels-last layouts through Transposes; not target_shape")
 def _deconvolution(ctx, node, ins, outs):
-    _channels_first(ctx, node)
     a = node.attrs
     nd = len(a.kernel)
     if a.target_shape:
         raise ctx.unsupported(node, "target_shape")
     pad = _spatial(a.pad, nd, 0)
-    ctx.node("ConvTranspose", [i for i in ins if i is not None], outs,
-             kernel_shape=list(a.kernel), strides=_spatial(a.stride, nd, 1),
-             dilations=_spatial(a.dilate, nd, 1), pads=pad + pad,
-             output_padding=_spatial(a.adj, nd, 0), group=a.num_group)
+
+    def write(ins, outs):
+        ctx.node("ConvTranspose", [i for i in ins if i is not None], outs,
+                 kernel_shape=list(a.kernel), strides=_spatial(a.stride, nd, 1),
+                 dilations=_spatial(a.dilate, nd, 1), pads=pad + pad,
+                 output_padding=_spatial(a.adj, nd, 0), group=a.num_group)
+    _in_layout(ctx, node, ins, outs, 2, write)
 
 
 @translates("FullyConnected", onnx_ops=["Flatten", "Gemm", "MatMul", "Transpose", "Add"],
@@ -67,7 +98,10 @@ def _fully_connected(ctx, node, ins, outs):
                                  "GlobalAveragePool", "GlobalLpPool", "Mul"],
             notes="'full' is ceil_mode; sum pooling is AveragePool times the window size")
 def _pooling(ctx, node, ins, outs):
-    _channels_first(ctx, node)
+    _in_layout(ctx, node, ins, outs, 1, lambda i, o: _pool_first(ctx, node, i, o))
+
+
+def _pool_first(ctx, node, ins, outs):
     a = node.attrs
     kind = a.pool_type
     if a.global_pool:
@@ -121,13 +155,34 @@ def _batch_norm(ctx, node, ins, outs):
              epsilon=float(a.eps))
 
 
-@translates("LayerNorm", onnx_ops=["LayerNormalization"])
+@translates("LayerNorm", onnx_ops=["LayerNormalization", "Transpose", "Reciprocal"],
+            notes="another axis than the last through Transposes; output_mean_var gives "
+                  "the standard deviation (1 / ONNX's InvStdDev); ONNX keeps the statistics "
+                  "in float32, also for float64 data")
 def _layer_norm(ctx, node, ins, outs):
     a = node.attrs
     ndim = len(ctx.shape(node.inputs[0]))
-    if a.axis not in (-1, ndim - 1):
-        raise ctx.unsupported(node, f"axis={a.axis} (ONNX normalises the trailing axes)")
-    ctx.node("LayerNormalization", ins, outs[:1], axis=-1, epsilon=float(a.eps))
+    axis = a.axis % ndim
+    perm = list(range(ndim))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    x = ins[0] if axis == ndim - 1 else ctx.node("Transpose", [ins[0]], perm=perm)
+    want_stats = len(outs) > 1 and a.output_mean_var
+    results = [ctx.fresh("ln")] + ([ctx.fresh("mean"), ctx.fresh("inv_std")]
+                                   if want_stats else [])
+    stash = ctx.onnx.TensorProto.FLOAT          # ONNX keeps the statistics in float32
+    ctx.node("LayerNormalization", [x, ins[1], ins[2]], results, axis=-1,
+             epsilon=float(a.eps), stash_type=stash)
+    back = (lambda v, o: ctx.node("Transpose", [v], o, perm=perm)) if axis != ndim - 1 else \
+        (lambda v, o: ctx.node("Identity", [v], o))
+    back(results[0], outs[:1])
+    if want_stats:
+        def stat(v, i):            # the statistics in the output's dtype (ONNX stashes them)
+            out = ctx.dtype((node, i))
+            if stash != ctx.onnx.helper.np_dtype_to_tensor_dtype(out):
+                v = ctx.node("Cast", [v], to=ctx.onnx.helper.np_dtype_to_tensor_dtype(out))
+            return v
+        back(stat(results[1], 1), outs[1:2])
+        back(stat(ctx.node("Reciprocal", [results[2]]), 2), outs[2:3])
 
 
 @translates("Activation", onnx_ops=["Relu", "Sigmoid", "Tanh", "Softplus", "Softsign"])
@@ -233,8 +288,12 @@ def _hardmax(ctx, node, ins, outs):
     ctx.node("Hardmax", ins, outs, axis=int(node.attrs.axis))
 
 
-@translates("Dropout", onnx_ops=["Identity"], notes="inference: the identity")
+@translates("Dropout", onnx_ops=["Identity"], notes="inference: the identity; not "
+            "mode='always' (a random mask in inference)")
 def _dropout(ctx, node, ins, outs):
+    if node.attrs.mode == "always":
+        raise ctx.unsupported(node, "mode='always' (a random mask in inference, which ONNX "
+                                    "would draw from another stream)")
     ctx.node("Identity", ins[:1], outs[:1])
 
 
