@@ -215,6 +215,44 @@ def scatter_add(const num_t[::1] src, const int64_t[::1] pos, num_t[::1] out, id
     return bad
 
 
+ctypedef fused sketch_t:
+    float
+    double
+
+
+cdef void _bucket_row(const sketch_t* x, const int64_t* idx, const sketch_t* sign,
+                      sketch_t* y, idx_t d) noexcept nogil:
+    cdef idx_t i
+    cdef sketch_t v
+    for i in range(d):
+        v = x[i] * sign[i]
+        y[idx[i]] = y[idx[i]] + v
+
+
+def bucket_add(const sketch_t[:, ::1] src, const int64_t[::1] idx, const sketch_t[::1] sign,
+               sketch_t[:, ::1] out):
+    """out[r, idx[i]] += src[r, i] * sign[i] (the product rounded, then added), i in order
+    within each row r (contrib.count_sketch: NumPy's unbuffered ``add.at``, value for value);
+    rows across threads, each writing its own output row, so any thread count gives the same
+    sums. ``idx`` must lie in [0, out.shape[1]); the caller zeroes ``out``."""
+    cdef idx_t r, rows = src.shape[0], d = src.shape[1], width = out.shape[1], i
+    _check(idx.shape[0] == d and sign.shape[0] == d and out.shape[0] == rows,
+           f"bucket_add: need idx and sign of {d} and out of {rows} rows, got "
+           f"{idx.shape[0]}, {sign.shape[0]} and {out.shape[0]}")
+    for i in range(d):
+        if not 0 <= idx[i] < width:
+            raise ValueError(f"bucket_add: idx {idx[i]} outside [0, {width})")
+    if rows == 0 or d == 0:
+        return
+    if rows > 1 and rows * d >= PARALLEL_MIN:
+        for r in prange(rows, nogil=True, schedule="static"):
+            _bucket_row(&src[r, 0], &idx[0], &sign[0], &out[r, 0], d)
+    else:
+        with nogil:
+            for r in range(rows):
+                _bucket_row(&src[r, 0], &idx[0], &sign[0], &out[r, 0], d)
+
+
 # ---- cumsum --------------------------------------------------------------------------------
 def cumsum(const num_t[::1] x, num_t[::1] out, idx_t outer, idx_t n, idx_t inner):
     """out[o, j, i] = sum_{j' <= j} x[o, j', i], summed left to right in the output's type

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from .._core import sorting as _sorting
 from ..base import FLOAT_DTYPES, dtype_kind, op_error
 from .registry import NON_DIFFERENTIABLE, REQUIRED, OpDef, Param, get_op, register
 from .shape_utils import normalize_axis, size_of
@@ -657,6 +658,9 @@ def _buckets(xp, h, out_dim):
     return xp.from_host(idx)
 
 
+_SKETCH_DTYPES = (np.dtype("float32"), np.dtype("float64"))   # mxlite._core.sorting.bucket_add
+
+
 def _count_sketch_compute(rctx, ins, outs, attrs):
     data, h, s = ins
     d = data.shape[-1]
@@ -664,6 +668,11 @@ def _count_sketch_compute(rctx, ins, outs, attrs):
     rows = _matrix_of_rows(data)
     out = _matrix_of_rows(outs[0])
     out.fill(0)
+    if rctx.kernels == "cpu" and data.dtype in _SKETCH_DTYPES and s.dtype == data.dtype \
+            and rows.flags.c_contiguous and out.flags.c_contiguous:
+        # the same products and sums, compiled: rows across threads (add.at is slow)
+        _sorting.bucket_add(rows, idx, s.reshape(-1), out)
+        return
     sign = s.reshape(1, d)
     for b in _blocks_of_rows(rows.shape[0], d):
         rctx.xp.add_at(out[b], (slice(None), idx), rows[b] * sign)
