@@ -597,22 +597,24 @@ def _moments_type(dtypes, attrs):
     return [dtypes[0], dtypes[0]]
 
 
-def _divide(xp, total, n):
-    """``total / n`` in total's dtype: float division, or integer division truncated toward
-    zero (MXNet's integer mean)."""
+def _divide_into(total, n):
+    """``total / n`` in total's dtype, in place (``total`` is returned): float division, or
+    integer division truncated toward zero (MXNet's integer mean): a negative total moved
+    up by n - 1 first, so that the floor division rounds it toward zero. In place because
+    fresh memory is what these passes cost (page faults: a new (N,) int64 temporary took
+    longer than the division)."""
     if dtype_kind(total.dtype) == "f":
-        return total / float(n)
-    q = total // n
-    # the remainder from the quotient: one integer division, not two (NumPy's int64
-    # division costs ~8 ns an element, the whole of moments' division passes)
-    q += (total < 0) & (q * n != total)
-    return q
+        total /= float(n)
+        return total
+    total[total < 0] += n - 1
+    total //= n
+    return total
 
 
 def _moments_compute(rctx, ins, outs, attrs):
     """Two passes over blocks of data's first axis (each block converted to the work dtype
-    alone, so no temporary of data's size): the sums give the mean, then the sums of squares
-    about it give the variance."""
+    in one scratch buffer, reused, so no temporary of data's size and no fresh memory per
+    block): the sums give the mean, then the sums of squares about it give the variance."""
     x, xp = ins[0], rctx.xp
     axes = _moments_axes(x.shape, attrs)
     # integers as MXNet: the mean truncated in int64, the variance about it truncated too
@@ -621,23 +623,29 @@ def _moments_compute(rctx, ins, outs, attrs):
     n = size_of([x.shape[a] for a in axes])
     rows = max(1, _BLOCK // max(1, size_of(x.shape[1:])))
     blocks = [(b, min(b + rows, x.shape[0])) for b in range(0, x.shape[0], rows)]
+    scratch = xp.empty((min(rows, x.shape[0]),) + x.shape[1:], work)
+    sums_of = xp.empty((1,) + kshape[1:], work)       # a block's sums over axis 0
+
+    def converted(b0, b1):
+        part = scratch[:b1 - b0]
+        xp.cast_into(part, x[b0:b1])
+        return part
 
     def sums(values_of):
         total = xp.zeros(kshape, work)
         for b0, b1 in blocks:
             part = values_of(b0, b1)
-            into = xp.empty((1,) + kshape[1:] if 0 in axes else (b1 - b0,) + kshape[1:], work)
-            _run(rctx, "sum", [part], [into], axis=axes, keepdims=True)
             if 0 in axes:
-                total += into
-            else:
-                xp.copyto(total[b0:b1], into)
-        return _divide(xp, total, n)
+                _run(rctx, "sum", [part], [sums_of], axis=axes, keepdims=True)
+                total += sums_of
+            else:                       # a block's own rows of the sums: written in place
+                _run(rctx, "sum", [part], [total[b0:b1]], axis=axes, keepdims=True)
+        return _divide_into(total, n)
 
-    mean = sums(lambda b0, b1: x[b0:b1].astype(work))
+    mean = sums(converted)
 
     def squares(b0, b1):
-        d = x[b0:b1].astype(work)
+        d = converted(b0, b1)
         d -= mean if 0 in axes else mean[b0:b1]
         d *= d
         return d
