@@ -338,11 +338,17 @@ def _zipf_shape(shapes, attrs):
     return [check_alloc(_ZIPF, shape, np.int64, "shape"), (shape[0],)]
 
 
-def zipf_classes(u, range_max):
-    """Classes of uniform [0, 1) draws ``u``: P(c) = log((c + 2) / (c + 1)) / log(range_max
-    + 1), c in [0, range_max) (``floor(exp(u log(range_max + 1))) - 1``)."""
-    c = np.floor(np.exp(u * math.log(range_max + 1.0))).astype(np.int64) - 1
-    return np.clip(c, 0, range_max - 1)           # exp rounding up at u -> 1
+def zipf_classes(u, range_max, out):
+    """Classes of uniform [0, 1) draws ``u`` into the int64 ``out``: P(c) = log((c + 2) / (c
+    + 1)) / log(range_max + 1), c in [0, range_max) (``floor(exp(u log(range_max + 1))) -
+    1``). ``u`` (float64) is the scratch, overwritten: the passes run in place, since fresh
+    memory (page faults) cost more than the arithmetic."""
+    np.multiply(u, math.log(range_max + 1.0), out=u)
+    np.exp(u, out=u)
+    np.floor(u, out=u)
+    np.copyto(out, u, casting="unsafe")           # truncation, as astype
+    out -= 1
+    np.clip(out, 0, range_max - 1, out=out)       # exp rounding up at u -> 1
 
 
 _ZIPF_GROUP = 1 << 22       # draws per round (32 MiB of float64), whatever the output size
@@ -382,10 +388,13 @@ def _zipf_group(rctx, fill_uniform, distinct_rows, rows, need, range_max):
     order = np.empty((rows, need), np.int64)
     held, tries = np.zeros(rows, np.int64), np.zeros(rows, np.int64)
     pending = np.arange(rows, dtype=np.int64)
+    # one uniform and one class buffer for every round (a round uses their first rows)
+    uniforms, classes = xp.empty((rows, width), np.float64), np.empty((rows, width), np.int64)
     while pending.size:
-        buf = xp.empty((pending.size, width), np.float64)
+        buf = uniforms[:pending.size]
         fill_uniform(rctx, buf)
-        draws = zipf_classes(np.asarray(xp.to_host(buf)), range_max)
+        draws = classes[:pending.size]
+        zipf_classes(np.asarray(xp.to_host(buf)), range_max, draws)
         distinct_rows(tables, order, held, tries, pending, draws)
         pending = pending[held[pending] < need]
     return order, tries
