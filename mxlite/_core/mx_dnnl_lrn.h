@@ -22,6 +22,13 @@ struct LrnFwd {
 };
 inline Lru<LrnFwd>& lrn_fwd_cache() { static Lru<LrnFwd> t(MX_DNNL_CACHE); return t; }
 
+// The bits of a parameter, for the cache key (no two values share them).
+inline int64_t bits(double v) {
+    int64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+}
+
 inline int lrn_forward(const LrnProblem& p, void* x, void* y, char* err, size_t errn) {
     auto make = [&] {
         auto e = std::make_shared<LrnFwd>();
@@ -38,8 +45,8 @@ inline int lrn_forward(const LrnProblem& p, void* x, void* y, char* err, size_t 
                            {DNNL_ARG_DST, memory(e.data, engine(), y)},
                            {DNNL_ARG_SCRATCHPAD, scratch(e.scratch, 3)}});
     };
-    union { float f; int32_t i; } a{p.alpha}, b{p.beta}, k{p.k};
-    std::string key = key_of("lrn_fwd", {&p.x}, {p.size, a.i, b.i, k.i, (int64_t)p.type});
+    std::string key = key_of("lrn_fwd", {&p.x},
+                             {p.size, bits(p.alpha), bits(p.beta), bits(p.k), (int64_t)p.type});
     return cached_call(lrn_fwd_cache(), key, make, run, err, errn);
 }
 
