@@ -4,8 +4,9 @@
 operators (``_image_resize``, ``_cvimresize``, ``_backward_image_resize``), below, and the
 per-pixel colour steps of the random colour operators (``colour_hue``,
 ``colour_saturation``, ``colour_luma``, ``colour_store``: colour.pxi, included at the end),
-and the gather of the bilinear sampler of ``mxlite/ops/spatial.py`` (``bilinear_gather``:
-sampler.pxi).
+the gather of the bilinear sampler of ``mxlite/ops/spatial.py`` (``bilinear_gather``:
+sampler.pxi), and contrib.box_decode of ``mxlite/ops/detection.py`` (``box_decode``:
+boxes.pxi).
 
 ``resample(src, dst, index_h, weight_h, index_w, weight_w)`` writes, for an (N, H, W, C)
 block ``src`` of any strides into an (N, OH, OW, C) block ``dst``::
@@ -423,3 +424,7 @@ include "colour.pxi"
 
 # ---- the bilinear sampler's gather ------------------------------------------------------------
 include "sampler.pxi"
+
+
+# ---- contrib.box_decode -----------------------------------------------------------------------
+include "boxes.pxi"

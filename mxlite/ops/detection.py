@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .._core import resample as _resample
 from .._core import sorting as _sorting
 from ..base import FLOAT_DTYPES, op_error
 from .common import check_num_inputs
@@ -478,6 +479,14 @@ def _anchor_centers(anchors, fmt):
 
 def _box_decode_compute(rctx, ins, outs, attrs):
     data, anchors = ins
+    if rctx.kernels == "cpu" and data.flags.c_contiguous and anchors.flags.c_contiguous \
+            and outs[0].flags.c_contiguous:
+        # compiled (mxlite._core.resample.box_decode): the same operations, one pass
+        dt = data.dtype.type if data.dtype == np.float64 else np.float32
+        stds = [float(dt(np.float32(attrs[f"std{k}"]))) for k in range(4)]
+        clip = float(dt(np.float32(attrs.clip))) if attrs.clip > 0 else None
+        _resample.box_decode(data, anchors, outs[0], stds, clip, attrs.format == "corner")
+        return
     for part in _blocks(data.shape[1], 4 * data.shape[0]):
         _decode_block(rctx, data[:, part], anchors[:, part], outs[0][:, part], attrs)
 
