@@ -55,6 +55,37 @@ class ExportContext:
                                                 name=name or self.fresh(op_type), **attrs))
         return outputs[0] if len(outputs) == 1 else list(outputs)
 
+    def takes(self, op_type, dtype, input_index=0):
+        """True when ONNX operator ``op_type`` (at this export's opset) accepts ``dtype`` at
+        input ``input_index`` (its type constraint)."""
+        helper = self.onnx.helper
+        schema = self.onnx.defs.get_schema(op_type, self.opset)
+        formal = schema.inputs[min(input_index, len(schema.inputs) - 1)].type_str
+        tensor_type = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        wanted = f"tensor({helper.tensor_dtype_to_string(tensor_type).split('.')[-1].lower()})"
+        for c in schema.type_constraints:
+            if c.type_param_str == formal:
+                return wanted in c.allowed_type_strs
+        return wanted == formal
+
+    def cast(self, value, dtype):
+        """``value`` cast to ``dtype`` (a NumPy dtype)."""
+        return self.node("Cast", [value], to=self.onnx.helper.np_dtype_to_tensor_dtype(
+            np.dtype(dtype)))
+
+    def in_dtype_it_takes(self, op_type, node, ins, outs, **attrs):
+        """``op_type`` on ``ins`` giving ``node``'s output dtype: inputs of another dtype
+        are cast to it first (mxlite computes an integer's sqrt in float32), and a dtype
+        the ONNX operator does not take goes through float64 and back."""
+        out = self.dtype((node, 0))
+        ins = [x if self.dtype(e) == out else self.cast(x, out)
+               for x, e in zip(ins, node.inputs)]
+        if self.takes(op_type, out):
+            return self.node(op_type, ins, outs, **attrs)
+        wide = [self.cast(x, np.float64) for x in ins]
+        return self.node("Cast", [self.node(op_type, wide, **attrs)], outs,
+                         to=self.onnx.helper.np_dtype_to_tensor_dtype(out))
+
     def const(self, value, dtype=None, base="const"):
         """An initializer holding ``value`` (a NumPy array or a Python number/list)."""
         array = np.asarray(value, dtype=dtype)

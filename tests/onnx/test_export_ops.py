@@ -267,15 +267,21 @@ def test_one_op_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, tmp_pat
 
 
 def _as(dtype, a):
-    return a.astype(dtype) if a.dtype == np.float32 else a
+    if a.dtype != np.float32:
+        return a
+    if np.dtype(dtype).kind == "i":             # integers: the values scaled and rounded
+        return np.round(a * 3).astype(dtype)
+    return a.astype(dtype)
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float16"])
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int32", "int64"])
 @pytest.mark.parametrize("fn,inputs,rtol", CASES)
 def test_one_op_graph_in_other_float_dtypes(fn, inputs, rtol, dtype, tmp_path):
-    """The same graphs in float64 and float16: exported with the dtype and checked by the
-    checker's type inference; run in onnxruntime where its CPU provider has a kernel for
-    the dtype (a NOT_IMPLEMENTED from onnxruntime is its limit, not the export's)."""
+    """The same graphs in float64, float16, int32 and int64 (integer inputs: the values
+    scaled and rounded): exported with the dtype and checked by the checker's type
+    inference; run in onnxruntime where its CPU provider has a kernel for the dtype (a
+    NOT_IMPLEMENTED from onnxruntime is its limit, not the export's); an op mxlite computes
+    in floats only refuses integers with an MXNetError (a skip, naming it)."""
     from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as OrtMissing
     inputs = [_as(dtype, a) for a in inputs]
     names = [f"in{i}" for i in range(len(inputs))]
@@ -292,9 +298,10 @@ def test_one_op_graph_in_other_float_dtypes(fn, inputs, rtol, dtype, tmp_path):
         got = export_and_run(out, params, feeds, tmp_path)
     except OrtMissing as e:     # exported and checked; onnxruntime cannot run it
         pytest.xfail(f"onnxruntime's CPU provider has no {dtype} kernel: {str(e)[:120]}")
-    tol = {"float64": rtol, "float16": 2e-2}[dtype]
     for g, e in zip(got, expected):
         e = e.asnumpy()
+        # exact for integer results; float results in the case's tolerance (float16's own)
+        tol = 0 if e.dtype.kind in "iub" else 2e-2 if e.dtype == np.float16 else rtol
         assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
         np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=tol,
                                    atol=tol)

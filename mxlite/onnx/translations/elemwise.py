@@ -17,7 +17,7 @@ _UNARY = {
 
 def _unary(onnx_op):
     def translate(ctx, node, ins, outs):
-        ctx.node(onnx_op, ins, outs)
+        ctx.in_dtype_it_takes(onnx_op, node, ins, outs)
     return translate
 
 
@@ -26,28 +26,39 @@ for _name, _op in _UNARY.items():
         translates(_name, onnx_ops=[_op])(_unary(_op))
 
 
+def _in_output_dtype(ctx, node, ins):
+    """The inputs cast to the output's dtype where they differ (mxlite promotes mixed
+    dtypes, and computes an integer's sqrt in float32; ONNX's operators take one dtype)."""
+    out = ctx.dtype((node, 0))
+    return [x if ctx.dtype(e) == out else ctx.cast(x, out) for x, e in zip(ins, node.inputs)]
+
+
 @translates("square", onnx_ops=["Mul"])
 def _square(ctx, node, ins, outs):
-    ctx.node("Mul", [ins[0], ins[0]], outs)
+    x = _in_output_dtype(ctx, node, ins)[0]
+    ctx.node("Mul", [x, x], outs)
 
 
 @translates("rsqrt", onnx_ops=["Sqrt", "Reciprocal"])
 def _rsqrt(ctx, node, ins, outs):
-    ctx.node("Reciprocal", [ctx.node("Sqrt", ins)], outs)
+    x = _in_output_dtype(ctx, node, ins)[0]
+    ctx.node("Reciprocal", [ctx.node("Sqrt", [x])], outs)
 
 
 @translates("log1p", onnx_ops=["Add", "Log"], notes="log(1 + x): less accurate near 0 than "
             "log1p")
 def _log1p(ctx, node, ins, outs):
-    one = ctx.const(np.ones((), ctx.dtype(node.inputs[0])), base="one")
-    ctx.node("Log", [ctx.node("Add", [ins[0], one])], outs)
+    x = _in_output_dtype(ctx, node, ins)[0]
+    one = ctx.const(np.ones((), ctx.dtype((node, 0))), base="one")
+    ctx.node("Log", [ctx.node("Add", [x, one])], outs)
 
 
 @translates("expm1", onnx_ops=["Exp", "Sub"], notes="exp(x) - 1: less accurate near 0 than "
             "expm1")
 def _expm1(ctx, node, ins, outs):
-    one = ctx.const(np.ones((), ctx.dtype(node.inputs[0])), base="one")
-    ctx.node("Sub", [ctx.node("Exp", ins), one], outs)
+    x = _in_output_dtype(ctx, node, ins)[0]
+    one = ctx.const(np.ones((), ctx.dtype((node, 0))), base="one")
+    ctx.node("Sub", [ctx.node("Exp", [x]), one], outs)
 
 
 # binary ops; the elemwise_* forms take equal shapes, broadcast_* NumPy-style broadcasting
@@ -56,18 +67,9 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
 _BROADCAST = {"maximum": "Max", "minimum": "Min", "power": "Pow"}
 
 
-def _in_output_dtype(ctx, node, ins):
-    """The inputs cast to the output's dtype where they differ (mxlite promotes mixed
-    dtypes; ONNX's binary operators take one)."""
-    out = ctx.dtype((node, 0))
-    to = ctx.onnx.helper.np_dtype_to_tensor_dtype(out)
-    return [x if ctx.dtype(e) == out else ctx.node("Cast", [x], to=to)
-            for x, e in zip(ins, node.inputs)]
-
-
 def _binary(onnx_op):
     def translate(ctx, node, ins, outs):
-        ctx.node(onnx_op, _in_output_dtype(ctx, node, ins), outs)
+        ctx.in_dtype_it_takes(onnx_op, node, ins, outs)
     return translate
 
 
@@ -75,10 +77,6 @@ for _short, _op in _BINARY.items():
     translates(f"elemwise_{_short}", f"broadcast_{_short}", onnx_ops=[_op])(_binary(_op))
 for _short, _op in _BROADCAST.items():
     translates(f"broadcast_{_short}", f"_{_short}", onnx_ops=[_op])(_binary(_op))
-
-
-def _scalar_const(ctx, node):
-    return ctx.const(np.asarray(node.attrs.scalar, ctx.dtype(node.inputs[0])), base="scalar")
 
 
 # x op scalar, and the reversed forms scalar op x
@@ -91,8 +89,16 @@ _SCALAR = {"_plus_scalar": ("Add", False), "_minus_scalar": ("Sub", False),
 
 def _with_scalar(onnx_op, reverse):
     def translate(ctx, node, ins, outs):
-        s = _scalar_const(ctx, node)
-        ctx.node(onnx_op, [s, ins[0]] if reverse else [ins[0], s], outs)
+        out = ctx.dtype((node, 0))
+        x = _in_output_dtype(ctx, node, ins)[0]
+        s = ctx.const(np.asarray(node.attrs.scalar, out), base="scalar")
+        pair = [s, x] if reverse else [x, s]
+        if ctx.takes(onnx_op, out):
+            ctx.node(onnx_op, pair, outs)
+        else:
+            wide = [ctx.cast(v, np.float64) for v in pair]
+            ctx.node("Cast", [ctx.node(onnx_op, wide)], outs,
+                     to=ctx.onnx.helper.np_dtype_to_tensor_dtype(out))
     return translate
 
 
@@ -108,9 +114,15 @@ def _clip(ctx, node, ins, outs):
     ctx.node("Clip", [ins[0], lo, hi], outs)
 
 
-@translates("add_n", onnx_ops=["Sum"])
+@translates("add_n", onnx_ops=["Sum", "Add"], notes="integers: a chain of Add")
 def _add_n(ctx, node, ins, outs):
-    ctx.node("Sum", ins, outs)
+    ins = _in_output_dtype(ctx, node, ins)
+    if ctx.takes("Sum", ctx.dtype((node, 0))):
+        ctx.node("Sum", ins, outs)
+        return
+    acc = ins[0]
+    for i, x in enumerate(ins[1:]):
+        acc = ctx.node("Add", [acc, x], outs if i == len(ins) - 2 else None)
 
 
 @translates("where", onnx_ops=["Cast", "Where"], notes="condition: non-zero is true")
@@ -125,19 +137,27 @@ def _cast(ctx, node, ins, outs):
     ctx.node("Cast", ins, outs, to=to)
 
 
+def _float_input(ctx, node, ins):
+    """The input as ONNX's IsNaN/IsInf take it: integers cast to float64 (never NaN or
+    infinite)."""
+    x = ins[0]
+    return [x if ctx.takes("IsNaN", ctx.dtype(node.inputs[0])) else ctx.cast(x, np.float64)]
+
+
 @translates("_contrib_isnan", onnx_ops=["IsNaN", "Cast"])
 def _isnan(ctx, node, ins, outs):
-    _as_output(ctx, node, ctx.node("IsNaN", ins), outs)
+    _as_output(ctx, node, ctx.node("IsNaN", _float_input(ctx, node, ins)), outs)
 
 
 @translates("_contrib_isinf", onnx_ops=["IsInf", "Cast"])
 def _isinf(ctx, node, ins, outs):
-    _as_output(ctx, node, ctx.node("IsInf", ins), outs)
+    _as_output(ctx, node, ctx.node("IsInf", _float_input(ctx, node, ins)), outs)
 
 
 @translates("_contrib_isfinite", onnx_ops=["IsInf", "IsNaN", "Or", "Not", "Cast"])
 def _isfinite(ctx, node, ins, outs):
-    bad = ctx.node("Or", [ctx.node("IsInf", ins), ctx.node("IsNaN", ins)])
+    x = _float_input(ctx, node, ins)
+    bad = ctx.node("Or", [ctx.node("IsInf", x), ctx.node("IsNaN", x)])
     _as_output(ctx, node, ctx.node("Not", [bad]), outs)
 
 

@@ -285,7 +285,7 @@ def _logistic_output(ctx, node, ins, outs):
 
 @translates("_contrib_hardmax", onnx_ops=["Hardmax", "Cast"])
 def _hardmax(ctx, node, ins, outs):
-    ctx.node("Hardmax", ins, outs, axis=int(node.attrs.axis))
+    ctx.in_dtype_it_takes("Hardmax", node, ins, outs, axis=int(node.attrs.axis))
 
 
 @translates("Dropout", onnx_ops=["Identity"], notes="inference: the identity; not "
