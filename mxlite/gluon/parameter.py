@@ -253,17 +253,24 @@ class Parameter:
                              "in_channels, etc for `Block`s.")
         self._deferred_init = ()
         with autograd.pause():
-            if data is None:
+            owned = data is None
+            if owned:
                 data = nd.zeros(self.shape, dtype=self.dtype, ctx=cpu())
                 initializer.create(default_init)(
                     initializer.InitDesc(self.name, {"__init__": init}), data)
-            self._init_impl(data, ctx)
+            self._init_impl(data, ctx, owned)
 
-    def _init_impl(self, data, ctx_list):
+    def _init_impl(self, data, ctx_list, owned=False):
+        """Hold ``data`` on every context of ``ctx_list``: copies, except that an array made
+        for this parameter alone (``owned``) is kept as it is on its own single context (a
+        copy would hold the weights twice while the model is built)."""
         self._ctx_list = list(ctx_list)
         with autograd.pause():
-            self._data = [data.copyto(c) if data.context != c or len(ctx_list) > 1
-                          else data.copy() for c in self._ctx_list]
+            if owned and len(ctx_list) == 1 and data.context == ctx_list[0]:
+                self._data = [data]
+            else:
+                self._data = [data.copyto(c) if data.context != c or len(ctx_list) > 1
+                              else data.copy() for c in self._ctx_list]
         self._init_grad()
 
     def _init_grad(self):

@@ -263,3 +263,25 @@ print(initialised, written, float(w.grad()[:, :2].sum().asscalar()))
     assert 56 < initialised < 100, out          # the weight alone (64 MiB)
     assert written > initialised + 56, out      # the gradient, once written
     assert grad_sum == 2 * 4096, out            # d(sum y)/dW = x: ones
+
+
+def test_initialize_keeps_the_array_it_made_instead_of_a_copy():
+    """The array the initializer fills is the parameter's data (no second copy of the
+    weights while a model is built); an array the caller passes is copied."""
+    filled = []
+
+    class Recording(mx.init.Initializer):
+        def _init_weight(self, name, arr):
+            arr[:] = 3
+            filled.append(arr)
+
+    p = gluon.Parameter("w", shape=(3, 4), init=Recording())
+    p.initialize()
+    assert len(filled) == 1 and p.data()._data is filled[0]._data
+    assert float(p.data().sum().asscalar()) == 36
+    q = gluon.Parameter("v", shape=(2,), allow_deferred_init=True)
+    q.initialize()
+    given = mx.nd.array([1.0, 2.0])
+    q.set_data(given)
+    given[:] = 7
+    assert q.data().asnumpy().tolist() == [1.0, 2.0]    # the caller's array was copied
