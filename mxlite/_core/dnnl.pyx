@@ -41,6 +41,7 @@ cdef extern from "mx_dnnl.h" namespace "mxdnnl" nogil:
                                   char* err, size_t errn) except +
     size_t cached_primitives()
     void clear_caches()
+    size_t& arena_keep_bytes()
 
 
 cdef extern from "mx_dnnl_nn.h" namespace "mxdnnl" nogil:
@@ -118,6 +119,14 @@ def cache_size():
     """Primitives held in the bounded caches (tests check they stay bounded)."""
     return (cached_primitives() + cached_nn_primitives() + softmax_cache_size()
             + lrn_cache_size())
+
+
+def set_scratch_keep(size_t nbytes):
+    """The bytes of scratch (blocked copies, scratchpads) a thread keeps between calls;
+    larger buffers are freed when their call ends. Returns the previous value."""
+    cdef size_t old = arena_keep_bytes()
+    (&arena_keep_bytes())[0] = nbytes
+    return old
 
 
 def clear():

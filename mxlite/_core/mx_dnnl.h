@@ -112,14 +112,23 @@ class Lru {
         map_;
 };
 
+// What a thread's Arena keeps after a call: a buffer over this many bytes is freed when
+// its call ends. mxlite.ops.onednn sets 0 when mxlite's malloc settings keep freed memory in
+// the process (mxlite.device.memory: then a freed scratch buffer is reused by the next
+// allocation, numpy's included, without page faults, and the Arena would only hold a
+// second copy of that memory), else 64 MiB.
+inline size_t& arena_keep_bytes() {
+    static size_t keep = size_t(64) << 20;
+    return keep;
+}
+
 // Per-thread scratch buffers (a blocked copy of an input or output, a primitive's
 // scratchpad), reused from call to call so a step does not page-fault fresh memory for each
-// primitive. A buffer over KEEP_BYTES is freed when its call ends, so what a thread keeps
-// is bounded whatever sizes it has seen.
+// primitive. A buffer over arena_keep_bytes() is freed when its call ends, so what a thread
+// keeps is bounded whatever sizes it has seen.
 class Arena {
    public:
     static const size_t SLOTS = 6;
-    static const size_t KEEP_BYTES = size_t(64) << 20;
     ~Arena() {
         for (auto& s : slots_) std::free(s.ptr);
     }
@@ -135,7 +144,7 @@ class Arena {
     }
     void trim() {
         for (auto& s : slots_)
-            if (s.bytes > KEEP_BYTES) {
+            if (s.bytes > arena_keep_bytes()) {
                 std::free(s.ptr);
                 s.ptr = nullptr;
                 s.bytes = 0;

@@ -54,6 +54,10 @@ def _load():
     except ImportError as e:         # built without oneDNN's headers
         _state["why"] = f"mxlite was built without its oneDNN kernels: {e}"
         return None
+    # with freed memory kept in the process (mxlite.device.memory), scratch is freed after
+    # each call and reused from the heap: kept per thread, it would be a second copy
+    from ..device import memory
+    dnnl.set_scratch_keep(0 if memory.configured else 64 << 20)
     _state["module"] = dnnl
     return dnnl
 

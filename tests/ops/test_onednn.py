@@ -479,3 +479,14 @@ def test_lrn_in_place_stays_on_the_reference_kernel(monkeypatch):
     mx.nd.LRN(x, nsize=3, out=x)
     np.testing.assert_allclose(x.asnumpy(), expected, rtol=1e-6)
     assert spy.calls["lrn_forward"] == 1, spy.calls      # the first call only
+
+
+def test_scratch_is_not_kept_per_thread_when_freed_memory_stays_in_the_process():
+    """With mxlite's malloc settings a freed scratch buffer is reused from the heap, so
+    oneDNN's per-thread scratch keeps nothing between calls (a second copy otherwise);
+    without them (MXLITE_MALLOC=system) it keeps up to 64 MiB per buffer."""
+    from mxlite.device import memory
+    module = onednn._load()
+    keep = module.set_scratch_keep(123)
+    module.set_scratch_keep(keep)
+    assert keep == (0 if memory.configured else 64 << 20)
