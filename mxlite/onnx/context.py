@@ -4,10 +4,32 @@ import numpy as np
 
 from ..base import MXNetError
 
-__all__ = ["ExportContext"]
+__all__ = ["ExportContext", "Names"]
 
 
-class ExportContext:
+class Names:
+    """Unique value and node names: ``reserve`` claims a name, ``fresh(base)`` makes one."""
+
+    def __init__(self):
+        self._names = set()
+        self._count = 0
+
+    def reserve(self, name):
+        """Claim ``name`` (a graph input, output or mxlite value) so ``fresh`` avoids it."""
+        self._names.add(name)
+        return name
+
+    def fresh(self, base):
+        """A name not used yet, starting with ``base``."""
+        while True:
+            self._count += 1
+            name = f"{base}__{self._count}"
+            if name not in self._names:
+                self._names.add(name)
+                return name
+
+
+class ExportContext(Names):
     """The ONNX graph under construction.
 
     ``shape(entry)`` / ``dtype(entry)``: an mxlite value's static shape and dtype (an entry
@@ -20,8 +42,7 @@ class ExportContext:
         self.opset, self.dynamic = opset, dynamic
         self._shapes, self._dtypes = shapes, dtypes
         self.nodes, self.initializers = [], []
-        self._names = set()
-        self._count = 0
+        super().__init__()
 
     # ---- values ----------------------------------------------------------------------------
     def shape(self, entry):
@@ -29,20 +50,6 @@ class ExportContext:
 
     def dtype(self, entry):
         return np.dtype(self._dtypes.get(*entry))
-
-    def reserve(self, name):
-        """Claim ``name`` (a graph input, output or mxlite value) so ``fresh`` avoids it."""
-        self._names.add(name)
-        return name
-
-    def fresh(self, base):
-        """A value or node name not used yet, starting with ``base``."""
-        while True:
-            self._count += 1
-            name = f"{base}__{self._count}"
-            if name not in self._names:
-                self._names.add(name)
-                return name
 
     # ---- nodes ------------------------------------------------------------------------------
     def node(self, op_type, inputs, outputs=None, name=None, **attrs):

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..base import MXNetError
 from ._onnx import require
+from .context import Names
 from . import import_ops  # noqa: F401  (registers the importers)
 from .import_table import IMPORTS
 
@@ -37,30 +38,21 @@ class Value:
         return self.const is not None
 
 
-class ImportContext:
+class ImportContext(Names):
     """What an importer reads: attributes, constants, symbols, shapes; and where the
     constants a symbol reads go (``params``, ``aux``)."""
 
     def __init__(self, onnx, model, shapes):
+        super().__init__()
         self.onnx, self.model = onnx, model
         self.shapes = shapes               # value name -> (shape, dtype) from shape inference
         self.params, self.aux = {}, set()
-        self._names = set()
-        self._count = 0
 
     def attr(self, node, name, default=None):
         for a in node.attribute:
             if a.name == name:
                 return self.onnx.helper.get_attribute_value(a)
         return default
-
-    def fresh(self, base):
-        while True:
-            self._count += 1
-            name = f"{base}_{self._count}"
-            if name not in self._names:
-                self._names.add(name)
-                return name
 
     def error(self, node, what):
         return MXNetError(f"import_model: ONNX node {node.name!r} ({node.op_type}): {what}")
@@ -77,8 +69,7 @@ class ImportContext:
         from .. import symbol as _sym
         if value.sym is not None:
             return value.sym
-        name = name or self.fresh("const")
-        self._names.add(name)
+        name = self.reserve(name or self.fresh("const"))
         self.params[name] = value.const
         if aux:
             self.aux.add(name)
@@ -164,7 +155,7 @@ def import_model(model_file):
         values[inp.name] = Value(sym=_sym.var(inp.name, dtype=dtype),
                                  shape=None if dims is None or None in dims else dims,
                                  dtype=dtype)
-        ic._names.add(inp.name)
+        ic.reserve(inp.name)
     for node in model.graph.node:
         if node.domain not in ("", "ai.onnx"):
             raise MXNetError(f"import_model: ONNX node {node.name!r}: operator {node.op_type} "

@@ -8,7 +8,7 @@ import pytest
 import mxlite as mx
 from conftest import onnx, run_onnx
 from test_export_ops import CASES
-from test_export_models import MODELS
+from test_export_models import MODELS, hybridized
 
 helper, TensorProto = onnx.helper, onnx.TensorProto
 
@@ -49,12 +49,8 @@ def test_every_exported_graph_imports_back_to_the_same_values(fn, inputs, rtol, 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_whole_models_round_trip_through_gluon(name, tmp_path):
-    build, shape = MODELS[name]
-    mx.random.seed(3)
-    net = build()
-    net.initialize(mx.init.Xavier())
-    net.hybridize()
-    x = mx.nd.random.normal(shape=shape)
+    net, x = hybridized(name, 3)
+    shape = x.shape
     expected = net(x).asnumpy()
     path = str(tmp_path / "m.onnx")
     mx.onnx.export_model(net, None, in_shapes=[shape], onnx_file_path=path)
