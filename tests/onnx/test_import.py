@@ -67,7 +67,7 @@ rng = np.random.default_rng(5)
 def _model(nodes, inputs, outputs, inits=(), opset=17):
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
+        [helper.make_empty_tensor_value_info(n) for n in outputs],
         [onnx.numpy_helper.from_array(v, n) for n, v in inits])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
@@ -77,7 +77,7 @@ def _model(nodes, inputs, outputs, inits=(), opset=17):
 
 
 def _i64(*v):
-    return np.asarray(v, np.int64)
+    return np.asarray(v[0] if len(v) == 1 and isinstance(v[0], list) else v, np.int64)
 
 
 def _f(*shape):
@@ -142,6 +142,28 @@ ZOO = {
     "Cast_Where": ([N("Greater", ["x", "z"], ["g"]), N("Where", ["g", "x", "z"], ["y"])],
                    [("x", (2, 3)), ("z", (2, 3))], []),
     "Expand": ([N("Expand", ["x", "s"], ["y"])], [("x", (3, 1))], [("s", _i64(2, 3, 4))]),
+    "TopK": ([N("TopK", ["x", "k"], ["y", "i"], axis=1)], [("x", (3, 6))], [("k", _i64(2))]),
+    "TopK_smallest": ([N("TopK", ["x", "k"], ["y", "i"], axis=0, largest=0)], [("x", (5, 2))],
+                      [("k", _i64(3))]),
+    "CumSum": ([N("CumSum", ["x", "a"], ["y"])], [("x", (3, 4))], [("a", _i64(1))]),
+    "CumSum_reverse": ([N("CumSum", ["x", "a"], ["y"], reverse=1)], [("x", (3, 4))],
+                       [("a", np.int64(0))]),
+    "Round": ([N("Round", ["x"], ["y"])], [("x", (3, 4))], []),
+    "HardSigmoid": ([N("HardSigmoid", ["x"], ["y"], alpha=0.3, beta=0.4)], [("x", (3, 4))], []),
+    "ReduceL1_L2": ([N("ReduceL1", ["x"], ["l1"], axes=[2], keepdims=0),
+                     N("ReduceL2", ["l1"], ["y"], axes=[1], keepdims=1)], [("x", (2, 3, 4))],
+                    []),
+    "GatherND": ([N("GatherND", ["x", "i"], ["y"])], [("x", (3, 4, 2))],
+                 [("i", _i64([[0, 1], [2, 3], [1, 0]]))]),
+    "DepthToSpace": ([N("DepthToSpace", ["x"], ["y"], blocksize=2)], [("x", (1, 8, 2, 3))], []),
+    "SpaceToDepth": ([N("SpaceToDepth", ["x"], ["y"], blocksize=2)], [("x", (1, 2, 4, 6))], []),
+    "InstanceNormalization": ([N("InstanceNormalization", ["x", "g", "b"], ["y"],
+                                 epsilon=1e-3)], [("x", (2, 3, 4, 5))],
+                              [("g", _f(3)), ("b", _f(3))]),
+    "Range_Reshape": ([N("Range", ["s", "l", "d"], ["r"]), N("Reshape", ["x", "r"], ["y"])],
+                      [("x", (2, 3, 4))], [("s", np.int64(2)), ("l", np.int64(5)),
+                                           ("d", np.int64(1))]),
+    "Det": ([N("Det", ["x"], ["y"])], [("x", (2, 3, 3))], []),
 }
 
 
@@ -157,6 +179,29 @@ def test_classic_onnx_operators_import_as_onnxruntime_runs_them(name, tmp_path):
     got = _imported_values(path, feeds)
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,attrs,like", [
+    ("RandomNormal", dict(mean=1.5, scale=0.5, shape=[400, 50]), False),
+    ("RandomUniform", dict(low=-2.0, high=1.0, shape=[400, 50]), False),
+    ("RandomNormalLike", dict(mean=-1.0, scale=2.0), True),
+    ("RandomUniformLike", dict(low=0.5, high=0.75), True)])
+def test_random_draws_import_with_their_distribution(op, attrs, like, tmp_path):
+    """mxlite draws from its own stream: the shape, dtype and moments match ONNX's
+    definition, not onnxruntime's values."""
+    inputs = [("x", (400, 50))] if like else []
+    nodes = [N(op, ["x"] if like else [], ["y"], **attrs)]
+    model = _model(nodes, inputs, ["y"])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(model, path)
+    feeds = {"x": _f(400, 50)} if like else {}
+    got, = _imported_values(path, feeds)
+    assert got.shape == (400, 50) and got.dtype == np.float32
+    if "mean" in attrs:
+        assert abs(got.mean() - attrs["mean"]) < 0.05 and abs(got.std() - attrs["scale"]) < 0.05
+    else:
+        assert got.min() >= attrs["low"] and got.max() < attrs["high"]
+        assert abs(got.mean() - (attrs["low"] + attrs["high"]) / 2) < 0.05
 
 
 def test_an_onnx_operator_mxlite_cannot_import_is_named(tmp_path):

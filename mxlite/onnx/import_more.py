@@ -1,0 +1,156 @@
+"""More ONNX importers (registered in ``import_table.IMPORTS``): sorting and scans,
+rounding, logic, norms, scatter/gather by index tuples, depth/space rearrangement, instance
+normalisation, random draws and determinants."""
+import numpy as np
+
+from .import_ops import _S, _all_const, _value, _axes
+from .import_table import imports
+
+
+@imports("TopK", into=["topk"])
+def _topk(ic, node, ins):
+    k = int(np.asarray(ic.const(node, ins[1], "k")).reshape(-1)[0])
+    axis = ic.attr(node, "axis", -1)
+    ascend = not ic.attr(node, "largest", 1)
+    values, idx = _S().topk(ic.sym(ins[0]), axis=axis, k=k, ret_typ="both",
+                            is_ascend=ascend, dtype="int64")
+    return [ic.out(values, node, 0), ic.out(idx, node, 1)]
+
+
+@imports("CumSum", into=["cumsum", "flip"])
+def _cumsum(ic, node, ins):
+    axis = int(np.asarray(ic.const(node, ins[1], "axis")).reshape(()))
+    if ic.attr(node, "exclusive", 0):
+        raise ic.error(node, "exclusive=1")
+    x = ic.sym(ins[0])
+    reverse = ic.attr(node, "reverse", 0)
+    if reverse:
+        x = _S().flip(x, axis=axis)
+    y = _S().cumsum(x, axis=axis)
+    if reverse:
+        y = _S().flip(y, axis=axis)
+    return [ic.out(y, node)]
+
+
+@imports("Round", into=["rint"])
+def _round(ic, node, ins):
+    """ONNX rounds half to even, as mxlite's rint (MXNet's round goes half away from 0)."""
+    if ins[0].is_const:
+        return [_value(np.rint(ins[0].const))]
+    return [ic.out(_S().rint(ic.sym(ins[0])), node)]
+
+
+@imports("HardSigmoid", into=["hard_sigmoid"])
+def _hard_sigmoid(ic, node, ins):
+    return [ic.out(_S().hard_sigmoid(ic.sym(ins[0]), alpha=ic.attr(node, "alpha", 0.2),
+                                     beta=ic.attr(node, "beta", 0.5)), node)]
+
+
+def _logic(mx_name, np_fn):
+    def handler(ic, node, ins):
+        if _all_const(ins):
+            return [_value(np_fn(ins[0].const, ins[1].const))]
+        return [ic.out(getattr(_S(), mx_name)(ic.sym(ins[0]), ic.sym(ins[1])), node)]
+    return handler
+
+
+imports("And", into=["broadcast_logical_and"])(_logic("broadcast_logical_and",
+                                                      np.logical_and))
+imports("Xor", into=["broadcast_logical_xor"])(_logic("broadcast_logical_xor",
+                                                      np.logical_xor))
+
+
+def _norm(order):
+    def handler(ic, node, ins):
+        axes = _axes(ic, node, ins, 1)
+        keep = bool(ic.attr(node, "keepdims", 1))
+        kw = {} if axes is None else {"axis": tuple(axes)}
+        return [ic.out(_S().norm(ic.sym(ins[0]), ord=order, keepdims=keep, **kw), node)]
+    return handler
+
+
+imports("ReduceL1", into=["norm"])(_norm(1))
+imports("ReduceL2", into=["norm"])(_norm(2))
+
+
+@imports("GatherND", into=["gather_nd", "transpose"])
+def _gather_nd(ic, node, ins):
+    """ONNX's index tuples are the last axis of ``indices``; MXNet's the first."""
+    if ic.attr(node, "batch_dims", 0):
+        raise ic.error(node, "batch_dims != 0")
+    shape = ins[1].shape
+    if shape is None:
+        raise ic.error(node, "needs the indices' static shape")
+    idx = ic.sym(ins[1])
+    perm = (len(shape) - 1,) + tuple(range(len(shape) - 1))
+    return [ic.out(_S().gather_nd(ic.sym(ins[0]), _S().transpose(idx, axes=perm)), node)]
+
+
+@imports("DepthToSpace", into=["depth_to_space"])
+def _depth_to_space(ic, node, ins):
+    mode = ic.attr(node, "mode", b"DCR")
+    if mode not in (b"DCR", "DCR"):
+        raise ic.error(node, f"mode={mode!r} (MXNet's depth_to_space is DCR)")
+    return [ic.out(_S().depth_to_space(ic.sym(ins[0]), block_size=ic.attr(node, "blocksize")),
+                   node)]
+
+
+@imports("SpaceToDepth", into=["space_to_depth"])
+def _space_to_depth(ic, node, ins):
+    return [ic.out(_S().space_to_depth(ic.sym(ins[0]), block_size=ic.attr(node, "blocksize")),
+                   node)]
+
+
+@imports("InstanceNormalization", into=["InstanceNorm"])
+def _instance_norm(ic, node, ins):
+    return [ic.out(_S().InstanceNorm(ic.sym(ins[0]), ic.sym(ins[1]), ic.sym(ins[2]),
+                                     eps=ic.attr(node, "epsilon", 1e-5)), node)]
+
+
+@imports("Range", into=[])
+def _range(ic, node, ins):
+    start, limit, delta = (np.asarray(ic.const(node, v, "range bounds")).reshape(())
+                           for v in ins)
+    return [_value(np.arange(start, limit, delta, dtype=np.result_type(start, limit, delta)))]
+
+
+@imports("Det", into=["_linalg_det"])
+def _det(ic, node, ins):
+    return [ic.out(_S().linalg.det(ic.sym(ins[0])), node)]
+
+
+def _random(kind, like):
+    def handler(ic, node, ins):
+        """Random draws: mxlite's own stream, so values differ from another runtime's (the
+        distribution is the same); ``seed`` is not used."""
+        dtype_code = ic.attr(node, "dtype")
+        if like:
+            out = _S()._internal
+            x = ic.sym(ins[0])
+            if kind == "normal":
+                y = out._random_normal_like(x, loc=ic.attr(node, "mean", 0.0),
+                                            scale=ic.attr(node, "scale", 1.0))
+            else:
+                y = out._random_uniform_like(x, low=ic.attr(node, "low", 0.0),
+                                             high=ic.attr(node, "high", 1.0))
+            return [ic.out(y, node)]
+        dtype = np.dtype(ic.onnx.helper.tensor_dtype_to_np_dtype(dtype_code)) \
+            if dtype_code is not None else np.dtype(np.float32)
+        shape = tuple(ic.attr(node, "shape"))
+        internal = _S()._internal
+        if kind == "normal":
+            y = internal._random_normal(loc=ic.attr(node, "mean", 0.0),
+                                        scale=ic.attr(node, "scale", 1.0), shape=shape,
+                                        dtype=dtype.name)
+        else:
+            y = internal._random_uniform(low=ic.attr(node, "low", 0.0),
+                                         high=ic.attr(node, "high", 1.0), shape=shape,
+                                         dtype=dtype.name)
+        return [ic.out(y, node)]
+    return handler
+
+
+imports("RandomNormal", into=["_random_normal"])(_random("normal", False))
+imports("RandomUniform", into=["_random_uniform"])(_random("uniform", False))
+imports("RandomNormalLike", into=["_random_normal_like"])(_random("normal", True))
+imports("RandomUniformLike", into=["_random_uniform_like"])(_random("uniform", True))
