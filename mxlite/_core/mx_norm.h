@@ -84,3 +84,112 @@ template <typename T, typename S>
 MX_FN T mx_norm_project(T r, T g, S t, S mg, T xh, S mgx, T a, T b) {
     return (T)(r * (g - t * (mg + xh * mgx)) + xh * a + b);
 }
+
+// ---- float32 rows in lanes (LayerNorm's statistics, _norm_project's row sums) ----------------
+// A float32 row is summed in 16 float lanes (element i of a block to lane i mod 16, the tail
+// of fewer than 16 to a scalar added to lane 0, lanes combined in a fixed tree) over blocks
+// of MX_NORM_BLOCK elements, each block's total added to a double: the CPU runs the lanes
+// in SIMD registers (mx_norm_rows.h) and rounds exactly as this scalar code, which the GPU
+// runs. A lane adds at most 16 float32 values before its block moves to double. float64
+// rows keep the double sums above.
+#define MX_NORM_BLOCK 256
+
+MX_FN float mx_norm_lanes_total(const float* a, float tail) {
+    float s[8];
+    for (int j = 0; j < 8; j++) s[j] = (j == 0 ? a[0] + tail : a[j]) + a[j + 8];
+    return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+}
+
+MX_FN int64_t mx_norm_block_end(int64_t i, int64_t n) {
+    return n - i > MX_NORM_BLOCK ? i + MX_NORM_BLOCK : n;
+}
+
+// sum(x - shift) of a float32 row.
+MX_FN double mx_norm_lanes_sum(const float* x, int64_t n, float shift) {
+    double total = 0.0;
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        float a[16] = {0.0f}, t = 0.0f;
+        for (; i + 16 <= end; i += 16)
+            for (int j = 0; j < 16; j++) a[j] += x[i + j] - shift;
+        for (; i < end; i++) t += x[i] - shift;
+        total += (double)mx_norm_lanes_total(a, t);
+    }
+    return total;
+}
+
+// sum((x - m)^2) of a float32 row.
+MX_FN double mx_norm_lanes_ssd(const float* x, int64_t n, float m) {
+    double total = 0.0;
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        float a[16] = {0.0f}, t = 0.0f, d;
+        for (; i + 16 <= end; i += 16)
+            for (int j = 0; j < 16; j++) {
+                d = x[i + j] - m;
+                a[j] += d * d;
+            }
+        for (; i < end; i++) {
+            d = x[i] - m;
+            t += d * d;
+        }
+        total += (double)mx_norm_lanes_total(a, t);
+    }
+    return total;
+}
+
+// *sg += sum(g), *sgx += sum(g * xh): float32 rows in lanes, float64 rows as above.
+MX_FN void mx_norm_lanes_sums2(const float* g, const float* xh, int64_t n, double* sg,
+                               double* sgx) {
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        float a[16] = {0.0f}, b[16] = {0.0f}, ta = 0.0f, tb = 0.0f;
+        for (; i + 16 <= end; i += 16)
+            for (int j = 0; j < 16; j++) {
+                a[j] += g[i + j];
+                b[j] += g[i + j] * xh[i + j];
+            }
+        for (; i < end; i++) {
+            ta += g[i];
+            tb += g[i] * xh[i];
+        }
+        *sg += (double)mx_norm_lanes_total(a, ta);
+        *sgx += (double)mx_norm_lanes_total(b, tb);
+    }
+}
+MX_FN void mx_norm_lanes_sums2(const double* g, const double* xh, int64_t n, double* sg,
+                               double* sgx) {
+    mx_norm_row_sums2(g, xh, n, sg, sgx);
+}
+
+// A LayerNorm row's statistics from its sums: the mean (in double) of a float32 row summed
+// as deviations from its first element (a large common offset costs no float32 precision)
+// and the variance from the squared deviations about the float32 mean mt, corrected by
+// the distance of mt from the exact mean: sum((x - mt)^2) = sum((x - m)^2) + n (m - mt)^2.
+MX_FN double mx_norm_lanes_mean(double sum_dev, float shift, int64_t n) {
+    return n > 0 ? (double)shift + sum_dev / (double)n : 0.0;
+}
+MX_FN double mx_norm_lanes_var(double ssd, double m, float mt, int64_t n) {
+    double v = n > 0 ? ssd / (double)n - (m - mt) * (m - mt) : 0.0;
+    return v > 0.0 ? v : 0.0;
+}
+
+// mean, std = sqrt(var + eps) and 1 / std of one LayerNorm row of n elements.
+MX_FN void mx_norm_row_stats(const float* x, int64_t n, double eps, float* mean, float* std,
+                             float* rstd) {
+    float shift = n > 0 ? x[0] : 0.0f;
+    double m = mx_norm_lanes_mean(mx_norm_lanes_sum(x, n, shift), shift, n);
+    float mt = (float)m;
+    double v = mx_norm_lanes_var(mx_norm_lanes_ssd(x, n, mt), m, mt, n);
+    *mean = mt;
+    *std = (float)mx_norm_finish(v, eps, 0);
+    *rstd = (float)mx_norm_finish(v, eps, 1);
+}
+MX_FN void mx_norm_row_stats(const double* x, int64_t n, double eps, double* mean,
+                             double* std, double* rstd) {
+    double m = n > 0 ? mx_norm_row_sum(x, n) / (double)n : 0.0;
+    double v = n > 0 ? mx_norm_row_ssd(x, n, m) / (double)n : 0.0;
+    *mean = m;
+    *std = mx_norm_finish(v, eps, 0);
+    *rstd = mx_norm_finish(v, eps, 1);
+}

@@ -31,6 +31,17 @@ cdef extern from "mx_cuda.h" nogil:
     uint16_t mx_float_to_half(float f)
     uint16_t mx_double_to_half(double d)
 
+cdef extern from "mx_norm_rows.h" nogil:
+    void mx_rows_project(const float* g, const float* xh, idx_t n, float r, float t, float a,
+                         float b, float* out)
+    void mx_rows_sums2(const float* g, const float* xh, idx_t n, double* sg, double* sgx)
+    void mx_rows_sums2(const double* g, const double* xh, idx_t n, double* sg, double* sgx)
+    void mx_rows_layer_norm(const float* x, idx_t n, const float* gamma, const float* beta,
+                            double eps, float* y, float* mean, float* std)
+    void mx_rows_layer_norm(const double* x, idx_t n, const double* gamma,
+                            const double* beta, double eps, double* y, double* mean,
+                            double* std)
+
 cdef extern from "mx_norm.h" nogil:
     double mx_norm_row_sum(const float* row, idx_t n)
     double mx_norm_row_sum(const double* row, idx_t n)
@@ -352,6 +363,44 @@ def apply(cnp.ndarray x, idx_t P, idx_t Q, idx_t R, cnp.ndarray mean, cnp.ndarra
                <double*>cnp.PyArray_DATA(xhat) if xhat is not None else NULL)
 
 
+# ---- LayerNorm rows: statistics and affine pass in one sweep ---------------------------------
+cdef void _layer_norm_rows(const floating* x, idx_t P, idx_t Q, const floating* gamma,
+                           const floating* beta, double eps, floating* y, floating* mean,
+                           floating* std) noexcept nogil:
+    cdef idx_t p
+    cdef mx_region reg
+    if P > 1 and P * Q >= PARALLEL_MIN and not mx_serial(P * Q):
+        mx_region_begin(&reg)
+        for p in prange(P, schedule="static"):
+            mx_region_mark(&reg)
+            mx_rows_layer_norm(x + p * Q, Q, gamma, beta, eps, y + p * Q, mean + p, std + p)
+        mx_region_end(&reg)
+    else:
+        for p in range(P):
+            mx_rows_layer_norm(x + p * Q, Q, gamma, beta, eps, y + p * Q, mean + p, std + p)
+
+
+def layer_norm_rows(cnp.ndarray x, idx_t P, idx_t Q, cnp.ndarray gamma, cnp.ndarray beta,
+                    double eps, cnp.ndarray y, cnp.ndarray mean, cnp.ndarray std):
+    """LayerNorm over the contiguous rows of the (P, Q) block ``x``: ``mean[p]``,
+    ``std[p] = sqrt(var + eps)`` (biased, in double) and
+    ``y = (x - mean) * (1 / std) * gamma + beta``, one sweep per row while it is in cache."""
+    _check("layer_norm_rows", [x, y, gamma, beta, mean, std], [P * Q, P * Q, Q, Q, P, P])
+    if P <= 0:
+        return
+    if x.dtype.char == "f":
+        _layer_norm_rows(<const float*>cnp.PyArray_DATA(x), P, Q,
+                         <const float*>cnp.PyArray_DATA(gamma),
+                         <const float*>cnp.PyArray_DATA(beta), eps, <float*>cnp.PyArray_DATA(y),
+                         <float*>cnp.PyArray_DATA(mean), <float*>cnp.PyArray_DATA(std))
+    else:
+        _layer_norm_rows(<const double*>cnp.PyArray_DATA(x), P, Q,
+                         <const double*>cnp.PyArray_DATA(gamma),
+                         <const double*>cnp.PyArray_DATA(beta), eps,
+                         <double*>cnp.PyArray_DATA(y), <double*>cnp.PyArray_DATA(mean),
+                         <double*>cnp.PyArray_DATA(std))
+
+
 # ---- Dropout ----------------------------------------------------------------------------------
 ctypedef fused dropout_t:
     float
@@ -430,6 +479,10 @@ cdef void _proj_group_rows(const floating* g, const floating* xh, idx_t p, idx_t
     cdef idx_t q, k, base
     cdef double n = <double>Q, sg = 0.0, sgx = 0.0
     cdef floating mg, mgx, rc, ac, bc, tf = <floating>t
+    if R == 1 and floating is float:    # a float32 row: one vectorised routine
+        mx_rows_project(<const float*>(g + p * Q), <const float*>(xh + p * Q), Q, <float>r[p],
+                        <float>t, <float>a[p], <float>b[p], <float*>(out + p * Q))
+        return
     if R == 1:                          # a contiguous row per group
         _row_sums2(g + p * Q, xh + p * Q, Q, &sg, &sgx)
         mg = <floating>(sg / n if n > 0 else 0.0)
@@ -458,8 +511,9 @@ cdef void _proj_group_rows(const floating* g, const floating* xh, idx_t p, idx_t
 
 cdef inline void _row_sums2(const floating* g, const floating* xh, idx_t n, double* sg,
                             double* sgx) noexcept nogil:
-    """sum(g) and sum(g * xh) of contiguous rows, in double, four accumulators each."""
-    mx_norm_row_sums2(g, xh, n, sg, sgx)
+    """sum(g) and sum(g * xh) of contiguous rows: float32 in SIMD lanes per block, float64
+    in double (mx_norm.h's lane sums, as on the GPU)."""
+    mx_rows_sums2(g, xh, n, sg, sgx)
 
 
 cdef void _proj_group_channel(const floating* g, const floating* xh, idx_t c, idx_t A,

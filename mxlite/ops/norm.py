@@ -2,7 +2,9 @@
 L2Normalization, Dropout, Embedding.
 
 Forward passes run in ``mxlite/_core/norm`` (statistics in double, two passes per group,
-then one fused affine pass), reached through ``kernels(rctx, _k)``: the BatchNorm,
+then one fused affine pass; LayerNorm's contiguous rows in one sweep per row, float32 rows
+summed in 16 SIMD float lanes per block of 256 with the blocks added in double, see
+``mx_norm_rows.h``), reached through ``kernels(rctx, _k)``: the BatchNorm,
 LayerNorm, InstanceNorm and L2Normalization compute functions serve every device (on GPU
 the functions of ``mxlite/cuda/ops/norm.py``, same arguments). Every gradient is a graph of
 registered operators (sums, means, broadcasts), so gradients of any order follow:
@@ -503,6 +505,9 @@ def _ln_compute(rctx, ins, outs, attrs):
     if ONEDNN_NORM and r == 1 and _ln_onednn(rctx, x, gamma, beta, y, mean, std, p, q,
                                              attrs.eps):
         return
+    if r == 1:          # contiguous rows: statistics and affine pass in one sweep per row
+        kernels(rctx, _k).layer_norm_rows(x, p, q, gamma, beta, attrs.eps, y, mean, std)
+        return
     _standardize(rctx, x, mean, std, (p, q, r), (p, q, r), (r, 0, 1), gamma, beta, (0, 1, 0),
                  y, attrs.eps)
 
@@ -537,8 +542,11 @@ register(OpDef(
 mean and (biased) variance over ``axis``, gamma and beta of shape ``(data.shape[axis],)``.
 
 With ``output_mean_var`` the call returns ``[output, mean, std]``, the statistics with
-``axis`` kept as size 1 and ``std = sqrt(var + eps)`` (MXNet 1.x). Statistics are
-accumulated in double in two passes over each row. The gradient (any order) is a graph of
+``axis`` kept as size 1 and ``std = sqrt(var + eps)`` (MXNet 1.x). Statistics take two
+passes over each row: float64 rows in double; float32 rows in float lanes over blocks of
+256 elements, the blocks added in double, the mean summed about the row's first element
+(a large common offset costs no precision) and the variance about the float32 mean,
+corrected to the exact one: within float32 tolerance of a float64 reference. The gradient (any order) is a graph of
 registered reductions and broadcasts.
 
 >>> x = mx.nd.array([[1.0, 2.0, 3.0, 4.0]])

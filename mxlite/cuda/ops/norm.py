@@ -9,8 +9,9 @@ and Embedding have compute functions of their own here.
 
 The plan and the arithmetic are the CPU's (``mx_norm.h``, shared with norm.pyx): every
 array is a C-contiguous ``(P, Q, R)`` block; statistics run in double with two passes per
-group, a contiguous row summed with four accumulators in the CPU's order, so the results
-round alike on both devices. One thread computes one group's statistics (a row of
+group, a contiguous row summed with four accumulators in the CPU's order (a float32 row of
+LayerNorm or of ``_norm_project``: in the CPU's 16 float lanes per block, ``mx_norm.h``), so
+the results round alike on both devices. One thread computes one group's statistics (a row of
 LayerNorm and InstanceNorm, a column ``(p, r)`` of a middle axis); BatchNorm's channel
 statistics and its gradient's projection first sum each contiguous row on its own thread,
 then add a channel's row sums in order (the CPU's order, as wide as the data). The affine
@@ -28,7 +29,8 @@ from ...ops.common import DEVICE_KERNELS
 from . import attach, device_generic
 from .nn_common import f64, i32, i64, namespace_of, per_dtype
 
-__all__ = ["moments", "channel_moments", "rnorm", "finish", "ema", "apply", "KERNELS"]
+__all__ = ["moments", "channel_moments", "rnorm", "finish", "ema", "apply", "layer_norm_rows",
+           "KERNELS"]
 
 _FAMILY = "nn_norm"
 
@@ -146,7 +148,7 @@ extern "C" __global__ void ${name}(const ${T}* g, const ${T}* xh, const ${T}* r,
             const ${T}* gr = g + k * Q;
             const ${T}* xr = xh + k * Q;
             double sg = 0.0, sgx = 0.0;
-            mx_norm_row_sums2(gr, xr, Q, &sg, &sgx);
+            mx_norm_lanes_sums2(gr, xr, Q, &sg, &sgx);
             ${T} mg = (${T})(n > 0 ? sg / n : 0.0), mgx = (${T})(n > 0 ? sgx / n : 0.0);
             for (mx_idx q = 0; q < Q; q++)
                 out[k * Q + q] = mx_norm_project(r[k], gr[q], tf, mg, xr[q], mgx, a[k], b[k]);
@@ -177,7 +179,7 @@ extern "C" __global__ void ${name}(const ${T}* g, const ${T}* xh, double* part, 
                                    mx_idx rows) {
     MX_GRID_LOOP(k, rows) {
         double sg = 0.0, sgx = 0.0;
-        mx_norm_row_sums2(g + k * B, xh + k * B, B, &sg, &sgx);
+        mx_norm_lanes_sums2(g + k * B, xh + k * B, B, &sg, &sgx);
         part[2 * k] = sg;
         part[2 * k + 1] = sgx;
     }
@@ -220,6 +222,17 @@ extern "C" __global__ void ${name}(const ${T}* weight, const long long* pos, ${T
     MX_GRID_LOOP(i, n) out[i] = weight[pos[i / dim] * dim + i % dim];
 }
 """, dtypes=("float16", "float32", "float64"))
+
+
+# LayerNorm's rows: mean, std and 1 / std of each contiguous row (mx_norm_row_stats: float32
+# in the CPU's lanes), one thread a row
+_ROW_STATS = per_dtype(_FAMILY, "norm_row_stats", """
+#include "mx_norm.h"
+extern "C" __global__ void ${name}(const ${T}* x, ${T}* mean, ${T}* std, ${T}* rstd,
+                                   mx_idx P, mx_idx Q, double eps) {
+    MX_GRID_LOOP(p, P) mx_norm_row_stats(x + p * Q, Q, eps, mean + p, std + p, rstd + p);
+}
+""")
 
 
 # ---- mxlite._core.norm on the GPU ----------------------------------------------------------
@@ -272,8 +285,20 @@ def apply(x, P, Q, R, mean, scale, stat_strides, gamma, beta, param_strides, y, 
                                i64(n))
 
 
+def layer_norm_rows(x, P, Q, gamma, beta, eps, y, mean, std):
+    """LayerNorm over the contiguous rows of the (P, Q) block ``x`` (see
+    ``mxlite._core.norm.layer_norm_rows``): each row's statistics, then the affine pass."""
+    if P <= 0:
+        return
+    xp = namespace_of(x)
+    rstd = xp.empty(std.shape, std.dtype)
+    xp.launch(_ROW_STATS[x.dtype], P, x, mean, std, rstd, i64(P), i64(Q), f64(eps))
+    apply(x, P, 1, Q, mean, rstd, (1, 0, 0), gamma, beta, (0, 0, 1), y)
+
+
 KERNELS = types.SimpleNamespace(moments=moments, channel_moments=channel_moments, rnorm=rnorm,
-                                finish=finish, ema=ema, apply=apply)
+                                finish=finish, ema=ema, apply=apply,
+                                layer_norm_rows=layer_norm_rows)
 DEVICE_KERNELS[("gpu", _k.__name__)] = KERNELS
 
 

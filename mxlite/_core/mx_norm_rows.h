@@ -1,0 +1,170 @@
+// Contiguous-row kernels of the normalisations on the CPU (norm.pyx): LayerNorm's rows (the
+// statistics and the affine pass in one sweep while the row is in cache) and the row sums
+// and output of _norm_project. A float32 row's sums are mx_norm.h's lane sums (16 float
+// lanes per block of MX_NORM_BLOCK, blocks added in double), run here in four SSE
+// registers: each lane adds the same values in the same order as mx_norm.h's scalar code,
+// which the GPU runs, so both devices round alike. (Written with intrinsics: GCC keeps a
+// 16-float array in scalar registers once the loop is inlined into a large unit.) float64
+// rows use mx_norm.h's double sums unchanged.
+#pragma once
+#include "mx_norm.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+typedef __m128 mx_f4;
+static inline mx_f4 mx_load4(const float* p) { return _mm_loadu_ps(p); }
+static inline void mx_store4(float* p, mx_f4 v) { _mm_storeu_ps(p, v); }
+static inline mx_f4 mx_set4(float v) { return _mm_set1_ps(v); }
+static inline mx_f4 mx_add4(mx_f4 a, mx_f4 b) { return _mm_add_ps(a, b); }
+static inline mx_f4 mx_sub4(mx_f4 a, mx_f4 b) { return _mm_sub_ps(a, b); }
+static inline mx_f4 mx_mul4(mx_f4 a, mx_f4 b) { return _mm_mul_ps(a, b); }
+#else
+struct mx_f4 { float v[4]; };
+static inline mx_f4 mx_load4(const float* p) {
+    mx_f4 o;
+    for (int j = 0; j < 4; j++) o.v[j] = p[j];
+    return o;
+}
+static inline void mx_store4(float* p, mx_f4 v) {
+    for (int j = 0; j < 4; j++) p[j] = v.v[j];
+}
+static inline mx_f4 mx_set4(float s) {
+    mx_f4 o;
+    for (int j = 0; j < 4; j++) o.v[j] = s;
+    return o;
+}
+static inline mx_f4 mx_add4(mx_f4 a, mx_f4 b) {
+    for (int j = 0; j < 4; j++) a.v[j] += b.v[j];
+    return a;
+}
+static inline mx_f4 mx_sub4(mx_f4 a, mx_f4 b) {
+    for (int j = 0; j < 4; j++) a.v[j] -= b.v[j];
+    return a;
+}
+static inline mx_f4 mx_mul4(mx_f4 a, mx_f4 b) {
+    for (int j = 0; j < 4; j++) a.v[j] *= b.v[j];
+    return a;
+}
+#endif
+
+// 16 float lanes: lane j of a block of 16 elements is register j / 4, element j % 4.
+struct mx_lanes16 {
+    mx_f4 r[4];
+    mx_lanes16() { r[0] = r[1] = r[2] = r[3] = mx_set4(0.0f); }
+    // the lanes (and the scalar tail) combined as mx_norm.h's mx_norm_lanes_total
+    float total(float tail) const {
+        float a[16];
+        for (int k = 0; k < 4; k++) mx_store4(a + 4 * k, r[k]);
+        return mx_norm_lanes_total(a, tail);
+    }
+};
+
+// mx_norm_lanes_sum: sum(x - shift) of a float32 row.
+static inline double mx_rows_sum(const float* x, int64_t n, float shift) {
+    double total = 0.0;
+    const mx_f4 sh = mx_set4(shift);
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        mx_lanes16 l;
+        float t = 0.0f;
+        for (; i + 16 <= end; i += 16)
+            for (int k = 0; k < 4; k++) l.r[k] = mx_add4(l.r[k], mx_sub4(mx_load4(x + i + 4 * k), sh));
+        for (; i < end; i++) t += x[i] - shift;
+        total += (double)l.total(t);
+    }
+    return total;
+}
+
+// mx_norm_lanes_ssd: sum((x - m)^2) of a float32 row.
+static inline double mx_rows_ssd(const float* x, int64_t n, float m) {
+    double total = 0.0;
+    const mx_f4 mv = mx_set4(m);
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        mx_lanes16 l;
+        float t = 0.0f, d;
+        for (; i + 16 <= end; i += 16)
+            for (int k = 0; k < 4; k++) {
+                mx_f4 dv = mx_sub4(mx_load4(x + i + 4 * k), mv);
+                l.r[k] = mx_add4(l.r[k], mx_mul4(dv, dv));
+            }
+        for (; i < end; i++) {
+            d = x[i] - m;
+            t += d * d;
+        }
+        total += (double)l.total(t);
+    }
+    return total;
+}
+
+// mx_norm_lanes_sums2: *sg += sum(g), *sgx += sum(g * xh) of a row.
+static void mx_rows_sums2(const float* g, const float* xh, int64_t n, double* sg,
+                          double* sgx) {
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        mx_lanes16 a, b;
+        float ta = 0.0f, tb = 0.0f;
+        for (; i + 16 <= end; i += 16)
+            for (int k = 0; k < 4; k++) {
+                mx_f4 gv = mx_load4(g + i + 4 * k);
+                a.r[k] = mx_add4(a.r[k], gv);
+                b.r[k] = mx_add4(b.r[k], mx_mul4(gv, mx_load4(xh + i + 4 * k)));
+            }
+        for (; i < end; i++) {
+            ta += g[i];
+            tb += g[i] * xh[i];
+        }
+        *sg += (double)a.total(ta);
+        *sgx += (double)b.total(tb);
+    }
+}
+static void mx_rows_sums2(const double* g, const double* xh, int64_t n, double* sg,
+                          double* sgx) {
+    mx_norm_row_sums2(g, xh, n, sg, sgx);
+}
+
+// mx_norm_row_stats of a row: mean, std = sqrt(var + eps), rstd = 1 / std.
+static inline void mx_rows_stats(const float* x, int64_t n, double eps, float* mean,
+                                 float* std, float* rstd) {
+    float shift = n > 0 ? x[0] : 0.0f;
+    double m = mx_norm_lanes_mean(mx_rows_sum(x, n, shift), shift, n);
+    float mt = (float)m;
+    double v = mx_norm_lanes_var(mx_rows_ssd(x, n, mt), m, mt, n);
+    *mean = mt;
+    *std = (float)mx_norm_finish(v, eps, 0);
+    *rstd = (float)mx_norm_finish(v, eps, 1);
+}
+static inline void mx_rows_stats(const double* x, int64_t n, double eps, double* mean,
+                                 double* std, double* rstd) {
+    mx_norm_row_stats(x, n, eps, mean, std, rstd);
+}
+
+// One LayerNorm row: its statistics, then y = mx_norm_xhat(x, mean, rstd) * gamma + beta.
+template <typename T>
+static void mx_rows_layer_norm(const T* x, int64_t n, const T* gamma, const T* beta,
+                               double eps, T* y, T* mean, T* std) {
+    T rs;
+    mx_rows_stats(x, n, eps, mean, std, &rs);
+    const T m = *mean;
+    for (int64_t i = 0; i < n; i++) y[i] = mx_norm_xhat(x[i], m, rs) * gamma[i] + beta[i];
+}
+
+// _norm_project over one float32 row (mx_norm.h's mx_norm_project, four elements at a
+// time in the same order of operations): with mg = mean(g), mgx = mean(g * xh),
+// out = r * (g - t * (mg + xh * mgx)) + xh * a + b.
+static void mx_rows_project(const float* g, const float* xh, int64_t n, float r, float t,
+                            float a, float b, float* out) {
+    double sg = 0.0, sgx = 0.0;
+    mx_rows_sums2(g, xh, n, &sg, &sgx);
+    float mg = (float)(n > 0 ? sg / (double)n : 0.0);
+    float mgx = (float)(n > 0 ? sgx / (double)n : 0.0);
+    const mx_f4 rv = mx_set4(r), tv = mx_set4(t), av = mx_set4(a), bv = mx_set4(b);
+    const mx_f4 mgv = mx_set4(mg), mgxv = mx_set4(mgx);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        mx_f4 gv = mx_load4(g + i), xv = mx_load4(xh + i);
+        mx_f4 inner = mx_mul4(tv, mx_add4(mgv, mx_mul4(xv, mgxv)));
+        mx_store4(out + i, mx_add4(mx_add4(mx_mul4(rv, mx_sub4(gv, inner)), mx_mul4(xv, av)), bv));
+    }
+    for (; i < n; i++) out[i] = mx_norm_project(r, g[i], t, mg, xh[i], mgx, a, b);
+}

@@ -1,0 +1,102 @@
+"""The contiguous-row kernels of LayerNorm and ``_norm_project`` (``mx_norm_rows.h``):
+float32 rows summed in float lanes per block and in double across blocks, checked against
+float64 NumPy references at lengths around the lane and block sizes, long rows and rows
+with a large common offset."""
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite._core import norm as _k
+
+RNG = np.random.default_rng(20261129)
+EPS32 = np.finfo(np.float32).eps
+# lengths below, at and past the 16 lanes and the 256-element blocks, and long rows
+LENGTHS = [1, 3, 15, 16, 17, 255, 256, 257, 1000, 4099, 70001]
+
+
+def _ln_ref(x, gamma, beta, eps):
+    """LayerNorm over the last axis in float64: (y, mean, std)."""
+    x = x.astype(np.float64)
+    mean = x.mean(axis=-1, keepdims=True)
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    return (x - mean) / std * gamma + beta, mean, std
+
+
+def _rows(q, offset, dtype):
+    p = max(1, 4096 // q)
+    return (RNG.standard_normal((p, q)) * 2.5 + offset).astype(dtype)
+
+
+@pytest.mark.parametrize("q", LENGTHS)
+@pytest.mark.parametrize("offset", [0.0, 1e4])
+def test_layer_norm_rows_float32_within_float32_tolerance(q, offset):
+    x = _rows(q, offset, np.float32)
+    gamma = RNG.uniform(0.5, 1.5, q).astype(np.float32)
+    beta = RNG.uniform(-1, 1, q).astype(np.float32)
+    y, mean, std = (np.asarray(a) for a in mx.nd.LayerNorm(
+        mx.nd.array(x), mx.nd.array(gamma), mx.nd.array(beta), eps=1e-5,
+        output_mean_var=True))
+    ry, rmean, rstd = _ln_ref(x, gamma.astype(np.float64), beta.astype(np.float64), 1e-5)
+    # the float32 mean rounds by eps * |mean| / 2: that, over the std, bounds the shift of
+    # every normalised value, plus a few roundings of the affine pass
+    scale = np.abs(rmean) / rstd + 1.0
+    assert np.all(np.abs(y - ry) <= 8 * EPS32 * scale * (np.abs(ry) + 2)), np.abs(y - ry).max()
+    np.testing.assert_allclose(mean, rmean, rtol=2 * EPS32, atol=4 * EPS32 * rstd.max())
+    np.testing.assert_allclose(std, rstd, rtol=4 * EPS32 * (1 + offset / 1e3))
+
+
+@pytest.mark.parametrize("q", [1, 17, 256, 4099])
+def test_layer_norm_rows_float64_matches_reference(q):
+    x = _rows(q, 3.0, np.float64)
+    gamma, beta = RNG.uniform(0.5, 1.5, q), RNG.uniform(-1, 1, q)
+    y, mean, std = np.empty_like(x), np.empty(x.shape[0]), np.empty(x.shape[0])
+    _k.layer_norm_rows(x, x.shape[0], q, gamma, beta, 1e-3, y, mean, std)
+    ry, rmean, rstd = _ln_ref(x, gamma, beta, 1e-3)
+    np.testing.assert_allclose(y, ry, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(mean, rmean[:, 0], rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(std, rstd[:, 0], rtol=1e-13)
+
+
+def test_layer_norm_rows_constant_row_and_eps():
+    """A constant row has variance 0: y = beta exactly, std = sqrt(eps)."""
+    x = np.full((3, 37), 7.25, np.float32)
+    gamma, beta = np.ones(37, np.float32), np.arange(37, dtype=np.float32)
+    y, mean, std = np.empty_like(x), np.empty(3, np.float32), np.empty(3, np.float32)
+    _k.layer_norm_rows(x, 3, 37, gamma, beta, 0.25, y, mean, std)
+    assert np.array_equal(y, np.broadcast_to(beta, x.shape))
+    assert np.array_equal(mean, np.full(3, 7.25, np.float32))
+    assert np.array_equal(std, np.full(3, 0.5, np.float32))
+
+
+def test_layer_norm_rows_checks_sizes_and_dtypes():
+    x = np.zeros((2, 4), np.float32)
+    v, s = np.zeros(4, np.float32), np.zeros(2, np.float32)
+    with pytest.raises(ValueError, match="layer_norm_rows"):
+        _k.layer_norm_rows(x, 2, 4, v, np.zeros(3, np.float32), 1e-5, x.copy(), s, s.copy())
+    with pytest.raises(ValueError, match="layer_norm_rows"):
+        _k.layer_norm_rows(x, 2, 4, v, v.astype(np.float64), 1e-5, x.copy(), s, s.copy())
+    with pytest.raises(TypeError, match="layer_norm_rows"):
+        _k.layer_norm_rows(x.astype(np.int32), 2, 4, v, v, 1e-5, x.copy(), s, s.copy())
+
+
+def _project_ref(g, xh, r, t, a, b):
+    g, xh = g.astype(np.float64), xh.astype(np.float64)
+    mg = g.mean(axis=1, keepdims=True)
+    mgx = (g * xh).mean(axis=1, keepdims=True)
+    return r * (g - t * (mg + xh * mgx)) + xh * a + b
+
+
+@pytest.mark.parametrize("q", LENGTHS)
+def test_norm_project_float32_rows_within_float32_tolerance(q):
+    p = max(1, 4096 // q)
+    g = (RNG.standard_normal((p, q)) + 0.5).astype(np.float32)
+    xh = RNG.standard_normal((p, q)).astype(np.float32)
+    r, a, b = (RNG.uniform(0.5, 2.0, (p, 1)).astype(np.float32) for _ in range(3))
+    out = mx.nd._internal._norm_project(mx.nd.array(g), mx.nd.array(xh), mx.nd.array(r),
+                                        mx.nd.ones((1,)), mx.nd.array(a), mx.nd.array(b),
+                                        axis=1).asnumpy()
+    ref = _project_ref(g, xh, r.astype(np.float64), 1.0, a.astype(np.float64),
+                       b.astype(np.float64))
+    # each term is O(|g| + |xh|) in size: float32 rounding of a handful of operations
+    bound = 16 * EPS32 * (np.abs(g) + np.abs(xh) + 1) * r.max() * 4
+    assert np.all(np.abs(out - ref) <= bound), np.abs(out - ref).max()
