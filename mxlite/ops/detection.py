@@ -600,14 +600,14 @@ def _match_limit(n, m, attrs):
 
 def _match_block(rctx, h, attrs, rows, cols):
     """``_greedy_match``, on the CPU by the compiled kernel (``mxlite._core.sorting.
-    greedy_match``: an item at a time, items across threads, the same choices; float16
-    scores compared in float32, which holds them exactly)."""
+    greedy_match``: an item at a time, items across threads, the same choices; float16 and
+    bfloat16 scores compared in float32, which holds them exactly)."""
     if rctx.kernels != "cpu":
         _greedy_match(rctx.xp, h, attrs, rows, cols)
         return
     thresh = float(h.dtype.type(np.float32(attrs.threshold)))     # in the data's dtype
-    work = h.astype(np.float32) if h.dtype == np.float16 else h if h.flags.c_contiguous \
-        else h.copy()
+    narrow = h.dtype not in (np.float32, np.float64)
+    work = h.astype(np.float32) if narrow else h if h.flags.c_contiguous else h.copy()
     _sorting.greedy_match(work, rows, cols, thresh, attrs.is_ascend,
                           _match_limit(h.shape[1], h.shape[2], attrs))
 
