@@ -12,6 +12,7 @@ from . import debug  # noqa: F401
 from . import random  # noqa: F401
 from . import nn  # noqa: F401
 from . import softmax_grad  # noqa: F401
+from . import gelu_grad  # noqa: F401
 from . import conv  # noqa: F401
 from . import pooling  # noqa: F401
 from . import norm  # noqa: F401

@@ -245,8 +245,6 @@ differentiate again.
 _LEAKY_TYPES = ("elu", "gelu", "leaky", "prelu", "rrelu", "selu")
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_LAMBDA = 1.0507009873554804934193349852946
-_RSQRT2 = 0.70710678118654752440
-_RSQRT2PI = 0.39894228040143267794
 
 
 def _leaky_inputs(attrs):
@@ -352,8 +350,7 @@ def _leaky_gradient(F, node, ograds):
     if kind == "rrelu":
         return [g * F._internal._rrelu_slope(x, node.outputs[0])]
     if kind == "gelu":
-        phi_term = x * F.exp(F.square(x) * -0.5) * _RSQRT2PI
-        return [g * ((F.erf(x * _RSQRT2) + 1) * 0.5 + phi_term)]
+        return [g * F._internal._gelu_derivative(x)]
     positive = x > 0
     if kind == "leaky":
         return [F.where(positive, g, g * attrs.slope)]

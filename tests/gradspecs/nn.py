@@ -71,6 +71,9 @@ SPECS.update({
     "softmax": _softmaxes("softmax"),
     "log_softmax": _softmaxes("log_softmax"),
     "softmin": _softmaxes("softmin"),
+    "_gelu_derivative": Spec([(3, 4)], lambda nd, x: nd._internal._gelu_derivative(x) * x
+                             + nd._internal._gelu_derivative(x, order=2),
+                             [(-3.0, 3.0)]),
     "_softmax_grad": _softmax_grads("_softmax_grad"),
     "_log_softmax_grad": _softmax_grads("_log_softmax_grad"),
     "softmax_cross_entropy": Spec([(3, 4)], lambda nd, x: nd.softmax_cross_entropy(

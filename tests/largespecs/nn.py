@@ -359,6 +359,9 @@ ROWS = {
                               values=(-3, 5, -7, 9), inplace=True),
     "LeakyReLU": Row(_prelu, "float32", "2**31", F32_REASON),
     "_rrelu_slope": Row(_rrelu_slope, "float32", "2**31", F32_REASON),
+    # float16 past 2**32 in place, computed through float32 a block at a time
+    "_gelu_derivative": elementwise(_inplace(mx.nd._internal._gelu_derivative, order=2),
+                                    dtype="float16", values=(-3, 5, -7, 1), inplace=True),
     "LinearRegressionOutput": _loss(mx.nd.LinearRegressionOutput),
     "LogisticRegressionOutput": _loss(mx.nd.LogisticRegressionOutput),
     "MAERegressionOutput": _loss(mx.nd.MAERegressionOutput),

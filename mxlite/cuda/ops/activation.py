@@ -12,6 +12,7 @@ adjacent elements). Products go to ``rctx.xp.matmul`` (cuBLAS).
 """
 import numpy as np
 
+from ..._core import activation as _act_ids
 from ..._core.kernel_table import UNARY
 from ...base import op_error
 from ...ops import nn as _nn
@@ -37,8 +38,8 @@ extern "C" __global__ void ${name}(const ${T}* x, ${T}* y, mx_idx n, int kind, d
 
 
 _ACT = _act_kernels()
-# the ids of mxlite._core.activation.ACT_IDS (enum of mx_act.h)
-ACT_IDS = {"softrelu": 0, "leaky": 1, "elu": 2, "selu": 3, "gelu": 4}
+# the kinds of mx_act.h's enum, shared with the CPU kernels
+ACT_IDS = _act_ids.ACT_IDS
 
 _UNARY = {name: per_dtype(_FAMILY, name, """
 extern "C" __global__ void ${name}(const ${T}* xs, ${T}* y, mx_idx n) {
@@ -367,6 +368,14 @@ def _regression_fn(name):
     return compute
 
 
+def _gelu_derivative(rctx, ins, outs, attrs):
+    out, xp = outs[0], rctx.xp
+    _, (x,), target = in_work_dtype(xp, ins[:1], out)
+    _activation_kernel(xp, "d_gelu" if attrs.order == 1 else "d2_gelu", x, target)
+    write_back(xp, target, out)
+
+
+attach("_gelu_derivative", _gelu_derivative)
 attach("FullyConnected", _fc)
 attach("Activation", _activation)
 attach("LeakyReLU", _leaky)
