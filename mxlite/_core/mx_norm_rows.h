@@ -68,7 +68,8 @@ static inline double mx_rows_sum(const float* x, int64_t n, float shift) {
         mx_lanes16 l;
         float t = 0.0f;
         for (; i + 16 <= end; i += 16)
-            for (int k = 0; k < 4; k++) l.r[k] = mx_add4(l.r[k], mx_sub4(mx_load4(x + i + 4 * k), sh));
+            for (int k = 0; k < 4; k++)
+                l.r[k] = mx_add4(l.r[k], mx_sub4(mx_load4(x + i + 4 * k), sh));
         for (; i < end; i++) t += x[i] - shift;
         total += (double)l.total(t);
     }
@@ -167,4 +168,77 @@ static void mx_rows_project(const float* g, const float* xh, int64_t n, float r,
         mx_store4(out + i, mx_add4(mx_add4(mx_mul4(rv, mx_sub4(gv, inner)), mx_mul4(xv, av)), bv));
     }
     for (; i < n; i++) out[i] = mx_norm_project(r, g[i], t, mg, xh[i], mgx, a, b);
+}
+static void mx_rows_project(const double* g, const double* xh, int64_t n, double r, double t,
+                            double a, double b, double* out) {
+    double sg = 0.0, sgx = 0.0;
+    mx_rows_sums2(g, xh, n, &sg, &sgx);
+    double mg = n > 0 ? sg / (double)n : 0.0, mgx = n > 0 ? sgx / (double)n : 0.0;
+    for (int64_t i = 0; i < n; i++) out[i] = mx_norm_project(r, g[i], t, mg, xh[i], mgx, a, b);
+}
+
+// One row of LayerNorm's fused backward (_layer_norm_grad): xh = (x - m) * rs and
+// G = gy * gamma into the scratch rows, gy * xh and gy added to the partial column sums
+// dgp and dbp, then dx = rs * (G - mean(G) - xh * mean(G * xh)) + xh * a + b (the row of
+// _norm_project with flag 1, the same arithmetic).
+// The float32 row in two sweeps and no scratch: the first adds G and G * xh in 16 lanes per
+// block (blocks in double, as mx_norm_lanes_sums2) and the column partials, the second
+// recomputes xh and G and writes dx.
+static void mx_rows_layer_norm_grad(const float* gy, const float* x, const float* gamma,
+                                    int64_t n, float m, float rs, float a, float b, float* xh,
+                                    float* G, float* dgp, float* dbp, float* dx) {
+    (void)xh;
+    (void)G;
+    const mx_f4 mv = mx_set4(m), rv = mx_set4(rs);
+    double sg = 0.0, sgx = 0.0;
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        mx_lanes16 lg, lgx;
+        float tg = 0.0f, tgx = 0.0f;
+        for (; i + 16 <= end; i += 16)
+            for (int k = 0; k < 4; k++) {
+                int64_t j = i + 4 * k;
+                mx_f4 g = mx_load4(gy + j), h = mx_mul4(mx_sub4(mx_load4(x + j), mv), rv);
+                mx_f4 gg = mx_mul4(g, mx_load4(gamma + j));
+                lg.r[k] = mx_add4(lg.r[k], gg);
+                lgx.r[k] = mx_add4(lgx.r[k], mx_mul4(gg, h));
+                mx_store4(dgp + j, mx_add4(mx_load4(dgp + j), mx_mul4(g, h)));
+                mx_store4(dbp + j, mx_add4(mx_load4(dbp + j), g));
+            }
+        for (; i < end; i++) {
+            float h = mx_norm_xhat(x[i], m, rs), gg = gy[i] * gamma[i];
+            tg += gg;
+            tgx += gg * h;
+            dgp[i] += gy[i] * h;
+            dbp[i] += gy[i];
+        }
+        sg += (double)lg.total(tg);
+        sgx += (double)lgx.total(tgx);
+    }
+    float mg = (float)(n > 0 ? sg / (double)n : 0.0);
+    float mgx = (float)(n > 0 ? sgx / (double)n : 0.0);
+    const mx_f4 av = mx_set4(a), bv = mx_set4(b), mgv = mx_set4(mg), mgxv = mx_set4(mgx);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        mx_f4 h = mx_mul4(mx_sub4(mx_load4(x + i), mv), rv);
+        mx_f4 gg = mx_mul4(mx_load4(gy + i), mx_load4(gamma + i));
+        mx_f4 inner = mx_add4(mgv, mx_mul4(h, mgxv));
+        mx_store4(dx + i, mx_add4(mx_add4(mx_mul4(rv, mx_sub4(gg, inner)), mx_mul4(h, av)), bv));
+    }
+    for (; i < n; i++) {
+        float h = mx_norm_xhat(x[i], m, rs);
+        dx[i] = mx_norm_project(rs, gy[i] * gamma[i], 1.0f, mg, h, mgx, a, b);
+    }
+}
+template <typename T>
+static void mx_rows_layer_norm_grad(const T* gy, const T* x, const T* gamma, int64_t n, T m,
+                                    T rs, T a, T b, T* xh, T* G, T* dgp, T* dbp, T* dx) {
+    for (int64_t i = 0; i < n; i++) {
+        T h = mx_norm_xhat(x[i], m, rs);
+        xh[i] = h;
+        G[i] = gy[i] * gamma[i];
+        dgp[i] += gy[i] * h;
+        dbp[i] += gy[i];
+    }
+    mx_rows_project(G, xh, n, rs, (T)1, a, b, dx);
 }

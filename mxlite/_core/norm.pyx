@@ -18,6 +18,7 @@ from libc.stdlib cimport malloc, free
 
 cimport cython
 cimport numpy as cnp
+import numpy as np
 from cython cimport floating
 from libc.stdint cimport uint16_t
 from .common cimport idx_t, PARALLEL_MIN
@@ -34,6 +35,12 @@ cdef extern from "mx_cuda.h" nogil:
 cdef extern from "mx_norm_rows.h" nogil:
     void mx_rows_project(const float* g, const float* xh, idx_t n, float r, float t, float a,
                          float b, float* out)
+    void mx_rows_layer_norm_grad(const float* gy, const float* x, const float* gamma,
+                                 idx_t n, float m, float rs, float a, float b, float* xh,
+                                 float* G, float* dgp, float* dbp, float* dx)
+    void mx_rows_layer_norm_grad(const double* gy, const double* x, const double* gamma,
+                                 idx_t n, double m, double rs, double a, double b, double* xh,
+                                 double* G, double* dgp, double* dbp, double* dx)
     void mx_rows_sums2(const float* g, const float* xh, idx_t n, double* sg, double* sgx)
     void mx_rows_sums2(const double* g, const double* xh, idx_t n, double* sg, double* sgx)
     void mx_rows_layer_norm(const float* x, idx_t n, const float* gamma, const float* beta,
@@ -399,6 +406,78 @@ def layer_norm_rows(cnp.ndarray x, idx_t P, idx_t Q, cnp.ndarray gamma, cnp.ndar
                          <const double*>cnp.PyArray_DATA(beta), eps,
                          <double*>cnp.PyArray_DATA(y), <double*>cnp.PyArray_DATA(mean),
                          <double*>cnp.PyArray_DATA(std))
+
+
+# ---- LayerNorm rows: the fused backward -----------------------------------------------------
+DEF _GRAD_CHUNK = 64        # rows per partial column sum: in T, then added in double in order
+
+
+cdef void _ln_grad_chunk(const floating* gy, const floating* x, const floating* gamma,
+                         const floating* mean, const floating* std, const floating* gmean,
+                         const floating* gstd, idx_t c, idx_t P, idx_t Q, floating* part,
+                         floating* dx) noexcept nogil:
+    """Rows [c * 64, (c + 1) * 64) of the (P, Q) block; ``part``: this chunk's 4Q scratch
+    (the column partials of gamma and beta, then two scratch rows)."""
+    cdef idx_t p, j, end = min(P, (c + 1) * _GRAD_CHUNK)
+    cdef floating rs, n = <floating>Q
+    for j in range(2 * Q):
+        part[j] = 0
+    for p in range(c * _GRAD_CHUNK, end):
+        rs = <floating>(1.0 / std[p])
+        mx_rows_layer_norm_grad(gy + p * Q, x + p * Q, gamma, Q, mean[p], rs, gstd[p] / n,
+                                gmean[p] / n, part + 2 * Q, part + 3 * Q, part, part + Q,
+                                dx + p * Q)
+
+
+def layer_norm_grad_rows(cnp.ndarray gy, cnp.ndarray x, cnp.ndarray gamma, cnp.ndarray mean,
+                         cnp.ndarray std, cnp.ndarray gmean, cnp.ndarray gstd, idx_t P,
+                         idx_t Q, cnp.ndarray dx, cnp.ndarray dgamma, cnp.ndarray dbeta):
+    """LayerNorm's backward over the contiguous rows of (P, Q) blocks, one sweep per row:
+    with xhat = (x - mean) / std, G = gy * gamma and n = Q,
+    ``dx = (G - mean(G) - xhat * mean(G * xhat)) / std + gmean / n + gstd * xhat / n``,
+    ``dgamma = sum_p gy * xhat``, ``dbeta = sum_p gy`` (partials of 64 rows in the data's
+    type, then added in double: the same result on any number of threads)."""
+    _check("layer_norm_grad_rows", [gy, x, dx, gamma, dgamma, dbeta, mean, std, gmean, gstd],
+           [P * Q] * 3 + [Q] * 3 + [P] * 4)
+    if P <= 0 or Q <= 0:
+        dgamma.fill(0)
+        dbeta.fill(0)
+        return
+    chunks = (P + _GRAD_CHUNK - 1) // _GRAD_CHUNK
+    part = np.empty((chunks, 4 * Q), dtype=x.dtype)
+    if x.dtype.char == "f":
+        _ln_grad_run(<const float*>cnp.PyArray_DATA(gy), <const float*>cnp.PyArray_DATA(x),
+                     <const float*>cnp.PyArray_DATA(gamma), <const float*>cnp.PyArray_DATA(mean),
+                     <const float*>cnp.PyArray_DATA(std), <const float*>cnp.PyArray_DATA(gmean),
+                     <const float*>cnp.PyArray_DATA(gstd), P, Q, chunks,
+                     <float*>cnp.PyArray_DATA(part), <float*>cnp.PyArray_DATA(dx))
+    else:
+        _ln_grad_run(<const double*>cnp.PyArray_DATA(gy), <const double*>cnp.PyArray_DATA(x),
+                     <const double*>cnp.PyArray_DATA(gamma),
+                     <const double*>cnp.PyArray_DATA(mean), <const double*>cnp.PyArray_DATA(std),
+                     <const double*>cnp.PyArray_DATA(gmean),
+                     <const double*>cnp.PyArray_DATA(gstd), P, Q, chunks,
+                     <double*>cnp.PyArray_DATA(part), <double*>cnp.PyArray_DATA(dx))
+    sums = part[:, :2 * Q].sum(axis=0, dtype=np.float64) if chunks > 1 else part[0, :2 * Q]
+    np.copyto(dgamma.reshape(-1), sums[:Q], casting="unsafe")
+    np.copyto(dbeta.reshape(-1), sums[Q:], casting="unsafe")
+
+
+cdef void _ln_grad_run(const floating* gy, const floating* x, const floating* gamma,
+                       const floating* mean, const floating* std, const floating* gmean,
+                       const floating* gstd, idx_t P, idx_t Q, idx_t chunks, floating* part,
+                       floating* dx) noexcept nogil:
+    cdef idx_t c
+    cdef mx_region reg
+    if chunks > 1 and P * Q >= PARALLEL_MIN and not mx_serial(P * Q):
+        mx_region_begin(&reg)
+        for c in prange(chunks, schedule="static"):
+            mx_region_mark(&reg)
+            _ln_grad_chunk(gy, x, gamma, mean, std, gmean, gstd, c, P, Q, part + c * 4 * Q, dx)
+        mx_region_end(&reg)
+    else:
+        for c in range(chunks):
+            _ln_grad_chunk(gy, x, gamma, mean, std, gmean, gstd, c, P, Q, part + c * 4 * Q, dx)
 
 
 # ---- Dropout ----------------------------------------------------------------------------------

@@ -78,7 +78,20 @@ def _project(nd, g, xhat, r, t, a, b, r0, a0, b0):
     return [by_channel * g, by_block * xhat]
 
 
+def _layer_norm_grad(nd, gy, x, gamma, mean, std, gm, gs):
+    """Statistics over a middle axis (the array path) and over the last one (the CPU's row
+    kernel, through a transpose)."""
+    mid = nd._internal._layer_norm_grad(gy * x, x, gamma, mean, std, gm, gs, axis=1)
+    t = [nd.transpose(v, axes=(0, 2, 1)) for v in (gy, x, mean, std, gm, gs)]
+    last = nd._internal._layer_norm_grad(t[0] * t[1], t[1], gamma, *t[2:], axis=-1)
+    return [o * o for o in mid] + [o * o for o in last]
+
+
 SPECS = {
+    "_layer_norm_grad": Spec([X, X, C, (4, 1, 2), (4, 1, 2), (4, 1, 2), (4, 1, 2)],
+                             _layer_norm_grad,
+                             [(-1.0, 1.0), (-1.0, 1.0), (0.5, 1.5), (-1.0, 1.0), (0.5, 1.5),
+                              (-1.0, 1.0)]),
     "_norm_project": Spec([X, X, (1, 3, 1), (1,), (1, 3, 1), (1, 3, 1), (4, 1, 2), (4, 1, 2),
                            (4, 1, 2)], _project,
                           [(-1.0, 1.0), (-1.0, 1.0), (0.5, 1.5), (0.2, 1.0), (-1.0, 1.0)]),

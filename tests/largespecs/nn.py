@@ -312,6 +312,16 @@ def _norm_project(x, out=None):
         mx.nd.ones((b, 1)), axis=1, out=out)
 
 
+def _layer_norm_grad(x, out=None):
+    """LayerNorm's fused backward over rows, with ograd = data = x, mean 1 and std 2 (exact
+    halves); in place the data gradient goes over x, the gamma and beta sums to small
+    arrays."""
+    b, c = x.shape
+    stats = [mx.nd.full((b, 1), v) for v in (1.0, 2.0, 0.0, 1.0)]
+    outs = {} if out is None else {"out": [out, mx.nd.empty((c,)), mx.nd.empty((c,))]}
+    return mx.nd._internal._layer_norm_grad(x, x, _vector(c), *stats, **outs)
+
+
 def _softmax_output(x, out=None):
     return mx.nd.SoftmaxOutput(x, mx.nd.zeros((x.shape[0],)), out=out)
 
@@ -407,6 +417,7 @@ ROWS = {
     "_contrib_BatchNormWithReLU": batch_in(_images(4, 512), _batch_norm_relu, inplace=True),
     "_contrib_SyncBatchNorm": batch_in(_images(4, 512), _sync_batch_norm, inplace=True),
     "_norm_project": batch_in(_images(2048), _norm_project, inplace=True),
+    "_layer_norm_grad": batch_in(_images(2048), _layer_norm_grad, inplace=True),
     "_pool_max_scatter": with_head(_images(1, 32, 64), (1, 8, 16), _pool_scatter,
                                    inplace=True),
     "Dropout": Row(_dropout, "float32", "2**30", DROPOUT_REASON),

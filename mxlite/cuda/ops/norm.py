@@ -332,6 +332,7 @@ def _embedding(rctx, ins, outs, attrs):
 
 
 device_generic("BatchNorm", "LayerNorm", "InstanceNorm", "L2Normalization",
-               "_contrib_BatchNormWithReLU", "_contrib_SyncBatchNorm", "_sync_sum")
+               "_contrib_BatchNormWithReLU", "_contrib_SyncBatchNorm", "_sync_sum",
+               "_layer_norm_grad")
 attach("_norm_project", _norm_project)
 attach("Embedding", _embedding)
