@@ -100,3 +100,79 @@ def test_norm_project_float32_rows_within_float32_tolerance(q):
     # each term is O(|g| + |xh|) in size: float32 rounding of a handful of operations
     bound = 16 * EPS32 * (np.abs(g) + np.abs(xh) + 1) * r.max() * 4
     assert np.all(np.abs(out - ref) <= bound), np.abs(out - ref).max()
+
+
+# ---- _layer_norm_grad: LayerNorm's fused backward ---------------------------------------------
+def _lng_ref(gy, x, gamma, mean, std, gm, gs, axis):
+    """The backward of y = (x - mean) / std * gamma + beta through mean and std, in float64
+    from the textbook formula (dx = (G - mean(G) - xhat mean(G xhat)) / std + the heads of
+    the mean and std outputs spread over the axis)."""
+    f = lambda a: np.asarray(a, np.float64)
+    gy, x, mean, std, gm, gs = map(f, (gy, x, mean, std, gm, gs))
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    n = x.shape[axis]
+    xhat = (x - mean) / std
+    g = gy * f(gamma).reshape(shape)
+    dx = (g - g.mean(axis, keepdims=True) - xhat * (g * xhat).mean(axis, keepdims=True)) / std
+    dx += gm / n + gs * xhat / n
+    red = tuple(i for i in range(x.ndim) if i != axis)
+    return dx, (gy * xhat).sum(red), gy.sum(red)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((64, 256), 1), ((130, 17), -1), ((3, 70001), 1),
+                                        ((4, 5, 6), 1), ((2, 3, 33), 2), ((7,), 0)])
+def test_layer_norm_grad_matches_the_float64_formula(dtype, shape, axis):
+    ax = axis % len(shape)
+    kept = tuple(1 if i == ax else d for i, d in enumerate(shape))
+    x = RNG.standard_normal(shape) * 2 + 0.5
+    mean = x.mean(axis=ax, keepdims=True)
+    std = np.sqrt(x.var(axis=ax, keepdims=True) + 1e-5)
+    gy = RNG.standard_normal(shape)
+    gamma = RNG.uniform(0.5, 1.5, shape[ax])
+    gm, gs = RNG.standard_normal(kept), RNG.standard_normal(kept)
+    args = [a.astype(dtype) for a in (gy, x, gamma, mean, std, gm, gs)]
+    got = [o.asnumpy() for o in mx.nd._internal._layer_norm_grad(
+        *(mx.nd.array(a, dtype=dtype) for a in args), axis=axis)]
+    want = _lng_ref(*args, ax)
+    tol = dict(rtol=2e-4, atol=2e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    for name, g, w in zip(("dx", "dgamma", "dbeta"), got, want):
+        scale = 1.0 if name == "dx" else np.sqrt(x.size / shape[ax])   # sums of many terms
+        np.testing.assert_allclose(g, w, rtol=tol["rtol"], atol=tol["atol"] * scale,
+                                   err_msg=name)
+
+
+def test_layer_norm_grad_is_layernorms_gradient():
+    """LayerNorm's backward (through its fused op) against the float64 formula, the mean
+    and std outputs' heads included."""
+    x = RNG.standard_normal((5, 9))
+    gamma, beta = RNG.uniform(0.5, 1.5, 9), RNG.standard_normal(9)
+    heads = [RNG.standard_normal(s) for s in ((5, 9), (5, 1), (5, 1))]
+    xs, gs, bs = (mx.nd.array(a, dtype="float64") for a in (x, gamma, beta))
+    for a in (xs, gs, bs):
+        a.attach_grad()
+    with mx.autograd.record():
+        outs = mx.nd.LayerNorm(xs, gs, bs, output_mean_var=True, eps=1e-3)
+    mx.autograd.backward(outs, [mx.nd.array(h, dtype="float64") for h in heads])
+    mean, std = x.mean(1, keepdims=True), np.sqrt(x.var(1, keepdims=True) + 1e-3)
+    # the std head also reaches x through std = sqrt(var + eps): d std / dx = xhat / n
+    dx, dgamma, dbeta = _lng_ref(heads[0], x, gamma, mean, std, heads[1], heads[2], 1)
+    np.testing.assert_allclose(xs.grad.asnumpy(), dx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gs.grad.asnumpy(), dgamma, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(bs.grad.asnumpy(), dbeta, rtol=1e-10, atol=1e-12)
+
+
+def test_layer_norm_grad_errors():
+    x = mx.nd.ones((2, 3))
+    s = mx.nd.ones((2, 1))
+    with pytest.raises(mx.base.MXNetError, match="_layer_norm_grad: ograd must have the shape"):
+        mx.nd._internal._layer_norm_grad(mx.nd.ones((3, 2)), x, mx.nd.ones(3), s, s, s, s)
+    with pytest.raises(mx.base.MXNetError, match="_layer_norm_grad: gamma must have shape"):
+        mx.nd._internal._layer_norm_grad(x, x, mx.nd.ones(2), s, s, s, s)
+    with pytest.raises(mx.base.MXNetError, match="_layer_norm_grad: std must have shape"):
+        mx.nd._internal._layer_norm_grad(x, x, mx.nd.ones(3), s, mx.nd.ones((1, 3)), s, s)
+    with pytest.raises(mx.base.MXNetError, match="_layer_norm_grad: .*float32 or float64"):
+        i = lambda sh: mx.nd.ones(sh, dtype="int32")
+        mx.nd._internal._layer_norm_grad(i((2, 3)), i((2, 3)), i(3), i((2, 1)), i((2, 1)),
+                                         i((2, 1)), i((2, 1)))
