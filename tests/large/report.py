@@ -27,16 +27,23 @@ def main(path):
 
 
 def write_peaks(path):
-    """Record the peak GB of each CPU row that passed (rounded up to 0.1 GB)."""
+    """Record the peak GB of each CPU row of the report that passed (rounded up to 0.1 GB)
+    in tests/large/peaks.json, keeping the other rows' records."""
     with open(path) as f:
         answers = json.load(f)
     peaks = {a["op"]: -(-a["peak_gb"] * 10 // 1) / 10 for a in answers
              if a.get("device") == "cpu" and a.get("ok")}
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peaks.json")
+    try:
+        with open(out) as f:
+            recorded = json.load(f)
+    except (OSError, ValueError):
+        recorded = {}
+    recorded.update(peaks)
     with open(out, "w") as f:
-        json.dump(dict(sorted(peaks.items())), f, indent=0)
+        json.dump(dict(sorted(recorded.items())), f, indent=0)
         f.write("\n")
-    print(f"wrote {len(peaks)} peaks to {out}")
+    print(f"recorded {len(peaks)} peaks in {out} ({len(recorded)} rows)")
 
 
 if __name__ == "__main__":
