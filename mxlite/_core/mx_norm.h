@@ -141,6 +141,7 @@ MX_FN double mx_norm_lanes_ssd(const float* x, int64_t n, float m) {
 // *sg += sum(g), *sgx += sum(g * xh): float32 rows in lanes, float64 rows as above.
 MX_FN void mx_norm_lanes_sums2(const float* g, const float* xh, int64_t n, double* sg,
                                double* sgx) {
+    double rg = 0.0, rgx = 0.0;         // the row's totals, added to *sg, *sgx once
     for (int64_t i = 0; i < n;) {
         int64_t end = mx_norm_block_end(i, n);
         float a[16] = {0.0f}, b[16] = {0.0f}, ta = 0.0f, tb = 0.0f;
@@ -153,9 +154,11 @@ MX_FN void mx_norm_lanes_sums2(const float* g, const float* xh, int64_t n, doubl
             ta += g[i];
             tb += g[i] * xh[i];
         }
-        *sg += (double)mx_norm_lanes_total(a, ta);
-        *sgx += (double)mx_norm_lanes_total(b, tb);
+        rg += (double)mx_norm_lanes_total(a, ta);
+        rgx += (double)mx_norm_lanes_total(b, tb);
     }
+    *sg += rg;
+    *sgx += rgx;
 }
 MX_FN void mx_norm_lanes_sums2(const double* g, const double* xh, int64_t n, double* sg,
                                double* sgx) {

@@ -101,6 +101,7 @@ static inline double mx_rows_ssd(const float* x, int64_t n, float m) {
 // mx_norm_lanes_sums2: *sg += sum(g), *sgx += sum(g * xh) of a row.
 static void mx_rows_sums2(const float* g, const float* xh, int64_t n, double* sg,
                           double* sgx) {
+    double rg = 0.0, rgx = 0.0;
     for (int64_t i = 0; i < n;) {
         int64_t end = mx_norm_block_end(i, n);
         mx_lanes16 a, b;
@@ -115,9 +116,11 @@ static void mx_rows_sums2(const float* g, const float* xh, int64_t n, double* sg
             ta += g[i];
             tb += g[i] * xh[i];
         }
-        *sg += (double)a.total(ta);
-        *sgx += (double)b.total(tb);
+        rg += (double)a.total(ta);
+        rgx += (double)b.total(tb);
     }
+    *sg += rg;
+    *sgx += rgx;
 }
 static void mx_rows_sums2(const double* g, const double* xh, int64_t n, double* sg,
                           double* sgx) {
@@ -150,25 +153,33 @@ static void mx_rows_layer_norm(const T* x, int64_t n, const T* gamma, const T* b
     for (int64_t i = 0; i < n; i++) y[i] = mx_norm_xhat(x[i], m, rs) * gamma[i] + beta[i];
 }
 
-// _norm_project over one float32 row (mx_norm.h's mx_norm_project, four elements at a
-// time in the same order of operations): with mg = mean(g), mgx = mean(g * xh),
-// out = r * (g - t * (mg + xh * mgx)) + xh * a + b.
-static void mx_rows_project(const float* g, const float* xh, int64_t n, float r, float t,
-                            float a, float b, float* out) {
-    double sg = 0.0, sgx = 0.0;
-    mx_rows_sums2(g, xh, n, &sg, &sgx);
-    float mg = (float)(n > 0 ? sg / (double)n : 0.0);
-    float mgx = (float)(n > 0 ? sgx / (double)n : 0.0);
+// _norm_project's output over n float32 elements given the group's means mg = mean(g),
+// mgx = mean(g * xh) (mx_norm.h's mx_norm_project, four elements at a time in the same
+// order of operations): out = r * (g - t * (mg + xh * mgx)) + xh * a + b.
+static void mx_rows_project_out(const float* g, const float* xh, int64_t n, float r, float t,
+                                float mg, float mgx, float a, float b, float* out) {
     const mx_f4 rv = mx_set4(r), tv = mx_set4(t), av = mx_set4(a), bv = mx_set4(b);
     const mx_f4 mgv = mx_set4(mg), mgxv = mx_set4(mgx);
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
         mx_f4 gv = mx_load4(g + i), xv = mx_load4(xh + i);
         mx_f4 inner = mx_mul4(tv, mx_add4(mgv, mx_mul4(xv, mgxv)));
-        mx_store4(out + i, mx_add4(mx_add4(mx_mul4(rv, mx_sub4(gv, inner)), mx_mul4(xv, av)), bv));
+        mx_store4(out + i,
+                  mx_add4(mx_add4(mx_mul4(rv, mx_sub4(gv, inner)), mx_mul4(xv, av)), bv));
     }
     for (; i < n; i++) out[i] = mx_norm_project(r, g[i], t, mg, xh[i], mgx, a, b);
 }
+
+// _norm_project over one float32 row: its two means, then its output.
+static void mx_rows_project(const float* g, const float* xh, int64_t n, float r, float t,
+                            float a, float b, float* out) {
+    double sg = 0.0, sgx = 0.0;
+    mx_rows_sums2(g, xh, n, &sg, &sgx);
+    float mg = (float)(n > 0 ? sg / (double)n : 0.0);
+    float mgx = (float)(n > 0 ? sgx / (double)n : 0.0);
+    mx_rows_project_out(g, xh, n, r, t, mg, mgx, a, b, out);
+}
+
 static void mx_rows_project(const double* g, const double* xh, int64_t n, double r, double t,
                             double a, double b, double* out) {
     double sg = 0.0, sgx = 0.0;
