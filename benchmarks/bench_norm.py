@@ -97,7 +97,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--torch", default="/tmp/torchvenv/bin/python")
     ap.add_argument("--only", default=None, help="run the cases of this op only")
-    ap.add_argument("--gap", type=float, default=0.003,
+    ap.add_argument("--gap", type=float, default=0.0,
                     help="seconds of sleep between calls: OpenMP workers spin-wait a while "
                          "after a parallel region and would take the cores from the other "
                          "system's next call")
