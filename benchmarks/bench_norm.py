@@ -64,7 +64,9 @@ def mxlite_case(op, shape):
     nd = mx.nd
     c = shape[-1] if op == "LayerNorm" else shape[1]
     x = nd.array(np.random.randn(*shape).astype("float32"))
-    gamma, beta = nd.ones((c,)), nd.zeros((c,))
+    # MXNet's GroupNorm takes one gamma and beta per group (torch's: per channel)
+    k = GROUPS if op == "GroupNorm" else c
+    gamma, beta = nd.ones((k,)), nd.zeros((k,))
     for a in (x, gamma, beta):
         a.attach_grad()
     mm, mv = nd.zeros((c,)), nd.ones((c,))
