@@ -188,12 +188,11 @@ static void mx_rows_project(const double* g, const double* xh, int64_t n, double
     for (int64_t i = 0; i < n; i++) out[i] = mx_norm_project(r, g[i], t, mg, xh[i], mgx, a, b);
 }
 
-// One row of LayerNorm's fused backward (_layer_norm_grad): xh = (x - m) * rs and
-// G = gy * gamma into the scratch rows, gy * xh and gy added to the partial column sums
-// dgp and dbp, then dx = rs * (G - mean(G) - xh * mean(G * xh)) + xh * a + b (the row of
-// _norm_project with flag 1, the same arithmetic).
-// The float32 row in two sweeps and no scratch: the first adds G and G * xh in 16 lanes per
-// block (blocks in double, as mx_norm_lanes_sums2) and the column partials, the second
+// One row of LayerNorm's fused backward (_layer_norm_grad), with xh = (x - m) * rs and
+// G = gy * gamma: gy * xh and gy added to the partial column sums dgp and dbp, then
+// dx = rs * (G - mean(G) - xh * mean(G * xh)) + xh * a + b (_norm_project's row, flag 1).
+// A float32 row takes two sweeps and no scratch (xh and G unused): the first adds G and
+// G * xh in 16 lanes per block (blocks in double) and the column partials, the second
 // recomputes xh and G and writes dx.
 static void mx_rows_layer_norm_grad(const float* gy, const float* x, const float* gamma,
                                     int64_t n, float m, float rs, float a, float b, float* xh,
@@ -241,6 +240,7 @@ static void mx_rows_layer_norm_grad(const float* gy, const float* x, const float
         dx[i] = mx_norm_project(rs, gy[i] * gamma[i], 1.0f, mg, h, mgx, a, b);
     }
 }
+// A float64 row: xh and G into the scratch rows, then _norm_project's row.
 template <typename T>
 static void mx_rows_layer_norm_grad(const T* gy, const T* x, const T* gamma, int64_t n, T m,
                                     T rs, T a, T b, T* xh, T* G, T* dgp, T* dbp, T* dx) {
