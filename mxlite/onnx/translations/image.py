@@ -1,0 +1,209 @@
+"""Image operators (``_image_*``, ``_cvimresize``): layout changes, per-channel affine
+maps, flips, crops, resizes as interpolation-matrix products, PCA lighting; the random
+augmenters with ONNX's own random draws.
+
+mxlite computes the colour and resize ops in float32 (float64 for float64 data) and stores
+integer results clipped to the dtype's range and truncated; ``_store`` writes the same.
+"""
+import numpy as np
+
+from ..table import translates
+from ...ops import image as _image
+
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+def _work(dtype):
+    """The dtype mxlite computes an image of ``dtype`` in."""
+    return np.dtype(np.float64) if np.dtype(dtype) == np.float64 else np.dtype(np.float32)
+
+
+def _to_work(ctx, x, dtype):
+    return x if np.dtype(dtype) == _work(dtype) else ctx.cast(x, _work(dtype))
+
+
+def _store(ctx, value, work, dtype, outs):
+    """The float ``value`` (in dtype ``work``) written as ``dtype``: a float cast, or for an
+    integer dtype clipped to its range and truncated, a value at or above a maximum that
+    ``work`` cannot hold (int32 in float32) written as the maximum (mxlite's ``_store``)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu":
+        if dtype == work:
+            return ctx.node("Identity", [value], outs)
+        return ctx.node("Cast", [value], outs, to=ctx.onnx.helper.np_dtype_to_tensor_dtype(dtype))
+    info = np.iinfo(dtype)
+    top = work.type(info.max)
+    below = top if int(top) <= info.max else np.nextafter(top, work.type(-np.inf))
+    clipped = ctx.node("Clip", [value, ctx.const(np.asarray(info.min, work)),
+                                ctx.const(np.asarray(below, work))])
+    if below == top:
+        return ctx.node("Cast", [clipped], outs, to=ctx.onnx.helper.np_dtype_to_tensor_dtype(
+            dtype))
+    cast = ctx.cast(clipped, dtype)
+    over = ctx.node("GreaterOrEqual", [value, ctx.const(np.asarray(top, work))])
+    return ctx.node("Where", [over, ctx.const(np.asarray(info.max, dtype)), cast], outs)
+
+
+# ---- to_tensor, normalize ----------------------------------------------------------------------
+@translates("_image_to_tensor", onnx_ops=["Transpose", "Cast", "Div"])
+def _to_tensor(ctx, node, ins, outs):
+    ndim = len(ctx.shape(node.inputs[0]))
+    perm = [2, 0, 1] if ndim == 3 else [0, 3, 1, 2]
+    x = ctx.node("Transpose", ins[:1], perm=perm)
+    if ctx.dtype(node.inputs[0]) != np.float32:
+        x = ctx.cast(x, np.float32)
+    ctx.node("Div", [x, ctx.const(np.asarray(255, np.float32), base="255")], outs)
+
+
+@translates("_image_normalize", onnx_ops=["Cast", "Sub", "Div", "Clip"],
+            notes="integer data: clipped to its range and truncated, as mxlite stores it")
+def _normalize(ctx, node, ins, outs):
+    dtype = ctx.dtype(node.inputs[0])
+    c = ctx.shape(node.inputs[0])[-3]
+    work = _work(dtype)
+
+    def channel(values):
+        return ctx.const(np.asarray(_image._channel_params(values, c), work).reshape(c, 1, 1))
+    x = _to_work(ctx, ins[0], dtype)
+    value = ctx.node("Div", [ctx.node("Sub", [x, channel(node.attrs.mean)]),
+                             channel(node.attrs.std)])
+    _store(ctx, value, work, dtype, outs)
+
+
+# ---- flips, crop -------------------------------------------------------------------------------
+def _flip(ctx, x, axis, outs=None):
+    """``x`` reversed along ``axis`` (a Slice with step -1)."""
+    return ctx.node("Slice", [x, ctx.int64s([-1]), ctx.int64s([_INT64_MIN]),
+                              ctx.int64s([axis]), ctx.int64s([-1])], outs)
+
+
+def _flip_axis(ctx, node, which):
+    return _image._flip_axis(len(ctx.shape(node.inputs[0])), which)
+
+
+@translates("_image_flip_left_right", onnx_ops=["Slice"])
+def _flip_lr(ctx, node, ins, outs):
+    _flip(ctx, ins[0], _flip_axis(ctx, node, "lr"), outs)
+
+
+@translates("_image_flip_top_bottom", onnx_ops=["Slice"])
+def _flip_tb(ctx, node, ins, outs):
+    _flip(ctx, ins[0], _flip_axis(ctx, node, "tb"), outs)
+
+
+def _random_flip(which):
+    def translate(ctx, node, ins, outs):
+        flipped = _flip(ctx, ins[0], _flip_axis(ctx, node, which))
+        draw = ctx.node("RandomUniform", [], shape=[1], dtype=ctx.onnx.TensorProto.FLOAT)
+        heads = ctx.node("Less", [draw, ctx.const(np.asarray([0.5], np.float32))])
+        ctx.node("Where", [heads, flipped, ins[0]], outs)
+    return translate
+
+
+#: what every translation drawing from ONNX's random operators says
+RANDOM = ("the runtime's random stream, not mxlite's: the same distribution, other values; "
+          "onnxruntime 1.32 runs ONNX's random operators in models of opset 21 or older "
+          "(export with opset_version=21)")
+_RANDOM_NOTES = "one RandomUniform draw per run; " + RANDOM
+translates("_image_random_flip_left_right", onnx_ops=["RandomUniform", "Less", "Where", "Slice"],
+           notes=_RANDOM_NOTES)(_random_flip("lr"))
+translates("_image_random_flip_top_bottom", onnx_ops=["RandomUniform", "Less", "Where", "Slice"],
+           notes=_RANDOM_NOTES)(_random_flip("tb"))
+
+
+@translates("_image_crop", onnx_ops=["Slice"])
+def _crop(ctx, node, ins, outs):
+    begin, end = _image._crop_box(ctx.shape(node.inputs[0]), node.attrs)
+    axes = list(range(len(begin)))
+    if ctx.dynamic and len(begin) == 3:
+        begin, end, axes = begin[1:], end[1:], axes[1:]     # the whole (symbolic) batch
+    ctx.node("Slice", [ins[0], ctx.int64s(begin), ctx.int64s(end), ctx.int64s(axes)], outs)
+
+
+# ---- resize ------------------------------------------------------------------------------------
+def _interpolation_matrix(n_out, n_in, interp, dtype):
+    """(n_out, n_in): row d holds the weights of the source pixels of output pixel d (the
+    taps of mxlite's resize, OpenCV's rule)."""
+    index, weight = _image._taps(n_out, n_in, interp)
+    m = np.zeros((n_out, n_in), np.float64)
+    np.add.at(m, (np.repeat(np.arange(n_out), index.shape[1]), index.ravel()), weight.ravel())
+    return m.astype(dtype)
+
+
+def _resize_hwc(ctx, node, x, oh, ow, interp, outs):
+    """An (N,) H, W, C image resized to (oh, ow): Ry x Rx^T per channel, as two MatMuls on
+    the channels-first view."""
+    shape = ctx.shape(node.inputs[0])
+    dtype = ctx.dtype(node.inputs[0])
+    work = _work(dtype)
+    h, w = shape[-3], shape[-2]
+    batched = len(shape) == 4
+    first = ctx.node("Transpose", [_to_work(ctx, x, dtype)],
+                     perm=[0, 3, 1, 2] if batched else [2, 0, 1])
+    ry = ctx.const(_interpolation_matrix(oh, h, interp, work), base="rows")
+    rxt = ctx.const(_interpolation_matrix(ow, w, interp, work).T.copy(), base="cols")
+    value = ctx.node("MatMul", [ctx.node("MatMul", [ry, first]), rxt])
+    last = ctx.node("Transpose", [value], perm=[0, 2, 3, 1] if batched else [1, 2, 0])
+    if dtype.kind in "iu":
+        last = ctx.node("Round", [last])        # integer results rounded, as OpenCV's
+    _store(ctx, last, work, dtype, outs)
+
+
+_RESIZE_NOTES = ("OpenCV's interpolation (every interp code) as products with the "
+                 "interpolation matrices, exactly mxlite's arithmetic (not ONNX Resize, whose "
+                 "cubic and area rules differ from OpenCV's)")
+
+
+@translates("_image_resize", onnx_ops=["Transpose", "MatMul", "Round", "Cast", "Clip"],
+            notes=_RESIZE_NOTES)
+def _resize(ctx, node, ins, outs):
+    oh, ow = ctx.shape((node, 0))[-3:-1]
+    _resize_hwc(ctx, node, ins[0], oh, ow, node.attrs.interp, outs)
+
+
+@translates("_cvimresize", onnx_ops=["Transpose", "MatMul", "Round", "Cast", "Clip"],
+            notes=_RESIZE_NOTES)
+def _cvimresize(ctx, node, ins, outs):
+    _resize_hwc(ctx, node, ins[0], node.attrs.h, node.attrs.w, node.attrs.interp, outs)
+
+
+# ---- colour ------------------------------------------------------------------------------------
+def _add_lighting(ctx, node, ins, outs, shift):
+    """``data`` + ``shift`` (the (3,) RGB noise value) in the work dtype, stored back; one
+    channel is copied."""
+    dtype = ctx.dtype(node.inputs[0])
+    if ctx.shape(node.inputs[0])[-1] == 1:
+        ctx.node("Identity", ins[:1], outs)
+        return
+    work = _work(dtype)
+    value = ctx.node("Add", [_to_work(ctx, ins[0], dtype), shift])
+    _store(ctx, value, work, dtype, outs)
+
+
+@translates("_image_adjust_lighting", onnx_ops=["Add", "Cast", "Clip"])
+def _adjust_lighting(ctx, node, ins, outs):
+    work = _work(ctx.dtype(node.inputs[0]))
+    noise = (_image._EIG @ np.asarray(node.attrs.alpha, np.float64)).astype(work)
+    _add_lighting(ctx, node, ins, outs, ctx.const(noise, base="lighting"))
+
+
+@translates("_image_random_lighting", onnx_ops=["RandomNormal", "MatMul", "Add", "Cast",
+                                                "Clip"],
+            notes="the three alphas from ONNX's RandomNormal; " + RANDOM)
+def _random_lighting(ctx, node, ins, outs):
+    work = _work(ctx.dtype(node.inputs[0]))
+    alphas = ctx.node("RandomNormal", [], shape=[3], scale=float(node.attrs.alpha_std),
+                      dtype=ctx.onnx.helper.np_dtype_to_tensor_dtype(np.dtype(np.float64)))
+    noise = ctx.node("MatMul", [ctx.const(_image._EIG, np.float64, base="eig"), alphas])
+    _add_lighting(ctx, node, ins, outs, ctx.cast(noise, work))
+
+
+@translates("_image_random_brightness", onnx_ops=["RandomUniform", "Mul", "Cast", "Clip"],
+            notes="the factor from ONNX's RandomUniform; " + RANDOM)
+def _random_brightness(ctx, node, ins, outs):
+    dtype = ctx.dtype(node.inputs[0])
+    work = _work(dtype)
+    factor = ctx.node("RandomUniform", [], shape=[1], low=float(node.attrs.min_factor),
+                      high=float(node.attrs.max_factor),
+                      dtype=ctx.onnx.helper.np_dtype_to_tensor_dtype(work))
+    _store(ctx, ctx.node("Mul", [_to_work(ctx, ins[0], dtype), factor]), work, dtype, outs)
