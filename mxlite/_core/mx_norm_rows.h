@@ -8,6 +8,7 @@
 // rows use mx_norm.h's double sums unchanged.
 #pragma once
 #include "mx_norm.h"
+#include "mx_simd.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -58,6 +59,138 @@ struct mx_lanes16 {
         return mx_norm_lanes_total(a, tail);
     }
 };
+
+// ---- AVX2: the same 16 lanes in two 8-wide registers (lane j in register j / 8), the same
+// operations per element: bit for bit the SSE results, chosen at run time (mx_simd.h's
+// level, MXLITE_SIMD=baseline keeps SSE). -ffp-contract=off: no FMA at either level.
+#if MX_SIMD_X86 && defined(__SSE2__)
+#include <immintrin.h>
+#define MX_ROWS_AVX2 1
+#define MX_AVX2 __attribute__((target("avx2")))
+
+// 1 when the AVX2 bodies run (the module's SIMD level, read once).
+static inline int mx_rows_avx2(void) {
+    static int level = -1;
+    if (level < 0) level = mx_simd_default();
+    return level >= 1;
+}
+
+// The 16 lanes' total (mx_norm_lanes_total) of two 8-wide registers and a scalar tail.
+MX_AVX2 static inline float mx_total8(__m256 a0, __m256 a1, float tail) {
+    float a[16];
+    _mm256_storeu_ps(a, a0);
+    _mm256_storeu_ps(a + 8, a1);
+    return mx_norm_lanes_total(a, tail);
+}
+
+MX_AVX2 static double mx_rows_sum_avx2(const float* x, int64_t n, float shift) {
+    double total = 0.0;
+    const __m256 sh = _mm256_set1_ps(shift);
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        float t = 0.0f;
+        for (; i + 16 <= end; i += 16) {
+            a0 = _mm256_add_ps(a0, _mm256_sub_ps(_mm256_loadu_ps(x + i), sh));
+            a1 = _mm256_add_ps(a1, _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), sh));
+        }
+        for (; i < end; i++) t += x[i] - shift;
+        total += (double)mx_total8(a0, a1, t);
+    }
+    return total;
+}
+
+MX_AVX2 static double mx_rows_ssd_avx2(const float* x, int64_t n, float m) {
+    double total = 0.0;
+    const __m256 mv = _mm256_set1_ps(m);
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        float t = 0.0f, d;
+        for (; i + 16 <= end; i += 16) {
+            __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), mv);
+            __m256 d1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), mv);
+            a0 = _mm256_add_ps(a0, _mm256_mul_ps(d0, d0));
+            a1 = _mm256_add_ps(a1, _mm256_mul_ps(d1, d1));
+        }
+        for (; i < end; i++) {
+            d = x[i] - m;
+            t += d * d;
+        }
+        total += (double)mx_total8(a0, a1, t);
+    }
+    return total;
+}
+
+// y = mx_norm_xhat(x, m, rs) * gamma + beta over a row.
+MX_AVX2 static void mx_rows_affine_avx2(const float* x, int64_t n, float m, float rs,
+                                        const float* gamma, const float* beta, float* y) {
+    const __m256 mv = _mm256_set1_ps(m), rv = _mm256_set1_ps(rs);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 h = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv), rv);
+        _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_mul_ps(h, _mm256_loadu_ps(gamma + i)),
+                                              _mm256_loadu_ps(beta + i)));
+    }
+    for (; i < n; i++) y[i] = mx_norm_xhat(x[i], m, rs) * gamma[i] + beta[i];
+}
+
+// mx_rows_layer_norm_grad's float32 row (below), 8 at a time.
+MX_AVX2 static void mx_rows_layer_norm_grad_avx2(const float* gy, const float* x,
+                                                 const float* gamma, int64_t n, float m,
+                                                 float rs, float a, float b, float* dgp,
+                                                 float* dbp, float* dx) {
+    const __m256 mv = _mm256_set1_ps(m), rv = _mm256_set1_ps(rs);
+    double sg = 0.0, sgx = 0.0;
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        __m256 lg[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        __m256 lgx[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        float tg = 0.0f, tgx = 0.0f;
+        for (; i + 16 <= end; i += 16)
+            for (int k = 0; k < 2; k++) {
+                int64_t j = i + 8 * k;
+                __m256 g = _mm256_loadu_ps(gy + j);
+                __m256 h = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), mv), rv);
+                __m256 gg = _mm256_mul_ps(g, _mm256_loadu_ps(gamma + j));
+                lg[k] = _mm256_add_ps(lg[k], gg);
+                lgx[k] = _mm256_add_ps(lgx[k], _mm256_mul_ps(gg, h));
+                _mm256_storeu_ps(dgp + j, _mm256_add_ps(_mm256_loadu_ps(dgp + j),
+                                                        _mm256_mul_ps(g, h)));
+                _mm256_storeu_ps(dbp + j, _mm256_add_ps(_mm256_loadu_ps(dbp + j), g));
+            }
+        for (; i < end; i++) {
+            float h = mx_norm_xhat(x[i], m, rs), gg = gy[i] * gamma[i];
+            tg += gg;
+            tgx += gg * h;
+            dgp[i] += gy[i] * h;
+            dbp[i] += gy[i];
+        }
+        sg += (double)mx_total8(lg[0], lg[1], tg);
+        sgx += (double)mx_total8(lgx[0], lgx[1], tgx);
+    }
+    float mg = (float)(n > 0 ? sg / (double)n : 0.0);
+    float mgx = (float)(n > 0 ? sgx / (double)n : 0.0);
+    const __m256 av = _mm256_set1_ps(a), bv = _mm256_set1_ps(b);
+    const __m256 mgv = _mm256_set1_ps(mg), mgxv = _mm256_set1_ps(mgx);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 h = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv), rv);
+        __m256 gg = _mm256_mul_ps(_mm256_loadu_ps(gy + i), _mm256_loadu_ps(gamma + i));
+        __m256 inner = _mm256_add_ps(mgv, _mm256_mul_ps(h, mgxv));
+        __m256 o = _mm256_add_ps(_mm256_mul_ps(rv, _mm256_sub_ps(gg, inner)),
+                                 _mm256_mul_ps(h, av));
+        _mm256_storeu_ps(dx + i, _mm256_add_ps(o, bv));
+    }
+    for (; i < n; i++) {
+        float h = mx_norm_xhat(x[i], m, rs);
+        dx[i] = mx_norm_project(rs, gy[i] * gamma[i], 1.0f, mg, h, mgx, a, b);
+    }
+}
+#else
+#define MX_ROWS_AVX2 0
+static inline int mx_rows_avx2(void) { return 0; }
+#endif
 
 // mx_norm_lanes_sum: sum(x - shift) of a float32 row.
 static inline double mx_rows_sum(const float* x, int64_t n, float shift) {
@@ -131,9 +264,18 @@ static void mx_rows_sums2(const double* g, const double* xh, int64_t n, double* 
 static inline void mx_rows_stats(const float* x, int64_t n, double eps, float* mean,
                                  float* std, float* rstd) {
     float shift = n > 0 ? x[0] : 0.0f;
+#if MX_ROWS_AVX2
+    const int wide = mx_rows_avx2();
+    double m = mx_norm_lanes_mean(wide ? mx_rows_sum_avx2(x, n, shift) : mx_rows_sum(x, n, shift),
+                                  shift, n);
+    float mt = (float)m;
+    double v = mx_norm_lanes_var(wide ? mx_rows_ssd_avx2(x, n, mt) : mx_rows_ssd(x, n, mt), m,
+                                 mt, n);
+#else
     double m = mx_norm_lanes_mean(mx_rows_sum(x, n, shift), shift, n);
     float mt = (float)m;
     double v = mx_norm_lanes_var(mx_rows_ssd(x, n, mt), m, mt, n);
+#endif
     *mean = mt;
     *std = (float)mx_norm_finish(v, eps, 0);
     *rstd = (float)mx_norm_finish(v, eps, 1);
@@ -150,6 +292,13 @@ static void mx_rows_layer_norm(const T* x, int64_t n, const T* gamma, const T* b
     T rs;
     mx_rows_stats(x, n, eps, mean, std, &rs);
     const T m = *mean;
+#if MX_ROWS_AVX2
+    if (sizeof(T) == sizeof(float) && mx_rows_avx2()) {
+        mx_rows_affine_avx2((const float*)x, n, (float)m, (float)rs, (const float*)gamma,
+                            (const float*)beta, (float*)y);
+        return;
+    }
+#endif
     for (int64_t i = 0; i < n; i++) y[i] = mx_norm_xhat(x[i], m, rs) * gamma[i] + beta[i];
 }
 
@@ -199,6 +348,12 @@ static void mx_rows_layer_norm_grad(const float* gy, const float* x, const float
                                     float* G, float* dgp, float* dbp, float* dx) {
     (void)xh;
     (void)G;
+#if MX_ROWS_AVX2
+    if (mx_rows_avx2()) {
+        mx_rows_layer_norm_grad_avx2(gy, x, gamma, n, m, rs, a, b, dgp, dbp, dx);
+        return;
+    }
+#endif
     const mx_f4 mv = mx_set4(m), rv = mx_set4(rs);
     double sg = 0.0, sgx = 0.0;
     for (int64_t i = 0; i < n;) {

@@ -616,9 +616,10 @@ cdef void _proj_group_channel(const floating* g, const floating* xh, idx_t c, id
             mx_rows_project_out(<const float*>(g + base), <const float*>(xh + base), B,
                                 <float>rc, <float>tf, <float>mg, <float>mgx, <float>ac,
                                 <float>bc, <float*>(out + base))
-            continue
-        for j in range(B):
-            out[base + j] = mx_norm_project(rc, g[base + j], tf, mg, xh[base + j], mgx, ac, bc)
+        else:
+            for j in range(B):
+                out[base + j] = mx_norm_project(rc, g[base + j], tf, mg, xh[base + j], mgx,
+                                                ac, bc)
 
 
 cdef void _project(int layout, const floating* g, const floating* xh, idx_t P, idx_t Q,
