@@ -5,8 +5,9 @@ of ``Activation``/``LeakyReLU`` and their fused derivatives, and the softmax fam
 axis of an ``(outer, n, inner)`` array.
 
 Every loop is over float32 or float64 (one fused type), with ``int64`` sizes and indices;
-float32 ELU/SELU/GELU and their derivatives run the vectorized kernels of mx_act.h (double
-precision inside, no libm calls), float64 goes through libm (``_act``);
+float32 ELU/SELU/GELU and their derivatives run the vectorized kernels of mx_act.h (no libm
+calls; ELU/SELU in double inside, GELU in float32 to a few ulps), float64 goes through libm
+(``_act``);
 loops over at least ``PARALLEL_MIN`` elements run under ``prange`` with the contention guard
 of ``mx_parallel.h``. Inputs and outputs are C-contiguous and flattened by the caller.
 """
