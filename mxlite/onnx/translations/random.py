@@ -1,0 +1,155 @@
+"""Random samplers: uniform and normal draws are ONNX's RandomUniform/RandomNormal (and
+their ``Like`` forms), the exponential is the inverse transform ``-log(1 - U) / lam``,
+the per-element samplers (``_sample_*``) scale and shift draws of the full output shape
+by their broadcast parameters, the multinomial is ONNX's Multinomial on the log
+probabilities.
+
+The values come from the runtime's random stream, not mxlite's (Philox): an exported model
+draws from the same distributions, not the same numbers.
+"""
+import math
+
+import numpy as np
+
+from ..table import translates
+from .image import RANDOM
+
+_DRAW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _draw_dtype(dtype):
+    """The dtype to draw in for output ``dtype`` (float16 draws in float32, then casts)."""
+    return np.dtype(dtype) if np.dtype(dtype) in _DRAW_DTYPES else np.dtype(np.float32)
+
+
+def _tensor_type(ctx, dtype):
+    return ctx.onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+def _draw(ctx, kind, shape, dtype, like=None, **attrs):
+    """Draws of ONNX's Random{kind} of ``shape`` (or ``like``'s shape) in ``dtype``."""
+    if like is not None:
+        return ctx.node(f"Random{kind}Like", [like], dtype=_tensor_type(ctx, dtype), **attrs)
+    return ctx.node(f"Random{kind}", [], shape=list(shape), dtype=_tensor_type(ctx, dtype),
+                    **attrs)
+
+
+def _finish(ctx, value, draw_dtype, dtype, outs):
+    """``value`` (in ``draw_dtype``) written as ``dtype``."""
+    if np.dtype(dtype) == draw_dtype:
+        return ctx.node("Identity", [value], outs)
+    return ctx.node("Cast", [value], outs, to=_tensor_type(ctx, dtype))
+
+
+def _exponential(ctx, uniform, rate, dtype):
+    """``-log(1 - U) / rate`` for U uniform on [0, 1) (1 - U is in (0, 1]: finite)."""
+    one = ctx.const(np.asarray(1, dtype))
+    return ctx.node("Div", [ctx.node("Neg", [ctx.node("Log", [ctx.node("Sub", [one, uniform])])]),
+                            rate])
+
+
+def _scalar_sampler(like):
+    """The translation of ``_random_{dist}`` (``like``: ``_random_{dist}_like``)."""
+    def translate(ctx, node, ins, outs):
+        a, dtype = node.attrs, ctx.dtype((node, 0))
+        draw = _draw_dtype(dtype)
+        shape = ctx.shape((node, 0))
+        source = ins[0] if like else None
+        if source is not None and ctx.dtype(node.inputs[0]) != draw:
+            source = ctx.cast(source, draw)        # the Like ops take their input's dtype
+        kind = node.op.name.split("_")[2]
+        if kind == "uniform":
+            value = _draw(ctx, "Uniform", shape, draw, source, low=float(a.low),
+                          high=float(a.high))
+        elif kind == "normal":
+            value = _draw(ctx, "Normal", shape, draw, source, mean=float(a.loc),
+                          scale=float(a.scale))
+        else:
+            value = _exponential(ctx, _draw(ctx, "Uniform", shape, draw, source),
+                                 ctx.const(np.asarray(a.lam, draw)), draw)
+        _finish(ctx, value, draw, dtype, outs)
+    return translate
+
+
+for _dist, _ops in (("uniform", ["RandomUniform"]), ("normal", ["RandomNormal"]),
+                    ("exponential", ["RandomUniform", "Sub", "Log", "Neg", "Div"])):
+    _notes = RANDOM + ("; normal draws are not bounded (mxlite's stay within 6.765 "
+                       "(float64: 8.653) standard deviations)" if _dist == "normal" else "")
+    translates(f"_random_{_dist}", onnx_ops=_ops + ["Cast"], notes=_notes)(
+        _scalar_sampler(False))
+    translates(f"_random_{_dist}_like", onnx_ops=[o + "Like" if o.startswith("Random") else o
+                                                  for o in _ops] + ["Cast"],
+               notes=_notes)(_scalar_sampler(True))
+
+
+def _per_element(ctx, node, ins, dtype):
+    """The parameters cast to ``dtype`` with ``len(shape)`` trailing axes of 1, to broadcast
+    over the samples of each distribution."""
+    pshape = ctx.shape(node.inputs[0])
+    target = list(pshape) + [1] * len(node.attrs.shape)
+    out = []
+    for x, entry in zip(ins, node.inputs):
+        if ctx.dtype(entry) != dtype:
+            x = ctx.cast(x, dtype)
+        out.append(ctx.node("Reshape", [x, ctx.int64s(target)]) if node.attrs.shape else x)
+    return out
+
+
+@translates("_sample_uniform", onnx_ops=["RandomUniform", "Reshape", "Sub", "Mul", "Add",
+                                         "Cast"], notes=RANDOM)
+def _sample_uniform(ctx, node, ins, outs):
+    dtype = ctx.dtype((node, 0))
+    draw = _draw_dtype(dtype)
+    low, high = _per_element(ctx, node, ins, draw)
+    u = _draw(ctx, "Uniform", ctx.shape((node, 0)), draw)
+    value = ctx.node("Add", [low, ctx.node("Mul", [u, ctx.node("Sub", [high, low])])])
+    _finish(ctx, value, draw, dtype, outs)
+
+
+@translates("_sample_normal", onnx_ops=["RandomNormal", "Reshape", "Mul", "Add", "Cast"],
+            notes=RANDOM)
+def _sample_normal(ctx, node, ins, outs):
+    dtype = ctx.dtype((node, 0))
+    draw = _draw_dtype(dtype)
+    mu, sigma = _per_element(ctx, node, ins, draw)
+    z = _draw(ctx, "Normal", ctx.shape((node, 0)), draw)
+    _finish(ctx, ctx.node("Add", [mu, ctx.node("Mul", [z, sigma])]), draw, dtype, outs)
+
+
+@translates("_sample_exponential", onnx_ops=["RandomUniform", "Reshape", "Sub", "Log", "Neg",
+                                             "Div", "Cast"], notes=RANDOM)
+def _sample_exponential(ctx, node, ins, outs):
+    dtype = ctx.dtype((node, 0))
+    draw = _draw_dtype(dtype)
+    (lam,) = _per_element(ctx, node, ins, draw)
+    u = _draw(ctx, "Uniform", ctx.shape((node, 0)), draw)
+    _finish(ctx, _exponential(ctx, u, lam, draw), draw, dtype, outs)
+
+
+@translates("_sample_multinomial", onnx_ops=["Reshape", "Log", "Multinomial", "Cast",
+                                             "ReduceSum", "Div", "GatherElements"],
+            opset=18, notes="ONNX's Multinomial on the log probabilities (in float32); " + RANDOM)
+def _sample_multinomial(ctx, node, ins, outs):
+    a = node.attrs
+    data = ctx.shape(node.inputs[0])
+    k = data[-1]
+    samples = math.prod(a.shape) if a.shape else 1
+    dtype = ctx.dtype(node.inputs[0])
+    rows = ctx.node("Reshape", [ins[0], ctx.int64s([-1, k])])
+    if dtype not in _DRAW_DTYPES:
+        rows = ctx.cast(rows, np.float32)
+    # onnxruntime's Multinomial takes float32 only
+    single = rows if dtype == np.float32 else ctx.cast(rows, np.float32)
+    drawn = ctx.node("Multinomial", [ctx.node("Log", [single])], sample_size=samples,
+                     dtype=ctx.onnx.TensorProto.INT64)
+    final = list(data[:-1]) + list(a.shape)
+    shaped = ctx.node("Reshape", [drawn, ctx.int64s(final or [])])
+    _finish(ctx, shaped, np.dtype(np.int64), ctx.dtype((node, 0)), outs[:1])
+    if a.get_prob and len(outs) > 1:
+        # log(p / sum p) of each drawn category, in the data's dtype
+        norm = ctx.node("Div", [rows, ctx.node("ReduceSum", [rows, ctx.int64s([1])],
+                                               keepdims=1)])
+        picked = ctx.node("GatherElements", [ctx.node("Log", [norm]), drawn], axis=1)
+        value = ctx.node("Reshape", [picked, ctx.int64s(final or [])])
+        _finish(ctx, value, ctx.dtype(node.inputs[0]) if dtype in _DRAW_DTYPES
+                else np.dtype(np.float32), ctx.dtype((node, 1)), outs[1:2])

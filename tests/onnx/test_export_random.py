@@ -1,0 +1,112 @@
+"""The random samplers exported: ONNX draws from the runtime's stream, so each test checks
+the shape, the dtype and the distribution (moments of many draws within five standard
+errors, the support) instead of values. Exported at opset 21: onnxruntime 1.32 has no
+kernels for the random operators of opset 22."""
+import numpy as np
+import pytest
+
+import mxlite as mx
+from conftest import run_onnx
+
+N = 40000          # draws per moment check: five standard errors is about 2.5% of sd
+
+
+def _run(sym, feeds, tmp_path):
+    """Export ``sym`` at opset 21, check it and run it once: its outputs, and mxlite's."""
+    path = str(tmp_path / "m.onnx")
+    names = list(feeds)
+    mx.onnx.export_model(sym, {}, in_shapes=[feeds[n].shape for n in names],
+                         in_types=[feeds[n].dtype for n in names], onnx_file_path=path,
+                         opset_version=21)
+    got = run_onnx(path, feeds)
+    expected = sym.eval(**{n: mx.nd.array(v, dtype=v.dtype) for n, v in feeds.items()})
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
+    return got
+
+
+def _moments(x, mean, sd):
+    x = np.asarray(x, np.float64).ravel()
+    assert abs(x.mean() - mean) < 5 * sd / np.sqrt(x.size), (x.mean(), mean)
+    assert abs(x.std() - sd) < 0.05 * sd, (x.std(), sd)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_random_uniform(dtype, tmp_path):
+    (x,) = _run(mx.sym.random.uniform(-2, 3, shape=(200, 200), dtype=dtype), {}, tmp_path)
+    assert x.min() >= -2 and x.max() <= 3
+    _moments(x, 0.5, 5 / np.sqrt(12))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_random_normal(dtype, tmp_path):
+    (x,) = _run(mx.sym.random.normal(1.5, 0.5, shape=(N,), dtype=dtype), {}, tmp_path)
+    _moments(x, 1.5, 0.5)
+
+
+def test_random_exponential(tmp_path):
+    (x,) = _run(mx.sym.random.exponential(lam=4.0, shape=(100, 400)), {}, tmp_path)
+    assert x.min() >= 0 and np.isfinite(x).all()
+    _moments(x, 0.25, 0.25)
+
+
+@pytest.mark.parametrize("name,kw,mean,sd", [
+    ("uniform", dict(low=1.0, high=2.0), 1.5, 1 / np.sqrt(12)),
+    ("normal", dict(loc=-1.0, scale=2.0), -1.0, 2.0),
+    ("exponential", dict(lam=0.5), 2.0, 2.0)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_random_like_takes_the_shape_and_dtype_of_data(name, kw, mean, sd, dtype, tmp_path):
+    data = np.zeros((N // 100, 100), dtype)
+    sym = getattr(mx.sym._internal, f"_random_{name}_like")(mx.sym.var("d"), **kw)
+    (x,) = _run(sym, {"d": data}, tmp_path)
+    _moments(x, mean, sd)
+
+
+def test_sample_uniform_per_distribution(tmp_path):
+    low = np.array([0.0, 10.0], np.float32)
+    high = np.array([1.0, 14.0], np.float32)
+    (x,) = _run(mx.sym.sample_uniform(mx.sym.var("lo"), mx.sym.var("hi"), shape=(N,)),
+                {"lo": low, "hi": high}, tmp_path)
+    for row, lo, hi in zip(x, low, high):
+        assert row.min() >= lo and row.max() <= hi
+        _moments(row, (lo + hi) / 2, (hi - lo) / np.sqrt(12))
+
+
+def test_sample_normal_per_distribution_2d_params_float64_out(tmp_path):
+    mu = np.array([[0.0, 5.0], [-3.0, 1.0]], np.float32)
+    sigma = np.array([[1.0, 0.1], [2.0, 3.0]], np.float32)
+    (x,) = _run(mx.sym.sample_normal(mx.sym.var("mu"), mx.sym.var("sigma"), shape=(100, 200),
+                                     dtype="float64"), {"mu": mu, "sigma": sigma}, tmp_path)
+    for i in range(2):
+        for j in range(2):
+            _moments(x[i, j], mu[i, j], sigma[i, j])
+
+
+def test_sample_exponential_without_shape(tmp_path):
+    lam = np.array([0.5, 2.0, 8.0], np.float64)
+    (x,) = _run(mx.sym.sample_exponential(mx.sym.var("lam")), {"lam": lam}, tmp_path)
+    assert x.shape == (3,) and (x >= 0).all()
+    lam = np.full((N,), 2.0, np.float32)
+    (x,) = _run(mx.sym.sample_exponential(mx.sym.var("lam")), {"lam": lam}, tmp_path)
+    _moments(x, 0.5, 0.5)
+
+
+def test_sample_multinomial_frequencies_and_log_probabilities(tmp_path):
+    p = np.array([[0.1, 0.2, 0.7, 0.0], [1.0, 1.0, 1.0, 1.0]], np.float32)   # row 2 unnormalised
+    idx, logp = _run(mx.sym.sample_multinomial(mx.sym.var("p"), shape=(100, 100),
+                                               get_prob=True), {"p": p}, tmp_path)
+    assert idx.shape == (2, 100, 100) and idx.dtype == np.int32
+    for row, probs in zip(idx, p):
+        probs = probs / probs.sum()
+        freq = np.bincount(row.ravel(), minlength=4) / row.size
+        se = np.sqrt(probs * (1 - probs) / row.size)
+        assert np.all(np.abs(freq - probs) <= 5 * se + 1e-12), (freq, probs)
+    norm = p / p.sum(axis=1, keepdims=True)
+    want = np.log(np.take_along_axis(norm, idx.reshape(2, -1), axis=1)).reshape(idx.shape)
+    np.testing.assert_allclose(logp, want, rtol=1e-6)
+
+
+def test_sample_multinomial_one_draw_int64(tmp_path):
+    p = np.array([0.0, 0.0, 1.0], np.float64)
+    (idx,) = _run(mx.sym.sample_multinomial(mx.sym.var("p"), dtype="int64"), {"p": p}, tmp_path)
+    assert idx.shape == () and idx.dtype == np.int64 and int(idx) == 2
