@@ -57,6 +57,10 @@ _ONE_BELOW_1 = 1.0 - 2.0 ** -24       # the largest float32 below 1: uniforms st
 # reference's whole pass), (256, 1024) 8-31 / 0.4 (its JIT kernel's barriers on a loaded
 # machine); LayerNorm (64, 64) 0.09-0.29 / 0.03. The reference kernels also write the
 # normalised data BatchNorm's gradient reads in the same pass; oneDNN has no such output.
+# Measured again against the one-sweep LayerNorm rows (SSE: oneDNN / reference 0.76 at
+# (1024, 256), 0.67 at (4096, 1024), 1.5 at (64, 64); with their AVX2 bodies 2.9, 1.06 and
+# 11 on a loaded machine; training BatchNorm forward (32, 64, 16, 16) 1.1-1.6,
+# (8, 64, 56, 56) 1.06-1.3): still off.
 ONEDNN_NORM = False
 
 
