@@ -187,6 +187,49 @@ MX_AVX2 static void mx_rows_layer_norm_grad_avx2(const float* gy, const float* x
         dx[i] = mx_norm_project(rs, gy[i] * gamma[i], 1.0f, mg, h, mgx, a, b);
     }
 }
+
+// mx_rows_sums2's float32 row (below), 8 at a time.
+MX_AVX2 static void mx_rows_sums2_avx2(const float* g, const float* xh, int64_t n,
+                                       double* sg, double* sgx) {
+    double rg = 0.0, rgx = 0.0;
+    for (int64_t i = 0; i < n;) {
+        int64_t end = mx_norm_block_end(i, n);
+        __m256 a[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        __m256 b[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        float ta = 0.0f, tb = 0.0f;
+        for (; i + 16 <= end; i += 16)
+            for (int k = 0; k < 2; k++) {
+                __m256 gv = _mm256_loadu_ps(g + i + 8 * k);
+                a[k] = _mm256_add_ps(a[k], gv);
+                b[k] = _mm256_add_ps(b[k], _mm256_mul_ps(gv, _mm256_loadu_ps(xh + i + 8 * k)));
+            }
+        for (; i < end; i++) {
+            ta += g[i];
+            tb += g[i] * xh[i];
+        }
+        rg += (double)mx_total8(a[0], a[1], ta);
+        rgx += (double)mx_total8(b[0], b[1], tb);
+    }
+    *sg += rg;
+    *sgx += rgx;
+}
+
+// mx_rows_project_out (below), 8 at a time.
+MX_AVX2 static void mx_rows_project_out_avx2(const float* g, const float* xh, int64_t n,
+                                             float r, float t, float mg, float mgx, float a,
+                                             float b, float* out) {
+    const __m256 rv = _mm256_set1_ps(r), tv = _mm256_set1_ps(t), av = _mm256_set1_ps(a);
+    const __m256 bv = _mm256_set1_ps(b), mgv = _mm256_set1_ps(mg), mgxv = _mm256_set1_ps(mgx);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 gv = _mm256_loadu_ps(g + i), xv = _mm256_loadu_ps(xh + i);
+        __m256 inner = _mm256_mul_ps(tv, _mm256_add_ps(mgv, _mm256_mul_ps(xv, mgxv)));
+        __m256 o = _mm256_add_ps(_mm256_mul_ps(rv, _mm256_sub_ps(gv, inner)),
+                                 _mm256_mul_ps(xv, av));
+        _mm256_storeu_ps(out + i, _mm256_add_ps(o, bv));
+    }
+    for (; i < n; i++) out[i] = mx_norm_project(r, g[i], t, mg, xh[i], mgx, a, b);
+}
 #else
 #define MX_ROWS_AVX2 0
 static inline int mx_rows_avx2(void) { return 0; }
@@ -234,6 +277,12 @@ static inline double mx_rows_ssd(const float* x, int64_t n, float m) {
 // mx_norm_lanes_sums2: *sg += sum(g), *sgx += sum(g * xh) of a row.
 static void mx_rows_sums2(const float* g, const float* xh, int64_t n, double* sg,
                           double* sgx) {
+#if MX_ROWS_AVX2
+    if (mx_rows_avx2()) {
+        mx_rows_sums2_avx2(g, xh, n, sg, sgx);
+        return;
+    }
+#endif
     double rg = 0.0, rgx = 0.0;
     for (int64_t i = 0; i < n;) {
         int64_t end = mx_norm_block_end(i, n);
@@ -307,6 +356,12 @@ static void mx_rows_layer_norm(const T* x, int64_t n, const T* gamma, const T* b
 // order of operations): out = r * (g - t * (mg + xh * mgx)) + xh * a + b.
 static void mx_rows_project_out(const float* g, const float* xh, int64_t n, float r, float t,
                                 float mg, float mgx, float a, float b, float* out) {
+#if MX_ROWS_AVX2
+    if (mx_rows_avx2()) {
+        mx_rows_project_out_avx2(g, xh, n, r, t, mg, mgx, a, b, out);
+        return;
+    }
+#endif
     const mx_f4 rv = mx_set4(r), tv = mx_set4(t), av = mx_set4(a), bv = mx_set4(b);
     const mx_f4 mgv = mx_set4(mg), mgxv = mx_set4(mgx);
     int64_t i = 0;

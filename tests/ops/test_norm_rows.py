@@ -190,16 +190,25 @@ for a in (x, gamma, beta):
 with mx.autograd.record():
     y, mean, std = mx.nd.LayerNorm(x, gamma, beta, output_mean_var=True)
 y.backward(gy)
+# BatchNorm in training: channels of 1327 elements per sample (_norm_project's channel rows)
+xb = mx.nd.array(z["x"][:36].reshape(4, 9, -1))
+c1, c0 = mx.nd.ones((9,)), mx.nd.zeros((9,))
+xb.attach_grad()
+with mx.autograd.record():
+    yb = mx.nd.BatchNorm(xb, c1, c0, c0.copy(), c1.copy(), fix_gamma=False)
+yb.backward(mx.nd.array(z["gy"][:36].reshape(4, 9, -1)))
 np.savez(sys.argv[2], y=y.asnumpy(), mean=mean.asnumpy(), std=std.asnumpy(),
-         dx=x.grad.asnumpy(), dgamma=gamma.grad.asnumpy(), dbeta=beta.grad.asnumpy())
+         dx=x.grad.asnumpy(), dgamma=gamma.grad.asnumpy(), dbeta=beta.grad.asnumpy(),
+         bn=yb.asnumpy(), bn_dx=xb.grad.asnumpy())
 """
 
 
 def test_simd_levels_agree_bit_for_bit(tmp_path):
     """The AVX2 bodies hold the same 16 lanes as the SSE ones (two 8-wide registers for four
     4-wide ones) and the same operations per element: LayerNorm's forward and fused
-    backward equal the baseline level's (MXLITE_SIMD=baseline) bit for bit, over rows with
-    tails past the lanes, a block and a vector."""
+    backward, and BatchNorm's backward (_norm_project over channels), equal the baseline
+    level's (MXLITE_SIMD=baseline) bit for bit, over rows with tails past the lanes, a block
+    and a vector."""
     import subprocess
     import sys
     q = 1000 + 16 * 20 + 7
@@ -219,5 +228,5 @@ def test_simd_levels_agree_bit_for_bit(tmp_path):
         subprocess.run([sys.executable, "-c", _LEVEL_SCRIPT, str(src), str(dst)], env=env,
                        check=True)
         outs.append(np.load(dst))
-    for key in ("y", "mean", "std", "dx", "dgamma", "dbeta"):
+    for key in ("y", "mean", "std", "dx", "dgamma", "dbeta", "bn", "bn_dx"):
         assert np.array_equal(outs[0][key], outs[1][key]), key
