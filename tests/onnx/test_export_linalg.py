@@ -26,13 +26,14 @@ def case(label, fn, *inputs, rtol=1e-5):
     CASES.append(pytest.param(fn, inputs, rtol, id=label))
 
 
-def check(fn, inputs, rtol, tmp_path):
-    """``fn`` built with mx.sym, exported and run, against ``fn`` with mx.nd."""
+def check(fn, inputs, rtol, tmp_path, **export):
+    """``fn`` built with mx.sym, exported (``export``: export_model's options) and run,
+    against ``fn`` with mx.nd."""
     names = [f"in{i}" for i in range(len(inputs))]
     out = fn(mx.sym, *[mx.sym.var(n) for n in names])
     expected = fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype) for a in inputs])
     expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
-    got = export_and_run(out, {}, dict(zip(names, inputs)), tmp_path)
+    got = export_and_run(out, {}, dict(zip(names, inputs)), tmp_path, **export)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         e = e.asnumpy()

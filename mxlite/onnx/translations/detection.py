@@ -1,0 +1,87 @@
+"""Contrib vision and detection operators: box_iou as element-wise arithmetic, ROIPooling
+as MaxRoiPool, ROIAlign as RoiAlign (the batch index split off the rois)."""
+import numpy as np
+
+from ..table import translates
+
+
+def _columns(ctx, boxes):
+    """The four (n, 1) columns of (..., 4) boxes flattened to (n, 4)."""
+    flat = ctx.node("Reshape", [boxes, ctx.int64s([-1, 4])])
+    return ctx.node("Split", [flat], [ctx.fresh("col") for _ in range(4)], axis=1,
+                    num_outputs=4)
+
+
+def _corners_and_area(ctx, cols, fmt, dtype):
+    """(left, top, right, bottom) and the area (width * height, 0 where either is negative)
+    of boxes given as columns in ``fmt`` (mxlite's ``_corners`` / ``_areas``)."""
+    c0, c1, c2, c3 = cols
+    if fmt == "corner":
+        corners = cols
+        w, h = ctx.node("Sub", [c2, c0]), ctx.node("Sub", [c3, c1])
+    else:
+        two = ctx.const(np.asarray(2, dtype))
+        hw, hh = ctx.node("Div", [c2, two]), ctx.node("Div", [c3, two])
+        corners = [ctx.node("Sub", [c0, hw]), ctx.node("Sub", [c1, hh]),
+                   ctx.node("Add", [c0, hw]), ctx.node("Add", [c1, hh])]
+        w, h = c2, c3
+    zero = ctx.const(np.asarray(0, dtype))
+    valid = ctx.node("And", [ctx.node("GreaterOrEqual", [w, zero]),
+                             ctx.node("GreaterOrEqual", [h, zero])])
+    area = ctx.node("Mul", [ctx.node("Mul", [w, h]), ctx.cast(valid, dtype)])
+    return corners, area
+
+
+def _overlap(ctx, lo_a, hi_a, lo_b, hi_b, zero):
+    return ctx.node("Max", [ctx.node("Sub", [ctx.node("Min", [hi_a, hi_b]),
+                                             ctx.node("Max", [lo_a, lo_b])]), zero])
+
+
+@translates("_contrib_box_iou", onnx_ops=["Reshape", "Split", "Transpose", "Sub", "Add",
+                                          "Div", "Mul", "Min", "Max", "GreaterOrEqual",
+                                          "Greater", "And", "Not", "Cast"])
+def _box_iou(ctx, node, ins, outs):
+    dtype = ctx.dtype(node.inputs[0])
+    fmt = node.attrs.format
+    (l0, l1, l2, l3), la = _corners_and_area(ctx, _columns(ctx, ins[0]), fmt, dtype)
+    # rhs as (1, m) rows: every pair broadcasts to (n, m)
+    rcols = [ctx.node("Transpose", [c], perm=[1, 0]) for c in _columns(ctx, ins[1])]
+    (r0, r1, r2, r3), ra = _corners_and_area(ctx, rcols, fmt, dtype)
+    zero = ctx.const(np.asarray(0, dtype))
+    inter = ctx.node("Mul", [_overlap(ctx, l0, l2, r0, r2, zero),
+                             _overlap(ctx, l1, l3, r1, r3, zero)])
+    union = ctx.node("Sub", [ctx.node("Add", [la, ra]), inter])
+    positive = ctx.node("Greater", [inter, zero])
+    # 0 where the boxes do not overlap: union + 1 there, so no 0 / 0
+    safe = ctx.node("Add", [union, ctx.cast(ctx.node("Not", [positive]), dtype)])
+    iou = ctx.node("Mul", [ctx.node("Div", [inter, safe]), ctx.cast(positive, dtype)])
+    ctx.node("Reshape", [iou, ctx.int64s(ctx.shape((node, 0)))], outs)
+
+
+@translates("ROIPooling", onnx_ops=["MaxRoiPool"],
+            notes="a batch index outside the batch is undefined in ONNX (an error in mxlite); "
+                  "onnxruntime 1.32 runs MaxRoiPool in models of opset 21 or older")
+def _roi_pooling(ctx, node, ins, outs):
+    a = node.attrs
+    ctx.node("MaxRoiPool", ins[:2], outs[:1], pooled_shape=list(a.pooled_size),
+             spatial_scale=float(a.spatial_scale))
+
+
+@translates("_contrib_ROIAlign", onnx_ops=["RoiAlign", "Slice", "Cast"], opset=16,
+            notes="aligned=False is RoiAlign's output_half_pixel, aligned=True its "
+                  "half_pixel; not position_sensitive; a negative batch index (zeros in "
+                  "mxlite) is undefined in ONNX; onnxruntime 1.32 runs RoiAlign in models of "
+                  "opset 21 or older")
+def _roi_align(ctx, node, ins, outs):
+    a = node.attrs
+    if a.position_sensitive:
+        raise ctx.unsupported(node, "position_sensitive=True")
+    rois = ins[1]
+    index = ctx.node("Slice", [rois, ctx.int64s([0]), ctx.int64s([1]), ctx.int64s([1])])
+    index = ctx.node("Reshape", [ctx.cast(index, np.int64), ctx.int64s([-1])])
+    boxes = ctx.node("Slice", [rois, ctx.int64s([1]), ctx.int64s([5]), ctx.int64s([1])])
+    ctx.node("RoiAlign", [ins[0], boxes, index], outs[:1], mode="avg",
+             output_height=a.pooled_size[0], output_width=a.pooled_size[1],
+             sampling_ratio=max(int(a.sample_ratio), 0), spatial_scale=float(a.spatial_scale),
+             coordinate_transformation_mode="half_pixel" if a.aligned else
+             "output_half_pixel")
