@@ -5,9 +5,9 @@ of ``Activation``/``LeakyReLU`` and their fused derivatives, and the softmax fam
 axis of an ``(outer, n, inner)`` array.
 
 Every loop is over float32 or float64 (one fused type), with ``int64`` sizes and indices;
-float32 ELU/SELU/GELU and their derivatives run the vectorized kernels of mx_act.h (no libm
-calls; ELU/SELU in double inside, GELU in float32 to a few ulps), float64 goes through libm
-(``_act``);
+float32 ELU/SELU/GELU/softrelu and their derivatives run the vectorized kernels of mx_act.h
+(no libm calls; ELU/SELU in double inside, GELU and softrelu in float32 to a few ulps),
+float64 goes through libm (``_act``);
 loops over at least ``PARALLEL_MIN`` elements run under ``prange`` with the contention guard
 of ``mx_parallel.h``. Inputs and outputs are C-contiguous and flattened by the caller.
 """
@@ -84,17 +84,17 @@ cdef void _act_loop(int kind, const real* x, real* y, idx_t n, double a, double 
             _leaky_loop(kind, x, y, 0, n, a)
         return
     if real is float:
-        if kind != SOFTRELU and kind != D_SOFTRELU:      # mx_act_f32: kind hoisted, vectorized
-            if n >= PARALLEL_MIN and not mx_serial(n):
-                mx_region_begin(&reg)
-                for c in prange(nchunks, schedule="static"):
-                    mx_region_mark(&reg)
-                    mx_act_f32(kind, x + c * 16384, y + c * 16384,
-                               min(n, (c + 1) * 16384) - c * 16384, a, b)
-                mx_region_end(&reg)
-            else:
-                mx_act_f32(kind, x, y, n, a, b)
-            return
+        # mx_act_f32: every float32 kind but leaky, the kind hoisted, vectorized
+        if n >= PARALLEL_MIN and not mx_serial(n):
+            mx_region_begin(&reg)
+            for c in prange(nchunks, schedule="static"):
+                mx_region_mark(&reg)
+                mx_act_f32(kind, x + c * 16384, y + c * 16384,
+                           min(n, (c + 1) * 16384) - c * 16384, a, b)
+            mx_region_end(&reg)
+        else:
+            mx_act_f32(kind, x, y, n, a, b)
+        return
     if n >= PARALLEL_MIN and not mx_serial(n):
         mx_region_begin(&reg)
         for i in prange(n, schedule="static"):

@@ -201,6 +201,36 @@ MX_VFN float mx_d2_gelu_f32(float x)       /* phi(x) (2 - x^2) */
     return ((0.398942280401432678f * mx_expf2(hi, lo)) * two_minus) * sc;
 }
 
+/* float32 softrelu log(1 + e^x) = max(x, 0) + log1p(e), e = exp(-|x|) in (0, 1], and its
+ * derivative sigmoid(x), in float32 without branches or libm. log1p(e) = 2 atanh(s) with
+ * s = e / (2 + e) in [0, 1/3]: the odd series to s^15 (the next term is below 2^-27 of the
+ * sum), every term positive, so it keeps relative accuracy for the tiny e of the left tail.
+ * e flushes to 0 below x = -87.3 (the results there are below FLT_MIN). */
+MX_VFN float mx_softrelu_f32(float x)
+{
+    float ax = x < 0 ? -x : x;
+    float e = mx_expf(-ax);
+    float s = e / (2.0f + e);
+    float s2 = s * s;
+    float p = 1.0f / 15.0f;
+    p = p * s2 + 1.0f / 13.0f;
+    p = p * s2 + 1.0f / 11.0f;
+    p = p * s2 + 1.0f / 9.0f;
+    p = p * s2 + 1.0f / 7.0f;
+    p = p * s2 + 1.0f / 5.0f;
+    p = p * s2 + 1.0f / 3.0f;
+    float l = (2.0f * s) * (p * s2 + 1.0f);
+    return (x > 0 ? x : 0.0f) + l;       /* NaN: ax, e, s, l are NaN */
+}
+
+MX_VFN float mx_d_softrelu_f32(float x)      /* 1 / (1 + e^-x), e^-|x| never overflows */
+{
+    float ax = x < 0 ? -x : x;
+    float e = mx_expf(-ax);
+    float r = 1.0f / (1.0f + e);
+    return x < 0 ? e * r : r;
+}
+
 /* The activation ``kind`` of one float32 element, as the float32 kernels compute it. */
 MX_FN float mx_act_f32_one(int kind, float x, double a, double b)
 {
@@ -213,6 +243,8 @@ MX_FN float mx_act_f32_one(int kind, float x, double a, double b)
     case MX_ACT_D_SELU: return (float)(b * mx_act_d_elu_v(v, a));
     case MX_ACT_D_GELU: return mx_d_gelu_f32(x);
     case MX_ACT_D2_GELU: return mx_d2_gelu_f32(x);
+    case MX_ACT_SOFTRELU: return mx_softrelu_f32(x);
+    case MX_ACT_D_SOFTRELU: return mx_d_softrelu_f32(x);
     default: return (float)mx_act_f64(kind, v, a, b);
     }
 }
@@ -252,6 +284,12 @@ MX_ACT_CLONES static int mx_act_f32(int kind, const float* x, float* y, int64_t 
         return 0;
     case MX_ACT_D2_GELU:
         for (i = 0; i < n; i++) y[i] = mx_d2_gelu_f32(x[i]);
+        return 0;
+    case MX_ACT_SOFTRELU:
+        for (i = 0; i < n; i++) y[i] = mx_softrelu_f32(x[i]);
+        return 0;
+    case MX_ACT_D_SOFTRELU:
+        for (i = 0; i < n; i++) y[i] = mx_d_softrelu_f32(x[i]);
         return 0;
     }
     return -1;
