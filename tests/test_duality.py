@@ -260,8 +260,6 @@ FORWARD = {
         p, shape=(2,), get_prob=True)),
     "_shuffle": Fwd(_u((5, 3)), lambda ns, x: ns._internal._shuffle(x)),
     "_rrelu_slope": Fwd(_u((3, 4)), lambda ns, x, : ns._internal._rrelu_slope(x, x * 2)),
-    "_gelu_derivative": Fwd(_u((3, 4), lo=-3.0, hi=3.0), lambda ns, x: [
-        ns._internal._gelu_derivative(x), ns._internal._gelu_derivative(x, order=2)]),
     "sgd_update": Fwd(_state(0), lambda ns, w, g: ns.sgd_update(w, g, lr=0.1, wd=0.01)),
     "signsgd_update": Fwd(_state(0), lambda ns, w, g: ns.signsgd_update(w, g, lr=0.1)),
     "sgd_mom_update": Fwd(_state(1), lambda ns, w, g, m: ns.sgd_mom_update(
