@@ -41,6 +41,32 @@ case("spatial_transformer_identity", lambda F, x, t: F.SpatialTransformer(
     normal(1, 3, 6, 5), np.array([[1, 0, 0, 0, 1, 0]], np.float32))
 
 
+def _dconv_case(label, modulated, n, c, h, w, f, k, dg=1, group=1, **kw):
+    stride = kw.get("stride", (1, 1))
+    pad = kw.get("pad", (0, 0))
+    dil = kw.get("dilate", (1, 1))
+    ho = (h + 2 * pad[0] - dil[0] * (k - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * pad[1] - dil[1] * (k - 1) - 1) // stride[1] + 1
+    inputs = [normal(n, c, h, w), normal(n, dg * 2 * k * k, ho, wo, s=1.5)]
+    if modulated:
+        inputs.append(rng.random((n, dg * k * k, ho, wo)).astype(np.float32))
+    inputs += [normal(f, c // group, k, k), normal(f)]
+
+    def fn(F, *xs):
+        op = (F.contrib.ModulatedDeformableConvolution if modulated
+              else F.contrib.DeformableConvolution)
+        return op(*xs, kernel=(k, k), num_filter=f, num_group=group,
+                  num_deformable_group=dg, **kw)
+    case(label, fn, *inputs, rtol=1e-4)
+
+
+_dconv_case("deformable_conv", False, 2, 3, 6, 7, 4, 3)
+_dconv_case("deformable_conv_strided_padded_groups", False, 1, 4, 7, 7, 4, 3, dg=2, group=2,
+            stride=(2, 1), pad=(1, 2), dilate=(1, 2))
+_dconv_case("modulated_deformable_conv", True, 2, 2, 5, 6, 3, 3, pad=(1, 1))
+_dconv_case("modulated_deformable_conv_dg", True, 1, 4, 6, 6, 2, 2, dg=2, stride=(2, 2))
+
+
 @pytest.mark.parametrize("fn,inputs,rtol", CASES)
 @pytest.mark.parametrize("opset", [None, 19])
 def test_spatial_op_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, opset, tmp_path):

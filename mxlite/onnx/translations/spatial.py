@@ -62,3 +62,32 @@ def _spatial_transformer(ctx, node, ins, outs):
     h, w = ctx.shape((node, 0))[2:]
     grid = _affine_grid(ctx, ins[1], h, w, ctx.dtype(node.inputs[0]))
     _sample(ctx, ins[0], grid, outs[:1])
+
+
+def _deformable(ctx, node, ins, outs, modulated):
+    a = node.attrs
+    if a.layout not in (None, "NCHW"):
+        raise ctx.unsupported(node, f"layout={a.layout!r}")
+    pad = list(a.pad) or [0, 0]
+    data, offset = ins[0], ins[1]
+    mask, rest = (ins[2], ins[3:]) if modulated else (None, ins[2:])
+    weight = rest[0]
+    bias = None if a.no_bias else rest[1]
+    inputs = [data, weight, offset, bias or "", mask or ""]
+    while inputs[-1] == "":
+        inputs.pop()
+    ctx.node("DeformConv", inputs, outs[:1], kernel_shape=list(a.kernel),
+             strides=list(a.stride) or [1, 1], dilations=list(a.dilate) or [1, 1],
+             pads=pad + pad, group=a.num_group, offset_group=a.num_deformable_group)
+
+
+@translates("_contrib_DeformableConvolution", onnx_ops=["DeformConv"], opset=19,
+            notes="offsets per tap (y, x), as ONNX's")
+def _deformable_convolution(ctx, node, ins, outs):
+    _deformable(ctx, node, ins, outs, False)
+
+
+@translates("_contrib_ModulatedDeformableConvolution", onnx_ops=["DeformConv"], opset=19,
+            notes="offsets per tap (y, x), the mask per tap, as ONNX's")
+def _modulated_deformable_convolution(ctx, node, ins, outs):
+    _deformable(ctx, node, ins, outs, True)
