@@ -9,6 +9,7 @@ each round times one mxlite call, then one torch call, so both see the same mach
 Prints the median and quartiles (ms) of each and of the per-round ratio mxlite / torch.
 
     python benchmarks/bench_activation.py [--rounds 50] [--threads 2] [--only gelu] [--sizes 1M]
+                                          [--gap 0.005]
 """
 import argparse
 import json
@@ -85,6 +86,9 @@ def main():
     ap.add_argument("--torch", default="/tmp/torchvenv/bin/python")
     ap.add_argument("--only", default=None, help="comma-separated activations")
     ap.add_argument("--sizes", default="1M,16M", help="comma-separated of 1M, 16M")
+    ap.add_argument("--gap", type=float, default=0.005,
+                    help="seconds of sleep after each call: OpenMP workers spin a while after "
+                         "a parallel region and would take the cores from the other side")
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     acts = args.only.split(",") if args.only else ACTS
@@ -103,9 +107,11 @@ def main():
                 t = time.perf_counter()
                 fns[mode]()
                 t = time.perf_counter() - t
+                time.sleep(args.gap)
                 worker.stdin.write(f"{act} {n} {mode}\n")
                 worker.stdin.flush()
                 tt = float(worker.stdout.readline())
+                time.sleep(args.gap)
                 if r:
                     ours.append(t)
                     theirs.append(tt)
