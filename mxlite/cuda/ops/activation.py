@@ -2,7 +2,8 @@
 family, softmax_cross_entropy, SoftmaxOutput and the regression outputs.
 
 The element formulas are those of the CPU kernels: the activations and their float32
-double-precision variants come from ``mx_act.h`` (``mx_act_f64``, ``mx_act_f32_one``), relu /
+variants (GELU and softrelu in float32, ELU / SELU in double inside) come from ``mx_act.h``
+(``mx_act_f64``, ``mx_act_f32_one``), relu /
 sigmoid / tanh / softsign from the expressions of ``kernel_table.UNARY``. The float32 softmax
 adds in the CPU's order (eight lanes, lane ``i mod 8``, the tail to lane 0, combined
 pairwise) with the same ``mx_expf``, so its sums round alike; float64 and masked rows use the
