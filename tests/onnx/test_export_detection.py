@@ -73,3 +73,38 @@ def test_roi_align_position_sensitive_is_refused(tmp_path):
     with pytest.raises(mx.MXNetError, match="position_sensitive"):
         mx.onnx.export_model(y, {}, in_shapes=[(1, 8, 4, 4), (1, 5)],
                              onnx_file_path=tmp_path / "m.onnx")
+
+
+def _anchors(n, fmt):
+    boxes = corner_boxes(1, n)
+    if fmt == "corner":
+        return boxes
+    w, h = boxes[..., 2] - boxes[..., 0], boxes[..., 3] - boxes[..., 1]
+    return np.stack([boxes[..., 0] + w / 2, boxes[..., 1] + h / 2, w, h], -1)
+
+
+PRIOR_CASES = [
+    pytest.param((1, 3, 4, 5), dict(sizes=(0.5, 0.25), ratios=(1, 2, 0.5)), id="sizes_ratios"),
+    pytest.param((2, 1, 3, 3), dict(sizes=(0.8,), clip=True, steps=(0.3, 0.4),
+                                    offsets=(0.2, 0.7)), id="clip_steps_offsets"),
+]
+
+
+@pytest.mark.parametrize("shape,kw", PRIOR_CASES)
+def test_multibox_prior_is_a_constant_of_the_shape(shape, kw, tmp_path):
+    x = rng.standard_normal(shape).astype(np.float32)
+    check(lambda F, d: F.contrib.MultiBoxPrior(d, **kw), [x], 1e-6, tmp_path)
+
+
+@pytest.mark.parametrize("fmt", ["center", "corner"])
+@pytest.mark.parametrize("kw", [{}, dict(std0=0.1, std1=0.2, std2=0.3, std3=0.4, clip=0.1)])
+def test_box_decode(fmt, kw, tmp_path):
+    data = rng.standard_normal((2, 5, 4)).astype(np.float32)
+    check(lambda F, d, a: F.contrib.box_decode(d, a, format=fmt, **kw),
+          [data, _anchors(5, fmt)], 1e-5, tmp_path)
+
+
+def test_box_decode_float16(tmp_path):
+    data = rng.standard_normal((1, 3, 4)).astype(np.float16)
+    check(lambda F, d, a: F.contrib.box_decode(d, a, std2=0.5),
+          [data, _anchors(3, "center").astype(np.float16)], 1e-3, tmp_path)

@@ -85,3 +85,57 @@ def _roi_align(ctx, node, ins, outs):
              sampling_ratio=max(int(a.sample_ratio), 0), spatial_scale=float(a.spatial_scale),
              coordinate_transformation_mode="half_pixel" if a.aligned else
              "output_half_pixel")
+
+
+@translates("_contrib_MultiBoxPrior", onnx_ops=["Constant"],
+            notes="a constant: the anchors depend on data's (static) height and width only")
+def _multibox_prior(ctx, node, ins, outs):
+    from ... import ndarray as nd
+    a = node.attrs
+    h, w = ctx.shape(node.inputs[0])[2:]
+    dtype = ctx.dtype(node.inputs[0])
+    anchors = nd.contrib.MultiBoxPrior(nd.zeros((1, 1, h, w), dtype=dtype), sizes=a.sizes,
+                                       ratios=a.ratios, clip=a.clip, steps=a.steps,
+                                       offsets=a.offsets).asnumpy()
+    ctx.node("Identity", [ctx.const(anchors, base="anchors")], outs[:1])
+
+
+def _last_columns(ctx, x):
+    """The four (..., 1) columns of (..., 4) ``x``."""
+    return ctx.node("Split", [x], [ctx.fresh("col") for _ in range(4)], axis=-1, num_outputs=4)
+
+
+@translates("_contrib_box_decode", onnx_ops=["Split", "Mul", "Add", "Sub", "Min", "Exp",
+                                             "Concat", "Cast"])
+def _box_decode(ctx, node, ins, outs):
+    a = node.attrs
+    dtype = ctx.dtype(node.inputs[0])
+    work = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+    data, anchors = (x if dtype == work else ctx.cast(x, work) for x in ins[:2])
+
+    def c(v):
+        return ctx.const(np.asarray(v, work))
+    half = c(0.5)
+    a0, a1, a2, a3 = _last_columns(ctx, anchors)
+    if a.format == "corner":
+        aw, ah = ctx.node("Sub", [a2, a0]), ctx.node("Sub", [a3, a1])
+        ax = ctx.node("Add", [a0, ctx.node("Mul", [aw, half])])
+        ay = ctx.node("Add", [a1, ctx.node("Mul", [ah, half])])
+    else:
+        ax, ay, aw, ah = a0, a1, a2, a3
+    d = _last_columns(ctx, data)
+    stds = [c(np.float32(getattr(a, f"std{k}"))) for k in range(4)]
+    ox = ctx.node("Add", [ctx.node("Mul", [ctx.node("Mul", [d[0], stds[0]]), aw]), ax])
+    oy = ctx.node("Add", [ctx.node("Mul", [ctx.node("Mul", [d[1], stds[1]]), ah]), ay])
+    dw, dh = ctx.node("Mul", [d[2], stds[2]]), ctx.node("Mul", [d[3], stds[3]])
+    if a.clip > 0:
+        dw, dh = (ctx.node("Min", [v, c(np.float32(a.clip))]) for v in (dw, dh))
+    ow = ctx.node("Mul", [ctx.node("Mul", [ctx.node("Exp", [dw]), aw]), half])
+    oh = ctx.node("Mul", [ctx.node("Mul", [ctx.node("Exp", [dh]), ah]), half])
+    parts = [ctx.node("Sub", [ox, ow]), ctx.node("Sub", [oy, oh]), ctx.node("Add", [ox, ow]),
+             ctx.node("Add", [oy, oh])]
+    if dtype == work:
+        ctx.node("Concat", parts, outs[:1], axis=-1)
+    else:
+        ctx.node("Cast", [ctx.node("Concat", parts, axis=-1)], outs[:1],
+                 to=ctx.onnx.helper.np_dtype_to_tensor_dtype(dtype))
