@@ -84,10 +84,16 @@ def expand_templates():
 
 def extensions():
     openmp = ["-fopenmp"] if sys.platform != "darwin" else []
+    # the headers and included Cython files every kernel module may read: an edit of one
+    # rebuilds the modules (setuptools does not follow #include or include)
+    shared = sorted(glob.glob(os.path.join(CORE, "mx_*.h"))
+                    + glob.glob(os.path.join(CORE, "*.pxi"))
+                    + glob.glob(os.path.join(CORE, "*.pxd")))
     built = [
         Extension(
             f"mxlite._core.{name}",
             [os.path.join(CORE, name + ".pyx")],
+            depends=[d for d in shared if not os.path.basename(d).startswith("mx_dnnl")],
             include_dirs=[numpy.get_include(), CORE],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             # -fwrapv: integer overflow wraps (as NumPy's does) instead of being undefined;
