@@ -109,3 +109,11 @@ def test_random_lighting_adds_eig_times_normal_alphas(tmp_path):
     # N(0, 0.1^2) each: mean within 5 standard errors, sd within 20%
     assert np.all(np.abs(alphas.mean(axis=0)) < 5 * 0.1 / np.sqrt(300))
     np.testing.assert_allclose(alphas.std(axis=0), 0.1, rtol=0.2)
+
+
+@pytest.mark.parametrize("interp", [0, 1, 2, 3])
+@pytest.mark.parametrize("shape,hw", [((5, 7, 3), (4, 3)), ((2, 3, 2, 1), (6, 5))])
+def test_resize_adjoint(interp, shape, hw, tmp_path):
+    g = rng.standard_normal(shape).astype(np.float32)
+    check(lambda F, x: F._internal._backward_image_resize(x, height=hw[0], width=hw[1],
+                                                          interp=interp), [g], 1e-4, tmp_path)

@@ -85,6 +85,16 @@ case("det_batched", lambda F, a: L(F).det(a), normal(2, 4, 4), rtol=1e-4)
 case("slogdet", lambda F, a: L(F).slogdet(a), normal(4, 4), rtol=1e-4)
 case("slogdet_batched", lambda F, a: L(F).slogdet(a), normal(3, 2, 5, 5), rtol=1e-4)
 
+case("trian_mask_lower_half", lambda F, a: F._internal._la_trian_mask(a, diag=0.5),
+     normal(2, 4, 4))
+case("trian_mask_upper", lambda F, a: F._internal._la_trian_mask(a, lower=False), normal(3, 3))
+case("khatri_rao_one", lambda F, a: F.khatri_rao(a), normal(3, 2))
+case("khatri_rao_two", lambda F, a, b: F.khatri_rao(a, b), normal(2, 3), normal(4, 3))
+case("khatri_rao_three", lambda F, a, b, c: F.khatri_rao(a, b, c), normal(2, 2), normal(3, 2),
+     normal(1, 2))
+case("khatri_rao_f16", lambda F, a, b: F.khatri_rao(a, b), normal(2, 3).astype(np.float16),
+     normal(3, 3).astype(np.float16), rtol=1e-3)
+
 
 @pytest.mark.parametrize("fn,inputs,rtol", CASES)
 def test_linalg_op_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, tmp_path):

@@ -121,32 +121,38 @@ def _crop(ctx, node, ins, outs):
 
 
 # ---- resize ------------------------------------------------------------------------------------
-def _interpolation_matrix(n_out, n_in, interp, dtype):
+def _interpolation_matrix(n_out, n_in, interp):
     """(n_out, n_in): row d holds the weights of the source pixels of output pixel d (the
     taps of mxlite's resize, OpenCV's rule)."""
     index, weight = _image._taps(n_out, n_in, interp)
     m = np.zeros((n_out, n_in), np.float64)
     np.add.at(m, (np.repeat(np.arange(n_out), index.shape[1]), index.ravel()), weight.ravel())
-    return m.astype(dtype)
+    return m
 
 
-def _resize_hwc(ctx, node, x, oh, ow, interp, outs):
-    """An (N,) H, W, C image resized to (oh, ow): Ry x Rx^T per channel, as two MatMuls on
-    the channels-first view."""
+def _resize_hwc(ctx, node, x, ry, rx, outs):
+    """An (N,) H, W, C image mapped by the interpolation matrices ``ry`` (oh, H) and ``rx``
+    (ow, W): ``ry x rx^T`` per channel, two MatMuls on the channels-first view; integer
+    results rounded (as OpenCV's), then stored."""
     shape = ctx.shape(node.inputs[0])
     dtype = ctx.dtype(node.inputs[0])
     work = _work(dtype)
-    h, w = shape[-3], shape[-2]
     batched = len(shape) == 4
     first = ctx.node("Transpose", [_to_work(ctx, x, dtype)],
                      perm=[0, 3, 1, 2] if batched else [2, 0, 1])
-    ry = ctx.const(_interpolation_matrix(oh, h, interp, work), base="rows")
-    rxt = ctx.const(_interpolation_matrix(ow, w, interp, work).T.copy(), base="cols")
-    value = ctx.node("MatMul", [ctx.node("MatMul", [ry, first]), rxt])
+    rows = ctx.const(ry.astype(work), base="rows")
+    cols = ctx.const(rx.T.astype(work), base="cols")
+    value = ctx.node("MatMul", [ctx.node("MatMul", [rows, first]), cols])
     last = ctx.node("Transpose", [value], perm=[0, 2, 3, 1] if batched else [1, 2, 0])
     if dtype.kind in "iu":
-        last = ctx.node("Round", [last])        # integer results rounded, as OpenCV's
+        last = ctx.node("Round", [last])
     _store(ctx, last, work, dtype, outs)
+
+
+def _resize_to(ctx, node, ins, outs, oh, ow, interp):
+    h, w = ctx.shape(node.inputs[0])[-3:-1]
+    _resize_hwc(ctx, node, ins[0], _interpolation_matrix(oh, h, interp),
+                _interpolation_matrix(ow, w, interp), outs)
 
 
 _RESIZE_NOTES = ("OpenCV's interpolation (every interp code) as products with the "
@@ -158,13 +164,23 @@ _RESIZE_NOTES = ("OpenCV's interpolation (every interp code) as products with th
             notes=_RESIZE_NOTES)
 def _resize(ctx, node, ins, outs):
     oh, ow = ctx.shape((node, 0))[-3:-1]
-    _resize_hwc(ctx, node, ins[0], oh, ow, node.attrs.interp, outs)
+    _resize_to(ctx, node, ins, outs, oh, ow, node.attrs.interp)
 
 
 @translates("_cvimresize", onnx_ops=["Transpose", "MatMul", "Round", "Cast", "Clip"],
             notes=_RESIZE_NOTES)
 def _cvimresize(ctx, node, ins, outs):
-    _resize_hwc(ctx, node, ins[0], node.attrs.h, node.attrs.w, node.attrs.interp, outs)
+    _resize_to(ctx, node, ins, outs, node.attrs.h, node.attrs.w, node.attrs.interp)
+
+
+@translates("_backward_image_resize", onnx_ops=["Transpose", "MatMul", "Round", "Cast",
+                                                "Clip"],
+            notes="resize's adjoint: the transposed interpolation matrices")
+def _resize_adjoint(ctx, node, ins, outs):
+    a = node.attrs
+    gh, gw = ctx.shape(node.inputs[0])[-3:-1]
+    _resize_hwc(ctx, node, ins[0], _interpolation_matrix(gh, a.height, a.interp).T,
+                _interpolation_matrix(gw, a.width, a.interp).T, outs)
 
 
 # ---- colour ------------------------------------------------------------------------------------

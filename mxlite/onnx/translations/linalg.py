@@ -194,3 +194,32 @@ not_expressible(
     "an iteration to convergence per matrix size",
     "_linalg_potrf", "_linalg_potri", "_linalg_gelqf", "_linalg_syevd", "_linalg_trsm",
     "_linalg_inverse")
+
+
+@translates("_la_trian_mask", onnx_ops=["Trilu", "Mul"])
+def _trian_mask(ctx, node, ins, outs):
+    a = node.attrs
+    tri = ctx.node("Trilu", ins[:1], outs if a.diag == 1.0 else None, upper=0 if a.lower else 1)
+    if a.diag != 1.0:
+        n = ctx.shape(node.inputs[0])[-1]
+        scale = np.ones((n, n)) + (a.diag - 1.0) * np.eye(n)    # diag on the diagonal, 1 off
+        ctx.node("Mul", [tri, ctx.const(scale, ctx.dtype(node.inputs[0]), base="diag")], outs)
+
+
+@translates("khatri_rao", onnx_ops=["Reshape", "Mul", "Cast"],
+            notes="float16 through float32, as mxlite")
+def _khatri_rao(ctx, node, ins, outs):
+    dtype = ctx.dtype(node.inputs[0])
+    work = np.dtype(np.float32) if dtype == np.float16 else dtype
+    mats = [m if dtype == work else ctx.cast(m, work) for m in ins]
+    k = ctx.shape(node.inputs[0])[1]
+    acc = mats[0]
+    for m in mats[1:]:
+        # (rows so far, 1, k) * (1, n, k): row (i, j) is the product of row i and row j
+        pair = ctx.node("Mul", [ctx.node("Reshape", [acc, ctx.int64s([-1, 1, k])]),
+                                ctx.node("Reshape", [m, ctx.int64s([1, -1, k])])])
+        acc = ctx.node("Reshape", [pair, ctx.int64s([-1, k])])
+    if dtype == work:
+        ctx.node("Identity", [acc], outs)
+    else:
+        ctx.node("Cast", [acc], outs, to=ctx.onnx.helper.np_dtype_to_tensor_dtype(dtype))
