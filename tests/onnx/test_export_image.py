@@ -117,3 +117,28 @@ def test_resize_adjoint(interp, shape, hw, tmp_path):
     g = rng.standard_normal(shape).astype(np.float32)
     check(lambda F, x: F._internal._backward_image_resize(x, height=hw[0], width=hw[1],
                                                           interp=interp), [g], 1e-4, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["random_contrast", "random_saturation", "random_brightness"])
+@pytest.mark.parametrize("x", [pixels(4, 5, 3), pixels(2, 3, 4, 3, dtype=np.uint8),
+                               pixels(3, 3, 1)], ids=["f32", "u8_batch", "gray"])
+def test_random_colour_with_one_factor_is_mxlites(name, x, tmp_path):
+    """min_factor == max_factor: the draw is that factor, the output mxlite's."""
+    check(lambda F, d: getattr(F.image, name)(d, min_factor=0.6, max_factor=0.6), [x], 1e-5,
+          tmp_path, opset_version=21)
+
+
+@pytest.mark.parametrize("name", ["random_contrast", "random_saturation"])
+def test_random_colour_factor_in_range(name, tmp_path):
+    """Each run is the blend of mxlite's outputs at factors 0 and 1 with one factor in
+    [0.5, 1.5]."""
+    x = pixels(3, 4, 3)
+    at = {f: getattr(mx.nd.image, name)(mx.nd.array(x), min_factor=f, max_factor=f).asnumpy()
+          for f in (0.0, 1.0)}
+    for out in _runs(getattr(mx.sym.image, name)(mx.sym.var("x"), min_factor=0.5,
+                                                 max_factor=1.5), x, tmp_path, 20):
+        # out = a * at[1] + (1 - a) * at[0]: a from the least squares fit
+        d = (at[1] - at[0]).ravel()
+        a = float(d @ (out - at[0]).ravel() / (d @ d))
+        assert 0.5 <= a <= 1.5
+        np.testing.assert_allclose(out, a * at[1] + (1 - a) * at[0], rtol=1e-4, atol=1e-3)

@@ -5,6 +5,8 @@ augmenters with ONNX's own random draws.
 mxlite computes the colour and resize ops in float32 (float64 for float64 data) and stores
 integer results clipped to the dtype's range and truncated; ``_store`` writes the same.
 """
+import math
+
 import numpy as np
 
 from ..table import translates
@@ -223,3 +225,56 @@ def _random_brightness(ctx, node, ins, outs):
                       high=float(node.attrs.max_factor),
                       dtype=ctx.onnx.helper.np_dtype_to_tensor_dtype(work))
     _store(ctx, ctx.node("Mul", [_to_work(ctx, ins[0], dtype), factor]), work, dtype, outs)
+
+
+def _uniform_factor(ctx, node, work):
+    """One factor uniform on [min_factor, max_factor] (ONNX's RandomUniform), shape (1,)."""
+    return ctx.node("RandomUniform", [], shape=[1], low=float(node.attrs.min_factor),
+                    high=float(node.attrs.max_factor),
+                    dtype=ctx.onnx.helper.np_dtype_to_tensor_dtype(work))
+
+
+def _luma(ctx, img, channels, work):
+    """The (..., 1) luma of each pixel: 0.299 R + 0.587 G + 0.114 B, or the one channel."""
+    if channels == 1:
+        return img
+    return ctx.node("MatMul", [img, ctx.const(np.asarray(_image._GRAY, work).reshape(3, 1),
+                                              base="luma")])
+
+
+def _blend(ctx, img, other, factor, work):
+    """``factor * img + (1 - factor) * other``."""
+    rest = ctx.node("Sub", [ctx.const(np.asarray([1], work)), factor])
+    return ctx.node("Add", [ctx.node("Mul", [img, factor]), ctx.node("Mul", [other, rest])])
+
+
+@translates("_image_random_contrast", onnx_ops=["RandomUniform", "MatMul", "ReduceMean",
+                                                "Mul", "Sub", "Add", "Cast", "Clip"],
+            opset=18, notes="the factor from ONNX's RandomUniform; " + RANDOM)
+def _random_contrast(ctx, node, ins, outs):
+    shape, dtype = ctx.shape(node.inputs[0]), ctx.dtype(node.inputs[0])
+    work = _work(dtype)
+    img = _to_work(ctx, ins[0], dtype)
+    if math.prod(shape) == 0:
+        _store(ctx, img, work, dtype, outs)
+        return
+    gray = _luma(ctx, img, shape[-1], work)
+    axes = [-3, -2, -1]                 # each image's mean (one image: the whole)
+    mean = ctx.node("ReduceMean", [gray, ctx.int64s(axes)], keepdims=1)
+    _store(ctx, _blend(ctx, img, mean, _uniform_factor(ctx, node, work), work), work, dtype,
+           outs)
+
+
+@translates("_image_random_saturation", onnx_ops=["RandomUniform", "MatMul", "Mul", "Sub",
+                                                  "Add", "Cast", "Clip"],
+            notes="the factor from ONNX's RandomUniform; one channel is copied; " + RANDOM)
+def _random_saturation(ctx, node, ins, outs):
+    shape, dtype = ctx.shape(node.inputs[0]), ctx.dtype(node.inputs[0])
+    work = _work(dtype)
+    img = _to_work(ctx, ins[0], dtype)
+    if shape[-1] == 1:
+        _store(ctx, img, work, dtype, outs)
+        return
+    gray = _luma(ctx, img, 3, work)
+    _store(ctx, _blend(ctx, img, gray, _uniform_factor(ctx, node, work), work), work, dtype,
+           outs)
