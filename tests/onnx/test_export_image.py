@@ -142,3 +142,22 @@ def test_random_colour_factor_in_range(name, tmp_path):
         a = float(d @ (out - at[0]).ravel() / (d @ d))
         assert 0.5 <= a <= 1.5
         np.testing.assert_allclose(out, a * at[1] + (1 - a) * at[0], rtol=1e-4, atol=1e-3)
+
+
+BORDER_CASES = [
+    pytest.param(dict(top=1, bot=2, left=3, right=0, type=t), id=f"type{t}") for t in range(5)
+] + [
+    pytest.param(dict(top=5, bot=4, left=6, right=7, type=t), id=f"type{t}_wide")
+    for t in (1, 2, 3, 4)
+] + [
+    pytest.param(dict(top=1, bot=1, left=1, right=1, type=0, values=(1.5, 300.0, -7.0)),
+                 id="per_channel_values"),
+    pytest.param(dict(top=2, bot=0, left=0, right=1, type=0, value=9.0), id="value"),
+]
+
+
+@pytest.mark.parametrize("kw", BORDER_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8])
+def test_copy_make_border(kw, dtype, tmp_path):
+    x = pixels(3, 4, 3, dtype=dtype)
+    check(lambda F, d: F._internal._cvcopyMakeBorder(d, **kw), [x], 1e-6, tmp_path)

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..table import translates
+from ..table import not_expressible, translates
 from ...ops import image as _image
 
 _INT64_MIN = np.iinfo(np.int64).min
@@ -278,3 +278,41 @@ def _random_saturation(ctx, node, ins, outs):
     gray = _luma(ctx, img, 3, work)
     _store(ctx, _blend(ctx, img, gray, _uniform_factor(ctx, node, work), work), work, dtype,
            outs)
+
+
+# ---- _cvcopyMakeBorder -------------------------------------------------------------------------
+def _border_constant(attrs, c, dtype):
+    """The (C,) fill of a constant border in ``dtype``: integers saturated (mxlite's rule)."""
+    fill = np.array(_image._border_fill(attrs, c), np.float64)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array([info.max if f >= info.max else info.min if f <= info.min else int(f)
+                         for f in fill.tolist()], dtype)
+    return fill.astype(dtype)
+
+
+@translates("_cvcopyMakeBorder", onnx_ops=["Gather", "Pad", "Where"],
+            notes="mirror and wrap borders as Gathers of OpenCV's source positions (any "
+                  "margin); a constant border as Pad and the per-channel fill")
+def _copy_make_border(ctx, node, ins, outs):
+    a = node.attrs
+    h, w, c = ctx.shape(node.inputs[0])
+    dtype = ctx.dtype(node.inputs[0])
+    mode = _image._BORDERS[a.type]
+    if mode != "constant":
+        rows = _image._source_index(h, a.top, a.bot, mode)
+        cols = _image._source_index(w, a.left, a.right, mode)
+        picked = ctx.node("Gather", [ins[0], ctx.int64s(rows, base="rows")], axis=0)
+        ctx.node("Gather", [picked, ctx.int64s(cols, base="cols")], outs, axis=1)
+        return
+    pads = ctx.int64s([a.top, a.left, 0, a.bot, a.right, 0], base="pads")
+    padded = ctx.node("Pad", [ins[0], pads])
+    border = np.ones((h + a.top + a.bot, w + a.left + a.right, 1), bool)
+    border[a.top:a.top + h, a.left:a.left + w] = False
+    ctx.node("Where", [ctx.const(border, base="border"),
+                       ctx.const(_border_constant(a, c, dtype), base="fill"), padded], outs)
+
+
+not_expressible(
+    "it reads an image file from the file system (its filename is an attribute): an ONNX "
+    "graph has no file access, only its inputs", "_cvimread")
