@@ -1,0 +1,1 @@
+"""Sorting and selection: topk, sort, argsort."""
