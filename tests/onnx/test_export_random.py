@@ -110,3 +110,21 @@ def test_sample_multinomial_one_draw_int64(tmp_path):
     p = np.array([0.0, 0.0, 1.0], np.float64)
     (idx,) = _run(mx.sym.sample_multinomial(mx.sym.var("p"), dtype="int64"), {"p": p}, tmp_path)
     assert idx.shape == () and idx.dtype == np.int64 and int(idx) == 2
+
+
+@pytest.mark.parametrize("low,high,dtype", [(-3, 4, "int32"), (10, 12, "int64"),
+                                            (-(1 << 31), (1 << 31) - 1, "int32")])
+def test_random_randint(low, high, dtype, tmp_path):
+    (x,) = _run(mx.sym.random.randint(low, high, shape=(200, 200), dtype=dtype), {}, tmp_path)
+    assert x.min() >= low and x.max() < high
+    span = high - low
+    _moments(x, low + (span - 1) / 2, np.sqrt((span ** 2 - 1) / 12))
+    if span < 10:
+        freq = np.bincount((x - low).ravel(), minlength=span) / x.size
+        assert np.all(np.abs(freq - 1 / span) < 5 * np.sqrt((1 / span) / x.size))
+
+
+def test_random_randint_wider_than_2_32_is_refused(tmp_path):
+    y = mx.sym.random.randint(-(1 << 40), 1 << 40, shape=(2,), dtype="int64")
+    with pytest.raises(mx.MXNetError, match="2\\*\\*32"):
+        mx.onnx.export_model(y, {}, onnx_file_path=tmp_path / "m.onnx", opset_version=21)

@@ -87,3 +87,28 @@ def test_rnn_lstm_options_onnx_lacks_are_refused(extra, tmp_path):
         mx.onnx.export_model(sym, {}, in_shapes=[v.shape for v in feeds.values()],
                              in_types=[v.dtype for v in feeds.values()],
                              onnx_file_path=str(tmp_path / "m.onnx"))
+
+
+def test_rnn_dropout_is_inference_identity(tmp_path):
+    """p > 0 drops between layers in training only: the export is the inference graph."""
+    attrs, feeds = _inputs("lstm", 4, 2, 3, 5, 3, True)
+    attrs["p"] = 0.4
+    _check(attrs, feeds, tmp_path)
+
+
+def test_rnn_with_a_symbolic_batch_runs_at_another_batch_size(tmp_path):
+    from conftest import run_onnx
+    attrs, feeds = _inputs("gru", 5, 3, 4, 6, 2, True)
+    names = list(feeds)
+    sym = mx.sym.RNN(*[mx.sym.var(n) for n in names], state_outputs=True, **attrs)
+    path = str(tmp_path / "m.onnx")
+    dyn = [(5, None, 4), feeds["parameters"].shape, (4, None, 6)]
+    mx.onnx.export_model(sym, {}, in_shapes=[feeds[n].shape for n in names],
+                         in_types=[np.float32] * 3, onnx_file_path=path,
+                         dynamic_input_shapes=dyn)
+    _, other = _inputs("gru", 5, 7, 4, 6, 2, True)          # batch 7, exported with 3
+    other["parameters"] = feeds["parameters"]
+    got = run_onnx(path, other)
+    expected = mx.nd.RNN(*[mx.nd.array(other[n]) for n in names], state_outputs=True, **attrs)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e.asnumpy(), rtol=1e-4, atol=1e-5)

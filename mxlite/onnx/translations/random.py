@@ -153,3 +153,25 @@ def _sample_multinomial(ctx, node, ins, outs):
         value = ctx.node("Reshape", [picked, ctx.int64s(final or [])])
         _finish(ctx, value, ctx.dtype(node.inputs[0]) if dtype in _DRAW_DTYPES
                 else np.dtype(np.float32), ctx.dtype((node, 1)), outs[1:2])
+
+
+@translates("_random_randint", onnx_ops=["RandomUniform", "Mul", "Floor", "Min", "Cast",
+                                         "Add"],
+            notes="floor(U * (high - low)) + low with a float64 U: each value's probability "
+                  "is within a relative 2**-20 of uniform for ranges up to 2**32 (mxlite's "
+                  "draws are exactly uniform); not ranges beyond 2**32; " + RANDOM)
+def _random_randint(ctx, node, ins, outs):
+    a = node.attrs
+    span = a.high - a.low
+    if span > 1 << 32:
+        raise ctx.unsupported(node, f"a range of {span} values (above 2**32, where a float64 "
+                                    "draw is visibly not uniform)")
+    f64 = np.dtype(np.float64)
+    u = _draw(ctx, "Uniform", ctx.shape((node, 0)), f64)
+    # U * span can round up to span itself: the Min keeps the last value in range
+    steps = ctx.node("Min", [ctx.node("Floor", [ctx.node("Mul", [u, ctx.const(
+        np.asarray(span, f64))])]), ctx.const(np.asarray(span - 1, f64))])
+    # low + steps is an integer of the range in float64 (exact below 2**53): cast last
+    value = ctx.node("Add", [steps, ctx.const(np.asarray(a.low, f64))])
+    ctx.node("Cast", [value], outs, to=ctx.onnx.helper.np_dtype_to_tensor_dtype(
+        ctx.dtype((node, 0))))
