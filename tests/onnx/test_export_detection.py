@@ -108,3 +108,16 @@ def test_box_decode_float16(tmp_path):
     data = rng.standard_normal((1, 3, 4)).astype(np.float16)
     check(lambda F, d, a: F.contrib.box_decode(d, a, std2=0.5),
           [data, _anchors(3, "center").astype(np.float16)], 1e-3, tmp_path)
+
+
+@pytest.mark.parametrize("match_dtype", [np.float32, np.int64])
+def test_box_encode(match_dtype, tmp_path):
+    b, n, m = 2, 6, 3
+    samples = np.array([[1, 0, 1, -1, 1, 0], [0, 1, 1, 1, 0, -1]], np.float32)
+    matches = rng.integers(0, m, (b, n)).astype(match_dtype)
+    matches[samples <= 0.5] = -1                       # unmatched: never read
+    anchors, refs = corner_boxes(b, n), corner_boxes(b, m)
+    means = np.array([0.1, -0.1, 0.0, 0.2], np.float32)
+    stds = np.array([0.1, 0.1, 0.2, 0.2], np.float32)
+    check(lambda F, *xs: F.contrib.box_encode(*xs), [samples, matches, anchors, refs, means,
+                                                      stds], 1e-5, tmp_path)

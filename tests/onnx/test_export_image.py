@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import export_and_run
 from test_export_linalg import check
 
 rng = np.random.default_rng(5)

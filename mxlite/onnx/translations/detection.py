@@ -139,3 +139,42 @@ def _box_decode(ctx, node, ins, outs):
     else:
         ctx.node("Cast", [ctx.node("Concat", parts, axis=-1)], outs[:1],
                  to=ctx.onnx.helper.np_dtype_to_tensor_dtype(dtype))
+
+
+def _box_centers(ctx, cols, dtype):
+    """(x, y, width, height) of corner-box columns (mxlite's ``_centers``)."""
+    half = ctx.const(np.asarray(0.5, dtype))
+    w, h = ctx.node("Sub", [cols[2], cols[0]]), ctx.node("Sub", [cols[3], cols[1]])
+    return (ctx.node("Add", [cols[0], ctx.node("Mul", [w, half])]),
+            ctx.node("Add", [cols[1], ctx.node("Mul", [h, half])]), w, h)
+
+
+@translates("_contrib_box_encode", onnx_ops=["Greater", "Cast", "Where", "Unsqueeze", "Expand",
+                                             "GatherElements", "Split", "Sub", "Add", "Mul",
+                                             "Div", "Log", "Concat"])
+def _box_encode(ctx, node, ins, outs):
+    samples, matches, anchors, refs, means, stds = ins
+    dtype = ctx.dtype(node.inputs[2])
+    b, n = ctx.shape(node.inputs[0])
+    valid = ctx.node("Greater", [ctx.cast(samples, np.float64),
+                                 ctx.const(np.asarray(0.5, np.float64))])
+    # matches truncated (MXNet's rule); an anchor that is no positive sample reads ref 0
+    index = ctx.node("Where", [valid, ctx.cast(matches, np.int64),
+                               ctx.const(np.asarray(0, np.int64))])
+    index = ctx.node("Expand", [ctx.node("Unsqueeze", [index, ctx.int64s([-1])]),
+                                ctx.int64s([b, n, 4])])
+    picked = ctx.node("GatherElements", [refs, index], axis=1)
+    rx, ry, rw, rh = _box_centers(ctx, _last_columns(ctx, picked), dtype)
+    ax, ay, aw, ah = _box_centers(ctx, _last_columns(ctx, anchors), dtype)
+    valid4 = ctx.node("Unsqueeze", [valid, ctx.int64s([-1])])
+    one = ctx.const(np.asarray(1, dtype))
+
+    def log_ratio(r, a):           # no log of a ratio that is not used
+        return ctx.node("Log", [ctx.node("Where", [valid4, ctx.node("Div", [r, a]), one])])
+    raw = ctx.node("Concat", [ctx.node("Div", [ctx.node("Sub", [rx, ax]), aw]),
+                              ctx.node("Div", [ctx.node("Sub", [ry, ay]), ah]),
+                              log_ratio(rw, aw), log_ratio(rh, ah)], axis=-1)
+    targets = ctx.node("Div", [ctx.node("Sub", [raw, means]), stds])
+    ctx.node("Where", [valid4, targets, ctx.const(np.asarray(0, dtype))], outs[:1])
+    mask = ctx.node("Expand", [ctx.cast(valid4, dtype), ctx.int64s([b, n, 4])])
+    ctx.node("Identity", [mask], outs[1:2])

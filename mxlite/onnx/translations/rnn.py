@@ -18,7 +18,7 @@ _ONNX_OP = {"lstm": "LSTM", "gru": "GRU", "rnn_relu": "RNN", "rnn_tanh": "RNN"}
 
 
 @translates("RNN", onnx_ops=["RNN", "LSTM", "GRU", "Slice", "Reshape", "Gather", "Concat",
-                             "Transpose", "Cast"],
+                             "Identity", "Transpose", "Cast"],
             notes="one ONNX node per layer, the weights sliced from ``parameters`` and the "
                   "gates reordered in the graph; inference (no dropout between layers); not "
                   "projection_size or lstm_state_clip_* (ONNX's LSTM has neither)")
