@@ -67,6 +67,18 @@ _dconv_case("modulated_deformable_conv", True, 2, 2, 5, 6, 3, 3, pad=(1, 1))
 _dconv_case("modulated_deformable_conv_dg", True, 1, 4, 6, 6, 2, 2, dg=2, stride=(2, 2))
 
 
+case("correlation_default", lambda F, a, b: F.Correlation(a, b), normal(2, 3, 5, 6),
+     normal(2, 3, 5, 6))
+case("correlation_multiply", lambda F, a, b: F.Correlation(
+    a, b, kernel_size=3, max_displacement=2, stride1=2, stride2=1, pad_size=2),
+    normal(1, 4, 7, 8), normal(1, 4, 7, 8), rtol=1e-4)
+case("correlation_absdiff_stride2", lambda F, a, b: F.Correlation(
+    a, b, kernel_size=1, max_displacement=4, stride1=1, stride2=2, pad_size=4,
+    is_multiply=False), normal(2, 2, 6, 5), normal(2, 2, 6, 5), rtol=1e-4)
+case("correlation_no_displacement", lambda F, a, b: F.Correlation(a, b, max_displacement=0),
+     normal(1, 2, 3, 3), normal(1, 2, 3, 3))
+
+
 @pytest.mark.parametrize("fn,inputs,rtol", CASES)
 @pytest.mark.parametrize("opset", [None, 19])
 def test_spatial_op_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, opset, tmp_path):

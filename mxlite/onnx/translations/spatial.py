@@ -91,3 +91,41 @@ def _deformable_convolution(ctx, node, ins, outs):
             notes="offsets per tap (y, x), the mask per tap, as ONNX's")
 def _modulated_deformable_convolution(ctx, node, ins, outs):
     _deformable(ctx, node, ins, outs, True)
+
+
+@translates("Correlation", onnx_ops=["Pad", "Slice", "Mul", "Sub", "Abs", "ReduceSum",
+                                     "AveragePool", "Div", "Concat", "Cast"],
+            opset=18, notes="one product (or |difference|), channel sum and K x K average "
+                            "pool per displacement; float16 through float32")
+def _correlation(ctx, node, ins, outs):
+    a = node.attrs
+    n, c, h, w = ctx.shape(node.inputs[0])
+    th, tw = ctx.shape((node, 0))[2:]
+    dtype = ctx.dtype(node.inputs[0])
+    work = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+    k, md, s1, s2, pad = (a.kernel_size, a.max_displacement, a.stride1, a.stride2, a.pad_size)
+    pads = ctx.int64s([0, 0, pad, pad, 0, 0, pad, pad], base="pads")
+    p1, p2 = (ctx.node("Pad", [x if dtype == work else ctx.cast(x, work), pads])
+              for x in ins[:2])
+    hr, wr = (th - 1) * s1 + k, (tw - 1) * s1 + k      # the rows and columns the output reads
+
+    def window(x, dy, dx):
+        return ctx.node("Slice", [x, ctx.int64s([md + dy, md + dx]),
+                                  ctx.int64s([md + dy + hr, md + dx + wr]), ctx.int64s([2, 3])])
+    first = window(p1, 0, 0)
+    scale = ctx.const(np.asarray(c, work), base="channels")
+    d = md // s2
+    planes = []
+    for dy in range(-d, d + 1):
+        for dx in range(-d, d + 1):
+            second = window(p2, dy * s2, dx * s2)
+            compared = (ctx.node("Mul", [first, second]) if a.is_multiply else
+                        ctx.node("Abs", [ctx.node("Sub", [first, second])]))
+            summed = ctx.node("ReduceSum", [compared, ctx.int64s([1])], keepdims=1)
+            pooled = ctx.node("AveragePool", [summed], kernel_shape=[k, k], strides=[s1, s1])
+            planes.append(ctx.node("Div", [pooled, scale]))
+    volume = ctx.node("Concat", planes, axis=1) if len(planes) > 1 else planes[0]
+    if dtype == work:
+        ctx.node("Identity", [volume], outs[:1])
+    else:
+        ctx.node("Cast", [volume], outs[:1], to=ctx.onnx.helper.np_dtype_to_tensor_dtype(dtype))
