@@ -128,3 +128,46 @@ def test_random_randint_wider_than_2_32_is_refused(tmp_path):
     y = mx.sym.random.randint(-(1 << 40), 1 << 40, shape=(2,), dtype="int64")
     with pytest.raises(mx.MXNetError, match="2\\*\\*32"):
         mx.onnx.export_model(y, {}, onnx_file_path=tmp_path / "m.onnx", opset_version=21)
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 4, 2)])
+def test_shuffle_permutes_the_rows(shape, tmp_path):
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    (y,) = _run(mx.sym.random.shuffle(mx.sym.var("x")), {"x": x}, tmp_path)
+    rows = sorted(map(tuple, y.reshape(shape[0], -1).tolist()))
+    assert rows == sorted(map(tuple, x.reshape(shape[0], -1).tolist()))
+
+
+def test_shuffle_is_uniform_over_permutations(tmp_path):
+    """Each of the 6 orders of 3 rows about 1/6 of 1200 runs (five standard errors)."""
+    import onnxruntime as ort
+    x = np.arange(3, dtype=np.float32)
+    path = str(tmp_path / "m.onnx")
+    mx.onnx.export_model(mx.sym.random.shuffle(mx.sym.var("x")), {}, in_shapes=[(3,)],
+                         onnx_file_path=path, opset_version=21)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    counts = {}
+    for _ in range(1200):
+        key = tuple(session.run(None, {"x": x})[0].tolist())
+        counts[key] = counts.get(key, 0) + 1
+    assert len(counts) == 6
+    se = np.sqrt(1200 * (1 / 6) * (5 / 6))
+    assert all(abs(v - 200) < 5 * se for v in counts.values()), counts
+
+
+PDF_CASES = [
+    ("uniform", [np.array([0.0, -1.0], np.float32), np.array([1.0, 2.0], np.float32)],
+     np.array([[-0.5, 0.0, 0.3, 1.0, 1.5], [-2, -1, 0, 2, 3]], np.float32)),
+    ("normal", [np.array([0.0, 1.5], np.float32), np.array([1.0, 0.5], np.float32)],
+     np.array([[-2.0, 0.0, 0.4], [1.0, 1.5, 3.0]], np.float32)),
+    ("exponential", [np.array([[0.5, 2.0]], np.float32)],
+     np.array([[[-1.0, 0.0, 0.7], [2.0, 0.1, 5.0]]], np.float32)),
+]
+
+
+@pytest.mark.parametrize("name,params,sample", PDF_CASES, ids=[c[0] for c in PDF_CASES])
+@pytest.mark.parametrize("is_log", [False, True])
+def test_pdf(name, params, sample, is_log, tmp_path):
+    from test_export_linalg import check
+    check(lambda F, s, *p: getattr(F._internal, f"_random_pdf_{name}")(s, *p, is_log=is_log),
+          [sample] + params, 1e-6, tmp_path)

@@ -175,3 +175,73 @@ def _random_randint(ctx, node, ins, outs):
     value = ctx.node("Add", [steps, ctx.const(np.asarray(a.low, f64))])
     ctx.node("Cast", [value], outs, to=ctx.onnx.helper.np_dtype_to_tensor_dtype(
         ctx.dtype((node, 0))))
+
+
+@translates("_shuffle", onnx_ops=["RandomUniform", "TopK", "Gather"],
+            notes="the rows in the order of independent uniform draws (TopK of them): every "
+                  "permutation equally likely; " + RANDOM)
+def _shuffle(ctx, node, ins, outs):
+    shape = ctx.shape(node.inputs[0])
+    if len(shape) == 0 or shape[0] <= 1:
+        ctx.node("Identity", ins[:1], outs)
+        return
+    n = shape[0]
+    keys = _draw(ctx, "Uniform", (n,), np.dtype(np.float64))
+    _, order = ctx.node("TopK", [keys, ctx.int64s([n])], [ctx.fresh("keys"),
+                                                          ctx.fresh("order")])
+    ctx.node("Gather", [ins[0], order], outs, axis=0)
+
+
+# ---- densities: log-densities in float64 (mxlite's), exponentiated unless is_log ---------------
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _density(fn):
+    """The translation of a ``_random_pdf_*`` op whose float64 log-density ``fn(ctx, c, x,
+    *params)`` (``c(v)`` a float64 constant) is written over the sample and its broadcast
+    parameters."""
+    def translate(ctx, node, ins, outs):
+        f64 = np.dtype(np.float64)
+        sample_shape, param_shape = ctx.shape(node.inputs[0]), ctx.shape(node.inputs[1])
+        tail = [1] * (len(sample_shape) - len(param_shape))
+        x = ctx.cast(ins[0], f64)
+        params = [ctx.cast(p, f64) for p in ins[1:]]
+        if tail:
+            shape = ctx.int64s(list(param_shape) + tail)
+            params = [ctx.node("Reshape", [p, shape]) for p in params]
+        lp = fn(ctx, lambda v: ctx.const(np.asarray(v, f64)), x, *params)
+        value = lp if node.attrs.is_log else ctx.node("Exp", [lp])
+        ctx.node("Cast", [value], outs, to=_tensor_type(ctx, ctx.dtype((node, 0))))
+    return translate
+
+
+def _outside(ctx, c, mask, lp):
+    """``lp`` with -inf where ``mask``."""
+    return ctx.node("Where", [mask, c(-np.inf), lp])
+
+
+def _lp_uniform(ctx, c, x, low, high):
+    # x * 0: a NaN sample stays NaN
+    lp = ctx.node("Sub", [ctx.node("Mul", [x, c(0.0)]),
+                          ctx.node("Log", [ctx.node("Sub", [high, low])])])
+    off = ctx.node("Or", [ctx.node("Less", [x, low]), ctx.node("Greater", [x, high])])
+    return _outside(ctx, c, off, lp)
+
+
+def _lp_normal(ctx, c, x, mu, sigma):
+    z = ctx.node("Div", [ctx.node("Sub", [x, mu]), sigma])
+    quad = ctx.node("Mul", [ctx.node("Mul", [z, z]), c(-0.5)])
+    return ctx.node("Sub", [ctx.node("Sub", [quad, ctx.node("Log", [sigma])]), c(_HALF_LOG_2PI)])
+
+
+def _lp_exponential(ctx, c, x, lam):
+    lp = ctx.node("Sub", [ctx.node("Log", [lam]), ctx.node("Mul", [lam, x])])
+    return _outside(ctx, c, ctx.node("Less", [x, c(0.0)]), lp)
+
+
+for _dist, _fn, _ops in (("uniform", _lp_uniform, ["Less", "Greater", "Or", "Where"]),
+                         ("normal", _lp_normal, []),
+                         ("exponential", _lp_exponential, ["Less", "Where"])):
+    translates(f"_random_pdf_{_dist}", onnx_ops=["Cast", "Reshape", "Sub", "Mul", "Div", "Log",
+                                                  "Exp"] + _ops,
+               notes="in float64, as mxlite")(_density(_fn))
