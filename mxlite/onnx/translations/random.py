@@ -158,8 +158,8 @@ def _sample_multinomial(ctx, node, ins, outs):
 @translates("_random_randint", onnx_ops=["RandomUniform", "Mul", "Floor", "Min", "Cast",
                                          "Add"],
             notes="floor(U * (high - low)) + low with a float64 U: each value's probability "
-                  "is within a relative 2**-20 of uniform for ranges up to 2**32 (mxlite's "
-                  "draws are exactly uniform); not ranges beyond 2**32; " + RANDOM)
+                  "is within a relative 2^-20 of uniform for ranges up to 2^32 (mxlite's "
+                  "draws are exactly uniform); not ranges beyond 2^32; " + RANDOM)
 def _random_randint(ctx, node, ins, outs):
     a = node.attrs
     span = a.high - a.low

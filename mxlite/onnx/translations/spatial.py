@@ -95,7 +95,7 @@ def _modulated_deformable_convolution(ctx, node, ins, outs):
 
 @translates("Correlation", onnx_ops=["Pad", "Slice", "Mul", "Sub", "Abs", "ReduceSum",
                                      "AveragePool", "Div", "Concat", "Cast"],
-            opset=18, notes="one product (or |difference|), channel sum and K x K average "
+            opset=18, notes="one product (or absolute difference), channel sum and K x K average "
                             "pool per displacement; float16 through float32")
 def _correlation(ctx, node, ins, outs):
     a = node.attrs
