@@ -1,4 +1,4 @@
 """The ONNX translations, one module per family of operators; importing this package
 registers them all in ``mxlite.onnx.table``."""
-from . import (detection, elemwise, grad, image, linalg, mathops, nn, normalize,  # noqa: F401
-               random, rnn, shape, sorting, spatial, updates)
+from . import (detection, elemwise, grad, image, indexing, linalg, mathops, nn,  # noqa: F401
+               normalize, random, reductions, rnn, shape, sorting, spatial, updates)

@@ -1,0 +1,1 @@
+"""Indexing and shape operators beyond shape.py's."""
