@@ -118,13 +118,23 @@ def test_resize_adjoint(interp, shape, hw, tmp_path):
                                                           interp=interp), [g], 1e-4, tmp_path)
 
 
-@pytest.mark.parametrize("name", ["random_contrast", "random_saturation", "random_brightness"])
-@pytest.mark.parametrize("x", [pixels(4, 5, 3), pixels(2, 3, 4, 3, dtype=np.uint8),
+def _with_grey(x):
+    """Pixels with every channel equal (no hue) and ties for the largest channel."""
+    x = x.copy()
+    x[..., 0, 0, :] = 77
+    x[..., 0, 1, 1] = x[..., 0, 1, 0]
+    return x
+
+
+@pytest.mark.parametrize("name,factor", [("random_contrast", 0.6), ("random_saturation", 0.6),
+                                         ("random_brightness", 0.6), ("random_hue", 0.3),
+                                         ("random_hue", 1.85)])
+@pytest.mark.parametrize("x", [pixels(4, 5, 3), _with_grey(pixels(2, 3, 4, 3, dtype=np.uint8)),
                                pixels(3, 3, 1)], ids=["f32", "u8_batch", "gray"])
-def test_random_colour_with_one_factor_is_mxlites(name, x, tmp_path):
+def test_random_colour_with_one_factor_is_mxlites(name, factor, x, tmp_path):
     """min_factor == max_factor: the draw is that factor, the output mxlite's."""
-    check(lambda F, d: getattr(F.image, name)(d, min_factor=0.6, max_factor=0.6), [x], 1e-5,
-          tmp_path, opset_version=21)
+    check(lambda F, d: getattr(F.image, name)(d, min_factor=factor, max_factor=factor), [x],
+          1e-5, tmp_path, opset_version=21)
 
 
 @pytest.mark.parametrize("name", ["random_contrast", "random_saturation"])

@@ -171,3 +171,10 @@ def test_pdf(name, params, sample, is_log, tmp_path):
     from test_export_linalg import check
     check(lambda F, s, *p: getattr(F._internal, f"_random_pdf_{name}")(s, *p, is_log=is_log),
           [sample] + params, 1e-6, tmp_path)
+
+
+def test_random_uniform_float64_bounds_are_not_rounded_to_float32(tmp_path):
+    """ONNX's low/high attributes are float32: the bounds enter as float64 constants."""
+    (x,) = _run(mx.sym.random.uniform(0.1, 0.1 + 1e-12, shape=(1000,), dtype="float64"), {},
+                tmp_path)
+    assert x.min() >= 0.1 and x.max() < 0.1 + 1e-12

@@ -221,17 +221,21 @@ def _random_lighting(ctx, node, ins, outs):
 def _random_brightness(ctx, node, ins, outs):
     dtype = ctx.dtype(node.inputs[0])
     work = _work(dtype)
-    factor = ctx.node("RandomUniform", [], shape=[1], low=float(node.attrs.min_factor),
-                      high=float(node.attrs.max_factor),
-                      dtype=ctx.onnx.helper.np_dtype_to_tensor_dtype(work))
+    factor = _uniform_factor(ctx, node, work)
     _store(ctx, ctx.node("Mul", [_to_work(ctx, ins[0], dtype), factor]), work, dtype, outs)
 
 
 def _uniform_factor(ctx, node, work):
-    """One factor uniform on [min_factor, max_factor] (ONNX's RandomUniform), shape (1,)."""
-    return ctx.node("RandomUniform", [], shape=[1], low=float(node.attrs.min_factor),
-                    high=float(node.attrs.max_factor),
-                    dtype=ctx.onnx.helper.np_dtype_to_tensor_dtype(work))
+    """One factor uniform on [min_factor, max_factor], shape (1,): a float64 draw on [0, 1)
+    scaled with float64 bounds (ONNX's ``low``/``high`` attributes are float32, which would
+    round the bounds), then cast to ``work``."""
+    f64 = np.dtype(np.float64)
+    lo, hi = float(node.attrs.min_factor), float(node.attrs.max_factor)
+    u = ctx.node("RandomUniform", [], shape=[1], dtype=ctx.onnx.helper.np_dtype_to_tensor_dtype(
+        f64))
+    value = ctx.node("Add", [ctx.const(np.asarray(lo, f64)),
+                             ctx.node("Mul", [u, ctx.const(np.asarray(hi - lo, f64))])])
+    return value if np.dtype(work) == f64 else ctx.cast(value, work)
 
 
 def _luma(ctx, img, channels, work):
@@ -316,3 +320,62 @@ def _copy_make_border(ctx, node, ins, outs):
 not_expressible(
     "it reads an image file from the file system (its filename is an attribute): an ONNX "
     "graph has no file access, only its inputs", "_cvimread")
+
+
+def _hue_rotation(ctx, img, shift, work):
+    """mxlite's ``_hue`` on (..., 3) ``img``: each channel from HLS's trapezoid of the hue
+    rotated by ``shift`` sixths (minus the trapezoid's centre, 2), lightness and saturation
+    kept; a grey pixel (chroma below the threshold) keeps its value."""
+    def c(v):
+        return ctx.const(np.asarray(v, work))
+
+    def f(mask):
+        return ctx.cast(mask, work)
+    r, g, b = ctx.node("Split", [img], [ctx.fresh("ch") for _ in range(3)], axis=-1,
+                       num_outputs=3)
+    vmax, vmin = ctx.node("Max", [r, g, b]), ctx.node("Min", [r, g, b])
+    diff = ctx.node("Sub", [vmax, vmin])
+    chroma = ctx.node("Greater", [diff, c(_image._HUE_EPS)])
+    r_top = ctx.node("Equal", [vmax, r])
+    g_top = ctx.node("And", [ctx.node("Equal", [vmax, g]), ctx.node("Not", [r_top])])
+    b_top = ctx.node("Not", [ctx.node("Or", [r_top, g_top])])
+    terms = [ctx.node("Mul", [ctx.node("Sub", [g, b]), f(r_top)]),
+             ctx.node("Mul", [ctx.node("Add", [ctx.node("Sub", [b, r]),
+                                               ctx.node("Mul", [diff, c(2.0)])]), f(g_top)]),
+             ctx.node("Mul", [ctx.node("Add", [ctx.node("Sub", [r, g]),
+                                               ctx.node("Mul", [diff, c(4.0)])]), f(b_top)])]
+    grey = f(ctx.node("Not", [chroma]))
+    hue = ctx.node("Div", [ctx.node("Sum", terms), ctx.node("Add", [diff, grey])])
+    hue = ctx.node("Add", [hue, shift])
+    low = ctx.node("Add", [vmin, ctx.node("Mul", [ctx.node("Mul", [diff, c(0.5)]), grey])])
+    span = ctx.node("Mul", [diff, f(chroma)])
+    channels = []
+    for offset in (2.0, 0.0, -2.0):
+        d = ctx.node("Add", [hue, c(offset)])
+        turns = ctx.node("Round", [ctx.node("Mul", [d, c(1.0 / 6.0)])])
+        d = ctx.node("Sub", [d, ctx.node("Mul", [turns, c(6.0)])])       # wrapped to [-3, 3]
+        t = ctx.node("Clip", [ctx.node("Sub", [c(2.0), ctx.node("Abs", [d])]), c(0.0), c(1.0)])
+        channels.append(ctx.node("Add", [ctx.node("Mul", [t, span]), low]))
+    return ctx.node("Concat", channels, axis=-1)
+
+
+@translates("_image_random_hue", onnx_ops=["RandomUniform", "Floor", "Split", "Max", "Min",
+                                           "Equal", "Greater", "And", "Or", "Not", "Sum",
+                                           "Round", "Clip", "Abs", "Concat", "Cast"],
+            notes="the hue rotation as mxlite's closed form (HLS's trapezoids); the factor "
+                  "from ONNX's RandomUniform; one channel is copied; " + RANDOM)
+def _random_hue(ctx, node, ins, outs):
+    shape, dtype = ctx.shape(node.inputs[0]), ctx.dtype(node.inputs[0])
+    work = _work(dtype)
+    img = _to_work(ctx, ins[0], dtype)
+    if shape[-1] == 1:
+        _store(ctx, img, work, dtype, outs)
+        return
+    # the shift in float64 (mxlite's Python float), rounded once into the work dtype
+    f64 = np.dtype(np.float64)
+    alpha = _uniform_factor(ctx, node, f64)
+    turn = ctx.node("Sub", [alpha, ctx.node("Floor", [alpha])])         # alpha % 1
+    shift = ctx.node("Sub", [ctx.node("Mul", [turn, ctx.const(np.asarray(6.0, f64))]),
+                             ctx.const(np.asarray(2.0, f64))])
+    shift = shift if work == f64 else ctx.cast(shift, work)
+    _store(ctx, _hue_rotation(ctx, img, shift, work), work, dtype, outs)

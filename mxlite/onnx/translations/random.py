@@ -58,12 +58,19 @@ def _scalar_sampler(like):
         if source is not None and ctx.dtype(node.inputs[0]) != draw:
             source = ctx.cast(source, draw)        # the Like ops take their input's dtype
         kind = node.op.name.split("_")[2]
+        # standard draws scaled by constants of the draw dtype: ONNX's low/high/mean/scale
+        # attributes are float32, which would round a float64 sampler's parameters
         if kind == "uniform":
-            value = _draw(ctx, "Uniform", shape, draw, source, low=float(a.low),
-                          high=float(a.high))
+            lo = np.asarray(a.low, dtype).astype(draw)     # mxlite rounds the bounds to dtype
+            span = np.asarray(a.high, dtype).astype(draw) - lo
+            value = ctx.node("Add", [ctx.const(lo), ctx.node("Mul", [
+                _draw(ctx, "Uniform", shape, draw, source), ctx.const(span)])])
+            if span > 0:         # below high also after rounding (mxlite's guarantee)
+                top = np.nextafter(np.asarray(a.high, dtype), np.asarray(-np.inf, dtype))
+                value = ctx.node("Min", [value, ctx.const(top.astype(draw))])
         elif kind == "normal":
-            value = _draw(ctx, "Normal", shape, draw, source, mean=float(a.loc),
-                          scale=float(a.scale))
+            value = ctx.node("Add", [ctx.const(np.asarray(a.loc, draw)), ctx.node("Mul", [
+                _draw(ctx, "Normal", shape, draw, source), ctx.const(np.asarray(a.scale, draw))])])
         else:
             value = _exponential(ctx, _draw(ctx, "Uniform", shape, draw, source),
                                  ctx.const(np.asarray(a.lam, draw)), draw)
@@ -71,7 +78,8 @@ def _scalar_sampler(like):
     return translate
 
 
-for _dist, _ops in (("uniform", ["RandomUniform"]), ("normal", ["RandomNormal"]),
+for _dist, _ops in (("uniform", ["RandomUniform", "Mul", "Add", "Min"]),
+                    ("normal", ["RandomNormal", "Mul", "Add"]),
                     ("exponential", ["RandomUniform", "Sub", "Log", "Neg", "Div"])):
     _notes = RANDOM + ("; normal draws are not bounded (mxlite's stay within 6.765 "
                        "(float64: 8.653) standard deviations)" if _dist == "normal" else "")
