@@ -159,7 +159,7 @@ MX_VFN float mx_gelu_split(float x, float* t, float* hi, float* lo, float* scale
     h.i &= (int32_t)0xFFFFF000;
     float a = -0.5f * (h.f * h.f);
     float l = -0.5f * ((ax - h.f) * (ax + h.f));
-    int far = a < -40.0f;
+    bool far = a < -40.0f;
     *hi = far ? a + 16.0f : a;
     *lo = far ? l + 0.635532333438687426f : l;
     *scale = far ? 5.9604644775390625e-8f : 1.0f;

@@ -69,7 +69,7 @@ struct mx_lanes16 {
 #define MX_AVX2 __attribute__((target("avx2")))
 
 // 1 when the AVX2 bodies run (the module's SIMD level, read once).
-static inline int mx_rows_avx2(void) {
+static inline bool mx_rows_avx2(void) {
     static int level = -1;
     if (level < 0) level = mx_simd_default();
     return level >= 1;
@@ -232,7 +232,7 @@ MX_AVX2 static void mx_rows_project_out_avx2(const float* g, const float* xh, in
 }
 #else
 #define MX_ROWS_AVX2 0
-static inline int mx_rows_avx2(void) { return 0; }
+static inline bool mx_rows_avx2(void) { return 0; }
 #endif
 
 // mx_norm_lanes_sum: sum(x - shift) of a float32 row.
@@ -314,7 +314,7 @@ static inline void mx_rows_stats(const float* x, int64_t n, double eps, float* m
                                  float* std, float* rstd) {
     float shift = n > 0 ? x[0] : 0.0f;
 #if MX_ROWS_AVX2
-    const int wide = mx_rows_avx2();
+    const bool wide = mx_rows_avx2();
     double m = mx_norm_lanes_mean(wide ? mx_rows_sum_avx2(x, n, shift) : mx_rows_sum(x, n, shift),
                                   shift, n);
     float mt = (float)m;

@@ -431,14 +431,19 @@ cdef void _ln_grad_chunk(const floating* gy, const floating* x, const floating* 
                                 dx + p * Q)
 
 
+GRAD_CHUNK = _GRAD_CHUNK
+
+
 def layer_norm_grad_rows(cnp.ndarray gy, cnp.ndarray x, cnp.ndarray gamma, cnp.ndarray mean,
                          cnp.ndarray std, cnp.ndarray gmean, cnp.ndarray gstd, idx_t P,
-                         idx_t Q, cnp.ndarray dx, cnp.ndarray dgamma, cnp.ndarray dbeta):
+                         idx_t Q, cnp.ndarray dx, cnp.ndarray dgamma, cnp.ndarray dbeta,
+                         cnp.ndarray part):
     """LayerNorm's backward over the contiguous rows of (P, Q) blocks, one sweep per row:
     with xhat = (x - mean) / std, G = gy * gamma and n = Q,
     ``dx = (G - mean(G) - xhat * mean(G * xhat)) / std + gmean / n + gstd * xhat / n``,
     ``dgamma = sum_p gy * xhat``, ``dbeta = sum_p gy`` (partials of 64 rows in the data's
-    type, then added in double: the same result on any number of threads)."""
+    type, then added in double: the same result on any number of threads). ``part`` is
+    the caller's scratch: ``(ceil(P / GRAD_CHUNK), 4 * Q)`` of the data's dtype."""
     _check("layer_norm_grad_rows", [gy, x, dx, gamma, dgamma, dbeta, mean, std, gmean, gstd],
            [P * Q] * 3 + [Q] * 3 + [P] * 4)
     if P <= 0 or Q <= 0:
@@ -446,7 +451,11 @@ def layer_norm_grad_rows(cnp.ndarray gy, cnp.ndarray x, cnp.ndarray gamma, cnp.n
         dbeta.fill(0)
         return
     chunks = (P + _GRAD_CHUNK - 1) // _GRAD_CHUNK
-    part = np.empty((chunks, 4 * Q), dtype=x.dtype)
+    if (<object>part).shape != (chunks, 4 * Q) or part.dtype != x.dtype \
+            or not cnp.PyArray_IS_C_CONTIGUOUS(part):
+        raise ValueError(f"layer_norm_grad_rows: part must be a C-contiguous "
+                         f"{(chunks, 4 * Q)} {x.dtype} array, got {part.dtype} of shape "
+                         f"{(<object>part).shape}")
     if x.dtype.char == "f":
         _ln_grad_run(<const float*>cnp.PyArray_DATA(gy), <const float*>cnp.PyArray_DATA(x),
                      <const float*>cnp.PyArray_DATA(gamma), <const float*>cnp.PyArray_DATA(mean),
@@ -461,8 +470,8 @@ def layer_norm_grad_rows(cnp.ndarray gy, cnp.ndarray x, cnp.ndarray gamma, cnp.n
                      <const double*>cnp.PyArray_DATA(gstd), P, Q, chunks,
                      <double*>cnp.PyArray_DATA(part), <double*>cnp.PyArray_DATA(dx))
     sums = part[:, :2 * Q].sum(axis=0, dtype=np.float64) if chunks > 1 else part[0, :2 * Q]
-    np.copyto(dgamma.reshape(-1), sums[:Q], casting="unsafe")
-    np.copyto(dbeta.reshape(-1), sums[Q:], casting="unsafe")
+    dgamma.reshape(-1)[...] = sums[:Q]
+    dbeta.reshape(-1)[...] = sums[Q:]
 
 
 cdef void _ln_grad_run(const floating* gy, const floating* x, const floating* gamma,

@@ -575,7 +575,9 @@ def _lng_compute(rctx, ins, outs, attrs):
     ax = normalize_axis(_LNG, attrs.axis, x.ndim)
     p, q, r = size_of(x.shape[:ax]), x.shape[ax], size_of(x.shape[ax + 1:])
     if r == 1 and rctx.kernels == "cpu":        # contiguous rows: one sweep per row
-        _k.layer_norm_grad_rows(gy, x, gamma, mean, std, gmean, gstd, p, q, dx, dgamma, dbeta)
+        part = rctx.xp.empty((max(1, -(-p // _k.GRAD_CHUNK)), 4 * q), x.dtype)
+        _k.layer_norm_grad_rows(gy, x, gamma, mean, std, gmean, gstd, p, q, dx, dgamma, dbeta,
+                                part)
         return
     _lng_arrays(rctx.xp, ins, outs, ax)
 
@@ -593,8 +595,10 @@ def _lng_arrays(xp, ins, outs, ax):
     rs = (1 / std).astype(x.dtype)
     xhat = (x - mean) * rs
     g = gy * gamma.reshape(_param_shape(x.shape, ax))
-    mg = g.mean(axis=ax, keepdims=True, dtype=np.float64).astype(x.dtype)
-    mgx = (g * xhat).mean(axis=ax, keepdims=True, dtype=np.float64).astype(x.dtype)
+    # sums then a division (NumPy's mean goes through numpy.empty, outside a device's
+    # namespace)
+    mg = (g.sum(axis=ax, keepdims=True, dtype=np.float64) / n).astype(x.dtype)
+    mgx = ((g * xhat).sum(axis=ax, keepdims=True, dtype=np.float64) / n).astype(x.dtype)
     dx[...] = rs * (g - (mg + xhat * mgx)) + xhat * (gstd / n) + gmean / n
     dgamma[...] = (gy * xhat).sum(axis=red, dtype=np.float64)
     dbeta[...] = gy.sum(axis=red, dtype=np.float64)
