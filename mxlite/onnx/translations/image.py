@@ -205,13 +205,16 @@ def _adjust_lighting(ctx, node, ins, outs):
     _add_lighting(ctx, node, ins, outs, ctx.const(noise, base="lighting"))
 
 
-@translates("_image_random_lighting", onnx_ops=["RandomNormal", "MatMul", "Add", "Cast",
+@translates("_image_random_lighting", onnx_ops=["RandomNormal", "Mul", "MatMul", "Add", "Cast",
                                                 "Clip"],
             notes="the three alphas from ONNX's RandomNormal; " + RANDOM)
 def _random_lighting(ctx, node, ins, outs):
     work = _work(ctx.dtype(node.inputs[0]))
-    alphas = ctx.node("RandomNormal", [], shape=[3], scale=float(node.attrs.alpha_std),
-                      dtype=ctx.onnx.helper.np_dtype_to_tensor_dtype(np.dtype(np.float64)))
+    # a standard draw times a float64 alpha_std (ONNX's ``scale`` attribute is float32)
+    alphas = ctx.node("Mul", [
+        ctx.node("RandomNormal", [], shape=[3],
+                 dtype=ctx.onnx.helper.np_dtype_to_tensor_dtype(np.dtype(np.float64))),
+        ctx.const(np.asarray(node.attrs.alpha_std, np.float64), base="alpha_std")])
     noise = ctx.node("MatMul", [ctx.const(_image._EIG, np.float64, base="eig"), alphas])
     _add_lighting(ctx, node, ins, outs, ctx.cast(noise, work))
 
