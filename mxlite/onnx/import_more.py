@@ -32,12 +32,22 @@ def _cumsum(ic, node, ins):
     return [ic.out(y, node)]
 
 
-@imports("Round", into=["rint"])
+@imports("Round", into=["floor", "elemwise_sub", "_greater_scalar", "_equal_scalar",
+                         "_mod_scalar", "elemwise_mul", "elemwise_add"])
 def _round(ic, node, ins):
-    """ONNX rounds half to even, as mxlite's rint (MXNet's round goes half away from 0)."""
+    """ONNX rounds halves to even; mxlite's round takes them away from 0 and rint down (as
+    MXNet's), so: floor(x) + 1 where the rest is over a half, or exactly a half with an odd
+    floor."""
     if ins[0].is_const:
         return [_value(np.rint(ins[0].const))]
-    return [ic.out(_S().rint(ic.sym(ins[0])), node)]
+    S, internal = _S(), _S()._internal
+    x = ic.sym(ins[0])
+    f = S.floor(x)
+    rest = x - f
+    odd = internal._mod_scalar(f, scalar=2.0)
+    up = internal._greater_scalar(rest, scalar=0.5) + \
+        internal._equal_scalar(rest, scalar=0.5) * odd
+    return [ic.out(f + up, node)]
 
 
 @imports("HardSigmoid", into=["hard_sigmoid"])

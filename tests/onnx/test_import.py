@@ -204,6 +204,17 @@ def test_random_draws_import_with_their_distribution(op, attrs, like, tmp_path):
         assert abs(got.mean() - (attrs["low"] + attrs["high"]) / 2) < 0.05
 
 
+def test_round_takes_halves_to_even_as_onnx_does(tmp_path):
+    model = _model([N("Round", ["x"], ["y"])], [("x", (10,))], ["y"])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(model, path)
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49, 2.51, -3.0, 7.5], np.float32)
+    got, = _imported_values(path, {"x": x})
+    want, = run_onnx(path, {"x": x})
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, np.rint(x))
+
+
 def test_an_onnx_operator_mxlite_cannot_import_is_named(tmp_path):
     model = _model([N("Einsum", ["x", "z"], ["y"], equation="ij,jk->ik", name="ein0")],
                    [("x", (2, 3)), ("z", (3, 4))], ["y"])
