@@ -1,1 +1,289 @@
-"""Indexing and shape operators beyond shape.py's."""
+"""Indexing, shape and creation operators beyond shape.py's: gather_nd, scatter_nd, flip,
+repeat, diag, depth_to_space, space_to_depth, slice_like, broadcast_axis, shape_array,
+size_array, Crop, the Sequence* layers, zeros/ones/full/_eye/arange, the AMP casts and the
+identity-like loss layers."""
+import numpy as np
+
+from ..table import translates
+from .shape import _INT64_MAX, _out_shape
+
+
+def _to(ctx, dtype):
+    return ctx.onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+def _int64(ctx, x):
+    """Indices as int64 (a float index is truncated toward zero, as mxlite reads it)."""
+    return ctx.node("Cast", [x], to=ctx.onnx.TensorProto.INT64)
+
+
+def _index_last(ctx, node, x):
+    """MXNet's (M, Y...) indices as ONNX's (Y..., M) int64 ones."""
+    ndim = len(ctx.shape(node.inputs[1]))
+    return ctx.node("Transpose", [_int64(ctx, x)], perm=list(range(1, ndim)) + [0])
+
+
+@translates("gather_nd", onnx_ops=["Cast", "Transpose", "GatherND"],
+            notes="indices (M, Y...) moved to ONNX's (Y..., M); negative ones count from "
+                  "the end")
+def _gather_nd(ctx, node, ins, outs):
+    ctx.node("GatherND", [ins[0], _index_last(ctx, node, ins[1])], outs)
+
+
+@translates("scatter_nd", onnx_ops=["Cast", "Transpose", "ConstantOfShape", "ScatterND"],
+            notes="repeated indices keep one value, unspecified which (as MXNet)")
+def _scatter_nd(ctx, node, ins, outs):
+    dt = ctx.dtype(node.inputs[0])
+    zeros = ctx.node("ConstantOfShape", [ctx.int64s(_out_shape(ctx, node))],
+                     value=ctx.onnx.numpy_helper.from_array(np.zeros(1, dt)))
+    ctx.node("ScatterND", [zeros, _index_last(ctx, node, ins[1]), ins[0]], outs)
+
+
+def _reversed(ctx, x, axes, outs=None):
+    """``x`` reversed along ``axes``: a Slice with step -1 from the end to before 0."""
+    n = len(axes)
+    return ctx.node("Slice", [x, ctx.int64s([-1] * n, "starts"),
+                              ctx.int64s([-_INT64_MAX] * n, "ends"),
+                              ctx.int64s(axes, "axes"), ctx.int64s([-1] * n, "steps")], outs)
+
+
+@translates("flip", onnx_ops=["Slice"])
+def _flip(ctx, node, ins, outs):
+    ndim = len(ctx.shape(node.inputs[0]))
+    axis = node.attrs.axis
+    axes = sorted({a % ndim for a in (axis if isinstance(axis, (tuple, list)) else [axis])})
+    if not axes:
+        ctx.node("Identity", ins, outs)
+        return
+    _reversed(ctx, ins[0], axes, outs)
+
+
+@translates("repeat", onnx_ops=["Reshape", "Unsqueeze", "Tile"],
+            notes="axis None repeats the flattened data")
+def _repeat(ctx, node, ins, outs):
+    a = node.attrs
+    x = ins[0]
+    if a.axis is None:
+        x, axis = ctx.node("Reshape", [x, ctx.int64s([-1])]), 0
+        ndim = 1
+    else:
+        ndim = len(ctx.shape(node.inputs[0]))
+        axis = a.axis % ndim
+    # each element followed by its copies: a new axis after `axis`, tiled, then merged
+    x = ctx.node("Unsqueeze", [x, ctx.int64s([axis + 1], "axes")])
+    reps = [1] * (ndim + 1)
+    reps[axis + 1] = int(a.repeats)
+    x = ctx.node("Tile", [x, ctx.int64s(reps, "repeats")])
+    ctx.node("Reshape", [x, ctx.int64s(_out_shape(ctx, node))], outs)
+
+
+@translates("diag", onnx_ops=["Pad", "Unsqueeze", "ConstantOfShape", "EyeLike", "Cast", "Where",
+                              "Transpose", "Reshape", "Gather"],
+            notes="1-D: a Where over EyeLike's diagonal k; n-D: a Gather of the flattened "
+                  "planes")
+def _diag(ctx, node, ins, outs):
+    a = node.attrs
+    shape = ctx.shape(node.inputs[0])
+    dt = ctx.dtype(node.inputs[0])
+    k = int(a.k)
+    if len(shape) == 1:
+        m = shape[0] + abs(k)
+        # row i of diagonal k holds x[i] (k >= 0) or x[i - |k|] (k < 0): x padded to m
+        pads = [0, abs(k)] if k >= 0 else [abs(k), 0]
+        col = ctx.node("Pad", [ins[0], ctx.int64s(pads, "pads")])
+        col = ctx.node("Unsqueeze", [col, ctx.int64s([1], "axes")])
+        base = ctx.node("ConstantOfShape", [ctx.int64s([m, m])],
+                        value=ctx.onnx.numpy_helper.from_array(np.zeros(1, np.float32)))
+        # (onnxruntime's EyeLike makes no bool: a float eye cast to bool)
+        eye = ctx.node("Cast", [ctx.node("EyeLike", [base], k=k)], to=ctx.onnx.TensorProto.BOOL)
+        ctx.node("Where", [eye, col, ctx.const(np.zeros((), dt), base="zero")], outs)
+        return
+    ndim = len(shape)
+    a1, a2 = a.axis1 % ndim, a.axis2 % ndim
+    rest = [i for i in range(ndim) if i not in (a1, a2)]
+    x = ctx.node("Transpose", [ins[0]], perm=rest + [a1, a2])
+    r, c = shape[a1], shape[a2]
+    x = ctx.node("Reshape", [x, ctx.int64s([shape[i] for i in rest] + [r * c])])
+    rows = range(max(0, -k), min(r, c - k))          # row i, column i + k
+    flat = [i * c + i + k for i in rows]
+    ctx.node("Gather", [x, ctx.int64s(flat, "diagonal")], outs, axis=len(rest))
+
+
+@translates("depth_to_space", onnx_ops=["DepthToSpace"], notes="MXNet's order is DCR")
+def _depth_to_space(ctx, node, ins, outs):
+    ctx.node("DepthToSpace", ins, outs, blocksize=int(node.attrs.block_size), mode="DCR")
+
+
+@translates("space_to_depth", onnx_ops=["SpaceToDepth"])
+def _space_to_depth(ctx, node, ins, outs):
+    ctx.node("SpaceToDepth", ins, outs, blocksize=int(node.attrs.block_size))
+
+
+def _crop_to(ctx, x, axes, starts, sizes, outs):
+    ends = [s + n for s, n in zip(starts, sizes)]
+    return ctx.node("Slice", [x, ctx.int64s(starts, "starts"), ctx.int64s(ends, "ends"),
+                              ctx.int64s(axes, "axes")], outs)
+
+
+@translates("slice_like", onnx_ops=["Slice"],
+            notes="shape_like's static shape (its values are never read)")
+def _slice_like(ctx, node, ins, outs):
+    shape = ctx.shape(node.inputs[0])
+    like = ctx.shape(node.inputs[1])
+    axes = node.attrs.axes
+    axes = sorted({v % len(shape) for v in axes}) if axes else list(range(len(shape)))
+    _crop_to(ctx, ins[0], axes, [0] * len(axes), [like[i] for i in axes], outs)
+
+
+@translates("Crop", onnx_ops=["Slice"],
+            notes="crop_like's static shape (its values are never read)")
+def _crop(ctx, node, ins, outs):
+    a = node.attrs
+    _, _, h, w = ctx.shape(node.inputs[0])
+    oh, ow = ctx.shape((node, 0))[2:]
+    y, x = ((h - oh) // 2, (w - ow) // 2) if a.center_crop else tuple(a.offset)
+    _crop_to(ctx, ins[0], [2, 3], [y, x], [oh, ow], outs)
+
+
+@translates("broadcast_axis", onnx_ops=["Expand"])
+def _broadcast_axis(ctx, node, ins, outs):
+    ctx.node("Expand", [ins[0], ctx.int64s(_out_shape(ctx, node))], outs)
+
+
+@translates("shape_array", onnx_ops=["Shape"])
+def _shape_array(ctx, node, ins, outs):
+    ctx.node("Shape", ins, outs)
+
+
+@translates("size_array", onnx_ops=["Size", "Reshape"])
+def _size_array(ctx, node, ins, outs):
+    ctx.node("Reshape", [ctx.node("Size", ins), ctx.int64s([1])], outs)
+
+
+# ---- sequences: time on axis 0 (T, B, ...) or 1 (B, T, ...) ----------------------------------
+def _steps_mask(ctx, node, lengths):
+    """Bool (T, B) or (B, T), broadcastable to data: step t < the (truncated) length."""
+    a = node.attrs
+    shape = ctx.shape(node.inputs[0])
+    t = shape[a.axis]
+    steps = ctx.int64s(range(t), "steps")
+    steps = ctx.node("Unsqueeze", [steps, ctx.int64s([1 - a.axis], "axes")])  # (T,1)/(1,T)
+    lens = ctx.node("Unsqueeze", [_int64(ctx, lengths), ctx.int64s([a.axis], "axes")])
+    mask = ctx.node("Less", [steps, lens])
+    extra = list(range(2, len(shape)))
+    return ctx.node("Unsqueeze", [mask, ctx.int64s(extra, "axes")]) if extra else mask
+
+
+@translates("SequenceMask", onnx_ops=["Cast", "Unsqueeze", "Less", "Where"],
+            notes="lengths truncated toward zero")
+def _sequence_mask(ctx, node, ins, outs):
+    a = node.attrs
+    if not a.use_sequence_length:
+        ctx.node("Identity", ins[:1], outs)
+        return
+    value = ctx.const(np.asarray(a.value, ctx.dtype(node.inputs[0])), base="value")
+    ctx.node("Where", [_steps_mask(ctx, node, ins[1]), ins[0], value], outs)
+
+
+@translates("SequenceLast", onnx_ops=["Gather", "Cast", "Sub", "Transpose", "Unsqueeze",
+                                      "GatherND"],
+            notes="lengths truncated toward zero")
+def _sequence_last(ctx, node, ins, outs):
+    a = node.attrs
+    shape = ctx.shape(node.inputs[0])
+    if not a.use_sequence_length:
+        last = ctx.const(np.int64(shape[a.axis] - 1), base="last")
+        ctx.node("Gather", [ins[0], last], outs, axis=a.axis)
+        return
+    x = ins[0]
+    if a.axis == 0:                                  # batch first, for GatherND's batch_dims
+        perm = [1, 0] + list(range(2, len(shape)))
+        x = ctx.node("Transpose", [x], perm=perm)
+    idx = ctx.node("Sub", [_int64(ctx, ins[1]), ctx.const(np.int64(1), base="one")])
+    idx = ctx.node("Unsqueeze", [idx, ctx.int64s([1], "axes")])       # (B, 1)
+    ctx.node("GatherND", [x, idx], outs, batch_dims=1)
+
+
+@translates("SequenceReverse", onnx_ops=["Slice", "Cast", "ReverseSequence"],
+            notes="lengths truncated toward zero")
+def _sequence_reverse(ctx, node, ins, outs):
+    a = node.attrs
+    if not a.use_sequence_length:
+        _reversed(ctx, ins[0], [a.axis], outs)
+        return
+    ctx.node("ReverseSequence", [ins[0], _int64(ctx, ins[1])], outs, time_axis=a.axis,
+             batch_axis=1 - a.axis)
+
+
+# ---- creation ops: no input, the attributes make the value -----------------------------------
+def _filled(ctx, node, value, outs):
+    dt = ctx.dtype((node, 0))
+    ctx.node("ConstantOfShape", [ctx.int64s(_out_shape(ctx, node))], outs,
+             value=ctx.onnx.numpy_helper.from_array(np.asarray([value], dt)))
+
+
+@translates("zeros", onnx_ops=["ConstantOfShape"])
+def _zeros(ctx, node, ins, outs):
+    _filled(ctx, node, 0, outs)
+
+
+@translates("ones", onnx_ops=["ConstantOfShape"])
+def _ones(ctx, node, ins, outs):
+    _filled(ctx, node, 1, outs)
+
+
+@translates("full", onnx_ops=["ConstantOfShape"])
+def _full(ctx, node, ins, outs):
+    _filled(ctx, node, node.attrs.val, outs)
+
+
+@translates("_eye", onnx_ops=["ConstantOfShape", "EyeLike"])
+def _eye(ctx, node, ins, outs):
+    base = ctx.node("ConstantOfShape", [ctx.int64s(_out_shape(ctx, node))],
+                    value=ctx.onnx.numpy_helper.from_array(np.zeros(1, np.float32)))
+    ctx.node("EyeLike", [base], outs, k=int(node.attrs.k), dtype=_to(ctx, ctx.dtype((node, 0))))
+
+
+@translates("arange", onnx_ops=["Range", "Cast", "Mul", "Add", "Unsqueeze", "Tile",
+                                "Reshape"],
+            notes="start + k * step in float64 (int64 for integers), then the dtype")
+def _arange(ctx, node, ins, outs):
+    a = node.attrs
+    if a.infer_range:
+        raise ctx.unsupported(node, "infer_range=True")
+    out = ctx.dtype((node, 0))
+    count = _out_shape(ctx, node)[0] // max(int(a.repeat), 1)
+    start = 0 if a.stop is None else a.start          # arange(n) counts from 0
+    wide = np.dtype(np.int64) if out.kind in "iu" else np.dtype(np.float64)
+    k = ctx.node("Range", [ctx.const(np.int64(0)), ctx.const(np.int64(count)),
+                           ctx.const(np.int64(1))])
+    k = ctx.cast(k, wide) if wide != np.int64 else k
+    v = ctx.node("Add", [ctx.node("Mul", [k, ctx.const(np.asarray(a.step, wide))]),
+                         ctx.const(np.asarray(start, wide))])
+    if a.repeat > 1:
+        v = ctx.node("Unsqueeze", [v, ctx.int64s([1], "axes")])
+        v = ctx.node("Tile", [v, ctx.int64s([1, int(a.repeat)], "repeats")])
+        v = ctx.node("Reshape", [v, ctx.int64s([-1])])
+    ctx.node("Cast", [v], outs, to=_to(ctx, out))
+
+
+# ---- casts and identity-like layers ----------------------------------------------------------
+@translates("amp_cast", "amp_multicast", onnx_ops=["Cast", "Identity"],
+            notes="each output cast to the dtype mxlite infers for it")
+def _amp_casts(ctx, node, ins, outs):
+    for i, (x, e, o) in enumerate(zip(ins, node.inputs, outs)):
+        if ctx.dtype(e) == ctx.dtype((node, i)):
+            ctx.node("Identity", [x], [o])
+        else:
+            ctx.node("Cast", [x], [o], to=_to(ctx, ctx.dtype((node, i))))
+
+
+@translates("MakeLoss", onnx_ops=["Identity"], notes="the forward pass: the identity")
+def _make_loss(ctx, node, ins, outs):
+    ctx.node("Identity", ins[:1], outs[:1])
+
+
+@translates("IdentityAttachKLSparseReg", onnx_ops=["Identity"], unread=(1,),
+            notes="inference: the identity; the moving average is not an input")
+def _identity_kl(ctx, node, ins, outs):
+    ctx.node("Identity", ins[:1], outs[:1])
