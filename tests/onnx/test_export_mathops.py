@@ -116,3 +116,20 @@ def test_gamma_poles_and_zero_signs(tmp_path):
     """Gamma at 0 and -0 is an infinity of the zero's sign, at a negative integer NaN."""
     x = np.array([0.0, -0.0, -1.0, -3.0, 2.0], np.float32)
     _run_one(lambda F, v: F.gamma(v), [x], 1e-5, tmp_path)
+
+
+@pytest.mark.parametrize("values", [
+    np.linspace(-0.9999, 0.9999, 41, dtype=np.float32).reshape(41),
+    np.array([[-1.0, 1.0, 0.0], [1.5, np.nan, 1 - 2 ** -24], [-1e-7, 0.3, -0.99999]],
+             np.float32)], ids=["grid", "edges"])
+def test_erfinv(values, tmp_path):
+    """Within float32 accuracy of mxlite's erfinv, inf at +-1, NaN outside [-1, 1]."""
+    _run_one(lambda F, v: F.erfinv(v), [values], 2e-6, tmp_path)
+
+
+def test_erfinv_inverts_erf_by_numpy_closed_form():
+    """The reference side: erf(erfinv(y)) = y (erf from math, independent of mxlite)."""
+    import mxlite as mx
+    y = np.linspace(-0.99, 0.99, 23)
+    x = mx.nd.erfinv(mx.nd.array(y, dtype="float64")).asnumpy()
+    np.testing.assert_allclose([math.erf(v) for v in x], y, rtol=1e-12, atol=1e-15)
