@@ -133,3 +133,40 @@ def test_erfinv_inverts_erf_by_numpy_closed_form():
     y = np.linspace(-0.99, 0.99, 23)
     x = mx.nd.erfinv(mx.nd.array(y, dtype="float64")).asnumpy()
     np.testing.assert_allclose([math.erf(v) for v in x], y, rtol=1e-12, atol=1e-15)
+
+
+specials = np.array([[1.0, np.inf, -np.inf], [np.nan, 0.0, -2.0]], np.float32)
+CONTRIB = [
+    ("isposinf", lambda F, x: F.contrib.isposinf(x), [specials]),
+    ("isneginf", lambda F, x: F.contrib.isneginf(x), [specials]),
+    ("isposinf_int", lambda F, x: F.contrib.isposinf(x), [np.arange(4, dtype=np.int32)]),
+    ("round_ste", lambda F, x: F.contrib.round_ste(x), [halves]),
+    ("round_ste_2d", lambda F, x: F.contrib.round_ste(x), [normal(3, 4) * 4]),
+    ("sign_ste", lambda F, x: F.contrib.sign_ste(x), [normal(3, 4)]),
+    ("sign_ste_zero", lambda F, x: F.contrib.sign_ste(x), [np.array([0.0, -3.0], np.float32)]),
+    ("div_sqrt_dim", lambda F, x: F.contrib.div_sqrt_dim(x), [normal(2, 3, 4)]),
+    ("div_sqrt_dim_5", lambda F, x: F.contrib.div_sqrt_dim(x), [normal(5)]),
+    ("quadratic", lambda F, x: F.contrib.quadratic(x, a=1.5, b=-2.0, c=0.5), [normal(3, 4)]),
+    ("quadratic_default", lambda F, x: F.contrib.quadratic(x), [normal(2, 2)]),
+    ("has_nan", lambda F, x: F._internal._has_nan(x), [specials]),
+    ("has_nan_none", lambda F, x: F._internal._has_nan(x), [normal(3, 2)]),
+    ("has_inf", lambda F, x: F._internal._has_inf(x), [specials]),
+    ("has_inf_none", lambda F, x: F._internal._has_inf(x), [np.array([np.nan], np.float32)]),
+    ("all_finite", lambda F, x: F.contrib.all_finite(x), [normal(3, 2)]),
+    ("all_finite_two", lambda F, x, y: F.contrib.all_finite(x, y, num_arrays=2),
+     [normal(3), specials]),
+    ("all_finite_int", lambda F, x, y: F.contrib.all_finite(x, y, num_arrays=2),
+     [np.arange(3, dtype=np.int32), normal(2)]),
+    ("allclose", lambda F, a, b: F.contrib.allclose(a, b), [specials, specials.copy()]),
+    ("allclose_no_nan", lambda F, a, b: F.contrib.allclose(a, b, equal_nan=False),
+     [specials, specials.copy()]),
+    ("allclose_tol", lambda F, a, b: F.contrib.allclose(a, b, rtol=0.1, atol=0.0),
+     [np.array([1.0, 2.0], np.float32), np.array([1.05, 2.1], np.float32)]),
+    ("allclose_far", lambda F, a, b: F.contrib.allclose(a, b),
+     [np.array([1.0, np.inf], np.float32), np.array([1.0, 5.0], np.float32)]),
+]
+
+
+@pytest.mark.parametrize("fn,inputs", [pytest.param(f, i, id=n) for n, f, i in CONTRIB])
+def test_contrib_math_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, tmp_path):
+    _run_one(fn, inputs, 1e-5, tmp_path)

@@ -360,3 +360,114 @@ def _erfinv(ctx, node, ins, outs):
     y = ctx.node("Where", [edge, ctx.node("Mul", [x, _c(ctx, np.inf, f64, "inf")]), y])
     ctx.node("Cast", [y], outs, to=ctx.onnx.helper.np_dtype_to_tensor_dtype(
         ctx.dtype((node, 0))))
+
+
+# ---- contrib element-wise ops and whole-array tests ------------------------------------------
+def _zeros_like(ctx, node, x, outs):
+    dt = ctx.dtype((node, 0))
+    ctx.node("ConstantOfShape", [ctx.node("Shape", [x])], outs,
+             value=ctx.onnx.numpy_helper.from_array(np.zeros(1, dt)))
+
+
+def _signed_inf(negative):
+    def translate(ctx, node, ins, outs):
+        if ctx.dtype(node.inputs[0]).kind != "f":        # integers are never infinite
+            _zeros_like(ctx, node, ins[0], outs)
+            return
+        inf = ctx.node("IsInf", ins, detect_negative=int(negative),
+                       detect_positive=int(not negative))
+        ctx.node("Cast", [inf], outs, to=ctx.onnx.helper.np_dtype_to_tensor_dtype(
+            ctx.dtype((node, 0))))
+    return translate
+
+
+translates("_contrib_isposinf", onnx_ops=["IsInf", "Cast", "ConstantOfShape", "Shape"])(
+    _signed_inf(False))
+translates("_contrib_isneginf", onnx_ops=["IsInf", "Cast", "ConstantOfShape", "Shape"])(
+    _signed_inf(True))
+translates("_contrib_round_ste", onnx_ops=_ROUND_OPS,
+           notes="the forward pass: round, halves away from zero")(
+    _rounding(_round_body, _ROUND_OPS))
+
+
+@translates("_contrib_sign_ste", onnx_ops=["Sign"], notes="the forward pass: sign")
+def _sign_ste(ctx, node, ins, outs):
+    ctx.in_dtype_it_takes("Sign", node, ins, outs)
+
+
+@translates("_contrib_div_sqrt_dim", onnx_ops=["Div"])
+def _div_sqrt_dim(ctx, node, ins, outs):
+    dt = ctx.dtype((node, 0))
+    d = ctx.shape(node.inputs[0])[-1]
+    ctx.node("Div", [ins[0], _c(ctx, np.sqrt(np.asarray(d, dt)), dt, "sqrt_dim")], outs)
+
+
+@translates("_contrib_quadratic", onnx_ops=["Mul", "Add"])
+@_composite(["Mul", "Add"])
+def _quadratic(ctx, node, x, dt):
+    a = node.attrs
+    ax = ctx.node("Mul", [x, _c(ctx, a.a, dt, "a")])                 # (a x + b) x + c
+    return ctx.node("Add", [ctx.node("Mul", [ctx.node("Add", [ax, _c(ctx, a.b, dt, "b")]), x]),
+                            _c(ctx, a.c, dt, "c")])
+
+
+def _flag(ctx, bools, reduce_op):
+    """A bool tensor reduced to one float32 flag: ``reduce_op`` (ReduceMax: any, ReduceMin:
+    all) over every axis, kept to [0, 1] (an empty reduction gives -inf / inf)."""
+    f = ctx.node("Cast", [bools], to=ctx.onnx.TensorProto.FLOAT)
+    f = ctx.node(reduce_op, [ctx.node("Reshape", [f, ctx.int64s([-1])])], keepdims=1)
+    return ctx.node("Clip", [f, _c(ctx, 0.0, np.float32), _c(ctx, 1.0, np.float32)])
+
+
+def _has(onnx_op):
+    def translate(ctx, node, ins, outs):
+        if ctx.dtype(node.inputs[0]).kind != "f":
+            ctx.node("Identity", [ctx.const(np.zeros(1, np.float32), base="never")], outs)
+            return
+        ctx.node("Identity", [_flag(ctx, ctx.node(onnx_op, ins), "ReduceMax")], outs)
+    return translate
+
+
+translates("_has_nan", onnx_ops=["IsNaN", "Cast", "Reshape", "ReduceMax", "Clip"], opset=18)(
+    _has("IsNaN"))
+translates("_has_inf", onnx_ops=["IsInf", "Cast", "Reshape", "ReduceMax", "Clip"], opset=18)(
+    _has("IsInf"))
+
+
+@translates("_contrib_all_finite", onnx_ops=["IsInf", "IsNaN", "Or", "Not", "Cast",
+                                             "Reshape", "ReduceMin", "Clip", "Min"],
+            opset=18, notes="init_output=False (clearing a flag passed in) is not exported")
+def _all_finite(ctx, node, ins, outs):
+    if not node.attrs.init_output:
+        raise ctx.unsupported(node, "init_output=False")
+    flags = [_flag(ctx, ctx.node("Not", [ctx.node("Or", [ctx.node("IsInf", [x]),
+                                                         ctx.node("IsNaN", [x])])]),
+                   "ReduceMin")
+             for x, e in zip(ins, node.inputs) if ctx.dtype(e).kind == "f"]
+    if not flags:
+        flags = [ctx.const(np.ones(1, np.float32), base="always")]
+    ctx.node("Min", flags, outs)
+
+
+@translates("_contrib_allclose", onnx_ops=["Cast", "Sub", "Abs", "Mul", "Add", "LessOrEqual",
+                                           "IsInf", "IsNaN", "Or", "Not", "And", "Equal",
+                                           "Reshape", "ReduceMin", "Clip"], opset=18,
+            notes="equal infinities are close, an infinity and a finite value are not")
+def _allclose(ctx, node, ins, outs):
+    a = node.attrs
+    f64 = np.float64
+    x, y = [v if ctx.dtype(e) == f64 else ctx.cast(v, f64) for v, e in zip(ins, node.inputs)]
+
+    def finite(v):
+        return ctx.node("Not", [ctx.node("Or", [ctx.node("IsInf", [v]),
+                                                ctx.node("IsNaN", [v])])])
+    bound = ctx.node("Add", [_c(ctx, a.atol, f64), ctx.node("Mul", [
+        _c(ctx, a.rtol, f64), ctx.node("Abs", [y])])])
+    near = ctx.node("LessOrEqual", [ctx.node("Abs", [ctx.node("Sub", [x, y])]), bound])
+    close = ctx.node("Or", [ctx.node("Equal", [x, y]),
+                            ctx.node("And", [near, ctx.node("And", [finite(x), finite(y)])])])
+    if a.equal_nan:
+        both = ctx.node("And", [ctx.node("IsNaN", [x]), ctx.node("IsNaN", [y])])
+        close = ctx.node("Or", [close, both])
+    ctx.node("Cast", [_flag(ctx, close, "ReduceMin")], outs,
+             to=ctx.onnx.helper.np_dtype_to_tensor_dtype(ctx.dtype((node, 0))))
