@@ -111,3 +111,50 @@ def test_indexing_graph_with_other_data_dtypes(fn, inputs, rtol, dtype, tmp_path
         pytest.skip(f"onnxruntime has no kernel: {str(e)[:120]}")
     except mx.MXNetError as e:
         pytest.skip(f"refused: {str(e)[:160]}")
+
+
+MORE = [
+    ("arange_like", lambda F, x: F.contrib.arange_like(x, start=1.0, step=0.5), [normal(2, 3)]),
+    ("arange_like_axis_repeat", lambda F, x: F.contrib.arange_like(x, axis=1, repeat=2,
+                                                                   start=-1.0),
+     [normal(2, 5)]),
+    ("index_array", lambda F, x: F.contrib.index_array(x), [normal(2, 3)]),
+    ("index_array_axes", lambda F, x: F.contrib.index_array(x, axes=(2, 0)), [normal(2, 3, 4)]),
+    ("take_along_axis", lambda F, x, i: F._internal._take_along_axis(x, i, axis=1),
+     [normal(3, 4), np.array([[0, 3], [1.9, 2], [3, 0]], np.float32)]),
+    ("take_along_axis_none", lambda F, x, i: F._internal._take_along_axis(x, i, axis=None),
+     [normal(2, 3), np.array([5, 0, 2], np.float32)]),
+    ("batch_take", lambda F, x, i: F.batch_take(x, i),
+     [normal(4, 3), np.array([0, 2, 5, -1], np.int32)]),
+    ("batch_take_3d", lambda F, x, i: F.batch_take(x, i),
+     [normal(2, 3, 4), np.array([[1, 3, 0], [2, 2, 1]], np.int32)]),
+    ("linspace", lambda F: F.linspace(0.0, 1.0, 7)),
+    ("linspace_no_endpoint_int", lambda F: F.linspace(-3.0, 4.0, 5, endpoint=False,
+                                                      dtype="int32")),
+    ("split_v2_sections", lambda F, x: F.split_v2(x, 3, axis=1), [normal(2, 6)]),
+    ("split_v2_indices_squeeze", lambda F, x: F.split_v2(x, (1, 2), axis=0, squeeze_axis=True),
+     [normal(3, 2)]),
+    ("split_v2_indices", lambda F, x: F.split_v2(x, (1, 4), axis=-1), [normal(2, 6)]),
+    ("ravel_multi_index", lambda F, x: F.ravel_multi_index(x, shape=(3, 4)),
+     [np.array([[0, 2, 1.5], [3, 0, 2]], np.float32)]),
+    ("ravel_multi_index_3", lambda F, x: F.ravel_multi_index(x, shape=(2, 3, 4)),
+     [np.array([[1, 0], [2, 1], [3, 0]], np.float32)]),
+    ("unravel_index", lambda F, x: F.unravel_index(x, shape=(3, 4)),
+     [np.array([0, 5, 11, 7.9], np.float32)]),
+    ("unravel_index_2d", lambda F, x: F.unravel_index(x, shape=(2, 3, 4)),
+     [np.array([[0, 23], [13, 4]], np.float32)]),
+    ("fill_element_0index", lambda F, a, b, c: F.fill_element_0index(a, b, c),
+     [normal(3, 4), normal(3), np.array([0, 3, 1.7], np.float32)]),
+    ("fill_element_0index_2", lambda F, a, b, c: F.fill_element_0index(a, b, c),
+     [normal(2, 2), normal(2), np.array([1, 1], np.float32)]),
+    ("onehot_encode", lambda F, i, o: F._internal._onehot_encode(i, o),
+     [np.array([-0.5, 1.7, 3, -1], np.float32), np.zeros((4, 3), np.float32)]),
+    ("onehot_encode_int", lambda F, i, o: F._internal._onehot_encode(i, o),
+     [np.array([2, 0], np.float32), np.zeros((2, 5), np.int32)]),
+]
+
+
+@pytest.mark.parametrize("fn,inputs", [pytest.param(f, i[0] if i else [], id=n)
+                                       for n, f, *i in MORE])
+def test_more_indexing_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, tmp_path):
+    _run_one(fn, inputs, 1e-5, tmp_path)

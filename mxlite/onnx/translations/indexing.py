@@ -287,3 +287,141 @@ def _make_loss(ctx, node, ins, outs):
             notes="inference: the identity; the moving average is not an input")
 def _identity_kl(ctx, node, ins, outs):
     ctx.node("Identity", ins[:1], outs[:1])
+
+
+# ---- more indexing: positions, gathers along an axis, splits, (un)ravelling ------------------
+def _positions(ctx, count):
+    """int64 0, 1, ..., count - 1."""
+    return ctx.node("Range", [ctx.const(np.int64(0)), ctx.const(np.int64(count)),
+                              ctx.const(np.int64(1))])
+
+
+@translates("_contrib_arange_like", onnx_ops=["Range", "Div", "Cast", "Mul", "Add",
+                                              "Reshape"],
+            notes="start + (i // repeat) * step in float64, then data's dtype")
+def _arange_like(ctx, node, ins, outs):
+    a = node.attrs
+    shape = _out_shape(ctx, node)
+    i = _positions(ctx, int(np.prod(shape, dtype=np.int64)))
+    if a.repeat > 1:
+        i = ctx.node("Div", [i, ctx.const(np.int64(a.repeat))])   # non-negative: floor
+    v = ctx.node("Add", [ctx.node("Mul", [ctx.cast(i, np.float64),
+                                          ctx.const(np.float64(a.step))]),
+                         ctx.const(np.float64(a.start))])
+    v = ctx.node("Cast", [v], to=_to(ctx, ctx.dtype((node, 0))))
+    ctx.node("Reshape", [v, ctx.int64s(shape)], outs)
+
+
+@translates("_contrib_index_array", onnx_ops=["Range", "Reshape", "Expand", "Unsqueeze",
+                                              "Concat"])
+def _index_array(ctx, node, ins, outs):
+    shape = ctx.shape(node.inputs[0])
+    ndim = len(shape)
+    axes = node.attrs.axes
+    axes = range(ndim) if axes is None else [v % ndim for v in axes]
+    planes = []
+    for ax in axes:
+        along = [1] * ndim
+        along[ax] = shape[ax]
+        p = ctx.node("Reshape", [_positions(ctx, shape[ax]), ctx.int64s(along)])
+        p = ctx.node("Expand", [p, ctx.int64s(shape)])
+        planes.append(ctx.node("Unsqueeze", [p, ctx.int64s([ndim], "axes")]))
+    ctx.node("Concat", planes, outs, axis=ndim)
+
+
+@translates("_take_along_axis", onnx_ops=["Cast", "Reshape", "GatherElements"],
+            notes="indices truncated toward zero; axis None gathers from the flattened data")
+def _take_along_axis(ctx, node, ins, outs):
+    axis = node.attrs.axis
+    x = ins[0]
+    if axis is None:
+        x, axis = ctx.node("Reshape", [x, ctx.int64s([-1])]), 0
+    ctx.node("GatherElements", [x, _int64(ctx, ins[1])], outs,
+             axis=axis % len(ctx.shape(node.inputs[1])))
+
+
+@translates("batch_take", onnx_ops=["Reshape", "Cast", "Clip", "GatherElements"],
+            notes="indices clipped to the row")
+def _batch_take(ctx, node, ins, outs):
+    m = ctx.shape(node.inputs[0])[-1]
+    rows = ctx.node("Reshape", [ins[0], ctx.int64s([-1, m])])
+    idx = ctx.node("Reshape", [_int64(ctx, ins[1]), ctx.int64s([-1, 1])])
+    idx = ctx.node("Clip", [idx, ctx.const(np.int64(0)), ctx.const(np.int64(m - 1))])
+    y = ctx.node("GatherElements", [rows, idx], axis=1)
+    ctx.node("Reshape", [y, ctx.int64s(_out_shape(ctx, node))], outs)
+
+
+@translates("_linspace", onnx_ops=["Range", "Cast", "Mul", "Add", "Equal", "Where"],
+            notes="start + i * step in float64 (the last value exactly stop with endpoint), "
+                  "then the dtype")
+def _linspace(ctx, node, ins, outs):
+    a = node.attrs
+    num = int(a.num)
+    i = ctx.cast(_positions(ctx, num), np.float64)
+    div = (num - 1) if a.endpoint else num
+    step = (a.stop - a.start) / div if div > 0 else 0.0
+    v = ctx.node("Add", [ctx.node("Mul", [i, ctx.const(np.float64(step))]),
+                         ctx.const(np.float64(a.start))])
+    if a.endpoint and num > 1:
+        last = ctx.node("Equal", [i, ctx.const(np.float64(num - 1))])
+        v = ctx.node("Where", [last, ctx.const(np.float64(a.stop)), v])
+    ctx.node("Cast", [v], outs, to=_to(ctx, ctx.dtype((node, 0))))
+
+
+@translates("_split_v2", onnx_ops=["Split", "Squeeze"],
+            notes="sections or split points; squeeze_axis drops the axis of size-1 parts")
+def _split_v2(ctx, node, ins, outs):
+    a = node.attrs
+    ndim = len(ctx.shape(node.inputs[0]))
+    axis = a.axis % ndim
+    # a squeezed part had size 1 along the axis
+    sizes = [1 if a.squeeze_axis else ctx.shape((node, i))[axis] for i in range(len(outs))]
+    parts = [ctx.fresh("part") for _ in outs] if a.squeeze_axis else outs
+    ctx.node("Split", [ins[0], ctx.int64s(sizes, "split")], parts, axis=axis)
+    if a.squeeze_axis:
+        for p, o in zip(parts, outs):
+            ctx.node("Squeeze", [p, ctx.int64s([axis], "axes")], [o])
+
+
+def _strides(shape):
+    return [int(np.prod(shape[m + 1:], dtype=np.int64)) for m in range(len(shape))]
+
+
+@translates("_ravel_multi_index", onnx_ops=["Cast", "Mul", "ReduceSum"], opset=18,
+            notes="indices truncated toward zero")
+def _ravel_multi_index(ctx, node, ins, outs):
+    shape = list(node.attrs.shape)
+    strides = ctx.const(np.asarray(_strides(shape), np.int64).reshape(-1, 1), base="strides")
+    flat = ctx.node("ReduceSum", [ctx.node("Mul", [_int64(ctx, ins[0]), strides]),
+                                  ctx.int64s([0], "axes")], keepdims=0)
+    ctx.node("Cast", [flat], outs, to=_to(ctx, ctx.dtype((node, 0))))
+
+
+@translates("_unravel_index", onnx_ops=["Cast", "Unsqueeze", "Div", "Mod"],
+            notes="indices truncated toward zero")
+def _unravel_index(ctx, node, ins, outs):
+    shape = list(node.attrs.shape)
+    ndim = len(ctx.shape(node.inputs[0]))
+    col = [len(shape)] + [1] * ndim
+    strides = ctx.const(np.asarray(_strides(shape), np.int64).reshape(col), base="strides")
+    sizes = ctx.const(np.asarray(shape, np.int64).reshape(col), base="sizes")
+    flat = ctx.node("Unsqueeze", [_int64(ctx, ins[0]), ctx.int64s([0], "axes")])
+    coords = ctx.node("Mod", [ctx.node("Div", [flat, strides]), sizes], fmod=0)
+    ctx.node("Cast", [coords], outs, to=_to(ctx, ctx.dtype((node, 0))))
+
+
+@translates("fill_element_0index", onnx_ops=["Cast", "Unsqueeze", "ScatterElements"],
+            notes="column indices truncated toward zero")
+def _fill_element_0index(ctx, node, ins, outs):
+    cols = ctx.node("Unsqueeze", [_int64(ctx, ins[2]), ctx.int64s([1], "axes")])
+    vals = ctx.node("Unsqueeze", [ins[1], ctx.int64s([1], "axes")])
+    ctx.node("ScatterElements", [ins[0], cols, vals], outs, axis=1)
+
+
+@translates("_onehot_encode", onnx_ops=["Cast", "Unsqueeze", "Range", "Equal"],
+            notes="rhs gives the shape and dtype (its values are never read)")
+def _onehot_encode(ctx, node, ins, outs):
+    depth = ctx.shape(node.inputs[1])[1]
+    idx = ctx.node("Unsqueeze", [_int64(ctx, ins[0]), ctx.int64s([1], "axes")])
+    hot = ctx.node("Equal", [idx, _positions(ctx, depth)])      # out of range: no match
+    ctx.node("Cast", [hot], outs, to=_to(ctx, ctx.dtype((node, 0))))
