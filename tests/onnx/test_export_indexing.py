@@ -158,3 +158,21 @@ MORE = [
                                        for n, f, *i in MORE])
 def test_more_indexing_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, tmp_path):
     _run_one(fn, inputs, 1e-5, tmp_path)
+
+
+IDENTITIES = [
+    ("gradientmultiplier", lambda F, x: F.contrib.gradientmultiplier(x, scalar=-1.0),
+     [normal(2, 3)]),
+    ("gradientmultiplier_3d", lambda F, x: F.contrib.gradientmultiplier(x, scalar=2.5),
+     [normal(2, 2, 2)]),
+    ("copyto", lambda F, x: F._internal._copyto(x), [normal(3)]),
+    ("copyto_2d", lambda F, x: F._internal._copyto(x), [normal(3, 1)]),
+    ("identity_with_attr_like_rhs", lambda F, x, y: F._internal._identity_with_attr_like_rhs(
+        x, y), [normal(2, 3), normal(2, 3)]),
+    ("cast_storage", lambda F, x: F.cast_storage(x, stype="default"), [normal(4, 2)]),
+]
+
+
+@pytest.mark.parametrize("fn,inputs", [pytest.param(f, i, id=n) for n, f, i in IDENTITIES])
+def test_identity_like_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, tmp_path):
+    _run_one(fn, inputs, 1e-5, tmp_path)

@@ -74,3 +74,30 @@ def test_normalisation_graph_in_float64(fn, inputs, rtol, tmp_path):
         _run_one(fn, [a.astype(np.float64) for a in inputs], rtol, tmp_path)
     except OrtMissing as e:
         pytest.skip(f"onnxruntime has no float64 kernel: {str(e)[:120]}")
+
+
+def _bn_inputs(c):
+    return normal(c), normal(c), normal(c), positive(c)
+
+
+@pytest.mark.parametrize("fix_gamma", [True, False])
+@pytest.mark.parametrize("op", ["SyncBatchNorm", "BatchNormWithReLU"])
+def test_contrib_batch_norms_export_their_inference_form(op, fix_gamma, tmp_path):
+    """Inference (the moving statistics), as BatchNorm; WithReLU adds the ReLU."""
+    import mxlite as mx
+    names = ["data", "gamma", "beta", "mean", "var"]
+    inputs = [normal(2, 3, 4, 2)] + list(_bn_inputs(3))
+    fn = lambda F, *v: getattr(F.contrib, op)(*v, fix_gamma=fix_gamma, eps=1e-3)  # noqa: E731
+    sym = fn(mx.sym, *[mx.sym.var(n) for n in names])
+    aux = set(sym.list_auxiliary_states())
+    params = {n: mx.nd.array(a) for n, a in zip(names, inputs) if n in aux}
+    feeds = {n: a for n, a in zip(names, inputs) if n not in aux}
+    from conftest import export_and_run
+    got = export_and_run(sym, params, feeds, tmp_path)[0]
+    x, g, b, m, v = inputs
+    g = np.ones_like(g) if fix_gamma else g
+    shape = (1, 3, 1, 1)
+    want = (x - m.reshape(shape)) / np.sqrt(v.reshape(shape) + 1e-3) * g.reshape(shape) \
+        + b.reshape(shape)
+    want = np.maximum(want, 0) if op == "BatchNormWithReLU" else want
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -425,3 +425,22 @@ def _onehot_encode(ctx, node, ins, outs):
     idx = ctx.node("Unsqueeze", [_int64(ctx, ins[0]), ctx.int64s([1], "axes")])
     hot = ctx.node("Equal", [idx, _positions(ctx, depth)])      # out of range: no match
     ctx.node("Cast", [hot], outs, to=_to(ctx, ctx.dtype((node, 0))))
+
+
+@translates("_contrib_gradientmultiplier", "_copyto", onnx_ops=["Identity"],
+            notes="the forward pass: the identity")
+def _forward_identity(ctx, node, ins, outs):
+    ctx.node("Identity", ins[:1], outs[:1])
+
+
+@translates("_identity_with_attr_like_rhs", onnx_ops=["Identity"], unread=(1,),
+            notes="lhs; rhs (never read) is not an input")
+def _identity_like_rhs(ctx, node, ins, outs):
+    ctx.node("Identity", ins[:1], outs)
+
+
+@translates("cast_storage", onnx_ops=["Identity"], notes="dense storage (mxlite's only one)")
+def _cast_storage(ctx, node, ins, outs):
+    if node.attrs.stype != "default":
+        raise ctx.unsupported(node, f"stype={node.attrs.stype!r}")
+    ctx.node("Identity", ins, outs)

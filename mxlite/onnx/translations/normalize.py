@@ -108,3 +108,19 @@ def _upsampling(ctx, node, ins, outs):
     else:
         ctx.node("Sum" if a.multi_input_mode == "sum" else "Concat", parts, outs,
                  axis=None if a.multi_input_mode == "sum" else 1)
+
+
+@translates("_contrib_SyncBatchNorm", onnx_ops=["BatchNormalization"],
+            notes="inference: BatchNorm's, the moving statistics (no cross-rank sums)")
+def _sync_batch_norm(ctx, node, ins, outs):
+    from .nn import _batch_norm
+    _batch_norm(ctx, node, ins, outs)
+
+
+@translates("_contrib_BatchNormWithReLU", onnx_ops=["BatchNormalization", "Relu"],
+            notes="inference: BatchNorm's, the moving statistics, then Relu")
+def _batch_norm_relu(ctx, node, ins, outs):
+    from .nn import _batch_norm
+    normed = ctx.fresh("batchnorm")
+    _batch_norm(ctx, node, ins, [normed])
+    ctx.node("Relu", [normed], outs[:1])
