@@ -176,3 +176,39 @@ IDENTITIES = [
 @pytest.mark.parametrize("fn,inputs", [pytest.param(f, i, id=n) for n, f, i in IDENTITIES])
 def test_identity_like_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, tmp_path):
     _run_one(fn, inputs, 1e-5, tmp_path)
+
+
+SCATTERS = [
+    ("index_copy", lambda F, o, i, n: F.contrib.index_copy(o, i, n),
+     [normal(4, 3), np.array([2, 0], np.float32), normal(2, 3)]),
+    ("index_copy_3d", lambda F, o, i, n: F.contrib.index_copy(o, i, n),
+     [normal(3, 2, 2), np.array([1], np.float32), normal(1, 2, 2)]),
+    ("scatter_set_nd", lambda F, l, r, i: F._internal._scatter_set_nd(l, r, i, shape=(2, 3)),
+     [normal(2, 3), normal(2), np.array([[1, 0], [2, 0]], np.float32)]),
+    ("scatter_set_nd_rows", lambda F, l, r, i: F._internal._scatter_set_nd(
+        l, r, i, shape=(3, 2)), [normal(3, 2), normal(1, 2), np.array([[2]], np.float32)]),
+    ("count_sketch", lambda F, x, h, s: F.contrib.count_sketch(x, h, s, out_dim=3),
+     [normal(2, 4), np.array([[0, 2, 0, 1]], np.float32),
+      np.array([[1, -1, 1, -1]], np.float32)]),
+    ("count_sketch_wide", lambda F, x, h, s: F.contrib.count_sketch(x, h, s, out_dim=5),
+     [normal(3, 3), np.array([[4, 4, 0]], np.float32), np.array([[0.5, -1, 2]], np.float32)]),
+    ("fft", lambda F, x: F.contrib.fft(x), [normal(2, 4)]),
+    ("fft_odd", lambda F, x: F.contrib.fft(x), [normal(3, 5)]),
+    ("ifft", lambda F, x: F.contrib.ifft(x), [normal(2, 8)]),
+    ("ifft_odd", lambda F, x: F.contrib.ifft(x), [normal(1, 6)]),
+]
+
+
+@pytest.mark.parametrize("fn,inputs", [pytest.param(f, i, id=n) for n, f, i in SCATTERS])
+def test_scatter_and_dft_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, tmp_path):
+    _run_one(fn, inputs, 1e-4, tmp_path)
+
+
+def test_fft_matrix_is_numpys_fft():
+    """The reference side: the DFT matrix reproduces numpy.fft.fft, interleaved."""
+    from mxlite.onnx.translations.indexing import _dft_matrix
+    x = normal(3, 5).astype(np.float64)
+    f = np.fft.fft(x)
+    want = np.stack([f.real, f.imag], axis=-1).reshape(3, 10)
+    np.testing.assert_allclose(x @ _dft_matrix(5, False), want, atol=1e-12)
+    np.testing.assert_allclose(want @ _dft_matrix(5, True), 5 * x, atol=1e-12)

@@ -444,3 +444,64 @@ def _cast_storage(ctx, node, ins, outs):
     if node.attrs.stype != "default":
         raise ctx.unsupported(node, f"stype={node.attrs.stype!r}")
     ctx.node("Identity", ins, outs)
+
+
+@translates("_contrib_index_copy", onnx_ops=["Cast", "Unsqueeze", "ScatterND"],
+            notes="positions truncated toward zero")
+def _index_copy(ctx, node, ins, outs):
+    rows = ctx.node("Unsqueeze", [_int64(ctx, ins[1]), ctx.int64s([1], "axes")])
+    ctx.node("ScatterND", [ins[0], rows, ins[2]], outs)
+
+
+@translates("_scatter_set_nd", onnx_ops=["Cast", "Transpose", "ScatterND"])
+def _scatter_set_nd(ctx, node, ins, outs):
+    idx = ctx.node("Transpose", [_int64(ctx, ins[2])],
+                   perm=list(range(1, len(ctx.shape(node.inputs[2])))) + [0])
+    ctx.node("ScatterND", [ins[0], idx, ins[1]], outs)
+
+
+@translates("_contrib_count_sketch", onnx_ops=["Cast", "Reshape", "Expand", "Mul",
+                                               "ConstantOfShape", "ScatterElements"],
+            notes="a ScatterElements with reduction add")
+def _count_sketch(ctx, node, ins, outs):
+    shape = ctx.shape(node.inputs[0])
+    dt = ctx.dtype((node, 0))
+    flat = ctx.int64s([-1])
+    h = ctx.node("Expand", [ctx.node("Reshape", [_int64(ctx, ins[1]), flat]),
+                            ctx.int64s(shape)])
+    s = ctx.node("Reshape", [ins[2], flat])
+    s = s if ctx.dtype(node.inputs[2]) == dt else ctx.cast(s, dt)
+    x = ins[0] if ctx.dtype(node.inputs[0]) == dt else ctx.cast(ins[0], dt)
+    zeros = ctx.node("ConstantOfShape", [ctx.int64s(_out_shape(ctx, node))],
+                     value=ctx.onnx.numpy_helper.from_array(np.zeros(1, dt)))
+    ctx.node("ScatterElements", [zeros, h, ctx.node("Mul", [x, s])], outs,
+             axis=len(shape) - 1, reduction="add")
+
+
+def _dft_matrix(d, inverse):
+    """The real matrix of the DFT of a length-d axis: (d, 2d) from real data to interleaved
+    (re, im) frequencies, or (2d, d) from them back to the real part (unnormalised)."""
+    j = np.arange(d)
+    angle = 2 * np.pi * np.outer(j, j) / d
+    w = np.empty((d, 2 * d))
+    w[:, 0::2], w[:, 1::2] = np.cos(angle), -np.sin(angle)
+    return w.T.copy() if inverse else w
+
+
+def _dft(inverse):
+    def translate(ctx, node, ins, outs):
+        d = ctx.shape((node, 0))[-1]               # fft: 2 d outputs, ifft: d
+        d = d if inverse else d // 2
+        x = ctx.cast(ins[0], np.float64)
+        w = ctx.const(_dft_matrix(d, inverse), base="dft")
+        ctx.node("Cast", [ctx.node("MatMul", [x, w])], outs,
+                 to=_to(ctx, ctx.dtype((node, 0))))
+    return translate
+
+
+translates("_contrib_fft", onnx_ops=["Cast", "MatMul"],
+           notes="a float64 matrix product (as mxlite), interleaved (re, im) output")(
+    _dft(False))
+translates("_contrib_ifft", onnx_ops=["Cast", "MatMul"],
+           notes="a float64 matrix product (as mxlite): the unnormalised real part")(
+    _dft(True))
