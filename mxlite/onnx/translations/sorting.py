@@ -28,7 +28,8 @@ def _top(ctx, node, x, k, largest):
     return values, idx, axis
 
 
-@translates("topk", onnx_ops=["TopK", "Cast", "Reshape", "ScatterElements", "ConstantOfShape", "Expand", "Shape"],
+@translates("topk", onnx_ops=["TopK", "Cast", "Reshape", "ScatterElements", "ConstantOfShape",
+                              "Expand", "Shape"],
             notes="ret_typ value, indices, both and mask; indices in MXNet's dtype")
 def _topk(ctx, node, ins, outs):
     a = node.attrs
