@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from test_export_ops import indices, normal
+from test_export_ops import normal
 from test_export_ops import test_one_op_graph_runs_in_onnxruntime_as_in_mxlite as _run_one
 
 CASES = []
