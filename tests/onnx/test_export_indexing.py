@@ -212,3 +212,22 @@ def test_fft_matrix_is_numpys_fft():
     want = np.stack([f.real, f.imag], axis=-1).reshape(3, 10)
     np.testing.assert_allclose(x @ _dft_matrix(5, False), want, atol=1e-12)
     np.testing.assert_allclose(want @ _dft_matrix(5, True), 5 * x, atol=1e-12)
+
+
+ASSIGNS = [
+    ("slice_assign", lambda F, l, r: F._internal._slice_assign(l, r, begin=(1, 1), end=(2, 3)),
+     [normal(2, 3), normal(1, 2)]),
+    ("slice_assign_steps_neg", lambda F, l, r: F._internal._slice_assign(
+        l, r, begin=(None, -1), end=(None, None), step=(2, -2)), [normal(3, 4), normal(2, 2)]),
+    ("slice_assign_partial_axes", lambda F, l, r: F._internal._slice_assign(
+        l, r, begin=(1,), end=(3,)), [normal(4, 2, 2), normal(2, 2, 2)]),
+    ("slice_assign_scalar", lambda F, x: F._internal._slice_assign_scalar(
+        x, scalar=5.0, begin=(None, -1), end=(None, None)), [normal(2, 3)]),
+    ("slice_assign_scalar_step", lambda F, x: F._internal._slice_assign_scalar(
+        x, scalar=-1.5, begin=(0, 3), end=(3, 0), step=(2, -1)), [normal(3, 4)]),
+]
+
+
+@pytest.mark.parametrize("fn,inputs", [pytest.param(f, i, id=n) for n, f, i in ASSIGNS])
+def test_slice_assign_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, tmp_path):
+    _run_one(fn, inputs, 1e-5, tmp_path)

@@ -505,3 +505,54 @@ translates("_contrib_fft", onnx_ops=["Cast", "MatMul"],
 translates("_contrib_ifft", onnx_ops=["Cast", "MatMul"],
            notes="a float64 matrix product (as mxlite): the unnormalised real part")(
     _dft(True))
+
+
+# ---- slice assignment: the region [begin:end:step] as static positions per axis ------------
+def _region(node, shape):
+    """The positions the region covers on every axis (Python's slice rules, which are
+    ``slice``'s; axes past ``begin`` whole)."""
+    a = node.attrs
+    begin, end, step = list(a.begin), list(a.end), list(a.step or ())
+    out = []
+    for i, n in enumerate(shape):
+        if i < len(begin):
+            s = step[i] if i < len(step) and step[i] is not None else 1
+            out.append(list(range(*slice(begin[i], end[i], s).indices(n))))
+        else:
+            out.append(list(range(n)))
+    return out
+
+
+def _region_grid(ctx, positions):
+    """int64 (r0, ..., rk, ndim): the index of every element of the region (ScatterND's
+    indices), from the per-axis positions."""
+    ndim = len(positions)
+    sizes = [len(p) for p in positions]
+    planes = []
+    for ax, pos in enumerate(positions):
+        along = [1] * ndim
+        along[ax] = len(pos)
+        p = ctx.node("Reshape", [ctx.int64s(pos, "positions"), ctx.int64s(along)])
+        p = ctx.node("Expand", [p, ctx.int64s(sizes)])
+        planes.append(ctx.node("Unsqueeze", [p, ctx.int64s([ndim], "axes")]))
+    return ctx.node("Concat", planes, axis=ndim)
+
+
+@translates("_slice_assign", onnx_ops=["Reshape", "Expand", "Unsqueeze", "Concat",
+                                       "ScatterND"],
+            notes="a new array (mxlite without out=); the region's indices as a ScatterND")
+def _slice_assign(ctx, node, ins, outs):
+    positions = _region(node, ctx.shape(node.inputs[0]))
+    ctx.node("ScatterND", [ins[0], _region_grid(ctx, positions), ins[1]], outs)
+
+
+@translates("_slice_assign_scalar", onnx_ops=["Reshape", "Expand", "Unsqueeze", "Concat",
+                                              "ConstantOfShape", "ScatterND"],
+            notes="a new array (mxlite without out=)")
+def _slice_assign_scalar(ctx, node, ins, outs):
+    positions = _region(node, ctx.shape(node.inputs[0]))
+    dt = ctx.dtype(node.inputs[0])
+    fill = ctx.node("ConstantOfShape", [ctx.int64s([len(p) for p in positions])],
+                    value=ctx.onnx.numpy_helper.from_array(
+                        np.asarray([node.attrs.scalar]).astype(dt)))
+    ctx.node("ScatterND", [ins[0], _region_grid(ctx, positions), fill], outs)
