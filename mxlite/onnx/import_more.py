@@ -164,3 +164,71 @@ imports("RandomNormal", into=["_random_normal"])(_random("normal", False))
 imports("RandomUniform", into=["_random_uniform"])(_random("uniform", False))
 imports("RandomNormalLike", into=["_random_normal_like"])(_random("normal", True))
 imports("RandomUniformLike", into=["_random_uniform_like"])(_random("uniform", True))
+
+
+@imports("ReduceSumSquare", into=["square", "sum"])
+def _reduce_sum_square(ic, node, ins):
+    axes = _axes(ic, node, ins, 1)
+    keep = bool(ic.attr(node, "keepdims", 1))
+    kw = {} if axes is None else {"axis": tuple(axes)}
+    return [ic.out(_S().sum(_S().square(ic.sym(ins[0])), keepdims=keep, **kw), node)]
+
+
+@imports("Size", into=[])
+def _size(ic, node, ins):
+    if ins[0].shape is None:
+        raise ic.error(node, "the size must be static (known from the model's input shapes)")
+    return [_value(np.asarray(int(np.prod(ins[0].shape)), np.int64))]
+
+
+@imports("EyeLike", into=[])
+def _eye_like(ic, node, ins):
+    shape = ins[0].shape
+    if shape is None or len(shape) != 2:
+        raise ic.error(node, "needs a static 2-D input shape")
+    code = ic.attr(node, "dtype")
+    dtype = np.dtype(ic.onnx.helper.tensor_dtype_to_np_dtype(code)) if code is not None \
+        else ins[0].dtype
+    return [_value(np.eye(shape[0], shape[1], ic.attr(node, "k", 0), dtype=dtype))]
+
+
+@imports("Trilu", into=["broadcast_mul"])
+def _trilu(ic, node, ins):
+    """The kept triangle as a product with a constant 0/1 mask of the static shape."""
+    shape = ins[0].shape
+    if shape is None:
+        raise ic.error(node, "needs the input's static shape")
+    k = int(np.asarray(ic.const(node, ins[1], "k")).reshape(())) if len(ins) > 1 and \
+        ins[1] is not None else 0
+    rows, cols = shape[-2:]
+    keep = (np.tril if not ic.attr(node, "upper", 1) else np.triu)(np.ones((rows, cols)), k)
+    if ins[0].is_const:
+        return [_value(ins[0].const * keep.astype(ins[0].dtype))]
+    mask = ic.sym(_value(keep.astype(ins[0].dtype)))
+    return [ic.out(_S().broadcast_mul(ic.sym(ins[0]), mask), node)]
+
+
+@imports("GridSample", into=["BilinearSampler", "transpose"])
+def _grid_sample(ic, node, ins):
+    """MXNet's BilinearSampler: bilinear, align_corners=1, zeros outside; the grid's
+    (x, y) pairs on the last axis become its axis 1."""
+    mode = ic.attr(node, "mode", b"linear")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    padding = ic.attr(node, "padding_mode", b"zeros")
+    padding = padding.decode() if isinstance(padding, bytes) else padding
+    if mode not in ("linear", "bilinear") or padding != "zeros" or \
+            not ic.attr(node, "align_corners", 0):
+        raise ic.error(node, f"mode={mode!r}, padding_mode={padding!r}, align_corners="
+                             f"{ic.attr(node, 'align_corners', 0)} (mxlite's BilinearSampler "
+                             "is bilinear, zeros, align_corners=1)")
+    grid = _S().transpose(ic.sym(ins[1]), axes=(0, 3, 1, 2))
+    return [ic.out(_S().BilinearSampler(ic.sym(ins[0]), grid), node)]
+
+
+@imports("MaxRoiPool", into=["ROIPooling", "concat", "expand_dims", "cast"])
+def _max_roi_pool(ic, node, ins):
+    """MXNet's rois are (R, 5) rows of (batch index, x1, y1, x2, y2), as ONNX's."""
+    y = _S().ROIPooling(ic.sym(ins[0]), ic.sym(ins[1]),
+                        pooled_size=tuple(ic.attr(node, "pooled_shape")),
+                        spatial_scale=ic.attr(node, "spatial_scale", 1.0))
+    return [ic.out(y, node)]

@@ -164,6 +164,19 @@ ZOO = {
                       [("x", (2, 3, 4))], [("s", np.int64(2)), ("l", np.int64(5)),
                                            ("d", np.int64(1))]),
     "Det": ([N("Det", ["x"], ["y"])], [("x", (2, 3, 3))], []),
+    "ReduceSumSquare": ([N("ReduceSumSquare", ["x"], ["y"], axes=[1], keepdims=0)],
+                        [("x", (2, 3, 4))], []),
+    "Size_EyeLike_Trilu": ([N("Size", ["x"], ["s"]), N("EyeLike", ["z"], ["e"], k=1),
+                            N("Cast", ["s"], ["sf"], to=TensorProto.FLOAT),
+                            N("Mul", ["e", "sf"], ["m"]), N("Trilu", ["x", "kk"], ["t"]),
+                            N("Add", ["t", "m"], ["y"])],
+                           [("x", (3, 3)), ("z", (3, 3))], [("kk", _i64(0))]),
+    "Trilu_lower": ([N("Trilu", ["x"], ["y"], upper=0)], [("x", (2, 3, 4))], []),
+    "GridSample": ([N("GridSample", ["x", "g"], ["y"], align_corners=1)],
+                   [("x", (1, 2, 4, 5)), ("g", (1, 3, 3, 2))], []),
+    "MaxRoiPool": ([N("MaxRoiPool", ["x", "r"], ["y"], pooled_shape=[2, 2],
+                      spatial_scale=0.5)], [("x", (2, 3, 8, 8))],
+                   [("r", np.array([[0, 0, 0, 7, 7], [1, 2, 2, 12, 10]], np.float32))]),
 }
 
 
