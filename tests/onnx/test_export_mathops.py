@@ -170,3 +170,30 @@ CONTRIB = [
 @pytest.mark.parametrize("fn,inputs", [pytest.param(f, i, id=n) for n, f, i in CONTRIB])
 def test_contrib_math_graph_runs_in_onnxruntime_as_in_mxlite(fn, inputs, tmp_path):
     _run_one(fn, inputs, 1e-5, tmp_path)
+
+
+@pytest.mark.parametrize("values", [
+    positive(3, 4) * 5,
+    np.array([1.0, 0.5, -0.5, 0.0, -2.0, 10.0, 1e-3, -3.7, 40.0, 0.6], np.float32)],
+    ids=["positive", "negative_and_poles"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_digamma(values, dtype, tmp_path):
+    """polygamma n=0 (digamma) against mxlite: poles NaN, negative x by reflection."""
+    _run_one(lambda F, v: F._internal._polygamma(v, n=0), [values.astype(dtype)], 1e-5,
+             tmp_path)
+
+
+def test_digamma_closed_forms():
+    """The reference side: psi(1) = -Euler's gamma, psi(1/2) = -gamma - 2 log 2."""
+    import mxlite as mx
+    got = mx.nd._internal._polygamma(mx.nd.array([1.0, 0.5], dtype="float64"), n=0).asnumpy()
+    euler = 0.5772156649015329
+    np.testing.assert_allclose(got, [-euler, -euler - 2 * math.log(2)], rtol=1e-12)
+
+
+def test_polygamma_of_higher_order_is_refused_by_name(tmp_path):
+    import mxlite as mx
+    sym = mx.sym._internal._polygamma(mx.sym.var("x"), n=2)
+    with pytest.raises(mx.MXNetError, match=r"_polygamma.*n=2"):
+        mx.onnx.export_model(sym, {}, in_shapes=[(3,)], in_types=[np.float32],
+                             onnx_file_path=str(tmp_path / "m.onnx"))

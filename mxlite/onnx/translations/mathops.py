@@ -471,3 +471,54 @@ def _allclose(ctx, node, ins, outs):
         close = ctx.node("Or", [close, both])
     ctx.node("Cast", [_flag(ctx, close, "ReduceMin")], outs,
              to=ctx.onnx.helper.np_dtype_to_tensor_dtype(ctx.dtype((node, 0))))
+
+
+# ---- digamma (polygamma n = 0): recurrence up past 6, the asymptotic series, reflection -----
+_DIGAMMA_SERIES = ((2, -1 / 12), (4, 1 / 120), (6, -1 / 252), (8, 1 / 240), (10, -1 / 132))
+_DIGAMMA_SHIFT = 6
+
+
+def _digamma_right(ctx, z):
+    """psi(z) for z >= 0.5 (float64): psi(z) = psi(z + 6) - sum 1 / (z + k), and psi(w) ~
+    log w - 1 / (2w) - sum B_2k / (2k w^2k) for w >= 6.5 (the next term ~4e-12)."""
+    f64 = np.float64
+    w = ctx.node("Add", [z, _c(ctx, float(_DIGAMMA_SHIFT), f64)])
+    inv = ctx.node("Reciprocal", [w])
+    inv2 = ctx.node("Mul", [inv, inv])
+    y = ctx.node("Sub", [ctx.node("Log", [w]), ctx.node("Mul", [inv, _c(ctx, 0.5, f64)])])
+    power = inv2
+    for k, (_, coef) in enumerate(_DIGAMMA_SERIES):
+        y = ctx.node("Add", [y, ctx.node("Mul", [power, _c(ctx, coef, f64)])])
+        if k + 1 < len(_DIGAMMA_SERIES):
+            power = ctx.node("Mul", [power, inv2])
+    for k in range(_DIGAMMA_SHIFT):
+        y = ctx.node("Sub", [y, ctx.node("Reciprocal", [
+            ctx.node("Add", [z, _c(ctx, float(k), f64)])])])
+    return y
+
+
+@translates("_polygamma", onnx_ops=["Cast", "Less", "Where", "Sub", "Add", "Mul", "Reciprocal",
+                                    "Log", "Floor", "Sin", "Cos", "Div", "Equal", "And",
+                                    "LessOrEqual"],
+            notes="n=0 (digamma): a series in float64; n >= 1 is not exported")
+def _polygamma(ctx, node, ins, outs):
+    if node.attrs.n != 0:
+        raise ctx.unsupported(node, f"n={node.attrs.n}")
+    f64 = np.float64
+    x = _in_float64(ctx, node, ins)
+    left = ctx.node("Less", [x, _c(ctx, 0.5, f64)])
+    z = ctx.node("Where", [left, ctx.node("Sub", [_c(ctx, 1.0, f64), x]), x])
+    psi = _digamma_right(ctx, z)
+    # reflection psi(x) = psi(1 - x) - pi cot(pi x); cot(pi x) = cot(pi frac(x)), exact
+    # period, so a large negative x keeps its accuracy
+    fl = ctx.node("Floor", [x])
+    angle = ctx.node("Mul", [ctx.node("Sub", [x, fl]), _c(ctx, np.pi, f64)])
+    cot = ctx.node("Div", [ctx.node("Cos", [angle]), ctx.node("Sin", [angle])])
+    refl = ctx.node("Sub", [psi, ctx.node("Mul", [cot, _c(ctx, np.pi, f64)])])
+    y = ctx.node("Where", [left, refl, psi])
+    # the poles 0, -1, -2, ... are NaN (mxlite's rule)
+    pole = ctx.node("And", [ctx.node("Equal", [x, fl]),
+                            ctx.node("LessOrEqual", [x, _c(ctx, 0.0, f64)])])
+    y = ctx.node("Where", [pole, _c(ctx, np.nan, f64, "nan"), y])
+    ctx.node("Cast", [y], outs, to=ctx.onnx.helper.np_dtype_to_tensor_dtype(
+        ctx.dtype((node, 0))))
