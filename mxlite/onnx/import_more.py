@@ -232,3 +232,89 @@ def _max_roi_pool(ic, node, ins):
                         pooled_size=tuple(ic.attr(node, "pooled_shape")),
                         spatial_scale=ic.attr(node, "spatial_scale", 1.0))
     return [ic.out(y, node)]
+
+
+_RNN_MODES = {"LSTM": "lstm", "GRU": "gru"}
+# the ONNX gate block each MXNet gate block comes from (ONNX i, o, f, c -> MXNet i, f, g, o;
+# z, r, h -> r, z, n)
+_FROM_ONNX = {"lstm": (0, 2, 3, 1), "gru": (1, 0, 2), "rnn_relu": (0,), "rnn_tanh": (0,)}
+
+
+def _rnn(op_type):
+    def handler(ic, node, ins):
+        """One ONNX RNN/LSTM/GRU node as mxlite's fused RNN of one layer, the weights packed
+        into its flat ``parameters`` (MXNet's layout and gate order) at import."""
+        from ..ops.registry import get_op
+        from ..ops.rnn import _Layout
+        hidden = ic.attr(node, "hidden_size")
+        direction = ic.attr(node, "direction", b"forward")
+        direction = direction.decode() if isinstance(direction, bytes) else direction
+        if direction not in ("forward", "bidirectional") or ic.attr(node, "layout", 0) or \
+                ic.attr(node, "clip") is not None or ic.attr(node, "input_forget", 0):
+            raise ic.error(node, "reverse direction, layout=1, clip or input_forget")
+        acts = [a.decode() if isinstance(a, bytes) else a
+                for a in (ic.attr(node, "activations") or [])]
+        if op_type == "RNN":
+            mode = "rnn_relu" if acts and acts[0] == "Relu" else "rnn_tanh"
+            if acts and acts[0] not in ("Tanh", "Relu"):
+                raise ic.error(node, f"activations={acts}")
+        else:
+            mode = _RNN_MODES[op_type]
+            defaults = (["Sigmoid", "Tanh", "Tanh"] if mode == "lstm" else ["Sigmoid", "Tanh"])
+            if acts and acts[:len(defaults)] != defaults * (len(acts) // len(defaults)):
+                raise ic.error(node, f"activations={acts}")
+            if mode == "gru" and not ic.attr(node, "linear_before_reset", 0):
+                raise ic.error(node, "linear_before_reset=0 (MXNet's GRU resets after the "
+                                     "recurrent product)")
+        if len(ins) > 7 and ins[7] is not None:
+            raise ic.error(node, "peephole weights P")
+        x_shape = ins[0].shape
+        if x_shape is None:
+            raise ic.error(node, "needs the input's static shape")
+        W, R = ic.const(node, ins[1], "W"), ic.const(node, ins[2], "R")
+        d = 2 if direction == "bidirectional" else 1
+        gh = W.shape[1]
+        B = ic.const(node, ins[3], "B") if len(ins) > 3 and ins[3] is not None else \
+            np.zeros((d, 2 * gh), W.dtype)
+        op = get_op("RNN")
+        attrs = op.parse_attrs({"state_size": hidden, "num_layers": 1, "mode": mode,
+                                "bidirectional": d == 2, "state_outputs": True})
+        lay = _Layout(attrs, x_shape[2])
+        flat = np.zeros(lay.size, W.dtype)
+        order = _FROM_ONNX[mode]
+
+        def mx_blocks(a):        # (G*H, ...) in ONNX's gate order -> MXNet's
+            return np.concatenate([a[j * hidden:(j + 1) * hidden] for j in order])
+        for k in range(d):
+            for name, value in (("wx", W[k]), ("wh", R[k]), ("bx", B[k, :gh]),
+                                ("bh", B[k, gh:])):
+                off, shape = lay.weights[k][name]
+                flat[off:off + int(np.prod(shape))] = mx_blocks(value).reshape(-1)
+        S = _S()
+        n = x_shape[1]
+
+        def state(i):
+            if len(ins) > i and ins[i] is not None:
+                return ic.sym(ins[i])
+            return ic.sym(_value(np.zeros((d, n, hidden), W.dtype)))
+        args = [ic.sym(ins[0]), ic.sym(_value(flat)), state(5)]
+        if mode == "lstm":
+            args.append(state(6))
+        kw = {}
+        if len(ins) > 4 and ins[4] is not None:
+            args.append(S.cast(ic.sym(ins[4]), dtype=np.dtype(W.dtype).name))
+            kw["use_sequence_length"] = True
+        outs = S.RNN(*args, state_size=hidden, num_layers=1, mode=mode,
+                     bidirectional=d == 2, state_outputs=True, **kw)
+        t = x_shape[0]
+        y = S.transpose(S.reshape(outs[0], shape=(t, n, d, hidden)), axes=(0, 2, 1, 3))
+        results = [ic.out(y, node, 0), ic.out(outs[1], node, 1)]
+        if mode == "lstm":
+            results.append(ic.out(outs[2], node, 2))
+        return results
+    return handler
+
+
+imports("LSTM", into=["RNN", "reshape", "transpose", "cast"])(_rnn("LSTM"))
+imports("GRU", into=["RNN", "reshape", "transpose", "cast"])(_rnn("GRU"))
+imports("RNN", into=["RNN", "reshape", "transpose", "cast"])(_rnn("RNN"))
