@@ -318,3 +318,37 @@ def _rnn(op_type):
 imports("LSTM", into=["RNN", "reshape", "transpose", "cast"])(_rnn("LSTM"))
 imports("GRU", into=["RNN", "reshape", "transpose", "cast"])(_rnn("GRU"))
 imports("RNN", into=["RNN", "reshape", "transpose", "cast"])(_rnn("RNN"))
+
+
+@imports("RoiAlign", into=["_contrib_ROIAlign", "concat", "expand_dims", "cast"])
+def _roi_align(ic, node, ins):
+    """MXNet's rois rows are (batch index, x1, y1, x2, y2): ONNX's batch_indices joined in
+    front of its boxes; half_pixel is MXNet's aligned=True, output_half_pixel aligned=False."""
+    mode = ic.attr(node, "mode", b"avg")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    ctm = ic.attr(node, "coordinate_transformation_mode", b"half_pixel")
+    ctm = ctm.decode() if isinstance(ctm, bytes) else ctm
+    if mode != "avg":
+        raise ic.error(node, f"mode={mode!r} (mxlite's ROIAlign averages)")
+    S = _S()
+    dtype = ins[1].dtype.name if ins[1].dtype is not None else "float32"
+    index = S.expand_dims(S.cast(ic.sym(ins[2]), dtype=dtype), axis=1)
+    rois = S.concat(index, ic.sym(ins[1]), dim=1)
+    ratio = ic.attr(node, "sampling_ratio", 0)
+    y = S.contrib.ROIAlign(ic.sym(ins[0]), rois,
+                           pooled_size=(ic.attr(node, "output_height", 1),
+                                        ic.attr(node, "output_width", 1)),
+                           spatial_scale=ic.attr(node, "spatial_scale", 1.0),
+                           sample_ratio=ratio if ratio > 0 else -1,
+                           aligned=ctm == "half_pixel")
+    return [ic.out(y, node)]
+
+
+@imports("ReverseSequence", into=["SequenceReverse", "cast"])
+def _reverse_sequence(ic, node, ins):
+    if ic.attr(node, "time_axis", 0) != 0 or ic.attr(node, "batch_axis", 1) != 1:
+        raise ic.error(node, "time_axis and batch_axis other than 0 and 1 (MXNet's layout)")
+    dtype = ins[0].dtype.name if ins[0].dtype is not None else "float32"
+    lengths = _S().cast(ic.sym(ins[1]), dtype=dtype)
+    return [ic.out(_S().SequenceReverse(ic.sym(ins[0]), lengths, use_sequence_length=True),
+                   node)]
