@@ -352,3 +352,40 @@ def _reverse_sequence(ic, node, ins):
     lengths = _S().cast(ic.sym(ins[1]), dtype=dtype)
     return [ic.out(_S().SequenceReverse(ic.sym(ins[0]), lengths, use_sequence_length=True),
                    node)]
+
+
+@imports("Resize", into=["UpSampling"])
+def _resize(ic, node, ins):
+    """Nearest-neighbour upsampling by one integer factor on both spatial axes, read as
+    output i <- input floor(i / s) (asymmetric coordinates, floor): MXNet's UpSampling."""
+    mode = ic.attr(node, "mode", b"nearest")
+    ctm = ic.attr(node, "coordinate_transformation_mode", b"half_pixel")
+    nearest = ic.attr(node, "nearest_mode", b"round_prefer_floor")
+    text = [v.decode() if isinstance(v, bytes) else v for v in (mode, ctm, nearest)]
+    shape = ins[0].shape
+    scales = ic.const(node, ins[2], "scales") if len(ins) > 2 and ins[2] is not None and \
+        ins[2].const is not None and ins[2].const.size else None
+    if scales is None and len(ins) > 3 and ins[3] is not None and shape is not None:
+        sizes = ic.const(node, ins[3], "sizes")
+        scales = np.asarray(sizes, np.float64) / np.asarray(shape, np.float64)
+    if text != ["nearest", "asymmetric", "floor"] or scales is None or len(scales) != 4 or \
+            tuple(scales[:2]) != (1, 1) or scales[2] != scales[3] or \
+            scales[2] != int(scales[2]) or scales[2] < 1:
+        raise ic.error(node, f"mode={text[0]!r}, coordinate_transformation_mode={text[1]!r}, "
+                             f"nearest_mode={text[2]!r}, scales {scales} (mxlite imports "
+                             "nearest upsampling by one integer factor, asymmetric and floor)")
+    return [ic.out(_S().UpSampling(ic.sym(ins[0]), scale=int(scales[2]),
+                                   sample_type="nearest", num_args=1), node)]
+
+
+@imports("Multinomial", into=["softmax", "_sample_multinomial"])
+def _multinomial(ic, node, ins):
+    """Draws from the softmax of each row (ONNX's input is unnormalised log-probabilities),
+    mxlite's stream."""
+    code = ic.attr(node, "dtype")
+    dtype = np.dtype(ic.onnx.helper.tensor_dtype_to_np_dtype(code)) if code is not None \
+        else np.dtype(np.int32)
+    probs = _S().softmax(ic.sym(ins[0]), axis=-1)
+    y = _S()._internal._sample_multinomial(probs, shape=(ic.attr(node, "sample_size", 1),),
+                                          dtype=dtype.name)
+    return [ic.out(y, node)]

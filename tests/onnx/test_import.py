@@ -184,6 +184,9 @@ ZOO = {
         [("x", (1, 2, 6, 6))], [("r", np.array([[1, 1, 4, 5]], np.float32)), ("b", _i64(0))]),
     "ReverseSequence": ([N("ReverseSequence", ["x", "l"], ["y"])], [("x", (4, 3, 2))],
                         [("l", _i64(4, 1, 3))]),
+    "Resize_nearest": ([N("Resize", ["x", "", "s"], ["y"], mode="nearest",
+                          coordinate_transformation_mode="asymmetric", nearest_mode="floor")],
+                       [("x", (1, 2, 3, 4))], [("s", np.float32([1, 1, 2, 2]))]),
     "MaxRoiPool": ([N("MaxRoiPool", ["x", "r"], ["y"], pooled_shape=[2, 2],
                       spatial_scale=0.5)], [("x", (2, 3, 8, 8))],
                    [("r", np.array([[0, 0, 0, 7, 7], [1, 2, 2, 12, 10]], np.float32))]),
@@ -236,6 +239,19 @@ def test_round_takes_halves_to_even_as_onnx_does(tmp_path):
     want, = run_onnx(path, {"x": x})
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(got, np.rint(x))
+
+
+def test_multinomial_draws_from_the_softmax_of_each_row(tmp_path):
+    model = _model([N("Multinomial", ["x"], ["y"], sample_size=20000, dtype=TensorProto.INT64)],
+                   [("x", (2, 3))], ["y"])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(model, path)
+    logits = np.log(np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], np.float32))
+    got, = _imported_values(path, {"x": logits})
+    assert got.shape == (2, 20000) and got.dtype == np.int64
+    for row, p in zip(got, np.exp(logits)):
+        freq = np.bincount(row, minlength=3) / row.size
+        np.testing.assert_allclose(freq, p, atol=0.015)
 
 
 def test_an_onnx_operator_mxlite_cannot_import_is_named(tmp_path):
