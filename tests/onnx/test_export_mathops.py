@@ -191,9 +191,16 @@ def test_digamma_closed_forms():
     np.testing.assert_allclose(got, [-euler, -euler - 2 * math.log(2)], rtol=1e-12)
 
 
-def test_polygamma_of_higher_order_is_refused_by_name(tmp_path):
-    import mxlite as mx
-    sym = mx.sym._internal._polygamma(mx.sym.var("x"), n=2)
-    with pytest.raises(mx.MXNetError, match=r"_polygamma.*n=2"):
-        mx.onnx.export_model(sym, {}, in_shapes=[(3,)], in_types=[np.float32],
-                             onnx_file_path=str(tmp_path / "m.onnx"))
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_polygamma_of_higher_order(n, dtype, tmp_path):
+    """psi_n against mxlite, positive and negative x (reflection), poles NaN."""
+    x = np.array([0.3, 1.0, 2.5, 7.0, 30.0, -0.5, -2.3, -7.75, 0.0, -3.0], dtype)
+    _run_one(lambda F, v: F._internal._polygamma(v, n=n), [x], 1e-5, tmp_path)
+
+
+def test_cot_derivative_polynomials_by_closed_form():
+    """d/dx cot(pi x) = -pi (1 + cot^2), d2 = 2 pi^2 cot (1 + cot^2)."""
+    from mxlite.onnx.translations.mathops import _cot_derivative_poly
+    assert _cot_derivative_poly(1) == [-1.0, 0.0, -1.0]
+    assert _cot_derivative_poly(2) == [0.0, 2.0, 0.0, 2.0]

@@ -497,24 +497,72 @@ def _digamma_right(ctx, z):
     return y
 
 
+_BERNOULLI = ((2, 1 / 6), (4, -1 / 30), (6, 1 / 42), (8, -1 / 30), (10, 5 / 66),
+              (12, -691 / 2730))
+
+
+def _polygamma_right(ctx, z, n):
+    """psi_n(z), n >= 1, for z >= 0.5 (float64): psi_n(z) = psi_n(z + m) + (-1)^(n+1) n!
+    sum_k<m (z + k)^-(n+1), and the asymptotic series (-1)^(n+1) [(n-1)! / w^n + n! /
+    (2 w^(n+1)) + sum B_2k (2k+n-1)! / ((2k)! w^(2k+n))] at w = z + m, m = 8 + 2n
+    (about 1e-13 relative)."""
+    f64 = np.float64
+    m = 8 + 2 * n
+    sign = (-1) ** (n + 1)
+    w = ctx.node("Add", [z, _c(ctx, float(m), f64)])
+
+    def inv_pow(v, k):
+        return ctx.node("Pow", [v, _c(ctx, float(-k), f64)])
+    terms = [(math.factorial(n - 1), n), (math.factorial(n) / 2, n + 1)]
+    terms += [(b * math.factorial(k2 + n - 1) / math.factorial(k2), k2 + n)
+              for k2, b in _BERNOULLI]
+    y = _c(ctx, 0.0, f64)
+    for coef, k in terms:
+        y = ctx.node("Add", [y, ctx.node("Mul", [inv_pow(w, k), _c(ctx, sign * coef, f64)])])
+    for k in range(m):
+        shifted = ctx.node("Add", [z, _c(ctx, float(k), f64)])
+        y = ctx.node("Add", [y, ctx.node("Mul", [inv_pow(shifted, n + 1),
+                                                 _c(ctx, sign * math.factorial(n), f64)])])
+    return y
+
+
+def _cot_derivative_poly(n):
+    """Coefficients (lowest first) of P_n with d^n/dx^n cot(pi x) = pi^n P_n(cot(pi x)):
+    P_0 = c, P_{k+1} = -(1 + c^2) P_k'."""
+    p = [0.0, 1.0]
+    for _ in range(n):
+        d = [i * p[i] for i in range(1, len(p))] or [0.0]
+        q = [0.0] * (len(d) + 2)
+        for i, v in enumerate(d):          # -(1 + c^2) * d
+            q[i] -= v
+            q[i + 2] -= v
+        p = q
+    return p
+
+
 @translates("_polygamma", onnx_ops=["Cast", "Less", "Where", "Sub", "Add", "Mul", "Reciprocal",
                                     "Log", "Floor", "Sin", "Cos", "Div", "Equal", "And",
-                                    "LessOrEqual"],
-            notes="n=0 (digamma): a series in float64; n >= 1 is not exported")
+                                    "LessOrEqual", "Pow"],
+            notes="series in float64 (about 1e-13 relative); negative x by reflection; "
+                  "the poles NaN")
 def _polygamma(ctx, node, ins, outs):
-    if node.attrs.n != 0:
-        raise ctx.unsupported(node, f"n={node.attrs.n}")
+    n = int(node.attrs.n)
     f64 = np.float64
     x = _in_float64(ctx, node, ins)
     left = ctx.node("Less", [x, _c(ctx, 0.5, f64)])
     z = ctx.node("Where", [left, ctx.node("Sub", [_c(ctx, 1.0, f64), x]), x])
-    psi = _digamma_right(ctx, z)
-    # reflection psi(x) = psi(1 - x) - pi cot(pi x); cot(pi x) = cot(pi frac(x)), exact
+    psi = _digamma_right(ctx, z) if n == 0 else _polygamma_right(ctx, z, n)
+    # reflection psi_n(x) = (-1)^n psi_n(1 - x) - pi^(n+1) P_n(cot(pi x)) (the n-th
+    # derivative of psi(1 - x) - psi(x) = pi cot(pi x)); cot(pi x) = cot(pi frac(x)), exact
     # period, so a large negative x keeps its accuracy
     fl = ctx.node("Floor", [x])
     angle = ctx.node("Mul", [ctx.node("Sub", [x, fl]), _c(ctx, np.pi, f64)])
     cot = ctx.node("Div", [ctx.node("Cos", [angle]), ctx.node("Sin", [angle])])
-    refl = ctx.node("Sub", [psi, ctx.node("Mul", [cot, _c(ctx, np.pi, f64)])])
+    poly = _c(ctx, 0.0, f64)
+    for coef in reversed(_cot_derivative_poly(n)):         # Horner
+        poly = ctx.node("Add", [ctx.node("Mul", [poly, cot]), _c(ctx, coef, f64)])
+    mirrored = psi if n % 2 == 0 else ctx.node("Mul", [psi, _c(ctx, -1.0, f64)])
+    refl = ctx.node("Sub", [mirrored, ctx.node("Mul", [poly, _c(ctx, np.pi ** (n + 1), f64)])])
     y = ctx.node("Where", [left, refl, psi])
     # the poles 0, -1, -2, ... are NaN (mxlite's rule)
     pole = ctx.node("And", [ctx.node("Equal", [x, fl]),
