@@ -4,7 +4,7 @@ penalty through a convolution), run in onnxruntime and match ``mx.autograd``."""
 import numpy as np
 
 import mxlite as mx
-from conftest import export_and_run
+from onnx_harness import export_and_run
 
 rng = np.random.default_rng(7)
 

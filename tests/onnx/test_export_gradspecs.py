@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import export_and_run
+from onnx_harness import export_and_run
 from gradspecs import all_specs
 from mxlite.onnx import translations  # noqa: F401  (fills TRANSLATIONS)
 from mxlite.onnx.table import TRANSLATIONS

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import export_and_run
+from onnx_harness import export_and_run
 
 rng = np.random.default_rng(3)
 CASES = []

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import export_and_run, run_onnx
+from onnx_harness import export_and_run, run_onnx
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "fixtures")

@@ -92,7 +92,7 @@ def test_contrib_batch_norms_export_their_inference_form(op, fix_gamma, tmp_path
     aux = set(sym.list_auxiliary_states())
     params = {n: mx.nd.array(a) for n, a in zip(names, inputs) if n in aux}
     feeds = {n: a for n, a in zip(names, inputs) if n not in aux}
-    from conftest import export_and_run
+    from onnx_harness import export_and_run
     got = export_and_run(sym, params, feeds, tmp_path)[0]
     x, g, b, m, v = inputs
     g = np.ones_like(g) if fix_gamma else g

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import run_onnx
+from onnx_harness import run_onnx
 
 N = 40000          # draws per moment check: five standard errors is about 2.5% of sd
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import export_and_run
+from onnx_harness import export_and_run
 from mxlite.ops.rnn import rnn_param_size
 
 rng = np.random.default_rng(7)
@@ -97,7 +97,7 @@ def test_rnn_dropout_is_inference_identity(tmp_path):
 
 
 def test_rnn_with_a_symbolic_batch_runs_at_another_batch_size(tmp_path):
-    from conftest import run_onnx
+    from onnx_harness import run_onnx
     attrs, feeds = _inputs("gru", 5, 3, 4, 6, 2, True)
     names = list(feeds)
     sym = mx.sym.RNN(*[mx.sym.var(n) for n in names], state_outputs=True, **attrs)

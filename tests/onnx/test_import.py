@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import onnx, run_onnx
+from onnx_harness import onnx, run_onnx
 from test_export_ops import CASES
 from test_export_models import MODELS, hybridized
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from conftest import onnx  # noqa: F401  (skips without onnx)
+from onnx_harness import onnx  # noqa: F401  (skips without onnx)
 from mxlite.ops.rnn import rnn_param_size
 
 

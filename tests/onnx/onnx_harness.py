@@ -1,4 +1,5 @@
-"""Shared helpers of the ONNX tests: export a graph, run it in onnxruntime (CPU)."""
+"""Shared helpers of the ONNX tests: export a graph, run it in onnxruntime (CPU). A module
+of its own name (not a conftest), so a test importing it at run time gets this one."""
 import numpy as np
 import pytest
 
