@@ -8,6 +8,9 @@ import pytest
 import mxlite as mx
 from mxlite._core import norm as _k
 
+# the CPU kernels, called directly (tests/gpu/test_norm_rows_gpu.py checks the GPU's)
+pytestmark = pytest.mark.cpu_only
+
 RNG = np.random.default_rng(20261129)
 EPS32 = np.finfo(np.float32).eps
 # lengths below, at and past the 16 lanes and the 256-element blocks, and long rows
