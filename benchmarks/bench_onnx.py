@@ -7,7 +7,8 @@ Models: ResNet-50 v1 at batch 1 (3x224x224), the Gluon CNN of examples/mnist_lik
 batch 64, and a transformer encoder block (batch 16, sequence 64, width 256). mxlite runs
 the hybridized block (``static_alloc``); onnxruntime runs the file ``mx.onnx.export_model``
 wrote, on its CPU provider with ``--threads`` intra-op threads (default: the machine's
-cores, as mxlite's OpenMP uses). Printed per model: the export time, the import time
+cores, as mxlite's OpenMP uses; told not to spin between runs, which would take the cores
+from the interleaved mxlite calls). Printed per model: the export time, the import time
 (``mx.contrib.onnx.import_model``), the median forward ms of each with quartiles, and the
 median of the per-round ratios mxlite / onnxruntime.
 """
@@ -50,6 +51,9 @@ def run(quick, threads):
     import onnxruntime as ort
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
+    # onnxruntime's threads would spin after each run and take the cores mxlite's OpenMP
+    # threads need in the next (interleaved) call
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     rounds = 5 if quick else 20
     print(f"mxlite {mx.__version__} vs onnxruntime {ort.__version__}, {threads} thread(s), "
           f"{rounds} rounds; ms per forward, median (quartiles)")
