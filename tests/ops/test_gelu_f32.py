@@ -7,7 +7,7 @@ import pytest
 import scipy.special as sp
 
 import mxlite as mx
-from mxlite._core import activation as kernels
+from f32_kernels import run_kernel, ulp_error
 
 _C = 1.0 / np.sqrt(2.0 * np.pi)
 _FLT_MIN = 2.0 ** -126
@@ -29,16 +29,6 @@ def _exact(kind, x):
                 "d2_gelu": np.where(e == 0, 0.0, _C * e * (2.0 - v * v))}[kind]
 
 
-def _run(kind, x):
-    y = np.empty_like(x)
-    kernels.activation(kernels.ACT_IDS[kind], x, y)
-    return y
-
-
-def _ulps(got, want):
-    """|got - want| in units of the float32 spacing at want (want in float64)."""
-    spacing = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
-    return np.abs(got.astype(np.float64) - want) / np.maximum(spacing, 2.0 ** -149)
 
 
 # the worst relative error (ulps) away from the derivative's zeros, the absolute error near them
@@ -54,13 +44,13 @@ def test_float32_gelu_kernels_against_float64(kind, ulps, near_zero, abs_tol):
     underflows, and within ``abs_tol`` absolutely near a zero of the derivative (no float32
     formula of Phi + x phi keeps relative accuracy where the two terms cancel)."""
     x = _sweep()
-    got, want = _run(kind, x), _exact(kind, x)
+    got, want = run_kernel(kind, x), _exact(kind, x)
     err = np.abs(got.astype(np.float64) - want)
     normal = np.abs(want) >= _FLT_MIN
     near = np.zeros(x.shape, bool)
     for lo, hi in near_zero:
         near |= (x >= lo) & (x < hi)
-    u = _ulps(got, want)
+    u = ulp_error(got, want)
     far = normal & ~near
     worst = np.argmax(np.where(far, u, 0))
     assert u[far].max() <= ulps, (kind, x[worst], got[worst], want[worst])
@@ -76,9 +66,9 @@ def test_float32_gelu_left_tail_keeps_relative_accuracy():
     and the exponential is scaled so results just above FLT_MIN are not flushed."""
     x = np.linspace(-13.1, -5.0, 200001).astype(np.float32)
     for kind, ulps in (("gelu", 8), ("d_gelu", 12), ("d2_gelu", 5)):
-        got, want = _run(kind, x), _exact(kind, x)
+        got, want = run_kernel(kind, x), _exact(kind, x)
         assert (np.abs(want) >= _FLT_MIN).all()
-        assert _ulps(got, want).max() <= ulps, kind
+        assert ulp_error(got, want).max() <= ulps, kind
 
 
 @pytest.mark.cpu_only
@@ -91,7 +81,7 @@ def test_float32_gelu_special_values(kind, want):
     """+-0, +-inf and NaN: gelu(-inf) = -0, gelu(inf) = inf, gelu(-0) = -0, NaN stays NaN;
     the derivatives' limits at +-inf."""
     x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], np.float32)
-    got = _run(kind, x)
+    got = run_kernel(kind, x)
     want = np.array(want, np.float32)
     np.testing.assert_allclose(got, want, rtol=1e-7, atol=0)
     if kind == "gelu":
@@ -104,8 +94,8 @@ def test_float32_gelu_parallel_chunks_match_serial():
     same elements computed one small call at a time."""
     x = (np.random.default_rng(3).standard_normal(200003) * 5).astype(np.float32)
     for kind in ("gelu", "d_gelu", "d2_gelu"):
-        whole = _run(kind, x)
-        parts = np.concatenate([_run(kind, x[i:i + 1000]) for i in range(0, x.size, 1000)])
+        whole = run_kernel(kind, x)
+        parts = np.concatenate([run_kernel(kind, x[i:i + 1000]) for i in range(0, x.size, 1000)])
         np.testing.assert_array_equal(whole.view(np.int32), parts.view(np.int32))
 
 
@@ -118,8 +108,8 @@ def test_leaky_gelu_op_and_gradient_use_the_float32_kernels():
     with mx.autograd.record():
         y = mx.nd.LeakyReLU(a, act_type="gelu")
     y.backward(mx.nd.ones(a.shape))
-    assert _ulps(y.asnumpy(), _exact("gelu", x)).max() <= 8
+    assert ulp_error(y.asnumpy(), _exact("gelu", x)).max() <= 8
     g, want = a.grad.asnumpy(), _exact("d_gelu", x)
     far = (x < -1.0) | (x >= -0.5)
-    assert _ulps(g[far], want[far]).max() <= 12
+    assert ulp_error(g[far], want[far]).max() <= 12
     assert np.abs(g[~far] - want[~far]).max() <= 2e-7

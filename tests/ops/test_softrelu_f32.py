@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from mxlite._core import activation as kernels
+from f32_kernels import run_kernel, ulp_error
 
 _FLT_MIN = 2.0 ** -126
 
@@ -20,15 +20,6 @@ def _exact(kind, x):
         return np.where(v >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-def _run(kind, x):
-    y = np.empty_like(x)
-    kernels.activation(kernels.ACT_IDS[kind], x, y)
-    return y
-
-
-def _ulps(got, want):
-    spacing = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
-    return np.abs(got.astype(np.float64) - want) / np.maximum(spacing, 2.0 ** -149)
 
 
 @pytest.mark.cpu_only
@@ -38,9 +29,9 @@ def test_float32_softrelu_kernels_against_float64(kind, ulps):
     underflows (e^x flushes to 0 below x = -87.3)."""
     x = np.arange(0, 2 ** 32, 331, dtype=np.uint64).astype(np.uint32).view(np.float32)
     x = x[np.isfinite(x)]
-    got, want = _run(kind, x), _exact(kind, x)
+    got, want = run_kernel(kind, x), _exact(kind, x)
     normal = np.abs(want) >= _FLT_MIN
-    u = _ulps(got, want)
+    u = ulp_error(got, want)
     worst = np.argmax(np.where(normal, u, 0))
     assert u[normal].max() <= ulps, (kind, x[worst], got[worst], want[worst])
     assert np.abs(got.astype(np.float64) - want)[~normal].max() < _FLT_MIN
@@ -54,7 +45,7 @@ def test_float32_softrelu_kernels_against_float64(kind, ulps):
 def test_float32_softrelu_special_values(kind, want):
     """+-0, +-inf, NaN and the largest floats: no overflow, NaN kept."""
     x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 3e38], np.float32)
-    np.testing.assert_allclose(_run(kind, x), np.array(want, np.float32), rtol=1e-7, atol=0)
+    np.testing.assert_allclose(run_kernel(kind, x), np.array(want, np.float32), rtol=1e-7, atol=0)
 
 
 @pytest.mark.cpu_only
@@ -62,8 +53,8 @@ def test_float32_softrelu_parallel_chunks_match_serial():
     """Over PARALLEL_MIN the chunks in parallel give the bits of small serial calls."""
     x = (np.random.default_rng(5).standard_normal(200003) * 30).astype(np.float32)
     for kind in ("softrelu", "d_softrelu"):
-        whole = _run(kind, x)
-        parts = np.concatenate([_run(kind, x[i:i + 1000]) for i in range(0, x.size, 1000)])
+        whole = run_kernel(kind, x)
+        parts = np.concatenate([run_kernel(kind, x[i:i + 1000]) for i in range(0, x.size, 1000)])
         np.testing.assert_array_equal(whole.view(np.int32), parts.view(np.int32))
 
 
@@ -78,4 +69,4 @@ def test_activation_softrelu_op_and_gradient_in_float32():
     for got, kind in ((y.asnumpy(), "softrelu"), (a.grad.asnumpy(), "d_softrelu")):
         want = _exact(kind, x)
         normal = np.abs(want) >= _FLT_MIN
-        assert _ulps(got[normal], want[normal]).max() <= 4, kind
+        assert ulp_error(got[normal], want[normal]).max() <= 4, kind
