@@ -13,6 +13,7 @@ import numpy as np
 
 from ..table import translates
 from .image import RANDOM
+from .mathops import _gamma_parts
 
 _DRAW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -215,7 +216,8 @@ def _density(fn):
         x = ctx.cast(ins[0], f64)
         params = [ctx.cast(p, f64) for p in ins[1:]]
         if tail:
-            shape = ctx.int64s(list(param_shape) + tail)
+            # 0 copies a parameter axis: a symbolic batch axis stays symbolic
+            shape = ctx.int64s([0] * len(param_shape) + tail)
             params = [ctx.node("Reshape", [p, shape]) for p in params]
         lp = fn(ctx, lambda v: ctx.const(np.asarray(v, f64)), x, *params)
         value = lp if node.attrs.is_log else ctx.node("Exp", [lp])
@@ -253,3 +255,126 @@ for _dist, _fn, _ops in (("uniform", _lp_uniform, ["Less", "Greater", "Or", "Whe
     translates(f"_random_pdf_{_dist}", onnx_ops=["Cast", "Reshape", "Sub", "Mul", "Div", "Log",
                                                   "Exp"] + _ops,
                notes="in float64, as mxlite")(_density(_fn))
+
+
+# ---- densities with log-gamma terms (the Lanczos series of ``gammaln``) ---------------------------
+def _lgamma(ctx, x):
+    """log |Gamma(x)| in float64 (any x; the densities call it at positive arguments)."""
+    return _gamma_parts(ctx, x)[0]
+
+
+def _log1p(ctx, c, x):
+    """log(1 + x) without the rounding of 1 + x for small x (ONNX has no Log1p):
+    log(u) x / (u - 1) with u = 1 + x, x itself where u rounds to 1."""
+    u = ctx.node("Add", [c(1.0), x])
+    at_one = ctx.node("Equal", [u, c(1.0)])
+    denom = ctx.node("Where", [at_one, c(1.0), ctx.node("Sub", [u, c(1.0)])])
+    ratio = ctx.node("Div", [ctx.node("Mul", [ctx.node("Log", [u]), x]), denom])
+    return ctx.node("Where", [at_one, x, ratio])
+
+
+def _times_log(ctx, c, a, log_y):
+    """a * log_y, 0 where a == 0 and log_y == -inf (the limit 0 log 0 at the support's edge)."""
+    edge = ctx.node("And", [ctx.node("Equal", [a, c(0.0)]),
+                            ctx.node("Equal", [log_y, c(-np.inf)])])
+    return ctx.node("Mul", [a, ctx.node("Where", [edge, c(0.0), log_y])])
+
+
+def _off_half_line(ctx, c, x, anchor):
+    """(mask of samples outside [0, inf), the sample with them replaced by ``anchor``):
+    the logs and log-gammas stay finite there; NaN samples stay NaN."""
+    off = ctx.node("Or", [ctx.node("Less", [x, c(0.0)]), ctx.node("Equal", [x, c(np.inf)])])
+    return off, ctx.node("Where", [off, c(anchor), x])
+
+
+def _lp_gamma(ctx, c, x, alpha, beta):
+    off, x = _off_half_line(ctx, c, x, 1.0)
+    lp = ctx.node("Sub", [_times_log(ctx, c, ctx.node("Sub", [alpha, c(1.0)]),
+                                     ctx.node("Log", [x])), ctx.node("Mul", [beta, x])])
+    norm = ctx.node("Sub", [ctx.node("Mul", [alpha, ctx.node("Log", [beta])]),
+                            _lgamma(ctx, alpha)])
+    return _outside(ctx, c, off, ctx.node("Add", [lp, norm]))
+
+
+def _lp_poisson_at(ctx, c, x, lam):
+    """The Poisson log-probability of a sample ``x`` already inside [0, inf)."""
+    lp = ctx.node("Sub", [_times_log(ctx, c, x, ctx.node("Log", [lam])), lam])
+    return ctx.node("Sub", [lp, _lgamma(ctx, ctx.node("Add", [x, c(1.0)]))])
+
+
+def _lp_poisson(ctx, c, x, lam):
+    off, x = _off_half_line(ctx, c, x, 0.0)
+    return _outside(ctx, c, off, _lp_poisson_at(ctx, c, x, lam))
+
+
+def _nb(ctx, c, x, k, log_p, log_q):
+    """lgamma(x + k) - lgamma(x + 1) - lgamma(k) + k log p + x log q (x log q: 0 at x = 0)."""
+    lg = ctx.node("Sub", [_lgamma(ctx, ctx.node("Add", [x, k])),
+                          _lgamma(ctx, ctx.node("Add", [x, c(1.0)]))])
+    lg = ctx.node("Sub", [lg, _lgamma(ctx, k)])
+    lg = ctx.node("Add", [lg, ctx.node("Mul", [k, log_p])])
+    return ctx.node("Add", [lg, _times_log(ctx, c, x, log_q)])
+
+
+def _lp_negative_binomial(ctx, c, x, k, p):
+    off, x = _off_half_line(ctx, c, x, 0.0)
+    lp = _nb(ctx, c, x, k, ctx.node("Log", [p]), _log1p(ctx, c, ctx.node("Neg", [p])))
+    return _outside(ctx, c, off, lp)
+
+
+def _lp_generalized_negative_binomial(ctx, c, x, mu, alpha):
+    """Negative binomial with k = 1 / alpha, p = 1 / (1 + mu alpha); Poisson(mu) where
+    alpha = 0 (the limit)."""
+    off, x = _off_half_line(ctx, c, x, 0.0)
+    poisson = ctx.node("Equal", [alpha, c(0.0)])
+    a = ctx.node("Where", [poisson, c(1.0), alpha])      # any positive value there
+    ma = ctx.node("Mul", [mu, a])
+    log1p_ma = _log1p(ctx, c, ma)
+    lp = _nb(ctx, c, x, ctx.node("Reciprocal", [a]), ctx.node("Neg", [log1p_ma]),
+             ctx.node("Sub", [ctx.node("Log", [ma]), log1p_ma]))
+    lp = ctx.node("Where", [poisson, _lp_poisson_at(ctx, c, x, mu), lp])
+    return _outside(ctx, c, off, lp)
+
+
+_LGAMMA_OPS = ["Less", "Where", "Floor", "Sin", "Mod", "Equal", "Not", "Abs", "Sign", "Or",
+               "And"]
+for _dist, _fn, _ops in (("gamma", _lp_gamma, []),
+                         ("poisson", _lp_poisson, []),
+                         ("negative_binomial", _lp_negative_binomial, ["Neg"]),
+                         ("generalized_negative_binomial", _lp_generalized_negative_binomial,
+                          ["Neg", "Reciprocal"])):
+    translates(f"_random_pdf_{_dist}", onnx_ops=["Cast", "Reshape", "Add", "Sub", "Mul", "Div",
+                                                  "Log", "Exp"] + _LGAMMA_OPS + _ops,
+               notes="in float64, as mxlite; log-gamma by the Lanczos series")(_density(_fn))
+
+
+@translates("_random_pdf_dirichlet", onnx_ops=["Cast", "Reshape", "Add", "Sub", "Mul", "Div",
+                                                "Log", "Exp", "ReduceSum", "Greater"]
+            + _LGAMMA_OPS,
+            notes="in float64, as mxlite; log-gamma by the Lanczos series")
+def _pdf_dirichlet(ctx, node, ins, outs):
+    f64 = np.dtype(np.float64)
+
+    def c(v):
+        return ctx.const(np.asarray(v, f64))
+    sample_shape, alpha_shape = ctx.shape(node.inputs[0]), ctx.shape(node.inputs[1])
+    x, alpha = ctx.cast(ins[0], f64), ctx.cast(ins[1], f64)
+    # alpha (P, K) against the sample (P, S, K): one axis of 1 per sample axis
+    tail = len(sample_shape) - len(alpha_shape)
+    if tail:
+        alpha = ctx.node("Reshape", [alpha, ctx.int64s(
+            [0] * (len(alpha_shape) - 1) + [1] * tail + [-1])])
+    last = ctx.int64s([-1])
+    off, x = _off_half_line(ctx, c, x, 1.0)
+    off = ctx.node("Greater", [ctx.node("ReduceSum", [ctx.cast(off, f64), last], keepdims=0),
+                               c(0.0)])           # a component outside: the vector is
+    terms = _times_log(ctx, c, ctx.node("Sub", [alpha, c(1.0)]), ctx.node("Log", [x]))
+    lp = ctx.node("ReduceSum", [terms, last], keepdims=0)
+    norm = ctx.node("Sub", [
+        _lgamma(ctx, ctx.node("ReduceSum", [alpha, last], keepdims=0)),
+        ctx.node("ReduceSum", [_lgamma(ctx, alpha), last], keepdims=0)])
+    lp = _outside(ctx, c, off, ctx.node("Add", [lp, norm]))
+    value = lp if node.attrs.is_log else ctx.node("Exp", [lp])
+    if len(sample_shape) == 1:          # one vector gives shape (1,), as mxlite
+        value = ctx.node("Reshape", [value, ctx.int64s([1])])
+    ctx.node("Cast", [value], outs, to=_tensor_type(ctx, ctx.dtype((node, 0))))
