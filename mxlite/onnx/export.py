@@ -12,7 +12,7 @@ from ._onnx import require
 from .context import ExportContext
 from .table import NOT_EXPRESSIBLE, TRANSLATIONS
 
-__all__ = ["export_model", "get_operator_support", "MIN_OPSET"]
+__all__ = ["export_model", "get_operator_support", "MIN_OPSET", "emit_graph", "Subgraph"]
 
 MIN_OPSET = 17
 
@@ -158,12 +158,7 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
             inputs.append(helper.make_tensor_value_info(
                 names[(id(node), 0)], _tensor_type(onnx, given_types[node.name]),
                 dyn[node.name]))
-    for node in nodes:
-        if node.op is None:
-            continue
-        ins = [names[(id(c), i)] for c, i in node.inputs]
-        outs = [names[(id(node), i)] for i in range(node.num_outputs())]
-        TRANSLATIONS[node.op.name].fn(ctx, node, ins, outs)
+    _translate(ctx, nodes, names)
     outputs = []
     for n, i in entries:
         shape = list(shape_tab.get(n, i))
@@ -253,3 +248,101 @@ def _check_translations(nodes, opset):
         if t.opset > opset:
             raise MXNetError(f"export_model: operator {name!r} (node {node.name!r}) needs ONNX "
                              f"opset {t.opset}, the export targets {opset}")
+
+
+def _translate(ctx, nodes, names):
+    """Write the ONNX nodes of the operator nodes of ``nodes`` (in order) into ``ctx``;
+    ``names``: the ONNX name of every value."""
+    for node in nodes:
+        if node.op is None:
+            continue
+        ins = [names[(id(c), i)] for c, i in node.inputs]
+        outs = [names[(id(node), i)] for i in range(node.num_outputs())]
+        TRANSLATIONS[node.op.name].fn(ctx, node, ins, outs)
+
+
+# ---- graphs inside a node: a loop's body, a branch (``_foreach``, ``_while_loop``, ``_cond``)
+def _scope(ctx, shapes, dtypes, nodes):
+    """An ExportContext over another graph's shape and dtype tables that writes its nodes to
+    ``nodes`` and shares ``ctx``'s names and initializers: ONNX wants every value name
+    unique across a model and its subgraphs, and a subgraph may read an outer initializer."""
+    scope = ExportContext(ctx.onnx, ctx.opset, shapes, dtypes, ctx.dynamic)
+    scope._names = ctx._names
+    scope.initializers = ctx.initializers
+    scope.nodes = nodes
+    return scope
+
+
+def emit_graph(ctx, sym, bound, shapes, dtypes):
+    """Translate the graph ``sym`` into ``ctx`` (its nodes added to ``ctx.nodes``), each of
+    its variables read as the ONNX value ``bound[name]``, at the variables' ``shapes`` and
+    ``dtypes`` ({name: ...}). Returns the ONNX names of ``sym``'s outputs (a variable's is
+    its bound name). An operator inside without a translation is an MXNetError."""
+    from ..symbol.graph import topo_order
+    from ..symbol.infer import shape_table, type_table
+    entries = sym._outputs
+    nodes = topo_order(entries)
+    _check_translations(nodes, ctx.opset)
+    try:
+        nodes, shape_tab = shape_table(entries, dict(shapes))
+        _, type_tab = type_table(entries, dict(dtypes))
+    except MXNetError as e:
+        raise MXNetError(f"export_model: the shapes and dtypes of a subgraph cannot be "
+                         f"inferred from its inputs {dict(shapes)}: {e}") from None
+    scope = _scope(ctx, shape_tab, type_tab, ctx.nodes)
+    names = {}
+    for node in nodes:
+        if node.op is None:
+            if node.name not in bound:
+                raise MXNetError(f"export_model: subgraph variable {node.name!r} is bound to "
+                                 "no value")
+            names[(id(node), 0)] = bound[node.name]
+            continue
+        for i, visible in enumerate(node.output_names()):
+            names[(id(node), i)] = scope.fresh(visible)
+        for i in range(len(node.output_names()), node.num_outputs()):
+            names[(id(node), i)] = scope.fresh(f"{node.name}_hidden{i}")
+        if any(shape_tab.get(node, i) is None for i in range(node.num_outputs())):
+            raise MXNetError(f"export_model: the shape of subgraph node {node.name!r} cannot "
+                             f"be inferred from its inputs {dict(shapes)}")
+    _translate(scope, nodes, names)
+    return [names[(id(n), i)] for n, i in entries]
+
+
+class Subgraph:
+    """An ONNX graph under construction for a graph attribute (a Loop's or Scan's body, an
+    If's branch), inside the export ``ctx``: ``input`` declares its inputs in order,
+    ``emit`` translates an mxlite graph into it, ``output`` declares its outputs in order,
+    ``proto`` gives the GraphProto. Values of the enclosing graphs may be read by name."""
+
+    def __init__(self, ctx, name):
+        self.ctx, self.name = ctx, name
+        self.nodes, self.inputs, self.outputs = [], [], []
+        self.scope = _scope(ctx, None, None, self.nodes)
+
+    def input(self, base, dtype, shape):
+        """A new graph input of ``dtype`` and ``shape`` (a tuple; None: unknown); returns
+        its name."""
+        name = self.ctx.fresh(base)
+        self.inputs.append(self._info(name, dtype, shape))
+        return name
+
+    def output(self, value, dtype, shape):
+        """Declare ``value`` (a name in this graph or an enclosing one) the next output,
+        through an Identity (an output must be computed in the graph itself)."""
+        name = self.scope.node("Identity", [value])
+        self.outputs.append(self._info(name, dtype, shape))
+        return name
+
+    def emit(self, sym, bound, shapes, dtypes):
+        """``emit_graph`` into this graph."""
+        return emit_graph(self.scope, sym, bound, shapes, dtypes)
+
+    def _info(self, name, dtype, shape):
+        return self.ctx.helper.make_tensor_value_info(
+            name, _tensor_type(self.ctx.onnx, dtype), None if shape is None else list(shape))
+
+    def proto(self):
+        """The finished GraphProto."""
+        return self.ctx.helper.make_graph(self.nodes, self.ctx.fresh(self.name), self.inputs,
+                                          self.outputs)

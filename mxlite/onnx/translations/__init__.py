@@ -1,5 +1,5 @@
 """The ONNX translations, one module per family of operators; importing this package
 registers them all in ``mxlite.onnx.table``."""
-from . import (attention, detection, elemwise, grad, image, indexing, linalg,  # noqa: F401
-               mathops, nn, normalize, random, reductions, rnn, shape, sorting,
-               spatial, spatial_grad, updates)
+from . import (attention, control, detection, elemwise, grad, gradscatter, image,  # noqa: F401
+               indexing, linalg, mathops, nms, nn, normalize, random, reductions, rnn, roi, shape,
+               sorting, spatial, spatial_grad, updates)
