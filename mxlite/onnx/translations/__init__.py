@@ -2,4 +2,4 @@
 registers them all in ``mxlite.onnx.table``."""
 from . import (attention, control, detection, elemwise, grad, gradscatter, image,  # noqa: F401
                indexing, linalg, mathops, nms, nn, normalize, random, reductions, rnn, roi,
-               roi_loops, shape, sorting, spatial, spatial_grad, updates)
+               roi_deformable, roi_loops, shape, sorting, spatial, spatial_grad, updates)
