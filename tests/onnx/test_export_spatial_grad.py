@@ -88,6 +88,102 @@ case("deform_grid_strided_groups", lambda F, o: DG(F)(
     data_shape=(1, 4, 5, 6)), normal(1, 24, 3, 6))
 
 
+# ---- pooling gradients -------------------------------------------------------------------------
+def ties(*shape, levels=4):
+    """Few distinct values: windows with tied maxima (the first one wins)."""
+    return rng.integers(0, levels, shape).astype(np.float64)
+
+
+PB = lambda F: F._internal._pool_backward  # noqa: E731
+PS = lambda F: F._internal._pool_max_scatter  # noqa: E731
+PG = lambda F: F._internal._pool_max_gather  # noqa: E731
+NHWC = lambda F, x: F.transpose(x, axes=(0, 2, 3, 1))  # noqa: E731
+POOLS = [  # (label, window params, data shape)
+    ("2d", dict(kernel=(2, 2), stride=(1, 2), pad=(1, 0)), (2, 3, 5, 6)),
+    ("2d_full", dict(kernel=(3, 2), stride=(2, 2), pad=(1, 1), pooling_convention="full"),
+     (1, 2, 5, 4)),
+    ("2d_stride_past_kernel_full", dict(kernel=(2, 2), stride=(3, 3), pad=(1, 1),
+                                        pooling_convention="full"), (1, 2, 6, 7)),
+    ("1d", dict(kernel=(3,), stride=(2,), pad=(1,)), (2, 3, 7)),
+    ("3d", dict(kernel=(2, 1, 2), stride=(2, 1, 1), pad=(0, 1, 1)), (1, 2, 4, 3, 5)),
+]
+
+
+def _window_count(kind, data, params):
+    """The pooled shape (from mxlite's Pooling on zeros)."""
+    return mx.nd.Pooling(mx.nd.zeros(data), pool_type=kind, **params).shape
+
+
+for label, params, data in POOLS:
+    for kind, include in (("avg", True), ("avg", False), ("sum", True)):
+        g = normal(*_window_count(kind, data, params))
+        case(f"pool_backward_{label}_{kind}_pad{int(include)}", lambda F, g, p=params, k=kind,
+             i=include, s=data[2:]: PB(F)(g, pool_type=k, count_include_pad=i, in_shape=s,
+                                          **p), g)
+    pooled = _window_count("max", data, params)
+    case(f"pool_max_scatter_{label}", lambda F, x, g, p=params: PS(F)(x, g, **p),
+         normal(*data), normal(*pooled))
+    case(f"pool_max_scatter_{label}_ties", lambda F, x, g, p=params: PS(F)(x, g, **p),
+         ties(*data), normal(*pooled))
+    case(f"pool_max_gather_{label}", lambda F, x, h, p=params: PG(F)(x, h, **p),
+         normal(*data), normal(*data))
+    case(f"pool_max_gather_{label}_ties", lambda F, x, h, p=params: PG(F)(x, h, **p),
+         ties(*data), normal(*data))
+MAXP = dict(kernel=(2, 3), stride=(1, 2), pad=(1, 1))
+
+
+def specials(*shape):
+    """Ties with NaNs and infinities: a NaN is its window's maximum (the first NaN), a
+    window of -inf picks its first input element (never the padding)."""
+    x = ties(*shape)
+    x.flat[rng.choice(x.size, x.size // 3, replace=False)] = -np.inf
+    x.flat[rng.choice(x.size, x.size // 8, replace=False)] = np.nan
+    x.flat[rng.choice(x.size, x.size // 8, replace=False)] = np.inf
+    return x
+
+
+case("pool_max_scatter_nan_inf", lambda F, x, g: PS(F)(x, g, **MAXP), specials(2, 3, 4, 5),
+     normal(2, 3, 5, 3))
+case("pool_max_gather_nan_inf", lambda F, x, h: PG(F)(x, h, **MAXP), specials(2, 3, 4, 5),
+     normal(2, 3, 4, 5))
+case("pool_max_scatter_nhwc", lambda F, x, g: PS(F)(NHWC(F, x), NHWC(F, g), layout="NHWC",
+                                                    **MAXP), ties(2, 3, 4, 5), normal(2, 3, 5, 3))
+case("pool_max_gather_nhwc", lambda F, x, h: PG(F)(NHWC(F, x), NHWC(F, h), layout="NHWC",
+                                                   **MAXP), ties(2, 3, 4, 5), normal(2, 3, 4, 5))
+case("pool_backward_nhwc", lambda F, g: PB(F)(NHWC(F, g), layout="NHWC", pool_type="avg",
+                                              in_shape=(4, 5), **MAXP), normal(2, 3, 5, 3))
+case("pool_backward_nwc_full", lambda F, g: PB(F)(
+    F.transpose(g, axes=(0, 2, 1)), layout="NWC", pool_type="avg", kernel=(3,), stride=(2,),
+    pad=(1,), pooling_convention="full", count_include_pad=False, in_shape=(6,)),
+    normal(1, 2, 4))
+case("pool_backward_f16", lambda F, g: PB(F)(g, pool_type="avg", in_shape=(5, 4),
+                                             kernel=(3, 2), stride=(2, 2), pad=(1, 1)),
+     normal(1, 2, 3, 3), dtypes=(np.float16,), rtol=2e-3)
+case("pool_max_scatter_f16", lambda F, x, g: PS(F)(x, g, **MAXP), ties(1, 2, 4, 5),
+     normal(1, 2, 5, 3), dtypes=(np.float16,), rtol=2e-3)
+case("pool_max_gather_f16", lambda F, x, h: PG(F)(x, h, **MAXP), ties(1, 2, 4, 5),
+     normal(1, 2, 4, 5), dtypes=(np.float16,), rtol=1e-3)
+
+
+# ---- im2col, col2im ----------------------------------------------------------------------------
+COLS = [  # (label, params, image shape)
+    ("2d", dict(kernel=(2, 2)), (2, 3, 4, 5)),
+    ("2d_strided_dilated_padded", dict(kernel=(2, 3), stride=(1, 2), dilate=(2, 1),
+                                       pad=(1, 1)), (1, 2, 4, 5)),
+    ("1d", dict(kernel=(3,), stride=(2,), pad=(2,)), (2, 2, 7)),
+    ("3d", dict(kernel=(2, 2, 1), stride=(1, 2, 1), pad=(0, 1, 1)), (1, 2, 3, 4, 2)),
+]
+for label, params, image in COLS:
+    case(f"im2col_{label}", lambda F, x, p=params: F.im2col(x, **p), normal(*image))
+    cols = mx.nd.im2col(mx.nd.zeros(image), **params).shape
+    case(f"col2im_{label}", lambda F, c, p=params, s=image[2:]: F.col2im(c, output_size=s, **p),
+         normal(*cols))
+case("im2col_f16", lambda F, x: F.im2col(x, kernel=(2, 2), pad=(1, 1)), normal(1, 2, 3, 4),
+     dtypes=(np.float16,), rtol=1e-3)
+case("col2im_f16", lambda F, c: F.col2im(c, output_size=(3, 4), kernel=(2, 2), pad=(1, 1)),
+     normal(1, 8, 20), dtypes=(np.float16,), rtol=2e-3)
+
+
 @pytest.mark.parametrize("fn,inputs,rtol", CASES)
 def test_spatial_grad_op_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, tmp_path):
     check(fn, inputs, rtol, tmp_path)
