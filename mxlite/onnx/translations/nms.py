@@ -1,0 +1,340 @@
+"""Non-maximum suppression of boxes: box_nms and MultiBoxDetection.
+
+Both sort the candidate boxes with TopK (ties keep the lower position first, as mxlite's
+stable sort) and suppress greedily in an ONNX Loop over the sorted boxes (a static trip
+count, the number of boxes): step ``i`` computes the IoU of box ``i`` with every box and,
+where box ``i`` is still alive, drops the later boxes it overlaps. The survivors are then
+moved to the front with a second TopK over their positions."""
+import numpy as np
+
+from ..table import translates
+from .detection import _corners_and_area, _overlap
+
+_LOOP_OPS = ["Loop", "Gather", "Unsqueeze", "Greater", "And", "Not", "Identity"]
+
+
+def loop(ctx, trips, state, dtypes, body):
+    """The values ``state`` (ONNX names of NumPy ``dtypes``) after an ONNX Loop of ``trips``
+    (a static count) steps: ``body(i, values)`` writes one step with ``ctx.node`` (``i`` the
+    int64 scalar step, ``values`` the state's names inside the body) and returns the new
+    names. The body may read any value of the enclosing graph."""
+    helper = ctx.helper
+    outer, ctx.nodes = ctx.nodes, []
+    try:
+        step, cond = ctx.fresh("step"), ctx.fresh("cond")
+        values = [ctx.fresh("state") for _ in state]
+        new = [ctx.node("Identity", [v]) for v in body(step, values)]
+        cond_out = ctx.node("Identity", [cond])
+        nodes = ctx.nodes
+    finally:
+        ctx.nodes = outer
+    types = [helper.np_dtype_to_tensor_dtype(np.dtype(d)) for d in dtypes]
+    bool_, int64 = ctx.onnx.TensorProto.BOOL, ctx.onnx.TensorProto.INT64
+    graph = helper.make_graph(
+        nodes, ctx.fresh("loop_body"),
+        [helper.make_tensor_value_info(step, int64, []),
+         helper.make_tensor_value_info(cond, bool_, [])]
+        + [helper.make_tensor_value_info(v, t, None) for v, t in zip(values, types)],
+        [helper.make_tensor_value_info(cond_out, bool_, [])]
+        + [helper.make_tensor_value_info(v, t, None) for v, t in zip(new, types)])
+    outs = [ctx.fresh("loop_out") for _ in state]
+    ctx.node("Loop", [ctx.const(np.asarray(trips, np.int64)), "", *state], outs, body=graph)
+    return outs
+
+
+def greedy_suppress(ctx, alive, k, suppresses):
+    """Greedy suppression over ``k`` boxes sorted best first: ``alive`` (B, k) bool marks
+    the candidates; step ``i`` (in order) takes box ``i``, and where it is alive, the later
+    boxes in ``suppresses(at)`` (``at`` the int64 index [i]; a (B, k) bool) die. Returns
+    the alive flags after the last step."""
+    later = ctx.const(np.arange(k, dtype=np.int64)[None, :], base="position")
+
+    def body(step, values):
+        at = ctx.node("Unsqueeze", [step, ctx.int64s([0])])
+        me = ctx.node("Gather", [values[0], at], axis=1)                   # (B, 1)
+        hit = ctx.node("And", [suppresses(at), ctx.node("Greater", [later, at])])
+        hit = ctx.node("And", [hit, me])
+        return [ctx.node("And", [values[0], ctx.node("Not", [hit])])]
+    return loop(ctx, k, [alive], [np.bool_], body)[0]
+
+
+def front_first(ctx, flags, k):
+    """(B, k) int64 positions that move the True entries of ``flags`` (B, k) to the front,
+    each group in its order (TopK over position, k more where False)."""
+    position = ctx.const(np.arange(k, dtype=np.int64)[None, :], base="position")
+    key = ctx.node("Where", [flags, position,
+                             ctx.node("Add", [position, ctx.const(np.int64(k))])])
+    return ctx.node("TopK", [key, ctx.int64s([k])], [ctx.fresh("v"), ctx.fresh("order")],
+                    axis=1, largest=0, sorted=1)[1]
+
+
+def sort_desc(ctx, key, k):
+    """(B, k) int64 order of ``key`` (B, k), descending, ties by position."""
+    return ctx.node("TopK", [key, ctx.int64s([k])], [ctx.fresh("v"), ctx.fresh("order")],
+                    axis=1, largest=1, sorted=1)[1]
+
+
+def take_rows(ctx, x, order):
+    """``x`` (B, k, ...) with its axis 1 reordered by ``order`` (B, m) int64."""
+    return ctx.node("GatherND", [x, ctx.node("Unsqueeze", [order, ctx.int64s([-1])])],
+                    batch_dims=1)
+
+
+def columns(ctx, x, start, count):
+    """``count`` (B, k) columns ``start``.. of ``x`` (B, k, W)."""
+    return [ctx.node("Squeeze", [ctx.node("Slice", [x, ctx.int64s([j]), ctx.int64s([j + 1]),
+                                                    ctx.int64s([2])]), ctx.int64s([2])])
+            for j in range(start, start + count)]
+
+
+def compare_dtype(dtype):
+    """The dtype mxlite compares a ``dtype`` value with a float32 parameter in."""
+    return np.result_type(dtype, np.float32)
+
+
+def param(ctx, value, dtype):
+    """A float parameter as mxlite holds it (float32), as a ``dtype`` constant."""
+    return ctx.const(np.asarray(np.float32(value), dtype))
+
+
+def _nms_iou_hits(ctx, cols, fmt, dtype, thresh, ids):
+    """suppresses(at) of box_nms: the IoU of box ``at`` with every box above ``thresh``
+    (of the same class id where ``ids`` is given)."""
+    (l, t, r, b), area = _corners_and_area(ctx, cols, fmt, dtype)
+    zero = ctx.const(np.asarray(0, dtype))
+    cmp = compare_dtype(dtype)
+
+    def suppresses(at):
+        li, ti, ri, bi, ai = (ctx.node("Gather", [c, at], axis=1) for c in (l, t, r, b, area))
+        inter = ctx.node("Mul", [_overlap(ctx, l, r, li, ri, zero),
+                                 _overlap(ctx, t, b, ti, bi, zero)])
+        iou = ctx.node("Div", [inter, ctx.node("Sub", [ctx.node("Add", [ai, area]), inter])])
+        if cmp != dtype:
+            iou = ctx.cast(iou, cmp)
+        hit = ctx.node("Greater", [iou, thresh])
+        if ids is not None:
+            hit = ctx.node("And", [hit, ctx.node("Equal", [
+                ids, ctx.node("Gather", [ids, at], axis=1)])])
+        return hit
+    return suppresses
+
+
+def _convert(ctx, cols, to, dtype):
+    """Coordinate columns rewritten into format ``to`` (mxlite's ``_convert_format``)."""
+    c0, c1, c2, c3 = cols
+    two = ctx.const(np.asarray(2, dtype))
+    if to == "center":
+        return [ctx.node("Div", [ctx.node("Add", [c0, c2]), two]),
+                ctx.node("Div", [ctx.node("Add", [c1, c3]), two]),
+                ctx.node("Sub", [c2, c0]), ctx.node("Sub", [c3, c1])]
+    hw, hh = ctx.node("Div", [c2, two]), ctx.node("Div", [c3, two])
+    return [ctx.node("Sub", [c0, hw]), ctx.node("Sub", [c1, hh]), ctx.node("Add", [c0, hw]),
+            ctx.node("Add", [c1, hh])]
+
+
+def batch_offsets(ctx, x, k):
+    """(B, 1) int64 ``b * k`` of each item ``b`` of ``x`` (B, ...)."""
+    count = ctx.node("Gather", [ctx.node("Shape", [x]), ctx.const(np.int64(0))], axis=0)
+    items = ctx.node("Range", [ctx.const(np.int64(0)), count, ctx.const(np.int64(1))])
+    return ctx.node("Unsqueeze", [ctx.node("Mul", [items, ctx.const(np.int64(k))]),
+                                  ctx.int64s([1])])
+
+
+def _passthrough(ctx, ins, outs, record_shape):
+    """box_nms with topk=0: data unchanged, the record each row's flat index."""
+    ctx.node("Identity", [ins[0]], outs[:1])
+    rows = ctx.node("ReduceProd", [ctx.node("Slice", [ctx.node("Shape", [ins[0]]),
+                                                      ctx.int64s([0]), ctx.int64s([-1])])],
+                    keepdims=0)
+    index = ctx.node("Range", [ctx.const(np.int64(0)), rows, ctx.const(np.int64(1))])
+    ctx.node("Reshape", [index, record_shape], outs[1:2])
+
+
+@translates("_contrib_box_nms",
+            onnx_ops=_LOOP_OPS + ["Shape", "Slice", "Concat", "Reshape", "Squeeze", "Cast",
+                                  "Equal", "Where", "TopK", "GatherElements", "GatherND",
+                                  "Less", "Add", "Sub", "Mul", "Div", "Min", "Max",
+                                  "GreaterOrEqual", "Range", "ReduceProd"],
+            opset=18, notes="float32 and float64; greedy suppression in a Loop over the "
+                            "boxes")
+def _box_nms(ctx, node, ins, outs):
+    a = node.attrs
+    shape, dtype = ctx.shape(node.inputs[0]), ctx.dtype(node.inputs[0])
+    if dtype not in (np.float32, np.float64):
+        raise ctx.unsupported(node, f"dtype {dtype}")
+    n, w = shape[-2:]
+    data_shape = ctx.node("Shape", [ins[0]])
+    record_shape = ctx.node("Concat", [ctx.node("Slice", [data_shape, ctx.int64s([0]),
+                                                          ctx.int64s([-1])]),
+                                       ctx.int64s([1])], axis=0)
+    if a.topk == 0:                      # mxlite: topk 0 passes the boxes through
+        _passthrough(ctx, ins, outs, record_shape)
+        return
+    cmp = compare_dtype(dtype)
+    data = ctx.node("Reshape", [ins[0], ctx.int64s([-1, n, w])])
+
+    def column(x, k):
+        col = columns(ctx, x, k, 1)[0]
+        return col if cmp == dtype else ctx.cast(col, cmp)
+    score = columns(ctx, data, a.score_index, 1)[0]
+    valid = ctx.node("Greater", [column(data, a.score_index), param(ctx, a.valid_thresh, cmp)])
+    if a.id_index >= 0:
+        background = ctx.node("Equal", [column(data, a.id_index),
+                                        param(ctx, a.background_id, cmp)])
+        valid = ctx.node("And", [valid, ctx.node("Not", [background])])
+    key = ctx.node("Where", [valid, score, ctx.const(np.asarray(-np.inf, dtype))])
+    order = sort_desc(ctx, key, n)
+    ranked = take_rows(ctx, data, order)
+    alive = ctx.node("GatherElements", [valid, order], axis=1)
+    if 0 < a.topk < n:
+        alive = ctx.node("And", [alive, ctx.node("Less", [
+            ctx.const(np.arange(n, dtype=np.int64)[None, :]), ctx.const(np.int64(a.topk))])])
+    ids = None
+    if a.id_index >= 0 and not a.force_suppress:     # mxlite truncates the ids
+        ids = ctx.cast(columns(ctx, ranked, a.id_index, 1)[0], np.int64)
+    hits = _nms_iou_hits(ctx, columns(ctx, ranked, a.coord_start, 4), a.in_format, dtype,
+                         param(ctx, a.overlap_thresh, cmp), ids)
+    alive = greedy_suppress(ctx, alive, n, hits)
+    front = front_first(ctx, alive, n)
+    kept = ctx.node("GatherElements", [alive, front], axis=1)
+    rows = take_rows(ctx, ranked, front)
+    if a.in_format != a.out_format:
+        cs = a.coord_start
+        parts = columns(ctx, rows, 0, w)
+        parts[cs:cs + 4] = _convert(ctx, parts[cs:cs + 4], a.out_format, dtype)
+        rows = ctx.node("Concat", [ctx.node("Unsqueeze", [p, ctx.int64s([2])])
+                                   for p in parts], axis=2)
+    out = ctx.node("Where", [ctx.node("Unsqueeze", [kept, ctx.int64s([2])]), rows,
+                             ctx.const(np.asarray(-1, dtype))])
+    ctx.node("Reshape", [out, data_shape], outs[:1])
+    source = ctx.node("Add", [ctx.node("GatherElements", [order, front], axis=1),
+                              batch_offsets(ctx, data, n)])
+    record = ctx.node("Where", [kept, source, ctx.const(np.int64(-1))])
+    ctx.node("Reshape", [record, record_shape], outs[1:2])
+
+
+# ---- MultiBoxDetection --------------------------------------------------------------------
+def _best_class(ctx, cls, c, dtype):
+    """(score, class id) (B, N) of the best foreground class of each anchor: the first
+    strictly above -1 on ties (mxlite's scan), score -1 and id 0 where none is."""
+    if c == 1:                                 # no foreground class
+        size = ctx.node("Gather", [ctx.node("Shape", [cls]), ctx.int64s([0, 2])], axis=0)
+        fill = ctx.helper.make_tensor("fill", ctx.helper.np_dtype_to_tensor_dtype(dtype),
+                                      [1], [-1.0])
+        zero = ctx.helper.make_tensor("fill", ctx.onnx.TensorProto.INT64, [1], [0])
+        return (ctx.node("ConstantOfShape", [size], value=fill),
+                ctx.node("ConstantOfShape", [size], value=zero))
+    minus_one = ctx.const(np.asarray(-1, dtype))
+    fg = ctx.node("Slice", [cls, ctx.int64s([1]), ctx.int64s([c]), ctx.int64s([1])])
+    top = ctx.node("ReduceMax", [fg, ctx.int64s([1])], keepdims=0)
+    at = ctx.node("ArgMax", [fg], axis=1, keepdims=0, select_last_index=0)
+    better = ctx.node("Greater", [top, minus_one])
+    return (ctx.node("Where", [better, top, minus_one]),
+            ctx.node("Where", [better, ctx.node("Add", [at, ctx.const(np.int64(1))]),
+                               ctx.const(np.int64(0))]))
+
+
+def _decoded(ctx, loc, anchor, n, attrs, dtype):
+    """The four (B, N) corner columns of the boxes decoded from ``loc`` (B, 4 N) against
+    ``anchor`` (1, N, 4), clipped to [0, 1] with ``clip`` (mxlite's order of operations)."""
+    two = ctx.const(np.asarray(2, dtype))
+    a0, a1, a2, a3 = columns(ctx, anchor, 0, 4)                          # (1, N)
+    aw, ah = ctx.node("Sub", [a2, a0]), ctx.node("Sub", [a3, a1])
+    ax = ctx.node("Div", [ctx.node("Add", [a0, a2]), two])
+    ay = ctx.node("Div", [ctx.node("Add", [a1, a3]), two])
+    p = columns(ctx, ctx.node("Reshape", [loc, ctx.int64s([0, n, 4])]), 0, 4)
+    v = [param(ctx, x, dtype) for x in attrs.variances]
+    ox = ctx.node("Add", [ctx.node("Mul", [ctx.node("Mul", [p[0], v[0]]), aw]), ax])
+    oy = ctx.node("Add", [ctx.node("Mul", [ctx.node("Mul", [p[1], v[1]]), ah]), ay])
+    ow = ctx.node("Div", [ctx.node("Mul", [ctx.node("Exp", [ctx.node("Mul", [p[2], v[2]])]),
+                                           aw]), two])
+    oh = ctx.node("Div", [ctx.node("Mul", [ctx.node("Exp", [ctx.node("Mul", [p[3], v[3]])]),
+                                           ah]), two])
+    cols = [ctx.node("Sub", [ox, ow]), ctx.node("Sub", [oy, oh]), ctx.node("Add", [ox, ow]),
+            ctx.node("Add", [oy, oh])]
+    if attrs.clip:
+        lo, hi = ctx.const(np.asarray(0, dtype)), ctx.const(np.asarray(1, dtype))
+        cols = [ctx.node("Clip", [col, lo, hi]) for col in cols]
+    return cols
+
+
+def _detection_hits(ctx, cols, classes, thresh, force, dtype):
+    """suppresses(at) of MultiBoxDetection: IoU (0 where the union is not positive) of box
+    ``at`` with every box reaching ``thresh``, of the same class unless ``force``."""
+    l, t, r, b = cols
+    zero = ctx.const(np.asarray(0, dtype))
+    area = ctx.node("Mul", [ctx.node("Sub", [r, l]), ctx.node("Sub", [b, t])])
+
+    def suppresses(at):
+        li, ti, ri, bi, ai = (ctx.node("Gather", [x, at], axis=1) for x in (l, t, r, b, area))
+        inter = ctx.node("Mul", [_overlap(ctx, l, r, li, ri, zero),
+                                 _overlap(ctx, t, b, ti, bi, zero)])
+        union = ctx.node("Sub", [ctx.node("Add", [ai, area]), inter])
+        positive = ctx.node("Greater", [union, zero])
+        safe = ctx.node("Add", [union, ctx.cast(ctx.node("Not", [positive]), dtype)])
+        iou = ctx.node("Mul", [ctx.node("Div", [inter, safe]), ctx.cast(positive, dtype)])
+        hit = ctx.node("GreaterOrEqual", [iou, thresh])
+        if not force:
+            hit = ctx.node("And", [hit, ctx.node("Equal", [
+                classes, ctx.node("Gather", [classes, at], axis=1)])])
+        return hit
+    return suppresses
+
+
+def _rows(ctx, cols):
+    """(B, N, k) rows of k (B, N) columns."""
+    return ctx.node("Concat", [ctx.node("Unsqueeze", [c, ctx.int64s([2])]) for c in cols],
+                    axis=2)
+
+
+@translates("_contrib_MultiBoxDetection",
+            onnx_ops=_LOOP_OPS + ["Slice", "ReduceMax", "ArgMax", "Where", "Add", "Sub",
+                                  "Mul", "Div", "Exp", "Clip", "Less", "Cast", "Reshape",
+                                  "Squeeze", "Concat", "TopK", "GatherElements", "GatherND",
+                                  "Equal", "GreaterOrEqual", "Min", "Max", "Or", "Shape",
+                                  "ConstantOfShape"],
+            opset=18, notes="float32 and float64; greedy suppression in a Loop over the "
+                            "anchors")
+def _multibox_detection(ctx, node, ins, outs):
+    a = node.attrs
+    dtype = ctx.dtype(node.inputs[0])
+    if dtype not in (np.float32, np.float64):
+        raise ctx.unsupported(node, f"dtype {dtype}")
+    _, c, n = ctx.shape(node.inputs[0])
+    cls, loc, anchor = ins
+    best, ids = _best_class(ctx, cls, c, dtype)
+    valid = ctx.node("And", [ctx.node("Greater", [ids, ctx.const(np.int64(0))]), ctx.node(
+        "Not", [ctx.node("Less", [best, param(ctx, a.threshold, dtype)])])])
+    classes = ctx.node("Sub", [ctx.cast(ctx.node("Where", [valid, ids, ctx.const(
+        np.int64(0))]), dtype), ctx.const(np.asarray(1, dtype))])
+    boxes = _decoded(ctx, loc, anchor, n, a, dtype)
+    rows = _rows(ctx, [classes, best] + boxes)
+    minus_one = ctx.const(np.asarray(-1, dtype))
+    front = front_first(ctx, valid, n)                  # the valid rows in anchor order
+    present = ctx.node("GatherElements", [valid, front], axis=1)
+    packed = take_rows(ctx, rows, front)
+    if not 0 < a.nms_threshold <= 1:
+        ctx.node("Where", [ctx.node("Unsqueeze", [present, ctx.int64s([2])]), packed,
+                           minus_one], outs[:1])
+        return
+    order = sort_desc(ctx, ctx.node("Where", [valid, best, ctx.const(
+        np.asarray(-np.inf, dtype))]), n)
+    alive = ctx.node("GatherElements", [valid, order], axis=1)
+    if 0 < a.nms_topk < n:
+        alive = ctx.node("And", [alive, ctx.node("Less", [
+            ctx.const(np.arange(n, dtype=np.int64)[None, :]), ctx.const(np.int64(a.nms_topk))])])
+    ranked = take_rows(ctx, rows, order)
+    sorted_cols = columns(ctx, ranked, 0, 6)
+    first = alive                                       # the rows NMS ranks (nms_topk)
+    alive = greedy_suppress(ctx, alive, n, _detection_hits(
+        ctx, sorted_cols[2:], sorted_cols[0], param(ctx, a.nms_threshold, dtype),
+        a.force_suppress, dtype))
+    # NMS ranks the first nms_topk rows; suppressed ones keep their values with class -1
+    values = ctx.const(np.arange(6) > 0, base="values")       # every column but the class
+    ranked = ctx.node("Where", [ctx.node("Or", [ctx.node("Unsqueeze", [
+        alive, ctx.int64s([2])]), values]), ranked, minus_one])
+    # past nms_topk: the valid rows at those positions in anchor order, class -1
+    out = ctx.node("Where", [ctx.node("And", [ctx.node("Unsqueeze", [
+        present, ctx.int64s([2])]), values]), packed, minus_one])
+    ctx.node("Where", [ctx.node("Unsqueeze", [first, ctx.int64s([2])]), ranked, out],
+             outs[:1])

@@ -1,0 +1,159 @@
+"""The NMS-family detection operators on one-op graphs: exported, checked (full check), run
+in onnxruntime and compared with ``mx.nd`` (box_nms, MultiBoxDetection, bipartite_matching,
+MultiBoxTarget, Proposal and MultiProposal). The inputs hold tied scores, boxes below the
+thresholds and overlapping boxes, so the order of ties and the suppression are exercised."""
+import zlib
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from onnx_harness import export_and_run
+
+F32, F64 = np.float32, np.float64
+CASES = []
+
+
+def case(label, fn, make, exact=(), rtol=None, **export):
+    """One case: ``fn(F, *vars)`` on the inputs ``make(rng)``; outputs listed in ``exact``
+    must match bit for bit, the others within ``rtol`` (by dtype when None)."""
+    CASES.append(pytest.param(fn, make, exact, rtol, export, id=label))
+
+
+def run_case(fn, make, exact, rtol, export, tmp_path):
+    inputs = make(np.random.default_rng(zlib.crc32(fn.__name__.encode())))
+    names = [f"in{i}" for i in range(len(inputs))]
+    expected = fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype) for a in inputs])
+    expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+    got = export_and_run(fn(mx.sym, *[mx.sym.var(n) for n in names]), {},
+                         dict(zip(names, inputs)), tmp_path, **export)
+    assert len(got) == len(expected)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        e = e.asnumpy()
+        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
+        if exact == "all" or k in exact:
+            np.testing.assert_array_equal(g, e)
+        else:
+            tol = rtol if rtol is not None else (1e-12 if e.dtype == F64 else 2e-6)
+            np.testing.assert_allclose(g, e, rtol=tol, atol=tol)
+    return expected
+
+
+@pytest.mark.parametrize("fn, make, exact, rtol, export", CASES)
+def test_export(fn, make, exact, rtol, export, tmp_path):
+    run_case(fn, make, exact, rtol, export, tmp_path)
+
+
+# ---- box_nms ------------------------------------------------------------------------------
+def nms_rows(shape, dtype, score=1, coord=2, ident=0, classes=3):
+    """Boxes of ``shape`` (..., N, W): scores from a few values (ties, some at or below the
+    thresholds used), class ids 0..classes-1, corner boxes that overlap often."""
+    def make(rng):
+        x = rng.uniform(0, 1, shape)
+        x[..., score] = rng.choice([0.0, 0.1, 0.25, 0.5, 0.5, 0.75, 0.9], shape[:-1])
+        if ident is not None:
+            x[..., ident] = rng.integers(0, classes, shape[:-1])
+        lo = rng.uniform(0, 0.6, shape[:-1] + (2,))
+        x[..., coord:coord + 2] = lo
+        x[..., coord + 2:coord + 4] = lo + rng.uniform(0.05, 0.5, shape[:-1] + (2,))
+        k = shape[-2] // 3                   # near copies of some boxes: IoU close to 1
+        x[..., 1:1 + k, coord:coord + 4] = x[..., :k, coord:coord + 4] + 0.01
+        if ident is not None:
+            x[..., 1:1 + k, ident] = x[..., :k, ident]
+        return [x.astype(dtype)]
+    return make
+
+
+def nms_case(label, make, **attrs):
+    def fn(F, x):
+        return F.contrib.box_nms(x, **attrs)
+    fn.__name__ = f"box_nms_{label}"
+    case(f"box_nms_{label}", fn, make, exact="all")
+
+
+for dt in (F32, F64):
+    n = dt.__name__
+    nms_case(f"default_{n}", nms_rows((2, 12, 6), dt))
+    nms_case(f"classes_{n}", nms_rows((2, 12, 6), dt), id_index=0, overlap_thresh=0.3,
+             valid_thresh=0.2)
+    nms_case(f"force_topk_background_{n}", nms_rows((3, 2, 10, 6), dt), id_index=0,
+             force_suppress=True, topk=5, background_id=1)
+    nms_case(f"center_in_{n}", nms_rows((2, 9, 6), dt), in_format="center",
+             out_format="corner", overlap_thresh=0.1)
+    nms_case(f"center_out_{n}", nms_rows((2, 15, 7), dt, score=0, coord=1, ident=6),
+             score_index=0, coord_start=1, id_index=6, out_format="center")
+    nms_case(f"topk0_{n}", nms_rows((2, 5, 6), dt), topk=0)
+    nms_case(f"no_id_{n}", nms_rows((4, 6), dt, ident=None), overlap_thresh=0.25, topk=3)
+
+
+# ---- MultiBoxDetection --------------------------------------------------------------------
+def detection_inputs(b, c, n, dtype):
+    """cls_prob with tied scores (some below the thresholds), loc_pred, anchors."""
+    def make(rng):
+        cls = rng.choice([0.0, 0.05, 0.2, 0.4, 0.6], (b, c, n))
+        loc = rng.normal(0, 1, (b, 4 * n))
+        center, size = rng.uniform(0.2, 0.8, (n, 2)), rng.uniform(0.1, 0.5, (n, 2))
+        anchors = np.concatenate([center - size / 2, center + size / 2], 1)[None]
+        k = n // 3                           # near copies of some anchors
+        anchors[:, 1:1 + k] = anchors[:, :k] + 0.01
+        return [a.astype(dtype) for a in (cls, loc, anchors)]
+    return make
+
+
+def detection_case(label, make, **attrs):
+    def fn(F, cls, loc, anchors):
+        return F.contrib.MultiBoxDetection(cls, loc, anchors, **attrs)
+    fn.__name__ = f"detection_{label}"
+    case(f"detection_{label}", fn, make)
+
+
+for dt in (F32, F64):
+    n = dt.__name__
+    detection_case(f"default_{n}", detection_inputs(2, 3, 18, dt))
+    detection_case(f"thresholds_{n}", detection_inputs(2, 4, 16, dt), threshold=0.1,
+                   nms_threshold=0.3)
+    detection_case(f"force_topk_noclip_{n}", detection_inputs(3, 3, 12, dt),
+                   force_suppress=True, nms_topk=4, clip=False)
+    detection_case(f"no_nms_{n}", detection_inputs(2, 3, 10, dt), nms_threshold=0)
+    detection_case(f"topk_{n}", detection_inputs(1, 5, 20, dt), nms_topk=3,
+                   nms_threshold=0.2, variances=(0.2, 0.1, 0.3, 0.25))
+    detection_case(f"background_only_{n}", detection_inputs(2, 1, 6, dt))
+
+
+@pytest.mark.parametrize("fn, make", [p.values[:2] for p in CASES if p.id.startswith(
+    ("box_nms", "detection")) and not p.id.startswith(("box_nms_topk0", "detection_no_nms",
+                                                        "detection_background"))])
+def test_cases_suppress_some(fn, make):
+    """The NMS cases above drop some valid boxes and keep others (mxlite's results)."""
+    inputs = make(np.random.default_rng(zlib.crc32(fn.__name__.encode())))
+    out = fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype) for a in inputs]).asnumpy()
+    if fn.__name__.startswith("detection"):
+        valid, kept = (out[..., 1] >= 0).sum(), (out[..., 0] >= 0).sum()
+    else:
+        score = 0 if "center_out" in fn.__name__ else 1
+        valid = (inputs[0][..., score] > (0.2 if "classes" in fn.__name__ else 0)).sum()
+        kept = (out[..., score] >= 0).sum()
+    assert 0 < kept < valid
+
+
+# ---- bipartite_matching -------------------------------------------------------------------
+def scores(shape, dtype):
+    """Score matrices from a few values (ties) with NaNs."""
+    def make(rng):
+        return [rng.choice([0.1, 0.2, 0.4, 0.6, 0.9, np.nan], shape).astype(dtype)]
+    return make
+
+
+def bipartite_case(label, make, **attrs):
+    def fn(F, x):
+        return F.contrib.bipartite_matching(x, **attrs)
+    fn.__name__ = f"bipartite_{label}"
+    case(f"bipartite_{label}", fn, make, exact="all")
+
+
+for dt in (np.float16, F32, F64):
+    n = dt.__name__
+    bipartite_case(f"desc_{n}", scores((4, 3), dt), threshold=0.3)
+    bipartite_case(f"ascend_{n}", scores((2, 3, 5, 4), dt), threshold=0.5, is_ascend=True)
+    bipartite_case(f"topk_{n}", scores((3, 6, 6), dt), threshold=0.1, topk=2)
+    bipartite_case(f"all_{n}", scores((2, 7, 3), dt), threshold=-1)
