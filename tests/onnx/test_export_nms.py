@@ -157,3 +157,53 @@ for dt in (np.float16, F32, F64):
     bipartite_case(f"ascend_{n}", scores((2, 3, 5, 4), dt), threshold=0.5, is_ascend=True)
     bipartite_case(f"topk_{n}", scores((3, 6, 6), dt), threshold=0.1, topk=2)
     bipartite_case(f"all_{n}", scores((2, 7, 3), dt), threshold=-1)
+
+
+# ---- MultiBoxTarget -----------------------------------------------------------------------
+def random_boxes(rng, count):
+    center, size = rng.uniform(0.2, 0.8, (count, 2)), rng.uniform(0.1, 0.5, (count, 2))
+    return np.concatenate([center - size / 2, center + size / 2], 1)
+
+
+def target_inputs(b, n, m, c, dtype, width=5):
+    """Anchors, labels (item 0 full, item 1 without objects, the others padded with rows of
+    -1 after a random count) and class predictions from a few values (ties)."""
+    def make(rng):
+        anchors = random_boxes(rng, n)[None]
+        labels = np.full((b, m, width), -1.0)
+        for i in range(b):
+            g = m if i == 0 else 0 if i == 1 else rng.integers(1, m + 1)
+            labels[i, :g, 0] = rng.integers(0, 3, g)
+            labels[i, :g, 1:5] = random_boxes(rng, g)
+            labels[i, :g, 5:] = rng.uniform(0, 1, (g, width - 5))
+        cls = rng.choice([0.0, 0.5, 1.0, 2.0], (b, c, n))
+        return [x.astype(dtype) for x in (anchors, labels, cls)]
+    return make
+
+
+def target_case(label, make, rtol=None, **attrs):
+    def fn(F, anchors, labels, cls):
+        return F.contrib.MultiBoxTarget(anchors, labels, cls, **attrs)
+    fn.__name__ = f"target_{label}"
+    case(f"target_{label}", fn, make, exact=(1, 2), rtol=rtol)
+
+
+MINING = dict(overlap_threshold=0.3, negative_mining_ratio=2, negative_mining_thresh=0.4,
+              minimum_negative_samples=1)
+for dt in (np.float16, F32, F64):
+    n, tol = dt.__name__, 1e-3 if dt == np.float16 else None
+    target_case(f"default_{n}", target_inputs(3, 20, 4, 4, dt), tol)
+    target_case(f"mining_{n}", target_inputs(4, 30, 5, 3, dt, width=6), tol, **MINING)
+    target_case(f"best_only_{n}", target_inputs(3, 16, 3, 2, dt), tol, overlap_threshold=0,
+                ignore_label=-2, variances=(0.1, 0.2, 0.3, 0.4))
+    target_case(f"mining_ratio_{n}", target_inputs(3, 24, 6, 5, dt), tol,
+                negative_mining_ratio=1.5, negative_mining_thresh=0.5)
+
+
+@pytest.mark.parametrize("fn, make", [p.values[:2] for p in CASES
+                                      if p.id.startswith("target_mining")])
+def test_target_cases_mine(fn, make):
+    """The negative-mining cases above have positives, negatives and ignored anchors."""
+    inputs = make(np.random.default_rng(zlib.crc32(fn.__name__.encode())))
+    cls_target = fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype) for a in inputs])[2].asnumpy()
+    assert (cls_target > 0).any() and (cls_target == 0).any() and (cls_target < 0).any()
