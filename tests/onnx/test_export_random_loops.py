@@ -157,7 +157,7 @@ def test_gamma_distribution_function(tmp_path):
         assert abs(freq - p) < 5 * math.sqrt(p * (1 - p) / x.size), (t, freq, p)
 
 
-# ---- unique Zipfian classes ----------------------------------------------------------------------
+# ---- unique Zipfian classes ---------------------------------------------------------------------
 def _zipf(range_max, shape, tmp_path):
     sym = mx.sym._internal._sample_unique_zipfian(range_max=range_max, shape=shape)
     samples, tries = _run(sym, {}, tmp_path)

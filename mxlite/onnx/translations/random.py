@@ -257,7 +257,7 @@ for _dist, _fn, _ops in (("uniform", _lp_uniform, ["Less", "Greater", "Or", "Whe
                notes="in float64, as mxlite")(_density(_fn))
 
 
-# ---- densities with log-gamma terms (the Lanczos series of ``gammaln``) ---------------------------
+# ---- densities with log-gamma terms (the Lanczos series of ``gammaln``) -------------------------
 def _lgamma(ctx, x):
     """log |Gamma(x)| in float64 (any x; the densities call it at positive arguments)."""
     return _gamma_parts(ctx, x)[0]

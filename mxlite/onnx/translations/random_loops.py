@@ -15,6 +15,7 @@ import numpy as np
 
 from ..table import translates
 from .image import RANDOM
+from .loop import loop
 from .mathops import _lgamma_right
 
 _F64 = np.dtype(np.float64)
@@ -51,34 +52,7 @@ def _pending(ctx, done):
     return ctx.node("Greater", [left, _c(ctx, 0.0)])
 
 
-def loop_until(ctx, carried, body):
-    """An ONNX Loop without a trip limit: ``carried`` the (initial value, ONNX element type)
-    of each loop-carried value, ``body(values) -> (keep_going, new values)`` writes one
-    iteration (its nodes may read any value of the enclosing graph). Returns the final
-    values. The first iteration always runs."""
-    helper = ctx.helper
-    saved, ctx.nodes = ctx.nodes, []
-    names = [ctx.fresh("carried") for _ in carried]
-    keep_going, new = body(names)
-    # the body's outputs are values of its own (an input passed through is not one)
-    outputs = [ctx.node("Identity", [keep_going])] + [ctx.node("Identity", [v]) for v in new]
-    body_nodes, ctx.nodes = ctx.nodes, saved
-    bool_t, int_t = ctx.onnx.TensorProto.BOOL, ctx.onnx.TensorProto.INT64
-    graph = helper.make_graph(
-        body_nodes, ctx.fresh("loop_body"),
-        [helper.make_tensor_value_info(ctx.fresh("iteration"), int_t, []),
-         helper.make_tensor_value_info(ctx.fresh("condition"), bool_t, [])]
-        + [helper.make_tensor_value_info(n, t, None) for n, (_, t) in zip(names, carried)],
-        [helper.make_tensor_value_info(outputs[0], bool_t, [])]
-        + [helper.make_tensor_value_info(o, t, None) for o, (_, t) in zip(outputs[1:],
-                                                                           carried)])
-    start = ctx.const(np.asarray(True))
-    results = ctx.node("Loop", ["", start] + [v for v, _ in carried],
-                       [ctx.fresh("loop_out") for _ in carried], body=graph)
-    return results if isinstance(results, list) else [results]
-
-
-# ---- gamma: Marsaglia and Tsang ------------------------------------------------------------------
+# ---- gamma: Marsaglia and Tsang -----------------------------------------------------------------
 def gamma_draws(ctx, zeros, alpha):
     """Gamma(alpha, 1) draws (float64) of ``zeros``' shape, ``alpha`` (float64, > 0)
     broadcasting against it. For alpha >= 1: d = alpha - 1/3, c = 1 / sqrt(9 d); draw
@@ -90,7 +64,7 @@ def gamma_draws(ctx, zeros, alpha):
     c = ctx.node("Div", [_c(ctx, 1.0 / 3.0), ctx.node("Sqrt", [d])])
     double, bool_t = _double(ctx), ctx.onnx.TensorProto.BOOL
 
-    def body(values):
+    def body(_, values):
         x, done = values
         z = ctx.node("RandomNormalLike", [x], dtype=double)
         u = _open_uniform(ctx, x)
@@ -106,8 +80,8 @@ def gamma_draws(ctx, zeros, alpha):
         take = ctx.node("And", [accept, ctx.node("Not", [done])])
         x = ctx.node("Where", [take, ctx.node("Mul", [d, v]), x])
         done = ctx.node("Or", [done, accept])
-        return _pending(ctx, done), [x, done]
-    x, _ = loop_until(ctx, [(zeros, double), (ctx.cast(zeros, np.bool_), bool_t)], body)
+        return _pending(ctx, done), [x, done], []
+    x, _ = loop(ctx, [(zeros, double), (ctx.cast(zeros, np.bool_), bool_t)], body)
     power = ctx.node("Pow", [_open_uniform(ctx, zeros), ctx.node("Reciprocal", [alpha])])
     return ctx.node("Mul", [x, ctx.node("Where", [boost, power, _c(ctx, 1.0)])])
 
@@ -136,7 +110,7 @@ def poisson_draws(ctx, zeros, lam):
     v_r = ctx.node("Sub", [_c(ctx, 0.9277), ctx.node("Div", [
         _c(ctx, 3.6224), ctx.node("Sub", [b, _c(ctx, 2.0)])])])
 
-    def body(values):
+    def body(_, values):
         x, done, product, count = values
         u1, v = _uniform(ctx, x), _uniform(ctx, x)
         # Knuth: the count so far once the product falls to exp(-lam)
@@ -168,14 +142,14 @@ def poisson_draws(ctx, zeros, lam):
         x = ctx.node("Where", [take, value, x])
         done = ctx.node("Or", [done, finished])
         count = ctx.node("Add", [count, _c(ctx, 1.0)])
-        return _pending(ctx, done), [x, done, product, count]
+        return _pending(ctx, done), [x, done, product, count], []
     ones = ctx.node("Add", [zeros, _c(ctx, 1.0)])
-    x, _, _, _ = loop_until(ctx, [(zeros, double), (ctx.cast(zeros, np.bool_), bool_t),
-                                  (ones, double), (zeros, double)], body)
+    x, _, _, _ = loop(ctx, [(zeros, double), (ctx.cast(zeros, np.bool_), bool_t),
+                            (ones, double), (zeros, double)], body)
     return x
 
 
-# ---- the distributions ---------------------------------------------------------------------------
+# ---- the distributions --------------------------------------------------------------------------
 def _gamma(ctx, zeros, alpha, beta):
     return ctx.node("Mul", [gamma_draws(ctx, zeros, alpha), beta])
 
@@ -269,7 +243,7 @@ for _dist in _DISTS:
         _sample_sampler(_dist))
 
 
-# ---- _sample_unique_zipfian ----------------------------------------------------------------------
+# ---- _sample_unique_zipfian ---------------------------------------------------------------------
 @translates("_sample_unique_zipfian", onnx_ops=["ConstantOfShape", "RandomUniformLike", "Loop",
                                                 "Mul", "Exp", "Floor", "Sub", "Clip", "Cast",
                                                 "Equal", "Less", "And", "Or", "Not",
@@ -287,7 +261,7 @@ def _unique_zipfian(ctx, node, ins, outs):
     column = ctx.const(np.arange(need, dtype=np.int64).reshape(1, need), base="column")
     axis1 = ctx.int64s([1])
 
-    def body(values):
+    def body(_, values):
         samples, held, tries = values
         u = _uniform(ctx, rows)
         drawn = ctx.node("Sub", [ctx.node("Floor", [ctx.node("Exp", [
@@ -309,10 +283,10 @@ def _unique_zipfian(ctx, node, ins, outs):
         left = ctx.node("Less", [held, ctx.const(np.asarray(need, np.int64))])
         more = ctx.node("Greater", [ctx.node("ReduceSum", [ctx.cast(left, np.int64)],
                                              keepdims=0), ctx.const(np.asarray(0, np.int64))])
-        return more, [samples, held, tries]
+        return more, [samples, held, tries], []
     zero_rows = ctx.cast(rows, np.int64)
     start = ctx.cast(_zeros(ctx, ctx.int64s([batch, need])), np.int64)
-    samples, _, tries = loop_until(ctx, [(start, int_t), (zero_rows, int_t),
-                                         (zero_rows, int_t)], body)
+    samples, _, tries = loop(ctx, [(start, int_t), (zero_rows, int_t),
+                                   (zero_rows, int_t)], body)
     ctx.node("Identity", [samples], outs[:1])
     ctx.node("Identity", [tries], outs[1:2])
