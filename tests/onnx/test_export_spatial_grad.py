@@ -184,9 +184,65 @@ case("col2im_f16", lambda F, c: F.col2im(c, output_size=(3, 4), kernel=(2, 2), p
      normal(1, 8, 20), dtypes=(np.float16,), rtol=2e-3)
 
 
+# ---- Correlation's tangent and adjoint ---------------------------------------------------------
+CORR = [  # (label, params, data shape)
+    ("default", dict(), (2, 3, 5, 6)),
+    ("multiply_k3_strided", dict(kernel_size=3, max_displacement=2, stride1=2, stride2=1,
+                                 pad_size=2), (1, 4, 7, 8)),
+    ("absdiff_stride2", dict(kernel_size=1, max_displacement=4, stride1=1, stride2=2,
+                             pad_size=4, is_multiply=False), (2, 2, 6, 5)),
+    ("absdiff_k3", dict(kernel_size=3, max_displacement=1, stride1=1, stride2=1, pad_size=1,
+                        is_multiply=False), (1, 2, 5, 5)),
+]
+
+
+def corr_out(shape, params):
+    z = mx.nd.zeros(shape)
+    return mx.nd.Correlation(z, z, **params).shape
+
+
+def corr_data(shape, params):
+    """data1, data2 with some exact ties (the absolute difference's slope at a tie)."""
+    d1, d2 = ties(*shape, levels=3), ties(*shape, levels=3)
+    if params.get("is_multiply", True):
+        d1, d2 = d1 + normal(*shape), d2 + normal(*shape)
+    return d1, d2
+
+
+for label, params, shape in CORR:
+    for side in (1, 2):
+        d1, d2 = corr_data(shape, params)
+        case(f"corr_tangent_{label}_side{side}", lambda F, t, a, b, p=params, s=side:
+             F._internal._correlation_tangent(t, a, b, side=s, **p), normal(*shape), d1, d2,
+             rtol=1e-4)
+        case(f"corr_adjoint_{label}_side{side}", lambda F, g, a, b, p=params, s=side:
+             F._internal._correlation_adjoint(g, a, b, side=s, **p),
+             normal(*corr_out(shape, params)), d1, d2, rtol=1e-4)
+for side in (1, 2):
+    d1, d2 = corr_data((1, 2, 5, 6), {})
+    case(f"corr_tangent_f16_side{side}", lambda F, t, a, b, s=side: F._internal.
+         _correlation_tangent(t, a, b, side=s, max_displacement=1), normal(1, 2, 5, 6), d1, d2,
+         dtypes=(np.float16,), rtol=5e-3)
+    case(f"corr_adjoint_f16_side{side}", lambda F, g, a, b, s=side: F._internal.
+         _correlation_adjoint(g, a, b, side=s, max_displacement=1), normal(1, 9, 3, 4), d1, d2,
+         dtypes=(np.float16,), rtol=5e-3)
+
+
+def least_opset(fn, n_inputs):
+    """The newest of the least opsets the translations of ``fn``'s ops declare."""
+    from mxlite.onnx.table import TRANSLATIONS
+    from mxlite.symbol.graph import topo_order
+    out = fn(mx.sym, *[mx.sym.var(f"in{i}") for i in range(n_inputs)])
+    return max(TRANSLATIONS[n.op.name].opset for n in topo_order(out._outputs)
+               if n.op is not None)
+
+
 @pytest.mark.parametrize("fn,inputs,rtol", CASES)
-def test_spatial_grad_op_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, tmp_path):
-    check(fn, inputs, rtol, tmp_path)
+@pytest.mark.parametrize("least", [False, True], ids=["newest", "least"])
+def test_spatial_grad_op_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, least, tmp_path):
+    """At the default opset and at the least one the translations declare."""
+    opset = least_opset(fn, len(inputs)) if least else None
+    check(fn, inputs, rtol, tmp_path, opset_version=opset)
 
 
 def test_resize_like_reads_only_the_shape_of_like(tmp_path):

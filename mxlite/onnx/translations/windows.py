@@ -180,7 +180,7 @@ def _max_inputs(ctx, node, ins):
 
 
 @translates("_pool_max_scatter", onnx_ops=_MAX_OPS + ["ConstantOfShape", "ScatterElements",
-                                                      "Slice"],
+                                                      "Slice"], opset=18,
             notes="ScatterElements add of the head gradient at each window's first maximum "
                   "(found by gathering the windows' taps); float16 through float32")
 def _pool_max_scatter(ctx, node, ins, outs):
@@ -196,7 +196,7 @@ def _pool_max_scatter(ctx, node, ins, outs):
     _finish(ctx, value, ndim, last, work, dtype, outs[:1])
 
 
-@translates("_pool_max_gather", onnx_ops=_MAX_OPS, notes="GatherElements of the head at each "
+@translates("_pool_max_gather", onnx_ops=_MAX_OPS, opset=18, notes="GatherElements of the head at each "
             "window's first maximum (found by gathering the windows' taps); float16 through "
             "float32")
 def _pool_max_gather(ctx, node, ins, outs):
