@@ -3,7 +3,7 @@ rounding, logic, norms, scatter/gather by index tuples, depth/space rearrangemen
 normalisation, random draws and determinants."""
 import numpy as np
 
-from .import_ops import _S, _all_const, _value, _axes
+from .import_ops import _S, _all_const, _axes, _spatial_pads, _symmetric, _value
 from .import_table import imports
 
 
@@ -83,17 +83,29 @@ imports("ReduceL1", into=["norm"])(_norm(1))
 imports("ReduceL2", into=["norm"])(_norm(2))
 
 
-@imports("GatherND", into=["gather_nd", "transpose"])
+@imports("GatherND", into=["gather_nd", "transpose", "expand_dims", "concat", "reshape"])
 def _gather_nd(ic, node, ins):
-    """ONNX's index tuples are the last axis of ``indices``; MXNet's the first."""
-    if ic.attr(node, "batch_dims", 0):
-        raise ic.error(node, "batch_dims != 0")
-    shape = ins[1].shape
-    if shape is None:
-        raise ic.error(node, "needs the indices' static shape")
-    idx = ic.sym(ins[1])
-    perm = (len(shape) - 1,) + tuple(range(len(shape) - 1))
-    return [ic.out(_S().gather_nd(ic.sym(ins[0]), _S().transpose(idx, axes=perm)), node)]
+    """ONNX's index tuples are the last axis of ``indices``, MXNet's the first; a
+    ``batch_dims`` prefix becomes constant leading rows of the tuples (each batch position
+    indexes itself)."""
+    data, indices = ins
+    shape = indices.shape
+    if shape is None or data.shape is None:
+        raise ic.error(node, "needs the static shapes of data and indices")
+    b = ic.attr(node, "batch_dims", 0)
+    q = len(shape)
+    S = _S()
+    if q == 1:                          # one tuple: the slice it names
+        idx = S.expand_dims(ic.sym(indices), axis=1)
+        y = S.gather_nd(ic.sym(data), idx)
+        return [ic.out(S.reshape(y, shape=tuple(data.shape[shape[0]:])), node)]
+    perm = (q - 1,) + tuple(range(q - 1))
+    idx = S.transpose(ic.sym(indices), axes=perm)
+    if b:
+        dtype = indices.dtype if indices.dtype is not None else np.dtype(np.int64)
+        grid = np.indices(shape[:-1], dtype=dtype)[:b]
+        idx = S.concat(ic.sym(_value(grid)), idx, dim=0)
+    return [ic.out(S.gather_nd(ic.sym(data), idx), node)]
 
 
 @imports("DepthToSpace", into=["depth_to_space"])
@@ -346,12 +358,15 @@ def _roi_align(ic, node, ins):
 
 @imports("ReverseSequence", into=["SequenceReverse", "cast"])
 def _reverse_sequence(ic, node, ins):
-    if ic.attr(node, "time_axis", 0) != 0 or ic.attr(node, "batch_axis", 1) != 1:
-        raise ic.error(node, "time_axis and batch_axis other than 0 and 1 (MXNet's layout)")
+    """SequenceReverse along ``time_axis`` (0 with batch_axis 1, or 1 with batch_axis 0)."""
+    time, batch = ic.attr(node, "time_axis", 0), ic.attr(node, "batch_axis", 1)
+    if (time, batch) not in ((0, 1), (1, 0)):
+        raise ic.error(node, f"time_axis={time}, batch_axis={batch} (mxlite's "
+                             "SequenceReverse: axes 0 and 1)")
     dtype = ins[0].dtype.name if ins[0].dtype is not None else "float32"
     lengths = _S().cast(ic.sym(ins[1]), dtype=dtype)
-    return [ic.out(_S().SequenceReverse(ic.sym(ins[0]), lengths, use_sequence_length=True),
-                   node)]
+    return [ic.out(_S().SequenceReverse(ic.sym(ins[0]), lengths, use_sequence_length=True,
+                                        axis=time), node)]
 
 
 @imports("Resize", into=["UpSampling"])
@@ -388,4 +403,36 @@ def _multinomial(ic, node, ins):
     probs = _S().softmax(ic.sym(ins[0]), axis=-1)
     y = _S()._internal._sample_multinomial(probs, shape=(ic.attr(node, "sample_size", 1),),
                                           dtype=dtype.name)
+    return [ic.out(y, node)]
+
+
+@imports("DeformConv", into=["_contrib_DeformableConvolution",
+                             "_contrib_ModulatedDeformableConvolution"])
+def _deform_conv(ic, node, ins):
+    """2-D DeformConv: offsets (N, offset_group * 2 * kh * kw, Ho, Wo) per tap as (y, x),
+    mxlite's layout; a mask makes it the modulated convolution."""
+    x, w, offset = ins[:3]
+    bias = ins[3] if len(ins) > 3 and ins[3] is not None else None
+    mask = ins[4] if len(ins) > 4 and ins[4] is not None else None
+    w_shape = w.shape
+    if w_shape is None or len(w_shape) != 4:
+        raise ic.error(node, f"needs a static 4-d weight shape, got {w_shape} (mxlite's "
+                             "deformable convolutions are 2-D)")
+    begin, end = _spatial_pads(ic, node, 2)
+    kw = dict(kernel=tuple(ic.attr(node, "kernel_shape", w_shape[2:])),
+              stride=tuple(ic.attr(node, "strides", [1, 1])),
+              dilate=tuple(ic.attr(node, "dilations", [1, 1])),
+              pad=_symmetric(ic, node, begin, end), num_filter=w_shape[0],
+              num_group=ic.attr(node, "group", 1),
+              num_deformable_group=ic.attr(node, "offset_group", 1), no_bias=bias is None)
+    if tuple(kw["kernel"]) != tuple(w_shape[2:]):
+        raise ic.error(node, f"kernel_shape={list(kw['kernel'])} for a weight of shape "
+                             f"{w_shape}")
+    contrib = _S().contrib
+    head = [ic.sym(x), ic.sym(offset)]
+    tail = [ic.sym(w)] + ([] if bias is None else [ic.sym(bias)])
+    if mask is None:
+        y = contrib.DeformableConvolution(*head, *tail, **kw)
+    else:
+        y = contrib.ModulatedDeformableConvolution(*head, ic.sym(mask), *tail, **kw)
     return [ic.out(y, node)]

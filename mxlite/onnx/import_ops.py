@@ -86,6 +86,8 @@ def _int_div(a, b):
 
 def _binary(op_type):
     def handler(ic, node, ins):
+        if len(ins) == 1:                       # Max / Min of one: itself
+            return [ins[0]]
         if len(ins) > 2:                        # Max / Min / Sum of several
             acc = handler(ic, node, ins[:2])[0]
             for v in ins[2:]:
@@ -277,23 +279,41 @@ def _gemm(ic, node, ins):
     return [ic.out(y, node)]
 
 
-@imports("MatMul", into=["dot", "batch_dot", "reshape"])
+@imports("MatMul", into=["dot", "batch_dot", "reshape", "broadcast_to"])
 def _matmul(ic, node, ins):
+    """NumPy's matmul: a 2-D right operand is a ``dot``; otherwise both operands are
+    broadcast over their batch axes and multiplied as one ``batch_dot`` (a 1-D operand
+    gains, then loses, a unit axis)."""
     a, b = ins
     if a.shape is None or b.shape is None:
         raise ic.error(node, "needs static operand shapes")
+    if _all_const(ins):
+        return [_value(np.matmul(a.const, b.const))]
     S = _S()
-    if len(b.shape) == 2:
+    if len(b.shape) == 2 and len(a.shape) >= 1:
         return [ic.out(S.dot(ic.sym(a), ic.sym(b)), node)]
-    if len(a.shape) == len(b.shape) and a.shape[:-2] == b.shape[:-2]:
-        if len(a.shape) == 3:
-            return [ic.out(S.batch_dot(ic.sym(a), ic.sym(b)), node)]
-        lead = a.shape[:-2]
-        a3 = S.reshape(ic.sym(a), shape=(-1,) + a.shape[-2:])
-        b3 = S.reshape(ic.sym(b), shape=(-1,) + b.shape[-2:])
-        y = S.batch_dot(a3, b3)
-        return [ic.out(S.reshape(y, shape=lead + (a.shape[-2], b.shape[-1])), node)]
-    raise ic.error(node, f"operands of shapes {a.shape} and {b.shape} (broadcast batch axes)")
+    sa, sb = ic.sym(a), ic.sym(b)
+    ash, bsh = a.shape, b.shape
+    if len(ash) == 1:
+        ash = (1,) + ash
+        sa = S.reshape(sa, shape=ash)
+    if len(bsh) == 1:
+        bsh = bsh + (1,)
+        sb = S.reshape(sb, shape=bsh)
+    batch = tuple(np.broadcast_shapes(ash[:-2], bsh[:-2]))
+    m, k, n = ash[-2], ash[-1], bsh[-1]
+    if bsh[-2] != k:
+        raise ic.error(node, f"operands of shapes {a.shape} and {b.shape}")
+    size = int(np.prod(batch))
+
+    def as3(x, shape, rows, cols):
+        if tuple(shape[:-2]) != batch:
+            x = S.reshape(x, shape=(1,) * (len(batch) + 2 - len(shape)) + tuple(shape))
+            x = S.broadcast_to(x, shape=batch + (rows, cols))
+        return S.reshape(x, shape=(size, rows, cols))
+    y = S.batch_dot(as3(sa, ash, m, k), as3(sb, bsh, k, n))
+    out = batch + ((m,) if len(a.shape) > 1 else ()) + ((n,) if len(b.shape) > 1 else ())
+    return [ic.out(S.reshape(y, shape=out), node)]
 
 
 @imports("BatchNormalization", into=["BatchNorm"])
@@ -616,18 +636,84 @@ def _tile(ic, node, ins):
     return [ic.out(_S().tile(ic.sym(ins[0]), reps=reps), node)]
 
 
-@imports("Pad", into=["Pad"])
-def _pad(ic, node, ins):
-    pads = [int(p) for p in ic.const(node, ins[1], "pads")]
-    value = _scalar_of(ins[2]) if len(ins) > 2 and ins[2] is not None else 0.0
-    if len(ins) > 3 and ins[3] is not None:
-        raise ic.error(node, "an axes input")
-    mode = ic.attr(node, "mode", b"constant")
-    mode = mode.decode() if isinstance(mode, bytes) else mode
+_PAD_INDEX = {"edge": lambda i, n: np.clip(i, 0, n - 1),
+              "reflect": lambda i, n: (n - 1) - np.abs((n - 1) - np.abs(i) % (2 * n - 2))
+              if n > 1 else np.zeros_like(i),
+              "wrap": lambda i, n: i % n}
+
+
+def _pad_args(ic, node, ins, rank):
+    """(per-axis (before, after) widths, constant value, mode) of a Pad node (inputs from
+    opset 11, attributes before; an ``axes`` input names the padded axes)."""
+    if len(ins) > 1 and ins[1] is not None:
+        pads = [int(p) for p in ic.const(node, ins[1], "pads")]
+        value = ic.const(node, ins[2], "the constant value") if len(ins) > 2 and \
+            ins[2] is not None else np.zeros(1)
+        value = value.reshape(-1)[0] if value.size else 0
+    else:
+        pads, value = list(ic.attr(node, "pads")), ic.attr(node, "value", 0.0)
+    axes = [int(a) % rank for a in ic.const(node, ins[3], "axes")] if len(ins) > 3 and \
+        ins[3] is not None else list(range(rank))
     n = len(pads) // 2
-    width = tuple(v for pair in zip(pads[:n], pads[n:]) for v in pair)
-    return [ic.out(_S().Pad(ic.sym(ins[0]), mode=mode, pad_width=width,
-                            constant_value=value or 0.0), node)]
+    widths = [(0, 0)] * rank
+    for i, a in enumerate(axes[:n]):
+        widths[a] = (pads[i], pads[n + i])
+    mode = ic.attr(node, "mode", b"constant")
+    return widths, value, mode.decode() if isinstance(mode, bytes) else mode
+
+
+@imports("Pad", into=["Pad", "concat", "take", "slice_axis"])
+def _pad(ic, node, ins):
+    """MXNet's Pad where it applies (float 4-D or 5-D data, the first two axes unpadded);
+    else a constant border as constant blocks joined on (a negative width crops), and
+    edge, reflect and wrap as a ``take`` of the positions each padded axis reads."""
+    shape = ins[0].shape
+    if shape is None:
+        raise ic.error(node, "needs the input's static shape")
+    widths, value, mode = _pad_args(ic, node, ins, len(shape))
+    if mode not in ("constant", *_PAD_INDEX):
+        raise ic.error(node, f"mode={mode!r}")
+    negative = any(w < 0 for pair in widths for w in pair)
+    if negative and mode != "constant":
+        raise ic.error(node, f"negative pads with mode={mode!r}")
+    if mode == "reflect" and any(max(w) >= n and max(w) > 0 for w, n in zip(widths, shape)):
+        raise ic.error(node, "reflect widths as long as the axis")
+    dtype = ins[0].dtype or np.dtype(np.float32)
+    if ins[0].is_const:
+        x = ins[0].const
+        crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(widths, shape))
+        grow = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+        kw = {"constant_values": value} if mode == "constant" else {}
+        return [_value(np.pad(x[crop], grow, mode={"edge": "edge", "reflect": "reflect",
+                                                   "wrap": "wrap"}.get(mode, "constant"),
+                              **kw).astype(x.dtype))]
+    S = _S()
+    if len(shape) in (4, 5) and dtype.kind == "f" and not any(widths[0]) and \
+            not any(widths[1]) and not negative:
+        flat = tuple(v for pair in widths for v in pair)
+        return [ic.out(S.Pad(ic.sym(ins[0]), mode=mode, pad_width=flat,
+                             constant_value=float(value)), node)]
+    y, now = ic.sym(ins[0]), list(shape)
+    for ax, (lo, hi) in enumerate(widths):
+        if not (lo or hi):
+            continue
+        n = now[ax]
+        if mode != "constant":
+            where = _PAD_INDEX[mode](np.arange(-lo, n + hi), n).astype(np.int64)
+            y = S.take(y, ic.sym(_value(where)), axis=ax, mode="clip")
+            now[ax] = n + lo + hi
+            continue
+        if lo < 0 or hi < 0:
+            y = S.slice_axis(y, axis=ax, begin=max(-lo, 0), end=n - max(-hi, 0))
+            n = now[ax] = n - max(-lo, 0) - max(-hi, 0)
+        parts = []
+        for w in (lo, hi):
+            block = list(now)
+            block[ax] = max(w, 0)
+            parts.append(ic.sym(_value(np.full(block, value, dtype))) if w > 0 else None)
+        y = S.concat(*[p for p in (parts[0], y, parts[1]) if p is not None], dim=ax)
+        now[ax] = n + max(lo, 0) + max(hi, 0)
+    return [ic.out(y, node)]
 
 
 def _reduce(mx_name, np_fn):
@@ -676,11 +762,19 @@ def _one_hot(ic, node, ins):
                    node)]
 
 
-@imports("Mod", into=["broadcast_mod"])
+@imports("Mod", into=["broadcast_mod", "abs", "sign", "broadcast_mul"])
 def _mod(ic, node, ins):
+    """fmod=0: mxlite's mod (the divisor's sign). fmod=1 (C's fmod, the dividend's sign):
+    sign(a) * mod(|a|, |b|), exact as fmod (mxlite's mod of non-negative operands is C's
+    fmod)."""
     fmod = ic.attr(node, "fmod", 0)
     if _all_const(ins):
         return [_value((np.fmod if fmod else np.mod)(ins[0].const, ins[1].const))]
-    if fmod:
-        raise ic.error(node, "fmod=1 of computed values (mxlite's mod takes the divisor's sign)")
-    return [ic.out(_S().broadcast_mod(ic.sym(ins[0]), ic.sym(ins[1])), node)]
+    S = _S()
+    if not fmod:
+        return [ic.out(S.broadcast_mod(ic.sym(ins[0]), ic.sym(ins[1])), node)]
+
+    def magnitude(v):
+        return ic.sym(_value(np.abs(v.const))) if v.is_const else S.abs(ic.sym(v))
+    size = S.broadcast_mod(magnitude(ins[0]), magnitude(ins[1]))
+    return [ic.out(S.broadcast_mul(S.sign(ic.sym(ins[0])), size), node)]

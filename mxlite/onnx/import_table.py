@@ -1,6 +1,7 @@
 """The ONNX operators ``mx.contrib.onnx.import_model`` reads, keyed by ONNX op type, each
 with the registered mxlite operators it becomes (``into``; tests/onnx hold them against
-the registry). The handlers are in ``import_ops.py``."""
+the registry). The handlers are in ``import_ops.py``, ``import_more.py`` and
+``import_scatter.py``."""
 from collections import namedtuple
 
 __all__ = ["Importer", "IMPORTS", "imports"]

@@ -14,7 +14,7 @@ import numpy as np
 from ..base import MXNetError
 from ._onnx import require
 from .context import Names
-from . import import_more, import_ops  # noqa: F401  (register the importers)
+from . import import_more, import_ops, import_scatter  # noqa: F401  (register the importers)
 from .import_table import IMPORTS
 
 __all__ = ["import_model", "get_model_metadata", "import_to_gluon", "Value"]
