@@ -88,25 +88,73 @@ def _layer_norm_grad(ctx, node, ins, outs):
     ctx.node("Identity", [dbeta], [outs[2]])
 
 
-@translates("_gelu_derivative", onnx_ops=["Cast", "Mul", "Erf", "Add", "Exp", "Sub"],
-            notes="order 1: Phi(x) + x phi(x); order 2: phi(x) (2 - x^2), Phi by Erf (float16 "
-                  "computes in float32; onnxruntime has no float64 Erf)")
+# ---- the normal CDF in float64 without Erf (onnxruntime has no float64 Erf) -----------------
+# Phi(x) = erfc(z) / 2 with z = -x / sqrt(2): erfc at the nearest point z0 of a grid of step
+# 1/128 (a table made with math.erfc), then its Taylor series in d = z - z0 (|d| <= 1/256):
+# erfc(z0 + d) = erfc(z0) - 2 / sqrt(pi) exp(-z0^2) sum_n (-1)^n H_n(z0) d^(n+1) / (n+1)!,
+# H_n the Hermite polynomials. Twelve terms leave a relative error below 1e-16 up to z = 27.5,
+# past which erfc underflows to 0; below z = -6 it is 2 to double precision. Relative, not
+# absolute, accuracy: the far left tail of Phi keeps its digits.
+_ERFC_STEP = 1.0 / 128
+_ERFC_FIRST, _ERFC_LAST = -6 * 128, int(27.5 * 128)
+_ERFC_TERMS = 12
+
+
+def _erfc_table():
+    return np.asarray([math.erfc(k * _ERFC_STEP)
+                       for k in range(_ERFC_FIRST, _ERFC_LAST + 1)], _F64)
+
+
+def _normal_cdf64(ctx, x):
+    """Phi(x) of the float64 value ``x`` to double precision (relative), from elementwise
+    ops and a Gather (NaN gives NaN)."""
+    c = lambda v, base="const": _c(ctx, v, _F64, base)  # noqa: E731
+    z = ctx.node("Mul", [x, c(-math.sqrt(0.5), "rsqrt2")])
+    nan = ctx.node("IsNaN", [z])
+    z = ctx.node("Where", [nan, c(0.0, "zero"), z])       # a valid table index for NaN
+    z = ctx.node("Clip", [z, c(_ERFC_FIRST * _ERFC_STEP, "low"),
+                          c(_ERFC_LAST * _ERFC_STEP, "high")])
+    k = ctx.node("Round", [ctx.node("Mul", [z, c(1.0 / _ERFC_STEP, "grid")])])
+    z0 = ctx.node("Mul", [k, c(_ERFC_STEP, "step")])     # exact: k / 128
+    d = ctx.node("Sub", [z, z0])
+    row = ctx.node("Sub", [ctx.cast(k, np.int64), ctx.const(np.int64(_ERFC_FIRST), base="first")])
+    base = ctx.node("Gather", [ctx.const(_erfc_table(), base="erfc_table"), row], axis=0)
+    # sum_n (-1)^n H_n(z0) d^(n+1) / (n+1)!, H_0 = 1, H_1 = 2 z0, H_n+1 = 2 z0 H_n - 2 n H_n-1
+    two_z0 = ctx.node("Mul", [z0, c(2.0, "two")])
+    h_prev, h = None, c(1.0, "one")
+    power = d                                           # d^(n+1) / (n+1)!
+    total = d
+    for n in range(1, _ERFC_TERMS):
+        h_next = two_z0 if h_prev is None else ctx.node("Sub", [
+            ctx.node("Mul", [two_z0, h]), ctx.node("Mul", [h_prev, c(2.0 * (n - 1))])])
+        h_prev, h = h, h_next
+        power = ctx.node("Mul", [power, ctx.node("Mul", [d, c(1.0 / (n + 1))])])
+        term = ctx.node("Mul", [h, power])
+        total = ctx.node("Sub" if n % 2 else "Add", [total, term])
+    gauss = ctx.node("Exp", [ctx.node("Neg", [ctx.node("Mul", [z0, z0])])])
+    slope = ctx.node("Mul", [gauss, c(2.0 / math.sqrt(math.pi), "two_rsqrtpi")])
+    erfc = ctx.node("Sub", [base, ctx.node("Mul", [slope, total])])
+    phi = ctx.node("Mul", [erfc, c(0.5, "half")])
+    return ctx.node("Where", [nan, x, phi])
+
+
+@translates("_gelu_derivative", onnx_ops=["Cast", "Mul", "IsNaN", "Where", "Clip", "Round",
+                                          "Sub", "Gather", "Add", "Exp", "Neg"],
+            notes="order 1: Phi(x) + x phi(x); order 2: phi(x) (2 - x^2); in float64 (Phi "
+                  "from a table of erfc and its Taylor series, as onnxruntime has no float64 "
+                  "Erf), then the data's dtype")
 def _gelu_derivative(ctx, node, ins, outs):
     out = ctx.dtype((node, 0))
-    work = _F32 if out == np.float16 else out
-    x = ins[0] if work == out else ctx.cast(ins[0], work)
+    x = ins[0] if out == _F64 else ctx.cast(ins[0], _F64)
     sq = ctx.node("Mul", [x, x])
-    phi = ctx.node("Mul", [ctx.node("Exp", [ctx.node("Mul", [sq, _c(ctx, -0.5, work)])]),
-                           _c(ctx, 1.0 / math.sqrt(2.0 * math.pi), work, "rsqrt2pi")])
+    phi = ctx.node("Mul", [ctx.node("Exp", [ctx.node("Mul", [sq, _c(ctx, -0.5, _F64)])]),
+                           _c(ctx, 1.0 / math.sqrt(2.0 * math.pi), _F64, "rsqrt2pi")])
+    last = outs if out == _F64 else None
     if node.attrs.order == 1:
-        cdf = ctx.node("Erf", [ctx.node("Mul", [x, _c(ctx, math.sqrt(0.5), work, "rsqrt2")])])
-        cdf = ctx.node("Mul", [ctx.node("Add", [cdf, _c(ctx, 1.0, work, "one")]),
-                               _c(ctx, 0.5, work, "half")])
-        y = ctx.node("Add", [cdf, ctx.node("Mul", [x, phi])], outs if work == out else None)
+        y = ctx.node("Add", [_normal_cdf64(ctx, x), ctx.node("Mul", [x, phi])], last)
     else:
-        y = ctx.node("Mul", [phi, ctx.node("Sub", [_c(ctx, 2.0, work, "two"), sq])],
-                     outs if work == out else None)
-    if work != out:
+        y = ctx.node("Mul", [phi, ctx.node("Sub", [_c(ctx, 2.0, _F64, "two"), sq])], last)
+    if out != _F64:
         ctx.node("Cast", [y], outs, to=_to(ctx, out))
 
 
