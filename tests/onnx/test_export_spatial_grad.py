@@ -228,6 +228,38 @@ for side in (1, 2):
          dtypes=(np.float16,), rtol=5e-3)
 
 
+# ---- _histogram ---------------------------------------------------------------------------------
+HIST = lambda F: F._internal._histogram  # noqa: E731
+
+
+def hist_data(*shape, lo=-1.0, hi=3.0):
+    """Values spilling past the range, with its bounds, NaN and infinities among them."""
+    x = rng.uniform(lo - 1, hi + 1, shape)
+    x.flat[:5] = [lo, hi, np.nan, np.inf, -np.inf][:x.size]
+    return x
+
+
+def int_data(dtype, *shape):
+    return rng.integers(-3, 9, shape).astype(dtype)
+
+
+for label, bins, rng_ in (("5_bins", 5, (-1.0, 3.0)), ("7_bins", 7, (0.5, 2.0)),
+                          ("1_bin", 1, (-1.0, 3.0)), ("empty_range", 3, (1.0, 1.0)),
+                          ("no_bins", 0, (0.0, 1.0))):
+    for shape in ((40,), (3, 4, 5)):
+        case(f"histogram_{label}_{len(shape)}d", lambda F, x, b=bins, r=rng_: HIST(F)(
+            x, bin_cnt=b, range=r), hist_data(*shape, lo=rng_[0], hi=rng_[1]))
+for dt in (np.int32, np.int64, np.uint8, np.float16):
+    case(f"histogram_{np.dtype(dt).name}", lambda F, x: HIST(F)(x, bin_cnt=4, range=(0.5, 7.0)),
+         int_data(dt, 6, 7), dtypes=(dt,))
+    case(f"histogram_edges_{np.dtype(dt).name}", lambda F, x, e: HIST(F)(x, e),
+         int_data(dt, 6, 7), np.array([0, 1, 2, 5, 6], dt), dtypes=(dt,))
+case("histogram_edges", lambda F, x, e: HIST(F)(x, e), hist_data(5, 8),
+     np.array([-1.0, -0.5, 0.0, 1.5, 3.0]))
+case("histogram_edges_ties_two", lambda F, x, e: HIST(F)(x, e), np.round(hist_data(30) * 2) / 2,
+     np.array([0.0, 1.0]))
+
+
 def least_opset(fn, n_inputs):
     """The newest of the least opsets the translations of ``fn``'s ops declare."""
     from mxlite.onnx.table import TRANSLATIONS
