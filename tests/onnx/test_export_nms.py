@@ -207,3 +207,54 @@ def test_target_cases_mine(fn, make):
     inputs = make(np.random.default_rng(zlib.crc32(fn.__name__.encode())))
     cls_target = fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype) for a in inputs])[2].asnumpy()
     assert (cls_target > 0).any() and (cls_target == 0).any() and (cls_target < 0).any()
+
+
+# ---- Proposal and MultiProposal -----------------------------------------------------------
+def proposal_inputs(b, a, h, w, dtype, stride=16):
+    """cls_prob from a few values (ties), small bbox deltas, and images that leave a
+    padding of the map (cells outside the image score -1), at scales 0.5 or 1."""
+    def make(rng):
+        cls = rng.choice([0.1, 0.3, 0.5, 0.7, 0.9], (b, 2 * a, h, w))
+        bbox = rng.normal(0, 0.3, (b, 4 * a, h, w))
+        info = np.array([[h * stride - rng.integers(0, 2 * stride),
+                          w * stride - rng.integers(0, 2 * stride), rng.choice([0.5, 1.0])]
+                         for _ in range(b)])
+        return [x.astype(dtype) for x in (cls, bbox, info)]
+    return make
+
+
+def proposal_case(label, op, make, rtol, **attrs):
+    def fn(F, cls, bbox, info):
+        return getattr(F.contrib, op)(cls, bbox, info, **attrs)
+    fn.__name__ = f"{op}_{label}"
+    case(f"{op}_{label}", fn, make, rtol=rtol)
+
+
+SMALL = dict(rpn_pre_nms_top_n=-1, rpn_post_nms_top_n=30, threshold=0.5, rpn_min_size=12,
+             scales=(0.5, 2), ratios=(0.5, 1, 2), feature_stride=8, output_score=True)
+for dt in (np.float16, F32, F64):
+    n, tol = dt.__name__, 1e-3 if dt == np.float16 else None
+    for op, b in (("Proposal", 1), ("MultiProposal", 3)):
+        proposal_case(f"top50_{n}", op, proposal_inputs(b, 12, 5, 6, dt), tol,
+                      rpn_pre_nms_top_n=50, rpn_post_nms_top_n=20, output_score=True)
+        proposal_case(f"small_{n}", op, proposal_inputs(b, 6, 4, 7, dt, 8), tol, **SMALL)
+        proposal_case(f"iou_loss_{n}", op, proposal_inputs(b, 1, 6, 5, dt), tol,
+                      iou_loss=True, rpn_pre_nms_top_n=40, rpn_post_nms_top_n=10, scales=(8,),
+                      ratios=(1.0,), output_score=True)
+        proposal_case(f"defaults_{n}", op, proposal_inputs(b, 12, 3, 4, dt), tol)
+
+
+@pytest.mark.parametrize("fn, make", [p.values[:2] for p in CASES if "Proposal_small" in p.id
+                                      or "Proposal_iou_loss" in p.id])
+def test_proposal_cases_cover_the_rules(fn, make):
+    """The cases above output boxes that were too small (score -1: the 'small' cases) and
+    repeat the kept boxes (fewer survive NMS than are output: the 'iou_loss' cases)."""
+    inputs = make(np.random.default_rng(zlib.crc32(fn.__name__.encode())))
+    rois, scores = (x.asnumpy() for x in fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype)
+                                                     for a in inputs]))
+    assert (scores > 0).any()
+    if "small" in fn.__name__:
+        assert (scores == -1).any()
+    else:
+        first = rois[rois[:, 0] == 0]
+        assert len(np.unique(first, axis=0)) < len(first)
