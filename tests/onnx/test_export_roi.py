@@ -212,9 +212,51 @@ def test_gradient_of_roi_pooling(dtype, tmp_path):
     _gradients(loss, values, ["x"], tmp_path, RTOL[dtype])
 
 
-def test_a_dynamic_batch_axis_is_refused(tmp_path):
+# ---- dynamic batch axes: the number of rois and the batch size read at run time -------------
+# (fn, the first input's shape past its first axis, the rois' width, the number of images of
+# an adjoint's data_shape: None for a pooling, whose first input's first axis is the batch)
+DYNAMIC = [
+    pytest.param(lambda F, x, r: F.contrib.PSROIPooling(x, r, **_PS_B), (8, 5, 6), 5, None,
+                 id="psroi_pooling"),
+    pytest.param(lambda F, g, r: F._internal._roi_align_adjoint(
+        g, r, data_shape=(2, 3, 5, 6), **_AL_B), (3, 3, 2), 5, 2, id="roi_align_adjoint"),
+    pytest.param(lambda F, x, r: F.contrib.RROIAlign(x, r, **_RR_B), (2, 6, 7), 6, None,
+                 id="rroi_align"),
+    pytest.param(lambda F, g, r: F._internal._rroi_align_adjoint(
+        g, r, data_shape=(1, 2, 6, 7), **_RR_B), (2, 2, 2), 6, 1, id="rroi_align_adjoint"),
+    pytest.param(lambda F, x, r: F.contrib.DeformablePSROIPooling(x, r, **_DPS_NO),
+                 (8, 5, 6), 5, None, id="deformable_psroi_pooling"),
+    pytest.param(lambda F, x, r: F._internal._roi_pooling_argmax(
+        x, r, pooled_size=(2, 3), spatial_scale=1.0), (3, 5, 6), 5, None,
+        id="roi_pooling_argmax")]
+
+
+def _rois_for(width, count, images, seed):
+    """``count`` random rois on ``images`` images (a rotated roi's angle in degrees)."""
+    g = np.random.default_rng(seed)
+    batch = g.integers(0, images, count)
+    if width == 6:
+        return np.column_stack([batch, g.uniform(0, 6, (count, 2)),
+                                g.uniform(0.5, 8, (count, 2)), g.uniform(-180, 180, count)])
+    lo = g.uniform(-2, 4, (count, 2))
+    return np.column_stack([batch, lo, lo + g.uniform(0, 5, (count, 2))])
+
+
+@pytest.mark.parametrize("fn, item, width, images", DYNAMIC)
+def test_dynamic_batch_axes(fn, item, width, images, tmp_path):
+    """Exported with symbolic first axes at one size, run at others: the rois' count and
+    (for a pooling) the batch size are read from the inputs."""
+    from onnx_harness import run_onnx
     x, r = mx.sym.var("x"), mx.sym.var("r")
-    with pytest.raises(mx.MXNetError, match="dynamic batch axis"):
-        mx.onnx.export_model(mx.sym.contrib.PSROIPooling(x, r, **_PS_A), {},
-                             in_shapes=[(2, 8, 5, 6), (5, 5)], dynamic=True,
-                             onnx_file_path=str(tmp_path / "m.onnx"))
+    path = str(tmp_path / "m.onnx")
+    mx.onnx.export_model(fn(mx.sym, x, r), {}, in_shapes=[(3,) + item, (3, width)],
+                         in_types=[np.float32, np.float32], onnx_file_path=path,
+                         dynamic_input_shapes=[(None,) + item, (None, width)])
+    for count, n in ((4, 1), (7, 2)):
+        rois = _rois_for(width, count, images or n, count).astype(np.float32)
+        first = n if images is None else count        # a pooling's batch, an adjoint's rois
+        data = rng.standard_normal((first,) + item).astype(np.float32)
+        (got,) = run_onnx(path, {"x": data, "r": rois})
+        want = fn(mx.nd, mx.nd.array(data), mx.nd.array(rois)).asnumpy()
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -11,8 +11,7 @@ matrices)."""
 import numpy as np
 
 from ..table import translates
-from .roi_common import (Arith, refuse_dynamic, roi_columns, spatial_scale, to_dtype,
-                         work_dtype)
+from .roi_common import Arith, roi_columns, spatial_scale, to_dtype, work_dtype
 
 
 # ---- the weights --------------------------------------------------------------------------
@@ -103,25 +102,29 @@ class Layout:
         return np.eye(cells)[owners]
 
 
-def _batch_rows(ctx, wy, batch, n, h, work):
+def _batch_rows(ctx, wy, batch, images, work):
     """Wy with the batch index folded in: (R, bins, N * H), zero for a roi of another
-    image (so a negative batch index pools nothing)."""
+    image (so a negative batch index pools nothing); ``images`` the int64 values 0..N-1."""
     hit = ctx.node("Equal", [ctx.node("Unsqueeze", [batch, ctx.int64s([1, 2, 3])]),
-                             ctx.const(np.arange(n, dtype=np.int64).reshape(1, 1, n, 1))])
+                             ctx.node("Unsqueeze", [images, ctx.int64s([0, 1, 3])])])
     rows = ctx.node("Mul", [ctx.node("Unsqueeze", [ctx.cast(wy, work), ctx.int64s([2])]),
                             ctx.cast(hit, work)])                      # (R, B, N, H)
-    return ctx.node("Reshape", [rows, ctx.int64s([0, 0, n * h])])
+    return ctx.node("Reshape", [rows, ctx.int64s([0, 0, -1])])
 
 
 def pool(ctx, data, wy, wx, batch, shape, lay, work):
     """(R, O, ph, pw) in ``work``: bin (r, o, i, j) = Wy[r, i] @ data[b_r, (o, rows[i],
-    cols[j])] @ Wx[r, j].T, for (N, C, H, W) ``data`` of ``shape`` already in ``work``."""
-    n, _, h, w = shape
+    cols[j])] @ Wx[r, j].T, for (N, C, H, W) ``data`` of ``shape`` already in ``work`` (N
+    and R may be dynamic)."""
+    _, _, h, w = shape           # the batch size is read from data (a dynamic axis)
     ph, pw = len(lay.rows), len(lay.cols)
-    rows = ctx.node("Transpose", [_batch_rows(ctx, wy, batch, n, h, work)], perm=[1, 0, 2])
-    d = ctx.node("Reshape", [data, ctx.int64s([n, lay.o, lay.gy, lay.gx, h, w])])
+    images = ctx.node("Range", [ctx.const(np.asarray(0, np.int64)),
+                                ctx.node("Squeeze", [ctx.node("Shape", [data], end=1)]),
+                                ctx.const(np.asarray(1, np.int64))])
+    rows = ctx.node("Transpose", [_batch_rows(ctx, wy, batch, images, work)], perm=[1, 0, 2])
+    d = ctx.node("Reshape", [data, ctx.int64s([-1, lay.o, lay.gy, lay.gx, h, w])])
     d = ctx.node("Transpose", [d], perm=[2, 0, 4, 1, 3, 5])             # (GY, N, H, O, GX, W)
-    d = ctx.node("Reshape", [d, ctx.int64s([lay.gy, n * h, lay.o * lay.gx * w])])
+    d = ctx.node("Reshape", [d, ctx.int64s([lay.gy, -1, lay.o * lay.gx * w])])
     if lay.gy > 1 and lay.rows != list(range(lay.gy)):
         d = ctx.node("Gather", [d, ctx.int64s(lay.rows)], axis=0)
     s = ctx.node("MatMul", [rows, d])                                    # (ph, R, O*GX*W)
@@ -147,7 +150,7 @@ def adjoint(ctx, g, wy, wx, batch, shape, lay, work):
         p = ctx.node("Transpose", [p], perm=[0, 1, 2, 4, 3])             # (R, O, ph, GX, W)
     f = ctx.node("Transpose", [p], perm=[0, 2, 1, 3, 4])                 # (R, ph, O, GX, W)
     f = ctx.node("Reshape", [f, ctx.int64s([-1, lay.o * lay.gx * w])])
-    rows = _batch_rows(ctx, wy, batch, n, h, work)                       # (R, ph, N*H)
+    rows = _batch_rows(ctx, wy, batch, ctx.int64s(range(n)), work)      # (R, ph, N*H)
     rows = ctx.node("Mul", [ctx.node("Unsqueeze", [rows, ctx.int64s([2])]),
                             ctx.const(lay.onehot(0).astype(work)[None, :, :, None])])
     rows = ctx.node("Transpose", [rows], perm=[2, 3, 0, 1])              # (GY, N*H, R, ph)
@@ -187,7 +190,6 @@ def _align_weights(ctx, cols, shape, attrs):
 
 
 def _translate(ctx, node, ins, outs, weights, layout, forward):
-    refuse_dynamic(ctx, node)
     dtype = ctx.dtype(node.inputs[0])
     work = work_dtype(dtype)
     shape = ctx.shape(node.inputs[0]) if forward else tuple(node.attrs.data_shape)
@@ -207,7 +209,7 @@ _UNDEFINED = ("a batch index past the data or a non-finite coordinate (MXNetErro
               "mxlite) are undefined in ONNX")
 
 
-@translates("_contrib_PSROIPooling", onnx_ops=_OPS, opset=13,
+@translates("_contrib_PSROIPooling", onnx_ops=_OPS + ["Shape", "Squeeze", "Range"], opset=13,
             notes="the bins as 0/1 weight matrices computed from the rois, two MatMuls; "
                   + _UNDEFINED)
 def _psroi_pooling(ctx, node, ins, outs):

@@ -98,42 +98,22 @@ def spatial_scale(attrs, name="spatial_scale"):
     return float(np.float32(getattr(attrs, name)))
 
 
-def refuse_dynamic(ctx, node):
-    """The translations size their constants by the rois and data batch: a symbolic batch
-    axis is refused."""
-    if ctx.dynamic:
-        raise ctx.unsupported(node, "a dynamic batch axis (the number of rois and the batch "
-                                    "size are baked into the pooling's shapes)")
-
-
 def loop(ctx, trips, state, body, state_types):
     """An ONNX Loop of ``trips`` (an int64 scalar value) iterations carrying ``state`` (value
-    names). ``body(it, values)`` writes the body's nodes (``it`` the int64 iteration
-    number) and returns the next state; ``state_types`` is ``[(dtype, shape)]`` of each
-    carried value. The body reads outer values (constants, the rois' geometry) by name.
-    Returns the final state's names."""
-    helper = ctx.helper
-    outer = ctx.nodes
-    ctx.nodes = []
-    try:
-        it, cond = ctx.fresh("iter"), ctx.fresh("cond")
-        ins = [ctx.fresh("carried") for _ in state]
-        new = body(it, ins)
-        cond_out = ctx.node("Identity", [cond])
-        outs = [ctx.node("Identity", [v]) for v in new]
-        nodes = ctx.nodes
-    finally:
-        ctx.nodes = outer
-
-    def info(name, dtype, shape):
-        return helper.make_tensor_value_info(
-            name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape)
-    graph = helper.make_graph(
-        nodes, ctx.fresh("loop_body"),
-        [info(it, np.int64, []), info(cond, np.bool_, [])]
-        + [info(n, d, s) for n, (d, s) in zip(ins, state_types)],
-        [info(cond_out, np.bool_, [])]
-        + [info(n, d, s) for n, (d, s) in zip(outs, state_types)])
+    names). ``body(scope, it, values)`` writes the body's nodes into ``scope`` (an export
+    context of the body graph; ``it`` the int64 iteration number) and returns the next
+    state; ``state_types`` is ``[(dtype, shape)]`` of each carried value (None for a
+    dimension not known statically). The body reads outer values by name. Returns the
+    final state's names."""
+    from ..export import Subgraph            # export imports the translations
+    sub = Subgraph(ctx, "loop_body")
+    it = sub.input("iter", np.int64, ())
+    cond = sub.input("cond", np.bool_, ())
+    values = [sub.input("carried", dtype, shape) for dtype, shape in state_types]
+    new = body(sub.scope, it, values)
+    sub.output(cond, np.bool_, ())
+    for value, (dtype, shape) in zip(new, state_types):
+        sub.output(value, dtype, shape)
     results = [ctx.fresh("loop_out") for _ in state]
-    ctx.node("Loop", [trips, "", *state], results, body=graph)
+    ctx.node("Loop", [trips, "", *state], results, body=sub.proto())
     return results

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...ops.correlation import _Lay, _group_of, _part_of, _std
 from ..table import translates
-from .roi_common import Arith, refuse_dynamic, roi_columns, spatial_scale, to_dtype, work_dtype
+from .roi_common import Arith, roi_columns, spatial_scale, to_dtype, work_dtype
 
 
 def _layout(node, ctx, data_shape):
@@ -105,7 +105,6 @@ def _stack(ctx, values):
 
 
 def _pool(ctx, node, ins, outs):
-    refuse_dynamic(ctx, node)
     dtype = ctx.dtype(node.inputs[0])
     work = work_dtype(dtype)
     lay = _layout(node, ctx, ctx.shape(node.inputs[0]))
@@ -125,7 +124,7 @@ def _pool(ctx, node, ins, outs):
 _OPS = ["Cast", "Split", "Unsqueeze", "Gather", "Mul", "Add", "Sub", "Div", "Max", "Sign",
         "Abs", "Floor", "Clip", "Greater", "GreaterOrEqual", "LessOrEqual", "And", "ReduceSum",
         "Concat", "Reshape"]
-_NOTES = ("the sample_per_part**2 samples of every bin at once, their taps read by Gather; a "
+_NOTES = ("the sample_per_part squared samples of every bin at once, their taps read by Gather; a "
           "batch index past the data or a non-finite coordinate (MXNetErrors in mxlite) are "
           "undefined in ONNX")
 
@@ -145,7 +144,6 @@ def _dpsroi_sample(ctx, node, ins, outs):
                   "added into the map by ScatterElements add; a batch index past the data or a "
                   "non-finite coordinate (MXNetErrors in mxlite) are undefined in ONNX")
 def _dpsroi_scatter(ctx, node, ins, outs):
-    refuse_dynamic(ctx, node)
     dtype = ctx.dtype(node.inputs[0])
     work = work_dtype(dtype)
     shape = tuple(node.attrs.data_shape)

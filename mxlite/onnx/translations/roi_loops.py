@@ -11,8 +11,7 @@ import numpy as np
 
 from ..table import translates
 from .roi import _corners
-from .roi_common import (Arith, loop, refuse_dynamic, roi_columns, spatial_scale, to_dtype,
-                         work_dtype)
+from .roi_common import Arith, loop, roi_columns, spatial_scale, to_dtype, work_dtype
 
 
 # ---- RROIAlign --------------------------------------------------------------------------------
@@ -78,41 +77,43 @@ def _rroi_corners(ctx, geo, it, gw_most, ph, pw, height, width):
 
 
 def _rroi(ctx, node, ins, outs, forward):
-    refuse_dynamic(ctx, node)
     a = node.attrs
     dtype = ctx.dtype(node.inputs[0])
     work = work_dtype(dtype)
     n, c, h, w = ctx.shape(node.inputs[0]) if forward else tuple(a.data_shape)
     ph, pw = a.pooled_size
-    r = ctx.shape(node.inputs[1])[0]
     geo, trips, gw_most = _rroi_geometry(ctx, ins[1], a)
     src = to_dtype(ctx, ins[0], dtype, work)
+    # the number of rois (and a forward's batch) read at run time: a dynamic axis
     if forward:        # data as (N * H * W, C) rows read by flat pixel
         table = ctx.node("Reshape", [ctx.node("Transpose", [src], perm=[0, 2, 3, 1]),
-                                     ctx.int64s([n * h * w, c])])
-        init = ctx.const(np.zeros((r, ph * pw, c), work), base="rroi_acc")
-        state_shape = [r, ph * pw, c]
+                                     ctx.int64s([-1, c])])
+        init = ctx.node("Expand", [
+            ctx.const(np.zeros((1, ph * pw, c), work), base="rroi_acc"),
+            ctx.node("Concat", [ctx.node("Shape", [ins[1]], end=1), ctx.int64s([ph * pw, c])],
+                     axis=0)])
+        state_shape = [None, ph * pw, c]
     else:              # the gradient as (R, ph * pw, C), added into (N * H * W, C) rows
-        table = ctx.node("Transpose", [ctx.node("Reshape", [src, ctx.int64s([r, c, ph * pw])])],
+        table = ctx.node("Transpose", [ctx.node("Reshape", [src,
+                                                            ctx.int64s([-1, c, ph * pw])])],
                          perm=[0, 2, 1])
         init = ctx.const(np.zeros((n * h * w, c), work), base="rroi_grad")
         state_shape = [n * h * w, c]
 
-    def body(it, state):
+    def body(sc, it, state):
         acc = state[0]
-        for at, wt in _rroi_corners(ctx, geo, it, gw_most, ph, pw, h, w):
-            wt = ctx.node("Unsqueeze", [ctx.cast(wt, work), ctx.int64s([-1])])
+        for at, wt in _rroi_corners(sc, geo, it, gw_most, ph, pw, h, w):
+            wt = sc.node("Unsqueeze", [sc.cast(wt, work), sc.int64s([-1])])
             if forward:
-                acc = ctx.node("Add", [acc, ctx.node("Mul", [ctx.node("Gather", [table, at]),
-                                                              wt])])
+                acc = sc.node("Add", [acc, sc.node("Mul", [sc.node("Gather", [table, at]), wt])])
             else:
-                acc = ctx.node("ScatterND", [acc, ctx.node("Unsqueeze", [at, ctx.int64s([-1])]),
-                                             ctx.node("Mul", [table, wt])], reduction="add")
+                acc = sc.node("ScatterND", [acc, sc.node("Unsqueeze", [at, sc.int64s([-1])]),
+                                            sc.node("Mul", [table, wt])], reduction="add")
         return [acc]
     (acc,) = loop(ctx, trips, [init], body, [(work, state_shape)])
     if forward:
         out = ctx.node("Reshape", [ctx.node("Transpose", [acc], perm=[0, 2, 1]),
-                                   ctx.int64s([r, c, ph, pw])])
+                                   ctx.int64s([-1, c, ph, pw])])
     else:
         out = ctx.node("Transpose", [ctx.node("Reshape", [acc, ctx.int64s([n, h, w, c])])],
                        perm=[0, 3, 1, 2])
@@ -120,7 +121,7 @@ def _rroi(ctx, node, ins, outs, forward):
 
 
 _RROI_OPS = ["Cast", "Split", "Mul", "Div", "Max", "Min", "Add", "Sub", "Cos", "Sin", "Ceil",
-             "Floor", "ReduceMax", "Unsqueeze", "Reshape", "Transpose", "Loop", "Mod",
+             "Floor", "ReduceMax", "Unsqueeze", "Reshape", "Transpose", "Loop", "Mod", "Shape",
              "GreaterOrEqual", "LessOrEqual", "Greater", "Less", "And", "Identity"]
 _RROI_NOTES = ("a Loop over the sample grid (max over the rois of its size, computed from "
                "the rois); a batch index past the data or a non-finite coordinate (MXNetErrors "
@@ -128,7 +129,7 @@ _RROI_NOTES = ("a Loop over the sample grid (max over the rois of its size, comp
                "MXNetError in mxlite) runs")
 
 
-@translates("_contrib_RROIAlign", onnx_ops=_RROI_OPS + ["Gather"], opset=16,
+@translates("_contrib_RROIAlign", onnx_ops=_RROI_OPS + ["Gather", "Expand", "Concat"], opset=16,
             notes=_RROI_NOTES)
 def _rroi_align(ctx, node, ins, outs):
     _rroi(ctx, node, ins, outs, forward=True)
@@ -162,13 +163,11 @@ def _windows(ctx, lo, hi, bins, length, scale):
                   "keeping the first maximum (a NaN wins, as NumPy's argmax); a batch index "
                   "that is not an integer of the batch (an MXNetError in mxlite) is undefined")
 def _roi_pooling_argmax(ctx, node, ins, outs):
-    refuse_dynamic(ctx, node)
     a = node.attrs
     dtype = ctx.dtype(node.inputs[0])
     work = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
     n, c, h, w = ctx.shape(node.inputs[0])
     ph, pw = (int(v) for v in a.pooled_size)
-    r = ctx.shape(node.inputs[1])[0]
     m = Arith(ctx)
     b, x1, y1, x2, y2 = roi_columns(ctx, ins[1])
     scale = float(a.spatial_scale)
@@ -185,30 +184,32 @@ def _roi_pooling_argmax(ctx, node, ins, outs):
     ws, wn = (ctx.node("Unsqueeze", [v, ctx.int64s([1, 2])]) for v in (ws, wn))
     flat = ctx.node("Reshape", [to_dtype(ctx, ins[0], dtype, work), ctx.int64s([-1])])
 
-    def read(t):
-        """(offset in the window is valid, flat position, value) at window offset ``t``."""
-        dh = ctx.cast(ctx.node("Div", [t, wn_most]), np.float64)
-        dw = ctx.cast(ctx.node("Mod", [t, wn_most]), np.float64)
-        inside = ctx.node("And", [m.gt(hn, dh), m.gt(wn, dw)])
+    def read(sc, t):
+        """(offset in the window is valid, flat position, value) at window offset ``t``,
+        written into the context ``sc``."""
+        m = Arith(sc)
+        dh = sc.cast(sc.node("Div", [t, wn_most]), np.float64)
+        dw = sc.cast(sc.node("Mod", [t, wn_most]), np.float64)
+        inside = sc.node("And", [m.gt(hn, dh), m.gt(wn, dw)])
         row = m.min(m.add(hs, dh), float(h - 1))
         col = m.min(m.add(ws, dw), float(w - 1))
         at = m.index(m.add(chans, m.add(m.mul(row, float(w)), col)))
-        return inside, at, ctx.node("Gather", [flat, at])
+        return inside, at, sc.node("Gather", [flat, at])
 
     empty = ctx.node("Not", [ctx.node("And", [m.gt(hn, 0.0), m.gt(wn, 0.0)])])
-    _, at0, best0 = read(ctx.const(np.asarray(0, np.int64)))
+    _, at0, best0 = read(ctx, ctx.const(np.asarray(0, np.int64)))
     idx0 = ctx.node("Where", [empty, ctx.const(np.asarray(-1, np.int64)), at0])
 
-    def body(it, state):
+    def body(sc, it, state):
         best, idx = state
-        inside, at, value = read(ctx.node("Add", [it, ctx.const(np.asarray(1, np.int64))]))
-        better = ctx.node("Or", [ctx.node("Greater", [value, best]),
-                                 ctx.node("And", [ctx.node("IsNaN", [value]),
-                                                  ctx.node("Not", [ctx.node("IsNaN", [best])])])])
-        take = ctx.node("And", [inside, better])
-        return [ctx.node("Where", [take, value, best]), ctx.node("Where", [take, at, idx])]
+        inside, at, value = read(sc, sc.node("Add", [it, sc.const(np.asarray(1, np.int64))]))
+        better = sc.node("Or", [sc.node("Greater", [value, best]),
+                                sc.node("And", [sc.node("IsNaN", [value]),
+                                                sc.node("Not", [sc.node("IsNaN", [best])])])])
+        take = sc.node("And", [inside, better])
+        return [sc.node("Where", [take, value, best]), sc.node("Where", [take, at, idx])]
     rest = ctx.node("Max", [ctx.node("Sub", [trips, ctx.const(np.asarray(1, np.int64))]),
                             ctx.const(np.asarray(0, np.int64))])
-    shape = [r, c, ph, pw]
+    shape = [None, c, ph, pw]
     _, idx = loop(ctx, rest, [best0, idx0], body, [(work, shape), (np.int64, shape)])
     ctx.node("Identity", [idx], outs[:1])
