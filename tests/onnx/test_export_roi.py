@@ -114,6 +114,14 @@ def test_roi_op_exports_and_matches(fn, shapes, rois, dtype, tmp_path):
     check(fn, inputs, RTOL[dtype], tmp_path)
 
 
+@pytest.mark.parametrize("fn, shapes, rois", CASES)
+def test_roi_op_at_the_oldest_opset(fn, shapes, rois, tmp_path):
+    """Opset 17, the oldest export_model writes (Split by sizes, Reduce* axes as inputs)."""
+    inputs = [normal(shapes[0], "float32"), rois.astype("float32")]
+    inputs += [normal(s, "float32") for s in shapes[1:]]
+    check(fn, inputs, RTOL["float32"], tmp_path, opset_version=17)
+
+
 # ---- ROIPooling's argmax (int64 positions) ----------------------------------------------------
 # full bins, bins clipped by the border, an empty roi (x2 < x1: single-pixel windows), bins
 # past the map (empty: -1), and a NaN in the data (the first NaN wins, as NumPy's argmax)
@@ -126,12 +134,13 @@ ARGMAX_ROIS = np.array([[0, 0.6, 1.2, 4.4, 3.6], [0, -2, -1, 1, 2], [1, 3, 3, 1,
     ((2, 3, 5, 6), dict(pooled_size=(2, 3), spatial_scale=1.0)),
     ((2, 2, 7, 4), dict(pooled_size=(3, 2), spatial_scale=0.5)),
     ((2, 1, 4, 4), dict(pooled_size=(1, 1), spatial_scale=0.8))])
-def test_roi_pooling_argmax(shape, attrs, dtype, tmp_path):
+@pytest.mark.parametrize("opset", [17, None])
+def test_roi_pooling_argmax(shape, attrs, dtype, opset, tmp_path):
     x = normal(shape, dtype)
     x[0, 0, 2, 2] = np.nan
     x[1, -1, 1, 1:3] = np.nanmax(x) + 1              # a tie: the first position wins
     check(lambda F, x, r: F._internal._roi_pooling_argmax(x, r, **attrs),
-          [x, ARGMAX_ROIS.astype(dtype)], 1e-12, tmp_path)
+          [x, ARGMAX_ROIS.astype(dtype)], 1e-12, tmp_path, opset_version=opset)
 
 
 # ---- gradient graphs --------------------------------------------------------------------------

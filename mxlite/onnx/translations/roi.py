@@ -209,21 +209,21 @@ _UNDEFINED = ("a batch index past the data or a non-finite coordinate (MXNetErro
               "mxlite) are undefined in ONNX")
 
 
-@translates("_contrib_PSROIPooling", onnx_ops=_OPS + ["Shape", "Squeeze", "Range"], opset=13,
+@translates("_contrib_PSROIPooling", onnx_ops=_OPS + ["Shape", "Squeeze", "Range"],
             notes="the bins as 0/1 weight matrices computed from the rois, two MatMuls; "
                   + _UNDEFINED)
 def _psroi_pooling(ctx, node, ins, outs):
     _translate(ctx, node, ins, outs, _psroi_weights, _psroi_layout, forward=True)
 
 
-@translates("_psroi_pooling_adjoint", onnx_ops=_OPS, opset=13,
+@translates("_psroi_pooling_adjoint", onnx_ops=_OPS,
             notes="the transposed MatMuls of PSROIPooling's translation; " + _UNDEFINED)
 def _psroi_pooling_adjoint(ctx, node, ins, outs):
     _translate(ctx, node, ins, outs, _psroi_weights, _psroi_layout, forward=False)
 
 
 @translates("_roi_align_adjoint", onnx_ops=_OPS + ["LessOrEqual", "Concat", "Shape", "Expand",
-                                                   "ScatterElements"], opset=16,
+                                                   "ScatterElements"],
             notes="ROIAlign's separable bilinear weights computed from the rois (an adaptive "
                   "grid reads at most 2 * size + 8 samples per bin, all that can fall in "
                   "the map), transposed MatMuls; with aligned=True a roi without positive "

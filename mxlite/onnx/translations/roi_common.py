@@ -88,8 +88,8 @@ def roi_columns(ctx, rois, width=5):
     """float64 (R, 1) columns of (R, ``width``) rois: [batch index (truncated toward zero,
     as int64), the other columns as float64]."""
     wide = ctx.cast(rois, np.float64)
-    cols = ctx.node("Split", [wide], [ctx.fresh("roi_col") for _ in range(width)], axis=1,
-                    num_outputs=width)
+    cols = ctx.node("Split", [wide, ctx.int64s([1] * width)],
+                    [ctx.fresh("roi_col") for _ in range(width)], axis=1)
     return [ctx.cast(cols[0], np.int64)] + list(cols[1:])
 
 

@@ -129,17 +129,17 @@ _NOTES = ("the sample_per_part squared samples of every bin at once, their taps 
           "undefined in ONNX")
 
 
-@translates("_contrib_DeformablePSROIPooling", onnx_ops=_OPS, opset=13, notes=_NOTES)
+@translates("_contrib_DeformablePSROIPooling", onnx_ops=_OPS, notes=_NOTES)
 def _deformable_psroi_pooling(ctx, node, ins, outs):
     _pool(ctx, node, ins, outs)
 
 
-@translates("_dpsroi_sample", onnx_ops=_OPS, opset=13, notes=_NOTES)
+@translates("_dpsroi_sample", onnx_ops=_OPS, notes=_NOTES)
 def _dpsroi_sample(ctx, node, ins, outs):
     _pool(ctx, node, ins, outs)
 
 
-@translates("_dpsroi_scatter", onnx_ops=_OPS + ["ScatterElements"], opset=16,
+@translates("_dpsroi_scatter", onnx_ops=_OPS + ["ScatterElements"],
             notes="the taps of every bin's samples as in DeformablePSROIPooling's translation, "
                   "added into the map by ScatterElements add; a batch index past the data or a "
                   "non-finite coordinate (MXNetErrors in mxlite) are undefined in ONNX")

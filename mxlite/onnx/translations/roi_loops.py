@@ -129,13 +129,13 @@ _RROI_NOTES = ("a Loop over the sample grid (max over the rois of its size, comp
                "MXNetError in mxlite) runs")
 
 
-@translates("_contrib_RROIAlign", onnx_ops=_RROI_OPS + ["Gather", "Expand", "Concat"], opset=16,
+@translates("_contrib_RROIAlign", onnx_ops=_RROI_OPS + ["Gather", "Expand", "Concat"],
             notes=_RROI_NOTES)
 def _rroi_align(ctx, node, ins, outs):
     _rroi(ctx, node, ins, outs, forward=True)
 
 
-@translates("_rroi_align_adjoint", onnx_ops=_RROI_OPS + ["ScatterND"], opset=16,
+@translates("_rroi_align_adjoint", onnx_ops=_RROI_OPS + ["ScatterND"],
             notes=_RROI_NOTES)
 def _rroi_align_adjoint(ctx, node, ins, outs):
     _rroi(ctx, node, ins, outs, forward=False)
@@ -158,7 +158,7 @@ def _windows(ctx, lo, hi, bins, length, scale):
                                              "Min", "Sign", "Abs", "Floor", "Ceil", "Clip",
                                              "ReduceMax", "Unsqueeze", "Reshape", "Gather",
                                              "Greater", "IsNaN", "Not", "Or", "And", "Where",
-                                             "Loop", "Mod", "Identity"], opset=16,
+                                             "Loop", "Mod", "Identity"],
             notes="a Loop over the offsets in the largest bin window (computed from the rois), "
                   "keeping the first maximum (a NaN wins, as NumPy's argmax); a batch index "
                   "that is not an integer of the batch (an MXNetError in mxlite) is undefined")
