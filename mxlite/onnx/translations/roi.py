@@ -11,7 +11,8 @@ matrices)."""
 import numpy as np
 
 from ..table import translates
-from .roi_common import Arith, roi_columns, spatial_scale, to_dtype, work_dtype
+from .roi_common import (Arith, bilinear_corners, roi_columns, spatial_scale, to_dtype,
+                         work_dtype)
 
 
 # ---- the weights --------------------------------------------------------------------------
@@ -45,20 +46,10 @@ def _align_axis(ctx, lo, hi, bins, length, attrs):
               m.mul(m.add(k, 0.5), spacing3))
     grid3 = ctx.node("Unsqueeze", [grid, ctx.int64s([-1])]) if ratio <= 0 else grid
     valid = m.mask(m.le(k, m.sub(grid3, 1.0)), m.ge(y, -1.0), m.le(y, float(length)))
-    low, high, frac = _corners(m, y, length)
+    low, high, frac = bilinear_corners(m, y, length)
     share = m.div(valid, grid3)
     weights = [m.mul(m.sub(1.0, frac), share), m.mul(frac, share)]
     return _scatter_rows(ctx, m, [low, high], weights, bins, length)
-
-
-def _corners(m, v, length):
-    """(low, high, frac) of bilinear interpolation at ``v`` along an axis of ``length``
-    pixels, clamped as mxlite: below 0 reads pixel 0, past length - 1 the last pixel."""
-    v = m.max(v, 0.0)
-    low = m.min(m.floor(v), float(length - 1))
-    frac = m.mul(m.sub(v, low), m.mask(m.lt(low, float(length - 1))))
-    high = m.min(m.add(low, 1.0), float(length - 1))
-    return low, high, frac
 
 
 def _scatter_rows(ctx, m, positions, weights, bins, length):

@@ -1,5 +1,6 @@
 """Arithmetic shared by the region-of-interest translations: float64 element-wise helpers,
-the rois' columns and batch index, and an ONNX Loop built from a body function."""
+mxlite's clamped bilinear corners, the rois' columns and batch index, and an ONNX Loop
+built from a body function."""
 import numpy as np
 
 
@@ -69,6 +70,16 @@ class Arith:
     def index(self, a):
         """A float value holding whole numbers as int64."""
         return self.ctx.cast(a, np.int64)
+
+
+def bilinear_corners(m, v, length):
+    """(low, high, frac) of bilinear interpolation at ``v`` along an axis of ``length``
+    pixels, clamped as mxlite: below 0 reads pixel 0, past length - 1 the last pixel."""
+    v = m.max(v, 0.0)
+    low = m.min(m.floor(v), float(length - 1))
+    frac = m.mul(m.sub(v, low), m.mask(m.lt(low, float(length - 1))))
+    high = m.min(m.add(low, 1.0), float(length - 1))
+    return low, high, frac
 
 
 def work_dtype(dtype):

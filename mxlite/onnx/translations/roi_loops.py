@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from ..table import translates
-from .roi import _corners
-from .roi_common import Arith, loop, roi_columns, spatial_scale, to_dtype, work_dtype
+from .roi_common import (Arith, bilinear_corners, loop, roi_columns, spatial_scale, to_dtype,
+                         work_dtype)
 
 
 # ---- RROIAlign --------------------------------------------------------------------------------
@@ -28,14 +28,13 @@ def _rroi_geometry(ctx, rois, attrs):
                bw=m.div(w, float(pw)), sh=m.div(h, -2.0), sw=m.div(w, -2.0))
     angle = m.mul(theta, math.pi / 180.0)
     geo["cos"], geo["sin"] = m.op("Cos", angle), m.op("Sin", angle)
+    geo = {k: ctx.node("Unsqueeze", [v, ctx.int64s([-1])]) for k, v in geo.items()}
     if ratio <= 0:
         geo["gh"], geo["gw"] = m.ceil(geo["bh"]), m.ceil(geo["bw"])
         most = [m.index(m.op("ReduceMax", geo[k], keepdims=0)) for k in ("gh", "gw")]
     else:
-        geo["gh"] = geo["gw"] = m.v(np.full((1, 1), float(ratio)))
+        geo["gh"] = geo["gw"] = m.v(float(ratio))
         most = [ctx.const(np.asarray(ratio, np.int64))] * 2
-    geo = {k: ctx.node("Unsqueeze", [v, ctx.int64s([-1])]) if k not in ("gh", "gw") or
-           ratio <= 0 else v for k, v in geo.items()}
     geo["batch"] = b
     trips = ctx.node("Mul", most)
     return geo, trips, most[1]
@@ -62,8 +61,8 @@ def _rroi_corners(ctx, geo, it, gw_most, ph, pw, height, width):
                   m.gt(geo["gh"], iy), m.gt(geo["gw"], ix),
                   ctx.node("GreaterOrEqual", [batch, ctx.const(np.asarray(0, np.int64))]))
     share = m.div(keep, m.mul(geo["gh"], geo["gw"]))
-    ylow, yhigh, fy = _corners(m, y, height)
-    xlow, xhigh, fx = _corners(m, x, width)
+    ylow, yhigh, fy = bilinear_corners(m, y, height)
+    xlow, xhigh, fx = bilinear_corners(m, x, width)
     plane = m.mul(ctx.cast(ctx.node("Max", [batch, ctx.const(np.asarray(0, np.int64))]),
                            np.float64), float(height * width))
     out = []
