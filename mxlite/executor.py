@@ -790,7 +790,8 @@ class MemoryPlan:
                 outs.append(len(self.specs))
                 self.specs.append(None)
             view = self._viewed(op, ins, outs, fresh)
-            new = self._place(outs, out_specs, view, ins, fresh, made)
+            reusable = self._reusable(op, ins, dead) if view is None else []
+            new = self._place(outs, out_specs, view, ins, fresh, made, reusable)
             self.step_peak = max(self.step_peak, self._live)
             gone = outs[abs(n):] + list(dead)
             for k in gone:
@@ -811,12 +812,29 @@ class MemoryPlan:
                           drop))
         return calls
 
-    def _place(self, outs, out_specs, view, ins, fresh, made):
+    def _reusable(self, op, ins, dead):
+        """The input slots of a step whose buffers its outputs may take over (in place): an
+        op whose kernel may write over an input (``op.in_place``), inputs read last here
+        that own a planned buffer no view of them shares (a view would be strided or
+        reshaped, not element-on-itself)."""
+        if not (self.pooled and op.in_place):
+            return []
+        dead = set(dead)
+        return [k for k in dict.fromkeys(ins)
+                if k in dead and k in self.buffer_of and k not in self.root
+                and self._aliases.get(k) == {k}]
+
+    def _place(self, outs, out_specs, view, ins, fresh, made, reusable=()):
         """Where each output of a step lives: a view of the step's input, a planned buffer
         (pooled, not handed out), or an array the step allocates, listed in the returned
-        ``(slot, shape, dtype)`` tuple."""
+        ``(slot, shape, dtype)`` tuple. The first output, pooled, takes over the buffer of
+        a ``reusable`` input of its own shape and dtype (the kernel runs in place, as
+        ``out=`` that input would; a later output, Dropout's mask say, may be written
+        before the input is read), else one from the pool."""
         new = []
-        for k, spec in zip(outs, out_specs):
+        for j, (k, spec) in enumerate(zip(outs, out_specs)):
+            if j:
+                reusable = ()
             self.specs[k] = spec
             made.add(k)
             self._alive.add(k)
@@ -829,7 +847,12 @@ class MemoryPlan:
             if k not in fresh:
                 self._owned.add(k)
                 if self.pooled:
-                    self.buffer_of[k] = self._pool.take(_padded(_nbytes(spec)))
+                    same = next((i for i in reusable if self.specs[i] == spec), None)
+                    if same is not None:        # the input's buffer passes to the output:
+                        del self._aliases[same]     # releasing the input gives nothing back
+                        self.buffer_of[k] = self.buffer_of[same]
+                    else:
+                        self.buffer_of[k] = self._pool.take(_padded(_nbytes(spec)))
                     self._aliases[k] = {k}
                     continue
             new.append((k, *spec))

@@ -16,21 +16,53 @@ def _plan(symbol, shapes, wants):
 
 
 def test_a_chain_reuses_the_buffer_its_last_reader_freed():
-    """exp -> tanh -> sin -> sum of 8 floats, no gradient. exp's result (32 bytes) is read
-    last by tanh, so sin's result takes its buffer: two 32-byte buffers serve three
+    """exp -> flip -> sin -> sum of 8 floats, no gradient. flip cannot run in place, so its
+    result takes a second buffer; exp's result (32 bytes) is read last by flip, and sin,
+    element-wise, runs in place over flip's result: two 32-byte buffers serve three
     intermediates. At most two of them are alive at once (64 bytes); the output (sum, 4
     bytes) is a new array of each call."""
+    x = mx.sym.var("x")
+    y = mx.sym.sum(mx.sym.sin(mx.sym.flip(mx.sym.exp(x), axis=0)))
+    plan = _plan(y, {"x": (8,)}, [False])
+    memory = plan.memory_plan(run_context(mx.cpu()))
+    exp_slot, flip_slot, sin_slot = (step[3] for step in plan.steps[:3])
+    assert memory.sizes == [8 * F32, 8 * F32]
+    assert memory.buffer_of[sin_slot] == memory.buffer_of[flip_slot]
+    assert memory.buffer_of[flip_slot] != memory.buffer_of[exp_slot]
+    assert memory.fresh_forward == list(plan.out_slots)
+    assert memory_stats(plan, mx.cpu()) == {"forward_peak": 64, "step_peak": 64,
+                                            "planned_bytes": 64 + F32}
+
+
+def test_an_element_wise_chain_runs_in_one_buffer():
+    """exp -> tanh -> sin -> sum: each element-wise op reads its input last and writes over
+    it (as ``out=`` its input), so one 32-byte buffer serves the three intermediates."""
     x = mx.sym.var("x")
     y = mx.sym.sum(mx.sym.sin(mx.sym.tanh(mx.sym.exp(x))))
     plan = _plan(y, {"x": (8,)}, [False])
     memory = plan.memory_plan(run_context(mx.cpu()))
-    exp_slot, tanh_slot, sin_slot = (step[3] for step in plan.steps[:3])
-    assert memory.sizes == [8 * F32, 8 * F32]
-    assert memory.buffer_of[sin_slot] == memory.buffer_of[exp_slot]
-    assert memory.buffer_of[tanh_slot] != memory.buffer_of[exp_slot]
-    assert memory.fresh_forward == list(plan.out_slots)
-    assert memory_stats(plan, mx.cpu()) == {"forward_peak": 64, "step_peak": 64,
-                                            "planned_bytes": 64 + F32}
+    slots = [step[3] for step in plan.steps[:3]]
+    assert memory.sizes == [8 * F32]
+    assert {memory.buffer_of[k] for k in slots} == {0}
+    assert memory.planned_bytes == 8 * F32 + F32
+    out = mx.sym.Group([y]).simple_bind(mx.cpu(), x=(8,))
+    xs = np.linspace(-1, 1, 8, dtype=np.float32)
+    got = out.forward(x=mx.nd.array(xs))[0].asnumpy()
+    np.testing.assert_allclose(got, np.sin(np.tanh(np.exp(xs))).sum(), rtol=1e-6)
+
+
+def test_only_the_first_output_takes_over_an_input():
+    """Dropout (train mode) writes its mask, a hidden output of the data's shape, while it
+    still reads the data: the mask must not take over the data's buffer, even where the
+    first output is handed out and takes no buffer."""
+    x = mx.sym.var("x")
+    y = mx.sym.Dropout(mx.sym.exp(x), p=0.5)
+    plan = _plan(y, {"x": (64,)}, [False])
+    memory = plan.memory_plan(run_context(mx.cpu()))
+    exp_slot = plan.steps[0][3]
+    mask_slots = [k for k in memory.buffer_of if k != exp_slot]
+    assert mask_slots and all(memory.buffer_of[k] != memory.buffer_of[exp_slot]
+                              for k in mask_slots)
 
 
 def test_forward_and_backward_peak_of_a_hand_counted_graph():
