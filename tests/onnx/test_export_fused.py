@@ -177,3 +177,25 @@ def test_gelu_derivative_keeps_float32_digits_in_the_left_tail(tmp_path):
     got = export_and_run(out, {}, {"x": x}, tmp_path)[0]
     assert np.all(want < 0)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=0)
+
+
+def test_norm_project_and_sums_keep_a_dynamic_batch(tmp_path):
+    """The means over the batch axis (BatchNorm's layout) count the batch that runs."""
+    from test_export_gradscatter import check_dynamic
+    check_dynamic(lambda F, *x: I(F)._norm_project(*x, axis=(0, 2)),
+                  lambda b: list(_proj_inputs((b, 3, 4), (0, 2), 1.0, np.float32))[:2] + [
+                      positive(1, 3, 1), np.ones(1, np.float32), normal(1, 3, 1),
+                      normal(1, 3, 1)], tmp_path)
+    check_dynamic(lambda F, *x: I(F)._layer_norm_grad(*x, axis=-1)[1],
+                  lambda b: list(_lng_inputs((b, 6), -1, np.float32)), tmp_path)
+    check_dynamic(lambda F, a, b: F.multi_sum_sq(a, b, num_arrays=2),
+                  lambda b: [normal(b, 3), normal(b)], tmp_path)
+
+
+def test_layer_norm_grad_refuses_a_dynamic_normalised_axis(tmp_path):
+    x = [mx.sym.var(f"in{i}") for i in range(7)]
+    y = mx.sym._internal._layer_norm_grad(*x, axis=0)[0]
+    with pytest.raises(mx.MXNetError, match="dynamic=True"):
+        mx.onnx.export_model(y, {}, in_shapes=[(5,), (5,), (5,), (1,), (1,), (1,), (1,)],
+                             in_types=[np.float32] * 7, onnx_file_path=str(tmp_path / "m"),
+                             dynamic=True)

@@ -136,16 +136,14 @@ def test_gradient_scatter_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, tmp
     check(fn, inputs, rtol or tolerance(inputs), tmp_path)
 
 
-def test_take_grad_accumulates_repeated_indices_exactly():
-    """Three copies of a row added onto one: an integer count, exact in float32."""
+def test_take_grad_accumulates_repeated_indices_exactly(tmp_path):
+    """Three copies of a row added onto one (index 9 clipped to the last row): an integer
+    count, exact in float32."""
     g = np.ones((4, 2), np.float32)
     idx = np.array([0, 2, 2, 9], np.float32)
-    fn = lambda F, a, b, c: I(F)._take_grad(a, b, c)  # noqa: E731
-    out = fn(mx.sym, *[mx.sym.var(n) for n in ("g", "i", "x")])
-    import tempfile, pathlib  # noqa: E401
-    with tempfile.TemporaryDirectory() as d:
-        got = export_and_run(out, {}, {"g": g, "i": idx, "x": np.zeros((3, 2), np.float32)},
-                             pathlib.Path(d))[0]
+    out = I(mx.sym)._take_grad(*[mx.sym.var(n) for n in ("g", "i", "x")])
+    got = export_and_run(out, {}, {"g": g, "i": idx, "x": np.zeros((3, 2), np.float32)},
+                         tmp_path)[0]
     np.testing.assert_array_equal(got, [[1, 1], [0, 0], [3, 3]])
 
 
@@ -170,3 +168,50 @@ def test_pad_backward_keeps_a_dynamic_batch(tmp_path):
     want = mx.nd._internal._pad_backward(mx.nd.array(x), mode="edge",
                                          pad_width=(0, 0, 0, 0, 1, 1, 2, 0)).asnumpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def check_dynamic(fn, make, tmp_path, rtol=1e-5, fixed=()):
+    """``fn`` exported with a symbolic batch axis from the inputs ``make(2)``, run on
+    ``make(5)``, against ``fn`` with mx.nd on those; the inputs at the positions ``fixed``
+    are parameters (constants of the graph: the same in both)."""
+    from onnx_harness import run_onnx
+    inputs = make(2)
+    names = [f"in{i}" for i in range(len(inputs))]
+    params = {names[i]: mx.nd.array(inputs[i], dtype=inputs[i].dtype) for i in fixed}
+    data = [i for i in range(len(inputs)) if i not in fixed]
+    path = str(tmp_path / "dynamic.onnx")
+    mx.onnx.export_model(fn(mx.sym, *[mx.sym.var(n) for n in names]), params,
+                         in_shapes=[inputs[i].shape for i in data],
+                         in_types=[inputs[i].dtype for i in data], onnx_file_path=path,
+                         dynamic=True)
+    inputs = make(5)[:len(inputs)]
+    for i in fixed:
+        inputs[i] = params[names[i]].asnumpy()
+    got = run_onnx(path, {names[i]: inputs[i] for i in data})[0]
+    want = fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype) for a in inputs]).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 0.1)
+
+
+DYNAMIC = [
+    ("take_grad_axis0", lambda F, g, i, x: I(F)._take_grad(g, i, x, axis=0),
+     lambda b: [normal(b, 2), ints(rng.integers(-2, b + 2, b)), normal(b, 2)]),
+    ("take_grad_axis1_wrap", lambda F, g, i, x: I(F)._take_grad(g, i, x, axis=1, mode="wrap"),
+     lambda b: [normal(b, 2, 3, 4), ints([[0, 5, -1], [2, 2, 7]]), normal(b, 3, 4)], (1,)),
+    ("pick_grad_axis0", lambda F, g, i, x: I(F)._pick_grad(g, i, x, axis=0, keepdims=True),
+     lambda b: [normal(1, 3), ints([[0, 1, 9]]), normal(b, 3)], (1,)),
+    ("pick_grad_none", lambda F, g, i, x: I(F)._pick_grad(g, i, x, axis=None, mode="wrap"),
+     lambda b: [normal(1), ints([7]), normal(b, 3)]),
+    ("take_along_axis_grad", lambda F, g, i, x: I(F)._take_along_axis_grad(g, i, x, axis=1),
+     lambda b: [normal(b, 4), ints(rng.integers(0, 3, (b, 4))), normal(b, 3)]),
+    ("sequence_last_grad_time_first", lambda F, g, x: I(F)._sequence_last_grad(g, x),
+     lambda b: [normal(3, 2), normal(b, 3, 2)]),
+    ("sequence_last_grad_lengths", lambda F, g, x, n: I(F)._sequence_last_grad(
+        g, x, n, use_sequence_length=True, axis=1),
+     lambda b: [normal(b, 2), normal(b, 4, 2), ints(rng.integers(1, 5, b))]),
+]
+
+
+@pytest.mark.parametrize("fn,make,fixed", [pytest.param(c[1], c[2], c[3] if len(c) > 3 else (),
+                                                          id=c[0]) for c in DYNAMIC])
+def test_gradient_scatter_keeps_a_dynamic_batch(fn, make, fixed, tmp_path):
+    check_dynamic(fn, make, tmp_path, fixed=fixed)

@@ -31,17 +31,17 @@ def _sum64(ctx, x, axes, dtype, keepdims=1):
     return s if np.dtype(dtype) == _F64 else ctx.cast(s, dtype)
 
 
-def _mean64(ctx, x, axes, count, dtype):
-    """The mean over ``axes`` (``count`` elements) as a float64 sum divided by the count."""
+def _mean64(ctx, x, axes, dtype):
+    """The mean over ``axes`` accumulated in float64, in ``dtype`` (the count from the
+    value, so a symbolic batch axis may be among the axes)."""
     if not axes:
         return x
     wide = ctx.cast(x, _F64) if np.dtype(dtype) != _F64 else x
-    s = ctx.node("ReduceSum", [wide, ctx.int64s(axes, "axes")], keepdims=1)
-    m = ctx.node("Div", [s, _c(ctx, float(count), _F64, "count")])
+    m = ctx.node("ReduceMean", [wide, ctx.int64s(axes, "axes")], keepdims=1)
     return m if np.dtype(dtype) == _F64 else ctx.cast(m, dtype)
 
 
-@translates("_norm_project", onnx_ops=["Mul", "Cast", "ReduceSum", "Div", "Add", "Sub"],
+@translates("_norm_project", onnx_ops=["Mul", "Cast", "ReduceMean", "Add", "Sub"],
             opset=18,
             notes="rstd (grad - flag (mean(grad) + xhat mean(grad xhat))) + xhat scale + "
                   "shift, the means accumulated in float64")
@@ -50,16 +50,15 @@ def _norm_project(ctx, node, ins, outs):
     shape = ctx.shape(node.inputs[0])
     dt = ctx.dtype(node.inputs[0])
     red = list(reduced_axes("_norm_project", shape, node.attrs.axis, node.attrs.exclude))
-    n = int(np.prod([shape[i] for i in red], dtype=np.int64))
-    centre = ctx.node("Add", [_mean64(ctx, g, red, n, dt),
+    centre = ctx.node("Add", [_mean64(ctx, g, red, dt),
                               ctx.node("Mul", [xhat, _mean64(
-                                  ctx, ctx.node("Mul", [g, xhat]), red, n, dt)])])
+                                  ctx, ctx.node("Mul", [g, xhat]), red, dt)])])
     p = ctx.node("Mul", [r, ctx.node("Sub", [g, ctx.node("Mul", [t, centre])])])
     ctx.node("Add", [ctx.node("Add", [p, ctx.node("Mul", [xhat, a])]), b], outs)
 
 
 @translates("_layer_norm_grad", onnx_ops=["Reshape", "Reciprocal", "Sub", "Mul", "Cast",
-                                          "ReduceSum", "Div", "Add"], opset=18,
+                                          "ReduceMean", "ReduceSum", "Div", "Add"], opset=18,
             notes="LayerNorm's input, gamma and beta gradients; the sums accumulated in "
                   "float64")
 def _layer_norm_grad(ctx, node, ins, outs):
@@ -68,14 +67,17 @@ def _layer_norm_grad(ctx, node, ins, outs):
     dt = ctx.dtype(node.inputs[1])
     nd = len(shape)
     ax = node.attrs.axis % nd
+    if ctx.dynamic and ax == 0:
+        raise ctx.unsupported(node, "axis 0 with dynamic=True (the normalised size is baked "
+                              "in)")
     n = shape[ax]
     red = [i for i in range(nd) if i != ax]
     pshape = [d if i == ax else 1 for i, d in enumerate(shape)]
     rs = ctx.node("Reciprocal", [std])
     xhat = ctx.node("Mul", [ctx.node("Sub", [x, mean]), rs])
     g = ctx.node("Mul", [gy, ctx.node("Reshape", [gamma, ctx.int64s(pshape)])])
-    mg = _mean64(ctx, g, [ax], n, dt)
-    mgx = _mean64(ctx, ctx.node("Mul", [g, xhat]), [ax], n, dt)
+    mg = _mean64(ctx, g, [ax], dt)
+    mgx = _mean64(ctx, ctx.node("Mul", [g, xhat]), [ax], dt)
     count = _c(ctx, float(n), dt, "count")
     dx = ctx.node("Mul", [rs, ctx.node("Sub", [g, ctx.node("Add", [
         mg, ctx.node("Mul", [xhat, mgx])])])])

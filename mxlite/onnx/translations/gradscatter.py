@@ -11,46 +11,54 @@ from .indexing import _index_last, _int64, _region_grid
 _NARROW = (np.dtype(np.float16),)
 
 
-def _zeros(ctx, shape, dtype):
-    """Zeros of the static ``shape`` and ``dtype``."""
-    return ctx.node("ConstantOfShape", [ctx.int64s(shape)],
+def _filled_zeros(ctx, shape, dtype):
+    """Zeros of ``dtype`` and the shape the int64 1-D value ``shape`` holds."""
+    return ctx.node("ConstantOfShape", [shape],
                     value=ctx.onnx.numpy_helper.from_array(np.zeros(1, dtype)))
 
 
+def _zeros(ctx, shape, dtype):
+    """Zeros of the static ``shape`` and ``dtype``."""
+    return _filled_zeros(ctx, ctx.int64s(shape), dtype)
+
+
 def _scatter_add(ctx, node, op_type, shape, indices, updates, outs, **attrs):
-    """``op_type`` (ScatterElements or ScatterND) adding ``updates`` into zeros of
-    ``shape`` in the output's dtype; float16 sums in float32 (as mxlite's kernels, and
-    onnxruntime adds no float16), rounded once. Returns the scattered value (``outs``
-    names it when given)."""
+    """``op_type`` (ScatterElements or ScatterND) adding ``updates`` into zeros of the
+    shape the int64 value ``shape`` holds, in the output's dtype; float16 sums in float32
+    (as mxlite's kernels, and onnxruntime adds no float16), rounded once. Returns the
+    scattered value (``outs`` names it when given)."""
     out = ctx.dtype((node, 0))
     work = np.dtype(np.float32) if out in _NARROW else out
     src = ctx.dtype(node.inputs[0])
     if src != work:
         updates = ctx.cast(updates, work)
-    y = ctx.node(op_type, [_zeros(ctx, shape, work), indices, updates],
+    y = ctx.node(op_type, [_filled_zeros(ctx, shape, work), indices, updates],
                  None if work != out else outs, reduction="add", **attrs)
     if work != out:
         y = ctx.node("Cast", [y], outs, to=ctx.onnx.helper.np_dtype_to_tensor_dtype(out))
     return y
 
 
+def _axis_size(ctx, data, shape, axis):
+    """The size of ``axis`` of the value ``data`` (static ``shape``) as an int64 (1,) value:
+    read from the value where it is the symbolic batch axis."""
+    if ctx.dynamic and axis == 0:
+        return ctx.node("Shape", [data], start=0, end=1)
+    return ctx.int64s([shape[axis]], "size")
+
+
 def _mode_positions(ctx, idx, n, mode):
-    """int64 positions of the indices ``idx`` on an axis of size ``n``: truncated toward
-    zero, then clipped ('clip') or taken modulo n ('wrap'); 'raise' keeps them (mxlite
-    refuses an index outside the axis)."""
+    """int64 positions of the indices ``idx`` on an axis of size ``n`` (an int64 (1,) value):
+    truncated toward zero, then clipped ('clip') or taken modulo n ('wrap'); 'raise' keeps
+    them (mxlite refuses an index outside the axis)."""
     pos = _int64(ctx, idx)
     if mode == "clip":
-        return ctx.node("Clip", [pos, ctx.const(np.int64(0), base="first"),
-                                 ctx.const(np.int64(n - 1), base="last")])
+        last = ctx.node("Sub", [n, ctx.const(np.int64(1), base="one")])
+        pos = ctx.node("Max", [pos, ctx.const(np.int64(0), base="first")])
+        return ctx.node("Min", [pos, last])
     if mode == "wrap":
-        return ctx.node("Mod", [pos, ctx.const(np.int64(n), base="n")], fmod=0)
+        return ctx.node("Mod", [pos, n], fmod=0)
     return pos
-
-
-def _split(shape, axis):
-    """(outer, n, inner): the sizes before, at and after ``axis``."""
-    return (int(np.prod(shape[:axis], dtype=np.int64)), shape[axis],
-            int(np.prod(shape[axis + 1:], dtype=np.int64)))
 
 
 @translates("_backward_gather_nd", onnx_ops=["Cast", "Transpose", "ConstantOfShape",
@@ -58,86 +66,106 @@ def _split(shape, axis):
             notes="a ScatterND with reduction add (repeated indices accumulate); float16 "
                   "sums in float32")
 def _backward_gather_nd(ctx, node, ins, outs):
-    _scatter_add(ctx, node, "ScatterND", list(ctx.shape((node, 0))),
+    _scatter_add(ctx, node, "ScatterND", ctx.int64s(ctx.shape((node, 0))),
                  _index_last(ctx, node, ins[1]), ins[0], outs)
 
 
-@translates("_take_grad", onnx_ops=["Cast", "Clip", "Mod", "Reshape", "Expand",
-                                    "ConstantOfShape", "ScatterElements"], opset=16,
-            notes="the gradient rows added at the positions take read (mode clip or wrap); "
+@translates("_take_grad", onnx_ops=["Cast", "Sub", "Max", "Min", "Mod", "Shape", "Reshape",
+                                    "Expand", "ConstantOfShape", "ScatterElements"], opset=16,
+            notes="the gradient slices added at the positions take read (mode clip or wrap); "
                   "float16 sums in float32")
 def _take_grad(ctx, node, ins, outs):
     a = node.attrs
     data = ctx.shape(node.inputs[2])
     axis = a.axis % len(data)
-    outer, n, inner = _split(data, axis)
-    k = int(np.prod(ctx.shape(node.inputs[1]), dtype=np.int64))
-    pos = _mode_positions(ctx, ins[1], n, a.mode)
-    pos = ctx.node("Reshape", [pos, ctx.int64s([1, k, 1])])
-    pos = ctx.node("Expand", [pos, ctx.int64s([outer, k, inner])])
-    g = ctx.node("Reshape", [ins[0], ctx.int64s([outer, k, inner])])
-    y = _scatter_add(ctx, node, "ScatterElements", [outer, n, inner], pos, g, None, axis=1)
-    ctx.node("Reshape", [y, ctx.int64s(data)], outs)
+    tail = list(data[axis + 1:])
+    pos = _mode_positions(ctx, ins[1], _axis_size(ctx, ins[2], data, axis), a.mode)
+    # grad (before..., indices..., after...) with the indices' axes merged into one; shapes
+    # copied from the values (Reshape's 0), so a symbolic batch axis stays symbolic
+    g = ctx.node("Reshape", [ins[0], ctx.int64s([0] * axis + [-1] + tail)])
+    pos = ctx.node("Reshape", [pos, ctx.int64s([1] * axis + [-1] + [1] * len(tail))])
+    pos = ctx.node("Expand", [pos, ctx.node("Shape", [g])])
+    _scatter_add(ctx, node, "ScatterElements", ctx.node("Shape", [ins[2]]), pos, g, outs,
+                 axis=axis)
 
 
-@translates("_pick_grad", onnx_ops=["Cast", "Clip", "Mod", "Reshape", "ConstantOfShape",
+@translates("_pick_grad", onnx_ops=["Cast", "Sub", "Max", "Min", "Mod", "Shape", "Size",
+                                    "Reshape", "Unsqueeze", "ConstantOfShape",
                                     "ScatterElements"],
             notes="the gradient written where pick read (mode clip or wrap; axis None: the "
                   "flattened data)")
 def _pick_grad(ctx, node, ins, outs):
     a = node.attrs
     data = ctx.shape(node.inputs[2])
-    if a.axis is None:
-        outer, n, inner = 1, int(np.prod(data, dtype=np.int64)), 1
+    dt = ctx.dtype((node, 0))
+    full = ctx.node("Shape", [ins[2]])
+    if a.axis is None:                   # one element of the flattened data
+        size = ctx.node("Reshape", [ctx.node("Size", [ins[2]]), ctx.int64s([1])])
+        pos = ctx.node("Reshape", [_mode_positions(ctx, ins[1], size, a.mode),
+                                   ctx.int64s([1])])
+        g = ctx.node("Reshape", [ins[0], ctx.int64s([1])])
+        y = ctx.node("ScatterElements", [_filled_zeros(ctx, size, dt), pos, g], axis=0)
+        ctx.node("Reshape", [y, full], outs)
+        return
+    axis = a.axis % len(data)
+    pos = _mode_positions(ctx, ins[1], _axis_size(ctx, ins[2], data, axis), a.mode)
+    g = ins[0]
+    # every output of pick reads its own element: a plain write, no accumulation; index
+    # and grad get data's rank back (a size-1 axis at `axis`)
+    if len(data) == 1:
+        pos, g = (ctx.node("Reshape", [v, ctx.int64s([1])]) for v in (pos, g))
     else:
-        outer, n, inner = _split(data, a.axis % len(data))
-    # every output of pick reads its own element: a plain write, no accumulation
-    pos = ctx.node("Reshape", [_mode_positions(ctx, ins[1], n, a.mode),
-                               ctx.int64s([outer, 1, inner])])
-    g = ctx.node("Reshape", [ins[0], ctx.int64s([outer, 1, inner])])
-    zeros = _zeros(ctx, [outer, n, inner], ctx.dtype((node, 0)))
-    y = ctx.node("ScatterElements", [zeros, pos, g], axis=1)
-    ctx.node("Reshape", [y, ctx.int64s(data)], outs)
+        if len(ctx.shape(node.inputs[1])) < len(data):
+            pos = ctx.node("Unsqueeze", [pos, ctx.int64s([axis], "axes")])
+        if len(ctx.shape(node.inputs[0])) < len(data):
+            g = ctx.node("Unsqueeze", [g, ctx.int64s([axis], "axes")])
+    ctx.node("ScatterElements", [_filled_zeros(ctx, full, dt), pos, g], outs, axis=axis)
 
 
-@translates("_take_along_axis_grad", onnx_ops=["Cast", "Reshape", "ConstantOfShape",
-                                               "ScatterElements"], opset=16,
+@translates("_take_along_axis_grad", onnx_ops=["Cast", "Shape", "Size", "Reshape",
+                                               "ConstantOfShape", "ScatterElements"],
+            opset=16,
             notes="a ScatterElements with reduction add; indices truncated toward zero; "
                   "float16 sums in float32")
 def _take_along_axis_grad(ctx, node, ins, outs):
-    data = list(ctx.shape(node.inputs[2]))
+    data = ctx.shape(node.inputs[2])
     axis = node.attrs.axis
     pos, g = _int64(ctx, ins[1]), ins[0]
+    full = ctx.node("Shape", [ins[2]])
     if axis is None:                     # the flattened data, 1-d indices
-        y = _scatter_add(ctx, node, "ScatterElements", [int(np.prod(data, dtype=np.int64))],
-                         pos, g, None, axis=0)
-        ctx.node("Reshape", [y, ctx.int64s(data)], outs)
+        size = ctx.node("Reshape", [ctx.node("Size", [ins[2]]), ctx.int64s([1])])
+        y = _scatter_add(ctx, node, "ScatterElements", size, pos, g, None, axis=0)
+        ctx.node("Reshape", [y, full], outs)
         return
-    _scatter_add(ctx, node, "ScatterElements", data, pos, g, outs, axis=axis % len(data))
+    _scatter_add(ctx, node, "ScatterElements", full, pos, g, outs, axis=axis % len(data))
 
 
-@translates("_sequence_last_grad", onnx_ops=["Cast", "Sub", "Reshape", "Equal", "Unsqueeze",
-                                             "Where"],
+@translates("_sequence_last_grad", onnx_ops=["Cast", "Sub", "Shape", "Gather", "Range",
+                                             "Unsqueeze", "Equal", "Where"],
             notes="the gradient at the step SequenceLast read (lengths truncated toward "
                   "zero), zeros elsewhere")
 def _sequence_last_grad(ctx, node, ins, outs):
     a = node.attrs
     shape = ctx.shape(node.inputs[1])
-    t, b = (shape[0], shape[1]) if a.axis == 0 else (shape[1], shape[0])
+    one = ctx.const(np.int64(1), base="one")
+    # the number of steps, read from data where it is the symbolic batch axis
+    t = (ctx.node("Gather", [ctx.node("Shape", [ins[1]]), ctx.const(np.int64(0))], axis=0)
+         if ctx.dynamic and a.axis == 0 else ctx.const(np.int64(shape[a.axis]), base="steps"))
+    steps = ctx.node("Range", [ctx.const(np.int64(0), base="zero"), t, one])
     if a.use_sequence_length:
-        last = ctx.node("Sub", [_int64(ctx, ins[2]), ctx.const(np.int64(1), base="one")])
+        last = ctx.node("Sub", [_int64(ctx, ins[2]), one])         # (B,)
+        last = ctx.node("Unsqueeze", [last, ctx.int64s([a.axis], "axes")])
     else:
-        last = ctx.const(np.full(b, t - 1, np.int64), base="last")
+        last = ctx.node("Sub", [t, one])                             # every sequence's
     # mask[t, b] (axis 0) or mask[b, t] (axis 1): step t is sequence b's last
-    time_shape, batch_shape = ([t, 1], [1, b]) if a.axis == 0 else ([1, t], [b, 1])
-    steps = ctx.const(np.arange(t, dtype=np.int64).reshape(time_shape), base="steps")
-    mask = ctx.node("Equal", [steps, ctx.node("Reshape", [last, ctx.int64s(batch_shape)])])
+    steps = ctx.node("Unsqueeze", [steps, ctx.int64s([1 - a.axis], "axes")])
+    mask = ctx.node("Equal", [steps, last])
     extra = list(range(2, len(shape)))
     if extra:
         mask = ctx.node("Unsqueeze", [mask, ctx.int64s(extra, "axes")])
     g = ctx.node("Unsqueeze", [ins[0], ctx.int64s([a.axis], "axes")])
     zero = ctx.const(np.zeros((), ctx.dtype((node, 0))), base="zero")
-    ctx.node("Where", [mask, g, zero], outs)
+    ctx.node("Where", [mask, g, zero], outs)          # broadcast to data's shape
 
 
 @translates("_slice_scatter", onnx_ops=["Reshape", "Expand", "Unsqueeze", "Concat",
@@ -254,7 +282,8 @@ def _getitem_scatter(ctx, node, ins, outs):
     shape = list(ctx.shape((node, 0)))
     pos = _key_positions(ctx, node, tuple(shape)).reshape(-1)
     flat = ctx.node("Reshape", [ins[0], ctx.int64s([-1])])
-    y = _scatter_add(ctx, node, "ScatterElements", [int(np.prod(shape, dtype=np.int64))],
+    size = ctx.int64s([int(np.prod(shape, dtype=np.int64))])
+    y = _scatter_add(ctx, node, "ScatterElements", size,
                      ctx.const(pos, base="positions"), flat, None, axis=0)
     ctx.node("Reshape", [y, ctx.int64s(shape)], outs)
 
