@@ -71,7 +71,7 @@ def nms_case(label, make, **attrs):
     case(f"box_nms_{label}", fn, make, exact="all")
 
 
-for dt in (F32, F64):
+for dt in (np.float16, F32, F64):
     n = dt.__name__
     nms_case(f"default_{n}", nms_rows((2, 12, 6), dt))
     nms_case(f"classes_{n}", nms_rows((2, 12, 6), dt), id_index=0, overlap_thresh=0.3,
@@ -107,7 +107,7 @@ def detection_case(label, make, **attrs):
     case(f"detection_{label}", fn, make)
 
 
-for dt in (F32, F64):
+for dt in (np.float16, F32, F64):
     n = dt.__name__
     detection_case(f"default_{n}", detection_inputs(2, 3, 18, dt))
     detection_case(f"thresholds_{n}", detection_inputs(2, 4, 16, dt), threshold=0.1,
@@ -258,3 +258,60 @@ def test_proposal_cases_cover_the_rules(fn, make):
     else:
         first = rois[rois[:, 0] == 0]
         assert len(np.unique(first, axis=0)) < len(first)
+
+
+# ---- dynamic batch axes: exported at one batch size, run at others --------------------------
+def _box_nms_dyn(F, x):
+    return F.contrib.box_nms(x, id_index=0, overlap_thresh=0.3, topk=6)
+
+
+def _detection_dyn(F, cls, loc, anchors):
+    return F.contrib.MultiBoxDetection(cls, loc, anchors, nms_topk=8)
+
+
+def _bipartite_dyn(F, x):
+    return F.contrib.bipartite_matching(x, threshold=0.2)
+
+
+def _target_dyn(F, anchors, labels, cls):
+    return F.contrib.MultiBoxTarget(anchors, labels, cls, **MINING)
+
+
+def _multi_proposal_dyn(F, cls, bbox, info):
+    return F.contrib.MultiProposal(cls, bbox, info, rpn_pre_nms_top_n=30,
+                                   rpn_post_nms_top_n=12, output_score=True)
+
+
+DYNAMIC = [  # (fn, the inputs at batch b, which inputs have a batch axis)
+    pytest.param(_box_nms_dyn, lambda b: nms_rows((b, 10, 6), F32), (True,), id="box_nms"),
+    pytest.param(_detection_dyn, lambda b: detection_inputs(b, 3, 12, F32),
+                 (True, True, False), id="detection"),
+    pytest.param(_bipartite_dyn, lambda b: scores((b, 5, 4), F32), (True,), id="bipartite"),
+    pytest.param(_target_dyn, lambda b: target_inputs(b, 20, 4, 3, F32),
+                 (False, True, True), id="target"),
+    pytest.param(_multi_proposal_dyn, lambda b: proposal_inputs(b, 12, 4, 5, F32),
+                 (True, True, True), id="multi_proposal")]
+
+
+@pytest.mark.parametrize("fn, make, batched", DYNAMIC)
+def test_dynamic_batch_axes(fn, make, batched, tmp_path):
+    """Exported with a symbolic batch axis at batch 2, run at batches 1 and 3 (anchors keep
+    their leading 1)."""
+    from onnx_harness import run_onnx
+    rng = np.random.default_rng(11)
+    inputs = make(2)(rng)
+    names = [f"in{i}" for i in range(len(inputs))]
+    path = str(tmp_path / "m.onnx")
+    mx.onnx.export_model(fn(mx.sym, *[mx.sym.var(n) for n in names]), {},
+                         in_shapes=[a.shape for a in inputs], in_types=[a.dtype for a in inputs],
+                         onnx_file_path=path,
+                         dynamic_input_shapes=[(None,) + a.shape[1:] if b else a.shape
+                                               for a, b in zip(inputs, batched)])
+    for b in (1, 3):
+        inputs = make(b)(rng)
+        got = run_onnx(path, dict(zip(names, inputs)))
+        want = fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype) for a in inputs])
+        want = list(want) if isinstance(want, (list, tuple)) else [want]
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w.asnumpy(), rtol=2e-6, atol=2e-6)

@@ -92,9 +92,39 @@ def compare_dtype(dtype):
     return np.result_type(dtype, np.float32)
 
 
-def param(ctx, value, dtype):
-    """A float parameter as mxlite holds it (float32), as a ``dtype`` constant."""
-    return ctx.const(np.asarray(np.float32(value), dtype))
+def param(ctx, value, dtype, work=None):
+    """A float parameter as mxlite holds it (float32), rounded to ``dtype``, as a constant of
+    ``work`` (default ``dtype``)."""
+    return ctx.const(np.asarray(np.asarray(np.float32(value), dtype), work or dtype))
+
+
+class HalfRounding:
+    """``ctx`` for float16 arithmetic carried in float32: every Add, Sub, Mul, Div and Exp
+    result is rounded to float16 (a Cast there and back, to nearest even), which is what
+    mxlite's float16 arithmetic gives (onnxruntime's own float16 kernels may round a tie
+    the other way). Use it for float values only."""
+    ROUNDED = ("Add", "Sub", "Mul", "Div", "Exp")
+
+    def __init__(self, ctx):
+        self._ctx = ctx
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+    def node(self, op_type, inputs, outputs=None, **attrs):
+        ctx = self._ctx
+        if op_type not in self.ROUNDED:
+            return ctx.node(op_type, inputs, outputs, **attrs)
+        half = ctx.cast(ctx.node(op_type, inputs, **attrs), np.float16)
+        return ctx.node("Cast", [half], outputs, to=ctx.onnx.TensorProto.FLOAT)
+
+
+def arithmetic(ctx, dtype):
+    """(the dtype float values are carried in, the context to compute them with): float16
+    goes through float32, rounded as float16 after each operation."""
+    if dtype == np.float16:
+        return np.dtype(np.float32), HalfRounding(ctx)
+    return dtype, ctx
 
 
 def _nms_iou_hits(ctx, cols, fmt, dtype, thresh, ids):
@@ -155,12 +185,13 @@ def _passthrough(ctx, ins, outs, record_shape):
                                   "Equal", "Where", "TopK", "GatherElements", "GatherND",
                                   "Less", "Add", "Sub", "Mul", "Div", "Min", "Max",
                                   "GreaterOrEqual", "Range", "ReduceProd"],
-            opset=18, notes="float32 and float64; greedy suppression in a Loop over the "
-                            "boxes")
+            opset=18, notes="greedy suppression in a Loop over the boxes; float16 computes "
+                            "in float32, rounded to float16 after each operation (mxlite's "
+                            "float16 arithmetic)")
 def _box_nms(ctx, node, ins, outs):
     a = node.attrs
     shape, dtype = ctx.shape(node.inputs[0]), ctx.dtype(node.inputs[0])
-    if dtype not in (np.float32, np.float64):
+    if dtype not in (np.float16, np.float32, np.float64):
         raise ctx.unsupported(node, f"dtype {dtype}")
     n, w = shape[-2:]
     data_shape = ctx.node("Shape", [ins[0]])
@@ -170,19 +201,21 @@ def _box_nms(ctx, node, ins, outs):
     if a.topk == 0:                      # mxlite: topk 0 passes the boxes through
         _passthrough(ctx, ins, outs, record_shape)
         return
-    cmp = compare_dtype(dtype)
-    data = ctx.node("Reshape", [ins[0], ctx.int64s([-1, n, w])])
+    cmp = compare_dtype(dtype)                   # float16 data compares in float32
+    work, actx = arithmetic(ctx, dtype)
+    data = ctx.node("Reshape", [ins[0] if work == dtype else ctx.cast(ins[0], work),
+                                ctx.int64s([-1, n, w])])
 
     def column(x, k):
         col = columns(ctx, x, k, 1)[0]
-        return col if cmp == dtype else ctx.cast(col, cmp)
+        return col if cmp == work else ctx.cast(col, cmp)
     score = columns(ctx, data, a.score_index, 1)[0]
     valid = ctx.node("Greater", [column(data, a.score_index), param(ctx, a.valid_thresh, cmp)])
     if a.id_index >= 0:
         background = ctx.node("Equal", [column(data, a.id_index),
                                         param(ctx, a.background_id, cmp)])
         valid = ctx.node("And", [valid, ctx.node("Not", [background])])
-    key = ctx.node("Where", [valid, score, ctx.const(np.asarray(-np.inf, dtype))])
+    key = ctx.node("Where", [valid, score, ctx.const(np.asarray(-np.inf, work))])
     order = sort_desc(ctx, key, n)
     ranked = take_rows(ctx, data, order)
     alive = ctx.node("GatherElements", [valid, order], axis=1)
@@ -192,7 +225,7 @@ def _box_nms(ctx, node, ins, outs):
     ids = None
     if a.id_index >= 0 and not a.force_suppress:     # mxlite truncates the ids
         ids = ctx.cast(columns(ctx, ranked, a.id_index, 1)[0], np.int64)
-    hits = _nms_iou_hits(ctx, columns(ctx, ranked, a.coord_start, 4), a.in_format, dtype,
+    hits = _nms_iou_hits(actx, columns(ctx, ranked, a.coord_start, 4), a.in_format, work,
                          param(ctx, a.overlap_thresh, cmp), ids)
     alive = greedy_suppress(ctx, alive, n, hits)
     front = front_first(ctx, alive, n)
@@ -201,12 +234,12 @@ def _box_nms(ctx, node, ins, outs):
     if a.in_format != a.out_format:
         cs = a.coord_start
         parts = columns(ctx, rows, 0, w)
-        parts[cs:cs + 4] = _convert(ctx, parts[cs:cs + 4], a.out_format, dtype)
+        parts[cs:cs + 4] = _convert(actx, parts[cs:cs + 4], a.out_format, work)
         rows = ctx.node("Concat", [ctx.node("Unsqueeze", [p, ctx.int64s([2])])
                                    for p in parts], axis=2)
     out = ctx.node("Where", [ctx.node("Unsqueeze", [kept, ctx.int64s([2])]), rows,
-                             ctx.const(np.asarray(-1, dtype))])
-    ctx.node("Reshape", [out, data_shape], outs[:1])
+                             ctx.const(np.asarray(-1, work))])
+    ctx.node("Reshape", [out if work == dtype else ctx.cast(out, dtype), data_shape], outs[:1])
     source = ctx.node("Add", [ctx.node("GatherElements", [order, front], axis=1),
                               batch_offsets(ctx, data, n)])
     record = ctx.node("Where", [kept, source, ctx.const(np.int64(-1))])
@@ -234,16 +267,17 @@ def _best_class(ctx, cls, c, dtype):
                                ctx.const(np.int64(0))]))
 
 
-def _decoded(ctx, loc, anchor, n, attrs, dtype):
+def _decoded(ctx, loc, anchor, n, attrs, dtype, work):
     """The four (B, N) corner columns of the boxes decoded from ``loc`` (B, 4 N) against
-    ``anchor`` (1, N, 4), clipped to [0, 1] with ``clip`` (mxlite's order of operations)."""
-    two = ctx.const(np.asarray(2, dtype))
+    ``anchor`` (1, N, 4), clipped to [0, 1] with ``clip`` (mxlite's order of operations;
+    ``dtype`` the data's, ``work`` the one its values are carried in)."""
+    two = ctx.const(np.asarray(2, work))
     a0, a1, a2, a3 = columns(ctx, anchor, 0, 4)                          # (1, N)
     aw, ah = ctx.node("Sub", [a2, a0]), ctx.node("Sub", [a3, a1])
     ax = ctx.node("Div", [ctx.node("Add", [a0, a2]), two])
     ay = ctx.node("Div", [ctx.node("Add", [a1, a3]), two])
     p = columns(ctx, ctx.node("Reshape", [loc, ctx.int64s([0, n, 4])]), 0, 4)
-    v = [param(ctx, x, dtype) for x in attrs.variances]
+    v = [param(ctx, x, dtype, work) for x in attrs.variances]
     ox = ctx.node("Add", [ctx.node("Mul", [ctx.node("Mul", [p[0], v[0]]), aw]), ax])
     oy = ctx.node("Add", [ctx.node("Mul", [ctx.node("Mul", [p[1], v[1]]), ah]), ay])
     ow = ctx.node("Div", [ctx.node("Mul", [ctx.node("Exp", [ctx.node("Mul", [p[2], v[2]])]),
@@ -253,7 +287,7 @@ def _decoded(ctx, loc, anchor, n, attrs, dtype):
     cols = [ctx.node("Sub", [ox, ow]), ctx.node("Sub", [oy, oh]), ctx.node("Add", [ox, ow]),
             ctx.node("Add", [oy, oh])]
     if attrs.clip:
-        lo, hi = ctx.const(np.asarray(0, dtype)), ctx.const(np.asarray(1, dtype))
+        lo, hi = ctx.const(np.asarray(0, work)), ctx.const(np.asarray(1, work))
         cols = [ctx.node("Clip", [col, lo, hi]) for col in cols]
     return cols
 
@@ -281,6 +315,13 @@ def _detection_hits(ctx, cols, classes, thresh, force, dtype):
     return suppresses
 
 
+def _finish(ctx, value, dtype, out):
+    """``value`` (float32 or ``dtype``) written to ``out`` in ``dtype``."""
+    if dtype != np.float16:
+        return ctx.node("Identity", [value], [out])
+    return ctx.node("Cast", [value], [out], to=ctx.helper.np_dtype_to_tensor_dtype(dtype))
+
+
 def _rows(ctx, cols):
     """(B, N, k) rows of k (B, N) columns."""
     return ctx.node("Concat", [ctx.node("Unsqueeze", [c, ctx.int64s([2])]) for c in cols],
@@ -293,32 +334,34 @@ def _rows(ctx, cols):
                                   "Squeeze", "Concat", "TopK", "GatherElements", "GatherND",
                                   "Equal", "GreaterOrEqual", "Min", "Max", "Or", "Shape",
                                   "ConstantOfShape"],
-            opset=18, notes="float32 and float64; greedy suppression in a Loop over the "
-                            "anchors")
+            opset=18, notes="greedy suppression in a Loop over the anchors; float16 "
+                            "computes in float32, rounded to float16 after each operation "
+                            "(mxlite's float16 arithmetic)")
 def _multibox_detection(ctx, node, ins, outs):
     a = node.attrs
     dtype = ctx.dtype(node.inputs[0])
-    if dtype not in (np.float32, np.float64):
+    if dtype not in (np.float16, np.float32, np.float64):
         raise ctx.unsupported(node, f"dtype {dtype}")
     _, c, n = ctx.shape(node.inputs[0])
-    cls, loc, anchor = ins
-    best, ids = _best_class(ctx, cls, c, dtype)
+    work, actx = arithmetic(ctx, dtype)
+    cls, loc, anchor = (x if work == dtype else ctx.cast(x, work) for x in ins)
+    best, ids = _best_class(ctx, cls, c, work)
     valid = ctx.node("And", [ctx.node("Greater", [ids, ctx.const(np.int64(0))]), ctx.node(
-        "Not", [ctx.node("Less", [best, param(ctx, a.threshold, dtype)])])])
+        "Not", [ctx.node("Less", [best, param(ctx, a.threshold, dtype, work)])])])
     classes = ctx.node("Sub", [ctx.cast(ctx.node("Where", [valid, ids, ctx.const(
-        np.int64(0))]), dtype), ctx.const(np.asarray(1, dtype))])
-    boxes = _decoded(ctx, loc, anchor, n, a, dtype)
+        np.int64(0))]), work), ctx.const(np.asarray(1, work))])
+    boxes = _decoded(actx, loc, anchor, n, a, dtype, work)
     rows = _rows(ctx, [classes, best] + boxes)
-    minus_one = ctx.const(np.asarray(-1, dtype))
+    minus_one = ctx.const(np.asarray(-1, work))
     front = front_first(ctx, valid, n)                  # the valid rows in anchor order
     present = ctx.node("GatherElements", [valid, front], axis=1)
     packed = take_rows(ctx, rows, front)
     if not 0 < a.nms_threshold <= 1:
-        ctx.node("Where", [ctx.node("Unsqueeze", [present, ctx.int64s([2])]), packed,
-                           minus_one], outs[:1])
+        _finish(ctx, ctx.node("Where", [ctx.node("Unsqueeze", [present, ctx.int64s([2])]),
+                                        packed, minus_one]), dtype, outs[0])
         return
     order = sort_desc(ctx, ctx.node("Where", [valid, best, ctx.const(
-        np.asarray(-np.inf, dtype))]), n)
+        np.asarray(-np.inf, work))]), n)
     alive = ctx.node("GatherElements", [valid, order], axis=1)
     if 0 < a.nms_topk < n:
         alive = ctx.node("And", [alive, ctx.node("Less", [
@@ -327,8 +370,8 @@ def _multibox_detection(ctx, node, ins, outs):
     sorted_cols = columns(ctx, ranked, 0, 6)
     first = alive                                       # the rows NMS ranks (nms_topk)
     alive = greedy_suppress(ctx, alive, n, _detection_hits(
-        ctx, sorted_cols[2:], sorted_cols[0], param(ctx, a.nms_threshold, dtype),
-        a.force_suppress, dtype))
+        actx, sorted_cols[2:], sorted_cols[0], param(ctx, a.nms_threshold, dtype, work),
+        a.force_suppress, work))
     # NMS ranks the first nms_topk rows; suppressed ones keep their values with class -1
     values = ctx.const(np.arange(6) > 0, base="values")       # every column but the class
     ranked = ctx.node("Where", [ctx.node("Or", [ctx.node("Unsqueeze", [
@@ -336,5 +379,5 @@ def _multibox_detection(ctx, node, ins, outs):
     # past nms_topk: the valid rows at those positions in anchor order, class -1
     out = ctx.node("Where", [ctx.node("And", [ctx.node("Unsqueeze", [
         present, ctx.int64s([2])]), values]), packed, minus_one])
-    ctx.node("Where", [ctx.node("Unsqueeze", [first, ctx.int64s([2])]), ranked, out],
-             outs[:1])
+    _finish(ctx, ctx.node("Where", [ctx.node("Unsqueeze", [first, ctx.int64s([2])]), ranked,
+                                    out]), dtype, outs[0])
