@@ -2,6 +2,8 @@
 negative binomials, ``dirichlet``) and of the operators of ``translations/misc.py``, on
 one-op graphs: exported, checked (full check), run in onnxruntime and compared with
 ``mx.nd``."""
+import math
+
 import numpy as np
 import pytest
 
@@ -101,3 +103,224 @@ def test_pdf_dirichlet(alpha_shape, sample_shape, is_log, dtype, tmp_path):
         sample.reshape(-1, k)[-1, -1] = 0.0         # a zero component
     check(lambda F, s, a: F._internal._random_pdf_dirichlet(s, a, is_log=is_log),
           [sample.astype(dtype), alpha.astype(dtype)], _tolerance(dtype), tmp_path)
+
+
+# ---- contrib.hawkesll and its scan -------------------------------------------------------------
+def _hawkes_inputs(n, t, k, dtype, seed):
+    r = np.random.default_rng(seed)
+    lengths = r.integers(0, t + 1, n).astype(np.float64)
+    lengths[0] = t                                    # one row counts every point
+    if n > 2:
+        lengths[1] = 0.5 if t else 0                  # a fractional length: its point counts
+    marks = r.integers(0, k, (n, t)).astype(np.int32)
+    marks[:, t // 2:] = np.where(np.arange(t)[t // 2:] >= lengths[:, None], -7,
+                                 marks[:, t // 2:])  # padding outside [0, K) is never read
+    lags = r.uniform(0.05, 1.0, (n, t))
+    lags[np.arange(t)[None, :] >= np.ceil(lengths)[:, None]] = np.nan   # nor padding lags
+    values = [r.uniform(0.2, 1.5, (n, k)), r.uniform(0.1, 0.8, k), r.uniform(0.5, 2.0, k),
+              r.uniform(0.0, 2.0, (n, k)), lags]
+    max_time = np.nansum(lags, axis=1) + r.uniform(0.0, 1.0, n)
+    floats = [v.astype(dtype) for v in values]
+    return floats + [marks, lengths.astype(dtype), max_time.astype(dtype)]
+
+
+@pytest.mark.parametrize("n,t,k", [(4, 6, 3), (3, 9, 1), (5, 1, 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_hawkesll(n, t, k, dtype, tmp_path):
+    inputs = _hawkes_inputs(n, t, k, dtype, seed=n * 10 + t)
+    check(lambda F, *x: F.contrib.hawkesll(*x), inputs,
+          {"float16": 2e-3, "float32": 1e-6, "float64": 1e-12}[dtype], tmp_path,
+          atol={"float16": 2e-3, "float32": 1e-6, "float64": 1e-12}[dtype])
+
+
+def test_hawkesll_against_the_closed_form(tmp_path):
+    """One mark, points at t = 1 and 3, window 4: log lda + log(lda + a b e^-2b) - lda 4 - a
+    (2 - e^-3b - e^-b) (the compensator), the state e^-3b + e^-b (independent of mxlite)."""
+    lda, a, b = 0.5, 0.3, 0.8
+    inputs = [np.array([[lda]]), np.array([a]), np.array([b]), np.zeros((1, 1)),
+              np.array([[1.0, 2.0]]), np.zeros((1, 2), np.int32), np.array([2.0]),
+              np.array([4.0])]
+    ll, state = check(lambda F, *x: F.contrib.hawkesll(*x), inputs, 1e-12, tmp_path)
+    e = np.exp
+    want = (np.log(lda) + np.log(lda + a * b * e(-2 * b)) - 4 * lda
+            - a * (2 - e(-3 * b) - e(-b)))
+    np.testing.assert_allclose(ll, [want], rtol=1e-12)
+    np.testing.assert_allclose(state, [[e(-3 * b) + e(-b)]], rtol=1e-12)
+
+
+@pytest.mark.parametrize("n,t,k", [(4, 6, 3), (2, 5, 1)])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_hawkesll_scan(n, t, k, reverse, dtype, tmp_path):
+    inputs = _hawkes_inputs(n, t, k, dtype, seed=t)
+    r = np.random.default_rng(n)
+    a, b = (r.uniform(-1.0, 1.0, (n, t)).astype(dtype) for _ in range(2))
+    check(lambda F, *x: F._internal._hawkesll_scan(*x, reverse=reverse),
+          [a, b, inputs[3], inputs[5], inputs[6]], 1e-6 if dtype == "float32" else 1e-12,
+          tmp_path)
+
+
+def test_hawkesll_scan_by_hand(tmp_path):
+    """One sample, marks 0 1 0, a = 0.5, b = 1, init (2, 3): pre = z[c] before each visit."""
+    one = np.ones((1, 3))
+    pre, final = check(lambda F, *x: F._internal._hawkesll_scan(*x),
+                       [one * 0.5, one, np.array([[2.0, 3.0]]), np.array([[0, 1, 0]]),
+                        np.array([3.0])], 1e-12, tmp_path)
+    np.testing.assert_array_equal(pre, [[2.0, 3.0, 2.0]])
+    np.testing.assert_array_equal(final, [[2.0, 2.5]])
+
+
+def test_hawkesll_gradient_graph(tmp_path):
+    """The gradient of hawkesll (a graph of _hawkesll_scan and element-wise operators)
+    exports and matches mx.autograd."""
+    n, t, k = 3, 5, 2
+    inputs = _hawkes_inputs(n, t, k, "float64", seed=5)
+    names = ["lda", "alpha", "beta", "state", "lags", "marks", "length", "max_time"]
+    wrt = ["lda", "alpha", "beta", "state", "max_time"]
+    v = {nm: mx.sym.var(nm, shape=x.shape, dtype=x.dtype) for nm, x in zip(names, inputs)}
+    ll, out = mx.sym.contrib.hawkesll(*[v[nm] for nm in names])
+    loss = mx.sym.sum(ll) + mx.sym.sum(out * out)
+    graph = mx.sym.Group(mx.sym.grad(loss, [v[nm] for nm in wrt]))
+    from onnx_harness import export_and_run
+    given = dict(zip(names, inputs))
+    feeds = {nm: given[nm] for nm in graph.list_arguments()}     # export's input order
+    got = export_and_run(graph, {}, feeds, tmp_path)
+    arrays = {nm: mx.nd.array(x, dtype=x.dtype) for nm, x in zip(names, inputs)}
+    for nm in wrt:
+        arrays[nm].attach_grad()
+    with mx.autograd.record():
+        a, s = mx.nd.contrib.hawkesll(*[arrays[nm] for nm in names])
+        total = mx.nd.sum(a) + mx.nd.sum(s * s)
+    total.backward()
+    for g, nm in zip(got, wrt):
+        np.testing.assert_allclose(g, arrays[nm].grad.asnumpy(), rtol=1e-10, atol=1e-12)
+
+
+# ---- _sync_sum, _imdecode -----------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(3, 4), (2, 1, 5)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
+def test_sync_sum_in_one_process(shape, dtype, tmp_path):
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    got = check(lambda F, a: F._internal._sync_sum(a), [x], 0.0, tmp_path, atol=0.0)
+    np.testing.assert_array_equal(got[0], x)
+
+
+def test_sync_sum_is_refused_in_a_multi_process_job(tmp_path):
+    from mxlite.ops import sync_norm
+    sync_norm.set_rank_reducer(lambda values: values.__imul__(2.0))      # two equal ranks
+    try:
+        with pytest.raises(mx.MXNetError, match="ranks"):
+            mx.onnx.export_model(mx.sym._internal._sync_sum(mx.sym.var("x")), {},
+                                 in_shapes=[(2,)], onnx_file_path=str(tmp_path / "m.onnx"))
+    finally:
+        sync_norm.set_rank_reducer(None)
+
+
+def _encoded(fmt, shape, seed):
+    import io
+    pil = pytest.importorskip("PIL.Image")
+    pixels = np.random.default_rng(seed).integers(0, 256, shape).astype(np.uint8)
+    buf = io.BytesIO()
+    pil.fromarray(pixels).save(buf, format=fmt)
+    return buf.getvalue(), pixels
+
+
+@pytest.mark.parametrize("fmt,shape", [("PNG", (6, 7, 3)), ("BMP", (5, 4, 3)),
+                                       ("PNG", (6, 5))])
+@pytest.mark.parametrize("attrs", [{}, dict(x0=1, y0=2, x1=4, y1=5),
+                                   dict(x0=0, y0=1, x1=3, y1=4, c=1)])
+def test_imdecode_is_a_constant(fmt, shape, attrs, tmp_path):
+    data, pixels = _encoded(fmt, shape, seed=len(shape))
+    got = check(lambda F: F._internal._imdecode(str_img=data, **attrs), [], 0.0, tmp_path,
+                atol=0.0)
+    if attrs.get("c", 3) == 3 and len(shape) == 3:    # lossless: the pixels, BGR, cropped
+        y0, y1 = attrs.get("y0", 0), attrs.get("y1", shape[0])
+        x0, x1 = attrs.get("x0", 0), attrs.get("x1", shape[1])
+        want = pixels[y0:y1, x0:x1, ::-1].transpose(2, 0, 1).astype(np.float32)
+        np.testing.assert_array_equal(got[0], want)
+
+
+def test_cvimdecode_has_a_reason():
+    from mxlite.onnx.table import NOT_EXPRESSIBLE
+    assert "Pillow" in NOT_EXPRESSIBLE["_cvimdecode"]
+
+
+# ---- _image_random_color_jitter -----------------------------------------------------------------
+def _jitter_session(strengths, x, tmp_path):
+    import onnxruntime as ort
+    from onnx_harness import run_onnx
+    path = str(tmp_path / "jitter.onnx")
+    sym = mx.sym.image.random_color_jitter(mx.sym.var("x"), *strengths)
+    mx.onnx.export_model(sym, {}, in_shapes=[x.shape], in_types=[x.dtype],
+                         onnx_file_path=path, opset_version=21)
+    (first,) = run_onnx(path, {"x": x})              # full check, shape and dtype
+    want = mx.nd.image.random_color_jitter(mx.nd.array(x, dtype=x.dtype), *strengths)
+    assert first.shape == want.shape and first.dtype == want.dtype
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return lambda: session.run(None, {"x": x})[0]
+
+
+def _image(shape, dtype):
+    return rng.uniform(0, 255, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(4, 5, 3), (2, 3, 4, 3), (4, 4, 1)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_color_jitter_with_tiny_strengths_is_mxlite_s_composition(shape, dtype, tmp_path):
+    """Strengths of 1e-9: every factor is 1 (hue 0) to 1e-9, so mxlite's and the graph's
+    outputs agree to rounding whatever the order: the steps' arithmetic (the HLS hue
+    rotation included) is mxlite's."""
+    x = _image(shape, dtype)
+    run = _jitter_session((1e-9, 1e-9, 1e-9, 1e-9), x, tmp_path)
+    want = mx.nd.image.random_color_jitter(mx.nd.array(x, dtype=dtype), 1e-9, 1e-9, 1e-9,
+                                           1e-9).asnumpy()
+    np.testing.assert_allclose(run(), want, rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_color_jitter_brightness_factor_is_uniform(dtype, tmp_path):
+    """Brightness alone: out = f x with one f per run, uniform on [1 - s, 1 + s]."""
+    x = _image((3, 4, 3), dtype) + 1
+    run = _jitter_session((0.5, 0, 0, 0), x, tmp_path)
+    f = []
+    for _ in range(2000):
+        ratio = run() / x
+        assert np.ptp(ratio) < 1e-5 * ratio.max()
+        f.append(ratio.mean())
+    f = np.asarray(f)
+    assert f.min() >= 0.5 and f.max() <= 1.5
+    assert abs(f.mean() - 1.0) < 5 * 0.5 / math.sqrt(3 * f.size)
+    assert abs(f.var() - 0.25 / 3) < 5 * (0.25 / 3) * math.sqrt(0.8 / f.size)
+
+
+def _ks(a, b):
+    """The two-sample Kolmogorov-Smirnov statistic."""
+    grid = np.sort(np.concatenate([a, b]))
+    ca = np.searchsorted(np.sort(a), grid, side="right") / a.size
+    cb = np.searchsorted(np.sort(b), grid, side="right") / b.size
+    return np.abs(ca - cb).max()
+
+
+@pytest.mark.parametrize("strengths,dtype", [((0.4, 0.3, 0.6, 0.2), "float32"),
+                                             ((0, 0, 0.8, 0.45), "float32"),
+                                             ((0.3, 0.5, 0.2, 0.1), "uint8")])
+def test_color_jitter_distribution_is_mxlite_s(strengths, dtype, tmp_path):
+    """Statistics of 2000 runs of the graph and of 2000 mxlite calls drawn from one
+    distribution (two-sample Kolmogorov-Smirnov below its 0.1% critical value, 1.95
+    sqrt(2 / 2000)): the factors' ranges and the random order (saturation and hue do not
+    commute)."""
+    x = _image((3, 4, 3), dtype)
+    # a pure red pixel: saturation then hue keeps its smallest channel at (1 - s) luma(x),
+    # hue then saturation moves it with the rotated pixel's luma
+    x[0, 0] = (200, 0, 0)
+    run = _jitter_session(strengths, x, tmp_path)
+    nd_x = mx.nd.array(x, dtype=dtype)
+    ours = np.stack([run().astype(np.float64) for _ in range(2000)])
+    theirs = np.stack([mx.nd.image.random_color_jitter(nd_x, *strengths).asnumpy()
+                       .astype(np.float64) for _ in range(2000)])
+    critical = 1.95 * math.sqrt(2 / 2000)
+    for stat in (lambda y: y[:, 0, 0, :].min(axis=1), lambda y: y[:, 0, 0, :].max(axis=1),
+                 lambda y: y[:, 1, 1, 0], lambda y: y[:, :, :, 1].mean(axis=(1, 2)),
+                 lambda y: (y[:, :, :, 2] - y[:, :, :, 0]).mean(axis=(1, 2)),
+                 lambda y: y[:, 2, 3, :].std(axis=1)):
+        assert _ks(stat(ours), stat(theirs)) < critical
