@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from onnx_harness import export_and_run
+from onnx_harness import export_and_run, run_onnx
 from test_export_linalg import check
 
 rng = np.random.default_rng(29)
@@ -290,18 +290,125 @@ def test_resize_like_reads_only_the_shape_of_like(tmp_path):
     np.testing.assert_array_equal(other[0], got[0])
 
 
-def test_sampler_adjoint_exports_with_a_dynamic_batch(tmp_path):
-    """The adjoint's zeros take the batch from the head gradient (a symbolic axis)."""
-    h, g = normal(2, 2, 3, 4).astype(F32), grid(2, 3, 4).astype(F32)
-    out = mx.sym._internal._bilinear_sampler_adjoint(mx.sym.var("h"), mx.sym.var("g"),
-                                                     height=4, width=5)
+DYNAMIC = [  # (label, fn, input shapes after the batch axis)
+    ("sampler_adjoint", lambda F, h, g: SA(F)(h, g, height=4, width=5), [(2, 3, 4), "grid"]),
+    ("sampler_d", lambda F, x, g: SD(F)(x, g, dx=1), [(2, 4, 5), "grid"]),
+    ("adaptive", lambda F, x: AP(F)(x, output_size=(2, 3)), [(2, 5, 4)]),
+    ("affine_adjoint", lambda F, g: INTERNAL(F)._grid_generator_affine_adjoint(
+        g, target_shape=(3, 4)), [(2, 3, 4)]),
+    ("pool_max_scatter", lambda F, x, g: PS(F)(x, g, **MAXP), [(2, 4, 5), (2, 5, 3)]),
+    ("pool_max_gather_nhwc", lambda F, x, h: PG(F)(NHWC(F, x), NHWC(F, h), layout="NHWC",
+                                                   **MAXP), [(2, 4, 5), (2, 4, 5)]),
+    ("pool_backward", lambda F, g: PB(F)(g, pool_type="avg", in_shape=(4, 5), **MAXP),
+     [(2, 5, 3)]),
+    ("im2col", lambda F, x: F.im2col(x, kernel=(2, 2), pad=(1, 1)), [(2, 3, 4)]),
+    ("col2im", lambda F, c: F.col2im(c, output_size=(3, 4), kernel=(2, 2), pad=(1, 1)),
+     [(8, 20)]),
+    ("corr_adjoint", lambda F, g, a, b: INTERNAL(F)._correlation_adjoint(
+        g, a, b, side=2, max_displacement=1, pad_size=1), [(9, 3, 4), (2, 3, 4), (2, 3, 4)]),
+    ("corr_tangent", lambda F, t, a, b: INTERNAL(F)._correlation_tangent(
+        t, a, b, side=1, max_displacement=1, pad_size=1), [(2, 3, 4), (2, 3, 4), (2, 3, 4)]),
+]
+
+
+@pytest.mark.parametrize("fn,shapes", [pytest.param(f, s, id=label) for label, f, s in DYNAMIC])
+def test_exports_with_a_dynamic_batch(fn, shapes, tmp_path):
+    """Exported with a symbolic batch axis at batch 2, run at batches 1 and 3."""
+    def inputs(n):
+        return [grid(n, 3, 4).astype(F32) if s == "grid" else normal(n, *s).astype(F32)
+                for s in shapes]
+    names = [f"in{i}" for i in range(len(shapes))]
+    out = fn(mx.sym, *[mx.sym.var(n) for n in names])
     path = str(tmp_path / "m.onnx")
-    mx.onnx.export_model(out, {}, in_shapes=[h.shape, g.shape], in_types=[F32, F32],
-                         onnx_file_path=path, dynamic=True)
-    from onnx_harness import run_onnx
+    first = inputs(2)
+    mx.onnx.export_model(out, {}, in_shapes=[a.shape for a in first],
+                         in_types=[F32] * len(first), onnx_file_path=path, dynamic=True)
     for n in (1, 3):
-        hn, gn = normal(n, 2, 3, 4).astype(F32), grid(n, 3, 4).astype(F32)
-        got = run_onnx(path, {"h": hn, "g": gn})[0]
-        want = mx.nd._internal._bilinear_sampler_adjoint(mx.nd.array(hn), mx.nd.array(gn),
-                                                         height=4, width=5).asnumpy()
-        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
+        arrays = inputs(n)
+        got = run_onnx(path, dict(zip(names, arrays)))[0]
+        want = fn(mx.nd, *[mx.nd.array(a) for a in arrays]).asnumpy()
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+# ---- whole gradient graphs ---------------------------------------------------------------------
+def _loss(F, fn, xs, second, grad):
+    """sum(w * fn(inputs)) of ``xs`` = inputs + [w] (w a head gradient); ``second``: the
+    squared norm of its gradient in the first input (``grad`` takes that gradient)."""
+    loss = F.sum(fn(F, *xs[:-1]) * xs[-1])
+    if second:
+        loss = F.sum(F.square(grad(loss, xs[0])))
+    return loss
+
+
+def _grads_by_autograd(fn, arrays, second):
+    """The gradients of the loss in every input and the head, by mx.autograd."""
+    xs = [mx.nd.array(a, dtype=a.dtype) for a in arrays]
+    for x in xs:
+        x.attach_grad()
+
+    def grad(loss, x):
+        return mx.autograd.grad(loss, [x], create_graph=True)[0]
+    with mx.autograd.record():
+        loss = _loss(mx.nd, fn, xs, second, grad)
+    loss.backward()
+    return [x.grad.asnumpy() for x in xs]
+
+
+def _grads_by_symbol(fn, arrays, second):
+    """The same gradients as a symbol graph (mx.sym.grad)."""
+    xs = [mx.sym.var(f"in{i}", shape=a.shape, dtype=a.dtype) for i, a in enumerate(arrays)]
+    loss = _loss(mx.sym, fn, xs, second, lambda loss, x: mx.sym.grad(loss, [x])[0])
+    return mx.sym.Group(mx.sym.grad(loss, xs))
+
+
+#: cases whose graph holds a forward op that onnxruntime runs in float32 only (avg Pooling
+#: and Correlation are AveragePools, which onnxruntime 1.32 lacks in float64): float32
+FLOAT32_ONLY = {"avg_pool_nhwc", "correlation"}
+GRADS = [  # (label, fn, inputs)
+    ("adaptive", lambda F, x: F.contrib.AdaptiveAvgPooling2D(x, output_size=(2, 3)),
+     [normal(2, 2, 5, 4)]),
+    ("resize", lambda F, x: F.contrib.BilinearResize2D(x, height=3, width=7,
+                                                      align_corners=False),
+     [normal(1, 2, 4, 5)]),
+    ("max_pool", lambda F, x: F.Pooling(x, kernel=(2, 2), stride=(2, 1), pad=(1, 0),
+                                        pool_type="max"), [normal(2, 2, 5, 4)]),
+    ("avg_pool_nhwc", lambda F, x: F.Pooling(x, kernel=(3, 2), stride=(2, 2), pad=(1, 1),
+                                             pool_type="avg", layout="NHWC",
+                                             pooling_convention="full"),
+     [normal(1, 5, 4, 3)]),
+    ("im2col", lambda F, x: F.im2col(x, kernel=(2, 3), stride=(1, 2), pad=(1, 1)),
+     [normal(2, 2, 4, 5)]),
+    ("correlation", lambda F, a, b: F.Correlation(a, b, kernel_size=3, max_displacement=1,
+                                                  pad_size=1), [normal(1, 2, 5, 5),
+                                                                normal(1, 2, 5, 5)]),
+    ("bilinear_sampler", lambda F, x, g: F.BilinearSampler(x, g),
+     [normal(1, 2, 4, 5), grid(1, 3, 4)]),
+    ("spatial_transformer", lambda F, x, t: F.SpatialTransformer(
+        x, t, target_shape=(3, 4), transform_type="affine", sampler_type="bilinear"),
+     [normal(1, 2, 4, 5), normal(1, 6, s=0.5)]),
+    ("deformable_conv", lambda F, x, o, w: F.contrib.DeformableConvolution(
+        x, o, w, kernel=(2, 2), num_filter=3, no_bias=True),
+     [normal(1, 2, 4, 4), normal(1, 8, 3, 3, s=0.7), normal(3, 2, 2, 2)]),
+]
+
+
+@pytest.mark.parametrize("fn,arrays,dtype", [
+    pytest.param(f, a, F32 if label in FLOAT32_ONLY else F64, id=label)
+    for label, f, a in GRADS])
+@pytest.mark.parametrize("order", [1, 2])
+def test_gradient_graph_exports_and_matches_autograd(fn, arrays, dtype, order, tmp_path):
+    """The gradient graph of each input and the head gradient (``order`` 2: of the squared
+    norm of the first input's gradient) in float64 (or float32), exported and run, against
+    mx.autograd."""
+    arrays = [np.asarray(a, dtype) for a in arrays]
+    out = fn(mx.nd, *[mx.nd.array(a, dtype=dtype) for a in arrays])
+    arrays.append(normal(*out.shape).astype(dtype))
+    graph = _grads_by_symbol(fn, arrays, order == 2)
+    feeds = {f"in{i}": a for i, a in enumerate(arrays)}
+    got = export_and_run(graph, {}, {k: feeds[k] for k in graph.list_arguments()}, tmp_path)
+    want = _grads_by_autograd(fn, arrays, order == 2)
+    assert len(got) == len(want)
+    for g, e in zip(got, want):
+        tol = 1e-9 if dtype == F64 else 1e-4
+        np.testing.assert_allclose(g, e, rtol=tol, atol=tol * 1e-2)

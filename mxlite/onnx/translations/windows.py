@@ -139,15 +139,14 @@ def _pool_backward(ctx, node, ins, outs):
     _finish(ctx, x, ndim, last, _work(dtype), dtype, outs[:1])
 
 
-def _first_maxima(ctx, node, x, data_shape, work):
+def _first_maxima(ctx, node, planes, data_shape, work):
     """The flat position in its plane (the appended zero for a window with no input) of
-    each window's first maximum of ``x`` (channels first, in ``work``): (N, C, O); a NaN
-    is the maximum of a window it is in (the first NaN), padding never is."""
+    each window's first maximum of the data (``planes``: from ``_planes``, in ``work``):
+    (N, C, O); a NaN is the maximum of a window it is in (the first NaN), padding never
+    is."""
     kernel, stride, pad, in_sp, out_sp = _geometry(node, data_shape)
-    c, size = data_shape[1], int(np.prod(in_sp))
     table, inside = _taps(in_sp, out_sp, kernel, stride, pad, (1,) * len(in_sp))
-    taps = ctx.node("Gather", [_planes(ctx, x, c, size), ctx.const(table, base="taps")],
-                    axis=2)                                             # (N, C, O, K)
+    taps = ctx.node("Gather", [planes, ctx.const(table, base="taps")], axis=2)  # (N, C, O, K)
     inside = ctx.const(inside, base="inside")
     nan = ctx.node("And", [ctx.node("IsNaN", [taps]), inside])
     plain = ctx.node("And", [inside, ctx.node("Not", [nan])])
@@ -158,14 +157,22 @@ def _first_maxima(ctx, node, x, data_shape, work):
     any_nan = ctx.node("Greater", [ctx.node("ReduceMax", [nan_f, ctx.int64s([3])], keepdims=1),
                                    ctx.const(np.asarray(0, np.float32))])
     winner = ctx.node("Where", [any_nan, nan_f, ctx.cast(at_top, np.float32)])
-    pick = ctx.node("ArgMax", [winner], axis=3, keepdims=1)            # the first one
-    positions = ctx.node("Expand", [ctx.const(table, base="taps"), ctx.node("Shape", [taps])])
-    chosen = ctx.node("GatherElements", [positions, pick], axis=3)     # (N, C, O, 1)
-    return ctx.node("Reshape", [chosen, ctx.int64s([0, c, -1])]), c, size, in_sp, out_sp
+    pick = ctx.node("ArgMax", [winner], axis=3, keepdims=0)            # the first one
+    o, k = table.shape
+    row = ctx.const((np.arange(o, dtype=np.int64) * k), base="rows")
+    # the chosen tap's position: entry o * K + pick of the flattened table
+    return ctx.node("Gather", [ctx.const(table.ravel(), base="taps"),
+                               ctx.node("Add", [pick, row])], axis=0)
+
+
+def _plane_sizes(node, data_shape):
+    """Channels, spatial sizes and plane size of channels-first data."""
+    in_sp = _geometry(node, data_shape)[3]
+    return data_shape[1], in_sp, int(np.prod(in_sp))
 
 
 _MAX_OPS = ["Transpose", "Cast", "Reshape", "Pad", "Gather", "IsNaN", "And", "Not", "Where",
-            "ReduceMax", "Equal", "Greater", "ArgMax", "Shape", "Expand", "GatherElements"]
+            "ReduceMax", "Equal", "Greater", "ArgMax", "Add"]
 
 
 def _max_inputs(ctx, node, ins):
@@ -179,30 +186,33 @@ def _max_inputs(ctx, node, ins):
     return x, other, _channels_first(shape, last), dtype, last, ndim
 
 
-@translates("_pool_max_scatter", onnx_ops=_MAX_OPS + ["ConstantOfShape", "ScatterElements",
-                                                      "Slice"], opset=18,
+@translates("_pool_max_scatter", onnx_ops=_MAX_OPS + ["Shape", "ConstantOfShape",
+                                                      "ScatterElements", "Slice"], opset=18,
             notes="ScatterElements add of the head gradient at each window's first maximum "
                   "(found by gathering the windows' taps); float16 through float32")
 def _pool_max_scatter(ctx, node, ins, outs):
     x, g, data_shape, dtype, last, ndim = _max_inputs(ctx, node, ins)
     work = _work(dtype)
-    where, c, size, in_sp, _ = _first_maxima(ctx, node, x, data_shape, work)
+    c, in_sp, size = _plane_sizes(node, data_shape)
     planes = _planes(ctx, x, c, size)
-    zeros = _zeros_as(ctx, planes, work)
+    where = _first_maxima(ctx, node, planes, data_shape, work)
     updates = ctx.node("Reshape", [g, ctx.int64s([0, c, -1])])
-    summed = ctx.node("ScatterElements", [zeros, where, updates], axis=2, reduction="add")
+    summed = ctx.node("ScatterElements", [_zeros_as(ctx, planes, work), where, updates],
+                      axis=2, reduction="add")
     kept = ctx.node("Slice", [summed, ctx.int64s([0]), ctx.int64s([size]), ctx.int64s([2])])
     value = ctx.node("Reshape", [kept, ctx.int64s([0, c] + list(in_sp))])
     _finish(ctx, value, ndim, last, work, dtype, outs[:1])
 
 
-@translates("_pool_max_gather", onnx_ops=_MAX_OPS, opset=18, notes="GatherElements of the head at each "
-            "window's first maximum (found by gathering the windows' taps); float16 through "
-            "float32")
+@translates("_pool_max_gather", onnx_ops=_MAX_OPS + ["GatherElements"], opset=18,
+            notes="GatherElements of the head at each window's first maximum (found by "
+                  "gathering the windows' taps); float16 through float32")
 def _pool_max_gather(ctx, node, ins, outs):
     x, h, data_shape, dtype, last, ndim = _max_inputs(ctx, node, ins)
     work = _work(dtype)
-    where, c, size, _, out_sp = _first_maxima(ctx, node, x, data_shape, work)
+    c, _, size = _plane_sizes(node, data_shape)
+    out_sp = _geometry(node, data_shape)[4]
+    where = _first_maxima(ctx, node, _planes(ctx, x, c, size), data_shape, work)
     picked = ctx.node("GatherElements", [_planes(ctx, h, c, size), where], axis=2)
     value = ctx.node("Reshape", [picked, ctx.int64s([0, c] + list(out_sp))])
     _finish(ctx, value, ndim, last, work, dtype, outs[:1])
@@ -228,7 +238,7 @@ def _im2col(ctx, node, ins, outs):
     ctx.node("Reshape", [cols, ctx.int64s([0, c * table.shape[0], table.shape[1]])], outs[:1])
 
 
-@translates("col2im", onnx_ops=["Cast", "Reshape", "Pad", "Shape", "Expand", "ConstantOfShape",
+@translates("col2im", onnx_ops=["Cast", "Reshape", "Concat", "Shape", "Expand", "ConstantOfShape",
                                 "ScatterElements", "Slice"],
             notes="ScatterElements add of the columns at their taps' image positions; "
                   "float16 through float32")
