@@ -89,6 +89,50 @@ def test_pdf_generalized_negative_binomial_keeps_log1p_precision(tmp_path):
                                rtol=1e-11)
 
 
+GRADIENT_CASES = [
+    ("gamma", (2, 4), [(0.5, 2.0), (0.5, 2.0)], False),
+    ("poisson", (2, 4), [(0.5, 6.0)], True),
+    ("negative_binomial", (2, 3, 4), [(0.5, 3.0), (0.2, 0.8)], True),
+    ("generalized_negative_binomial", (2, 4), [(0.5, 3.0), (0.2, 0.8)], True),
+]
+
+
+@pytest.mark.parametrize("name,shape,domains,counts", GRADIENT_CASES,
+                         ids=[c[0] for c in GRADIENT_CASES])
+def test_pdf_gradient_graph(name, shape, domains, counts, tmp_path):
+    """The parameters' gradient of the density (mx.sym.grad: _polygamma and element-wise
+    operators around the density) exports and matches mx.autograd."""
+    r = np.random.default_rng(len(name))
+    x = r.uniform(0.1, 5.0, shape)
+    x = np.floor(x) if counts else x
+    values = {"x": x, **{f"p{i}": r.uniform(*d, shape[:1]) for i, d in enumerate(domains)}}
+    _gradient_matches(lambda F, v: getattr(F, f"random_pdf_{name}")(
+        *v.values()), values, list(values)[1:], tmp_path)
+
+
+def test_pdf_dirichlet_gradient_graph(tmp_path):
+    r = np.random.default_rng(4)
+    values = {"x": r.dirichlet([1.0, 2.0, 3.0], size=(2, 5)), "alpha": r.uniform(0.5, 3, (2, 3))}
+    _gradient_matches(lambda F, v: F.random_pdf_dirichlet(v["x"], v["alpha"], is_log=True),
+                      values, ["x", "alpha"], tmp_path)
+
+
+def _gradient_matches(fn, values, wrt, tmp_path):
+    """d sum(fn) / d wrt by mx.sym.grad, exported and run, against mx.autograd."""
+    from onnx_harness import export_and_run
+    v = {n: mx.sym.var(n, shape=a.shape, dtype=a.dtype) for n, a in values.items()}
+    graph = mx.sym.Group(mx.sym.grad(mx.sym.sum(fn(mx.sym, v)), [v[n] for n in wrt]))
+    got = export_and_run(graph, {}, {n: values[n] for n in graph.list_arguments()}, tmp_path)
+    arrays = {n: mx.nd.array(a, dtype=a.dtype) for n, a in values.items()}
+    for n in wrt:
+        arrays[n].attach_grad()
+    with mx.autograd.record():
+        total = mx.nd.sum(fn(mx.nd, arrays))
+    total.backward()
+    for g, n in zip(got, wrt):
+        np.testing.assert_allclose(g, arrays[n].grad.asnumpy(), rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("alpha_shape,sample_shape", [((3,), (3,)), ((3,), (5, 3)),
                                                       ((2, 4), (2, 3, 4)),
                                                       ((2, 2), (2, 2, 3, 2))])
@@ -176,7 +220,7 @@ def test_hawkesll_gradient_graph(tmp_path):
     n, t, k = 3, 5, 2
     inputs = _hawkes_inputs(n, t, k, "float64", seed=5)
     names = ["lda", "alpha", "beta", "state", "lags", "marks", "length", "max_time"]
-    wrt = ["lda", "alpha", "beta", "state", "max_time"]
+    wrt = ["lda", "alpha", "beta", "state", "lags", "max_time"]
     v = {nm: mx.sym.var(nm, shape=x.shape, dtype=x.dtype) for nm, x in zip(names, inputs)}
     ll, out = mx.sym.contrib.hawkesll(*[v[nm] for nm in names])
     loss = mx.sym.sum(ll) + mx.sym.sum(out * out)
