@@ -315,3 +315,25 @@ def test_dynamic_batch_axes(fn, make, batched, tmp_path):
         for g, w in zip(got, want):
             assert g.shape == w.shape
             np.testing.assert_allclose(g, w.asnumpy(), rtol=2e-6, atol=2e-6)
+
+
+# ---- box_nms's gradient graph: its hidden record output carries the kept rows' sources -------
+@pytest.mark.parametrize("attrs", [dict(id_index=0, overlap_thresh=0.3),
+                                   dict(out_format="center", force_suppress=True, id_index=0)],
+                         ids=["classes", "center_out"])
+def test_box_nms_gradient_graph(attrs, tmp_path):
+    """mx.sym.grad of a weighted sum of box_nms (the record output gathers the head
+    gradient back to the rows kept) matches mx.autograd."""
+    x = nms_rows((2, 10, 6), F64)(np.random.default_rng(1))[0]
+    w = np.random.default_rng(2).normal(size=x.shape)
+    v, wv = mx.sym.var("x", shape=x.shape), mx.sym.var("w", shape=x.shape)
+    graph = mx.sym.Group(mx.sym.grad(mx.sym.sum(mx.sym.contrib.box_nms(v, **attrs) * wv), [v]))
+    (got,) = export_and_run(graph, {}, {"x": x, "w": w}, tmp_path)
+    xa = mx.nd.array(x, dtype=F64)
+    xa.attach_grad()
+    with mx.autograd.record():
+        loss = mx.nd.sum(mx.nd.contrib.box_nms(xa, **attrs) * mx.nd.array(w, dtype=F64))
+    loss.backward()
+    want = xa.grad.asnumpy()
+    assert (want != 0).any() and (want == 0).any()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -9,15 +9,7 @@ import numpy as np
 
 from ..table import translates
 from .detection import _overlap
-from .nms import columns, loop, param
-
-
-def _filled(ctx, like, k, value, dtype):
-    """A (B, k) tensor of ``value`` (``dtype``), B the first axis of ``like``."""
-    size = ctx.node("Concat", [ctx.node("Slice", [ctx.node("Shape", [like]), ctx.int64s([0]),
-                                                  ctx.int64s([1])]), ctx.int64s([k])], axis=0)
-    fill = ctx.onnx.numpy_helper.from_array(np.asarray([value], dtype), "fill")
-    return ctx.node("ConstantOfShape", [size], value=fill)
+from .nms import columns, filled, loop, param
 
 
 def greedy_match(ctx, scores, dtype, n, m, thresh, ascend, limit):
@@ -46,9 +38,9 @@ def greedy_match(ctx, scores, dtype, n, m, thresh, ascend, limit):
         taken = ctx.node("Reshape", [taken, ctx.int64s([0, n * m])])
         return [ctx.node("Where", [taken, worst, work]), ctx.node("Where", [hit_r, c, rows]),
                 ctx.node("Where", [hit_c, r, cols]), active]
-    state = [scores, _filled(ctx, scores, n, -1, np.int64), _filled(ctx, scores, m, -1,
+    state = [scores, filled(ctx, scores, n, -1, np.int64), filled(ctx, scores, m, -1,
                                                                     np.int64),
-             _filled(ctx, scores, 1, True, np.bool_)]
+             filled(ctx, scores, 1, True, np.bool_)]
     out = loop(ctx, limit, state, [dtype, np.int64, np.int64, np.bool_], body)
     return out[1], out[2]
 

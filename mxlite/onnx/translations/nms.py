@@ -13,18 +13,19 @@ from .detection import _corners_and_area, _overlap
 _LOOP_OPS = ["Loop", "Gather", "Unsqueeze", "Greater", "And", "Not", "Identity"]
 
 
-def loop(ctx, trips, state, dtypes, body):
+def loop(ctx, trips, state, dtypes, body, more=None):
     """The values ``state`` (ONNX names of NumPy ``dtypes``) after an ONNX Loop of ``trips``
     (a static count) steps: ``body(i, values)`` writes one step with ``ctx.node`` (``i`` the
     int64 scalar step, ``values`` the state's names inside the body) and returns the new
-    names. The body may read any value of the enclosing graph."""
+    names; ``more(new)``, when given, writes the bool scalar that lets the loop go on. The
+    body may read any value of the enclosing graph."""
     helper = ctx.helper
     outer, ctx.nodes = ctx.nodes, []
     try:
         step, cond = ctx.fresh("step"), ctx.fresh("cond")
         values = [ctx.fresh("state") for _ in state]
         new = [ctx.node("Identity", [v]) for v in body(step, values)]
-        cond_out = ctx.node("Identity", [cond])
+        cond_out = ctx.node("Identity", [cond]) if more is None else more(new)
         nodes = ctx.nodes
     finally:
         ctx.nodes = outer
@@ -38,15 +39,26 @@ def loop(ctx, trips, state, dtypes, body):
         [helper.make_tensor_value_info(cond_out, bool_, [])]
         + [helper.make_tensor_value_info(v, t, None) for v, t in zip(new, types)])
     outs = [ctx.fresh("loop_out") for _ in state]
-    ctx.node("Loop", [ctx.const(np.asarray(trips, np.int64)), "", *state], outs, body=graph)
+    go = None if more is None else ctx.const(np.bool_(True))
+    ctx.node("Loop", [ctx.const(np.asarray(trips, np.int64)), go or "", *state], outs,
+             body=graph)
     return outs
 
 
-def greedy_suppress(ctx, alive, k, suppresses):
+def filled(ctx, like, k, value, dtype):
+    """A (B, k) tensor of ``value`` (``dtype``), B the first axis of ``like``."""
+    size = ctx.node("Concat", [ctx.node("Slice", [ctx.node("Shape", [like]), ctx.int64s([0]),
+                                                  ctx.int64s([1])]), ctx.int64s([k])], axis=0)
+    fill = ctx.onnx.numpy_helper.from_array(np.asarray([value], dtype), "fill")
+    return ctx.node("ConstantOfShape", [size], value=fill)
+
+
+def greedy_suppress(ctx, alive, k, suppresses, limit=None):
     """Greedy suppression over ``k`` boxes sorted best first: ``alive`` (B, k) bool marks
     the candidates; step ``i`` (in order) takes box ``i``, and where it is alive, the later
     boxes in ``suppresses(at)`` (``at`` the int64 index [i]; a (B, k) bool) die. Returns
-    the alive flags after the last step."""
+    the alive flags after the last step; with ``limit``, the steps stop once every item
+    has kept that many boxes (the flags past the last step taken are then not final)."""
     later = ctx.const(np.arange(k, dtype=np.int64)[None, :], base="position")
 
     def body(step, values):
@@ -54,8 +66,18 @@ def greedy_suppress(ctx, alive, k, suppresses):
         me = ctx.node("Gather", [values[0], at], axis=1)                   # (B, 1)
         hit = ctx.node("And", [suppresses(at), ctx.node("Greater", [later, at])])
         hit = ctx.node("And", [hit, me])
-        return [ctx.node("And", [values[0], ctx.node("Not", [hit])])]
-    return loop(ctx, k, [alive], [np.bool_], body)[0]
+        new = [ctx.node("And", [values[0], ctx.node("Not", [hit])])]
+        if limit is not None:
+            new.append(ctx.node("Add", [values[1], ctx.cast(me, np.int64)]))
+        return new
+    if limit is None:
+        return loop(ctx, k, [alive], [np.bool_], body)[0]
+
+    def more(new):
+        fewest = ctx.node("ReduceMin", [new[1]], keepdims=0)
+        return ctx.node("Less", [fewest, ctx.const(np.int64(limit))])
+    return loop(ctx, k, [alive, filled(ctx, alive, 1, 0, np.int64)], [np.bool_, np.int64],
+                body, more)[0]
 
 
 def front_first(ctx, flags, k):

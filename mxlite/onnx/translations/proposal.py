@@ -76,7 +76,8 @@ def _nms_hits(ctx, cols, thresh, work):
                       "Sub", "Mul", "Div", "Exp", "Min", "Max", "Less", "GreaterOrEqual",
                       "Greater", "Or", "And", "Not", "Where", "IsNaN", "TopK",
                       "GatherElements", "GatherND", "Gather", "Loop", "ReduceSum", "Mod",
-                      "Range", "Shape", "Expand", "Concat", "Identity"],
+                      "Range", "Shape", "Expand", "Concat", "Identity", "ReduceMin",
+                      "ConstantOfShape"],
             opset=18, notes="float16 computes in float32, as mxlite; a NaN score ranks as "
                             "-inf (last in mxlite); an image larger than the map covers is "
                             "not checked (an error in mxlite)")
@@ -132,12 +133,13 @@ def _proposal(ctx, node, ins, outs):
     top_scores = ctx.node("GatherElements", [score, order], axis=1)
     alive = ctx.node("Expand", [ctx.const(np.ones((1, pre), np.bool_)),
                                 ctx.node("Shape", [order])])
+    limit = min(post, pre)                   # the loop stops once every image kept this many
     alive = greedy_suppress(ctx, alive, pre, _nms_hits(
-        ctx, columns(ctx, top_boxes, 0, 4), param(ctx, a.threshold, work), work))
+        ctx, columns(ctx, top_boxes, 0, 4), param(ctx, a.threshold, work), work), limit)
     front = front_first(ctx, alive, pre)
     kept = ctx.node("Min", [ctx.node("ReduceSum", [ctx.cast(alive, np.int64),
                                                    ctx.int64s([1])], keepdims=1),
-                            ctx.const(np.int64(min(post, pre)))])            # (B, 1)
+                            ctx.const(np.int64(limit))])                     # (B, 1)
     # post rows: the kept boxes in order, repeated cyclically (mxlite's padding)
     cycle = ctx.node("Mod", [ctx.const(np.arange(post, dtype=np.int64)[None, :]), kept])
     pick = ctx.node("GatherElements", [front, cycle], axis=1)                 # (B, post)
