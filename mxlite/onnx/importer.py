@@ -22,16 +22,37 @@ __all__ = ["import_model", "get_model_metadata", "import_to_gluon", "Value"]
 
 class Value:
     """One ONNX value: ``const`` (a NumPy array) or ``sym`` (a Symbol), with its static
-    ``shape`` (None where unknown) and dtype."""
+    ``shape`` (None where unknown) and dtype. ``infer`` (a function giving (shape, dtype))
+    fills in an unknown shape or dtype when first read."""
 
-    __slots__ = ("const", "sym", "shape", "dtype")
+    __slots__ = ("const", "sym", "_shape", "_dtype", "_infer")
 
-    def __init__(self, const=None, sym=None, shape=None, dtype=None):
+    def __init__(self, const=None, sym=None, shape=None, dtype=None, infer=None):
         self.const, self.sym = const, sym
         if const is not None:
             shape, dtype = const.shape, const.dtype
-        self.shape = None if shape is None else tuple(shape)
-        self.dtype = None if dtype is None else np.dtype(dtype)
+        self._shape = None if shape is None else tuple(shape)
+        self._dtype = None if dtype is None else np.dtype(dtype)
+        self._infer = infer if self._shape is None or self._dtype is None else None
+
+    def _resolve(self):
+        infer, self._infer = self._infer, None
+        shape, dtype = infer()
+        self._shape = self._shape if self._shape is not None or shape is None else tuple(shape)
+        self._dtype = self._dtype if self._dtype is not None or dtype is None else \
+            np.dtype(dtype)
+
+    @property
+    def shape(self):
+        if self._shape is None and self._infer is not None:
+            self._resolve()
+        return self._shape
+
+    @property
+    def dtype(self):
+        if self._dtype is None and self._infer is not None:
+            self._resolve()
+        return self._dtype
 
     @property
     def is_const(self):
@@ -47,6 +68,7 @@ class ImportContext(Names):
         self.onnx, self.model = onnx, model
         self.shapes = shapes               # value name -> (shape, dtype) from shape inference
         self.params, self.aux = {}, set()
+        self.inputs = {}                   # graph input name -> (static shape or None, dtype)
 
     def attr(self, node, name, default=None):
         for a in node.attribute:
@@ -77,9 +99,27 @@ class ImportContext(Names):
         return value.sym
 
     def out(self, sym, node, i=0):
-        """The Value of ``node``'s output ``i``, computed by ``sym``."""
+        """The Value of ``node``'s output ``i``, computed by ``sym``: its shape and dtype from
+        ONNX's shape inference, else from mxlite's own inference of ``sym``."""
         shape, dtype = self.shapes.get(node.output[i], (None, None))
-        return Value(sym=sym, shape=shape, dtype=dtype)
+        return Value(sym=sym, shape=shape, dtype=dtype, infer=lambda: self._infer(sym))
+
+    def _infer(self, sym):
+        """(shape, dtype) of ``sym``'s single output by mxlite's inference at the graph
+        inputs' static shapes (ONNX infers none past shape arithmetic it does not
+        propagate, as a Range over a folded Shape); None for what cannot be inferred."""
+        used = set(sym.list_arguments())
+        known = {n: v for n, v in self.inputs.items() if n in used}
+        if any(shape is None for shape, _ in known.values()):
+            return None, None
+        try:
+            _, shapes, _ = sym.infer_shape(**{n: s for n, (s, _) in known.items()})
+            _, dtypes, _ = sym.infer_type(**{n: d for n, (_, d) in known.items()})
+        except MXNetError:
+            return None, None
+        if shapes is None or len(shapes) != 1:
+            return None, None
+        return tuple(shapes[0]), (np.dtype(dtypes[0]) if dtypes else None)
 
 
 def _load(onnx, path):
@@ -155,6 +195,7 @@ def import_model(model_file):
         values[inp.name] = Value(sym=_sym.var(inp.name, dtype=dtype),
                                  shape=None if dims is None or None in dims else dims,
                                  dtype=dtype)
+        ic.inputs[inp.name] = (values[inp.name].shape, dtype)
         ic.reserve(inp.name)
     for node in model.graph.node:
         if node.domain not in ("", "ai.onnx"):

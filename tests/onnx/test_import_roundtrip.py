@@ -399,6 +399,9 @@ def _mx_roundtrip(fn, inputs, tmp_path, rtol=1e-5):
     path = str(tmp_path / "m.onnx")
     mx.onnx.export_model(out, params, in_shapes=[a.shape for a in feeds.values()],
                          in_types=[a.dtype for a in feeds.values()], onnx_file_path=path)
+    pending = _pending_ops(path)
+    if pending:
+        pytest.xfail(f"the import of {pending} is not written yet")
     got = _imported_values(path, feeds)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
@@ -407,6 +410,11 @@ def _mx_roundtrip(fn, inputs, tmp_path, rtol=1e-5):
         np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=rtol,
                                    atol=rtol * 1e-1)
     return path
+
+
+def _pending_ops(path):
+    ops = {n.op_type for n in onnx.load(path).graph.node}
+    return sorted(ops & (PENDING - set(IMPORTS)))
 
 
 def _f(*shape):
@@ -471,11 +479,6 @@ def test_exported_graph_round_trips(fn, inputs, onnx_op, dtype, tmp_path):
 INEXACT = {}
 
 
-def _pending_ops(path):
-    ops = {n.op_type for n in onnx.load(path).graph.node}
-    return sorted(ops & (PENDING - set(IMPORTS)))
-
-
 @pytest.mark.parametrize("name", gradspecs.ROWS)
 def test_gradient_spec_call_round_trips(name, tmp_path):
     spec = gradspecs.SPECS[name]
@@ -515,7 +518,7 @@ def test_gradient_spec_call_round_trips(name, tmp_path):
 CASE_MODULES = ["test_export_detection", "test_export_image", "test_export_indexing",
                 "test_export_linalg", "test_export_mathops", "test_export_normalize",
                 "test_export_reductions", "test_export_sorting", "test_export_spatial",
-                "test_export_spatial_grad", "test_export_gradscatter"]
+                "test_export_spatial_grad", "test_export_gradscatter", "test_export_fused"]
 
 
 def _export_cases():
@@ -524,6 +527,13 @@ def _export_cases():
         for p in importlib.import_module(module).CASES:
             fn, inputs, rtol = p.values[:3]
             cases.append(pytest.param(fn, inputs, rtol, id=f"{module[12:]}-{p.id}"))
+    roi = importlib.import_module("test_export_roi")      # (fn, data shapes, rois) cases
+    for p in roi.CASES:
+        fn, shapes, rois = p.values
+        for dtype, rtol in (("float32", 1e-5), ("float64", 1e-9)):
+            inputs = [roi.normal(shapes[0], dtype), rois.astype(dtype)] + \
+                [roi.normal(s, dtype) for s in shapes[1:]]
+            cases.append(pytest.param(fn, inputs, rtol, id=f"roi-{p.id}-{dtype}"))
     return cases
 
 
