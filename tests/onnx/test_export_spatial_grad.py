@@ -256,6 +256,9 @@ for dt in (np.int32, np.int64, np.uint8, np.float16):
          int_data(dt, 6, 7), np.array([0, 1, 2, 5, 6], dt), dtypes=(dt,))
 case("histogram_edges", lambda F, x, e: HIST(F)(x, e), hist_data(5, 8),
      np.array([-1.0, -0.5, 0.0, 1.5, 3.0]))
+case("histogram_empty_data", lambda F, x: HIST(F)(x, bin_cnt=3, range=(0.0, 1.0)), np.zeros(0))
+case("histogram_edges_empty_data", lambda F, x, e: HIST(F)(x, e), np.zeros((2, 0)),
+     np.array([0.0, 1.0, 2.0]))
 case("histogram_edges_ties_two", lambda F, x, e: HIST(F)(x, e), np.round(hist_data(30) * 2) / 2,
      np.array([0.0, 1.0]))
 
