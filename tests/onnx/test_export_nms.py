@@ -84,6 +84,8 @@ for dt in (np.float16, F32, F64):
              score_index=0, coord_start=1, id_index=6, out_format="center")
     nms_case(f"topk0_{n}", nms_rows((2, 5, 6), dt), topk=0)
     nms_case(f"no_id_{n}", nms_rows((4, 6), dt, ident=None), overlap_thresh=0.25, topk=3)
+    nms_case(f"no_boxes_{n}", lambda rng, d=dt: [np.zeros((2, 0, 6), d)])
+    nms_case(f"one_box_{n}", nms_rows((3, 1, 6), dt), id_index=0)
 
 
 # ---- MultiBoxDetection --------------------------------------------------------------------
@@ -121,8 +123,9 @@ for dt in (np.float16, F32, F64):
 
 
 @pytest.mark.parametrize("fn, make", [p.values[:2] for p in CASES if p.id.startswith(
-    ("box_nms", "detection")) and not p.id.startswith(("box_nms_topk0", "detection_no_nms",
-                                                        "detection_background"))])
+    ("box_nms", "detection")) and not p.id.startswith((
+        "box_nms_topk0", "box_nms_no_boxes", "box_nms_one_box", "detection_no_nms",
+        "detection_background"))])
 def test_cases_suppress_some(fn, make):
     """The NMS cases above drop some valid boxes and keep others (mxlite's results)."""
     inputs = make(np.random.default_rng(zlib.crc32(fn.__name__.encode())))
@@ -157,6 +160,8 @@ for dt in (np.float16, F32, F64):
     bipartite_case(f"ascend_{n}", scores((2, 3, 5, 4), dt), threshold=0.5, is_ascend=True)
     bipartite_case(f"topk_{n}", scores((3, 6, 6), dt), threshold=0.1, topk=2)
     bipartite_case(f"all_{n}", scores((2, 7, 3), dt), threshold=-1)
+    bipartite_case(f"no_rows_{n}", lambda rng, d=dt: [np.zeros((2, 0, 3), d)], threshold=0.1)
+    bipartite_case(f"one_row_{n}", scores((1, 5), dt), threshold=0.1)
 
 
 # ---- MultiBoxTarget -----------------------------------------------------------------------

@@ -54,6 +54,13 @@ def _bipartite_matching(ctx, node, ins, outs):
     a = node.attrs
     shape, dtype = ctx.shape(node.inputs[0]), ctx.dtype(node.inputs[0])
     n, m = shape[-2:]
+    lead = ctx.node("Slice", [ctx.node("Shape", [ins[0]]), ctx.int64s([0]), ctx.int64s([-2])])
+    if n == 0 or m == 0:                       # nothing to match: every marker -1
+        fill = ctx.onnx.numpy_helper.from_array(np.asarray([-1], dtype), "fill")
+        for k, out in ((n, outs[0]), (m, outs[1])):
+            ctx.node("ConstantOfShape", [ctx.node("Concat", [lead, ctx.int64s([k])], axis=0)],
+                     [out], value=fill)
+        return
     work = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
     scores = ctx.node("Reshape", [ins[0] if work == dtype else ctx.cast(ins[0], work),
                                   ctx.int64s([-1, n * m])])
@@ -63,7 +70,6 @@ def _bipartite_matching(ctx, node, ins, outs):
     thresh = ctx.const(np.asarray(dtype.type(np.float32(a.threshold)), work))
     limit = min(n, m) if a.topk <= 0 else min(n, m, a.topk)
     rows, cols = greedy_match(ctx, scores, work, n, m, thresh, a.is_ascend, limit)
-    lead = ctx.node("Slice", [ctx.node("Shape", [ins[0]]), ctx.int64s([0]), ctx.int64s([-2])])
     for marks, k, out in ((rows, n, outs[0]), (cols, m, outs[1])):
         size = ctx.node("Concat", [lead, ctx.int64s([k])], axis=0)
         ctx.node("Reshape", [ctx.cast(marks, dtype), size], [out])

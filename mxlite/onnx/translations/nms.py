@@ -199,7 +199,7 @@ def _passthrough(ctx, ins, outs, record_shape):
                                                       ctx.int64s([0]), ctx.int64s([-1])])],
                     keepdims=0)
     index = ctx.node("Range", [ctx.const(np.int64(0)), rows, ctx.const(np.int64(1))])
-    ctx.node("Reshape", [index, record_shape], outs[1:2])
+    ctx.node("Reshape", [index, record_shape], outs[1:2], allowzero=1)
 
 
 @translates("_contrib_box_nms",
@@ -220,7 +220,7 @@ def _box_nms(ctx, node, ins, outs):
     record_shape = ctx.node("Concat", [ctx.node("Slice", [data_shape, ctx.int64s([0]),
                                                           ctx.int64s([-1])]),
                                        ctx.int64s([1])], axis=0)
-    if a.topk == 0:                      # mxlite: topk 0 passes the boxes through
+    if a.topk == 0 or n == 0:            # mxlite: topk 0 passes the boxes through
         _passthrough(ctx, ins, outs, record_shape)
         return
     cmp = compare_dtype(dtype)                   # float16 data compares in float32
@@ -261,11 +261,12 @@ def _box_nms(ctx, node, ins, outs):
                                    for p in parts], axis=2)
     out = ctx.node("Where", [ctx.node("Unsqueeze", [kept, ctx.int64s([2])]), rows,
                              ctx.const(np.asarray(-1, work))])
-    ctx.node("Reshape", [out if work == dtype else ctx.cast(out, dtype), data_shape], outs[:1])
+    ctx.node("Reshape", [out if work == dtype else ctx.cast(out, dtype), data_shape], outs[:1],
+             allowzero=1)
     source = ctx.node("Add", [ctx.node("GatherElements", [order, front], axis=1),
                               batch_offsets(ctx, data, n)])
     record = ctx.node("Where", [kept, source, ctx.const(np.int64(-1))])
-    ctx.node("Reshape", [record, record_shape], outs[1:2])
+    ctx.node("Reshape", [record, record_shape], outs[1:2], allowzero=1)
 
 
 # ---- MultiBoxDetection --------------------------------------------------------------------
