@@ -542,3 +542,118 @@ def test_one_op_export_case_round_trips(fn, inputs, rtol, tmp_path):
     floats = [np.dtype(a.dtype) for a in inputs if np.dtype(a.dtype).kind == "f"]
     rtol = max([rtol or 0.0, 1e-5] + [_tol(d) for d in floats if d == np.float16])
     _mx_roundtrip(fn, list(inputs), tmp_path, rtol=rtol)
+
+
+# ---- random draws: the same distribution, not the same values ----------------------------------
+#: why a random operator's round trip is checked by distribution: the imported graph draws
+#: from mxlite's own generator through ONNX's RandomUniform/RandomNormal/Multinomial (their
+#: ``seed`` does not carry over), a different sequence of draws than the original's
+RANDOM_REASON = "random draws: the imported sampler's stream is not the original's"
+DRAWS = 40000      # five standard errors are about 2.5% of a standard deviation
+
+
+def _draws(sym, feeds, tmp_path, seed=3):
+    """``sym`` exported, imported and evaluated by mxlite (after seeding mxlite's generator
+    with ``seed``, unless None): its outputs; mxlite's direct ones have their shapes and
+    dtypes."""
+    path = str(tmp_path / "m.onnx")
+    names = list(feeds)
+    mx.onnx.export_model(sym, {}, in_shapes=[feeds[n].shape for n in names],
+                         in_types=[feeds[n].dtype for n in names], onnx_file_path=path,
+                         opset_version=21)
+    if seed is not None:
+        mx.random.seed(seed)
+    got = _imported_values(path, feeds)
+    direct = sym.eval(**{n: mx.nd.array(v, dtype=v.dtype) for n, v in feeds.items()})
+    assert len(got) == len(direct)
+    for g, e in zip(got, direct):
+        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
+    return got
+
+
+def _moments(x, mean, sd):
+    x = np.asarray(x, np.float64).ravel()
+    assert abs(x.mean() - mean) < 5 * sd / np.sqrt(x.size), (x.mean(), mean)
+    assert abs(x.std() - sd) < 0.05 * sd, (x.std(), sd)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kw,mean,sd,support", [
+    ("uniform", dict(low=-2.0, high=3.0), 0.5, 5 / np.sqrt(12), (-2, 3)),
+    ("normal", dict(loc=1.5, scale=0.5), 1.5, 0.5, None),
+    ("exponential", dict(lam=4.0), 0.25, 0.25, (0, np.inf)),
+])
+def test_random_draws_round_trip_in_distribution(name, kw, mean, sd, support, dtype,
+                                                 tmp_path):
+    sym = getattr(mx.sym.random, name)(shape=(DRAWS // 100, 100), dtype=dtype, **kw)
+    (x,) = _draws(sym, {}, tmp_path)
+    assert x.dtype == np.dtype(dtype)
+    if support:
+        assert x.min() >= support[0] and x.max() <= support[1]
+    _moments(x, mean, sd)
+
+
+@pytest.mark.parametrize("name,kw,mean,sd", [
+    ("uniform", dict(low=1.0, high=2.0), 1.5, 1 / np.sqrt(12)),
+    ("normal", dict(loc=-1.0, scale=2.0), -1.0, 2.0),
+    ("exponential", dict(lam=0.5), 2.0, 2.0)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_random_like_draws_round_trip(name, kw, mean, sd, dtype, tmp_path):
+    sym = getattr(mx.sym._internal, f"_random_{name}_like")(mx.sym.var("d"), **kw)
+    (x,) = _draws(sym, {"d": np.zeros((DRAWS // 100, 100), dtype)}, tmp_path)
+    _moments(x, mean, sd)
+
+
+@pytest.mark.parametrize("low,high,dtype", [(-3, 4, "int32"), (10, 12, "int64")])
+def test_randint_round_trip_covers_its_range_evenly(low, high, dtype, tmp_path):
+    (x,) = _draws(mx.sym.random.randint(low, high, shape=(DRAWS,), dtype=dtype), {}, tmp_path)
+    values, counts = np.unique(x, return_counts=True)
+    assert values.tolist() == list(range(low, high))
+    p = 1 / (high - low)
+    assert np.abs(counts / DRAWS - p).max() < 5 * np.sqrt(p * (1 - p) / DRAWS)
+
+
+def test_sample_uniform_and_normal_per_distribution_round_trip(tmp_path):
+    lo, hi = np.array([0.0, 10.0], np.float32), np.array([1.0, 14.0], np.float32)
+    (x,) = _draws(mx.sym.sample_uniform(mx.sym.var("lo"), mx.sym.var("hi"), shape=(DRAWS,)),
+                  {"lo": lo, "hi": hi}, tmp_path)
+    for row, a, b in zip(x, lo, hi):
+        assert row.min() >= a and row.max() <= b
+        _moments(row, (a + b) / 2, (b - a) / np.sqrt(12))
+    mu, sigma = np.array([0.0, 5.0]), np.array([1.0, 0.1])
+    (x,) = _draws(mx.sym.sample_normal(mx.sym.var("mu"), mx.sym.var("sigma"), shape=(DRAWS,),
+                                       dtype="float64"), {"mu": mu, "sigma": sigma}, tmp_path)
+    for row, m, s in zip(x, mu, sigma):
+        _moments(row, m, s)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sample_multinomial_round_trip_frequencies(dtype, tmp_path):
+    probs = np.array([[0.1, 0.6, 0.3], [0.5, 0.0, 0.5]], dtype)
+    (x,) = _draws(mx.sym.sample_multinomial(mx.sym.var("p"), shape=(DRAWS,)), {"p": probs},
+                  tmp_path)
+    for row, p in zip(x, probs):
+        freq = np.bincount(row.astype(np.int64), minlength=3) / DRAWS
+        assert np.abs(freq - p).max() < 5 * np.sqrt(0.25 / DRAWS), (freq, p)
+
+
+def test_shuffle_round_trip_is_a_permutation(tmp_path):
+    data = np.arange(50, dtype=np.float32).reshape(25, 2)
+    (x,) = _draws(mx.sym.random.shuffle(mx.sym.var("d")), {"d": data}, tmp_path)
+    assert sorted(map(tuple, x.tolist())) == sorted(map(tuple, data.tolist()))
+    assert not np.array_equal(x, data)          # 25! orders: the identity is one of them
+
+
+@pytest.mark.parametrize("name,flip", [("random_flip_left_right", 1),
+                                       ("random_flip_top_bottom", 0)])
+def test_image_random_flip_round_trip_gives_the_image_or_its_flip(name, flip, tmp_path):
+    img = rng.uniform(0, 255, (4, 5, 3)).astype(np.float32)
+    seen = set()
+    mx.random.seed(5)
+    for _ in range(12):
+        (x,) = _draws(getattr(mx.sym.image, name)(mx.sym.var("x")), {"x": img}, tmp_path,
+                      seed=None)
+        flipped = np.array_equal(x, np.flip(img, axis=flip))
+        assert flipped or np.array_equal(x, img)
+        seen.add(flipped)
+    assert seen == {False, True}        # both outcomes in 12 fair draws: 1 - 2**-11
