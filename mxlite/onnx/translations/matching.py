@@ -9,7 +9,7 @@ import numpy as np
 
 from ..table import translates
 from .detection import _overlap
-from .nms import columns, filled, loop, param
+from .greedy import columns, filled, loop, param
 
 
 def greedy_match(ctx, scores, dtype, n, m, thresh, ascend, limit):

@@ -9,8 +9,8 @@ import numpy as np
 
 from ...ops.proposal import _anchor_table
 from ..table import translates
-from .nms import batch_offsets, columns, front_first, greedy_suppress, param, sort_desc
-from .nms import take_rows
+from .greedy import (batch_offsets, columns, front_first, greedy_suppress, param,
+                     sort_desc, take_rows)
 
 F64 = np.dtype(np.float64)
 
