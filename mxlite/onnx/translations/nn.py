@@ -166,7 +166,9 @@ def _layer_norm(ctx, node, ins, outs):
     perm = list(range(ndim))
     perm[axis], perm[-1] = perm[-1], perm[axis]
     x = ins[0] if axis == ndim - 1 else ctx.node("Transpose", [ins[0]], perm=perm)
-    want_stats = len(outs) > 1 and a.output_mean_var
+    # the statistics also without output_mean_var: they are hidden outputs, which a
+    # gradient graph reads (_layer_norm_grad)
+    want_stats = len(outs) > 1
     results = [ctx.fresh("ln")] + ([ctx.fresh("mean"), ctx.fresh("inv_std")]
                                    if want_stats else [])
     stash = ctx.onnx.TensorProto.FLOAT          # ONNX keeps the statistics in float32

@@ -27,12 +27,14 @@ def _standardize(ctx, node, x, groups, gamma, beta, outs):
     y = ctx.node("Mul", [y, ctx.node("Reshape", [gamma, per_group])])
     y = ctx.node("Add", [y, ctx.node("Reshape", [beta, per_group])])
     ctx.node("Reshape", [y, ctx.node("Shape", [x])], outs[:1])
-    for stat, out in zip((mean, std), outs[1:]):
-        ctx.node("Squeeze", [stat, axes], [out])
+    # the statistics in the shapes mxlite gives them: (N, groups) for GroupNorm,
+    # (N, C, 1, ...) for InstanceNorm (Reshape's 0 keeps a symbolic batch axis)
+    for i, (stat, out) in enumerate(zip((mean, std), outs[1:]), 1):
+        ctx.node("Reshape", [stat, ctx.int64s([0] + list(ctx.shape((node, i))[1:]))], [out])
 
 
 @translates("InstanceNorm", onnx_ops=["Reshape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt",
-                                      "Div", "Shape", "Squeeze"], opset=18,
+                                      "Div", "Shape"], opset=18,
             notes="a composition (the hidden mean and std outputs too)")
 def _instance_norm(ctx, node, ins, outs):
     c = ctx.shape(node.inputs[0])[1]
@@ -40,7 +42,7 @@ def _instance_norm(ctx, node, ins, outs):
 
 
 @translates("GroupNorm", onnx_ops=["Reshape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt",
-                                   "Div", "Shape", "Squeeze"], opset=18,
+                                   "Div", "Shape"], opset=18,
             notes="gamma and beta per group (MXNet 1.9.1); output_mean_var gives the std")
 def _group_norm(ctx, node, ins, outs):
     _standardize(ctx, node, ins[0], node.attrs.num_groups, ins[1], ins[2], outs)
