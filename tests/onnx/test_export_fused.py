@@ -199,3 +199,43 @@ def test_layer_norm_grad_refuses_a_dynamic_normalised_axis(tmp_path):
         mx.onnx.export_model(y, {}, in_shapes=[(5,), (5,), (5,), (1,), (1,), (1,), (1,)],
                              in_types=[np.float32] * 7, onnx_file_path=str(tmp_path / "m"),
                              dynamic=True)
+
+
+GRAD_GRAPHS = [
+    # ONNX's LayerNormalization keeps its statistics in float32, also for float64 data
+    pytest.param("_layer_norm_grad", lambda F, x, c: F.LayerNorm(x, c["g"], c["b"], axis=1),
+                 (3, 4, 2), {"g": positive(4), "b": normal(4)}, 1e-6, id="LayerNorm"),
+    pytest.param("_norm_project", lambda F, x, c: F.InstanceNorm(x, c["g"], c["b"]),
+                 (2, 3, 5), {"g": positive(3), "b": normal(3)}, 1e-10, id="InstanceNorm"),
+    pytest.param("_gelu_derivative", lambda F, x, c: F.LeakyReLU(x, act_type="gelu"),
+                 (3, 5), {}, 1e-10, id="gelu"),
+]
+
+
+@pytest.mark.parametrize("op,fn,shape,extra,rtol64", GRAD_GRAPHS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_gradient_graph_through_the_fused_op_runs_as_autograd(op, fn, shape, extra, rtol64,
+                                                               dtype, tmp_path):
+    """d/dx sum(f(x) * w): the fused backward inside a gradient graph of mx.sym.grad."""
+    from mxlite.symbol.graph import topo_order
+    x = normal(*shape, dtype=dtype)
+    extra = {k: v.astype(dtype) for k, v in extra.items()}
+    w = normal(*shape, dtype=dtype)
+    xs = mx.sym.var("x", shape=shape, dtype=dtype)
+    cs = {k: mx.sym.var(k, shape=v.shape, dtype=dtype) for k, v in extra.items()}
+    out = fn(mx.sym, xs, cs)
+    out = out[0] if len(out.list_outputs()) > 1 else out
+    ws = mx.sym.var("w", shape=shape, dtype=dtype)
+    graph = mx.sym.Group(mx.sym.grad(mx.sym.sum(out * ws), [xs]))
+    assert op in {n.op.name for n in topo_order(graph._outputs) if n.op is not None}
+    feeds = {"x": x, "w": w, **extra}
+    got = export_and_run(graph, {}, {k: feeds[k] for k in graph.list_arguments()}, tmp_path)[0]
+    xa = mx.nd.array(x, dtype=dtype)
+    xa.attach_grad()
+    with mx.autograd.record():
+        y = fn(mx.nd, xa, {k: mx.nd.array(v, dtype=dtype) for k, v in extra.items()})
+        y = y[0] if isinstance(y, (list, tuple)) else y
+        loss = mx.nd.sum(y * mx.nd.array(w, dtype=dtype))
+    loss.backward()
+    rtol = 1e-4 if dtype == np.float32 else rtol64
+    np.testing.assert_allclose(got, xa.grad.asnumpy(), rtol=rtol, atol=rtol * 0.1)

@@ -215,3 +215,48 @@ DYNAMIC = [
                                                           id=c[0]) for c in DYNAMIC])
 def test_gradient_scatter_keeps_a_dynamic_batch(fn, make, fixed, tmp_path):
     check_dynamic(fn, make, tmp_path, fixed=fixed)
+
+
+# ---- whole gradient graphs (mx.sym.grad) whose adjoints are these scatters -------------------
+def _grad_graph_case(label, op, fn, shape, **extra):
+    return pytest.param(op, fn, shape, extra, id=label)
+
+
+GRAD_GRAPHS = [
+    _grad_graph_case("take", "_take_grad", lambda F, x, c: F.take(
+        x, c["idx"], axis=1, mode="wrap") * c["w"], (3, 4), idx=ints([[0, 5], [-1, 0]]),
+        w=normal(3, 2, 2)),
+    _grad_graph_case("pick", "_pick_grad", lambda F, x, c: F.pick(x, c["idx"], axis=0) * c["w"],
+                     (4, 3), idx=ints([1, 3, 1]), w=normal(3)),
+    _grad_graph_case("gather_nd", "_backward_gather_nd", lambda F, x, c: F.gather_nd(
+        x, c["idx"]) * c["w"], (3, 4), idx=ints([[0, 2, 0], [1, 3, 1]]), w=normal(3)),
+    _grad_graph_case("SequenceLast", "_sequence_last_grad", lambda F, x, c: F.SequenceLast(
+        x, c["n"], use_sequence_length=True, axis=1) * c["w"], (3, 4, 2),
+        n=ints([4, 1, 2]), w=normal(3, 2)),
+    _grad_graph_case("slice", "_slice_scatter", lambda F, x, c: F.slice(
+        x, begin=(1, None), end=(None, None), step=(1, -2)) * c["w"], (3, 5), w=normal(2, 3)),
+    _grad_graph_case("diag", "_diag_scatter", lambda F, x, c: F.diag(x, k=1) * c["w"], (3, 4),
+                     w=normal(3)),
+    _grad_graph_case("Pad_reflect", "_pad_backward", lambda F, x, c: F.Pad(
+        x, mode="reflect", pad_width=(0, 0, 0, 0, 2, 1, 1, 2)) * c["w"], (1, 2, 4, 3),
+        w=normal(1, 2, 7, 6)),
+]
+
+
+@pytest.mark.parametrize("op,fn,shape,extra", GRAD_GRAPHS)
+def test_gradient_graph_through_the_scatter_runs_as_autograd(op, fn, shape, extra, tmp_path):
+    from mxlite.symbol.graph import topo_order
+    x = normal(*shape)
+    consts = {k: mx.nd.array(v) for k, v in extra.items()}
+    xs = mx.sym.var("x", shape=shape)
+    graph = mx.sym.Group(mx.sym.grad(mx.sym.sum(fn(mx.sym, xs, {
+        k: mx.sym.var(k, shape=v.shape) for k, v in extra.items()})), [xs]))
+    assert op in {n.op.name for n in topo_order(graph._outputs) if n.op is not None}
+    feeds = {"x": x, **extra}
+    got = export_and_run(graph, {}, {k: feeds[k] for k in graph.list_arguments()}, tmp_path)[0]
+    xa = mx.nd.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        loss = mx.nd.sum(fn(mx.nd, xa, consts))
+    loss.backward()
+    np.testing.assert_allclose(got, xa.grad.asnumpy(), rtol=1e-5, atol=1e-6)

@@ -268,8 +268,8 @@ def _multi_sum_sq(ctx, node, ins, outs):
 
 
 @translates("multi_lars", onnx_ops=["Sqrt", "Mul", "Greater", "And", "Add", "Div", "Where"],
-            notes="lr eta |w| / (|g| + wd |w| + eps) where both norms are positive, else lr "
-                  "(|g| = sqrt(grads_sum_sq) rescale_grad)")
+            notes="lr eta wn / (gn + wd wn + eps) where both norms are positive, else lr "
+                  "(wn = sqrt(weights_sum_sq), gn = sqrt(grads_sum_sq) rescale_grad)")
 def _multi_lars(ctx, node, ins, outs):
     a = node.attrs
     lrs, w2, g2, wds = ins
