@@ -20,11 +20,6 @@ def _text(value, default):
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _opset(ic):
-    return next((o.version for o in ic.model.opset_import if o.domain in ("", "ai.onnx")),
-                None)
-
-
 def _static(ic, node, value, what):
     if value.shape is None:
         raise ic.error(node, f"needs the static shape of {what}")
@@ -103,7 +98,7 @@ def _scatter(ic, node, data, tuples, updates):
         elif reduction in _NP_REDUCE:
             _NP_REDUCE[reduction].at(out, where, updates.const)
         else:
-            raise ic.error(node, f"reduction={reduction!r} (opset {_opset(ic)})")
+            raise ic.error(node, f"reduction={reduction!r}")
         return [_value(out)]
     S = _S()
     if reduction == "none":
@@ -114,8 +109,8 @@ def _scatter(ic, node, data, tuples, updates):
                                                 shape=tuple(shape))
         y = S.elemwise_add(ic.sym(data), added)
     else:
-        raise ic.error(node, f"reduction={reduction!r} (opset {_opset(ic)}): mxlite's scatters "
-                             "write or add; none multiplies or takes the max/min")
+        raise ic.error(node, f"reduction={reduction!r} (mxlite's scatters write or add; none "
+                             "multiplies or takes the max/min)")
     return [ic.out(y, node)]
 
 

@@ -76,8 +76,17 @@ class ImportContext(Names):
                 return self.onnx.helper.get_attribute_value(a)
         return default
 
+    @property
+    def opset(self):
+        """The model's default-domain opset."""
+        return next((o.version for o in self.model.opset_import
+                     if o.domain in ("", "ai.onnx")), None)
+
     def error(self, node, what):
-        return MXNetError(f"import_model: ONNX node {node.name!r} ({node.op_type}): {what}")
+        """MXNetError: ``node`` asks for ``what``, which the import cannot honour (named with
+        its operator and the model's opset)."""
+        return MXNetError(f"import_model: ONNX node {node.name!r} ({node.op_type}, opset "
+                          f"{self.opset}): {what}")
 
     def const(self, node, value, what):
         """``value``'s array; MXNetError unless it is known at import time."""

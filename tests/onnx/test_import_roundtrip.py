@@ -194,7 +194,7 @@ def test_scatter_elements_reductions_of_computed_values_are_refused(reduction, t
     feeds = {"x": _data((3, 4), "float32"), "u": _data((3, 2), "float32")}
     _refused([N("ScatterElements", ["x", "i", "u"], ["y"], axis=1, reduction=reduction,
                 name="sc")], feeds, tmp_path,
-             rf"'sc' \(ScatterElements\): reduction='{reduction}' \(opset 18\)",
+             rf"'sc' \(ScatterElements, opset 18\): reduction='{reduction}'",
              inits={"i": _element_indices((3, 4), 1, (3, 2))})
 
 
@@ -251,7 +251,7 @@ def test_scatter_nd_of_constant_indices(tmp_path):
 def test_scatter_nd_mul_of_computed_values_is_refused(tmp_path):
     feeds = {"x": _data((4, 5), "float32"), "u": _data((2, 5), "float32")}
     _refused([N("ScatterND", ["x", "i", "u"], ["y"], reduction="mul", name="snd")], feeds,
-             tmp_path, r"'snd' \(ScatterND\): reduction='mul' \(opset 18\)",
+             tmp_path, r"'snd' \(ScatterND, opset 18\): reduction='mul'",
              inits={"i": _tuples((4, 5), 2, 1, True)})
 
 
@@ -312,7 +312,8 @@ def test_deform_conv(shape, filters, kernel, attrs, mask, bias, dtype, tmp_path)
 def test_deform_conv_asymmetric_pads_are_refused(tmp_path):
     feeds = {"x": _data((1, 1, 4, 4), "float32"), "o": _data((1, 8, 4, 4), "float32")}
     _refused([N("DeformConv", ["x", "w", "o"], ["y"], kernel_shape=[2, 2],
-                pads=[0, 0, 1, 1])], feeds, tmp_path, "asymmetric pads",
+                pads=[0, 0, 1, 1])], feeds, tmp_path,
+             r"\(DeformConv, opset 19\): asymmetric pads",
              inits={"w": _data((1, 1, 2, 2), "float32")}, opset=19)
 
 
