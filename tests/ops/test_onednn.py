@@ -152,6 +152,34 @@ def test_float64_and_integer_inputs_stay_on_the_reference_kernels(monkeypatch):
     assert y.dtype == np.float64 and spy.calls["conv_forward"] == 0
 
 
+def test_a_large_batch_runs_in_chunks_with_the_same_results(monkeypatch):
+    """A batch whose activations pass 32 MiB (input and output: 6.4 MB per image here) runs
+    through oneDNN in chunks of images (smaller blocked copies): 7 images as 5 + 2, two
+    primitives. The forward, the data gradient (a deconvolution) and the weight gradient
+    equal the reference's."""
+    spy = Spy(monkeypatch, "conv_forward", "conv_backward_data")
+    dnnl = onednn._load()
+    rng = np.random.default_rng(5)
+    x = mx.nd.array(rng.standard_normal((7, 16, 224, 224)).astype(np.float32))
+    w = mx.nd.array(rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.1)
+    attrs = dict(kernel=(3, 3), pad=(1, 1), num_filter=16, no_bias=True)
+    dnnl.clear()
+    with onednn.enabled(True):
+        mx.nd.Convolution(x, w, **attrs).wait_to_read()
+    assert dnnl.cache_size() == 2
+
+    def fn(x, w):
+        x.attach_grad()
+        w.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(x, w, **attrs)
+        y.backward(mx.nd.ones_like(y))
+        return [y, x.grad, w.grad]
+    fast, ref = both_ways(fn, x, w)
+    close(fast, ref)
+    assert spy.ran["conv_forward"] >= 1 and spy.ran["conv_backward_data"] >= 1, spy.ran
+
+
 def test_windows_stopping_short_of_the_data_run_on_onednn(monkeypatch):
     """A deconvolution whose adj exceeds its pad leaves rows that no window of the matching
     convolution reads (a negative right padding): oneDNN computes it with none, as its
