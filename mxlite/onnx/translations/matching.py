@@ -48,8 +48,8 @@ def greedy_match(ctx, scores, dtype, n, m, thresh, ascend, limit):
 @translates("_contrib_bipartite_matching",
             onnx_ops=["Loop", "Reshape", "IsNaN", "Where", "Cast", "ArgMax", "ArgMin",
                       "GatherElements", "Greater", "Less", "Div", "Mod", "Equal", "And", "Or",
-                      "Unsqueeze", "Shape", "Slice", "Concat", "ConstantOfShape"],
-            opset=13, notes="float16 compares in float32 (exact); a Loop of one step per match")
+                      "Unsqueeze", "Shape", "Slice", "Concat", "ConstantOfShape", "Identity"],
+            notes="float16 compares in float32 (exact); a Loop of one step per match")
 def _bipartite_matching(ctx, node, ins, outs):
     a = node.attrs
     shape, dtype = ctx.shape(node.inputs[0]), ctx.dtype(node.inputs[0])
