@@ -114,11 +114,11 @@ def _scatter(ic, node, data, tuples, updates):
     return [ic.out(y, node)]
 
 
-@imports("ScatterElements", into=["_scatter_set_nd", "_backward_gather_nd", "elemwise_add",
-                                  "concat", "expand_dims"])
+@imports("ScatterElements", "Scatter", into=["_scatter_set_nd", "_backward_gather_nd",
+                                             "elemwise_add", "concat", "expand_dims"])
 def _scatter_elements(ic, node, ins):
     """``data`` with ``updates[i...]`` at ``i...`` with ``i[axis]`` replaced by
-    ``indices[i...]``; reduction 'none' or 'add'."""
+    ``indices[i...]``; reduction 'none' or 'add' (opset 9's Scatter: 'none')."""
     data, indices, updates = ins
     rank = len(_static(ic, node, data, "data"))
     axis = _axis(ic, node, rank)

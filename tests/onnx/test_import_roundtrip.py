@@ -181,11 +181,12 @@ def test_scatter_elements(shape, axis, ishape, reduction, dtype, tmp_path):
               feeds, tmp_path)
 
 
-@pytest.mark.parametrize("opset", [13, 18])
-def test_scatter_elements_without_reduction_attribute(opset, tmp_path):
+@pytest.mark.parametrize("op,opset", [("ScatterElements", 13), ("ScatterElements", 18),
+                                       ("Scatter", 10)])
+def test_scatter_elements_without_reduction_attribute(op, opset, tmp_path):
     shape = (3, 4)
     feeds = {"x": _data(shape, "float32"), "u": _data((3, 2), "float32")}
-    roundtrip([N("ScatterElements", ["x", "i", "u"], ["y"], axis=1)], feeds, tmp_path,
+    roundtrip([N(op, ["x", "i", "u"], ["y"], axis=1)], feeds, tmp_path,
               inits={"i": _unique_element_indices(shape, 1, (3, 2))}, opset=opset)
 
 
