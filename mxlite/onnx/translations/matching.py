@@ -41,14 +41,19 @@ def greedy_match(ctx, scores, dtype, n, m, thresh, ascend, limit):
     state = [scores, filled(ctx, scores, n, -1, np.int64), filled(ctx, scores, m, -1,
                                                                     np.int64),
              filled(ctx, scores, 1, True, np.bool_)]
-    out = loop(ctx, limit, state, [dtype, np.int64, np.int64, np.bool_], body)
+
+    def more(new):                           # stop once every item is done
+        count = ctx.node("ReduceSum", [ctx.cast(new[3], np.int64)], keepdims=0)
+        return ctx.node("Greater", [count, ctx.const(np.int64(0))])
+    out = loop(ctx, limit, state, [dtype, np.int64, np.int64, np.bool_], body, more)
     return out[1], out[2]
 
 
 @translates("_contrib_bipartite_matching",
             onnx_ops=["Loop", "Reshape", "IsNaN", "Where", "Cast", "ArgMax", "ArgMin",
                       "GatherElements", "Greater", "Less", "Div", "Mod", "Equal", "And", "Or",
-                      "Unsqueeze", "Shape", "Slice", "Concat", "ConstantOfShape", "Identity"],
+                      "Unsqueeze", "Shape", "Slice", "Concat", "ConstantOfShape", "Identity",
+                      "ReduceSum"],
             notes="float16 compares in float32 (exact); a Loop of one step per match")
 def _bipartite_matching(ctx, node, ins, outs):
     a = node.attrs
@@ -72,7 +77,7 @@ def _bipartite_matching(ctx, node, ins, outs):
     rows, cols = greedy_match(ctx, scores, work, n, m, thresh, a.is_ascend, limit)
     for marks, k, out in ((rows, n, outs[0]), (cols, m, outs[1])):
         size = ctx.node("Concat", [lead, ctx.int64s([k])], axis=0)
-        ctx.node("Reshape", [ctx.cast(marks, dtype), size], [out])
+        ctx.node("Reshape", [ctx.cast(marks, dtype), size], [out], allowzero=1)
 
 
 # ---- MultiBoxTarget -----------------------------------------------------------------------
