@@ -94,7 +94,7 @@ for dt in FLOATS + (np.float16,):
     case(f"rrelu_slope_identity_{tag}", lambda F, x, y: I(F)._rrelu_slope(x, y), x, x)
 
 # ---- SVMOutput: the identity (the label is not an input of the exported graph) ----------------
-for dt in FLOATS:
+for dt in FLOATS + (np.float16,):
     tag = np.dtype(dt).name
     case(f"SVMOutput_{tag}", lambda F, x, y: F.SVMOutput(x, y, margin=0.5),
          normal(4, 3, dtype=dt), np.array([0, 2, 1, 1], np.float32))
@@ -129,6 +129,8 @@ for dt in FLOATS:
     case(f"lamb_update_phase2_upper_{tag}", lambda F, *x: F.lamb_update_phase2(
         *x, lr=0.2, upper_bound=1.5), normal(5, dtype=dt), normal(5, dtype=dt),
         np.array([[2.5]], np.float16), r2)
+    case(f"lamb_update_phase2_zero_bounds_{tag}", lambda F, *x: F.lamb_update_phase2(
+        *x, lr=0.2, lower_bound=0.0, upper_bound=0.0), w, step, r1, r2)   # 0: not set
     case(f"lamb_update_phase2_zero_norm_{tag}", lambda F, *x: F.lamb_update_phase2(
         *x, lr=0.3), w, step, r1, np.array([0.0], dt))
     case(f"multi_sum_sq_{tag}", lambda F, a, b: F.multi_sum_sq(a, b, num_arrays=2),

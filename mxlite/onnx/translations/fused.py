@@ -58,7 +58,8 @@ def _norm_project(ctx, node, ins, outs):
 
 
 @translates("_layer_norm_grad", onnx_ops=["Reshape", "Reciprocal", "Sub", "Mul", "Cast",
-                                          "ReduceMean", "ReduceSum", "Div", "Add"], opset=18,
+                                          "ReduceMean", "ReduceSum", "Div", "Add",
+                                          "Identity"], opset=18,
             notes="LayerNorm's input, gamma and beta gradients; the sums accumulated in "
                   "float64")
 def _layer_norm_grad(ctx, node, ins, outs):

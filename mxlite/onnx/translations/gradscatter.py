@@ -208,7 +208,7 @@ def _pad_sources(mode, lo, n, hi):
 
 
 @translates("_pad_backward", onnx_ops=["Slice", "Shape", "Concat", "ConstantOfShape",
-                                       "Reshape", "Expand", "ScatterElements", "Cast"],
+                                       "Expand", "ScatterElements", "Cast", "Identity"],
             opset=16,
             notes="constant: the centre; edge and reflect: each padded axis added back onto "
                   "the positions it was read from (ScatterElements add); float16 sums in "
