@@ -4,22 +4,23 @@ sorts), moving flagged rows to the front, reading columns, float parameters as m
 holds them, and float16 arithmetic rounded as mxlite's."""
 import numpy as np
 
-LOOP_OPS = ["Loop", "Gather", "Unsqueeze", "Greater", "And", "Not", "Identity"]
+LOOP_OPS = ["Loop", "Gather", "Unsqueeze", "Greater", "And", "Not", "Identity", "Add",
+            "Less", "Cast", "ReduceSum", "ReduceMax"]
 
 
 def loop(ctx, trips, state, dtypes, body, more=None):
     """The values ``state`` (ONNX names of NumPy ``dtypes``) after an ONNX Loop of ``trips``
     (a static count) steps: ``body(i, values)`` writes one step with ``ctx.node`` (``i`` the
     int64 scalar step, ``values`` the state's names inside the body) and returns the new
-    names; ``more(new)``, when given, writes the bool scalar that lets the loop go on. The
-    body may read any value of the enclosing graph."""
+    names; ``more(i, new)``, when given, writes the bool scalar that lets the loop go on.
+    The body may read any value of the enclosing graph."""
     helper = ctx.helper
     outer, ctx.nodes = ctx.nodes, []
     try:
         step, cond = ctx.fresh("step"), ctx.fresh("cond")
         values = [ctx.fresh("state") for _ in state]
         new = [ctx.node("Identity", [v]) for v in body(step, values)]
-        cond_out = ctx.node("Identity", [cond]) if more is None else more(new)
+        cond_out = ctx.node("Identity", [cond]) if more is None else more(step, new)
         nodes = ctx.nodes
     finally:
         ctx.nodes = outer
@@ -49,11 +50,14 @@ def filled(ctx, like, k, value, dtype):
 
 def greedy_suppress(ctx, alive, k, suppresses, limit=None):
     """Greedy suppression over ``k`` boxes sorted best first: ``alive`` (B, k) bool marks
-    the candidates; step ``i`` (in order) takes box ``i``, and where it is alive, the later
-    boxes in ``suppresses(at)`` (``at`` the int64 index [i]; a (B, k) bool) die. Returns
-    the alive flags after the last step; with ``limit``, the steps stop once every item
-    has kept that many boxes (the flags past the last step taken are then not final)."""
+    the candidates, which come first in each item; step ``i`` (in order) takes box ``i``,
+    and where it is alive, the later boxes in ``suppresses(at)`` (``at`` the int64 index
+    [i]; a (B, k) bool) die. Returns the alive flags after the last step: the steps stop
+    past the last candidate of every item, and with ``limit`` once every item has kept that
+    many boxes (the flags past the last step taken are then not final)."""
     later = ctx.const(np.arange(k, dtype=np.int64)[None, :], base="position")
+    most = ctx.node("ReduceMax", [ctx.node("ReduceSum", [ctx.cast(alive, np.int64)],
+                                           keepdims=0)], keepdims=0)     # candidates, at most
 
     def body(step, values):
         at = ctx.node("Unsqueeze", [step, ctx.int64s([0])])
@@ -64,14 +68,33 @@ def greedy_suppress(ctx, alive, k, suppresses, limit=None):
         if limit is not None:
             new.append(ctx.node("Add", [values[1], ctx.cast(me, np.int64)]))
         return new
-    if limit is None:
-        return loop(ctx, k, [alive], [np.bool_], body)[0]
 
-    def more(new):
-        fewest = ctx.node("ReduceMin", [new[1]], keepdims=0)
-        return ctx.node("Less", [fewest, ctx.const(np.int64(limit))])
+    def more(step, new):
+        go = ctx.node("Less", [ctx.node("Add", [step, ctx.const(np.int64(1))]), most])
+        if limit is not None:
+            fewest = ctx.node("ReduceMin", [new[1]], keepdims=0)
+            go = ctx.node("And", [go, ctx.node("Less", [fewest, ctx.const(np.int64(limit))])])
+        return go
+    if limit is None:
+        return loop(ctx, k, [alive], [np.bool_], body, more)[0]
     return loop(ctx, k, [alive, filled(ctx, alive, 1, 0, np.int64)], [np.bool_, np.int64],
                 body, more)[0]
+
+
+def head(ctx, x, k, start=0):
+    """``x`` (B, n, ...) cut to positions ``start`` to ``k`` of axis 1."""
+    return ctx.node("Slice", [x, ctx.int64s([start]), ctx.int64s([k]), ctx.int64s([1])])
+
+
+def suppress_first(ctx, alive, n, m, rows, suppresses_of, limit=None):
+    """greedy_suppress of the first ``m`` of ``n`` sorted boxes (the others are no
+    candidates): ``suppresses_of(rows)`` builds ``suppresses`` from ``rows`` (B, n, W) cut
+    to the first ``m``. Returns the (B, n) alive flags."""
+    if m == n:
+        return greedy_suppress(ctx, alive, n, suppresses_of(rows), limit)
+    kept = greedy_suppress(ctx, head(ctx, alive, m), m, suppresses_of(head(ctx, rows, m)),
+                           limit)
+    return ctx.node("Concat", [kept, head(ctx, alive, n, m)], axis=1)
 
 
 def front_first(ctx, flags, k):
@@ -141,6 +164,15 @@ def arithmetic(ctx, dtype):
     if dtype == np.float16:
         return np.dtype(np.float32), HalfRounding(ctx)
     return dtype, ctx
+
+
+def unary(ctx, op_type, x, work):
+    """``op_type`` (Exp, Log) of ``x`` (``work`` values): float32 through float64, rounded
+    once, which matches mxlite's float32 kernels far more often than onnxruntime's float32
+    ones (a few in 10**4 values differ, not one in 10 or 20)."""
+    if work != np.float32:
+        return ctx.node(op_type, [x])
+    return ctx.cast(ctx.node(op_type, [ctx.cast(x, np.float64)]), np.float32)
 
 
 def batch_offsets(ctx, x, k):

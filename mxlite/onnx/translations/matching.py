@@ -9,7 +9,7 @@ import numpy as np
 
 from ..table import translates
 from .detection import _overlap
-from .greedy import columns, filled, loop, param
+from .greedy import columns, filled, loop, param, unary
 
 
 def greedy_match(ctx, scores, dtype, n, m, thresh, ascend, limit):
@@ -42,7 +42,7 @@ def greedy_match(ctx, scores, dtype, n, m, thresh, ascend, limit):
                                                                     np.int64),
              filled(ctx, scores, 1, True, np.bool_)]
 
-    def more(new):                           # stop once every item is done
+    def more(step, new):                     # stop once every item is done
         count = ctx.node("ReduceSum", [ctx.cast(new[3], np.int64)], keepdims=0)
         return ctx.node("Greater", [count, ctx.const(np.int64(0))])
     out = loop(ctx, limit, state, [dtype, np.int64, np.int64, np.bool_], body, more)
@@ -112,17 +112,17 @@ def _encode(ctx, anchors, boxes, variances, dtype):
     v = [param(ctx, x, dtype) for x in variances]
     return [ctx.node("Div", [ctx.node("Div", [ctx.node("Sub", [gx, ax]), aw]), v[0]]),
             ctx.node("Div", [ctx.node("Div", [ctx.node("Sub", [gy, ay]), ah]), v[1]]),
-            ctx.node("Div", [ctx.node("Log", [ctx.node("Div", [gw, aw])]), v[2]]),
-            ctx.node("Div", [ctx.node("Log", [ctx.node("Div", [gh, ah])]), v[3]])]
+            ctx.node("Div", [unary(ctx, "Log", ctx.node("Div", [gw, aw]), dtype), v[2]]),
+            ctx.node("Div", [unary(ctx, "Log", ctx.node("Div", [gh, ah]), dtype), v[3]])]
 
 
-def _background(ctx, cls):
+def _background(ctx, cls, work):
     """softmax(cls, axis=1)[:, 0] (B, N) of the class predictions (B, C, N)."""
     top = ctx.node("ReduceMax", [cls, ctx.int64s([1])], keepdims=1)
-    total = ctx.node("ReduceSum", [ctx.node("Exp", [ctx.node("Sub", [cls, top])]),
+    total = ctx.node("ReduceSum", [unary(ctx, "Exp", ctx.node("Sub", [cls, top]), work),
                                    ctx.int64s([1])], keepdims=1)
     first = ctx.node("Slice", [cls, ctx.int64s([0]), ctx.int64s([1]), ctx.int64s([1])])
-    prob = ctx.node("Div", [ctx.node("Exp", [ctx.node("Sub", [first, top])]), total])
+    prob = ctx.node("Div", [unary(ctx, "Exp", ctx.node("Sub", [first, top]), work), total])
     return ctx.node("Squeeze", [prob, ctx.int64s([1])])
 
 
@@ -143,7 +143,7 @@ def _hard_negatives(ctx, cls, positive, best, n, attrs, dtype):
     count = ctx.node("Min", [want, ctx.node("Sub", [anchors, count_p])])
     cand = ctx.node("And", [ctx.node("Not", [positive]), ctx.node("Less", [
         best, param(ctx, attrs.negative_mining_thresh, dtype)])])
-    key = ctx.node("Where", [cand, _background(ctx, cls), ctx.const(np.asarray(np.inf,
+    key = ctx.node("Where", [cand, _background(ctx, cls, dtype), ctx.const(np.asarray(np.inf,
                                                                              dtype))])
     order = ctx.node("TopK", [key, ctx.int64s([n])], [ctx.fresh("v"), ctx.fresh("order")],
                      axis=1, largest=0, sorted=1)[1]

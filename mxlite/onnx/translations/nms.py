@@ -10,7 +10,7 @@ import numpy as np
 from ..table import translates
 from .detection import _corners_and_area, _overlap
 from .greedy import (LOOP_OPS, arithmetic, batch_offsets, columns, compare_dtype,
-                     front_first, greedy_suppress, param, sort_desc, take_rows)
+                     front_first, param, sort_desc, suppress_first, take_rows, unary)
 
 
 def _nms_iou_hits(ctx, cols, fmt, dtype, thresh, ids):
@@ -100,12 +100,15 @@ def _box_nms(ctx, node, ins, outs):
     if 0 < a.topk < n:
         alive = ctx.node("And", [alive, ctx.node("Less", [
             ctx.const(np.arange(n, dtype=np.int64)[None, :]), ctx.const(np.int64(a.topk))])])
-    ids = None
-    if a.id_index >= 0 and not a.force_suppress:     # mxlite truncates the ids
-        ids = ctx.cast(columns(ctx, ranked, a.id_index, 1)[0], np.int64)
-    hits = _nms_iou_hits(actx, columns(ctx, ranked, a.coord_start, 4), a.in_format, work,
-                         param(ctx, a.overlap_thresh, cmp), ids)
-    alive = greedy_suppress(ctx, alive, n, hits)
+    thresh = param(ctx, a.overlap_thresh, cmp)
+
+    def hits(top):
+        ids = None
+        if a.id_index >= 0 and not a.force_suppress:     # mxlite truncates the ids
+            ids = ctx.cast(columns(ctx, top, a.id_index, 1)[0], np.int64)
+        return _nms_iou_hits(actx, columns(ctx, top, a.coord_start, 4), a.in_format, work,
+                             thresh, ids)
+    alive = suppress_first(ctx, alive, n, a.topk if 0 < a.topk < n else n, ranked, hits)
     front = front_first(ctx, alive, n)
     kept = ctx.node("GatherElements", [alive, front], axis=1)
     rows = take_rows(ctx, ranked, front)
@@ -159,9 +162,9 @@ def _decoded(ctx, loc, anchor, n, attrs, dtype, work):
     v = [param(ctx, x, dtype, work) for x in attrs.variances]
     ox = ctx.node("Add", [ctx.node("Mul", [ctx.node("Mul", [p[0], v[0]]), aw]), ax])
     oy = ctx.node("Add", [ctx.node("Mul", [ctx.node("Mul", [p[1], v[1]]), ah]), ay])
-    ow = ctx.node("Div", [ctx.node("Mul", [ctx.node("Exp", [ctx.node("Mul", [p[2], v[2]])]),
+    ow = ctx.node("Div", [ctx.node("Mul", [unary(ctx, "Exp", ctx.node("Mul", [p[2], v[2]]), work),
                                            aw]), two])
-    oh = ctx.node("Div", [ctx.node("Mul", [ctx.node("Exp", [ctx.node("Mul", [p[3], v[3]])]),
+    oh = ctx.node("Div", [ctx.node("Mul", [unary(ctx, "Exp", ctx.node("Mul", [p[3], v[3]]), work),
                                            ah]), two])
     cols = [ctx.node("Sub", [ox, ow]), ctx.node("Sub", [oy, oh]), ctx.node("Add", [ox, ow]),
             ctx.node("Add", [oy, oh])]
@@ -246,11 +249,14 @@ def _multibox_detection(ctx, node, ins, outs):
         alive = ctx.node("And", [alive, ctx.node("Less", [
             ctx.const(np.arange(n, dtype=np.int64)[None, :]), ctx.const(np.int64(a.nms_topk))])])
     ranked = take_rows(ctx, rows, order)
-    sorted_cols = columns(ctx, ranked, 0, 6)
     first = alive                                       # the rows NMS ranks (nms_topk)
-    alive = greedy_suppress(ctx, alive, n, _detection_hits(
-        actx, sorted_cols[2:], sorted_cols[0], param(ctx, a.nms_threshold, dtype, work),
-        a.force_suppress, work))
+    thresh = param(ctx, a.nms_threshold, dtype, work)
+
+    def hits(top):
+        cols = columns(ctx, top, 0, 6)
+        return _detection_hits(actx, cols[2:], cols[0], thresh, a.force_suppress, work)
+    alive = suppress_first(ctx, alive, n, a.nms_topk if 0 < a.nms_topk < n else n, ranked,
+                           hits)
     # NMS ranks the first nms_topk rows; suppressed ones keep their values with class -1
     values = ctx.const(np.arange(6) > 0, base="values")       # every column but the class
     ranked = ctx.node("Where", [ctx.node("Or", [ctx.node("Unsqueeze", [

@@ -10,7 +10,7 @@ import numpy as np
 from ...ops.proposal import _anchor_table
 from ..table import translates
 from .greedy import (batch_offsets, columns, front_first, greedy_suppress, param,
-                     sort_desc, take_rows)
+                     sort_desc, take_rows, unary)
 
 F64 = np.dtype(np.float64)
 
@@ -43,7 +43,7 @@ def _decode(ctx, deltas, boxes, sizes, attrs, work):
     half, one = ctx.const(np.float64(0.5)), ctx.const(np.float64(1.0))
 
     def half_extent(d, size):
-        wide = ctx.cast(ctx.node("Mul", [ctx.node("Exp", [d]), size]), F64)
+        wide = ctx.cast(ctx.node("Mul", [unary(ctx, "Exp", d, work), size]), F64)
         return ctx.node("Mul", [half, ctx.node("Sub", [wide, one])])
     hw, hh = half_extent(deltas[2], w), half_extent(deltas[3], h)
     return [ctx.cast(ctx.node(op, [p, e]), work)
@@ -77,7 +77,7 @@ def _nms_hits(ctx, cols, thresh, work):
                       "Greater", "Or", "And", "Not", "Where", "IsNaN", "TopK",
                       "GatherElements", "GatherND", "Gather", "Loop", "ReduceSum", "Mod",
                       "Range", "Shape", "Expand", "Concat", "Identity", "ReduceMin",
-                      "ConstantOfShape"],
+                      "ReduceMax", "ConstantOfShape"],
             opset=18, notes="float16 computes in float32, as mxlite; a NaN score ranks as "
                             "-inf (last in mxlite); an image larger than the map covers is "
                             "not checked (an error in mxlite)")
