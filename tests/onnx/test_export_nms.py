@@ -85,6 +85,7 @@ for dt in (np.float16, F32, F64):
     nms_case(f"topk0_{n}", nms_rows((2, 5, 6), dt), topk=0)
     nms_case(f"no_id_{n}", nms_rows((4, 6), dt, ident=None), overlap_thresh=0.25, topk=3)
     nms_case(f"no_boxes_{n}", lambda rng, d=dt: [np.zeros((2, 0, 6), d)])
+    nms_case(f"many_ties_{n}", nms_rows((2, 300, 6), dt), id_index=0, topk=200)
     nms_case(f"one_box_{n}", nms_rows((3, 1, 6), dt), id_index=0)
 
 
@@ -247,6 +248,8 @@ for dt in (np.float16, F32, F64):
                       iou_loss=True, rpn_pre_nms_top_n=40, rpn_post_nms_top_n=10, scales=(8,),
                       ratios=(1.0,), output_score=True)
         proposal_case(f"defaults_{n}", op, proposal_inputs(b, 12, 3, 4, dt), tol)
+        proposal_case(f"big_map_{n}", op, proposal_inputs(b, 12, 12, 16, dt), tol,
+                      rpn_pre_nms_top_n=600, rpn_post_nms_top_n=50, output_score=True)
 
 
 @pytest.mark.parametrize("fn, make", [p.values[:2] for p in CASES if "Proposal_small" in p.id
