@@ -1,7 +1,8 @@
 """Summarise a full-scale large-table run: ``python tests/large/report.py REPORT.json``
-(the file MXLITE_LARGE_REPORT names). Prints the tally per device, the total time, the
-highest peaks and the slowest rows. ``--write-peaks`` also records each CPU row's peak in
-tests/large/peaks.json, which the sweep (tests/large/sweep.py) packs rows by."""
+(the file MXLITE_LARGE_REPORT names; the sweep also appends each answer as it comes to
+that path + ".rows", one JSON line each). Prints the tally per device, the total time and
+CPU time, the highest peaks and the slowest rows. ``--write-peaks`` also records each CPU
+row's peak in tests/large/peaks.json, which the sweep (tests/large/sweep.py) packs rows by."""
 import json
 import os
 import sys
@@ -14,14 +15,19 @@ def main(path):
         rows = [a for a in answers if a["device"] == device]
         failed = [a["op"] for a in rows if not a["ok"]]
         total = sum(a["seconds"] for a in rows)
+        cpu = sum(a.get("cpu_seconds", 0.0) for a in rows)
         print(f"{device}: {len(rows) - len(failed)} of {len(rows)} rows passed, "
-              f"{total:.0f} s in rows, peak host memory {max(a['peak_gb'] for a in rows):.1f} GB"
+              f"{total:.0f} s in rows ({cpu:.0f} s of CPU time), "
+              f"peak host memory {max(a['peak_gb'] for a in rows):.1f} GB"
               + (f", device {max(a['device_peak_gb'] for a in rows):.1f} GB"
                  if device == "gpu" else ""))
         if failed:
             print("  failed:", " ".join(failed))
         by_time = sorted(rows, key=lambda a: -a["seconds"])[:10]
         print("  slowest:", ", ".join(f"{a['op']} {a['seconds']:.1f} s" for a in by_time))
+        by_cpu = sorted(rows, key=lambda a: -a.get("cpu_seconds", 0.0))[:10]
+        print("  most CPU time:", ", ".join(f"{a['op']} {a.get('cpu_seconds', 0.0):.1f} s"
+                                            for a in by_cpu))
         by_peak = sorted(rows, key=lambda a: -a["peak_gb"])[:5]
         print("  highest peaks:", ", ".join(f"{a['op']} {a['peak_gb']:.1f} GB" for a in by_peak))
 

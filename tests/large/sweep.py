@@ -127,6 +127,7 @@ class Sweep:
                 alone = not self.running
                 self.running[name] = self.need[name]
             answer = worker.run(name, "cpu")
+            self._log(answer)
             with self.cond:
                 del self.running[name]
                 if "died" in answer and not alone and answer["died"] == -9:
@@ -135,6 +136,14 @@ class Sweep:
                 else:
                     self.answers[name] = answer
                 self.cond.notify_all()
+
+    def _log(self, answer):
+        """Append the answer as a JSON line to ``$MXLITE_LARGE_REPORT.rows`` as it comes:
+        the timings of a run that is still going, or was stopped."""
+        path = os.environ.get("MXLITE_LARGE_REPORT")
+        if path:
+            with self.cond, open(path + ".rows", "a") as f:
+                f.write(json.dumps(answer) + "\n")
 
     def result(self, name):
         """The answer for ``name`` (blocks until its row ran)."""

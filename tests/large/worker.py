@@ -2,9 +2,11 @@
 
 Reads one JSON request per line on stdin, ``{"op": name, "device": "cpu" | "gpu",
 "p32": int}``, runs that row and answers one JSON line on stdout: ``ok``, ``error``,
-``seconds``, ``peak_gb`` (host: the resident-set high-water mark, reset before each row)
-and ``device_peak_gb`` (GPU: the CuPy pool's size, emptied before each row). A row that
-crashes the process fails alone: the test side starts a new worker for the next row.
+``seconds``, ``cpu_seconds`` (the process's CPU time, all threads: what the row costs
+whatever else runs beside it), ``peak_gb`` (host: the resident-set high-water mark, reset
+before each row) and ``device_peak_gb`` (GPU: the CuPy pool's size, emptied before each
+row). A row that crashes the process fails alone: the test side starts a new worker for the
+next row.
 """
 import json
 import sys
@@ -43,7 +45,7 @@ def main():
         gc.collect()
         reset_host_peak()
         answer = {"op": req["op"], "ok": True, "error": ""}
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         try:
             run_row(req["op"], rows[req["op"]], req["p32"], ctx)
             if pool is not None:       # a kernel fault surfaces at the row that caused it
@@ -51,6 +53,7 @@ def main():
         except Exception:                              # noqa: BLE001 - reported to the test
             answer.update(ok=False, error=traceback.format_exc())
         answer["seconds"] = time.perf_counter() - start
+        answer["cpu_seconds"] = time.process_time() - cpu_start
         gc.collect()
         answer["peak_gb"] = host_peak_gb()
         answer["device_peak_gb"] = pool.total_bytes() / 2 ** 30 if pool is not None else 0.0
