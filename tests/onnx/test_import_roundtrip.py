@@ -1,8 +1,9 @@
 """ONNX import round trips: every ONNX operator a translation emits has an importer; the
 scatter/gather, DeformConv, Pad, MatMul and Mod importers compute what onnxruntime computes
-on graphs written with onnx.helper and on graphs mxlite exports; and every operator the
-gradient table's specs export (and every case of the one-op export tests) comes back from
-mx -> ONNX -> mx with mxlite's own values."""
+on graphs written with onnx.helper and on graphs mxlite exports; every operator the
+gradient table's specs export, and every case of the one-op export tests (in float32,
+float64, int32 and int64 where mxlite computes them), comes back from mx -> ONNX -> mx
+with mxlite's own values; random samplers come back with the same distribution."""
 import importlib
 
 import numpy as np
@@ -659,3 +660,52 @@ def test_image_random_flip_round_trip_gives_the_image_or_its_flip(name, flip, tm
         assert flipped or np.array_equal(x, img)
         seen.add(flipped)
     assert seen == {False, True}        # both outcomes in 12 fair draws: 1 - 2**-11
+
+
+def _as(dtype, a):
+    """A float input in ``dtype`` (integers: the values scaled by 3 and rounded)."""
+    if a.dtype.kind != "f":
+        return a
+    if np.dtype(dtype).kind == "i":
+        scaled = np.nan_to_num(a * 3, nan=0, posinf=7, neginf=-7)
+        return np.round(np.clip(scaled, -2 ** 15, 2 ** 15)).astype(dtype)
+    return a.astype(dtype)
+
+
+def _computes(fn, inputs):
+    try:
+        fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype) for a in inputs])
+    except mx.MXNetError:
+        return False
+    return True
+
+
+#: cases (id prefix, dtype kind) the exporter refuses, and the words of its refusal
+EXPORT_REFUSED = {("reductions-moments", "i"): "moments.*data of dtype int"}
+
+
+def _dtype_cases():
+    """The one-op export cases (and test_export_ops') in float64, int32 and int64, where
+    mxlite computes the op in that dtype (many take floats only)."""
+    cases = []
+    for module in ["test_export_ops"] + CASE_MODULES:
+        for p in importlib.import_module(module).CASES:
+            fn, inputs, rtol = p.values[:3]
+            for dtype in ("float64", "int32", "int64"):
+                cast = [_as(dtype, a) for a in inputs]
+                label = f"{module[12:]}-{p.id}"
+                refused = next((words for (prefix, kind), words in EXPORT_REFUSED.items()
+                                if label.startswith(prefix) and np.dtype(dtype).kind == kind),
+                               None)
+                if _computes(fn, cast):
+                    cases.append(pytest.param(fn, cast, rtol, refused, id=f"{label}-{dtype}"))
+    return cases
+
+
+@pytest.mark.parametrize("fn,inputs,rtol,refused", _dtype_cases())
+def test_one_op_export_case_round_trips_in_other_dtypes(fn, inputs, rtol, refused, tmp_path):
+    if refused:
+        with pytest.raises(mx.MXNetError, match=refused):
+            _mx_roundtrip(fn, list(inputs), tmp_path)
+        return
+    _mx_roundtrip(fn, list(inputs), tmp_path, rtol=max(rtol or 0.0, 1e-5))
