@@ -24,7 +24,7 @@ def _first_as_bool(ctx, value):
     """The first element of ``value`` as a bool scalar (mxlite reads a condition's first
     element and takes any non-zero value, NaN included, as true)."""
     flat = ctx.node("Reshape", [value, ctx.int64s([-1])])
-    first = ctx.node("Gather", [flat, ctx.const(np.int64(0), base="index")], axis=0)
+    first = ctx.node("Slice", [flat, ctx.int64s([0]), ctx.int64s([1])])    # shape (1,)
     return ctx.cast(first, np.bool_)
 
 
@@ -83,7 +83,7 @@ def _foreach(ctx, node, ins, outs):
 
 
 # ---- _while_loop --------------------------------------------------------------------------
-@translates("_while_loop", onnx_ops=["Loop", "Pad", "Shape", "Gather", "Reshape", "Cast",
+@translates("_while_loop", onnx_ops=["Loop", "Pad", "Shape", "Reshape", "Cast",
                                      "Sub", "Concat", "Add", "Slice", "Identity"], opset=16,
             notes="ONNX Loop (at most max_iterations steps while the condition holds), the "
                   "condition evaluated before the loop and at the end of every step; the "
@@ -116,7 +116,7 @@ def _while_loop(ctx, node, ins, outs):
     start = _first_as_bool(ctx, pred)
     sub = exp.Subgraph(ctx, "while_body")
     sub.input(f"{node.name}_iter", np.int64, ())
-    sub.input(f"{node.name}_cond", np.bool_, ())
+    sub.input(f"{node.name}_cond", np.bool_, None)
     current = {}
     for k, i in enumerate(var_inputs):
         current[i] = sub.input(f"{node.name}_var{k}", ctx.dtype(node.inputs[i]),
@@ -127,7 +127,7 @@ def _while_loop(ctx, node, ins, outs):
     results = sub.emit(func, bound_to(func, a.func_input_locs, current), f_shapes, f_dtypes)
     after = {i: results[n_out + k] for k, i in enumerate(var_inputs)}
     again = sub.emit(cond, bound_to(cond, a.cond_input_locs, after), c_shapes, c_dtypes)[0]
-    sub.output(_first_as_bool(sub.scope, again), np.bool_, ())
+    sub.output(_first_as_bool(sub.scope, again), np.bool_, None)    # (1,), as cond
     for k, i in enumerate(var_inputs):
         sub.output(after[i], ctx.dtype(node.inputs[i]), _shape(ctx, ctx.shape(node.inputs[i])))
     if keep:
@@ -163,7 +163,7 @@ def _pad_rows(ctx, rows, out, m, rank):
 
 
 # ---- _cond --------------------------------------------------------------------------------
-@translates("_cond", onnx_ops=["If", "Reshape", "Gather", "Cast", "Identity"], opset=16,
+@translates("_cond", onnx_ops=["If", "Reshape", "Slice", "Cast", "Identity"], opset=16,
             notes="ONNX If on the condition graph's first element, each branch a graph "
                   "attribute reading the node's inputs from outside")
 def _cond(ctx, node, ins, outs):
