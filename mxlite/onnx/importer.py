@@ -14,7 +14,8 @@ import numpy as np
 from ..base import MXNetError
 from ._onnx import require
 from .context import Names
-from . import import_more, import_ops, import_scatter  # noqa: F401  (register the importers)
+from . import (import_control, import_more, import_ops,  # noqa: F401  (the importers)
+               import_scatter)
 from .import_table import IMPORTS
 
 __all__ = ["import_model", "get_model_metadata", "import_to_gluon", "Value"]
@@ -196,6 +197,7 @@ def import_model(model_file):
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     ic = ImportContext(onnx, model, _inferred(onnx, model))
     values = {}
+    ic.values = values          # what a subgraph (a Loop's body, an If's branch) reads by name
     for init in model.graph.initializer:
         values[init.name] = Value(const=onnx.numpy_helper.to_array(init))
     for inp in _graph_inputs(model):

@@ -73,7 +73,8 @@ def _scan(ctx, name, states, sequences, step, reverse=False):
 
 # ---- CTCLoss and _ctc_loss_grad -----------------------------------------------------------
 def _setup(ctx, node, ins):
-    """(log softmax (T, N, A), extended labels (N, S) int64, skip (N, S) bool, label lengths
+    """(log softmax (T, N, A), extended labels (N, S) int64, the skip masks (N, S) bool (a
+    state entered from two states back; the state two on entered from it), label lengths
     (N,) int64, valid steps (T, N or 1, 1) bool), all from the node's inputs."""
     a = node.attrs
     alpha = ctx.shape(node.inputs[0])[2]
@@ -106,10 +107,15 @@ def _setup(ctx, node, ins):
     ext = ctx.node("Concat", [ctx.node("Reshape", [pairs, ctx.int64s([0, 2 * width])]),
                               ctx.node("Slice", [blanks, ctx.int64s([0]), ctx.int64s([1]),
                                                  ctx.int64s([1], base="axes")])], axis=1)
-    odd = (np.arange(s) % 2 == 1) & (np.arange(s) >= 3)
-    two_back = _shift(ctx, ext, 2, ctx.const(np.int64(-1), base="fill"), s)
+    odd = (np.arange(s + 2) % 2 == 1) & (np.arange(s + 2) >= 3)
+    fill = ctx.const(np.int64(-1), base="fill")
+    two_back = _shift(ctx, ext, 2, fill, s)
     skip = ctx.node("And", [ctx.node("Not", [ctx.node("Equal", [ext, two_back])]),
-                            ctx.const(odd[None], base="odd")])
+                            ctx.const(odd[None, :s], base="odd")])
+    # skip two states on: whether state s + 2 may be entered from s (the beta recursion's)
+    two_on = _shift(ctx, ext, -2, fill, s)
+    skip_on = ctx.node("And", [ctx.node("Not", [ctx.node("Equal", [ext, two_on])]),
+                               ctx.const(odd[None, 2:], base="odd")])
     steps = ctx.node("Range", [ctx.const(np.int64(0)), ctx.node("Squeeze", [ctx.node(
         "Slice", [ctx.node("Shape", [ins[0]]), ctx.int64s([0]), ctx.int64s([1])])]),
         ctx.const(np.int64(1))])
@@ -120,7 +126,7 @@ def _setup(ctx, node, ins):
         valid = ctx.node("Less", [steps, tn])
     else:
         valid = ctx.node("GreaterOrEqual", [steps, ctx.const(np.int64(0))])     # every step
-    return lp, ext, skip, ln, valid, s
+    return lp, ext, (skip, skip_on), ln, valid, s
 
 
 def _emissions(ctx, lp, ext):
@@ -135,13 +141,12 @@ def _emissions(ctx, lp, ext):
 
 def _log_recursion(ctx, name, init, e, valid, skip, s, reverse):
     """The alpha (forward) or beta (``reverse``: over the steps backwards, the states
-    entered from later ones) recursion in log space: x_t = e_t + lse(x_prev[s], x_prev[s -/+
-    1], skip x_prev[s -/+ 2]); a step where ``valid`` is false keeps x_prev. Returns (the
-    final state, every step's x (T, N, S))."""
+    entered from later ones) recursion in log space (``skip``: both masks): x_t = e_t +
+    lse(x_prev[s], x_prev[s -/+ 1], skip x_prev[s -/+ 2]); a step where ``valid`` is false
+    keeps x_prev. Returns (the final state, every step's x (T, N, S))."""
     neg = ctx.const(np.float64(NEG), base="neg")
     k = -1 if reverse else 1
-    skip_in = _shift(ctx, skip, -2, ctx.const(np.bool_(False), base="no"), s) if reverse \
-        else skip
+    skip_in = skip[1] if reverse else skip[0]
 
     def step(scope, states, items):
         prev, (e_t, ok) = states[0], items

@@ -1,0 +1,284 @@
+"""ONNX importers of the operators with graph attributes (registered in
+``import_table.IMPORTS``): Scan as ``_foreach``, Loop as ``_while_loop``, If as ``_cond``,
+built by mxlite's own ``mx.sym.contrib.foreach`` / ``while_loop`` / ``cond``, each body or
+branch imported as a graph of registered operators (nested ones the same way).
+
+A body reads values of the enclosing graphs by name (ONNX's outer scope): while a body is
+imported, ``ic.values`` is a chain of its own values over the enclosing ones, and what it
+reads from outside becomes an input of the mxlite node (the front ends cut it there).
+
+What is taken: Scan along axis 0 (either direction); Loop with a constant trip count whose
+body does not read its iteration number or incoming condition (the condition it gives is
+carried as a loop variable), its scanned outputs given with mxlite's padding (``max``
+trip-count rows, zeros after the last step); If. The rest is an MXNetError naming the node.
+"""
+from collections import ChainMap
+
+import numpy as np
+
+from .import_ops import _S
+from .import_table import imports
+
+
+def _subgraph_shapes(ic):
+    """Add the shapes ONNX's inference gives the values inside subgraphs to ``ic.shapes``
+    (once per import)."""
+    if getattr(ic, "_subgraph_shapes", False):
+        return
+    ic._subgraph_shapes = True
+    model = type(ic.model)()
+    model.CopyFrom(ic.model)
+    _share_initializers(model.graph, {})
+    try:
+        model = ic.onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:                           # noqa: BLE001 - best effort, as the top level
+        return
+    from .importer import _dims, _np_dtype
+
+    def walk(graph):
+        for vi in list(graph.value_info) + list(graph.input) + list(graph.output):
+            if vi.type.HasField("tensor_type") and vi.name not in ic.shapes:
+                dims = _dims(vi)
+                ic.shapes[vi.name] = (None if dims is None or None in dims else dims,
+                                      _np_dtype(ic.onnx, vi.type.tensor_type.elem_type))
+        for node in graph.node:
+            for a in node.attribute:
+                for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                    walk(g)
+    walk(model.graph)
+
+
+def _share_initializers(graph, outer):
+    """Copy into every subgraph the enclosing initializers it may read (ONNX's inference
+    of a subgraph does not see them: a Reshape there to an outer shape would stay
+    unknown)."""
+    visible = dict(outer)
+    visible.update({i.name: i for i in graph.initializer})
+    for node in graph.node:
+        for a in node.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                own = {i.name for i in g.initializer}
+                for name, init in visible.items():
+                    if name not in own:
+                        g.initializer.append(init)
+                _share_initializers(g, visible)
+
+
+def _declared(ic, value_info):
+    """(shape, dtype) a graph input declares (shape None where unknown)."""
+    from .importer import _dims, _np_dtype
+    dims = _dims(value_info)
+    return (None if dims is None or None in dims else dims,
+            _np_dtype(ic.onnx, value_info.type.tensor_type.elem_type))
+
+
+def _import_graph(ic, graph, bound, node):
+    """The output Values of the ONNX ``graph``, its inputs bound to the Values ``bound``
+    (in order), every other name it reads looked up in the enclosing graphs."""
+    from .import_table import IMPORTS
+    outer = ic.values
+    local = {}
+    ic.values = ChainMap(local, outer)
+    ic.sym = _body_sym(ic)
+    try:
+        for init in graph.initializer:
+            from .importer import Value
+            local[init.name] = Value(const=ic.onnx.numpy_helper.to_array(init))
+        for vi, value in zip(graph.input, bound):
+            local[vi.name] = value
+        for inner in graph.node:
+            importer = IMPORTS.get(inner.op_type)
+            if importer is None or inner.domain not in ("", "ai.onnx"):
+                raise ic.error(node, f"its subgraph holds operator {inner.op_type} (node "
+                                     f"{inner.name!r}), which has no mxlite import")
+            ins = [ic.values.get(n) if n else None for n in inner.input]
+            for n, v in zip(inner.input, ins):
+                if n and v is None:
+                    raise ic.error(inner, f"reads {n!r}, which no node or initializer gives")
+            for name, v in zip(inner.output, importer.fn(ic, inner, ins)):
+                if name:
+                    local[name] = _with_shape(ic, v)
+        missing = [o.name for o in graph.output if o.name not in ic.values]
+        if missing:
+            raise ic.error(node, f"its subgraph's outputs {missing} are computed nowhere")
+        return [ic.values[o.name] for o in graph.output]
+    finally:
+        ic.values = outer
+        if isinstance(outer, dict):         # back at the top level
+            del ic.sym
+
+
+def _body_sym(ic):
+    """``ic.sym`` inside a body: a 0-d constant becomes a parameter of shape (1,) (an
+    input of the loop or branch node, where mxlite reads the shape () as unknown; it
+    broadcasts as the scalar does)."""
+    method = type(ic).sym.__get__(ic)
+
+    def sym(value, name=None, aux=False):
+        if value.sym is None and value.const is not None and np.ndim(value.const) == 0:
+            from .importer import Value
+            value.sym = method(Value(const=np.reshape(value.const, (1,))), name, aux)
+            return value.sym
+        return method(value, name, aux)
+    return sym
+
+
+def _with_shape(ic, value):
+    """``value`` with its shape from mxlite's inference where ONNX's left it unknown (inside
+    a body, ONNX cannot see the outer constants a Reshape reads): from the shapes of the
+    graph's variables (placeholders, parameters, the model's inputs)."""
+    if value is None or value.shape is not None or value.sym is None:
+        return value
+    from ..base import MXNetError
+    from ..symbol.graph import topo_order
+    known = {}
+    for n in topo_order(value.sym._outputs):
+        if n.op is not None:
+            continue
+        if n.name in ic.params:
+            known[n.name] = np.shape(ic.params[n.name])
+        else:
+            v = ic.placeholders.get(n.name) if hasattr(ic, "placeholders") else None
+            v = v or ic.values.get(n.name)
+            if v is not None and v.shape is not None:
+                known[n.name] = tuple(v.shape)
+    try:
+        _, out, _ = value.sym.infer_shape_partial(**known)
+    except MXNetError:
+        return value
+    if out and out[0] and all(d is not None and d > 0 for d in out[0]):    # () is unknown
+        from .importer import Value
+        return Value(sym=value.sym, shape=tuple(out[0]), dtype=value.dtype)
+    return value
+
+
+def _placeholders(ic, inputs, syms, like):
+    """Values for the body inputs ``syms`` (the front end's placeholder Symbols) of the
+    graph inputs ``inputs``: shape and dtype as declared, else as ``like`` (shape, dtype)."""
+    from .importer import Value
+    out = []
+    for vi, sym, (shape, dtype) in zip(inputs, syms, like):
+        declared, ddtype = _declared(ic, vi)
+        out.append(Value(sym=sym, shape=declared if declared is not None else shape,
+                         dtype=ddtype if ddtype is not None else dtype))
+        if not hasattr(ic, "placeholders"):
+            ic.placeholders = {}
+        ic.placeholders[sym.name] = out[-1]
+    return out
+
+
+def _syms(ic, values):
+    return [ic.sym(v) for v in values]
+
+
+def _using(S, outs, inputs):
+    """``outs`` (Symbols) with every placeholder of ``inputs`` read (the front ends want
+    each sequence, state and loop variable used): an unread one is added to the first output
+    as a sum of its zeros (which reads no values)."""
+    from ..symbol.graph import topo_order
+    read = {n.name for o in outs for n in topo_order(o._outputs) if n.op is None}
+    first = outs[0]
+    for x in inputs:
+        if x.name not in read:
+            first = S.broadcast_add(first, S.sum(S.zeros_like(x), keepdims=True))
+    return [first] + list(outs[1:])
+
+
+# ---- Scan ---------------------------------------------------------------------------------
+@imports("Scan", into=["_foreach", "flip", "broadcast_add", "sum", "zeros_like"])
+def _scan(ic, node, ins):
+    """Scan's states and scan inputs as foreach's states and sequences; a scan input or
+    output in the reverse direction is reversed before or after."""
+    _subgraph_shapes(ic)
+    S = _S()
+    body = ic.attr(node, "body")
+    n_scan = ic.attr(node, "num_scan_inputs")
+    n_states = len(ins) - n_scan
+    n_outs = len(body.output) - n_states
+    for key, count in (("scan_input_axes", n_scan), ("scan_output_axes", n_outs)):
+        axes = ic.attr(node, key)
+        if axes and any(a != 0 for a in axes):
+            raise ic.error(node, f"{key}={list(axes)} (only axis 0 is taken)")
+    in_dirs = list(ic.attr(node, "scan_input_directions") or [0] * n_scan)
+    out_dirs = list(ic.attr(node, "scan_output_directions") or [0] * n_outs)
+    states = _syms(ic, ins[:n_states])
+    seqs = [S.reverse(x, axis=0) if d else x for x, d in zip(_syms(ic, ins[n_states:]),
+                                                               in_dirs)]
+    like = ([(v.shape, v.dtype) for v in ins[:n_states]]
+            + [(None if v.shape is None else v.shape[1:], v.dtype) for v in ins[n_states:]])
+
+    def step(data, carried):
+        placeholders = list(carried) + list(data)
+        values = _placeholders(ic, body.input, placeholders, like)
+        results = _syms(ic, _import_graph(ic, body, values, node))
+        results = _using(S, results[n_states:] + results[:n_states], placeholders)
+        return results[:n_outs], results[n_outs:]
+    outs, final = S.contrib.foreach(step, seqs, states)
+    outs = [S.reverse(o, axis=0) if d else o for o, d in zip(outs, out_dirs)]
+    return [ic.out(s, node, k) for k, s in enumerate(list(final) + list(outs))]
+
+
+# ---- Loop ---------------------------------------------------------------------------------
+@imports("Loop", into=["_while_loop", "Cast", "reshape", "broadcast_add", "zeros_like", "sum"])
+def _loop(ic, node, ins):
+    """Loop(M, cond, v...) as while_loop over (c, v...) with the condition c: the body's
+    condition output becomes the next c; at most M steps."""
+    _subgraph_shapes(ic)
+    S = _S()
+    body = ic.attr(node, "body")
+    if not node.input[0]:
+        raise ic.error(node, "no trip count (mxlite's while_loop needs max_iterations)")
+    m = int(np.asarray(ic.const(node, ins[0], "the trip count M")).reshape(-1)[0])
+    from .importer import Value
+    read = {n for inner in body.node for n in inner.input}
+    for vi, what in zip(body.input[:2], ("iteration number", "incoming condition")):
+        if vi.name in read or vi.name in {o.name for o in body.output}:
+            raise ic.error(node, f"its body reads the {what} ({vi.name!r})")
+    n_vars = len(ins) - 2
+    n_scan = len(body.output) - 1 - n_vars
+    if not node.input[1]:
+        ins = [ins[0], Value(const=np.ones((1,), np.float32))] + list(ins[2:])
+    flag = ins[1]
+    if flag.is_const:
+        c0 = ic.sym(type(flag)(const=np.asarray(flag.const, np.float32).reshape(1)))
+    else:
+        c0 = S.reshape(S.Cast(ic.sym(flag), dtype="float32"), shape=(1,))
+    init = [c0] + _syms(ic, ins[2:])
+    like = [(v.shape, v.dtype) for v in ins[2:]]
+
+    dummy = [Value(const=np.zeros((), np.int64)), Value(const=np.ones((), bool))]   # unread
+
+    def func(c, *vs):
+        values = _placeholders(ic, body.input[2:], list(vs), like)
+        results = _syms(ic, _import_graph(ic, body, dummy + values, node))
+        again = S.broadcast_add(S.reshape(S.Cast(results[0], dtype="float32"), shape=(1,)),
+                                S.zeros_like(c))      # reads c: every loop variable is read
+        new = _using(S, results[1:1 + n_vars], list(vs)) if n_vars else []
+        return results[1 + n_vars:], [again] + new
+    outs, final = S.contrib.while_loop(lambda c, *vs: c, func, init, max_iterations=m)
+    final = final if isinstance(final, list) else [final]
+    outs = outs if isinstance(outs, list) else [outs]
+    rows = []
+    for j, o in enumerate(outs[:n_scan]):   # mxlite's rows: m, whatever the steps that ran
+        step_shape, dtype = _declared(ic, body.output[1 + n_vars + j])
+        rows.append(Value(sym=o, shape=None if step_shape is None else (m,) + step_shape,
+                          dtype=dtype))
+    return [ic.out(v, node, k) for k, v in enumerate(final[1:])] + rows
+
+
+# ---- If -----------------------------------------------------------------------------------
+@imports("If", into=["_cond"])
+def _if(ic, node, ins):
+    """If's branches as cond's: graphs without inputs that read the enclosing values."""
+    _subgraph_shapes(ic)
+    S = _S()
+    branches = [ic.attr(node, "then_branch"), ic.attr(node, "else_branch")]
+    if ins[0].is_const:         # known at import time: the branch itself
+        taken = branches[0] if np.asarray(ins[0].const).reshape(-1)[0] else branches[1]
+        return _import_graph(ic, taken, [], node)
+
+    def branch(graph):
+        return lambda: _syms(ic, _import_graph(ic, graph, [], node))
+    outs = S.contrib.cond(ic.sym(ins[0]), branch(branches[0]), branch(branches[1]))
+    outs = outs if isinstance(outs, list) else [outs]
+    return [ic.out(o, node, k) for k, o in enumerate(outs)]
