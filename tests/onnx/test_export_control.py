@@ -223,3 +223,23 @@ def test_loops_inside_cond_and_while_loop(tmp_path, dtype, flag):
                                            max_iterations=4)
         return branch + rows + final
     check(build, values, tmp_path, dtype)
+
+
+def test_cond_with_a_dynamic_batch_axis(tmp_path):
+    """dynamic=True: the branches declare no static shapes; one export runs at any batch."""
+    import onnxruntime as ort
+    a, b = S.var("a"), S.var("b")
+    sym = S.Group(S.contrib.cond(S.sum(a) > 0, lambda: [a * b, S.exp(a)],
+                                 lambda: [a - b, S.square(b)]))
+    path = str(tmp_path / "dyn.onnx")
+    mx.onnx.export_model(sym, {}, in_shapes=[(2, 3), (2, 3)], in_types=np.float32,
+                         onnx_file_path=path, dynamic=True)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for batch, sign in ((2, 1), (5, -1), (7, 1)):
+        feeds = {"a": (sign * np.abs(normal(batch, 3)) + sign * 0.1).astype(np.float32),
+                 "b": normal(batch, 3).astype(np.float32)}
+        got = session.run(None, feeds)
+        expected = sym.eval(**{k: mx.nd.array(v) for k, v in feeds.items()})
+        for g, e in zip(got, expected):
+            assert g.shape == e.shape
+            np.testing.assert_allclose(g, e.asnumpy(), rtol=1e-6)

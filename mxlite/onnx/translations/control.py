@@ -21,14 +21,14 @@ def _shape(ctx, shape):
 
 
 def _first_as_bool(ctx, value):
-    """The first element of ``value`` as a bool scalar (mxlite reads a condition's first
+    """The first element of ``value`` as a (1,) bool (mxlite reads a condition's first
     element and takes any non-zero value, NaN included, as true)."""
     flat = ctx.node("Reshape", [value, ctx.int64s([-1])])
     first = ctx.node("Slice", [flat, ctx.int64s([0]), ctx.int64s([1])])    # shape (1,)
     return ctx.cast(first, np.bool_)
 
 
-def _graph_io(node, graph, locs):
+def _graph_io(graph, locs):
     """{variable of ``graph``: node input position} for a graph reading the node's inputs
     at ``locs`` in its own input order."""
     return dict(zip(graph.list_inputs(), locs))
@@ -104,11 +104,11 @@ def _while_loop(ctx, node, ins, outs):
     exp = _export()
 
     def shapes_of(graph, locs):
-        return ({nm: ctx.shape(node.inputs[i]) for nm, i in _graph_io(node, graph, locs).items()},
-                {nm: ctx.dtype(node.inputs[i]) for nm, i in _graph_io(node, graph, locs).items()})
+        return ({nm: ctx.shape(node.inputs[i]) for nm, i in _graph_io(graph, locs).items()},
+                {nm: ctx.dtype(node.inputs[i]) for nm, i in _graph_io(graph, locs).items()})
 
     def bound_to(graph, locs, current):
-        return {nm: current.get(i, ins[i]) for nm, i in _graph_io(node, graph, locs).items()}
+        return {nm: current.get(i, ins[i]) for nm, i in _graph_io(graph, locs).items()}
 
     c_shapes, c_dtypes = shapes_of(cond, a.cond_input_locs)
     pred = exp.emit_graph(ctx, cond, bound_to(cond, a.cond_input_locs, {}), c_shapes,
@@ -174,7 +174,7 @@ def _cond(ctx, node, ins, outs):
     graphs = list(zip(a.subgraph, (a.cond_input_locs, a.then_input_locs, a.else_input_locs)))
 
     def parts(graph, locs):
-        io = _graph_io(node, graph, locs)
+        io = _graph_io(graph, locs)
         return ({nm: ins[i] for nm, i in io.items()},
                 {nm: ctx.shape(node.inputs[i]) for nm, i in io.items()},
                 {nm: ctx.dtype(node.inputs[i]) for nm, i in io.items()})
