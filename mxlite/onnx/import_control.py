@@ -72,9 +72,10 @@ def _declared(ic, value_info):
             _np_dtype(ic.onnx, value_info.type.tensor_type.elem_type))
 
 
-def _import_graph(ic, graph, bound, node):
-    """The output Values of the ONNX ``graph``, its inputs bound to the Values ``bound``
-    (in order), every other name it reads looked up in the enclosing graphs."""
+def _import_graph(ic, graph, bound, node, as_syms=False):
+    """The output Values of the ONNX ``graph`` (``as_syms``: as Symbols, made while the
+    graph's scope holds), its inputs bound to the Values ``bound`` (in order), every other
+    name it reads looked up in the enclosing graphs."""
     from .import_table import IMPORTS
     outer = ic.values
     local = {}
@@ -101,7 +102,8 @@ def _import_graph(ic, graph, bound, node):
         missing = [o.name for o in graph.output if o.name not in ic.values]
         if missing:
             raise ic.error(node, f"its subgraph's outputs {missing} are computed nowhere")
-        return [ic.values[o.name] for o in graph.output]
+        outs = [ic.values[o.name] for o in graph.output]
+        return _syms(ic, outs) if as_syms else outs
     finally:
         ic.values = outer
         if isinstance(outer, dict):         # back at the top level
@@ -210,7 +212,7 @@ def _scan(ic, node, ins):
     def step(data, carried):
         placeholders = list(carried) + list(data)
         values = _placeholders(ic, body.input, placeholders, like)
-        results = _syms(ic, _import_graph(ic, body, values, node))
+        results = _import_graph(ic, body, values, node, True)
         results = _using(S, results[n_states:] + results[:n_states], placeholders)
         return results[:n_outs], results[n_outs:]
     outs, final = S.contrib.foreach(step, seqs, states)
@@ -250,7 +252,7 @@ def _loop(ic, node, ins):
 
     def func(c, *vs):
         values = _placeholders(ic, body.input[2:], list(vs), like)
-        results = _syms(ic, _import_graph(ic, body, dummy + values, node))
+        results = _import_graph(ic, body, dummy + values, node, True)
         again = S.broadcast_add(S.reshape(S.Cast(results[0], dtype="float32"), shape=(1,)),
                                 S.zeros_like(c))      # reads c: every loop variable is read
         new = _using(S, results[1:1 + n_vars], list(vs)) if n_vars else []
@@ -278,7 +280,7 @@ def _if(ic, node, ins):
         return _import_graph(ic, taken, [], node)
 
     def branch(graph):
-        return lambda: _syms(ic, _import_graph(ic, graph, [], node))
+        return lambda: _import_graph(ic, graph, [], node, True)
     outs = S.contrib.cond(ic.sym(ins[0]), branch(branches[0]), branch(branches[1]))
     outs = outs if isinstance(outs, list) else [outs]
     return [ic.out(o, node, k) for k, o in enumerate(outs)]

@@ -240,24 +240,28 @@ def test_hand_built_if(tmp_path, c):
 
 
 def _loop_model(reads_iteration=False, trip_count=True):
-    """x doubles while its sum stays under 100, at most 6 times."""
+    """x doubles while its sum stays under 100, at most 6 times; each step's x - 1 is
+    scanned."""
     nodes = [helper.make_node("Mul", ["x_in", "two"], ["x_out"]),
              helper.make_node("ReduceSum", ["x_out"], ["total"], keepdims=0),
-             helper.make_node("Less", ["total", "limit"], ["go"])]
+             helper.make_node("Less", ["total", "limit"], ["go"]),
+             helper.make_node("Sub", ["x_in", "one"], ["row"])]
     if reads_iteration:
         nodes.append(helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT))
     body = helper.make_graph(
         nodes, "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
                         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
                         _f("x_in", [2])],
-        [helper.make_tensor_value_info("go", TensorProto.BOOL, []), _f("x_out", [2])])
+        [helper.make_tensor_value_info("go", TensorProto.BOOL, []), _f("x_out", [2]),
+         _f("row", [2])])
     inits = [onnx.numpy_helper.from_array(np.array(2.0, np.float32), "two"),
              onnx.numpy_helper.from_array(np.array(100.0, np.float32), "limit"),
+             onnx.numpy_helper.from_array(np.array(1.0, np.float32), "one"),
              onnx.numpy_helper.from_array(np.array(6, np.int64), "m"),
              onnx.numpy_helper.from_array(np.array(True), "start")]
-    node = helper.make_node("Loop", ["m" if trip_count else "", "start", "x0"], ["xf"],
-                            body=body)
-    return _model([node], [_f("x0", [2])], [_f("xf", [2])], inits)
+    node = helper.make_node("Loop", ["m" if trip_count else "", "start", "x0"],
+                            ["xf", "rows"], body=body)
+    return _model([node], [_f("x0", [2])], [_f("xf", [2]), _f("rows", [None, 2])], inits)
 
 
 @pytest.mark.parametrize("x0", [[1.0, 2.0], [0.01, 0.02], [60.0, 50.0]])
@@ -269,6 +273,11 @@ def test_hand_built_loop(tmp_path, x0):
     imported, got = _imported(path, feeds)
     assert "_while_loop" in _ops(imported)
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-6)
+    # the scanned rows: onnxruntime's, then mxlite's zero rows up to the trip count
+    ran = expected[1].shape[0]
+    assert got[1].shape == (6, 2) and 0 < ran <= 6
+    np.testing.assert_allclose(got[1][:ran], expected[1], rtol=1e-6)
+    assert not got[1][ran:].any()
 
 
 @pytest.mark.parametrize("model,words", [
@@ -292,3 +301,20 @@ def test_scan_along_another_axis_is_refused(tmp_path):
     onnx.save(m, path)
     with pytest.raises(mx.MXNetError, match="the_scan.*scan_input_axes"):
         mx.contrib.onnx.import_model(path)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_ctc_recursions(tmp_path, dtype, reverse):
+    """_ctc_alpha and _ctc_wrec (their Scans carry one state, and three backwards)."""
+    n, t, s = 2, 5, 7
+    values = {k: rng.uniform(0, 1, (n, t, s)) for k in ("w0", "w1", "w2", "g")}
+    values.update(e=-rng.uniform(0, 2, (n, t, s)),
+                  skip=(rng.random((n, s)) < 0.5).astype(np.float32),
+                  first=np.asarray([[1, 1] + [0] * (s - 2)] * n, np.float32),
+                  tn=np.asarray([t, 3], np.float32))
+
+    def build(v):
+        return [S._internal._ctc_wrec(v["w0"], v["w1"], v["w2"], v["g"], reverse=reverse),
+                S._internal._ctc_alpha(v["e"], v["skip"], v["first"], v["tn"])]
+    roundtrip(build, values, tmp_path, dtype, ["_foreach"])
