@@ -152,3 +152,14 @@ def test_ctc_gradients_to_third_order(tmp_path, dtype, blank):
     assert {"_ctc_loss_grad", "_ctc_alpha", "_ctc_wrec"} <= ops
     run(S.Group([g1, g2, g3]), values, tmp_path, dtype,
         rtol=1e-4 if dtype == "float32" else 1e-9)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("depth,on,off", [(3, 1.0, 0.0), (5, 2.5, -1.0)])
+def test_one_hot_as_the_gradient_graph_uses_it(tmp_path, dtype, depth, on, off):
+    """one_hot (CTCLoss's Hessian graph takes the extended labels' one-hot in data's dtype):
+    float64 too, and an index outside 0 .. depth-1 is off everywhere (not counted from the
+    end)."""
+    sym = S.one_hot(S.var("i"), depth=depth, on_value=on, off_value=off, dtype=dtype)
+    got, _ = run(sym, {"i": np.array([[-1, 1, 7], [2, 0, -3]], np.float32)}, tmp_path, dtype)
+    assert (got[0][0, 0] == off).all() and (got[0][0, 2] == off).all()

@@ -301,16 +301,14 @@ def _pad(ctx, node, ins, outs):
     ctx.node("Pad", [ins[0], ctx.int64s(begins + ends, "pads"), value], outs, mode=a.mode)
 
 
-@translates("one_hot", onnx_ops=["Cast", "OneHot", "Unsqueeze", "Equal", "Where"])
+@translates("one_hot", onnx_ops=["Cast", "Unsqueeze", "Equal", "Where"],
+            notes="a comparison with 0 .. depth-1: an index outside them gives off_value in "
+                  "every position, as mxlite (ONNX's OneHot counts a negative one from the end)")
 def _one_hot(ctx, node, ins, outs):
     a = node.attrs
     dt = ctx.dtype((node, 0))
     idx = ctx.node("Cast", [ins[0]], to=ctx.onnx.TensorProto.INT64)
-    if dt == np.float64:    # onnxruntime has no float64 OneHot kernel: compare with 0..depth-1
-        hit = ctx.node("Equal", [ctx.node("Unsqueeze", [idx, ctx.int64s([-1], "axes")]),
-                                 ctx.const(np.arange(a.depth, dtype=np.int64), base="classes")])
-        ctx.node("Where", [hit, ctx.const(np.asarray(a.on_value, dt), base="on"),
-                           ctx.const(np.asarray(a.off_value, dt), base="off")], outs)
-        return
-    values = ctx.const(np.asarray([a.off_value, a.on_value], dt), base="values")
-    ctx.node("OneHot", [idx, ctx.int64s([a.depth], "depth"), values], outs, axis=-1)
+    hit = ctx.node("Equal", [ctx.node("Unsqueeze", [idx, ctx.int64s([-1], "axes")]),
+                             ctx.const(np.arange(a.depth, dtype=np.int64), base="classes")])
+    ctx.node("Where", [hit, ctx.const(np.asarray(a.on_value, dt), base="on"),
+                       ctx.const(np.asarray(a.off_value, dt), base="off")], outs)
