@@ -21,10 +21,23 @@ from mxlite.onnx.table import TRANSLATIONS
 helper, TensorProto = onnx.helper, onnx.TensorProto
 rng = np.random.default_rng(41)
 
-#: ONNX operators some translation emits whose importer is not written yet. Control flow
-#: (If, Loop, Scan: subgraphs) is imported by its own module; a name leaves this set when
-#: its importer lands (test_pending_importers_are_still_missing fails until it does).
-PENDING = {"If", "Loop", "Scan"}
+#: ONNX operators some translation emits whose importer is not written yet (empty: every
+#: one imports). A name added here leaves it when its importer lands
+#: (test_pending_importers_are_still_missing fails until it does).
+PENDING = set()
+
+#: exported graphs whose control flow the importer refuses yet (case id prefix: the words of
+#: the refusal); strict xfails, so a fixed one fails until it leaves this list
+CONTROL_GAPS = {"_contrib_box_nms": "its body reads the iteration number",
+                "roi-rroi_align": "its body reads the iteration number"}
+
+
+def _marks(case_id):
+    words = next((w for prefix, w in CONTROL_GAPS.items() if case_id.startswith(prefix)), None)
+    if words is None:
+        return ()
+    return pytest.mark.xfail(raises=mx.MXNetError, strict=True,
+                             reason=f"import of the exported Loop: {words}")
 
 
 def _emitted():
@@ -482,7 +495,7 @@ def test_exported_graph_round_trips(fn, inputs, onnx_op, dtype, tmp_path):
 INEXACT = {}
 
 
-@pytest.mark.parametrize("name", gradspecs.ROWS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in gradspecs.ROWS])
 def test_gradient_spec_call_round_trips(name, tmp_path):
     spec = gradspecs.SPECS[name]
     inputs = gradspecs._inputs(spec, np.random.default_rng(11))
@@ -536,7 +549,8 @@ def _export_cases():
         for dtype, rtol in (("float32", 1e-5), ("float64", 1e-9)):
             inputs = [roi.normal(shapes[0], dtype), rois.astype(dtype)] + \
                 [roi.normal(s, dtype) for s in shapes[1:]]
-            cases.append(pytest.param(fn, inputs, rtol, id=f"roi-{p.id}-{dtype}"))
+            cases.append(pytest.param(fn, inputs, rtol, id=f"roi-{p.id}-{dtype}",
+                                      marks=_marks(f"roi-{p.id}")))
     return cases
 
 
