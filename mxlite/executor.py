@@ -278,9 +278,14 @@ def _hidden_reads(gsyms):
     """The ids of the forward nodes whose hidden outputs the gradient graph reads."""
     if gsyms is None:
         return frozenset()
+    return _hidden_read_by([s._outputs[0] for s in gsyms[0]])
+
+
+def _hidden_read_by(entries):
+    """The ids of the nodes whose hidden outputs the graph of ``entries`` reads."""
     from .symbol.graph import topo_order
     hidden = set()
-    for node in topo_order([s._outputs[0] for s in gsyms[0]]):
+    for node in topo_order(entries):
         for c, i in node.inputs:
             if c.op is not None and i >= c.op.num_visible_outputs(c.attrs):
                 hidden.add(id(c))
@@ -493,6 +498,9 @@ class Plan:
         mode flag) the gradient graph reads; those run their kernel directly and keep every
         output in a slot."""
         entries = list(symbol._outputs)
+        # and those whose hidden outputs the graph itself reads (a gradient graph from
+        # mx.sym.grad reads Dropout's mask, a loop's state history)
+        hidden = set(hidden) | _hidden_read_by(entries)
         names = self.arg_names + self.aux_names
         self.step_names = []     # per step: (input names, output names), for a monitor
         var_slot = {}
