@@ -34,7 +34,7 @@ def _element_tuples(ic, node, indices, rank, axis):
     if len(shape) != rank:
         raise ic.error(node, f"indices of rank {len(shape)} for data of rank {rank}")
     dtype = indices.dtype if indices.dtype is not None else np.dtype(np.int64)
-    grid = np.indices(shape, dtype=dtype) if len(shape) else np.zeros((0,), dtype)
+    grid = np.indices(shape, dtype=dtype)
     if indices.is_const:
         grid[axis] = indices.const
         return _value(grid)
