@@ -248,3 +248,13 @@ def test_cond_with_a_dynamic_batch_axis(tmp_path):
         for g, e in zip(got, expected):
             assert g.shape == e.shape
             np.testing.assert_allclose(g, e.asnumpy(), rtol=1e-6)
+
+
+def test_an_operator_inside_a_body_without_a_translation_is_an_error_naming_it(tmp_path):
+    def body(x, states):
+        inv = S.linalg.inverse(x)               # no ONNX translation (and a reason)
+        return [inv], [states[0] + S.sum(inv)]
+    outs, states = S.contrib.foreach(body, S.var("x"), [S.var("s")])
+    with pytest.raises(mx.MXNetError, match="_linalg_inverse"):
+        mx.onnx.export_model(S.Group(outs + states), {}, in_shapes=[(3, 2, 2), (1,)],
+                             onnx_file_path=str(tmp_path / "m.onnx"))
