@@ -292,7 +292,14 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         return _invoke_out(op, inputs, attrs, out, shapes, dtypes, arrays, kernel, recording,
                            rctx)
     entries = parents(inputs) if recording else None
-    if len(shapes) == 1:
+    if len(shapes) == 1 and rctx.cpu and op.cpu_result is not None:
+        try:                            # the op makes its result itself (OpDef.cpu_result)
+            outputs = [op.cpu_result(shapes[0], dtypes[0])]
+        except MemoryError:
+            outputs = [_slow.allocate(op.name, shapes[0], dtypes[0], rctx.xp)]
+            kernel(rctx, arrays, outputs, attrs)
+        result = wrap(outputs[0], ctx)
+    elif len(shapes) == 1:
         try:
             outputs = [_empty(shapes[0], dtypes[0]) if rctx.cpu
                        else _slow.allocate(op.name, shapes[0], dtypes[0], rctx.xp)]

@@ -74,6 +74,10 @@ def _fill_compute(name):
     return compute
 
 
+def _zeros_result(shape, dtype):
+    return np.zeros(shape, dtype)
+
+
 for _name in ("zeros", "ones", "full"):
     register(OpDef(
         _name, inputs=(), infer_shape=_fill_shape(_name), infer_type=_dtype_param,
@@ -84,6 +88,9 @@ for _name in ("zeros", "ones", "full"):
            if _name == "full" else ())
         + (_CTX, _DTYPE) + ((_STYPE,) if _name == "zeros" else ()),
         compute={"cpu": _fill_compute(_name)}, gradient=NON_DIFFERENTIABLE,
+        # zeros on the CPU: NumPy's zeroed allocation (calloc), which maps a large array
+        # (past malloc's mmap threshold) without writing it: pages are zeroed on first use
+        cpu_result=_zeros_result if _name == "zeros" else None,
         doc=_FILL_DOC[_name] + "\n\n``shape`` may be an int or a tuple of ints; dtype defaults "
             "to float32."))
 

@@ -71,6 +71,11 @@ class OpDef:
       strided_inputs        the compute functions take inputs of any strides, not only
                             C-contiguous ones (a graph's strided views reach them as they are;
                             other ops get a contiguous copy, made once per value)
+      cpu_result            fn(shape, dtype) -> a new array holding the op's result, which
+                            ``mx.nd`` calls on the CPU instead of allocating an output and
+                            running compute['cpu'] (zeros: memory the system zeroes on first
+                            use, so an array never written takes no time or memory); a graph
+                            and ``out=`` still run the compute function
       doc
 
     BatchNorm will declare ``inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var')``
@@ -85,14 +90,15 @@ class OpDef:
                  "_defaults", "elementwise", "in_place", "key_var_num_args", "aux_inputs",
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
                  "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs",
-                 "attrs_cache", "infer_cache", "var_init", "view", "strided_inputs")
+                 "attrs_cache", "infer_cache", "var_init", "view", "strided_inputs",
+                 "cpu_result")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
                  variadic=False, elementwise=False, key_var_num_args=None, list_inputs=None,
                  output_names=None, num_visible_outputs=None, aux_inputs=(), mutate_inputs=(),
                  backward_shape=None, float_rule=None, cpu_kernel=None, in_place=False,
-                 var_init=None, view=None, strided_inputs=False):
+                 var_init=None, view=None, strided_inputs=False, cpu_result=None):
         self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
         self.params = tuple(params)
         self.infer_shape, self.infer_type = infer_shape, infer_type
@@ -131,6 +137,7 @@ class OpDef:
         self.aux_inputs, self.mutate_inputs = tuple(aux_inputs), tuple(mutate_inputs)
         self.var_init = dict(var_init or {})
         self.view, self.strided_inputs = view, bool(strided_inputs)
+        self.cpu_result = cpu_result
         self.backward_shape = resolve_backward_shape(name, backward_shape)
         self._check_declaration()
 
