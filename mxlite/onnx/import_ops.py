@@ -133,14 +133,19 @@ def _compare(op_type):
             fn = {"Equal": np.equal, "Greater": np.greater, "GreaterOrEqual": np.greater_equal,
                   "Less": np.less, "LessOrEqual": np.less_equal}[op_type]
             return [_value(fn(a.const, b.const))]
-        # mxlite's comparisons give 1/0 in the inputs' dtype; ONNX's are bool: a Cast
-        # consumer turns them into the dtype it wants
-        return [ic.out(getattr(_S(), _COMPARE[op_type])(ic.sym(a), ic.sym(b)), node)]
+        # mxlite's comparisons give 1/0 in the inputs' dtype; ONNX's are bool (so a bool
+        # keeps its dtype through a Loop's carried values)
+        return [ic.out(_bool(getattr(_S(), _COMPARE[op_type])(ic.sym(a), ic.sym(b))), node)]
     return handler
 
 
+def _bool(sym):
+    """A 1/0 result as mxlite's bool, ONNX's dtype for it."""
+    return _S().cast(sym, dtype="bool")
+
+
 for _t in _COMPARE:
-    imports(_t, into=[_COMPARE[_t]])(_compare(_t))
+    imports(_t, into=[_COMPARE[_t], "cast"])(_compare(_t))
 
 
 @imports("Not", into=["logical_not"])
@@ -157,18 +162,18 @@ def _or(ic, node, ins):
     return [ic.out(_S().broadcast_logical_or(ic.sym(ins[0]), ic.sym(ins[1])), node)]
 
 
-@imports("IsNaN", into=["_contrib_isnan"])
+@imports("IsNaN", into=["_contrib_isnan", "cast"])
 def _isnan(ic, node, ins):
-    return [ic.out(_S().contrib.isnan(ic.sym(ins[0])), node)]
+    return [ic.out(_bool(_S().contrib.isnan(ic.sym(ins[0]))), node)]
 
 
-@imports("IsInf", into=["_contrib_isinf", "_contrib_isposinf", "_contrib_isneginf"])
+@imports("IsInf", into=["_contrib_isinf", "_contrib_isposinf", "_contrib_isneginf", "cast"])
 def _isinf(ic, node, ins):
     pos, neg = ic.attr(node, "detect_positive", 1), ic.attr(node, "detect_negative", 1)
     x = ic.sym(ins[0])
     c = _S().contrib
     fn = c.isinf if pos and neg else c.isposinf if pos else c.isneginf
-    return [ic.out(fn(x), node)]
+    return [ic.out(_bool(fn(x)), node)]
 
 
 @imports("Cast", into=["cast"])
@@ -176,14 +181,16 @@ def _cast(ic, node, ins):
     dtype = np.dtype(ic.onnx.helper.tensor_dtype_to_np_dtype(ic.attr(node, "to")))
     if ins[0].is_const:
         return [_value(ins[0].const.astype(dtype))]
-    if dtype == np.bool_:
-        dtype = np.dtype(np.uint8)      # mxlite's boolean results are 0/1 numbers
     return [ic.out(_S().cast(ic.sym(ins[0]), dtype=dtype.name), node)]
 
 
 @imports("Where", into=["where", "broadcast_to"])
 def _where(ic, node, ins):
+    """mxlite's where of operands broadcast to the output's shape (ONNX's, else the
+    broadcast of the operands' static shapes)."""
     shape = ic.shapes.get(node.output[0], (None, None))[0]
+    if shape is None and all(v.shape is not None for v in ins):
+        shape = np.broadcast_shapes(*[v.shape for v in ins])
     if shape is None:
         raise ic.error(node, "needs a static output shape")
     c, a, b = (ic.sym(v) for v in ins)
@@ -484,7 +491,10 @@ def _constant_of_shape(ic, node, ins):
 def _reshape(ic, node, ins):
     target = [int(d) for d in ic.const(node, ins[1], "the target shape")]
     if ic.attr(node, "allowzero", 0) and 0 in target:
-        raise ic.error(node, "allowzero=1 with a 0 in the shape")
+        # a literal 0 (mxlite's 0 copies the input's axis): the result is empty, a constant
+        if -1 in target:
+            raise ic.error(node, "allowzero=1 with both 0 and -1 in the shape")
+        return [_value(np.zeros(target, ins[0].dtype or np.float32))]
     if ins[0].is_const:
         src = ins[0].const
         shape = [src.shape[i] if d == 0 else d for i, d in enumerate(target)]

@@ -122,14 +122,20 @@ class ImportContext(Names):
         known = {n: v for n, v in self.inputs.items() if n in used}
         if any(shape is None for shape, _ in known.values()):
             return None, None
+        shape = dtype = None
         try:
             _, shapes, _ = sym.infer_shape(**{n: s for n, (s, _) in known.items()})
-            _, dtypes, _ = sym.infer_type(**{n: d for n, (_, d) in known.items()})
+            if shapes is not None and len(shapes) == 1:
+                shape = tuple(shapes[0])
         except MXNetError:
-            return None, None
-        if shapes is None or len(shapes) != 1:
-            return None, None
-        return tuple(shapes[0]), (np.dtype(dtypes[0]) if dtypes else None)
+            pass
+        try:
+            _, dtypes, _ = sym.infer_type(**{n: d for n, (_, d) in known.items()})
+            if dtypes is not None and len(dtypes) == 1:
+                dtype = np.dtype(dtypes[0])
+        except MXNetError:
+            pass
+        return shape, dtype
 
 
 def _load(onnx, path):
@@ -170,19 +176,30 @@ def get_model_metadata(model_file):
             "output_tensor_data": [(o.name, _dims(o)) for o in model.graph.output]}
 
 
+def _subgraphs(graph):
+    """The graphs held by ``graph``'s nodes' attributes (Loop, Scan and If bodies), nested
+    ones included."""
+    for node in graph.node:
+        for a in node.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                yield g
+                yield from _subgraphs(g)
+
+
 def _inferred(onnx, model):
-    """{value name: (shape, dtype)} by ONNX shape inference with data propagation."""
+    """{value name: (shape, dtype)} by ONNX shape inference with data propagation (the
+    values of control-flow bodies too, per iteration; the main graph's names first)."""
     try:
         inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception:                           # noqa: BLE001 - best effort
         inferred = model
     out = {}
-    for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + \
-            list(inferred.graph.output):
-        if vi.type.HasField("tensor_type"):
-            dims = _dims(vi)
-            out[vi.name] = (None if dims is None or None in dims else dims,
-                            _np_dtype(onnx, vi.type.tensor_type.elem_type))
+    for graph in [inferred.graph, *_subgraphs(inferred.graph)]:
+        for vi in list(graph.value_info) + list(graph.input) + list(graph.output):
+            if vi.type.HasField("tensor_type") and vi.name not in out:
+                dims = _dims(vi)
+                out[vi.name] = (None if dims is None or None in dims else dims,
+                                _np_dtype(onnx, vi.type.tensor_type.elem_type))
     return out
 
 

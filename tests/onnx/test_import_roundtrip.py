@@ -398,6 +398,37 @@ def test_reverse_sequence_on_either_layout(time_axis, tmp_path):
               inits={"l": np.asarray([4, 1, 3], np.int64)})
 
 
+def test_boolean_results_are_bool(tmp_path):
+    feeds = {"x": np.array([[1.0, np.nan, -np.inf], [2.0, 0.0, 3.0]], np.float32),
+             "z": _data((2, 3), "float32")}
+    nodes = [N("Greater", ["x", "z"], ["g"]), N("IsNaN", ["x"], ["n"]),
+             N("IsInf", ["x"], ["i"], detect_positive=0), N("Or", ["g", "n"], ["o"]),
+             N("Xor", ["o", "i"], ["e"]), N("Cast", ["z"], ["c"], to=TensorProto.BOOL),
+             N("And", ["e", "c"], ["a"]), N("Not", ["a"], ["y"])]
+    (got,) = roundtrip(nodes, feeds, tmp_path)
+    assert got.dtype == np.bool_
+
+
+def test_shapes_onnx_does_not_infer_come_from_mxlite(tmp_path):
+    """A Range over a Shape (folded at import) leaves ONNX without the shapes after it."""
+    nodes = [N("Shape", ["z"], ["s"]), N("Squeeze", ["s"], ["n"]),
+             N("Range", ["zero", "n", "one"], ["r"]), N("Cast", ["r"], ["rf"], to=1),
+             N("Greater", ["x", "rf"], ["g"]), N("Where", ["g", "x", "rf"], ["w"]),
+             N("Identity", ["w"], ["y"])]
+    feeds = {"x": np.array([2.5], np.float32), "z": _data((5,), "float32")}
+    path = str(tmp_path / "m.onnx")
+    onnx.save(_model(nodes, feeds, {"zero": np.int64(0), "one": np.int64(1)}), path)
+    assert importer._inferred(onnx, onnx.load(path))["w"][0] is None
+    roundtrip(nodes, feeds, tmp_path, shapes={"y": (5,)},
+              inits={"zero": np.int64(0), "one": np.int64(1)})
+
+
+def test_reshape_with_allowzero_to_an_empty_shape(tmp_path):
+    nodes = [N("Reshape", ["x", "s"], ["r"], allowzero=1), N("Identity", ["r"], ["y"])]
+    roundtrip(nodes, {"x": np.zeros((2, 0), np.float32)}, tmp_path,
+              inits={"s": np.array([0, 5], np.int64)}, opset=14)
+
+
 # ---- graphs mxlite exports that use the new importers ---------------------------------------
 def _mx_roundtrip(fn, inputs, tmp_path, rtol=1e-5):
     """export -> import -> evaluate in mxlite: the values of ``fn`` on ``mx.nd``."""
