@@ -121,3 +121,13 @@ def test_box_encode(match_dtype, tmp_path):
     stds = np.array([0.1, 0.1, 0.2, 0.2], np.float32)
     check(lambda F, *xs: F.contrib.box_encode(*xs), [samples, matches, anchors, refs, means,
                                                       stds], 1e-5, tmp_path)
+
+
+def test_box_iou_and_box_decode_are_valid_at_opset_17(tmp_path):
+    """Their column Splits give explicit sizes (Split's num_outputs only exists from
+    opset 18): the models pass the full check at the opset the translations declare."""
+    a, b = corner_boxes(6), corner_boxes(4)
+    check(lambda F, x, y: F.contrib.box_iou(x, y), [a, b], 1e-5, tmp_path, opset_version=17)
+    data = rng.standard_normal((2, 5, 4)).astype(np.float32)
+    check(lambda F, d, an: F.contrib.box_decode(d, an, format="corner"),
+          [data, _anchors(5, "corner")], 1e-5, tmp_path, opset_version=17)

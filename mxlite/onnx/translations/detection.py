@@ -8,8 +8,8 @@ from ..table import translates
 def _columns(ctx, boxes):
     """The four (n, 1) columns of (..., 4) boxes flattened to (n, 4)."""
     flat = ctx.node("Reshape", [boxes, ctx.int64s([-1, 4])])
-    return ctx.node("Split", [flat], [ctx.fresh("col") for _ in range(4)], axis=1,
-                    num_outputs=4)
+    return ctx.node("Split", [flat, ctx.int64s([1, 1, 1, 1], "split")],
+                    [ctx.fresh("col") for _ in range(4)], axis=1)
 
 
 def _corners_and_area(ctx, cols, fmt, dtype):
@@ -102,7 +102,8 @@ def _multibox_prior(ctx, node, ins, outs):
 
 def _last_columns(ctx, x):
     """The four (..., 1) columns of (..., 4) ``x``."""
-    return ctx.node("Split", [x], [ctx.fresh("col") for _ in range(4)], axis=-1, num_outputs=4)
+    return ctx.node("Split", [x, ctx.int64s([1, 1, 1, 1], "split")],
+                    [ctx.fresh("col") for _ in range(4)], axis=-1)
 
 
 @translates("_contrib_box_decode", onnx_ops=["Split", "Mul", "Add", "Sub", "Min", "Exp",

@@ -334,8 +334,8 @@ def _hue_rotation(ctx, img, shift, work):
 
     def f(mask):
         return ctx.cast(mask, work)
-    r, g, b = ctx.node("Split", [img], [ctx.fresh("ch") for _ in range(3)], axis=-1,
-                       num_outputs=3)
+    r, g, b = ctx.node("Split", [img, ctx.int64s([1, 1, 1], "split")],
+                       [ctx.fresh("ch") for _ in range(3)], axis=-1)
     vmax, vmin = ctx.node("Max", [r, g, b]), ctx.node("Min", [r, g, b])
     diff = ctx.node("Sub", [vmax, vmin])
     chroma = ctx.node("Greater", [diff, c(_image._HUE_EPS)])
