@@ -592,11 +592,11 @@ def test_one_op_export_case_round_trips(fn, inputs, rtol, tmp_path):
     _mx_roundtrip(fn, list(inputs), tmp_path, rtol=rtol)
 
 
-# ---- random draws: the same distribution, not the same values ----------------------------------
-#: why a random operator's round trip is checked by distribution: the imported graph draws
-#: from mxlite's own generator through ONNX's RandomUniform/RandomNormal/Multinomial (their
-#: ``seed`` does not carry over), a different sequence of draws than the original's
-RANDOM_REASON = "random draws: the imported sampler's stream is not the original's"
+# ---- random draws: the same distribution, not the same values -------------------------------
+# A random operator's round trip cannot give the original's values: the imported graph
+# draws from mxlite's generator through ONNX's RandomUniform/RandomNormal/Multinomial (their
+# ``seed`` does not carry over), another sequence of draws. So these check the shape, the
+# dtype and the distribution.
 DRAWS = 40000      # five standard errors are about 2.5% of a standard deviation
 
 
