@@ -3,7 +3,7 @@ rounding, logic, norms, scatter/gather by index tuples, depth/space rearrangemen
 normalisation, random draws and determinants."""
 import numpy as np
 
-from .import_ops import _S, _all_const, _axes, _spatial_pads, _symmetric, _value
+from .import_ops import _S, _all_const, _axes, _spatial_pads, _value, _zero_padded
 from .import_table import imports
 
 
@@ -407,10 +407,11 @@ def _multinomial(ic, node, ins):
 
 
 @imports("DeformConv", into=["_contrib_DeformableConvolution",
-                             "_contrib_ModulatedDeformableConvolution"])
+                             "_contrib_ModulatedDeformableConvolution", "concat"])
 def _deform_conv(ic, node, ins):
     """2-D DeformConv: offsets (N, offset_group * 2 * kh * kw, Ho, Wo) per tap as (y, x),
-    mxlite's layout; a mask makes it the modulated convolution."""
+    mxlite's layout; a mask makes it the modulated convolution. Asymmetric pads: the extra
+    zeros joined on first (a sample outside the image reads zeros either way)."""
     x, w, offset = ins[:3]
     bias = ins[3] if len(ins) > 3 and ins[3] is not None else None
     mask = ins[4] if len(ins) > 4 and ins[4] is not None else None
@@ -419,17 +420,18 @@ def _deform_conv(ic, node, ins):
         raise ic.error(node, f"needs a static 4-d weight shape, got {w_shape} (mxlite's "
                              "deformable convolutions are 2-D)")
     begin, end = _spatial_pads(ic, node, 2)
+    data, pad = _zero_padded(ic, node, x, begin, end)    # sampling outside reads zeros too
     kw = dict(kernel=tuple(ic.attr(node, "kernel_shape", w_shape[2:])),
               stride=tuple(ic.attr(node, "strides", [1, 1])),
               dilate=tuple(ic.attr(node, "dilations", [1, 1])),
-              pad=_symmetric(ic, node, begin, end), num_filter=w_shape[0],
+              pad=pad, num_filter=w_shape[0],
               num_group=ic.attr(node, "group", 1),
               num_deformable_group=ic.attr(node, "offset_group", 1), no_bias=bias is None)
     if tuple(kw["kernel"]) != tuple(w_shape[2:]):
         raise ic.error(node, f"kernel_shape={list(kw['kernel'])} for a weight of shape "
                              f"{w_shape}")
     contrib = _S().contrib
-    head = [ic.sym(x), ic.sym(offset)]
+    head = [data, ic.sym(offset)]
     tail = [ic.sym(w)] + ([] if bias is None else [ic.sym(bias)])
     if mask is None:
         y = contrib.DeformableConvolution(*head, *tail, **kw)

@@ -223,17 +223,40 @@ def _symmetric(ic, node, begin, end):
     return tuple(begin)
 
 
-@imports("Conv", into=["Convolution"])
+def _zero_padded(ic, node, x, begin, end):
+    """(``x``'s Symbol, the symmetric pads a convolution takes): the part of asymmetric
+    ``begin``/``end`` spatial pads beyond the smaller side as zeros joined on first."""
+    pad = tuple(min(b, e) for b, e in zip(begin, end))
+    extra = [(b - p, e - p) for b, e, p in zip(begin, end, pad)]
+    y = ic.sym(x)
+    if not any(b or e for b, e in extra):
+        return y, pad
+    if x.shape is None:
+        raise ic.error(node, f"asymmetric pads {begin + end} need the input's static shape")
+    now = list(x.shape)
+    for ax, (b, e) in enumerate(extra, start=2):
+        blocks = []
+        for w in (b, e):
+            size = list(now)
+            size[ax] = w
+            blocks.append(ic.sym(_value(np.zeros(size, x.dtype or np.float32))) if w else None)
+        y = _S().concat(*[p for p in (blocks[0], y, blocks[1]) if p is not None], dim=ax)
+        now[ax] += b + e
+    return y, pad
+
+
+@imports("Conv", into=["Convolution", "concat"])
 def _conv(ic, node, ins):
+    """Convolution; asymmetric pads: the extra zeros joined on the input first."""
     w_shape = ins[1].shape
     if w_shape is None:
         raise ic.error(node, "needs the weight's shape")
     nd = len(w_shape) - 2
     kernel = tuple(ic.attr(node, "kernel_shape", w_shape[2:]))
     begin, end = _spatial_pads(ic, node, nd)
-    pad = _symmetric(ic, node, begin, end)
-    args = [ic.sym(ins[0]), ic.sym(ins[1])] + ([ic.sym(ins[2])] if len(ins) > 2 and ins[2]
-                                               is not None else [])
+    x, pad = _zero_padded(ic, node, ins[0], begin, end)
+    args = [x, ic.sym(ins[1])] + ([ic.sym(ins[2])] if len(ins) > 2 and ins[2]
+                                  is not None else [])
     y = _S().Convolution(*args, kernel=kernel, num_filter=w_shape[0],
                          stride=tuple(ic.attr(node, "strides", [1] * nd)),
                          dilate=tuple(ic.attr(node, "dilations", [1] * nd)), pad=pad,

@@ -324,12 +324,30 @@ def test_deform_conv(shape, filters, kernel, attrs, mask, bias, dtype, tmp_path)
               tmp_path, inits=inits, opset=19)
 
 
-def test_deform_conv_asymmetric_pads_are_refused(tmp_path):
-    feeds = {"x": _data((1, 1, 4, 4), "float32"), "o": _data((1, 8, 4, 4), "float32")}
-    _refused([N("DeformConv", ["x", "w", "o"], ["y"], kernel_shape=[2, 2],
-                pads=[0, 0, 1, 1])], feeds, tmp_path,
-             r"\(DeformConv, opset 19\): asymmetric pads",
-             inits={"w": _data((1, 1, 2, 2), "float32")}, opset=19)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("pads,mask", [([0, 0, 1, 1], False), ([2, 1, 0, 1], True)])
+def test_deform_conv_asymmetric_pads(pads, mask, dtype, tmp_path):
+    ho, wo = 4 + pads[0] + pads[2] - 1, 4 + pads[1] + pads[3] - 1
+    feeds = {"x": _data((1, 2, 4, 4), dtype),
+             "o": (rng.standard_normal((1, 8, ho, wo)) * 1.5).astype(dtype)}
+    names = ["x", "w", "o"]
+    if mask:
+        feeds["m"] = rng.uniform(0, 1, (1, 4, ho, wo)).astype(dtype)
+        names += ["", "m"]
+    roundtrip([N("DeformConv", names, ["y"], kernel_shape=[2, 2], pads=pads)], feeds,
+              tmp_path, inits={"w": _data((3, 2, 2, 2), dtype)}, opset=19)
+
+
+@pytest.mark.parametrize("dtype", ["float32"])     # onnxruntime's CPU Conv: float32 only
+@pytest.mark.parametrize("shape,kernel,pads,strides", [
+    ((1, 2, 5, 6), (3, 3), [0, 1, 1, 2], [1, 1]),          # TensorFlow's SAME padding
+    ((2, 3, 7, 7), (2, 3), [1, 0, 0, 1], [2, 2]),
+    ((2, 2, 9), (3,), [2, 0], [1]),
+])
+def test_conv_asymmetric_pads(shape, kernel, pads, strides, dtype, tmp_path):
+    w = _data((4, shape[1]) + kernel, dtype)
+    roundtrip([N("Conv", ["x", "w", "b"], ["y"], pads=pads, strides=strides)],
+              {"x": _data(shape, dtype)}, tmp_path, inits={"w": w, "b": _data((4,), dtype)})
 
 
 # ---- Pad, MatMul, Mod: the general cases the exporter writes --------------------------------
