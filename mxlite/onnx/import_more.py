@@ -419,7 +419,8 @@ def _deform_conv(ic, node, ins):
     if w_shape is None or len(w_shape) != 4:
         raise ic.error(node, f"needs a static 4-d weight shape, got {w_shape} (mxlite's "
                              "deformable convolutions are 2-D)")
-    begin, end = _spatial_pads(ic, node, 2)
+    begin, end = _spatial_pads(ic, node, 2, x, tuple(ic.attr(node, "kernel_shape",
+                                                             w_shape[2:])))
     data, pad = _zero_padded(ic, node, x, begin, end)    # sampling outside reads zeros too
     kw = dict(kernel=tuple(ic.attr(node, "kernel_shape", w_shape[2:])),
               stride=tuple(ic.attr(node, "strides", [1, 1])),

@@ -209,12 +209,33 @@ def _clip(ic, node, ins):
 
 
 # ---- layers -------------------------------------------------------------------------------
-def _spatial_pads(ic, node, nd):
+def _spatial_pads(ic, node, nd, x=None, kernel=None):
+    """(begin, end) pads of a convolution or pool over ``nd`` spatial axes: ``pads``, or
+    what ``auto_pad`` asks (VALID: none; SAME_UPPER/SAME_LOWER: the output ceil(size /
+    stride), the odd one at the end/beginning; this needs the input ``x``'s static shape
+    and the ``kernel``)."""
+    auto = ic.attr(node, "auto_pad", b"NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else auto
+    if auto == "VALID":
+        return [0] * nd, [0] * nd
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        if x is None or kernel is None:
+            raise ic.error(node, f"auto_pad={auto} (give explicit pads)")
+        if x.shape is None:
+            raise ic.error(node, f"auto_pad={auto} needs the input's static shape")
+        begin, end = [], []
+        strides = ic.attr(node, "strides", [1] * nd)
+        dilations = ic.attr(node, "dilations", [1] * nd)
+        for n, k, s, d in zip(x.shape[2:], kernel, strides, dilations):
+            total = max((-(-n // s) - 1) * s + (k - 1) * d + 1 - n, 0)
+            small = total // 2
+            begin.append(small if auto == "SAME_UPPER" else total - small)
+            end.append(total - begin[-1])
+        return begin, end
+    if auto != "NOTSET":
+        raise ic.error(node, f"auto_pad={auto}")
     pads = list(ic.attr(node, "pads", [0] * (2 * nd)))
-    begin, end = pads[:nd], pads[nd:]
-    if ic.attr(node, "auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
-        raise ic.error(node, "auto_pad other than NOTSET")
-    return begin, end
+    return pads[:nd], pads[nd:]
 
 
 def _symmetric(ic, node, begin, end):
@@ -253,7 +274,7 @@ def _conv(ic, node, ins):
         raise ic.error(node, "needs the weight's shape")
     nd = len(w_shape) - 2
     kernel = tuple(ic.attr(node, "kernel_shape", w_shape[2:]))
-    begin, end = _spatial_pads(ic, node, nd)
+    begin, end = _spatial_pads(ic, node, nd, ins[0], kernel)
     x, pad = _zero_padded(ic, node, ins[0], begin, end)
     args = [x, ic.sym(ins[1])] + ([ic.sym(ins[2])] if len(ins) > 2 and ins[2]
                                   is not None else [])
@@ -391,7 +412,7 @@ def _pool(kind, global_pool=False):
                                      **extra), node)]
         kernel = tuple(ic.attr(node, "kernel_shape"))
         nd = len(kernel)
-        begin, end = _spatial_pads(ic, node, nd)
+        begin, end = _spatial_pads(ic, node, nd, ins[0], kernel)
         pad = _symmetric(ic, node, begin, end)
         if any(d != 1 for d in ic.attr(node, "dilations", [1] * nd)):
             raise ic.error(node, "dilated pooling")

@@ -350,6 +350,26 @@ def test_conv_asymmetric_pads(shape, kernel, pads, strides, dtype, tmp_path):
               {"x": _data(shape, dtype)}, tmp_path, inits={"w": w, "b": _data((4,), dtype)})
 
 
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])
+@pytest.mark.parametrize("shape,kernel,strides,dilations", [
+    ((1, 2, 5, 6), (3, 3), [1, 1], [1, 1]),
+    ((2, 3, 7, 8), (2, 3), [2, 3], [1, 1]),
+    ((1, 2, 9, 10), (4, 2), [3, 2], [1, 1]),   # (onnxruntime: no dilation with SAME)
+])
+def test_conv_auto_pad(shape, kernel, strides, dilations, auto_pad, tmp_path):
+    w = _data((3, shape[1]) + kernel, "float32")
+    roundtrip([N("Conv", ["x", "w"], ["y"], auto_pad=auto_pad, strides=strides,
+                 dilations=dilations)], {"x": _data(shape, "float32")}, tmp_path,
+              inits={"w": w})
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "VALID"])
+def test_pool_auto_pad_where_it_pads_both_sides_alike(op, auto_pad, tmp_path):
+    roundtrip([N(op, ["x"], ["y"], kernel_shape=[3, 3], auto_pad=auto_pad)],
+              {"x": _data((1, 2, 5, 6), "float32")}, tmp_path)
+
+
 # ---- Pad, MatMul, Mod: the general cases the exporter writes --------------------------------
 PADS = [  # shape, pads, mode, dtype
     ((3, 4), [1, 2, 0, 3], "constant", "float32"),
