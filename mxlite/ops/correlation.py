@@ -158,13 +158,24 @@ def _slope(attrs, side, a, b):
 # ---- blocks ----------------------------------------------------------------------------------
 def _padded(xp, x, pad, work):
     """x zero-padded by ``pad`` on both spatial sides, in the work dtype (x itself when there
-    is nothing to do)."""
-    if pad == 0 and x.dtype == work:
-        return x
+    is nothing to do; one cast, no zeroed buffer, when only the dtype changes)."""
+    if pad == 0:
+        return x if x.dtype == work else x.astype(work)
     n, c, h, w = x.shape
     out = xp.zeros((n, c, h + 2 * pad, w + 2 * pad), work)
     out[:, :, pad:pad + h, pad:pad + w] = x.astype(work)
     return out
+
+
+def _padded_block(xp, arrays, images, chans, pad, work):
+    """The block (images, chans) of each of ``arrays`` padded (``_padded``); an array passed
+    in several slots (Correlation(x, x), a tangent along the data itself) is padded once and
+    shared: the terms only read these blocks."""
+    done = {}
+    for x in arrays:
+        if id(x) not in done:
+            done[id(x)] = _padded(xp, x[images, chans], pad, work)
+    return [done[id(x)] for x in arrays]
 
 
 def _blocks(geo):
@@ -212,7 +223,7 @@ def _volume(xp, arrays, term, geo, out, work):
     scale = 1.0 / (geo.k * geo.k * geo.c)
     sums = {}
     for images, chans in _blocks(geo):
-        part = [_padded(xp, x[images, chans], geo.pad, work) for x in arrays]
+        part = _padded_block(xp, arrays, images, chans, geo.pad, work)
         if images.start not in sums:
             sums = {images.start: xp.zeros((part[0].shape[0], geo.grid * geo.grid, geo.hr,
                                             geo.wr), work)}
@@ -233,7 +244,7 @@ def _scatter(xp, g, arrays, weight, side, geo, out, work):
     for images, chans in _blocks(geo):
         if images.start not in spread:
             spread = {images.start: _spread(xp, g[images].astype(work) * scale, geo, work)}
-        part = [_padded(xp, x[images, chans], p, work) for x in arrays]
+        part = _padded_block(xp, arrays, images, chans, p, work)
         grad = xp.zeros(part[0].shape, work)
         fixed = [_window(a, geo) for a in part]
         for q, dy, dx in _shifts(geo):
