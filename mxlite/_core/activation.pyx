@@ -13,6 +13,7 @@ of ``mx_parallel.h``. Inputs and outputs are C-contiguous and flattened by the c
 """
 from cython.parallel cimport prange
 from libc.math cimport exp, log, INFINITY
+from libc.stdint cimport uint16_t
 from libc.stdlib cimport malloc, free
 
 from .common cimport idx_t, PARALLEL_MIN
@@ -117,6 +118,46 @@ def activation(int kind, const real[::1] x, real[::1] y, double a=0.0, double b=
         return
     with nogil:
         _act_loop(kind, &x[0], &y[0], x.shape[0], a, b)
+
+
+# ---- relu on float16 bits --------------------------------------------------------------------
+cdef void _relu_half_loop(const uint16_t* x, uint16_t* y, idx_t i0, idx_t i1) noexcept nogil:
+    """y = x < 0 ? +0 : x on float16 bit patterns: x < 0 exactly for the bits 0x8001 (the
+    least negative subnormal) to 0xfc00 (-inf); -0 and the NaNs (any sign) pass unchanged,
+    as relu in float32 and the cast back give them. No branch: the loop vectorizes."""
+    cdef idx_t i
+    cdef uint16_t u
+    cdef bint negatives = False
+    if x == y:
+        # in place, a chunk without negatives is left as it is: no write (its pages stay
+        # clean, a lazily zeroed array stays unallocated)
+        for i in range(i0, i1):
+            negatives |= <uint16_t>(x[i] - 0x8001) <= 0x7bff
+        if not negatives:
+            return
+    for i in range(i0, i1):
+        u = x[i]
+        y[i] = 0 if <uint16_t>(u - 0x8001) <= 0x7bff else u
+
+
+def relu_half(const uint16_t[::1] x, uint16_t[::1] y):
+    """``relu`` of float16 data viewed as uint16 (``y`` may be ``x``): the bits relu computed
+    in float32 and rounded back would give (relu is exact), without the float32 round trip
+    (two casts of the whole array)."""
+    cdef idx_t n = x.shape[0], c, nchunks
+    cdef mx_region reg
+    if y.shape[0] != n:
+        raise ValueError("relu_half: x and y differ in size")
+    nchunks = (n + 16383) // 16384
+    with nogil:
+        if n >= PARALLEL_MIN and not mx_serial(n):
+            mx_region_begin(&reg)
+            for c in prange(nchunks, schedule="static"):
+                mx_region_mark(&reg)
+                _relu_half_loop(&x[0], &y[0], c * 16384, min(n, (c + 1) * 16384))
+            mx_region_end(&reg)
+        elif n:
+            _relu_half_loop(&x[0], &y[0], 0, n)
 
 
 # ---- the softmax family over one axis --------------------------------------------------------

@@ -14,7 +14,7 @@ import numpy as np
 from .._core import activation as _act
 from .._core import elemwise as _ew
 from ..base import FLOAT_DTYPES, op_error
-from .common import float16_in_blocks, in_work_dtype, run_in, write_back
+from .common import F16, float16_in_blocks, in_work_dtype, run_in, write_back
 from .elemwise import relu_step
 from .linalg import _blocked_matmul
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
@@ -198,6 +198,21 @@ def _activation_compute(rctx, ins, outs, attrs):
     write_back(rctx.xp, target, out)
 
 
+_activation_blocks = float16_in_blocks(_activation_compute)
+
+
+def _activation_run(rctx, ins, outs, attrs):
+    """float16 relu straight on the bits (``relu_half``: the result of relu in float32 and
+    the cast back, which relu's exactness makes the input or +0, without the two casts);
+    every other case in float32 blocks (``float16_in_blocks``)."""
+    x, out = ins[0], outs[0]
+    if (attrs.act_type == "relu" and x.dtype == F16 and out.dtype == F16
+            and x.shape == out.shape and x.flags.c_contiguous and out.flags.c_contiguous):
+        _act.relu_half(x.reshape(-1).view(np.uint16), out.reshape(-1).view(np.uint16))
+        return
+    _activation_blocks(rctx, ins, outs, attrs)
+
+
 def _activation_gradient(F, node, ograds):
     """relu: g (x > 0);  sigmoid: g y (1 - y);  tanh: g (1 - y^2);  softrelu: g sigmoid(x);
     softsign: g / (1 + |x|)^2.  (y is the output.)"""
@@ -222,7 +237,7 @@ register(OpDef(
     params=(Param("act_type", "str", doc="the activation function",
                   choices=_ACT_TYPES),),
     infer_shape=lambda shapes, attrs: [shapes[0]], backward_shape="same",
-    infer_type=_act_type("Activation", ("data",)), compute={"cpu": float16_in_blocks(_activation_compute)},
+    infer_type=_act_type("Activation", ("data",)), compute={"cpu": _activation_run},
     gradient=_activation_gradient, grad_needs=("inputs", "outputs"), elementwise=True,
     doc="""Element-wise activation ``act_type``: ``relu`` max(x, 0), ``sigmoid``
 1 / (1 + exp(-x)), ``tanh``, ``softrelu`` log(1 + exp(x)) (computed as
