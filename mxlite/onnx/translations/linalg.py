@@ -7,7 +7,7 @@ the flattened matrices (exact: a mask product would turn an inf elsewhere into N
 """
 import numpy as np
 
-from ..table import not_expressible, translates
+from ..table import translates
 from ...ops import la_factor
 
 
@@ -185,15 +185,6 @@ def _slogdet(ctx, node, ins, outs):
     logabs = ctx.node("Log", [ctx.node("Abs", [det])])
     _per_matrix(ctx, node, sign, outs[0])
     _per_matrix(ctx, node, logabs, outs[1])
-
-
-not_expressible(
-    "a matrix factorisation or solve (Cholesky, its inverse, LQ, symmetric eigensystem, "
-    "triangular solve, general inverse): ONNX has no such operator (MatMul and Det are its "
-    "only linear algebra), and a composition would have to unroll a pivoted elimination or "
-    "an iteration to convergence per matrix size",
-    "_linalg_potrf", "_linalg_potri", "_linalg_gelqf", "_linalg_syevd", "_linalg_trsm",
-    "_linalg_inverse")
 
 
 @translates("_la_trian_mask", onnx_ops=["Trilu", "Mul"])
