@@ -450,8 +450,9 @@ def test_small_problems_run_on_the_reference_kernels(monkeypatch):
 @pytest.mark.parametrize("axis", [-1, 1, 0])
 def test_softmax_family_gradients_run_as_one_onednn_pass(name, axis, monkeypatch):
     """The FGradient of the softmax family is _softmax_grad / _log_softmax_grad: one oneDNN
-    softmax-backward pass on the CPU, equal to the composed kernels and to NumPy's closed
-    form."""
+    softmax-backward pass on the CPU along the last axis (along an outer axis oneDNN is many
+    times slower, so the composed kernels run: softmax_grad._innermost), equal to the
+    composed kernels and to NumPy's closed form."""
     spy = Spy(monkeypatch, "softmax_backward")
     rng = np.random.default_rng(9)
     x = mx.nd.array(rng.standard_normal((3, 5, 4)))
@@ -474,7 +475,7 @@ def test_softmax_family_gradients_run_as_one_onednn_pass(name, axis, monkeypatch
         want = y * (g64 - (g64 * y).sum(axis=axis, keepdims=True))
         want = -want if name == "softmin" else want
     np.testing.assert_allclose(fast[1], want, rtol=1e-5, atol=1e-6)
-    assert spy.calls["softmax_backward"] >= 1
+    assert (spy.calls["softmax_backward"] >= 1) == (axis == -1)
 
 
 @pytest.mark.parametrize("nsize", [1, 4, 5, 7])
