@@ -23,7 +23,8 @@ def test_close_names_are_suggested():
     from mxlite.ops.registry import get_op
     from mxlite.symbol.graph import SymNode
     # an operator ONNX cannot express (it stays without a translation)
-    node = SymNode(get_op("_linalg_potrf"), "chol", get_op("_linalg_potrf").parse_attrs({}))
+    node = SymNode(get_op("_cvimread"), "img", get_op("_cvimread").parse_attrs(
+        {"filename": "a.png"}))
     with pytest.raises(mx.MXNetError, match="close"):
         _check_translations([node], 28)
 

@@ -1,13 +1,13 @@
-"""The matrix factorisations and solves (potrf, potri, trsm, inverse, gelqf) exported as ONNX
-Loops: one-op graphs in float32 and float64 at several shapes and attribute sets, run in
-onnxruntime and compared with ``mx.nd``; what a singular or indefinite input gives; and
-gradient graphs through potrf and inverse against ``mx.autograd``."""
+"""The matrix factorisations and solves (potrf, potri, trsm, inverse, gelqf, syevd) exported
+as ONNX Loops: one-op graphs in float32 and float64 at several shapes and attribute sets,
+run in onnxruntime and compared with ``mx.nd``; what a singular or indefinite input gives;
+a dynamic batch; and gradient graphs through them against ``mx.autograd``."""
 import numpy as np
 import pytest
 
 import mxlite as mx
 from mxlite.symbol.graph import topo_order
-from onnx_harness import export_and_run
+from onnx_harness import export_and_run, run_onnx
 
 rng = np.random.default_rng(5)
 DTYPES = [np.float32, np.float64]
@@ -42,6 +42,12 @@ def triangle(*shape):
     a[..., np.arange(n), np.arange(n)] = np.sign(a[..., np.arange(n), np.arange(n)]) * (
         1.5 + np.abs(a[..., np.arange(n), np.arange(n)]))
     return a
+
+
+def with_eigenvalues(values):
+    """A symmetric matrix with these eigenvalues (a random orthonormal basis)."""
+    q = np.linalg.qr(normal(len(values), len(values)))[0]
+    return q @ np.diag(values) @ q.T
 
 
 def case(label, fn, *inputs):
@@ -99,6 +105,13 @@ case("gelqf_row", lambda F, a: L(F).gelqf(a), normal(2, 1, 3))
 # rank deficient: a zero row and a row with a zero tail (the reflections that are I)
 case("gelqf_rank_deficient", lambda F, a: L(F).gelqf(a),
      np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [-2.0, 0.0, 0.0]]))
+case("syevd", lambda F, a: L(F).syevd(a), normal(4, 4))
+case("syevd_batched", lambda F, a: L(F).syevd(a), normal(2, 3, 3, 3))
+case("syevd_one", lambda F, a: L(F).syevd(a), normal(1, 1))
+case("syevd_six", lambda F, a: L(F).syevd(a), normal(6, 6))
+# diagonal already (no sweep at all), and repeated eigenvalues (ties in the order)
+case("syevd_diagonal", lambda F, a: L(F).syevd(a), np.diag([3.0, -1.0, 2.0, -1.0]))
+case("syevd_repeated", lambda F, a: L(F).syevd(a), with_eigenvalues([1.0, 1.0, 2.0, 2.0]))
 case("potri_of_potrf", lambda F, a: L(F).potri(L(F).potrf(a)), spd(3, 3))
 
 
@@ -120,6 +133,16 @@ def test_gelqf_factors_reconstruct_the_input(tmp_path):
     np.testing.assert_allclose(q @ np.swapaxes(q, -1, -2), np.broadcast_to(np.eye(3), (2, 3, 3)),
                                atol=1e-12)
     assert np.all(np.triu(low, 1) == 0)
+
+
+def test_syevd_reads_the_lower_triangle_and_decomposes(tmp_path):
+    a = one_sided(2, 5, 5, lower=True)
+    u, lam = check(lambda F, x: L(F).syevd(x), [a], 1e-10, tmp_path)
+    sym = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
+    rebuilt = np.swapaxes(u, -1, -2) @ (lam[..., :, None] * u)
+    np.testing.assert_allclose(rebuilt, sym, rtol=1e-10, atol=1e-10)
+    assert (np.diff(lam, axis=-1) >= 0).all()
+    np.testing.assert_allclose(lam, np.linalg.eigvalsh(sym), rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -156,6 +179,25 @@ def test_trsm_with_a_zero_on_the_diagonal_is_not_finite(dtype, tmp_path):
     assert not np.isfinite(got[1]).any()
 
 
+@pytest.mark.parametrize("fn,make", [
+    (lambda F, a: L(F).potrf(a), lambda b: spd(b, 3, 3)),
+    (lambda F, a: L(F).potri(a, lower=False), lambda b: triangle(b, 3, 3)),
+    (lambda F, a: L(F).inverse(a), lambda b: normal(b, 3, 3)),
+    (lambda F, a: L(F).gelqf(a)[1], lambda b: normal(b, 2, 3)),
+    (lambda F, a: L(F).syevd(a)[0], lambda b: normal(b, 3, 3))],
+    ids=["potrf", "potri", "inverse", "gelqf", "syevd"])
+def test_a_dynamic_batch_runs_at_other_batch_sizes(fn, make, tmp_path):
+    """The Loops depend on the matrix size only: one export runs any batch."""
+    path = str(tmp_path / "model.onnx")
+    mx.onnx.export_model(fn(mx.sym, mx.sym.var("a")), {}, in_shapes=[make(2).shape],
+                         in_types=[np.float64], onnx_file_path=path, dynamic=True)
+    for batch in (1, 4):
+        a = make(batch)
+        got = run_onnx(path, {"a": a})[0]
+        np.testing.assert_allclose(got, fn(mx.nd, mx.nd.array(a, dtype=a.dtype)).asnumpy(),
+                                   rtol=1e-10, atol=1e-10)
+
+
 # ---- gradient graphs -------------------------------------------------------------------------
 def _autograd(fn, values):
     arrays = {k: mx.nd.array(v, dtype=v.dtype) for k, v in values.items()}
@@ -181,22 +223,34 @@ def _potrf_upper_loss(F, v):
     return F.sum(F.linalg.potrf(v["a"], lower=False) * v["w"])
 
 
+def _gelqf_loss(F, v):
+    q, low = F.linalg.gelqf(v["a"])
+    return F.sum(q * v["w"]) + F.sum(F.square(low))
+
+
+def _syevd_loss(F, v):
+    u, lam = F.linalg.syevd(v["a"])
+    return F.sum(u * v["w"]) + F.sum(F.square(lam))
+
+
 def _inverse_loss(F, v):
     return F.sum(F.square(F.linalg.inverse(v["a"])) * v["w"])
 
 
 @pytest.mark.parametrize("loss,make", [
     (_potrf_loss, lambda: spd(2, 4, 4)), (_potrf_upper_loss, lambda: spd(3, 3)),
-    (_inverse_loss, lambda: normal(2, 3, 3) + 3 * np.eye(3))], ids=["potrf", "potrf_upper",
-                                                                     "inverse"])
+    (_inverse_loss, lambda: normal(2, 3, 3) + 3 * np.eye(3)),
+    (_gelqf_loss, lambda: normal(2, 2, 4)),
+    (_syevd_loss, lambda: with_eigenvalues([-1.0, 0.5, 2.0]))],
+    ids=["potrf", "potrf_upper", "inverse", "gelqf", "syevd"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gradient_graph_exports_and_matches_autograd(loss, make, dtype, tmp_path):
     a = make().astype(dtype)
     values = {"a": a, "w": normal(*a.shape).astype(dtype)}
     graph = _grad_graph(loss, values)
     ops = {n.op.name for n in topo_order(graph._outputs) if n.op is not None}
-    if loss is not _inverse_loss:
-        assert "_linalg_trsm" in ops, ops             # potrf's gradient solves with trsm
+    if loss in (_potrf_loss, _potrf_upper_loss, _gelqf_loss):
+        assert "_linalg_trsm" in ops, ops             # these gradients solve with trsm
     got = export_and_run(graph, {}, {k: values[k] for k in graph.list_arguments()}, tmp_path)
     for g, e in zip(got, _autograd(loss, values)):
         np.testing.assert_allclose(g, e, rtol=RTOL[dtype], atol=RTOL[dtype])

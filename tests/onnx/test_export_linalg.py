@@ -112,10 +112,3 @@ def test_slogdet_of_a_singular_matrix(tmp_path):
     a = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
     got = export_and_run(mx.sym.linalg.slogdet(mx.sym.var("a")), {}, {"a": a}, tmp_path)
     assert got[0].tolist() == [0.0] and got[1].tolist() == [-np.inf]
-
-
-@pytest.mark.parametrize("name", ["potrf", "potri", "gelqf", "syevd", "inverse"])
-def test_factorisations_are_refused_with_the_reason(name, tmp_path):
-    y = getattr(mx.sym.linalg, name)(mx.sym.var("a"))
-    with pytest.raises(mx.MXNetError, match="ONNX has no such operator"):
-        mx.onnx.export_model(y, {}, in_shapes=[(3, 3)], onnx_file_path=tmp_path / "m.onnx")

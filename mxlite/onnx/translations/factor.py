@@ -1,11 +1,12 @@
-"""The matrix factorisations and solves of mx.nd.linalg (potrf, potri, trsm, inverse, gelqf)
-as ONNX Loops over the static matrix size: one column (or row) of the result per
-iteration, every matrix of the batch at once, in the input's dtype (gelqf in float64, as
-mxlite computes it). ONNX has no factorisation operator; these are the column-by-column
-algorithms written with Gather, MatMul and Where."""
+"""The matrix factorisations and solves of mx.nd.linalg (potrf, potri, trsm, inverse, gelqf,
+syevd) as ONNX Loops over the static matrix size: one column (or row, or rotation) of the
+result per iteration, every matrix of the batch at once, in the input's dtype (gelqf and
+syevd in float64, as mxlite computes them, with mxlite's own algorithms: Householder
+reflections, cyclic Jacobi rotations). ONNX has no factorisation operator; these are the
+column-by-column algorithms written with Gather, MatMul and Where."""
 import numpy as np
 
-from ..table import not_expressible, translates
+from ..table import translates
 from .linalg import _t
 from .loop import loop
 
@@ -42,6 +43,11 @@ def _eye_like(ctx, a, n, dtype):
     return ctx.node("Expand", [ctx.const(np.eye(n, dtype=dtype)), ctx.node("Shape", [a])])
 
 
+def _t_into(ctx, x, nd, outs):
+    """``x`` with its last two axes exchanged, written into ``outs``."""
+    ctx.node("Transpose", [x], outs, perm=list(range(nd - 2)) + [nd - 1, nd - 2])
+
+
 # ---- Cholesky --------------------------------------------------------------------------------
 def _cholesky(ctx, a, n, dtype):
     """L with a = L L^T from a's lower triangle (..., n, n): column j of L is
@@ -70,11 +76,6 @@ def _potrf(ctx, node, ins, outs):
         ctx.node("Identity", [_cholesky(ctx, ins[0], n, dtype)], outs)
     else:                                   # U = chol(A^T)^T reads A's upper triangle
         _t_into(ctx, _cholesky(ctx, _t(ctx, ins[0], nd), n, dtype), nd, outs)
-
-
-def _t_into(ctx, x, nd, outs):
-    perm = list(range(nd - 2)) + [nd - 1, nd - 2]
-    ctx.node("Transpose", [x], outs, perm=perm)
 
 
 # ---- triangular solve ------------------------------------------------------------------------
@@ -237,7 +238,142 @@ def _gelqf(ctx, node, ins, outs):
             ctx.node("Cast", [value], [out], to=_elem(ctx, dtype))
 
 
-not_expressible(
-    "a symmetric eigensystem: ONNX has no eigensolver, and a composition would have to "
-    "iterate Jacobi rotations to convergence per matrix size",
-    "_linalg_syevd")
+
+# ---- symmetric eigensystem by cyclic Jacobi rotations ----------------------------------------
+_SWEEPS = 50              # mxlite's bound on the sweeps (la_factor._SWEEPS)
+
+
+def _while(ctx, go, carried, body, trips):
+    """An ONNX Loop of at most ``trips`` iterations that runs while the bool scalar ``go``
+    holds, tested before every iteration (the first included): ``body(values)`` returns
+    the new values and the next ``go``. ``carried``: (initial value, ONNX element type)."""
+    helper = ctx.helper
+    saved, ctx.nodes = ctx.nodes, []
+    try:
+        iteration, condition = ctx.fresh("iteration"), ctx.fresh("condition")
+        names = [ctx.fresh("carried") for _ in carried]
+        new, more = body(names)
+        outputs = [ctx.node("Identity", [v]) for v in [more] + list(new)]
+        nodes = ctx.nodes
+    finally:
+        ctx.nodes = saved
+    bool_t, int_t = ctx.onnx.TensorProto.BOOL, ctx.onnx.TensorProto.INT64
+    graph = helper.make_graph(
+        nodes, ctx.fresh("loop_body"),
+        [helper.make_tensor_value_info(iteration, int_t, []),
+         helper.make_tensor_value_info(condition, bool_t, [])]
+        + [helper.make_tensor_value_info(n, t, None) for n, (_, t) in zip(names, carried)],
+        [helper.make_tensor_value_info(outputs[0], bool_t, [])]
+        + [helper.make_tensor_value_info(o, t, None) for o, (_, t) in zip(outputs[1:], carried)])
+    results = ctx.node("Loop", [ctx.const(np.int64(trips)), go] + [v for v, _ in carried],
+                       [ctx.fresh("loop_out") for _ in carried], body=graph)
+    return results if isinstance(results, list) else [results]
+
+
+def _entry(ctx, m, p, q):
+    """m[..., p, q] for int64 scalars p and q: shape (...)."""
+    return _pick(ctx, _pick(ctx, m, p, -2), q, -1)
+
+
+def _rotate(ctx, m, n, p, q, c, s, rows):
+    """mxlite's Jacobi rotation (p, q) of m (..., n, n): columns p and q become
+    c m_p - s m_q and s m_p + c m_q (and the rows the same first, with ``rows``)."""
+    c, s = (ctx.node("Unsqueeze", [x, ctx.int64s([-1, -2])]) for x in (c, s))
+    for axis in ([-2, -1] if rows else [-1]):
+        mp, mq = _pick(ctx, m, p, axis, keep=True), _pick(ctx, m, q, axis, keep=True)
+        new_p = ctx.node("Sub", [ctx.node("Mul", [c, mp]), ctx.node("Mul", [s, mq])])
+        new_q = ctx.node("Add", [ctx.node("Mul", [s, mp]), ctx.node("Mul", [c, mq])])
+        column = axis == -2                   # rows p, q: their flags down the row axis
+        m = ctx.node("Where", [_is(ctx, n, p, column), new_p, ctx.node("Where", [
+            _is(ctx, n, q, column), new_q, m])])
+    return m
+
+
+def _sweep(ctx, w, v, n):
+    """One cyclic sweep of Jacobi rotations over the pairs p < q, in mxlite's order and
+    arithmetic; returns the rotated w and v."""
+    pairs = [(p, q) for p in range(n - 1) for q in range(p + 1, n)]
+    ps = ctx.const(np.asarray([p for p, _ in pairs], np.int64))
+    qs = ctx.const(np.asarray([q for _, q in pairs], np.int64))
+    f64 = np.float64
+    one, zero = ctx.const(np.asarray(1.0, f64)), ctx.const(np.asarray(0.0, f64))
+
+    def body(k, values):
+        w, v = values
+        p, q = _pick(ctx, ps, k, 0), _pick(ctx, qs, k, 0)
+        apq = _entry(ctx, w, p, q)
+        gap = ctx.node("Sub", [_entry(ctx, w, q, q), _entry(ctx, w, p, p)])
+        # a negligible a_pq (a rotation angle below 1e-150): no rotation, no overflow
+        tiny = ctx.node("LessOrEqual", [
+            ctx.node("Mul", [ctx.node("Abs", [apq]), ctx.const(np.asarray(1e150, f64))]),
+            ctx.node("Abs", [gap])])
+        apq = ctx.node("Where", [tiny, one, apq])
+        theta = ctx.node("Div", [gap, ctx.node("Mul", [ctx.const(np.asarray(2.0, f64)), apq])])
+        sign = ctx.node("Where", [ctx.node("GreaterOrEqual", [theta, zero]), one,
+                                  ctx.const(np.asarray(-1.0, f64))])
+        root = ctx.node("Sqrt", [ctx.node("Add", [ctx.node("Mul", [theta, theta]), one])])
+        t = ctx.node("Div", [sign, ctx.node("Add", [ctx.node("Abs", [theta]), root])])
+        t = ctx.node("Where", [tiny, zero, t])
+        c = ctx.node("Div", [one, ctx.node("Sqrt", [ctx.node("Add", [
+            ctx.node("Mul", [t, t]), one])])])
+        s = ctx.node("Mul", [t, c])
+        return None, [_rotate(ctx, w, n, p, q, c, s, True),
+                      _rotate(ctx, v, n, p, q, c, s, False)], []
+    f64_t = _elem(ctx, f64)
+    return loop(ctx, [(w, f64_t), (v, f64_t)], body, trips=ctx.const(np.int64(len(pairs))))
+
+
+@translates("_linalg_syevd", onnx_ops=_LOOP_OPS + [
+    "Cast", "Mul", "Add", "Transpose", "Abs", "LessOrEqual", "GreaterOrEqual", "Greater",
+    "Sqrt", "ReduceSum", "ReduceMax", "TopK", "GatherElements", "ArgMax", "Expand"],
+    notes="mxlite's cyclic Jacobi rotations in nested Loops (in float64, the same "
+          "convergence test), eigenvalues ascending (TopK: tied ones keep the order the "
+          "rotations left them in), each eigenvector's largest-magnitude entry positive; "
+          "equal to mxlite's results up to rounding")
+def _syevd(ctx, node, ins, outs):
+    shape, dtype = ctx.shape(node.inputs[0]), ctx.dtype(node.inputs[0])
+    nd, n = len(shape), shape[-1]
+    if n == 0:
+        raise ctx.unsupported(node, "an empty matrix")
+    f64 = np.float64
+    a = ins[0] if dtype == f64 else ctx.cast(ins[0], f64)
+    # the symmetric matrix of A's lower triangle
+    low = ctx.node("Mul", [a, ctx.const(np.tri(n))])
+    strict = ctx.node("Mul", [a, ctx.const(np.tri(n, k=-1))])
+    w = ctx.node("Add", [low, _t(ctx, strict, nd)])
+    v = ctx.node("Expand", [ctx.const(np.eye(n)), ctx.node("Shape", [a])])
+    last2 = ctx.int64s([-2, -1])
+    total = ctx.node("ReduceSum", [ctx.node("Mul", [w, w]), last2], keepdims=0)
+    bound = ctx.node("Mul", [total, ctx.const(np.asarray(1e-32, f64))])
+    off_mask = ctx.const(1.0 - np.eye(n))
+
+    def unconverged(w):                 # any matrix of the batch still off diagonal
+        off = ctx.node("ReduceSum", [ctx.node("Mul", [ctx.node("Mul", [w, w]), off_mask]),
+                                     last2], keepdims=0)
+        above = ctx.cast(ctx.node("Greater", [off, bound]), f64)
+        return ctx.node("Greater", [ctx.node("ReduceMax", [above], keepdims=0), ctx.const(
+            np.asarray(0.0, f64))])
+
+    def sweep(values):
+        w, v = _sweep(ctx, values[0], values[1], n)
+        return [w, v], unconverged(w)
+    f64_t = _elem(ctx, f64)
+    w, v = _while(ctx, unconverged(w), [(w, f64_t), (v, f64_t)], sweep, _SWEEPS)
+    lam = ctx.node("ReduceSum", [ctx.node("Mul", [w, ctx.const(np.eye(n))]), ctx.int64s([-1])],
+                   keepdims=0)                                             # the diagonal
+    lam, order = ctx.node("TopK", [lam, ctx.int64s([n])], outputs=[
+        ctx.fresh("eigenvalues"), ctx.fresh("order")], axis=-1, largest=0, sorted=1)
+    rows = _t(ctx, v, nd)                                                  # eigenvectors
+    index = ctx.node("Expand", [ctx.node("Unsqueeze", [order, ctx.int64s([-1])]),
+                                ctx.node("Shape", [rows])])
+    u = ctx.node("GatherElements", [rows, index], axis=-2)
+    big = ctx.node("ArgMax", [ctx.node("Abs", [u])], axis=-1, keepdims=1)
+    lead = ctx.node("GatherElements", [u, big], axis=-1)                   # (..., n, 1)
+    u = ctx.node("Mul", [u, ctx.node("Where", [
+        ctx.node("GreaterOrEqual", [lead, ctx.const(np.asarray(0.0, f64))]),
+        ctx.const(np.asarray(1.0, f64)), ctx.const(np.asarray(-1.0, f64))])])
+    for value, out in ((u, outs[0]), (lam, outs[1])):
+        if dtype == f64:
+            ctx.node("Identity", [value], [out])
+        else:
+            ctx.node("Cast", [value], [out], to=_elem(ctx, dtype))
