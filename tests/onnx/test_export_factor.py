@@ -135,6 +135,18 @@ def test_gelqf_factors_reconstruct_the_input(tmp_path):
     assert np.all(np.triu(low, 1) == 0)
 
 
+@pytest.mark.parametrize("fn,inputs", [
+    (lambda F, a: L(F).potrf(a), [np.zeros((2, 0, 0))]),
+    (lambda F, a: L(F).inverse(a), [np.zeros((0, 3, 3))]),
+    (lambda F, a, b: L(F).trsm(a, b), [np.eye(3), np.zeros((3, 0))]),
+    (lambda F, a: L(F).gelqf(a), [np.zeros((0, 2, 3))]),
+    (lambda F, a: L(F).syevd(a), [np.zeros((2, 0, 0))])],
+    ids=["potrf", "inverse", "trsm", "gelqf", "syevd"])
+def test_empty_inputs_give_empty_outputs(fn, inputs, tmp_path):
+    got = check(fn, inputs, 1e-12, tmp_path)
+    assert all(g.size == 0 for g in got)
+
+
 def test_syevd_reads_the_lower_triangle_and_decomposes(tmp_path):
     a = one_sided(2, 5, 5, lower=True)
     u, lam = check(lambda F, x: L(F).syevd(x), [a], 1e-10, tmp_path)
