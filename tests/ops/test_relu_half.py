@@ -6,6 +6,8 @@ import pytest
 
 import mxlite as mx
 
+pytestmark = pytest.mark.cpu_only       # the CPU's kernel (the GPU runs its own)
+
 
 def _reference(x):
     """relu in float32 (x < 0 ? 0 : x) rounded back to float16, as bits."""
