@@ -221,7 +221,7 @@ def _scan(ic, node, ins):
 
 
 # ---- Loop ---------------------------------------------------------------------------------
-@imports("Loop", into=["_while_loop", "Cast", "reshape", "broadcast_add", "zeros_like", "sum"])
+@imports("Loop", into=["_while_loop", "cast", "reshape", "broadcast_add", "zeros_like", "sum"])
 def _loop(ic, node, ins):
     """Loop(M, cond, v...) as while_loop over (c, v...) with the condition c: the body's
     condition output becomes the next c; at most M steps."""
