@@ -6,9 +6,11 @@ Dimensions that are contiguous in both arrays are merged first, so the inner loo
 as long as possible; rows run in parallel above ``PARALLEL_MIN`` elements.
 """
 from cython.parallel cimport prange
+from libc.stdint cimport uint16_t
 from libc.string cimport memcpy
 
 cimport numpy as cnp
+import numpy as np
 from .common cimport idx_t, PARALLEL_MIN
 
 cnp.import_array()
@@ -125,6 +127,147 @@ cdef inline void _copy_one_row(char* d, const char* s, idx_t row, idx_t nd, idx_
         soff += i * ss[k]
         doff += i * ds[k]
     _copy_row(d + doff, s + soff, shape[nd - 1], ds[nd - 1], ss[nd - 1], itemsize)
+
+
+# ---- float32 <-> float16 casts ----------------------------------------------------------------
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* float32 to float16 bits exactly as NumPy's cast (npy_floatbits_to_halfbits): rounded
+       to nearest even, overflow to inf, a NaN keeps its sign and top payload bits (at least
+       one set: a signaling NaN is not quieted). Both the normal and the subnormal result are
+       computed and one selected, so the loop vectorizes; the subnormal one by a float
+       addition of 0.5, which rounds the value to a multiple of 2**-24 in its low bits
+       (F. Giesen's method; values below 2**-25 give zero, as NumPy's). */
+    #include <math.h>
+    static inline uint16_t mx_cast_f32_f16(float v) {
+        uint32_t u, x, sign, odd, normal, sub, tb, payload;
+        float xf, t;
+        memcpy(&u, &v, 4);
+        sign = (u >> 16) & 0x8000u;
+        x = u & 0x7fffffffu;
+        odd = (x >> 13) & 1u;
+        normal = (x + 0xc8000fffu + odd) >> 13;          /* rebias 127 -> 15, round */
+        memcpy(&xf, &x, 4);
+        t = xf + 0.5f;
+        memcpy(&tb, &t, 4);
+        sub = tb - 0x3f000000u;
+        payload = (x >> 13) & 0x3ffu;
+        normal = x < 0x38800000u ? sub : normal;         /* below 2**-14: subnormal */
+        normal = x >= 0x47800000u ? 0x7c00u : normal;    /* 2**16 and up: inf */
+        normal = x > 0x7f800000u ? 0x7c00u | (payload ? payload : 1u) : normal;   /* NaN */
+        return (uint16_t)(sign | normal);
+    }
+    /* float16 bits to float32, exact, as NumPy's cast (npy_halfbits_to_floatbits): a NaN keeps
+       its payload (shifted up), a subnormal m 2**-24 is computed as a float product (exact). */
+    static inline float mx_cast_f16_f32(uint16_t h) {
+        uint32_t sign = (uint32_t)(h & 0x8000u) << 16, x = h & 0x7fffu, bits;
+        float sub = (float)(x & 0x3ffu) * 5.9604644775390625e-08f, out;
+        bits = x >= 0x7c00u ? 0x7f800000u | ((x & 0x3ffu) << 13) : (x + 0x1c000u) << 13;
+        memcpy(&out, &bits, 4);
+        out = x < 0x400u ? sub : out;
+        memcpy(&bits, &out, 4);
+        bits |= sign;
+        memcpy(&out, &bits, 4);
+        return out;
+    }
+    /* float64 to float16 bits as NumPy's cast (npy_doublebits_to_halfbits), rounded once: to
+       float32 rounded to odd first (the nearest float, moved one step toward zero when that
+       rounded away, its last bit set when inexact: 24 bits are 2 more than float16's 11, so
+       rounding that to nearest even rounds once; Boldo and Melquiond, "When double rounding
+       is odd", 2005), then mx_cast_f32_f16; a NaN keeps its sign and top payload bits (at
+       least one set), as NumPy's. */
+    static inline uint16_t mx_cast_f64_f16(double d) {
+        float f = (float)d;
+        double back = (double)f;
+        uint32_t u, payload;
+        uint64_t db;
+        uint16_t h;
+        memcpy(&u, &f, 4);
+        u = fabs(back) > fabs(d) ? u - 1u : u;           /* one step toward zero */
+        u = back != d ? u | 1u : u;                      /* inexact: round to odd */
+        memcpy(&f, &u, 4);
+        h = mx_cast_f32_f16(f);
+        memcpy(&db, &d, 8);
+        payload = (uint32_t)((db >> 42) & 0x3ffu);
+        return d != d ? (uint16_t)(((db >> 48) & 0x8000u) | 0x7c00u | (payload ? payload : 1u))
+                      : h;
+    }
+    /* float16 bits to float64, exact, as NumPy's cast (a NaN keeps its payload: no float32
+       step, whose conversion to double would quiet a signaling NaN). */
+    static inline double mx_cast_f16_f64(uint16_t h) {
+        uint64_t sign = (uint64_t)(h & 0x8000u) << 48, x = h & 0x7fffu, bits;
+        double sub = (double)(x & 0x3ffu) * 5.9604644775390625e-08, out;
+        bits = x >= 0x7c00u ? 0x7ff0000000000000ull | ((x & 0x3ffu) << 42)
+                            : (x << 42) + (1008ull << 52);
+        memcpy(&out, &bits, 8);
+        out = x < 0x400u ? sub : out;
+        memcpy(&bits, &out, 8);
+        bits |= sign;
+        memcpy(&out, &bits, 8);
+        return out;
+    }
+    """
+    uint16_t mx_cast_f32_f16(float v) noexcept nogil
+    float mx_cast_f16_f32(uint16_t h) noexcept nogil
+    uint16_t mx_cast_f64_f16(double v) noexcept nogil
+    double mx_cast_f16_f64(uint16_t h) noexcept nogil
+
+
+cdef enum:
+    # the conversions cast_half runs: source to destination
+    F32_F16 = 0
+    F16_F32 = 1
+    F64_F16 = 2
+    F16_F64 = 3
+
+
+cdef void _cast_span(int kind, const void* x, void* y, idx_t lo, idx_t hi) noexcept nogil:
+    """Elements [lo, hi) of one conversion (the kind hoisted: each loop vectorizes)."""
+    cdef idx_t i
+    if kind == F32_F16:
+        for i in range(lo, hi):
+            (<uint16_t*>y)[i] = mx_cast_f32_f16((<const float*>x)[i])
+    elif kind == F16_F32:
+        for i in range(lo, hi):
+            (<float*>y)[i] = mx_cast_f16_f32((<const uint16_t*>x)[i])
+    elif kind == F64_F16:
+        for i in range(lo, hi):
+            (<uint16_t*>y)[i] = mx_cast_f64_f16((<const double*>x)[i])
+    else:
+        for i in range(lo, hi):
+            (<double*>y)[i] = mx_cast_f16_f64((<const uint16_t*>x)[i])
+
+
+_KINDS = {("float32", "float16"): F32_F16, ("float16", "float32"): F16_F32,
+          ("float64", "float16"): F64_F16, ("float16", "float64"): F16_F64}
+
+
+def cast_half(cnp.ndarray src, cnp.ndarray dst):
+    """``dst[...] = src`` from float32 or float64 to float16, or from float16 to float32 or
+    float64, both C-contiguous of one size, bit for bit NumPy's cast (see mx_cast_f32_f16,
+    mx_cast_f64_f16) at a fraction of its time (NumPy converts element by element through a
+    branchy routine); chunks run in parallel above ``PARALLEL_MIN`` elements. Bad arguments
+    raise ValueError."""
+    key = (src.dtype.name, dst.dtype.name)
+    if key not in _KINDS:
+        raise ValueError(f"cast_half: float32/float64 <-> float16 only, got {src.dtype} -> "
+                         f"{dst.dtype}")
+    if not (cnp.PyArray_IS_C_CONTIGUOUS(src) and cnp.PyArray_IS_C_CONTIGUOUS(dst)
+            and dst.flags.writeable and src.size == dst.size):
+        raise ValueError("cast_half: src and dst must be C-contiguous, of one size, dst "
+                         "writeable")
+    cdef int kind = _KINDS[key]
+    cdef idx_t n = src.size, c, chunk = 1 << 16, chunks = (n + chunk - 1) // chunk
+    cdef const void* s = cnp.PyArray_DATA(src)
+    cdef void* d = cnp.PyArray_DATA(dst)
+    if n >= PARALLEL_MIN and chunks > 1:
+        for c in prange(chunks, nogil=True, schedule="static"):
+            _cast_span(kind, s, d, c * chunk, min(n, (c + 1) * chunk))
+    else:
+        with nogil:
+            _cast_span(kind, s, d, 0, n)
 
 
 # ---- the OpenMP runtime around fork() (the rule: mxlite/_core/__init__.py) -----------------

@@ -14,7 +14,7 @@ import mmap
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _as_strided
 
-from .._core.copy import strided_copy
+from .._core.copy import cast_half, strided_copy
 from ..base import bfloat16_source, is_bfloat16
 from . import blas, memory
 
@@ -84,11 +84,34 @@ def cast_into(dst, src):
     if dst.dtype == src.dtype:
         np.copyto(dst, src)             # nothing to convert (the common case: no errstate)
         return
+    if half_pair(src, dst.dtype) and src.shape == dst.shape and dst.flags.c_contiguous:
+        cast_half(src, dst)             # NumPy's bits, compiled (NumPy's loop: ~10 ns each)
+        return
     if is_bfloat16(dst.dtype) and src.dtype.itemsize == 8 and src.dtype.kind in "fiu":
         _cast_wide_to_bfloat16(dst, src)
         return
     with np.errstate(over="ignore", invalid="ignore"):
         np.copyto(dst, src, casting="unsafe")
+
+
+_F16 = np.dtype("float16")
+_WIDE = (np.dtype("float32"), np.dtype("float64"))
+
+
+def half_pair(src, dtype):
+    """Whether ``src`` converts to ``dtype`` by the compiled ``cast_half``: a C-contiguous
+    NumPy array, float32 or float64 to float16 or back."""
+    return (type(src) is np.ndarray and src.flags.c_contiguous
+            and ((src.dtype in _WIDE and dtype == _F16) or (src.dtype == _F16 and dtype in _WIDE)))
+
+
+def converted(src, dtype):
+    """``src.astype(dtype)`` (a new array), through ``cast_half`` where it applies."""
+    if not half_pair(src, dtype):
+        return src.astype(dtype)
+    out = np.empty(src.shape, dtype)
+    cast_half(src, out)
+    return out
 
 
 _BFLOAT16_BLOCK = 1 << 20      # elements of a float64/int64 -> bfloat16 cast done at a time

@@ -4,6 +4,7 @@ import functools
 import numpy as np
 
 from ..base import FLOAT_DTYPES, NARROW_FLOATS, dtype_kind, op_error
+from ..device.cpu import converted as _converted
 
 __all__ = ["same_shape", "same_type", "F16", "F32", "compute_dtype", "run_in", "write_back",
            "in_work_dtype", "float_grad_type", "check_num_inputs", "kernels", "DEVICE_KERNELS",
@@ -30,8 +31,9 @@ def compute_dtype(dtype):
 
 
 def run_in(dtype, arrays):
-    """``arrays`` cast to ``dtype`` where they differ (a copy only when needed)."""
-    return [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
+    """``arrays`` cast to ``dtype`` where they differ (a copy only when needed; float16 host
+    arrays by the compiled cast: ``cpu.converted``)."""
+    return [a if a.dtype == dtype else _converted(a, dtype) for a in arrays]
 
 
 def in_work_dtype(xp, ins, out, work=None):
