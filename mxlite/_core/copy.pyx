@@ -22,6 +22,7 @@ cdef extern from "mx_fork.h" nogil:
 
 cdef enum:
     MAX_DIMS = 64
+    ROW_RUN = 1 << 14          # elements of one run of rows a thread copies
 
 
 cdef inline void _copy_row(char* d, const char* s, idx_t n, idx_t ds, idx_t ss,
@@ -109,24 +110,42 @@ def strided_copy(cnp.ndarray src, cnp.ndarray dst):
             memcpy(d + row * chunk * itemsize, s + row * chunk * itemsize,
                    min(chunk, size - row * chunk) * itemsize)
         return
-    if size >= PARALLEL_MIN and rows > 1:
-        for row in prange(rows, nogil=True, schedule="static"):
-            _copy_one_row(d, s, row, nd, shape, ss, ds, itemsize)
+    # runs of rows of about ROW_RUN elements: a short inner row (depth_to_space's 2) costs a
+    # run's bookkeeping, not a division per dimension per row
+    cdef idx_t per = max(1, ROW_RUN // inner), runs = (rows + per - 1) // per
+    if size >= PARALLEL_MIN and runs > 1:
+        for row in prange(runs, nogil=True, schedule="static"):
+            _copy_rows(d, s, row * per, min(rows, (row + 1) * per), nd, shape, ss, ds,
+                       itemsize)
     else:
         with nogil:
-            for row in range(rows):
-                _copy_one_row(d, s, row, nd, shape, ss, ds, itemsize)
+            _copy_rows(d, s, 0, rows, nd, shape, ss, ds, itemsize)
 
 
-cdef inline void _copy_one_row(char* d, const char* s, idx_t row, idx_t nd, idx_t* shape,
-                               idx_t* ss, idx_t* ds, idx_t itemsize) noexcept nogil:
-    cdef idx_t k, r = row, i, soff = 0, doff = 0
+cdef void _copy_rows(char* d, const char* s, idx_t first, idx_t stop, idx_t nd, idx_t* shape,
+                     idx_t* ss, idx_t* ds, idx_t itemsize) noexcept nogil:
+    """Rows [first, stop) (row-major over the outer nd - 1 dimensions): the first row's
+    position by division, each next one by a step of the position's digits (an odometer)."""
+    cdef idx_t pos[MAX_DIMS]
+    cdef idx_t k, r = first, soff = 0, doff = 0, row
     for k in range(nd - 2, -1, -1):
-        i = r % shape[k]
+        pos[k] = r % shape[k]
         r = r // shape[k]
-        soff += i * ss[k]
-        doff += i * ds[k]
-    _copy_row(d + doff, s + soff, shape[nd - 1], ds[nd - 1], ss[nd - 1], itemsize)
+        soff += pos[k] * ss[k]
+        doff += pos[k] * ds[k]
+    for row in range(first, stop):
+        _copy_row(d + doff, s + soff, shape[nd - 1], ds[nd - 1], ss[nd - 1], itemsize)
+        k = nd - 2
+        while k >= 0:
+            pos[k] += 1
+            soff += ss[k]
+            doff += ds[k]
+            if pos[k] < shape[k]:
+                break
+            soff -= ss[k] * shape[k]
+            doff -= ds[k] * shape[k]
+            pos[k] = 0
+            k -= 1
 
 
 # ---- float32 <-> float16 casts ----------------------------------------------------------------

@@ -121,6 +121,11 @@ class GpuNamespace:
         else:
             _casts.cast_into(self, dst, src)
 
+    def converted(self, src, dtype):
+        """``src.astype(dtype)``: a new array (the CPU namespace's compiled float16 casts have
+        CuPy's cast here)."""
+        return src.astype(dtype)
+
     def fill_zero(self, out):
         """Zero ``out`` (any strides) by mxlite's fill kernel."""
         _casts.fill(self, out, 0)

@@ -21,7 +21,7 @@ from . import blas, memory
 memory.configure()
 
 __all__ = ["name", "ndarray", "empty", "zeros", "untouched_zeros", "ones", "scalar", "arange", "copyto",
-           "cast_into", "strided_copy", "fill_zero", "ascontiguousarray", "broadcast_to",
+           "cast_into", "converted", "strided_copy", "fill_zero", "ascontiguousarray", "broadcast_to",
            "as_strided", "may_share_memory", "data_ptr", "add_at", "matmul", "argmax",
            "to_host", "asnumpy", "from_host", "receive", "stream", "synchronize"]
 

@@ -123,7 +123,7 @@ def _unary_compute(name):
             unary(op_id, x, y)          # the common case: no casts
             return
         work = compute_dtype(y.dtype)
-        (xw,) = run_in(work, [x])
+        (xw,) = run_in(work, [x], rctx.xp)
         if y.dtype == work:
             _k.unary(op_id, xw, y)
         else:
@@ -194,7 +194,7 @@ def _binary_compute(kernel_name):
             binary(op_id, ins[0], ins[1], out)      # the common case: no casts
             return
         work = compute_dtype(dt)
-        a, b = run_in(work, ins)
+        a, b = run_in(work, ins, rctx.xp)
         target = out if out.dtype == work else rctx.xp.empty(out.shape, work)
         binary(op_id, a, b, target)
         write_back(rctx.xp, target, out)
