@@ -36,6 +36,7 @@ import math
 import numpy as np
 
 from ..base import FLOAT_DTYPES, op_error
+from .common import run_in
 from .registry import OpDef, Param, get_op, register
 
 _BLOCK = 1 << 20          # float64 elements of one tile (8 MiB per temporary)
@@ -144,11 +145,24 @@ def _lp_generalized_negative_binomial(rctx, x, mu, alpha):
     return lp
 
 
+def _sum_last(v):
+    """``v.sum(axis=-1)``, bit for bit: NumPy adds fewer than 8 terms in order after a +0
+    (so its sum of -0s is +0), which a few whole-array additions do several times faster
+    than its reduction along a short last axis (one inner loop call per vector)."""
+    if not 1 < v.shape[-1] < 8:
+        return v.sum(axis=-1)
+    total = v[..., 0] + v[..., 1]
+    for k in range(2, v.shape[-1]):
+        total += v[..., k]
+    total += 0.0                # -0 to +0, every other sum unchanged
+    return total
+
+
 def _lp_dirichlet(rctx, x, alpha):
     """x (r, c, K), alpha (r, 1, K) -> (r, c); a vector with a component outside [0, inf)
     has density 0."""
     off = _off_half_line(x, 1.0).any(axis=-1)
-    lp = _xlogy(rctx, alpha - 1.0, x).sum(axis=-1)
+    lp = _sum_last(_xlogy(rctx, alpha - 1.0, x))
     lp += _lgamma(rctx, alpha.sum(axis=-1)) - _lgamma(rctx, alpha).sum(axis=-1)
     lp[off] = -np.inf
     return lp
@@ -414,6 +428,14 @@ def _tiles(rows, cols, width):
             yield slice(r, min(rows, r + step)), slice(0, cols)
 
 
+def _owned_f64(rctx, tile):
+    """A float64 copy of ``tile`` that the densities may write into (``_off_half_line``); a
+    float16 tile by the namespace's compiled cast (``run_in``)."""
+    if tile.dtype == np.float64:
+        return tile.copy()
+    return run_in(np.dtype(np.float64), [tile], rctx.xp)[0]
+
+
 def _compute(d):
     def compute(rctx, ins, outs, attrs):
         sample, params, out = ins[0], ins[1:], outs[0]
@@ -427,7 +449,7 @@ def _compute(d):
         p = [q.reshape((rows, 1) + ((k,) if d.vector else ())) for q in params]
         y = out.reshape(rows, cols)
         for rs, cs in _tiles(rows, cols, k):
-            lp = d.logpdf(rctx, x[rs, cs].astype(np.float64),
+            lp = d.logpdf(rctx, _owned_f64(rctx, x[rs, cs]),
                           *(q[rs].astype(np.float64) for q in p))
             rctx.xp.cast_into(y[rs, cs], lp if attrs.is_log else _apply(rctx, "exp", lp))
     return compute
