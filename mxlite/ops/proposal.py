@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..base import FLOAT_DTYPES, op_error
-from .common import check_num_inputs, compute_dtype
+from .common import check_num_inputs, compute_dtype, run_in
 from .detection import _greedy_match, _host_markers, _overlap, _unary
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, get_op, register
 from .shape_utils import check_shape
@@ -166,13 +166,19 @@ def _background_probability(rctx, cls, work):
     reading the classes in blocks (no copy of cls)."""
     c, n = cls.shape
     step = max(1, BLOCK // n)
-    top = cls[0].astype(work)
+    xp = rctx.xp
+
+    def rows(s):
+        """Rows s, s + step of cls in the work dtype (float16 widened by the namespace's
+        compiled cast, then reduced in float32: the same maxima, NaN included)."""
+        return run_in(work, [cls[s:s + step]], xp)[0]
+    top = run_in(work, [cls[0]], xp)[0]
     for s in range(1, c, step):
-        top = top.clip(min=cls[s:s + step].max(axis=0).astype(work))
-    total = rctx.xp.zeros((n,), work)
+        top = top.clip(min=rows(s).max(axis=0))
+    total = xp.zeros((n,), work)
     for s in range(0, c, step):
-        total += _unary(rctx, "exp", cls[s:s + step].astype(work) - top).sum(axis=0)
-    return _unary(rctx, "exp", cls[0].astype(work) - top) / total
+        total += _unary(rctx, "exp", rows(s) - top).sum(axis=0)
+    return _unary(rctx, "exp", run_in(work, [cls[0]], xp)[0] - top) / total
 
 
 def _encode(rctx, anchors, boxes, variances):
