@@ -27,6 +27,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..base import op_error
+from .common import run_in
 from .registry import REQUIRED, OpDef, Param, register
 from .shape_utils import check_alloc
 
@@ -158,9 +159,10 @@ def _slope(attrs, side, a, b):
 # ---- blocks ----------------------------------------------------------------------------------
 def _padded(xp, x, pad, work):
     """x zero-padded by ``pad`` on both spatial sides, in the work dtype (x itself when there
-    is nothing to do; one cast, no zeroed buffer, when only the dtype changes)."""
+    is nothing to do; one cast, no zeroed buffer, when only the dtype changes: float16 by the
+    namespace's compiled cast)."""
     if pad == 0:
-        return x if x.dtype == work else x.astype(work)
+        return run_in(work, [x], xp)[0]
     n, c, h, w = x.shape
     out = xp.zeros((n, c, h + 2 * pad, w + 2 * pad), work)
     out[:, :, pad:pad + h, pad:pad + w] = x.astype(work)
