@@ -162,7 +162,7 @@ class _OperatorHook:
     the whole cost of profiling operators: nothing on the dispatch path tests a flag."""
 
     def __init__(self):
-        self.saved = None        # [(op, compute dict, cpu_kernel)] while installed
+        self.saved = None        # [(op, compute dict, cpu_kernel, ...)] while installed
         self.local = threading.local()     # the custom operator being run, per thread
 
     def install(self):
@@ -174,11 +174,13 @@ class _OperatorHook:
         for op in ops:
             name = _trace_name(op)
             timed = {key: self.timed(op, name, kernel) for key, kernel in op.compute.items()}
-            self.saved.append((op, op.compute, op.cpu_kernel, op.gradient, timed))
+            self.saved.append((op, op.compute, op.cpu_kernel, op.cpu_result, op.gradient,
+                               timed))
             if op.name == "Custom":  # its imperative backward runs Python, not a kernel
                 op.gradient = self.timed_custom_backward(op.gradient)
             op.compute = timed
             op.cpu_kernel = None     # a compiled kernel cannot be wrapped: run compute[]
+            op.cpu_result = None     # (zeros: allocate and fill, as a timed kernel call)
 
     def uninstall(self):
         """Put the kernels back, keeping what was registered meanwhile: a kernel attached
@@ -186,12 +188,12 @@ class _OperatorHook:
         kernels were replaced altogether keeps the replacement."""
         if self.saved is None:
             return
-        for op, compute, cpu_kernel, gradient, timed in self.saved:
+        for op, compute, cpu_kernel, cpu_result, gradient, timed in self.saved:
             if op.compute is timed:
                 compute.update({key: kernel for key, kernel in timed.items()
                                 if not getattr(kernel, "_profiler_wrapper", False)})
                 op.compute = compute
-            op.cpu_kernel, op.gradient = cpu_kernel, gradient
+            op.cpu_kernel, op.cpu_result, op.gradient = cpu_kernel, cpu_result, gradient
         self.saved = None
 
     def timed(self, op, op_name, kernel):

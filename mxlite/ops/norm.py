@@ -599,9 +599,10 @@ def _lng_arrays(xp, ins, outs, ax):
     # namespace)
     mg = (g.sum(axis=ax, keepdims=True, dtype=np.float64) / n).astype(x.dtype)
     mgx = ((g * xhat).sum(axis=ax, keepdims=True, dtype=np.float64) / n).astype(x.dtype)
-    dx[...] = rs * (g - (mg + xhat * mgx)) + xhat * (gstd / n) + gmean / n
+    # dgamma and dbeta read ograd, so they come first: dx may be ograd itself (in place)
     dgamma[...] = (gy * xhat).sum(axis=red, dtype=np.float64)
     dbeta[...] = gy.sum(axis=red, dtype=np.float64)
+    dx[...] = rs * (g - (mg + xhat * mgx)) + xhat * (gstd / n) + gmean / n
 
 
 def _lng_grad(F, node, ograds):

@@ -555,3 +555,27 @@ def test_dropout_mask_drawn_in_blocks_equals_one_draw(dtype, monkeypatch):
     kept = whole != 0
     assert 0.5 < kept.mean() < 0.7
     np.testing.assert_array_equal(whole[kept], np.asarray(1 / 0.6, dtype))
+
+
+@pytest.mark.parametrize("axis, shape", [(0, (4, 6)), (1, (3, 4, 5)), (-1, (6, 4))])
+@pytest.mark.parametrize("alias", ["ograd", "data"])
+def test_layer_norm_grad_in_place_over_an_input(axis, shape, alias):
+    """``_layer_norm_grad`` may write its data gradient over ograd or data (``out=`` that
+    input, as a memory plan does): dgamma and dbeta, which read ograd, are the same as
+    with separate outputs, along any axis."""
+    rng = np.random.default_rng(4)
+    x = mx.nd.array(rng.standard_normal(shape))
+    g = mx.nd.array(rng.standard_normal(shape))
+    q = shape[axis]
+    gamma = mx.nd.array(rng.standard_normal(q))
+    mean = x.mean(axis=axis, keepdims=True)
+    std = mx.nd.sqrt(((x - mean) ** 2).mean(axis=axis, keepdims=True) + 1e-5)
+    gm, gs = (mx.nd.array(rng.standard_normal(mean.shape)) for _ in range(2))
+    want = mx.nd._internal._layer_norm_grad(g, x, gamma, mean, std, gm, gs, axis=axis)
+    g2, x2 = g.copy(), x.copy()
+    target = g2 if alias == "ograd" else x2
+    dgamma, dbeta = mx.nd.zeros((q,)), mx.nd.zeros((q,))
+    mx.nd._internal._layer_norm_grad(g2, x2, gamma, mean, std, gm, gs, axis=axis,
+                                     out=(target, dgamma, dbeta))
+    for got, ref in zip((target, dgamma, dbeta), want):
+        np.testing.assert_array_equal(got.asnumpy(), ref.asnumpy())
