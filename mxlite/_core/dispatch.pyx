@@ -294,7 +294,7 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     entries = parents(inputs) if recording else None
     if len(shapes) == 1 and rctx.cpu and op.cpu_result is not None:
         try:                            # the op makes its result itself (OpDef.cpu_result)
-            outputs = [op.cpu_result(shapes[0], dtypes[0])]
+            outputs = [op.cpu_result(rctx.xp, shapes[0], dtypes[0])]
         except MemoryError:
             outputs = [_slow.allocate(op.name, shapes[0], dtypes[0], rctx.xp)]
             kernel(rctx, arrays, outputs, attrs)

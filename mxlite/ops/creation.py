@@ -74,8 +74,8 @@ def _fill_compute(name):
     return compute
 
 
-def _zeros_result(shape, dtype):
-    return np.zeros(shape, dtype)
+def _zeros_result(xp, shape, dtype):
+    return xp.zeros(shape, dtype)
 
 
 for _name in ("zeros", "ones", "full"):

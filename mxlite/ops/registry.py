@@ -71,11 +71,11 @@ class OpDef:
       strided_inputs        the compute functions take inputs of any strides, not only
                             C-contiguous ones (a graph's strided views reach them as they are;
                             other ops get a contiguous copy, made once per value)
-      cpu_result            fn(shape, dtype) -> a new array holding the op's result, which
-                            ``mx.nd`` calls on the CPU instead of allocating an output and
-                            running compute['cpu'] (zeros: memory the system zeroes on first
-                            use, so an array never written takes no time or memory); a graph
-                            and ``out=`` still run the compute function
+      cpu_result            fn(xp, shape, dtype) -> a new array of the CPU namespace ``xp``
+                            holding the op's result, which ``mx.nd`` calls on the CPU instead
+                            of allocating an output and running compute['cpu'] (zeros: memory
+                            the system zeroes on first use, so an array never written takes
+                            no time or memory); a graph and ``out=`` still run compute
       doc
 
     BatchNorm will declare ``inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var')``
