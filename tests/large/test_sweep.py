@@ -16,6 +16,7 @@ class FakeWorker:
     kill_beside_another = set()
     kill_always = set()
     runs = []
+    durations = {}      # row -> seconds it takes (default 0.05)
 
     def __init__(self, p32):
         self.p32 = p32
@@ -28,7 +29,7 @@ class FakeWorker:
             cls.runs.append((name, frozenset(beside)))
             if beside:
                 cls.overlaps.append(frozenset(beside | {name}))
-        time.sleep(0.05)
+        time.sleep(cls.durations.get(name, 0.05))
         with cls.lock:
             cls.running.discard(name)
         if name in cls.kill_beside_another and beside or name in cls.kill_always:
@@ -47,7 +48,7 @@ def fake(monkeypatch):
                         lambda field: {"MemTotal": 23.0, "MemAvailable": 22.0}[field])
     for name in ("running", "kill_beside_another", "kill_always"):
         setattr(FakeWorker, name, set())
-    FakeWorker.overlaps, FakeWorker.runs = [], []
+    FakeWorker.overlaps, FakeWorker.runs, FakeWorker.durations = [], [], {}
     return FakeWorker
 
 
@@ -93,3 +94,17 @@ def test_one_job_runs_the_rows_one_at_a_time(fake, monkeypatch):
     assert [s.result(n)["op"] for n in "abc"] == list("abc")
     s.close()
     assert fake.overlaps == []
+
+
+def test_a_big_row_runs_beside_a_small_one_from_further_back(fake, monkeypatch):
+    # capacity 20 GB: the 13 GB row (13.95 with the margin) fits beside neither 8.8 GB row
+    # (9.54), but beside the 4 GB one (4.5) queued after them, which goes ahead of its turn
+    monkeypatch.setattr(sweep, "recorded_peaks",
+                        lambda: {"a": 8.8, "b": 13.0, "c": 8.8, "d": 4.0})
+    fake.durations = {"d": 1.0}         # still running when b's turn comes
+    names = list("abcd")
+    s = sweep.Sweep(names, 2 ** 32, 16.0, jobs=2)
+    assert [s.result(n)["op"] for n in names] == names
+    s.close()
+    assert frozenset("bd") in fake.overlaps, fake.overlaps
+    assert not any("b" in o and ("a" in o or "c" in o) for o in fake.overlaps)
