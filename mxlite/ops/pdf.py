@@ -36,7 +36,6 @@ import math
 import numpy as np
 
 from ..base import FLOAT_DTYPES, op_error
-from .common import run_in
 from .registry import OpDef, Param, get_op, register
 
 _BLOCK = 1 << 20          # float64 elements of one tile (8 MiB per temporary)
@@ -429,11 +428,8 @@ def _tiles(rows, cols, width):
 
 
 def _owned_f64(rctx, tile):
-    """A float64 copy of ``tile`` that the densities may write into (``_off_half_line``); a
-    float16 tile by the namespace's compiled cast (``run_in``)."""
-    if tile.dtype == np.float64:
-        return tile.copy()
-    return run_in(np.dtype(np.float64), [tile], rctx.xp)[0]
+    """A float64 copy of ``tile`` that the densities may write into (``_off_half_line``)."""
+    return tile.astype(np.float64)
 
 
 def _compute(d):
