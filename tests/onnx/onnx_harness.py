@@ -30,3 +30,37 @@ def export_and_run(sym, params, feeds, tmp_path, **kwargs):
                          in_types=[feeds[n].dtype for n in names], onnx_file_path=path,
                          **kwargs)
     return run_onnx(path, {n: np.asarray(v) for n, v in feeds.items()})
+
+
+def check(fn, inputs, rtol, tmp_path, atol=None, atol_ratio=0.1, **export):
+    """``fn`` built with mx.sym, exported (``export``: export_model's options) and run,
+    against ``fn`` with mx.nd: shapes and dtypes equal, values within ``rtol`` (and
+    ``atol``, by default ``rtol * atol_ratio``). Returns the ONNX outputs."""
+    names = [f"in{i}" for i in range(len(inputs))]
+    out = fn(mx.sym, *[mx.sym.var(n) for n in names])
+    expected = fn(mx.nd, *[mx.nd.array(a, dtype=a.dtype) for a in inputs])
+    expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+    got = export_and_run(out, {}, dict(zip(names, inputs)), tmp_path, **export)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        e = e.asnumpy()
+        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
+        np.testing.assert_allclose(g, e, rtol=rtol,
+                                   atol=rtol * atol_ratio if atol is None else atol)
+    return got
+
+
+def export_eval(sym, feeds, tmp_path, opset_version=21):
+    """Export ``sym`` (default opset 21: onnxruntime's random kernels), check it and run it
+    once: its outputs, whose shapes and dtypes must be mxlite's (random draws differ, so
+    the values are the caller's to judge)."""
+    path = str(tmp_path / "m.onnx")
+    names = list(feeds)
+    mx.onnx.export_model(sym, {}, in_shapes=[feeds[n].shape for n in names],
+                         in_types=[feeds[n].dtype for n in names], onnx_file_path=path,
+                         opset_version=opset_version)
+    got = run_onnx(path, feeds)
+    expected = sym.eval(**{n: mx.nd.array(v, dtype=v.dtype) for n, v in feeds.items()})
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
+    return got

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from test_export_linalg import check
+from onnx_harness import check
 
 rng = np.random.default_rng(11)
 CASES = []

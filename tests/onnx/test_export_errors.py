@@ -1,7 +1,6 @@
 """What export_model refuses, with an MXNetError that names the cause, before writing."""
 import os
 
-import numpy as np
 import pytest
 
 import mxlite as mx

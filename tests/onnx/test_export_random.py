@@ -6,23 +6,9 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from onnx_harness import run_onnx
+from onnx_harness import export_eval
 
 N = 40000          # draws per moment check: five standard errors is about 2.5% of sd
-
-
-def _run(sym, feeds, tmp_path):
-    """Export ``sym`` at opset 21, check it and run it once: its outputs, and mxlite's."""
-    path = str(tmp_path / "m.onnx")
-    names = list(feeds)
-    mx.onnx.export_model(sym, {}, in_shapes=[feeds[n].shape for n in names],
-                         in_types=[feeds[n].dtype for n in names], onnx_file_path=path,
-                         opset_version=21)
-    got = run_onnx(path, feeds)
-    expected = sym.eval(**{n: mx.nd.array(v, dtype=v.dtype) for n, v in feeds.items()})
-    for g, e in zip(got, expected):
-        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
-    return got
 
 
 def _moments(x, mean, sd):
@@ -33,19 +19,19 @@ def _moments(x, mean, sd):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_random_uniform(dtype, tmp_path):
-    (x,) = _run(mx.sym.random.uniform(-2, 3, shape=(200, 200), dtype=dtype), {}, tmp_path)
+    (x,) = export_eval(mx.sym.random.uniform(-2, 3, shape=(200, 200), dtype=dtype), {}, tmp_path)
     assert x.min() >= -2 and x.max() <= 3
     _moments(x, 0.5, 5 / np.sqrt(12))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_random_normal(dtype, tmp_path):
-    (x,) = _run(mx.sym.random.normal(1.5, 0.5, shape=(N,), dtype=dtype), {}, tmp_path)
+    (x,) = export_eval(mx.sym.random.normal(1.5, 0.5, shape=(N,), dtype=dtype), {}, tmp_path)
     _moments(x, 1.5, 0.5)
 
 
 def test_random_exponential(tmp_path):
-    (x,) = _run(mx.sym.random.exponential(lam=4.0, shape=(100, 400)), {}, tmp_path)
+    (x,) = export_eval(mx.sym.random.exponential(lam=4.0, shape=(100, 400)), {}, tmp_path)
     assert x.min() >= 0 and np.isfinite(x).all()
     _moments(x, 0.25, 0.25)
 
@@ -58,14 +44,14 @@ def test_random_exponential(tmp_path):
 def test_random_like_takes_the_shape_and_dtype_of_data(name, kw, mean, sd, dtype, tmp_path):
     data = np.zeros((N // 100, 100), dtype)
     sym = getattr(mx.sym._internal, f"_random_{name}_like")(mx.sym.var("d"), **kw)
-    (x,) = _run(sym, {"d": data}, tmp_path)
+    (x,) = export_eval(sym, {"d": data}, tmp_path)
     _moments(x, mean, sd)
 
 
 def test_sample_uniform_per_distribution(tmp_path):
     low = np.array([0.0, 10.0], np.float32)
     high = np.array([1.0, 14.0], np.float32)
-    (x,) = _run(mx.sym.sample_uniform(mx.sym.var("lo"), mx.sym.var("hi"), shape=(N,)),
+    (x,) = export_eval(mx.sym.sample_uniform(mx.sym.var("lo"), mx.sym.var("hi"), shape=(N,)),
                 {"lo": low, "hi": high}, tmp_path)
     for row, lo, hi in zip(x, low, high):
         assert row.min() >= lo and row.max() <= hi
@@ -75,7 +61,7 @@ def test_sample_uniform_per_distribution(tmp_path):
 def test_sample_normal_per_distribution_2d_params_float64_out(tmp_path):
     mu = np.array([[0.0, 5.0], [-3.0, 1.0]], np.float32)
     sigma = np.array([[1.0, 0.1], [2.0, 3.0]], np.float32)
-    (x,) = _run(mx.sym.sample_normal(mx.sym.var("mu"), mx.sym.var("sigma"), shape=(100, 200),
+    (x,) = export_eval(mx.sym.sample_normal(mx.sym.var("mu"), mx.sym.var("sigma"), shape=(100, 200),
                                      dtype="float64"), {"mu": mu, "sigma": sigma}, tmp_path)
     for i in range(2):
         for j in range(2):
@@ -84,16 +70,16 @@ def test_sample_normal_per_distribution_2d_params_float64_out(tmp_path):
 
 def test_sample_exponential_without_shape(tmp_path):
     lam = np.array([0.5, 2.0, 8.0], np.float64)
-    (x,) = _run(mx.sym.sample_exponential(mx.sym.var("lam")), {"lam": lam}, tmp_path)
+    (x,) = export_eval(mx.sym.sample_exponential(mx.sym.var("lam")), {"lam": lam}, tmp_path)
     assert x.shape == (3,) and (x >= 0).all()
     lam = np.full((N,), 2.0, np.float32)
-    (x,) = _run(mx.sym.sample_exponential(mx.sym.var("lam")), {"lam": lam}, tmp_path)
+    (x,) = export_eval(mx.sym.sample_exponential(mx.sym.var("lam")), {"lam": lam}, tmp_path)
     _moments(x, 0.5, 0.5)
 
 
 def test_sample_multinomial_frequencies_and_log_probabilities(tmp_path):
     p = np.array([[0.1, 0.2, 0.7, 0.0], [1.0, 1.0, 1.0, 1.0]], np.float32)   # row 2 unnormalised
-    idx, logp = _run(mx.sym.sample_multinomial(mx.sym.var("p"), shape=(100, 100),
+    idx, logp = export_eval(mx.sym.sample_multinomial(mx.sym.var("p"), shape=(100, 100),
                                                get_prob=True), {"p": p}, tmp_path)
     assert idx.shape == (2, 100, 100) and idx.dtype == np.int32
     for row, probs in zip(idx, p):
@@ -108,14 +94,14 @@ def test_sample_multinomial_frequencies_and_log_probabilities(tmp_path):
 
 def test_sample_multinomial_one_draw_int64(tmp_path):
     p = np.array([0.0, 0.0, 1.0], np.float64)
-    (idx,) = _run(mx.sym.sample_multinomial(mx.sym.var("p"), dtype="int64"), {"p": p}, tmp_path)
+    (idx,) = export_eval(mx.sym.sample_multinomial(mx.sym.var("p"), dtype="int64"), {"p": p}, tmp_path)
     assert idx.shape == () and idx.dtype == np.int64 and int(idx) == 2
 
 
 @pytest.mark.parametrize("low,high,dtype", [(-3, 4, "int32"), (10, 12, "int64"),
                                             (-(1 << 31), (1 << 31) - 1, "int32")])
 def test_random_randint(low, high, dtype, tmp_path):
-    (x,) = _run(mx.sym.random.randint(low, high, shape=(200, 200), dtype=dtype), {}, tmp_path)
+    (x,) = export_eval(mx.sym.random.randint(low, high, shape=(200, 200), dtype=dtype), {}, tmp_path)
     assert x.min() >= low and x.max() < high
     span = high - low
     _moments(x, low + (span - 1) / 2, np.sqrt((span ** 2 - 1) / 12))
@@ -133,7 +119,7 @@ def test_random_randint_wider_than_2_32_is_refused(tmp_path):
 @pytest.mark.parametrize("shape", [(7,), (3, 4, 2)])
 def test_shuffle_permutes_the_rows(shape, tmp_path):
     x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
-    (y,) = _run(mx.sym.random.shuffle(mx.sym.var("x")), {"x": x}, tmp_path)
+    (y,) = export_eval(mx.sym.random.shuffle(mx.sym.var("x")), {"x": x}, tmp_path)
     rows = sorted(map(tuple, y.reshape(shape[0], -1).tolist()))
     assert rows == sorted(map(tuple, x.reshape(shape[0], -1).tolist()))
 
@@ -175,6 +161,6 @@ def test_pdf(name, params, sample, is_log, tmp_path):
 
 def test_random_uniform_float64_bounds_are_not_rounded_to_float32(tmp_path):
     """ONNX's low/high attributes are float32: the bounds enter as float64 constants."""
-    (x,) = _run(mx.sym.random.uniform(0.1, 0.1 + 1e-12, shape=(1000,), dtype="float64"), {},
+    (x,) = export_eval(mx.sym.random.uniform(0.1, 0.1 + 1e-12, shape=(1000,), dtype="float64"), {},
                 tmp_path)
     assert x.min() >= 0.1 and x.max() < 0.1 + 1e-12

@@ -9,24 +9,9 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from onnx_harness import run_onnx
+from onnx_harness import export_eval
 
 N = 40000          # draws per moment check
-
-
-def _run(sym, feeds, tmp_path):
-    """Export ``sym`` at opset 21, check it and run it once: its outputs (shapes and dtypes
-    those of mxlite's)."""
-    path = str(tmp_path / "m.onnx")
-    names = list(feeds)
-    mx.onnx.export_model(sym, {}, in_shapes=[feeds[n].shape for n in names],
-                         in_types=[feeds[n].dtype for n in names], onnx_file_path=path,
-                         opset_version=21)
-    got = run_onnx(path, feeds)
-    expected = sym.eval(**{n: mx.nd.array(v, dtype=v.dtype) for n, v in feeds.items()})
-    for g, e in zip(got, expected):
-        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
-    return got
 
 
 def _moments(x, mean, var, kurtosis):
@@ -82,7 +67,7 @@ IDS = [f"{c[0]}_{i}" for i, c in enumerate(CASES)]
 @pytest.mark.parametrize("dtype,shape", [("float32", (N,)), ("float64", (200, N // 200))])
 def test_random(name, kw, moments, dtype, shape, tmp_path):
     sym = getattr(mx.sym._internal, f"_random_{name}")(shape=shape, dtype=dtype, **kw)
-    (x,) = _run(sym, {}, tmp_path)
+    (x,) = export_eval(sym, {}, tmp_path)
     assert (x >= 0).all() and np.isfinite(x).all()
     if name != "gamma":
         _counts(x)
@@ -94,7 +79,7 @@ def test_random(name, kw, moments, dtype, shape, tmp_path):
 def test_random_like_takes_the_shape_and_dtype_of_data(name, kw, moments, dtype, shape,
                                                        tmp_path):
     sym = getattr(mx.sym._internal, f"_random_{name}_like")(mx.sym.var("d"), **kw)
-    (x,) = _run(sym, {"d": np.full(shape, np.nan, dtype)}, tmp_path)   # values not read
+    (x,) = export_eval(sym, {"d": np.full(shape, np.nan, dtype)}, tmp_path)   # values not read
     if name != "gamma":
         _counts(x)
     _moments(x, *moments)
@@ -118,7 +103,7 @@ def test_sample_per_distribution(name, params, moments, pdtype, dtype, tmp_path)
     kw = {} if dtype is None else {"dtype": dtype}
     sym = getattr(mx.sym, f"sample_{name}")(*[mx.sym.var(n) for n in names],
                                             shape=(50, N // 200), **kw)
-    (x,) = _run(sym, dict(zip(names, arrays)), tmp_path)
+    (x,) = export_eval(sym, dict(zip(names, arrays)), tmp_path)
     assert x.shape == arrays[0].shape + (50, N // 200)
     if name != "gamma":
         _counts(x)
@@ -129,7 +114,7 @@ def test_sample_per_distribution(name, params, moments, pdtype, dtype, tmp_path)
 
 def test_sample_without_shape(tmp_path):
     lam = np.full((N,), 2.5, np.float32)
-    (x,) = _run(mx.sym.sample_poisson(mx.sym.var("lam")), {"lam": lam}, tmp_path)
+    (x,) = export_eval(mx.sym.sample_poisson(mx.sym.var("lam")), {"lam": lam}, tmp_path)
     assert x.shape == (N,)
     _counts(x)
     _moments(x, *poisson_moments(2.5))
@@ -139,7 +124,7 @@ def test_sample_without_shape(tmp_path):
 def test_poisson_probability_mass(lam, tmp_path):
     """The frequency of each count up to twice the rate within five standard errors of
     lam^k e^-lam / k! (both methods: below 10 and above)."""
-    (x,) = _run(mx.sym.random.poisson(lam, shape=(4, N), dtype="float64"), {}, tmp_path)
+    (x,) = export_eval(mx.sym.random.poisson(lam, shape=(4, N), dtype="float64"), {}, tmp_path)
     n = x.size
     for k in range(int(2 * lam) + 2):
         p = math.exp(k * math.log(lam) - lam - math.lgamma(k + 1))
@@ -150,7 +135,7 @@ def test_poisson_probability_mass(lam, tmp_path):
 def test_gamma_distribution_function(tmp_path):
     """Gamma(2, 1): P(X <= x) = 1 - (1 + x) e^-x at a few points, within five standard
     errors (the whole distribution, not only its moments)."""
-    (x,) = _run(mx.sym.random.gamma(2.0, 1.0, shape=(4, N), dtype="float64"), {}, tmp_path)
+    (x,) = export_eval(mx.sym.random.gamma(2.0, 1.0, shape=(4, N), dtype="float64"), {}, tmp_path)
     for t in (0.5, 1.0, 2.0, 4.0):
         p = 1 - (1 + t) * math.exp(-t)
         freq = float((x <= t).mean())
@@ -160,7 +145,7 @@ def test_gamma_distribution_function(tmp_path):
 # ---- unique Zipfian classes ---------------------------------------------------------------------
 def _zipf(range_max, shape, tmp_path):
     sym = mx.sym._internal._sample_unique_zipfian(range_max=range_max, shape=shape)
-    samples, tries = _run(sym, {}, tmp_path)
+    samples, tries = export_eval(sym, {}, tmp_path)
     assert samples.dtype == np.int64 and tries.dtype == np.int64
     assert samples.shape == shape and tries.shape == shape[:1]
     assert ((samples >= 0) & (samples < range_max)).all()

@@ -7,7 +7,7 @@ import pytest
 
 import mxlite as mx
 from onnx_harness import export_and_run
-from test_export_linalg import check
+from onnx_harness import check
 
 rng = np.random.default_rng(23)
 CASES = []

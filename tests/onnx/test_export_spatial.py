@@ -3,7 +3,7 @@ checked, run in onnxruntime and compared with ``mx.nd``."""
 import numpy as np
 import pytest
 
-from test_export_linalg import check
+from onnx_harness import check
 
 rng = np.random.default_rng(13)
 CASES = []
