@@ -483,17 +483,24 @@ def _mx_roundtrip(fn, inputs, tmp_path, rtol=1e-5):
     path = str(tmp_path / "m.onnx")
     mx.onnx.export_model(out, params, in_shapes=[a.shape for a in feeds.values()],
                          in_types=[a.dtype for a in feeds.values()], onnx_file_path=path)
+    for g, e in _imported_beside(path, feeds, expected):
+        np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=rtol,
+                                   atol=rtol * 1e-1)
+    return path
+
+
+def _imported_beside(path, feeds, expected):
+    """[(imported value, expected NumPy value)] of the model at ``path`` run by mxlite on
+    ``feeds``, shapes checked (an xfail where an operator's import is pending)."""
     pending = _pending_ops(path)
     if pending:
         pytest.xfail(f"the import of {pending} is not written yet")
     got = _imported_values(path, feeds)
     assert len(got) == len(expected)
-    for g, e in zip(got, expected):
-        e = e.asnumpy()
+    pairs = [(g, e.asnumpy()) for g, e in zip(got, expected)]
+    for g, e in pairs:
         assert g.shape == e.shape, (g.shape, e.shape)
-        np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=rtol,
-                                   atol=rtol * 1e-1)
-    return path
+    return pairs
 
 
 def _pending_ops(path):
@@ -585,17 +592,9 @@ def test_gradient_spec_call_round_trips(name, tmp_path):
             export()
         return
     export()
-    pending = _pending_ops(path)
-    if pending:
-        pytest.xfail(f"the import of {pending} is not written yet")
-    got = _imported_values(path, feeds)
-    assert len(got) == len(expected)
-    for g, e in zip(got, expected):
-        e = e.asnumpy()
-        assert g.shape == e.shape, (g.shape, e.shape)
-        if name in INEXACT:
-            continue
-        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-8)
+    for g, e in _imported_beside(path, feeds, expected):
+        if name not in INEXACT:
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-8)
 
 
 #: the one-op export test modules whose ``CASES`` are pytest.param(fn, inputs, rtol)
