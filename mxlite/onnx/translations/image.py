@@ -272,15 +272,24 @@ def _random_contrast(ctx, node, ins, outs):
            outs)
 
 
-@translates("_image_random_saturation", onnx_ops=["RandomUniform", "MatMul", "Mul", "Sub",
-                                                  "Add", "Cast", "Clip"],
-            notes="the factor from ONNX's RandomUniform; one channel is copied; " + RANDOM)
-def _random_saturation(ctx, node, ins, outs):
+def _colour_image(ctx, node, ins, outs):
+    """(image in the work dtype, work dtype, dtype) of a colour transform, or (None, ...)
+    for a one-channel image, which the transform leaves as it is (copied to ``outs``)."""
     shape, dtype = ctx.shape(node.inputs[0]), ctx.dtype(node.inputs[0])
     work = _work(dtype)
     img = _to_work(ctx, ins[0], dtype)
     if shape[-1] == 1:
         _store(ctx, img, work, dtype, outs)
+        return None, work, dtype
+    return img, work, dtype
+
+
+@translates("_image_random_saturation", onnx_ops=["RandomUniform", "MatMul", "Mul", "Sub",
+                                                  "Add", "Cast", "Clip"],
+            notes="the factor from ONNX's RandomUniform; one channel is copied; " + RANDOM)
+def _random_saturation(ctx, node, ins, outs):
+    img, work, dtype = _colour_image(ctx, node, ins, outs)
+    if img is None:
         return
     gray = _luma(ctx, img, 3, work)
     _store(ctx, _blend(ctx, img, gray, _uniform_factor(ctx, node, work), work), work, dtype,
@@ -368,11 +377,8 @@ def _hue_rotation(ctx, img, shift, work):
             notes="the hue rotation as mxlite's closed form (HLS's trapezoids); the factor "
                   "from ONNX's RandomUniform; one channel is copied; " + RANDOM)
 def _random_hue(ctx, node, ins, outs):
-    shape, dtype = ctx.shape(node.inputs[0]), ctx.dtype(node.inputs[0])
-    work = _work(dtype)
-    img = _to_work(ctx, ins[0], dtype)
-    if shape[-1] == 1:
-        _store(ctx, img, work, dtype, outs)
+    img, work, dtype = _colour_image(ctx, node, ins, outs)
+    if img is None:
         return
     # the shift in float64 (mxlite's Python float), rounded once into the work dtype
     f64 = np.dtype(np.float64)
