@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
+from control_graphs import loops_in_branches
 from onnx_harness import onnx, run_onnx
 
 S = mx.sym
@@ -143,17 +144,7 @@ def test_nested(tmp_path, dtype, flag):
 
     def build(v):
         x, h = v["x"], v["h"]
-
-        def scan():
-            outs, states = S.contrib.foreach(lambda d, s: ([d * s[0]], [d + s[0]]), x, [h])
-            return [S.sum(outs[0], axis=0) + states[0]]
-
-        def loop():
-            _, final = S.contrib.while_loop(lambda a: S.sum(a) < 5.0,
-                                            lambda a: (None, [a * 2 + 1]), [h],
-                                            max_iterations=9)
-            return [final]
-        branch = S.contrib.cond(v["flag"], scan, loop)
+        branch = loops_in_branches(v)
 
         def inner(a, k):
             outs, states = S.contrib.foreach(
