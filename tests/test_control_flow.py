@@ -340,6 +340,19 @@ def test_while_loop_gradients_to_the_second_order_against_the_unrolled_loop():
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-12, atol=1e-13)
 
 
+def test_a_loop_bounded_only_by_its_condition_runs_but_is_not_differentiated():
+    from mxlite.ops.while_loop import UNBOUNDED
+    x = mx.sym.var("x", shape=(1,))
+    _, (fk, fx) = mx.sym.contrib.while_loop(
+        lambda k, x: k < 4, lambda k, x: ([], [k + 1, x * 2]), [mx.sym.var("k"), x],
+        max_iterations=UNBOUNDED)
+    got = mx.sym.Group([fk, fx]).eval(k=mx.nd.array([0.0]), x=mx.nd.array([1.5]))
+    assert got[0].asscalar() == 4 and got[1].asscalar() == 1.5 * 2 ** 4
+    with pytest.raises(MXNetError, match="_while_loop: max_iterations=2147483647.*not "
+                                         "differentiable"):
+        mx.sym.grad(mx.sym.sum(fx), ["x"], shapes={"k": (1,)})
+
+
 def test_while_loop_json_both_ways_with_mxnet():
     net = mx.sym.load(os.path.join(_HERE, "fixtures", "while_loop-symbol.json"))
     got = net.eval(i=mx.nd.array([0.0]), s=mx.nd.array([1.0]), w=mx.nd.array([2.0]))

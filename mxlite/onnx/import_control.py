@@ -7,15 +7,16 @@ A body reads values of the enclosing graphs by name (ONNX's outer scope): while 
 imported, ``ic.values`` is a chain of its own values over the enclosing ones, and what it
 reads from outside becomes an input of the mxlite node (the front ends cut it there).
 
-What is taken: Scan along axis 0 (either direction); Loop with a constant trip count whose
-body does not read its iteration number or incoming condition (the condition it gives is
-carried as a loop variable), its scanned outputs given with mxlite's padding (``max``
-trip-count rows, zeros after the last step); If. The rest is an MXNetError naming the node.
+What is taken: Scan along axis 0 (either direction); Loop, its iteration number and
+condition carried as loop variables, its scanned outputs given with mxlite's padding
+(``max`` trip-count rows, zeros after the last step: so only under a constant trip count);
+If. The rest is an MXNetError naming the node.
 """
 from collections import ChainMap
 
 import numpy as np
 
+from ..ops.while_loop import UNBOUNDED
 from .import_ops import _S
 from .import_table import imports
 
@@ -163,10 +164,16 @@ def _placeholders(ic, inputs, syms, like):
         declared, ddtype = _declared(ic, vi)
         out.append(Value(sym=sym, shape=declared if declared is not None else shape,
                          dtype=ddtype if ddtype is not None else dtype))
-        if not hasattr(ic, "placeholders"):
-            ic.placeholders = {}
-        ic.placeholders[sym.name] = out[-1]
+        _register(ic, out[-1])
     return out
+
+
+def _register(ic, value):
+    """Record the placeholder ``value`` (a Symbol variable with its runtime shape) for
+    ``_with_shape``."""
+    if not hasattr(ic, "placeholders"):
+        ic.placeholders = {}
+    ic.placeholders[value.sym.name] = value
 
 
 def _syms(ic, values):
@@ -221,23 +228,33 @@ def _scan(ic, node, ins):
 
 
 # ---- Loop ---------------------------------------------------------------------------------
-@imports("Loop", into=["_while_loop", "cast", "reshape", "broadcast_add", "zeros_like", "sum"])
+@imports("Loop", into=["_while_loop", "cast", "reshape", "broadcast_add", "broadcast_mul",
+                       "broadcast_lesser", "_plus_scalar", "zeros_like", "sum"])
 def _loop(ic, node, ins):
-    """Loop(M, cond, v...) as while_loop over (c, v...) with the condition c: the body's
-    condition output becomes the next c; at most M steps."""
+    """Loop(M, cond, v...) as while_loop over (c, i, v...): c the condition (the body's
+    condition output becomes the next c), i the iteration number (int64, held as (1,)); a
+    constant M is max_iterations, M known only at run time (or none) adds i < M to the
+    condition under max_iterations ``UNBOUNDED`` (refused with per-iteration outputs: mxlite
+    gives max_iterations rows of them; such a loop runs forward only). The body's incoming condition is true (it runs only
+    while the condition holds)."""
     _subgraph_shapes(ic)
     S = _S()
-    body = ic.attr(node, "body")
-    if not node.input[0]:
-        raise ic.error(node, "no trip count (mxlite's while_loop needs max_iterations)")
-    m = int(np.asarray(ic.const(node, ins[0], "the trip count M")).reshape(-1)[0])
     from .importer import Value
-    read = {n for inner in body.node for n in inner.input}
-    for vi, what in zip(body.input[:2], ("iteration number", "incoming condition")):
-        if vi.name in read or vi.name in {o.name for o in body.output}:
-            raise ic.error(node, f"its body reads the {what} ({vi.name!r})")
+    body = ic.attr(node, "body")
     n_vars = len(ins) - 2
     n_scan = len(body.output) - 1 - n_vars
+    trips = ins[0] if node.input[0] else None
+    if trips is not None and trips.is_const:
+        m, limit = int(np.asarray(trips.const).reshape(-1)[0]), None
+    else:
+        m = UNBOUNDED
+        limit = None if trips is None else S.reshape(ic.sym(trips), shape=(1,))
+    if m > UNBOUNDED or (m == UNBOUNDED and n_scan):
+        if n_scan:
+            raise ic.error(node, "a trip count known only at run time (or none, or over "
+                                 f"{UNBOUNDED}) with per-iteration outputs: mxlite gives "
+                                 "max_iterations rows of them")
+        m = UNBOUNDED
     if not node.input[1]:
         ins = [ins[0], Value(const=np.ones((1,), np.float32))] + list(ins[2:])
     flag = ins[1]
@@ -245,19 +262,26 @@ def _loop(ic, node, ins):
         c0 = ic.sym(type(flag)(const=np.asarray(flag.const, np.float32).reshape(1)))
     else:
         c0 = S.reshape(S.Cast(ic.sym(flag), dtype="float32"), shape=(1,))
-    init = [c0] + _syms(ic, ins[2:])
+    i0 = ic.sym(Value(const=np.zeros((1,), np.int64)))
+    init = [c0, i0] + _syms(ic, ins[2:])
     like = [(v.shape, v.dtype) for v in ins[2:]]
 
-    dummy = [Value(const=np.zeros((), np.int64)), Value(const=np.ones((), bool))]   # unread
+    def cond(c, i, *vs):
+        if limit is None:
+            return c
+        return S.broadcast_mul(c, S.Cast(S.broadcast_lesser(i, limit), dtype="float32"))
 
-    def func(c, *vs):
+    def func(c, i, *vs):
         values = _placeholders(ic, body.input[2:], list(vs), like)
-        results = _import_graph(ic, body, dummy + values, node, True)
+        _register(ic, Value(sym=i, shape=(1,), dtype=np.int64))
+        iteration = Value(sym=i, shape=(), dtype=np.int64)      # a scalar held as (1,)
+        condition = Value(const=np.ones((), bool))
+        results = _import_graph(ic, body, [iteration, condition] + values, node, True)
         again = S.broadcast_add(S.reshape(S.Cast(results[0], dtype="float32"), shape=(1,)),
                                 S.zeros_like(c))      # reads c: every loop variable is read
         new = _using(S, results[1:1 + n_vars], list(vs)) if n_vars else []
-        return results[1 + n_vars:], [again] + new
-    outs, final = S.contrib.while_loop(lambda c, *vs: c, func, init, max_iterations=m)
+        return results[1 + n_vars:], [again, S._internal._plus_scalar(i, scalar=1)] + new
+    outs, final = S.contrib.while_loop(cond, func, init, max_iterations=m)
     final = final if isinstance(final, list) else [final]
     outs = outs if isinstance(outs, list) else [outs]
     rows = []
@@ -265,7 +289,7 @@ def _loop(ic, node, ins):
         step_shape, dtype = _declared(ic, body.output[1 + n_vars + j])
         rows.append(Value(sym=o, shape=None if step_shape is None else (m,) + step_shape,
                           dtype=dtype))
-    return [ic.out(v, node, k) for k, v in enumerate(final[1:])] + rows
+    return [ic.out(v, node, k) for k, v in enumerate(final[2:])] + rows
 
 
 # ---- If -----------------------------------------------------------------------------------

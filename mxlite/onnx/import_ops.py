@@ -575,7 +575,7 @@ def _axes(ic, node, ins, i, what="axes"):
     return None if a is None else [int(x) for x in a]
 
 
-@imports("Unsqueeze", into=["expand_dims"])
+@imports("Unsqueeze", into=["expand_dims", "reshape"])
 def _unsqueeze(ic, node, ins):
     axes = _axes(ic, node, ins, 1)
     rank = (len(ins[0].shape) if ins[0].shape is not None else None)
@@ -585,6 +585,8 @@ def _unsqueeze(ic, node, ins):
     axes = sorted(a % out_rank for a in axes)
     if ins[0].is_const:
         return [_value(np.expand_dims(ins[0].const, tuple(axes)))]
+    if rank == 0:
+        return [ic.out(_S().reshape(_as_one(ic, ins[0]), shape=(1,) * out_rank), node)]
     y = ic.sym(ins[0])
     for a in axes:
         y = _S().expand_dims(y, axis=a)
@@ -659,7 +661,7 @@ def _slice(ic, node, ins):
     return [ic.out(y, node)]
 
 
-@imports("Gather", into=["take"])
+@imports("Gather", into=["take", "squeeze", "reshape"])
 def _gather(ic, node, ins):
     axis = ic.attr(node, "axis", 0)
     if _all_const(ins):
@@ -667,7 +669,19 @@ def _gather(ic, node, ins):
     # ONNX's negative indices count from the end: MXNet's 'wrap' mode maps them the same
     idx = ins[1]
     mode = "wrap" if not idx.is_const or (idx.const < 0).any() else "clip"
-    return [ic.out(_S().take(ic.sym(ins[0]), ic.sym(idx), axis=axis, mode=mode), node)]
+    S = _S()
+    if idx.shape == ():         # a scalar index drops the axis
+        return [ic.out(S.squeeze(S.take(ic.sym(ins[0]), _as_one(ic, idx), axis=axis,
+                                        mode=mode), axis=axis), node)]
+    return [ic.out(S.take(ic.sym(ins[0]), ic.sym(idx), axis=axis, mode=mode), node)]
+
+
+def _as_one(ic, value):
+    """A scalar ``value`` as a Symbol of shape (1,): mxlite's symbolic shapes read () as
+    unknown, so a scalar computed at run time may be held as (1,) (a loop's iteration
+    number) or as () (a scalar model input); the reshape makes a rank-sensitive consumer
+    (Gather's index, Unsqueeze's input) the same for both."""
+    return _S().reshape(ic.sym(value), shape=(1,))
 
 
 @imports("Expand", into=["broadcast_to"])

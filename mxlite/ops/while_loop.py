@@ -13,12 +13,18 @@ the loop again with it (a forward pass keeps no history: a loop over a large var
 
 The gradient is a ``_foreach`` over the steps in reverse whose body is the symbolic
 gradient of this body, masked to the steps that ran: differentiable again, to any order.
+It replays ``max_iterations`` steps, so a loop bounded only by its condition
+(``max_iterations=UNBOUNDED``, as the ONNX import gives a Loop without a constant trip
+count) runs forward only: its gradient is an MXNetError.
 """
 from ..base import op_error
 from .graph_shapes import fill_from_graphs
 from .registry import REQUIRED, OpDef, Param, register
 
 _NAME = "_while_loop"
+
+#: max_iterations of a loop that ends only on its condition: it runs, it is not differentiated
+UNBOUNDED = 2 ** 31 - 1
 
 
 def _graphs(attrs):
@@ -136,6 +142,11 @@ def _gradient(F, node, ograds):
     attrs = node.attrs
     cond, func, var_inputs = _graphs(attrs)
     n_out, m = attrs.num_out_data, attrs.max_iterations
+    if m >= UNBOUNDED:
+        raise op_error(_NAME, f"max_iterations={m}: a loop bounded only by its condition is "
+                       "not differentiable (its gradient replays max_iterations steps and "
+                       "keeps a copy of the loop variables for each); give the loop a tighter "
+                       "max_iterations")
     n_vars = len(var_inputs)
     names = func.list_inputs()
     loc = list(attrs.func_input_locs)

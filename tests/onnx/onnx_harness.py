@@ -17,6 +17,17 @@ def run_onnx(path, feeds):
     return session.run(None, feeds)
 
 
+def imported_values(path, feeds):
+    """The model at ``path`` imported by mxlite and evaluated on ``feeds`` ({name: array})
+    with its parameters: a list of NumPy arrays."""
+    sym, args, aux = mx.contrib.onnx.import_model(path)
+    arrays = {k: mx.nd.array(v, dtype=v.dtype) for k, v in feeds.items()}
+    arrays.update(args)
+    arrays.update(aux)
+    names = set(sym.list_arguments()) | set(sym.list_auxiliary_states())
+    return [o.asnumpy() for o in sym.eval(**{k: v for k, v in arrays.items() if k in names})]
+
+
 def export_and_run(sym, params, feeds, tmp_path, **kwargs):
     """Export ``sym`` (data inputs in ``feeds`` order; a loss layer's label, which the
     exported graph does not read, is dropped) and run it: the ONNX outputs."""

@@ -6,20 +6,11 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from onnx_harness import onnx, run_onnx
+from onnx_harness import imported_values, onnx, run_onnx
 from test_export_ops import CASES
 from test_export_models import MODELS, hybridized
 
 helper, TensorProto = onnx.helper, onnx.TensorProto
-
-
-def _imported_values(path, feeds):
-    sym, args, aux = mx.contrib.onnx.import_model(path)
-    arrays = {k: mx.nd.array(v, dtype=v.dtype) for k, v in feeds.items()}
-    arrays.update(args)
-    arrays.update(aux)
-    names = set(sym.list_arguments()) | set(sym.list_auxiliary_states())
-    return [o.asnumpy() for o in sym.eval(**{k: v for k, v in arrays.items() if k in names})]
 
 
 @pytest.mark.parametrize("fn,inputs,rtol", CASES)
@@ -36,7 +27,7 @@ def test_every_exported_graph_imports_back_to_the_same_values(fn, inputs, rtol, 
     path = str(tmp_path / "m.onnx")
     mx.onnx.export_model(out, params, in_shapes=[a.shape for a in feeds.values()],
                          in_types=[a.dtype for a in feeds.values()], onnx_file_path=path)
-    got = _imported_values(path, feeds)
+    got = imported_values(path, feeds)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         e = e.asnumpy()
@@ -202,7 +193,7 @@ def test_classic_onnx_operators_import_as_onnxruntime_runs_them(name, tmp_path):
     onnx.save(model, path)
     feeds = {n: _f(*s) for n, s in inputs}
     expected = run_onnx(path, feeds)
-    got = _imported_values(path, feeds)
+    got = imported_values(path, feeds)
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
 
@@ -221,7 +212,7 @@ def test_random_draws_import_with_their_distribution(op, attrs, like, tmp_path):
     path = str(tmp_path / "m.onnx")
     onnx.save(model, path)
     feeds = {"x": _f(400, 50)} if like else {}
-    got, = _imported_values(path, feeds)
+    got, = imported_values(path, feeds)
     assert got.shape == (400, 50) and got.dtype == np.float32
     if "mean" in attrs:
         assert abs(got.mean() - attrs["mean"]) < 0.05 and abs(got.std() - attrs["scale"]) < 0.05
@@ -235,7 +226,7 @@ def test_round_takes_halves_to_even_as_onnx_does(tmp_path):
     path = str(tmp_path / "m.onnx")
     onnx.save(model, path)
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49, 2.51, -3.0, 7.5], np.float32)
-    got, = _imported_values(path, {"x": x})
+    got, = imported_values(path, {"x": x})
     want, = run_onnx(path, {"x": x})
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(got, np.rint(x))
@@ -247,7 +238,7 @@ def test_multinomial_draws_from_the_softmax_of_each_row(tmp_path):
     path = str(tmp_path / "m.onnx")
     onnx.save(model, path)
     logits = np.log(np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]], np.float32))
-    got, = _imported_values(path, {"x": logits})
+    got, = imported_values(path, {"x": logits})
     assert got.shape == (2, 20000) and got.dtype == np.int64
     for row, p in zip(got, np.exp(logits)):
         freq = np.bincount(row, minlength=3) / row.size

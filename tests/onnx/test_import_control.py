@@ -230,29 +230,28 @@ def test_hand_built_if(tmp_path, c):
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-6)
 
 
-def _loop_model(reads_iteration=False, trip_count=True):
-    """x doubles while its sum stays under 100, at most 6 times; each step's x - 1 is
-    scanned."""
+def _loop_model(trip_count=True, scanned=True):
+    """x doubles while its sum stays under 100, at most 6 times (with ``trip_count``); each
+    step's x - 1 is scanned (with ``scanned``)."""
     nodes = [helper.make_node("Mul", ["x_in", "two"], ["x_out"]),
              helper.make_node("ReduceSum", ["x_out"], ["total"], keepdims=0),
              helper.make_node("Less", ["total", "limit"], ["go"]),
              helper.make_node("Sub", ["x_in", "one"], ["row"])]
-    if reads_iteration:
-        nodes.append(helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT))
     body = helper.make_graph(
         nodes, "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
                         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
                         _f("x_in", [2])],
-        [helper.make_tensor_value_info("go", TensorProto.BOOL, []), _f("x_out", [2]),
-         _f("row", [2])])
+        [helper.make_tensor_value_info("go", TensorProto.BOOL, []), _f("x_out", [2])]
+        + ([_f("row", [2])] if scanned else []))
     inits = [onnx.numpy_helper.from_array(np.array(2.0, np.float32), "two"),
              onnx.numpy_helper.from_array(np.array(100.0, np.float32), "limit"),
              onnx.numpy_helper.from_array(np.array(1.0, np.float32), "one"),
              onnx.numpy_helper.from_array(np.array(6, np.int64), "m"),
              onnx.numpy_helper.from_array(np.array(True), "start")]
     node = helper.make_node("Loop", ["m" if trip_count else "", "start", "x0"],
-                            ["xf", "rows"], body=body)
-    return _model([node], [_f("x0", [2])], [_f("xf", [2]), _f("rows", [None, 2])], inits)
+                            ["xf"] + (["rows"] if scanned else []), body=body)
+    return _model([node], [_f("x0", [2])],
+                  [_f("xf", [2])] + ([_f("rows", [None, 2])] if scanned else []), inits)
 
 
 @pytest.mark.parametrize("x0", [[1.0, 2.0], [0.01, 0.02], [60.0, 50.0]])
@@ -271,16 +270,116 @@ def test_hand_built_loop(tmp_path, x0):
     assert not got[1][ran:].any()
 
 
-@pytest.mark.parametrize("model,words", [
-    (lambda: _loop_model(reads_iteration=True), "iteration number"),
-    (lambda: _loop_model(trip_count=False), "trip count"),
+@pytest.mark.parametrize("x0", [[1.0, 2.0], [0.01, 0.02], [60.0, 50.0]])
+def test_hand_built_loop_without_a_trip_count_runs_until_its_condition(tmp_path, x0):
+    path = str(tmp_path / "loop.onnx")
+    onnx.save(_loop_model(trip_count=False, scanned=False), path)
+    feeds = {"x0": np.asarray(x0, np.float32)}
+    expected = run_onnx(path, feeds)
+    _, got = _imported(path, feeds)
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-6)
+
+
+def test_a_loop_bounded_only_by_its_condition_is_not_differentiated(tmp_path):
+    """Its gradient would replay 2^31 - 1 steps: an MXNetError naming the op, not a hang."""
+    path = str(tmp_path / "loop.onnx")
+    onnx.save(_loop_model(trip_count=False, scanned=False), path)
+    sym, _, _ = mx.contrib.onnx.import_model(path)
+    with pytest.raises(mx.MXNetError, match="_while_loop.*not differentiable"):
+        S.grad(S.sum(sym), ["x0"], shapes={"x0": (2,)})
+
+
+def _counting_model(trips):
+    """A Loop whose body reads its iteration number i each rank-sensitive way: as Gather's
+    scalar index (the axis dropped), through Unsqueeze and Concat, in arithmetic with a
+    vector and cast; ``trips``: 'const' (4), 'input' (the int64 scalar input n) or 'data'
+    (the largest of the int64 vector input k: known only at run time)."""
+    i64 = TensorProto.INT64
+    nodes = [helper.make_node("Gather", ["table", "i"], ["row"], axis=0),          # (3,)
+             helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["row", "i_f"], ["scaled"]),
+             helper.make_node("Add", ["acc_in", "scaled"], ["acc_out"]),
+             helper.make_node("Unsqueeze", ["i", "zero_axis"], ["i_1"]),
+             helper.make_node("Concat", ["i_1", "i_1"], ["pair"], axis=0),
+             helper.make_node("Add", ["pair", "steps_in"], ["steps_out"]),
+             helper.make_node("Equal", ["positions", "i"], ["here"]),
+             helper.make_node("Cast", ["here"], ["mask"], to=TensorProto.FLOAT),
+             helper.make_node("Add", ["hits_in", "mask"], ["hits_out"]),
+             helper.make_node("Identity", ["c"], ["c_out"])]
+    body = helper.make_graph(
+        nodes, "body",
+        [helper.make_tensor_value_info("i", i64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []), _f("acc_in", [3]),
+         helper.make_tensor_value_info("steps_in", i64, [2]), _f("hits_in", [8])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), _f("acc_out", [3]),
+         helper.make_tensor_value_info("steps_out", i64, [2]), _f("hits_out", [8])])
+    inits = [onnx.numpy_helper.from_array(np.arange(24, dtype=np.float32).reshape(8, 3) / 7,
+                                          "table"),
+             onnx.numpy_helper.from_array(np.array([0], np.int64), "zero_axis"),
+             onnx.numpy_helper.from_array(np.arange(8, dtype=np.int64), "positions"),
+             onnx.numpy_helper.from_array(np.array(True), "start"),
+             onnx.numpy_helper.from_array(np.zeros(3, np.float32), "acc0"),
+             onnx.numpy_helper.from_array(np.zeros(2, np.int64), "steps0"),
+             onnx.numpy_helper.from_array(np.zeros(8, np.float32), "hits0")]
+    inputs, nodes = [], []
+    if trips == "const":
+        inits.append(onnx.numpy_helper.from_array(np.array(4, np.int64), "m"))
+    elif trips == "input":
+        inputs.append(helper.make_tensor_value_info("m", i64, []))
+    else:
+        inputs.append(helper.make_tensor_value_info("k", i64, [3]))
+        nodes.append(helper.make_node("ReduceMax", ["k"], ["m"], keepdims=0))
+    nodes.append(helper.make_node("Loop", ["m", "start", "acc0", "steps0", "hits0"],
+                                  ["acc", "steps", "hits"], body=body))
+    return _model(nodes, inputs, [_f("acc", [3]), helper.make_tensor_value_info(
+        "steps", i64, [2]), _f("hits", [8])], inits)
+
+
+@pytest.mark.parametrize("trips,feeds", [
+    ("const", {}),
+    ("input", {"m": np.array(5, np.int64)}), ("input", {"m": np.array(0, np.int64)}),
+    ("data", {"k": np.array([2, 7, 3], np.int64)}), ("data", {"k": np.array([1, 0, 1],
+                                                                              np.int64)}),
 ])
-def test_what_the_import_does_not_take_is_an_error_naming_the_node(tmp_path, model, words):
+def test_loop_body_reading_its_iteration_number(tmp_path, trips, feeds):
+    path = str(tmp_path / "count.onnx")
+    onnx.save(_counting_model(trips), path)
+    expected = run_onnx(path, feeds)
+    imported, got = _imported(path, feeds)
+    assert "_while_loop" in _ops(imported)
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
+        np.testing.assert_allclose(g, e, rtol=1e-6)
+    assert expected[2].sum() > 0 or trips != "const"       # the loop ran (not vacuous)
+
+
+@pytest.mark.parametrize("index", [np.array(2, np.int64), np.array(-1, np.int64)])
+def test_a_scalar_graph_input_as_gather_index_and_unsqueezed(tmp_path, index):
+    """A scalar computed at run time outside any loop: the same ranks as onnxruntime."""
+    nodes = [helper.make_node("Gather", ["table", "idx"], ["row"], axis=1),
+             helper.make_node("Unsqueeze", ["idx", "axes"], ["idx2"]),
+             helper.make_node("Cast", ["idx2"], ["idx2_f"], to=TensorProto.FLOAT),
+             helper.make_node("Add", ["row", "idx2_f"], ["out"])]
+    model = _model(nodes, [helper.make_tensor_value_info("idx", TensorProto.INT64, [])],
+                   [_f("out", [1, 4])],
+                   [onnx.numpy_helper.from_array(normal(4, 5).astype(np.float32), "table"),
+                    onnx.numpy_helper.from_array(np.array([0, 1], np.int64), "axes")])
+    path = str(tmp_path / "scalar.onnx")
+    onnx.save(model, path)
+    expected = run_onnx(path, {"idx": index})
+    _, got = _imported(path, {"idx": index})
+    assert got[0].shape == expected[0].shape == (1, 4)
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-6)
+
+
+def test_what_the_import_does_not_take_is_an_error_naming_the_node(tmp_path):
+    """Per-iteration outputs of a Loop without a constant trip count (mxlite gives
+    max_iterations rows of them)."""
     path = str(tmp_path / "bad.onnx")
-    m = model()
+    m = _loop_model(trip_count=False)
     m.graph.node[0].name = "the_loop"
     onnx.save(m, path)
-    with pytest.raises(mx.MXNetError, match=f"the_loop.*{words}"):
+    with pytest.raises(mx.MXNetError, match="the_loop.*trip count known only at run time"):
         mx.contrib.onnx.import_model(path)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from onnx_harness import onnx, run_onnx
+from onnx_harness import imported_values, onnx, run_onnx
 import test_export_gradspecs as gradspecs
 from mxlite.onnx import translations  # noqa: F401  (fills TRANSLATIONS)
 from mxlite.onnx import importer  # noqa: F401  (fills IMPORTS)
@@ -25,11 +25,6 @@ rng = np.random.default_rng(41)
 #: one imports). A name added here leaves it when its importer lands
 #: (test_pending_importers_are_still_missing fails until it does).
 PENDING = set()
-
-#: refusals of the control-flow import (mxlite/onnx/import_control.py) not lifted yet: an
-#: exported graph refused with these words is an expected failure (xfail, named), and is
-#: checked in full once its import lands
-CONTROL_GAPS = ("its body reads the iteration number", "the trip count M must be a constant")
 
 
 def _emitted():
@@ -73,23 +68,6 @@ def _model(nodes, feeds, inits=(), opset=18, shapes=None):
     return model
 
 
-def _imported_values(path, feeds):
-    """The imported symbol evaluated by mxlite on ``feeds`` and its parameters (an xfail
-    where the control-flow import refuses it for a reason in CONTROL_GAPS)."""
-    try:
-        sym, args, aux = mx.contrib.onnx.import_model(path)
-    except mx.MXNetError as e:
-        gap = next((words for words in CONTROL_GAPS if words in str(e)), None)
-        if gap is None:
-            raise
-        pytest.xfail(f"control-flow import: {gap}")
-    arrays = {k: mx.nd.array(v, dtype=v.dtype) for k, v in feeds.items()}
-    arrays.update(args)
-    arrays.update(aux)
-    names = set(sym.list_arguments()) | set(sym.list_auxiliary_states())
-    return [o.asnumpy() for o in sym.eval(**{k: v for k, v in arrays.items() if k in names})]
-
-
 def _tol(dtype):
     return {"float16": 2e-3, "float32": 2e-5}.get(np.dtype(dtype).name, 1e-11)
 
@@ -100,7 +78,7 @@ def roundtrip(nodes, feeds, tmp_path, inits=(), opset=18, shapes=None):
     path = str(tmp_path / "m.onnx")
     onnx.save(_model(nodes, feeds, inits, opset, shapes), path)
     expected = run_onnx(path, feeds)
-    got = _imported_values(path, feeds)
+    got = imported_values(path, feeds)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         assert g.shape == e.shape, (g.shape, e.shape)
@@ -495,7 +473,7 @@ def _imported_beside(path, feeds, expected):
     pending = _pending_ops(path)
     if pending:
         pytest.xfail(f"the import of {pending} is not written yet")
-    got = _imported_values(path, feeds)
+    got = imported_values(path, feeds)
     assert len(got) == len(expected)
     pairs = [(g, e.asnumpy()) for g, e in zip(got, expected)]
     for g, e in pairs:
@@ -646,7 +624,7 @@ def _draws(sym, feeds, tmp_path, seed=3):
                          opset_version=21)
     if seed is not None:
         mx.random.seed(seed)
-    got = _imported_values(path, feeds)
+    got = imported_values(path, feeds)
     direct = sym.eval(**{n: mx.nd.array(v, dtype=v.dtype) for n, v in feeds.items()})
     assert len(got) == len(direct)
     for g, e in zip(got, direct):
