@@ -340,6 +340,31 @@ def test_while_loop_gradients_to_the_second_order_against_the_unrolled_loop():
         np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-12, atol=1e-13)
 
 
+def test_loop_variables_that_start_from_one_symbol_stay_two_variables():
+    """(a, b) from the same z = 0.5: a counts up past 3, b triples; d(a + b)/dz = 1 + 3^3."""
+    z = mx.sym.var("z", shape=(1,), dtype="float64")
+    _, (fa, fb) = mx.sym.contrib.while_loop(
+        lambda a, b: mx.sym.sum(a) < 3, lambda a, b: ([], [a + 1, b * 3]), [z, z],
+        max_iterations=5)
+    (gz,) = mx.sym.grad(mx.sym.sum(fa) + mx.sym.sum(fb), ["z"])
+    got = mx.sym.Group([fa, fb, gz]).eval(z=mx.nd.array([0.5], dtype="float64"))
+    assert [g.asscalar() for g in got] == [3.5, 0.5 * 27, 28.0]
+
+
+def test_a_loop_node_whose_variables_share_an_input_is_refused():
+    z = mx.sym.var("z")
+    _, final = mx.sym.contrib.while_loop(
+        lambda a, b: mx.sym.sum(a) < 3, lambda a, b: ([], [a + 1, b * 3]), [z, z],
+        max_iterations=5)
+    loop = final[0]._outputs[0][0]
+    locs = list(loop.attrs["func_input_locs"])
+    var_locs = loop.attrs["func_var_locs"]
+    locs[var_locs[1]] = locs[var_locs[0]]          # both variables read one node input
+    loop.attrs["func_input_locs"] = tuple(locs)
+    with pytest.raises(MXNetError, match="_while_loop: loop variables share node inputs"):
+        mx.sym.Group(final).eval(z=mx.nd.ones((1,)))
+
+
 def test_a_loop_bounded_only_by_its_condition_runs_but_is_not_differentiated():
     from mxlite.ops.while_loop import UNBOUNDED
     x = mx.sym.var("x", shape=(1,))

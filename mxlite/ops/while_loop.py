@@ -52,6 +52,10 @@ def _graphs(attrs):
     if attrs.max_iterations < 0:
         raise op_error(_NAME, f"max_iterations must be >= 0, got {attrs.max_iterations}")
     var_inputs = [attrs.func_input_locs[j] for j in attrs.func_var_locs]
+    if len(set(var_inputs)) != len(var_inputs):
+        raise op_error(_NAME, f"loop variables share node inputs {tuple(var_inputs)} "
+                       "(func_input_locs at func_var_locs): each loop variable needs an "
+                       "input of its own")
     return cond, func, var_inputs
 
 

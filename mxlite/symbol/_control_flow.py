@@ -114,7 +114,8 @@ def _branch_graph(make, prefix, what):
 def _union(graphs, placeholders):
     """The node inputs of ``graphs`` (each ``(graph, cuts)``) and each graph's input
     positions among them: a placeholder stands for its outer Symbol, a cut for the outer
-    value, any other variable for itself; one input per distinct value."""
+    value, any other variable for itself; one input per distinct value, and one per
+    placeholder (loop variables that start from the same Symbol are still two variables)."""
     inputs, keys, all_locs = [], {}, []
     for graph, cuts in graphs:
         outer = {n.name: n for n in topo_order(graph._outputs) if n.op is None}
@@ -124,7 +125,7 @@ def _union(graphs, placeholders):
                 entry = placeholders[nm]._outputs[0]
             else:
                 entry = cuts[nm] if nm in cuts else (outer[nm], 0)
-            key = (id(entry[0]), entry[1])
+            key = ("placeholder", nm) if nm in placeholders else (id(entry[0]), entry[1])
             if key not in keys:
                 keys[key] = len(inputs)
                 inputs.append(Symbol([entry]))
