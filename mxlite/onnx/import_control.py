@@ -13,6 +13,7 @@ condition carried as loop variables, its scanned outputs given with mxlite's pad
 If. The rest is an MXNetError naming the node.
 """
 from collections import ChainMap
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -73,12 +74,13 @@ def _declared(ic, value_info):
             _np_dtype(ic.onnx, value_info.type.tensor_type.elem_type))
 
 
-def _import_graph(ic, graph, bound, node, as_syms=False):
+def _import_graph(ic, graph, bound, node, as_syms=False, shapes=None):
     """The output Values of the ONNX ``graph`` (``as_syms``: as Symbols, made while the
-    graph's scope holds), its inputs bound to the Values ``bound`` (in order), every other
+    graph's scope holds; their static shapes, None where unknown, appended to the list
+    ``shapes`` when given), its inputs bound to the Values ``bound`` (in order), every other
     name it reads looked up in the enclosing graphs."""
     from .import_table import IMPORTS
-    outer = ic.values
+    outer, outer_sym = ic.values, ic.__dict__.get("sym")
     local = {}
     ic.values = ChainMap(local, outer)
     ic.sym = _body_sym(ic)
@@ -104,55 +106,80 @@ def _import_graph(ic, graph, bound, node, as_syms=False):
         if missing:
             raise ic.error(node, f"its subgraph's outputs {missing} are computed nowhere")
         outs = [ic.values[o.name] for o in graph.output]
+        if shapes is not None:
+            shapes.extend(v.shape for v in outs)
         return _syms(ic, outs) if as_syms else outs
     finally:
         ic.values = outer
-        if isinstance(outer, dict):         # back at the top level
+        if outer_sym is None:               # back at the top level
             del ic.sym
+        else:
+            ic.sym = outer_sym
+
+
+def _reads(graph):
+    """The names ``graph``'s nodes (and the graphs nested in them) read from enclosing
+    graphs."""
+    defined = {i.name for i in graph.input} | {i.name for i in graph.initializer}
+    read = set()
+    for node in graph.node:
+        read.update(n for n in node.input if n)
+        for a in node.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                read |= _reads(g)
+        defined.update(node.output)
+    return read - defined
+
+
+@contextmanager
+def _scalars_lifted(ic, graphs):
+    """While a loop or branch node is built from ``graphs``: each scalar they read from the
+    enclosing graphs that is computed at run time is read as shape (1,), reshaped outside
+    the node (mxlite's inference inside the node reads () as unknown)."""
+    from .importer import Value
+    S = _S()
+    overlay = {}
+    for name in set().union(*(_reads(g) for g in graphs)):
+        v = ic.values.get(name)
+        if v is not None and not v.is_const and v.sym is not None and v.shape == ():
+            overlay[name] = Value(sym=S.reshape(v.sym, shape=(1,)), shape=(), dtype=v.dtype)
+    saved = ic.values
+    ic.values = ChainMap(overlay, saved)
+    try:
+        yield
+    finally:
+        ic.values = saved
 
 
 def _body_sym(ic):
     """``ic.sym`` inside a body: a 0-d constant becomes a parameter of shape (1,) (an
     input of the loop or branch node, where mxlite reads the shape () as unknown; it
-    broadcasts as the scalar does)."""
+    broadcasts as the scalar does), also where the enclosing graph made it a parameter of
+    shape () already."""
     method = type(ic).sym.__get__(ic)
+    ones = ic.__dict__.setdefault("_scalar_params", {})     # id(value) -> (value, Symbol)
 
     def sym(value, name=None, aux=False):
-        if value.sym is None and value.const is not None and np.ndim(value.const) == 0:
+        if value.const is None or np.ndim(value.const) != 0:
+            return method(value, name, aux)
+        if id(value) not in ones:
             from .importer import Value
-            value.sym = method(Value(const=np.reshape(value.const, (1,))), name, aux)
-            return value.sym
-        return method(value, name, aux)
+            ones[id(value)] = (value, method(Value(const=np.reshape(value.const, (1,))),
+                                             name, aux))
+            if value.sym is None:
+                value.sym = ones[id(value)][1]
+        return ones[id(value)][1]
     return sym
 
 
 def _with_shape(ic, value):
     """``value`` with its shape from mxlite's inference where ONNX's left it unknown (inside
-    a body, ONNX cannot see the outer constants a Reshape reads): from the shapes of the
-    graph's variables (placeholders, parameters, the model's inputs)."""
+    a body, ONNX cannot see the outer constants a Reshape reads, nor the states' shapes)."""
     if value is None or value.shape is not None or value.sym is None:
         return value
-    from ..base import MXNetError
-    from ..symbol.graph import topo_order
-    known = {}
-    for n in topo_order(value.sym._outputs):
-        if n.op is not None:
-            continue
-        if n.name in ic.params:
-            known[n.name] = np.shape(ic.params[n.name])
-        else:
-            v = ic.placeholders.get(n.name) if hasattr(ic, "placeholders") else None
-            v = v or ic.values.get(n.name)
-            if v is not None and v.shape is not None:
-                known[n.name] = tuple(v.shape)
-    try:
-        _, out, _ = value.sym.infer_shape_partial(**known)
-    except MXNetError:
-        return value
-    if out and out[0] and all(d is not None and d > 0 for d in out[0]):    # () is unknown
-        from .importer import Value
-        return Value(sym=value.sym, shape=tuple(out[0]), dtype=value.dtype)
-    return value
+    from .importer import Value
+    shape, _ = ic.infer(value.sym)
+    return value if shape is None else Value(sym=value.sym, shape=shape, dtype=value.dtype)
 
 
 def _placeholders(ic, inputs, syms, like):
@@ -170,14 +197,39 @@ def _placeholders(ic, inputs, syms, like):
 
 def _register(ic, value):
     """Record the placeholder ``value`` (a Symbol variable with its runtime shape) for
-    ``_with_shape``."""
-    if not hasattr(ic, "placeholders"):
-        ic.placeholders = {}
+    mxlite's inference of the body's values (``ic.infer``)."""
     ic.placeholders[value.sym.name] = value
+
+
+def _kept(ic, out, start):
+    """A loop's final state ``out`` (a Value), its shape where ONNX's inference left it
+    unknown that of its starting value ``start`` (mxlite's loops keep their states'
+    shapes)."""
+    if out.shape is None and start.shape is not None:
+        from .importer import Value
+        return Value(sym=out.sym, shape=start.shape, dtype=out.dtype or start.dtype)
+    return out
+
+
+def _stacked(out, steps, step_shape):
+    """A loop's stacked output ``out`` (a Value), its shape where unknown ``(steps,) +
+    step_shape`` (the shape of the body's value, where known)."""
+    if out.shape is None and steps is not None and step_shape is not None:
+        from .importer import Value
+        return Value(sym=out.sym, shape=(steps,) + tuple(step_shape), dtype=out.dtype)
+    return out
 
 
 def _syms(ic, values):
     return [ic.sym(v) for v in values]
+
+
+def _states(ic, values):
+    """``values`` as the Symbols a loop starts from: a scalar as shape (1,) (mxlite's
+    inference inside the loop reads () as unknown; the body's values keep their ONNX
+    shapes, so their importers read it as the scalar)."""
+    S = _S()
+    return [S.reshape(ic.sym(v), shape=(1,)) if v.shape == () else ic.sym(v) for v in values]
 
 
 def _using(S, outs, inputs):
@@ -210,7 +262,7 @@ def _scan(ic, node, ins):
             raise ic.error(node, f"{key}={list(axes)} (only axis 0 is taken)")
     in_dirs = list(ic.attr(node, "scan_input_directions") or [0] * n_scan)
     out_dirs = list(ic.attr(node, "scan_output_directions") or [0] * n_outs)
-    states = _syms(ic, ins[:n_states])
+    states = _states(ic, ins[:n_states])
     seqs = [S.reverse(x, axis=0) if d else x for x, d in zip(_syms(ic, ins[n_states:]),
                                                                in_dirs)]
     like = ([(v.shape, v.dtype) for v in ins[:n_states]]
@@ -219,12 +271,17 @@ def _scan(ic, node, ins):
     def step(data, carried):
         placeholders = list(carried) + list(data)
         values = _placeholders(ic, body.input, placeholders, like)
-        results = _import_graph(ic, body, values, node, True)
+        results = _import_graph(ic, body, values, node, True, step_shapes)
         results = _using(S, results[n_states:] + results[:n_states], placeholders)
         return results[:n_outs], results[n_outs:]
-    outs, final = S.contrib.foreach(step, seqs, states)
+    step_shapes = []
+    with _scalars_lifted(ic, [body]):
+        outs, final = S.contrib.foreach(step, seqs, states)
     outs = [S.reverse(o, axis=0) if d else o for o, d in zip(outs, out_dirs)]
-    return [ic.out(s, node, k) for k, s in enumerate(list(final) + list(outs))]
+    steps = next((v.shape[0] for v in ins[n_states:] if v.shape), None)
+    return ([_kept(ic, ic.out(s, node, k), ins[k]) for k, s in enumerate(final)]
+            + [_stacked(ic.out(s, node, n_states + k), steps, step_shapes[n_states + k])
+               for k, s in enumerate(outs)])
 
 
 # ---- Loop ---------------------------------------------------------------------------------
@@ -235,8 +292,8 @@ def _loop(ic, node, ins):
     condition output becomes the next c), i the iteration number (int64, held as (1,)); a
     constant M is max_iterations, M known only at run time (or none) adds i < M to the
     condition under max_iterations ``UNBOUNDED`` (refused with per-iteration outputs: mxlite
-    gives max_iterations rows of them; such a loop runs forward only). The body's incoming condition is true (it runs only
-    while the condition holds)."""
+    gives max_iterations rows of them; such a loop runs forward only). The body's incoming
+    condition is true (it runs only while the condition holds)."""
     _subgraph_shapes(ic)
     S = _S()
     from .importer import Value
@@ -263,7 +320,7 @@ def _loop(ic, node, ins):
     else:
         c0 = S.reshape(S.Cast(ic.sym(flag), dtype="float32"), shape=(1,))
     i0 = ic.sym(Value(const=np.zeros((1,), np.int64)))
-    init = [c0, i0] + _syms(ic, ins[2:])
+    init = [c0, i0] + _states(ic, ins[2:])
     like = [(v.shape, v.dtype) for v in ins[2:]]
 
     def cond(c, i, *vs):
@@ -276,20 +333,24 @@ def _loop(ic, node, ins):
         _register(ic, Value(sym=i, shape=(1,), dtype=np.int64))
         iteration = Value(sym=i, shape=(), dtype=np.int64)      # a scalar held as (1,)
         condition = Value(const=np.ones((), bool))
-        results = _import_graph(ic, body, [iteration, condition] + values, node, True)
+        results = _import_graph(ic, body, [iteration, condition] + values, node, True,
+                                step_shapes)
         again = S.broadcast_add(S.reshape(S.Cast(results[0], dtype="float32"), shape=(1,)),
                                 S.zeros_like(c))      # reads c: every loop variable is read
         new = _using(S, results[1:1 + n_vars], list(vs)) if n_vars else []
         return results[1 + n_vars:], [again, S._internal._plus_scalar(i, scalar=1)] + new
-    outs, final = S.contrib.while_loop(cond, func, init, max_iterations=m)
+    step_shapes = []
+    with _scalars_lifted(ic, [body]):
+        outs, final = S.contrib.while_loop(cond, func, init, max_iterations=m)
     final = final if isinstance(final, list) else [final]
     outs = outs if isinstance(outs, list) else [outs]
     rows = []
     for j, o in enumerate(outs[:n_scan]):   # mxlite's rows: m, whatever the steps that ran
         step_shape, dtype = _declared(ic, body.output[1 + n_vars + j])
-        rows.append(Value(sym=o, shape=None if step_shape is None else (m,) + step_shape,
-                          dtype=dtype))
-    return [ic.out(v, node, k) for k, v in enumerate(final[2:])] + rows
+        rows.append(_stacked(Value(sym=o, dtype=dtype), m,
+                             step_shape or step_shapes[1 + n_vars + j]))
+    return [_kept(ic, ic.out(v, node, k), x) for k, (v, x) in
+            enumerate(zip(final[2:], ins[2:]))] + rows
 
 
 # ---- If -----------------------------------------------------------------------------------
@@ -305,6 +366,7 @@ def _if(ic, node, ins):
 
     def branch(graph):
         return lambda: _import_graph(ic, graph, [], node, True)
-    outs = S.contrib.cond(ic.sym(ins[0]), branch(branches[0]), branch(branches[1]))
+    with _scalars_lifted(ic, branches):
+        outs = S.contrib.cond(ic.sym(ins[0]), branch(branches[0]), branch(branches[1]))
     outs = outs if isinstance(outs, list) else [outs]
     return [ic.out(o, node, k) for k, o in enumerate(outs)]

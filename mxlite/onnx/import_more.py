@@ -149,6 +149,10 @@ def _random(kind, like):
         if like:
             out = _S()._internal
             x = ic.sym(ins[0])
+            if dtype_code is not None:       # draws of that dtype, else the input's
+                want = np.dtype(ic.onnx.helper.tensor_dtype_to_np_dtype(dtype_code))
+                if ins[0].dtype is None or want != ins[0].dtype:
+                    x = _S().cast(x, dtype=want.name)
             if kind == "normal":
                 y = out._random_normal_like(x, loc=ic.attr(node, "mean", 0.0),
                                             scale=ic.attr(node, "scale", 1.0))
@@ -174,8 +178,8 @@ def _random(kind, like):
 
 imports("RandomNormal", into=["_random_normal"])(_random("normal", False))
 imports("RandomUniform", into=["_random_uniform"])(_random("uniform", False))
-imports("RandomNormalLike", into=["_random_normal_like"])(_random("normal", True))
-imports("RandomUniformLike", into=["_random_uniform_like"])(_random("uniform", True))
+imports("RandomNormalLike", into=["_random_normal_like", "cast"])(_random("normal", True))
+imports("RandomUniformLike", into=["_random_uniform_like", "cast"])(_random("uniform", True))
 
 
 @imports("ReduceSumSquare", into=["square", "sum"])

@@ -70,6 +70,7 @@ class ImportContext(Names):
         self.shapes = shapes               # value name -> (shape, dtype) from shape inference
         self.params, self.aux = {}, set()
         self.inputs = {}                   # graph input name -> (static shape or None, dtype)
+        self.placeholders = {}             # loop body input variable name -> Value
 
     def attr(self, node, name, default=None):
         for a in node.attribute:
@@ -115,24 +116,51 @@ class ImportContext(Names):
         return Value(sym=sym, shape=shape, dtype=dtype, infer=lambda: self._infer(sym))
 
     def _infer(self, sym):
-        """(shape, dtype) of ``sym``'s single output by mxlite's inference at the graph
-        inputs' static shapes (ONNX infers none past shape arithmetic it does not
-        propagate, as a Range over a folded Shape); None for what cannot be inferred."""
-        used = set(sym.list_arguments())
-        known = {n: v for n, v in self.inputs.items() if n in used}
-        if any(shape is None for shape, _ in known.values()):
-            return None, None
+        """(shape, dtype) of ``sym``'s single output by mxlite's inference (``infer``):
+        ONNX infers none past shape arithmetic it does not propagate (a Range over a folded
+        Shape), nor inside a loop body whose states it does not know."""
+        return self.infer(sym)
+
+    def known(self, sym):
+        """({name: shape}, {name: dtype}, scalars) of ``sym``'s variables the import knows:
+        the model's inputs, the parameters (a scalar one read as (1,): it broadcasts the
+        same; ``scalars`` says one was), the loop bodies' placeholders."""
+        shapes, dtypes, scalars = {}, {}, False
+        for name in sym.list_inputs():
+            if name in self.params:
+                shape, dtype = np.shape(self.params[name]), self.params[name].dtype
+                if shape == ():
+                    shape, scalars = (1,), True
+            elif name in self.placeholders:
+                shape, dtype = self.placeholders[name].shape, self.placeholders[name].dtype
+            elif name in self.inputs:
+                shape, dtype = self.inputs[name]
+            else:
+                continue
+            if shape is not None:
+                shapes[name] = tuple(shape)
+            if dtype is not None:
+                dtypes[name] = dtype
+        return shapes, dtypes, scalars
+
+    def infer(self, sym):
+        """(shape, dtype) of ``sym``'s single output from the variables the import knows
+        (``known``); None for what cannot be inferred, and for a shape (1,) that may be a
+        scalar's (mxlite's symbolic shapes read () as unknown)."""
+        shapes, dtypes, scalars = self.known(sym)
         shape = dtype = None
         try:
-            _, shapes, _ = sym.infer_shape(**{n: s for n, (s, _) in known.items()})
-            if shapes is not None and len(shapes) == 1:
-                shape = tuple(shapes[0])
+            _, out, _ = sym.infer_shape_partial(**shapes)
+            if out is not None and len(out) == 1 and out[0] and all(
+                    d is not None and d > 0 for d in out[0]) and not (
+                    scalars and tuple(out[0]) == (1,)):
+                shape = tuple(out[0])
         except MXNetError:
             pass
         try:
-            _, dtypes, _ = sym.infer_type(**{n: d for n, (_, d) in known.items()})
-            if dtypes is not None and len(dtypes) == 1:
-                dtype = np.dtype(dtypes[0])
+            _, out, _ = sym.infer_type_partial(**dtypes)
+            if out is not None and len(out) == 1 and out[0] is not None:
+                dtype = np.dtype(out[0])
         except MXNetError:
             pass
         return shape, dtype

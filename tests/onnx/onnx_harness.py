@@ -1,5 +1,8 @@
 """Shared helpers of the ONNX tests: export a graph, run it in onnxruntime (CPU). A module
 of its own name (not a conftest), so a test importing it at run time gets this one."""
+import contextlib
+import functools
+
 import numpy as np
 import pytest
 
@@ -9,10 +12,38 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 
+#: set by ``through_import``: run_onnx runs the model by mxlite's import, not onnxruntime
+_THROUGH_IMPORT = [False]
+
+
+@contextlib.contextmanager
+def through_import():
+    """Within: ``run_onnx`` (so ``check``, ``export_and_run``, ``export_eval``) gives the
+    outputs of the model imported by mxlite: an export test's own checks then judge
+    mx -> ONNX -> mx."""
+    _THROUGH_IMPORT[0] = True
+    try:
+        yield
+    finally:
+        _THROUGH_IMPORT[0] = False
+
+
+def via_import(test):
+    """The test function ``test`` (its parametrization kept) run ``through_import``."""
+    @functools.wraps(test)
+    def wrapped(*args, **kwargs):
+        with through_import():
+            return test(*args, **kwargs)
+    return wrapped
+
+
 def run_onnx(path, feeds):
-    """Check the model (full check) and run it in onnxruntime's CPU provider."""
+    """Check the model (full check) and run it in onnxruntime's CPU provider (by mxlite's
+    import ``through_import``)."""
     model = onnx.load(path)
     onnx.checker.check_model(model, full_check=True)
+    if _THROUGH_IMPORT[0]:
+        return imported_values(path, feeds)
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     return session.run(None, feeds)
 

@@ -243,6 +243,12 @@ for cmp in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_
          np.array([[-1.0, 0.0, 2.0]], np.float32))
     case(f"broadcast_{cmp}", lambda F, a, b, c=cmp: op(F, f"broadcast_{c}")(a, b),
          indices(3, 2, 3), indices(3, 1, 3))
+    case(f"_{cmp}", lambda F, a, b, c=cmp: op(F, f"_{c}")(a, b), indices(3, 4),
+         indices(3, 4))
+for name in ("logical_and", "logical_or", "logical_xor"):      # zero is false
+    case(f"_{name}", lambda F, a, b, n=name: op(F, f"_{n}")(a, b),
+         np.array([[0.0, 0.0, 1.5, -2.0], [0.0, 3.0, 0.0, 0.25]], np.float32),
+         np.array([[0.0, 0.5, 0.0, -1.0], [2.0, 0.0, 0.0, 4.0]], np.float32))
 case("sum_to", lambda F, x: F.sum_to(x, shape=(1, 3)), normal(2, 4, 3))
 case("sum_to_same", lambda F, x: F.sum_to(x, shape=(2, 3)), normal(2, 3))
 

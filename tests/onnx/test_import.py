@@ -202,10 +202,12 @@ def test_classic_onnx_operators_import_as_onnxruntime_runs_them(name, tmp_path):
     ("RandomNormal", dict(mean=1.5, scale=0.5, shape=[400, 50]), False),
     ("RandomUniform", dict(low=-2.0, high=1.0, shape=[400, 50]), False),
     ("RandomNormalLike", dict(mean=-1.0, scale=2.0), True),
-    ("RandomUniformLike", dict(low=0.5, high=0.75), True)])
+    ("RandomUniformLike", dict(low=0.5, high=0.75), True),
+    ("RandomNormalLike", dict(mean=-1.0, scale=2.0, dtype=TensorProto.DOUBLE), True),
+    ("RandomUniformLike", dict(low=0.5, high=0.75, dtype=TensorProto.DOUBLE), True)])
 def test_random_draws_import_with_their_distribution(op, attrs, like, tmp_path):
-    """mxlite draws from its own stream: the shape, dtype and moments match ONNX's
-    definition, not onnxruntime's values."""
+    """mxlite draws from its own stream: the shape, dtype (a Like op's ``dtype``, else its
+    input's) and moments match ONNX's definition, not onnxruntime's values."""
     inputs = [("x", (400, 50))] if like else []
     nodes = [N(op, ["x"] if like else [], ["y"], **attrs)]
     model = _model(nodes, inputs, ["y"])
@@ -213,7 +215,9 @@ def test_random_draws_import_with_their_distribution(op, attrs, like, tmp_path):
     onnx.save(model, path)
     feeds = {"x": _f(400, 50)} if like else {}
     got, = imported_values(path, feeds)
-    assert got.shape == (400, 50) and got.dtype == np.float32
+    want = np.float64 if attrs.get("dtype") == TensorProto.DOUBLE else np.float32
+    assert got.shape == (400, 50) and got.dtype == want
+    assert run_onnx(path, feeds)[0].dtype == want
     if "mean" in attrs:
         assert abs(got.mean() - attrs["mean"]) < 0.05 and abs(got.std() - attrs["scale"]) < 0.05
     else:
