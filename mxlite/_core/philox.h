@@ -376,6 +376,7 @@ MX_FN double mx_stream_sample_from(mx_stream* s, int dist, double p0, double p1)
         return mx_sample_poisson(s, mx_sample_gamma(s, p0) * ((1.0 - p1) / p1));
     }
     if (p1 == 0.0) return mx_sample_poisson(s, p0);
+    if (p0 == 0.0) return 0.0;                   /* Poisson(gamma * 0): no draw needed */
     return mx_sample_poisson(s, mx_sample_gamma(s, 1.0 / p1) * (p0 * p1));
 }
 

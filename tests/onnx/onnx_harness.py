@@ -48,15 +48,34 @@ def run_onnx(path, feeds):
     return session.run(None, feeds)
 
 
-def imported_values(path, feeds):
-    """The model at ``path`` imported by mxlite and evaluated on ``feeds`` ({name: array})
-    with its parameters: a list of NumPy arrays."""
+def imported(path):
+    """The model at ``path`` imported by mxlite: a function of feeds ({name: array}) giving
+    its outputs (NumPy arrays), evaluated with the imported parameters."""
     sym, args, aux = mx.contrib.onnx.import_model(path)
-    arrays = {k: mx.nd.array(v, dtype=v.dtype) for k, v in feeds.items()}
-    arrays.update(args)
-    arrays.update(aux)
     names = set(sym.list_arguments()) | set(sym.list_auxiliary_states())
-    return [o.asnumpy() for o in sym.eval(**{k: v for k, v in arrays.items() if k in names})]
+    params = {**args, **aux}
+
+    def run(feeds):
+        arrays = {k: mx.nd.array(v, dtype=v.dtype) for k, v in feeds.items()}
+        arrays.update(params)
+        return [o.asnumpy() for o in sym.eval(**{k: v for k, v in arrays.items()
+                                                 if k in names})]
+    return run
+
+
+def imported_values(path, feeds):
+    """The model at ``path`` imported by mxlite and evaluated on ``feeds``: its outputs."""
+    return imported(path)(feeds)
+
+
+def session(path):
+    """A function of feeds giving the model's outputs, made once to run many times (random
+    operators draw anew each run): an onnxruntime session, or ``through_import`` the model
+    imported by mxlite."""
+    if _THROUGH_IMPORT[0]:
+        return imported(path)
+    runtime = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return lambda feeds: runtime.run(None, feeds)
 
 
 def export_and_run(sym, params, feeds, tmp_path, **kwargs):

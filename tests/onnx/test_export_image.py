@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from onnx_harness import check
+from onnx_harness import check, session
 
 rng = np.random.default_rng(5)
 CASES = []
@@ -64,12 +64,11 @@ def test_image_op_runs_in_onnxruntime_as_in_mxlite(fn, inputs, rtol, tmp_path):
 def _runs(sym, x, tmp_path, times):
     """``times`` runs of the exported graph (ONNX draws anew in every run), at opset 21
     (onnxruntime 1.32 has no kernels for the random operators of opset 22)."""
-    import onnxruntime as ort
     path = str(tmp_path / "m.onnx")
     mx.onnx.export_model(sym, {}, in_shapes=[x.shape], in_types=[x.dtype], onnx_file_path=path,
                          opset_version=21)
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return [session.run(None, {"x": x})[0] for _ in range(times)]
+    run = session(path)
+    return [run({"x": x})[0] for _ in range(times)]
 
 
 @pytest.mark.parametrize("name,axis", [("random_flip_left_right", 1),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from onnx_harness import check as _check, export_and_run
+from onnx_harness import check as _check, export_and_run, run_onnx, session
 
 rng = np.random.default_rng(11)
 
@@ -279,8 +279,6 @@ def test_cvimdecode_has_a_reason():
 
 # ---- _image_random_color_jitter -----------------------------------------------------------------
 def _jitter_session(strengths, x, tmp_path):
-    import onnxruntime as ort
-    from onnx_harness import run_onnx
     path = str(tmp_path / "jitter.onnx")
     sym = mx.sym.image.random_color_jitter(mx.sym.var("x"), *strengths)
     mx.onnx.export_model(sym, {}, in_shapes=[x.shape], in_types=[x.dtype],
@@ -288,8 +286,8 @@ def _jitter_session(strengths, x, tmp_path):
     (first,) = run_onnx(path, {"x": x})              # full check, shape and dtype
     want = mx.nd.image.random_color_jitter(mx.nd.array(x, dtype=x.dtype), *strengths)
     assert first.shape == want.shape and first.dtype == want.dtype
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return lambda: session.run(None, {"x": x})[0]
+    run = session(path)
+    return lambda: run({"x": x})[0]
 
 
 def _image(shape, dtype):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from onnx_harness import export_eval
+from onnx_harness import export_eval, session
 
 N = 40000          # draws per moment check: five standard errors is about 2.5% of sd
 
@@ -126,15 +126,14 @@ def test_shuffle_permutes_the_rows(shape, tmp_path):
 
 def test_shuffle_is_uniform_over_permutations(tmp_path):
     """Each of the 6 orders of 3 rows about 1/6 of 1200 runs (five standard errors)."""
-    import onnxruntime as ort
     x = np.arange(3, dtype=np.float32)
     path = str(tmp_path / "m.onnx")
     mx.onnx.export_model(mx.sym.random.shuffle(mx.sym.var("x")), {}, in_shapes=[(3,)],
                          onnx_file_path=path, opset_version=21)
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    run = session(path)
     counts = {}
     for _ in range(1200):
-        key = tuple(session.run(None, {"x": x})[0].tolist())
+        key = tuple(run({"x": x})[0].tolist())
         counts[key] = counts.get(key, 0) + 1
     assert len(counts) == 6
     se = np.sqrt(1200 * (1 / 6) * (5 / 6))

@@ -61,3 +61,5 @@ test_pdf_poisson = via_import(misc.test_pdf_poisson_against_the_closed_form)
 test_pdf_generalized_negative_binomial = via_import(
     misc.test_pdf_generalized_negative_binomial_keeps_log1p_precision)
 test_sample_exponential_without_shape = via_import(random.test_sample_exponential_without_shape)
+test_shuffle_is_uniform_over_permutations = via_import(
+    random.test_shuffle_is_uniform_over_permutations)
