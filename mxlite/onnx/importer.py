@@ -111,59 +111,79 @@ class ImportContext(Names):
 
     def out(self, sym, node, i=0):
         """The Value of ``node``'s output ``i``, computed by ``sym``: its shape and dtype from
-        ONNX's shape inference, else from mxlite's own inference of ``sym``."""
+        ONNX's shape inference, else from mxlite's own inference of ``sym`` (``infer``: ONNX
+        infers none past shape arithmetic it does not propagate, a Range over a folded
+        Shape, nor inside a loop body whose states it does not know)."""
         shape, dtype = self.shapes.get(node.output[i], (None, None))
-        return Value(sym=sym, shape=shape, dtype=dtype, infer=lambda: self._infer(sym))
-
-    def _infer(self, sym):
-        """(shape, dtype) of ``sym``'s single output by mxlite's inference (``infer``):
-        ONNX infers none past shape arithmetic it does not propagate (a Range over a folded
-        Shape), nor inside a loop body whose states it does not know."""
-        return self.infer(sym)
-
-    def known(self, sym):
-        """({name: shape}, {name: dtype}, scalars) of ``sym``'s variables the import knows:
-        the model's inputs, the parameters (a scalar one read as (1,): it broadcasts the
-        same; ``scalars`` says one was), the loop bodies' placeholders."""
-        shapes, dtypes, scalars = {}, {}, False
-        for name in sym.list_inputs():
-            if name in self.params:
-                shape, dtype = np.shape(self.params[name]), self.params[name].dtype
-                if shape == ():
-                    shape, scalars = (1,), True
-            elif name in self.placeholders:
-                shape, dtype = self.placeholders[name].shape, self.placeholders[name].dtype
-            elif name in self.inputs:
-                shape, dtype = self.inputs[name]
-            else:
-                continue
-            if shape is not None:
-                shapes[name] = tuple(shape)
-            if dtype is not None:
-                dtypes[name] = dtype
-        return shapes, dtypes, scalars
+        return Value(sym=sym, shape=shape, dtype=dtype, infer=lambda: self.infer(sym))
 
     def infer(self, sym):
         """(shape, dtype) of ``sym``'s single output from the variables the import knows
-        (``known``); None for what cannot be inferred, and for a shape (1,) that may be a
-        scalar's (mxlite's symbolic shapes read () as unknown)."""
-        shapes, dtypes, scalars = self.known(sym)
-        shape = dtype = None
-        try:
-            _, out, _ = sym.infer_shape_partial(**shapes)
-            if out is not None and len(out) == 1 and out[0] and all(
-                    d is not None and d > 0 for d in out[0]) and not (
-                    scalars and tuple(out[0]) == (1,)):
-                shape = tuple(out[0])
-        except MXNetError:
-            pass
-        try:
-            _, out, _ = sym.infer_type_partial(**dtypes)
-            if out is not None and len(out) == 1 and out[0] is not None:
-                dtype = np.dtype(out[0])
-        except MXNetError:
-            pass
-        return shape, dtype
+        (the model's inputs, the parameters, the loop bodies' placeholders), node by node
+        with each node's shapes and dtypes kept (``_inferred``: an import is linear in its
+        nodes); None for what cannot be inferred, and for a shape (1,) that may be a
+        scalar's (a scalar parameter is read as (1,): mxlite's symbolic shapes read () as
+        unknown, and it broadcasts the same)."""
+        if len(sym._outputs) != 1:
+            return None, None
+        node, i = sym._outputs[0]
+        _, shapes, dtypes, scalar = self._inferred(node)
+        shape = None if shapes is None else shapes[i]
+        if shape is not None and scalar and tuple(shape) == (1,):
+            shape = None
+        return shape, None if dtypes is None else dtypes[i]
+
+    def _inferred(self, top):
+        """(node, output shapes or None, output dtypes or None, whether a scalar parameter
+        was read as (1,)) of the node ``top``, inferring the nodes under it not inferred
+        yet (depth first, without recursion)."""
+        memo = self.__dict__.setdefault("_node_memo", {})  # id(node) -> (node, ...)
+        stack = [top]
+        while stack:
+            n = stack[-1]
+            if id(n) in memo:
+                stack.pop()
+                continue
+            pending = [c for c, _ in n.inputs if id(c) not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            memo[id(n)] = (n,) + self._node_inferred(n, memo)
+        return memo[id(top)]
+
+    def _node_inferred(self, n, memo):
+        if n.op is None:
+            shape = dtype = None
+            scalar = False
+            if n.name in self.params:
+                shape, dtype = np.shape(self.params[n.name]), self.params[n.name].dtype
+                if shape == ():
+                    shape, scalar = (1,), True
+            elif n.name in self.placeholders:
+                v = self.placeholders[n.name]
+                shape, dtype = v.shape, v.dtype
+            elif n.name in self.inputs:
+                shape, dtype = self.inputs[n.name]
+            return ([tuple(shape)] if shape is not None else None,
+                    [np.dtype(dtype)] if dtype is not None else None, scalar)
+        ins = [(memo[id(c)], i) for c, i in n.inputs]
+        scalar = any(m[3] for m, _ in ins)
+        shapes = dtypes = None
+        if all(m[1] is not None for m, _ in ins):
+            try:
+                out = n.op.infer_shape([m[1][i] for m, i in ins], n.attrs)
+                if all(s and all(d > 0 for d in s) for s in out):
+                    shapes = [tuple(int(d) for d in s) for s in out]
+            except (MXNetError, TypeError, ValueError, IndexError):
+                pass
+        if all(m[2] is not None for m, _ in ins):
+            try:
+                dtypes = [np.dtype(t) for t in n.op.infer_type([m[2][i] for m, i in ins],
+                                                               n.attrs)]
+            except (MXNetError, TypeError, ValueError, IndexError):
+                pass
+        return shapes, dtypes, scalar
 
 
 def _load(onnx, path):

@@ -52,14 +52,21 @@ def imported(path):
     """The model at ``path`` imported by mxlite: a function of feeds ({name: array}) giving
     its outputs (NumPy arrays), evaluated with the imported parameters."""
     sym, args, aux = mx.contrib.onnx.import_model(path)
-    names = set(sym.list_arguments()) | set(sym.list_auxiliary_states())
-    params = {**args, **aux}
+    bound = {}                  # the executor, bound at the first feeds' shapes
 
     def run(feeds):
-        arrays = {k: mx.nd.array(v, dtype=v.dtype) for k, v in feeds.items()}
-        arrays.update(params)
-        return [o.asnumpy() for o in sym.eval(**{k: v for k, v in arrays.items()
-                                                 if k in names})]
+        shapes = {k: np.shape(v) for k, v in feeds.items()}
+        if bound.get("shapes") != shapes:
+            arrays = {k: mx.nd.array(v, dtype=v.dtype) for k, v in feeds.items()}
+            bound["exe"] = sym.bind(mx.cpu(), args={
+                **{k: v for k, v in arrays.items() if k in sym.list_arguments()}, **args},
+                aux_states=aux)
+            bound["shapes"] = shapes
+        exe = bound["exe"]
+        for k, v in feeds.items():
+            if k in exe.arg_dict:
+                exe.arg_dict[k][:] = mx.nd.array(v, dtype=v.dtype)
+        return [o.asnumpy() for o in exe.forward()]
     return run
 
 
