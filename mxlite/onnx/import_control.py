@@ -191,17 +191,11 @@ def _placeholders(ic, inputs, syms, like):
         declared, ddtype = _declared(ic, vi)
         out.append(Value(sym=sym, shape=declared if declared is not None else shape,
                          dtype=ddtype if ddtype is not None else dtype))
-        _register(ic, out[-1])
+        ic.placeholders[sym.name] = out[-1]         # for ic.infer of the body's values
     return out
 
 
-def _register(ic, value):
-    """Record the placeholder ``value`` (a Symbol variable with its runtime shape) for
-    mxlite's inference of the body's values (``ic.infer``)."""
-    ic.placeholders[value.sym.name] = value
-
-
-def _kept(ic, out, start):
+def _kept(out, start):
     """A loop's final state ``out`` (a Value), its shape where ONNX's inference left it
     unknown that of its starting value ``start`` (mxlite's loops keep their states'
     shapes)."""
@@ -279,7 +273,7 @@ def _scan(ic, node, ins):
         outs, final = S.contrib.foreach(step, seqs, states)
     outs = [S.reverse(o, axis=0) if d else o for o, d in zip(outs, out_dirs)]
     steps = next((v.shape[0] for v in ins[n_states:] if v.shape), None)
-    return ([_kept(ic, ic.out(s, node, k), ins[k]) for k, s in enumerate(final)]
+    return ([_kept(ic.out(s, node, k), ins[k]) for k, s in enumerate(final)]
             + [_stacked(ic.out(s, node, n_states + k), steps, step_shapes[n_states + k])
                for k, s in enumerate(outs)])
 
@@ -330,7 +324,7 @@ def _loop(ic, node, ins):
 
     def func(c, i, *vs):
         values = _placeholders(ic, body.input[2:], list(vs), like)
-        _register(ic, Value(sym=i, shape=(1,), dtype=np.int64))
+        ic.placeholders[i.name] = Value(sym=i, shape=(1,), dtype=np.int64)
         iteration = Value(sym=i, shape=(), dtype=np.int64)      # a scalar held as (1,)
         condition = Value(const=np.ones((), bool))
         results = _import_graph(ic, body, [iteration, condition] + values, node, True,
@@ -349,7 +343,7 @@ def _loop(ic, node, ins):
         step_shape, dtype = _declared(ic, body.output[1 + n_vars + j])
         rows.append(_stacked(Value(sym=o, dtype=dtype), m,
                              step_shape or step_shapes[1 + n_vars + j]))
-    return [_kept(ic, ic.out(v, node, k), x) for k, (v, x) in
+    return [_kept(ic.out(v, node, k), x) for k, (v, x) in
             enumerate(zip(final[2:], ins[2:]))] + rows
 
 
