@@ -240,7 +240,7 @@ def _using(S, outs, inputs):
 
 
 # ---- Scan ---------------------------------------------------------------------------------
-@imports("Scan", into=["_foreach", "flip", "broadcast_add", "sum", "zeros_like"])
+@imports("Scan", into=["_foreach", "flip", "broadcast_add", "sum", "zeros_like", "reshape"])
 def _scan(ic, node, ins):
     """Scan's states and scan inputs as foreach's states and sequences; a scan input or
     output in the reverse direction is reversed before or after."""
@@ -259,6 +259,9 @@ def _scan(ic, node, ins):
     states = _states(ic, ins[:n_states])
     seqs = [S.reverse(x, axis=0) if d else x for x, d in zip(_syms(ic, ins[n_states:]),
                                                                in_dirs)]
+    # a vector's scalar slices as (1,) ones (mxlite's inference reads () as unknown)
+    seqs = [S.reshape(x, shape=(-1, 1)) if v.shape is not None and len(v.shape) == 1 else x
+            for x, v in zip(seqs, ins[n_states:])]
     like = ([(v.shape, v.dtype) for v in ins[:n_states]]
             + [(None if v.shape is None else v.shape[1:], v.dtype) for v in ins[n_states:]])
 
@@ -271,6 +274,8 @@ def _scan(ic, node, ins):
     step_shapes = []
     with _scalars_lifted(ic, [body]):
         outs, final = S.contrib.foreach(step, seqs, states)
+    outs = [S.reshape(o, shape=(-1,)) if step_shapes[n_states + k] == () else o
+            for k, o in enumerate(outs)]                # scalar steps: a vector
     outs = [S.reverse(o, axis=0) if d else o for o, d in zip(outs, out_dirs)]
     steps = next((v.shape[0] for v in ins[n_states:] if v.shape), None)
     return ([_kept(ic.out(s, node, k), ins[k]) for k, s in enumerate(final)]

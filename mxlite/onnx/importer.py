@@ -292,7 +292,12 @@ def import_model(model_file):
     outputs = []
     for o in model.graph.output:
         v = values[o.name]
-        outputs.append(ic.sym(v, name=ic.fresh(o.name)) if v.is_const else v.sym)
+        if v.is_const:
+            outputs.append(ic.sym(v, name=ic.fresh(o.name)))
+        elif v.shape == ():        # a scalar a loop held as (1,) is the model's scalar again
+            outputs.append(_sym.reshape(v.sym, shape=()))
+        else:
+            outputs.append(v.sym)
     sym = outputs[0] if len(outputs) == 1 else _sym.Group(outputs)
     used = set(sym.list_arguments()) | set(sym.list_auxiliary_states())
     args = {k: nd.array(v, dtype=v.dtype) for k, v in ic.params.items()

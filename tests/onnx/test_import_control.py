@@ -211,6 +211,28 @@ def test_hand_built_scan(tmp_path, directions):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
 
 
+def _scalar_scan_model():
+    """ONNX's running sum over a vector: a scalar state, scalar slices, scalar outputs."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "x"], ["s2"]),
+         helper.make_node("Mul", ["s2", "x"], ["sx"])],
+        "body", [_f("s", []), _f("x", [])], [_f("s2", []), _f("sx", [])])
+    node = helper.make_node("Scan", ["s0", "xs"], ["sf", "sxs"], body=body,
+                            num_scan_inputs=1)
+    return _model([node], [_f("s0", []), _f("xs", [5])], [_f("sf", []), _f("sxs", [5])])
+
+
+def test_scan_over_a_vector_with_scalar_state_and_outputs(tmp_path):
+    path = str(tmp_path / "scan.onnx")
+    onnx.save(_scalar_scan_model(), path)
+    feeds = {"s0": np.array(0.5, np.float32), "xs": normal(5).astype(np.float32)}
+    expected = run_onnx(path, feeds)
+    _, got = _imported(path, feeds)
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape, (g.shape, e.shape)
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
 def _if_model():
     branch = [helper.make_graph([helper.make_node(op, ["a", "b"], [f"o_{op}"])], op, [],
                                 [_f(f"o_{op}", [2, 2])]) for op in ("Mul", "Sub")]
