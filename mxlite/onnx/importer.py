@@ -71,6 +71,7 @@ class ImportContext(Names):
         self.params, self.aux = {}, set()
         self.inputs = {}                   # graph input name -> (static shape or None, dtype)
         self.placeholders = {}             # loop body input variable name -> Value
+        self._node_memo = {}               # id(node) -> (node, shapes, dtypes, scalar): infer
 
     def attr(self, node, name, default=None):
         for a in node.attribute:
@@ -137,7 +138,7 @@ class ImportContext(Names):
         """(node, output shapes or None, output dtypes or None, whether a scalar parameter
         was read as (1,)) of the node ``top``, inferring the nodes under it not inferred
         yet (depth first, without recursion)."""
-        memo = self.__dict__.setdefault("_node_memo", {})  # id(node) -> (node, ...)
+        memo = self._node_memo
         stack = [top]
         while stack:
             n = stack[-1]
