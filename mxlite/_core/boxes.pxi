@@ -5,10 +5,13 @@
 # and float32 data, float64 for float64; float16 read exactly and stored to nearest even,
 # as NumPy casts): anchor centres x = a0 + w * 0.5 with w = a2 - a0 (corner format), then
 # ox = d0 s0 aw + ax, oy = d1 s1 ah + ay, the exponents d2 s2, d3 s3 capped at clip (NaN
-# kept, as NumPy's minimum), ow = exp(.) aw * 0.5 (libm's expf/exp, what the CPU's exp
-# operator calls), out = (ox - ow, oy - oh, ox + ow, oy + oh). The array path took ~20
+# kept, as NumPy's minimum), ow = exp(.) aw * 0.5 (mx_math.h's exp_v for float32, libm's
+# exp for float64: what the exp operator's kernels call), out = (ox - ow, oy - oh, ox + ow, oy + oh). The array path took ~20
 # passes and temporaries per block, here one.
-from libc.math cimport exp, expf
+from libc.math cimport exp
+
+cdef extern from "mx_math.h" namespace "mx":
+    float exp_v(float x) noexcept nogil
 
 ctypedef fused box_t:
     mx_half_px
@@ -52,8 +55,8 @@ cdef inline void _decode_box(const box_t* d, const box_t* a, box_t* o, bint corn
         if capped:
             dw = c if dw > c else dw
             dh = c if dh > c else dh
-        ow = expf(dw) * aw * <float>0.5
-        oh = expf(dh) * ah * <float>0.5
+        ow = exp_v(dw) * aw * <float>0.5
+        oh = exp_v(dh) * ah * <float>0.5
         _box_store(o, 0, ox - ow)
         _box_store(o, 1, oy - oh)
         _box_store(o, 2, ox + ow)

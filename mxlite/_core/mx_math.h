@@ -218,6 +218,127 @@ MX_FN double tanh(double x) { return ::tanh(x); }
 MX_FN double tanh(double x) { return std::tanh(x); }
 #endif
 
+// ---- float32 exp, expm1, log, log2, log10, log1p, sigmoid and erf that vectorize ----------
+// glibc's float functions are scalar calls (3 to 13 ns an element here); these compute in
+// double with the branch-free helpers above and round once to float, so each is the
+// correctly rounded float32 value but for rare near-ties (relative error of the double
+// result below 1e-11), and the element-wise loops over them vectorize. Special values as
+// C99: NaN stays NaN, log(0) = -inf, log(x < 0) = NaN, log1p(-1) = -inf, erf(+-inf) = +-1.
+// The double overloads (the `_v` names in kernel_table.py's expressions) are libm's.
+namespace detail {
+// log(x) for x > 0 finite (others give garbage, fixed by the callers' selects): x = 2^e m
+// with m in [sqrt(1/2), sqrt 2) from the bits, log m = 2 atanh(s), s = (m - 1) / (m + 1),
+// |s| <= 0.1716, by its odd series to s^15 (truncation below 2e-12 relative). e converts
+// through the 1.5 * 2^52 trick (no int64 -> double instruction before AVX-512DQ). Returns
+// log x as e ln2 + the series, or log2 x as e + series / ln 2 (exact at powers of two).
+template <bool BASE2> MX_VFN double log_pos(double x) {
+    bool sub = x < 2.2250738585072014e-308;                 // double subnormals: scale 2^54
+    double xs = sub ? x * 18014398509481984.0 : x;
+    int64_t b = bits_of(xs);
+    int64_t e = ((b >> 52) & 0x7ff) - 1023 - (sub ? 54 : 0);
+    double m = double_of((b & 0x000fffffffffffffLL) | 0x3ff0000000000000LL);
+    bool big = m > 1.4142135623730951;
+    m = big ? 0.5 * m : m;
+    e = big ? e + 1 : e;
+    double ed = double_of(e + 0x4338000000000000LL) - 6755399441055744.0;
+    double s = (m - 1.0) / (m + 1.0), s2 = s * s;
+    double p = 1.0 / 15.0;
+    p = p * s2 + 1.0 / 13.0;
+    p = p * s2 + 1.0 / 11.0;
+    p = p * s2 + 1.0 / 9.0;
+    p = p * s2 + 1.0 / 7.0;
+    p = p * s2 + 1.0 / 5.0;
+    p = p * s2 + 1.0 / 3.0;
+    double series = 2.0 * s * (p * s2 + 1.0);
+    if constexpr (BASE2) return ed + series * 1.4426950408889634;
+    else return ed * 0.6931471805599453 + series;
+}
+// log or log2 of a double with the special values: NaN kept, 0 -> -inf, < 0 -> NaN, inf.
+template <bool BASE2> MX_VFN double log_any(double x) {
+    double r = log_pos<BASE2>(x);
+    r = x == 0.0 ? -mx_std::numeric_limits<double>::infinity() : r;
+    r = x < 0.0 ? mx_std::numeric_limits<double>::quiet_NaN() : r;
+    r = x == mx_std::numeric_limits<double>::infinity() ? x : r;
+    return x != x ? x : r;
+}
+
+// e^r - 1 and 2^k with e^x = 2^k e^r for x clamped to [-110, 110] (beyond, e^x, e^x - 1,
+// 1 / (1 + e^-x) in float32 are 0, -1, inf or 1 already): the reduction of exp_f64 with the
+// Taylor polynomial to degree 10 (truncation below 3e-13 relative) and one factor 2^k,
+// |k| <= 159.
+MX_VFN double exp_reduce_f32(double x, double& scale) {
+    double c = x < -110.0 ? -110.0 : x;
+    c = c > 110.0 ? 110.0 : c;
+    int64_t k;
+    double p = exp_reduce<10>(c, k);
+    scale = pow2i(k);
+    return p;
+}
+}  // namespace detail
+
+MX_VFN float exp_v(float x) {
+    double s, p = detail::exp_reduce_f32(x, s);
+    return x != x ? x : (float)(s + s * p);
+}
+MX_VFN float expm1_v(float x) {
+    double s, p = detail::exp_reduce_f32(x, s);
+    double r = s * p + (s - 1.0);
+    r = x == 0.0f ? (double)x : r;                   // keeps the sign of zero
+    return x != x ? x : (float)r;
+}
+MX_VFN float log_v(float x) { return (float)detail::log_any<false>(x); }
+MX_VFN float log2_v(float x) { return (float)detail::log_any<true>(x); }
+MX_VFN float log10_v(float x) { return (float)(detail::log_any<false>(x) * 0.43429448190325182); }
+// log(1 + x) = log(u) x / (u - 1), u = 1 + x rounded (Goldberg): exact to double rounding
+// for every x > -1, u == 1 giving x itself (and so keeping -0).
+MX_VFN float log1p_v(float xf) {
+    double x = xf, u = 1.0 + x;
+    double r = detail::log_pos<false>(u) * (x / (u - 1.0));
+    r = u == 1.0 ? x : r;
+    r = u == 0.0 ? -mx_std::numeric_limits<double>::infinity() : r;
+    r = u < 0.0 ? mx_std::numeric_limits<double>::quiet_NaN() : r;
+    r = x == mx_std::numeric_limits<double>::infinity() ? x : r;
+    return xf != xf ? xf : (float)r;
+}
+MX_VFN float sigmoid_v(float x) {
+    double s, p = detail::exp_reduce_f32(-(double)x, s);
+    return x != x ? x : (float)(1.0 / (1.0 + (s + s * p)));
+}
+// erf by Cody's rational approximations (the coefficients of ndtr_with_exp above):
+// x P1(x^2) / Q1(x^2) for |x| <= 0.46875, else sign(x) (1 - e^(-x^2) P2(|x|) / Q2(|x|)),
+// |x| clamped to 4 (erf(4) rounds to 1 in float32; the clamp also takes inf).
+MX_VFN float erf_v(float xf) {
+    double x = xf, y = mx::fabs(x), t = y * y;
+    double n1 = (((1.85777706184603153e-1 * t + 3.16112374387056560e0) * t
+                  + 1.13864154151050156e2) * t + 3.77485237685302021e2) * t
+                + 3.20937758913846947e3;
+    double d1 = (((t + 2.36012909523441209e1) * t + 2.44024637934444173e2) * t
+                 + 1.28261652607737228e3) * t + 2.84423683343917062e3;
+    double yc = y < 4.0 ? y : 4.0;
+    double n2 = (((((((2.15311535474403846e-8 * yc + 5.64188496988670089e-1) * yc
+                      + 8.88314979438837594e0) * yc + 6.61191906371416295e1) * yc
+                    + 2.98635138197400131e2) * yc + 8.81952221241769090e2) * yc
+                  + 1.71204761263407058e3) * yc + 2.05107837782607147e3) * yc
+                + 1.23033935479799725e3;
+    double d2 = (((((((yc + 1.57449261107098347e1) * yc + 1.17693950891312499e2) * yc
+                     + 5.37181101862009858e2) * yc + 1.62138957456669019e3) * yc
+                   + 3.29079923573345963e3) * yc + 4.36261909014324716e3) * yc
+                 + 3.43936767414372164e3) * yc + 1.23033935480374942e3;
+    bool small = y <= 0.46875;
+    double q = (small ? x * n1 : n2) / (small ? d1 : d2);
+    double s, p = detail::exp_reduce_f32(-(yc * yc), s);    // yc * yc is exact
+    double tail = mx::copysign(1.0 - (s + s * p) * q, x);
+    return xf != xf ? xf : (float)(small ? q : tail);
+}
+MX_FN double exp_v(double x) { return mx::exp(x); }
+MX_FN double expm1_v(double x) { return mx::expm1(x); }
+MX_FN double log_v(double x) { return mx::log(x); }
+MX_FN double log2_v(double x) { return mx::log2(x); }
+MX_FN double log10_v(double x) { return mx::log10(x); }
+MX_FN double log1p_v(double x) { return mx::log1p(x); }
+MX_FN double sigmoid_v(double x) { return 1.0 / (1.0 + mx::exp(-x)); }
+MX_FN double erf_v(double x) { return mx::erf(x); }
+
 // Integer division that never traps: x / 0 -> 0 (as NumPy), MIN / -1 wraps instead of SIGFPE.
 template <typename T> MX_FN T int_div(T a, T b) {
     if (b == 0) return 0;
