@@ -826,9 +826,19 @@ def _unravel_shape(shapes, attrs):
     return [check_shape("_unravel_index", (len(shape),) + tuple(shapes[0]))]
 
 
-def _index_values(op, xp, values, n, what, offset=0):
-    """``values`` (one block) as int64, floats truncated toward zero; MXNetError for NaN or
-    a value outside ``[0, n)``."""
+def _index_work(dtype, largest):
+    """The integer dtype of index arithmetic on ``dtype`` data whose values, results and
+    scalar factors and divisors are at most ``largest``: the data's own integer dtype where
+    it holds ``largest`` (no conversion either way; NumPy divides int8 several times faster
+    than int64), else int64."""
+    if dtype.kind in "iu" and largest <= np.iinfo(dtype).max:
+        return dtype
+    return I64
+
+
+def _index_values(op, xp, values, n, what, offset=0, work=I64):
+    """``values`` (one block) as a new array of the integer dtype ``work``, floats truncated
+    toward zero; MXNetError for NaN or a value outside ``[0, n)``."""
     if dtype_kind(values.dtype) == "f":
         v = values.astype(F64)
         nan = v != v
@@ -843,18 +853,20 @@ def _index_values(op, xp, values, n, what, offset=0):
         k = int(bad.reshape(-1).argmax())
         raise op_error(op, f"{what}: index {values.reshape(-1)[k].item()} at position "
                        f"{offset + k} is out of range [0, {n - 1}]")
-    return v.astype(I64)
+    return v.astype(work)
 
 
 def _ravel_compute(rctx, ins, outs, attrs):
     data, out, xp = ins[0], outs[0], rctx.xp
     shape = tuple(attrs.shape)
+    work = _index_work(data.dtype, max(size_of(shape) - 1, size_of(shape[1:])))
     for b in range(0, out.size, _BLOCK):
-        flat = xp.zeros((min(_BLOCK, out.size - b),), I64)
+        flat = xp.zeros((min(_BLOCK, out.size - b),), work)
         stride = 1
         for m in range(len(shape) - 1, -1, -1):
             flat += _index_values("_ravel_multi_index", xp, data[m, b:b + _BLOCK], shape[m],
-                                  f"row {m} of data (axis of size {shape[m]})", b) * stride
+                                  f"row {m} of data (axis of size {shape[m]})", b,
+                                  work) * stride
             stride *= shape[m]
         xp.cast_into(out[b:b + flat.size], flat)
 
@@ -864,9 +876,10 @@ def _unravel_compute(rctx, ins, outs, attrs):
     shape = tuple(attrs.shape)
     rows = out.reshape(len(shape), data.size)
     total = size_of(shape)
+    work = _index_work(data.dtype, max(total - 1, max(shape)))
     for b in range(0, data.size, _BLOCK):
         rest = _index_values("_unravel_index", xp, data[b:b + _BLOCK], total,
-                             f"data (flat indices into shape={shape})", b)
+                             f"data (flat indices into shape={shape})", b, work)
         for m in range(len(shape) - 1, -1, -1):
             # the remainder from the quotient: one integer division per axis, not two
             q = rest // shape[m]
