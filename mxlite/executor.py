@@ -723,7 +723,8 @@ class MemoryPlan:
     takes the smallest free buffer that holds it, else the largest free one grown to its
     size, else a new one (``_Pool``), and a buffer is free again once the step that reads
     its slot last has run (``_with_liveness``: what the backward reads stays to the end;
-    a hidden output nothing reads is free after its step). The buffers are allocated
+    a hidden output nothing reads is free after its step, and takes no memory at all where
+    the op may skip it, ``OpDef.optional_outputs``). The buffers are allocated
     together (``allocate``), and a caller may keep them for its next run. ``pooled=False``
     (a hybridized block's default): each array is allocated by the step that makes it and
     dropped after its last reader, as the ``invoke`` path does. Either way the arrays handed
@@ -799,7 +800,14 @@ class MemoryPlan:
                 self.specs.append(None)
             view = self._viewed(op, ins, outs, fresh)
             reusable = self._reusable(op, ins, dead) if view is None else []
-            new = self._place(outs, out_specs, view, ins, fresh, made, reusable)
+            # a hidden output nothing reads (n > 0) that the kernel may skip gets no memory:
+            # its slot stays None in every run
+            skipped = {outs[j] for j in op.optional_outputs if n > 0 and abs(n) <= j < len(outs)}
+            for k in skipped:
+                self.specs[k] = out_specs[outs.index(k)]
+            placed = [(k, spec) for k, spec in zip(outs, out_specs) if k not in skipped]
+            new = self._place([k for k, _ in placed], [spec for _, spec in placed], view, ins,
+                              fresh, made, reusable)
             self.step_peak = max(self.step_peak, self._live)
             gone = outs[abs(n):] + list(dead)
             for k in gone:

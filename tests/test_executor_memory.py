@@ -90,6 +90,46 @@ def test_executor_memory_stats_counts_the_hidden_outputs():
     assert stats["step_peak"] == 120
 
 
+def _batchnorm_inference_plan(wants_grad):
+    x = mx.sym.var("x")
+    y = mx.sym.sum(mx.sym.BatchNorm(x, fix_gamma=False, name="bn"))
+    names = y.list_arguments() + y.list_auxiliary_states()
+    shapes = {"x": (4, 2, 5), "bn_gamma": (2,), "bn_beta": (2,), "bn_moving_mean": (2,),
+              "bn_moving_var": (2,)}
+    return Plan(y, mx.cpu(), shapes, {n: np.float32 for n in names},
+                [wants_grad if n == "x" else False for n in y.list_arguments()])
+
+
+def test_batchnorm_xhat_takes_no_memory_where_no_gradient_reads_it():
+    """BatchNorm's xhat (an optional hidden output) costs nothing in a plan without a
+    gradient: the forward holds y (40 floats), the three per-channel outputs (mean, rstd,
+    gamma used: 2 floats each) and the mode flag (1), not a second copy of the data; with a
+    gradient xhat is planned (the gradient reads it)."""
+    stats = memory_stats(_batchnorm_inference_plan(False), mx.cpu())
+    assert stats["forward_peak"] == (40 + 3 * 2 + 1) * F32
+    with_grad = memory_stats(_batchnorm_inference_plan(True), mx.cpu())
+    assert with_grad["forward_peak"] == (40 + 40 + 3 * 2 + 1) * F32
+
+
+def test_batchnorm_off_the_tape_gives_the_taped_result():
+    """Off the autograd tape BatchNorm skips xhat; its output is the taped call's, in
+    inference and in training mode, and a taped call's gradient still works."""
+    rng = np.random.default_rng(0)
+    x = mx.nd.array(rng.normal(size=(4, 3, 5)))
+    gamma, beta = mx.nd.array(rng.uniform(0.5, 2, 3)), mx.nd.array(rng.normal(size=3))
+    stats = [mx.nd.array(rng.normal(size=3)), mx.nd.array(rng.uniform(0.5, 2, 3))]
+    for train in (False, True):
+        with mx.autograd.train_mode() if train else mx.autograd.predict_mode():
+            off = mx.nd.BatchNorm(x, gamma, beta, *[s.copy() for s in stats], fix_gamma=False)
+            x.attach_grad()
+            with mx.autograd.record(train_mode=train):
+                on = mx.nd.BatchNorm(x, gamma, beta, *[s.copy() for s in stats],
+                                     fix_gamma=False)
+            on.backward()
+        assert np.array_equal(off.asnumpy(), on.asnumpy())
+        assert np.isfinite(x.grad.asnumpy()).all()
+
+
 def test_memory_stats_of_a_graph_that_cannot_be_planned_is_none():
     """A step made on another device than the plan's has no planned buffer."""
     x = mx.sym.var("x")

@@ -308,9 +308,12 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         kernel(rctx, arrays, outputs, attrs)
         result = wrap(outputs[0], ctx)
     else:
-        outputs = [_slow.allocate(op.name, s, d, rctx.xp) for s, d in zip(shapes, dtypes)]
+        # off the tape nothing reads a hidden output: those the op may skip are not made
+        skip = op.optional_outputs if not recording else ()
+        outputs = [None if i in skip else _slow.allocate(op.name, s, d, rctx.xp)
+                   for i, (s, d) in enumerate(zip(shapes, dtypes))]
         kernel(rctx, arrays, outputs, attrs)
-        result = [wrap(o, ctx) for o in outputs]
+        result = [None if o is None else wrap(o, ctx) for o in outputs]
     if kernel is not fast and op.mutate_inputs:
         _bump_mutated(op, attrs, inputs)
     if recording:

@@ -294,7 +294,8 @@ def _bn_compute(rctx, ins, outs, attrs):
 
 
 def bn_forward(rctx, ins, outs, attrs, combine=None):
-    """BatchNorm's forward into its six outputs. ``combine(rctx, mean, var, count)``, when
+    """BatchNorm's forward into its six outputs (``xhat`` may be None: nothing reads it, so
+    it is not written). ``combine(rctx, mean, var, count)``, when
     given, replaces the batch mean and biased variance (in place) by those of a larger
     batch (SyncBatchNorm's, over every rank) and returns that batch's element count per
     channel."""
@@ -307,8 +308,8 @@ def bn_forward(rctx, ins, outs, attrs, combine=None):
     dev, xp = kernels(rctx, _k), rctx.xp
     # oneDNN: the batch statistics and xhat in one primitive (not with SyncBatchNorm's
     # combined statistics, which must be known before anything is normalised)
-    fast = ONEDNN_NORM and train and combine is None and _bn_onednn(xp, x, a, c, b, mean,
-                                                                    rstd, xhat, attrs.eps)
+    fast = (ONEDNN_NORM and train and combine is None and xhat is not None
+            and _bn_onednn(xp, x, a, c, b, mean, rstd, xhat, attrs.eps))
     if train and not fast:
         if b == 1:          # (batch, channels): column statistics over contiguous rows
             dev.moments(x, 1, a, c, mean, rstd)           # rstd holds the batch variance here
@@ -411,7 +412,7 @@ def _bn_record(name, compute, gradient, doc):
         name, inputs=_BN_INPUTS, params=_BN_PARAMS,
         infer_shape=_bn_shape, infer_type=_bn_type, compute={"cpu": compute},
         gradient=gradient, grad_needs=("outputs",), num_outputs=6, output_names=_BN_OUTPUTS,
-        in_place=True,
+        in_place=True, optional_outputs=(3,),       # xhat: only the gradient reads it
         num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
         aux_inputs=("moving_mean", "moving_var"), mutate_inputs=("moving_mean", "moving_var"),
         var_init=MOVING_STATS_INIT, backward_shape=_axis_backward_shape, doc=doc)

@@ -52,6 +52,10 @@ class OpDef:
                             ``FullyConnected(no_bias=True)`` drops ``bias``)
       output_names          names of the outputs, or fn(attrs) -> names
       num_visible_outputs   how many outputs a call returns (an int or fn(attrs); default all)
+      optional_outputs      indices of hidden outputs the compute function accepts as None:
+                            where nothing will read them (a call off the autograd tape, a
+                            planned step whose gradient does not read them) the caller
+                            allocates nothing and passes None (BatchNorm's xhat)
       aux_inputs            inputs that are auxiliary states, not arguments of a symbol
       mutate_inputs         inputs the kernel updates in place (MXNet's FMutateInputs)
       var_init              {input name: initializer JSON} a symbolic call gives a variable
@@ -91,14 +95,15 @@ class OpDef:
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
                  "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs",
                  "attrs_cache", "infer_cache", "var_init", "view", "strided_inputs",
-                 "cpu_result")
+                 "cpu_result", "optional_outputs")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
                  variadic=False, elementwise=False, key_var_num_args=None, list_inputs=None,
                  output_names=None, num_visible_outputs=None, aux_inputs=(), mutate_inputs=(),
                  backward_shape=None, float_rule=None, cpu_kernel=None, in_place=False,
-                 var_init=None, view=None, strided_inputs=False, cpu_result=None):
+                 var_init=None, view=None, strided_inputs=False, cpu_result=None,
+                 optional_outputs=()):
         self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
         self.params = tuple(params)
         self.infer_shape, self.infer_type = infer_shape, infer_type
@@ -138,6 +143,7 @@ class OpDef:
         self.var_init = dict(var_init or {})
         self.view, self.strided_inputs = view, bool(strided_inputs)
         self.cpu_result = cpu_result
+        self.optional_outputs = frozenset(optional_outputs)
         self.backward_shape = resolve_backward_shape(name, backward_shape)
         self._check_declaration()
 
