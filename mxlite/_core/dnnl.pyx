@@ -24,7 +24,7 @@ cdef extern from "mx_dnnl.h" namespace "mxdnnl" nogil:
         bf16 "dnnl::memory::data_type::bf16"
 
     cdef cppclass ConvProblem:
-        vector[int64_t] x, w, b, y, stride, dilate, pad_l, pad_r
+        vector[int64_t] x, w, b, y, stride, dilate, pad_l, pad_r, xs, ws, ys
         dt type
 
     int c_conv_forward "mxdnnl::conv_forward"(const ConvProblem& p, void* x, void* w, void* b, void* y,
@@ -157,21 +157,39 @@ cdef void* _ptr(a):
     return NULL if a is None else cnp.PyArray_DATA(<cnp.ndarray>a)
 
 
-cdef ConvProblem _conv_problem(x, w_shape, y, stride, dilate, pad, groups, arrays) except *:
+cdef list _element_strides(a):
+    """``a``'s strides in elements ([] for a C-contiguous array); Refused unless positive
+    whole elements (a channels-last array's channels-first view, say)."""
+    if a.flags.c_contiguous:
+        return []
+    strides = [t // a.itemsize for t in a.strides]
+    if any(s * a.itemsize != t or (s <= 0 and n > 1) for s, t, n in
+           zip(strides, a.strides, a.shape)):
+        raise Refused("strides are not positive whole elements")
+    return strides
+
+
+cdef ConvProblem _conv_problem(x, w, y, stride, dilate, pad, groups, arrays) except *:
     """oneDNN's description of ``y = conv(x, w)``: MXNet's dilation (1 = dense) becomes
     oneDNN's (0 = dense), a grouped weight gets its leading group axis, and the right
     padding is what makes the last window end where MXNet's output size says (none where
     the last windows stop short of the data's end, as a strided 1x1 kernel over an even
-    size does: oneDNN's output size rounds down, as MXNet's)."""
+    size does: oneDNN's output size rounds down, as MXNet's). The arrays may be strided
+    views (the channels-first views of channels-last arrays): their strides go with them."""
     cdef ConvProblem p
     nd = len(stride)
+    w_shape = w.shape
     if x.ndim != nd + 2 or y.ndim != nd + 2 or len(w_shape) != nd + 2:
         raise Refused("ranks do not match the kernel")
-    p.type = _type(arrays)
+    p.type = _type(arrays, contiguous=False)
     p.x = list(x.shape)
     p.y = list(y.shape)
+    p.xs = _element_strides(x)
+    p.ys = _element_strides(y)
+    ws = _element_strides(w)
     p.w = list(w_shape) if groups == 1 else \
         [groups, w_shape[0] // groups] + list(w_shape[1:])
+    p.ws = ws if groups == 1 or not ws else [ws[0] * (w_shape[0] // groups)] + ws
     p.b = [y.shape[1]]
     p.stride = list(stride)
     p.dilate = [d - 1 for d in dilate]
@@ -197,7 +215,9 @@ cdef _check(int rc, char* err):
 def conv_forward(x, w, b, y, stride, dilate, pad, groups):
     """``y = Convolution(x, w) (+ b)``: x ``(N, C, *in)``, w ``(O, C/groups, *k)``, b
     ``(O,)`` or None, y ``(N, O, *out)`` (written)."""
-    cdef ConvProblem p = _conv_problem(x, w.shape, y, stride, dilate, pad, groups, [x, w, b, y])
+    if b is not None and not b.flags.c_contiguous:
+        raise Refused("the bias must be C-contiguous")
+    cdef ConvProblem p = _conv_problem(x, w, y, stride, dilate, pad, groups, [x, w, b, y])
     cdef char err[256]
     cdef void* px = _ptr(x)
     cdef void* pw = _ptr(w)
@@ -212,8 +232,7 @@ def conv_forward(x, w, b, y, stride, dilate, pad, groups):
 def conv_backward_data(gy, w, gx, stride, dilate, pad, groups):
     """``gx`` = the data gradient of ``Convolution(gx-shaped x, w)`` at output gradient
     ``gy`` (MXNet's Deconvolution of gy with w, without bias)."""
-    cdef ConvProblem p = _conv_problem(gx, w.shape, gy, stride, dilate, pad, groups,
-                                       [gy, w, gx])
+    cdef ConvProblem p = _conv_problem(gx, w, gy, stride, dilate, pad, groups, [gy, w, gx])
     cdef char err[256]
     cdef void* pgy = _ptr(gy)
     cdef void* pw = _ptr(w)
@@ -227,8 +246,7 @@ def conv_backward_data(gy, w, gx, stride, dilate, pad, groups):
 def conv_backward_weights(x, gy, gw, stride, dilate, pad, groups):
     """``gw`` (``(O, C/groups, *k)``) = the weight gradient of ``Convolution(x, w)`` at
     output gradient ``gy``."""
-    cdef ConvProblem p = _conv_problem(x, gw.shape, gy, stride, dilate, pad, groups,
-                                       [x, gy, gw])
+    cdef ConvProblem p = _conv_problem(x, gw, gy, stride, dilate, pad, groups, [x, gy, gw])
     cdef char err[256]
     cdef void* px = _ptr(x)
     cdef void* pgy = _ptr(gy)

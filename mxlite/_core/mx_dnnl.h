@@ -260,13 +260,40 @@ inline void set_error(char* err, size_t n, const char* what) {
 
 // ---- convolution ------------------------------------------------------------------------
 // x: (N, C, *in), w: (G, O/G, C/G, *k) (G == 1: (O, C, *k)), y: (N, O, *out); dilation in
-// oneDNN's convention (0 = dense); pad_l/pad_r per spatial axis.
+// oneDNN's convention (0 = dense); pad_l/pad_r per spatial axis. xs, ws, ys: the element
+// strides of the user's arrays in that axis order, or empty for row-major ones: a
+// channels-last array (NWC, NHWC, NDHWC; its weight (O, *k, C/G)) comes as the strided
+// channels-first view of its memory. Where x and y are channels last, the primitive runs
+// on that layout itself (oneDNN's nhwc kernels: no reorder of the activations), else on
+// the layout oneDNN prefers.
+inline bool channels_last(const dims& d, const dims& s) {
+    if (s.size() != d.size() || d.size() < 3) return false;
+    int64_t step = d[1];                       // the channels are innermost
+    if (s[1] != 1) return false;
+    for (size_t i = d.size(); i-- > 2;) {
+        if (d[i] != 1 && s[i] != step) return false;
+        step *= d[i];
+    }
+    return d[0] == 1 || s[0] == step;
+}
+
+inline memory::desc user_desc(const dims& d, const dims& s, dt t) {
+    return memory::desc(d, t, s.empty() ? row_major(d) : s);
+}
+
 struct ConvProblem {
-    dims x, w, b, y, stride, dilate, pad_l, pad_r;
+    dims x, w, b, y, stride, dilate, pad_l, pad_r, xs, ws, ys;
     dt type;
-    memory::desc xd() const { return any(x, type); }
+    bool last() const { return channels_last(x, xs) && channels_last(y, ys); }
+    memory::desc act(const dims& d, const dims& s) const {
+        return last() ? user_desc(d, s, type) : any(d, type);
+    }
+    memory::desc xd() const { return act(x, xs); }
     memory::desc wd() const { return any(w, type); }
-    memory::desc yd() const { return any(y, type); }
+    memory::desc yd() const { return act(y, ys); }
+    memory::desc ux() const { return user_desc(x, xs, type); }
+    memory::desc uw() const { return user_desc(w, ws, type); }
+    memory::desc uy() const { return user_desc(y, ys, type); }
     dnnl::convolution_forward::primitive_desc forward(bool bias) const {
         return dnnl::convolution_forward::primitive_desc(
             engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
@@ -274,7 +301,7 @@ struct ConvProblem {
             yd(), stride, dilate, pad_l, pad_r, user_scratchpad());
     }
     std::string key(const char* op, int64_t extra) const {
-        return key_of(op, {&x, &w, &y, &stride, &dilate, &pad_l, &pad_r},
+        return key_of(op, {&x, &w, &y, &stride, &dilate, &pad_l, &pad_r, &xs, &ws, &ys},
                       {(int64_t)type, extra});
     }
 };
@@ -387,9 +414,9 @@ inline int conv_forward_whole(const ConvProblem& p, void* x, void* w, void* b, v
         e->prim = dnnl::convolution_forward(pd);
         e->scratch = pd.scratchpad_desc();
         e->bias = memory::desc(p.b, p.type, memory::format_tag::a);
-        e->x = Move(plain(p.x, p.type), pd.src_desc(), true, false);
-        e->w = Move(plain(p.w, p.type), pd.weights_desc(), true, false);
-        e->y = Move(plain(p.y, p.type), pd.dst_desc(), false, true);
+        e->x = Move(p.ux(), pd.src_desc(), true, false);
+        e->w = Move(p.uw(), pd.weights_desc(), true, false);
+        e->y = Move(p.uy(), pd.dst_desc(), false, true);
         refuse_if(e->refused, {&e->x, &e->w, &e->y}, e->scratch);
         return e;
     };
@@ -419,9 +446,9 @@ inline int conv_backward_data_whole(const ConvProblem& p, void* gy, void* w, voi
         auto e = std::make_shared<ConvBwdData>();
         e->prim = dnnl::convolution_backward_data(pd);
         e->scratch = pd.scratchpad_desc();
-        e->gy = Move(plain(p.y, p.type), pd.diff_dst_desc(), true, false);
-        e->w = Move(plain(p.w, p.type), pd.weights_desc(), true, false);
-        e->gx = Move(plain(p.x, p.type), pd.diff_src_desc(), false, true);
+        e->gy = Move(p.uy(), pd.diff_dst_desc(), true, false);
+        e->w = Move(p.uw(), pd.weights_desc(), true, false);
+        e->gx = Move(p.ux(), pd.diff_src_desc(), false, true);
         refuse_if(e->refused, {&e->gy, &e->w, &e->gx}, e->scratch);
         return e;
     };
@@ -449,9 +476,9 @@ inline int conv_backward_weights(const ConvProblem& p, void* x, void* gy, void* 
         auto e = std::make_shared<ConvBwdWeights>();
         e->prim = dnnl::convolution_backward_weights(pd);
         e->scratch = pd.scratchpad_desc();
-        e->x = Move(plain(p.x, p.type), pd.src_desc(), true, false);
-        e->gy = Move(plain(p.y, p.type), pd.diff_dst_desc(), true, false);
-        e->gw = Move(plain(p.w, p.type), pd.diff_weights_desc(), false, true);
+        e->x = Move(p.ux(), pd.src_desc(), true, false);
+        e->gy = Move(p.uy(), pd.diff_dst_desc(), true, false);
+        e->gw = Move(p.uw(), pd.diff_weights_desc(), false, true);
         refuse_if(e->refused, {&e->x, &e->gy, &e->gw}, e->scratch);
         return e;
     };

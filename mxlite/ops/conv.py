@@ -117,9 +117,11 @@ def _moved(xp, a, dtype, last=True):
     return out
 
 
-def channels_first_compute(compute, roles, summed=False):
+def channels_first_compute(compute, roles, summed=False, native=None):
     """The compute function of an op with a ``layout`` parameter, from its channels-first
-    ``compute``. A channels-last call runs ``compute`` (with ``layout=None``) on
+    ``compute``. A channels-last call first tries ``native(rctx, ins, outs, attrs)`` (True
+    when it ran) on the channels-first views of its arrays (no copies: oneDNN reads and
+    writes the channels-last memory through them). Else it runs ``compute`` (with ``layout=None``) on
     channels-first copies in the work dtype (the transpose and float16's cast in one pass),
     batch chunk by batch chunk: ``roles`` says, per input, ``"b"`` (batched: data, head
     gradients; copied a chunk at a time), ``"w"`` (a weight, copied once) or ``"-"`` (as it
@@ -132,6 +134,10 @@ def channels_first_compute(compute, roles, summed=False):
     of the whole array exists."""
     def run(rctx, ins, outs, attrs):
         last = is_channels_last(attrs.layout)
+        if last and native is not None and native(
+                rctx, [_first_order(a) if r != "-" else a for a, r in zip(ins, roles)],
+                [_first_order(o) for o in outs], Attrs(attrs, layout=None)):
+            return
         work = onednn.work_dtype(rctx.xp, outs[0].dtype)
         if not last and (work == outs[0].dtype or ins[0].size <= _LAYOUT_CHUNK):
             return compute(rctx, ins, outs, attrs)
@@ -494,6 +500,18 @@ def _narrow(dtype):
     return compute_dtype(dtype) != dtype
 
 
+def _conv_native(rctx, ins, outs, attrs):
+    """Convolution by oneDNN on the channels-first views of channels-last arrays (True when
+    it ran; see ``channels_first_compute``)."""
+    x, w, out = ins[0], ins[1], outs[0]
+    b = None if attrs.no_bias else ins[2]
+    if out.size == 0:
+        return False
+    _, stride, dilate, pad, _, _ = conv_geometry("Convolution", x.shape, attrs)
+    return onednn.run(rctx.xp, "conv_forward", (x, w, b, out), stride, dilate, pad,
+                      attrs.num_group, contiguous=False)
+
+
 def _conv_compute(rctx, ins, outs, attrs):
     out = outs[0]
     if out.size == 0:
@@ -558,7 +576,8 @@ register(OpDef(
     ) + _TAIL,
     list_inputs=_bias_inputs, backward_shape=_conv_backward_shape,
     infer_shape=_conv_shape, infer_type=_float_type("Convolution", ("data", "weight", "bias")),
-    compute={"cpu": channels_first_compute(_conv_compute, "bw-")}, gradient=_conv_grad,
+    compute={"cpu": channels_first_compute(_conv_compute, "bw-", native=_conv_native)},
+    gradient=_conv_grad,
     doc="""Convolution over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
 
 ``out[n, f, o] = bias[f] + sum_{c, k} weight[f, c, k] * data_pad[n, g*C/G + c, o*stride +
@@ -640,6 +659,17 @@ def _deconv_forward(rctx, y, w, b, target, kernel, stride, dilate, pad, y_sp, ou
         dev.add_bias(target, b, n, f, size_of(out_sp))
 
 
+def _deconv_native(rctx, ins, outs, attrs):
+    """Deconvolution without a bias (a convolution's data gradient) by oneDNN on the
+    channels-first views of channels-last arrays (True when it ran)."""
+    y, w, out = ins[0], ins[1], outs[0]
+    if not attrs.no_bias or out.size == 0 or y.shape[1] == 0:
+        return False
+    _, stride, dilate, pad, _, _, _ = deconv_geometry("Deconvolution", y.shape, attrs)
+    return onednn.run(rctx.xp, "conv_backward_data", (y, w, out), stride, dilate, pad,
+                      attrs.num_group, contiguous=False)
+
+
 def _deconv_compute(rctx, ins, outs, attrs):
     out = outs[0]
     if out.size == 0:
@@ -693,7 +723,8 @@ register(OpDef(
     list_inputs=_bias_inputs, backward_shape=_deconv_backward_shape,
     infer_shape=_deconv_shape,
     infer_type=_float_type("Deconvolution", ("data", "weight", "bias")),
-    compute={"cpu": channels_first_compute(_deconv_compute, "bw-")}, gradient=_deconv_grad,
+    compute={"cpu": channels_first_compute(_deconv_compute, "bw-", native=_deconv_native)},
+    gradient=_deconv_grad,
     doc="""Deconvolution (transposed convolution): the adjoint of ``Convolution`` in its data.
 
 Data ``(N, C, *in)``, weight ``(C, num_filter / num_group, *kernel)``, bias
@@ -734,6 +765,18 @@ def _wg_shape(shapes, attrs):
     c, where = _data_channels(data, attrs)
     g = _channels(op, attrs, c, f, where, "num_filter")
     return [arrange(last, f, c // g, kernel)]
+
+
+def _wg_native(rctx, ins, outs, attrs):
+    """The weight gradient by oneDNN on the channels-first views of channels-last arrays
+    (True when it ran)."""
+    (x, gy), out = ins, outs[0]
+    if out.size == 0 or x.shape[0] == 0 or size_of(gy.shape[2:]) == 0:
+        return False
+    _, stride, dilate, pad, _, _ = conv_geometry("_conv_weight_grad", x.shape, attrs,
+                                                 tuple(gy.shape[2:]))
+    return onednn.run(rctx.xp, "conv_backward_weights", (x, gy, out), stride, dilate, pad,
+                      attrs.num_group, contiguous=False)
 
 
 def _wg_compute(rctx, ins, outs, attrs):
@@ -816,7 +859,8 @@ register(OpDef(
               "the result in MXNet's channels-last order)", choices=LAYOUTS),
     ),
     infer_shape=_wg_shape, infer_type=_float_type("_conv_weight_grad", ("data", "ograd")),
-    compute={"cpu": channels_first_compute(_wg_compute, "bb", summed=True)}, gradient=_wg_grad,
+    compute={"cpu": channels_first_compute(_wg_compute, "bb", summed=True,
+                                            native=_wg_native)}, gradient=_wg_grad,
     doc="""The weight gradient of ``Convolution``: ``dW[f, c, k] = sum_{n, o} ograd[n, f, o] *
 data_pad[n, g*C/G + c, o*stride + k*dilate]``, shape ``(num_filter, C / num_group, *kernel)``.
 

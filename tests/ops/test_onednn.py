@@ -121,17 +121,50 @@ def test_second_order_gradient_through_a_convolution_runs_on_onednn(monkeypatch)
     assert min(spy.calls.values()) >= 1, spy.calls
 
 
-@pytest.mark.parametrize("layout", ["NWC", "NHWC", "NDHWC"])
-def test_channels_last_layouts_go_through_onednn_on_their_copies(layout, monkeypatch):
-    spy = Spy(monkeypatch, "conv_forward")
-    nd = len(layout) - 2
-    rng = np.random.default_rng(2)
-    x = mx.nd.array(rng.standard_normal((2,) + (6,) * nd + (4,)))
-    w = mx.nd.array(rng.standard_normal((5,) + (3,) * nd + (4,)))
-    fn = lambda x, w: [mx.nd.Convolution(x, w, kernel=(3,) * nd, num_filter=5, no_bias=True,
-                                         layout=layout)]
-    close(*both_ways(fn, x, w))
-    assert spy.calls["conv_forward"] >= 1
+def _last(a):
+    """A channels-first NumPy array in channels-last order (data, or a weight (O, *k, I))."""
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1))
+
+
+@pytest.mark.parametrize("geo", GEOMETRIES)
+def test_channels_last_runs_natively_on_onednn_without_copies(geo, monkeypatch):
+    """A channels-last Convolution, its data gradient and its weight gradient: oneDNN reads
+    and writes the channels-last memory through strided channels-first views (no
+    transposed copies), and the results are the channels-first layer's, transposed."""
+    strided = []
+    module = onednn._load()
+    for name in ("conv_forward", "conv_backward_data", "conv_backward_weights"):
+        real = getattr(module, name)
+
+        def spy(*args, real=real, name=name):
+            strided.append((name, not args[0].flags.c_contiguous))
+            return real(*args)
+        monkeypatch.setattr(module, name, spy)
+    x, w, b, attrs = _case(geo)
+    nd, f = len(geo[0]), geo[2]
+    layout = {1: "NWC", 2: "NHWC", 3: "NDHWC"}[nd]
+    rng = np.random.default_rng(3)
+
+    def step(x, w, b, layout):
+        for a in (x, w, b):
+            a.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(x, w, b, num_filter=f, layout=layout, **attrs)
+            loss = (y * head[layout]).sum()
+        loss.backward()
+        return [a.asnumpy() for a in (y, x.grad, w.grad, b.grad)]
+
+    with onednn.enabled(False):
+        ref = mx.nd.Convolution(x, w, b, num_filter=f, **attrs)
+    head = {None: mx.nd.array(rng.standard_normal(ref.shape))}
+    head[layout] = mx.nd.array(_last(head[None].asnumpy()))
+    with onednn.enabled(False):
+        want = step(x, w, b, None)
+    got = step(*(mx.nd.array(_last(a.asnumpy())) for a in (x, w)), b, layout)
+    close([got[0], got[1], got[2], got[3]], [_last(want[0]), _last(want[1]), _last(want[2]),
+                                             want[3]])
+    assert {n for n, s in strided if s} == {"conv_forward", "conv_backward_data",
+                                            "conv_backward_weights"}, strided
 
 
 def test_float16_computes_in_float32_on_onednn(monkeypatch):
