@@ -51,6 +51,7 @@ from .._core.dispatch import attach, parents
 from ..base import MXNetError
 from ..device import run_context
 from ..executor import Plan, PlannedRun, execute, memory_stats, monitored_steps
+from ..symbol import channels_last
 
 __all__ = ["CachedOp", "MAX_PLANS"]
 
@@ -184,7 +185,8 @@ class CachedOp:
     def _plan(self, ctx, arrays, needs):
         """The plan of this signature: from the cache (now its most recent entry), or made
         and cached, dropping the least recently used beyond ``_max_plans``."""
-        key = (ctx, needs, *[a._data.shape for a in arrays], *[a._data.dtype for a in arrays])
+        key = (ctx, needs, self.op_hook is None, *[a._data.shape for a in arrays],
+               *[a._data.dtype for a in arrays])
         plan = self._plans.get(key)
         if plan is not None:
             try:
@@ -193,8 +195,11 @@ class CachedOp:
                 pass
             return plan
         names = self._arg_names + self._aux_names
-        plan = Plan(self._sym, ctx, {n: a.shape for n, a in zip(names, arrays)},
-                    {n: a.dtype for n, a in zip(names, arrays)},
+        dtypes = {n: a.dtype for n, a in zip(names, arrays)}
+        sym = self._sym
+        if self.op_hook is None and channels_last.wanted(sym, ctx, dtypes):
+            sym = channels_last.rewrite(sym)     # an op hook sees the block's own graph
+        plan = Plan(sym, ctx, {n: a.shape for n, a in zip(names, arrays)}, dtypes,
                     needs or (False,) * self._n_args)
         self._plans[key] = plan
         while len(self._plans) > self._max_plans:

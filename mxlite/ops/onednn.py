@@ -70,6 +70,12 @@ def _switched_on():
     return _state["on"]
 
 
+def switched_on():
+    """False under ``MXLITE_ONEDNN=0`` or ``MXLITE_DETERMINISTIC=1`` (and within
+    ``enabled(False)``)."""
+    return _switched_on()
+
+
 def available():
     """True when the oneDNN library and mxlite's primitives over it are loaded."""
     return _load() is not None
