@@ -12,8 +12,10 @@
 * ``seq_*``: SequenceMask/Last/Reverse on the (T, B, R) or (B, T, R) layout, moving rows of
   R elements; lengths are int64 and validated here (the count of bad ones is returned).
 * ``khatri_rao_step`` and ``smooth_l1``: element-wise float loops.
-* ``la_*``: batched dense linear algebra through ``numpy.linalg`` (LAPACK), the only place
-  the ``_linalg_*`` operators touch array data.
+* ``potrf``, ``potri``, ``trsm``, ``trmm``, ``inverse``, ``det``, ``slogdet``, ...: batched
+  dense linear algebra, the only place the ``_linalg_*`` operators touch array data: stacks
+  of small matrices (n <= ``LA_SMALL_MAX``) in compiled loops (la_small.pxi,
+  mx_la_small.h), others through ``numpy.linalg`` (LAPACK).
 * ``greedy_match``: contrib.bipartite_matching's greedy matching, an item per iteration,
   items across threads (matching.pxi, included at the end).
 * ``uniform_histogram``: _histogram's counts in equal bins, chunks across threads
@@ -445,9 +447,23 @@ def makediag(a, out, idx_t offset):
     out[..., rows + (0 if offset >= 0 else -offset), cols + (offset if offset >= 0 else 0)] = a
 
 
+def _small(name, a, outs, what):
+    """The compiled kernel ``name`` (la_small.pxi) on small matrices: True when it ran,
+    False when numpy.linalg must; a failing matrix raises ValueError ``what``."""
+    bad = small_square(name, a, *outs)
+    if bad is None:
+        return False
+    if bad >= 0:
+        raise ValueError(what)
+    return True
+
+
 def potrf(a, out, bint lower):
     """Cholesky factor of the symmetric matrix whose ``lower`` triangle is stored in a:
     L (lower) with a = L L^T, or U = L^T (upper) with a = U^T U."""
+    if _small("potrf_lower" if lower else "potrf_upper", a, (out,),
+              "the matrix is not positive definite"):
+        return
     try:        # numpy.linalg.cholesky reads only the lower triangle (LAPACK potrf 'L')
         L = np.linalg.cholesky(a if lower else _mT(a))
     except np.linalg.LinAlgError:
@@ -464,6 +480,9 @@ def _inv(a, what):
 
 def potri(a, out, bint lower):
     """(L L^T)^{-1} for the factor L in a's lower triangle (U^T U with U upper)."""
+    if _small("potri_lower" if lower else "potri_upper", a, (out,),
+              "the triangular factor is singular"):
+        return
     t = _tri(a, lower)
     ti = _inv(t, "the triangular factor")
     out[...] = (_mT(ti) @ ti) if lower else (ti @ _mT(ti))
@@ -471,6 +490,11 @@ def potri(a, out, bint lower):
 
 def trsm(a, b, out, bint transpose, bint rightside, bint lower, double alpha):
     """Solve op(T) X = alpha B (or X op(T) = alpha B with rightside), T = a's triangle."""
+    bad = small_trsm(a, b, out, transpose, rightside, lower, alpha)
+    if bad is not None:
+        if bad >= 0:
+            raise ValueError("the triangular matrix is singular")
+        return
     t = _tri(a, lower)
     if transpose:
         t = _mT(t)
@@ -493,14 +517,20 @@ def trmm(a, b, out, bint transpose, bint rightside, bint lower, double alpha):
 
 
 def inverse(a, out):
+    if _small("inverse", a, (out,), "the matrix is singular"):
+        return
     out[...] = _inv(a, "the matrix")
 
 
 def det(a, out):
+    if _small("det", a, (out,), ""):
+        return
     out[...] = np.linalg.det(a).reshape(out.shape)
 
 
 def slogdet(a, sign, logabs):
+    if _small("slogdet", a, (sign, logabs), ""):
+        return
     s, l = np.linalg.slogdet(a)
     sign[...] = s.reshape(sign.shape)
     logabs[...] = l.reshape(logabs.shape)
@@ -508,6 +538,10 @@ def slogdet(a, sign, logabs):
 
 def sumlogdiag(a, out):
     out[...] = np.log(np.diagonal(a, axis1=-2, axis2=-1)).sum(-1).reshape(out.shape)
+
+
+# ---- compiled kernels of small matrices (potrf, potri, trsm, inverse, det, slogdet) -------------
+include "la_small.pxi"
 
 
 # ---- contrib.bipartite_matching's greedy matching ----------------------------------------------

@@ -3,9 +3,11 @@ sumlogdiag, extractdiag, makediag, inverse, det, slogdet — and khatri_rao.
 
 Every ``_linalg_X`` op works on the trailing two axes and is batched over the leading ones
 (``gemm``/``gemm2`` take the row axis from ``axis``); ``linalg_X`` is its top-level alias, as
-in MXNet. float32 and float64 only (MXNet's rule). The LAPACK work runs in
-``mxlite._core.sorting`` (``numpy.linalg``); a singular or non-positive-definite matrix is an
-MXNetError naming the op.
+in MXNet. float32 and float64 only (MXNet's rule). The work runs in ``mxlite._core.sorting``:
+stacks of small matrices (n <= ``sorting.LA_SMALL_MAX``) in compiled loops computed in
+float64 (potrf, potri, trsm, inverse, det, slogdet: about a microsecond per 16x16 matrix,
+where LAPACK's per-call cost was several), others through ``numpy.linalg`` (LAPACK); a
+singular or non-positive-definite matrix is an MXNetError naming the op.
 
 Triangular inputs (potrf's A, potri's, trsm's and trmm's factor) are read from the triangle
 ``lower`` selects, the other triangle is ignored, and the gradient is the true derivative: it
@@ -90,8 +92,9 @@ def _blocked(fn, n_arrays):
     matrices, or one value per matrix); the kernels build full-size NumPy results and
     temporaries (a triangle, a scaled right-hand side, numpy.linalg's float64 copy of a
     float32 input) before copying into ``out``, two to four times the output's or the
-    input's memory on a large batch. Blocks of at most ``BLOCK`` elements bound that; every
-    matrix is computed alone, so the results are those of one call."""
+    input's memory on a large batch. Blocks of at most ``BLOCK`` elements bound that (and
+    spread the compiled small-matrix kernels over the cores); every matrix is computed
+    alone, so the results are those of one call."""
     def run(*args):
         arrays, rest = args[:n_arrays], args[n_arrays:]
         nb = arrays[0].ndim - 2
@@ -103,7 +106,7 @@ def _blocked(fn, n_arrays):
 
         def block(start):
             fn(*(f[start:start + step] for f in flat), *rest)
-        # NumPy's linalg releases the GIL: blocks run on the OpenMP threads' worth of cores
+        # the kernels release the GIL: blocks run on the OpenMP threads' worth of cores
         for _ in _pool().map(block, range(0, count, step)):
             pass                 # the first block's error, in order, is the one raised
     return run
