@@ -153,14 +153,17 @@ cdef extern from *:
     """
     #include <stdint.h>
     #include <string.h>
+    #include "mx_simd.h"
+    #define MX_CAST_INLINE static inline __attribute__((always_inline))
     /* float32 to float16 bits exactly as NumPy's cast (npy_floatbits_to_halfbits): rounded
        to nearest even, overflow to inf, a NaN keeps its sign and top payload bits (at least
        one set: a signaling NaN is not quieted). Both the normal and the subnormal result are
        computed and one selected, so the loop vectorizes; the subnormal one by a float
        addition of 0.5, which rounds the value to a multiple of 2**-24 in its low bits
-       (F. Giesen's method; values below 2**-25 give zero, as NumPy's). */
+       (F. Giesen's method; values below 2**-25 give zero, as NumPy's). No branch (a NaN's
+       payload is made nonzero by adding payload == 0): the loops vectorize. */
     #include <math.h>
-    static inline uint16_t mx_cast_f32_f16(float v) {
+    MX_CAST_INLINE uint16_t mx_cast_f32_f16(float v) {
         uint32_t u, x, sign, odd, normal, sub, tb, payload;
         float xf, t;
         memcpy(&u, &v, 4);
@@ -175,12 +178,12 @@ cdef extern from *:
         payload = (x >> 13) & 0x3ffu;
         normal = x < 0x38800000u ? sub : normal;         /* below 2**-14: subnormal */
         normal = x >= 0x47800000u ? 0x7c00u : normal;    /* 2**16 and up: inf */
-        normal = x > 0x7f800000u ? 0x7c00u | (payload ? payload : 1u) : normal;   /* NaN */
+        normal = x > 0x7f800000u ? 0x7c00u | (payload + (payload == 0u)) : normal; /* NaN */
         return (uint16_t)(sign | normal);
     }
     /* float16 bits to float32, exact, as NumPy's cast (npy_halfbits_to_floatbits): a NaN keeps
        its payload (shifted up), a subnormal m 2**-24 is computed as a float product (exact). */
-    static inline float mx_cast_f16_f32(uint16_t h) {
+    MX_CAST_INLINE float mx_cast_f16_f32(uint16_t h) {
         uint32_t sign = (uint32_t)(h & 0x8000u) << 16, x = h & 0x7fffu, bits;
         float sub = (float)(x & 0x3ffu) * 5.9604644775390625e-08f, out;
         bits = x >= 0x7c00u ? 0x7f800000u | ((x & 0x3ffu) << 13) : (x + 0x1c000u) << 13;
@@ -191,31 +194,35 @@ cdef extern from *:
         memcpy(&out, &bits, 4);
         return out;
     }
-    /* float64 to float16 bits as NumPy's cast (npy_doublebits_to_halfbits), rounded once: to
-       float32 rounded to odd first (the nearest float, moved one step toward zero when that
-       rounded away, its last bit set when inexact: 24 bits are 2 more than float16's 11, so
-       rounding that to nearest even rounds once; Boldo and Melquiond, "When double rounding
-       is odd", 2005), then mx_cast_f32_f16; a NaN keeps its sign and top payload bits (at
-       least one set), as NumPy's. */
-    static inline uint16_t mx_cast_f64_f16(double d) {
-        float f = (float)d;
-        double back = (double)f;
-        uint32_t u, payload;
-        uint64_t db;
-        uint16_t h;
-        memcpy(&u, &f, 4);
-        u = fabs(back) > fabs(d) ? u - 1u : u;           /* one step toward zero */
-        u = back != d ? u | 1u : u;                      /* inexact: round to odd */
-        memcpy(&f, &u, 4);
-        h = mx_cast_f32_f16(f);
-        memcpy(&db, &d, 8);
-        payload = (uint32_t)((db >> 42) & 0x3ffu);
-        return d != d ? (uint16_t)(((db >> 48) & 0x8000u) | 0x7c00u | (payload ? payload : 1u))
-                      : h;
+    /* float64 to float16 bits as NumPy's cast (npy_doublebits_to_halfbits), rounded once: the
+       double is cut to a float32 rounded to odd (its top 23 mantissa bits, the last one set
+       when any bit below was: 24 bits are 2 more than float16's 11, so rounding that to
+       nearest even rounds once; Boldo and Melquiond, "When double rounding is odd", 2005),
+       then mx_cast_f32_f16. The cut is integer work on the two 32-bit halves of the double
+       (rebias 1023 -> 127): below 2**-25 (float16 zero) gives 0, from 2**16 (float16 inf)
+       gives 2**16, and a NaN keeps its sign and top 10 payload bits (at least one set), as
+       NumPy's. No branch: the loop vectorizes. */
+    MX_CAST_INLINE uint16_t mx_cast_f64_f16(double d) {
+        uint64_t b;
+        uint32_t lo, hi, ax, f, p, nan;
+        float v;
+        memcpy(&b, &d, 8);
+        lo = (uint32_t)b;
+        hi = (uint32_t)(b >> 32);
+        ax = hi & 0x7fffffffu;
+        f = (((ax << 3) | (lo >> 29)) - (896u << 23)) | ((lo & 0x1fffffffu) != 0u);
+        p = (ax >> 10) & 0x3ffu;
+        nan = (ax > 0x7ff00000u) | ((ax == 0x7ff00000u) & (lo != 0u));
+        f = ax < 0x3e600000u ? 0u : f;
+        f = ax >= 0x40f00000u ? 0x47800000u : f;
+        f = nan ? 0x7f800000u | ((p + (p == 0u)) << 13) : f;
+        f |= hi & 0x80000000u;
+        memcpy(&v, &f, 4);
+        return mx_cast_f32_f16(v);
     }
     /* float16 bits to float64, exact, as NumPy's cast (a NaN keeps its payload: no float32
        step, whose conversion to double would quiet a signaling NaN). */
-    static inline double mx_cast_f16_f64(uint16_t h) {
+    MX_CAST_INLINE double mx_cast_f16_f64(uint16_t h) {
         uint64_t sign = (uint64_t)(h & 0x8000u) << 48, x = h & 0x7fffu, bits;
         double sub = (double)(x & 0x3ffu) * 5.9604644775390625e-08, out;
         bits = x >= 0x7c00u ? 0x7ff0000000000000ull | ((x & 0x3ffu) << 42)
@@ -227,36 +234,50 @@ cdef extern from *:
         memcpy(&out, &bits, 8);
         return out;
     }
+    /* Elements [lo, hi) of one conversion (kind: 0 float32 -> float16, 1 float16 -> float32,
+       2 float64 -> float16, 3 float16 -> float64), each loop vectorized; compiled for
+       baseline x86-64 and for AVX2 (mx_simd.h's levels: the same operations, the same
+       bits; MXLITE_SIMD=baseline keeps SSE2). */
+    #define MX_CAST_SPAN(name, target)                                                        \
+        target static void name(int kind, const void* x, void* y, int64_t lo, int64_t hi) {  \
+            int64_t i;                                                                         \
+            if (kind == 0)                                                                     \
+                for (i = lo; i < hi; i++)                                                      \
+                    ((uint16_t*)y)[i] = mx_cast_f32_f16(((const float*)x)[i]);                 \
+            else if (kind == 1)                                                                \
+                for (i = lo; i < hi; i++)                                                      \
+                    ((float*)y)[i] = mx_cast_f16_f32(((const uint16_t*)x)[i]);                 \
+            else if (kind == 2)                                                                \
+                for (i = lo; i < hi; i++)                                                      \
+                    ((uint16_t*)y)[i] = mx_cast_f64_f16(((const double*)x)[i]);                \
+            else                                                                               \
+                for (i = lo; i < hi; i++)                                                      \
+                    ((double*)y)[i] = mx_cast_f16_f64(((const uint16_t*)x)[i]);                \
+        }
+    MX_CAST_SPAN(mx_cast_span_l0, MX_TARGET_0)
+    MX_CAST_SPAN(mx_cast_span_l1, MX_TARGET_1)
+    static void mx_cast_span(int kind, const void* x, void* y, int64_t lo, int64_t hi) {
+        static int level = -1;
+        if (level < 0) level = mx_simd_default();
+        if (level >= 1)
+            mx_cast_span_l1(kind, x, y, lo, hi);
+        else
+            mx_cast_span_l0(kind, x, y, lo, hi);
+    }
     """
     uint16_t mx_cast_f32_f16(float v) noexcept nogil
     float mx_cast_f16_f32(uint16_t h) noexcept nogil
     uint16_t mx_cast_f64_f16(double v) noexcept nogil
     double mx_cast_f16_f64(uint16_t h) noexcept nogil
+    void mx_cast_span(int kind, const void* x, void* y, idx_t lo, idx_t hi) noexcept nogil
 
 
 cdef enum:
-    # the conversions cast_half runs: source to destination
+    # the conversions cast_half runs: source to destination (mx_cast_span's kinds)
     F32_F16 = 0
     F16_F32 = 1
     F64_F16 = 2
     F16_F64 = 3
-
-
-cdef void _cast_span(int kind, const void* x, void* y, idx_t lo, idx_t hi) noexcept nogil:
-    """Elements [lo, hi) of one conversion (the kind hoisted: each loop vectorizes)."""
-    cdef idx_t i
-    if kind == F32_F16:
-        for i in range(lo, hi):
-            (<uint16_t*>y)[i] = mx_cast_f32_f16((<const float*>x)[i])
-    elif kind == F16_F32:
-        for i in range(lo, hi):
-            (<float*>y)[i] = mx_cast_f16_f32((<const uint16_t*>x)[i])
-    elif kind == F64_F16:
-        for i in range(lo, hi):
-            (<uint16_t*>y)[i] = mx_cast_f64_f16((<const double*>x)[i])
-    else:
-        for i in range(lo, hi):
-            (<double*>y)[i] = mx_cast_f16_f64((<const uint16_t*>x)[i])
 
 
 _KINDS = {("float32", "float16"): F32_F16, ("float16", "float32"): F16_F32,
@@ -283,10 +304,10 @@ def cast_half(cnp.ndarray src, cnp.ndarray dst):
     cdef void* d = cnp.PyArray_DATA(dst)
     if n >= PARALLEL_MIN and chunks > 1:
         for c in prange(chunks, nogil=True, schedule="static"):
-            _cast_span(kind, s, d, c * chunk, min(n, (c + 1) * chunk))
+            mx_cast_span(kind, s, d, c * chunk, min(n, (c + 1) * chunk))
     else:
         with nogil:
-            _cast_span(kind, s, d, 0, n)
+            mx_cast_span(kind, s, d, 0, n)
 
 
 # ---- the OpenMP runtime around fork() (the rule: mxlite/_core/__init__.py) -----------------

@@ -94,15 +94,16 @@ def cast_into(dst, src):
         np.copyto(dst, src, casting="unsafe")
 
 
-_F16, _F32 = np.dtype("float16"), np.dtype("float32")
+_F16, _F32, _F64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 
 
 def half_pair(src, dtype):
     """Whether ``src`` converts to ``dtype`` by the compiled ``cast_half``: a C-contiguous
-    NumPy array, float32 to float16 or back (2-4 times NumPy's cast; float64 pairs, which
-    NumPy converts about as fast, keep NumPy's)."""
+    NumPy array, float32 to float16 or back, or float64 to float16 (several times NumPy's
+    cast; float16 to float64, which NumPy converts about as fast, keeps NumPy's)."""
     return (type(src) is np.ndarray and src.flags.c_contiguous
-            and ((src.dtype == _F32 and dtype == _F16) or (src.dtype == _F16 and dtype == _F32)))
+            and ((dtype == _F16 and (src.dtype == _F32 or src.dtype == _F64))
+                 or (src.dtype == _F16 and dtype == _F32)))
 
 
 def converted(src, dtype):

@@ -82,3 +82,72 @@ def test_cast_into_and_converted_take_the_kernel_alike():
             _bits(_numpy(strided, np.float16))).all()
     with pytest.raises(ValueError):
         cast_half(x, np.empty(x.shape, np.int16))
+
+
+def test_float64_narrowing_rounds_once():
+    """float64 -> float16 rounds the double itself: random doubles of every exponent from
+    float16's zero to its overflow, and the midpoints between float16 neighbours moved by
+    less than a float32 step (a cast through a rounded-to-nearest float32 would land on the
+    midpoint and round it the wrong way) or by one double step."""
+    rng = np.random.default_rng(11)
+    n = 1 << 18
+    expo = rng.integers(1023 - 27, 1023 + 18, n, dtype=np.uint64)
+    bits = (expo << np.uint64(52)) | rng.integers(0, 1 << 52, n, dtype=np.uint64)
+    bits |= rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(63)
+    h = np.arange(65536, dtype=np.uint16).view(np.float16)
+    h = h[np.isfinite(h) & (h >= 0)]
+    with np.errstate(all="ignore"):
+        mid = (h.astype(np.float64) + np.nextafter(h, np.float16(np.inf)).astype(np.float64)) / 2
+    mid = mid[np.isfinite(mid)]
+    near = [mid * (1 + s * 2.0 ** -40) for s in (-1, 1)] + \
+        [np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf)]
+    for src in [bits.view(np.float64), mid, -mid] + near:
+        got, want = _bits(_ours(src, np.float16)), _bits(_numpy(src, np.float16))
+        bad = np.flatnonzero(got != want)
+        assert bad.size == 0, (src[bad[:3]], got[bad[:3]], want[bad[:3]])
+    assert (mid * (1 + 2.0 ** -40)).astype(np.float32).tolist() == mid.astype(
+        np.float32).tolist()                     # the trap is real: float32 keeps the midpoint
+
+
+def test_float64_casts_take_the_kernel_in_the_namespace():
+    x = np.random.default_rng(12).standard_normal((3, 70001)) * 3e4
+    assert cpu.half_pair(x, np.dtype(np.float16))
+    out = np.empty(x.shape, np.float16)
+    cpu.cast_into(out, x)
+    assert (_bits(out) == _bits(_numpy(x, np.float16))).all()
+    assert (_bits(cpu.converted(x, np.float16)) == _bits(_numpy(x, np.float16))).all()
+
+
+_LEVEL_SCRIPT = """
+import sys, numpy as np
+from mxlite._core.copy import cast_half
+z = np.load(sys.argv[1])
+outs = {}
+for k in z.files:
+    o = np.empty(z[k].shape, np.float16 if z[k].dtype != np.float16 else np.float32)
+    cast_half(z[k], o)
+    outs[k] = o.view(np.uint16 if o.dtype == np.float16 else np.uint32)
+np.savez(sys.argv[2], **outs)
+"""
+
+
+def test_simd_levels_agree_bit_for_bit(tmp_path):
+    import os
+    import subprocess
+    import sys
+    z = {"f64": _edges(np.float64), "f32": _edges(np.float32),
+         "f16": np.arange(65536, dtype=np.uint16).view(np.float16)}
+    src = tmp_path / "in.npz"
+    np.savez(src, **z)
+    outs = []
+    for level in ("baseline", None):
+        env = dict(os.environ)
+        env.pop("MXLITE_SIMD", None)
+        if level:
+            env["MXLITE_SIMD"] = level
+        dst = tmp_path / f"out_{level}.npz"
+        subprocess.run([sys.executable, "-c", _LEVEL_SCRIPT, str(src), str(dst)], env=env,
+                       check=True)
+        outs.append(np.load(dst))
+    for key in outs[0].files:
+        assert np.array_equal(outs[0][key], outs[1][key]), key
