@@ -94,6 +94,94 @@ cdef inline double _row_ssd(const floating* row, idx_t n, double m) noexcept nog
     return mx_norm_row_ssd(row, n, m)
 
 
+# A (P, Q, R) block with one group p and wide rows (a channels-last BatchNorm: Q = N*H*W
+# rows of R = C channels) sums its columns over row chunks in parallel: each chunk's
+# partial sums, then the chunks' added in order. The chunks depend on Q alone (at least
+# CHUNK_ROWS rows, at most MAX_CHUNKS chunks), so the results do not depend on the thread
+# count.
+DEF CHUNK_ROWS = 256
+DEF MAX_CHUNKS = 4096
+
+
+cdef inline idx_t _chunk_rows(idx_t Q) noexcept nogil:
+    return max(<idx_t>CHUNK_ROWS, (Q + MAX_CHUNKS - 1) // MAX_CHUNKS)
+
+
+cdef void _chunk_sums(const floating* x, const floating* y, const double* m, idx_t R,
+                      idx_t q0, idx_t q1, double* s) noexcept nogil:
+    """Per column k of rows q0..q1 (R columns): s[k] = sum (x - m[k])^2 where ``m`` is
+    given; else s[k] = sum x and, where ``y`` is given, s[R + k] = sum x * y."""
+    cdef idx_t q, k
+    cdef const floating* row
+    cdef double d
+    for k in range(2 * R if y != NULL else R):
+        s[k] = 0.0
+    for q in range(q0, q1):
+        row = x + q * R
+        if m != NULL:
+            for k in range(R):
+                d = row[k] - m[k]
+                s[k] += d * d
+        elif y != NULL:
+            for k in range(R):
+                s[k] += row[k]
+                s[R + k] += <double>row[k] * y[q * R + k]
+        else:
+            for k in range(R):
+                s[k] += row[k]
+
+
+cdef int _column_sums(const floating* x, const floating* y, const double* m, idx_t Q,
+                      idx_t R, double* out) noexcept nogil:
+    """``_chunk_sums`` over all Q rows into ``out`` (R doubles, 2R with ``y``): the row
+    chunks' sums (in parallel), added in chunk order. Returns -1 when out of memory."""
+    cdef idx_t rows = _chunk_rows(Q), n = (Q + rows - 1) // rows
+    cdef idx_t w = 2 * R if y != NULL else R
+    cdef idx_t c, k
+    cdef double* parts
+    cdef mx_region reg
+    cdef bint par = n > 1 and Q * R >= PARALLEL_MIN and not mx_serial(Q * R)
+    parts = <double*>malloc((n if par else 1) * w * sizeof(double))
+    if parts == NULL:
+        return -1
+    for k in range(w):
+        out[k] = 0.0
+    if par:
+        mx_region_begin(&reg)
+        for c in prange(n, schedule="static"):
+            mx_region_mark(&reg)
+            _chunk_sums(x, y, m, R, c * rows, min(Q, (c + 1) * rows), parts + c * w)
+        mx_region_end(&reg)
+        for c in range(n):
+            for k in range(w):
+                out[k] += parts[c * w + k]
+    else:
+        for c in range(n):
+            _chunk_sums(x, y, m, R, c * rows, min(Q, (c + 1) * rows), parts)
+            for k in range(w):
+                out[k] += parts[k]
+    free(parts)
+    return 0
+
+
+cdef void _moments_wide(const floating* x, idx_t Q, idx_t R, floating* mean,
+                        floating* var) noexcept nogil:
+    """Mean and biased variance over the Q rows of a (Q, R) block, per column, by
+    ``_column_sums`` (two passes: the sums, then the squared deviations)."""
+    cdef idx_t k
+    cdef double* acc = <double*>malloc(2 * R * sizeof(double))
+    if acc == NULL:
+        return
+    if _column_sums(x, <const floating*>NULL, <const double*>NULL, Q, R, acc) == 0:
+        for k in range(R):
+            acc[k] = acc[k] / Q if Q > 0 else 0.0
+        if _column_sums(x, <const floating*>NULL, acc, Q, R, acc + R) == 0:
+            for k in range(R):
+                mean[k] = <floating>acc[k]
+                var[k] = <floating>(acc[R + k] / Q if Q > 0 else 0.0)
+    free(acc)
+
+
 cdef void _moments_p(const floating* x, idx_t p, idx_t Q, idx_t R, floating* mean,
                      floating* var, double* acc) noexcept nogil:
     """Mean and biased variance over q of block p, for each r (``acc``: 2R doubles)."""
@@ -128,7 +216,9 @@ cdef void _moments(const floating* x, idx_t P, idx_t Q, idx_t R, floating* mean,
     cdef idx_t p
     cdef double* acc
     cdef mx_region reg
-    if P > 1 and P * Q * R >= PARALLEL_MIN and not mx_serial(P * Q * R):
+    if P == 1 and R > 1:                # one group of wide rows: row chunks in parallel
+        _moments_wide(x, Q, R, mean, var)
+    elif P > 1 and P * Q * R >= PARALLEL_MIN and not mx_serial(P * Q * R):
         mx_region_begin(&reg)
         for p in prange(P, schedule="static"):
             mx_region_mark(&reg)
@@ -599,6 +689,46 @@ cdef void _proj_group_rows(const floating* g, const floating* xh, idx_t p, idx_t
                                             b[p * R + k])
 
 
+cdef void _project_rows_out(const floating* g, const floating* xh, idx_t R, idx_t q0,
+                            idx_t q1, const floating* r, const floating* a, const floating* b,
+                            floating t, const floating* mg, const floating* mgx,
+                            floating* out) noexcept nogil:
+    """Rows q0..q1 of ``_project_wide``'s output, from the columns' means ``mg`` (of g)
+    and ``mgx`` (of g * xhat), in the data's type as the channel layout computes."""
+    cdef idx_t q, k, base
+    for q in range(q0, q1):
+        base = q * R
+        for k in range(R):
+            out[base + k] = mx_norm_project(r[k], g[base + k], t, mg[k], xh[base + k], mgx[k],
+                                            a[k], b[k])
+
+
+cdef void _project_wide(const floating* g, const floating* xh, idx_t Q, idx_t R,
+                        const floating* r, const floating* a, const floating* b, double t,
+                        floating* out) noexcept nogil:
+    """One group of wide rows (P = 1, R > 1: a channels-last BatchNorm's gradient): the
+    columns' means of g and g * xhat by ``_column_sums``, then the rows in parallel."""
+    cdef idx_t k, c, rows = _chunk_rows(Q), n = (Q + rows - 1) // rows
+    cdef mx_region reg
+    cdef double* acc = <double*>malloc(2 * R * sizeof(double))
+    cdef floating* means = <floating*>malloc(2 * R * sizeof(floating))
+    if acc != NULL and means != NULL and _column_sums(g, xh, <const double*>NULL, Q, R,
+                                                      acc) == 0:
+        for k in range(2 * R):
+            means[k] = <floating>(acc[k] / Q if Q > 0 else 0.0)
+        if n > 1 and Q * R >= PARALLEL_MIN and not mx_serial(Q * R):
+            mx_region_begin(&reg)
+            for c in prange(n, schedule="static"):
+                mx_region_mark(&reg)
+                _project_rows_out(g, xh, R, c * rows, min(Q, (c + 1) * rows), r, a, b,
+                                  <floating>t, means, means + R, out)
+            mx_region_end(&reg)
+        else:
+            _project_rows_out(g, xh, R, 0, Q, r, a, b, <floating>t, means, means + R, out)
+    free(acc)
+    free(means)
+
+
 cdef inline void _row_sums2(const floating* g, const floating* xh, idx_t n, double* sg,
                             double* sgx) noexcept nogil:
     """sum(g) and sum(g * xh) of contiguous rows: float32 in SIMD lanes per block, float64
@@ -649,7 +779,9 @@ cdef void _project(int layout, const floating* g, const floating* xh, idx_t P, i
             for k in range(Q):
                 _proj_group_channel(g, xh, k, P, Q, R, r, a, b, t, out)
         return
-    if par:
+    if P == 1 and R > 1:                # one group of wide rows: row chunks in parallel
+        _project_wide(g, xh, Q, R, r, a, b, t, out)
+    elif par:
         mx_region_begin(&reg)
         for k in prange(P, schedule="static"):
             mx_region_mark(&reg)

@@ -119,16 +119,20 @@ def _moved(xp, a, dtype, last=True):
 
 def channels_first_compute(compute, roles, summed=False, native=None):
     """The compute function of an op with a ``layout`` parameter, from its channels-first
-    ``compute``. A channels-last call first tries ``native(rctx, ins, outs, attrs)`` (True
-    when it ran) on the channels-first views of its arrays (no copies: oneDNN reads and
-    writes the channels-last memory through them). Else it runs ``compute`` (with ``layout=None``) on
-    channels-first copies in the work dtype (the transpose and float16's cast in one pass),
-    batch chunk by batch chunk: ``roles`` says, per input, ``"b"`` (batched: data, head
-    gradients; copied a chunk at a time), ``"w"`` (a weight, copied once) or ``"-"`` (as it
-    is: a bias). Each chunk's outputs are copied back into the outputs' chunk, or, with
-    ``summed`` (the weight gradient, a sum over the batch), added up over the chunks and
-    copied back once. Transposing copies rather than channels-last kernels: the index
-    arithmetic stays that of the tested kernels, for one pass over each array
+    ``compute``. The op may take strided views (``strided_inputs``: a weight transposed in
+    a graph reaches it without a copy).
+
+    A channels-last call first tries ``native(rctx, ins, outs, attrs)`` (True when it ran)
+    on the channels-first views of its arrays: oneDNN reads and writes the channels-last
+    memory (and any strided input) through them, no copy made. Otherwise the inputs are
+    made contiguous, and a channels-first call runs ``compute`` on them. A channels-last
+    one runs ``compute`` (with ``layout=None``) on channels-first copies in the work dtype
+    (the transpose and float16's cast in one pass), batch chunk by batch chunk: ``roles``
+    says, per input, ``"b"`` (batched: data, head gradients; copied a chunk at a time),
+    ``"w"`` (a weight, copied once) or ``"-"`` (as it is: a bias). Each chunk's outputs are
+    copied back into the outputs' chunk, or, with ``summed`` (the weight gradient, a sum
+    over the batch), added up over the chunks and copied back once: the index arithmetic
+    stays that of the tested kernels, for one pass over each array
     (benchmarks/bench_layouts.py measures it). A large float16 call in a channels-first
     layout goes the same way (the chunk copies are its float32 casts), so no float32 copy
     of the whole array exists."""
@@ -138,6 +142,10 @@ def channels_first_compute(compute, roles, summed=False, native=None):
                 rctx, [_first_order(a) if r != "-" else a for a, r in zip(ins, roles)],
                 [_first_order(o) for o in outs], Attrs(attrs, layout=None)):
             return
+        # the op takes strided views (a weight transposed in a graph): the kernels below
+        # read contiguous arrays
+        ins = [a if a is None or a.flags.c_contiguous else rctx.xp.ascontiguousarray(a)
+               for a in ins]
         work = onednn.work_dtype(rctx.xp, outs[0].dtype)
         if not last and (work == outs[0].dtype or ins[0].size <= _LAYOUT_CHUNK):
             return compute(rctx, ins, outs, attrs)
@@ -577,6 +585,7 @@ register(OpDef(
     list_inputs=_bias_inputs, backward_shape=_conv_backward_shape,
     infer_shape=_conv_shape, infer_type=_float_type("Convolution", ("data", "weight", "bias")),
     compute={"cpu": channels_first_compute(_conv_compute, "bw-", native=_conv_native)},
+    strided_inputs=True,
     gradient=_conv_grad,
     doc="""Convolution over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
 
@@ -724,6 +733,7 @@ register(OpDef(
     infer_shape=_deconv_shape,
     infer_type=_float_type("Deconvolution", ("data", "weight", "bias")),
     compute={"cpu": channels_first_compute(_deconv_compute, "bw-", native=_deconv_native)},
+    strided_inputs=True,
     gradient=_deconv_grad,
     doc="""Deconvolution (transposed convolution): the adjoint of ``Convolution`` in its data.
 
@@ -860,7 +870,8 @@ register(OpDef(
     ),
     infer_shape=_wg_shape, infer_type=_float_type("_conv_weight_grad", ("data", "ograd")),
     compute={"cpu": channels_first_compute(_wg_compute, "bb", summed=True,
-                                            native=_wg_native)}, gradient=_wg_grad,
+                                            native=_wg_native)},
+    strided_inputs=True, gradient=_wg_grad,
     doc="""The weight gradient of ``Convolution``: ``dW[f, c, k] = sum_{n, o} ograd[n, f, o] *
 data_pad[n, g*C/G + c, o*stride + k*dilate]``, shape ``(num_filter, C / num_group, *kernel)``.
 

@@ -15,8 +15,9 @@ order) is too:
   data and its weight moved channels last (``transpose``; the weight variable keeps its
   ``(O, I, kH, kW)`` shape, and its gradient comes back through the transpose's gradient);
 - ``BatchNorm`` / ``_contrib_BatchNormWithReLU`` over axis 1 of NHWC data take axis 3;
-- an element-wise op (``OpDef.elementwise``: activations, the residual add) whose array
-  inputs are all NHWC stays NHWC;
+- an element-wise op (``OpDef.elementwise``: activations, the residual add) with an NHWC
+  input stays NHWC where its other inputs are NHWC or 4-D NCHW data (moved channels last:
+  a block's shortcut from a pooling);
 - every other consumer of an NHWC value, and every graph output, reads it converted back
   to NCHW (one ``transpose`` per value, shared by its readers).
 
@@ -44,6 +45,17 @@ def _convertible_conv(node):
             and len(node.attrs.kernel) == 2 and node.attrs.layout in (None, "NCHW"))
 
 
+def _planar(node, ins, planes):
+    """Whether ``node``'s first output is 4-D NCHW data: a 2-D convolution's or pooling's,
+    or an element-wise op's or normalisation's over such data."""
+    name = node.op.name
+    if name in ("Convolution", "Pooling"):
+        return len(node.attrs.kernel) == 2 and node.attrs.layout in (None, "NCHW")
+    if name in _NORMS or node.op.elementwise:
+        return bool(ins) and all(e in planes for e in ins[:1 if name in _NORMS else None])
+    return False
+
+
 def wanted(symbol, ctx, dtypes):
     """Whether ``rewrite`` pays for ``symbol`` run on ``ctx`` with argument ``dtypes``
     ({name: dtype})."""
@@ -63,7 +75,8 @@ class _Rewriter:
 
     def __init__(self):
         self.new = {}           # id(old node) -> new node
-        self.last = set()       # (id(new node), index): the entries that hold NHWC data
+        self.last = set()       # the (new node, index) entries that hold NHWC data
+        self.planes = set()     # entries known to hold 4-D NCHW data (a 2-D layer's output)
         self.moved = {}         # (id(new node), index, axes) -> transposed entry
 
     def entry(self, old_entry):
@@ -98,7 +111,12 @@ class _Rewriter:
               and attrs.axis in (1, -3)):
             ins = [ins[0]] + [self.first(e) for e in ins[1:]]
             attrs, outs_last = Attrs(attrs, axis=3), True
-        elif node.op.elementwise and ins and all(e in self.last for e in ins):
+        elif (node.op.elementwise and any(e in self.last for e in ins)
+              and all(e in self.last or e in self.planes for e in ins)):
+            # NHWC with NHWC or other 4-D data (the residual add of a block whose shortcut
+            # comes from a pooling): the NCHW inputs move channels last
+            ins = [e if e in self.last else self.transposed(e, _TO_LAST, "nhwc")
+                   for e in ins]
             outs_last = True
         else:
             ins = [self.first(e) for e in ins]
@@ -106,6 +124,8 @@ class _Rewriter:
         self.new[id(node)] = new
         if outs_last:       # a BatchNorm's other outputs are per channel: as they were
             self.last.add((new, 0))
+        elif _planar(node, ins, self.planes):
+            self.planes.add((new, 0))
 
 
 def rewrite(symbol):

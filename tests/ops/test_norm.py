@@ -1,5 +1,8 @@
 """BatchNorm, LayerNorm, InstanceNorm, L2Normalization, Dropout, Embedding: values against
 NumPy references written here, train/predict behaviour, masks, gradients, errors."""
+import os
+import subprocess
+import sys
 import zlib
 
 import numpy as np
@@ -9,6 +12,7 @@ import mxlite as mx
 from mxlite.base import MXNetError
 
 RNG = np.random.default_rng(1234)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _nd(a, dtype="float64"):
@@ -147,6 +151,57 @@ def test_batchnorm_gradient_formula(train):
     dx, dg, db = _bn_grads_ref(x, gamma, gy, 1e-3, train, mm0, mv0)
     for a, ref in zip(args, (dx, dg, db)):
         np.testing.assert_allclose(a.grad.asnumpy(), ref, rtol=1e-10, atol=1e-12)
+
+
+def _channels_last_bn_step(x, gy):
+    """y, dx, dgamma, dbeta of a training BatchNorm over the last axis of ``x``."""
+    c, dt = x.shape[-1], x.dtype
+    args = [mx.nd.array(x, dtype=dt), mx.nd.array(np.linspace(0.5, 2, c), dtype=dt),
+            mx.nd.zeros(c, dtype=dt)]
+    for a in args:
+        a.attach_grad()
+    with mx.autograd.record(train_mode=True):
+        y = mx.nd.BatchNorm(*args, mx.nd.zeros(c, dtype=dt), mx.nd.ones(c, dtype=dt),
+                            fix_gamma=False, axis=-1)
+    y.backward(mx.nd.array(gy, dtype=dt))
+    return [y.asnumpy()] + [a.grad.asnumpy() for a in args]
+
+
+@pytest.mark.parametrize("rows", [7, 300, 5000])      # one row chunk, two, twenty
+def test_channels_last_batchnorm_sums_wide_rows_in_chunks(rows):
+    """BatchNorm over the last axis of (rows, 3, 40) data: one group of wide rows, whose
+    column statistics and gradient are summed over row chunks in parallel; the values and
+    gradients are those of the float64 formulas."""
+    x = RNG.standard_normal((rows, 3, 40)) * 2 + 1
+    gy = RNG.standard_normal(x.shape)
+    y, dx, dg, db = _channels_last_bn_step(x, gy)
+    flat, gflat = x.reshape(-1, 40), gy.reshape(-1, 40)
+    mean, var = flat.mean(0), flat.var(0)
+    gamma = np.linspace(0.5, 2, 40)
+    want_y = _bn_ref(flat, gamma, np.zeros(40), mean, var, 1e-3, 1)
+    np.testing.assert_allclose(y.reshape(-1, 40), want_y, rtol=1e-10, atol=1e-12)
+    want = _bn_grads_ref(flat, gamma, gflat, 1e-3, True, None, None)
+    for got, ref in zip((dx.reshape(-1, 40), dg, db), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.cpu_only
+def test_channels_last_batchnorm_does_not_depend_on_the_thread_count():
+    """Its row chunks depend on the shape alone: one OpenMP thread gives the same bits."""
+    script = ("import sys, numpy as np\n"
+              "sys.path.insert(0, 'tests/ops')\n"
+              "from test_norm import _channels_last_bn_step\n"
+              "rng = np.random.default_rng(9)\n"
+              "x, gy = rng.standard_normal((4, 30, 30, 48)), rng.standard_normal((4, 30, 30, 48))\n"
+              "out = _channels_last_bn_step(x.astype(np.float32), gy.astype(np.float32))\n"
+              "sys.stdout.write(repr([o.tobytes().hex() for o in out]))\n")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    one = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, check=True, cwd=ROOT).stdout
+    rng = np.random.default_rng(9)
+    x, gy = rng.standard_normal((4, 30, 30, 48)), rng.standard_normal((4, 30, 30, 48))
+    out = _channels_last_bn_step(x.astype(np.float32), gy.astype(np.float32))
+    assert one == repr([o.tobytes().hex() for o in out])
 
 
 def test_batchnorm_layer_used_twice_in_one_recorded_pass():
