@@ -27,8 +27,9 @@ few matrices read back are exact in any summation order.
 (khatri_rao computes float16 in a float32 copy), so they stop at 2**31: 2**32 float32
 elements are 16 GiB, the whole peak. ``potrf``, ``potri`` and ``inverse`` map a stack to a
 stack of its size: they run in place (input and output together would pass the peak).
-numpy.linalg makes the LAPACK rows slow (one call per matrix, in float64): ``det``,
-``slogdet``, ``trsm``, ``potrf``, ``potri`` and ``inverse`` take 13-40 s at full scale.
+``det``, ``slogdet``, ``trsm``, ``potrf``, ``potri`` and ``inverse`` run compiled loops on
+these small matrices (mxlite/_core/mx_la_small.h; numpy.linalg's per-call cost made them
+13-60 s of CPU time at full scale).
 """
 import numpy as np
 
