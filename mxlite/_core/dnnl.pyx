@@ -46,7 +46,7 @@ cdef extern from "mx_dnnl.h" namespace "mxdnnl" nogil:
 
 cdef extern from "mx_dnnl_nn.h" namespace "mxdnnl" nogil:
     cdef cppclass PoolProblem:
-        vector[int64_t] x, y, kernel, stride, pad_l, pad_r
+        vector[int64_t] x, y, kernel, stride, pad_l, pad_r, xs, ys
         int kind
         dt type
 
@@ -294,7 +294,8 @@ def matmul(a, b, c):
 
 # ---- pooling ---------------------------------------------------------------------------------
 cdef PoolProblem _pool_problem(x, y, kernel, stride, pad, int kind, arrays) except *:
-    """oneDNN's description of a pooling of ``x`` into ``y`` (both channels first): the
+    """oneDNN's description of a pooling of ``x`` into ``y`` (both channels first; strided
+    views, the channels-first views of channels-last arrays, keep their strides): the
     right padding is what makes the last window end where MXNet's output size says
     ('valid' or 'full'). Refused where oneDNN's result would differ from MXNet's: a window
     covering padding only (MXNet: 0), or avg counting the padding with a last window past
@@ -309,7 +310,7 @@ cdef PoolProblem _pool_problem(x, y, kernel, stride, pad, int kind, arrays) exce
         raise Refused("pooling: ranks do not match the kernel")
     if x.shape[:2] != y.shape[:2] or x.size == 0 or y.size == 0:
         raise Refused(f"pooling: data {x.shape} and windows {y.shape} differ or are empty")
-    p.type = _type(arrays)
+    p.type = _type(arrays, contiguous=False)
     right = []
     for i in range(nd):
         r = max((y.shape[2 + i] - 1) * stride[i] + kernel[i] - x.shape[2 + i] - pad[i], 0)
@@ -320,6 +321,8 @@ cdef PoolProblem _pool_problem(x, y, kernel, stride, pad, int kind, arrays) exce
         right.append(r)
     p.x = list(x.shape)
     p.y = list(y.shape)
+    p.xs = _element_strides(x)
+    p.ys = _element_strides(y)
     p.kernel = list(kernel)
     p.stride = list(stride)
     p.pad_l = list(pad)
@@ -344,8 +347,8 @@ def pool_forward(x, y, kernel, stride, pad, kind):
 def pool_max_backward(x, gy, gx, kernel, stride, pad):
     """``gx`` = ``gy`` added at the first maximum of each max-pooling window of ``x``
     (zeros elsewhere); ``gx`` may be ``x`` itself (the maxima are found first)."""
-    if gx.shape != x.shape:
-        raise Refused("pooling: gradient and data shapes differ")
+    if gx.shape != x.shape or gx.strides != x.strides:
+        raise Refused("pooling: gradient and data layouts differ")
     cdef PoolProblem p = _pool_problem(x, gy, kernel, stride, pad, 0, [x, gy, gx])
     cdef char err[256]
     cdef void* px = _ptr(x)

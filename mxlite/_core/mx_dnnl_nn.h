@@ -15,10 +15,15 @@ namespace mxdnnl {
 // x: (N, C, *in), y: (N, C, *out); kind 0 max, 1 avg counting the padding, 2 avg counting
 // the input elements only, 3 sum (forward only: the avg that divides by the whole kernel,
 // times the kernel's size); pad_r makes the last window end where the output size says.
+// xs, ys: element strides (empty: row-major), as ConvProblem's: a channels-last array comes
+// as its channels-first view, and the primitive runs on that layout (the data and its
+// gradient share x's strides).
 struct PoolProblem {
-    dims x, y, kernel, stride, pad_l, pad_r;
+    dims x, y, kernel, stride, pad_l, pad_r, xs, ys;
     int kind;
     dt type;
+    memory::desc xd() const { return user_desc(x, xs, type); }
+    memory::desc yd() const { return user_desc(y, ys, type); }
     dnnl::algorithm algo() const {
         return kind == 0 ? dnnl::algorithm::pooling_max
                : kind == 2 ? dnnl::algorithm::pooling_avg_exclude_padding
@@ -34,12 +39,12 @@ struct PoolProblem {
             attr.set_post_ops(ops);
         }
         dims dilation(stride.size(), 0);
-        return dnnl::pooling_forward::primitive_desc(engine(), prop, algo(), plain(x, type),
-                                                     plain(y, type), stride, kernel, dilation,
-                                                     pad_l, pad_r, attr);
+        return dnnl::pooling_forward::primitive_desc(engine(), prop, algo(), xd(), yd(), stride,
+                                                     kernel, dilation, pad_l, pad_r, attr);
     }
     std::string key(const char* op) const {
-        return key_of(op, {&x, &y, &kernel, &stride, &pad_l, &pad_r}, {kind, (int64_t)type});
+        return key_of(op, {&x, &y, &kernel, &stride, &pad_l, &pad_r, &xs, &ys},
+                      {kind, (int64_t)type});
     }
 };
 
@@ -66,8 +71,8 @@ inline int pool_forward(const PoolProblem& p, void* x, void* y, char* err, size_
         return e;
     };
     auto run = [&](PoolFwd& e, dnnl::stream& s) {
-        e.prim.execute(s, {{DNNL_ARG_SRC, memory(plain(p.x, p.type), engine(), x)},
-                           {DNNL_ARG_DST, memory(plain(p.y, p.type), engine(), y)},
+        e.prim.execute(s, {{DNNL_ARG_SRC, memory(p.xd(), engine(), x)},
+                           {DNNL_ARG_DST, memory(p.yd(), engine(), y)},
                            {DNNL_ARG_SCRATCHPAD, scratch(e.scratch, 3)}});
     };
     return cached_call(pool_fwd_cache(), p.key("pool_fwd"), make, run, err, errn);
@@ -82,7 +87,7 @@ inline int pool_backward(const PoolProblem& p, void* x, void* gy, void* gx, char
         auto hint = p.forward(dnnl::prop_kind::forward_training);
         dims dilation(p.stride.size(), 0);
         dnnl::pooling_backward::primitive_desc pd(
-            engine(), p.algo(), plain(p.x, p.type), plain(p.y, p.type), p.stride, p.kernel,
+            engine(), p.algo(), p.xd(), p.yd(), p.stride, p.kernel,
             dilation, p.pad_l, p.pad_r, hint, user_scratchpad());
         auto e = std::make_shared<PoolBwd>();
         e->fwd = dnnl::pooling_forward(hint);
@@ -94,13 +99,13 @@ inline int pool_backward(const PoolProblem& p, void* x, void* gy, void* gx, char
     };
     auto run = [&](PoolBwd& e, dnnl::stream& s) {
         std::unordered_map<int, memory> args = {
-            {DNNL_ARG_DIFF_DST, memory(plain(p.y, p.type), engine(), gy)},
-            {DNNL_ARG_DIFF_SRC, memory(plain(p.x, p.type), engine(), gx)},
+            {DNNL_ARG_DIFF_DST, memory(p.yd(), engine(), gy)},
+            {DNNL_ARG_DIFF_SRC, memory(p.xd(), engine(), gx)},
             {DNNL_ARG_SCRATCHPAD, scratch(e.scratch, 3)}};
         if (p.kind == 0) {
             memory ws = scratch(e.ws, 1);
-            e.fwd.execute(s, {{DNNL_ARG_SRC, memory(plain(p.x, p.type), engine(), x)},
-                              {DNNL_ARG_DST, scratch(plain(p.y, p.type), 0)},
+            e.fwd.execute(s, {{DNNL_ARG_SRC, memory(p.xd(), engine(), x)},
+                              {DNNL_ARG_DST, scratch(p.yd(), 0)},
                               {DNNL_ARG_WORKSPACE, ws},
                               {DNNL_ARG_SCRATCHPAD, scratch(e.fwd_scratch, 2)}});
             args[DNNL_ARG_WORKSPACE] = ws;

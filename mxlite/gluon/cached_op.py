@@ -196,11 +196,11 @@ class CachedOp:
             return plan
         names = self._arg_names + self._aux_names
         dtypes = {n: a.dtype for n, a in zip(names, arrays)}
+        shapes = {n: a.shape for n, a in zip(names, arrays)}
         sym = self._sym
-        if self.op_hook is None and channels_last.wanted(sym, ctx, dtypes):
+        if self.op_hook is None and channels_last.wanted(sym, ctx, dtypes, shapes):
             sym = channels_last.rewrite(sym)     # an op hook sees the block's own graph
-        plan = Plan(sym, ctx, {n: a.shape for n, a in zip(names, arrays)}, dtypes,
-                    needs or (False,) * self._n_args)
+        plan = Plan(sym, ctx, shapes, dtypes, needs or (False,) * self._n_args)
         self._plans[key] = plan
         while len(self._plans) > self._max_plans:
             try:

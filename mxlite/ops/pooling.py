@@ -129,36 +129,70 @@ def _run(rctx, op_id, pool_type, x, h, out, geom, include_pad, p_value=1, window
     write_back(xp, target, out)
 
 
-def _onednn(xp, op_id, pool_type, x, h, target, window, include_pad):
+def _onednn(xp, op_id, pool_type, x, h, target, window, include_pad, contiguous=True):
     """Kernel ``op_id`` (0 pooling, 1 max scatter, 2 max gather, 3 avg/sum backward) by
     oneDNN's pooling when it computes exactly that; False: the reference kernel must run.
     oneDNN has max and avg (kind 0; 1 or 2 by whether the padding counts), and a sum
     pooling as its avg over the whole kernel times the kernel's size (kind 3; forward only:
-    the backward takes no such scaling), but no lp or gather."""
+    the backward takes no such scaling), but no lp or gather. ``contiguous=False``: the
+    arrays are the channels-first views of channels-last ones (``_native``)."""
     kind = {"max": 0, "avg": 1 if include_pad else 2, "sum": 3}.get(pool_type)
     if kind is None or op_id == 2:
         return False
-    if kind == 0 and onednn.primitives(xp, x) is not None \
+    if kind == 0 and onednn.primitives(xp, x, contiguous=contiguous) is not None \
             and onednn.worth_it("pool_max_backward", (x, None, None)) \
-            and _finite.any_of(_NAN_SCAN, [x]):
+            and _has_nan(x):
         # oneDNN's max skips a NaN; mxlite's is NaN (its gradient goes to the first NaN)
         return False
     if op_id == 0:
-        return onednn.run(xp, "pool_forward", (x, target), *window, kind)
+        return onednn.run(xp, "pool_forward", (x, target), *window, kind,
+                          contiguous=contiguous)
     if kind == 3:
         return False
     if op_id == 1:
-        return onednn.run(xp, "pool_max_backward", (x, h, target), *window)
+        return onednn.run(xp, "pool_max_backward", (x, h, target), *window,
+                          contiguous=contiguous)
     if all(d == 1 for d in h.shape[2:]):
         # one window per plane (global pooling): the reference kernel's broadcast of each
         # gradient over its plane is faster, on (32, 64, 32, 32) 0.57-0.7 ms beside
         # oneDNN's 0.73-2.1 ms (the op alone, interleaved), and forward + backward 6.0 ms
         # beside 7.4 (benchmarks/bench_onednn_nn.py)
         return False
-    return onednn.run(xp, "pool_avg_backward", (h, target), *window, kind)
+    return onednn.run(xp, "pool_avg_backward", (h, target), *window, kind,
+                      contiguous=contiguous)
 
 
 _NAN_SCAN = _finite.SCAN_IDS["nan"]
+
+
+def _has_nan(x):
+    """Whether ``x`` (contiguous, or the channels-first view of a contiguous channels-last
+    array) holds a NaN."""
+    if not x.flags.c_contiguous:
+        x = x.transpose((0,) + tuple(range(2, x.ndim)) + (1,))
+    return _finite.any_of(_NAN_SCAN, [x]) if x.flags.c_contiguous else True
+
+
+def _native(op_id):
+    """The channels-last path (``conv.channels_first_compute``'s ``native``) of pooling
+    kernel ``op_id`` (0 Pooling, 1 _pool_max_scatter, 3 _pool_backward): oneDNN on the
+    channels-first views of the channels-last arrays, where it takes the call."""
+    def native(rctx, ins, outs, attrs):
+        out = outs[0]
+        if out.size == 0 or compute_dtype(out.dtype) != out.dtype:
+            return False
+        if op_id == 0:
+            kernel, stride, pad, _, _ = pool_geometry("Pooling", ins[0].shape, attrs)
+            return _onednn(rctx.xp, 0, attrs.pool_type, ins[0], None, out,
+                           (kernel, stride, pad), _include_pad(attrs), contiguous=False)
+        if op_id == 1:
+            window = _internal_geom("_pool_max_scatter", ins[0].shape, attrs)[1]
+            return _onednn(rctx.xp, 1, "max", ins[0], ins[1], out, window, True,
+                           contiguous=False)
+        window = _internal_geom("_pool_backward", out.shape, attrs)[1]
+        return _onednn(rctx.xp, 3, attrs.pool_type, None, ins[0], out, window,
+                       attrs.count_include_pad, contiguous=False)
+    return native
 
 
 # ---- parameters --------------------------------------------------------------------------------
@@ -240,7 +274,8 @@ register(OpDef(
             Param("layout", "str", None, "data layout: channels first (NCW, NCHW, NCDHW; the "
                   "default) or channels last (NWC, NHWC, NDHWC)", choices=LAYOUTS)),
     infer_shape=_pool_shape, infer_type=_float_type("Pooling", 1),
-    compute={"cpu": channels_first_compute(_pool_compute, "b")}, gradient=_pool_grad,
+    compute={"cpu": channels_first_compute(_pool_compute, "b", native=_native(0))},
+    gradient=_pool_grad,
     grad_needs=("inputs", "outputs"),
     doc="""Pooling over 1, 2 or 3 spatial axes (data NCW, NCHW or NCDHW), MXNet semantics.
 
@@ -356,7 +391,7 @@ def _gather_grad(F, node, ograds):
 register(OpDef(
     "_pool_max_scatter", inputs=("data", "ograd"), params=_INTERNAL,
     infer_shape=_scatter_shape, infer_type=_float_type("_pool_max_scatter", 2),
-    compute={"cpu": channels_first_compute(_scatter_compute, "bb")},
+    compute={"cpu": channels_first_compute(_scatter_compute, "bb", native=_native(1))},
     gradient=_scatter_grad, in_place=True,
     doc="""Max pooling's input gradient: ``ograd`` added at the first maximum of ``data`` in
 each window (zeros elsewhere). Its gradient in ``ograd`` is ``_pool_max_gather``. The
@@ -406,7 +441,7 @@ register(OpDef(
     params=_INTERNAL + (Param("in_shape", "shape", REQUIRED, "the pooled data's spatial "
                               "shape"),),
     infer_shape=_backward_shape, infer_type=_float_type("_pool_backward", 1),
-    compute={"cpu": channels_first_compute(_backward_compute, "b")},
+    compute={"cpu": channels_first_compute(_backward_compute, "b", native=_native(3))},
     gradient=_backward_grad, grad_needs=(),
     doc="""The input gradient of avg or sum pooling: each window's ``ograd`` (divided by the
 window's count for avg) added to every input element the window covers. Linear; its

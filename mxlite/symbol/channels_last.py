@@ -14,7 +14,9 @@ order) is too:
 - an NCHW ``Convolution`` with a 2-D kernel becomes ``Convolution(layout='NHWC')`` of its
   data and its weight moved channels last (``transpose``; the weight variable keeps its
   ``(O, I, kH, kW)`` shape, and its gradient comes back through the transpose's gradient);
-- ``BatchNorm`` / ``_contrib_BatchNormWithReLU`` over axis 1 of NHWC data take axis 3;
+- ``BatchNorm`` / ``_contrib_BatchNormWithReLU`` over axis 1 of NHWC data take axis 3, and
+  a 2-D or global ``Pooling`` of NHWC data pools it channels last (on oneDNN's nhwc
+  pooling, its gradients too);
 - an element-wise op (``OpDef.elementwise``: activations, the residual add) with an NHWC
   input stays NHWC where its other inputs are NHWC or 4-D NCHW data (moved channels last:
   a block's shortcut from a pooling);
@@ -23,7 +25,8 @@ order) is too:
 
 Values, variables and the graph's arguments keep their names, shapes and order. Applied
 (``rewrite``) only where it pays: on the CPU with oneDNN in use, float32 arguments, at least
-two such convolutions, and ``MXLITE_CHANNELS_LAST`` not ``0``.
+two such convolutions, images of at least ``MIN_PIXELS`` pixels a batch, and
+``MXLITE_CHANNELS_LAST`` not ``0``.
 """
 import os
 
@@ -56,17 +59,29 @@ def _planar(node, ins, planes):
     return False
 
 
-def wanted(symbol, ctx, dtypes):
-    """Whether ``rewrite`` pays for ``symbol`` run on ``ctx`` with argument ``dtypes``
-    ({name: dtype})."""
+# The least pixels (batch x height x width of the 4-D data) a graph needs for the rewrite
+# to pay: the nhwc convolutions save the activations' reorders, but reorder their weights
+# more slowly than the blocked ones (oneDNN's generic reorder), which a small batch of small
+# images does not win back. Measured here (2 cores, AVX-512), channels-last step time over
+# NCHW's: ResNet-18 training 8x224x224 (401k pixels) 0.96, ResNet-50 inference 32x224x224
+# 0.93 and 1x224x224 (50k) 1.17, the ResNet-style CNN 32x32x32 (32k) 1.09.
+MIN_PIXELS = 1 << 18
+
+
+def wanted(symbol, ctx, dtypes, shapes):
+    """Whether ``rewrite`` pays for ``symbol`` run on ``ctx`` with argument ``dtypes`` and
+    ``shapes`` ({name: dtype / shape}): see the module docstring and ``MIN_PIXELS``."""
     if os.environ.get("MXLITE_CHANNELS_LAST", "1") == "0" or ctx.compute_device != "cpu":
         return False
     if not (onednn.available() and onednn.switched_on()):
         return False
     if any(np.dtype(d) != np.float32 for d in dtypes.values()):
         return False
-    convs = sum(1 for n in topo_order(symbol._outputs) if _convertible_conv(n))
-    return convs >= 2
+    convs = [n for n in topo_order(symbol._outputs) if _convertible_conv(n)]
+    weights = {n.inputs[1][0].name for n in convs if len(n.inputs) > 1}
+    pixels = max((s[0] * s[2] * s[3] for name, s in shapes.items()
+                  if len(s) == 4 and name not in weights), default=0)
+    return len(convs) >= 2 and pixels >= MIN_PIXELS
 
 
 class _Rewriter:
@@ -106,6 +121,10 @@ class _Rewriter:
         if _convertible_conv(node):
             data = ins[0] if ins[0] in self.last else self.transposed(ins[0], _TO_LAST, "nhwc")
             ins = [data, self.transposed(ins[1], _TO_LAST, "ohwi")] + ins[2:]
+            attrs, outs_last = Attrs(attrs, layout="NHWC"), True
+        elif (node.op.name == "Pooling" and ins[0] in self.last
+              and attrs.layout in (None, "NCHW")
+              and (len(attrs.kernel) == 2 or attrs.global_pool)):
             attrs, outs_last = Attrs(attrs, layout="NHWC"), True
         elif (node.op.name in _NORMS and ins[0] in self.last
               and attrs.axis in (1, -3)):

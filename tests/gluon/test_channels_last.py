@@ -43,12 +43,15 @@ def test_a_conv_bn_relu_conv_chain_runs_channels_last_between_its_edges():
 
 def test_it_applies_only_where_it_pays(monkeypatch):
     f32 = {n: np.float32 for n in _chain().list_arguments()}
-    assert channels_last.wanted(_chain(), mx.cpu(), f32)
-    assert not channels_last.wanted(_chain(), mx.cpu(), dict(f32, data=np.float64))
+    big = {"data": (4, 3, 256, 256), "c1_weight": (8, 3, 3, 3), "c2_weight": (8, 8, 3, 3)}
+    assert channels_last.wanted(_chain(), mx.cpu(), f32, big)
+    assert not channels_last.wanted(_chain(), mx.cpu(), dict(f32, data=np.float64), big)
+    small = dict(big, data=(1, 3, 256, 256))        # below MIN_PIXELS
+    assert not channels_last.wanted(_chain(), mx.cpu(), f32, small)
     one = mx.sym.Convolution(mx.sym.var("data"), kernel=(3, 3), num_filter=4)
-    assert not channels_last.wanted(one, mx.cpu(), f32)
+    assert not channels_last.wanted(one, mx.cpu(), f32, big)
     monkeypatch.setenv("MXLITE_CHANNELS_LAST", "0")
-    assert not channels_last.wanted(_chain(), mx.cpu(), f32)
+    assert not channels_last.wanted(_chain(), mx.cpu(), f32, big)
 
 
 class _Net(gluon.HybridBlock):
@@ -102,6 +105,7 @@ def _step(net, x, second_order):
 def test_a_hybridized_network_gives_the_same_results_either_way(second_order, monkeypatch):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 3, 12, 12)).astype(np.float32)
+    monkeypatch.setattr(channels_last, "MIN_PIXELS", 1)     # the test's small images too
     rewritten, plain = _twins()
     calls = []
     real = channels_last.rewrite

@@ -167,6 +167,41 @@ def test_channels_last_runs_natively_on_onednn_without_copies(geo, monkeypatch):
                                             "conv_backward_weights"}, strided
 
 
+@pytest.mark.parametrize("pool_type,grad_fn", [("max", "pool_max_backward"),
+                                               ("avg", "pool_avg_backward")])
+def test_channels_last_pooling_runs_natively_on_onednn_without_copies(pool_type, grad_fn,
+                                                                      monkeypatch):
+    """NHWC Pooling and its gradient: oneDNN pools the channels-last memory through strided
+    channels-first views, and the results are the NCHW layer's, transposed."""
+    strided = []
+    module = onednn._load()
+    for name in ("pool_forward", grad_fn):
+        real = getattr(module, name)
+
+        def spy(*args, real=real, name=name):
+            strided.append((name, not args[0].flags.c_contiguous))
+            return real(*args)
+        monkeypatch.setattr(module, name, spy)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 6, 9, 8))
+    head = rng.standard_normal((2, 6, 5, 4))
+    attrs = dict(kernel=(3, 2), stride=(2, 2), pad=(1, 0), pool_type=pool_type)
+
+    def step(x, head, layout):
+        x.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(x, layout=layout, **attrs)
+            loss = (y * head).sum()
+        loss.backward()
+        return [y.asnumpy(), x.grad.asnumpy()]
+
+    with onednn.enabled(False):
+        want = step(mx.nd.array(x), mx.nd.array(head), None)
+    got = step(mx.nd.array(_last(x)), mx.nd.array(_last(head)), "NHWC")
+    close(got, [_last(w) for w in want])
+    assert {n for n, s in strided if s} == {"pool_forward", grad_fn}, strided
+
+
 def test_float16_computes_in_float32_on_onednn(monkeypatch):
     spy = Spy(monkeypatch, "conv_forward")
     x, w, b, attrs = _case(GEOMETRIES[2], dtype="float16")
