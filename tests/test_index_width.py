@@ -250,6 +250,8 @@ ALLOWED = [
     (r"copy\.pyx", r"mx_cast_f(32_f16|16_f32|64_f16|16_f64)", r"uint32_t", None, None,
      "float16/float32 bit fields"),
     (r"mx_act\.h", None, r"int32_t", r"i|n|n1", None, "the exponent field of a float"),
+    (r"mx_la_small\.h", r"mx_la_det_parts", None, r"e|ed", None,
+     "the binary exponent frexp returns (an int in the C library's signature)"),
     (r"mx_math\.h", None, r"uint32_t", r"bits_of|b", None, "the bits of a float32 (bit casts)"),
     (r"finite\.pyx\.in", r"mxf_key_f\d+", None, None, None,
      "the sortable integer key of a float's bits"),

@@ -13,15 +13,17 @@
 # A float64 inverse stays with LAPACK, whose error is a little smaller than this LU's.
 
 cdef extern from "mx_la_small.h" nogil:
-    int MX_LA_NMAX
-    int64_t mx_la_inverse(const void* a, void* out, int dbl, int64_t count, int n)
-    int64_t mx_la_det(const void* a, void* out, int dbl, int64_t count, int n)
-    int64_t mx_la_slogdet(const void* a, void* sign_out, void* log_out, int dbl, int64_t count,
-                       int n)
-    int64_t mx_la_potrf(const void* a, void* out, int dbl, int64_t count, int n, int lower)
-    int64_t mx_la_potri(const void* a, void* out, int dbl, int64_t count, int n, int lower)
-    int64_t mx_la_trsm(const void* a, const void* b, void* out, int dbl, int64_t count,
-                       int64_t r, int64_t c, int transpose, int rightside, int lower,
+    int64_t MX_LA_NMAX
+    int64_t mx_la_inverse(const void* a, void* out, int64_t dbl, int64_t count, int64_t n)
+    int64_t mx_la_det(const void* a, void* out, int64_t dbl, int64_t count, int64_t n)
+    int64_t mx_la_slogdet(const void* a, void* sign_out, void* log_out, int64_t dbl, int64_t count,
+                       int64_t n)
+    int64_t mx_la_potrf(const void* a, void* out, int64_t dbl, int64_t count, int64_t n,
+                        int64_t lower)
+    int64_t mx_la_potri(const void* a, void* out, int64_t dbl, int64_t count, int64_t n,
+                        int64_t lower)
+    int64_t mx_la_trsm(const void* a, const void* b, void* out, int64_t dbl, int64_t count,
+                       int64_t r, int64_t c, int64_t transpose, int64_t rightside, int64_t lower,
                        double alpha)
 
 LA_SMALL_MAX = 32        # largest n the compiled kernels take (measured: faster up to here)
@@ -34,7 +36,7 @@ cdef bint _la_arrays(arrays, dtype):
     return True
 
 
-cdef int _la_small_dtype(a, arrays, idx_t n):
+cdef int64_t _la_small_dtype(a, arrays, idx_t n):
     """1 (float64) or 0 (float32) when the compiled kernels take ``arrays`` (``a`` first,
     stacks of n x n with n <= LA_SMALL_MAX), else -1."""
     if not isinstance(a, np.ndarray) or a.ndim < 2 or n > LA_SMALL_MAX or n > MX_LA_NMAX:
@@ -55,7 +57,7 @@ def small_square(name, a, *outs):
     potri_lower, potri_upper) on the stack ``a`` into ``outs``: None when it does not
     apply, else -1 or the index of the first matrix that failed."""
     cdef idx_t n = a.shape[a.ndim - 1] if isinstance(a, np.ndarray) and a.ndim >= 2 else 0
-    cdef int dbl = _la_small_dtype(a, (a,) + outs, n)
+    cdef int64_t dbl = _la_small_dtype(a, (a,) + outs, n)
     if dbl < 0 or a.shape[a.ndim - 2] != n or (dbl == 1 and name == "inverse"):
         return None         # float64 inverse: LAPACK's blocked updates round a little less
     cdef idx_t count = _la_count(a, n * n), bad = -1
@@ -66,8 +68,8 @@ def small_square(name, a, *outs):
     cdef const void* pa = cnp.PyArray_DATA(a)
     cdef void* p0 = cnp.PyArray_DATA(outs[0])
     cdef void* p1 = cnp.PyArray_DATA(outs[1]) if len(outs) > 1 else NULL
-    cdef int nn = <int>n
-    cdef int kind = ("inverse", "det", "slogdet", "potrf_lower", "potrf_upper", "potri_lower",
+    cdef int64_t nn = n
+    cdef int64_t kind = ("inverse", "det", "slogdet", "potrf_lower", "potrf_upper", "potri_lower",
                      "potri_upper").index(name)
     if kind == 2 and p1 == NULL:
         raise ValueError("small_square: slogdet needs two outputs")
@@ -89,7 +91,7 @@ def small_trsm(a, b, out, bint transpose, bint rightside, bint lower, double alp
     """trsm through the compiled kernel: None when it does not apply, else -1 or the
     index of the first matrix whose triangle is singular."""
     cdef idx_t n = a.shape[a.ndim - 1] if isinstance(a, np.ndarray) and a.ndim >= 2 else 0
-    cdef int dbl = _la_small_dtype(a, (a, b, out), n)
+    cdef int64_t dbl = _la_small_dtype(a, (a, b, out), n)
     if dbl < 0 or a.shape[a.ndim - 2] != n or b.ndim < 2 or out.shape != b.shape:
         return None
     cdef idx_t r = b.shape[b.ndim - 2], c = b.shape[b.ndim - 1]

@@ -131,10 +131,10 @@ cdef void _chunk_sums(const floating* x, const floating* y, const double* m, idx
                 s[k] += row[k]
 
 
-cdef int _column_sums(const floating* x, const floating* y, const double* m, idx_t Q,
-                      idx_t R, double* out) noexcept nogil:
+cdef bint _column_sums(const floating* x, const floating* y, const double* m, idx_t Q,
+                       idx_t R, double* out) noexcept nogil:
     """``_chunk_sums`` over all Q rows into ``out`` (R doubles, 2R with ``y``): the row
-    chunks' sums (in parallel), added in chunk order. Returns -1 when out of memory."""
+    chunks' sums (in parallel), added in chunk order. Returns False when out of memory."""
     cdef idx_t rows = _chunk_rows(Q), n = (Q + rows - 1) // rows
     cdef idx_t w = 2 * R if y != NULL else R
     cdef idx_t c, k
@@ -143,7 +143,7 @@ cdef int _column_sums(const floating* x, const floating* y, const double* m, idx
     cdef bint par = n > 1 and Q * R >= PARALLEL_MIN and not mx_serial(Q * R)
     parts = <double*>malloc((n if par else 1) * w * sizeof(double))
     if parts == NULL:
-        return -1
+        return False
     for k in range(w):
         out[k] = 0.0
     if par:
@@ -161,7 +161,7 @@ cdef int _column_sums(const floating* x, const floating* y, const double* m, idx
             for k in range(w):
                 out[k] += parts[k]
     free(parts)
-    return 0
+    return True
 
 
 cdef void _moments_wide(const floating* x, idx_t Q, idx_t R, floating* mean,
@@ -172,10 +172,10 @@ cdef void _moments_wide(const floating* x, idx_t Q, idx_t R, floating* mean,
     cdef double* acc = <double*>malloc(2 * R * sizeof(double))
     if acc == NULL:
         return
-    if _column_sums(x, <const floating*>NULL, <const double*>NULL, Q, R, acc) == 0:
+    if _column_sums(x, <const floating*>NULL, <const double*>NULL, Q, R, acc):
         for k in range(R):
             acc[k] = acc[k] / Q if Q > 0 else 0.0
-        if _column_sums(x, <const floating*>NULL, acc, Q, R, acc + R) == 0:
+        if _column_sums(x, <const floating*>NULL, acc, Q, R, acc + R):
             for k in range(R):
                 mean[k] = <floating>acc[k]
                 var[k] = <floating>(acc[R + k] / Q if Q > 0 else 0.0)
@@ -713,7 +713,7 @@ cdef void _project_wide(const floating* g, const floating* xh, idx_t Q, idx_t R,
     cdef double* acc = <double*>malloc(2 * R * sizeof(double))
     cdef floating* means = <floating*>malloc(2 * R * sizeof(floating))
     if acc != NULL and means != NULL and _column_sums(g, xh, <const double*>NULL, Q, R,
-                                                      acc) == 0:
+                                                      acc):
         for k in range(2 * R):
             means[k] = <floating>(acc[k] / Q if Q > 0 else 0.0)
         if n > 1 and Q * R >= PARALLEL_MIN and not mx_serial(Q * R):

@@ -51,7 +51,7 @@ from .._core.dispatch import attach, parents
 from ..base import MXNetError
 from ..device import run_context
 from ..executor import Plan, PlannedRun, execute, memory_stats, monitored_steps
-from ..symbol import channels_last
+from ..symbol import _channels_last as channels_last
 
 __all__ = ["CachedOp", "MAX_PLANS"]
 

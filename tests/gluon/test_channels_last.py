@@ -1,4 +1,4 @@
-"""The channels-last rewrite of hybridized CPU graphs (mxlite/symbol/channels_last.py): where
+"""The channels-last rewrite of hybridized CPU graphs (mxlite/symbol/_channels_last.py): where
 it applies, what it builds, and that a hybridized network computes the same outputs,
 gradients (first and second order) and running statistics with it as without."""
 import numpy as np
@@ -8,7 +8,7 @@ import mxlite as mx
 from mxlite import autograd, gluon
 from mxlite.gluon import nn
 from mxlite.ops import onednn
-from mxlite.symbol import channels_last
+from mxlite.symbol import _channels_last as channels_last
 from mxlite.symbol.graph import topo_order
 from onednn_spy import small_problems_too  # noqa: F401  (a fixture, used below)
 
