@@ -210,16 +210,7 @@ MX_VFN float mx_softrelu_f32(float x)
 {
     float ax = x < 0 ? -x : x;
     float e = mx_expf(-ax);
-    float s = e / (2.0f + e);
-    float s2 = s * s;
-    float p = 1.0f / 15.0f;
-    p = p * s2 + 1.0f / 13.0f;
-    p = p * s2 + 1.0f / 11.0f;
-    p = p * s2 + 1.0f / 9.0f;
-    p = p * s2 + 1.0f / 7.0f;
-    p = p * s2 + 1.0f / 5.0f;
-    p = p * s2 + 1.0f / 3.0f;
-    float l = (2.0f * s) * (p * s2 + 1.0f);
+    float l = mx::detail::atanh2_series(e / (2.0f + e));
     return (x > 0 ? x : 0.0f) + l;       /* NaN: ax, e, s, l are NaN */
 }
 

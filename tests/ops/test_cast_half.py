@@ -8,6 +8,7 @@ import pytest
 
 from mxlite._core.copy import cast_half
 from mxlite.device import cpu
+from simd_levels import outputs_at_each_level
 
 pytestmark = pytest.mark.cpu_only       # a CPU kernel
 
@@ -132,22 +133,8 @@ np.savez(sys.argv[2], **outs)
 
 
 def test_simd_levels_agree_bit_for_bit(tmp_path):
-    import os
-    import subprocess
-    import sys
     z = {"f64": _edges(np.float64), "f32": _edges(np.float32),
          "f16": np.arange(65536, dtype=np.uint16).view(np.float16)}
-    src = tmp_path / "in.npz"
-    np.savez(src, **z)
-    outs = []
-    for level in ("baseline", None):
-        env = dict(os.environ)
-        env.pop("MXLITE_SIMD", None)
-        if level:
-            env["MXLITE_SIMD"] = level
-        dst = tmp_path / f"out_{level}.npz"
-        subprocess.run([sys.executable, "-c", _LEVEL_SCRIPT, str(src), str(dst)], env=env,
-                       check=True)
-        outs.append(np.load(dst))
+    outs = outputs_at_each_level(tmp_path, _LEVEL_SCRIPT, z)
     for key in outs[0].files:
         assert np.array_equal(outs[0][key], outs[1][key]), key

@@ -3,9 +3,6 @@
 size where numpy.linalg takes over, their errors, exact cases, in-place use, and the same
 bits at every SIMD level."""
 import itertools
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,6 +10,7 @@ import pytest
 import mxlite as mx
 from mxlite import MXNetError
 from mxlite._core import sorting
+from simd_levels import outputs_at_each_level
 
 pytestmark = pytest.mark.cpu_only       # CPU kernels
 
@@ -166,17 +164,6 @@ def test_simd_levels_agree_bit_for_bit(tmp_path):
          "f": _factor(rng, (40,), 13, True),
          "b": rng.standard_normal((40, 13, 9))}
     z["b"] = z["b"].astype(np.float64)
-    src = tmp_path / "in.npz"
-    np.savez(src, **z)
-    outs = []
-    for level in ("baseline", None):
-        env = dict(os.environ)
-        env.pop("MXLITE_SIMD", None)
-        if level:
-            env["MXLITE_SIMD"] = level
-        dst = tmp_path / f"out_{level}.npz"
-        subprocess.run([sys.executable, "-c", _LEVEL_SCRIPT, str(src), str(dst)], env=env,
-                       check=True)
-        outs.append(np.load(dst))
+    outs = outputs_at_each_level(tmp_path, _LEVEL_SCRIPT, z)
     for key in outs[0].files:
         assert np.array_equal(outs[0][key], outs[1][key], equal_nan=True), key

@@ -7,6 +7,7 @@ import pytest
 
 import mxlite as mx
 from mxlite._core import norm as _k
+from simd_levels import outputs_at_each_level
 
 # the CPU kernels, called directly (tests/gpu/test_norm_rows_gpu.py checks the GPU's)
 pytestmark = pytest.mark.cpu_only
@@ -212,24 +213,11 @@ def test_simd_levels_agree_bit_for_bit(tmp_path):
     backward, and BatchNorm's backward (_norm_project over channels), equal the baseline
     level's (MXLITE_SIMD=baseline) bit for bit, over rows with tails past the lanes, a block
     and a vector."""
-    import subprocess
-    import sys
     q = 1000 + 16 * 20 + 7
     z = {"x": (RNG.standard_normal((37, q)) * 3 + 5).astype(np.float32),
          "gy": RNG.standard_normal((37, q)).astype(np.float32),
          "gamma": RNG.uniform(0.5, 1.5, q).astype(np.float32),
          "beta": RNG.standard_normal(q).astype(np.float32)}
-    src = tmp_path / "in.npz"
-    np.savez(src, **z)
-    outs = []
-    for level in ("baseline", None):
-        env = dict(__import__("os").environ)
-        env.pop("MXLITE_SIMD", None)
-        if level:
-            env["MXLITE_SIMD"] = level
-        dst = tmp_path / f"out_{level}.npz"
-        subprocess.run([sys.executable, "-c", _LEVEL_SCRIPT, str(src), str(dst)], env=env,
-                       check=True)
-        outs.append(np.load(dst))
+    outs = outputs_at_each_level(tmp_path, _LEVEL_SCRIPT, z)
     for key in ("y", "mean", "std", "dx", "dgamma", "dbeta", "bn", "bn_dx"):
         assert np.array_equal(outs[0][key], outs[1][key]), key
