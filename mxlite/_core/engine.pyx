@@ -130,7 +130,7 @@ cdef _backprop_node(F, Node node, list ograds, dict grads, set relevant):
     wants = [p is not None and p[0] in relevant for p in node.parents]
     if gradient is None:
         raise MXNetError(f"autograd: operator {op.name!r} declares no gradient yet")
-    for g in ograds:
+    for g in () if op.none_ograds else ograds:
         if g is None:
             ograds = [g if g is not None else F.zeros(s, dtype=d, ctx=node.context)
                       for g, s, d in zip(ograds, node.output_shapes, node.output_dtypes)]

@@ -105,6 +105,7 @@ class _CachedOpDef:
     variadic = True
     inputs = ()
     mutate_inputs = ()
+    none_ograds = False
 
     def __init__(self, cached):
         self.name = f"_CachedOp({cached.name})"

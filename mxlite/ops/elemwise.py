@@ -592,8 +592,10 @@ _DEG = 57.29577951308232
 def relu_step(F, x):
     """relu's derivative: 1 where x > 0, 0 where x <= 0 (also at exactly 0, as MXNet and most
     frameworks take it), and NaN where x is NaN: relu passes NaN through, so its slope there
-    is undefined (MXNet's relu gradient propagates NaN too; a 0 would hide the NaN)."""
-    return F.where(x == x, x > 0, x)
+    is undefined (MXNet's relu gradient propagates NaN too; a 0 would hide the NaN).
+    sign(relu(x)) is all of that in two single-pass kernels (sign keeps NaN; a -0 input
+    gives -0, which multiplies to a zero gradient like +0)."""
+    return F.sign(F.relu(x))
 
 
 # d/dx f(x) for each differentiable unary op, as registered ops on the handle x.

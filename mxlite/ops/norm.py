@@ -347,14 +347,20 @@ def _bn_onednn(xp, x, a, c, b, mean, var, xhat, eps):
                       True)
 
 
+def _plus(a, b):
+    """a + b, where None is a zero (an output gradient nothing sent: ``none_ograds``)."""
+    return a if b is None else b if a is None else a + b
+
+
 def bn_param_grads(F, node, gy, xhat, ggamma, ax, c):
     """(dgamma, dbeta) of a BatchNorm-shaped node (None where not wanted): sum(gy * xhat)
     plus gamma_used's head gradient (zeros under fix_gamma), and sum(gy), over every axis
-    but ``ax``."""
+    but ``ax``. ``ggamma`` may be None (no head gradient)."""
     dgamma = dbeta = None
     if node.wants[1]:
         dgamma = (F.zeros((c,), dtype=node.output_dtypes[0], ctx=node.context)
-                  if node.attrs.fix_gamma else F.sum(gy * xhat, axis=ax, exclude=True) + ggamma)
+                  if node.attrs.fix_gamma else _plus(F.sum(gy * xhat, axis=ax, exclude=True),
+                                                     ggamma))
     if node.wants[2]:
         dbeta = F.sum(gy, axis=ax, exclude=True)
     return dgamma, dbeta
@@ -371,9 +377,11 @@ def _bn_grad(F, node, ograds):
     the moving statistics (auxiliary states) get no gradient.
     """
     _, mean, r, xhat, gamma_used, flag = node.outputs
-    gy, gmean, gr, gxhat, ggamma, _ = ograds
+    gy, gmean, gr, gxhat, ggamma, _ = ograds       # None: nothing sent (none_ograds)
     attrs, wants = node.attrs, node.wants
     shape = tuple(node.output_shapes[0])
+    if gy is None:
+        gy = F.zeros(shape, dtype=node.output_dtypes[0], ctx=node.context)
     ax = normalize_axis("BatchNorm", attrs.axis, len(shape))
     c = shape[ax]
     kept = _param_shape(shape, ax)
@@ -381,10 +389,12 @@ def _bn_grad(F, node, ograds):
     dx = None
     if wants[0]:
         n = max(size_of(shape) // max(c, 1), 1)
-        g = F.broadcast_mul(gy, F.reshape(gamma_used, shape=kept)) + gxhat
+        g = _plus(F.broadcast_mul(gy, F.reshape(gamma_used, shape=kept)), gxhat)
         rk = F.reshape(r, shape=kept)
-        scale = F.broadcast_mul(flag, F.reshape(gr * r * r, shape=kept) / (-n))
-        shift = F.broadcast_mul(flag, F.reshape(gmean, shape=kept) / n)
+        zero = F.zeros(kept, dtype=node.output_dtypes[1], ctx=node.context)
+        scale = zero if gr is None else \
+            F.broadcast_mul(flag, F.reshape(gr * r * r, shape=kept) / (-n))
+        shift = zero if gmean is None else F.broadcast_mul(flag, F.reshape(gmean, shape=kept) / n)
         dx = F._internal._norm_project(g, xhat, rk, flag, scale, shift, axis=ax, exclude=True)
     return [dx, dgamma, dbeta, None, None]
 
@@ -413,6 +423,7 @@ def _bn_record(name, compute, gradient, doc):
         infer_shape=_bn_shape, infer_type=_bn_type, compute={"cpu": compute},
         gradient=gradient, grad_needs=("outputs",), num_outputs=6, output_names=_BN_OUTPUTS,
         in_place=True, optional_outputs=(3,),       # xhat: only the gradient reads it
+        none_ograds=True,                           # no zeros of xhat's size for its head
         num_visible_outputs=lambda attrs: 3 if attrs.output_mean_var else 1,
         aux_inputs=("moving_mean", "moving_var"), mutate_inputs=("moving_mean", "moving_var"),
         var_init=MOVING_STATS_INIT, backward_shape=_axis_backward_shape, doc=doc)
@@ -468,7 +479,9 @@ def _bn_relu_compute(rctx, ins, outs, attrs):
 def _bn_relu_grad(F, node, ograds):
     """y = relu(b), b = BatchNorm(...): BatchNorm's gradient of gy * (y > 0) (the mask is
     constant almost everywhere, so every higher order is BatchNorm's too)."""
-    gy = ograds[0] * F._internal._greater_scalar(node.outputs[0], scalar=0)
+    gy = ograds[0]
+    if gy is not None:
+        gy = gy * F._internal._greater_scalar(node.outputs[0], scalar=0)
     return _bn_grad(F, node, [gy] + list(ograds[1:]))
 
 

@@ -161,6 +161,7 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
             view.outputs = [Symbol([(node, i)]) for i in range(n_out)] \
                 if "outputs" in op.grad_needs else None
             ograds = [_total(F, g) if g is not None else
+                      None if op.none_ograds else
                       F.zeros(shape=view.output_shapes[i], dtype=view.output_dtypes[i],
                               ctx=ctx)
                       for i, g in enumerate(got)]

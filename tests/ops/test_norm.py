@@ -153,6 +153,51 @@ def test_batchnorm_gradient_formula(train):
         np.testing.assert_allclose(a.grad.asnumpy(), ref, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("heads", ["output and mean", "mean only"])
+def test_batchnorm_gradient_through_the_mean_output(heads):
+    """A head gradient on the batch mean (output_mean_var) adds w / n to every element of
+    its channel; the hidden outputs nothing sent a gradient to count as zero."""
+    x, gy, w = RNG.standard_normal((6, 3)), RNG.standard_normal((6, 3)), RNG.standard_normal(3)
+    gamma, beta = RNG.uniform(0.5, 2, 3), RNG.standard_normal(3)
+    args = [_nd(x), _nd(gamma), _nd(beta)]
+    for a in args:
+        a.attach_grad()
+    with mx.autograd.record():
+        y, mean, _ = mx.nd.BatchNorm(*args, _nd(np.zeros(3)), _nd(np.ones(3)),
+                                     fix_gamma=False, output_mean_var=True)
+        loss = (mean * _nd(w)).sum()
+        if heads == "output and mean":
+            loss = loss + (y * _nd(gy)).sum()
+    loss.backward()
+    dx, dg, db = (np.zeros_like(x), np.zeros(3), np.zeros(3)) if heads == "mean only" else \
+        _bn_grads_ref(x, gamma, gy, 1e-3, True, None, None)
+    np.testing.assert_allclose(args[0].grad.asnumpy(), dx + w / 6, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(args[1].grad.asnumpy(), dg, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(args[2].grad.asnumpy(), db, rtol=1e-10, atol=1e-12)
+
+
+def test_batchnorm_backward_makes_no_zeros_of_the_data_size(monkeypatch):
+    """The hidden xhat output gets no head gradient: its FGradient takes None (the record's
+    ``none_ograds``), not a data-sized array of zeros to add."""
+    made = []
+    zeros = mx.nd.zeros
+
+    def spy(shape, *args, **kwargs):
+        made.append(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+        return zeros(shape, *args, **kwargs)
+    monkeypatch.setattr(mx.nd, "zeros", spy)
+    x = mx.nd.array(RNG.standard_normal((4, 3, 5, 5)), dtype="float32")
+    gamma = mx.nd.ones(3)
+    for a in (x, gamma):
+        a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.BatchNorm(x, gamma, mx.nd.zeros(3), mx.nd.zeros(3), mx.nd.ones(3),
+                            fix_gamma=False)
+    made.clear()
+    y.backward()
+    assert x.grad.shape == x.shape and (4, 3, 5, 5) not in made, made
+
+
 def _channels_last_bn_step(x, gy):
     """y, dx, dgamma, dbeta of a training BatchNorm over the last axis of ``x``."""
     c, dt = x.shape[-1], x.dtype
