@@ -122,6 +122,9 @@ cdef class Node:
         self.seq = _created
         self.op, self.attrs, self.parents = op, attrs, parents
         needs = op.grad_needs if op is not None else ()
+        by_attrs = getattr(op, "grad_needs_by_attrs", None)     # duck-typed ops lack it
+        if by_attrs is not None:
+            needs = by_attrs(attrs)
         self.inputs = list(inputs) if "inputs" in needs else None
         self.outputs = list(outputs) if "outputs" in needs else None
         if self.inputs is not None or self.outputs is not None:

@@ -595,7 +595,7 @@ def relu_step(F, x):
     is undefined (MXNet's relu gradient propagates NaN too; a 0 would hide the NaN).
     sign(relu(x)) is all of that in two single-pass kernels (sign keeps NaN; a -0 input
     gives -0, which multiplies to a zero gradient like +0)."""
-    return F.sign(F.relu(x))
+    return relu_step_of_output(F, F.relu(x))
 
 
 # d/dx f(x) for each differentiable unary op, as registered ops on the handle x.
@@ -648,7 +648,15 @@ UNARY_OUTPUT_DERIVATIVES = {
     "reciprocal": lambda F, y: -F.square(y),
     "tanh": lambda F, y: 1 - F.square(y),
     "sigmoid": lambda F, y: y * (1 - y),
+    "relu": lambda F, y: relu_step_of_output(F, y),
 }
+
+
+def relu_step_of_output(F, y):
+    """``relu_step`` from relu's output y = relu(x): sign(y) is 1 where x > 0, 0 where
+    x <= 0 and NaN where x is NaN, in one kernel. The tape then keeps y, which the next
+    layer usually keeps anyway, and not x (a BatchNorm's or a sum's output)."""
+    return F.sign(y)
 
 
 def _unary_gradient(name):

@@ -15,7 +15,7 @@ from .._core import activation as _act
 from .._core import elemwise as _ew
 from ..base import FLOAT_DTYPES, op_error
 from .common import F16, float16_in_blocks, in_work_dtype, run_in, write_back
-from .elemwise import relu_step
+from .elemwise import relu_step_of_output
 from .linalg import _blocked_matmul
 from .registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from .shape_partial import combine, partial_rule
@@ -219,7 +219,7 @@ def _activation_gradient(F, node, ograds):
     g = ograds[0]
     kind = node.attrs.act_type
     if kind == "relu":
-        return [g * relu_step(F, node.inputs[0])]
+        return [g * relu_step_of_output(F, node.outputs[0])]
     if kind == "sigmoid":
         y = node.outputs[0]
         return [g * (y * (1 - y))]
@@ -232,6 +232,15 @@ def _activation_gradient(F, node, ograds):
     return [g / F.square(F.abs(x) + 1)]
 
 
+_FROM_OUTPUT, _FROM_INPUT = frozenset(("outputs",)), frozenset(("inputs",))
+
+
+def _activation_needs(attrs):
+    """What ``_activation_gradient`` reads for ``act_type``: relu, sigmoid and tanh the
+    output, softrelu and softsign the input."""
+    return _FROM_INPUT if attrs.act_type in ("softrelu", "softsign") else _FROM_OUTPUT
+
+
 register(OpDef(
     "Activation", inputs=("data",),
     params=(Param("act_type", "str", doc="the activation function",
@@ -239,15 +248,15 @@ register(OpDef(
     infer_shape=lambda shapes, attrs: [shapes[0]], backward_shape="same",
     infer_type=_act_type("Activation", ("data",)), compute={"cpu": _activation_run},
     gradient=_activation_gradient, grad_needs=("inputs", "outputs"), elementwise=True,
+    grad_needs_by_attrs=_activation_needs,
     doc="""Element-wise activation ``act_type``: ``relu`` max(x, 0), ``sigmoid``
 1 / (1 + exp(-x)), ``tanh``, ``softrelu`` log(1 + exp(x)) (computed as
 ``max(x, 0) + log1p(exp(-|x|))``, finite for any x), ``softsign`` x / (1 + |x|).
 
 Float dtypes (float16 computes in float32); relu, sigmoid, tanh and softsign run the
-element-wise kernels of ``mx.nd.relu`` etc. (bit-identical results). The gradients of sigmoid
-and tanh are written
-with the output, relu's is 0 at x = 0 (MXNet's choice); all are registered ops, so they
-differentiate again.
+element-wise kernels of ``mx.nd.relu`` etc. (bit-identical results). The gradients of relu, sigmoid
+and tanh are written with the output (the tape keeps only it), relu's is 0 at x = 0 (MXNet's
+choice); all are registered ops, so they differentiate again.
 
 >>> mx.nd.Activation(mx.nd.array([-1, 0, 2]), act_type='relu').asnumpy().tolist()
 [0.0, 0.0, 2.0]

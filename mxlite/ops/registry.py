@@ -45,6 +45,9 @@ class OpDef:
       gradient              FGradient: fn(F, node, ograds) -> input gradients built from
                             registered ops; ``NON_DIFFERENTIABLE``; or None (not declared yet)
       grad_needs            what the gradient reads: subset of {'inputs', 'outputs'}
+      grad_needs_by_attrs   fn(attrs) -> the part of ``grad_needs`` a call with these attrs
+                            reads (default all): the tape keeps only that (Activation:
+                            relu, sigmoid and tanh differentiate from the output alone)
       none_ograds           the gradient takes None for an output gradient nothing sent
                             (default: zeros of the output's shape are made for it), so a
                             hidden full-size output costs no zeros and no add (BatchNorm)
@@ -98,7 +101,8 @@ class OpDef:
                  "mutate_inputs", "backward_shape", "_list_inputs", "_output_names",
                  "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs",
                  "attrs_cache", "infer_cache", "var_init", "view", "strided_inputs",
-                 "cpu_result", "optional_outputs", "none_ograds")
+                 "cpu_result", "optional_outputs", "none_ograds",
+                 "grad_needs_by_attrs")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
@@ -106,7 +110,8 @@ class OpDef:
                  output_names=None, num_visible_outputs=None, aux_inputs=(), mutate_inputs=(),
                  backward_shape=None, float_rule=None, cpu_kernel=None, in_place=False,
                  var_init=None, view=None, strided_inputs=False, cpu_result=None,
-                 optional_outputs=(), none_ograds=False):
+                 optional_outputs=(), none_ograds=False,
+                 grad_needs_by_attrs=None):
         self.name, self.aliases, self.inputs = name, tuple(aliases), tuple(inputs)
         self.params = tuple(params)
         self.infer_shape, self.infer_type = infer_shape, infer_type
@@ -148,6 +153,7 @@ class OpDef:
         self.cpu_result = cpu_result
         self.optional_outputs = frozenset(optional_outputs)
         self.none_ograds = bool(none_ograds)
+        self.grad_needs_by_attrs = grad_needs_by_attrs
         self.backward_shape = resolve_backward_shape(name, backward_shape)
         self._check_declaration()
 

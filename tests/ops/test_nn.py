@@ -158,6 +158,27 @@ def test_relu_gradient_at_zero_is_zero():
     assert dx.tolist() == [0.0, 0.0, 1.0]
 
 
+@pytest.mark.parametrize("act_type,keeps", [("relu", "outputs"), ("sigmoid", "outputs"),
+                                             ("tanh", "outputs"), ("softrelu", "inputs"),
+                                             ("softsign", "inputs")])
+def test_activation_tape_keeps_only_what_its_gradient_reads(act_type, keeps):
+    """relu, sigmoid and tanh differentiate from the output: the tape keeps y, not x (for
+    relu after BatchNorm, the BatchNorm's output is then free after the forward pass)."""
+    x = nd.array([[-1.5, 0.25, 2.0]], dtype="float64")
+    x.attach_grad()
+    with autograd.record():
+        y = nd.Activation(x, act_type=act_type)
+    node = y._node[0]          # the tape entry: (node, output index)
+    assert (node.inputs is not None, node.outputs is not None) == \
+        (keeps == "inputs", keeps == "outputs")
+    y.backward()
+    xs = x.asnumpy()
+    ref = {"relu": (xs > 0) * 1.0, "sigmoid": np.exp(-xs) / (1 + np.exp(-xs)) ** 2,
+           "tanh": 1 - np.tanh(xs) ** 2, "softrelu": 1 / (1 + np.exp(-xs)),
+           "softsign": 1 / (1 + np.abs(xs)) ** 2}[act_type]
+    np.testing.assert_allclose(x.grad.asnumpy(), ref, rtol=1e-12)
+
+
 # ---- LeakyReLU -------------------------------------------------------------------------------
 LEAKY_REF = {
     "leaky": (lambda x, s: np.where(x > 0, x, s * x), lambda x, s: np.where(x > 0, 1, s)),
