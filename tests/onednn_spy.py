@@ -24,8 +24,8 @@ class Spy:
             monkeypatch.setattr(module, n, self._counting(n, getattr(module, n)))
 
     def _counting(self, name, real):
-        def call(*args):
+        def call(*args, **kwargs):
             self.calls[name] += 1
-            real(*args)
+            real(*args, **kwargs)
             self.ran[name] += 1
         return call

@@ -9,7 +9,7 @@ takes C-contiguous float32 arrays in mxlite's own layouts and raises ``Refused``
 does not take the problem (the caller falls back); it re-checks dtypes, contiguity and sizes
 before touching a pointer. The GIL is released while a primitive runs.
 """
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 from libcpp cimport bool as cbool
 from libcpp.vector cimport vector
 
@@ -27,10 +27,20 @@ cdef extern from "mx_dnnl.h" namespace "mxdnnl" nogil:
         vector[int64_t] x, w, b, y, stride, dilate, pad_l, pad_r, xs, ws, ys
         dt type
 
+    cdef cppclass WeightStamp:
+        uint64_t serial, version
+
+    cdef cppclass WeightCache:
+        void set_budget(size_t b)
+        size_t bytes()
+        size_t size()
+
+    WeightCache& weight_cache()
+
     int c_conv_forward "mxdnnl::conv_forward"(const ConvProblem& p, void* x, void* w, void* b, void* y,
-                     char* err, size_t errn) except +
+                     const WeightStamp& st, char* err, size_t errn) except +
     int c_conv_backward_data "mxdnnl::conv_backward_data"(const ConvProblem& p, void* gy, void* w, void* gx,
-                           char* err, size_t errn) except +
+                           const WeightStamp& st, char* err, size_t errn) except +
     int c_conv_backward_weights "mxdnnl::conv_backward_weights"(const ConvProblem& p, void* x, void* gy, void* gw,
                               char* err, size_t errn) except +
     cdef cppclass MatmulProblem:
@@ -212,9 +222,28 @@ cdef _check(int rc, char* err):
         raise Refused(err.decode("utf-8", "replace"))
 
 
-def conv_forward(x, w, b, y, stride, dilate, pad, groups):
+cdef WeightStamp _stamp(stamp) except *:
+    """A weight's (serial, version) for the weight cache; None: not tracked (serial 0)."""
+    cdef WeightStamp st
+    if stamp is not None:
+        st.serial, st.version = stamp
+    return st
+
+
+def set_weight_cache_bytes(size_t nbytes):
+    """The bytes of blocked weight copies kept across calls (0: none)."""
+    weight_cache().set_budget(nbytes)
+
+
+def weight_cache_info():
+    """(copies kept, their bytes)."""
+    return weight_cache().size(), weight_cache().bytes()
+
+
+def conv_forward(x, w, b, y, stride, dilate, pad, groups, stamp=None):
     """``y = Convolution(x, w) (+ b)``: x ``(N, C, *in)``, w ``(O, C/groups, *k)``, b
-    ``(O,)`` or None, y ``(N, O, *out)`` (written)."""
+    ``(O,)`` or None, y ``(N, O, *out)`` (written). ``stamp``: the weight's (serial,
+    version) where it is tracked (``mxlite.ops.onednn.weight_stamp``), else None."""
     if b is not None and not b.flags.c_contiguous:
         raise Refused("the bias must be C-contiguous")
     cdef ConvProblem p = _conv_problem(x, w, y, stride, dilate, pad, groups, [x, w, b, y])
@@ -223,23 +252,26 @@ def conv_forward(x, w, b, y, stride, dilate, pad, groups):
     cdef void* pw = _ptr(w)
     cdef void* pb = _ptr(b)
     cdef void* py = _ptr(y)
+    cdef WeightStamp st = _stamp(stamp)
     cdef int rc
     with nogil:
-        rc = c_conv_forward(p, px, pw, pb, py, err, 256)
+        rc = c_conv_forward(p, px, pw, pb, py, st, err, 256)
     _check(rc, err)
 
 
-def conv_backward_data(gy, w, gx, stride, dilate, pad, groups):
+def conv_backward_data(gy, w, gx, stride, dilate, pad, groups, stamp=None):
     """``gx`` = the data gradient of ``Convolution(gx-shaped x, w)`` at output gradient
-    ``gy`` (MXNet's Deconvolution of gy with w, without bias)."""
+    ``gy`` (MXNet's Deconvolution of gy with w, without bias); ``stamp`` as for
+    ``conv_forward``."""
     cdef ConvProblem p = _conv_problem(gx, w, gy, stride, dilate, pad, groups, [gy, w, gx])
     cdef char err[256]
     cdef void* pgy = _ptr(gy)
     cdef void* pw = _ptr(w)
     cdef void* pgx = _ptr(gx)
+    cdef WeightStamp st = _stamp(stamp)
     cdef int rc
     with nogil:
-        rc = c_conv_backward_data(p, pgy, pw, pgx, err, 256)
+        rc = c_conv_backward_data(p, pgy, pw, pgx, st, err, 256)
     _check(rc, err)
 
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
+#include "mx_dnnl_weights.h"
 
 namespace mxdnnl {
 
@@ -143,7 +144,10 @@ class Arena {
         }
         return s.ptr;
     }
+    // Keep `p` alive until this call ends (a cached weight copy another thread may evict).
+    void pin(std::shared_ptr<void> p) { pins_.push_back(std::move(p)); }
     void trim() {
+        pins_.clear();
         for (auto& s : slots_)
             if (s.bytes > arena_keep_bytes()) {
                 std::free(s.ptr);
@@ -158,6 +162,7 @@ class Arena {
         size_t bytes = 0;
     };
     Slot slots_[SLOTS];
+    std::vector<std::shared_ptr<void>> pins_;
 };
 
 inline Arena& arena() {
@@ -200,6 +205,25 @@ struct Move {
         to_user.execute(s, m, u);
     }
 };
+
+// The primitive's view of a weight (Move `m`, user buffer `w`, arena slot `slot` for a
+// per-call copy): a tracked weight (st.serial != 0) with the cache on is reordered once per
+// version into a kept copy (mx_dnnl_weights.h); any other is moved in per call.
+inline memory weight_in(dnnl::stream& s, const Move& m, void* w, const WeightStamp& st,
+                        size_t slot) {
+    if (!m.needed || st.serial == 0 || !weight_cache().on()) return m.in(s, w, slot);
+    std::string key = weight_key(st.serial, w, m.user, m.inner);
+    std::shared_ptr<WeightCopy> c = weight_cache().get(key, st.version);
+    if (!c) {
+        c = new_weight_copy(m.inner.get_size(), st.version);
+        memory u(m.user, engine(), w), in(m.inner, engine(), c->data.get());
+        m.to_inner.execute(s, u, in);
+        s.wait();
+        weight_cache().put(key, c);
+    }
+    arena().pin(c);
+    return memory(m.inner, engine(), c->data.get());
+}
 
 // A problem oneDNN could run but mxlite sends to the reference kernel (cached like a
 // primitive, so the decision is made once per problem).
@@ -356,16 +380,23 @@ inline int cached_call(Lru<E>& table, const std::string& key, Make make, Run run
 // A primitive with two inputs moved in and one output moved out (the convolution's three
 // passes; the forward's optional bias is passed as it is, in `extra`).
 inline void run_moved(const dnnl::primitive& prim, dnnl::stream& s, const memory::desc& pad,
-                      const Move& m0, int a0, void* p0, const Move& m1, int a1, void* p1,
+                      const Move& m0, int a0, void* p0, int a1, const memory& in1,
                       const Move& mo, int ao, void* po,
                       std::unordered_map<int, memory> extra = {}) {
-    memory in0 = m0.in(s, p0, 0), in1 = m1.in(s, p1, 1), out = mo.out(po, 2);
+    memory in0 = m0.in(s, p0, 0), out = mo.out(po, 2);
     extra[a0] = in0;
     extra[a1] = in1;
     extra[ao] = out;
     extra[DNNL_ARG_SCRATCHPAD] = scratch(pad, 3);
     prim.execute(s, extra);
     mo.back(s, out, po);
+}
+
+inline void run_moved(const dnnl::primitive& prim, dnnl::stream& s, const memory::desc& pad,
+                      const Move& m0, int a0, void* p0, const Move& m1, int a1, void* p1,
+                      const Move& mo, int ao, void* po,
+                      std::unordered_map<int, memory> extra = {}) {
+    run_moved(prim, s, pad, m0, a0, p0, a1, m1.in(s, p1, 1), mo, ao, po, std::move(extra));
 }
 
 // A convolution pass over a large batch runs in chunks of images: its blocked copies of
@@ -407,7 +438,7 @@ inline void* image_at(void* base, const dims& d, dt type, int64_t i) {
 }
 
 inline int conv_forward_whole(const ConvProblem& p, void* x, void* w, void* b, void* y,
-                              char* err, size_t errn) {
+                              const WeightStamp& st, char* err, size_t errn) {
     auto make = [&] {
         auto pd = p.forward(b != nullptr);
         auto e = std::make_shared<ConvFwd>();
@@ -423,22 +454,22 @@ inline int conv_forward_whole(const ConvProblem& p, void* x, void* w, void* b, v
     auto run = [&](ConvFwd& e, dnnl::stream& s) {
         std::unordered_map<int, memory> bias;
         if (b) bias[DNNL_ARG_BIAS] = memory(e.bias, engine(), b);
-        run_moved(e.prim, s, e.scratch, e.x, DNNL_ARG_SRC, x, e.w, DNNL_ARG_WEIGHTS, w, e.y,
-                  DNNL_ARG_DST, y, bias);
+        run_moved(e.prim, s, e.scratch, e.x, DNNL_ARG_SRC, x, DNNL_ARG_WEIGHTS,
+                  weight_in(s, e.w, w, st, 1), e.y, DNNL_ARG_DST, y, bias);
     };
     return cached_call(conv_fwd_cache(), p.key("conv_fwd", b != nullptr), make, run, err, errn);
 }
 
 inline int conv_forward(const ConvProblem& p, void* x, void* w, void* b, void* y,
-                        char* err, size_t errn) {
+                        const WeightStamp& st, char* err, size_t errn) {
     return by_batch_chunks(p, [&](const ConvProblem& q, int64_t i) {
         return conv_forward_whole(q, image_at(x, p.x, p.type, i), w, b,
-                                  image_at(y, p.y, p.type, i), err, errn);
+                                  image_at(y, p.y, p.type, i), st, err, errn);
     });
 }
 
 inline int conv_backward_data_whole(const ConvProblem& p, void* gy, void* w, void* gx,
-                                    char* err, size_t errn) {
+                                    const WeightStamp& st, char* err, size_t errn) {
     auto make = [&] {
         dnnl::convolution_backward_data::primitive_desc pd(
             engine(), dnnl::algorithm::convolution_direct, p.xd(), p.wd(), p.yd(), p.stride,
@@ -453,17 +484,17 @@ inline int conv_backward_data_whole(const ConvProblem& p, void* gy, void* w, voi
         return e;
     };
     auto run = [&](ConvBwdData& e, dnnl::stream& s) {
-        run_moved(e.prim, s, e.scratch, e.gy, DNNL_ARG_DIFF_DST, gy, e.w, DNNL_ARG_WEIGHTS, w,
-                  e.gx, DNNL_ARG_DIFF_SRC, gx);
+        run_moved(e.prim, s, e.scratch, e.gy, DNNL_ARG_DIFF_DST, gy, DNNL_ARG_WEIGHTS,
+                  weight_in(s, e.w, w, st, 1), e.gx, DNNL_ARG_DIFF_SRC, gx);
     };
     return cached_call(conv_bwd_data_cache(), p.key("conv_bwd_data", 0), make, run, err, errn);
 }
 
 inline int conv_backward_data(const ConvProblem& p, void* gy, void* w, void* gx,
-                              char* err, size_t errn) {
+                              const WeightStamp& st, char* err, size_t errn) {
     return by_batch_chunks(p, [&](const ConvProblem& q, int64_t i) {
         return conv_backward_data_whole(q, image_at(gy, p.y, p.type, i), w,
-                                        image_at(gx, p.x, p.type, i), err, errn);
+                                        image_at(gx, p.x, p.type, i), st, err, errn);
     });
 }
 
@@ -535,6 +566,7 @@ inline size_t cached_primitives() {
 }
 
 inline void clear_caches() {
+    weight_cache().clear();
     conv_fwd_cache().clear();
     conv_bwd_data_cache().clear();
     conv_bwd_weights_cache().clear();

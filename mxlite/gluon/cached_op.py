@@ -51,6 +51,7 @@ from .._core.dispatch import attach, parents
 from ..base import MXNetError
 from ..device import run_context
 from ..executor import Plan, PlannedRun, execute, memory_stats, monitored_steps
+from ..ops import onednn
 from ..symbol import _channels_last as channels_last
 
 __all__ = ["CachedOp", "MAX_PLANS"]
@@ -181,6 +182,10 @@ class CachedOp:
                 arrays.append(held[0])
             else:
                 arrays.append(src.data(ctx))
+        if onednn.keeping_weights():
+            for is_data, a in zip(self._sources, arrays):
+                if not is_data[0]:
+                    onednn.track(a)     # convolutions may keep it in oneDNN's layout
         return ctx, arrays
 
     def _plan(self, ctx, arrays, needs):

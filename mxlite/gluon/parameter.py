@@ -18,6 +18,7 @@ from .. import ndarray as nd
 from ..base import MXNetError
 from ..context import Context, cpu, current_context
 from ..device import namespace_for
+from ..ops import onednn
 
 __all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDict"]
 
@@ -184,7 +185,10 @@ class Parameter:
 
     def data(self, ctx=None):
         """The array on ``ctx`` (None: the only context, or the current one)."""
-        return self._data[self._index(ctx, "data()")]
+        array = self._data[self._index(ctx, "data()")]
+        if onednn.keeping_weights():
+            onednn.track(array)         # convolutions may keep it in oneDNN's layout
+        return array
 
     def list_data(self):
         """The arrays on every context, in the order of ``list_ctx``."""

@@ -12,6 +12,7 @@ from ..base import (MXNetError, bfloat16_source, dtype_kind, dtype_range, is_bfl
                     normalize_dtype, op_error)
 from ..context import Context, current_context
 from ..device import namespace_for
+from ..ops import onednn as _onednn
 from ..ops.indexing import canonical_key, has_repeats, is_basic, region_shape, write_region
 from ..ops.registry import REGISTRY, Attrs
 from ..ops.routing import ARITHMETIC as _ARITHMETIC, BINARY_FUNCTIONS as _BINARY_FUNCTIONS
@@ -146,6 +147,8 @@ class NDArray(_dispatch.NDArrayBase):
         if data is not host and copy is False:
             raise ValueError(f"NDArray.__array__: a {self._data.dtype} array cannot be viewed as "
                              f"{np.dtype(dtype)} without a copy")
+        if data is self._data:
+            _onednn.untrack(data)       # writes through it move no version
         return data
 
     def asscalar(self):
@@ -280,6 +283,8 @@ class NDArray(_dispatch.NDArrayBase):
         the storage (NumPy on CPU, CuPy on a GPU)."""
         kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
                                     ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        if not copy:
+            _onednn.untrack(self._data)     # the consumer's writes move no version
         return self._data.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
