@@ -34,8 +34,8 @@ version is the NDArray's, bumped by every write through mxlite (operators, ``out
 ``x[...] = ``, optimizers, ``set_data``, kvstore pulls); a buffer handed out for writes
 mxlite does not see (``__array__`` without a copy, DLPack) is never kept. The budget is 0 by
 default: a kept copy is a second copy of every weight (measured: ResNet-50 inference at
-batch 1, 14% less time for 98 MB more memory), and a training step reads each weight version
-once per pass anyway.
+batch 1, 11-16% less time for 87-91 MB more memory; benchmarks/bench_onednn_weights.py),
+and a training step reads each weight version once per pass anyway.
 """
 import contextlib
 import itertools
