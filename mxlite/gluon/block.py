@@ -530,7 +530,8 @@ class HybridBlock(Block):
     def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
         """Turn the cached graph on (or off, ``active=False``) for this block and its
         children. The cached graph keeps the plans of the ``cached_op.MAX_PLANS`` input
-        signatures used last (``static_shape=True``: of one; a new shape replaces it).
+        signatures used last (``static_shape=True``: of one input shape, one plan per set of
+        wanted gradients; a new shape replaces them).
         ``static_alloc=True`` runs each signature over buffers planned and allocated once
         (MXNet's static memory; see ``memory_stats``): intermediate arrays share buffers
         within a call and across calls, while the outputs and gradients a call hands out

@@ -10,9 +10,11 @@ separate values.
 
 Memory stays bounded whatever the inputs: a plan holds no array (but the buffer sets that
 ``static_alloc`` keeps, below), and the plans are kept in
-a least-recently-used cache of ``MAX_PLANS`` signatures (one with
+a least-recently-used cache of ``MAX_PLANS`` signatures (those of one input shape with
 ``hybridize(static_shape=True)``, which promises one input shape: a new shape replaces the
-plan, as MXNet's static_shape allows "but slower"); an evicted signature seen again is
+plans, as MXNet's static_shape allows "but slower"; the plans of that shape for different
+wanted gradients stay, so a gradient penalty's two kinds of call do not evict each other
+on every call); an evicted signature seen again is
 planned again. A call that is not recorded keeps nothing once it returns. A recorded call
 keeps, on its tape node, only the forward values its backward reads, until a backward
 without ``retain_graph`` frees the node. Parameter gradients are not the plan's: they flow
@@ -137,7 +139,8 @@ class _CachedOpDef:
 class CachedOp:
     """Runs ``sym`` (a traced block) for data arrays named ``data_names`` and the
     Parameters ``params`` ({name: Parameter}) that fill its other variables.
-    ``static_shape=True`` keeps the plan of one input signature, else of ``MAX_PLANS``;
+    ``static_shape=True`` keeps the plans of one input shape (one per set of wanted
+    gradients), else of ``MAX_PLANS`` signatures;
     ``static_alloc=True`` runs each over buffers planned and allocated once (module
     docstring); other MXNet CachedOp flags are accepted and change nothing."""
 
@@ -160,7 +163,8 @@ class CachedOp:
         self._sources = sources
         self._n_args = len(self._arg_names)
         self._plans = collections.OrderedDict()     # signature -> Plan, least recent first
-        self._max_plans = 1 if static_shape else MAX_PLANS
+        self._max_plans = MAX_PLANS
+        self._static_shape = bool(static_shape)
         self._static_alloc = bool(static_alloc)
         self._op = _CachedOpDef(self)
         self.op_hook = None         # (callback, monitor_all) of HybridBlock.register_op_hook
@@ -207,6 +211,9 @@ class CachedOp:
         if self.op_hook is None and channels_last.wanted(sym, ctx, dtypes, shapes):
             sym = channels_last.rewrite(sym)     # an op hook sees the block's own graph
         plan = Plan(sym, ctx, shapes, dtypes, needs or (False,) * self._n_args)
+        if self._static_shape:      # one input shape: the plans of another one go
+            for other in [k for k in self._plans if k[3:] != key[3:]]:
+                self._plans.pop(other, None)
         self._plans[key] = plan
         while len(self._plans) > self._max_plans:
             try:

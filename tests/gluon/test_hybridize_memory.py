@@ -230,6 +230,27 @@ def test_static_shape_keeps_one_plan():
         assert hybrid._cached_op.cached_plans() == 1
 
 
+def test_static_shape_keeps_a_plan_per_set_of_wanted_gradients():
+    """A gradient penalty calls the block on an input that wants its gradient and on
+    others that do not, at one shape: with static_shape both plans stay, so no call
+    re-plans (it rebuilt a gradient graph on each of them, milliseconds a call)."""
+    hybrid, _ = _twins()
+    hybrid.hybridize(static_alloc=True, static_shape=True)
+    x_hat = nd.array(np.random.RandomState(0).standard_normal((4, FEATURES)))
+    x_hat.attach_grad()
+    x = nd.array(np.random.RandomState(1).standard_normal((4, FEATURES)))
+    plans = []
+    for _ in range(3):
+        with autograd.record():
+            d = hybrid(x_hat)
+            g = autograd.grad(d, [x_hat], head_grads=nd.ones_like(d), create_graph=True)[0]
+            loss = hybrid(x).sum() + (g ** 2).sum()
+        loss.backward()
+        plans.append(dict(hybrid._cached_op._plans))
+    assert len(plans[-1]) == 2
+    assert all(plans[-1][k] is plan for k, plan in plans[0].items())      # none re-made
+
+
 def test_a_gradient_that_cannot_be_built_raises_in_backward(monkeypatch):
     """Where the gradient graph cannot be built (an FGradient refuses), the hybridized
     block's backward raises that error, as the imperative block's does -- the forward and
