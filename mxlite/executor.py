@@ -802,7 +802,8 @@ class MemoryPlan:
             reusable = self._reusable(op, ins, dead) if view is None else []
             # a hidden output nothing reads (n > 0) that the kernel may skip gets no memory:
             # its slot stays None in every run
-            skipped = {outs[j] for j in op.optional_outputs if n > 0 and abs(n) <= j < len(outs)}
+            skipped = {outs[j] for j in op.optional_outputs_of(parsed)
+                       if n > 0 and abs(n) <= j < len(outs)}
             for k in skipped:
                 self.specs[k] = out_specs[outs.index(k)]
             placed = [(k, spec) for k, spec in zip(outs, out_specs) if k not in skipped]

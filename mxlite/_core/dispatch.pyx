@@ -312,7 +312,7 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         result = wrap(outputs[0], ctx)
     else:
         # off the tape nothing reads a hidden output: those the op may skip are not made
-        skip = op.optional_outputs if not recording else ()
+        skip = op.optional_outputs_of(attrs) if not recording else ()
         outputs = [None if i in skip else _slow.allocate(op.name, s, d, rctx.xp)
                    for i, (s, d) in enumerate(zip(shapes, dtypes))]
         kernel(rctx, arrays, outputs, attrs)

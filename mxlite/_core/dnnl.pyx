@@ -108,6 +108,20 @@ cdef extern from "mx_dnnl_lrn.h" namespace "mxdnnl" nogil:
     void lrn_cache_clear "mxdnnl::lrn_fwd_cache().clear"()
 
 
+cdef extern from "mx_dnnl_rnn.h" namespace "mxdnnl" nogil:
+    cdef cppclass RnnProblem:
+        vector[int64_t] x, wx_strides, wh_strides
+        int64_t H, D
+        int mode
+        dt type
+
+    int c_rnn_forward "mxdnnl::rnn_forward"(const RnnProblem& p, void* x, void* wx, void* wh,
+                                            void* bias, void* h0, void* c0, void* y, void* hy,
+                                            void* cy, char* err, size_t errn) except +
+    size_t rnn_cache_size "mxdnnl::rnn_fwd_cache().size"()
+    void rnn_cache_clear "mxdnnl::rnn_fwd_cache().clear"()
+
+
 cdef extern from "oneapi/dnnl/dnnl.h" nogil:
     ctypedef struct dnnl_version_t:
         int major, minor, patch
@@ -128,7 +142,7 @@ def version():
 def cache_size():
     """Primitives held in the bounded caches (tests check they stay bounded)."""
     return (cached_primitives() + cached_nn_primitives() + softmax_cache_size()
-            + lrn_cache_size())
+            + lrn_cache_size() + rnn_cache_size())
 
 
 def set_scratch_keep(size_t nbytes):
@@ -143,6 +157,7 @@ def clear():
     """Drop every cached primitive."""
     clear_caches()
     clear_nn_caches()
+    rnn_cache_clear()
     softmax_cache_clear()
     lrn_cache_clear()
 
@@ -515,4 +530,52 @@ def lrn_forward(x, y, size, alpha, beta, k):
     cdef int rc
     with nogil:
         rc = c_lrn_forward(p, px, py, err, 256)
+    _check(rc, err)
+
+
+_RNN_MODES = {"lstm": 0, "rnn_tanh": 1, "rnn_relu": 2}
+
+
+def rnn_forward(x, params, wx_offset, wh_offset, direction_step, bias, h0, c0, y, hy, cy,
+                mode, state_size):
+    """One layer of ``mode`` (lstm, rnn_tanh, rnn_relu) over ``x`` (T, N, I), inference:
+    writes ``y`` (T, N, D*H), ``hy`` and (lstm) ``cy`` (D, N, H) from ``h0``/``c0``. The
+    weights are read in place from the packed ``params`` (1-D): direction 0's i2h (G*H, I)
+    at element ``wx_offset`` and h2h (G*H, H) at ``wh_offset``, direction 1's
+    ``direction_step`` elements further on; ``bias`` (D, G*H) holds both biases summed."""
+    cdef RnnProblem p
+    if mode not in _RNN_MODES:
+        raise Refused(f"rnn_forward: mode {mode!r} runs on the reference kernels")
+    arrays = [x, params, bias, h0, y, hy] + ([c0, cy] if mode == "lstm" else [])
+    p.type = _type(arrays)
+    p.mode = _RNN_MODES[mode]
+    cdef int64_t T = x.shape[0], N = x.shape[1], I = x.shape[2], H = state_size
+    cdef int64_t D = h0.shape[0], G = 4 if mode == "lstm" else 1
+    if y.shape != (T, N, D * H) or hy.shape != (D, N, H) or bias.shape != (D, G * H):
+        raise Refused("rnn_forward: shapes do not agree")
+    if wx_offset + (D - 1) * direction_step + G * H * I > params.shape[0] or \
+            wh_offset + (D - 1) * direction_step + G * H * H > params.shape[0]:
+        raise Refused("rnn_forward: the weights lie outside the parameters")
+    p.x = [T, N, I]
+    p.H, p.D = H, D
+    total = params.shape[0]
+    # (layer, direction, input, gate, output) strides of a (G*H, K) row-major matrix
+    p.wx_strides = [total, direction_step, 1, H * I, I]
+    p.wh_strides = [total, direction_step, 1, H * H, H]
+    cdef char err[256]
+    cdef char* base = <char*>_ptr(params)
+    cdef size_t item = params.itemsize
+    cdef void* px = _ptr(x)
+    cdef int64_t ox = wx_offset, oh = wh_offset
+    cdef void* pwx = base + ox * item
+    cdef void* pwh = base + oh * item
+    cdef void* pb = _ptr(bias)
+    cdef void* ph0 = _ptr(h0)
+    cdef void* pc0 = _ptr(c0) if mode == "lstm" else NULL
+    cdef void* py = _ptr(y)
+    cdef void* phy = _ptr(hy)
+    cdef void* pcy = _ptr(cy) if mode == "lstm" else NULL
+    cdef int rc
+    with nogil:
+        rc = c_rnn_forward(p, px, pwx, pwh, pb, ph0, pc0, py, phy, pcy, err, 256)
     _check(rc, err)

@@ -58,10 +58,11 @@ class OpDef:
                             ``FullyConnected(no_bias=True)`` drops ``bias``)
       output_names          names of the outputs, or fn(attrs) -> names
       num_visible_outputs   how many outputs a call returns (an int or fn(attrs); default all)
-      optional_outputs      indices of hidden outputs the compute function accepts as None:
-                            where nothing will read them (a call off the autograd tape, a
-                            planned step whose gradient does not read them) the caller
-                            allocates nothing and passes None (BatchNorm's xhat)
+      optional_outputs      indices of hidden outputs the compute function accepts as None,
+                            or fn(attrs) -> indices: where nothing will read them (a call off
+                            the autograd tape, a planned step whose gradient does not read
+                            them) the caller allocates nothing and passes None (BatchNorm's
+                            xhat, RNN's saved gates); see ``optional_outputs_of``
       aux_inputs            inputs that are auxiliary states, not arguments of a symbol
       mutate_inputs         inputs the kernel updates in place (MXNet's FMutateInputs)
       var_init              {input name: initializer JSON} a symbolic call gives a variable
@@ -151,7 +152,8 @@ class OpDef:
         self.var_init = dict(var_init or {})
         self.view, self.strided_inputs = view, bool(strided_inputs)
         self.cpu_result = cpu_result
-        self.optional_outputs = frozenset(optional_outputs)
+        self.optional_outputs = (optional_outputs if callable(optional_outputs)
+                                 else frozenset(optional_outputs))
         self.none_ograds = bool(none_ograds)
         self.grad_needs_by_attrs = grad_needs_by_attrs
         self.backward_shape = resolve_backward_shape(name, backward_shape)
@@ -258,6 +260,11 @@ class OpDef:
     def mutated_indices(self, attrs):
         """Positions in ``list_inputs(attrs)`` of the inputs the kernel updates (FMutateInputs)."""
         return tuple(i for i, n in enumerate(self.list_inputs(attrs)) if n in self.mutate_inputs)
+
+    def optional_outputs_of(self, attrs):
+        """The indices of the hidden outputs a call with ``attrs`` may skip (None passed)."""
+        opt = self.optional_outputs
+        return frozenset(opt(attrs)) if callable(opt) else opt
 
     def output_count(self, attrs):
         """How many outputs a call with ``attrs`` has."""

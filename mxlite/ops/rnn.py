@@ -17,6 +17,10 @@ so one function serves every device. It keeps what backpropagation needs as hidd
 outputs: each layer's outputs (the last layer's is ``output``) and, for lstm and gru,
 every step's gates and cells (gru: W_hn h + b_hn), one array per layer and direction.
 
+Off the autograd tape nothing reads the saved values: they are optional outputs, not made,
+and lstm, rnn_tanh and rnn_relu run on oneDNN's fused recurrent primitives where oneDNN
+takes them (``_onednn_layers``; mxlite/_core/mx_dnnl_rnn.h).
+
 The gradient is a graph of registered ops over those saved values: per step the adjoint of
 the cell and one GEMM with W_h (the recurrence), then one GEMM each for the input and the
 weight gradients over all steps. No step of the forward pass is replayed. Because the
@@ -29,6 +33,7 @@ import math
 import numpy as np
 
 from ..base import op_error
+from . import onednn
 from .linalg import _blocked_matmul
 from .registry import REQUIRED, OpDef, Param, get_op, register
 from .shape_partial import known_rank, partial_rule, unify
@@ -404,11 +409,59 @@ def _blocks(n, per_item):
     return [slice(s, min(n, s + step)) for s in range(0, n, step)]
 
 
+def _hidden_outputs(attrs):
+    """The outputs past the states (dropout mask, lower layers' outputs, gates, cells): only
+    the gradient reads them, so a call off the tape may skip them (``optional_outputs``)."""
+    return range(_num_state_outputs(attrs), _num_outputs(attrs))
+
+
+def _onednn_layers(rctx, attrs, lay, ins, outs):
+    """Every layer on oneDNN's fused recurrent primitive (inference: nothing reads the
+    hidden outputs); True when it ran, False where the reference kernels must (another
+    mode, a projection, clipping, sequence lengths, dropout in training, or oneDNN off or
+    refusing)."""
+    if (attrs.mode not in ("lstm", "rnn_tanh", "rnn_relu") or lay.P is not None
+            or attrs.lstm_state_clip_min is not None or attrs.use_sequence_length
+            or (_has_mask(attrs) and rctx.is_train)):
+        return False
+    lstm = attrs.mode == "lstm"
+    x, params, h0 = ins[0], ins[1], ins[2]
+    states = list(ins[2:4] if lstm else ins[2:3]) + list(outs[:3 if lstm else 2])
+    module = onednn.primitives(rctx.xp, x, params, *states)
+    if module is None:
+        return False
+    xp, (t, n, _), D, H = rctx.xp, x.shape, lay.D, lay.H
+    inp = x
+    try:
+        for layer in range(lay.L):
+            k = layer * D
+            first = lay.weights[k]
+            step = lay.weights[k + 1]["wx"][0] - first["wx"][0] if D == 2 else params.size
+            bias = xp.empty((D, lay.G * H), x.dtype)
+            for d in range(D):
+                w = _weights(params, lay, k + d)
+                bias[d] = w["bx"] + w["bh"]
+            y = outs[0] if layer == lay.L - 1 else xp.empty((t, n, D * H), x.dtype)
+            module.rnn_forward(inp, params, first["wx"][0], first["wh"][0], step, bias,
+                               h0[k:k + D], ins[3][k:k + D] if lstm else None, y,
+                               outs[1][k:k + D], outs[2][k:k + D] if lstm else None,
+                               attrs.mode, H)
+            inp = y
+    except module.Refused:
+        return False
+    return True
+
+
 def _rnn_compute(rctx, ins, outs, attrs):
     x, params, h0 = ins[0], ins[1], ins[2]
     lstm = attrs.mode == "lstm"
     t, n, c = x.shape
     lay = _Layout(attrs, c)
+    if any(outs[i] is None for i in _hidden_outputs(attrs)):
+        if _onednn_layers(rctx, attrs, lay, ins, outs):
+            return
+        shapes = _rnn_shape([a.shape for a in ins], attrs)      # scratch for the skipped
+        outs = [rctx.xp.empty(s, x.dtype) if o is None else o for o, s in zip(outs, shapes)]
     masks = _step_masks(rctx, ins[-1], t, n, x.dtype) if attrs.use_sequence_length else None
     nv = _num_state_outputs(attrs)
     drop, below, gated = _saved_slots(attrs)
@@ -795,6 +848,7 @@ register(OpDef(
     backward_shape=_rnn_backward_shape, gradient=_rnn_grad,
     grad_needs=("inputs", "outputs"), num_outputs=_num_outputs,
     output_names=_output_names, num_visible_outputs=_num_visible,
+    optional_outputs=_hidden_outputs,
     doc="""Fused recurrent layers (MXNet 1.9.1's ``RNN``): ``num_layers`` stacked layers of
 ``mode`` ``'rnn_relu'``, ``'rnn_tanh'``, ``'lstm'`` or ``'gru'`` over ``data`` (T, N, C) in
 layout 'TNC', optionally bidirectional (the output joins the forward and backward
