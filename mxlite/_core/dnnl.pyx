@@ -533,16 +533,17 @@ def lrn_forward(x, y, size, alpha, beta, k):
     _check(rc, err)
 
 
-_RNN_MODES = {"lstm": 0, "rnn_tanh": 1, "rnn_relu": 2}
+_RNN_MODES = {"lstm": 0, "rnn_tanh": 1, "rnn_relu": 2, "gru": 3}
 
 
-def rnn_forward(x, params, wx_offset, wh_offset, direction_step, bias, h0, c0, y, hy, cy,
+def rnn_forward(x, params, wx_offset, wh_offset, wx_step, wh_step, bias, h0, c0, y, hy, cy,
                 mode, state_size):
-    """One layer of ``mode`` (lstm, rnn_tanh, rnn_relu) over ``x`` (T, N, I), inference:
-    writes ``y`` (T, N, D*H), ``hy`` and (lstm) ``cy`` (D, N, H) from ``h0``/``c0``. The
-    weights are read in place from the packed ``params`` (1-D): direction 0's i2h (G*H, I)
-    at element ``wx_offset`` and h2h (G*H, H) at ``wh_offset``, direction 1's
-    ``direction_step`` elements further on; ``bias`` (D, G*H) holds both biases summed."""
+    """One layer of ``mode`` (lstm, rnn_tanh, rnn_relu, gru) over ``x`` (T, N, I),
+    inference: writes ``y`` (T, N, D*H), ``hy`` and (lstm) ``cy`` (D, N, H) from
+    ``h0``/``c0``. The weights are read in place from ``params`` (1-D): direction 0's i2h
+    (G*H, I) at element ``wx_offset`` and h2h (G*H, H) at ``wh_offset``, direction 1's
+    ``wx_step`` / ``wh_step`` elements further on, gates in oneDNN's order; ``bias`` (D,
+    G*H) holds both biases summed (gru: (D, 4*H), see mx_dnnl_rnn.h)."""
     cdef RnnProblem p
     if mode not in _RNN_MODES:
         raise Refused(f"rnn_forward: mode {mode!r} runs on the reference kernels")
@@ -550,18 +551,20 @@ def rnn_forward(x, params, wx_offset, wh_offset, direction_step, bias, h0, c0, y
     p.type = _type(arrays)
     p.mode = _RNN_MODES[mode]
     cdef int64_t T = x.shape[0], N = x.shape[1], I = x.shape[2], H = state_size
-    cdef int64_t D = h0.shape[0], G = 4 if mode == "lstm" else 1
-    if y.shape != (T, N, D * H) or hy.shape != (D, N, H) or bias.shape != (D, G * H):
+    cdef int64_t D = h0.shape[0], G = {"lstm": 4, "gru": 3}.get(mode, 1)
+    cdef int64_t B = 4 if mode == "gru" else G
+    if y.shape != (T, N, D * H) or hy.shape != (D, N, H) or bias.shape != (D, B * H):
         raise Refused("rnn_forward: shapes do not agree")
-    if wx_offset + (D - 1) * direction_step + G * H * I > params.shape[0] or \
-            wh_offset + (D - 1) * direction_step + G * H * H > params.shape[0]:
+    if min(wx_offset, wh_offset, wx_step, wh_step) < 0 or \
+            wx_offset + (D - 1) * wx_step + G * H * I > params.shape[0] or \
+            wh_offset + (D - 1) * wh_step + G * H * H > params.shape[0]:
         raise Refused("rnn_forward: the weights lie outside the parameters")
     p.x = [T, N, I]
     p.H, p.D = H, D
     total = params.shape[0]
     # (layer, direction, input, gate, output) strides of a (G*H, K) row-major matrix
-    p.wx_strides = [total, direction_step, 1, H * I, I]
-    p.wh_strides = [total, direction_step, 1, H * H, H]
+    p.wx_strides = [total, wx_step, 1, H * I, I]
+    p.wh_strides = [total, wh_step, 1, H * H, H]
     cdef char err[256]
     cdef char* base = <char*>_ptr(params)
     cdef size_t item = params.itemsize

@@ -18,8 +18,8 @@ outputs: each layer's outputs (the last layer's is ``output``) and, for lstm and
 every step's gates and cells (gru: W_hn h + b_hn), one array per layer and direction.
 
 Off the autograd tape nothing reads the saved values: they are optional outputs, not made,
-and lstm, rnn_tanh and rnn_relu run on oneDNN's fused recurrent primitives where oneDNN
-takes them (``_onednn_layers``; mxlite/_core/mx_dnnl_rnn.h).
+and every mode runs on oneDNN's fused recurrent primitives where oneDNN takes them
+(``_onednn_layers``; mxlite/_core/mx_dnnl_rnn.h).
 
 The gradient is a graph of registered ops over those saved values: per step the adjoint of
 the cell and one GEMM with W_h (the recurrence), then one GEMM each for the input and the
@@ -415,12 +415,42 @@ def _hidden_outputs(attrs):
     return range(_num_state_outputs(attrs), _num_outputs(attrs))
 
 
+def _onednn_weights(xp, params, lay, k, dtype):
+    """``(weights, wx_offset, wh_offset, wx_step, wh_step, bias)`` of the layer whose first
+    direction is ``k``, as ``dnnl.rnn_forward`` reads them: lstm's and the rnn modes' gates
+    are in oneDNN's order, so their weights are the packed parameters themselves and the
+    bias the sum of the two; gru's are copied into oneDNN's order u, r, o (MXNet's z, r, n),
+    its bias (b_z, b_r, bx_n, bh_n) (linear before reset: bh_n stays inside r * (.))."""
+    D, G, H = lay.D, lay.G, lay.H
+    ws = [_weights(params, lay, k + d) for d in range(D)]
+    if lay.mode != "gru":
+        first = lay.weights[k]
+        step = lay.weights[k + 1]["wx"][0] - first["wx"][0] if D == 2 else params.size
+        bias = xp.empty((D, G * H), dtype)
+        for d, w in enumerate(ws):
+            bias[d] = w["bx"] + w["bh"]
+        return params, first["wx"][0], first["wh"][0], step, step, bias
+    order = [1, 0, 2]
+    i = ws[0]["wx"].shape[1]
+    packed = xp.empty(D * G * H * (i + H), dtype)
+    wx = packed[:D * G * H * i].reshape(D, G, H, i)
+    wh = packed[D * G * H * i:].reshape(D, G, H, H)
+    bias = xp.empty((D, 4, H), dtype)
+    for d, w in enumerate(ws):
+        wx[d] = w["wx"].reshape(G, H, i)[order]
+        wh[d] = w["wh"].reshape(G, H, H)[order]
+        bx, bh = w["bx"].reshape(G, H), w["bh"].reshape(G, H)
+        bias[d, :2] = bx[[1, 0]] + bh[[1, 0]]
+        bias[d, 2], bias[d, 3] = bx[2], bh[2]
+    return packed, 0, D * G * H * i, G * H * i, G * H * H, bias.reshape(D, 4 * H)
+
+
 def _onednn_layers(rctx, attrs, lay, ins, outs):
     """Every layer on oneDNN's fused recurrent primitive (inference: nothing reads the
     hidden outputs); True when it ran, False where the reference kernels must (another
     mode, a projection, clipping, sequence lengths, dropout in training, or oneDNN off or
     refusing)."""
-    if (attrs.mode not in ("lstm", "rnn_tanh", "rnn_relu") or lay.P is not None
+    if (lay.P is not None
             or attrs.lstm_state_clip_min is not None or attrs.use_sequence_length
             or (_has_mask(attrs) and rctx.is_train)):
         return False
@@ -435,16 +465,10 @@ def _onednn_layers(rctx, attrs, lay, ins, outs):
     try:
         for layer in range(lay.L):
             k = layer * D
-            first = lay.weights[k]
-            step = lay.weights[k + 1]["wx"][0] - first["wx"][0] if D == 2 else params.size
-            bias = xp.empty((D, lay.G * H), x.dtype)
-            for d in range(D):
-                w = _weights(params, lay, k + d)
-                bias[d] = w["bx"] + w["bh"]
+            weights = _onednn_weights(xp, params, lay, k, x.dtype)
             y = outs[0] if layer == lay.L - 1 else xp.empty((t, n, D * H), x.dtype)
-            module.rnn_forward(inp, params, first["wx"][0], first["wh"][0], step, bias,
-                               h0[k:k + D], ins[3][k:k + D] if lstm else None, y,
-                               outs[1][k:k + D], outs[2][k:k + D] if lstm else None,
+            module.rnn_forward(inp, *weights, h0[k:k + D], ins[3][k:k + D] if lstm else None,
+                               y, outs[1][k:k + D], outs[2][k:k + D] if lstm else None,
                                attrs.mode, H)
             inp = y
     except module.Refused:

@@ -1,7 +1,7 @@
-"""RNN inference on oneDNN's fused recurrent primitive (lstm, rnn_tanh, rnn_relu; one or two
-directions; any number of layers) against the reference kernels, and the calls that stay on
-the reference: a recorded call (the gradient reads the saved gates), gru, a projection,
-clipping, sequence lengths, dropout in training."""
+"""RNN inference on oneDNN's fused recurrent primitive (every mode; one or two directions; any
+number of layers) against the reference kernels, and the calls that stay on the reference: a
+recorded call (the gradient reads the saved gates), a projection, clipping, sequence
+lengths, dropout in training."""
 import numpy as np
 import pytest
 
@@ -38,7 +38,7 @@ def _reference(args, attrs):
         return [o.asnumpy() for o in mx.nd.RNN(*args, **attrs)]
 
 
-@pytest.mark.parametrize("mode", ["lstm", "rnn_tanh", "rnn_relu"])
+@pytest.mark.parametrize("mode", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
 @pytest.mark.parametrize("layers", [1, 3])
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_inference_on_onednn_equals_the_reference(monkeypatch, mode, layers, bidirectional):
@@ -51,7 +51,6 @@ def test_inference_on_onednn_equals_the_reference(monkeypatch, mode, layers, bid
 
 
 @pytest.mark.parametrize("mode,extra", [
-    ("gru", {}),
     ("lstm", {"projection_size": 3}),
     ("lstm", {"lstm_state_clip_min": -0.5, "lstm_state_clip_max": 0.5}),
 ])
