@@ -116,3 +116,8 @@ def kernels(rctx, cpu_module):
     if found is None:
         raise op_error(cpu_module.__name__, f"no {rctx.kernels} kernels registered")
     return found
+
+
+def plus(a, b):
+    """``a + b`` where None is a zero: a head gradient nothing sent (``OpDef.none_ograds``)."""
+    return a if b is None else b if a is None else a + b

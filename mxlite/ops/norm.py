@@ -39,7 +39,7 @@ from .._core import norm as _k
 from .._core import random as _rk
 from ..base import op_error
 from . import onednn
-from .common import check_num_inputs, kernels
+from .common import check_num_inputs, kernels, plus
 from .index import _positions
 from .registry import REQUIRED, OpDef, Param, get_op, register
 from .reduce import reduced_axes
@@ -347,11 +347,6 @@ def _bn_onednn(xp, x, a, c, b, mean, var, xhat, eps):
                       True)
 
 
-def _plus(a, b):
-    """a + b, where None is a zero (an output gradient nothing sent: ``none_ograds``)."""
-    return a if b is None else b if a is None else a + b
-
-
 def bn_param_grads(F, node, gy, xhat, ggamma, ax, c):
     """(dgamma, dbeta) of a BatchNorm-shaped node (None where not wanted): sum(gy * xhat)
     plus gamma_used's head gradient (zeros under fix_gamma), and sum(gy), over every axis
@@ -359,7 +354,7 @@ def bn_param_grads(F, node, gy, xhat, ggamma, ax, c):
     dgamma = dbeta = None
     if node.wants[1]:
         dgamma = (F.zeros((c,), dtype=node.output_dtypes[0], ctx=node.context)
-                  if node.attrs.fix_gamma else _plus(F.sum(gy * xhat, axis=ax, exclude=True),
+                  if node.attrs.fix_gamma else plus(F.sum(gy * xhat, axis=ax, exclude=True),
                                                      ggamma))
     if node.wants[2]:
         dbeta = F.sum(gy, axis=ax, exclude=True)
@@ -389,7 +384,7 @@ def _bn_grad(F, node, ograds):
     dx = None
     if wants[0]:
         n = max(size_of(shape) // max(c, 1), 1)
-        g = _plus(F.broadcast_mul(gy, F.reshape(gamma_used, shape=kept)), gxhat)
+        g = plus(F.broadcast_mul(gy, F.reshape(gamma_used, shape=kept)), gxhat)
         rk = F.reshape(r, shape=kept)
         zero = F.zeros(kept, dtype=node.output_dtypes[1], ctx=node.context)
         scale = zero if gr is None else \

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..base import op_error
 from . import onednn
+from .common import plus
 from .linalg import _blocked_matmul
 from .registry import REQUIRED, OpDef, Param, get_op, register
 from .shape_partial import known_rank, partial_rule, unify
@@ -538,7 +539,10 @@ def _run_layers(rctx, attrs, lay, params, x, h0, c0, masks, outs, saved):
 
 # ---- gradient: backpropagation through time over the saved states, with registered ops --------
 def _parts(F, x, num, axis):
-    """``x`` split into ``num`` parts along ``axis``, the axis removed, as a list."""
+    """``x`` split into ``num`` parts along ``axis``, the axis removed, as a list (None
+    parts for None: a head gradient nothing sent)."""
+    if x is None:
+        return [None] * num
     if num == 1:
         return [_squeeze(F, x, axis)]
     s = F.split(x, num_outputs=num, axis=axis, squeeze_axis=True)
@@ -553,8 +557,8 @@ def _squeeze(F, x, axis):
 def _blocks_of(F, x, num):
     """The ``num`` equal blocks of a (T, N, num * X) array along its last axis (the
     directions of a layer's output or of its gradient)."""
-    if num == 1:
-        return [x]
+    if num == 1 or x is None:
+        return [x] * num
     s = F.split(x, num_outputs=num, axis=2)
     return [s[i] for i in range(num)]
 
@@ -603,8 +607,8 @@ class _Direction:
 
     def masked(self, g):
         """``g`` (T, N, X) zero at masked steps (the head gradient of a saved value that is
-        the constant zero there)."""
-        return g if self.m is None else self.F.broadcast_mul(g, self.m)
+        the constant zero there); None stays None."""
+        return g if self.m is None or g is None else self.F.broadcast_mul(g, self.m)
 
     def backward(self, inp, y, h0, c0, saved, gy, ghy, gcy, gsaved, want_dx, want_w):
         """(dx, {weight name: gradient}, dh0, dc0) for this direction's input ``inp``
@@ -680,7 +684,9 @@ class _RNNTerms:
 
 
 def _gates(F, a, num):
-    """The ``num`` gate blocks of one step's (N, num * H) array."""
+    """The ``num`` gate blocks of one step's (N, num * H) array (None blocks for None)."""
+    if a is None:
+        return [None] * num
     s = F.split(a, num_outputs=num, axis=1)
     return [s[i] for i in range(num)]
 
@@ -714,17 +720,15 @@ class _LSTMTerms:
     def step(self, s, dnew, dc):
         F = self.F
         i, f, g, o = _gates(F, self.gates[s], 4)
-        gi, gf, gg, go = _gates(F, self.g_gates[s], 4)
+        gi, gf, gg, go = _gates(F, self.g_gates[s], 4)      # None at first order
         tc = self.tc[s]
         dh = F.dot(dnew, self.w["wr"]) if self.proj else dnew
-        u = dh * o * (1 - tc * tc)
-        if dc is not None:
-            u = u + dc
+        u = plus(dh * o * (1 - tc * tc), dc)
         if self.cmask is not None:
             u = u * self.cmask[s]
-        u = u + self.g_cells[s]
-        da = F.concat((u * g + gi) * (i * (1 - i)), (u * self.cin[s] + gf) * (f * (1 - f)),
-                      (u * i + gg) * (1 - g * g), (dh * tc + go) * (o * (1 - o)), dim=1)
+        u = plus(u, self.g_cells[s])
+        da = F.concat(plus(u * g, gi) * (i * (1 - i)), plus(u * self.cin[s], gf) * (f * (1 - f)),
+                      plus(u * i, gg) * (1 - g * g), plus(dh * tc, go) * (o * (1 - o)), dim=1)
         return da, F.dot(da, self.w["wh"]), u * f
 
     def pre_activation_grads(self, dnews, das):
@@ -750,12 +754,12 @@ class _GRUTerms:
     def step(self, s, dnew, dc):
         F = self.F
         r, z, n = _gates(F, self.gates[s], 3)
-        gr, gz, gn = _gates(F, self.g_gates[s], 3)
-        dan = (dnew * (1 - z) + gn) * (1 - n * n)
-        dar = (dan * self.hn[s] + gr) * (r * (1 - r))
-        daz = (dnew * (self.hin[s] - n) + gz) * (z * (1 - z))
+        gr, gz, gn = _gates(F, self.g_gates[s], 3)          # None at first order
+        dan = plus(dnew * (1 - z), gn) * (1 - n * n)
+        dar = plus(dan * self.hn[s], gr) * (r * (1 - r))
+        daz = plus(dnew * (self.hin[s] - n), gz) * (z * (1 - z))
         self.dxw[s] = F.concat(dar, daz, dan, dim=1)
-        dhw = F.concat(dar, daz, dan * r + self.g_hn[s], dim=1)
+        dhw = F.concat(dar, daz, plus(dan * r, self.g_hn[s]), dim=1)
         return dhw, dnew * z + F.dot(dhw, self.wh), None
 
     def pre_activation_grads(self, dnews, dhws):
@@ -806,6 +810,11 @@ def _rnn_grad(F, node, ograds):
     c0s = _parts(F, node.inputs[3], kk, 0) if lstm else [None] * kk
     slot_drop, below, gated = _saved_slots(attrs)
     outs = node.outputs
+    # the states' head gradients as zeros where nothing sent one; the saved values' stay
+    # None (none_ograds: at first order no zeros of every step's gates are made or added)
+    ograds = [F.zeros(node.output_shapes[i], dtype=node.output_dtypes[i], ctx=node.context)
+              if g is None and i < _num_state_outputs(attrs) else g
+              for i, g in enumerate(ograds)]
     drop = outs[slot_drop] if _has_mask(attrs) else None
     ghys = _parts(F, ograds[1], kk, 0)
     gcys = _parts(F, ograds[2], kk, 0) if lstm else [None] * kk
@@ -825,7 +834,7 @@ def _rnn_grad(F, node, ograds):
         last = layer == lay.L - 1
         y = outs[0] if last else outs[below[layer]]
         if not last:                 # the saved layer output's own head gradient
-            g = g + ograds[below[layer]]
+            g = plus(g, ograds[below[layer]])
         inp, ys, gparts = layer_input(layer), _blocks_of(F, y, lay.D), _blocks_of(F, g, lay.D)
         dx = None
         for d in range(lay.D):
@@ -872,7 +881,7 @@ register(OpDef(
     backward_shape=_rnn_backward_shape, gradient=_rnn_grad,
     grad_needs=("inputs", "outputs"), num_outputs=_num_outputs,
     output_names=_output_names, num_visible_outputs=_num_visible,
-    optional_outputs=_hidden_outputs,
+    optional_outputs=_hidden_outputs, none_ograds=True,
     doc="""Fused recurrent layers (MXNet 1.9.1's ``RNN``): ``num_layers`` stacked layers of
 ``mode`` ``'rnn_relu'``, ``'rnn_tanh'``, ``'lstm'`` or ``'gru'`` over ``data`` (T, N, C) in
 layout 'TNC', optionally bidirectional (the output joins the forward and backward

@@ -11,6 +11,7 @@ import pytest
 
 import mxlite as mx
 from mxlite.base import MXNetError
+from mxlite.ops.rnn import rnn_param_size
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = np.load(os.path.join(HERE, "..", "fixtures", "rnn_mxnet.npz"))
@@ -437,3 +438,32 @@ def test_mxnet_symbol_json_loads_and_runs():
         np.testing.assert_allclose(o.asnumpy(), _get("op:lstm_2bi", f"out{j}"), rtol=1e-4,
                                    atol=1e-5)
     assert mx.sym.load_json(net.tojson()).tojson() == net.tojson()
+
+
+@pytest.mark.parametrize("mode", ["lstm", "gru"])
+def test_backward_makes_no_zeros_for_the_saved_gates(monkeypatch, mode):
+    """At first order nothing sends the saved gates and cells a head gradient: the RNN's
+    FGradient takes None for them (``none_ograds``), not zeros of every step's gates to
+    add (the gradient's values are the gradient table's: tests/test_gradients.py)."""
+    t, n, c, h = 4, 2, 3, 5
+    g = {"lstm": 4, "gru": 3}[mode]
+    size = rnn_param_size(mx.nd.RNN.op.parse_attrs(dict(state_size=h, num_layers=1,
+                                                        mode=mode)), c)
+    rng = np.random.default_rng(0)
+    args = [mx.nd.array(rng.standard_normal(s), dtype="float64") for s in
+            [(t, n, c), (size,), (1, n, h)] + ([(1, n, h)] if mode == "lstm" else [])]
+    for a in args:
+        a.attach_grad()
+    made = []
+    zeros = mx.nd.zeros
+
+    def spy(shape, *a, **k):
+        made.append(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+        return zeros(shape, *a, **k)
+    with mx.autograd.record():
+        y = mx.nd.RNN(*args, state_size=h, num_layers=1, mode=mode)
+    monkeypatch.setattr(mx.nd, "zeros", spy)
+    y.backward()
+    monkeypatch.undo()
+    assert (t, n, g * h) not in made, made
+    assert all(np.isfinite(a.grad.asnumpy()).all() for a in args)
