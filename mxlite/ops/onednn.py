@@ -44,7 +44,7 @@ import weakref
 
 import numpy as np
 
-from ..base import BFLOAT16
+from ..base import BFLOAT16, MXNetError
 from .common import compute_dtype
 
 __all__ = ["available", "primitives", "run", "enabled", "status", "work_dtype",
@@ -75,7 +75,11 @@ def _load():
     _state["module"] = dnnl
     mb = os.environ.get("MXLITE_ONEDNN_WEIGHT_CACHE_MB")
     if mb:
-        keep_weights(float(mb) * (1 << 20))
+        try:
+            keep_weights(float(mb) * (1 << 20))
+        except ValueError:
+            raise MXNetError("MXLITE_ONEDNN_WEIGHT_CACHE_MB must be a number of megabytes, "
+                             f"got {mb!r}") from None
     return dnnl
 
 

@@ -1,6 +1,10 @@
 """Weights kept in oneDNN's layout (``onednn.keep_weights``): a convolution's weight is
 reordered once per version of its parameter, and every way of changing a parameter is
 seen -- a kept copy of an old version would be a silently wrong result."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -103,3 +107,16 @@ def test_no_budget_keeps_nothing():
     assert not onednn.keeping_weights()
     _net(True)(X)
     assert onednn._load().weight_cache_info() == (0, 0)
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("48", "keeping 50331648"),
+    ("lots", "MXLITE_ONEDNN_WEIGHT_CACHE_MB must be a number")])
+def test_the_budget_from_the_environment(value, expected):
+    code = ("from mxlite.ops import onednn\n"
+            "try:\n    onednn.available()\nexcept Exception as e:\n    print(e)\n"
+            "else:\n    print('keeping', onednn._kept['bytes'])\n")
+    env = dict(os.environ, MXLITE_ONEDNN_WEIGHT_CACHE_MB=value)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert expected in out.stdout, out.stdout + out.stderr
