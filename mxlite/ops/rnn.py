@@ -448,8 +448,8 @@ def _onednn_weights(xp, params, lay, k, dtype):
 
 def _onednn_layers(rctx, attrs, lay, ins, outs):
     """Every layer on oneDNN's fused recurrent primitive (inference: nothing reads the
-    hidden outputs); True when it ran, False where the reference kernels must (another
-    mode, a projection, clipping, sequence lengths, dropout in training, or oneDNN off or
+    hidden outputs); True when it ran, False where the reference kernels must (a
+    projection, clipping, sequence lengths, dropout in training, or oneDNN off or
     refusing)."""
     if (lay.P is not None
             or attrs.lstm_state_clip_min is not None or attrs.use_sequence_length
