@@ -8,6 +8,10 @@ MXNet's parameter vector).
     pytest benchmarks/bench_rnn.py              # pytest-benchmark tables
     python benchmarks/bench_rnn.py [repeats]    # interleaved times and mxlite/torch ratios
 
+torch runs in the same process: use an environment that has both, with mxlite's oneDNN
+wheel installed there too (``mxlite.ops.onednn.status()``), or mxlite's times are its
+reference kernels'.
+
 The script times the two backends in alternation (mxlite then torch, then torch then
 mxlite, ...), so a burst of load from other processes hits both alike, and reports the
 median and spread of the per-pair ratios. Both backends are checked against each other
