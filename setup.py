@@ -35,6 +35,7 @@ EXTENSIONS = [
     ("ctc", False),       # CTCLoss: alpha/beta recursions per sequence, threads over the batch
     ("resample", False),  # the separable tap filter of the image resize ops, rows per thread
     ("hawkes", False),    # contrib.hawkesll and its scan: one pass per sample, threads over the batch
+    ("sparse", False),    # dot with a csr operand: csr @ dense, csr.T @ dense, dense @ csr
 ]
 # Built only where oneDNN's headers are found (see onednn_include): the primitives under the
 # heavy CPU operators. It links against no library; mxlite/ops/onednn.py loads libdnnl.

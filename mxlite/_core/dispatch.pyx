@@ -134,12 +134,13 @@ cdef class Node:
         # dtype never change): only untaped inputs are read now, the rest on first use.
         cdef list untaped = []
         for x, e in zip(inputs, parents):
-            untaped.append((x._data.shape, x._data.dtype) if e is None else None)
+            untaped.append(_meta(x) if e is None else None)
         self._untaped = untaped
         shapes, dtypes = [], []
         for x in outputs:
-            shapes.append(x._data.shape)
-            dtypes.append(x._data.dtype)
+            meta = _meta(x)
+            shapes.append(meta[0])
+            dtypes.append(meta[1])
         self.output_shapes, self.output_dtypes = shapes, dtypes
         self.context = (<NDArrayBase>outputs[0])._ctx if outputs else None
 
@@ -155,6 +156,14 @@ cdef class Node:
 
     def __repr__(self):
         return f"<Node {self.op.name if self.op else 'variable'}>"
+
+
+cdef tuple _meta(NDArrayBase x):
+    """(shape, dtype) of an array: of its buffer, or of a sparse array's dense form."""
+    a = x._data
+    if a is None:
+        return tuple(x.shape), np.dtype(x.dtype)
+    return a.shape, a.dtype
 
 
 cdef tuple _input_meta(Node node, Py_ssize_t i):
@@ -253,6 +262,8 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
         elif x._ctx is not ctx and x._ctx != ctx:
             raise op_error(op.name, f"inputs are on different devices ({ctx} and {x._ctx})")
         a = x._data
+        if a is None:                   # sparse storage: its own path (MXNet's FComputeEx)
+            return _slow.sparse_invoke(op, inputs, attrs, out)
         arrays.append(a)
         in_shapes.append(a.shape)
         in_dtypes.append(a.dtype)

@@ -19,8 +19,18 @@ __all__ = ["NDArray", "array", "empty", "waitall", "concatenate", "moveaxis"]
 
 
 def _install_namespaces():
+    from ..ops.frontend import set_storage_strategy
+    from .sparse_invoke import front_invoke
+    from . import sparse as real_sparse     # (before populate sets a namespace of that name)
+    set_storage_strategy(_invoke, front_invoke)
     module = _sys.modules[__name__]
     for ns, sub in _populate(module, _invoke, __name__).items():
+        if ns == "sparse":          # the operators join mxlite/ndarray/sparse.py's module
+            for name, fn in vars(sub).items():      # (its own functions stay: zeros, ...)
+                if not name.startswith("__") and name not in real_sparse.__all__:
+                    setattr(real_sparse, name, fn)
+            sub = real_sparse
+            setattr(module, ns, real_sparse)
         _sys.modules[f"{__name__}.{ns}"] = sub
 
 

@@ -7,12 +7,16 @@ little-endian::
     uint64 n, then n arrays:
         uint32 magic     0xF993fac9 (V2) | 0xF993faca (V3, NumPy shape semantics)
                          | 0xF993fac8 (V1) | anything else: a legacy file, the magic is ndim
-        int32  stype     0 dense (1 row_sparse, 2 csr: not supported here)        [V2, V3]
+        int32  stype     0 dense, 1 row_sparse, 2 csr                             [V2, V3]
+        sparse: int32 ndim, int64 dims[ndim]: the storage shape (the stored values:
+                (nnz,) for csr, (rows stored,) + shape[1:] for row_sparse)
         int32  ndim, int64 dims[ndim]        (legacy: uint32 dims[ndim], ndim = the magic)
         int32  dev_type (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared), int32 dev_id
         int32  type_flag (0 float32, 1 float64, 2 float16, 3 uint8, 4 int32, 5 int8,
                           6 int64, 7 bool)
-        the elements, C order, little-endian
+        sparse: per aux array (csr: indptr, indices; row_sparse: indices): int32 type_flag,
+                int32 ndim, int64 dims[ndim]
+        the elements, C order, little-endian (sparse: the stored values, then each aux array)
     uint64 k, then k keys: uint64 length, bytes (k is 0 for a list, n for a dict)
 
 ``save`` writes what MXNet 1.9.1 writes: V2 records, except that a file holding a 0-d or
@@ -24,7 +28,8 @@ array but cannot load back, loads here as the 0-d array it holds.
 
 Every length, count and shape in a file is checked against the bytes that remain before
 anything is allocated, so a truncated or corrupt file raises MXNetError naming the file
-and the problem rather than crashing or allocating a huge buffer.
+and the problem rather than crashing or allocating a huge buffer. A sparse array passes
+the full format check (``check_format``) as it loads: its indices are in range and sorted.
 """
 import io
 import os
@@ -47,6 +52,7 @@ _FLAG_TO_DTYPE = {flag: name for name, flag in TYPE_FLAGS.items()}
 _DTYPE_TO_FLAG = {np.dtype(v): k for k, v in _FLAG_TO_DTYPE.items()}
 _UNSUPPORTED_FLAGS = UNSUPPORTED_TYPE_FLAGS
 _STYPES = {1: "row_sparse", 2: "csr"}
+_STYPE_CODES = {v: k for k, v in _STYPES.items()}
 
 # MXNet's DeviceType numbers
 _DEV_TYPE = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
@@ -80,24 +86,47 @@ def _records(data):
 
 def _encode(arrays, keys):
     """The file's bytes as a list of chunks (the arrays' data as views, not copies)."""
-    np_shape = any(a.ndim == 0 or a.size == 0 for a in arrays)
+    np_shape = any(a.ndim == 0 or 0 in a.shape for a in arrays)
     magic = V3_MAGIC if np_shape else V2_MAGIC
     out = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
     for a in arrays:
+        ctx = a.context
+        if a._data is None:
+            out += _sparse_record(a, magic)
+            continue
         host = np.ascontiguousarray(namespace_for(a.context).to_host(a._data))  # no copy on CPU
         dt = host.dtype
-        ctx = a.context
         out.append(struct.pack(f"<Iii{a.ndim}q", magic, 0, a.ndim, *a.shape))
         out.append(struct.pack("<iii", _DEV_TYPE.get(ctx.device_type, 1), ctx.device_id,
                                _DTYPE_TO_FLAG[dt]))
-        out.append(memoryview(host.astype(dt.newbyteorder("<"), copy=False).reshape(-1)
-                              .view(np.uint8)))
+        out.append(_little(host))
     out.append(struct.pack("<Q", len(keys)))
     for k in keys:
         b = k.encode("utf-8")
         out.append(struct.pack("<Q", len(b)))
         out.append(b)
     return out
+
+
+def _little(host):
+    return memoryview(np.ascontiguousarray(host).astype(host.dtype.newbyteorder("<"),
+                                                        copy=False).reshape(-1).view(np.uint8))
+
+
+def _shape_bytes(shape):
+    return struct.pack(f"<i{len(shape)}q", len(shape), *shape)
+
+
+def _sparse_record(a, magic):
+    """The chunks of sparse NDArray ``a``'s record (MXNet's layout, module docstring)."""
+    sp, ctx = a._sp, a.context
+    out = [struct.pack("<Ii", magic, _STYPE_CODES[sp.stype]), _shape_bytes(sp.data.shape),
+           _shape_bytes(sp.shape),
+           struct.pack("<iii", _DEV_TYPE.get(ctx.device_type, 1), ctx.device_id,
+                       _DTYPE_TO_FLAG[sp.data.dtype])]
+    for aux in sp.aux:
+        out += [struct.pack("<i", _DTYPE_TO_FLAG[aux.dtype]), _shape_bytes(aux.shape)]
+    return out + [_little(sp.data)] + [_little(aux) for aux in sp.aux]
 
 
 def _dumps(data):
@@ -190,8 +219,7 @@ def _read_array(r):
     if magic in (V2_MAGIC, V3_MAGIC):
         (stype,) = r.unpack("<i", "storage type")
         if stype in _STYPES:
-            raise r.fail(f"{_STYPES[stype]} (sparse) storage is not supported by mxlite; "
-                         "save the array dense (tostype('default')) in MXNet")
+            return _read_sparse(r, magic, _STYPES[stype])
         if stype != 0:
             raise r.fail(f"unknown storage type {stype}")
     shape = _read_shape(r, magic)
@@ -219,6 +247,55 @@ def _read_array(r):
     host = host.astype(dt, copy=False)              # native byte order (a no-op on x86/ARM)
     ctx = Context("gpu", dev_id) if dev_type == 2 and 0 <= dev_id < num_gpus() else Context("cpu", 0)
     return NDArray._wrap(namespace_for(ctx).from_host(host), ctx)
+
+
+def _dtype_of(r, flag, what):
+    if flag not in _FLAG_TO_DTYPE:
+        name = _UNSUPPORTED_FLAGS.get(flag)
+        raise r.fail(f"{what}: dtype {name} is not supported by mxlite" if name
+                     else f"{what}: unknown type flag {flag}")
+    return np.dtype(_FLAG_TO_DTYPE[flag])
+
+
+def _read_block(r, shape, dt, what):
+    """A host array of ``shape`` and ``dt`` read from ``r`` (its size checked first)."""
+    if any(d < 0 for d in shape):
+        raise r.fail(f"{what}: negative dimension in {shape}")
+    size = 1
+    for d in shape:
+        size *= d
+    r.check(size * dt.itemsize, what)
+    host = np.empty(shape, dtype=dt.newbyteorder("<"))
+    r.read_into(host, what)
+    return host.astype(dt, copy=False)
+
+
+def _read_sparse(r, magic, stype):
+    """The rest of a csr or row_sparse record (after its storage type)."""
+    from ..ops.sparse import formats
+    from .sparse import wrap
+    storage = _read_shape(r, magic)
+    shape = _read_shape(r, magic)
+    dev_type, dev_id, flag = r.unpack("<iii", "context and type flag")
+    dt = _dtype_of(r, flag, "values")
+    n_aux = 2 if stype == "csr" else 1
+    aux_meta = []
+    for i in range(n_aux):
+        (aux_flag,) = r.unpack("<i", "aux type flag")
+        aux_dt = _dtype_of(r, aux_flag, "indices")
+        if aux_dt.kind not in "iu":
+            raise r.fail(f"{stype} indices of dtype {aux_dt}")
+        aux_meta.append((_read_shape(r, V2_MAGIC), aux_dt))
+    data = _read_block(r, storage, dt, f"the stored values of a {stype} array")
+    aux = [_read_block(r, s, d, f"the indices of a {stype} array").astype(formats.INDEX)
+           for s, d in aux_meta]
+    value = formats.CSR(data, aux[1], aux[0], shape) if stype == "csr" else \
+        formats.RowSparse(data, aux[0], shape)
+    try:
+        formats.check_format(value, True, "load")
+    except MXNetError as e:
+        raise r.fail(str(e)) from None
+    return wrap(value, Context("cpu", 0))
 
 
 def _decode(f, size, source):

@@ -82,7 +82,7 @@ class NDArray(_dispatch.NDArrayBase):
     ndim = property(lambda self: self._data.ndim, doc="Number of dimensions.")
     context = property(lambda self: self._ctx, doc="The device Context.")
     ctx = context
-    stype = property(lambda self: "default", doc="Storage type (always 'default', dense).")
+    stype = property(lambda self: "default", doc="Storage type: 'default' (dense); see mx.nd.sparse.")
     writable = property(lambda self: True, doc="Whether the array may be written (always True).")
     T = property(lambda self: _call(REGISTRY["transpose"], self), doc="Transposed copy (reversed axes).")
 
@@ -169,11 +169,14 @@ class NDArray(_dispatch.NDArrayBase):
         return _call(_COPY, self)
 
     def tostype(self, stype):
-        """This array in storage type ``stype``: ``'default'`` (dense) gives a copy, as
-        MXNet's ``cast_storage`` does (recorded, differentiable); sparse storage
-        (``'csr'``, ``'row_sparse'``) is not supported by mxlite yet (an MXNetError)."""
-        check_dense_storage("tostype", stype)
-        return _call(_COPY, self)
+        """This array in storage type ``stype`` (a copy, as MXNet's ``cast_storage``):
+        ``'default'`` (dense, recorded and differentiable), ``'csr'`` (2-D) or
+        ``'row_sparse'``."""
+        check_storage_type("tostype", stype)
+        if stype == "default":
+            return _call(_COPY, self)
+        from . import cast_storage
+        return cast_storage(self, stype=stype)
 
     def copyto(self, other):
         """Copy into NDArray ``other`` (same shape; cast to its dtype; on any device) and
@@ -185,6 +188,8 @@ class NDArray(_dispatch.NDArrayBase):
                 return other
             if other.shape != self.shape:
                 raise op_error("copyto", f"shape mismatch: source {self.shape}, target {other.shape}")
+            if other._data is None:         # into sparse storage: converted on the way
+                return self.tostype(other.stype).copyto(other)
             if other._ctx != self._ctx:
                 if other._data.dtype != self._data.dtype:
                     return _call(_CAST, _call(_COPYTO, self, ctx=other._ctx),
@@ -529,6 +534,11 @@ class _SlowPaths:
     bad_input = staticmethod(_bad_input)
     out_arrays = staticmethod(_out_arrays)
 
+    @staticmethod
+    def sparse_invoke(op, inputs, attrs, out):
+        from .sparse_invoke import sparse_invoke
+        return sparse_invoke(op, inputs, attrs, out)
+
 
 _dispatch.configure(NDArray, tape_state, Attrs, current_context, Context, _SlowPaths)
 _dispatch.set_transfer_op(_COPYTO)
@@ -547,6 +557,10 @@ def array(source_array, ctx=None, dtype=None):
     the dtype cannot hold (NaN into an integer dtype, 300 into int8), complex numbers, None
     and ragged lists raise MXNetError.
     """
+    if (isinstance(source_array, NDArray) and source_array._data is None) or \
+            type(source_array).__module__.startswith("scipy.sparse"):
+        from .sparse import array as sparse_array      # sparse in, sparse out (MXNet's)
+        return sparse_array(source_array, ctx=ctx, dtype=dtype)
     ctx = ctx or current_context()
     ctx = ctx if isinstance(ctx, Context) else Context(ctx)
     if isinstance(source_array, NDArray):
@@ -562,28 +576,26 @@ def array(source_array, ctx=None, dtype=None):
     return NDArray._wrap(namespace_for(ctx).from_host(data), ctx)
 
 
-#: MXNet's storage-type codes (the ``__storage_type__`` attribute of symbols and files):
-#: mxlite stores 'default' (dense) only for now.
+#: MXNet's storage-type codes (the ``__storage_type__`` attribute of symbols and files).
 _STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 
 
-def check_dense_storage(fn, stype):
-    """MXNet's ``stype=`` keyword: None or ``'default'`` (dense) is what mxlite stores; sparse
-    storage (``'csr'``, ``'row_sparse'``) is not supported yet: an MXNetError naming ``fn``."""
-    if stype is None or stype == "default":
-        return
-    if stype in ("csr", "row_sparse"):
-        raise MXNetError(f"{fn}: {stype!r} (sparse) storage is not supported by mxlite; "
-                         "arrays are dense ('default')")
-    raise MXNetError(f"{fn}: unknown storage type {stype!r}; expected 'default', 'csr' or "
-                     "'row_sparse'")
+def check_storage_type(fn, stype):
+    """MXNet's ``stype=`` keyword: None, 'default', 'csr' or 'row_sparse'; anything else is
+    an MXNetError naming ``fn``."""
+    if stype not in (None, "default", "csr", "row_sparse"):
+        raise MXNetError(f"{fn}: unknown storage type {stype!r}; expected 'default', 'csr' or "
+                         "'row_sparse'")
 
 
 def empty(shape, ctx=None, dtype=None, stype=None):
-    """An uninitialised NDArray of ``shape`` (float32 by default); ``stype`` may be None or
-    ``'default'`` (dense storage, the only kind mxlite has)."""
-    check_dense_storage("empty", stype)
+    """An uninitialised NDArray of ``shape`` (float32 by default); with ``stype`` 'csr' or
+    'row_sparse', a sparse array with nothing stored."""
+    check_storage_type("empty", stype)
+    if stype in ("csr", "row_sparse"):
+        from .sparse import empty as sparse_empty
+        return sparse_empty(stype, shape, ctx=ctx, dtype=dtype)
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
     dt = normalize_dtype(dtype, "empty")

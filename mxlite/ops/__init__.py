@@ -43,3 +43,4 @@ from . import pdf  # noqa: F401
 from . import correlation  # noqa: F401
 from . import proposal  # noqa: F401
 from . import hawkes  # noqa: F401
+from . import sparse  # noqa: F401  (storage rules: after every operator family)

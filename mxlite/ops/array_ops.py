@@ -1116,10 +1116,20 @@ into ``out`` (MXNet took float32 only; mxlite any dtype). Not differentiable.
 # ---- cast_storage, amp_cast, amp_multicast ---------------------------------------------------
 def _cast_storage_shape(shapes, attrs):
     check_num_inputs("cast_storage", shapes, 1)
-    if attrs.stype != "default":
-        raise op_error("cast_storage", f"stype={attrs.stype!r} is sparse storage, which mxlite "
-                       "does not have yet (it comes later); arrays are dense ('default')")
+    if attrs.stype == "csr" and len(shapes[0]) != 2:
+        raise op_error("cast_storage", f"csr storage is 2-D, the data has shape {shapes[0]}")
+    if attrs.stype == "row_sparse" and len(shapes[0]) < 1:
+        raise op_error("cast_storage", "row_sparse storage needs at least 1 dimension")
     return [tuple(shapes[0])]
+
+
+def _cast_storage_dense(rctx, ins, outs, attrs):
+    # dense to dense; a sparse stype is made by the op's storage rule (mxlite.ops.sparse),
+    # which mx.nd reaches first: a dense output here would be a silently wrong storage
+    if attrs.stype != "default":
+        raise op_error("cast_storage", f"stype={attrs.stype!r} makes sparse storage, which "
+                       "a compiled graph does not hold yet; call mx.nd.cast_storage")
+    _copy_into(rctx, ins, outs, attrs)
 
 
 def _copy_into(rctx, ins, outs, attrs):
@@ -1129,19 +1139,19 @@ def _copy_into(rctx, ins, outs, attrs):
 
 register(OpDef(
     "cast_storage", inputs=("data",),
-    params=(Param("stype", "str", REQUIRED, "the output storage type: 'default' (dense); "
-                  "'csr' and 'row_sparse' are refused (no sparse storage yet)",
-                  choices=("default", "csr", "row_sparse")),),
+    params=(Param("stype", "str", REQUIRED, "the output storage type: 'default' (dense), "
+                  "'csr' (2-D) or 'row_sparse'", choices=("default", "csr", "row_sparse")),),
     infer_shape=_cast_storage_shape, backward_shape="same", infer_type=same_type,
-    compute={"cpu": _copy_into}, elementwise=True,
+    compute={"cpu": _cast_storage_dense}, elementwise=True,
     gradient=lambda F, node, ograds: [F.cast_storage(ograds[0], stype="default")],
     grad_needs=(),
-    doc="""``data`` in storage type ``stype``. mxlite stores dense arrays only, so
-``stype='default'`` is a copy (recorded; the gradient passes through) and 'csr' or
-'row_sparse' is an MXNetError saying sparse storage is not there yet.
+    doc="""``data`` in storage type ``stype`` (a copy): 'default' (dense), 'csr' or
+'row_sparse'. Dense converts to either sparse type (keeping every element that is not 0,
+NaN included) and back; csr and row_sparse do not convert into each other (MXNet's rule).
+The gradient is dense.
 
->>> mx.nd.cast_storage(mx.nd.ones((2,)), stype='default').asnumpy().tolist()
-[1.0, 1.0]
+>>> mx.nd.cast_storage(mx.nd.array([[0, 1], [0, 0]]), stype='csr').indices.asnumpy().tolist()
+[1]
 """))
 
 

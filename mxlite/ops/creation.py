@@ -51,17 +51,14 @@ def _fill_value(name, attrs):
     return _out_dtype(attrs).type(0 if name == "zeros" else 1)
 
 
-# MXNet's nd.zeros(..., stype=): dense ('default') is the storage mxlite has
-_STYPE = Param("stype", "str", None, "storage type: None or 'default' (dense); sparse "
-               "storage ('csr', 'row_sparse') is not supported yet",
-               choices=("default", "csr", "row_sparse"))
+# MXNet's nd.zeros(..., stype=): a sparse stype is made by the op's storage rule
+# (mxlite/ops/sparse/convert.py)
+_STYPE = Param("stype", "str", None, "storage type: None or 'default' (dense), 'csr' or "
+               "'row_sparse' (nothing stored)", choices=("default", "csr", "row_sparse"))
 
 
 def _fill_shape(name):
     def infer_shape(shapes, attrs):
-        if attrs.get("stype") not in (None, "default"):
-            raise op_error(name, f"{attrs.stype!r} (sparse) storage is not supported by "
-                                 "mxlite; arrays are dense ('default')")
         shape = check_alloc(name, attrs.shape, _out_dtype(attrs), "shape")
         _fill_value(name, attrs)        # checked before anything is allocated
         return [shape]

@@ -72,6 +72,20 @@ def _bind_inputs(op, given, kwargs):
     return [given.get(n) for n in names]
 
 
+# an invoke strategy -> the one it hands ops with storage rules for dense inputs (mx.nd's:
+# cast_storage(dense, stype='csr') must reach the rule, which the compiled path never asks)
+_STORAGE_STRATEGIES = {}
+
+
+def set_storage_strategy(invoke, storage_invoke):
+    """Give ``invoke``'s ops that have a storage rule taking dense inputs ``storage_invoke``."""
+    _STORAGE_STRATEGIES[invoke] = storage_invoke
+
+
+def _dense_input_rule(op):
+    return any(all(s in ("default", "*") for s in rule.inputs) for rule in op.storage)
+
+
 def make_function(op, invoke, public_name=None, registered_name=None):
     """Build the front-end function for ``op`` whose calls go to ``invoke(op, inputs, kwargs, out)``.
 
@@ -85,6 +99,8 @@ def make_function(op, invoke, public_name=None, registered_name=None):
     MXNet's naming hint: ``FullyConnected`` names nodes ``fullyconnected0``, ...). Other
     strategies never see them (``name`` is dropped, as MXNet's ``nd`` ignores it).
     """
+    if op.storage and invoke in _STORAGE_STRATEGIES and _dense_input_rule(op):
+        invoke = _STORAGE_STRATEGIES[invoke]
     n_inputs = len(op.inputs)
     input_names = op.inputs
     param_names = tuple(p.name for p in op.params)
@@ -176,6 +192,23 @@ def populate(target, invoke, module_prefix):
             setattr(internal, name, fn)
         else:
             setattr(target, public, fn)
+    _add_sparse_namespace(target, namespaces, module_prefix)
     for ns, module in namespaces.items():
         setattr(target, ns, module)
     return namespaces
+
+
+def _add_sparse_namespace(target, namespaces, module_prefix):
+    """``sparse``: the ``_sparse_`` ops and every op with a storage rule (MXNet's
+    ``mx.nd.sparse.dot``, ``mx.sym.sparse.sqrt``, ...)."""
+    module = namespaces.get("sparse")
+    if module is None:
+        module = namespaces["sparse"] = types.ModuleType(
+            f"{module_prefix}.sparse", f"``{module_prefix}.sparse`` operators.")
+    for name in sorted(REGISTRY):
+        op = REGISTRY[name]
+        ns, public = namespace_of(name)
+        if op.storage and ns in ("", "contrib") and not name.startswith("_"):
+            setattr(module, public, getattr(target, public))
+        elif op.storage and ns == "contrib":
+            setattr(module, name, getattr(namespaces["contrib"], public))

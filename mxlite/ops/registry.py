@@ -87,6 +87,13 @@ class OpDef:
                             of allocating an output and running compute['cpu'] (zeros: memory
                             the system zeroes on first use, so an array never written takes
                             no time or memory); a graph and ``out=`` still run compute
+      storage               sparse storage (MXNet's FInferStorageType with FComputeEx): a
+                            tuple of ``mxlite.ops.sparse.rules.StorageRule``, each the input
+                            storage types one native sparse implementation takes, the output
+                            storage types it makes and its compute functions; a call with a
+                            sparse input that no rule takes runs on dense copies (MXNet's
+                            storage fallback). Filled by ``mxlite.ops.sparse``; ops with a
+                            rule make up ``mx.nd.sparse`` and ``mx.sym.sparse``
       doc
 
     BatchNorm will declare ``inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var')``
@@ -103,7 +110,7 @@ class OpDef:
                  "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs",
                  "attrs_cache", "infer_cache", "var_init", "view", "strided_inputs",
                  "cpu_result", "optional_outputs", "none_ograds",
-                 "grad_needs_by_attrs")
+                 "grad_needs_by_attrs", "storage")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
@@ -156,6 +163,7 @@ class OpDef:
                                  else frozenset(optional_outputs))
         self.none_ograds = bool(none_ograds)
         self.grad_needs_by_attrs = grad_needs_by_attrs
+        self.storage = ()           # sparse storage rules (mxlite.ops.sparse adds them)
         self.backward_shape = resolve_backward_shape(name, backward_shape)
         self._check_declaration()
 
@@ -321,7 +329,7 @@ def get_op(name):
 # MXNet's prefixes: ``_sample_*`` (the per-element samplers) stay in _internal, as MXNet's
 # (nd.random.uniform/multinomial are Python front ends over them: mxlite/_random_dispatch.py)
 _PREFIXES = (("_random_", "random"), ("_contrib_", "contrib"), ("_linalg_", "linalg"),
-             ("_image_", "image"))
+             ("_image_", "image"), ("_sparse_", "sparse"))
 
 
 def namespace_of(name):

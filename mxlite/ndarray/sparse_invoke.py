@@ -1,0 +1,152 @@
+"""How ``mx.nd`` runs an operator that has a sparse input (the compiled ``invoke`` hands the
+call here when an input has no dense buffer).
+
+The op's storage rules (``OpDef.storage``) are asked first: a rule that takes these input
+storage types computes on the stored values and makes outputs of the storage types it
+declares. Otherwise the call runs on dense copies of the sparse inputs and makes dense
+outputs: MXNet's storage fallback, announced once per operator and storage types with
+MXNet's warning (``MXNET_STORAGE_FALLBACK_LOG_VERBOSE=0`` silences it, as in MXNet).
+"""
+import os
+import warnings
+
+import numpy as np
+
+from ..base import op_error
+from ..context import current_context
+from ..device import run_context
+from ..ops.sparse import formats as F
+from ..ops.sparse.rules import find
+from . import sparse as _sparse
+from .ndarray import NDArray, tape_state
+
+__all__ = ["sparse_invoke", "dense_invoke", "stype_of", "fallback_warnings"]
+
+_warned = set()
+
+
+def stype_of(x):
+    """The storage type of NDArray ``x``."""
+    return "default" if x._data is not None else x._sp.stype
+
+
+def fallback_warnings():
+    """The (op, input storage types) pairs that have warned so far (a copy)."""
+    return set(_warned)
+
+
+def _warn_fallback(op, stypes):
+    key = (op.name, stypes)
+    if key in _warned or os.environ.get("MXNET_STORAGE_FALLBACK_LOG_VERBOSE") == "0":
+        return
+    _warned.add(key)
+    warnings.warn(
+        f"Storage type fallback detected: operator {op.name!r} has no sparse implementation "
+        f"for input storage types {list(stypes)}; it runs on temporary dense copies and makes "
+        "dense outputs (the result is the same). Set MXNET_STORAGE_FALLBACK_LOG_VERBOSE=0 to "
+        "silence this warning.", RuntimeWarning, stacklevel=4)
+
+
+def _context_of(op, inputs):
+    ctx = None
+    for x in inputs:
+        if ctx is None:
+            ctx = x._ctx
+        elif x._ctx != ctx:
+            raise op_error(op.name, f"inputs are on different devices ({ctx} and {x._ctx})")
+    return ctx
+
+
+def dense_invoke(op, inputs, attrs, out=None):
+    """The call on dense copies of its sparse inputs (the storage fallback)."""
+    from .ndarray import invoke
+    dense = [x if x._data is not None else _densify(x) for x in inputs]
+    if out is not None and any(o._data is None for o in _as_list(out)):
+        result = invoke(op, dense, attrs)
+        return _write_out(op, [r for r in _as_list(result)], out)
+    return invoke(op, dense, attrs, out)
+
+
+def _densify(x):
+    from .ndarray import invoke
+    from ..ops.registry import REGISTRY
+    return invoke(REGISTRY["cast_storage"], [x], {"stype": "default"})
+
+
+def _as_list(v):
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def sparse_invoke(op, inputs, attrs, out=None):
+    """Run ``op`` on ``inputs`` (at least one of them sparse); see the module docstring."""
+    for x in inputs:
+        if not isinstance(x, NDArray):
+            raise TypeError(f"{op.name}: inputs must be NDArrays, got {type(x).__name__}")
+    stypes = tuple(stype_of(x) for x in inputs)
+    shapes = [tuple(x.shape) for x in inputs]
+    rule = find(op, stypes, attrs, shapes)
+    if rule is None:
+        if all(s == "default" for s in stypes):
+            from .ndarray import invoke
+            return invoke(op, list(inputs), attrs, out)
+        _warn_fallback(op, stypes)
+        return dense_invoke(op, inputs, attrs, out)
+    ctx = _context_of(op, inputs) or attrs.get("ctx") or current_context()
+    ctx = _sparse._context(ctx)             # (sparse storage lives on the CPU so far)
+    dtypes = [np.dtype(x.dtype) for x in inputs]
+    out_shapes = op.infer_shape(shapes, attrs)
+    out_dtypes = op.infer_type(dtypes, attrs)
+    rctx = run_context(ctx)
+    compute = rule.compute.get(rctx.kernels)
+    if compute is None:
+        raise op_error(op.name, f"has no {list(stypes)} storage kernel for {ctx.device_type}")
+    values = compute(rctx, [_sparse.raw(x) for x in inputs], attrs, out_shapes, out_dtypes)
+    want = rule.output_stypes(attrs, stypes)
+    for v, s, shape in zip(values, want, out_shapes):
+        got = F.stype_of_raw(v)
+        if got != s or tuple(v.shape) != tuple(shape):     # a rule's programming error
+            raise AssertionError(f"{op.name}: storage rule made {got} {tuple(v.shape)}, "
+                                 f"declared {s} {tuple(shape)}")
+    results = [_sparse.wrap(v, ctx) for v in values]
+    if tape_state.recording:
+        from .._core.dispatch import attach, parents
+        attach(op, attrs, parents(list(inputs)), list(inputs),
+               results if len(results) != 1 else results[0])
+    if out is not None:
+        return _write_out(op, results, out)
+    if len(results) == 1:
+        return results[0]
+    n = op.num_visible_outputs(attrs) if op._num_visible is not None else len(results)
+    return results[0] if n == 1 else results[:n]
+
+
+def _write_out(op, results, out):
+    """Copy ``results`` into the ``out=`` arrays (any storage: converted on the way)."""
+    targets = _as_list(out)
+    if len(targets) != len(results):
+        raise op_error(op.name, f"expected {len(results)} output array(s) in out=, got "
+                       f"{len(targets)}")
+    for r, o in zip(results, targets):
+        if tuple(o.shape) != tuple(r.shape):
+            raise op_error(op.name, f"out= has shape {tuple(o.shape)}, the result has shape "
+                           f"{tuple(r.shape)}")
+        if o._data is None and stype_of(r) != stype_of(o):
+            r = r.tostype(stype_of(o)) if stype_of(r) == "default" else \
+                r.tostype("default").tostype(stype_of(o))
+        r.copyto(o)
+    return out
+
+
+def front_invoke(op, inputs, kwargs, out=None):
+    """``mx.nd``'s strategy for an op with a storage rule that takes dense inputs (see
+    ``mxlite.ops.frontend.set_storage_strategy``): a rule that makes sparse outputs from
+    these dense inputs runs; anything else goes to the compiled invoke."""
+    from .._core.dispatch import parse_cached
+    from .ndarray import invoke
+    if all(isinstance(x, NDArray) and x._data is not None for x in inputs):
+        attrs = parse_cached(op, kwargs)
+        stypes = ("default",) * len(inputs)
+        rule = find(op, stypes, attrs, [tuple(x.shape) for x in inputs])
+        if rule is not None and any(s != "default" for s in rule.output_stypes(attrs, stypes)):
+            return sparse_invoke(op, inputs, attrs, out)
+    return invoke(op, inputs, kwargs, out)

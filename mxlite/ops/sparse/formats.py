@@ -1,0 +1,206 @@
+"""Sparse storage formats (MXNet's ``csr`` and ``row_sparse``) and their conversions.
+
+A sparse NDArray (``mxlite.ndarray.sparse``) holds one of these; the operators' storage
+rules (``mxlite.ops.sparse.rules``) compute on them. Index arrays are int64 (MXNet's aux
+types, and mxlite's large-tensor rule: ``nnz`` and every dimension may pass 2**32).
+
+- ``CSR``: a matrix of ``shape`` (rows, cols); row ``i`` holds the values
+  ``data[indptr[i]:indptr[i+1]]`` in the columns ``indices[indptr[i]:indptr[i+1]]``.
+- ``RowSparse``: an array of ``shape`` whose rows ``indices`` (strictly increasing) are
+  ``data`` (one row of ``shape[1:]`` each); every other row is zero.
+
+A format read from a user (``csr_matrix((data, indices, indptr))``) is not checked when it
+is made, as MXNet's is not (``check_format`` does that); every kernel that follows an index
+checks it first (``checked``), so a bad index is an MXNetError, never a read or write
+outside a buffer. Conversions here run on host (NumPy) arrays.
+"""
+import numpy as np
+
+from ...base import MXNetError
+
+__all__ = ["DEFAULT", "CSR_STYPE", "RSP_STYPE", "STYPES", "INDEX", "CSR", "RowSparse",
+           "stype_of_raw", "dense_to_csr", "dense_to_rsp", "to_dense", "check_format",
+           "checked", "empty_like_storage", "csr_zeros", "rsp_zeros"]
+
+DEFAULT, CSR_STYPE, RSP_STYPE = "default", "csr", "row_sparse"
+STYPES = (DEFAULT, RSP_STYPE, CSR_STYPE)
+INDEX = np.dtype(np.int64)
+
+
+class CSR:
+    """A compressed-sparse-row matrix (see the module docstring)."""
+
+    __slots__ = ("data", "indices", "indptr", "shape", "valid")
+    stype = CSR_STYPE
+
+    def __init__(self, data, indices, indptr, shape, valid=False):
+        self.data, self.indices, self.indptr = data, indices, indptr
+        self.shape = tuple(int(d) for d in shape)
+        self.valid = valid          # made by mxlite (or checked): every index is in range
+
+    dtype = property(lambda self: self.data.dtype)
+    nnz = property(lambda self: int(self.data.shape[0]))
+    aux = property(lambda self: (self.indptr, self.indices))   # MXNet's aux order
+
+    def copy(self):
+        return CSR(self.data.copy(), self.indices.copy(), self.indptr.copy(), self.shape,
+                   self.valid)
+
+
+class RowSparse:
+    """Rows ``indices`` of an array of ``shape``; the others are zero (module docstring)."""
+
+    __slots__ = ("data", "indices", "shape", "valid")
+    stype = RSP_STYPE
+
+    def __init__(self, data, indices, shape, valid=False):
+        self.data, self.indices = data, indices
+        self.shape = tuple(int(d) for d in shape)
+        self.valid = valid
+
+    dtype = property(lambda self: self.data.dtype)
+    nnz = property(lambda self: int(self.data.shape[0]))
+    aux = property(lambda self: (self.indices,))
+
+    def copy(self):
+        return RowSparse(self.data.copy(), self.indices.copy(), self.shape, self.valid)
+
+
+def stype_of_raw(value):
+    """'csr', 'row_sparse' or 'default' (a dense array) for a raw storage value."""
+    return getattr(value, "stype", DEFAULT) if isinstance(value, (CSR, RowSparse)) else DEFAULT
+
+
+def csr_zeros(shape, dtype):
+    """An all-zero CSR matrix of ``shape``."""
+    return CSR(np.zeros((0,), dtype), np.zeros((0,), INDEX), np.zeros((shape[0] + 1,), INDEX),
+               shape, valid=True)
+
+
+def rsp_zeros(shape, dtype):
+    """An all-zero row_sparse array of ``shape``."""
+    return RowSparse(np.zeros((0,) + tuple(shape[1:]), dtype), np.zeros((0,), INDEX), shape,
+                     valid=True)
+
+
+def empty_like_storage(stype, shape, dtype):
+    """The all-zero value of storage ``stype`` (dense: zeros)."""
+    if stype == CSR_STYPE:
+        return csr_zeros(shape, dtype)
+    if stype == RSP_STYPE:
+        return rsp_zeros(shape, dtype)
+    return np.zeros(shape, dtype)
+
+
+def dense_to_csr(dense):
+    """The CSR form of a 2-D host array: every element that is not 0 (NaN included), in
+    row-major order (so each row's columns are increasing)."""
+    if dense.ndim != 2:
+        raise MXNetError(f"cast_storage: csr storage is 2-D, got an array of shape {dense.shape}")
+    rows, cols = np.nonzero(dense)
+    counts = np.bincount(rows, minlength=dense.shape[0]) if rows.size else \
+        np.zeros(dense.shape[0], INDEX)
+    indptr = np.zeros(dense.shape[0] + 1, INDEX)
+    np.cumsum(counts, out=indptr[1:])
+    return CSR(np.ascontiguousarray(dense[rows, cols]), cols.astype(INDEX, copy=False), indptr,
+               dense.shape, valid=True)
+
+
+def dense_to_rsp(dense):
+    """The row_sparse form of a host array (ndim >= 1): the rows holding any element that is
+    not 0 (NaN included)."""
+    if dense.ndim < 1:
+        raise MXNetError("cast_storage: row_sparse storage needs at least 1 dimension")
+    flat = dense.reshape(dense.shape[0], -1)
+    rows = np.flatnonzero((flat != 0).any(axis=1)) if flat.shape[1] else np.zeros(0, INDEX)
+    return RowSparse(np.ascontiguousarray(dense[rows]), rows.astype(INDEX, copy=False),
+                     dense.shape, valid=True)
+
+
+def to_dense(value):
+    """The dense host array of a CSR or RowSparse value (checked first: a bad index is an
+    MXNetError); a dense array is returned as it is."""
+    if isinstance(value, CSR):
+        checked(value, "cast_storage")
+        out = np.zeros(value.shape, value.dtype)
+        rows = np.repeat(np.arange(value.shape[0], dtype=INDEX), np.diff(value.indptr))
+        out[rows, value.indices] = value.data
+        return out
+    if isinstance(value, RowSparse):
+        checked(value, "cast_storage")
+        out = np.zeros(value.shape, value.dtype)
+        out[value.indices] = value.data
+        return out
+    return value
+
+
+def _format_error(op, what):
+    return MXNetError(f"{op}: invalid sparse format: {what}")
+
+
+def _check_shapes(value, op):
+    """The structural checks (MXNet's ``check_format(full_check=False)``): the component
+    arrays' sizes agree with each other and with the shape."""
+    if isinstance(value, CSR):
+        if len(value.shape) != 2:
+            raise _format_error(op, f"csr storage is 2-D, the shape is {value.shape}")
+        if value.indptr.ndim != 1 or value.indptr.shape[0] != value.shape[0] + 1:
+            raise _format_error(op, f"indptr has shape {value.indptr.shape}; a csr matrix of "
+                                f"shape {value.shape} needs {value.shape[0] + 1} entries")
+        if value.indices.ndim != 1 or value.data.ndim != 1 or \
+                value.indices.shape[0] != value.data.shape[0]:
+            raise _format_error(op, f"indices has shape {value.indices.shape} and data "
+                                f"{value.data.shape}; both must be 1-D with one entry per "
+                                "stored value")
+    else:
+        if value.indices.ndim != 1 or value.data.shape[:1] != value.indices.shape:
+            raise _format_error(op, f"indices has shape {value.indices.shape} and data "
+                                f"{value.data.shape}; data needs one row per index")
+        if tuple(value.data.shape[1:]) != tuple(value.shape[1:]):
+            raise _format_error(op, f"data rows have shape {value.data.shape[1:]}; the array "
+                                f"of shape {value.shape} has rows of {value.shape[1:]}")
+
+
+def check_format(value, full_check=True, op="check_format"):
+    """MXNet's ``check_format``: MXNetError naming what is wrong, else None. The full check
+    also reads the indices: CSR's indptr starts at 0, never decreases and ends at nnz, and
+    each row's column indices are in range and strictly increasing; row_sparse's row indices
+    are in range and strictly increasing. A value passing the full check is marked valid."""
+    _check_shapes(value, op)
+    if not full_check:
+        return
+    if isinstance(value, CSR):
+        indptr, idx, nnz = value.indptr, value.indices, value.nnz
+        if indptr[0] != 0 or indptr[-1] != nnz:
+            raise _format_error(op, f"indptr must start at 0 and end at nnz={nnz}; it runs "
+                                f"from {int(indptr[0])} to {int(indptr[-1])}")
+        if np.any(np.diff(indptr) < 0):
+            raise _format_error(op, "indptr decreases")
+        if nnz:
+            if idx.min() < 0 or idx.max() >= value.shape[1]:
+                raise _format_error(op, f"a column index is outside [0, {value.shape[1]})")
+            step = np.diff(idx)
+            starts = indptr[1:-1]
+            starts = starts[(starts > 0) & (starts < nnz)] - 1   # no step across a row's start
+            bad = step <= 0
+            bad[starts] = False
+            if bad.any():
+                raise _format_error(op, "the column indices of a row are not strictly "
+                                    "increasing (unsorted or repeated)")
+    else:
+        idx = value.indices
+        if idx.shape[0]:
+            if idx.min() < 0 or idx.max() >= value.shape[0]:
+                raise _format_error(op, f"a row index is outside [0, {value.shape[0]})")
+            if np.any(np.diff(idx) <= 0):
+                raise _format_error(op, "the row indices are not strictly increasing "
+                                    "(unsorted or repeated)")
+    value.valid = True
+
+
+def checked(value, op):
+    """``value`` after the full format check, done once per value (kernels call this before
+    they follow an index)."""
+    if not value.valid:
+        check_format(value, True, op)
+    return value
