@@ -58,12 +58,15 @@ def test_np_shape_file_loads_zero_d_and_empty():
 
 
 @pytest.mark.parametrize("name,stype", [("csr.params", "csr"), ("row_sparse.params", "row_sparse")])
-def test_sparse_files_are_refused_clearly(name, stype):
-    with pytest.raises(mx.MXNetError, match=f"{name}.*{stype} \\(sparse\\) storage is not supported"):
-        mx.nd.load(fixture(name))
+def test_sparse_files_load(name, stype):
+    loaded = mx.nd.load(fixture(name))
+    arr = loaded[0] if isinstance(loaded, list) else loaded["w"]
+    assert arr.stype == stype
+    assert same(arr.asnumpy(), np.array([[0, 1.5], [0, 0]], dtype="float32"))
 
 
 @pytest.mark.parametrize("name", ["dtypes.params", "list.params", "npshape.params",
+                                  "csr.params", "row_sparse.params",
                                   "mlp-0000.params", "convnet-0000.params", "mlp-io.params",
                                   "convnet-io.params"])
 def test_resave_writes_mxnets_bytes(tmp_path, name):

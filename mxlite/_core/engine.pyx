@@ -145,10 +145,23 @@ cdef _backprop_node(F, Node node, list ograds, dict grads, set relevant):
     for parent, want, g, shape in zip(node.parents, wants, in_grads, node.input_shapes):
         if not want or g is None:
             continue
-        if (<NDArrayBase?>g)._data.shape != shape:
+        if _shape_of(g) != shape:
             raise MXNetError(f"autograd: the gradient of {op.name!r} has shape {g.shape}, its "
                              f"input has shape {shape}")
-        grads[parent] = g if parent not in grads else grads[parent] + g
+        grads[parent] = g if parent not in grads else _sum(F, grads[parent], g)
+
+
+cdef object _shape_of(g):
+    d = (<NDArrayBase?>g)._data
+    return d.shape if d is not None else tuple(g.shape)
+
+
+cdef object _sum(F, a, b):
+    """a + b of two gradients of one input (sparse ones by the storage rules: row_sparse
+    plus row_sparse stays row_sparse, with a dense one it is dense)."""
+    if (<NDArrayBase>a)._data is None or (<NDArrayBase>b)._data is None:
+        return F.elemwise_add(a, b)
+    return a + b
 
 
 cdef bint _takes_gradient(object var):
@@ -203,6 +216,9 @@ cpdef backward_to_variables(F, list heads, list head_grads, bint retain_graph, b
             continue
         buf = <NDArrayBase>var._grad
         buffer = buf._data
+        if buffer is None or (g is not None and (<NDArrayBase>g)._data is None):
+            _store_sparse(F, var, buf, g)     # a sparse gradient, or a sparse buffer
+            continue
         buf._version[0] += 1
         if g is None:
             if var._grad_req == "write":
@@ -211,3 +227,24 @@ cpdef backward_to_variables(F, list heads, list head_grads, bint retain_graph, b
             buffer += (<NDArrayBase>g)._data
         else:
             _namespace_for(buf._ctx).cast_into(buffer, (<NDArrayBase>g)._data)
+
+
+cdef _store_sparse(F, NDArrayBase var, NDArrayBase buf, g):
+    """Write gradient ``g`` into ``var``'s gradient buffer ``buf`` where either is sparse:
+    converted to the buffer's storage type ('add': summed first)."""
+    want = buf.stype
+    if g is None:
+        if var._grad_req == "write":
+            F.zeros_like(buf).copyto(buf)
+        return
+    if var._grad_req == "add":
+        g = _sum(F, buf, g)
+    if g.stype != want:
+        g = g.tostype("default") if g.stype != "default" else g
+        if want != "default":
+            g = g.tostype(want)
+    if want == "default":
+        _namespace_for(buf._ctx).cast_into(buf._data, (<NDArrayBase>g)._data)
+        buf._version[0] += 1
+    else:
+        g.copyto(buf)

@@ -78,9 +78,13 @@ class Parameter:
     def __init__(self, name, grad_req="write", shape=None, dtype=np.float32, lr_mult=1.0,
                  wd_mult=1.0, init=None, allow_deferred_init=False, differentiable=True,
                  stype="default", grad_stype="default"):
-        if stype != "default" or grad_stype != "default":
-            raise MXNetError(f"Parameter {name!r}: only dense storage is supported "
-                             f"(stype={stype!r}, grad_stype={grad_stype!r})")
+        if stype != "default":
+            raise MXNetError(f"Parameter {name!r}: stype={stype!r}: sparse weights (pulled "
+                             "row by row from a kvstore) are not supported yet; the weight "
+                             "is dense ('default'), its gradient may be row_sparse")
+        if grad_stype not in ("default", "row_sparse", "csr"):
+            raise MXNetError(f"Parameter {name!r}: unknown grad_stype {grad_stype!r}")
+        self._grad_stype = grad_stype
         self._var = None
         self._data = None           # list of NDArrays, one per context
         self._grad = None
@@ -282,10 +286,15 @@ class Parameter:
             self._grad = None
             return
         self._data = [d.detach() for d in self._data]
-        # pages mapped on first write: an inference-only model's gradients take no memory
-        self._grad = [nd.NDArray._wrap(
-            namespace_for(d.context).untouched_zeros(d.shape, d.dtype), d.context)
-            for d in self._data]
+        grad_stype = getattr(self, "_grad_stype", "default")
+        if grad_stype != "default":       # nothing stored until a backward
+            self._grad = [nd.sparse.zeros(grad_stype, d.shape, ctx=d.context,
+                                          dtype=d.dtype) for d in self._data]
+        else:
+            # pages mapped on first write: an inference-only model's gradients take no memory
+            self._grad = [nd.NDArray._wrap(
+                namespace_for(d.context).untouched_zeros(d.shape, d.dtype), d.context)
+                for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
         self._seen = [g._version[0] for g in self._grad]
 
@@ -398,7 +407,10 @@ class Parameter:
             return
         with autograd.pause():
             for g in self._grad:
-                g[:] = 0
+                if g.stype != "default":
+                    nd.sparse.zeros(g.stype, g.shape, ctx=g.context, dtype=g.dtype).copyto(g)
+                else:
+                    g[:] = 0
 
     def var(self):
         """The symbol variable of this parameter (shape, dtype, multipliers and

@@ -247,9 +247,18 @@ class NDArray(_dispatch.NDArrayBase):
 
     # ---- autograd ------------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None):
-        """Allocate ``.grad`` (zeros) and mark this array as a variable for autograd."""
-        zeros = namespace_for(self._ctx).zeros(self._data.shape, self._data.dtype)
-        _tape.mark_variables([self], [NDArray._wrap(zeros, self._ctx)], grad_req)
+        """Allocate ``.grad`` (zeros, in storage ``stype``: by default this array's, as
+        MXNet) and mark this array as a variable for autograd. A gradient of another
+        storage type is converted into it (row_sparse keeps only the rows a gradient has)."""
+        check_storage_type("attach_grad", stype)
+        stype = stype or self.stype
+        if stype == "default":
+            zeros = namespace_for(self._ctx).zeros(tuple(self.shape), np.dtype(self.dtype))
+            grad = NDArray._wrap(zeros, self._ctx)
+        else:
+            from .sparse import zeros as sparse_zeros
+            grad = sparse_zeros(stype, self.shape, ctx=self._ctx, dtype=self.dtype)
+        _tape.mark_variables([self], [grad], grad_req)
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Back-propagate from this array into the ``.grad`` of the variables it depends on;

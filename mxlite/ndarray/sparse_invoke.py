@@ -100,7 +100,20 @@ def sparse_invoke(op, inputs, attrs, out=None):
     compute = rule.compute.get(rctx.kernels)
     if compute is None:
         raise op_error(op.name, f"has no {list(stypes)} storage kernel for {ctx.device_type}")
-    values = compute(rctx, [_sparse.raw(x) for x in inputs], attrs, out_shapes, out_dtypes)
+    raw_in = [_sparse.raw(x) for x in inputs]
+    targets = _as_list(out) if out is not None else None
+    if rule.writes_out:
+        raw_out = None
+        if targets is not None and all(
+                o._data is not None and tuple(o.shape) == tuple(s) and o._data.dtype == d
+                for o, s, d in zip(targets, out_shapes, out_dtypes)):
+            raw_out = [o._data for o in targets]
+        values = compute(rctx, raw_in, attrs, out_shapes, out_dtypes, out=raw_out)
+    else:
+        values = compute(rctx, raw_in, attrs, out_shapes, out_dtypes)
+    if op.mutate_inputs:
+        for i in op.mutated_indices(attrs):
+            inputs[i]._version[0] += 1
     want = rule.output_stypes(attrs, stypes)
     for v, s, shape in zip(values, want, out_shapes):
         got = F.stype_of_raw(v)
@@ -127,6 +140,9 @@ def _write_out(op, results, out):
         raise op_error(op.name, f"expected {len(results)} output array(s) in out=, got "
                        f"{len(targets)}")
     for r, o in zip(results, targets):
+        if r._data is not None and r._data is o._data:     # written in place by the rule
+            o._version[0] += 1
+            continue
         if tuple(o.shape) != tuple(r.shape):
             raise op_error(op.name, f"out= has shape {tuple(o.shape)}, the result has shape "
                            f"{tuple(r.shape)}")

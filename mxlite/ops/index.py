@@ -515,7 +515,9 @@ register(OpDef(
     "_take_grad", inputs=("grad", "indices", "data"),
     params=(Param("axis", "int", 0, "the axis of the take"),
             Param("mode", "str", "clip", "the take's mode: 'clip', 'wrap' or 'raise'",
-                  choices=_CLIP_WRAP_RAISE)),
+                  choices=_CLIP_WRAP_RAISE),
+            Param("sparse_grad", "bool", False, "with axis 0: a row_sparse result holding "
+                  "only the rows indexed (mx.nd; a compiled graph makes it dense)")),
     infer_shape=_take_grad_shape, infer_type=_no_bool_grad("_take_grad"),
     compute={"cpu": _take_grad_compute}, gradient=_take_grad_gradient,
     doc="""The adjoint of ``take(data, indices, axis, mode)`` (its gradient with respect to data).

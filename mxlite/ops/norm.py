@@ -999,7 +999,8 @@ def _emb_grad(F, node, ograds):
     data, weight = node.inputs
     if not node.wants[1]:
         return [None, None]
-    return [None, F._internal._take_grad(ograds[0], data, weight, axis=0, mode="raise")]
+    return [None, F._internal._take_grad(ograds[0], data, weight, axis=0, mode="raise",
+                                         sparse_grad=node.attrs.sparse_grad)]
 
 
 register(OpDef(
@@ -1007,8 +1008,8 @@ register(OpDef(
     params=(Param("input_dim", "int", REQUIRED, "vocabulary size: rows of weight"),
             Param("output_dim", "int", REQUIRED, "embedding size: columns of weight"),
             Param("dtype", "dtype", "float32", "dtype of weight and of the output"),
-            Param("sparse_grad", "bool", False, "accepted for compatibility: the weight "
-                  "gradient is always dense")),
+            Param("sparse_grad", "bool", False, "the weight gradient as row_sparse: only "
+                  "the rows looked up (dense in a compiled graph)")),
     infer_shape=_emb_shape, infer_type=_emb_type, compute={"cpu": _emb_compute},
     gradient=_emb_grad, backward_shape=_emb_backward_shape,
     doc="""Look up rows of ``weight`` (shape ``(input_dim, output_dim)``) at the indices in
@@ -1018,7 +1019,8 @@ row into the row of its index (repeated indices accumulate); the indices get no 
 
 Difference from MXNet 1.x: an index outside ``[0, input_dim)`` is an ``MXNetError`` naming
 it and its position (MXNet clipped it silently to the first or last row).
-``sparse_grad=True`` is accepted but the gradient is dense.
+With ``sparse_grad=True`` the weight gradient is row_sparse (the rows looked up), so an
+optimizer's lazy update touches only those rows.
 
 >>> w = mx.nd.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
 >>> mx.nd.Embedding(mx.nd.array([2, 0]), w, input_dim=3, output_dim=2).asnumpy().tolist()

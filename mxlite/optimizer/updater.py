@@ -54,9 +54,14 @@ class Updater:
 
     def _update_aggregated(self, indices, weights, grads):
         """MXNet's aggregated updates: the weights grouped by dtype, each group in lists of
-        at most ``optimizer.aggregate_num`` (SGD runs a list as one multi-tensor update)."""
+        at most ``optimizer.aggregate_num`` (SGD runs a list as one multi-tensor update); a
+        sparse gradient or weight updates alone."""
         by_dtype = {}
         for i, w, g in zip(indices, weights, grads):
+            if g.stype != "default" or w.stype != "default":
+                # sparse: alone, so its update is the lazy one of its storage rule
+                self.optimizer.update_multi_precision(i, w, g, self.states[i])
+                continue
             by_dtype.setdefault(w.dtype, []).append((i, w, g))
         size = self.optimizer.aggregate_num
         for items in by_dtype.values():

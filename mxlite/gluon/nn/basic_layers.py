@@ -236,19 +236,19 @@ class LayerNorm(_Normalization):
 
 class Embedding(HybridBlock):
     """Rows of ``weight`` (``(input_dim, output_dim)``) picked by integer indices
-    (``Embedding``). ``sparse_grad`` is refused (dense gradients only)."""
+    (``Embedding``). With ``sparse_grad=True`` the weight's gradient is row_sparse (the rows
+    a batch looked up), so the optimizer updates only those rows (its lazy update); a
+    hybridized block computes it dense (the same values)."""
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
-        if sparse_grad:
-            raise MXNetError("Embedding: sparse_grad=True needs row_sparse gradients, which "
-                             "mxlite does not have; use sparse_grad=False")
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
                         "sparse_grad": sparse_grad}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim),
                                       init=weight_initializer, dtype=dtype,
-                                      allow_deferred_init=True)
+                                      allow_deferred_init=True,
+                                      grad_stype="row_sparse" if sparse_grad else "default")
 
     def hybrid_forward(self, F, x, weight):
         """The lookup."""

@@ -6,6 +6,7 @@ call                   result              kernel
 dot(csr, dense)        dense               csr_dense
 dot(csr.T, dense)      row_sparse          csr_t_dense
 dot(dense, csr)        csr                 dense_csr
+dot(dense.T, csr)      dense               dense_csr
 dot(csr, row_sparse)   as with a dense rhs (the rhs is made dense)
 =====================  ==================  ============
 
@@ -113,7 +114,7 @@ def _csr_rhs(rctx, values, attrs, shapes, dtypes):
     x = F.checked(values[1], "dot")
     if attrs.transpose_b:
         x = _transposed(x)
-    return [_finish(dense_csr(lhs, x), attrs, F.CSR_STYPE)]
+    return [_finish(dense_csr(lhs, x), attrs, _dense_csr_stype(attrs))]
 
 
 def _lhs_stype(default):
@@ -124,5 +125,9 @@ _lhs_default = _lhs_stype(lambda attrs: F.RSP_STYPE if attrs.transpose_a else F.
 for _rhs in (F.DEFAULT, F.RSP_STYPE):
     add_rule("dot", StorageRule((F.CSR_STYPE, _rhs), _lhs_default, {CPU: _csr_lhs},
                                 when=_two_d))
-add_rule("dot", StorageRule((F.DEFAULT, F.CSR_STYPE), _lhs_stype(lambda attrs: F.CSR_STYPE),
+def _dense_csr_stype(attrs):
+    return F.DEFAULT if attrs.transpose_a else F.CSR_STYPE
+
+
+add_rule("dot", StorageRule((F.DEFAULT, F.CSR_STYPE), _lhs_stype(_dense_csr_stype),
                             {CPU: _csr_rhs}, when=_two_d))

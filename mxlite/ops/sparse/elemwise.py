@@ -11,7 +11,10 @@
   ``broadcast_mul``/``broadcast_div`` of a csr matrix by a dense row or column vector.
 - ``add_n`` of row_sparse arrays is row_sparse.
 
-A position stored in a result may hold 0 (``x - x``): MXNet's results keep them too.
+A position stored in a result may hold 0 (``x - x``): MXNet's results keep them too. A
+position not stored is a structural zero: a dense operand's infinity or NaN there does not
+reach the result (``csr * inf`` is 0 where csr stores nothing), which is what MXNet and
+SciPy compute.
 """
 import numpy as np
 
@@ -162,7 +165,8 @@ def _sparse_times_dense(sparse_index, divide=False):
             other = np.broadcast_to(dense, x.shape)[rows, x.indices]
         else:
             other = np.broadcast_to(dense, x.shape)[x.indices]
-        data = x.data / other if divide else x.data * other
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            data = x.data / other if divide else x.data * other
         return [_with_data(x, data.astype(dtypes[0], copy=False))]
     return compute
 

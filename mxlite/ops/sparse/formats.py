@@ -34,7 +34,8 @@ class CSR:
     stype = CSR_STYPE
 
     def __init__(self, data, indices, indptr, shape, valid=False):
-        self.data, self.indices, self.indptr = data, indices, indptr
+        self.data, self.indices, self.indptr = (np.ascontiguousarray(a)
+                                                for a in (data, indices, indptr))
         self.shape = tuple(int(d) for d in shape)
         self.valid = valid          # made by mxlite (or checked): every index is in range
 
@@ -54,7 +55,7 @@ class RowSparse:
     stype = RSP_STYPE
 
     def __init__(self, data, indices, shape, valid=False):
-        self.data, self.indices = data, indices
+        self.data, self.indices = np.ascontiguousarray(data), np.ascontiguousarray(indices)
         self.shape = tuple(int(d) for d in shape)
         self.valid = valid
 

@@ -29,17 +29,21 @@ class StorageRule:
     - ``outputs``: the output storage types, or ``fn(attrs, in_stypes)`` -> them;
     - ``compute``: {kernels: fn} as an OpDef's (see the module docstring);
     - ``when``: ``fn(attrs, in_shapes)`` -> whether this call is taken (default: always),
-      e.g. ``sum`` of a csr matrix along axis 0 or 1 only.
+      e.g. ``sum`` of a csr matrix along axis 0 or 1 only;
+    - ``writes_out``: the compute function takes ``out=`` (the raw dense arrays of the
+      call's ``out=``, or None) and writes its results there, returning those arrays (an
+      optimizer's in-place update of a few rows); inputs the op mutates are updated in
+      place as with its dense kernels.
     """
 
-    __slots__ = ("inputs", "outputs", "compute", "when")
+    __slots__ = ("inputs", "outputs", "compute", "when", "writes_out")
 
-    def __init__(self, inputs, outputs, compute, when=None):
+    def __init__(self, inputs, outputs, compute, when=None, writes_out=False):
         for s in inputs:
             if s not in STYPES + (ANY, SPARSE):
                 raise ValueError(f"StorageRule: unknown storage type {s!r}")
         self.inputs, self.outputs = tuple(inputs), outputs
-        self.compute, self.when = dict(compute), when
+        self.compute, self.when, self.writes_out = dict(compute), when, writes_out
 
     def takes(self, stypes, attrs, shapes, variadic):
         pattern = self.inputs * len(stypes) if variadic and len(self.inputs) == 1 \

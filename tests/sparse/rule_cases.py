@@ -1,0 +1,71 @@
+"""The calls that drive every storage rule (tests/sparse/test_sparse_rules.py), as plain data:
+this module imports neither mxlite nor MXNet, so tests/fixtures/make_sparse_fixture.py runs
+the same calls on MXNet 1.9.1 to record the output storage types MXNet gives."""
+
+CSR, RSP, DNS = "csr", "row_sparse", "default"
+
+# MXNet 1.9.1's unary ops with sparse outputs, and its scalar ops that keep sparsity
+UNARY = ("abs", "arcsin", "arcsinh", "arctan", "arctanh", "cbrt", "ceil", "degrees", "expm1",
+         "fix", "floor", "log1p", "negative", "radians", "relu", "rint", "round", "sign", "sin",
+         "sinh", "sqrt", "square", "tan", "tanh", "trunc", "clip", "_contrib_round_ste",
+         "_contrib_sign_ste")
+SCALAR = {"_mul_scalar": 3.0, "_div_scalar": 4.0, "_plus_scalar": 0.0, "_minus_scalar": 0.0,
+          "_greater_scalar": 0.1, "_greater_equal_scalar": 0.2, "_lesser_scalar": -0.1,
+          "_lesser_equal_scalar": -0.2, "_equal_scalar": 0.5, "_not_equal_scalar": 0.0}
+RETAINED_ROWS = [6, 0, 3]
+
+
+def case(op, stypes, shapes, attrs=None, low=-1.0, high=1.0):
+    return dict(op=op, stypes=tuple(stypes), shapes=[tuple(s) for s in shapes],
+                attrs=attrs or {}, low=low, high=high)
+
+
+def label(c):
+    """A case's name (its key in the fixture)."""
+    attrs = ",".join(f"{k}={v}" for k, v in sorted(c["attrs"].items()))
+    return f"{c['op']}({'-'.join(c['stypes']) or 'none'};{attrs})"
+
+
+CASES = [
+    case("cast_storage", (DNS,), [(5, 6)], {"stype": CSR}),
+    case("cast_storage", (DNS,), [(5, 2, 3)], {"stype": RSP}),
+    case("cast_storage", (CSR,), [(5, 6)], {"stype": DNS}),
+    case("cast_storage", (RSP,), [(5, 6)], {"stype": DNS}),
+    case("cast_storage", (CSR,), [(5, 6)], {"stype": CSR}),
+    case("zeros", (), [], {"shape": (4, 3), "stype": CSR}),
+    case("zeros", (), [], {"shape": (4, 3), "stype": RSP}),
+    case("zeros_like", (CSR,), [(4, 5)]),
+    case("zeros_like", (RSP,), [(4, 5)]),
+    case("_copy", (CSR,), [(4, 5)]),
+    case("stop_gradient", (RSP,), [(4, 5)]),
+    case("make_loss", (CSR,), [(4, 5)]),
+    case("slice", (CSR,), [(7, 5)], {"begin": (2,), "end": (5,)}),
+    case("slice", (CSR,), [(7, 5)], {"begin": (1, 1), "end": (6, 4)}),
+    case("_sparse_retain", (RSP, DNS), [(8, 3), (3,)]),
+    case("dot", (CSR, DNS), [(6, 7), (7, 3)]),
+    case("dot", (CSR, DNS), [(6, 7), (3, 7)], {"transpose_b": True}),
+    case("dot", (CSR, DNS), [(6, 7), (6, 3)], {"transpose_a": True}),
+    case("dot", (CSR, DNS), [(6, 7), (6, 3)], {"transpose_a": True, "forward_stype": DNS}),
+    case("dot", (CSR, RSP), [(6, 7), (7, 3)]),
+    case("dot", (CSR, RSP), [(6, 7), (6, 3)], {"transpose_a": True}),
+    case("dot", (DNS, CSR), [(4, 6), (6, 5)]),
+    case("dot", (DNS, CSR), [(4, 6), (5, 6)], {"transpose_b": True}),
+    case("dot", (DNS, CSR), [(6, 4), (6, 5)], {"transpose_a": True}),
+    case("sum", (CSR,), [(5, 7)], {"axis": 0}),
+    case("sum", (CSR,), [(5, 7)], {"axis": 1, "keepdims": True}),
+    case("mean", (CSR,), [(5, 7)], {"axis": -1}),
+    case("add_n", (RSP, RSP, RSP), [(6, 3)] * 3),
+    case("broadcast_mul", (CSR, DNS), [(5, 4), (1, 4)]),
+    case("broadcast_div", (CSR, DNS), [(5, 4), (5, 1)], low=0.5, high=2.0),
+    case("clip", (CSR,), [(5, 4)], {"a_min": -0.5, "a_max": 0.5}),
+    case("clip", (RSP,), [(5, 4)], {"a_min": -0.5, "a_max": 0.5}),
+]
+for _name in ("elemwise_add", "elemwise_sub", "elemwise_mul"):
+    CASES += [case(_name, (CSR, CSR), [(5, 6)] * 2), case(_name, (RSP, RSP), [(5, 6)] * 2)]
+    for _pair in ((CSR, DNS), (DNS, CSR), (RSP, DNS), (DNS, RSP)):
+        CASES.append(case(_name, _pair, [(5, 6)] * 2))
+for _name in UNARY:
+    if _name != "clip":
+        CASES += [case(_name, (s,), [(5, 6)], low=-0.9, high=0.9) for s in (CSR, RSP)]
+for _name, _scalar in SCALAR.items():
+    CASES += [case(_name, (s,), [(5, 6)], {"scalar": _scalar}) for s in (CSR, RSP)]

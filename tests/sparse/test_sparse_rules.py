@@ -1,0 +1,162 @@
+"""Every storage rule of every operator record, against the same operator on dense copies.
+
+The calls (tests/sparse/rule_cases.py) drive each rule with random inputs of the storage
+types it takes. The result must equal the dense computation (the operator's dense kernels,
+the specification), pass ``check_format``, and have the storage type MXNet 1.9.1 gives for
+the same call (tests/fixtures/sparse_stypes_mxnet.json, made by
+tests/fixtures/make_sparse_fixture.py). A rule no call reaches fails
+``test_every_rule_has_a_case``, so a new rule cannot land untested.
+"""
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import mxlite as mx
+from mxlite.ndarray.sparse_invoke import front_invoke, stype_of
+from mxlite.ops.registry import REGISTRY
+from mxlite.ops.sparse import elemwise, rules
+from rule_cases import CASES, CSR, DNS, RETAINED_ROWS, RSP, SCALAR, UNARY, label
+
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "fixtures", "sparse_stypes_mxnet.json")
+with open(FIXTURE) as _f:
+    MXNET_STYPE = json.load(_f)
+
+
+def random_input(rng, stype, shape, low=-1.0, high=1.0):
+    dense = rng.uniform(low, high, shape).astype(np.float32)
+    if stype == CSR:
+        dense[rng.random(shape) < 0.6] = 0
+    elif stype == RSP:
+        dense[rng.random(shape[0]) < 0.5] = 0
+    if dense.size and stype != DNS:
+        dense.reshape(-1)[0] = 0                       # at least one zero
+    x = mx.nd.array(dense)
+    return x if stype == DNS else x.tostype(stype)
+
+
+def _inputs(c, rng):
+    if c["op"] == "_sparse_retain":
+        return [random_input(rng, RSP, c["shapes"][0]), mx.nd.array(RETAINED_ROWS)]
+    return [random_input(rng, s, shape, c["low"], c["high"])
+            for s, shape in zip(c["stypes"], c["shapes"])]
+
+
+def _dense(x):
+    return x.tostype("default") if stype_of(x) != DNS else x
+
+
+def call(op, inputs, attrs):
+    """``mx.nd``'s call of ``op`` (sparse or dense inputs)."""
+    return front_invoke(op, list(inputs), dict(attrs))
+
+
+@pytest.mark.parametrize("c", CASES, ids=label)
+def test_rule_equals_dense(c, rng):
+    op = REGISTRY[c["op"]]
+    inputs = _inputs(c, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # a rule runs: no storage fallback
+        got = call(op, inputs, c["attrs"])
+    assert stype_of(got) == MXNET_STYPE[label(c)]
+    if stype_of(got) != DNS:
+        got.check_format()
+    if c["op"] == "zeros":
+        want = np.zeros(c["attrs"]["shape"])
+    elif c["op"] == "cast_storage":
+        want = _dense(inputs[0]).asnumpy()
+    elif c["op"] == "_sparse_retain":
+        want = _dense(inputs[0]).asnumpy()
+        want[~np.isin(np.arange(want.shape[0]), RETAINED_ROWS)] = 0
+    else:
+        want = call(op, [_dense(x) for x in inputs], c["attrs"]).asnumpy()
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+def test_every_rule_has_a_case():
+    reached = set()
+    for c in CASES:
+        op = REGISTRY[c["op"]]
+        rule = rules.find(op, c["stypes"], op.parse_attrs(dict(c["attrs"])), c["shapes"])
+        assert rule is not None, f"no rule takes {label(c)}"
+        reached.add(id(rule))
+    missing = sorted({f"{op.name} rule {i} {rule.inputs}" for op in REGISTRY.values()
+                      for i, rule in enumerate(op.storage) if id(rule) not in reached})
+    assert not missing, f"storage rules no case reaches: {missing}"
+
+
+def test_the_cases_list_the_value_rules():
+    assert tuple(UNARY) == elemwise.UNARY and tuple(SCALAR) == elemwise.SCALAR
+
+
+@pytest.mark.parametrize("name", UNARY + tuple(SCALAR))
+def test_value_rules_map_zero_to_zero(name):
+    """Such a rule computes on stored positions only: with these attrs the op maps 0 to 0."""
+    op = REGISTRY[name]
+    attrs = op.parse_attrs({"scalar": SCALAR[name]} if name in SCALAR else
+                           ({"a_min": -1, "a_max": 1} if name == "clip" else {}))
+    assert elemwise.maps_zero_to_zero(op, attrs)
+
+
+@pytest.mark.parametrize("name,attrs", [("_plus_scalar", {"scalar": 1.0}),
+                                        ("clip", {"a_min": 0.5, "a_max": 1.0}),
+                                        ("_greater_equal_scalar", {"scalar": 0.0})])
+def test_ops_that_move_zero_run_dense(name, attrs, rng, monkeypatch):
+    from mxlite.ndarray import sparse_invoke
+    monkeypatch.setattr(sparse_invoke, "_warned", set())
+    x = random_input(rng, CSR, (4, 5))
+    op = REGISTRY[name]
+    with pytest.warns(RuntimeWarning, match="Storage type fallback"):
+        got = call(op, [x], attrs)
+    assert stype_of(got) == DNS
+    want = call(op, [x.tostype("default")], attrs)
+    np.testing.assert_array_equal(got.asnumpy(), want.asnumpy())
+
+
+def test_fallback_warns_once_and_is_correct(rng, monkeypatch):
+    from mxlite.ndarray import sparse_invoke
+    monkeypatch.setattr(sparse_invoke, "_warned", set())
+    x = random_input(rng, CSR, (4, 5))
+    with pytest.warns(RuntimeWarning, match="'exp'.*csr"):
+        y = mx.nd.exp(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mx.nd.exp(x)                           # the second time: silent
+    np.testing.assert_allclose(y.asnumpy(), np.exp(x.asnumpy()), rtol=1e-6)
+    monkeypatch.setenv("MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mx.nd.cos(x)
+
+
+def test_arithmetic_operators_follow_mxnets_sparse_functions(rng):
+    a, b = random_input(rng, CSR, (4, 5)), random_input(rng, CSR, (4, 5))
+    da, db = a.asnumpy(), b.asnumpy()
+    assert (a + b).stype == CSR and (a * 2).stype == CSR and (a / 2).stype == CSR
+    np.testing.assert_allclose((a + b).asnumpy(), da + db, rtol=1e-6)
+    np.testing.assert_allclose((a - b).asnumpy(), da - db, rtol=1e-6)
+    np.testing.assert_allclose((a * b).asnumpy(), da * db, rtol=1e-6)
+    np.testing.assert_allclose((-a).asnumpy(), -da)
+    np.testing.assert_allclose((2 * a).asnumpy(), 2 * da)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose((a + 1).asnumpy(), da + 1)
+        np.testing.assert_allclose((1 - a).asnumpy(), 1 - da)
+    r = random_input(rng, RSP, (4, 5))
+    d = mx.nd.array(rng.standard_normal((4, 5)).astype(np.float32))
+    assert (r * d).stype == RSP and (r + r).stype == RSP
+    np.testing.assert_allclose((r * d).asnumpy(), r.asnumpy() * d.asnumpy(), rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose((d + a).asnumpy(), d.asnumpy() + da, rtol=1e-6)
+
+
+def test_sparse_namespace_holds_the_ops_with_rules():
+    for name in ("dot", "retain", "elemwise_add", "sqrt", "cast_storage", "sum", "add_n",
+                 "slice", "zeros_like", "csr_matrix", "row_sparse_array", "zeros"):
+        assert callable(getattr(mx.nd.sparse, name)), name
+    assert not hasattr(mx.nd.sparse, "Convolution")
+    assert callable(mx.sym.sparse.dot) and callable(mx.sym.sparse.retain)
