@@ -30,7 +30,8 @@ _P = inspect.Parameter
 def expected_namespace(name):
     """Where a registered name is shown (MXNet's prefixes): ('random', 'uniform') etc."""
     for prefix, ns in (("_random_", "random"),
-                       ("_contrib_", "contrib"), ("_linalg_", "linalg"), ("_image_", "image")):
+                       ("_contrib_", "contrib"), ("_linalg_", "linalg"), ("_image_", "image"),
+                       ("_sparse_", "sparse")):
         if name.startswith(prefix):
             return ns, name[len(prefix):]
     return ("_internal", name) if name.startswith("_") else ("", name)

@@ -20,7 +20,7 @@ __all__ = ["NDArray", "array", "empty", "waitall", "concatenate", "moveaxis"]
 
 def _install_namespaces():
     from ..ops.frontend import set_storage_strategy
-    from .sparse_invoke import front_invoke
+    from ._sparse_invoke import front_invoke
     from . import sparse as real_sparse     # (before populate sets a namespace of that name)
     set_storage_strategy(_invoke, front_invoke)
     module = _sys.modules[__name__]

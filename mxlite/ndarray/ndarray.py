@@ -545,7 +545,7 @@ class _SlowPaths:
 
     @staticmethod
     def sparse_invoke(op, inputs, attrs, out):
-        from .sparse_invoke import sparse_invoke
+        from ._sparse_invoke import sparse_invoke
         return sparse_invoke(op, inputs, attrs, out)
 
 

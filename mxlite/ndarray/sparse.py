@@ -4,7 +4,7 @@
 A sparse array keeps its storage (``mxlite.ops.sparse.formats``: ``CSR`` or ``RowSparse``,
 int64 indices) in place of a dense buffer. Every operator takes it: one whose record has a
 storage rule for these inputs computes on the stored values; any other runs on dense
-copies, with MXNet's one-time "storage fallback" warning (``mxlite.ndarray.sparse_invoke``).
+copies, with MXNet's one-time "storage fallback" warning (``mxlite.ndarray._sparse_invoke``).
 
 Differences from MXNet 1.9.1, on purpose:
 

@@ -337,8 +337,6 @@ def test_layer_errors():
         nn.Conv2D(3, (3, 3, 3))
     with pytest.raises(mx.MXNetError, match="alpha"):
         nn.LeakyReLU(-1)
-    with pytest.raises(mx.MXNetError, match="sparse_grad"):
-        nn.Embedding(3, 4, sparse_grad=True)
     layer = nn.Dense(3, in_units=4)
     layer.initialize()
     with pytest.raises(mx.MXNetError, match="FullyConnected"):

@@ -15,9 +15,11 @@ SCALAR = {"_mul_scalar": 3.0, "_div_scalar": 4.0, "_plus_scalar": 0.0, "_minus_s
 RETAINED_ROWS = [6, 0, 3]
 
 
-def case(op, stypes, shapes, attrs=None, low=-1.0, high=1.0):
+def case(op, stypes, shapes, attrs=None, low=-1.0, high=1.0, mxnet_out=None):
+    """One call; ``mxnet_out``: the output storage type where MXNet has no such call (an
+    mxlite-internal gradient op), else MXNet's is read from the fixture."""
     return dict(op=op, stypes=tuple(stypes), shapes=[tuple(s) for s in shapes],
-                attrs=attrs or {}, low=low, high=high)
+                attrs=attrs or {}, low=low, high=high, mxnet_out=mxnet_out)
 
 
 def label(c):
@@ -69,3 +71,17 @@ for _name in UNARY:
         CASES += [case(_name, (s,), [(5, 6)], low=-0.9, high=0.9) for s in (CSR, RSP)]
 for _name, _scalar in SCALAR.items():
     CASES += [case(_name, (s,), [(5, 6)], {"scalar": _scalar}) for s in (CSR, RSP)]
+
+# the weight gradient of Embedding(sparse_grad=True): grad (4, 3), indices (4,), data (10, 3)
+CASES.append(case("_take_grad", (DNS, DNS, DNS), [(4, 3), (4,), (10, 3)],
+                  {"sparse_grad": True, "mode": "raise"}, mxnet_out=RSP))
+# optimizer updates with a row_sparse gradient: lazily (the rows stored) and not
+UPDATES = {"sgd_update": ({"lr": 0.1, "wd": 0.05}, 0),
+           "sgd_mom_update": ({"lr": 0.1, "momentum": 0.9, "wd": 0.05}, 1),
+           "adam_update": ({"lr": 0.1, "wd": 0.05}, 2),
+           "ftrl_update": ({"lr": 0.1, "wd": 0.05}, 2)}
+for _name, (_attrs, _n) in UPDATES.items():
+    for _lazy in ((True, False) if _name != "ftrl_update" else (True,)):
+        _kw = dict(_attrs, lazy_update=_lazy) if _name != "ftrl_update" else dict(_attrs)
+        CASES.append(case(_name, (DNS, RSP) + (DNS,) * _n, [(8, 3)] * (2 + _n), _kw,
+                          low=0.1, high=1.0))

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import mxlite as mx
-from mxlite.ndarray.sparse_invoke import front_invoke, stype_of
+from mxlite.ndarray._sparse_invoke import front_invoke, stype_of
 from mxlite.ops.registry import REGISTRY
 from mxlite.ops.sparse import elemwise, rules
-from rule_cases import CASES, CSR, DNS, RETAINED_ROWS, RSP, SCALAR, UNARY, label
+from rule_cases import CASES, CSR, DNS, RETAINED_ROWS, RSP, SCALAR, UNARY, UPDATES, label
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "fixtures", "sparse_stypes_mxnet.json")
@@ -41,6 +41,10 @@ def random_input(rng, stype, shape, low=-1.0, high=1.0):
 def _inputs(c, rng):
     if c["op"] == "_sparse_retain":
         return [random_input(rng, RSP, c["shapes"][0]), mx.nd.array(RETAINED_ROWS)]
+    if c["op"] == "_take_grad":
+        grad, idx, data = c["shapes"]
+        return [random_input(rng, DNS, grad), mx.nd.array(rng.integers(0, data[0], idx)),
+                mx.nd.zeros(data)]
     return [random_input(rng, s, shape, c["low"], c["high"])
             for s, shape in zip(c["stypes"], c["shapes"])]
 
@@ -58,10 +62,12 @@ def call(op, inputs, attrs):
 def test_rule_equals_dense(c, rng):
     op = REGISTRY[c["op"]]
     inputs = _inputs(c, rng)
+    if c["op"] in UPDATES:
+        return _check_update(c, op, inputs)
     with warnings.catch_warnings():
         warnings.simplefilter("error")          # a rule runs: no storage fallback
         got = call(op, inputs, c["attrs"])
-    assert stype_of(got) == MXNET_STYPE[label(c)]
+    assert stype_of(got) == (c["mxnet_out"] or MXNET_STYPE[label(c)])
     if stype_of(got) != DNS:
         got.check_format()
     if c["op"] == "zeros":
@@ -74,6 +80,34 @@ def test_rule_equals_dense(c, rng):
     else:
         want = call(op, [_dense(x) for x in inputs], c["attrs"]).asnumpy()
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+def _check_update(c, op, inputs):
+    """An update with a row_sparse gradient: lazily, exactly the op's dense kernel on the
+    stored rows (weights and states), the other rows untouched; otherwise the dense update."""
+    weight, grad, states = inputs[0], inputs[1], inputs[2:]
+    w0, s0 = weight.asnumpy(), [s.asnumpy() for s in states]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = call(op, inputs, c["attrs"])
+    assert stype_of(got) == (c["mxnet_out"] or MXNET_STYPE[label(c)])
+    if c["attrs"].get("lazy_update", True):
+        rows = grad.indices.asnumpy()
+        w_rows, s_rows = mx.nd.array(w0[rows]), [mx.nd.array(s[rows]) for s in s0]
+        new_rows = call(op, [w_rows, grad.data] + s_rows, c["attrs"])
+        want, want_s = w0.copy(), [s.copy() for s in s0]
+        want[rows] = new_rows.asnumpy()
+        for ws, r in zip(want_s, s_rows):
+            ws[rows] = r.asnumpy()
+    else:
+        dense_states = [mx.nd.array(s) for s in s0]
+        want = call(op, [mx.nd.array(w0), grad.tostype("default")] + dense_states,
+                    c["attrs"]).asnumpy()
+        want_s = [s.asnumpy() for s in dense_states]
+    np.testing.assert_array_equal(got.asnumpy(), want)
+    np.testing.assert_array_equal(weight.asnumpy(), w0)       # no out=: a new weight
+    for got_s, ws in zip(states, want_s):
+        np.testing.assert_array_equal(got_s.asnumpy(), ws)
 
 
 def test_every_rule_has_a_case():
@@ -105,7 +139,7 @@ def test_value_rules_map_zero_to_zero(name):
                                         ("clip", {"a_min": 0.5, "a_max": 1.0}),
                                         ("_greater_equal_scalar", {"scalar": 0.0})])
 def test_ops_that_move_zero_run_dense(name, attrs, rng, monkeypatch):
-    from mxlite.ndarray import sparse_invoke
+    from mxlite.ndarray import _sparse_invoke as sparse_invoke
     monkeypatch.setattr(sparse_invoke, "_warned", set())
     x = random_input(rng, CSR, (4, 5))
     op = REGISTRY[name]
@@ -117,7 +151,7 @@ def test_ops_that_move_zero_run_dense(name, attrs, rng, monkeypatch):
 
 
 def test_fallback_warns_once_and_is_correct(rng, monkeypatch):
-    from mxlite.ndarray import sparse_invoke
+    from mxlite.ndarray import _sparse_invoke as sparse_invoke
     monkeypatch.setattr(sparse_invoke, "_warned", set())
     x = random_input(rng, CSR, (4, 5))
     with pytest.warns(RuntimeWarning, match="'exp'.*csr"):

@@ -4,7 +4,7 @@ A ``StorageRule`` is one native implementation (MXNet's FInferStorageType choosi
 FComputeEx): the storage types of the inputs it takes, the storage types of the outputs it
 makes, and its compute functions. ``find`` picks the first rule of a record that takes a
 call; a call with a sparse input that no rule takes runs on dense copies of its inputs
-(``mxlite.ndarray.sparse_invoke``: MXNet's storage fallback, with its one-time warning).
+(``mxlite.ndarray._sparse_invoke``: MXNet's storage fallback, with its one-time warning).
 
 A sparse compute function is ``fn(rctx, values, attrs, shapes, dtypes) -> [values]``: the
 inputs as raw values (a dense device array, or a ``CSR``/``RowSparse`` of
