@@ -194,3 +194,20 @@ def test_sparse_namespace_holds_the_ops_with_rules():
         assert callable(getattr(mx.nd.sparse, name)), name
     assert not hasattr(mx.nd.sparse, "Convolution")
     assert callable(mx.sym.sparse.dot) and callable(mx.sym.sparse.retain)
+
+
+@pytest.mark.parametrize("empty_rows", [[0], [2], [4], [3, 4], [0, 1, 2, 3, 4]])
+def test_row_wise_rules_with_empty_rows(rng, empty_rows):
+    """Rows that store nothing, first, inside and last (a segment sum's edge cases)."""
+    dense = rng.standard_normal((5, 6)).astype(np.float32)
+    dense[rng.random((5, 6)) < 0.3] = 0
+    dense[empty_rows] = 0
+    a = mx.nd.array(dense).tostype(CSR)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(mx.nd.sum(a, axis=1).asnumpy(), dense.sum(1), rtol=1e-6)
+        np.testing.assert_allclose(mx.nd.mean(a, axis=0).asnumpy(), dense.mean(0), rtol=1e-6)
+        got = mx.nd.slice(a, begin=(1, 2), end=(5, 5))
+        got.check_format()
+        np.testing.assert_array_equal(got.asnumpy(), dense[1:5, 2:5])
+        np.testing.assert_array_equal(a[3:].asnumpy(), dense[3:])

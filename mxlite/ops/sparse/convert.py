@@ -81,7 +81,7 @@ def _csr_slice_rows(x, start, stop):
 
 
 def _csr_slice(rctx, values, attrs, shapes, dtypes):
-    x = F.checked(values[0], "slice")
+    x = F.checked(values[0], "slice", canonical=False)
     key = _slice_key(x.shape, attrs)
     rows = range(*key[0].indices(x.shape[0]))
     out = _csr_slice_rows(x, rows.start, rows.start + len(rows))
@@ -89,9 +89,7 @@ def _csr_slice(rctx, values, attrs, shapes, dtypes):
         cols = range(*key[1].indices(x.shape[1]))
         lo, hi = cols.start, cols.start + len(cols)
         keep = (out.indices >= lo) & (out.indices < hi)
-        counts = np.add.reduceat(keep.astype(F.INDEX), out.indptr[:-1]) if keep.size else \
-            np.zeros(out.shape[0], F.INDEX)
-        counts[np.diff(out.indptr) == 0] = 0          # reduceat repeats a value for empty rows
+        counts = F.segment_sums(keep.astype(F.INDEX), out.indptr)
         indptr = np.zeros(out.shape[0] + 1, F.INDEX)
         np.cumsum(counts, out=indptr[1:])
         out = F.CSR(out.data[keep], out.indices[keep] - lo, indptr, (out.shape[0], len(cols)),
@@ -129,7 +127,7 @@ def _zeros_like(rctx, values, attrs, shapes, dtypes):
 
 
 def _same(rctx, values, attrs, shapes, dtypes):
-    return [F.checked(values[0], "copy").copy()]
+    return [F.checked(values[0], "copy", canonical=False).copy()]
 
 
 def _same_stype(attrs, stypes):

@@ -102,7 +102,7 @@ def _finish(value, attrs, default):
 
 
 def _csr_lhs(rctx, values, attrs, shapes, dtypes):
-    x = F.checked(values[0], "dot")
+    x = F.checked(values[0], "dot", canonical=False)
     rhs = _dense_operand(values[1], attrs.transpose_b).astype(dtypes[0], copy=False)
     if attrs.transpose_a:
         return [_finish(csr_t_dense(x, rhs), attrs, F.RSP_STYPE)]
@@ -111,7 +111,7 @@ def _csr_lhs(rctx, values, attrs, shapes, dtypes):
 
 def _csr_rhs(rctx, values, attrs, shapes, dtypes):
     lhs = _dense_operand(values[0], attrs.transpose_a)
-    x = F.checked(values[1], "dot")
+    x = F.checked(values[1], "dot", canonical=False)
     if attrs.transpose_b:
         x = _transposed(x)
     return [_finish(dense_csr(lhs, x), attrs, _dense_csr_stype(attrs))]

@@ -68,7 +68,7 @@ def _with_data(x, data):
 def _on_values(op):
     """Compute ``op`` on the stored values of its one sparse input."""
     def compute(rctx, values, attrs, shapes, dtypes):
-        x = F.checked(values[0], op.name)
+        x = F.checked(values[0], op.name, canonical=False)
         data = np.ascontiguousarray(x.data)
         out = np.empty(data.shape, dtypes[0])
         op.compute[rctx.kernels](rctx, [data], [out], attrs)

@@ -12,14 +12,18 @@ types, and mxlite's large-tensor rule: ``nnz`` and every dimension may pass 2**3
 A format read from a user (``csr_matrix((data, indices, indptr))``) is not checked when it
 is made, as MXNet's is not (``check_format`` does that); every kernel that follows an index
 checks it first (``checked``), so a bad index is an MXNetError, never a read or write
-outside a buffer. Conversions here run on host (NumPy) arrays.
+outside a buffer. Kernels that add terms in any order (``dot``, element-wise functions of
+the values, conversions to dense) also take a csr matrix whose columns are unsorted within a
+row, as MXNet's do, and read a repeated column as the sum of its values (SciPy's reading);
+the others (merges of two formats, ``retain``) need the canonical format. Conversions here
+run on host (NumPy) arrays.
 """
 import numpy as np
 
 from ...base import MXNetError
 
 __all__ = ["DEFAULT", "CSR_STYPE", "RSP_STYPE", "STYPES", "INDEX", "CSR", "RowSparse",
-           "stype_of_raw", "dense_to_csr", "dense_to_rsp", "to_dense", "check_format",
+           "stype_of_raw", "segment_sums", "dense_to_csr", "dense_to_rsp", "to_dense", "check_format",
            "checked", "empty_like_storage", "csr_zeros", "rsp_zeros"]
 
 DEFAULT, CSR_STYPE, RSP_STYPE = "default", "csr", "row_sparse"
@@ -30,41 +34,47 @@ INDEX = np.dtype(np.int64)
 class CSR:
     """A compressed-sparse-row matrix (see the module docstring)."""
 
-    __slots__ = ("data", "indices", "indptr", "shape", "valid")
+    __slots__ = ("data", "indices", "indptr", "shape", "valid", "in_range")
     stype = CSR_STYPE
 
     def __init__(self, data, indices, indptr, shape, valid=False):
         self.data, self.indices, self.indptr = (np.ascontiguousarray(a)
                                                 for a in (data, indices, indptr))
         self.shape = tuple(int(d) for d in shape)
-        self.valid = valid          # made by mxlite (or checked): every index is in range
+        self.valid = valid          # made by mxlite (or checked): a canonical format
+        self.in_range = valid       # every index in range (its order unchecked)
 
     dtype = property(lambda self: self.data.dtype)
     nnz = property(lambda self: int(self.data.shape[0]))
     aux = property(lambda self: (self.indptr, self.indices))   # MXNet's aux order
 
     def copy(self):
-        return CSR(self.data.copy(), self.indices.copy(), self.indptr.copy(), self.shape,
-                   self.valid)
+        out = CSR(self.data.copy(), self.indices.copy(), self.indptr.copy(), self.shape,
+                  self.valid)
+        out.in_range = self.in_range
+        return out
 
 
 class RowSparse:
     """Rows ``indices`` of an array of ``shape``; the others are zero (module docstring)."""
 
-    __slots__ = ("data", "indices", "shape", "valid")
+    __slots__ = ("data", "indices", "shape", "valid", "in_range")
     stype = RSP_STYPE
 
     def __init__(self, data, indices, shape, valid=False):
         self.data, self.indices = np.ascontiguousarray(data), np.ascontiguousarray(indices)
         self.shape = tuple(int(d) for d in shape)
         self.valid = valid
+        self.in_range = valid
 
     dtype = property(lambda self: self.data.dtype)
     nnz = property(lambda self: int(self.data.shape[0]))
     aux = property(lambda self: (self.indices,))
 
     def copy(self):
-        return RowSparse(self.data.copy(), self.indices.copy(), self.shape, self.valid)
+        out = RowSparse(self.data.copy(), self.indices.copy(), self.shape, self.valid)
+        out.in_range = self.in_range
+        return out
 
 
 def stype_of_raw(value):
@@ -122,10 +132,13 @@ def to_dense(value):
     """The dense host array of a CSR or RowSparse value (checked first: a bad index is an
     MXNetError); a dense array is returned as it is."""
     if isinstance(value, CSR):
-        checked(value, "cast_storage")
+        checked(value, "cast_storage", canonical=False)
         out = np.zeros(value.shape, value.dtype)
         rows = np.repeat(np.arange(value.shape[0], dtype=INDEX), np.diff(value.indptr))
-        out[rows, value.indices] = value.data
+        if value.valid:
+            out[rows, value.indices] = value.data
+        else:                   # repeated columns of a row add up (SciPy's reading)
+            np.add.at(out, (rows, value.indices), value.data)
         return out
     if isinstance(value, RowSparse):
         checked(value, "cast_storage")
@@ -133,6 +146,18 @@ def to_dense(value):
         out[value.indices] = value.data
         return out
     return value
+
+
+def segment_sums(values, indptr):
+    """The sum of ``values[indptr[i]:indptr[i+1]]`` for each row ``i`` (0 for an empty
+    row), in ``values``' dtype: a csr matrix's row sums."""
+    counts = np.diff(indptr)
+    out = np.zeros((counts.shape[0],) + values.shape[1:], values.dtype)
+    nonempty = counts > 0
+    if nonempty.any():
+        # each segment runs to the next non-empty row's start, which is its own end
+        out[nonempty] = np.add.reduceat(values, indptr[:-1][nonempty], axis=0)
+    return out
 
 
 def _format_error(op, what):
@@ -168,8 +193,13 @@ def check_format(value, full_check=True, op="check_format"):
     each row's column indices are in range and strictly increasing; row_sparse's row indices
     are in range and strictly increasing. A value passing the full check is marked valid."""
     _check_shapes(value, op)
-    if not full_check:
-        return
+    if full_check:
+        _check_indices(value, op, canonical=True)
+
+
+def _check_indices(value, op, canonical):
+    """The index checks of ``check_format``; ``canonical=False`` leaves out the order (the
+    kernels that add terms in any order take unsorted column indices, as MXNet's do)."""
     if isinstance(value, CSR):
         indptr, idx, nnz = value.indptr, value.indices, value.nnz
         if indptr[0] != 0 or indptr[-1] != nnz:
@@ -180,28 +210,33 @@ def check_format(value, full_check=True, op="check_format"):
         if nnz:
             if idx.min() < 0 or idx.max() >= value.shape[1]:
                 raise _format_error(op, f"a column index is outside [0, {value.shape[1]})")
-            step = np.diff(idx)
-            starts = indptr[1:-1]
-            starts = starts[(starts > 0) & (starts < nnz)] - 1   # no step across a row's start
-            bad = step <= 0
-            bad[starts] = False
-            if bad.any():
-                raise _format_error(op, "the column indices of a row are not strictly "
-                                    "increasing (unsorted or repeated)")
+            if canonical:
+                step = np.diff(idx)
+                starts = indptr[1:-1]
+                starts = starts[(starts > 0) & (starts < nnz)] - 1   # no step across rows
+                bad = step <= 0
+                bad[starts] = False
+                if bad.any():
+                    raise _format_error(op, "the column indices of a row are not strictly "
+                                        "increasing (unsorted or repeated)")
     else:
         idx = value.indices
         if idx.shape[0]:
             if idx.min() < 0 or idx.max() >= value.shape[0]:
                 raise _format_error(op, f"a row index is outside [0, {value.shape[0]})")
-            if np.any(np.diff(idx) <= 0):
+            if canonical and np.any(np.diff(idx) <= 0):
                 raise _format_error(op, "the row indices are not strictly increasing "
                                     "(unsorted or repeated)")
-    value.valid = True
+    value.in_range = True
+    if canonical:
+        value.valid = True
 
 
-def checked(value, op):
-    """``value`` after the full format check, done once per value (kernels call this before
-    they follow an index)."""
-    if not value.valid:
-        check_format(value, True, op)
+def checked(value, op, canonical=True):
+    """``value`` after the format check, done once per value: kernels call this before they
+    follow an index. ``canonical=False``: indices in range, in any order within a row (for
+    the kernels that add terms in any order: ``dot``, ``cast_storage``)."""
+    if not value.valid and not (value.in_range and not canonical):
+        _check_shapes(value, op)
+        _check_indices(value, op, canonical)
     return value

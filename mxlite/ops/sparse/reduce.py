@@ -15,13 +15,7 @@ def _one_axis(attrs, shapes):
 
 
 def _row_sums(x, dtype):
-    out = np.zeros(x.shape[0], dtype)
-    counts = np.diff(x.indptr)
-    if x.nnz:
-        starts = np.minimum(x.indptr[:-1], x.nnz - 1)
-        sums = np.add.reduceat(x.data.astype(dtype, copy=False), starts)
-        out[counts > 0] = sums[counts > 0]
-    return out
+    return F.segment_sums(x.data.astype(dtype, copy=False), x.indptr)
 
 
 def _col_sums(x, dtype):
@@ -32,7 +26,7 @@ def _col_sums(x, dtype):
 
 def _reduce(mean):
     def compute(rctx, values, attrs, shapes, dtypes):
-        x = F.checked(values[0], "sum")
+        x = F.checked(values[0], "sum", canonical=False)
         axis = attrs.axis[0] % 2
         out = _col_sums(x, dtypes[0]) if axis == 0 else _row_sums(x, dtypes[0])
         if mean:
