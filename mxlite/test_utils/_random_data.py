@@ -9,13 +9,6 @@ from ..base import MXNetError
 from ..ndarray import array
 from ._context import default_context, default_dtype
 
-_SPARSE_LATER = ("sparse storage ({stype!r}) is not in mxlite yet: CSR and row_sparse "
-                 "NDArrays come with issue 26")
-
-
-def _sparse_unsupported(where, stype):
-    return MXNetError(f"{where}: " + _SPARSE_LATER.format(stype=stype))
-
 
 def random_arrays(*shapes):
     """One float32 array of standard normal values per shape (a lone array for one shape)."""
@@ -86,13 +79,15 @@ def assign_each2(input1, input2, function):
 
 def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
                  shuffle_csr_indices=False, distribution=None, ctx=None):
-    """An NDArray of standard normal values (float32 unless ``dtype``) on ``ctx``.
-
-    ``modifier_func``, if given, is applied to every element (MXNet ignored it for dense
-    arrays). Sparse ``stype`` values raise MXNetError until sparse storage exists.
-    """
+    """A random NDArray of storage ``stype`` (float32 unless ``dtype``) on ``ctx``: standard
+    normal values for 'default' (``modifier_func``, if given, applied to every element,
+    which MXNet ignored for dense arrays); for 'csr' and 'row_sparse' the array of
+    ``rand_sparse_ndarray``."""
     if stype != "default":
-        raise _sparse_unsupported("rand_ndarray", stype)
+        arr, _ = rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                     distribution=distribution, modifier_func=modifier_func,
+                                     shuffle_csr_indices=shuffle_csr_indices, ctx=ctx)
+        return arr
     values = random_arrays(tuple(shape))
     if modifier_func is not None:
         values = assign_each(values, modifier_func)
@@ -100,21 +95,118 @@ def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func
     return array(values, ctx=ctx or default_context(), dtype=dtype)
 
 
+def _uniform_csr(shape, density, dtype, data_init):
+    """About ``density`` of the positions stored, chosen uniformly, values in [0, 1)."""
+    rows, cols = shape
+    nnz = int(round(rows * cols * density))
+    flat = np.sort(np.random.choice(rows * cols, size=nnz, replace=False)) if nnz else \
+        np.zeros(0, np.int64)
+    values = np.random.rand(nnz).astype(dtype)
+    if data_init is not None:
+        values.fill(data_init)
+    r, c = np.divmod(flat, cols) if cols else (flat, flat)
+    indptr = np.zeros(rows + 1, np.int64)
+    np.cumsum(np.bincount(r, minlength=rows), out=indptr[1:])
+    return values, c.astype(np.int64), indptr
+
+
+def _powerlaw_csr(shape, density, dtype):
+    """Row i stores about twice as many values as row i - 1 (each row at least one), up to
+    ``density`` of the positions; MXNetError when the shape cannot hold that."""
+    rows, cols = shape
+    budget = int(rows * cols * density)
+    if budget < rows:
+        raise MXNetError(f"rand_sparse_ndarray: a powerlaw csr of shape {shape} needs a "
+                         f"density of at least {rows / (rows * cols):.3g}, got {density}")
+    dense = np.zeros(shape, dtype)
+    dense[:, 0] = 1 + np.random.uniform(0.001, 2, rows)
+    budget -= rows
+    width = 2
+    for i in range(rows):
+        extra = min(cols, width) - 1
+        take = min(extra, budget)
+        dense[i, 1:1 + take] = 1 + np.random.uniform(0.001, 2, take)
+        budget -= take
+        width *= 2
+        if budget <= 0:
+            break
+    return dense
+
+
 def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=None,
                         data_init=None, rsp_indices=None, modifier_func=None,
                         shuffle_csr_indices=False, ctx=None):
-    """MXNet's random CSR/row_sparse generator: raises MXNetError (no sparse storage yet)."""
-    raise _sparse_unsupported("rand_sparse_ndarray", stype)
+    """A random CSRNDArray or RowSparseNDArray and its parts (MXNet's test helper).
+
+    ``density`` (default: random in [0, 1)) is the share of stored positions (csr) or
+    rows (row_sparse; or the rows ``rsp_indices``); values are uniform in [0, 1) unless
+    ``data_init`` (a constant) or ``modifier_func`` (applied to each value). csr takes
+    ``distribution`` 'uniform' (default) or 'powerlaw' (row i stores about twice row
+    i - 1's values) and ``shuffle_csr_indices`` (columns of each row in random order, a
+    valid but unsorted csr matrix). Returns ``(array, (indptr, indices, data))`` for csr
+    and ``(array, (data, indices))`` for row_sparse, as MXNet's.
+    """
+    from ..ndarray import sparse
+    ctx = ctx or default_context()
+    density = np.random.rand() if density is None else density
+    dtype = np.dtype(default_dtype() if dtype is None else dtype)
+    distribution = distribution or "uniform"
+    if not 0 <= density <= 1:
+        raise MXNetError(f"rand_sparse_ndarray: density must be in [0, 1], got {density}")
+    if stype == "row_sparse":
+        if distribution != "uniform":
+            raise MXNetError(f"rand_sparse_ndarray: row_sparse takes the 'uniform' "
+                             f"distribution, got {distribution!r}")
+        indices = (np.asarray(rsp_indices, np.int64) if rsp_indices is not None
+                   else np.flatnonzero(np.random.rand(shape[0]) < density).astype(np.int64))
+        if indices.shape[0] == 0:
+            return (sparse.zeros("row_sparse", shape, ctx=ctx, dtype=dtype),
+                    (np.array([], dtype=dtype), np.array([], dtype=np.int64)))
+        values = np.random.rand(indices.shape[0], *shape[1:]).astype(dtype)
+        if data_init is not None:
+            values.fill(data_init)
+        if modifier_func is not None:
+            values = assign_each(values, modifier_func).astype(dtype)
+        arr = sparse.row_sparse_array((values, indices), shape=shape, ctx=ctx, dtype=dtype)
+        return arr, (values, indices)
+    if stype != "csr":
+        raise MXNetError(f"rand_sparse_ndarray: unknown storage type {stype!r}")
+    if len(shape) != 2:
+        raise MXNetError(f"rand_sparse_ndarray: csr is 2-D, got shape {tuple(shape)}")
+    if distribution == "powerlaw":
+        arr = sparse.csr_matrix(_powerlaw_csr(tuple(shape), density, dtype), ctx=ctx)
+    elif distribution == "uniform":
+        values, indices, indptr = _uniform_csr(tuple(shape), density, dtype, data_init)
+        if modifier_func is not None:
+            values = assign_each(values, modifier_func).astype(dtype)
+        if shuffle_csr_indices:
+            _shuffle_rows(indices, indptr)
+        arr = sparse.csr_matrix((values, indices, indptr), shape=tuple(shape), ctx=ctx,
+                                dtype=dtype)
+    else:
+        raise MXNetError(f"rand_sparse_ndarray: unknown distribution {distribution!r}")
+    return arr, (arr.indptr, arr.indices, arr.data)
+
+
+def _shuffle_rows(indices, indptr):
+    for i in range(indptr.shape[0] - 1):
+        np.random.shuffle(indices[indptr[i]:indptr[i + 1]])
 
 
 def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=None,
                         modifier_func=None, density=.5, shuffle_csr_indices=False):
-    """A random array of storage ``stype``; only 'default' (dense) exists in mxlite so far.
-
-    A dense array is filled with ``data_init`` when given, else random normal values.
-    """
-    if stype != "default":
-        raise _sparse_unsupported("create_sparse_array", stype)
+    """A random array of storage ``stype`` (``rand_sparse_ndarray``'s, with
+    ``rsp_indices`` sorted first); a dense one is filled with ``data_init`` when given,
+    else random normal values."""
+    if stype == "row_sparse":
+        indices = np.sort(np.asarray(rsp_indices)) if rsp_indices is not None else None
+        return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                   data_init=data_init, rsp_indices=indices,
+                                   modifier_func=modifier_func)[0]
+    if stype == "csr":
+        return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                   data_init=data_init, modifier_func=modifier_func,
+                                   shuffle_csr_indices=shuffle_csr_indices)[0]
     if data_init is None:
         return rand_ndarray(shape, dtype=dtype, modifier_func=modifier_func)
     values = np.full(tuple(shape), data_init, dtype=dtype or default_dtype())
@@ -124,15 +216,16 @@ def create_sparse_array(shape, stype, data_init=None, rsp_indices=None, dtype=No
 
 def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=None,
                            dtype=None, modifier_func=None, shuffle_csr_indices=False):
-    """``create_sparse_array`` allowing zero density (sparse: MXNetError until issue 26)."""
+    """``create_sparse_array`` allowing zero density."""
     return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices,
                                dtype=dtype, modifier_func=modifier_func, density=density,
                                shuffle_csr_indices=shuffle_csr_indices)
 
 
 def shuffle_csr_column_indices(csr):
-    """Shuffle a CSR array's column indices: raises MXNetError (no sparse storage yet)."""
-    raise _sparse_unsupported("shuffle_csr_column_indices", "csr")
+    """Put the column indices of each row of ``csr`` (a SciPy csr matrix, changed in
+    place) in random order."""
+    _shuffle_rows(csr.indices, csr.indptr)
 
 
 def create_2d_tensor(rows, columns, dtype=np.int64):

@@ -41,14 +41,32 @@ def test_rand_ndarray():
     squared = rand_ndarray((3, 3), modifier_func=lambda v: v * v).asnumpy()
     assert (squared >= 0).all()
     for stype in ("csr", "row_sparse"):
-        with pytest.raises(MXNetError, match="issue 26"):
-            rand_ndarray((3, 3), stype=stype)
-        with pytest.raises(MXNetError, match="issue 26"):
-            rand_sparse_ndarray((3, 3), stype)
-        with pytest.raises(MXNetError, match="issue 26"):
-            create_sparse_array((3, 3), stype)
-    with pytest.raises(MXNetError, match="issue 26"):
-        shuffle_csr_column_indices(None)
+        for arr in (rand_ndarray((30, 40), stype=stype, density=0.25),
+                    rand_sparse_ndarray((30, 40), stype, density=0.25)[0],
+                    create_sparse_array((30, 40), stype, density=0.25)):
+            assert arr.stype == stype and arr.shape == (30, 40) and arr.dtype == np.float32
+            arr.check_format()
+            values = arr.asnumpy()
+            assert ((values >= 0) & (values < 1)).all()
+            stored = (values != 0).mean() if stype == "csr" else (values != 0).any(1).mean()
+            assert 0.1 < stored < 0.4
+    arr, (indptr, indices, data) = rand_sparse_ndarray((6, 64), "csr", density=0.5,
+                                                       distribution="powerlaw")
+    counts = np.diff(indptr.asnumpy())
+    assert (counts[1:4] == 2 * counts[:3]).all()          # each row twice the last
+    arr, (values, rows) = rand_sparse_ndarray((9, 2), "row_sparse", rsp_indices=[1, 4],
+                                              data_init=3.0)
+    np.testing.assert_array_equal(arr.indices.asnumpy(), [1, 4])
+    assert (arr.data.asnumpy() == 3.0).all()
+    shuffled = create_sparse_array((8, 50), "csr", density=0.5, shuffle_csr_indices=True)
+    with pytest.raises(MXNetError, match="strictly increasing"):
+        shuffled.check_format()                  # the columns of a row are out of order
+    assert (shuffled.asnumpy() != 0).sum() == shuffled.data.shape[0]    # none repeated
+    import scipy.sparse as spsp
+    m = spsp.random(5, 30, density=0.5, format="csr", random_state=1)
+    before = [sorted(m.indices[m.indptr[i]:m.indptr[i + 1]]) for i in range(5)]
+    shuffle_csr_column_indices(m)                # (MXNet's: the indices alone move)
+    assert [sorted(m.indices[m.indptr[i]:m.indptr[i + 1]]) for i in range(5)] == before
     np.testing.assert_array_equal(create_sparse_array((2, 2), "default", data_init=4).asnumpy(),
                                   np.full((2, 2), 4, np.float32))
 
