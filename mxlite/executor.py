@@ -68,8 +68,10 @@ the outputs and what the backward reads: an inference holds a few intermediates,
 
 Deviations: BatchNorm's moving statistics (auxiliary states, passed to the kernel as the
 executor's own ``aux_arrays``) are updated by ``forward(is_train=True)``, once per training
-forward; MXNet 1.9.1's CPU executor updated them in ``backward``. ``group2ctx`` and sparse
-``stype_dict`` are accepted and ignored.
+forward; MXNet 1.9.1's CPU executor updated them in ``backward``. ``group2ctx`` is accepted
+and ignored. Sparse arguments (csr, row_sparse) run as dense copies, refreshed each forward
+(MXNet's storage fallback: the same values, dense outputs); a sparse gradient array receives
+its gradient converted to its storage type.
 """
 import functools
 import math
@@ -1123,7 +1125,7 @@ class Executor:
             if g is not None and g.shape != a.shape:
                 raise MXNetError(f"bind: args_grad[{n!r}] has shape {g.shape}, the argument "
                                  f"{a.shape}")
-        arrays = self.arg_arrays + self.aux_arrays
+        arrays = self._dense_arrays(self.arg_arrays + self.aux_arrays)
         names = self._arg_names + self._aux_names
         # the graph the plan runs (get_optimized_symbol)
         self._optimized = eliminate_common_expr(symbol) if _eliminates_common_expr() \
@@ -1137,6 +1139,29 @@ class Executor:
         self._fwd = None
         self._buffers = None      # the planned buffers every forward runs in (_planned_run)
         self._monitor = None      # (callback, monitor_all) of set_monitor_callback
+
+    def _dense_arrays(self, arrays):
+        """The arrays the plan binds: each sparse argument's dense copy (refreshed by every
+        ``forward``), the others themselves. A graph runs on dense arrays: sparse arguments
+        are MXNet's storage fallback, announced once per executor."""
+        self._sparse = [i for i, a in enumerate(arrays) if a is not None and a._data is None]
+        if self._sparse:
+            import warnings
+            names = self._arg_names + self._aux_names
+            warnings.warn(f"Storage type fallback detected: the executor runs the graph on "
+                          f"dense copies of its sparse arguments "
+                          f"{[names[i] for i in self._sparse]} and makes dense outputs (the "
+                          "result is the same)", RuntimeWarning, stacklevel=4)
+        self._bound_arrays = [a.tostype("default") if i in self._sparse else a
+                              for i, a in enumerate(arrays)]
+        return self._bound_arrays
+
+    def _refresh_dense(self):
+        """Copy each sparse argument's current values into its dense copy."""
+        sources = self.arg_arrays + self.aux_arrays
+        for i in self._sparse:
+            dense = self._bound_arrays[i]
+            sources[i].tostype("default").copyto(dense)
 
     def _initial_outputs(self):
         """Zero arrays of the outputs' inferred shapes and dtypes (MXNet allocates the
@@ -1196,6 +1221,8 @@ class Executor:
                     value.copyto(dst)
                 else:
                     dst[:] = value
+        if self._sparse:
+            self._refresh_dense()
         plan = self._plan
         run = self._planned_run() if self._monitor is None else None
         if run is not None:
@@ -1222,8 +1249,7 @@ class Executor:
             return None
         if self._buffers is None:
             self._buffers = memory.allocate(rctx.xp)
-        return PlannedRun(self._plan, memory, self._buffers,
-                          self.arg_arrays + self.aux_arrays, rctx)
+        return PlannedRun(self._plan, memory, self._buffers, self._bound_arrays, rctx)
 
     def _store_outputs(self, results):
         """Copy the results into ``self.outputs``, the arrays made at bind, so a reference to
@@ -1304,6 +1330,9 @@ class Executor:
         xp = None
         for buf, req, g in zip(self.grad_arrays, self._grad_reqs, results):
             if req == "null":
+                continue
+            if buf._data is None:               # a sparse gradient array: converted
+                _write_sparse_gradient(buf, req, g)
                 continue
             data = buf._data
             buf._version[0] += 1
@@ -1437,6 +1466,18 @@ class Executor:
 
 
 # ---- Symbol.bind / simple_bind ----------------------------------------------------------------
+def _write_sparse_gradient(buf, req, g):
+    """Gradient ``g`` (dense, or None for zero) into sparse array ``buf``: 'write' stores it
+    in ``buf``'s storage type, 'add' adds it first."""
+    if g is None:
+        if req == "write":
+            _nd.sparse.zeros(buf.stype, buf.shape, ctx=buf.context, dtype=buf.dtype).copyto(buf)
+        return
+    if req == "add":
+        g = _nd.elemwise_add(buf, g)
+    (g if g.stype == buf.stype else g.tostype("default").tostype(buf.stype)).copyto(buf)
+
+
 def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
          shared_exec=None):
     """Bind ``symbol`` to arrays: ``args`` (a list in ``list_arguments()`` order or a dict),
@@ -1458,8 +1499,9 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
     executors of its buckets; their shapes must agree. ``shared_buffer`` ({name: NDArray},
     updated): every other argument, and its gradient (key ``'grad of <name>'``), is a view of
     the buffer's array of that name where it is large enough and of the dtype, else a new
-    array stored there (MXNet's rule). ``stype_dict`` and ``group2ctx`` are accepted and
-    ignored (dense arrays, one device)."""
+    array stored there (MXNet's rule). An argument whose storage type is sparse
+    (``stype_dict``, or the variable's ``stype``) gets a sparse array with nothing stored,
+    and a dense gradient array. ``group2ctx`` is accepted and ignored (one device)."""
     ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
     arg_names = symbol.list_arguments()
     arg_shapes, _, aux_shapes = symbol.infer_shape(**kwargs)
@@ -1477,9 +1519,15 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
         for name in shared_arg_names or ():
             if name in arg_names:
                 shared[name] = (shared_exec.arg_dict[name], shared_exec.grad_dict.get(name))
+    stypes = _arg_stypes(symbol, stype_dict)
     args, grads = [], {}
     for name, shape, dt, req in zip(arg_names, arg_shapes, arg_types, reqs):
         shape, dt = tuple(shape), dt if dt is not None else "float32"
+        if stypes.get(name, "default") != "default" and name not in shared:
+            args.append(_nd.sparse.zeros(stypes[name], shape, ctx=ctx, dtype=dt))
+            if req != "null":
+                grads[name] = _nd.zeros(shape, ctx=ctx, dtype=dt)
+            continue
         if name in shared:
             array, grad = shared[name]
             if array.shape != shape:
@@ -1496,6 +1544,18 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
     aux = [_nd.zeros(tuple(s), ctx=ctx, dtype=dt if dt is not None else "float32")
            for s, dt in zip(aux_shapes, aux_types)]
     return Executor(symbol, ctx, args, grads, dict(zip(arg_names, reqs)), aux)
+
+
+def _arg_stypes(symbol, stype_dict):
+    """{argument: storage type}: ``stype_dict``'s, else the variable's ``__storage_type__``."""
+    from .ndarray.ndarray import _STORAGE_TYPE_ID_TO_STR
+    out = {}
+    for name, attrs in symbol.attr_dict().items():
+        code = attrs.get("__storage_type__")
+        if code is not None:
+            out[name] = _STORAGE_TYPE_ID_TO_STR.get(int(code), "default")
+    out.update(stype_dict or {})
+    return out
 
 
 def _from_buffer(buffer, key, shape, dtype, ctx):

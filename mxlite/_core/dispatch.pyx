@@ -303,6 +303,8 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
             raise op_error(op.name, f"has no kernel for {ctx.device_type}")
     cdef bint recording = _tape_state.recording
     if out is not None:
+        if _any_sparse(out):            # into sparse storage: converted on the way
+            return _slow.sparse_invoke(op, inputs, attrs, out)
         return _invoke_out(op, inputs, attrs, out, shapes, dtypes, arrays, kernel, recording,
                            rctx)
     entries = parents(inputs) if recording else None
@@ -335,6 +337,16 @@ cpdef object invoke(object op, list inputs, object kwargs, object out=None):
     if op._num_visible is not None and type(result) is list:
         return _visible(op, result, attrs)
     return result
+
+
+cdef bint _any_sparse(out):
+    if isinstance(out, NDArrayBase):
+        return (<NDArrayBase>out)._data is None
+    if isinstance(out, (list, tuple)):
+        for o in out:
+            if isinstance(o, NDArrayBase) and (<NDArrayBase>o)._data is None:
+                return True
+    return False
 
 
 cdef object _visible(op, list result, attrs):

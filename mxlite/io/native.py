@@ -258,14 +258,213 @@ class CSVIter(_BatchLoader):
         return row.reshape(self._data_shape), label, index
 
 
-class LibSVMIter(MXDataIter):
-    """MXNet's ``mx.io.LibSVMIter`` yields sparse (CSR) batches, which mxlite does not have
-    yet (sparse storage is planned): constructing one is an MXNetError."""
+class _LibSVMLines:
+    """The examples of LibSVM files (``label index:value ...`` per line, zero-based indices
+    below ``dim``), read line by line; a file list and, with ``num_parts``, the byte range of
+    part ``part_index`` (lines belong to the part where they start)."""
 
-    def __init__(self, *args, **kwargs):  # noqa: D107  (always raises)
-        raise MXNetError("LibSVMIter: batches of CSR storage need mxlite's sparse NDArrays, "
-                         "which are not implemented yet; read the file with NumPy and use "
-                         "mx.io.NDArrayIter on dense arrays")
+    def __init__(self, path, dim, num_parts, part_index, what):
+        import os
+        self.what, self.dim = what, dim
+        paths = ([os.path.join(path, f) for f in sorted(os.listdir(path))]
+                 if os.path.isdir(path) else [path])
+        try:
+            sizes = [os.path.getsize(p) for p in paths]
+        except OSError as err:
+            raise MXNetError(f"LibSVMIter: cannot read {what} {path!r}: {err}") from None
+        total = sum(sizes)
+        self.begin = total * part_index // num_parts
+        self.end = total * (part_index + 1) // num_parts
+        self.files = list(zip(paths, sizes))
+        self.handle = None
+        self.rewind()
+
+    def rewind(self):
+        self.close()
+        self.file_no, self.base, self.line = -1, 0, 0
+        self._open_next()
+
+    def _open_next(self):
+        """Open the next file holding bytes of the part; False past the part's end."""
+        if self.handle is not None:
+            self.base += self.files[self.file_no][1]
+            self.handle.close()
+            self.handle = None
+        while self.file_no + 1 < len(self.files):
+            self.file_no += 1
+            path, size = self.files[self.file_no]
+            if self.base + size <= self.begin:
+                self.base += size
+                continue
+            if self.base >= self.end:
+                return False
+            self.handle = open(path, "rb")
+            start = max(0, self.begin - self.base)
+            if start:                        # a line that started before belongs to another part
+                self.handle.seek(start - 1)
+                self.handle.readline()
+            return True
+        return False
+
+    def next_row(self):
+        """(label value(s), indices, values) of the next non-empty line, or None."""
+        while self.handle is not None:
+            at = self.base + self.handle.tell()
+            text = self.handle.readline() if at < self.end else b""
+            if not text:
+                if not self._open_next():
+                    return None
+                continue
+            self.line += 1
+            fields = text.split()
+            if fields:
+                return self._parse(fields, text)
+        return None
+
+    def _parse(self, fields, text):
+        path = self.files[self.file_no][0]
+        try:
+            head = float(fields[0])
+            pairs = [f.split(b":") for f in fields[1:]]
+            idx = np.array([int(i) for i, _ in pairs], np.int64)
+            val = np.array([float(v) for _, v in pairs], np.float32)
+        except ValueError:
+            raise MXNetError(f"LibSVMIter: line {self.line} of {self.what} {path!r} is not "
+                             f"'label index:value ...': {text.strip()[:80]!r}") from None
+        if idx.size and (idx.min() < 0 or idx.max() >= self.dim):
+            raise MXNetError(f"LibSVMIter: line {self.line} of {self.what} {path!r} has an "
+                             f"index outside [0, {self.dim}) (indices are zero-based)")
+        if np.any(np.diff(idx) <= 0):
+            raise MXNetError(f"LibSVMIter: line {self.line} of {self.what} {path!r}: the "
+                             "indices of a line must be strictly increasing")
+        return head, idx, val
+
+    def close(self):
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+class LibSVMIter(_BatchLoader):
+    """Batches of ``batch_size`` examples of the LibSVM file (or folder of files)
+    ``data_libsvm`` as csr matrices of shape ``(batch_size,) + data_shape``, as MXNet
+    1.9.1's ``mx.io.LibSVMIter``: each line is ``label index:value ...`` with zero-based,
+    increasing indices below ``data_shape[0]``. The label is the line's first number (a
+    dense ``(batch_size,)`` array), or, with ``label_libsvm``, that file's line as a csr
+    row of ``label_shape``. Only ``round_batch=True`` (MXNet's rule): the last batch is
+    completed from the start. ``num_parts``/``part_index`` read one byte range of the data
+    (parts start and end at line boundaries). A malformed line or an index out of range is
+    an MXNetError naming the file and line.
+    """
+
+    def __init__(self, data_libsvm, data_shape, batch_size, label_libsvm="NULL",
+                 label_shape=(1,), num_parts=1, part_index=0, round_batch=True,
+                 data_name="data", label_name="softmax_label", prefetch_buffer=4, ctx="gpu",
+                 dtype=None):
+        super().__init__(batch_size, round_batch, data_name, label_name, "LibSVMIter")
+        if not self.round_batch:
+            raise MXNetError("LibSVMIter: only round_batch=True is supported (MXNet's rule)")
+        self._data_shape = _shape("LibSVMIter", data_shape, "data_shape")
+        self._label_dims = _shape("LibSVMIter", label_shape, "label_shape")
+        if len(self._data_shape) != 1 or len(self._label_dims) != 1:
+            raise MXNetError(f"LibSVMIter: data_shape and label_shape must be 1-D, got "
+                             f"{data_shape} and {label_shape}")
+        if not (isinstance(num_parts, (int, np.integer)) and num_parts >= 1
+                and 0 <= part_index < num_parts):
+            raise MXNetError(f"LibSVMIter: part_index {part_index} must be in [0, "
+                             f"{num_parts}) and num_parts >= 1")
+        self.dtype = np.dtype(np.float32)
+        self._data = _LibSVMLines(data_libsvm, self._data_shape[0], num_parts, part_index,
+                                  "data_libsvm")
+        self._labels = None
+        if label_libsvm not in (None, "NULL"):
+            self._labels = _LibSVMLines(label_libsvm, self._label_dims[0], num_parts,
+                                        part_index, "label_libsvm")
+        self._example = 0
+
+    def __del__(self):
+        for lines in (getattr(self, "_data", None), getattr(self, "_labels", None)):
+            if lines is not None:
+                lines.close()
+
+    @property
+    def provide_label(self):
+        shape = (self.batch_size,) + (self._label_dims if self._labels is not None else ())
+        return [DataDesc(self.label_name, shape, np.float32)]
+
+    def _rewind_source(self):
+        self._data.rewind()
+        if self._labels is not None:
+            self._labels.rewind()
+        self._example = 0
+
+    def _next_example(self):
+        row = self._data.next_row()
+        if row is None:
+            return None
+        label = row[0]
+        if self._labels is not None:
+            label = self._labels.next_row()
+            if label is None:
+                raise MXNetError("LibSVMIter: label_libsvm has fewer lines than data_libsvm")
+        index = self._example
+        self._example += 1
+        return row, label, index
+
+    def _read_batch(self):
+        if self._epoch_over:
+            return None
+        examples = self._take(self.batch_size)
+        if not examples:
+            return None
+        pad = self.batch_size - len(examples)
+        if pad:
+            self._rewind_source()
+            more = self._take(pad)
+            if len(more) != pad:
+                raise MXNetError(f"LibSVMIter: batch_size {self.batch_size} exceeds twice "
+                                 "the number of examples (round_batch cannot fill a batch)")
+            examples += more
+            self._skip_rewind = self._epoch_over = True
+        data = _csr_rows([(e[0][1], e[0][2]) for e in examples], self._data_shape[0])
+        if self._labels is None:
+            label = np.array([e[0][0] for e in examples], np.float32)
+        else:
+            label = _csr_rows([(e[1][1], e[1][2]) for e in examples], self._label_dims[0])
+        index = np.array([e[2] for e in examples], np.uint64)
+        return data, label, pad, index
+
+    def _take(self, n):
+        out = []
+        while len(out) < n:
+            row = self._next_example()
+            if row is None:
+                break
+            out.append(row)
+        return out
+
+    def getdata(self):
+        return self._as_array(self._field(0, "getdata"))
+
+    def getlabel(self):
+        return self._as_array(self._field(1, "getlabel"))
+
+    @staticmethod
+    def _as_array(value):
+        from .. import ndarray as nd
+        if isinstance(value, tuple):
+            return nd.sparse.csr_matrix(value[:3], shape=value[3])
+        return nd.array(value, dtype=value.dtype)
+
+
+def _csr_rows(rows, dim):
+    """(data, indices, indptr, shape) of csr rows given as (indices, values) pairs."""
+    counts = [len(i) for i, _ in rows]
+    indptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.concatenate([i for i, _ in rows]) if rows else np.zeros(0, np.int64)
+    data = np.concatenate([v for _, v in rows]) if rows else np.zeros(0, np.float32)
+    return data, indices, indptr, (len(rows), dim)
 
 
 class MNISTIter(MXDataIter):

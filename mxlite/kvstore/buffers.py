@@ -4,12 +4,40 @@ from .. import ndarray as nd
 from ..device import namespace_for
 from ..ndarray import NDArray
 
-__all__ = ["local_sum", "written", "same_buffer", "direct_targets", "new_like"]
+__all__ = ["local_sum", "written", "same_buffer", "direct_targets", "new_like", "rows_of",
+           "is_sparse"]
+
+
+def is_sparse(arrays):
+    """Whether any of ``arrays`` is in sparse storage."""
+    return any(a._data is None for a in arrays)
+
+
+def rows_of(value, row_ids):
+    """The rows ``row_ids`` (an NDArray of row numbers, any order, repeats allowed) of
+    ``value`` (dense or row_sparse) as a RowSparseNDArray (rows ``value`` does not store are
+    left out: they are zero)."""
+    import numpy as np
+    from ..base import MXNetError
+    ids = np.unique(row_ids.asnumpy().reshape(-1))
+    if ids.size and (ids.min() < 0 or ids.max() >= value.shape[0]
+                     or not np.all(np.trunc(ids) == ids)):
+        raise MXNetError(f"kv.row_sparse_pull: row_ids must be integers in [0, "
+                         f"{value.shape[0]}), got {ids.min()}..{ids.max()}")
+    ids = ids.astype(np.int64)
+    if value._data is None:
+        return nd.sparse.retain(value.tostype("row_sparse") if value.stype != "row_sparse"
+                                else value, nd.array(ids, ctx=value.context))
+    rows = namespace_for(value.context).to_host(value._data)[ids]
+    return nd.sparse.row_sparse_array((rows, ids), shape=value.shape, ctx=value.context,
+                                      dtype=value.dtype)
 
 
 def new_like(array, ctx=None):
     """An uninitialised NDArray of ``array``'s shape and dtype on ``ctx`` (its own default)."""
     ctx = ctx or array.context
+    if array._data is None:
+        return nd.sparse.zeros(array.stype, array.shape, ctx=ctx, dtype=array.dtype)
     return NDArray._wrap(namespace_for(ctx).empty(array.shape, array._data.dtype), ctx)
 
 
@@ -22,7 +50,7 @@ def local_sum(arrays, ctx):
     vals = [a.as_in_context(ctx) for a in arrays]
     if len(vals) == 1:
         return vals[0]
-    if vals[0]._data.dtype == bool:
+    if vals[0].dtype == bool:
         acc = nd.logical_or(vals[0], vals[1])
         for v in vals[2:]:
             acc = nd.logical_or(acc, v)
@@ -42,7 +70,7 @@ def written(array):
 def _interval(array):
     """``(first byte, past the last byte)`` of an array's buffer; None when it is empty."""
     data = array._data
-    if data.size == 0:
+    if data is None or data.size == 0:          # (sparse storage: no one buffer)
         return None
     start = namespace_for(array.context).data_ptr(data)
     return start, start + data.nbytes
@@ -59,6 +87,8 @@ def same_buffer(a, b):
     """True when NDArrays ``a`` and ``b`` hold exactly the same bytes (a, b C-contiguous)."""
     if a is b:
         return True
+    if a._data is None or b._data is None:      # sparse: only itself
+        return False
     return (a._version is b._version and a._ctx == b._ctx and a._data.shape == b._data.shape
             and _interval(a) == _interval(b))
 

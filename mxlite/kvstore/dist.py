@@ -1,8 +1,11 @@
 """``KVStoreDist``: ``'dist_sync'`` and ``'dist_device_sync'``, data-parallel training over
 MPI with an allreduce instead of MXNet's parameter servers."""
+import numpy as np
+
+from ..base import MXNetError
 from ..device import namespace_for
 from ..ops import sync_norm
-from .buffers import local_sum, new_like, same_buffer, written
+from .buffers import is_sparse, local_sum, new_like, same_buffer, written
 from .fusion import Fusion
 from .local import KVStoreLocal
 from .mpi import signature, world
@@ -97,6 +100,9 @@ class KVStoreDist(KVStoreLocal):
         if self._world.size == 1:
             super()._reduce(items)
             return
+        if any(target._data is None or is_sparse(arrays) for arrays, target in items):
+            raise MXNetError("kv: row_sparse values across MPI ranks are not supported yet "
+                             "(push them dense, or use one process)")
         with self._world.collective("kv allreduce"):
             pairs, targets = [], []
             for arrays, target in items:
@@ -128,7 +134,7 @@ class KVStoreDist(KVStoreLocal):
 
 
 def _arrays_signature(key, array):
-    return key, array.shape, array._data.dtype.num, array.context.device_type
+    return key, array.shape, np.dtype(array.dtype).num, array.stype, array.context.device_type
 
 
 def _describe(what, plan):

@@ -1,12 +1,15 @@
 """``KVStoreLocal``: the ``'local'`` and ``'device'`` stores of one process, and the
 push/pull logic the distributed store shares."""
 
+import numpy as np
+
 from .. import autograd
 from ..base import MXNetError
 from ..context import cpu
 from ..optimizer import Updater, get_updater, states_io
 from .base import KVStoreBase
-from .buffers import direct_targets, local_sum, new_like, same_buffer
+from .buffers import direct_targets, is_sparse as _sparse, local_sum, new_like, rows_of, \
+    same_buffer
 from .keys import group
 
 __all__ = ["KVStoreLocal"]
@@ -96,13 +99,13 @@ class KVStoreLocal(KVStoreBase):
         return entry
 
     def _check_like(self, what, key, arrays, entry, argument):
-        want = entry.value._data
+        want = entry.value
         for i, a in enumerate(arrays):
-            if a._data.shape != want.shape or a._data.dtype != want.dtype:
+            if a.shape != want.shape or a.dtype != want.dtype:
                 where = f"{argument}[{i}]" if len(arrays) > 1 else argument
                 raise MXNetError(f"kv.{what}: {where} for key {key!r} has shape {a.shape} "
-                                 f"and dtype {a._data.dtype}; the key was initialized with "
-                                 f"shape {want.shape} and dtype {want.dtype}")
+                                 f"and dtype {np.dtype(a.dtype)}; the key was initialized "
+                                 f"with shape {want.shape} and dtype {np.dtype(want.dtype)}")
 
     def _stored(self, what, key, entry):
         """The NDArray holding ``key``'s current value."""
@@ -194,8 +197,12 @@ class KVStoreLocal(KVStoreBase):
                 entry.borrowed = None
             self._reduce([(arrays, entry.value) for _, arrays, _, entry in plan])
             return
-        merged = [self._merge_buffer(k, entry) for k, _, _, entry in plan]
-        self._reduce([(arrays, m) for (_, arrays, _, _), m in zip(plan, merged)])
+        # row_sparse gradients are summed into a new row_sparse array (the optimizer's
+        # lazy update reads its rows); dense ones into the key's merge buffer
+        merged = [local_sum(arrays, entry.value._ctx) if _sparse(arrays)
+                  else self._merge_buffer(k, entry) for k, arrays, _, entry in plan]
+        self._reduce([(arrays, m) for (_, arrays, _, _), m in zip(plan, merged)
+                      if not _sparse(arrays)])
         for (k, _, _, entry), m in zip(plan, merged):
             if entry.borrowed is not None:        # the optimizer updates the store's copy
                 entry.borrowed.copyto(entry.value)
@@ -264,9 +271,31 @@ class KVStoreLocal(KVStoreBase):
         self.pull(key, out)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        """Not supported: mxlite has no sparse storage (MXNetError)."""
-        raise MXNetError("kv.row_sparse_pull: row_sparse storage is not supported by mxlite; "
-                         "use pull")
+        """Copy the rows ``row_ids`` of one key's stored value (or of each key of a list)
+        into ``out``, a RowSparseNDArray (or a list of them per key, with a ``row_ids``
+        NDArray each): the rows a worker needs of a large table, not the table. Row ids may
+        repeat and come in any order; ``out`` holds each row once, in increasing order."""
+        if out is None or row_ids is None:
+            raise MXNetError("kv.row_sparse_pull: out and row_ids are required")
+        _, pairs = self._group("row_sparse_pull", key, out, "out")
+        _, id_pairs = self._group("row_sparse_pull", key, row_ids, "row_ids")
+        ids = dict(id_pairs)
+        for k, outs in pairs:
+            entry = self._entry("row_sparse_pull", k)
+            self._check_like("row_sparse_pull", k, outs, entry, "out")
+            rows = ids[k]
+            if len(rows) not in (1, len(outs)):
+                raise MXNetError(f"kv.row_sparse_pull: {len(rows)} row_ids arrays for "
+                                 f"{len(outs)} outputs of key {k!r}")
+            for o in outs:
+                if o.stype != "row_sparse":
+                    raise MXNetError(f"kv.row_sparse_pull: out for key {k!r} must be a "
+                                     f"RowSparseNDArray, got stype {o.stype!r}")
+            stored = self._stored("row_sparse_pull", k, entry)
+            with autograd.pause():
+                for i, o in enumerate(outs):
+                    pick = rows[i if len(rows) > 1 else 0]
+                    rows_of(stored, pick).copyto(o)
 
     def set_gradient_compression(self, compression_params):
         """Not supported (MXNetError): MXNet's 2-bit compression quantized what workers sent

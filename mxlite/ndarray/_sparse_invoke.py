@@ -36,15 +36,17 @@ def fallback_warnings():
 
 
 def _warn_fallback(op, stypes):
+    """``stypes``: those of the inputs, then those of any out= arrays."""
     key = (op.name, stypes)
     if key in _warned or os.environ.get("MXNET_STORAGE_FALLBACK_LOG_VERBOSE") == "0":
         return
     _warned.add(key)
     warnings.warn(
         f"Storage type fallback detected: operator {op.name!r} has no sparse implementation "
-        f"for input storage types {list(stypes)}; it runs on temporary dense copies and makes "
-        "dense outputs (the result is the same). Set MXNET_STORAGE_FALLBACK_LOG_VERBOSE=0 to "
-        "silence this warning.", RuntimeWarning, stacklevel=4)
+        f"for the storage types {list(stypes)} (inputs, then out=); it runs on temporary "
+        "dense copies and makes dense outputs, converted into a sparse out= (the result is "
+        "the same). Set MXNET_STORAGE_FALLBACK_LOG_VERBOSE=0 to silence this warning.",
+        RuntimeWarning, stacklevel=4)
 
 
 def _context_of(op, inputs):
@@ -85,11 +87,8 @@ def sparse_invoke(op, inputs, attrs, out=None):
     stypes = tuple(stype_of(x) for x in inputs)
     shapes = [tuple(x.shape) for x in inputs]
     rule = find(op, stypes, attrs, shapes)
-    if rule is None:
-        if all(s == "default" for s in stypes):
-            from .ndarray import invoke
-            return invoke(op, list(inputs), attrs, out)
-        _warn_fallback(op, stypes)
+    if rule is None:            # (dense inputs get here for a sparse out=)
+        _warn_fallback(op, stypes + tuple(stype_of(o) for o in _as_list(out or [])))
         return dense_invoke(op, inputs, attrs, out)
     ctx = _context_of(op, inputs) or attrs.get("ctx") or current_context()
     ctx = _sparse._context(ctx)             # (sparse storage lives on the CPU so far)

@@ -191,7 +191,7 @@ class BaseSparseNDArray(NDArray):
         raise MXNetError(f"reshape of a {type(self).__name__} is not supported")
 
     def _setitem_all(self, key, value):
-        if not (isinstance(key, _PySlice) and key == _PySlice(None)):
+        if not _whole(key):
             raise MXNetError(f"{type(self).__name__} supports only [:] for assignment")
         if isinstance(value, NDArray):
             if value is not self:
@@ -234,6 +234,11 @@ class BaseSparseNDArray(NDArray):
     def __neg__(self):
         from . import negative
         return negative(self)
+
+
+def _whole(key):
+    """``[:]``, ``[()]`` or ``[...]``: the whole array."""
+    return (isinstance(key, _PySlice) and key == _PySlice(None)) or key == () or key is Ellipsis
 
 
 def _assign(target, value):
@@ -307,7 +312,7 @@ class RowSparseNDArray(BaseSparseNDArray):
     def __setitem__(self, key, value):
         """``x[:] = value``: an NDArray or NumPy array, or a number (every row stored)."""
         if isinstance(value, _NUMBERS) and not isinstance(value, bool):
-            if not (isinstance(key, _PySlice) and key == _PySlice(None)):
+            if not _whole(key):
                 raise MXNetError("RowSparseNDArray supports only [:] for assignment")
             full = np.full(self.shape, value, self._sp.dtype)
             _assign(self, F.dense_to_rsp(full) if value == 0 else

@@ -205,10 +205,13 @@ def _add_sparse_namespace(target, namespaces, module_prefix):
     if module is None:
         module = namespaces["sparse"] = types.ModuleType(
             f"{module_prefix}.sparse", f"``{module_prefix}.sparse`` operators.")
+    from .sparse.rules import MXNET_SPARSE_NAMESPACE
     for name in sorted(REGISTRY):
         op = REGISTRY[name]
         ns, public = namespace_of(name)
-        if op.storage and ns in ("", "contrib") and not name.startswith("_"):
+        if not (op.storage or name in MXNET_SPARSE_NAMESPACE):
+            continue
+        if ns == "" and not name.startswith("_"):
             setattr(module, public, getattr(target, public))
-        elif op.storage and ns == "contrib":
+        elif ns == "contrib":
             setattr(module, name, getattr(namespaces["contrib"], public))

@@ -538,6 +538,7 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     """A variable (an argument of the graph) named ``name`` (MXNet's ``mx.sym.Variable``).
 
     ``shape`` and ``dtype`` seed shape/type inference (``__shape__``, ``__dtype__``),
+    ``stype`` is the storage type ``simple_bind`` gives it (``__storage_type__``),
     ``init`` (an initializer or its JSON string) is ``__init__``, ``lr_mult``/``wd_mult``
     are ``__lr_mult__``/``__wd_mult__``; ``attr`` adds string attributes, and keyword
     arguments must be ``__key__`` attributes.
@@ -559,9 +560,10 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     if init is not None:
         user["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
-        if stype != "default":
-            raise MXNetError(f"Variable {name!r}: only dense storage (stype='default') is "
-                             f"supported, got {stype!r}")
+        from ..ndarray.ndarray import _STORAGE_TYPE_STR_TO_ID as ids
+        if stype not in ("default", "csr", "row_sparse"):
+            raise MXNetError(f"Variable {name!r}: unknown storage type {stype!r}")
+        user["__storage_type__"] = str(ids[stype])
     for k, v in kwargs.items():
         if not (k.startswith("__") and k.endswith("__")):
             raise ValueError(f"Variable {name!r}: attribute {k!r} must be of the form __key__")

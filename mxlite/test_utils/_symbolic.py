@@ -32,6 +32,12 @@ def _to_nd(value, ctx, dtype):
     return array(value, ctx=ctx, dtype=value.dtype if _is_asnumpy(dtype) else dtype)
 
 
+def _stored(arr, stype):
+    """``arr`` in storage ``stype`` (None or 'default': as it is): a gradient buffer of the
+    storage type a test asks for."""
+    return arr if stype in (None, "default") else arr.tostype(stype)
+
+
 def _is_asnumpy(dtype):
     return isinstance(dtype, str) and dtype == "asnumpy"
 
@@ -162,8 +168,6 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     where = "check_symbolic_backward"
     _check_dtype(where, dtype)
     ctx = ctx or default_context()
-    if grad_stypes and any(s not in (None, "default") for s in grad_stypes.values()):
-        raise MXNetError(f"{where}: sparse gradient storage {grad_stypes} comes with issue 26")
     location = _parse_location(sym, location, ctx, dtype, where)
     aux_states = _parse_aux_states(sym, aux_states, ctx, dtype, where)
     if isinstance(expected, (list, tuple)):
@@ -179,7 +183,8 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
                 for k, v in expected.items()}
     # dirty the buffers deterministically (sorted names), so a test's seed reproduces them
     initial = {k: np.random.normal(size=expected[k].shape) for k in sorted(expected)}
-    grads = {k: array(v, ctx=ctx, dtype=expected[k].dtype if _is_asnumpy(dtype) else dtype)
+    grads = {k: _stored(array(v, ctx=ctx, dtype=expected[k].dtype if _is_asnumpy(dtype)
+                              else dtype), (grad_stypes or {}).get(k))
              for k, v in initial.items()}
     reqs = _grad_reqs(where, grad_req, sym.list_arguments())
     exe = sym.bind(ctx, args=location, args_grad=grads, aux_states=aux_states,
@@ -265,9 +270,6 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     where = "check_numeric_gradient"
     _check_dtype(where, dtype, allow_asnumpy=False)
     ctx = ctx or default_context()
-    if grad_stype_dict and any(s != "default" for s in grad_stype_dict.values()):
-        raise MXNetError(f"{where}: sparse gradient storage {grad_stype_dict} comes with "
-                         "issue 26")
     if len(sym.list_outputs()) != 1:
         raise MXNetError(f"{where}: the symbol must have one output, it has "
                          f"{sym.list_outputs()}")
@@ -283,7 +285,8 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     args = dict(location)
     args[proj_name] = array(np.random.rand(*out_shapes[0]) + 0.1, ctx=ctx, dtype=dtype)
     initial = {k: np.random.normal(0, 0.01, size=location[k].shape) for k in reqs}
-    grads = {k: array(v, ctx=ctx, dtype=dtype) for k, v in initial.items()}
+    grads = {k: _stored(array(v, ctx=ctx, dtype=dtype), (grad_stype_dict or {}).get(k))
+             for k, v in initial.items()}
     exe = loss.bind(ctx, args=args, args_grad=grads, grad_req=reqs, aux_states=aux_states)
     exe.forward(is_train=True)
     eps = get_tolerance(exe.outputs[0], numeric_eps, default_numeric_eps())

@@ -44,6 +44,8 @@ CASES = [
     case("slice", (CSR,), [(7, 5)], {"begin": (2,), "end": (5,)}),
     case("slice", (CSR,), [(7, 5)], {"begin": (1, 1), "end": (6, 4)}),
     case("_sparse_retain", (RSP, DNS), [(8, 3), (3,)]),
+    case("take", (CSR, DNS), [(7, 5), (4,)], {"mode": "wrap"}),
+    case("take", (CSR, DNS), [(7, 5), (4,)], {"mode": "clip"}),
     case("dot", (CSR, DNS), [(6, 7), (7, 3)]),
     case("dot", (CSR, DNS), [(6, 7), (3, 7)], {"transpose_b": True}),
     case("dot", (CSR, DNS), [(6, 7), (6, 3)], {"transpose_a": True}),

@@ -344,10 +344,12 @@ def test_a_file_with_bad_indices_is_refused(tmp_path):
     good = mx.nd.sparse.csr_matrix(([1.0, 2.0], [0, 1], [0, 1, 2]), shape=(2, 2))
     path = str(tmp_path / "bad.params")
     mx.nd.save(path, [good])
-    raw = bytearray(open(path, "rb").read())
+    with open(path, "rb") as f:
+        raw = bytearray(f.read())
     # the last int64 before the (empty) key count is the last column index: make it 7
     raw[-16:-8] = (7).to_bytes(8, "little")
-    open(path, "wb").write(bytes(raw))
+    with open(path, "wb") as f:
+        f.write(bytes(raw))
     with pytest.raises(MXNetError, match="outside"):
         mx.nd.load(path)
     with pytest.raises(MXNetError, match="truncated"):

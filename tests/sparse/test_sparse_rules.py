@@ -41,6 +41,9 @@ def random_input(rng, stype, shape, low=-1.0, high=1.0):
 def _inputs(c, rng):
     if c["op"] == "_sparse_retain":
         return [random_input(rng, RSP, c["shapes"][0]), mx.nd.array(RETAINED_ROWS)]
+    if c["op"] == "take":
+        return [random_input(rng, CSR, c["shapes"][0]),
+                mx.nd.array(rng.integers(-9, 12, c["shapes"][1]))]
     if c["op"] == "_take_grad":
         grad, idx, data = c["shapes"]
         return [random_input(rng, DNS, grad), mx.nd.array(rng.integers(0, data[0], idx)),

@@ -58,8 +58,8 @@ def test_embedding_sparse_grad_equals_dense(rng, dtype):
     idx = mx.nd.array(rng.integers(0, 50, (6, 4)))
     head = mx.nd.array(rng.standard_normal((6, 4, 3)), dtype=dtype)
     grads = []
+    w = mx.nd.array(rng.standard_normal((50, 3)), dtype=dtype)
     for sparse in (False, True):
-        w = mx.nd.array(rng.standard_normal((50, 3)), dtype=dtype) if not grads else w
         w.attach_grad(stype="row_sparse" if sparse else None)
         with mx.autograd.record():
             out = mx.nd.Embedding(idx, w, input_dim=50, output_dim=3, dtype=dtype,

@@ -1,6 +1,7 @@
 """Storage rules of the ops that move values between storage types or pick some of them:
-``cast_storage``, ``_sparse_retain`` (``mx.nd.sparse.retain``), ``slice`` of a csr matrix,
-``zeros_like``, ``_copy`` and ``stop_gradient``/``make_loss`` (MXNet's sparse set)."""
+``cast_storage``, ``_sparse_retain`` (``mx.nd.sparse.retain``), ``slice`` and ``take`` of a
+csr matrix's rows, ``zeros`` and ``zeros_like``, ``_copy`` and ``stop_gradient``/``make_loss``
+(MXNet's sparse set)."""
 import numpy as np
 
 from ...base import op_error
@@ -105,6 +106,33 @@ def _contiguous(attrs, shapes):
 
 add_rule("slice", StorageRule((F.CSR_STYPE,), (F.CSR_STYPE,), {CPU: _csr_slice},
                               when=_contiguous))
+
+
+# ---- take of csr rows ----------------------------------------------------------------------
+def _rows_axis(attrs, shapes):
+    return attrs.axis in (0, -2) and len(shapes[1]) == 1
+
+
+def _csr_take(rctx, values, attrs, shapes, dtypes):
+    """Rows ``indices`` of csr ``x`` (MXNet's take of a csr matrix along axis 0), the
+    indices read with the op's mode (clip, wrap or raise)."""
+    from ..index import _positions
+    x = F.checked(values[0], "take", canonical=False)
+    rows = _positions(rctx.xp, "take", values[1], x.shape[0], attrs.mode, 0).reshape(-1)
+    starts, ends = x.indptr[rows], x.indptr[rows + 1]
+    counts = ends - starts
+    indptr = np.zeros(rows.shape[0] + 1, F.INDEX)
+    np.cumsum(counts, out=indptr[1:])
+    picks = (np.repeat(starts - indptr[:-1], counts) + np.arange(indptr[-1], dtype=F.INDEX)
+             if indptr[-1] else np.zeros(0, F.INDEX))
+    out = F.CSR(x.data[picks], x.indices[picks], indptr, (rows.shape[0], x.shape[1]),
+                x.valid)
+    out.in_range = True
+    return [out]
+
+
+add_rule("take", StorageRule((F.CSR_STYPE, F.DEFAULT), (F.CSR_STYPE,), {CPU: _csr_take},
+                             when=_rows_axis))
 
 
 # ---- zeros(stype=) -------------------------------------------------------------------------

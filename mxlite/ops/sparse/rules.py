@@ -15,7 +15,18 @@ stored values is known only once it is computed, so outputs are made, not filled
 from ..registry import REGISTRY
 from .formats import DEFAULT, STYPES
 
-__all__ = ["StorageRule", "add_rule", "find", "ANY", "SPARSE"]
+__all__ = ["StorageRule", "add_rule", "find", "ANY", "SPARSE", "MXNET_SPARSE_NAMESPACE"]
+
+# The ops of MXNet 1.9.1's ``mx.nd.sparse`` that have no storage rule here: MXNet computes
+# them natively only for some storage types (a row_sparse weight of FullyConnected, ...)
+# and falls back otherwise; here every sparse call of them runs on dense copies. With the
+# ops that have a rule they make up ``mx.nd.sparse`` and ``mx.sym.sparse``.
+MXNET_SPARSE_NAMESPACE = (
+    "ElementWiseSum", "Embedding", "FullyConnected", "LinearRegressionOutput",
+    "LogisticRegressionOutput", "MAERegressionOutput", "arccos", "arccosh", "broadcast_add",
+    "broadcast_minus", "broadcast_plus", "broadcast_sub", "concat", "cos", "cosh",
+    "elemwise_div", "exp", "gamma", "gammaln", "log", "log10", "log2", "norm", "rsqrt",
+    "sigmoid", "where")
 
 ANY = "*"                   # an input of any storage type
 SPARSE = "sparse"           # an input of either sparse storage type
