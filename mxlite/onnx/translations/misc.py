@@ -40,3 +40,9 @@ not_expressible(
     "an inverse DCT with the codec's rounding), and its one decoder, ImageDecoder (opset "
     "20), has no onnxruntime kernel and does not promise Pillow's pixels (a JPEG's values "
     "depend on the decoder's IDCT)", "_cvimdecode")
+
+
+not_expressible(
+    "mx.nd.sparse.retain's data is a row_sparse array, and a graph's sparse arguments run "
+    "as dense copies; ONNX tensors are dense, and a graph that retains rows of a dense "
+    "array is not an MXNet model", "_sparse_retain")

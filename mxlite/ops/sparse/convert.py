@@ -40,15 +40,20 @@ def _retain_shape(shapes, attrs):
     return [tuple(shapes[0])]
 
 
+def _retained_rows(indices, n):
+    """The row numbers of ``indices`` (a host array), sorted and unique; MXNetError for one
+    that is not an integer in [0, n)."""
+    want = np.asarray(indices)
+    if want.size and (not np.all(np.trunc(want) == want) or want.min() < 0 or want.max() >= n):
+        raise op_error("_sparse_retain", f"indices must be integers in [0, {n}) (the rows of "
+                       f"data), got values in [{want.min()}, {want.max()}]")
+    return np.unique(want.astype(F.INDEX))
+
+
 def _retain_values(x, indices):
     """The rows of row_sparse ``x`` whose numbers are in ``indices``."""
     F.checked(x, "_sparse_retain")
-    want = np.asarray(indices)
-    if want.dtype.kind == "f":
-        if not np.all(np.trunc(want) == want):
-            raise op_error("_sparse_retain", "indices must be integers")
-    want = want.astype(F.INDEX)
-    keep = np.isin(x.indices, want)
+    keep = np.isin(x.indices, _retained_rows(indices, x.shape[0]))
     return F.RowSparse(np.ascontiguousarray(x.data[keep]), x.indices[keep], x.shape, True)
 
 
@@ -57,15 +62,29 @@ def _retain(rctx, values, attrs, shapes, dtypes):
 
 
 def _retain_dense(rctx, ins, outs, attrs):
-    raise op_error("_sparse_retain", "data must be a RowSparseNDArray (row_sparse storage)")
+    """Dense data: the rows of ``indices`` kept, the others zero (the same values as the
+    row_sparse result; device-generic, so it runs on a GPU too)."""
+    data, out, xp = ins[0], outs[0], rctx.xp
+    rows = _retained_rows(xp.to_host(ins[1]), data.shape[0])
+    xp.fill_zero(out)
+    if rows.size:
+        pick = xp.from_host(rows)
+        out[pick] = data[pick]
+
+
+def _retain_grad(F_, node, ograds):
+    """Linear in data: the head gradient's rows of ``indices`` (none for the indices)."""
+    return [F_.sparse.retain(ograds[0], node.inputs[1]) if node.wants[0] else None, None]
 
 
 register(OpDef(
     "_sparse_retain", inputs=("data", "indices"), infer_shape=_retain_shape,
     infer_type=lambda dtypes, attrs: [dtypes[0]], compute={"cpu": _retain_dense},
-    gradient=None, doc="""The rows of row_sparse ``data`` whose row numbers are in
-``indices`` (any order; rows not stored stay zero); the others are dropped. ``data`` must be
-a RowSparseNDArray.
+    gradient=_retain_grad, grad_needs=("inputs",), doc="""The rows of ``data`` whose row
+numbers are in ``indices`` (any order, repeats allowed); the other rows are zero. For
+row_sparse data the result is row_sparse and holds only the rows both store; dense data
+gives a dense result. An index that is not an integer in ``[0, data.shape[0])`` is an
+MXNetError. The gradient is the head gradient's retained rows.
 
 >>> x = mx.nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [1, 3]), shape=(5, 2))
 >>> mx.nd.sparse.retain(x, mx.nd.array([3, 0])).indices.asnumpy().tolist()
