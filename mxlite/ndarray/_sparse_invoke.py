@@ -88,7 +88,8 @@ def sparse_invoke(op, inputs, attrs, out=None):
     shapes = [tuple(x.shape) for x in inputs]
     rule = find(op, stypes, attrs, shapes)
     if rule is None:            # (dense inputs get here for a sparse out=)
-        _warn_fallback(op, stypes + tuple(stype_of(o) for o in _as_list(out or [])))
+        outs = [] if out is None else _as_list(out)
+        _warn_fallback(op, stypes + tuple(stype_of(o) for o in outs))
         return dense_invoke(op, inputs, attrs, out)
     ctx = _context_of(op, inputs) or attrs.get("ctx") or current_context()
     ctx = _sparse._context(ctx)             # (sparse storage lives on the CPU so far)

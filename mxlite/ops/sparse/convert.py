@@ -41,12 +41,16 @@ def _retain_shape(shapes, attrs):
 
 
 def _retained_rows(indices, n):
-    """The row numbers of ``indices`` (a host array), sorted and unique; MXNetError for one
-    that is not an integer in [0, n)."""
+    """The row numbers of ``indices`` (a host array; floats truncated toward zero, as
+    MXNet's), sorted and unique; MXNetError for one outside [0, n) or not finite."""
     want = np.asarray(indices)
-    if want.size and (not np.all(np.trunc(want) == want) or want.min() < 0 or want.max() >= n):
-        raise op_error("_sparse_retain", f"indices must be integers in [0, {n}) (the rows of "
-                       f"data), got values in [{want.min()}, {want.max()}]")
+    if want.dtype.kind == "f":
+        if not np.isfinite(want).all():
+            raise op_error("_sparse_retain", "indices must be finite")
+        want = np.trunc(want)
+    if want.size and (want.min() < 0 or want.max() >= n):
+        raise op_error("_sparse_retain", f"indices must be in [0, {n}) (the rows of data), "
+                       f"got values in [{want.min()}, {want.max()}]")
     return np.unique(want.astype(F.INDEX))
 
 
@@ -83,8 +87,8 @@ register(OpDef(
     gradient=_retain_grad, grad_needs=("inputs",), doc="""The rows of ``data`` whose row
 numbers are in ``indices`` (any order, repeats allowed); the other rows are zero. For
 row_sparse data the result is row_sparse and holds only the rows both store; dense data
-gives a dense result. An index that is not an integer in ``[0, data.shape[0])`` is an
-MXNetError. The gradient is the head gradient's retained rows.
+gives a dense result. Float indices are truncated toward zero (MXNet's reading); one outside
+``[0, data.shape[0])`` is an MXNetError. The gradient is the head gradient's retained rows.
 
 >>> x = mx.nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [1, 3]), shape=(5, 2))
 >>> mx.nd.sparse.retain(x, mx.nd.array([3, 0])).indices.asnumpy().tolist()
