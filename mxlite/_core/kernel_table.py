@@ -63,7 +63,9 @@ BINARY = {
     "mul": ("a * b", "(T)(a * b)", None),
     "div": ("a / b", "mx::int_div(a, b)", None),
     "mod": ("mx::float_mod(a, b)", "mx::int_mod(a, b)", None),
-    "power": ("mx::pow(a, b)", "mx::int_pow(a, b)", None),
+    # x**2 and x**1 are exact (a * a is the correctly rounded square), without a libm call
+    "power": ("(b == (T)2 ? a * a : b == (T)1 ? a : mx::pow(a, b))", "mx::int_pow(a, b)",
+              None),
     "maximum": ("(a > b || a != a ? a : b)", "(a > b ? a : b)", None),
     "minimum": ("(a < b || a != a ? a : b)", "(a < b ? a : b)", None),
     "hypot": ("mx::hypot(a, b)", None, None),

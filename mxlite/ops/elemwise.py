@@ -488,8 +488,10 @@ def _in_range(value, dt):
 
 def _scalar_compute(name, kname, reverse):
     op_id = _k.BINARY_IDS[kname]
+    mul_id = _k.BINARY_IDS["mul"]
     binary = _k.binary
     logical = kname in ("logical_and", "logical_or", "logical_xor")
+    square = kname == "power" and not reverse      # x ** 2: a * a, the same values
 
     def compute(rctx, ins, outs, attrs):
         x, out = ins[0], outs[0]
@@ -518,7 +520,10 @@ def _scalar_compute(name, kname, reverse):
         if reverse:
             a, b = b, a
         target = out if odt is work else rctx.xp.empty(out.shape, work)
-        binary(op_id, a, b, target)
+        if square and odt.kind == "f" and value == 2:
+            binary(mul_id, a, a, target)       # (the table's power: a * a for b == 2)
+        else:
+            binary(op_id, a, b, target)
         if target is not out:
             write_back(rctx.xp, target, out)
     return compute
