@@ -122,6 +122,6 @@ def test_prefetching_iter_errors():
 
 
 def test_not_implemented_iterators():
-    with pytest.raises(MXNetError, match="sparse"):
-        mx.io.LibSVMIter(data_libsvm="x", data_shape=(3,), batch_size=1)
+    with pytest.raises(MXNetError, match="cannot read data_libsvm"):
+        mx.io.LibSVMIter(data_libsvm="x", data_shape=(3,), batch_size=1)  # (tests/sparse)
     assert issubclass(mx.io.CSVIter, mx.io.MXDataIter)

@@ -22,9 +22,12 @@ def test_compare_optimizer_same_and_different():
     with pytest.raises(AssertionError):
         compare_optimizer(mx.optimizer.SGD(learning_rate=0.1), _HalfStepSGD(learning_rate=0.1),
                           (3, 4), np.float32)
-    with pytest.raises(MXNetError, match="issue 26"):
+    with pytest.raises(MXNetError, match="dense weights"):
         compare_optimizer(mx.optimizer.SGD(), mx.optimizer.SGD(), (2,), np.float32,
                           w_stype="row_sparse")
+    compare_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9),
+                      mx.optimizer.SGD(learning_rate=0.1, momentum=0.9), (6, 2), np.float32,
+                      g_stype="row_sparse")       # the lazy update, both sides
 
 
 class _Affine(mx.gluon.HybridBlock):
