@@ -92,10 +92,10 @@ def sparse_invoke(op, inputs, attrs, out=None):
         _warn_fallback(op, stypes + tuple(stype_of(o) for o in outs))
         return dense_invoke(op, inputs, attrs, out)
     ctx = _context_of(op, inputs) or attrs.get("ctx") or current_context()
-    ctx = _sparse._context(ctx)             # (sparse storage lives on the CPU so far)
     dtypes = [np.dtype(x.dtype) for x in inputs]
-    out_shapes = op.infer_shape(shapes, attrs)
+    out_shapes = op.infer_shape(shapes, attrs)        # (bad arguments first, then the device)
     out_dtypes = op.infer_type(dtypes, attrs)
+    ctx = _sparse._context(ctx)             # (sparse storage lives on the CPU so far)
     rctx = run_context(ctx)
     compute = rule.compute.get(rctx.kernels)
     if compute is None:
