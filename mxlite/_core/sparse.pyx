@@ -5,11 +5,10 @@ The callers (mxlite/ops/sparse/dot.py) hand in formats that passed the full form
 dense operands. Each output row is computed by one thread, summing its terms in the order
 they are stored, so a result does not depend on the number of threads.
 
-- ``csr_dense``: out (m, n) = csr (m, k) @ dense (k, n), a row of out per csr row;
-- ``csr_t_dense``: the rows ``cols`` of csr.T (k, m) @ dense (m, n), for the columns of
-  csr that hold a value, whose entries are listed column by column in ``order`` (stable:
-  in row order within a column), ``starts`` delimiting the columns; the result's rows are
-  a row_sparse array's data;
+- ``rows_sum``: out (m, n) = csr (m, k) @ dense (k, n), a row of out per csr row; and the
+  rows of csr.T (k, m) @ dense (m, n) for the columns of csr that hold a value, their
+  entries listed column by column in ``order`` (stable: in row order within a column),
+  the result's rows a row_sparse array's data;
 - ``dense_csr``: out (m, n) = dense (m, k) @ csr (k, n), a row of out per dense row.
 
 A value not stored is a structural zero: it multiplies nothing, so a NaN or infinity of the
@@ -23,35 +22,25 @@ from cython.parallel cimport prange
 from .common cimport idx_t, real
 
 
-def csr_dense(const real[::1] data, const idx_t[::1] indices, const idx_t[::1] indptr,
-              const real[:, ::1] rhs, real[:, ::1] out):
-    """out = csr @ rhs (out is overwritten)."""
-    cdef idx_t m = out.shape[0], n = out.shape[1], i, j, c, col
-    cdef real v
-    with nogil:
-        for i in prange(m, schedule="guided"):
-            for c in range(n):
-                out[i, c] = 0
-            for j in range(indptr[i], indptr[i + 1]):
-                v = data[j]
-                col = indices[j]
-                for c in range(n):
-                    out[i, c] += v * rhs[col, c]
+def rows_sum(const real[::1] data, const idx_t[::1] rows, const idx_t[::1] order,
+             const idx_t[::1] starts, const real[:, ::1] rhs, real[:, ::1] out):
+    """out[r] = the sum over t in [starts[r], starts[r+1]) of data[e] * rhs[rows[e]], with
+    e = order[t] (e = t when ``order`` is empty); out is overwritten.
 
-
-def csr_t_dense(const real[::1] data, const idx_t[::1] rows_of, const idx_t[::1] order,
-                const idx_t[::1] starts, const real[:, ::1] rhs, real[:, ::1] out):
-    """out[r] = sum over the entries e of column group r of data[e] * rhs[rows_of[e]]."""
+    csr @ dense: rows = indices, starts = indptr, no order. csr.T @ dense: the entries of
+    each stored column (``order``, stable), rows = each entry's row, starts delimiting the
+    columns."""
     cdef idx_t g = out.shape[0], n = out.shape[1], r, t, e, c, row
+    cdef bint ordered = order.shape[0] > 0
     cdef real v
     with nogil:
         for r in prange(g, schedule="guided"):
             for c in range(n):
                 out[r, c] = 0
             for t in range(starts[r], starts[r + 1]):
-                e = order[t]
+                e = order[t] if ordered else t
                 v = data[e]
-                row = rows_of[e]
+                row = rows[e]
                 for c in range(n):
                     out[r, c] += v * rhs[row, c]
 

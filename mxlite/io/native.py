@@ -160,6 +160,25 @@ class _BatchLoader(MXDataIter):
         return top
 
 
+class _FileBatchLoader(_BatchLoader):
+    """A batch loader over files read row by row: ``_data`` and ``_labels`` (None when the
+    labels come otherwise) are readers with ``rewind()`` and ``close()``; ``_example`` counts
+    the examples read this pass."""
+
+    _data = _labels = None
+
+    def __del__(self):
+        for rows in (self._data, self._labels):
+            if rows is not None:
+                rows.close()
+
+    def _rewind_source(self):
+        self._data.rewind()
+        if self._labels is not None:
+            self._labels.rewind()
+        self._example = 0
+
+
 class _CSVRows:
     """The rows of one CSV file of numbers, read lazily, each checked to hold ``size``
     values of ``dtype``."""
@@ -203,7 +222,7 @@ class _CSVRows:
 CSV_DTYPES = ("float32", "int32", "int64")
 
 
-class CSVIter(_BatchLoader):
+class CSVIter(_FileBatchLoader):
     """Batches of ``batch_size`` rows of the CSV file ``data_csv`` (each row ``data_shape``
     numbers), with the labels of ``label_csv`` (each row ``label_shape`` numbers; zeros when
     it is ``'NULL'``), as MXNet 1.9.1's ``mx.io.CSVIter``.
@@ -230,17 +249,6 @@ class CSVIter(_BatchLoader):
         if label_csv not in (None, "NULL"):
             self._labels = _CSVRows(label_csv, self._label_size, np.float32, "label_csv")
         self._example = 0                # the index of the next example read
-
-    def __del__(self):
-        for rows in (getattr(self, "_data", None), getattr(self, "_labels", None)):
-            if rows is not None:
-                rows.close()
-
-    def _rewind_source(self):
-        self._data.rewind()
-        if self._labels is not None:
-            self._labels.rewind()
-        self._example = 0
 
     def _next_example(self):
         row = self._data.next_row()
@@ -345,7 +353,7 @@ class _LibSVMLines:
             self.handle = None
 
 
-class LibSVMIter(_BatchLoader):
+class LibSVMIter(_FileBatchLoader):
     """Batches of ``batch_size`` examples of the LibSVM file (or folder of files)
     ``data_libsvm`` as csr matrices of shape ``(batch_size,) + data_shape``, as MXNet
     1.9.1's ``mx.io.LibSVMIter``: each line is ``label index:value ...`` with zero-based,
@@ -382,21 +390,10 @@ class LibSVMIter(_BatchLoader):
                                         part_index, "label_libsvm")
         self._example = 0
 
-    def __del__(self):
-        for lines in (getattr(self, "_data", None), getattr(self, "_labels", None)):
-            if lines is not None:
-                lines.close()
-
     @property
     def provide_label(self):
         shape = (self.batch_size,) + (self._label_dims if self._labels is not None else ())
         return [DataDesc(self.label_name, shape, np.float32)]
-
-    def _rewind_source(self):
-        self._data.rewind()
-        if self._labels is not None:
-            self._labels.rewind()
-        self._example = 0
 
     def _next_example(self):
         row = self._data.next_row()

@@ -3,8 +3,8 @@
 =====================  ==================  ============
 call                   result              kernel
 =====================  ==================  ============
-dot(csr, dense)        dense               csr_dense
-dot(csr.T, dense)      row_sparse          csr_t_dense
+dot(csr, dense)        dense               rows_sum
+dot(csr.T, dense)      row_sparse          rows_sum (entries by column)
 dot(dense, csr)        csr                 dense_csr
 dot(dense.T, csr)      dense               dense_csr
 dot(csr, row_sparse)   as with a dense rhs (the rhs is made dense)
@@ -22,6 +22,7 @@ from .rules import StorageRule, add_rule
 
 CPU = "cpu"
 _FAST = (np.dtype(np.float32), np.dtype(np.float64))
+_NO_ORDER = np.zeros(0, F.INDEX)
 
 
 def _two_d(attrs, shapes):
@@ -42,7 +43,7 @@ def csr_dense(x, rhs):
     """csr ``x`` (m, k) @ dense ``rhs`` (k, n) -> dense (m, n)."""
     out = np.empty((x.shape[0], rhs.shape[1]), rhs.dtype)
     if rhs.dtype in _FAST:
-        kernels.csr_dense(x.data, x.indices, x.indptr, rhs, out)
+        kernels.rows_sum(x.data, x.indices, _NO_ORDER, x.indptr, rhs, out)
     else:
         out[...] = 0
         np.add.at(out, _rows_of(x), x.data[:, None] * rhs[x.indices])
@@ -61,7 +62,7 @@ def csr_t_dense(x, rhs):
     rows_of = _rows_of(x)
     out = np.empty((cols.shape[0], rhs.shape[1]), rhs.dtype)
     if rhs.dtype in _FAST:
-        kernels.csr_t_dense(x.data, rows_of, order.astype(F.INDEX), starts, rhs, out)
+        kernels.rows_sum(x.data, rows_of, order.astype(F.INDEX), starts, rhs, out)
     else:
         group = np.repeat(np.arange(cols.shape[0]), np.diff(starts))
         out[...] = 0
