@@ -36,6 +36,7 @@ import numpy as np
 import mxlite as mx
 
 from . import Row
+from .sparse import also, dot_part
 
 K = 16                 # row width of the product operands, default matrix size
 F32 = "float32"
@@ -306,7 +307,7 @@ def _det_signs(mats):
 
 
 ROWS = {
-    "dot": _product(_dot, "int8"),
+    "dot": also(_product(_dot, "int8"), dot_part),
     "batch_dot": _product(_batch_dot, "int8", batch=4),
     "_linalg_gemm": _product(_gemm, F32, "2**31", finish=lambda p: 2 * p - 3,
                              reason=F32_REASON),

@@ -42,6 +42,7 @@ import mxlite as mx
 from mxlite.device import rng as _rng
 
 from . import Row
+from .sparse import also, sgd_part
 
 F32_REASON = ("float32 output (the sampler's float16 draws through a float32 buffer): 2**32 "
               "float32 elements are 16 GiB, over the 16 GiB peak")
@@ -535,7 +536,7 @@ ROWS = {
     "_random_randint": _randint_row(-1000, 1_000_003),
     "_sample_multinomial": Row(_multinomial_row, "uint8", "2**31", MULTINOMIAL_REASON),
     "_shuffle": Row(_shuffle_row, "uint8"),
-    "sgd_update": _update("sgd_update", (), lr=0.25, wd=0.125),
+    "sgd_update": also(_update("sgd_update", (), lr=0.25, wd=0.125), sgd_part),
     "signsgd_update": _update("signsgd_update", (), lr=0.25, wd=0.125),
     "sgd_mom_update": _update("sgd_mom_update", ("mom",), lr=0.25, momentum=0.875, wd=0.125),
     "nag_mom_update": _update("nag_mom_update", ("mom",), lr=0.25, momentum=0.875, wd=0.125),

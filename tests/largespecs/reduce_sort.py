@@ -35,6 +35,7 @@ import numpy as np
 import mxlite as mx
 
 from . import Row
+from .sparse import also, sum_part
 
 W = 256                          # row width of the 2-D view
 MARKS = (3, -5, 7, 9)            # int8 markers at t.marks(n): the largest is the last
@@ -272,7 +273,7 @@ NORM_REASON = ("integer input is reduced through a float64 copy and float16 thro
 
 ROWS = {
     # a count of true elements past 2**32 (int64): all, per row, per column
-    "sum": _axis_reduction("sum", "sum", dtype="bool", fill=1, values=(0,)),
+    "sum": also(_axis_reduction("sum", "sum", dtype="bool", fill=1, values=(0,)), sum_part),
     "mean": _axis_reduction("mean", "mean", fill=1, values=(100, -128, 127, 50)),
     "prod": _axis_reduction("prod", "prod", fill=1, values=(3, 5, -7, 9)),
     "max": _axis_reduction("max", "max"),

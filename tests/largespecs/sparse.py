@@ -1,4 +1,5 @@
-"""Large-tensor rows of the operators of sparse storage.
+"""Large-tensor rows of the operators of sparse storage, and the sparse parts of the rows of
+``dot``, ``sum`` and ``sgd_update`` (``also``: run after their dense part, on the CPU).
 
 ``_sparse_retain`` runs twice: on a dense int8 array of N = 2**32 + 16 rows of one element
 (rows kept at the head, past 2**31 and 2**32 and at the tail; the other marked rows must
@@ -6,6 +7,13 @@ come back 0), and on the CPU on a row_sparse array whose dense shape has N rows,
 four of them: its indices are int64 past 2**32, so a wrapped 32-bit row number would keep
 the wrong row or none. Sparse storage lives on the CPU; on a GPU the second part checks
 that a row_sparse array there is a clear MXNetError.
+
+The other parts build small sparse arrays whose dense shape passes 2**32 (a csr matrix of
+N columns storing a value at the head, past 2**31 and 2**32 and at the tail; a row_sparse
+gradient of such rows): ``dot(csr.T, dense)`` must give row_sparse rows at those column
+numbers, ``sum`` of the csr matrix along each axis the values at the right places, and a
+lazy ``sgd_update`` must change exactly the gradient's rows of a float32 weight past 2**31
+rows (16 GiB would not fit past 2**32), by the dense update of those rows alone.
 """
 import numpy as np
 
@@ -46,6 +54,78 @@ def _retain_row(t):
     picked.check_format()
     t.equal(picked.indices, np.array([t.P32 + 3, n - 1], np.int64), "row_sparse retain's rows")
     t.equal(picked.data, data[np.isin(rows, [t.P32 + 3, n - 1])], "row_sparse retain's data")
+
+
+def also(row, part):
+    """``row`` followed by the sparse ``part(t)`` (on the CPU, where sparse storage lives)."""
+    def run(t):
+        row.run(t)
+        if t.ctx.device_type == "cpu":
+            part(t)
+    return Row(run, row.dtype, row.size, row.reason)
+
+
+def _far_csr(t, n, rows=4):
+    """A (rows, n) int8 csr matrix storing 1..k at columns [3, P31 + 5, P32 + 3, n - 1] (the
+    ones below n), row i % rows each, and those columns."""
+    cols = np.array(sorted({3, t.P31 + 5, t.P32 + 3, n - 1} - {n}), np.int64)
+    cols = cols[cols < n]
+    which = np.arange(cols.size) % rows
+    dense_rows = [cols[which == r] for r in range(rows)]
+    vals = np.arange(1, cols.size + 1, dtype=np.int8)
+    indptr = np.zeros(rows + 1, np.int64)
+    np.cumsum([c.size for c in dense_rows], out=indptr[1:])
+    order = np.argsort(which, kind="stable")
+    a = mx.nd.sparse.csr_matrix((vals[order], cols[order], indptr), shape=(rows, n))
+    t.largest = max(t.largest, rows * n)
+    return a, cols, which, vals
+
+
+def dot_part(t):
+    """dot(csr.T, dense): a row_sparse result whose rows are the csr's far column numbers."""
+    n = t.N
+    a, cols, which, vals = _far_csr(t, n)
+    b = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], np.int8)
+    y = mx.nd.dot(a, mx.nd.array(b, dtype="int8"), transpose_a=True)
+    t.check(y.stype == "row_sparse", f"dot(csr.T, dense) is {y.stype}")
+    t.shape(y, (n, 2), "dot(csr.T, dense)")
+    t.equal(y.indices, cols, "dot(csr.T, dense)'s rows")
+    t.equal(y.data, (vals[:, None] * b[which]).astype(np.int8), "dot(csr.T, dense)'s values")
+
+
+def sum_part(t):
+    """sum of the csr matrix along axis 1 (per row) and axis 0 (the far columns)."""
+    n = t.N
+    a, cols, which, vals = _far_csr(t, n)
+    rows = mx.nd.sum(a, axis=1)
+    t.equal(rows, np.array([vals[which == r].sum() for r in range(4)], np.int8),
+            "sum(csr, axis=1)")
+    total = mx.nd.sum(a, axis=0)
+    t.shape(total, (n,), "sum(csr, axis=0)")
+    pos = sorted(set(t.positions(n)) | set(cols.tolist()))
+    want = np.zeros(len(pos), np.int8)
+    for i, p in enumerate(pos):
+        want[i] = vals[cols == p].sum() if p in cols else 0
+    t.equal(t.values(total, pos), want, "sum(csr, axis=0) at the far columns")
+
+
+def sgd_part(t):
+    """A lazy sgd_update with a row_sparse gradient of rows past 2**31: exactly those rows
+    change, as the dense update of those rows alone."""
+    n = t.N31
+    weight = t.big("float32", n, values=(0.5, 1.5, 2.5, 3.5)).reshape((n, 1))
+    rows = np.array([3, t.P31 + 5, n - 1], np.int64)
+    g = np.array([[1.0], [2.0], [4.0]], np.float32)
+    before = t.values(weight.reshape((-1,)), sorted(set(t.positions(n)) | set(rows.tolist())))
+    pos = sorted(set(t.positions(n)) | set(rows.tolist()))
+    grad = mx.nd.sparse.row_sparse_array((g, rows), shape=(n, 1))
+    mx.nd.sgd_update(weight, grad, lr=0.25, wd=0.125, out=weight)
+    small = mx.nd.array(before[[pos.index(r) for r in rows]].reshape(-1, 1))
+    mx.nd.sgd_update(small, mx.nd.array(g), lr=0.25, wd=0.125, out=small)
+    want = before.copy()
+    for k, r in enumerate(rows):
+        want[pos.index(r)] = small.asnumpy()[k, 0]
+    t.equal(t.values(weight.reshape((-1,)), pos), want, "lazy sgd_update at the far rows")
 
 
 ROWS = {"_sparse_retain": Row(_retain_row, "int8")}
