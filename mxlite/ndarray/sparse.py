@@ -129,18 +129,20 @@ class BaseSparseNDArray(NDArray):
         raise MXNetError(f"asscalar of a {type(self).__name__}: convert with tostype('default')")
 
     def astype(self, dtype, copy=True):
-        """A copy with values cast to ``dtype``, in the same storage (``copy=False``: this
-        array itself when the dtype matches)."""
+        """A copy with values cast to ``dtype``, in the same storage (the ``cast`` operator:
+        recorded; ``copy=False``: this array itself when the dtype matches)."""
         dt = normalize_dtype(dtype, "astype")
         if not copy and dt == self._sp.dtype:
             return self
-        sp = self._sp.copy()
-        sp.data = _checked_values(sp.data, dt, "astype")
-        return wrap(sp, self._ctx)
+        from .ndarray import invoke
+        from ..ops.registry import REGISTRY
+        return invoke(REGISTRY["cast"], [self], {"dtype": dt})
 
     def copy(self):
-        """A deep copy in the same storage."""
-        return wrap(self._sp.copy(), self._ctx)
+        """A deep copy in the same storage (the ``_copy`` operator: recorded)."""
+        from .ndarray import invoke
+        from ..ops.registry import REGISTRY
+        return invoke(REGISTRY["_copy"], [self], {})
 
     def tostype(self, stype):
         """This array in storage ``stype`` (a copy): 'default', or its own storage type;

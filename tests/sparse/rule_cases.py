@@ -71,6 +71,8 @@ for _name in ("elemwise_add", "elemwise_sub", "elemwise_mul"):
 for _name in UNARY:
     if _name != "clip":
         CASES += [case(_name, (s,), [(5, 6)], low=-0.9, high=0.9) for s in (CSR, RSP)]
+# cast keeps the storage (MXNet's astype of a sparse array gave its own storage too)
+CASES += [case("cast", (s,), [(5, 6)], {"dtype": "float64"}, mxnet_out=s) for s in (CSR, RSP)]
 for _name, _scalar in SCALAR.items():
     CASES += [case(_name, (s,), [(5, 6)], {"scalar": _scalar}) for s in (CSR, RSP)]
 

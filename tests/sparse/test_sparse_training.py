@@ -193,3 +193,24 @@ def test_zero_grad_empties_a_row_sparse_gradient():
 def test_sparse_weights_are_refused_clearly():
     with pytest.raises(mx.MXNetError, match="sparse weights"):
         mx.gluon.Parameter("w", shape=(3, 2), stype="row_sparse")
+
+
+def test_methods_of_a_sparse_variable_are_on_the_tape(rng):
+    """copy, astype, tostype, negation and arithmetic of a sparse variable are recorded:
+    the gradient reaches it through each (never a silent zero)."""
+    dense = rng.standard_normal((4, 3)).astype(np.float32)
+    dense[1] = 0
+    identity = (lambda x: x.copy(), lambda x: x.astype("float64").astype("float32"),
+                lambda x: x.tostype("default"), lambda x: -(-x), lambda x: x * 2 / 2)
+    cases = [(f, dense) for f in identity] + [(lambda x: mx.nd.sqrt(x * x), np.abs(dense))]
+    for make, want in cases:             # loss = sum(make(x) * dense): its gradient
+        x = mx.nd.array(dense).tostype("row_sparse")
+        x.attach_grad()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # (negative's derivative: ones_like, densely)
+            with mx.autograd.record():
+                y = make(x)
+                loss = mx.nd.sum(y.tostype("default") * mx.nd.array(dense))
+            loss.backward()
+        assert x.grad.stype == "row_sparse"
+        np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-5, atol=1e-6)

@@ -80,7 +80,9 @@ def _same_stype(attrs, stypes):
     return stypes[:1]
 
 
-for _name in UNARY + SCALAR:
+# ``cast`` keeps the storage too (``astype`` of a sparse array; not in MXNet's set, whose
+# ``astype`` copied into a new sparse array instead)
+for _name in UNARY + SCALAR + ("cast",):
     _op = REGISTRY[_name]
     add_rule(_name, StorageRule(
         (SPARSE,), _same_stype, {CPU: _on_values(_op)},
