@@ -276,6 +276,8 @@ FORWARD = {
                          lambda ns, w, g, m, v, r: ns._internal._adamw_update(
                              w, g, m, v, r, lr=0.1, eta=1.0, wd=0.1)),
     "ftrl_update": Fwd(_state(2), lambda ns, w, g, z, n: ns.ftrl_update(w, g, z, n, lr=0.1)),
+    "_sparse_adagrad_update": Fwd(_state(1), lambda ns, w, g, h: ns.sparse.adagrad_update(
+        w, g, h, lr=0.1)),
     "ftml_update": Fwd(_state(3), lambda ns, w, g, d, v, z: ns.ftml_update(
         w, g, d, v, z, lr=0.1, t=2, wd=0.01)),
     "mp_sgd_update": Fwd(_state(1), lambda ns, w, g, w32: ns.mp_sgd_update(

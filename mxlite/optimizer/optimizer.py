@@ -674,7 +674,8 @@ class AdaGrad(Optimizer):
         weight -= lr * (grad / sqrt(history + eps) + wd * weight)
 
     ``eps`` (default 1e-7) keeps the division finite (MXNet's name; MXNet 2 calls it
-    ``epsilon``, also accepted).
+    ``epsilon``, also accepted). A row_sparse gradient without weight decay updates its
+    rows alone (``sparse.adagrad_update``, MXNet's sparse AdaGrad).
     """
 
     def __init__(self, eps=1e-7, epsilon=None, **kwargs):
@@ -689,6 +690,12 @@ class AdaGrad(Optimizer):
     def update(self, index, weight, grad, state):
         lr, wd = self._common(index, weight, grad)
         history = state
+        if grad.stype == "row_sparse" and wd == 0:      # the lazy update of those rows
+            nd.sparse.adagrad_update(weight, grad, history, out=weight, lr=lr,
+                                     epsilon=self.float_stable_eps,
+                                     rescale_grad=self.rescale_grad,
+                                     clip_gradient=self.clip_gradient or -1.0)
+            return
         grad = self._clipped(grad * self.rescale_grad)
         history += nd.square(grad)
         div = grad / nd.sqrt(history + self.float_stable_eps)

@@ -342,7 +342,8 @@ _MARKS = {"weight": (1.5, -2.25, 3.0, 0.75), "grad": (0.5, 0.25, -1.0, 2.0),
           "var": (0.5, 1.5, 2.0, 0.25), "n": (4.0, 2.0, 9.0, 1.5),
           "g": (1.0, -0.5, 2.0, 0.25), "delta": (0.25, 0.5, -0.75, 0.125),
           "z": (0.5, -1.5, 0.25, 2.0), "d": (0.75, 1.25, 2.0, 0.5),
-          "v": (0.5, 1.5, 2.0, 0.25), "weight32": (1.5, -2.25, 3.0, 0.75)}
+          "v": (0.5, 1.5, 2.0, 0.25), "weight32": (1.5, -2.25, 3.0, 0.75),
+          "history": (0.5, 2.0, 4.0, 1.0)}
 
 
 def _update(name, states, **params):
@@ -537,6 +538,7 @@ ROWS = {
     "_sample_multinomial": Row(_multinomial_row, "uint8", "2**31", MULTINOMIAL_REASON),
     "_shuffle": Row(_shuffle_row, "uint8"),
     "sgd_update": also(_update("sgd_update", (), lr=0.25, wd=0.125), sgd_part),
+    "_sparse_adagrad_update": _update("_sparse_adagrad_update", ("history",), lr=0.25),
     "signsgd_update": _update("signsgd_update", (), lr=0.25, wd=0.125),
     "sgd_mom_update": _update("sgd_mom_update", ("mom",), lr=0.25, momentum=0.875, wd=0.125),
     "nag_mom_update": _update("nag_mom_update", ("mom",), lr=0.25, momentum=0.875, wd=0.125),

@@ -83,9 +83,11 @@ CASES.append(case("_take_grad", (DNS, DNS, DNS), [(4, 3), (4,), (10, 3)],
 UPDATES = {"sgd_update": ({"lr": 0.1, "wd": 0.05}, 0),
            "sgd_mom_update": ({"lr": 0.1, "momentum": 0.9, "wd": 0.05}, 1),
            "adam_update": ({"lr": 0.1, "wd": 0.05}, 2),
-           "ftrl_update": ({"lr": 0.1, "wd": 0.05}, 2)}
+           "ftrl_update": ({"lr": 0.1, "wd": 0.05}, 2),
+           "_sparse_adagrad_update": ({"lr": 0.1}, 1)}
+ALWAYS_LAZY = ("ftrl_update", "_sparse_adagrad_update")     # no lazy_update parameter
 for _name, (_attrs, _n) in UPDATES.items():
-    for _lazy in ((True, False) if _name != "ftrl_update" else (True,)):
-        _kw = dict(_attrs, lazy_update=_lazy) if _name != "ftrl_update" else dict(_attrs)
+    for _lazy in ((True, False) if _name not in ALWAYS_LAZY else (True,)):
+        _kw = dict(_attrs, lazy_update=_lazy) if _name not in ALWAYS_LAZY else dict(_attrs)
         CASES.append(case(_name, (DNS, RSP) + (DNS,) * _n, [(8, 3)] * (2 + _n), _kw,
                           low=0.1, high=1.0))

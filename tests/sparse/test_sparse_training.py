@@ -214,3 +214,24 @@ def test_methods_of_a_sparse_variable_are_on_the_tape(rng):
             loss.backward()
         assert x.grad.stype == "row_sparse"
         np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_adagrad_with_row_sparse_gradients_is_lazy(rng):
+    """Gluon's AdaGrad on a sparse embedding: sparse.adagrad_update on the looked-up rows."""
+    net = mx.gluon.nn.Embedding(40, 3, sparse_grad=True)
+    net.initialize(mx.init.Uniform(0.1))
+    trainer = mx.gluon.Trainer(net.collect_params(), "adagrad", {"learning_rate": 0.1})
+    before = net.weight.data().asnumpy().copy()
+    ids = mx.nd.array([3, 17, 3])
+    with mx.autograd.record():
+        loss = (net(ids) * mx.nd.array(rng.standard_normal((3, 3)))).sum()
+    loss.backward()
+    grad = net.weight.grad().asnumpy()
+    trainer.step(1)
+    moved = np.flatnonzero(np.abs(net.weight.data().asnumpy() - before).sum(1))
+    np.testing.assert_array_equal(moved, [3, 17])
+    want = before - 0.1 * grad / np.sqrt(grad * grad + 1e-7)
+    np.testing.assert_allclose(net.weight.data().asnumpy()[[3, 17]], want[[3, 17]], rtol=1e-5)
+    with pytest.raises(mx.MXNetError, match="wd must be 0"):
+        mx.nd.sparse.adagrad_update(mx.nd.ones(2), mx.nd.ones(2), mx.nd.zeros(2), lr=0.1,
+                                    wd=0.1)

@@ -11,7 +11,7 @@ not_expressible(
     "mp_nag_mom_update", "adam_update", "_adamw_update", "_mp_adamw_update", "ftml_update",
     "ftrl_update", "rmsprop_update", "rmspropalex_update", "signum_update",
     "lamb_update_phase1", "mp_lamb_update_phase1", "mp_lamb_update_phase2",
-    "_contrib_group_adagrad_update", "multi_sgd_update", "multi_sgd_mom_update",
+    "_contrib_group_adagrad_update", "_sparse_adagrad_update", "multi_sgd_update", "multi_sgd_mom_update",
     "multi_mp_sgd_update", "multi_mp_sgd_mom_update", "preloaded_multi_sgd_update",
     "preloaded_multi_sgd_mom_update", "preloaded_multi_mp_sgd_update",
     "preloaded_multi_mp_sgd_mom_update", "_multi_adamw_update", "_multi_mp_adamw_update",

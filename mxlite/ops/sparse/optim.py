@@ -1,7 +1,8 @@
 """Storage rules of the optimizer updates for a row_sparse gradient (MXNet's lazy updates).
 
 With ``lazy_update=True`` (the default of ``sgd_update``, ``sgd_mom_update`` and
-``adam_update``; ``ftrl_update`` always) only the rows the gradient stores are touched:
+``adam_update``; ``ftrl_update`` and ``_sparse_adagrad_update`` always) only the rows the
+gradient stores are touched:
 their weights and optimizer states are gathered, updated by the op's own dense kernel and
 written back, so a step costs the rows a batch used, not the table. Weight decay and the
 states' decay apply to those rows alone (MXNet's meaning of a lazy update). With
@@ -20,7 +21,7 @@ from .rules import StorageRule, add_rule
 CPU = "cpu"
 
 # MXNet 1.9.1's updates that take a row_sparse gradient lazily
-LAZY = ("sgd_update", "sgd_mom_update", "adam_update", "ftrl_update")
+LAZY = ("sgd_update", "sgd_mom_update", "adam_update", "ftrl_update", "_sparse_adagrad_update")
 
 
 def _is_lazy(attrs, shapes):
