@@ -128,4 +128,21 @@ def sgd_part(t):
     t.equal(t.values(weight.reshape((-1,)), pos), want, "lazy sgd_update at the far rows")
 
 
-ROWS = {"_sparse_retain": Row(_retain_row, "int8")}
+def _getnnz_row(t):
+    """getnnz of a (4, N) csr matrix storing values at columns past 2**32: 4 in all, one per
+    row; on a GPU, a csr matrix there is a clear MXNetError."""
+    if t.ctx.device_type != "cpu":
+        try:
+            mx.nd.sparse.zeros("csr", (4, t.N), ctx=t.ctx)
+        except mx.MXNetError as e:
+            t.check("CPU only" in str(e), f"csr storage on {t.ctx}: {e}")
+            t.largest = max(t.largest, 4 * t.N)
+            return
+        t.check(False, f"a csr array on {t.ctx} did not raise")
+    a, cols, which, vals = _far_csr(t, t.N)
+    t.equal(mx.nd.contrib.getnnz(a), np.array([cols.size], np.int64), "getnnz")
+    t.equal(mx.nd.contrib.getnnz(a, axis=1),
+            np.array([(which == r).sum() for r in range(4)], np.int64), "getnnz per row")
+
+
+ROWS = {"_sparse_retain": Row(_retain_row, "int8"), "_contrib_getnnz": Row(_getnnz_row, "int8")}

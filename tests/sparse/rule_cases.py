@@ -55,6 +55,8 @@ CASES = [
     case("dot", (DNS, CSR), [(4, 6), (6, 5)]),
     case("dot", (DNS, CSR), [(4, 6), (5, 6)], {"transpose_b": True}),
     case("dot", (DNS, CSR), [(6, 4), (6, 5)], {"transpose_a": True}),
+    case("_contrib_getnnz", (CSR,), [(5, 7)]),
+    case("_contrib_getnnz", (CSR,), [(5, 7)], {"axis": 1}),
     case("sum", (CSR,), [(5, 7)], {"axis": 0}),
     case("sum", (CSR,), [(5, 7)], {"axis": 1, "keepdims": True}),
     case("mean", (CSR,), [(5, 7)], {"axis": -1}),

@@ -77,6 +77,9 @@ def test_rule_equals_dense(c, rng):
         want = np.zeros(c["attrs"]["shape"])
     elif c["op"] == "cast_storage":
         want = _dense(inputs[0]).asnumpy()
+    elif c["op"] == "_contrib_getnnz":
+        dense = inputs[0].asnumpy() != 0
+        want = dense.sum(axis=c["attrs"].get("axis")).reshape(-1)
     elif c["op"] == "_sparse_retain":
         want = _dense(inputs[0]).asnumpy()
         want[~np.isin(np.arange(want.shape[0]), RETAINED_ROWS)] = 0

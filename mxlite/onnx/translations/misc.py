@@ -46,3 +46,6 @@ not_expressible(
     "mx.nd.sparse.retain's data is a row_sparse array, and a graph's sparse arguments run "
     "as dense copies; ONNX tensors are dense, and a graph that retains rows of a dense "
     "array is not an MXNet model", "_sparse_retain")
+not_expressible(
+    "it counts the values a csr matrix stores (its input must be csr storage, MXNet's rule); "
+    "ONNX tensors are dense", "_contrib_getnnz")
