@@ -31,10 +31,9 @@ EXEMPT = [
     (r"registry _sg_.*", "oneDNN/TensorRT subgraph fusion operators (backend-internal)"),
     (r"\S+ \w+_v1", "deprecated duplicates of BatchNorm, Convolution and Pooling"),
     (r"registry _sparse_.*|nd\.sparse .*|nd sparse|\S+ (_contrib_)?(edge_id|dgl_\w+)"
-     r"|\S+ (_contrib_)?SparseEmbedding|registry _square_sum",
-     "the rest of sparse storage's operators: graph ops over csr (edge_id, dgl_*), "
-     "row_sparse weights (SparseEmbedding), _square_sum (row_sparse input only): a later "
-     "session of issue 26"),
+     r"|\S+ (_contrib_)?SparseEmbedding",
+     "the rest of sparse storage's operators: graph ops over csr (edge_id, dgl_*) and "
+     "row_sparse weights (SparseEmbedding): a later session of issue 26"),
     (r"registry (_CachedOp|_CachedOpThreadSafe|_CrossDeviceCopy|_NoGradient|_NDArray|_Native"
      r"|_CustomFunction|_set_value)",
      "MXNet engine internals: the CachedOp handle, the executor's cross-device copy, the "

@@ -145,4 +145,28 @@ def _getnnz_row(t):
             np.array([(which == r).sum() for r in range(4)], np.int64), "getnnz per row")
 
 
-ROWS = {"_sparse_retain": Row(_retain_row, "int8"), "_contrib_getnnz": Row(_getnnz_row, "int8")}
+SQUARE_SUM_REASON = ("float32: the reduce kernel reads float16 widened to float32, so a float16 "
+                     "input past 2**32 would take 8 + 16 GiB")
+
+
+def _square_sum_row(t):
+    """_square_sum of a dense float32 vector past 2**31 (its markers' squares) on every
+    device; on the CPU also of a row_sparse array of N rows, per stored row."""
+    x = t.big("float32", t.N31, values=(3, 5, 7, 9))
+    total = mx.nd._internal._square_sum(x)
+    want = sum(float(v) ** 2 for v in t.values(x, t.marks(t.N31)))
+    t.equal(total, np.array([want], np.float32), "_square_sum of the whole array")
+    n = t.N
+    if t.ctx.device_type != "cpu":
+        return
+    rows = np.array([3, t.P32 + 3, n - 1], np.int64)
+    r = mx.nd.sparse.row_sparse_array((np.array([[2.0], [3.0], [4.0]], np.float32), rows),
+                                      shape=(n, 1))
+    y = mx.nd._internal._square_sum(r, axis=1, keepdims=True)
+    t.check(y.stype == "row_sparse", f"_square_sum of row_sparse rows is {y.stype}")
+    t.equal(y.indices, rows, "_square_sum's rows")
+    t.equal(y.data, np.array([[4.0], [9.0], [16.0]], np.float32), "_square_sum's values")
+
+
+ROWS = {"_sparse_retain": Row(_retain_row, "int8"), "_contrib_getnnz": Row(_getnnz_row, "int8"),
+        "_square_sum": Row(_square_sum_row, "float32", "2**31", SQUARE_SUM_REASON)}

@@ -1,9 +1,9 @@
-"""Reductions and selections beyond shape.py's: nansum, nanprod, norm, moments, cumsum,
-argmax_channel, pick, softmax_cross_entropy."""
+"""Reductions and selections beyond shape.py's: _square_sum, nansum, nanprod, norm, moments,
+cumsum, argmax_channel, pick, softmax_cross_entropy."""
 import numpy as np
 
 from ..table import translates
-from .shape import _out_shape, _reduced_axes
+from .shape import _out_shape, _reduce, _reduced_axes
 
 
 def _to(ctx, dtype):
@@ -24,6 +24,9 @@ def _nan_as(fill, onnx_op):
     return translate
 
 
+# (mxlite sums the squares in double, ONNX in the input's dtype: float32 within rounding)
+translates("_square_sum", onnx_ops=["ReduceSumSquare", "Reshape"], opset=18)(
+    _reduce("ReduceSumSquare"))
 translates("nansum", onnx_ops=["IsNaN", "Where", "ReduceSum", "Reshape"], opset=18)(
     _nan_as(0, "ReduceSum"))
 translates("nanprod", onnx_ops=["IsNaN", "Where", "ReduceProd", "Reshape"], opset=18)(

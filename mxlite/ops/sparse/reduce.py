@@ -1,9 +1,12 @@
 """Storage rules of ``sum`` and ``mean`` of a csr matrix along one axis (0 or 1, or -1/-2):
 a dense result, from the stored values alone (MXNet 1.9.1's; other reductions of sparse
-arrays run on dense copies); and ``_contrib_getnnz``, the count of stored values."""
+arrays run on dense copies); ``_contrib_getnnz``, the count of stored values; and
+``_square_sum`` (MXNet's sum of squares, natively for row_sparse rows)."""
 import numpy as np
 
 from ...base import op_error
+from ..reduce import (_AXIS_PARAMS, _kernel_input, _output_shape, _spread, reduced_axes,
+                      run_reduce)
 from ..registry import NON_DIFFERENTIABLE, OpDef, Param, register
 from . import formats as F
 from .rules import StorageRule, add_rule
@@ -81,3 +84,67 @@ with ``axis=1`` each row's. ``data`` must be a CSRNDArray (MXNet's rule).
 [2, 0, 1]
 """))
 add_rule("_contrib_getnnz", StorageRule((F.CSR_STYPE,), (F.DEFAULT,), {CPU: _getnnz}))
+
+
+# ---- _square_sum ---------------------------------------------------------------------------
+def _square_sum_shape(shapes, attrs):
+    return [_output_shape("_square_sum", tuple(shapes[0]), attrs.axis, attrs.exclude,
+                                  attrs.keepdims)]
+
+
+def _square_sum_type(dtypes, attrs):
+    if np.dtype(dtypes[0]).kind != "f":
+        raise op_error("_square_sum", f"data must be a float array, got {np.dtype(dtypes[0])}")
+    return [dtypes[0]]
+
+
+def _square_sum_dense(rctx, ins, outs, attrs):
+    """The sum of squares over the axes, in double (the reduce kernels' ``sumsq``: no
+    temporary of the input's size)."""
+    x = ins[0]
+    axes = reduced_axes("_square_sum", x.shape, attrs.axis, attrs.exclude)
+    run_reduce(rctx, "sumsq", _kernel_input(x), axes, outs[0])
+
+
+def _square_sum_grad(F_, node, ograds):
+    """d sum(x**2)/dx = 2 x times the head gradient spread over the reduced axes."""
+    return [F_.elemwise_mul(_spread(F_, node, ograds[0]), node.inputs[0]) * 2.0]
+
+
+def _rsp_rows_axis(attrs, shapes):
+    return len(shapes[0]) == 2 and attrs.axis is not None and len(attrs.axis) == 1 \
+        and not attrs.exclude and attrs.axis[0] in (0, 1, -1, -2)
+
+
+def _rsp_square_sum(rctx, values, attrs, shapes, dtypes):
+    """row_sparse data: per stored row (axis 1), or over the stored rows (axis 0)."""
+    x = F.checked(values[0], "_square_sum")
+    sq = (x.data.astype(np.float64) ** 2)
+    if attrs.axis[0] % 2 == 0:
+        return [sq.sum(axis=0).astype(dtypes[0]).reshape(shapes[0])]
+    rows = sq.sum(axis=1).astype(dtypes[0])
+    if attrs.keepdims:
+        return [F.RowSparse(rows.reshape(-1, 1), x.indices, shapes[0], True)]
+    out = np.zeros(shapes[0], dtypes[0])
+    out[x.indices] = rows
+    return [out]
+
+
+def _square_sum_stype(attrs, stypes):
+    return (F.RSP_STYPE,) if attrs.axis[0] % 2 == 1 and attrs.keepdims else (F.DEFAULT,)
+
+
+register(OpDef(
+    "_square_sum", inputs=("data",), params=_AXIS_PARAMS,
+    infer_shape=_square_sum_shape, infer_type=_square_sum_type,
+    compute={"cpu": _square_sum_dense}, gradient=_square_sum_grad,
+    doc="""The sum of the squares of ``data`` over ``axis`` (``sum(square(data))``, summed
+in double; float dtypes). For a 2-D row_sparse array along one axis it reads the stored rows
+alone: per row (``axis=1``; with ``keepdims`` a row_sparse result of the stored rows) or
+over the rows (``axis=0``).
+
+>>> mx.nd._internal._square_sum(mx.nd.array([[1, 2], [3, 4]]), axis=1).asnumpy().tolist()
+[5.0, 25.0]
+"""))
+add_rule("_square_sum", StorageRule((F.RSP_STYPE,), _square_sum_stype,
+                                    {CPU: _rsp_square_sum}, when=_rsp_rows_axis))
