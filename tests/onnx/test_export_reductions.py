@@ -1,5 +1,5 @@
-"""ONNX export of nansum, nanprod, norm, moments, cumsum, argmax_channel, pick and
-softmax_cross_entropy on one-op graphs, run in onnxruntime and compared with ``mx.nd``."""
+"""ONNX export of _square_sum, nansum, nanprod, norm, moments, cumsum, argmax_channel, pick
+and softmax_cross_entropy on one-op graphs, run in onnxruntime and compared with ``mx.nd``."""
 import numpy as np
 import pytest
 
@@ -22,6 +22,11 @@ for name in ("nansum", "nanprod"):
          normal(2, 3, 4))
     case(name + "_exclude", lambda F, x, n=name: getattr(F, n)(x, axis=1, exclude=True),
          normal(2, 3, 4))
+case("square_sum", lambda F, x: F._internal._square_sum(x), normal(3, 4), rtol=1e-5)
+case("square_sum_axis_keep", lambda F, x: F._internal._square_sum(x, axis=1, keepdims=True),
+     normal(3, 4, 2), rtol=1e-5)
+case("square_sum_exclude", lambda F, x: F._internal._square_sum(x, axis=1, exclude=True),
+     normal(2, 3, 4), rtol=1e-5)
 for o in (1, 2):
     case(f"norm_ord{o}", lambda F, x, o=o: F.norm(x, ord=o), normal(3, 4), rtol=1e-4)
     case(f"norm_ord{o}_axis", lambda F, x, o=o: F.norm(x, ord=o, axis=1), normal(3, 4, 2),
