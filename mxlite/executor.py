@@ -1307,6 +1307,8 @@ class Executor:
                         "with a loss layer such as SoftmaxOutput)")
             elif not isinstance(g, NDArray):
                 grads[i] = g = _nd.array(g, ctx=self._ctx, dtype=h.dtype)
+            elif g._data is None:               # a sparse head gradient: its dense copy
+                grads[i] = g = g.tostype("default")
             if g is not None and g.shape != h.shape:
                 raise MXNetError(f"backward: out_grads[{i}] has shape {g.shape}, output "
                                  f"{self._out_names[i]!r} has {h.shape}")

@@ -113,3 +113,14 @@ def test_kvstore_without_optimizer_sums_row_sparse_values():
     kv.pull("g", out=out)
     assert out.stype == "row_sparse"
     np.testing.assert_array_equal(out.indices.asnumpy(), [0, 4])
+
+
+@pytest.mark.filterwarnings("ignore:Storage type fallback")
+def test_executor_takes_a_sparse_head_gradient(rng):
+    x = mx.sym.Variable("x")
+    exe = (x * 3).bind(mx.cpu(), {"x": mx.nd.ones((4, 2))},
+                       args_grad={"x": mx.nd.zeros((4, 2))})
+    exe.forward(is_train=True)
+    head = mx.nd.sparse.row_sparse_array(([[1.0, 2.0]], [2]), shape=(4, 2))
+    exe.backward(head)
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), 3 * head.asnumpy())
