@@ -1135,6 +1135,7 @@ class Executor:
                           [r != "null" for r in self._grad_reqs])
         self._values = self._plan.bound(arrays)
         self.outputs = self._initial_outputs()
+        self._out_stypes = self._output_stypes() if self._sparse else None
         # (the last forward's value slots or PlannedRun, its outputs): what backward reads
         self._fwd = None
         self._buffers = None      # the planned buffers every forward runs in (_planned_run)
@@ -1251,10 +1252,24 @@ class Executor:
             self._buffers = memory.allocate(rctx.xp)
         return PlannedRun(self._plan, memory, self._buffers, self._bound_arrays, rctx)
 
+    def _output_stypes(self):
+        """The storage type of each output (``mxlite.symbol.storage``), from the arguments'."""
+        from .symbol.storage import storage_types
+        arrays = self.arg_arrays + self.aux_arrays
+        names = self._arg_names + self._aux_names
+        out, _ = storage_types(self._symbol, {n: a.stype for n, a in zip(names, arrays)},
+                               {n: a.shape for n, a in zip(names, arrays)})
+        return out if any(s != "default" for s in out) else None
+
     def _store_outputs(self, results):
         """Copy the results into ``self.outputs``, the arrays made at bind, so a reference to
         ``exe.outputs[0]`` held across ``forward`` sees the new values (MXNet's executor
-        writes its outputs in place)."""
+        writes its outputs in place). An output whose inferred storage type is sparse is
+        the dense result converted to it (the stored positions are those holding a value)."""
+        if self._out_stypes is not None:
+            self.outputs = [r if s == "default" else r.tostype(s)
+                            for r, s in zip(results, self._out_stypes)]
+            return
         if len(self.outputs) != len(results) or any(
                 o.shape != r.shape or o.dtype != r.dtype for o, r in zip(self.outputs, results)):
             self.outputs = [r.copy() for r in results]     # shapes unknown at bind
@@ -1502,8 +1517,11 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
     updated): every other argument, and its gradient (key ``'grad of <name>'``), is a view of
     the buffer's array of that name where it is large enough and of the dtype, else a new
     array stored there (MXNet's rule). An argument whose storage type is sparse
-    (``stype_dict``, or the variable's ``stype``) gets a sparse array with nothing stored,
-    and a dense gradient array. ``group2ctx`` is accepted and ignored (one device)."""
+    (``stype_dict``, or the variable's ``stype``) gets a sparse array with nothing stored; a
+    gradient array is sparse where the graph's storage inference gives the gradient a sparse
+    type (``mxlite.symbol.storage``: the weight of ``Embedding(sparse_grad=True)``, the
+    dense operand of ``dot(csr, dense)``), else dense. ``group2ctx`` is accepted and ignored
+    (one device)."""
     ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
     arg_names = symbol.list_arguments()
     arg_shapes, _, aux_shapes = symbol.infer_shape(**kwargs)
@@ -1522,12 +1540,18 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
             if name in arg_names:
                 shared[name] = (shared_exec.arg_dict[name], shared_exec.grad_dict.get(name))
     stypes = _arg_stypes(symbol, stype_dict)
+    grad_stypes = {}
+    if any(s != "default" for s in stypes.values()) or _has_grad_stypes(symbol):
+        from .symbol.storage import storage_types
+        _, grad_stypes = storage_types(symbol, stypes, dict(zip(arg_names, arg_shapes)))
     args, grads = [], {}
     for name, shape, dt, req in zip(arg_names, arg_shapes, arg_types, reqs):
         shape, dt = tuple(shape), dt if dt is not None else "float32"
+        if name in grad_stypes and req != "null" and name not in shared:
+            grads[name] = _nd.sparse.zeros(grad_stypes[name], shape, ctx=ctx, dtype=dt)
         if stypes.get(name, "default") != "default" and name not in shared:
             args.append(_nd.sparse.zeros(stypes[name], shape, ctx=ctx, dtype=dt))
-            if req != "null":
+            if req != "null" and name not in grads:
                 grads[name] = _nd.zeros(shape, ctx=ctx, dtype=dt)
             continue
         if name in shared:
@@ -1541,11 +1565,16 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
                                                                      dtype=array.dtype)
             continue
         args.append(_from_buffer(shared_buffer, name, shape, dt, ctx))
-        if req != "null":
+        if req != "null" and name not in grads:
             grads[name] = _from_buffer(shared_buffer, f"grad of {name}", shape, dt, ctx)
     aux = [_nd.zeros(tuple(s), ctx=ctx, dtype=dt if dt is not None else "float32")
            for s, dt in zip(aux_shapes, aux_types)]
     return Executor(symbol, ctx, args, grads, dict(zip(arg_names, reqs)), aux)
+
+
+def _has_grad_stypes(symbol):
+    """Whether an op of ``symbol`` may ask a sparse gradient of an input (OpDef.grad_stypes)."""
+    return any(n.op is not None and n.op.grad_stypes is not None for n in symbol._nodes())
 
 
 def _arg_stypes(symbol, stype_dict):

@@ -94,6 +94,10 @@ class OpDef:
                             sparse input that no rule takes runs on dense copies (MXNet's
                             storage fallback). Filled by ``mxlite.ops.sparse``; ops with a
                             rule make up ``mx.nd.sparse`` and ``mx.sym.sparse``
+      grad_stypes           fn(attrs, in_stypes) -> the storage type of each input's gradient
+                            (None: dense): MXNet's backward storage inference, which
+                            ``simple_bind`` reads to give a variable a sparse gradient array
+                            (Embedding with ``sparse_grad``, the rhs of ``dot(csr, dense)``)
       doc
 
     BatchNorm will declare ``inputs=('data', 'gamma', 'beta', 'moving_mean', 'moving_var')``
@@ -110,7 +114,7 @@ class OpDef:
                  "_num_visible", "float_rule", "rule_id", "cpu_kernel", "default_attrs",
                  "attrs_cache", "infer_cache", "var_init", "view", "strided_inputs",
                  "cpu_result", "optional_outputs", "none_ograds",
-                 "grad_needs_by_attrs", "storage")
+                 "grad_needs_by_attrs", "storage", "grad_stypes")
 
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
@@ -164,6 +168,7 @@ class OpDef:
         self.none_ograds = bool(none_ograds)
         self.grad_needs_by_attrs = grad_needs_by_attrs
         self.storage = ()           # sparse storage rules (mxlite.ops.sparse adds them)
+        self.grad_stypes = None     # backward storage inference (mxlite.ops.sparse sets it)
         self.backward_shape = resolve_backward_shape(name, backward_shape)
         self._check_declaration()
 

@@ -124,3 +124,31 @@ def test_executor_takes_a_sparse_head_gradient(rng):
     head = mx.nd.sparse.row_sparse_array(([[1.0, 2.0]], [2]), shape=(4, 2))
     exe.backward(head)
     np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), 3 * head.asnumpy())
+
+
+@pytest.mark.filterwarnings("ignore:Storage type fallback")
+def test_storage_inference_gives_outputs_and_gradients_their_types(rng):
+    """The graph's storage inference (mxlite.symbol.storage): relu of row_sparse is
+    row_sparse (its values the dense result's); simple_bind gives Embedding(sparse_grad)'s
+    weight and dot(csr, w)'s w row_sparse gradient arrays, and dense ones otherwise."""
+    x = mx.sym.Variable("x", stype="row_sparse")
+    dense = np.array([[1, -2], [0, 0], [3, 4]], np.float32)
+    exe = mx.sym.relu(x).bind(mx.cpu(), {"x": mx.nd.array(dense).tostype("row_sparse")})
+    out = exe.forward()[0]
+    assert out.stype == "row_sparse"
+    np.testing.assert_array_equal(out.asnumpy(), np.maximum(dense, 0))
+    assert mx.sym.exp(x).bind(mx.cpu(), {"x": mx.nd.array(dense).tostype(
+        "row_sparse")}).forward()[0].stype == "default"
+    data, w = mx.sym.Variable("data"), mx.sym.Variable("w")
+    for sparse in (True, False):
+        emb = mx.sym.Embedding(data, w, input_dim=10, output_dim=3, sparse_grad=sparse)
+        exe = emb.simple_bind(mx.cpu(), data=(4,), grad_req={"data": "null", "w": "write"})
+        assert exe.grad_dict["w"].stype == ("row_sparse" if sparse else "default")
+    exe.arg_dict["data"][:] = np.array([1, 7, 7, 2])
+    lhs = mx.sym.Variable("lhs", stype="csr")
+    exe = mx.sym.dot(lhs, w).simple_bind(mx.cpu(), lhs=(4, 10), w=(10, 3))
+    assert exe.grad_dict["w"].stype == "row_sparse"
+    # a variable that also feeds a dense-gradient op keeps a dense gradient array
+    exe = mx.sym.broadcast_add(mx.sym.dot(lhs, w), mx.sym.sum(w)).simple_bind(
+        mx.cpu(), lhs=(4, 10), w=(10, 3))
+    assert exe.grad_dict["w"].stype == "default"

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..._core import sparse as kernels
 from . import formats as F
+from ..registry import REGISTRY
 from .rules import StorageRule, add_rule
 
 CPU = "cpu"
@@ -132,3 +133,13 @@ def _dense_csr_stype(attrs):
 
 add_rule("dot", StorageRule((F.DEFAULT, F.CSR_STYPE), _lhs_stype(_dense_csr_stype),
                             {CPU: _csr_rhs}, when=_two_d))
+
+
+def _dot_grad_stypes(attrs, in_stypes):
+    """dot(csr, dense): the dense operand's gradient is csr.T @ head, row_sparse."""
+    if in_stypes[0] == F.CSR_STYPE and not attrs.transpose_a and not attrs.transpose_b:
+        return (None, F.RSP_STYPE)
+    return (None, None)
+
+
+REGISTRY["dot"].grad_stypes = _dot_grad_stypes

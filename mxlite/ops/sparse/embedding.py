@@ -1,11 +1,13 @@
 """Storage rule of ``_take_grad(sparse_grad=True)``, the weight gradient of
 ``Embedding(sparse_grad=True)``: a row_sparse array of the rows looked up (ascending), each
 the sum of its head-gradient rows, in the order the indices come (as the dense kernel adds
-them)."""
+them); and Embedding's backward storage type (a row_sparse weight gradient with
+``sparse_grad``, for ``simple_bind``)."""
 import numpy as np
 
 from ..._core import index as _k
 from ..index import _positions
+from ..registry import REGISTRY
 from . import formats as F
 from .rules import StorageRule, add_rule
 
@@ -31,3 +33,10 @@ def _take_grad_rows(rctx, values, attrs, shapes, dtypes):
 
 add_rule("_take_grad", StorageRule((F.DEFAULT,) * 3, (F.RSP_STYPE,), {CPU: _take_grad_rows},
                                    when=_rows_only))
+
+
+def _embedding_grad_stypes(attrs, in_stypes):
+    return (None, F.RSP_STYPE if attrs.sparse_grad else None)
+
+
+REGISTRY["Embedding"].grad_stypes = _embedding_grad_stypes
