@@ -1253,8 +1253,8 @@ class Executor:
         return PlannedRun(self._plan, memory, self._buffers, self._bound_arrays, rctx)
 
     def _output_stypes(self):
-        """The storage type of each output (``mxlite.symbol.storage``), from the arguments'."""
-        from .symbol.storage import storage_types
+        """The storage type of each output (``mxlite.symbol._storage``), from the arguments'."""
+        from .symbol._storage import storage_types
         arrays = self.arg_arrays + self.aux_arrays
         names = self._arg_names + self._aux_names
         out, _ = storage_types(self._symbol, {n: a.stype for n, a in zip(names, arrays)},
@@ -1519,7 +1519,7 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
     array stored there (MXNet's rule). An argument whose storage type is sparse
     (``stype_dict``, or the variable's ``stype``) gets a sparse array with nothing stored; a
     gradient array is sparse where the graph's storage inference gives the gradient a sparse
-    type (``mxlite.symbol.storage``: the weight of ``Embedding(sparse_grad=True)``, the
+    type (``mxlite.symbol._storage``: the weight of ``Embedding(sparse_grad=True)``, the
     dense operand of ``dot(csr, dense)``), else dense. ``group2ctx`` is accepted and ignored
     (one device)."""
     ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
@@ -1542,7 +1542,7 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
     stypes = _arg_stypes(symbol, stype_dict)
     grad_stypes = {}
     if any(s != "default" for s in stypes.values()) or _has_grad_stypes(symbol):
-        from .symbol.storage import storage_types
+        from .symbol._storage import storage_types
         _, grad_stypes = storage_types(symbol, stypes, dict(zip(arg_names, arg_shapes)))
     args, grads = [], {}
     for name, shape, dt, req in zip(arg_names, arg_shapes, arg_types, reqs):

@@ -128,7 +128,7 @@ def test_executor_takes_a_sparse_head_gradient(rng):
 
 @pytest.mark.filterwarnings("ignore:Storage type fallback")
 def test_storage_inference_gives_outputs_and_gradients_their_types(rng):
-    """The graph's storage inference (mxlite.symbol.storage): relu of row_sparse is
+    """The graph's storage inference (mxlite.symbol._storage): relu of row_sparse is
     row_sparse (its values the dense result's); simple_bind gives Embedding(sparse_grad)'s
     weight and dot(csr, w)'s w row_sparse gradient arrays, and dense ones otherwise."""
     x = mx.sym.Variable("x", stype="row_sparse")
