@@ -102,6 +102,10 @@ def sparse_invoke(op, inputs, attrs, out=None):
         raise op_error(op.name, f"has no {list(stypes)} storage kernel for {ctx.device_type}")
     raw_in = [_sparse.raw(x) for x in inputs]
     targets = _as_list(out) if out is not None else None
+    entries = None
+    if tape_state.recording:            # read before the op runs (it may write an input)
+        from .._core.dispatch import parents
+        entries = parents(list(inputs))
     if rule.writes_out:
         raw_out = None
         if targets is not None and all(
@@ -121,10 +125,9 @@ def sparse_invoke(op, inputs, attrs, out=None):
             raise AssertionError(f"{op.name}: storage rule made {got} {tuple(v.shape)}, "
                                  f"declared {s} {tuple(shape)}")
     results = [_sparse.wrap(v, ctx) for v in values]
-    if tape_state.recording:
-        from .._core.dispatch import attach, parents
-        attach(op, attrs, parents(list(inputs)), list(inputs),
-               results if len(results) != 1 else results[0])
+    if entries is not None:
+        from .._core.dispatch import attach
+        attach(op, attrs, entries, list(inputs), results if len(results) != 1 else results[0])
     if out is not None:
         return _write_out(op, results, out)
     if len(results) == 1:
