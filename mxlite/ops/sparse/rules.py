@@ -57,6 +57,7 @@ class StorageRule:
         self.compute, self.when, self.writes_out = dict(compute), when, writes_out
 
     def takes(self, stypes, attrs, shapes, variadic):
+        """Whether this rule computes a call with inputs of ``stypes`` and ``shapes``."""
         pattern = self.inputs * len(stypes) if variadic and len(self.inputs) == 1 \
             else self.inputs
         if len(pattern) != len(stypes):
@@ -68,6 +69,7 @@ class StorageRule:
         return self.when is None or bool(self.when(attrs, shapes))
 
     def output_stypes(self, attrs, stypes):
+        """The storage types of the outputs of a call this rule takes."""
         return tuple(self.outputs(attrs, stypes) if callable(self.outputs) else self.outputs)
 
 
