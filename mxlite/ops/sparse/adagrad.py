@@ -9,6 +9,8 @@ row_sparse gradient the update is lazy (``mxlite.ops.sparse.optim``): only the g
 rows of the weight and of the history change. The dense kernel uses array arithmetic alone,
 so it runs on every device.
 """
+import numpy as np
+
 from ...base import op_error
 from ..optimizer_ops import _LR, _RESCALE, _CLIP, _p
 from ..registry import NON_DIFFERENTIABLE, OpDef, Param, register
@@ -40,6 +42,11 @@ CHUNK = 1 << 20          # elements per step: the temporaries stay small whateve
 def _compute(rctx, ins, outs, attrs):
     weight, grad, history = (a.reshape(-1) for a in ins)
     out = outs[0].reshape(-1)
+    with np.errstate(all="ignore"):     # IEEE results (inf, NaN), as the other kernels
+        _chunks(weight, grad, history, out, attrs)
+
+
+def _chunks(weight, grad, history, out, attrs):
     for start in range(0, weight.shape[0], CHUNK):
         part = slice(start, start + CHUNK)
         g = grad[part] * attrs.rescale_grad
