@@ -20,7 +20,7 @@ from ..ops.sparse.rules import find
 from . import sparse as _sparse
 from .ndarray import NDArray, tape_state
 
-__all__ = ["sparse_invoke", "dense_invoke", "stype_of", "fallback_warnings"]
+__all__ = ["sparse_invoke", "dense_invoke", "stype_of", "front_invoke"]
 
 _warned = set()
 
@@ -28,11 +28,6 @@ _warned = set()
 def stype_of(x):
     """The storage type of NDArray ``x``."""
     return "default" if x._data is not None else x._sp.stype
-
-
-def fallback_warnings():
-    """The (op, input storage types) pairs that have warned so far (a copy)."""
-    return set(_warned)
 
 
 def _warn_fallback(op, stypes):
