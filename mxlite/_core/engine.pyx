@@ -83,12 +83,11 @@ cpdef list run_backward(F, list heads, list head_grads, list targets, bint retai
     cdef dict grads = {}
     for obj, hg in kept:
         h = <NDArrayBase>obj
-        if hg is None:      # a constant: nothing to record
-            hg = F.NDArray._wrap(_namespace_for(h._ctx).ones(h._data.shape, h._data.dtype),
-                                 h._ctx)
-        elif hg.shape != h._data.shape:
+        if hg is None:      # a constant: nothing to record (dense for a sparse head too)
+            hg = F.NDArray._wrap(_namespace_for(h._ctx).ones(_shape_of(h), h.dtype), h._ctx)
+        elif hg.shape != _shape_of(h):
             raise MXNetError(f"autograd: head_grads shape {hg.shape} differs from head shape "
-                             f"{h._data.shape}")
+                             f"{_shape_of(h)}")
         entry = h._node
         grads[entry] = hg if entry not in grads else grads[entry] + hg
     cdef dict results = {}

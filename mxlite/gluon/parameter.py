@@ -20,14 +20,22 @@ from ..context import Context, cpu, current_context
 from ..device import namespace_for
 from ..ops import onednn
 
-__all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDict"]
+__all__ = ["DeferredInitializationError", "StorageTypeError", "Parameter", "Constant",
+           "ParameterDict"]
 
 _GRAD_REQS = ("write", "add", "null")
+_STYPES = ("default", "row_sparse", "csr")
 
 
 class DeferredInitializationError(MXNetError):
     """A parameter's data was asked for before its deferred initialization finished (its
     shape is still unknown)."""
+
+
+class StorageTypeError(MXNetError, RuntimeError):
+    """An access its storage type does not allow: ``data()`` of a row_sparse parameter,
+    ``row_sparse_data()`` of a dense one, a row_sparse parameter without its Trainer or with
+    a second one (a ``RuntimeError`` too, as MXNet raised)."""
 
 
 def _shape_known(shape):
@@ -68,6 +76,12 @@ class Parameter:
         Whether ``initialize`` may wait for the shape.
     differentiable : bool
         False makes ``grad_req`` 'null'.
+    stype : {'default', 'row_sparse'}
+        'row_sparse': the weight lives in the kvstore of its ``Trainer`` (created with it)
+        and each context holds only the rows pulled for a batch (``row_sparse_data``):
+        a large embedding table's step touches the rows the batch uses.
+    grad_stype : {'default', 'row_sparse', 'csr'}
+        The storage type of the gradient ('row_sparse': the rows backward wrote).
 
     >>> w = mx.gluon.Parameter('w', shape=(2, 3), init=mx.init.One())
     >>> w.initialize()
@@ -75,16 +89,19 @@ class Parameter:
     [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
     """
 
+    _stype = _grad_stype = "default"
+
     def __init__(self, name, grad_req="write", shape=None, dtype=np.float32, lr_mult=1.0,
                  wd_mult=1.0, init=None, allow_deferred_init=False, differentiable=True,
                  stype="default", grad_stype="default"):
-        if stype != "default":
-            raise MXNetError(f"Parameter {name!r}: stype={stype!r}: sparse weights (pulled "
-                             "row by row from a kvstore) are not supported yet; the weight "
-                             "is dense ('default'), its gradient may be row_sparse")
-        if grad_stype not in ("default", "row_sparse", "csr"):
-            raise MXNetError(f"Parameter {name!r}: unknown grad_stype {grad_stype!r}")
-        self._grad_stype = grad_stype
+        for what, value in (("stype", stype), ("grad_stype", grad_stype)):
+            if value not in _STYPES:
+                raise MXNetError(f"Parameter {name!r}: unknown {what} {value!r} (one of "
+                                 f"{_STYPES})")
+        if stype == "csr":
+            raise MXNetError(f"Parameter {name!r}: stype='csr': a weight is dense or "
+                             "row_sparse (csr is for data)")
+        self._stype, self._grad_stype = stype, grad_stype
         self._var = None
         self._data = None           # list of NDArrays, one per context
         self._grad = None
@@ -158,9 +175,14 @@ class Parameter:
         self._shape = new_shape
 
     def _set_trainer(self, trainer):
-        if self._trainer is not None and trainer is not None and self._trainer is not trainer:
-            pass        # a parameter may move to a new Trainer (MXNet allowed it too)
-        self._trainer = trainer
+        if self._trainer is not None and trainer is not None and self._trainer is not trainer \
+                and self._stype != "default":
+            # its weight lives in the first Trainer's kvstore
+            raise StorageTypeError(
+                f"Parameter {self.name!r} (stype {self._stype!r}) already has a Trainer: a "
+                "row_sparse weight lives in its Trainer's kvstore, so one Trainer only "
+                "(call param._set_trainer(None) first to move it)")
+        self._trainer = trainer     # a dense parameter may move to a new Trainer
 
     # ---- data access -----------------------------------------------------------------------
     def _check_initialized(self, what):
@@ -187,8 +209,16 @@ class Parameter:
         raise MXNetError(f"Parameter {self.name!r} was not initialized on context {ctx}; it "
                          f"was only initialized on {self._ctx_list}")
 
+    def _dense_only(self, what):
+        if self._stype != "default":
+            raise StorageTypeError(
+                f"Parameter {self.name!r}: {what} is for dense parameters, its storage type "
+                f"is {self._stype!r}: use row_sparse_data(row_id) / "
+                "list_row_sparse_data(row_id)")
+
     def data(self, ctx=None):
         """The array on ``ctx`` (None: the only context, or the current one)."""
+        self._dense_only("data()")
         array = self._data[self._index(ctx, "data()")]
         if onednn.keeping_weights():
             onednn.track(array)         # convolutions may keep it in oneDNN's layout
@@ -196,8 +226,40 @@ class Parameter:
 
     def list_data(self):
         """The arrays on every context, in the order of ``list_ctx``."""
+        self._dense_only("list_data()")
         self._check_initialized("list_data()")
         return list(self._data)
+
+    def row_sparse_data(self, row_id):
+        """The rows ``row_id`` (an NDArray of row numbers) of a row_sparse parameter, pulled
+        from its Trainer's kvstore into the array on ``row_id``'s context and returned
+        (a RowSparseNDArray of the full shape storing those rows)."""
+        i = self._row_sparse_index(row_id, "row_sparse_data()")
+        return self._pull_rows([self._data[i]], row_id)[0]
+
+    def list_row_sparse_data(self, row_id):
+        """``row_sparse_data(row_id)`` on every context (a list, in ``list_ctx`` order)."""
+        self._row_sparse_index(row_id, "list_row_sparse_data()", any_context=True)
+        return self._pull_rows(list(self._data), row_id)
+
+    def _row_sparse_index(self, row_id, what, any_context=False):
+        from ..ndarray import NDArray
+        if self._stype != "row_sparse":
+            raise StorageTypeError(f"Parameter {self.name!r}: {what} is for row_sparse "
+                                   f"parameters, its storage type is {self._stype!r}: use "
+                                   "data() / list_data()")
+        if not isinstance(row_id, NDArray):
+            raise MXNetError(f"Parameter {self.name!r}: {what}: row_id must be an NDArray, "
+                             f"got {type(row_id).__name__}")
+        if self._trainer is None:
+            raise StorageTypeError(
+                f"Parameter {self.name!r}: {what} pulls rows from the kvstore of the "
+                "parameter's Trainer, and no Trainer was created with it")
+        return None if any_context else self._index(row_id.context, what)
+
+    def _pull_rows(self, arrays, row_id):
+        self._trainer._row_sparse_pull(self, arrays, row_id)
+        return arrays
 
     def grad(self, ctx=None):
         """The gradient buffer on ``ctx``."""
@@ -266,6 +328,8 @@ class Parameter:
                 data = nd.zeros(self.shape, dtype=self.dtype, ctx=cpu())
                 initializer.create(default_init)(
                     initializer.InitDesc(self.name, {"__init__": init}), data)
+            if data.stype != self._stype:
+                data = data.tostype(self._stype)
             self._init_impl(data, ctx, owned)
 
     def _init_impl(self, data, ctx_list, owned=False):
@@ -286,7 +350,7 @@ class Parameter:
             self._grad = None
             return
         self._data = [d.detach() for d in self._data]
-        grad_stype = getattr(self, "_grad_stype", "default")
+        grad_stype = self._grad_stype
         if grad_stype != "default":       # nothing stored until a backward
             self._grad = [nd.sparse.zeros(grad_stype, d.shape, ctx=d.context,
                                           dtype=d.dtype) for d in self._data]
@@ -312,6 +376,8 @@ class Parameter:
         written ``x0 + sum(x_i - x0) / n``: copies that agree (a Trainer keeps them in step)
         give ``x0`` bit for bit. MXNet's ``sum(x_i) / n`` changes about one float32 weight in
         seven by an ulp on three devices, and overflows float16 weights above 32752."""
+        if self._stype != "default":
+            return self._all_rows()
         with autograd.pause():
             arrays = [d.as_in_context(cpu()) for d in self.list_data()]
             first = arrays[0]
@@ -319,6 +385,18 @@ class Parameter:
                 return first.copy() if first is self._data[0] else first
             spread = nd.add_n(*[a - first for a in arrays[1:]])
             return first + spread / len(arrays)
+
+    def _all_rows(self):
+        """A row_sparse parameter's whole weight on the CPU: pulled from its Trainer's
+        kvstore (where updates go), else the array of its first context."""
+        self._check_initialized("save")
+        with autograd.pause():
+            if self._trainer is None:
+                return self._data[0].copyto(cpu())
+            out = nd.sparse.zeros("row_sparse", self.shape, ctx=cpu(), dtype=self.dtype)
+            self._trainer._row_sparse_pull(self, [out],
+                                           nd.arange(self.shape[0], dtype="int64"))
+            return out
 
     def _load_init(self, data, ctx, cast_dtype=False, dtype_source="current"):
         """(Re)initialize from loaded ``data`` (``load_parameters``)."""
@@ -345,6 +423,8 @@ class Parameter:
                 data = data.astype(self.dtype)
             else:
                 self.dtype = data.dtype
+        if data.stype != self._stype:           # a dense file into a sparse parameter, ...
+            data = data.tostype(self._stype)
         if isinstance(ctx, Context):
             ctx = [ctx]
         if self._data is None:
@@ -398,7 +478,11 @@ class Parameter:
             trainer._reset_kvstore()
         with autograd.pause():
             for arr in self._data:
-                arr[:] = data.as_in_context(arr.context).astype(arr.dtype, copy=False)
+                value = data.as_in_context(arr.context).astype(arr.dtype, copy=False)
+                if arr.stype != "default":
+                    value.tostype(arr.stype).copyto(arr)
+                else:
+                    arr[:] = value
 
     def zero_grad(self):
         """Set the gradient buffers to 0 (nothing for grad_req 'null' or before
@@ -421,7 +505,8 @@ class Parameter:
             if init is not None and not isinstance(init, str):
                 init = init.dumps()
             self._var = symbol.var(self.name, shape=self.shape, dtype=self.dtype,
-                                   lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=init)
+                                   lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=init,
+                                   stype=self._stype)
         return self._var
 
     def cast(self, dtype):

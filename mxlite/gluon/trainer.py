@@ -8,6 +8,12 @@ named by a string is used only for parameters on several contexts (one context u
 directly); a ``KVStore`` object is always used; a ``dist`` store is always used and
 updates on the store (every worker applies the same summed gradient).
 
+Parameters of ``stype='row_sparse'`` live in the kvstore, which always applies the
+optimizer to them (a kvstore named by a string is made even for one context; ``None`` or
+``update_on_kvstore=False`` is an error): ``Parameter.row_sparse_data(row_id)`` pulls the
+rows a batch needs, ``step`` pushes their row_sparse gradients, and nothing is pulled back
+until the next ``row_sparse_data``.
+
 With a ``dist`` store the Trainer's constructor (a collective call: every worker makes it)
 gives every worker rank 0's values of the initialized parameters, so the first gradients
 are already taken at the same weights; a parameter still waiting for deferred
@@ -124,15 +130,27 @@ class Trainer:
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
 
+    def _sparse_weights(self):
+        return [p.name for p in self._params if p._stype != "default"]
+
     def _init_kvstore(self):
         config = self._kvstore_params
         kvstore = config["kvstore"]
+        sparse = self._sparse_weights()
+        if sparse:
+            if not isinstance(kvstore, (str, kvs.KVStoreBase)):
+                raise MXNetError(f"Trainer: the row_sparse Parameters {sparse} live in a "
+                                 f"kvstore; kvstore must be a KVStore or its name, got "
+                                 f"{kvstore!r}")
+            if config["update_on_kvstore"] is False:
+                raise MXNetError(f"Trainer: update_on_kvstore=False with the row_sparse "
+                                 f"Parameters {sparse}: their kvstore applies the optimizer")
         if kvstore is None:
             kv = None
         elif isinstance(kvstore, kvs.KVStoreBase):
             kv = kvstore
         elif isinstance(kvstore, str):
-            kv = None if len(self._contexts) == 1 and "dist" not in kvstore \
+            kv = None if len(self._contexts) == 1 and "dist" not in kvstore and not sparse \
                 else kvs.create(kvstore)
         else:
             raise MXNetError(f"Trainer: kvstore must be a KVStore, a str or None, got "
@@ -140,7 +158,7 @@ class Trainer:
         self._distributed = kv is not None and "dist" in kv.type
         update_on_kvstore = config["update_on_kvstore"]
         if update_on_kvstore is None:
-            update_on_kvstore = self._distributed
+            update_on_kvstore = self._distributed or bool(sparse)
         if kv is None:
             update_on_kvstore = False
         if kv is not self._kv_keys[0]:
@@ -151,20 +169,25 @@ class Trainer:
         self._update_on_kvstore = update_on_kvstore if kv is not None else None
         self._kv_initialized = True
 
-    def _init_params(self):
-        """Put the parameters whose data exist into the kvstore (rank 0's values go to
-        every worker of a dist store)."""
+    def _init_params(self, only=None):
+        """Put the parameters whose data exist (or just ``only``) into the kvstore (rank 0's
+        values go to every worker of a dist store)."""
         pending = []
         for param in self._params_to_init:
-            if param._deferred_init:
+            if param._deferred_init or (only is not None and param is not only):
                 pending.append(param)
                 continue
             if self._kvstore is not None:
                 key = self._param2idx[param.name]
                 keys = self._kv_keys[1]
                 if key not in keys:
-                    arrays = param.list_data()
-                    self._kvstore.broadcast(key, arrays[0], arrays)
+                    if param._stype != "default":
+                        # kept dense in the store: a row_sparse gradient updates only its
+                        # rows (lazy updates), and rows are pulled as each batch needs them
+                        self._kvstore.init(key, param._data[0].tostype("default"))
+                    else:
+                        arrays = param.list_data()
+                        self._kvstore.broadcast(key, arrays[0], arrays)
                     keys.add(key)
                 elif self._update_on_kvstore:
                     raise MXNetError(
@@ -174,14 +197,26 @@ class Trainer:
                         "copy: make a new Trainer (or pass the kvstore by name)")
         self._params_to_init = pending
 
-    def _prepare(self):
+    def _prepare(self, only=None):
         if not self._kv_initialized:
             self._contexts = self._check_contexts()
             if len(self._updaters) != len(self._contexts):
                 self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
             self._init_kvstore()
         if self._params_to_init:
-            self._init_params()
+            self._init_params(only)
+
+    def _row_sparse_pull(self, parameter, out, row_id):
+        """Pull rows ``row_id`` of row_sparse ``parameter`` from the kvstore into ``out`` (a
+        list of RowSparseNDArrays)."""
+        # only this parameter goes into the store now: writing the others' values to every
+        # context could change arrays a recorded forward has already read
+        self._prepare(only=parameter)
+        if parameter._deferred_init or self._kvstore is None:
+            raise MXNetError(f"Trainer: Parameter {parameter.name!r} is not in the kvstore "
+                             "yet (initialize it before pulling rows)")
+        self._kvstore.row_sparse_pull(self._param2idx[parameter.name], out=out,
+                                      row_ids=row_id)
 
     # ---- learning rate -----------------------------------------------------------------
     @property
@@ -235,7 +270,13 @@ class Trainer:
         grads = [p.list_grad() for p in params]
         # one call for every parameter, so a dist store fuses the small ones into buckets
         if self._update_on_kvstore:
-            self._kvstore.pushpull(keys, grads, out=[p.list_data() for p in params])
+            dense = [i for i, p in enumerate(params) if p._stype == "default"]
+            if len(dense) < len(params):    # row_sparse weights: pulled at the next use
+                self._kvstore.push([keys[i] for i in range(len(params)) if i not in dense],
+                                   [grads[i] for i in range(len(params)) if i not in dense])
+            if dense:
+                self._kvstore.pushpull([keys[i] for i in dense], [grads[i] for i in dense],
+                                       out=[params[i].list_data() for i in dense])
         else:
             self._kvstore.pushpull(keys, grads)
         for param, f_list in zip(params, fresh):
@@ -264,7 +305,7 @@ class Trainer:
             fresh[i] = param._fresh_grads()
             if ignore_stale_grad:
                 continue
-            for ok, data in zip(fresh[i], param.list_data()):
+            for ok, data in zip(fresh[i], param._data):
                 if not ok:
                     raise MXNetError(
                         f"Trainer: gradient of Parameter {param.name!r} on context "

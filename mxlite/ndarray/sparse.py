@@ -174,6 +174,12 @@ class BaseSparseNDArray(NDArray):
         _assign(other, sp)
         return other
 
+    def detach(self):
+        """This storage in a new array cut from the autograd graph. A write replaces a
+        sparse array's storage, so a later write to one of the two is not seen by the
+        other (a dense ``detach`` shares one buffer)."""
+        return wrap(self._sp, self._ctx)
+
     def as_in_context(self, context):
         """This array on ``context`` (itself when already there)."""
         if not isinstance(context, Context):

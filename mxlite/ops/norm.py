@@ -956,26 +956,30 @@ True
 
 
 # ---- Embedding --------------------------------------------------------------------------------
-def _emb_shape(shapes, attrs):
-    check_num_inputs("Embedding", shapes, 2)
-    data, weight = (tuple(s) for s in shapes)
-    if attrs.input_dim < 1 or attrs.output_dim < 1:
-        raise op_error("Embedding", f"input_dim and output_dim must be positive, got "
-                       f"{attrs.input_dim} and {attrs.output_dim}")
-    if weight != (attrs.input_dim, attrs.output_dim):
-        raise op_error("Embedding", f"weight must have shape (input_dim, output_dim) = "
-                       f"({attrs.input_dim}, {attrs.output_dim}), got {weight}")
-    return [check_shape("Embedding", data + (attrs.output_dim,))]
+def _emb_shape_of(name):
+    def infer(shapes, attrs):
+        check_num_inputs(name, shapes, 2)
+        data, weight = (tuple(s) for s in shapes)
+        if attrs.input_dim < 1 or attrs.output_dim < 1:
+            raise op_error(name, f"input_dim and output_dim must be positive, got "
+                           f"{attrs.input_dim} and {attrs.output_dim}")
+        if weight != (attrs.input_dim, attrs.output_dim):
+            raise op_error(name, f"weight must have shape (input_dim, output_dim) = "
+                           f"({attrs.input_dim}, {attrs.output_dim}), got {weight}")
+        return [check_shape(name, data + (attrs.output_dim,))]
+    return infer
 
 
-def _emb_type(dtypes, attrs):
-    data, weight = (np.dtype(d) for d in dtypes)
-    if data == np.bool_:
-        raise op_error("Embedding", "data (indices) cannot be bool")
-    if weight.kind != "f" or weight != np.dtype(attrs.dtype):
-        raise op_error("Embedding", f"weight has dtype {weight}; parameter dtype is "
-                       f"{np.dtype(attrs.dtype)} (they must agree, a float dtype)")
-    return [weight]
+def _emb_type_of(name):
+    def infer(dtypes, attrs):
+        data, weight = (np.dtype(d) for d in dtypes)
+        if data == np.bool_:
+            raise op_error(name, "data (indices) cannot be bool")
+        if weight.kind != "f" or weight != np.dtype(attrs.dtype):
+            raise op_error(name, f"weight has dtype {weight}; parameter dtype is "
+                           f"{np.dtype(attrs.dtype)} (they must agree, a float dtype)")
+        return [weight]
+    return infer
 
 
 def _emb_backward_shape(in_shapes, out_shapes, attrs):
@@ -986,32 +990,42 @@ def _emb_backward_shape(in_shapes, out_shapes, attrs):
     return [data, weight if in_shapes[1] is None else in_shapes[1]]
 
 
-def _emb_compute(rctx, ins, outs, attrs):
-    data, weight = ins
-    out = outs[0]
-    pos = _positions(rctx.xp, "Embedding", data, attrs.input_dim, "raise", 0)
-    _ik.take(weight, pos, out, 1, attrs.input_dim, attrs.output_dim)
+def _emb_compute_of(name):
+    def compute(rctx, ins, outs, attrs):
+        data, weight = ins
+        pos = _positions(rctx.xp, name, data, attrs.input_dim, "raise", 0)
+        _ik.take(weight, pos, outs[0], 1, attrs.input_dim, attrs.output_dim)
+    return compute
 
 
 def _emb_grad(F, node, ograds):
     """out = weight[data]: d/dweight scatters (adds) each head-gradient row into the row of
-    its index (``_take_grad``, whose own gradient is ``take``); the indices get none."""
+    its index (``_take_grad``, whose own gradient is ``take``); the indices get none.
+    ``_contrib_SparseEmbedding``'s weight gradient is always row_sparse."""
     data, weight = node.inputs
     if not node.wants[1]:
         return [None, None]
+    sparse = getattr(node.attrs, "sparse_grad", True)
     return [None, F._internal._take_grad(ograds[0], data, weight, axis=0, mode="raise",
-                                         sparse_grad=node.attrs.sparse_grad)]
+                                         sparse_grad=sparse)]
 
 
-register(OpDef(
-    "Embedding", inputs=("data", "weight"),
-    params=(Param("input_dim", "int", REQUIRED, "vocabulary size: rows of weight"),
-            Param("output_dim", "int", REQUIRED, "embedding size: columns of weight"),
-            Param("dtype", "dtype", "float32", "dtype of weight and of the output"),
-            Param("sparse_grad", "bool", False, "the weight gradient as row_sparse: only "
-                  "the rows looked up (dense in a compiled graph)")),
-    infer_shape=_emb_shape, infer_type=_emb_type, compute={"cpu": _emb_compute},
-    gradient=_emb_grad, backward_shape=_emb_backward_shape,
+_EMB_PARAMS = (Param("input_dim", "int", REQUIRED, "vocabulary size: rows of weight"),
+               Param("output_dim", "int", REQUIRED, "embedding size: columns of weight"),
+               Param("dtype", "dtype", "float32", "dtype of weight and of the output"))
+
+
+def _embedding_op(name, params, doc):
+    return OpDef(name, inputs=("data", "weight"), params=_EMB_PARAMS + params,
+                 infer_shape=_emb_shape_of(name), infer_type=_emb_type_of(name),
+                 compute={"cpu": _emb_compute_of(name)}, gradient=_emb_grad,
+                 backward_shape=_emb_backward_shape, doc=doc)
+
+
+register(_embedding_op(
+    "Embedding",
+    (Param("sparse_grad", "bool", False, "the weight gradient as row_sparse: only "
+           "the rows looked up (dense in a compiled graph)"),),
     doc="""Look up rows of ``weight`` (shape ``(input_dim, output_dim)``) at the indices in
 ``data`` (any shape, indices stored as floats as in MXNet, truncated toward zero): the
 output has shape ``data.shape + (output_dim,)``. The weight gradient adds each head-gradient
@@ -1024,5 +1038,24 @@ optimizer's lazy update touches only those rows.
 
 >>> w = mx.nd.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
 >>> mx.nd.Embedding(mx.nd.array([2, 0]), w, input_dim=3, output_dim=2).asnumpy().tolist()
+[[4.0, 5.0], [0.0, 1.0]]
+"""))
+
+register(_embedding_op(
+    "_contrib_SparseEmbedding",
+    (Param("deterministic", "bool", False, "accepted for MXNet's signature: the weight "
+           "gradient is always summed in the order of the indices"),),
+    doc="""``Embedding`` whose weight gradient is always row_sparse (MXNet's older name for
+``Embedding(sparse_grad=True)``): the output is ``weight[data]``, of shape
+``data.shape + (output_dim,)``; the weight gradient stores only the rows looked up. The
+weight may be row_sparse too (``gluon.contrib.nn.SparseEmbedding`` pulls only the rows a
+batch uses): a row it does not store reads as zeros.
+
+An index outside ``[0, input_dim)`` is an ``MXNetError``, as in MXNet. ``deterministic``
+changes nothing: mxlite sums repeated rows in the order of the indices on every call.
+
+>>> w = mx.nd.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+>>> x = mx.nd.array([2, 0])
+>>> mx.nd.contrib.SparseEmbedding(x, w, input_dim=3, output_dim=2).asnumpy().tolist()
 [[4.0, 5.0], [0.0, 1.0]]
 """))

@@ -76,10 +76,6 @@ def test_sync_batchnorm_in_one_process_is_batchnorm():
                                plain.running_mean.data().asnumpy(), rtol=1e-6)
 
 
-def test_sparse_embedding_says_it_needs_sparse_storage():
-    with pytest.raises(MXNetError, match="sparse storage"):
-        cnn.SparseEmbedding(10, 4)
-
 
 def test_contrib_rnn_cells_are_gluon_rnn_s():
     assert crnn.LSTMPCell is mx.gluon.rnn.rnn_cell.LSTMPCell

@@ -1,4 +1,5 @@
-"""Gradient specs: BatchNorm, LayerNorm, InstanceNorm, L2Normalization, Dropout, Embedding."""
+"""Gradient specs: BatchNorm, LayerNorm, InstanceNorm, L2Normalization, Dropout, Embedding,
+SparseEmbedding."""
 import numpy as np
 
 import mxlite as mx
@@ -71,6 +72,11 @@ def _embedding(nd, w):
     return nd.Embedding(idx, w * w, input_dim=4, output_dim=3, dtype="float64")
 
 
+def _sparse_embedding(nd, w):
+    idx = nd.array([[3, 1], [1, 1]], dtype="float64")     # its weight gradient is row_sparse
+    return nd.contrib.SparseEmbedding(idx, w * w, input_dim=4, output_dim=3, dtype="float64")
+
+
 def _project(nd, g, xhat, r, t, a, b, r0, a0, b0):
     """Both kernel layouts: kept channels (BatchNorm's) and a reduced block (LayerNorm's)."""
     by_channel = nd._internal._norm_project(g * g, xhat, r, t, a, b, axis=1, exclude=True)
@@ -109,4 +115,5 @@ SPECS = {
         nd.L2Normalization(x, mode=m) * x for m in ("instance", "channel", "spatial")]),
     "Dropout": Spec([(3, 4)], _dropout),
     "Embedding": Spec([(4, 3)], _embedding),
+    "_contrib_SparseEmbedding": Spec([(4, 3)], _sparse_embedding),
 }

@@ -21,6 +21,7 @@ import numpy as np
 import mxlite as mx
 
 from . import Row
+from .sparse import also, embedding_part
 
 VALUES = (3, 5, 7, 9)        # t.big's marker values, cycled over t.marks(n)
 
@@ -175,7 +176,7 @@ def _one_hot_row(t):
 
 
 # ---- Embedding -------------------------------------------------------------------------------
-def _embedding_row(t):
+def _embedding_row(t, op=mx.nd.Embedding, name="Embedding"):
     N, P31, P32 = t.N, t.P31, t.P32
     D = 16                                       # weight (V, D): 2**32 + 16 elements
     V = N // D
@@ -184,20 +185,22 @@ def _embedding_row(t):
     w = _shape_only(t, (V, D), "float16")       # only the rows looked up are written
     for r in sorted({r for pair in rows for r in pair}):
         w[r] = mx.nd.array([value(r, i) for i in range(D)], dtype="float16")
-    emb = lambda a: mx.nd.Embedding(_i64(rows), a, input_dim=V, output_dim=D,  # noqa: E731
-                                    dtype="float16")
+    emb = lambda a: op(_i64(rows), a, input_dim=V, output_dim=D,  # noqa: E731
+                       dtype="float16")
     got = emb(w)
     _check_gather(t, got, [[[value(r, i) for i in range(D)] for r in pair] for pair in rows],
-                  "Embedding")
+                  name)
     del got
     # the weight gradient: rows of the head gradient added into rows past 2**32
     rows = [[V - 1, P32 // D], [P31 // D, P32 // D]]
     head = np.arange(1, 4 * D + 1, dtype=np.float16).reshape((2, 2, D))
     g = _grad(w, emb, mx.nd.array(head, dtype="float16"))
-    t.shape(g, (V, D), "Embedding's weight gradient")
+    t.shape(g, (V, D), f"{name}'s weight gradient")
+    if g.stype != "default":
+        g = g.tostype("default")
     targets = [r * D + i for pair in rows for r in pair for i in range(D)]
     _check_sparse(t, g, _scatter_sums(targets, head.ravel().tolist()),
-                  "Embedding's weight gradient")
+                  f"{name}'s weight gradient")
 
 
 # ---- sequence ops ----------------------------------------------------------------------------
@@ -285,7 +288,10 @@ ROWS = {
     "pick": Row(_pick_row, "int8"),
     "_pick_grad": Row(_pick_grad_row, "int8"),
     "one_hot": Row(_one_hot_row, "int8"),
-    "Embedding": Row(_embedding_row, "float16"),
+    "Embedding": also(Row(_embedding_row, "float16"), embedding_part),
+    "_contrib_SparseEmbedding": also(Row(lambda t: _embedding_row(
+        t, mx.nd.contrib.SparseEmbedding, "SparseEmbedding"), "float16"),
+        lambda t: embedding_part(t, mx.nd.contrib.SparseEmbedding)),
     "SequenceLast": Row(_sequence_last_row, "int8"),
     "_sequence_last_grad": Row(_sequence_last_grad_row, "float16"),
     "SequenceMask": Row(_sequence_mask_row, "int8"),

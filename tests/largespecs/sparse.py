@@ -128,6 +128,31 @@ def sgd_part(t):
     t.equal(t.values(weight.reshape((-1,)), pos), want, "lazy sgd_update at the far rows")
 
 
+def embedding_part(t, op=mx.nd.Embedding):
+    """A lookup in a row_sparse weight of N rows storing rows past 2**31 and 2**32 (a Gluon
+    row_sparse parameter's pulled rows): the stored rows come back, a row not stored reads
+    as zeros, and the weight gradient is row_sparse at the rows looked up."""
+    n = t.N
+    rows = np.array([3, t.P31 + 5, t.P32 + 3, n - 1], np.int64)
+    data = np.arange(1, 2 * rows.size + 1, dtype=np.float32).reshape(-1, 2)
+    w = mx.nd.sparse.row_sparse_array((data, rows), shape=(n, 2))
+    t.largest = max(t.largest, 2 * n)
+    ids = np.array([n - 1, t.P32 + 3, 7, t.P31 + 5, t.P32 + 3], np.int64)
+    w.attach_grad(stype="row_sparse")
+    extra = {"sparse_grad": True} if op is mx.nd.Embedding else {}
+    with mx.autograd.record():
+        out = op(mx.nd.array(ids, dtype="int64"), w, input_dim=n, output_dim=2, **extra)
+    want = np.array([data[rows == i][0] if i in rows else [0, 0] for i in ids], np.float32)
+    t.equal(out, want, "lookup in a row_sparse weight past 2**32 rows")
+    head = np.arange(10, dtype=np.float32).reshape(5, 2)
+    out.backward(mx.nd.array(head))
+    g = w.grad
+    t.check(g.stype == "row_sparse", f"the weight gradient is {g.stype}")
+    t.equal(g.indices, np.unique(ids), "the weight gradient's rows")
+    t.equal(g.data, np.array([head[ids == r].sum(axis=0) for r in np.unique(ids)]),
+            "the weight gradient's rows' sums")
+
+
 def _getnnz_row(t):
     """getnnz of a (4, N) csr matrix storing values at columns past 2**32: 4 in all, one per
     row; on a GPU, a csr matrix there is a clear MXNetError."""

@@ -133,6 +133,9 @@ case("softmaxoutput_multi", lambda F, x, l: F.SoftmaxOutput(x, l, multi_output=T
 case("dropout", lambda F, x: F.Dropout(x, p=0.5), normal(3, 4))
 case("embedding", lambda F, i, w: F.Embedding(i, w, input_dim=7, output_dim=3),
      indices(7, 2, 4), normal(7, 3))
+case("sparse_embedding", lambda F, i, w: F.contrib.SparseEmbedding(i, w, input_dim=7,
+                                                                   output_dim=3),
+     indices(7, 2, 4), normal(7, 3))
 case("dot", lambda F, a, b: F.dot(a, b), normal(3, 4), normal(4, 5))
 case("dot_transposed", lambda F, a, b: F.dot(a, b, transpose_a=True, transpose_b=True),
      normal(4, 3), normal(5, 4))

@@ -82,8 +82,13 @@ for _name, _scalar in SCALAR.items():
     CASES += [case(_name, (s,), [(5, 6)], {"scalar": _scalar}) for s in (CSR, RSP)]
 
 # the weight gradient of Embedding(sparse_grad=True): grad (4, 3), indices (4,), data (10, 3)
-CASES.append(case("_take_grad", (DNS, DNS, DNS), [(4, 3), (4,), (10, 3)],
-                  {"sparse_grad": True, "mode": "raise"}, mxnet_out=RSP))
+# (data gives only the shape: a row_sparse weight is not densified)
+CASES += [case("_take_grad", (DNS, DNS, s), [(4, 3), (4,), (10, 3)],
+               {"sparse_grad": True, "mode": "raise"}, mxnet_out=RSP) for s in (DNS, RSP)]
+# lookups in a row_sparse weight (a Gluon row_sparse parameter's pulled rows): indices (2, 4)
+EMBEDDINGS = ("Embedding", "_contrib_SparseEmbedding")
+CASES += [case(_name, (DNS, RSP), [(2, 4), (10, 3)], {"input_dim": 10, "output_dim": 3})
+          for _name in EMBEDDINGS]
 # optimizer updates with a row_sparse gradient: lazily (the rows stored) and not
 UPDATES = {"sgd_update": ({"lr": 0.1, "wd": 0.05}, 0),
            "sgd_mom_update": ({"lr": 0.1, "momentum": 0.9, "wd": 0.05}, 1),

@@ -18,7 +18,8 @@ import mxlite as mx
 from mxlite.ndarray._sparse_invoke import front_invoke, stype_of
 from mxlite.ops.registry import REGISTRY
 from mxlite.ops.sparse import elemwise, rules
-from rule_cases import CASES, CSR, DNS, RETAINED_ROWS, RSP, SCALAR, UNARY, UPDATES, label
+from rule_cases import CASES, CSR, DNS, EMBEDDINGS, RETAINED_ROWS, RSP, SCALAR, UNARY, UPDATES, \
+    label
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "fixtures", "sparse_stypes_mxnet.json")
@@ -47,7 +48,10 @@ def _inputs(c, rng):
     if c["op"] == "_take_grad":
         grad, idx, data = c["shapes"]
         return [random_input(rng, DNS, grad), mx.nd.array(rng.integers(0, data[0], idx)),
-                mx.nd.zeros(data)]
+                random_input(rng, c["stypes"][2], data)]
+    if c["op"] in EMBEDDINGS:
+        idx, weight = c["shapes"]
+        return [mx.nd.array(rng.integers(0, weight[0], idx)), random_input(rng, RSP, weight)]
     return [random_input(rng, s, shape, c["low"], c["high"])
             for s, shape in zip(c["stypes"], c["shapes"])]
 

@@ -190,11 +190,6 @@ def test_zero_grad_empties_a_row_sparse_gradient():
     assert net.weight.grad().stype == "row_sparse" and net.weight.grad().data.shape[0] == 0
 
 
-def test_sparse_weights_are_refused_clearly():
-    with pytest.raises(mx.MXNetError, match="sparse weights"):
-        mx.gluon.Parameter("w", shape=(3, 2), stype="row_sparse")
-
-
 def test_methods_of_a_sparse_variable_are_on_the_tape(rng):
     """copy, astype, tostype, negation and arithmetic of a sparse variable are recorded:
     the gradient reaches it through each (never a silent zero)."""

@@ -321,18 +321,21 @@ def _norm_project(rctx, ins, outs, attrs):
               i64(rr), i64(g.size))
 
 
-def _embedding(rctx, ins, outs, attrs):
-    from .index import positions        # the index rules of mx_index.h, on GPU
-    data, weight = ins
-    out, xp = outs[0], rctx.xp
-    pos = positions(xp, "Embedding", data, attrs.input_dim, "raise", 0)
-    if out.size:
-        xp.launch(_EMB_ROWS[weight.dtype], out.size, weight, pos, out, i64(attrs.output_dim),
-                  i64(out.size))
+def _embedding_of(name):
+    def embedding(rctx, ins, outs, attrs):
+        from .index import positions        # the index rules of mx_index.h, on GPU
+        data, weight = ins
+        out, xp = outs[0], rctx.xp
+        pos = positions(xp, name, data, attrs.input_dim, "raise", 0)
+        if out.size:
+            xp.launch(_EMB_ROWS[weight.dtype], out.size, weight, pos, out,
+                      i64(attrs.output_dim), i64(out.size))
+    return embedding
 
 
 device_generic("BatchNorm", "LayerNorm", "InstanceNorm", "L2Normalization",
                "_contrib_BatchNormWithReLU", "_contrib_SyncBatchNorm", "_sync_sum",
                "_layer_norm_grad")
 attach("_norm_project", _norm_project)
-attach("Embedding", _embedding)
+for _name in ("Embedding", "_contrib_SparseEmbedding"):
+    attach(_name, _embedding_of(_name))

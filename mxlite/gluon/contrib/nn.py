@@ -1,7 +1,8 @@
 """``gluon.contrib.nn``: containers that run every child on one input, ``Identity``, the
 pixel shuffles (sub-pixel upsampling) and ``SyncBatchNorm``."""
 from ...base import MXNetError
-from ..block import HybridBlock
+from ... import ndarray as nd
+from ..block import Block, HybridBlock
 from ..nn import BatchNorm, HybridSequential, Sequential
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "SyncBatchNorm",
@@ -39,13 +40,38 @@ class Identity(HybridBlock):
         return x
 
 
-class SparseEmbedding(HybridBlock):
-    """MXNet's row-sparse embedding: needs sparse storage, which mxlite does not have yet."""
+class SparseEmbedding(Block):
+    """An embedding whose weight is a row_sparse Parameter: each forward pulls from the
+    Trainer's kvstore only the rows its indices look up (``row_sparse_data``), and the
+    weight gradient is row_sparse, so a step over a large table costs the rows a batch uses.
+    Make a ``Trainer`` with its parameters before the first forward. Not hybridizable (a
+    compiled graph has no row pulls); ``gluon.nn.Embedding(sparse_grad=True)`` keeps a dense
+    weight and hybridizes.
 
-    def __init__(self, *args, **kwargs):
-        raise MXNetError("gluon.contrib.nn.SparseEmbedding needs sparse storage "
-                         "(stype='row_sparse'), which mxlite does not have yet; "
-                         "gluon.nn.Embedding computes the same values densely")
+    >>> emb = mx.gluon.contrib.nn.SparseEmbedding(5, 2, weight_initializer=mx.init.One())
+    >>> emb.initialize()
+    >>> trainer = mx.gluon.Trainer(emb.collect_params(), 'sgd')
+    >>> emb(mx.nd.array([4, 0])).asnumpy().tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+
+    def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
+                        "sparse_grad": True}
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim),
+                                      init=weight_initializer, dtype=dtype,
+                                      stype="row_sparse", grad_stype="row_sparse")
+
+    def forward(self, x):
+        """The lookup, in the rows pulled for ``x``."""
+        weight = self.weight.row_sparse_data(x)
+        return nd.Embedding(x, weight, name="fwd", **self._kwargs)
+
+    def __repr__(self):
+        k = self._kwargs
+        return f"{type(self).__name__}({k['input_dim']} -> {k['output_dim']}, {k['dtype']})"
 
 
 class SyncBatchNorm(BatchNorm):

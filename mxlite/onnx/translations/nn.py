@@ -299,7 +299,7 @@ def _dropout(ctx, node, ins, outs):
     ctx.node("Identity", ins[:1], outs[:1])
 
 
-@translates("Embedding", onnx_ops=["Cast", "Gather"],
+@translates("Embedding", "_contrib_SparseEmbedding", onnx_ops=["Cast", "Gather"],
             notes="indices cast to int64; an index out of range is an error in ONNX")
 def _embedding(ctx, node, ins, outs):
     idx = ctx.node("Cast", [ins[0]], to=ctx.onnx.TensorProto.INT64)

@@ -1,15 +1,21 @@
-"""Storage rule of ``_take_grad(sparse_grad=True)``, the weight gradient of
-``Embedding(sparse_grad=True)``: a row_sparse array of the rows looked up (ascending), each
-the sum of its head-gradient rows, in the order the indices come (as the dense kernel adds
-them); and Embedding's backward storage type (a row_sparse weight gradient with
-``sparse_grad``, for ``simple_bind``)."""
+"""Storage rules of the embedding lookups.
+
+- ``_take_grad(sparse_grad=True)``, the weight gradient of ``Embedding(sparse_grad=True)``
+  and of ``_contrib_SparseEmbedding``: a row_sparse array of the rows looked up (ascending),
+  each the sum of its head-gradient rows, in the order the indices come (as the dense kernel
+  adds them). Its third input gives only the shape, so a row_sparse weight is not densified.
+- ``Embedding``/``_contrib_SparseEmbedding`` of a row_sparse weight (a Gluon
+  ``Parameter(stype='row_sparse')`` holds only the rows pulled for the batch): a dense
+  output, a row the weight does not store read as zeros.
+- Their backward storage types (a row_sparse weight gradient, for ``simple_bind``).
+"""
 import numpy as np
 
 from ..._core import index as _k
 from ..index import _positions
 from ..registry import REGISTRY
 from . import formats as F
-from .rules import StorageRule, add_rule
+from .rules import ANY, StorageRule, add_rule
 
 CPU = "cpu"
 
@@ -31,12 +37,28 @@ def _take_grad_rows(rctx, values, attrs, shapes, dtypes):
     return [F.RowSparse(out, rows.astype(F.INDEX), data.shape, True)]
 
 
-add_rule("_take_grad", StorageRule((F.DEFAULT,) * 3, (F.RSP_STYPE,), {CPU: _take_grad_rows},
-                                   when=_rows_only))
+add_rule("_take_grad", StorageRule((F.DEFAULT, F.DEFAULT, ANY), (F.RSP_STYPE,),
+                                   {CPU: _take_grad_rows}, when=_rows_only))
+
+
+def _lookup_of(name):
+    def lookup(rctx, values, attrs, shapes, dtypes):
+        data, weight = values
+        weight = F.checked(weight, name)
+        pos = _positions(rctx.xp, name, data, attrs.input_dim, "raise", 0).reshape(-1)
+        out = np.zeros((pos.size, attrs.output_dim), dtypes[0])
+        if weight.nnz and pos.size:
+            slot = np.minimum(np.searchsorted(weight.indices, pos), weight.nnz - 1)
+            stored = weight.indices[slot] == pos
+            out[stored] = weight.data[slot[stored]]
+        return [out.reshape(shapes[0])]
+    return lookup
 
 
 def _embedding_grad_stypes(attrs, in_stypes):
-    return (None, F.RSP_STYPE if attrs.sparse_grad else None)
+    return (None, F.RSP_STYPE if getattr(attrs, "sparse_grad", True) else None)
 
 
-REGISTRY["Embedding"].grad_stypes = _embedding_grad_stypes
+for _name in ("Embedding", "_contrib_SparseEmbedding"):
+    add_rule(_name, StorageRule((F.DEFAULT, F.RSP_STYPE), (F.DEFAULT,), {CPU: _lookup_of(_name)}))
+    REGISTRY[_name].grad_stypes = _embedding_grad_stypes
