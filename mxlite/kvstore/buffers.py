@@ -5,12 +5,43 @@ from ..device import namespace_for
 from ..ndarray import NDArray
 
 __all__ = ["local_sum", "written", "same_buffer", "direct_targets", "new_like", "rows_of",
-           "is_sparse"]
+           "is_sparse", "summed_stype", "merge_rows"]
 
 
 def is_sparse(arrays):
     """Whether any of ``arrays`` is in sparse storage."""
     return any(a._data is None for a in arrays)
+
+
+def summed_stype(arrays):
+    """The storage type of ``local_sum(arrays)``: the arrays' own when they share one
+    ('row_sparse' plus 'row_sparse' stays row_sparse), else 'default'."""
+    stypes = {a.stype for a in arrays}
+    return stypes.pop() if len(stypes) == 1 else "default"
+
+
+def merge_rows(ids, rows, counts):
+    """Sum the row_sparse parts of several ranks, given concatenated in rank order: ``ids``
+    (int64; each rank's ``counts[r]`` ids strictly increasing), ``rows`` (one row per id).
+    Returns ``(unique_ids, summed_rows)``, ids increasing. A row held by several ranks is
+    their sum in rank order (the first rank's row, plus the next one's, ...), so every rank
+    that merges the same parts gets the same bits; bool rows combine by logical or."""
+    import numpy as np
+    unique = np.unique(ids)
+    if unique.size == ids.size:                 # no row held twice: a permutation
+        return unique, rows[np.argsort(ids, kind="stable")]
+    out = np.empty((unique.size,) + rows.shape[1:], rows.dtype)
+    seen = np.zeros(unique.size, bool)
+    start = 0
+    for count in counts:
+        at = np.searchsorted(unique, ids[start:start + count])
+        part = rows[start:start + count]
+        first = ~seen[at]
+        out[at[first]] = part[first]
+        out[at[~first]] += part[~first]
+        seen[at] = True
+        start += count
+    return unique, out
 
 
 def rows_of(value, row_ids):

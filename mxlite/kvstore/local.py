@@ -158,6 +158,12 @@ class KVStoreLocal(KVStoreBase):
             if not same_buffer(total, target):
                 total.copyto(target)
 
+    def _sum_sparse(self, items):
+        """The sums of ``items``, ``(values, ctx)`` pairs with some value in sparse storage,
+        as new arrays on ``ctx`` (row_sparse when every value is; the dist store adds the
+        workers' sums)."""
+        return [local_sum(arrays, ctx) for arrays, ctx in items]
+
     def _initial_values(self, pairs):
         """The stored copies of ``init``'s values (here: copies of the given values)."""
         return [arrays[0].copyto(self._store_context(arrays[0])) for _, arrays in pairs]
@@ -199,10 +205,13 @@ class KVStoreLocal(KVStoreBase):
             return
         # row_sparse gradients are summed into a new row_sparse array (the optimizer's
         # lazy update reads its rows); dense ones into the key's merge buffer
-        merged = [local_sum(arrays, entry.value._ctx) if _sparse(arrays)
-                  else self._merge_buffer(k, entry) for k, arrays, _, entry in plan]
-        self._reduce([(arrays, m) for (_, arrays, _, _), m in zip(plan, merged)
-                      if not _sparse(arrays)])
+        sparse = [_sparse(arrays) for _, arrays, _, _ in plan]
+        sums = iter(self._sum_sparse([(arrays, entry.value._ctx)
+                                      for (_, arrays, _, entry), s in zip(plan, sparse) if s]))
+        merged = [next(sums) if s else self._merge_buffer(k, entry)
+                  for (k, _, _, entry), s in zip(plan, sparse)]
+        self._reduce([(arrays, m) for (_, arrays, _, _), m, s in zip(plan, merged, sparse)
+                      if not s])
         for (k, _, _, entry), m in zip(plan, merged):
             if entry.borrowed is not None:        # the optimizer updates the store's copy
                 entry.borrowed.copyto(entry.value)

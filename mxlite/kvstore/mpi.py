@@ -226,6 +226,42 @@ class World:
         for lo in range(0, buf.size, MAX_COUNT):
             self.comm.Bcast(buf[lo:lo + MAX_COUNT], root)
 
+    def allgather(self, send):
+        """Every rank's flat int64 array ``send`` (one size on every rank): an array of shape
+        ``(size, send.size)``, row ``r`` rank ``r``'s (small arrays: counts)."""
+        send = np.ascontiguousarray(send, np.int64)
+        recv = np.empty((self.size, send.size), np.int64)
+        self.comm.Allgather(send, recv)
+        return recv
+
+    def allgatherv(self, send, counts):
+        """Every rank's flat NumPy array, concatenated in rank order: rank ``r`` gives
+        ``counts[r]`` elements (``send`` holds this rank's; ``counts`` is the same list on
+        every rank, zeros allowed); one dtype on every rank. The data moves as bytes of the
+        item size (no datatype the MPI library might lack), in rounds of at most
+        ``MAX_COUNT`` elements in all (MPI's counts and displacements are ints)."""
+        counts = [int(c) for c in counts]
+        if send.size != counts[self.rank]:
+            raise MXNetError(f"allgatherv: rank {self.rank} gives {send.size} elements, "
+                             f"counts say {counts[self.rank]}")
+        out = np.empty(sum(counts), send.dtype)
+        as_bytes = (lambda a: a.view(f"u{a.itemsize}")) if send.dtype.kind in "fb" \
+            else (lambda a: a)
+        send, whole = as_bytes(np.ascontiguousarray(send)), as_bytes(out)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+        if whole.size <= MAX_COUNT:                 # one call, straight into the result
+            self.comm.Allgatherv(send, [whole, (counts, starts.tolist())])
+            return out
+        step = max(1, MAX_COUNT // self.size)       # each rank's share of one round
+        for lo in range(0, max(counts), step):
+            piece = [max(0, min(c, lo + step) - lo) for c in counts]
+            at = np.concatenate(([0], np.cumsum(piece)[:-1])).tolist()
+            buf = np.empty(sum(piece), whole.dtype)
+            self.comm.Allgatherv(send[lo:lo + piece[self.rank]], [buf, (piece, at)])
+            for r, (n, a) in enumerate(zip(piece, at)):
+                whole[starts[r] + lo:starts[r] + lo + n] = buf[a:a + n]
+        return out
+
     def bcast_object(self, obj, root=0):
         """A picklable object from ``root``."""
         return self.comm.bcast(obj, root)
