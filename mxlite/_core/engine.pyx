@@ -83,9 +83,9 @@ cpdef list run_backward(F, list heads, list head_grads, list targets, bint retai
     cdef dict grads = {}
     for obj, hg in kept:
         h = <NDArrayBase>obj
-        if hg is None:      # a constant: nothing to record (dense for a sparse head too)
+        if hg is None:      # a constant: nothing to record (dense ones for a sparse head too)
             hg = F.NDArray._wrap(_namespace_for(h._ctx).ones(_shape_of(h), h.dtype), h._ctx)
-        elif hg.shape != _shape_of(h):
+        elif tuple(hg.shape) != _shape_of(h):
             raise MXNetError(f"autograd: head_grads shape {hg.shape} differs from head shape "
                              f"{_shape_of(h)}")
         entry = h._node

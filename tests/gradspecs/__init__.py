@@ -3,6 +3,12 @@
 Each family module defines ``SPECS = {op_name: Spec(...)}``; ``all_specs()`` merges them.
 tests/test_gradients.py checks every row to its order and fails for any differentiable
 registered op without a row (or with order < 3 and no written reason).
+
+Rows whose op gets a csr or row_sparse input are ``sparse.SPARSE_SPECS`` (keyed
+``"op[variant]"``, several per op), outside ``all_specs()``: test_gradients.py checks them
+on the CPU, where sparse storage lives. The other checkers of ``all_specs()`` trace graphs
+(symbols, ONNX, the duality checks), run on a GPU or in bfloat16, where sparse arguments
+run densely or do not exist, so a sparse row would repeat its dense row there.
 """
 import importlib
 import pkgutil
