@@ -47,6 +47,7 @@ CSR_MASK2 = np.array([[0, 1, 1, 0, 0],
                       [0, 0, 0, 0, 0]], dtype=np.float64)
 # row_sparse (5, 3): rows 0, 2, 3 stored; and rows 2, 4 for a second operand
 RSP_ROWS, RSP_ROWS2 = (0, 2, 3), (2, 4)
+RSP_IDS = np.array([[2, 1, 3, 2], [0, 4, 2, 0]], dtype=np.float64)  # rows of a (5, 3) table
 
 
 def _rsp_mask(rows, shape=(5, 3)):
@@ -190,6 +191,18 @@ _OTHER = {
         _nd64(nd, IDS), w, input_dim=6, output_dim=3, dtype="float64", sparse_grad=True)),
     "Embedding[sparse_grad,square]": Spec([(6, 3)], lambda nd, w: nd.Embedding(
         _nd64(nd, IDS), nd.square(w), input_dim=6, output_dim=3, dtype="float64", sparse_grad=True)),
+    # a row_sparse weight (a Gluon row_sparse parameter's pulled rows): rows 0, 2, 3 stored,
+    # ids reading stored rows (2 twice) and rows not stored (1, 4)
+    "Embedding[row_sparse weight]": Spec([(5, 3)], lambda nd, w: nd.Embedding(
+        _nd64(nd, RSP_IDS), _rsp(nd, w), input_dim=5, output_dim=3, dtype="float64",
+        sparse_grad=True), sample=_draw((5, 3))),
+    "_contrib_SparseEmbedding[row_sparse weight]": Spec([(5, 3)], lambda nd, w: nd.square(
+        nd.contrib.SparseEmbedding(_nd64(nd, RSP_IDS), _rsp(nd, w), input_dim=5, output_dim=3,
+                                   dtype="float64")), sample=_draw((5, 3))),
+    # Embedding's weight gradient with a row_sparse weight giving the shape only
+    "_take_grad[default,default,row_sparse]": Spec([(4, 3), (5, 3)], lambda nd, g, w: nd.square(
+        nd._internal._take_grad(g, _nd64(nd, RSP_IDS[0]), _rsp(nd, w), axis=0, mode="raise",
+                                sparse_grad=True)), sample=_draw((4, 3), (5, 3))),
 }
 
 for _op in ("elemwise_add", "elemwise_sub", "elemwise_mul"):
