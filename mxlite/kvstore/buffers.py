@@ -59,9 +59,10 @@ def rows_of(value, row_ids):
     if value._data is None:
         return nd.sparse.retain(value.tostype("row_sparse") if value.stype != "row_sparse"
                                 else value, nd.array(ids, ctx=value.context))
+    from ..ops.sparse.formats import RowSparse
     rows = namespace_for(value.context).to_host(value._data)[ids]
-    return nd.sparse.row_sparse_array((rows, ids), shape=value.shape, ctx=value.context,
-                                      dtype=value.dtype)
+    # ids are sorted, unique and in range: a valid format, not checked again by kernels
+    return nd.sparse.wrap(RowSparse(rows, ids, value.shape, valid=True), value.context)
 
 
 def new_like(array, ctx=None):

@@ -46,11 +46,14 @@ def _lookup_of(name):
         data, weight = values
         weight = F.checked(weight, name)
         pos = _positions(rctx.xp, name, data, attrs.input_dim, "raise", 0).reshape(-1)
-        out = np.zeros((pos.size, attrs.output_dim), dtypes[0])
-        if weight.nnz and pos.size:
-            slot = np.minimum(np.searchsorted(weight.indices, pos), weight.nnz - 1)
-            stored = weight.indices[slot] == pos
-            out[stored] = weight.data[slot[stored]]
+        if not weight.nnz or not pos.size:
+            return [np.zeros(shapes[0], dtypes[0])]
+        out = np.empty((pos.size, attrs.output_dim), dtypes[0])
+        slot = np.minimum(np.searchsorted(weight.indices, pos), weight.nnz - 1)
+        _k.take(weight.data, slot, out, 1, weight.nnz, attrs.output_dim)
+        missing = weight.indices[slot] != pos       # rows not stored read as zeros
+        if missing.any():
+            out[missing] = 0
         return [out.reshape(shapes[0])]
     return lookup
 
