@@ -69,10 +69,15 @@ def _fc_shape(shapes, attrs):
         raise op_error("FullyConnected", f"weight has shape {weight}; data of shape {data} "
                        f"(flatten={attrs.flatten}) with num_hidden={attrs.num_hidden} needs "
                        f"({attrs.num_hidden}, {k})")
-    if not attrs.no_bias and tuple(shapes[2]) != (attrs.num_hidden,):
+    if not attrs.no_bias and tuple(shapes[2]) not in _fc_bias_shapes(attrs):
         raise op_error("FullyConnected", f"bias has shape {tuple(shapes[2])}; expected "
-                       f"({attrs.num_hidden},)")
+                       f"({attrs.num_hidden},) or ({attrs.num_hidden}, 1)")
     return [out]
+
+
+def _fc_bias_shapes(attrs):
+    """The bias shapes MXNet takes: ``(num_hidden,)``, or a column ``(num_hidden, 1)``."""
+    return (attrs.num_hidden,), (attrs.num_hidden, 1)
 
 
 def _fc_params_shape(in_shapes, out_shapes, attrs):
@@ -118,7 +123,7 @@ def _fc_compute(rctx, ins, outs, attrs):
     # y = x W^T: a transposed view of W, which BLAS reads without a copy
     _blocked_matmul(xp, data.reshape(rows, k), weight.T, t2)
     if not attrs.no_bias and t2.size:
-        _ew.binary(_ADD, t2, ins[2], t2)
+        _ew.binary(_ADD, t2, ins[2].reshape(h), t2)      # (a (h, 1) bias too)
     write_back(xp, target, out)
 
 
@@ -144,6 +149,8 @@ def _fc_gradient(F, node, ograds):
         dw = F.dot(g, x2, transpose_a=True)
     if not attrs.no_bias and wants[2]:
         db = F.sum(g, axis=0)
+        if node.input_shapes[2] != (h,):            # a (h, 1) bias
+            db = F.reshape(db, shape=node.input_shapes[2])
     return [dx, dw] if attrs.no_bias else [dx, dw, db]
 
 
@@ -161,7 +168,8 @@ register(OpDef(
 With ``flatten=True`` (default) ``data`` of shape ``(n, d1, ..., dk)`` is read as
 ``(n, d1*...*dk)`` and the output is ``(n, num_hidden)``; with ``flatten=False`` the layer
 applies to the last axis and the output is ``data.shape[:-1] + (num_hidden,)``. ``weight``
-is ``(num_hidden, k)``, ``bias`` ``(num_hidden,)``; ``no_bias=True`` drops the bias input.
+is ``(num_hidden, k)``, ``bias`` ``(num_hidden,)`` (or ``(num_hidden, 1)``, as MXNet
+takes it too); ``no_bias=True`` drops the bias input.
 Shape inference fills weight and bias from data (``infer_shape_partial``). Float dtypes
 only, one dtype for every input (float16 computes in float32). The product goes to BLAS
 with a transposed view of ``weight`` (no copy). The gradient is dots and a sum, so it

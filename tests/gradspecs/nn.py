@@ -10,11 +10,13 @@ def _away_from_zero(shape, rng):
 
 
 def _fc(nd, x, w, b):
-    """With bias and flatten, and without bias on the last axis (flatten=False)."""
+    """With bias and flatten, without bias on the last axis (flatten=False), and with a
+    ``(num_hidden, 1)`` bias (MXNet's other bias shape)."""
     y = nd.FullyConnected(x, w, b, num_hidden=3)                                 # (2, 3)
     z = nd.FullyConnected(x.reshape((2, 1, 6)), w, num_hidden=3, no_bias=True,
                           flatten=False)                                          # (2, 1, 3)
-    return y * z.reshape((2, 3)) + y
+    c = nd.FullyConnected(x, w, (b * b).reshape((3, 1)), num_hidden=3)           # (2, 3)
+    return y * z.reshape((2, 3)) + y * c
 
 
 def _activation(nd, x):

@@ -85,6 +85,10 @@ case("fc_flatten_4d_nobias", lambda F, x, w: F.FullyConnected(x, w, num_hidden=3
      normal(2, 2, 3, 2), normal(3, 12))
 case("fc_no_flatten", lambda F, x, w, b: F.FullyConnected(x, w, b, num_hidden=5, flatten=False),
      normal(2, 3, 4), normal(5, 4), normal(5))
+case("fc_column_bias", lambda F, x, w, b: F.FullyConnected(x, w, b, num_hidden=5),
+     normal(3, 4), normal(5, 4), normal(5, 1))
+case("fc_no_flatten_column_bias", lambda F, x, w, b: F.FullyConnected(
+    x, w, b, num_hidden=5, flatten=False), normal(2, 3, 4), normal(5, 4), normal(5, 1))
 case("pool_max", lambda F, x: F.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max"),
      normal(2, 3, 6, 6))
 case("pool_max_full_pad", lambda F, x: F.Pooling(

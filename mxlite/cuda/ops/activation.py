@@ -228,7 +228,8 @@ def _fc(rctx, ins, outs, attrs):
     if t2.size:
         xp.matmul(data.reshape(rows, k), weight.T, t2)      # y = x W^T (cuBLAS)
         if not attrs.no_bias:
-            xp.launch(_BIAS_ROWS[t2.dtype], t2.size, t2, ins[2], i64(t2.size), i64(h))
+            xp.launch(_BIAS_ROWS[t2.dtype], t2.size, t2, ins[2].reshape(h), i64(t2.size),
+                      i64(h))
     write_back(xp, target, out)
 
 

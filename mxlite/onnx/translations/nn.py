@@ -83,6 +83,8 @@ def _fully_connected(ctx, node, ins, outs):
     a = node.attrs
     x, w = ins[0], ins[1]
     b = None if a.no_bias else ins[2]
+    if b and len(ctx.shape(node.inputs[2])) == 2:      # a (num_hidden, 1) bias: a row
+        b = ctx.node("Flatten", [b], axis=0)
     if a.flatten:
         if len(ctx.shape(node.inputs[0])) != 2:
             x = ctx.node("Flatten", [x], axis=1)
