@@ -4,18 +4,7 @@ import numpy as np
 
 import mxlite as mx
 from mxlite.kvstore import mpi as kv_mpi
-from rankrun import run_checks
-
-
-def raises(fn, *fragments):
-    """Call ``fn``; assert it raised MXNetError whose message holds every fragment."""
-    try:
-        fn()
-    except mx.MXNetError as e:
-        for fragment in fragments:
-            assert fragment in str(e), f"{fragment!r} not in {str(e)!r}"
-        return str(e)
-    raise AssertionError(f"no MXNetError (wanted one mentioning {fragments})")
+from rankrun import raises, run_checks
 
 
 def store():

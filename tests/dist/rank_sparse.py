@@ -15,7 +15,7 @@ import mxlite as mx
 from mxlite import autograd, gluon
 from mxlite.gluon import nn
 from mxlite.kvstore import mpi as kv_mpi
-from rankrun import run_checks
+from rankrun import raises, run_checks
 
 ROWS = 20
 
@@ -301,16 +301,6 @@ def check_trainer_with_sparse_embedding_matches_one_process():
         start.initialize(mx.init.Uniform(0.5))
         moved = np.abs(dist[0] - start.weight.data().asnumpy()).sum(axis=1)
         assert moved[:VOCAB // 2].min() > 0 and moved[VOCAB // 2:].max() == 0, moved
-
-
-def raises(fn, *fragments):
-    try:
-        fn()
-    except mx.MXNetError as e:
-        for fragment in fragments:
-            assert fragment in str(e), f"{fragment!r} not in {str(e)!r}"
-        return str(e)
-    raise AssertionError(f"no MXNetError (wanted one mentioning {fragments})")
 
 
 def check_storage_types_that_differ_between_ranks_raise_everywhere():

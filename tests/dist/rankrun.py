@@ -31,3 +31,15 @@ def run_checks(namespace, rank, *args):
     sys.stdout.flush()
     if log:
         log.close()
+
+
+def raises(fn, *fragments):
+    """Call ``fn``; assert it raised MXNetError whose message holds every fragment."""
+    import mxlite as mx
+    try:
+        fn()
+    except mx.MXNetError as e:
+        for fragment in fragments:
+            assert fragment in str(e), f"{fragment!r} not in {str(e)!r}"
+        return str(e)
+    raise AssertionError(f"no MXNetError (wanted one mentioning {fragments})")
