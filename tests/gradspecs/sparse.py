@@ -199,6 +199,9 @@ _OTHER = {
     "_contrib_SparseEmbedding[row_sparse weight]": Spec([(5, 3)], lambda nd, w: nd.square(
         nd.contrib.SparseEmbedding(_nd64(nd, RSP_IDS), _rsp(nd, w), input_dim=5, output_dim=3,
                                    dtype="float64")), sample=_draw((5, 3))),
+    # where with a csr condition: x where it stores a non-zero (CSR_MASK's entries), else y
+    "where[csr,default,default]": Spec([(4, 5), (4, 5), (4, 5)], lambda nd, c, x, y: nd.where(
+        _csr(nd, c), x * x, y * x), sample=_draw((4, 5), (4, 5), (4, 5))),
     # Embedding's weight gradient with a row_sparse weight giving the shape only
     "_take_grad[default,default,row_sparse]": Spec([(4, 3), (5, 3)], lambda nd, g, w: nd.square(
         nd._internal._take_grad(g, _nd64(nd, RSP_IDS[0]), _rsp(nd, w), axis=0, mode="raise",

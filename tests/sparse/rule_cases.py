@@ -85,6 +85,8 @@ for _name, _scalar in SCALAR.items():
 # (data gives only the shape: a row_sparse weight is not densified)
 CASES += [case("_take_grad", (DNS, DNS, s), [(4, 3), (4,), (10, 3)],
                {"sparse_grad": True, "mode": "raise"}, mxnet_out=RSP) for s in (DNS, RSP)]
+# where with a csr condition (x, y dense)
+CASES.append(case("where", (CSR, DNS, DNS), [(5, 6)] * 3))
 # lookups in a row_sparse weight (a Gluon row_sparse parameter's pulled rows): indices (2, 4)
 EMBEDDINGS = ("Embedding", "_contrib_SparseEmbedding")
 CASES += [case(_name, (DNS, RSP), [(2, 4), (10, 3)], {"input_dim": 10, "output_dim": 3})

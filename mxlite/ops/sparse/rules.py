@@ -22,11 +22,11 @@ __all__ = ["StorageRule", "add_rule", "find", "ANY", "SPARSE", "MXNET_SPARSE_NAM
 # and falls back otherwise; here every sparse call of them runs on dense copies. With the
 # ops that have a rule they make up ``mx.nd.sparse`` and ``mx.sym.sparse``.
 MXNET_SPARSE_NAMESPACE = (
-    "ElementWiseSum", "Embedding", "FullyConnected", "LinearRegressionOutput",
+    "ElementWiseSum", "FullyConnected", "LinearRegressionOutput",
     "LogisticRegressionOutput", "MAERegressionOutput", "arccos", "arccosh", "broadcast_add",
     "broadcast_minus", "broadcast_plus", "broadcast_sub", "concat", "cos", "cosh",
     "elemwise_div", "exp", "gamma", "gammaln", "log", "log10", "log2", "norm", "rsqrt",
-    "sigmoid", "where")
+    "sigmoid")
 
 ANY = "*"                   # an input of any storage type
 SPARSE = "sparse"           # an input of either sparse storage type

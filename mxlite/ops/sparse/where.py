@@ -1,0 +1,29 @@
+"""Storage rule of ``where`` with a csr condition (MXNet's native case): ``y`` copied, then
+``x`` at the condition's stored non-zero entries (a stored 0 is false, NaN true, as in the
+dense kernel). The result is dense; its gradient is ``where`` with the same csr condition,
+so every order runs this rule."""
+import numpy as np
+
+from . import formats as F
+from .rules import StorageRule, add_rule
+
+CPU = "cpu"
+
+
+def _matrix_condition(attrs, shapes):
+    return len(shapes[0]) == 2 and tuple(shapes[0]) == tuple(shapes[1])
+
+
+def _where_csr(rctx, values, attrs, shapes, dtypes):
+    cond, x, y = values
+    cond = F.checked(cond, "where", canonical=False)
+    out = np.array(y, dtype=dtypes[0], copy=True)
+    true = cond.data != 0
+    rows = np.repeat(np.arange(cond.shape[0], dtype=F.INDEX), np.diff(cond.indptr))[true]
+    cols = cond.indices[true]
+    out[rows, cols] = x[rows, cols]
+    return [out]
+
+
+add_rule("where", StorageRule((F.CSR_STYPE, F.DEFAULT, F.DEFAULT), (F.DEFAULT,),
+                              {CPU: _where_csr}, when=_matrix_condition))
