@@ -223,3 +223,20 @@ def test_row_wise_rules_with_empty_rows(rng, empty_rows):
         got.check_format()
         np.testing.assert_array_equal(got.asnumpy(), dense[1:5, 2:5])
         np.testing.assert_array_equal(a[3:].asnumpy(), dense[3:])
+
+
+def test_where_reads_a_stored_zero_as_false_and_nan_as_true():
+    """A csr condition may store explicit zeros (a user's format) and NaN: the rule reads
+    them as the dense kernel reads the dense condition, repeated columns included."""
+    data = np.array([0.0, np.nan, 2.0, 0.0, -1.0, 3.0, -3.0])
+    cols = np.array([0, 2, 1, 1, 0, 2, 2])              # row 2: column 2 sums to 0
+    cond = mx.nd.sparse.csr_matrix((data, cols, np.array([0, 2, 2, 7])), shape=(3, 3))
+    x = mx.nd.array(np.arange(9).reshape(3, 3))
+    y = mx.nd.array(-np.arange(9).reshape(3, 3) - 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = mx.nd.where(cond, x, y).asnumpy()
+    dense = np.zeros((3, 3))
+    np.add.at(dense, (np.repeat([0, 2], [2, 5]), cols), np.where(np.isnan(data), 1, data))
+    want = np.where(dense != 0, x.asnumpy(), y.asnumpy())
+    np.testing.assert_array_equal(got, want)

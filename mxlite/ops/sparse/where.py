@@ -1,6 +1,6 @@
 """Storage rule of ``where`` with a csr condition (MXNet's native case): ``y`` copied, then
 ``x`` at the condition's stored non-zero entries (a stored 0 is false, NaN true, as in the
-dense kernel). The result is dense; its gradient is ``where`` with the same csr condition,
+dense kernel; a column a user's format repeats counts as the sum of its values). The result is dense; its gradient is ``where`` with the same csr condition,
 so every order runs this rule."""
 import numpy as np
 
@@ -18,10 +18,15 @@ def _where_csr(rctx, values, attrs, shapes, dtypes):
     cond, x, y = values
     cond = F.checked(cond, "where", canonical=False)
     out = np.array(y, dtype=dtypes[0], copy=True)
-    true = cond.data != 0
-    rows = np.repeat(np.arange(cond.shape[0], dtype=F.INDEX), np.diff(cond.indptr))[true]
-    cols = cond.indices[true]
-    out[rows, cols] = x[rows, cols]
+    rows = np.repeat(np.arange(cond.shape[0], dtype=F.INDEX), np.diff(cond.indptr))
+    cols, values = cond.indices, cond.data
+    if not cond.valid:          # a user's format: a repeated column counts as its sum
+        keys, where = np.unique(rows * cond.shape[1] + cols, return_inverse=True)
+        values = np.zeros(keys.size, np.float64 if values.dtype.kind != "c" else values.dtype)
+        np.add.at(values, where, cond.data)
+        rows, cols = np.divmod(keys, cond.shape[1])
+    true = values != 0
+    out[rows[true], cols[true]] = x[rows[true], cols[true]]
     return [out]
 
 
