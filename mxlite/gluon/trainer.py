@@ -157,8 +157,12 @@ class Trainer:
                              f"{type(kvstore).__name__}")
         self._distributed = kv is not None and "dist" in kv.type
         update_on_kvstore = config["update_on_kvstore"]
+        capable = kv is not None and kv.is_capable(kvs.KVStoreBase.OPTIMIZER)
+        if update_on_kvstore and kv is not None and not capable:
+            raise MXNetError(f"Trainer: update_on_kvstore=True, but the {kv.type!r} store "
+                             "applies no optimizer (is_capable('optimizer') is False)")
         if update_on_kvstore is None:
-            update_on_kvstore = self._distributed or bool(sparse)
+            update_on_kvstore = capable and (self._distributed or bool(sparse))
         if kv is None:
             update_on_kvstore = False
         if kv is not self._kv_keys[0]:
@@ -268,8 +272,12 @@ class Trainer:
         params = [self._params[i] for i in keys]
         fresh = [p._fresh_grads() for p in params]
         grads = [p.list_grad() for p in params]
+        if not isinstance(self._kvstore, kvs.KVStoreLocal):     # a user's store: per key
+            for key, g, p in zip(keys, grads, params):
+                self._kvstore.pushpull(key, g, out=p.list_data() if self._update_on_kvstore
+                                       else None)
         # one call for every parameter, so a dist store fuses the small ones into buckets
-        if self._update_on_kvstore:
+        elif self._update_on_kvstore:
             dense = [i for i, p in enumerate(params) if p._stype == "default"]
             if len(dense) < len(params):    # row_sparse weights: pulled at the next use
                 self._kvstore.push([keys[i] for i in range(len(params)) if i not in dense],

@@ -2,7 +2,7 @@
 
 from ..base import MXNetError, register_class
 
-__all__ = ["KVStoreBase", "create"]
+__all__ = ["KVStoreBase", "TestStore", "create"]
 
 # The built-in store types: name -> (module, class name), imported on first use so that
 # ``import mxlite`` never loads MPI.
@@ -89,6 +89,52 @@ class KVStoreBase:
         'MyStore'
         """
         return register_class(KVStoreBase.kv_registry, klass, "KVStoreBase.register")
+
+
+@KVStoreBase.register
+class TestStore(KVStoreBase):
+    """The smallest store (MXNet's ``'teststore'``, for testing the ``KVStoreBase``
+    interface and a Trainer with a user's store): ``pushpull`` sums a key's values on the
+    first one's context and writes the sum into ``out`` (or back into the values);
+    ``broadcast`` copies the value into ``out``. It applies no optimizer
+    (``is_capable('optimizer')`` is False), so a Trainer updates on the devices."""
+
+    def broadcast(self, key, value, out, priority=0):
+        """Copy ``value`` into every array of ``out``."""
+        for o in out if isinstance(out, (list, tuple)) else [out]:
+            value.copyto(o)
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """The sum of ``value`` (an NDArray or a list of them) into ``out`` (or ``value``)."""
+        values = value if isinstance(value, (list, tuple)) else [value]
+        total = values[0].copy()
+        for v in values[1:]:
+            total += v.as_in_context(total.context)
+        targets = values if out is None else out if isinstance(out, (list, tuple)) else [out]
+        for o in targets:
+            total.copyto(o)
+
+    def is_capable(self, capability):
+        """False for ``'optimizer'``; MXNetError for other names."""
+        if isinstance(capability, str) and capability.lower() == KVStoreBase.OPTIMIZER:
+            return False
+        raise MXNetError(f"is_capable: unknown capability {capability!r}; expected "
+                         f"{KVStoreBase.OPTIMIZER!r}")
+
+    @property
+    def type(self):
+        """``'teststore'``."""
+        return "teststore"
+
+    @property
+    def rank(self):
+        """0: one process."""
+        return 0
+
+    @property
+    def num_workers(self):
+        """1: one process."""
+        return 1
 
 
 def create(name="local"):

@@ -210,3 +210,26 @@ def test_set_data_after_steps():
         else:
             with pytest.raises(mx.MXNetError, match="new Trainer"):
                 trainer.step(1)
+
+
+def test_a_store_without_an_optimizer_reduces_and_the_devices_update():
+    """'teststore' (a KVStoreBase that applies no optimizer): the Trainer pushes and pulls
+    each key through the store's own interface and updates on the devices; asking the store
+    to update is an error."""
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    x = gluon.Parameter("x", shape=(3,))
+    x.initialize(ctx=ctxs, init="zeros")
+    kv = mx.kv.create("teststore")
+    assert kv.type == "teststore" and not kv.is_capable("optimizer")
+    trainer = gluon.Trainer([x], "sgd", {"learning_rate": 0.5}, kvstore=kv)
+    with autograd.record():
+        ys = [w * nd.array([1.0, 2.0, 3.0], ctx=w.context) * (i + 1)
+              for i, w in enumerate(x.list_data())]
+    for y in ys:
+        y.backward()
+    trainer.step(1)
+    assert trainer._update_on_kvstore is False
+    for w in x.list_data():             # the gradient summed over both contexts: 3 * [1, 2, 3]
+        np.testing.assert_array_equal(w.asnumpy(), [-1.5, -3.0, -4.5])
+    with pytest.raises(ValueError, match="applies no optimizer"):
+        gluon.Trainer([x], "sgd", kvstore=kv, update_on_kvstore=True)._init_kvstore()
