@@ -90,11 +90,11 @@ def sparse_invoke(op, inputs, attrs, out=None):
     dtypes = [np.dtype(x.dtype) for x in inputs]
     out_shapes = op.infer_shape(shapes, attrs)        # (bad arguments first, then the device)
     out_dtypes = op.infer_type(dtypes, attrs)
-    ctx = _sparse._context(ctx)             # (sparse storage lives on the CPU so far)
+    ctx = _sparse._context(ctx)
     rctx = run_context(ctx)
     compute = rule.compute.get(rctx.kernels)
-    if compute is None:
-        raise op_error(op.name, f"has no {list(stypes)} storage kernel for {ctx.device_type}")
+    if compute is None:                     # no sparse kernel on this device: dense compute
+        return _device_fallback(op, rule, inputs, attrs, stypes, out)
     raw_in = [_sparse.raw(x) for x in inputs]
     targets = _as_list(out) if out is not None else None
     entries = None
@@ -129,6 +129,23 @@ def sparse_invoke(op, inputs, attrs, out=None):
         return results[0]
     n = op.num_visible_outputs(attrs) if op._num_visible is not None else len(results)
     return results[0] if n == 1 else results[:n]
+
+
+def _device_fallback(op, rule, inputs, attrs, stypes, out):
+    """A rule without kernels for the device (see ``mxlite.cuda.ops.sparse_rules.FALLBACK``):
+    the op's dense kernels of that device on dense copies, announced as a storage fallback,
+    each result converted to the storage type the rule declares (so the storage types do
+    not depend on the device)."""
+    outs = [] if out is None else _as_list(out)
+    _warn_fallback(op, stypes + tuple(stype_of(o) for o in outs))
+    want = rule.output_stypes(attrs, stypes)
+    if all(s == F.DEFAULT for s in want):
+        return dense_invoke(op, inputs, attrs, out)
+    result = dense_invoke(op, inputs, attrs)
+    results = [r if s == F.DEFAULT else r.tostype(s) for r, s in zip(_as_list(result), want)]
+    if out is not None:
+        return _write_out(op, results, out)
+    return results[0] if not isinstance(result, (list, tuple)) else results
 
 
 def _write_out(op, results, out):

@@ -119,7 +119,8 @@ def _shape_bytes(shape):
 
 def _sparse_record(a, magic):
     """The chunks of sparse NDArray ``a``'s record (MXNet's layout, module docstring)."""
-    sp, ctx = a._sp, a.context
+    from .sparse import _host_value
+    sp, ctx = _host_value(a), a.context        # (the parts of a GPU array: host copies)
     out = [struct.pack("<Ii", magic, _STYPE_CODES[sp.stype]), _shape_bytes(sp.data.shape),
            _shape_bytes(sp.shape),
            struct.pack("<iii", _DEV_TYPE.get(ctx.device_type, 1), ctx.device_id,
@@ -295,6 +296,9 @@ def _read_sparse(r, magic, stype):
         formats.check_format(value, True, "load")
     except MXNetError as e:
         raise r.fail(str(e)) from None
+    if dev_type == 2 and 0 <= dev_id < num_gpus():      # onto the saved GPU, as dense arrays
+        from .sparse import _placed
+        return _placed(value, Context("gpu", dev_id))
     return wrap(value, Context("cpu", 0))
 
 

@@ -13,6 +13,10 @@ Differences from MXNet 1.9.1, on purpose:
   read or write outside a buffer;
 - ``.data``, ``.indices`` and ``.indptr`` are copies, as MXNet documents them ("a deep
   copy"), so a write to one cannot break the format.
+
+On a GPU context the storage's parts are device arrays (``formats.DEVICE``: the GPU's
+checks and conversions); arrays are built on the host and copied there, and
+``copyto``/``as_in_context`` move them between devices.
 """
 import builtins
 import warnings
@@ -37,12 +41,46 @@ _PySlice = builtins.slice
 
 
 def _context(ctx):
+    """``ctx`` (default: the current one) as a Context whose device holds sparse storage
+    (a GPU without a backend is an MXNetError saying why)."""
     ctx = ctx or current_context()
     ctx = ctx if isinstance(ctx, Context) else Context(ctx)
     if ctx.compute_device != "cpu":
-        raise MXNetError(f"sparse storage on {ctx}: mxlite keeps csr and row_sparse arrays on "
-                         "the CPU only so far")
+        from ..device import run_context
+        if F.device_formats(run_context(ctx)) is None:
+            raise MXNetError(f"sparse storage on {ctx}: no sparse kernels for its device")
     return ctx
+
+
+def _xp(ctx):
+    """(the array namespace of ``ctx``, its device's format functions or None on the CPU)."""
+    from ..device import run_context
+    r = run_context(ctx)
+    return r.xp, F.device_formats(r)
+
+
+def _placed(value, ctx):
+    """The NDArray of host format ``value`` on ``ctx`` (copied to a GPU there)."""
+    if ctx.compute_device != "cpu":
+        value = F.moved(value, F.HOST, _xp(ctx)[0])
+    return wrap(value, ctx)
+
+
+def _host_value(x):
+    """The storage of sparse NDArray ``x`` with host (NumPy) parts: itself on the CPU."""
+    if x._ctx.compute_device == "cpu":
+        return x._sp
+    return F.moved(x._sp, _xp(x._ctx)[0], F.HOST)
+
+
+def _copied(a, ctx):
+    """A copy of part ``a`` of a storage on ``ctx``."""
+    if ctx.compute_device == "cpu":
+        return a.copy()
+    xp = _xp(ctx)[0]
+    out = xp.empty(a.shape, a.dtype)
+    xp.strided_copy(a, out)
+    return out
 
 
 def wrap(value, ctx):
@@ -105,24 +143,24 @@ class BaseSparseNDArray(NDArray):
 
     def _aux_data(self, i):
         """A copy of aux array ``i`` (csr: 0 indptr, 1 indices; row_sparse: 0 indices)."""
-        return NDArray._wrap(self._sp.aux[i].copy(), self._ctx)
+        return NDArray._wrap(_copied(self._sp.aux[i], self._ctx), self._ctx)
 
     @property
     def data(self):
         """A copy of the stored values (an NDArray)."""
-        return NDArray._wrap(self._sp.data.copy(), self._ctx)
+        return NDArray._wrap(_copied(self._sp.data, self._ctx), self._ctx)
 
     @property
     def indices(self):
         """A copy of the indices (int64 NDArray): csr column indices, row_sparse row indices."""
-        return NDArray._wrap(self._sp.indices.copy(), self._ctx)
+        return NDArray._wrap(_copied(self._sp.indices, self._ctx), self._ctx)
 
     def asnumpy(self):
-        """A dense NumPy copy."""
-        return F.to_dense(self._sp)
+        """A dense NumPy copy (made on the host from a GPU array's parts)."""
+        return F.to_dense(_host_value(self))
 
     def __array__(self, dtype=None, copy=None):
-        dense = F.to_dense(self._sp)
+        dense = F.to_dense(_host_value(self))
         return dense if dtype is None else dense.astype(dtype, copy=False)
 
     def asscalar(self):
@@ -156,7 +194,7 @@ class BaseSparseNDArray(NDArray):
         return it, or into a new array on Context ``other``."""
         if isinstance(other, Context):
             _context(other)
-            return wrap(self._sp.copy(), other)
+            return wrap(_moved(self._sp, self._ctx, other), other)
         if not isinstance(other, NDArray):
             raise TypeError(f"copyto: expected an NDArray or Context, got {type(other).__name__}")
         if other is self:
@@ -169,9 +207,13 @@ class BaseSparseNDArray(NDArray):
         if other.stype != self.stype:
             raise MXNetError(f"copyto: a {self.stype} array cannot be copied into a "
                              f"{other.stype} array")
-        sp = self._sp.copy()
-        sp.data = _checked_values(sp.data, np.dtype(other.dtype), "copyto")
-        _assign(other, sp)
+        dtype = np.dtype(other.dtype)
+        if dtype == self._sp.dtype:
+            _assign(other, _moved(self._sp, self._ctx, other._ctx))
+            return other
+        sp = _host_value(self) if self._ctx.compute_device != "cpu" else self._sp.copy()
+        sp.data = _checked_values(sp.data, dtype, "copyto")
+        _assign(other, _placed(sp, other._ctx)._sp)
         return other
 
     def detach(self):
@@ -190,10 +232,17 @@ class BaseSparseNDArray(NDArray):
         """MXNetError if the storage is not a valid format: the sizes of the parts always;
         with ``full_check`` (O(nnz)) also the indices (in range, sorted, no repeats; indptr
         from 0 to nnz, never decreasing)."""
-        F.check_format(self._sp, full_check)
+        xp, dev = _xp(self._ctx)
+        if dev is None or not full_check:
+            F.check_format(self._sp, full_check)
+        else:
+            dev.checked(xp, self._sp, "check_format", canonical=True, force=True)
 
     def wait_to_read(self):
-        """Nothing to wait for: sparse kernels run on the CPU, synchronously."""
+        """Wait for the kernels writing this array (none on the CPU: sparse kernels there
+        run synchronously)."""
+        if self._ctx.compute_device != "cpu":
+            _xp(self._ctx)[0].synchronize()
 
     def reshape(self, *shape, **kwargs):
         raise MXNetError(f"reshape of a {type(self).__name__} is not supported")
@@ -211,7 +260,8 @@ class BaseSparseNDArray(NDArray):
         return True
 
     def __reduce__(self):
-        return (_rebuild, (self.stype, [np.asarray(a) for a in (self._sp.data,) + self._sp.aux],
+        sp = _host_value(self)
+        return (_rebuild, (self.stype, [np.asarray(a) for a in (sp.data,) + sp.aux],
                            self.shape, (self._ctx.device_type, self._ctx.device_id)))
 
     # arithmetic: MXNet's sparse.add/subtract/multiply/divide
@@ -259,7 +309,16 @@ def _rebuild(stype, parts, shape, ctx):
     parts = [np.ascontiguousarray(p) for p in parts]
     value = F.CSR(parts[0], parts[2], parts[1], shape) if stype == "csr" else \
         F.RowSparse(parts[0], parts[1], shape)
-    return wrap(value, Context(*ctx))
+    return _placed(value, Context(*ctx))
+
+
+def _moved(value, src, dst):
+    """A copy of storage ``value`` of Context ``src`` on Context ``dst``."""
+    if src == dst:
+        xp, dev = _xp(src)
+        return value.copy() if dev is None else dev.copy(xp, value)
+    return F.moved(value, _xp(src)[0] if src.compute_device != "cpu" else F.HOST,
+                   _xp(dst)[0] if dst.compute_device != "cpu" else F.HOST)
 
 
 class CSRNDArray(BaseSparseNDArray):
@@ -271,7 +330,7 @@ class CSRNDArray(BaseSparseNDArray):
     @property
     def indptr(self):
         """A copy of the row pointers (int64 NDArray of rows + 1 entries)."""
-        return NDArray._wrap(self._sp.indptr.copy(), self._ctx)
+        return NDArray._wrap(_copied(self._sp.indptr, self._ctx), self._ctx)
 
     def __getitem__(self, key):
         """Rows as a CSRNDArray: ``x[i]`` (one row, shape (1, cols)) or ``x[a:b]``."""
@@ -302,7 +361,7 @@ class CSRNDArray(BaseSparseNDArray):
     def asscipy(self):
         """A ``scipy.sparse.csr_matrix`` copy (needs SciPy)."""
         import scipy.sparse as spsp
-        sp = self._sp
+        sp = _host_value(self)
         return spsp.csr_matrix((sp.data.copy(), sp.indices.copy(), sp.indptr.copy()),
                                shape=sp.shape, dtype=sp.data.dtype)
 
@@ -323,8 +382,8 @@ class RowSparseNDArray(BaseSparseNDArray):
             if not _whole(key):
                 raise MXNetError("RowSparseNDArray supports only [:] for assignment")
             full = np.full(self.shape, value, self._sp.dtype)
-            _assign(self, F.dense_to_rsp(full) if value == 0 else
-                    F.RowSparse(full, np.arange(self.shape[0], dtype=F.INDEX), self.shape, True))
+            _assign(self, _placed(F.dense_to_rsp(full) if value == 0 else F.RowSparse(
+                full, np.arange(self.shape[0], dtype=F.INDEX), self.shape, True), self._ctx)._sp)
         elif not self._setitem_all(key, value):
             raise MXNetError(f"RowSparseNDArray[:] = {type(value).__name__}: assign an "
                              "NDArray, a NumPy array or a number")
@@ -430,7 +489,7 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
             raise MXNetError(f"{what}: csr storage is 2-D, shape={shape}")
         value = F.CSR(data, indices, indptr, shape)
         F.check_format(value, full_check=False, op=what)
-        return wrap(value, ctx)
+        return _placed(value, ctx)
     if isinstance(arg1, tuple) and len(arg1) == 2:
         data, (row, col) = arg1[0], arg1[1]
         dt = _default_dtype(data, dtype) if dtype is not None or isinstance(
@@ -452,10 +511,10 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
         value = F.CSR(_checked_values(s.data, dt, what), s.indices.astype(F.INDEX),
                       s.indptr.astype(F.INDEX), s.shape)
         F.check_format(value, True, what)
-        return wrap(value, ctx)
+        return _placed(value, ctx)
     dense = _host(arg1, _default_dtype(arg1, dtype), what)
     _check_shape(dense.shape, shape, what)
-    return wrap(F.dense_to_csr(dense), ctx)
+    return _placed(F.dense_to_csr(dense), ctx)
 
 
 def _from_coo(data, row, col, shape, ctx, what):
@@ -480,7 +539,7 @@ def _from_coo(data, row, col, shape, ctx, what):
     row, col = row[starts], col[starts]
     indptr = np.zeros(shape[0] + 1, F.INDEX)
     np.cumsum(np.bincount(row, minlength=shape[0]), out=indptr[1:])
-    return wrap(F.CSR(np.ascontiguousarray(summed, data.dtype), col, indptr, shape, True), ctx)
+    return _placed(F.CSR(np.ascontiguousarray(summed, data.dtype), col, indptr, shape, True), ctx)
 
 
 def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
@@ -515,7 +574,7 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
             shape = (int(indices[-1]) + 1,) + data.shape[1:]
         value = F.RowSparse(data, indices, shape)
         F.check_format(value, full_check=False, op=what)
-        return wrap(value, ctx)
+        return _placed(value, ctx)
     if isinstance(arg1, RowSparseNDArray):
         _check_shape(arg1.shape, shape, what)
         out = arg1.copyto(ctx) if arg1._ctx != ctx else arg1.copy()
@@ -524,7 +583,7 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
         raise MXNetError(f"{what}: a {type(arg1).__name__} does not convert to row_sparse")
     dense = _host(arg1, _default_dtype(arg1, dtype), what)
     _check_shape(dense.shape, shape, what)
-    return wrap(F.dense_to_rsp(dense), ctx)
+    return _placed(F.dense_to_rsp(dense), ctx)
 
 
 def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
@@ -540,7 +599,11 @@ def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
     if stype == "row_sparse" and len(shape) < 1:
         raise MXNetError("zeros: row_sparse storage needs at least 1 dimension")
     dt = normalize_dtype(dtype, "zeros")
-    return wrap(F.empty_like_storage(stype, shape, dt), _context(ctx))
+    ctx = _context(ctx)
+    xp, dev = _xp(ctx)
+    value = F.empty_like_storage(stype, shape, dt) if dev is None else \
+        dev.empty_like_storage(xp, stype, shape, dt)
+    return wrap(value, ctx)
 
 
 def empty(stype, shape, ctx=None, dtype=None):

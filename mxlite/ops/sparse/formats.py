@@ -17,6 +17,11 @@ the values, conversions to dense) also take a csr matrix whose columns are unsor
 row, as MXNet's do, and read a repeated column as the sum of its values (SciPy's reading);
 the others (merges of two formats, ``retain``) need the canonical format. Conversions here
 run on host (NumPy) arrays.
+
+On a GPU the parts are the device namespace's arrays (CuPy's; NumPy's under the host
+emulator), made by the GPU's storage kernels (``mxlite/cuda/ops/sparse_formats.py``), which
+register their checks and conversions in ``DEVICE`` under their kernels key ('gpu');
+``moved`` copies a format between devices.
 """
 import numpy as np
 
@@ -24,11 +29,29 @@ from ...base import MXNetError
 
 __all__ = ["DEFAULT", "CSR_STYPE", "RSP_STYPE", "STYPES", "INDEX", "CSR", "RowSparse",
            "stype_of_raw", "segment_sums", "dense_to_csr", "dense_to_rsp", "to_dense", "check_format",
-           "checked", "empty_like_storage", "csr_zeros", "rsp_zeros"]
+           "checked", "empty_like_storage", "csr_zeros", "rsp_zeros", "DEVICE", "device_formats",
+           "moved", "index_error", "HOST"]
 
 DEFAULT, CSR_STYPE, RSP_STYPE = "default", "csr", "row_sparse"
 STYPES = (DEFAULT, RSP_STYPE, CSR_STYPE)
 INDEX = np.dtype(np.int64)
+
+# kernels key ('gpu') -> the module of that device's format functions: ``checked(xp, value,
+# op, canonical)``, ``to_dense(xp, value)``, ``from_dense(xp, dense, stype)``,
+# ``empty_like_storage(xp, stype, shape, dtype)`` (mxlite/cuda/ops/sparse_formats.py)
+DEVICE = {}
+
+
+def device_formats(rctx):
+    """The format functions of ``rctx``'s device, or None on the CPU (this module's)."""
+    return None if rctx.kernels == "cpu" else DEVICE.get(rctx.kernels)
+
+
+def _contiguous(a):
+    """``a`` as a C-contiguous array of its own library (NumPy, or a device's)."""
+    if isinstance(a, np.ndarray) or not hasattr(a, "flags"):
+        return np.ascontiguousarray(a)
+    return a if a.flags.c_contiguous else a.copy()
 
 
 class CSR:
@@ -38,8 +61,7 @@ class CSR:
     stype = CSR_STYPE
 
     def __init__(self, data, indices, indptr, shape, valid=False):
-        self.data, self.indices, self.indptr = (np.ascontiguousarray(a)
-                                                for a in (data, indices, indptr))
+        self.data, self.indices, self.indptr = (_contiguous(a) for a in (data, indices, indptr))
         self.shape = tuple(int(d) for d in shape)
         self.valid = valid          # made by mxlite (or checked): a canonical format
         self.in_range = valid       # every index in range (its order unchecked)
@@ -62,7 +84,7 @@ class RowSparse:
     stype = RSP_STYPE
 
     def __init__(self, data, indices, shape, valid=False):
-        self.data, self.indices = np.ascontiguousarray(data), np.ascontiguousarray(indices)
+        self.data, self.indices = _contiguous(data), _contiguous(indices)
         self.shape = tuple(int(d) for d in shape)
         self.valid = valid
         self.in_range = valid
@@ -75,6 +97,27 @@ class RowSparse:
         out = RowSparse(self.data.copy(), self.indices.copy(), self.shape, self.valid)
         out.in_range = self.in_range
         return out
+
+
+class _Host:
+    """The host as a transfer end of ``moved``: ``asnumpy`` copies, ``from_host`` takes."""
+
+    asnumpy = staticmethod(lambda a: np.array(a, copy=True))
+    from_host = staticmethod(np.ascontiguousarray)
+
+
+HOST = _Host()
+
+
+def moved(value, src_xp, dst_xp):
+    """A copy of format ``value`` (parts of ``src_xp``'s device) on ``dst_xp``'s device: one
+    transfer per part, through the host; the flags (valid, in range) carry over."""
+    parts = [dst_xp.from_host(np.ascontiguousarray(src_xp.asnumpy(a)))
+             for a in (value.data,) + value.aux[::-1]]
+    out = CSR(parts[0], parts[1], parts[2], value.shape, value.valid) \
+        if isinstance(value, CSR) else RowSparse(parts[0], parts[1], value.shape, value.valid)
+    out.in_range = value.in_range
+    return out
 
 
 def stype_of_raw(value):
@@ -164,6 +207,23 @@ def _format_error(op, what):
     return MXNetError(f"{op}: invalid sparse format: {what}")
 
 
+def index_error(op, kind, value, first=None, last=None):
+    """The MXNetError of a failed index check ``kind`` (the CPU's and the GPU's checks give
+    the same messages): 'indptr_ends' (with ``first``/``last``, indptr's ends),
+    'indptr_decreases', 'col_range', 'col_order', 'row_range', 'row_order'."""
+    what = {
+        "indptr_ends": lambda: (f"indptr must start at 0 and end at nnz={value.nnz}; it runs "
+                                f"from {first} to {last}"),
+        "indptr_decreases": lambda: "indptr decreases",
+        "col_range": lambda: f"a column index is outside [0, {value.shape[1]})",
+        "col_order": lambda: ("the column indices of a row are not strictly increasing "
+                              "(unsorted or repeated)"),
+        "row_range": lambda: f"a row index is outside [0, {value.shape[0]})",
+        "row_order": lambda: "the row indices are not strictly increasing (unsorted or repeated)",
+    }[kind]()
+    return _format_error(op, what)
+
+
 def _check_shapes(value, op):
     """The structural checks (MXNet's ``check_format(full_check=False)``): the component
     arrays' sizes agree with each other and with the shape."""
@@ -203,13 +263,12 @@ def _check_indices(value, op, canonical):
     if isinstance(value, CSR):
         indptr, idx, nnz = value.indptr, value.indices, value.nnz
         if indptr[0] != 0 or indptr[-1] != nnz:
-            raise _format_error(op, f"indptr must start at 0 and end at nnz={nnz}; it runs "
-                                f"from {int(indptr[0])} to {int(indptr[-1])}")
+            raise index_error(op, "indptr_ends", value, int(indptr[0]), int(indptr[-1]))
         if np.any(np.diff(indptr) < 0):
-            raise _format_error(op, "indptr decreases")
+            raise index_error(op, "indptr_decreases", value)
         if nnz:
             if idx.min() < 0 or idx.max() >= value.shape[1]:
-                raise _format_error(op, f"a column index is outside [0, {value.shape[1]})")
+                raise index_error(op, "col_range", value)
             if canonical:
                 step = np.diff(idx)
                 starts = indptr[1:-1]
@@ -217,16 +276,14 @@ def _check_indices(value, op, canonical):
                 bad = step <= 0
                 bad[starts] = False
                 if bad.any():
-                    raise _format_error(op, "the column indices of a row are not strictly "
-                                        "increasing (unsorted or repeated)")
+                    raise index_error(op, "col_order", value)
     else:
         idx = value.indices
         if idx.shape[0]:
             if idx.min() < 0 or idx.max() >= value.shape[0]:
-                raise _format_error(op, f"a row index is outside [0, {value.shape[0]})")
+                raise index_error(op, "row_range", value)
             if canonical and np.any(np.diff(idx) <= 0):
-                raise _format_error(op, "the row indices are not strictly increasing "
-                                    "(unsorted or repeated)")
+                raise index_error(op, "row_order", value)
     value.in_range = True
     if canonical:
         value.valid = True
