@@ -1,12 +1,11 @@
 """Large-tensor rows of the operators of sparse storage, and the sparse parts of the rows of
-``dot``, ``sum`` and ``sgd_update`` (``also``: run after their dense part, on the CPU).
+``dot``, ``sum`` and ``sgd_update`` (``also``: run after their dense part, on the row's device).
 
 ``_sparse_retain`` runs twice: on a dense int8 array of N = 2**32 + 16 rows of one element
 (rows kept at the head, past 2**31 and 2**32 and at the tail; the other marked rows must
-come back 0), and on the CPU on a row_sparse array whose dense shape has N rows, storing
-four of them: its indices are int64 past 2**32, so a wrapped 32-bit row number would keep
-the wrong row or none. Sparse storage lives on the CPU; on a GPU the second part checks
-that a row_sparse array there is a clear MXNetError.
+come back 0), and on a row_sparse array whose dense shape has N rows, storing four of them:
+its indices are int64 past 2**32, so a wrapped 32-bit row number would keep the wrong row
+or none. Sparse storage lives on every device: on a GPU the same parts run its kernels.
 
 The other parts build small sparse arrays whose dense shape passes 2**32 (a csr matrix of
 N columns storing a value at the head, past 2**31 and 2**32 and at the tail; a row_sparse
@@ -37,31 +36,24 @@ def _retain_row(t):
         if p in keep:
             want[i] = flat_x[i]
     t.equal(t.values(y.reshape((-1,)), pos), want, "dense retain at the far end")
-    if t.ctx.device_type != "cpu":
-        try:
-            mx.nd.sparse.zeros("row_sparse", (n, 1), ctx=t.ctx)
-        except mx.MXNetError as e:
-            t.check("CPU only" in str(e), f"sparse storage on {t.ctx}: {e}")
-        else:
-            t.check(False, f"a row_sparse array on {t.ctx} did not raise")
-        return
     rows = np.array(sorted({3, t.P31 + 5, t.P32 + 3, n - 1}), np.int64)
     data = np.arange(1, rows.size + 1, dtype=np.int8).reshape(-1, 1)
-    r = mx.nd.sparse.row_sparse_array((data, rows), shape=(n, 1))
+    r = mx.nd.sparse.row_sparse_array((data, rows), shape=(n, 1), ctx=t.ctx)
+    t.check(r.context == t.ctx, f"row_sparse_array made on {r.context}, not {t.ctx}")
     t.largest = max(t.largest, n)               # its dense shape passes 2**32 rows
     # row 3 is stored too: a wrapped 32-bit P32 + 3 would keep it (at full scale)
     picked = mx.nd.sparse.retain(r, mx.nd.array([n - 1, t.P32 + 3, 7], dtype="int64"))
+    t.check(picked.context == t.ctx, f"retain ran on {picked.context}")
     picked.check_format()
     t.equal(picked.indices, np.array([t.P32 + 3, n - 1], np.int64), "row_sparse retain's rows")
     t.equal(picked.data, data[np.isin(rows, [t.P32 + 3, n - 1])], "row_sparse retain's data")
 
 
 def also(row, part):
-    """``row`` followed by the sparse ``part(t)`` (on the CPU, where sparse storage lives)."""
+    """``row`` followed by the sparse ``part(t)`` on the same device."""
     def run(t):
         row.run(t)
-        if t.ctx.device_type == "cpu":
-            part(t)
+        part(t)
     return Row(run, row.dtype, row.size, row.reason)
 
 
@@ -76,7 +68,8 @@ def _far_csr(t, n, rows=4):
     indptr = np.zeros(rows + 1, np.int64)
     np.cumsum([c.size for c in dense_rows], out=indptr[1:])
     order = np.argsort(which, kind="stable")
-    a = mx.nd.sparse.csr_matrix((vals[order], cols[order], indptr), shape=(rows, n))
+    a = mx.nd.sparse.csr_matrix((vals[order], cols[order], indptr), shape=(rows, n),
+                                ctx=t.ctx)
     t.largest = max(t.largest, rows * n)
     return a, cols, which, vals
 
@@ -118,7 +111,7 @@ def sgd_part(t):
     g = np.array([[1.0], [2.0], [4.0]], np.float32)
     before = t.values(weight.reshape((-1,)), sorted(set(t.positions(n)) | set(rows.tolist())))
     pos = sorted(set(t.positions(n)) | set(rows.tolist()))
-    grad = mx.nd.sparse.row_sparse_array((g, rows), shape=(n, 1))
+    grad = mx.nd.sparse.row_sparse_array((g, rows), shape=(n, 1), ctx=t.ctx)
     mx.nd.sgd_update(weight, grad, lr=0.25, wd=0.125, out=weight)
     small = mx.nd.array(before[[pos.index(r) for r in rows]].reshape(-1, 1))
     mx.nd.sgd_update(small, mx.nd.array(g), lr=0.25, wd=0.125, out=small)
@@ -135,7 +128,7 @@ def embedding_part(t, op=mx.nd.Embedding):
     n = t.N
     rows = np.array([3, t.P31 + 5, t.P32 + 3, n - 1], np.int64)
     data = np.arange(1, 2 * rows.size + 1, dtype=np.float32).reshape(-1, 2)
-    w = mx.nd.sparse.row_sparse_array((data, rows), shape=(n, 2))
+    w = mx.nd.sparse.row_sparse_array((data, rows), shape=(n, 2), ctx=t.ctx)
     t.largest = max(t.largest, 2 * n)
     ids = np.array([n - 1, t.P32 + 3, 7, t.P31 + 5, t.P32 + 3], np.int64)
     w.attach_grad(stype="row_sparse")
@@ -155,15 +148,7 @@ def embedding_part(t, op=mx.nd.Embedding):
 
 def _getnnz_row(t):
     """getnnz of a (4, N) csr matrix storing values at columns past 2**32: 4 in all, one per
-    row; on a GPU, a csr matrix there is a clear MXNetError."""
-    if t.ctx.device_type != "cpu":
-        try:
-            mx.nd.sparse.zeros("csr", (4, t.N), ctx=t.ctx)
-        except mx.MXNetError as e:
-            t.check("CPU only" in str(e), f"csr storage on {t.ctx}: {e}")
-            t.largest = max(t.largest, 4 * t.N)
-            return
-        t.check(False, f"a csr array on {t.ctx} did not raise")
+    row (on the row's device)."""
     a, cols, which, vals = _far_csr(t, t.N)
     t.equal(mx.nd.contrib.getnnz(a), np.array([cols.size], np.int64), "getnnz")
     t.equal(mx.nd.contrib.getnnz(a, axis=1),
@@ -176,17 +161,15 @@ SQUARE_SUM_REASON = ("float32: the reduce kernel reads float16 widened to float3
 
 def _square_sum_row(t):
     """_square_sum of a dense float32 vector past 2**31 (its markers' squares) on every
-    device; on the CPU also of a row_sparse array of N rows, per stored row."""
+    device; then of a row_sparse array of N rows there, per stored row."""
     x = t.big("float32", t.N31, values=(3, 5, 7, 9))
     total = mx.nd._internal._square_sum(x)
     want = sum(float(v) ** 2 for v in t.values(x, t.marks(t.N31)))
     t.equal(total, np.array([want], np.float32), "_square_sum of the whole array")
     n = t.N
-    if t.ctx.device_type != "cpu":
-        return
     rows = np.array([3, t.P32 + 3, n - 1], np.int64)
     r = mx.nd.sparse.row_sparse_array((np.array([[2.0], [3.0], [4.0]], np.float32), rows),
-                                      shape=(n, 1))
+                                      shape=(n, 1), ctx=t.ctx)
     y = mx.nd._internal._square_sum(r, axis=1, keepdims=True)
     t.check(y.stype == "row_sparse", f"_square_sum of row_sparse rows is {y.stype}")
     t.equal(y.indices, rows, "_square_sum's rows")
