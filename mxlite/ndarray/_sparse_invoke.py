@@ -171,16 +171,16 @@ def _write_out(op, results, out):
 def front_invoke(op, inputs, kwargs, out=None):
     """``mx.nd``'s strategy for an op with a storage rule that takes dense inputs (see
     ``mxlite.ops.frontend.set_storage_strategy``): a rule that makes sparse outputs from
-    these dense inputs runs on a device it has kernels for; anything else goes to the compiled
-    invoke (so on a GPU, where sparse storage does not live yet, ``Embedding(sparse_grad=True)``
-    gives a dense gradient of the same values)."""
+    these dense inputs runs on a device it has kernels for (the CPU and the GPU:
+    ``Embedding(sparse_grad=True)`` gives a row_sparse gradient on both); anything else goes
+    to the compiled invoke."""
     from .._core.dispatch import parse_cached
     from .ndarray import invoke
     if all(isinstance(x, NDArray) and x._data is not None for x in inputs):
         attrs = parse_cached(op, kwargs)
         stypes = ("default",) * len(inputs)
         rule = find(op, stypes, attrs, [tuple(x.shape) for x in inputs])
-        # (a device without the rule's kernels, e.g. a GPU, computes the dense result)
+        # (a device without the rule's kernels computes the dense result)
         if rule is not None and any(s != "default" for s in rule.output_stypes(attrs, stypes)) \
                 and (not inputs or run_context(inputs[0]._ctx).kernels in rule.compute):
             return sparse_invoke(op, inputs, attrs, out)
