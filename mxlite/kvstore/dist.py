@@ -89,7 +89,7 @@ class KVStoreDist(KVStoreLocal):
             for t in [entry.value] + list(outs):
                 if t.context.device_type != "cpu":
                     raise MXNetError(f"kv.{what}: row_sparse values for key {k!r} are summed "
-                                     f"on the CPU (sparse storage is CPU-only), but the key "
+                                     f"across the ranks on the CPU ('dist_sync'), but the key "
                                      f"or its output is on {t.context}")
         return plan
 

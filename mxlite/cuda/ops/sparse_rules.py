@@ -330,6 +330,17 @@ def _densified(op):
     return compute
 
 
+def _where_csr(rctx, values, attrs, shapes, dtypes):
+    """``where`` with a csr condition: the dense GPU ``where`` on the condition made dense
+    (repeated columns summed, as the CPU rule reads them); the output is dense and as large
+    as the condition's dense shape anyway."""
+    xp = rctx.xp
+    cond = D.to_dense(xp, D.checked(xp, values[0], "where", canonical=False))
+    out = xp.empty(shapes[0], dtypes[0])
+    REGISTRY["where"].compute["gpu"](rctx, [cond, values[1], values[2]], [out], attrs)
+    return [out]
+
+
 # ---- attach -----------------------------------------------------------------------------------------
 SPARSE = ("csr", "row_sparse")
 gpu_rule("cast_storage", _cast)
@@ -356,6 +367,7 @@ gpu_rule("add_n", _add_n_rsp)
 gpu_rule("_take_grad", _take_grad_rows)
 for _name in ("Embedding", "_contrib_SparseEmbedding"):
     gpu_rule(_name, _lookup_of(_name))
+gpu_rule("where", _where_csr)
 for _name in _optim.LAZY:
     gpu_rule(_name, _lazy(REGISTRY[_name]), cpu="_lazy")
     if any(p.name == "lazy_update" for p in REGISTRY[_name].params):
