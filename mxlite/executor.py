@@ -69,9 +69,17 @@ the outputs and what the backward reads: an inference holds a few intermediates,
 Deviations: BatchNorm's moving statistics (auxiliary states, passed to the kernel as the
 executor's own ``aux_arrays``) are updated by ``forward(is_train=True)``, once per training
 forward; MXNet 1.9.1's CPU executor updated them in ``backward``. ``group2ctx`` is accepted
-and ignored. Sparse arguments (csr, row_sparse) run as dense copies, refreshed each forward
-(MXNet's storage fallback: the same values, dense outputs); a sparse gradient array receives
-its gradient converted to its storage type.
+and ignored.
+
+Sparse storage (``docs/guide/sparse.rst``): where the graph's storage inference finds a node
+that a storage rule computes on a sparse argument or value, or an argument has a sparse
+gradient array, the executor binds its sparse arrays themselves and runs every node, forward
+and gradient, through ``_storage_invoke`` (``mx.nd``'s call: the op's storage rule, or its
+storage fallback on dense copies), not the memory plan, so outputs and gradients store the
+positions MXNet's FComputeEx kernels store. Otherwise sparse arguments run as dense copies,
+refreshed each forward (MXNet's storage fallback, announced once per executor), and an output
+whose inferred storage type is sparse is converted from the dense result. A sparse gradient
+array receives its gradient converted to its storage type.
 """
 import functools
 import math
@@ -294,43 +302,56 @@ def _hidden_read_by(entries):
     return hidden
 
 
-def execute(steps, values, ctx, uses_context, training):
+def execute(steps, values, ctx, uses_context, training, call=_invoke):
     """Run a plan's ``steps`` over ``values`` off the autograd tape, in train mode
     ``training``; inside ``with ctx:`` where ``uses_context`` (an op without inputs makes its
-    output on the current context)."""
+    output on the current context). ``call(op, inputs, attrs)`` runs a step: ``invoke``, or
+    ``_storage_invoke`` for a graph run through the storage rules."""
     state = _autograd._state
     previous = state.recording, state.training
     state.recording, state.training = False, bool(training)
     try:
         if uses_context:
             with ctx:
-                _run(steps, values, ctx)
+                _run(steps, values, ctx, call)
         else:
-            _run(steps, values, ctx)
+            _run(steps, values, ctx, call)
     finally:
         state.recording, state.training = previous
 
 
-def _run(steps, values, ctx):
+def _run(steps, values, ctx, call=_invoke):
     """Run a plan's steps over ``values``. A negative count: the node's kernel runs directly
     and every output (hidden ones included) is kept. After each step the slots it read last
     are released (``dead``), so an inference holds a few intermediate arrays, not all."""
     for op, attrs, ins, first, n, dead in steps:
         if type(op) is _Monitor:
             op.report_inputs([values[i] for i in ins])
-            _run([(op.op, attrs, ins, first, n, ())], values, ctx)
+            _run([(op.op, attrs, ins, first, n, ())], values, ctx, call)
             op.report_outputs(values[first:first + abs(n)])
             for i in dead:
                 values[i] = None
             continue
         if n == 1:
-            values[first] = _invoke(op, [values[i] for i in ins], attrs)
+            values[first] = call(op, [values[i] for i in ins], attrs)
         elif n > 0:
-            values[first:first + n] = _invoke(op, [values[i] for i in ins], attrs)
+            values[first:first + n] = call(op, [values[i] for i in ins], attrs)
         else:
             values[first:first - n] = _invoke_all(op, [values[i] for i in ins], attrs, ctx)
         for i in dead:
             values[i] = None
+
+
+def _storage_invoke(op, inputs, attrs):
+    """A step of a graph run through the storage rules: ``mx.nd``'s call, so a node with a
+    sparse input runs its op's storage rule, or on dense copies where none takes it
+    (``mxlite.ndarray._sparse_invoke``: MXNet's FComputeEx, or its storage fallback with
+    its one-time warning), and a rule that makes a sparse output from dense inputs
+    (``_take_grad(sparse_grad=True)``) runs too; any other node runs as ``invoke``."""
+    if op.storage:
+        from .ndarray._sparse_invoke import front_invoke
+        return front_invoke(op, inputs, attrs)
+    return _invoke(op, inputs, attrs)
 
 
 def _with_liveness(steps, keep):
@@ -357,7 +378,8 @@ def _invoke_all(op, inputs, attrs, ctx):
     if inputs:
         ctx = inputs[0].context
     rctx = run_context(ctx)
-    datas = [x._data for x in inputs]
+    # (a sparse input: the kernel reads its dense copy, MXNet's storage fallback)
+    datas = [x._data if x._data is not None else x.tostype("default")._data for x in inputs]
     shapes = op.infer_shape([d.shape for d in datas], attrs)
     types = op.infer_type([d.dtype for d in datas], attrs)
     outs = [rctx.xp.empty(tuple(s), np.dtype(t)) for s, t in zip(shapes, types)]
@@ -1125,21 +1147,43 @@ class Executor:
             if g is not None and g.shape != a.shape:
                 raise MXNetError(f"bind: args_grad[{n!r}] has shape {g.shape}, the argument "
                                  f"{a.shape}")
-        arrays = self._dense_arrays(self.arg_arrays + self.aux_arrays)
         names = self._arg_names + self._aux_names
         # the graph the plan runs (get_optimized_symbol)
         self._optimized = eliminate_common_expr(symbol) if _eliminates_common_expr() \
             else symbol
+        self._native = self._runs_sparse_rules()
+        arrays = self._bound_arrays = self.arg_arrays + self.aux_arrays
+        self._sparse = []       # the sparse arguments run as dense copies (_dense_arrays)
+        if not self._native:
+            arrays = self._dense_arrays(arrays)
         self._plan = Plan(self._optimized, self._ctx, {n: a.shape for n, a in zip(names, arrays)},
                           {n: a.dtype for n, a in zip(names, arrays)},
                           [r != "null" for r in self._grad_reqs])
         self._values = self._plan.bound(arrays)
+        self._out_stypes = self._output_stypes() if self._native or self._sparse else None
         self.outputs = self._initial_outputs()
-        self._out_stypes = self._output_stypes() if self._sparse else None
         # (the last forward's value slots or PlannedRun, its outputs): what backward reads
         self._fwd = None
         self._buffers = None      # the planned buffers every forward runs in (_planned_run)
         self._monitor = None      # (callback, monitor_all) of set_monitor_callback
+        self._call = _storage_invoke if self._native else _invoke   # how a step runs
+
+    def _runs_sparse_rules(self):
+        """Whether the graph runs through the operators' storage rules (MXNet's FComputeEx
+        nodes): a node of the graph computes on a sparse argument or makes a sparse value
+        (``mxlite.symbol._storage.native_nodes``), or an argument has a sparse gradient
+        array (which a rule may make: ``dot``, ``Embedding(sparse_grad=True)``). Such a graph
+        runs node by node through the storage-aware invoke (``_storage_invoke``) on the
+        bound arrays themselves; any other runs densely and planned."""
+        if any(g is not None and g._data is None for g in self.grad_arrays):
+            return True
+        arrays = self.arg_arrays + self.aux_arrays
+        if all(a._data is not None for a in arrays):
+            return False
+        from .symbol._storage import native_nodes
+        names = self._arg_names + self._aux_names
+        return bool(native_nodes(self._optimized, {n: a.stype for n, a in zip(names, arrays)},
+                                 {n: a.shape for n, a in zip(names, arrays)}))
 
     def _dense_arrays(self, arrays):
         """The arrays the plan binds: each sparse argument's dense copy (refreshed by every
@@ -1165,8 +1209,9 @@ class Executor:
             sources[i].tostype("default").copyto(dense)
 
     def _initial_outputs(self):
-        """Zero arrays of the outputs' inferred shapes and dtypes (MXNet allocates the
-        outputs at bind); [] where the graph's shapes cannot be inferred from the arrays."""
+        """Zero arrays of the outputs' inferred shapes, dtypes and storage types (MXNet
+        allocates the outputs at bind); [] where the graph's shapes cannot be inferred from
+        the arrays."""
         shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
         dtypes = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays)}
         try:
@@ -1176,7 +1221,10 @@ class Executor:
             return []
         if out_shapes is None or out_types is None:
             return []
-        return [_nd.zeros(tuple(s), ctx=self._ctx, dtype=t) for s, t in zip(out_shapes, out_types)]
+        stypes = self._out_stypes or ["default"] * len(out_shapes)
+        return [_nd.zeros(tuple(s), ctx=self._ctx, dtype=t) if st == "default" else
+                _nd.sparse.zeros(st, tuple(s), ctx=self._ctx, dtype=t)
+                for s, t, st in zip(out_shapes, out_types, stypes)]
 
     # ---- dictionaries -------------------------------------------------------------------------
     @property
@@ -1225,14 +1273,14 @@ class Executor:
         if self._sparse:
             self._refresh_dense()
         plan = self._plan
-        run = self._planned_run() if self._monitor is None else None
+        run = self._planned_run() if self._monitor is None and not self._native else None
         if run is not None:
             results = run.forward(is_train)
             values = run
         else:
             values = list(self._values)     # the bound arrays, then a slot per op output
             execute(self._monitored(plan) if self._monitor is not None else plan.steps,
-                    values, self._ctx, plan.uses_context, is_train)
+                    values, self._ctx, plan.uses_context, is_train, self._call)
             results = [values[i] for i in plan.out_slots]
         self._store_outputs(results)
         # backward may follow an is_train=False forward too (MXNet's executor keeps it)
@@ -1264,18 +1312,24 @@ class Executor:
     def _store_outputs(self, results):
         """Copy the results into ``self.outputs``, the arrays made at bind, so a reference to
         ``exe.outputs[0]`` held across ``forward`` sees the new values (MXNet's executor
-        writes its outputs in place). An output whose inferred storage type is sparse is
-        the dense result converted to it (the stored positions are those holding a value)."""
+        writes its outputs in place). A graph run through the storage rules makes each
+        output in its inferred storage type (the positions the rules store); on dense copies
+        of sparse arguments, an output whose inferred type is sparse is the dense result
+        converted to it (the positions holding a value)."""
         if self._out_stypes is not None:
-            self.outputs = [r if s == "default" else r.tostype(s)
-                            for r, s in zip(results, self._out_stypes)]
-            return
+            results = [r if s == r.stype else _converted(r, s)
+                       for r, s in zip(results, self._out_stypes)]
         if len(self.outputs) != len(results) or any(
-                o.shape != r.shape or o.dtype != r.dtype for o, r in zip(self.outputs, results)):
+                o.shape != r.shape or o.dtype != r.dtype or o.stype != r.stype
+                for o, r in zip(self.outputs, results)):
             self.outputs = [r.copy() for r in results]     # shapes unknown at bind
             return
         for o, r in zip(self.outputs, results):
-            if o is not r:
+            if o is r:
+                continue
+            if o._data is None:
+                r.copyto(o)
+            else:
                 o._data[...] = r._data
                 o._version[0] += 1
 
@@ -1337,7 +1391,8 @@ class Executor:
             for k, g in zip(plan.head_slots, grads):
                 if k is not None:
                     values[k] = g
-            execute(plan.grad_steps, values, self._ctx, plan.grad_uses_context, is_train)
+            execute(plan.grad_steps, values, self._ctx, plan.grad_uses_context, is_train,
+                    self._call)
             results = [values[k] if k is not None else None for k in plan.grad_results]
         self._write_gradients(results)
 
@@ -1408,13 +1463,16 @@ class Executor:
                                                       aux_shapes)]
         new = Executor(self._symbol, self._ctx, new_args, new_grads,
                        dict(zip(self._arg_names, self._grad_reqs)), new_aux)
-        new.outputs = [_share(old, o.shape) if o.size <= old.size and o.dtype == old.dtype
+        new.outputs = [_share(old, o.shape) if o._data is not None and old._data is not None
+                       and o.size <= old.size and o.dtype == old.dtype
                        else o for o, old in zip(new.outputs, self.outputs)]
         new._monitor = self._monitor
         return new
 
     def _resized(self, named, partial_shaping, allow_up_sizing, name, old, shape):
-        """``old`` itself, a view of its buffer, or a new array of ``shape`` (``reshape``)."""
+        """``old`` itself, a view of its buffer, or a new array of ``shape`` (``reshape``);
+        a sparse array of a new shape is a new one of its storage type, nothing stored (its
+        stored values have no buffer to share)."""
         shape = tuple(shape)
         if shape == old.shape:
             return old
@@ -1423,12 +1481,15 @@ class Executor:
                 f"reshape: the shape of {name!r}, which was not given, changes from "
                 f"{old.shape} to {shape}; the new executor would not share it with this one. "
                 "Set partial_shaping=True if this is intended")
-        if math.prod(shape) > old.size:
+        if math.prod(shape) > math.prod(old.shape):
             if not allow_up_sizing:
                 raise MXNetError(
                     f"reshape: the new shape {shape} of {name!r} is larger than its shape "
                     f"{old.shape}; set allow_up_sizing=True to allocate a new array")
-            return _nd.zeros(shape, ctx=self._ctx, dtype=old.dtype)
+            if old._data is not None:
+                return _nd.zeros(shape, ctx=self._ctx, dtype=old.dtype)
+        if old._data is None:
+            return _nd.sparse.zeros(old.stype, shape, ctx=self._ctx, dtype=old.dtype)
         return _share(old, shape)
 
     def get_optimized_symbol(self):
@@ -1483,6 +1544,13 @@ class Executor:
 
 
 # ---- Symbol.bind / simple_bind ----------------------------------------------------------------
+def _converted(x, stype):
+    """``x`` in storage type ``stype`` (sparse to sparse through dense)."""
+    if x.stype != "default" and stype != "default":
+        x = x.tostype("default")
+    return x.tostype(stype)
+
+
 def _write_sparse_gradient(buf, req, g):
     """Gradient ``g`` (dense, or None for zero) into sparse array ``buf``: 'write' stores it
     in ``buf``'s storage type, 'add' adds it first."""
@@ -1492,7 +1560,7 @@ def _write_sparse_gradient(buf, req, g):
         return
     if req == "add":
         g = _nd.elemwise_add(buf, g)
-    (g if g.stype == buf.stype else g.tostype("default").tostype(buf.stype)).copyto(buf)
+    (g if g.stype == buf.stype else _converted(g, buf.stype)).copyto(buf)
 
 
 def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,

@@ -173,11 +173,12 @@ def front_invoke(op, inputs, kwargs, out=None):
     ``mxlite.ops.frontend.set_storage_strategy``): a rule that makes sparse outputs from
     these dense inputs runs on a device it has kernels for (the CPU and the GPU:
     ``Embedding(sparse_grad=True)`` gives a row_sparse gradient on both); anything else goes
-    to the compiled invoke."""
+    to the compiled invoke. ``kwargs``: keywords, or parsed ``Attrs`` (an executor's step)."""
     from .._core.dispatch import parse_cached
+    from ..ops.registry import Attrs
     from .ndarray import invoke
     if all(isinstance(x, NDArray) and x._data is not None for x in inputs):
-        attrs = parse_cached(op, kwargs)
+        attrs = kwargs if type(kwargs) is Attrs else parse_cached(op, kwargs)
         stypes = ("default",) * len(inputs)
         rule = find(op, stypes, attrs, [tuple(x.shape) for x in inputs])
         # (a device without the rule's kernels computes the dense result)

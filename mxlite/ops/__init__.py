@@ -44,3 +44,4 @@ from . import correlation  # noqa: F401
 from . import proposal  # noqa: F401
 from . import hawkes  # noqa: F401
 from . import sparse  # noqa: F401  (storage rules: after every operator family)
+from . import scatter  # noqa: F401  (the _scatter_* ops: after mxlite.ops.sparse)

@@ -260,11 +260,11 @@ def _register_binary():
 
 # MXNet's names of the same-shape binary ops: elemwise_* for the four arithmetic ones, _<kernel>
 # for the rest, each also under its legacy CamelCase name (_Plus, _Greater_Equal, ...)
-# (_grad_add is the name MXNet's gradient aggregation used; _scatter_elemwise_div its
-# sparse-storage form, the same values on dense arrays)
+# (_grad_add is the name MXNet's gradient aggregation used; _scatter_elemwise_div, the
+# sparse-storage form of elemwise_div, is its own record: mxlite.ops.scatter)
 _SAME_SHAPE_ALIASES = {"add": ("_plus", "_add", "_Plus", "_grad_add"),
                        "sub": ("_minus", "_sub", "_Minus"), "mul": ("_mul", "_Mul"),
-                       "div": ("_div", "_Div", "_scatter_elemwise_div")}
+                       "div": ("_div", "_Div")}
 
 
 def same_shape_binary_name(kname):
@@ -557,11 +557,6 @@ def _scalar_doc_kind(kname):
     return "minmax" if kname in ("maximum", "minimum") else "arith"
 
 
-# MXNet's sparse-storage forms of two scalar ops: the same values on dense arrays
-_SCALAR_SPARSE_ALIASES = {"_plus_scalar": ("_scatter_plus_scalar",),
-                          "_minus_scalar": ("_scatter_minus_scalar",)}
-
-
 def legacy_scalar_name(kname, reverse):
     """MXNet's legacy CamelCase name of a scalar op: ``_PlusScalar``, ``_RMinusScalar``,
     ``_GreaterEqualScalar``."""
@@ -576,8 +571,7 @@ def _register_scalar():
         float_note = (" Integer arrays give float32." if kname in _FLOAT_RESULT
                       else " " + _SCALAR_DOC[_scalar_doc_kind(kname)])
         register(OpDef(
-            name, inputs=("data",), aliases=(legacy_scalar_name(kname, reverse),)
-            + _SCALAR_SPARSE_ALIASES.get(name, ()),
+            name, inputs=("data",), aliases=(legacy_scalar_name(kname, reverse),),
             params=(Param("scalar", "number", 1.0, "the scalar operand: a number (an int is kept "
                           "exact)"),),
             infer_shape=same_shape, backward_shape="same", infer_type=_scalar_type(name, kname),

@@ -31,6 +31,14 @@ SPECS = {
     "_sparse_retain": Spec([(4, 3)], lambda nd, x: nd.sparse.retain(
         x * x, nd.array(ROWS, dtype="float64"))),
     "_square_sum": Spec([(3, 4)], lambda nd, x: nd._internal._square_sum(x * x, axis=1)),
+    # the scatter ops on dense inputs: the plain op's values and gradient
+    "_scatter_plus_scalar": Spec([(3, 4)], lambda nd, x: nd.square(
+        nd._internal._scatter_plus_scalar(x, scalar=2.5))),
+    "_scatter_minus_scalar": Spec([(3, 4)], lambda nd, x: nd.square(
+        nd._internal._scatter_minus_scalar(x, scalar=2.5))),
+    "_scatter_elemwise_div": Spec([(3, 4), (3, 4)], lambda nd, a, b:
+                                  nd._internal._scatter_elemwise_div(a, b),
+                                  [(-1.0, 1.0), (0.5, 1.5)]),
 }
 
 
@@ -109,6 +117,10 @@ _UNARY = {
     "_div_scalar": (lambda nd, s: s / 1.5, _SIGNED),
     "_plus_scalar": (lambda nd, s: nd.square(s + 0), _SIGNED),
     "_minus_scalar": (lambda nd, s: nd.square(s - 0), _SIGNED),
+    "_scatter_plus_scalar": (lambda nd, s: nd.square(
+        nd._internal._scatter_plus_scalar(s, scalar=2.5)), _SIGNED),
+    "_scatter_minus_scalar": (lambda nd, s: nd.square(
+        nd._internal._scatter_minus_scalar(s, scalar=2.5)), _SIGNED),
 }
 
 
@@ -206,6 +218,17 @@ _OTHER = {
     "_take_grad[default,default,row_sparse]": Spec([(4, 3), (5, 3)], lambda nd, g, w: nd.square(
         nd._internal._take_grad(g, _nd64(nd, RSP_IDS[0]), _rsp(nd, w), axis=0, mode="raise",
                                 sparse_grad=True)), sample=_draw((4, 3), (5, 3))),
+    # _scatter_elemwise_div of a row_sparse lhs: its rows divided (a row_sparse rhs stores
+    # every row: its gradient w.r.t. lhs, head / rhs, is the dense formula's)
+    "_scatter_elemwise_div[row_sparse,default]": Spec(
+        [(5, 3), (5, 3)], lambda nd, x, b: nd._internal._scatter_elemwise_div(_rsp(nd, x), b),
+        sample=_draw((5, 3), (5, 3), low=0.5)),
+    "_scatter_elemwise_div[row_sparse,row_sparse]": Spec(
+        [(5, 3), (5, 3)], lambda nd, x, b: nd._internal._scatter_elemwise_div(
+            _rsp(nd, x), _rsp(nd, b, range(5))), sample=_draw((5, 3), (5, 3), low=0.5)),
+    # quadratic of csr with c = 0 keeps the structure
+    "_contrib_quadratic[csr]": Spec([(4, 5)], lambda nd, x: nd.contrib.quadratic(
+        _csr(nd, x), a=2.0, b=-1.0), sample=_draw((4, 5))),
 }
 
 for _op in ("elemwise_add", "elemwise_sub", "elemwise_mul"):

@@ -103,3 +103,12 @@ for _name, (_attrs, _n) in UPDATES.items():
         _kw = dict(_attrs, lazy_update=_lazy) if _name not in ALWAYS_LAZY else dict(_attrs)
         CASES.append(case(_name, (DNS, RSP) + (DNS,) * _n, [(8, 3)] * (2 + _n), _kw,
                           low=0.1, high=1.0))
+
+# MXNet's scatter forms: the op on the stored positions of the sparse first operand only
+SCATTER = ("_scatter_plus_scalar", "_scatter_minus_scalar", "_scatter_elemwise_div")
+CASES += [case(_name, (s,), [(5, 6)], {"scalar": 9.0}) for _name in SCATTER[:2]
+          for s in (CSR, RSP)]
+CASES += [case("_scatter_elemwise_div", (RSP, s), [(5, 6)] * 2, low=0.5, high=1.0)
+          for s in (DNS, RSP, CSR)]
+# quadratic of a csr matrix keeps it where it maps 0 to 0 (c == 0)
+CASES.append(case("_contrib_quadratic", (CSR,), [(5, 6)], {"a": 2.0, "b": -1.0, "c": 0.0}))

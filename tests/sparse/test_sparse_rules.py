@@ -18,8 +18,8 @@ import mxlite as mx
 from mxlite.ndarray._sparse_invoke import front_invoke, stype_of
 from mxlite.ops.registry import REGISTRY
 from mxlite.ops.sparse import elemwise, rules
-from rule_cases import CASES, CSR, DNS, EMBEDDINGS, RETAINED_ROWS, RSP, SCALAR, UNARY, UPDATES, \
-    label
+from rule_cases import CASES, CSR, DNS, EMBEDDINGS, RETAINED_ROWS, RSP, SCALAR, SCATTER, UNARY, \
+    UPDATES, label
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "fixtures", "sparse_stypes_mxnet.json")
@@ -87,9 +87,24 @@ def test_rule_equals_dense(c, rng):
     elif c["op"] == "_sparse_retain":
         want = _dense(inputs[0]).asnumpy()
         want[~np.isin(np.arange(want.shape[0]), RETAINED_ROWS)] = 0
+    elif c["op"] in SCATTER:            # the dense op where the first operand stores
+        want = call(op, [_dense(x) for x in inputs], c["attrs"]).asnumpy()
+        want[~stored(inputs[0])] = 0
     else:
         want = call(op, [_dense(x) for x in inputs], c["attrs"]).asnumpy()
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+def stored(x):
+    """The positions sparse ``x`` stores, as a dense bool mask."""
+    mask = np.zeros(x.shape, bool)
+    if x.stype == RSP:
+        mask[x.indices.asnumpy()] = True
+    else:
+        indptr = x.indptr.asnumpy()
+        rows = np.repeat(np.arange(x.shape[0]), np.diff(indptr))
+        mask[rows, x.indices.asnumpy()] = True
+    return mask
 
 
 def _check_update(c, op, inputs):

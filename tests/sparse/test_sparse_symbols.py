@@ -1,5 +1,5 @@
-"""Sparse arrays in ``mx.sym`` graphs (storage fallback: dense copies, refreshed each
-forward), sparse gradient buffers of an executor, the test helpers' ``grad_stypes``, and
+"""Sparse arrays in ``mx.sym`` graphs (tests/sparse/test_sparse_executor.py checks the
+storage rules in executors), sparse gradient buffers of an executor, the test helpers' ``grad_stypes``, and
 the local kvstore's row_sparse values (``row_sparse_pull``, lazy updates of pushed
 row_sparse gradients)."""
 import warnings
@@ -36,7 +36,8 @@ def test_executor_runs_sparse_arguments_and_sees_their_updates(rng):
     a, b = csr(rng, (5, 4)), rng.standard_normal((4, 3)).astype(np.float32)
     args = {"x": mx.nd.array(a).tostype("csr"), "y": mx.nd.array(b)}
     grads = {"y": mx.nd.sparse.zeros("row_sparse", (4, 3))}
-    with pytest.warns(RuntimeWarning, match="Storage type fallback"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # dot(csr, dense) runs natively
         exe = mx.sym.dot(x, y).bind(mx.cpu(), args, args_grad=grads)
     out = exe.forward(is_train=True)[0]
     np.testing.assert_allclose(out.asnumpy(), a @ b, rtol=1e-5, atol=1e-6)
