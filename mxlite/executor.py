@@ -1406,6 +1406,8 @@ class Executor:
             if buf._data is None:               # a sparse gradient array: converted
                 _write_sparse_gradient(buf, req, g)
                 continue
+            if g is not None and g._data is None:       # a sparse gradient: densified
+                g = g.tostype("default")
             data = buf._data
             buf._version[0] += 1
             if g is None:

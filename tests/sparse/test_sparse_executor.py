@@ -291,3 +291,19 @@ def test_reshape_keeps_running_the_storage_rules(rng):
     a = sparse_value(rng, (4, 3), zero_rows=(2,))
     out = small.forward(x=mx.nd.array(a).tostype("row_sparse"))[0]
     same_storage(out, mx.nd.relu(mx.nd.array(a).tostype("row_sparse")) * 2)
+
+
+def test_a_dense_gradient_array_receives_a_rule_made_sparse_gradient(rng):
+    """dot(csr, w)'s rule makes w's gradient row_sparse; a dense buffer gets it densified."""
+    a = sparse_value(rng, (5, 6), density=0.3)
+    b = rng.standard_normal((6, 2)).astype(np.float32)
+    head = rng.standard_normal((5, 2)).astype(np.float32)
+    x, w = mx.sym.Variable("x", stype="csr"), mx.sym.Variable("w")
+    for req, start in (("write", 0.0), ("add", 1.5)):
+        exe = bound(mx.sym.dot(x, w), {"x": mx.nd.array(a).tostype("csr"), "w": mx.nd.array(b)},
+                    args_grad={"w": mx.nd.full((6, 2), start)}, grad_req={"x": "null", "w": req})
+        exe.forward(is_train=True)
+        exe.backward(mx.nd.array(head))
+        assert exe.grad_dict["w"].stype == "default"
+        np.testing.assert_allclose(exe.grad_dict["w"].asnumpy(), start + a.T @ head, rtol=1e-5,
+                                   atol=1e-5)
