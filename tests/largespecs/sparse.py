@@ -176,5 +176,51 @@ def _square_sum_row(t):
     t.equal(y.data, np.array([[4.0], [9.0], [16.0]], np.float32), "_square_sum's values")
 
 
-ROWS = {"_sparse_retain": Row(_retain_row, "int8"), "_contrib_getnnz": Row(_getnnz_row, "int8"),
+def _far_rsp(t, rows, values, dtype):
+    """An (N, 1) row_sparse array storing ``values`` at ``rows`` (past 2**31 and 2**32)."""
+    data = np.array(values, dtype).reshape(-1, 1)
+    t.largest = max(t.largest, t.N)
+    return mx.nd.sparse.row_sparse_array((data, np.array(rows, np.int64)), shape=(t.N, 1),
+                                         ctx=t.ctx)
+
+
+def _scatter_scalar_row(name, sign):
+    """``name`` (x +/- 2 on the stored values only) of a csr matrix storing values at columns
+    past 2**32 and of a row_sparse array storing rows past 2**32: the same positions, the
+    values moved by 2, nothing stored elsewhere. (A dense input runs the very kernel of the
+    op it scatters, whose row covers it.)"""
+    def run(t):
+        op = getattr(mx.nd._internal, name)
+        a, cols, which, vals = _far_csr(t, t.N)
+        y = op(a, scalar=2)
+        t.check(y.stype == "csr", f"{name} of csr is {y.stype}")
+        t.equal(y.indices, a.indices, f"{name}: the csr positions")
+        t.equal(y.data, (vals[np.argsort(which, kind="stable")] + sign * 2).astype(np.int8),
+                f"{name}: the csr values")
+        rows = [3, t.P31 + 5, t.P32 + 3, t.N - 1]
+        r = op(_far_rsp(t, rows, [1, 2, 3, 4], "int8"), scalar=2)
+        t.check(r.stype == "row_sparse", f"{name} of row_sparse is {r.stype}")
+        t.equal(r.indices, np.array(rows, np.int64), f"{name}: the rows")
+        t.equal(r.data, np.array([[1], [2], [3], [4]], np.int8) + sign * 2, f"{name}: rows' values")
+    return Row(run, "int8")
+
+
+def _scatter_div_row(t):
+    """``_scatter_elemwise_div`` of row_sparse arrays of N rows: the lhs's rows (past 2**32),
+    each divided by the rhs's same row (0 where the rhs stores nothing, so inf), only those
+    rows made dense (never the rhs's dense shape)."""
+    rows = [3, t.P31 + 5, t.P32 + 3, t.N - 1]
+    lhs = _far_rsp(t, rows, [2, 4, 6, 8], "float32")
+    rhs = _far_rsp(t, [t.P31 + 5, t.P32 + 3, t.P32 + 7, t.N - 1], [1, 2, 5, 4], "float32")
+    y = mx.nd._internal._scatter_elemwise_div(lhs, rhs)
+    t.check(y.stype == "row_sparse", f"_scatter_elemwise_div is {y.stype}")
+    t.equal(y.indices, np.array(rows, np.int64), "_scatter_elemwise_div's rows")
+    t.equal(y.data, np.array([[np.inf], [4.0], [3.0], [2.0]], np.float32),
+            "_scatter_elemwise_div's values")
+
+
+ROWS = {"_scatter_plus_scalar": _scatter_scalar_row("_scatter_plus_scalar", 1),
+        "_scatter_minus_scalar": _scatter_scalar_row("_scatter_minus_scalar", -1),
+        "_scatter_elemwise_div": Row(_scatter_div_row, "float32"),
+        "_sparse_retain": Row(_retain_row, "int8"), "_contrib_getnnz": Row(_getnnz_row, "int8"),
         "_square_sum": Row(_square_sum_row, "float32", "2**31", SQUARE_SUM_REASON)}

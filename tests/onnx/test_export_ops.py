@@ -54,6 +54,10 @@ for name in ("_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "
     case(name, lambda F, x, n=name: getattr(F._internal, n)(x, scalar=0.7), positive(3, 2))
     case(name + "_neg", lambda F, x, n=name: getattr(F._internal, n)(x, scalar=-2.0),
          positive(2, 2, 2))
+for name in ("_scatter_plus_scalar", "_scatter_minus_scalar"):     # dense: the plain ops
+    case(name, lambda F, x, n=name: getattr(F._internal, n)(x, scalar=0.7), normal(3, 2))
+case("_scatter_elemwise_div", lambda F, a, b: F._internal._scatter_elemwise_div(a, b),
+     normal(2, 3), positive(2, 3))
 case("_power_scalar", lambda F, x: F._internal._power_scalar(x, scalar=2.5), positive(3, 3))
 case("_rpower_scalar", lambda F, x: F._internal._rpower_scalar(x, scalar=1.5), normal(3, 3))
 case("clip", lambda F, x: F.clip(x, -0.5, 0.7), normal(4, 5))

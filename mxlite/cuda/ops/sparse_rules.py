@@ -330,6 +330,31 @@ def _densified(op):
     return compute
 
 
+def _rows_divided(op):
+    """``_scatter_elemwise_div`` of a row_sparse ``lhs``: its stored rows divided by the
+    same rows of ``rhs`` (any storage), by the op's GPU kernel; a row_sparse result."""
+    gpu = op.compute["gpu"]
+
+    def compute(rctx, values, attrs, shapes, dtypes):
+        xp = rctx.xp
+        lhs = D.checked(xp, values[0], op.name, canonical=False)
+        rhs = values[1]
+        if isinstance(rhs, F.RowSparse):        # the rows looked up: zeros where not stored
+            rhs = D.checked(xp, rhs, op.name)
+            inner = int(np.prod(rhs.shape[1:], dtype=np.int64))
+            rows = xp.empty((lhs.indices.shape[0],) + rhs.shape[1:], rhs.dtype)
+            if rows.size:
+                xp.launch(_LOOKUP[rows.dtype.itemsize], rows.size, rhs.data, rhs.indices,
+                          np.int64(rhs.nnz), lhs.indices, rows, np.int64(inner),
+                          np.int64(rows.size))
+        else:                                   # (a csr rhs is made dense first)
+            rows = K.gather_rows(xp, xp.ascontiguousarray(D.to_dense(xp, rhs)), lhs.indices)
+        out = xp.empty(lhs.data.shape, dtypes[0])
+        gpu(rctx, [xp.ascontiguousarray(lhs.data), rows], [out], attrs)
+        return [F.RowSparse(out, lhs.indices, lhs.shape, lhs.valid)]
+    return compute
+
+
 def _where_csr(rctx, values, attrs, shapes, dtypes):
     """``where`` with a csr condition: the dense GPU ``where`` on the condition made dense
     (repeated columns summed, as the CPU rule reads them); the output is dense and as large
@@ -368,6 +393,10 @@ gpu_rule("_take_grad", _take_grad_rows)
 for _name in ("Embedding", "_contrib_SparseEmbedding"):
     gpu_rule(_name, _lookup_of(_name))
 gpu_rule("where", _where_csr)
+for _name in ("_scatter_plus_scalar", "_scatter_minus_scalar"):
+    gpu_rule(_name, _on_values(REGISTRY[_name]))
+gpu_rule("_contrib_quadratic", _on_values(REGISTRY["_contrib_quadratic"]), ("csr",))
+gpu_rule("_scatter_elemwise_div", _rows_divided(REGISTRY["_scatter_elemwise_div"]))
 for _name in _optim.LAZY:
     gpu_rule(_name, _lazy(REGISTRY[_name]), cpu="_lazy")
     if any(p.name == "lazy_update" for p in REGISTRY[_name].params):

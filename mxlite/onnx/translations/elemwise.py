@@ -75,6 +75,8 @@ def _binary(onnx_op):
 
 for _short, _op in _BINARY.items():
     translates(f"elemwise_{_short}", f"broadcast_{_short}", onnx_ops=[_op])(_binary(_op))
+# MXNet's sparse-storage forms; a graph exports dense arrays, where they are the plain ops
+translates("_scatter_elemwise_div", onnx_ops=["Div"])(_binary("Div"))
 for _short, _op in _BROADCAST.items():
     translates(f"broadcast_{_short}", f"_{_short}", onnx_ops=[_op])(_binary(_op))
 
@@ -104,6 +106,8 @@ def _with_scalar(onnx_op, reverse):
 
 for _name, (_op, _rev) in _SCALAR.items():
     translates(_name, onnx_ops=[_op])(_with_scalar(_op, _rev))
+for _name, _op in (("_scatter_plus_scalar", "Add"), ("_scatter_minus_scalar", "Sub")):
+    translates(_name, onnx_ops=[_op])(_with_scalar(_op, False))
 
 
 @translates("clip", onnx_ops=["Clip"])
