@@ -32,6 +32,16 @@
 #endif
 #endif
 
+// MX_FN that the host compiler must inline (the gamma sampler's pieces, so that the chunk
+// loops of random.pyx vectorize).
+#ifndef MX_FN_INLINE
+#if defined(__CUDACC__) || !defined(__GNUC__)
+#define MX_FN_INLINE MX_FN
+#else
+#define MX_FN_INLINE static inline __attribute__((always_inline))
+#endif
+#endif
+
 #define MX_PHILOX_M0 0xD2511F53u
 #define MX_PHILOX_M1 0xCD9E8D57u
 #define MX_PHILOX_W0 0x9E3779B9u   /* golden ratio */
@@ -274,26 +284,315 @@ MX_FN double mx_stream_normal(mx_stream* s) {
     return sqrt(-2.0 * log(u1)) * cos(MX_TWO_PI * u2);
 }
 
-// ---- distributions on the element stream (all in double) ----------------------------------
-// Gamma(alpha, 1) by Marsaglia and Tsang (ACM TOMS 26(3), 2000); alpha < 1 is boosted:
-// Gamma(alpha) = Gamma(alpha + 1) * U^(1/alpha). Requires alpha > 0.
-MX_FN double mx_sample_gamma(mx_stream* s, double alpha) {
-    double boost = 1.0;
-    if (alpha < 1.0) {
-        boost = exp(log(mx_stream_open(s)) / alpha);
-        alpha += 1.0;
-    }
-    const double d = alpha - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+// ---- elementary functions of the gamma samplers --------------------------------------------
+// log, exp, sin and cos written with +, -, *, / and bit operations only (Taylor series, exact
+// range reductions), in float and in double: the CPU loop over a chunk vectorizes (no libm
+// call), and the CPU, the GPU (--fmad=false) and the Python oracle of tests/largespecs get the
+// same bits. Accurate to a few ulp on the ranges the samplers use.
+MX_FN_INLINE uint32_t mx_bits_f(float x) {
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(x);
+#else
+    union { float f; uint32_t u; } b;
+    b.f = x;
+    return b.u;
+#endif
+}
+MX_FN_INLINE float mx_from_bits_f(uint32_t u) {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    union { float f; uint32_t u; } b;
+    b.u = u;
+    return b.f;
+#endif
+}
+MX_FN_INLINE uint64_t mx_bits_d(double x) {
+#ifdef __CUDA_ARCH__
+    return (uint64_t)__double_as_longlong(x);
+#else
+    union { double f; uint64_t u; } b;
+    b.f = x;
+    return b.u;
+#endif
+}
+MX_FN_INLINE double mx_from_bits_d(uint64_t u) {
+#ifdef __CUDA_ARCH__
+    return __longlong_as_double((long long)u);
+#else
+    union { double f; uint64_t u; } b;
+    b.u = u;
+    return b.f;
+#endif
+}
+
+// c ? a : b without a branch (both sides are computed anyway: the loops stay vectorizable).
+MX_FN_INLINE float mx_sel_f(int c, float a, float b) {
+    uint32_t m = 0u - (uint32_t)(c != 0);
+    return mx_from_bits_f((mx_bits_f(a) & m) | (mx_bits_f(b) & ~m));
+}
+MX_FN_INLINE double mx_sel_d(int c, double a, double b) {
+    uint64_t m = 0ull - (uint64_t)(c != 0);
+    return mx_from_bits_d((mx_bits_d(a) & m) | (mx_bits_d(b) & ~m));
+}
+
+// log(x) for a positive normal float: x = m 2^k with m in [sqrt(1/2), sqrt(2)) (integer
+// arithmetic on the bits), log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172, by its
+// series to s^9 (the next term is below 1e-9 of the result).
+MX_FN_INLINE float mx_log_f(float x) {
+    uint32_t b = mx_bits_f(x) - 0x3f3504f3u;                 // bits of sqrt(1/2)
+    int32_t k = (int32_t)b >> 23;                              // arithmetic shift: floor
+    float m = mx_from_bits_f((b & 0x007fffffu) + 0x3f3504f3u);
+    float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
+    float p = 0.22222222f;                                     // 2/9, 2/7, 2/5, 2/3
+    p = 0.2857143f + s2 * p;
+    p = 0.4f + s2 * p;
+    p = 0.6666667f + s2 * p;
+    return (float)k * 0.6931472f + (2.0f * s + s * (s2 * p));
+}
+// The same in double: the series to s^23.
+MX_FN_INLINE double mx_log_d(double x) {
+    uint64_t b = mx_bits_d(x) - 0x3fe6a09e667f3bcdull;
+    int32_t k = ((int32_t)(uint32_t)(b >> 52) ^ 0x800) - 0x800;   // the top 12 bits, signed
+    double m = mx_from_bits_d((b & 0x000fffffffffffffull) + 0x3fe6a09e667f3bcdull);
+    double s = (m - 1.0) / (m + 1.0), s2 = s * s;
+    // 2/23, 2/21, ..., 2/3
+    double p = 0.08695652173913043;
+    p = 0.09523809523809523 + s2 * p;
+    p = 0.10526315789473684 + s2 * p;
+    p = 0.11764705882352941 + s2 * p;
+    p = 0.13333333333333333 + s2 * p;
+    p = 0.15384615384615385 + s2 * p;
+    p = 0.18181818181818182 + s2 * p;
+    p = 0.2222222222222222 + s2 * p;
+    p = 0.2857142857142857 + s2 * p;
+    p = 0.4 + s2 * p;
+    p = 0.6666666666666666 + s2 * p;
+    return (double)k * 0.69314718055994530942 + (2.0 * s + s * (s2 * p));
+}
+
+// exp(y) for y <= 0 (0 below the smallest subnormal, and for NaN): y = k ln2 + r,
+// |r| <= ln2 / 2 (Cody and Waite's two-part ln2), exp(r) by its Taylor series (to r^7 in
+// float, r^13 in double), times 2^k as two powers of two (k may be subnormal).
+MX_FN_INLINE float mx_exp_neg_f(float y) {
+    int ok = y >= -104.0f;
+    y = mx_sel_f(ok, y, -104.0f);                              // NaN too
+    int32_t k = (int32_t)(y * 1.442695f - 0.5f);               // round to nearest
+    float r = (y - (float)k * 0.69311523f) - (float)k * 3.1946183e-05f;
+    float p = 0.0001984127f;                                   // 1/7!, ..., 1/2!
+    p = 0.0013888889f + r * p;
+    p = 0.008333334f + r * p;
+    p = 0.041666668f + r * p;
+    p = 0.16666667f + r * p;
+    p = 0.5f + r * p;
+    p = 1.0f + r * (1.0f + r * p);
+    int32_t k1 = k / 2, k2 = k - k1;                           // each >= -76
+    float e = p * mx_from_bits_f((uint32_t)(k1 + 127) << 23)
+              * mx_from_bits_f((uint32_t)(k2 + 127) << 23);
+    return mx_from_bits_f(mx_bits_f(e) & (0u - (uint32_t)ok));   // 0 unless ok (no branch)
+}
+MX_FN_INLINE double mx_exp_neg_d(double y) {
+    int ok = y >= -746.0;
+    y = mx_sel_d(ok, y, -746.0);
+    int32_t k = (int32_t)(y * 1.4426950408889634 - 0.5);
+    double r = (y - (double)k * 0.6931467056274414) - (double)k * 4.7493250390316726e-07;
+    // 1/13!, 1/12!, ..., 1/2!
+    double p = 1.6059043836821613e-10;
+    p = 2.08767569878681e-09 + r * p;
+    p = 2.505210838544172e-08 + r * p;
+    p = 2.755731922398589e-07 + r * p;
+    p = 2.7557319223985893e-06 + r * p;
+    p = 2.48015873015873e-05 + r * p;
+    p = 0.0001984126984126984 + r * p;
+    p = 0.001388888888888889 + r * p;
+    p = 0.008333333333333333 + r * p;
+    p = 0.041666666666666664 + r * p;
+    p = 0.16666666666666666 + r * p;
+    p = 0.5 + r * p;
+    p = 1.0 + r * (1.0 + r * p);
+    int32_t k1 = k / 2, k2 = k - k1;                           // each >= -539
+    double e = p * mx_from_bits_d((uint64_t)(k1 + 1023) << 52)
+               * mx_from_bits_d((uint64_t)(k2 + 1023) << 52);
+    return mx_from_bits_d(mx_bits_d(e) & (0ull - (uint64_t)ok));
+}
+
+// ---- the standard normal of the gamma samplers: Box-Muller, angle by octant ----------------
+// z = sqrt(-2 log u1) cos(theta), theta uniform on [0, 2 pi). |cos theta| has the law of
+// cos phi or sin phi (equally likely) for phi uniform on [0, pi/4], and its sign is a fair
+// coin: word ``wa`` gives the sign (bit 31), cos or sin (bit 30) and phi (bits 0-29), so the
+// series of sin and cos on [0, pi/4] need no range reduction.
+MX_FN_INLINE float mx_gamma_normal_f(uint32_t wr, uint32_t wa) {
+    float u1 = ((float)(int32_t)(wr >> 1) + 0.5f) * 4.656612873077393e-10f;   // (0, 1], 2^-31
+    float r = sqrtf(-2.0f * mx_log_f(u1));
+    float phi = ((float)(int32_t)(wa & 0x3fffffffu) + 0.5f) * 7.3145906e-10f;  // pi/4 2^-30
+    float p2 = phi * phi;
+    float c = 1.0f + p2 * (-0.5f + p2 * (0.041666668f + p2 * (-0.0013888889f
+              + p2 * 2.4801588e-05f)));
+    float sn = phi * (1.0f + p2 * (-0.16666667f + p2 * (0.008333334f + p2 * (-0.0001984127f
+              + p2 * 2.7557319e-06f))));
+    float z = r * mx_sel_f(wa & 0x40000000u, c, sn);
+    return mx_from_bits_f(mx_bits_f(z) ^ (wa & 0x80000000u));     // bit 31: the sign
+}
+// mx_open_unit64's value, ((x >> 11) + 1/2) 2^-53, with x >> 11 converted as 2^26 hi + lo:
+// exact, and int32 conversions vectorize on every SIMD level (int64 ones need AVX-512DQ).
+MX_FN_INLINE double mx_open53_d(uint64_t x) {
+    double hi = (double)(int32_t)(x >> 37), lo = (double)(int32_t)((x >> 11) & 0x3ffffffu);
+    return ((hi * 67108864.0 + lo) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+// The same in double, u1 from a 64-bit draw (53 bits), phi from 30 bits.
+MX_FN_INLINE double mx_gamma_normal_d(uint64_t xr, uint32_t wa) {
+    double u1 = mx_open53_d(xr);
+    double r = sqrt(-2.0 * mx_log_d(u1));
+    double phi = ((double)(int32_t)(wa & 0x3fffffffu) + 0.5) * 7.314590396335798e-10;
+    double p2 = phi * phi;
+    // cos: 1/16!, -1/14!, ..., 1; sin: 1/17!, -1/15!, ..., 1 (to phi^16 and phi^17)
+    double c = 4.779477332387385e-14;
+    c = -1.1470745597729725e-11 + p2 * c;
+    c = 2.08767569878681e-09 + p2 * c;
+    c = -2.755731922398589e-07 + p2 * c;
+    c = 2.48015873015873e-05 + p2 * c;
+    c = -0.001388888888888889 + p2 * c;
+    c = 0.041666666666666664 + p2 * c;
+    c = -0.5 + p2 * c;
+    c = 1.0 + p2 * c;
+    double sn = 2.8114572543455206e-15;
+    sn = -7.647163731819816e-13 + p2 * sn;
+    sn = 1.6059043836821613e-10 + p2 * sn;
+    sn = -2.505210838544172e-08 + p2 * sn;
+    sn = 2.7557319223985893e-06 + p2 * sn;
+    sn = -0.0001984126984126984 + p2 * sn;
+    sn = 0.008333333333333333 + p2 * sn;
+    sn = -0.16666666666666666 + p2 * sn;
+    sn = 1.0 + p2 * sn;
+    sn *= phi;
+    double z = r * mx_sel_d(wa & 0x40000000u, c, sn);
+    return mx_from_bits_d(mx_bits_d(z) ^ ((uint64_t)(wa & 0x80000000u) << 32));
+}
+
+// ---- gamma: Marsaglia and Tsang, "A simple method for generating gamma variables" ----------
+// (ACM TOMS 26(3), 2000). d = alpha - 1/3, c = 1 / sqrt(9 d); a try draws a normal x and a
+// uniform u, and with y = c x, v = 1 + y accepts d v^3 when v > 0 and
+//   u < 1 - 0.0331 x^4 (the squeeze)   or   log u < x^2 / 2 + d (1 - v^3 + log v^3).
+// With x^2 = 9 d y^2 the right side is 3 d R(y), R(y) = log(1 + y) - y + y^2/2 - y^3/3, which
+// the sampler evaluates by its series -y^4/4 + y^5/5 - ... for small |y| (the direct form
+// cancels there, badly for a large d). alpha < 1 is boosted: Gamma(alpha) =
+// Gamma(alpha + 1) U^(1/alpha).
+//
+// Words of element i's stream, consumed in order: float (float32 and float16 outputs,
+// MX_DIST_GAMMA_F32): the boost's uniform (alpha < 1 only), then 3 words per try: the
+// normal's radius and angle words and u; double: a 64-bit boost draw (alpha < 1), then 4 words
+// per try: the 64-bit radius draw, the angle word, u. A try accepts with probability > 0.95,
+// so a sample takes one Philox block (two for a boosted double).
+typedef struct { float d, c, inv_alpha; int boosted; } mx_gamma_f;
+typedef struct { double d, c, inv_alpha; int boosted; } mx_gamma_d;
+
+MX_FN_INLINE mx_gamma_f mx_gamma_setup_f(double alpha) {
+    mx_gamma_f g;
+    g.boosted = alpha < 1.0;
+    g.inv_alpha = (float)(1.0 / alpha);
+    double d = (g.boosted ? alpha + 1.0 : alpha) - 1.0 / 3.0;
+    g.d = (float)d;
+    g.c = (float)(1.0 / sqrt(9.0 * d));
+    return g;
+}
+MX_FN_INLINE mx_gamma_d mx_gamma_setup_d(double alpha) {
+    mx_gamma_d g;
+    g.boosted = alpha < 1.0;
+    g.inv_alpha = 1.0 / alpha;
+    g.d = (g.boosted ? alpha + 1.0 : alpha) - 1.0 / 3.0;
+    g.c = 1.0 / sqrt(9.0 * g.d);
+    return g;
+}
+
+// (0, 1) from a 32-bit word, in float (may round to 1: only u < 1 - 2^-25 matters) and double.
+MX_FN_INLINE float mx_open_f(uint32_t w) {
+    return ((float)(int32_t)(w >> 1) + 0.5f) * 4.656612873077393e-10f;
+}
+
+// One try: 1 when accepted, the sample d v^3 in *out either way. Branch-free but for the
+// selects (the CPU runs it over a chunk in SIMD).
+MX_FN_INLINE int mx_gamma_try_f(mx_gamma_f g, uint32_t wr, uint32_t wa, uint32_t wu,
+                                float* out) {
+    float x = mx_gamma_normal_f(wr, wa);
+    float y = g.c * x, v = 1.0f + y, u = mx_open_f(wu), x2 = x * x;
+    float y4 = (y * y) * (y * y);
+    float series = 0.05882353f;                // R(y) / y^4 to y^13: 1/17, -1/16, ..., -1/4
+    series = -0.0625f + y * series;
+    series = 0.06666667f + y * series;
+    series = -0.071428575f + y * series;
+    series = 0.07692308f + y * series;
+    series = -0.083333336f + y * series;
+    series = 0.09090909f + y * series;
+    series = -0.1f + y * series;
+    series = 0.11111111f + y * series;
+    series = -0.125f + y * series;
+    series = 0.14285715f + y * series;
+    series = -0.16666667f + y * series;
+    series = 0.2f + y * series;
+    series = -0.25f + y * series;
+    float direct = ((mx_log_f(v) - y) + 0.5f * (y * y)) - (y * y) * y * 0.33333334f;
+    float rem = mx_sel_f((y < 0.25f) & (y > -0.25f), y4 * series, direct);
+    int squeeze = u < 1.0f - 0.0331f * (x2 * x2);
+    int full = mx_log_f(u) < 3.0f * g.d * rem;
+    *out = g.d * (v * v * v);
+    return (v > 0.0f) & (squeeze | full);
+}
+MX_FN_INLINE int mx_gamma_try_d(mx_gamma_d g, uint64_t xr, uint32_t wa, uint32_t wu,
+                                double* out) {
+    double x = mx_gamma_normal_d(xr, wa);
+    double y = g.c * x, v = 1.0 + y, x2 = x * x;
+    double u = ((double)(int32_t)(wu >> 1) + 0.5) * (1.0 / 2147483648.0);   // (0, 1), 31 bits
+    // R(y) / y^4 to y^16: -1/20, 1/19, ..., -1/4
+    double series = -0.05;
+    series = 0.05263157894736842 + y * series;
+    series = -0.05555555555555555 + y * series;
+    series = 0.058823529411764705 + y * series;
+    series = -0.0625 + y * series;
+    series = 0.06666666666666667 + y * series;
+    series = -0.07142857142857142 + y * series;
+    series = 0.07692307692307693 + y * series;
+    series = -0.08333333333333333 + y * series;
+    series = 0.09090909090909091 + y * series;
+    series = -0.1 + y * series;
+    series = 0.1111111111111111 + y * series;
+    series = -0.125 + y * series;
+    series = 0.14285714285714285 + y * series;
+    series = -0.16666666666666666 + y * series;
+    series = 0.2 + y * series;
+    series = -0.25 + y * series;
+    double direct = ((mx_log_d(v) - y) + 0.5 * (y * y)) - (y * y) * y * (1.0 / 3.0);
+    double rem = mx_sel_d((y < 0.1) & (y > -0.1), ((y * y) * (y * y)) * series, direct);
+    int squeeze = u < 1.0 - 0.0331 * (x2 * x2);
+    int full = mx_log_d(u) < 3.0 * g.d * rem;
+    *out = g.d * (v * v * v);
+    return (v > 0.0) & (squeeze | full);
+}
+
+// The boost U^(1/alpha) of one word (float) or 64-bit draw (double).
+MX_FN_INLINE float mx_gamma_boost_f(mx_gamma_f g, uint32_t w) {
+    return mx_exp_neg_f(mx_log_f(mx_open_f(w)) * g.inv_alpha);
+}
+MX_FN_INLINE double mx_gamma_boost_d(mx_gamma_d g, uint64_t x) {
+    return mx_exp_neg_d(mx_log_d(mx_open53_d(x)) * g.inv_alpha);
+}
+
+// Gamma(alpha, 1) from element stream s (alpha > 0).
+MX_FN float mx_sample_gamma_f(mx_stream* s, double alpha) {
+    mx_gamma_f g = mx_gamma_setup_f(alpha);
+    float boost = g.boosted ? mx_gamma_boost_f(g, mx_stream_next32(s)) : 1.0f, out;
     for (;;) {
-        double x, v;
-        do {
-            x = mx_stream_normal(s);
-            v = 1.0 + c * x;
-        } while (v <= 0.0);
-        v = v * v * v;
-        double u = mx_stream_open(s), x2 = x * x;
-        if (u < 1.0 - 0.0331 * x2 * x2 || log(u) < 0.5 * x2 + d * (1.0 - v + log(v)))
-            return d * v * boost;
+        uint32_t wr = mx_stream_next32(s), wa = mx_stream_next32(s), wu = mx_stream_next32(s);
+        if (mx_gamma_try_f(g, wr, wa, wu, &out)) return g.boosted ? out * boost : out;
+    }
+}
+MX_FN double mx_sample_gamma(mx_stream* s, double alpha) {
+    mx_gamma_d g = mx_gamma_setup_d(alpha);
+    double boost = g.boosted ? mx_gamma_boost_d(g, mx_stream_next64(s)) : 1.0, out;
+    for (;;) {
+        uint64_t xr = mx_stream_next64(s);
+        uint32_t wa = mx_stream_next32(s), wu = mx_stream_next32(s);
+        if (mx_gamma_try_d(g, xr, wa, wu, &out)) return g.boosted ? out * boost : out;
     }
 }
 
@@ -367,9 +666,11 @@ MX_FN double mx_sample_poisson(mx_stream* s, double lam) {
 #define MX_DIST_POISSON 1                        /* rate p0 */
 #define MX_DIST_NEGATIVE_BINOMIAL 2              /* k = p0 successes, success probability p1 */
 #define MX_DIST_GENERALIZED_NEGATIVE_BINOMIAL 3  /* mean p0, dispersion p1 (0: Poisson) */
+#define MX_DIST_GAMMA_F32 4                      /* gamma drawn in float: float32/16 outputs */
 
 MX_FN double mx_stream_sample_from(mx_stream* s, int dist, double p0, double p1) {
     if (dist == MX_DIST_GAMMA) return mx_sample_gamma(s, p0) * p1;
+    if (dist == MX_DIST_GAMMA_F32) return (double)mx_sample_gamma_f(s, p0) * p1;
     if (dist == MX_DIST_POISSON) return mx_sample_poisson(s, p0);
     if (dist == MX_DIST_NEGATIVE_BINOMIAL) {
         if (p1 == 1.0) return 0.0;

@@ -59,6 +59,7 @@ cdef extern from "philox.h" nogil:
         MX_DIST_POISSON
         MX_DIST_NEGATIVE_BINOMIAL
         MX_DIST_GENERALIZED_NEGATIVE_BINOMIAL
+        MX_DIST_GAMMA_F32
 
 cdef extern from *:
     """
@@ -291,6 +292,95 @@ cdef extern from *:
     }
     MX_STREAM_CHUNK(mx_stream_chunk_f32, float)
     MX_STREAM_CHUNK(mx_stream_chunk_f64, double)
+
+    /* Gamma (MX_DIST_GAMMA_F32 into float, MX_DIST_GAMMA into double) of elements [first,
+       first + n), n <= MX_CHUNK_BLOCKS: the first try of every element reads its stream's
+       block 0 (and block 1 for a boosted double), computed in SIMD, and runs over the chunk
+       without branches (mx_gamma_try_* are plain arithmetic and selects: the loop
+       vectorizes); an element whose first try is rejected (< 5%) is drawn again by the scalar
+       sampler, which repeats that try on the same words and goes on. Writes and counts as
+       MX_STREAM_CHUNK. */
+    MX_SIMD_CLONES
+    static int64_t mx_gamma_chunk_f32(float* out, int64_t first, int64_t n, uint64_t key,
+                                      uint64_t offset, double alpha, double scale, double top,
+                                      int64_t start) {
+        uint64_t lanes[MX_CHUNK_WORDS / 2];
+        const uint32_t* w = (const uint32_t*)lanes;
+        unsigned char ok[MX_CHUNK_BLOCKS];
+        float* dst = out + first;
+        mx_gamma_f g = mx_gamma_setup_f(alpha);
+        int64_t over = 0;
+        mx_philox_lanes(key, offset, MX_STREAM_FLAG | (uint64_t)(start + first), lanes);
+        if (g.boosted) {                      /* word 0: the boost; words 1-3: the first try */
+            for (int64_t t = 0; t < n; ++t) {
+                float x;
+                ok[t] = (unsigned char)mx_gamma_try_f(g, w[4 * t + 1], w[4 * t + 2],
+                                                      w[4 * t + 3], &x);
+                double v = (double)(x * mx_gamma_boost_f(g, w[4 * t])) * scale;
+                dst[t] = (float)v;
+                over += ok[t] & !(v <= top);  /* rejected ones: counted when drawn again */
+            }
+        } else {                              /* words 0-2: the first try */
+            for (int64_t t = 0; t < n; ++t) {
+                float x;
+                ok[t] = (unsigned char)mx_gamma_try_f(g, w[4 * t], w[4 * t + 1], w[4 * t + 2],
+                                                      &x);
+                double v = (double)x * scale;
+                dst[t] = (float)v;
+                over += ok[t] & !(v <= top);  /* rejected ones: counted when drawn again */
+            }
+        }
+        for (int64_t t = 0; t < n; ++t) {
+            if (ok[t]) continue;
+            double v = mx_stream_sample(MX_DIST_GAMMA_F32, key, offset,
+                                        (uint64_t)(start + first + t), alpha, scale);
+            dst[t] = (float)v;
+            over += !(v <= top);
+        }
+        return over;
+    }
+
+    MX_SIMD_CLONES
+    static int64_t mx_gamma_chunk_f64(double* out, int64_t first, int64_t n, uint64_t key,
+                                      uint64_t offset, double alpha, double scale, double top,
+                                      int64_t start) {
+        uint64_t lanes0[MX_CHUNK_WORDS / 2], lanes1[MX_CHUNK_WORDS / 2];
+        const uint32_t* w0 = (const uint32_t*)lanes0;
+        const uint32_t* w1 = (const uint32_t*)lanes1;
+        unsigned char ok[MX_CHUNK_BLOCKS];
+        double* dst = out + first;
+        mx_gamma_d g = mx_gamma_setup_d(alpha);
+        int64_t over = 0;
+        uint64_t block = MX_STREAM_FLAG | (uint64_t)(start + first);
+        mx_philox_lanes(key, offset, block, lanes0);
+        if (g.boosted) {          /* words 0-1: the boost; 2-3 and block 1's 0-1: the first try */
+            mx_philox_lanes(key, offset, block | (1ull << MX_STREAM_INDEX_BITS), lanes1);
+            for (int64_t t = 0; t < n; ++t) {
+                double x;
+                ok[t] = (unsigned char)mx_gamma_try_d(g, lanes0[2 * t + 1], w1[4 * t],
+                                                      w1[4 * t + 1], &x);
+                double v = x * mx_gamma_boost_d(g, lanes0[2 * t]) * scale;
+                dst[t] = v;
+                over += ok[t] & !(v <= top);
+            }
+        } else {                  /* words 0-3: the first try */
+            for (int64_t t = 0; t < n; ++t) {
+                double x;
+                ok[t] = (unsigned char)mx_gamma_try_d(g, lanes0[2 * t], w0[4 * t + 2],
+                                                      w0[4 * t + 3], &x);
+                double v = x * scale;
+                dst[t] = v;
+                over += ok[t] & !(v <= top);
+            }
+        }
+        for (int64_t t = 0; t < n; ++t) {
+            if (ok[t]) continue;
+            dst[t] = mx_stream_sample(MX_DIST_GAMMA, key, offset, (uint64_t)(start + first + t),
+                                      alpha, scale);
+            over += !(dst[t] <= top);
+        }
+        return over;
+    }
     """
     enum:
         CHUNK_BLOCKS "MX_CHUNK_BLOCKS"
@@ -312,6 +402,12 @@ cdef extern from *:
     int64_t mx_stream_chunk_f64(int dist, double* out, int64_t first, int64_t n,
                                 uint64_t key, uint64_t offset, double p0, double p1,
                                 double top, int64_t start) noexcept nogil
+    int64_t mx_gamma_chunk_f32(float* out, int64_t first, int64_t n, uint64_t key,
+                               uint64_t offset, double alpha, double scale, double top,
+                               int64_t start) noexcept nogil
+    int64_t mx_gamma_chunk_f64(double* out, int64_t first, int64_t n, uint64_t key,
+                               uint64_t offset, double alpha, double scale, double top,
+                               int64_t start) noexcept nogil
 
 # fill_continuous distributions
 cdef enum:
@@ -323,7 +419,8 @@ CONTINUOUS = {"uniform": UNIFORM, "normal": NORMAL, "exponential": EXPONENTIAL}
 # fill_stream distributions (philox.h's MX_DIST_*)
 STREAM = {"gamma": MX_DIST_GAMMA, "poisson": MX_DIST_POISSON,
           "negative_binomial": MX_DIST_NEGATIVE_BINOMIAL,
-          "generalized_negative_binomial": MX_DIST_GENERALIZED_NEGATIVE_BINOMIAL}
+          "generalized_negative_binomial": MX_DIST_GENERALIZED_NEGATIVE_BINOMIAL,
+          "gamma_f32": MX_DIST_GAMMA_F32}     # gamma drawn in float: float32/float16 outputs
 
 cdef object TWO32 = 2 ** 32      # Python ints: range arithmetic must not overflow
 cdef object TWO64 = 2 ** 64
@@ -520,8 +617,12 @@ cdef inline idx_t _stream_chunk(int dist, real* out, idx_t first, idx_t n, uint6
                                 uint64_t offset, double p0, double p1,
                                 double top, idx_t start) noexcept nogil:
     if real is float:
+        if dist == MX_DIST_GAMMA_F32:
+            return mx_gamma_chunk_f32(out, first, n, key, offset, p0, p1, top, start)
         return mx_stream_chunk_f32(dist, out, first, n, key, offset, p0, p1, top, start)
     else:
+        if dist == MX_DIST_GAMMA:
+            return mx_gamma_chunk_f64(out, first, n, key, offset, p0, p1, top, start)
         return mx_stream_chunk_f64(dist, out, first, n, key, offset, p0, p1, top, start)
 
 
@@ -550,13 +651,18 @@ def fill_stream(str dist, cnp.ndarray out, uint64_t key, uint64_t offset, double
     holds exactly, and checks the samples before rounding without a float64 copy of the
     output (``out`` is written either way). ``out`` receives the stream's elements
     ``start, start + 1, ...`` (any ``start >= 0``): a block of a larger draw, or the samples of
-    one parameter of a per-element sampler."""
+    one parameter of a per-element sampler.
+
+    Gamma into float32 is drawn in float (``gamma_f32``, philox.h's MX_DIST_GAMMA_F32, the
+    GPU's sampler for float16 and float32), into float64 in double."""
     if start < 0:
         raise ValueError("fill_stream: start must be >= 0")
     cdef int d = STREAM[dist]
     _check_out(out, dist)
     cdef idx_t n = cnp.PyArray_SIZE(out), over
     if out.dtype == "float32":
+        if d == MX_DIST_GAMMA:             # float32 (and float16) gamma is drawn in float
+            d = MX_DIST_GAMMA_F32
         with nogil:
             over = _fill_stream(d, <float*>cnp.PyArray_DATA(out), n, key, offset, p0, p1, top,
                                 start)

@@ -5,7 +5,8 @@ Random rows are exact. mxlite's generator is counter-based (mxlite/_core/philox.
 reads the stream the call will use (``get_state``) and computes, in Python, the element at
 each checked position from its Philox words (philox.h written again in Python): uniform,
 randint, exponential and normal from the direct words, gamma from the element stream by the
-same Marsaglia-Tsang steps, multinomial from the 64-bit draws (uint8 samples, past 2**31 only
+same Marsaglia-Tsang steps in float32 scalars (its log, exp, sin and cos are arithmetic, as in
+philox.h, so the bits agree on the CPU and the GPU), multinomial from the 64-bit draws (uint8 samples, past 2**31 only
 for time), shuffle's permutation of 16 rows of 2**28 uint8 by the same Fisher-Yates draws.
 A wrapped 32-bit element index draws another element's words, so the value at 2**31 or 2**32
 differs. CPU values are bit-identical (the oracle calls the same libm); a
@@ -29,8 +30,8 @@ is 8 GiB each, and the CPU rows stop at the largest power of two that keeps them
 16 GiB peak (2**31 without a state, 2**30 with one or two, 2**29 with three); on a GPU every
 update runs past 2**31.
 
-Slow on two CPU cores: gamma (~70 s past 2**31: two Philox blocks and three transcendentals
-per element), normal (~20 s: logf and sincosf per pair), multinomial (~10 s).
+Slow on two CPU cores: gamma (~15 s past 2**31: one Philox block and a vectorized float
+try per element), normal (~20 s: logf and sincosf per pair), multinomial (~10 s).
 """
 import ctypes
 import ctypes.util
@@ -123,23 +124,89 @@ class _Stream:
         return math.sqrt(-2.0 * math.log(u1)) * math.cos(2 * math.pi * u2)
 
     def gamma(self, alpha):
-        """Marsaglia-Tsang, as mx_sample_gamma."""
-        boost = 1.0
-        if alpha < 1.0:
-            boost = math.exp(math.log(self.open()) / alpha)
-            alpha += 1.0
-        d = alpha - 1.0 / 3.0
-        c = 1.0 / math.sqrt(9.0 * d)
+        """Gamma(alpha) in float (philox.h's mx_sample_gamma_f), in float32 scalars: the
+        same IEEE operations in the same order, so the same bits."""
+        f = np.float32
+        boosted = alpha < 1.0
+        inv_alpha = f(1.0 / alpha)
+        d64 = (alpha + 1.0 if boosted else alpha) - 1.0 / 3.0
+        d, c = f(d64), f(1.0 / math.sqrt(9.0 * d64))
+        boost = _exp_neg_f(_log_f(_open_f(self.next32())) * inv_alpha) if boosted else None
         while True:
-            while True:
-                x = self.normal()
-                v = 1.0 + c * x
-                if v > 0.0:
-                    break
-            v = v * v * v
-            u, x2 = self.open(), x * x
-            if u < 1.0 - 0.0331 * x2 * x2 or math.log(u) < 0.5 * x2 + d * (1.0 - v + math.log(v)):
-                return d * v * boost
+            wr, wa, wu = self.next32(), self.next32(), self.next32()
+            x = _normal_f(wr, wa)
+            y = c * x
+            v, u, x2 = f(1) + y, _open_f(wu), x * x
+            y4 = (y * y) * (y * y)
+            series = f(0.05882353)
+            for coef in (-0.0625, 0.06666667, -0.071428575, 0.07692308, -0.083333336,
+                         0.09090909, -0.1, 0.11111111, -0.125, 0.14285715, -0.16666667, 0.2,
+                         -0.25):
+                series = f(coef) + y * series
+            direct = ((_log_f(v) - y) + f(0.5) * (y * y)) - (y * y) * y * f(0.33333334)
+            rem = y4 * series if (y < f(0.25)) and (y > f(-0.25)) else direct
+            squeeze = u < f(1) - f(0.0331) * (x2 * x2)
+            full = _log_f(u) < f(3) * d * rem
+            if v > 0 and (squeeze or full):
+                out = d * (v * v * v)
+                return out * boost if boosted else out
+
+
+def _bits_f(x):
+    return int(np.float32(x).view(np.uint32))
+
+
+def _from_bits_f(u):
+    return np.uint32(u & 0xFFFFFFFF).view(np.float32)
+
+
+def _open_f(w):
+    return (np.float32(w >> 1) + np.float32(0.5)) * np.float32(4.656612873077393e-10)
+
+
+def _log_f(x):
+    """philox.h's mx_log_f."""
+    f = np.float32
+    b = (_bits_f(x) - 0x3F3504F3) & 0xFFFFFFFF
+    k = (b - (1 << 32) if b >= 1 << 31 else b) >> 23
+    m = _from_bits_f((b & 0x007FFFFF) + 0x3F3504F3)
+    s = (m - f(1)) / (m + f(1))
+    s2 = s * s
+    p = f(0.22222222)
+    for coef in (0.2857143, 0.4, 0.6666667):
+        p = f(coef) + s2 * p
+    return f(k) * f(0.6931472) + (f(2) * s + s * (s2 * p))
+
+
+def _exp_neg_f(y):
+    """philox.h's mx_exp_neg_f (y <= 0)."""
+    f = np.float32
+    ok = y >= f(-104)
+    y = y if ok else f(-104)
+    k = int(y * f(1.442695) - f(0.5))                 # C truncation toward zero
+    r = (y - f(k) * f(0.69311523)) - f(k) * f(3.1946183e-05)
+    p = f(0.0001984127)
+    for coef in (0.0013888889, 0.008333334, 0.041666668, 0.16666667, 0.5):
+        p = f(coef) + r * p
+    p = f(1) + r * (f(1) + r * p)
+    k1 = int(k / 2)
+    e = p * _from_bits_f((k1 + 127) << 23) * _from_bits_f((k - k1 + 127) << 23)
+    return e if ok else f(0)
+
+
+def _normal_f(wr, wa):
+    """philox.h's mx_gamma_normal_f."""
+    f = np.float32
+    u1 = _open_f(wr)
+    r = np.sqrt(f(-2) * _log_f(u1))
+    phi = (f(wa & 0x3FFFFFFF) + f(0.5)) * f(7.3145906e-10)
+    p2 = phi * phi
+    c = f(1) + p2 * (f(-0.5) + p2 * (f(0.041666668) + p2 * (f(-0.0013888889)
+                                                              + p2 * f(2.4801588e-05))))
+    sn = phi * (f(1) + p2 * (f(-0.16666667) + p2 * (f(0.008333334) + p2 * (f(-0.0001984127)
+                                                                            + p2 * f(2.7557319e-06)))))
+    z = r * (c if wa & 0x40000000 else sn)
+    return -z if wa & 0x80000000 else z
 
 
 def _lemire(first, more, span, bits):
@@ -253,7 +320,7 @@ def _normal(loc, scale):
 
 
 def _gamma(alpha, beta):
-    return lambda key, offset, i: np.float32(_Stream(key, offset, i).gamma(alpha) * beta)
+    return lambda key, offset, i: np.float32(float(_Stream(key, offset, i).gamma(alpha)) * beta)
 
 
 def _randint_row(low, high):

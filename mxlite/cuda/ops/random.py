@@ -152,6 +152,12 @@ _CONTINUOUS_ARGS = {
 
 
 # ---- gamma, Poisson, negative binomials: one element stream per thread -----------------------
+def _dist_code(dist, dt):
+    """philox.h's MX_DIST_* name of ``dist`` into ``dt``: gamma into float16/float32 is drawn
+    in float (GAMMA_F32), as the CPU's fill_stream draws it into its float32 buffer."""
+    return "GAMMA_F32" if dist == "gamma" and dt != "float64" else dist.upper()
+
+
 def _stream_kernel(dist, dt):
     name = f"mxlite_random_{dist}_{dt}"
     return kernel(_FAMILY, name, f"""
@@ -159,7 +165,8 @@ extern "C" __global__ void {name}({_FLOAT_C[dt]}* out, long long* worst, const m
         const uint64_t key, const uint64_t offset, const double p0, const double p1,
         const double top) {{
     MX_GRID_LOOP(i, n) {{
-        double v = mx_stream_sample(MX_DIST_{dist.upper()}, key, offset, (uint64_t)i, p0, p1);
+        double v = mx_stream_sample(MX_DIST_{_dist_code(dist, dt)}, key, offset, (uint64_t)i, p0,
+                                    p1);
         // samples are >= 0, so the largest one has the largest bits (NaN's are larger still)
         if (!(v <= top)) atomicMax(worst, (long long)mx::bits_of(v));
         out[i] = {_store(dt, "v")};

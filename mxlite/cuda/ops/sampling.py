@@ -22,7 +22,7 @@ from ...ops import random as _cpu_random
 from ...ops import sampling as _cpu
 from ..kernels import kernel
 from . import attach
-from .random import _EACH, _FLOAT_C, _SAMPLE32, _SAMPLE64, _store
+from .random import _EACH, _FLOAT_C, _SAMPLE32, _SAMPLE64, _dist_code, _store
 
 _FAMILY = "sampling"
 _STANDARD = {"uniform": "0.0, 1.0, 1.0, 1.0f", "normal": "0.0, 1.0", "exponential": "1.0"}
@@ -75,8 +75,8 @@ extern "C" __global__ void {name}({_FLOAT_C[dt]}* out, long long* worst, const d
         const uint64_t offset, const double top) {{
     MX_GRID_LOOP(i, n) {{
         const mx_idx p = i / per;
-        double v = mx_stream_sample(MX_DIST_{dist.upper()}, key, offset, (uint64_t)i, P0[p],
-                                    P1[p]);
+        double v = mx_stream_sample(MX_DIST_{_dist_code(dist, dt)}, key, offset, (uint64_t)i,
+                                    P0[p], P1[p]);
         if (!(v <= top)) atomicMax(worst, (long long)mx::bits_of(v));
         out[i] = {_store(dt, "v")};
     }}
