@@ -173,15 +173,20 @@ def _eliminates_common_expr():
                                                                                "False")
 
 
-def _named_list(what, names, given, required=True):
-    """``given`` (a list in ``names`` order, a dict by name, or None) as a list."""
+def _named_list(what, names, given, required=True, strict_names=False):
+    """``given`` (a list in ``names`` order, a dict by name, or None) as a list.
+
+    A dict may hold other names too, which are ignored (MXNet's rule for args and
+    aux_states: every name the symbol needs must still be there); with ``strict_names``
+    (args_grad) an unknown name is an error: a gradient buffer under a name the symbol lacks
+    would never be written, silently."""
     if given is None:
         if required:
             raise MXNetError(f"bind: {what} must be given")
         return [None] * len(names)
     if isinstance(given, dict):
         unknown = [k for k in given if k not in names]
-        if unknown:
+        if unknown and strict_names:
             raise MXNetError(f"bind: {what} has names {unknown} that are not among the "
                              f"symbol's {'auxiliary states' if what == 'aux_states' else 'arguments'}"
                              f" {names}")
@@ -1127,7 +1132,8 @@ class Executor:
         self._aux_names = list(symbol.list_auxiliary_states())
         self._out_names = list(symbol.list_outputs())
         self.arg_arrays = _named_list("args", self._arg_names, args)
-        grads = _named_list("args_grad", self._arg_names, args_grad, required=False)
+        grads = _named_list("args_grad", self._arg_names, args_grad, required=False,
+                            strict_names=True)
         if isinstance(args_grad, dict) and isinstance(grad_req, str):
             grad_req = {n: grad_req for n in args_grad if n in self._arg_names}
         reqs = _grad_req_list(grad_req, self._arg_names)

@@ -241,6 +241,13 @@ ALLOWED = [
      "a Philox word, key half or counter word, or the range and threshold of the 32-bit "
      "Lemire path (int32 output)"),
     (r"philox\.h", None, None, r"pos", r"\bint pos;", "the next word of a 4-word Philox block"),
+    (r"philox\.h", r"mx_(bits_f|from_bits_f|sel_[fd]|log_[fd]|exp_neg_[fd])", None, None, None,
+     "the bit fields, binary exponents and branch-free selects of the sampler's arithmetic "
+     "log and exp (no index)"),
+    (r"philox\.h", r"mx_gamma_\w+|mx_open_f|mx_sample_gamma(_f)?", r"uint32_t", None, None,
+     "a Philox word the gamma sampler consumes"),
+    (r"philox\.h", None, r"int", r"boosted|squeeze|full|mx_gamma_try_[fd]", None,
+     "a 0/1 flag of the gamma sampler (boosted, accepted by the squeeze or the full test)"),
     (r"mx_cuda\.h", r"mx_(half_to_float|float_to_half|double_to_half|double_to_i32)", None,
      None, None, "float16/float32 bit fields and an int32 element"),
     (r"resample\.pyx", r"mx_rs_half_to_float", r"uint32_t", r"sign|rest", None,

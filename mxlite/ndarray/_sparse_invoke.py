@@ -168,6 +168,13 @@ def _write_out(op, results, out):
     return out
 
 
+def _sparse_device(ctx, rule):
+    """Whether ``ctx``'s device holds sparse storage and has ``rule``'s kernels."""
+    rctx = run_context(ctx)
+    return rctx.kernels in rule.compute and (
+        ctx.compute_device == "cpu" or F.device_formats(rctx) is not None)
+
+
 def front_invoke(op, inputs, kwargs, out=None):
     """``mx.nd``'s strategy for an op with a storage rule that takes dense inputs (see
     ``mxlite.ops.frontend.set_storage_strategy``): a rule that makes sparse outputs from
@@ -181,8 +188,8 @@ def front_invoke(op, inputs, kwargs, out=None):
         attrs = kwargs if type(kwargs) is Attrs else parse_cached(op, kwargs)
         stypes = ("default",) * len(inputs)
         rule = find(op, stypes, attrs, [tuple(x.shape) for x in inputs])
-        # (a device without the rule's kernels computes the dense result)
+        # (a device without the rule's kernels or sparse storage computes the dense result)
         if rule is not None and any(s != "default" for s in rule.output_stypes(attrs, stypes)) \
-                and (not inputs or run_context(inputs[0]._ctx).kernels in rule.compute):
+                and (not inputs or _sparse_device(inputs[0]._ctx, rule)):
             return sparse_invoke(op, inputs, attrs, out)
     return invoke(op, inputs, kwargs, out)

@@ -12,18 +12,12 @@
   positions (``a x**2 + b x`` of the stored values), as MXNet's; otherwise dense.
 
 Each scatter op has the dense kernel, gradient and parameters of the op it scatters (its
-own record, so its storage rules are its own). Imported after ``mxlite.ops.sparse``.
+own record, so its storage rules are its own: ``mxlite.ops.sparse.scatter``). Imported
+after ``mxlite.ops.sparse``.
 """
 import copy
 
-import numpy as np
-
 from .registry import REGISTRY, register
-from .sparse import formats as F
-from .sparse.elemwise import _on_values
-from .sparse.rules import ANY, SPARSE, StorageRule
-
-CPU = "cpu"
 
 
 def _scatter_of(name, base, doc):
@@ -36,61 +30,16 @@ def _scatter_of(name, base, doc):
     return register(op)
 
 
-def _same_stype(attrs, stypes):
-    return stypes[:1]
-
-
 for _name, _base, _sign in (("_scatter_plus_scalar", "_plus_scalar", "+"),
                             ("_scatter_minus_scalar", "_minus_scalar", "-")):
-    _op = _scatter_of(_name, _base, (
+    _scatter_of(_name, _base, (
         f"``data {_sign} scalar`` on the stored values of a csr or row_sparse ``data`` (its "
         f"storage and positions kept: where ``data`` stores nothing the result is 0); on a "
         f"dense array the same as ``{_base}``."))
-    _op.storage = (StorageRule((SPARSE,), _same_stype, {CPU: _on_values(_op)}),)
 
-
-def rows_of(value, rows, op):
-    """Rows ``rows`` (int64, in range) of ``value`` (dense, csr or row_sparse) as a dense
-    array: a row a sparse ``value`` does not store is zeros, a csr's repeated column the sum
-    of its values. Only those rows are made, whatever ``value``'s dense shape."""
-    if isinstance(value, F.RowSparse):
-        value = F.checked(value, op)
-        out = np.zeros((rows.size,) + value.shape[1:], value.dtype)
-        if value.nnz and rows.size:
-            slot = np.minimum(np.searchsorted(value.indices, rows), value.nnz - 1)
-            stored = value.indices[slot] == rows
-            out[stored] = value.data[slot[stored]]
-        return out
-    if isinstance(value, F.CSR):
-        value = F.checked(value, op, canonical=False)
-        starts, counts = value.indptr[rows], np.diff(value.indptr)[rows]
-        which = np.repeat(np.arange(rows.size, dtype=F.INDEX), counts)
-        entries = np.repeat(starts - np.cumsum(counts) + counts, counts) + \
-            np.arange(int(counts.sum()), dtype=F.INDEX)
-        out = np.zeros((rows.size, value.shape[1]), value.dtype)
-        np.add.at(out, (which, value.indices[entries]), value.data[entries])
-        return out
-    return np.ascontiguousarray(np.asarray(value)[rows])
-
-
-def _rows_divided(op):
-    """``lhs``'s stored rows divided by the same rows of ``rhs`` (any storage)."""
-    def compute(rctx, values, attrs, shapes, dtypes):
-        lhs = F.checked(values[0], op.name, canonical=False)
-        rows = rows_of(values[1], lhs.indices, op.name)
-        out = np.empty(lhs.data.shape, dtypes[0])
-        op.compute[rctx.kernels](rctx, [np.ascontiguousarray(lhs.data), rows], [out], attrs)
-        return [F.RowSparse(out, lhs.indices, lhs.shape, lhs.valid)]
-    return compute
-
-
-_div = _scatter_of("_scatter_elemwise_div", "elemwise_div", (
+_scatter_of("_scatter_elemwise_div", "elemwise_div", (
     "``lhs / rhs``. With a row_sparse ``lhs`` the result is row_sparse: ``lhs``'s stored rows "
     "divided by the same rows of ``rhs`` (rows ``lhs`` does not store are 0); other storage "
     "types give the dense ``elemwise_div``."))
-_div.storage = (StorageRule((F.RSP_STYPE, ANY), (F.RSP_STYPE,), {CPU: _rows_divided(_div)}),)
 
-_quadratic = REGISTRY["_contrib_quadratic"]
-_quadratic.storage = _quadratic.storage + (StorageRule(
-    (F.CSR_STYPE,), (F.CSR_STYPE,), {CPU: _on_values(_quadratic)},
-    when=lambda attrs, shapes: attrs.c == 0),)
+from .sparse import scatter as _rules  # noqa: E402,F401  (their storage rules)

@@ -10,13 +10,12 @@ def _away_from_zero(shape, rng):
 
 
 def _fc(nd, x, w, b):
-    """With bias and flatten, without bias on the last axis (flatten=False), and with a
-    ``(num_hidden, 1)`` bias (MXNet's other bias shape)."""
+    """With bias and flatten, and without bias on the last axis (flatten=False). (A
+    ``(num_hidden, 1)`` bias: tests/ops/test_fc_column_bias.py.)"""
     y = nd.FullyConnected(x, w, b, num_hidden=3)                                 # (2, 3)
     z = nd.FullyConnected(x.reshape((2, 1, 6)), w, num_hidden=3, no_bias=True,
                           flatten=False)                                          # (2, 1, 3)
-    c = nd.FullyConnected(x, w, (b * b).reshape((3, 1)), num_hidden=3)           # (2, 3)
-    return y * z.reshape((2, 3)) + y * c
+    return y * z.reshape((2, 3)) + y
 
 
 def _activation(nd, x):
