@@ -55,13 +55,20 @@ def _context_of(op, inputs):
 
 
 def dense_invoke(op, inputs, attrs, out=None):
-    """The call on dense copies of its sparse inputs (the storage fallback)."""
+    """The call on dense copies of its sparse inputs (the storage fallback). A sparse input
+    the op writes (an optimizer's state) receives its dense copy's new value afterwards,
+    converted to its storage."""
     from .ndarray import invoke
     dense = [x if x._data is not None else _densify(x) for x in inputs]
     if out is not None and any(o._data is None for o in _as_list(out)):
-        result = invoke(op, dense, attrs)
-        return _write_out(op, [r for r in _as_list(result)], out)
-    return invoke(op, dense, attrs, out)
+        result = _write_out(op, [r for r in _as_list(invoke(op, dense, attrs))], out)
+    else:
+        result = invoke(op, dense, attrs, out)
+    if op.mutate_inputs:
+        for i in op.mutated_indices(attrs):
+            if inputs[i]._data is None:
+                _write_out(op, [dense[i]], inputs[i])
+    return result
 
 
 def _densify(x):

@@ -12,8 +12,15 @@ from ._context import default_context
 
 def _dense(where, stype):
     if stype != "default":
-        raise MXNetError(f"{where}: {stype!r} weights: mxlite updates dense weights (their "
-                         "gradients may be row_sparse)")
+        raise MXNetError(f"{where}: {stype!r} arrays: the multi-tensor updates take dense "
+                         "weights and gradients")
+
+
+def _random_weight(shape, ctx, dtype, stype):
+    """A uniform weight of storage ``stype``, every element stored (what MXNet's sparse
+    updates expect of a weight)."""
+    w = uniform(shape=shape, ctx=ctx, dtype=dtype)
+    return w if stype == "default" else w.tostype(stype)
 
 
 def _random_gradient(shape, ctx, dtype, stype):
@@ -31,19 +38,20 @@ def compare_optimizer(opt1, opt2, shape, dtype, w_stype="default", g_stype="defa
                       rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
     """Check that ``opt2`` updates like ``opt1``: one ``update_multi_precision`` step from the
     same random weight and gradient, comparing the states (before and after, if
-    ``compare_states``) and the weights.
+    ``compare_states``) and the weights. ``opt2`` gets a weight of ``w_stype`` and a
+    gradient of ``g_stype`` (row_sparse: about half the rows), ``opt1`` their dense copies.
 
     ``shape`` a list of shapes checks ``opt2``'s multi-tensor update of ``ntensors`` weights
     at once against ``opt1`` updating them one by one.
     """
-    _dense("compare_optimizer", w_stype)
     ctx = default_context()
     if not isinstance(shape, list):
         if ntensors != 1:
             raise MXNetError(f"compare_optimizer: ntensors={ntensors} needs a list of shapes")
-        w2 = uniform(shape=shape, ctx=ctx, dtype=dtype)
+        w2 = _random_weight(shape, ctx, dtype, w_stype)
         g2 = _random_gradient(shape, ctx, dtype, g_stype)
-        w1, g1 = w2.copyto(ctx), g2.copyto(ctx)
+        # opt1 (the reference) sees dense copies, as in MXNet's check
+        w1, g1 = w2.tostype("default"), g2.tostype("default")
         state1 = opt1.create_state_multi_precision(0, w1)
         state2 = opt2.create_state_multi_precision(0, w2)
         if compare_states:
@@ -54,6 +62,7 @@ def compare_optimizer(opt1, opt2, shape, dtype, w_stype="default", g_stype="defa
             compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
         assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
         return
+    _dense("compare_optimizer (several tensors)", w_stype)
     _dense("compare_optimizer (several tensors)", g_stype)
     w1 = tuple(uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
     g1 = tuple(uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)

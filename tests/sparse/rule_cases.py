@@ -103,6 +103,9 @@ for _name, (_attrs, _n) in UPDATES.items():
         _kw = dict(_attrs, lazy_update=_lazy) if _name not in ALWAYS_LAZY else dict(_attrs)
         CASES.append(case(_name, (DNS, RSP) + (DNS,) * _n, [(8, 3)] * (2 + _n), _kw,
                           low=0.1, high=1.0))
+        # a row_sparse weight with row_sparse states (what MXNet's optimizers make for it)
+        CASES.append(case(_name, (RSP, RSP) + (RSP,) * _n, [(8, 3)] * (2 + _n), _kw,
+                          low=0.1, high=1.0))
 
 # MXNet's scatter forms: the op on the stored positions of the sparse first operand only
 SCATTER = ("_scatter_plus_scalar", "_scatter_minus_scalar", "_scatter_elemwise_div")

@@ -255,3 +255,25 @@ def test_where_reads_a_stored_zero_as_false_and_nan_as_true():
     np.add.at(dense, (np.repeat([0, 2], [2, 5]), cols), np.where(np.isnan(data), 1, data))
     want = np.where(dense != 0, x.asnumpy(), y.asnumpy())
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("stype", [CSR, RSP])
+def test_fallback_writes_back_the_sparse_inputs_the_op_updates(stype, rng):
+    """An update with no rule for these storage types runs on dense copies: the sparse
+    states it updates (here rmsprop's, and sgd_mom's of a csr weight) receive the new
+    values, as the dense call's states do, instead of keeping their old ones (a row_sparse
+    sgd_mom_update with lazy_update=False takes its rule: the same values)."""
+    dense = [rng.uniform(0.1, 1.0, (6, 3)).astype(np.float32) for _ in range(3)]
+    dense[1][2] = 0                                     # a zero gradient row
+    for name, n_states, attrs in (("rmsprop_update", 1, {"lr": 0.1, "gamma1": 0.9}),
+                                  ("sgd_mom_update", 1, {"lr": 0.1, "momentum": 0.9,
+                                                         "lazy_update": False})):
+        want = [mx.nd.array(d) for d in dense[:2 + n_states]]
+        getattr(mx.nd, name)(*want, out=want[0], **attrs)
+        got = [mx.nd.array(d).tostype(stype) for d in dense[:2 + n_states]]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)     # the fallback's warning
+            getattr(mx.nd, name)(*got, out=got[0], **attrs)
+        for g, w in zip([got[0]] + got[2:], [want[0]] + want[2:]):
+            assert stype_of(g) == stype
+            np.testing.assert_array_equal(g.asnumpy(), w.asnumpy())

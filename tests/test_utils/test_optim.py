@@ -23,11 +23,21 @@ def test_compare_optimizer_same_and_different():
         compare_optimizer(mx.optimizer.SGD(learning_rate=0.1), _HalfStepSGD(learning_rate=0.1),
                           (3, 4), np.float32)
     with pytest.raises(MXNetError, match="dense weights"):
-        compare_optimizer(mx.optimizer.SGD(), mx.optimizer.SGD(), (2,), np.float32,
-                          w_stype="row_sparse")
-    compare_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9),
-                      mx.optimizer.SGD(learning_rate=0.1, momentum=0.9), (6, 2), np.float32,
-                      g_stype="row_sparse")       # the lazy update, both sides
+        compare_optimizer(mx.optimizer.SGD(), mx.optimizer.SGD(), [(2,), (3,)], np.float32,
+                          w_stype="row_sparse", ntensors=2)
+    # opt1 sees dense copies (MXNet's check): a standard update matches on any storage ...
+    for w_stype in ("default", "row_sparse", "csr"):
+        g_stype = "csr" if w_stype == "csr" else "row_sparse"
+        compare_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.1,
+                                           lazy_update=False),
+                          mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.1,
+                                           lazy_update=False), (6, 2), np.float32,
+                          w_stype=w_stype, g_stype=g_stype)
+    # ... and a lazy one differs where the gradient stores nothing (weight decay skips it)
+    with pytest.raises(AssertionError):
+        compare_optimizer(mx.optimizer.SGD(learning_rate=0.1, wd=0.5),
+                          mx.optimizer.SGD(learning_rate=0.1, wd=0.5), (40, 2), np.float32,
+                          w_stype="row_sparse", g_stype="row_sparse")
 
 
 class _Affine(mx.gluon.HybridBlock):

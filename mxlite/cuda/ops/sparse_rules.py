@@ -401,3 +401,9 @@ for _name in _optim.LAZY:
     gpu_rule(_name, _lazy(REGISTRY[_name]), cpu="_lazy")
     if any(p.name == "lazy_update" for p in REGISTRY[_name].params):
         gpu_rule(_name, _densified(REGISTRY[_name]), cpu="_densified")
+    for _rule in REGISTRY[_name].storage:       # a row_sparse weight: the same on dense copies
+        if _rule.inputs[0] == F.RSP_STYPE:
+            _inner = (_lazy if _rule.when is _optim._is_lazy else _densified)(REGISTRY[_name])
+            _rule.compute["gpu"] = _optim.sparse_weight(
+                REGISTRY[_name], _inner, lambda r, v, o: D.checked(r.xp, v, o),
+                lambda r, v: D.to_dense(r.xp, v), lambda r: r.xp.lib)
