@@ -9,6 +9,10 @@ __all__ = ["KVStoreBase", "TestStore", "create"]
 _BUILTIN = {
     "local": ("local", "KVStoreLocal"),
     "device": ("local", "KVStoreLocal"),
+    # MXNet's older names of the same two stores
+    "local_update_cpu": ("local", "KVStoreLocal"),
+    "local_allreduce_cpu": ("local", "KVStoreLocal"),
+    "local_allreduce_device": ("local", "KVStoreLocal"),
     "dist_sync": ("dist", "KVStoreDist"),
     "dist_device_sync": ("dist", "KVStoreDist"),
     "dist_sync_device": ("dist", "KVStoreDist"),

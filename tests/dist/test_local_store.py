@@ -218,3 +218,15 @@ def test_dist_in_one_process_without_mpiexec():
                           capture_output=True, text=True, timeout=120, env=environment())
     assert proc.returncode == 0, proc.stderr
     assert "hello rank=0 workers=1 args=[] omp=1 sum=1" in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["local_update_cpu", "local_allreduce_cpu",
+                                  "local_allreduce_device"])
+def test_mxnets_older_store_names_are_the_local_stores(name):
+    kv = mx.kv.create(name)
+    assert kv.type == name and isinstance(kv, mx.kv.KVStoreLocal)
+    kv.init(0, mx.nd.zeros((2,)))
+    kv.push(0, [mx.nd.ones((2,)), mx.nd.ones((2,)) * 2])
+    out = mx.nd.zeros((2,))
+    kv.pull(0, out=out)
+    assert out.asnumpy().tolist() == [3.0, 3.0]
