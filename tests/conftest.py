@@ -24,14 +24,9 @@ def rng(request):
 # it runs on a CUDA device, or on the host emulator of mxlite's CUDA kernels when
 # MXLITE_GPU_EMULATOR=1, and skips otherwise). A test module marked ``cpu_only`` (a CPU
 # implementation detail: SIMD levels, threads) gets the cpu run alone.
-import contextlib                          # noqa: E402
 import mxlite as mx                        # noqa: E402
 from mxlite.base import MXNetError         # noqa: E402
-
-_CPU_KERNEL_MODULES = ("elemwise", "reduce", "index", "copy", "finite", "random", "conv",
-                       "norm", "optim", "sorting", "activation", "hawkes", "resample")
-# functions of those modules that answer questions about dtypes and touch no data
-_CPU_METADATA = ("supports_unary", "supports_binary", "acc_dtype")
+from gpu_guard import refuse_cpu_kernels   # noqa: E402
 
 
 def pytest_generate_tests(metafunc):
@@ -62,27 +57,9 @@ def device(request, monkeypatch):
         ctx = mx.gpu(0)
         from mxlite.cuda import runtime
         if runtime.backend() == "emulator":
-            _refuse_cpu_kernels(monkeypatch)
+            refuse_cpu_kernels(monkeypatch)
     with ctx:
         yield ctx
-
-
-def _refuse_cpu_kernels(monkeypatch):
-    import importlib
-    for name in _CPU_KERNEL_MODULES:
-        module = importlib.import_module(f"mxlite._core.{name}")
-        for attr in dir(module):
-            fn = getattr(module, attr)
-            if attr.startswith("_") or not callable(fn) or isinstance(fn, type) \
-                    or attr in _CPU_METADATA:
-                continue
-            monkeypatch.setattr(module, attr, _refusing(f"mxlite._core.{name}.{attr}"))
-
-
-def _refusing(what):
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"{what}: a CPU kernel was called on the GPU")
-    return refuse
 
 
 @pytest.hookimpl(hookwrapper=True)

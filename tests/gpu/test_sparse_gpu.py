@@ -3,7 +3,6 @@
 (the oracle): the same storage type, identical indices, and values identical bit for bit
 where the CPU's order of summation is defined (see mxlite/cuda/ops/sparse_dot.py for the
 row sums it leaves to NumPy); plus conversions, copies, saving, and bad formats."""
-import importlib
 import os
 import sys
 import warnings
@@ -20,35 +19,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "sparse"))
 from rule_cases import CASES, CSR, DNS, RSP, UNARY, UPDATES, label  # noqa: E402
 from test_sparse_rules import _inputs  # noqa: E402
+from gpu_guard import refuse_cpu_kernels  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
 # calls whose CPU result NumPy sums in an order of its own (blocked/SIMD): equal to rounding
 ROUNDING = {("sum", 1), ("mean", 1), ("_square_sum", 1)}
-CPU_KERNELS = ("elemwise", "reduce", "index", "copy", "finite", "optim", "sparse")
 
 
 def _rounding_only(c):
     axis = c["attrs"].get("axis")
     return c["op"] in UNARY or (axis is not None and (c["op"], axis % 2) in ROUNDING)
-
-
-def _refuse_cpu_kernels(monkeypatch):
-    """The GPU path must not call a compiled CPU kernel (its NumPy storage would let it)."""
-    for name in CPU_KERNELS:
-        module = importlib.import_module(f"mxlite._core.{name}")
-        for attr in dir(module):
-            fn = getattr(module, attr)
-            if attr.startswith("_") or not callable(fn) or isinstance(fn, type) or attr in (
-                    "supports_unary", "supports_binary", "acc_dtype"):
-                continue
-            monkeypatch.setattr(module, attr, _refusing(f"mxlite._core.{name}.{attr}"))
-
-
-def _refusing(what):
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"{what}: a CPU kernel was called on the GPU")
-    return refuse
 
 
 def _parts(x):
@@ -84,7 +65,7 @@ def test_gpu_rule_equals_cpu_rule(c, rng, monkeypatch):
     gpu_in = [_on_gpu(x) for x in cpu_in]
     with mx.cpu():
         want = front_invoke(op, list(cpu_in), dict(c["attrs"]))
-    _refuse_cpu_kernels(monkeypatch)
+    refuse_cpu_kernels(monkeypatch)
     from mxlite.cuda.ops.sparse_rules import FALLBACK
     with mx.gpu(0), warnings.catch_warnings():
         if c["op"] not in FALLBACK:
