@@ -279,9 +279,9 @@ class Trainer:
         # one call for every parameter, so a dist store fuses the small ones into buckets
         elif self._update_on_kvstore:
             dense = [i for i, p in enumerate(params) if p._stype == "default"]
-            if len(dense) < len(params):    # row_sparse weights: pulled at the next use
-                self._kvstore.push([keys[i] for i in range(len(params)) if i not in dense],
-                                   [grads[i] for i in range(len(params)) if i not in dense])
+            sparse = [i for i, p in enumerate(params) if p._stype != "default"]
+            if sparse:                      # row_sparse weights: pulled at the next use
+                self._kvstore.push([keys[i] for i in sparse], [grads[i] for i in sparse])
             if dense:
                 self._kvstore.pushpull([keys[i] for i in dense], [grads[i] for i in dense],
                                        out=[params[i].list_data() for i in dense])
