@@ -18,6 +18,7 @@ from . import metric   # mx.metric evaluation metrics
 from . import callback, monitor   # mx.callback, mx.monitor (mx.mon)
 from . import module   # mx.mod / mx.module: Module, BucketingModule, the fit loop
 from . import image   # mx.image (mx.img): image functions, augmenters, ImageIter
+from . import numpy, numpy_extension   # mx.np, mx.npx: NumPy's interface over the registry
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np,
@@ -32,6 +33,8 @@ viz = visualization
 mon = monitor
 mod = module
 img = image
+np = numpy
+npx = numpy_extension
 
 # imported on first use (``mx.test_utils.assert_almost_equal``, ``mx.onnx.export_model``), to
 # keep ``import mxlite`` light
@@ -50,4 +53,4 @@ __all__ = ["nd", "ndarray", "sym", "symbol", "autograd", "random", "init", "init
            "operator", "optimizer", "kv", "kvstore", "gluon", "lr_scheduler", "model", "name",
            "attribute", "runtime", "util", "AttrScope", "MXNetError", "Context", "cpu",
            "cpu_pinned", "gpu", "current_context", "num_gpus", "is_np_array", "is_np_shape",
-           "np_array", "np_shape", "set_np_shape", "use_np", "use_np_array", "use_np_shape"]
+           "np_array", "np_shape", "set_np_shape", "use_np", "use_np_array", "use_np_shape", "np", "npx", "numpy", "numpy_extension"]

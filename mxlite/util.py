@@ -10,9 +10,9 @@
   ``Symbol.infer_shape_partial`` and ``var(shape=...)`` mark an unknown dimension ``-1``
   and an unknown shape None under it, ``0`` and ``()`` without it.
 * ``np_array``/``is_np_array``/``use_np_array``/``use_np``/``set_np``: MXNet's NumPy array
-  semantics make Gluon create ``mx.np.ndarray`` objects. mxlite has no ``mx.np`` yet, so
-  turning it on raises MXNetError; turning it off (the default) is allowed and changes
-  nothing; ``is_np_array()`` is False.
+  semantics: Gluon blocks and parameters make ``mx.np.ndarray`` objects, and hybridized
+  blocks trace ``mx.sym.np`` symbols. ``set_np(dtype=True)`` also makes float64 the
+  default float of ``mx.np``.
 """
 import functools
 import inspect
@@ -22,7 +22,7 @@ import threading
 from .base import MXNetError
 
 __all__ = ["getenv", "setenv", "set_np_shape", "is_np_shape", "np_shape", "use_np_shape",
-           "np_array", "is_np_array", "use_np_array", "use_np", "set_np", "reset_np",
+           "np_array", "is_np_array", "use_np_array", "use_np", "set_np", "reset_np", "set_np_array",
            "set_module", "get_gpu_count", "get_gpu_memory"]
 
 
@@ -129,13 +129,13 @@ def _decorate(what, func, scope):
     return wrapper
 
 
-# ---- NumPy array semantics (mx.np is not part of mxlite yet) ------------------------------
-_NO_NP = "NumPy array semantics need mx.np, which mxlite does not have yet"
+# ---- NumPy array semantics -----------------------------------------------------------------
+_np_array_global = False
 
 
 class _NumpyArrayScope:
     """``with np_array(active):`` (MXNet's per-thread scope object; ``_current.value`` is the
-    innermost scope of the thread). Entering an active scope raises MXNetError."""
+    innermost scope of the thread)."""
 
     _current = threading.local()
 
@@ -144,10 +144,8 @@ class _NumpyArrayScope:
         self._is_np_array = bool(is_np_array)
 
     def __enter__(self):
-        if self._is_np_array:
-            raise MXNetError(f"np_array(True): {_NO_NP}")
         current = _NumpyArrayScope._current
-        self._old_scope = getattr(current, "value", None) or _NumpyArrayScope(False)
+        self._old_scope = getattr(current, "value", None)
         current.value = self
         return self
 
@@ -156,38 +154,57 @@ class _NumpyArrayScope:
 
 
 def np_array(active=True):
-    """A ``with`` scope with NumPy array semantics on or off; on raises MXNetError when
-    entered (no ``mx.np`` yet), off changes nothing."""
+    """A ``with`` scope with NumPy array semantics on or off: Gluon blocks and parameters
+    make ``mx.np.ndarray`` objects, and traced symbols are ``mx.sym.np`` symbols."""
     return _NumpyArrayScope(active)
 
 
 def is_np_array():
-    """Whether NumPy array semantics are on in this thread (never, without ``mx.np``)."""
+    """Whether NumPy array semantics are on in this thread (a ``np_array`` scope, else the
+    process-wide ``set_np`` state)."""
     scope = getattr(_NumpyArrayScope._current, "value", None)
-    return bool(scope is not None and scope._is_np_array)
+    if scope is not None:
+        return scope._is_np_array
+    return _np_array_global
+
+
+def set_np_array(active):
+    """Turn NumPy array semantics on or off for every thread; returns the previous state."""
+    global _np_array_global
+    prev = is_np_array()
+    _np_array_global = bool(active)
+    _NumpyArrayScope._current.value = None
+    return prev
 
 
 def use_np_array(func):
-    """MXNet's decorator for NumPy-array Gluon blocks: MXNetError (no ``mx.np`` yet)."""
-    raise MXNetError(f"use_np_array({getattr(func, '__name__', func)!r}): {_NO_NP}")
+    """Decorator: ``func`` (a function, or each function defined in a class such as a Gluon
+    block) runs with NumPy array semantics on."""
+    return _decorate("use_np_array", func, lambda: np_array(True))
 
 
 def use_np(func):
-    """MXNet's decorator for NumPy shape and array semantics: MXNetError (no ``mx.np`` yet)."""
-    raise MXNetError(f"use_np({getattr(func, '__name__', func)!r}): {_NO_NP}")
+    """Decorator: NumPy shape and array semantics on inside ``func`` (or a class's
+    functions), MXNet's ``use_np_shape(use_np_array(func))``."""
+    return use_np_shape(use_np_array(func))
 
 
-def set_np(shape=True, array=True):
-    """Set NumPy shape and array semantics at once; ``array=True`` raises MXNetError (no
-    ``mx.np`` yet), and array semantics without shape semantics are refused as in MXNet."""
-    if array:
-        raise MXNetError(f"set_np(array=True): {_NO_NP}")
+def set_np(shape=True, array=True, dtype=False):
+    """Set NumPy shape and array semantics at once (array semantics without shape
+    semantics are refused, as in MXNet); ``dtype=True`` makes float64 the default float of
+    ``mx.np`` (NumPy's), False float32 (MXNet's)."""
+    if array and not shape:
+        raise MXNetError("set_np: NumPy array semantics need NumPy shape semantics "
+                         "(shape=True)")
+    from .numpy._dtypes import set_default_float64
+    set_np_array(array)
     set_np_shape(shape)
+    set_default_float64(dtype)
 
 
 def reset_np():
-    """Turn NumPy shape and array semantics off."""
-    set_np(shape=False, array=False)
+    """Turn NumPy shape and array semantics off and float32 back on as the default float."""
+    set_np(shape=False, array=False, dtype=False)
 
 
 # ---- small helpers MXNet's util has ------------------------------------------------------

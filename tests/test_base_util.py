@@ -146,29 +146,48 @@ def test_np_shape_changes_no_array_shape(np_shape_off):
             assert mx.nd.ones(()).shape == ()
 
 
-# ---- NumPy array semantics (no mx.np yet) ---------------------------------------------------
-def test_np_array_off_is_allowed_and_on_is_refused():
+# ---- NumPy array semantics --------------------------------------------------------------------
+def test_np_array_scope_nests_and_restores():
     assert mx.is_np_array() is False
-    with mx.np_array(False):
-        assert not util.is_np_array()
-    assert not util.is_np_array()
-    with pytest.raises(MXNetError, match="mx.np"):
-        with util.np_array(True):
-            pass
+    with mx.np_array(True):
+        assert util.is_np_array()
+        with mx.np_array(False):
+            assert not util.is_np_array()
+        assert util.is_np_array()
     assert not util.is_np_array()
 
 
-@pytest.mark.parametrize("fn", [util.use_np, util.use_np_array])
-def test_np_decorators_are_refused(fn):
-    with pytest.raises(MXNetError, match="mx.np"):
-        fn(lambda: None)
+def test_use_np_decorates_functions_and_classes(np_shape_off):
+    @util.use_np
+    def inside():
+        return util.is_np_array(), util.is_np_shape()
+
+    assert inside() == (True, True)
+    assert (util.is_np_array(), util.is_np_shape()) == (False, False)
+
+    @util.use_np_array
+    class Thing:
+        def state(self):
+            return util.is_np_array()
+
+    assert Thing().state() is True and not util.is_np_array()
 
 
 def test_set_np_and_reset_np(np_shape_off):
-    with pytest.raises(MXNetError, match="mx.np"):
-        util.set_np()
+    util.set_np()
+    try:
+        assert util.is_np_array() and util.is_np_shape()
+        assert mx.np.array([1, 2]).dtype == np.float32
+        util.set_np(dtype=True)
+        assert mx.np.array([1, 2]).dtype == np.float64 and mx.npx.is_np_default_dtype()
+    finally:
+        util.reset_np()
+    assert not util.is_np_shape() and not util.is_np_array()
+    assert mx.np.array([1, 2]).dtype == np.float32
+    with pytest.raises(MXNetError, match="shape=True"):
+        util.set_np(shape=False, array=True)
     util.set_np(shape=True, array=False)
-    assert util.is_np_shape()
+    assert util.is_np_shape() and not util.is_np_array()
     util.reset_np()
     assert not util.is_np_shape()
 

@@ -56,17 +56,20 @@ def _item(op, k):
                      f"of integers, got {type(k).__name__} {k!r}")
 
 
-def canonical_key(key, shape, op="__getitem__"):
+def canonical_key(key, shape, op="__getitem__", numpy=False):
     """The canonical tuple for NumPy-level ``key`` on an array of ``shape`` (checked later,
     where it is applied).
 
-    MXNet 1.x rule: indexing every axis with an integer gives shape ``(1,)``, not a 0-d
-    array (``x[i]`` on a 1-d array is ``x[i:i+1]``, a view that writes through).
+    MXNet 1.x rule (``numpy=False``, ``mx.nd``): indexing every axis with an integer gives
+    shape ``(1,)``, not a 0-d array (``x[i]`` on a 1-d array is ``x[i:i+1]``, a view that
+    writes through). ``numpy=True`` (``mx.np``) keeps NumPy's 0-d result.
     """
     if type(key) is slice or type(key) is int:
         items = (key,)          # the common case, already canonical
     else:
         items = tuple(_item(op, k) for k in (key if isinstance(key, tuple) else (key,)))
+    if numpy:
+        return items
     ints = [j for j, k in enumerate(items) if type(k) is int]
     if shape and len(ints) == len(shape) and all(type(k) is int or k is Ellipsis
                                                  for k in items):

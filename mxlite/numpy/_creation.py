@@ -1,0 +1,230 @@
+"""NumPy's array-creation functions over the registered creation operators.
+
+Without ``dtype`` the default float is used (float32, or float64 after
+``npx.set_np(dtype=True)``), as MXNet's ``mx.np``; the ``*_like`` functions keep the
+prototype's dtype. Inside ``mx.sym.np`` these build graph nodes (shape and dtype are
+parameters, so they need no data).
+"""
+import numpy as _onp
+
+from ..base import op_error
+from ..ndarray.ndarray import NDArray
+from . import _front
+from ._dtypes import as_dtype, default_float
+from .multiarray import array, asarray, to_ctx
+
+__all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
+           "empty_like", "arange", "linspace", "logspace", "eye", "identity", "tril", "triu",
+           "meshgrid", "array", "asarray", "copy", "indices", "tri"]
+
+
+def _shape(fn, shape):
+    if isinstance(shape, (int, _onp.integer)):
+        return (int(shape),)
+    try:
+        shape = tuple(int(d) for d in shape)
+    except TypeError:
+        raise op_error(fn, f"shape must be an int or a sequence of ints, got {shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise op_error(fn, f"negative dimensions are not allowed, got shape {shape}")
+    return shape
+
+
+def _ctx_kw(ctx):
+    return None if _front.is_symbolic([]) and ctx is None else to_ctx(ctx)
+
+
+def zeros(shape, dtype=None, order="C", ctx=None):
+    """An array of zeros (``dtype`` default: the default float)."""
+    return _front.call("_zeros", [], shape=_shape("zeros", shape), ctx=_ctx_kw(ctx),
+                       dtype=as_dtype(dtype, "zeros"))
+
+
+def ones(shape, dtype=None, order="C", ctx=None):
+    """An array of ones (``dtype`` default: the default float)."""
+    return _front.call("_ones", [], shape=_shape("ones", shape), ctx=_ctx_kw(ctx),
+                       dtype=as_dtype(dtype, "ones"))
+
+
+def empty(shape, dtype=None, order="C", ctx=None):
+    """An array whose values are not set (mxlite gives zeros: reading one is defined)."""
+    return zeros(shape, dtype, order, ctx)
+
+
+def full(shape, fill_value, dtype=None, order="C", ctx=None, out=None):
+    """An array filled with ``fill_value`` (a number, or an array broadcast to ``shape``).
+    Without ``dtype``: the default float for a float value, int64 for an int, bool for a
+    bool, an array value's own dtype."""
+    shape = _shape("full", shape)
+    if isinstance(fill_value, NDArray):
+        dt = fill_value.dtype if dtype is None else as_dtype(dtype, "full")
+        value = fill_value.astype(dt, copy=False)
+        return _front.call("broadcast_to", [value], out=out, shape=shape)
+    if dtype is None:
+        if isinstance(fill_value, (bool, _onp.bool_)):
+            dtype = _onp.bool_
+        elif isinstance(fill_value, (int, _onp.integer)):
+            dtype = _onp.int64
+    dt = as_dtype(dtype, "full")
+    value = fill_value.item() if isinstance(fill_value, _onp.generic) else fill_value
+    return _front.call("_full", [], out=out, shape=shape, val=value, ctx=_ctx_kw(ctx), dtype=dt)
+
+
+def _like(fn, prototype, dtype, ctx):
+    if not isinstance(prototype, NDArray):
+        prototype = asarray(prototype)
+    dt = prototype.dtype if dtype is None else as_dtype(dtype, fn)
+    return tuple(prototype.shape), dt, prototype._ctx if ctx is None else to_ctx(ctx)
+
+
+def zeros_like(a, dtype=None, order="C", ctx=None, out=None):
+    """Zeros of ``a``'s shape and dtype (unless ``dtype``)."""
+    if _front.is_symbolic([a]):
+        return _front.call("zeros_like", [a])
+    shape, dt, ctx = _like("zeros_like", a, dtype, ctx)
+    return _front.call("_zeros", [], out=out, shape=shape, ctx=ctx, dtype=dt)
+
+
+def ones_like(a, dtype=None, order="C", ctx=None, out=None):
+    """Ones of ``a``'s shape and dtype (unless ``dtype``)."""
+    if _front.is_symbolic([a]):
+        return _front.call("ones_like", [a])
+    shape, dt, ctx = _like("ones_like", a, dtype, ctx)
+    return _front.call("_ones", [], out=out, shape=shape, ctx=ctx, dtype=dt)
+
+
+def full_like(a, fill_value, dtype=None, order="C", ctx=None, out=None):
+    """``fill_value`` in ``a``'s shape and dtype (unless ``dtype``)."""
+    shape, dt, ctx = _like("full_like", a, dtype, ctx)
+    return full(shape, fill_value, dtype=dt, ctx=ctx, out=out)
+
+
+def empty_like(prototype, dtype=None, order="C", subok=False, shape=None):
+    """An array of ``prototype``'s shape and dtype (values not set: zeros here)."""
+    s, dt, ctx = _like("empty_like", prototype, dtype, None)
+    return zeros(s if shape is None else shape, dtype=dt, ctx=ctx)
+
+
+def copy(a):
+    """A copy of ``a`` (recorded and differentiable)."""
+    return _front.call("_copy", [a])
+
+
+def arange(start, stop=None, step=1, dtype=None, ctx=None):
+    """Evenly spaced values in ``[start, stop)``. Without ``dtype``: int64 when every
+    bound is an int (NumPy's), else the default float."""
+    if step == 0:
+        raise op_error("arange", "step must not be 0")
+    if dtype is None:
+        bounds = [b for b in (start, stop, step) if b is not None]
+        ints = all(isinstance(b, (int, _onp.integer)) and not isinstance(b, bool)
+                   for b in bounds)
+        dtype = _onp.int64 if ints else default_float()
+    if stop is None:
+        start, stop = 0, start
+    return _front.call("_arange", [], start=start, stop=stop, step=step, ctx=_ctx_kw(ctx),
+                       dtype=as_dtype(dtype, "arange"))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, ctx=None):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
+    ``endpoint=False``); ``retstep=True`` also returns the spacing."""
+    if int(num) < 0:
+        raise op_error("linspace", f"num must be non-negative, got {num}")
+    if axis != 0:
+        raise op_error("linspace", "only axis=0 is supported (scalar start and stop)")
+    dt = as_dtype(dtype, "linspace")
+    y = _front.call("_linspace", [], start=float(start), stop=float(stop), num=int(num),
+                    endpoint=bool(endpoint), ctx=_ctx_kw(ctx), dtype=dt)
+    if retstep:
+        div = (num - 1) if endpoint else num
+        step = (stop - start) / div if div > 0 else _onp.nan
+        return y, step
+    return y
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, ctx=None):
+    """``base ** linspace(start, stop, num)``."""
+    exponent = linspace(start, stop, num, endpoint=endpoint, dtype=dtype, axis=axis, ctx=ctx)
+    from ._ufuncs import power
+    return power(float(base), exponent)
+
+
+def eye(N, M=None, k=0, dtype=None, ctx=None, **kwargs):
+    """An ``N`` x ``M`` array with ones on diagonal ``k``."""
+    if kwargs.pop("order", "C") not in ("C", None):
+        raise op_error("eye", "only order='C' is supported")
+    return _front.call("_eye", [], N=int(N), M=0 if M is None else int(M), k=int(k),
+                       ctx=_ctx_kw(ctx), dtype=as_dtype(dtype, "eye"))
+
+
+def identity(n, dtype=None, ctx=None):
+    """The ``n`` x ``n`` identity."""
+    return eye(n, dtype=dtype, ctx=ctx)
+
+
+def tri(N, M=None, k=0, dtype=None, ctx=None):
+    """Ones at and below diagonal ``k`` of an ``N`` x ``M`` array, zeros above."""
+    return tril(ones((N, N if M is None else M), dtype=dtype, ctx=ctx), k)
+
+
+def _band(fn, m, k, lower):
+    m = asarray(m)
+    if m.ndim < 2:
+        if m.ndim == 0:
+            raise op_error(fn, "input must be at least 1-d")
+        from ._manipulation import broadcast_to
+        m = broadcast_to(m, (m.shape[0], m.shape[0]))
+    rows, cols = m.shape[-2:]
+    i = _onp.arange(rows)[:, None]
+    j = _onp.arange(cols)[None, :]
+    keep = (j - i <= k) if lower else (j - i >= k)
+    mask = array(keep, dtype=m.dtype, ctx=m._ctx)
+    from ._ufuncs import multiply
+    return multiply(m, mask)
+
+
+def tril(m, k=0):
+    """``m`` with the elements above diagonal ``k`` zeroed (the last two axes)."""
+    return _band("tril", m, k, True)
+
+
+def triu(m, k=0):
+    """``m`` with the elements below diagonal ``k`` zeroed (the last two axes)."""
+    return _band("triu", m, k, False)
+
+
+def meshgrid(*xi, **kwargs):
+    """Coordinate arrays from 1-d coordinate vectors (``indexing`` 'xy' or 'ij',
+    ``sparse``, ``copy``), NumPy's rules."""
+    indexing = kwargs.pop("indexing", "xy")
+    sparse = kwargs.pop("sparse", False)
+    kwargs.pop("copy", True)
+    if kwargs:
+        raise TypeError(f"meshgrid() got unexpected keyword arguments {sorted(kwargs)}")
+    if indexing not in ("xy", "ij"):
+        raise op_error("meshgrid", f"indexing must be 'xy' or 'ij', got {indexing!r}")
+    from ._manipulation import broadcast_to, reshape
+    ndim = len(xi)
+    xs = [reshape(asarray(x), (-1,)) for x in xi]
+    shapes = [x.shape[0] for x in xs]
+    if indexing == "xy" and ndim > 1:
+        shapes[0], shapes[1] = shapes[1], shapes[0]
+    out = []
+    for i, x in enumerate(xs):
+        view = [1] * ndim
+        axis = i
+        if indexing == "xy" and ndim > 1 and i < 2:
+            axis = 1 - i
+        view[axis] = x.shape[0]
+        y = reshape(x, tuple(view))
+        out.append(y if sparse else broadcast_to(y, tuple(shapes)))
+    return out
+
+
+def indices(dimensions, dtype=None, ctx=None):
+    """An array of shape ``(len(dimensions), *dimensions)`` holding each axis's index
+    (int64 by default)."""
+    grids = _onp.indices(tuple(dimensions), dtype=_onp.int64 if dtype is None else
+                         as_dtype(dtype, "indices"))
+    return array(grids, dtype=grids.dtype, ctx=ctx)

@@ -1,0 +1,87 @@
+"""The ``np`` invoke strategy: registered operators called with NumPy conventions.
+
+Every ``mx.np`` function is an entry point onto registered operators: it calls
+``call(op_name, inputs, **attrs)``, which runs the op through ``mx.nd``'s invoke (the same
+kernels, tape and devices) and hands the results back as ``mx.np.ndarray`` objects, or,
+when an input is a Symbol (a hybridized block traced with ``F = mx.sym``), builds the
+graph node through ``mx.sym``'s invoke and gives an ``mx.sym.np`` symbol. Nothing here
+restates an operator.
+"""
+import threading
+
+from ..ndarray.ndarray import NDArray
+from .._core.dispatch import invoke as _nd_invoke
+from ..ops.registry import REGISTRY
+
+__all__ = ["call", "as_np", "as_nd", "is_symbolic", "symbolic_creation"]
+
+_np_class = None        # mxlite.numpy.multiarray.ndarray (set by that module)
+_sym_class = None       # mxlite.symbol.numpy._Symbol (set by that module)
+_creation = threading.local()     # inside mx.sym.np's creation functions: build symbols
+
+
+def set_classes(array_cls=None, symbol_cls=None):
+    """Register the np array class and the np Symbol class (by their modules)."""
+    global _np_class, _sym_class
+    if array_cls is not None:
+        _np_class = array_cls
+    if symbol_cls is not None:
+        _sym_class = symbol_cls
+
+
+def as_np(result):
+    """``result`` (an NDArray, a list or tuple of them, or anything else) with every dense
+    NDArray retyped in place to ``mx.np.ndarray`` (the same object: the tape, views and
+    versions are untouched)."""
+    if type(result) is NDArray:
+        result.__class__ = _np_class
+        return result
+    if isinstance(result, (list, tuple)):
+        return type(result)(as_np(r) for r in result)
+    if _sym_class is not None and _is_symbol(result) and type(result) is not _sym_class:
+        result.__class__ = _sym_class
+    return result
+
+
+def as_nd(result):
+    """The inverse of ``as_np`` for a result made inside an np function (retype in place)."""
+    if _np_class is not None and type(result) is _np_class:
+        result.__class__ = NDArray
+    return result
+
+
+def _is_symbol(x):
+    from ..symbol.symbol import Symbol
+    return isinstance(x, Symbol)
+
+
+def is_symbolic(inputs):
+    """True when some input is a Symbol, or inside ``mx.sym.np``'s creation functions."""
+    if getattr(_creation, "on", False):
+        return True
+    from ..symbol.symbol import Symbol
+    return any(isinstance(x, Symbol) for x in inputs)
+
+
+class symbolic_creation:
+    """``with symbolic_creation():`` functions without array inputs build symbols."""
+
+    def __enter__(self):
+        self._prev = getattr(_creation, "on", False)
+        _creation.on = True
+
+    def __exit__(self, *exc):
+        _creation.on = self._prev
+
+
+def call(op_name, inputs, out=None, **attrs):
+    """Run registered operator ``op_name`` on ``inputs`` (arrays or Symbols) with
+    parameters ``attrs``; np arrays (or np Symbols) back. ``out`` is an np array the
+    result is written into (and returned)."""
+    op = REGISTRY[op_name]
+    if is_symbolic(inputs):
+        from ..symbol.symbol import invoke as sym_invoke
+        name = attrs.pop("name", None)
+        return as_np(sym_invoke(op, list(inputs), attrs, None, name=name))
+    result = _nd_invoke(op, list(inputs), attrs, out)
+    return as_np(result)

@@ -1,0 +1,307 @@
+"""NumPy's reductions over the registered reduce operators.
+
+``axis`` is None (every axis), an int or a tuple (``()`` reduces nothing); a full
+reduction is 0-d, as in NumPy (the legacy operators give ``(1,)``; the result is reshaped,
+a recorded view). ``initial`` and ``where`` follow NumPy: ``where`` masks elements out
+(they count as the reduction's identity, or ``initial``). Result dtypes follow NumPy for
+``sum``/``prod``/``cumsum`` of integers (int64) and booleans, and MXNet for ``mean``,
+``std`` and ``var`` of integers (the default float).
+"""
+import numpy as _onp
+
+from ..base import op_error
+from ..ndarray.ndarray import NDArray
+from ..ops.shape_utils import normalize_axes
+from . import _front
+from ._dtypes import as_dtype, default_float
+from .multiarray import asarray
+
+__all__ = ["sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "all",
+           "any", "std", "var", "cumsum", "cumprod", "average", "nansum", "nanprod", "ptp",
+           "count_nonzero"]
+
+_builtin_sum, _builtin_all, _builtin_any = sum, all, any  # noqa: A001 (shadowed below)
+
+
+def _arr(a):
+    return a if isinstance(a, NDArray) or _front.is_symbolic([a]) else asarray(a)
+
+
+def _axes(fn, a, axis):
+    """The reduced axes (a sorted tuple) of ``a`` for NumPy's ``axis``."""
+    if axis is None:
+        return tuple(range(a.ndim))
+    if isinstance(axis, (int, _onp.integer)):
+        axis = (int(axis),)
+    return tuple(sorted(normalize_axes(fn, tuple(axis), a.ndim, "axis")))
+
+
+def _reduced_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _reshape(y, shape):
+    from ._manipulation import reshape
+    return y if tuple(y.shape) == tuple(shape) else reshape(y, shape)
+
+
+def _finish(fn, y, out):
+    if out is None:
+        return y
+    if not isinstance(out, NDArray) or tuple(out.shape) != tuple(y.shape):
+        raise op_error(fn, f"out must be an array of shape {tuple(y.shape)}")
+    return _front.call("cast", [y], out=out, dtype=out.dtype)
+
+
+def _reduce(fn, op, a, axis, keepdims, dtype, out, identity=None, initial=None, where=None,
+            combine=None):
+    a = _arr(a)
+    if _front.is_symbolic([a]):
+        if where is not None or initial is not None:
+            raise op_error(fn, "where= and initial= need an array, not a Symbol")
+        y = _front.call(op, [a], axis=axis, keepdims=keepdims)
+        return y if dtype is None else _front.call("cast", [y], dtype=as_dtype(dtype, fn))
+    axes = _axes(fn, a, axis)
+    if dtype is not None and as_dtype(dtype, fn) != a.dtype:
+        a = _front.call("cast", [a], dtype=as_dtype(dtype, fn))
+    if where is not None:
+        if identity is None:
+            if initial is None:
+                raise op_error(fn, "where= needs initial= (this reduction has no identity)")
+            fill = initial
+        else:
+            fill = identity
+        from ._indexing import where as np_where
+        a = np_where(asarray(where), a, _onp.asarray(fill, dtype=a.dtype).item())
+    shape = _reduced_shape(a.shape, axes, keepdims)
+    if not axes:
+        y = _front.call("_copy", [a])
+    elif a.size == 0 and identity is None and initial is None:
+        raise op_error(fn, f"zero-size array of shape {tuple(a.shape)} has no {fn} along "
+                       f"axis {axis}: the reduction has no identity")
+    else:
+        y = _reshape(_front.call(op, [a], axis=axes, keepdims=keepdims), shape)
+    if initial is not None:
+        y = combine(y, initial)
+    return _finish(fn, y, out)
+
+
+def _sum_dtype(dt):
+    """NumPy's accumulator dtype of sum/prod/cumsum: int64 (uint64) for narrower
+    integers and booleans."""
+    dt = _onp.dtype(dt)
+    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
+        return _onp.dtype(_onp.int64)
+    if dt.kind == "u" and dt.itemsize < 8:
+        return _onp.dtype(_onp.uint64)
+    return dt
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """The sum over ``axis`` (module docstring)."""
+    a = _arr(a)
+    if dtype is None and isinstance(a, NDArray):
+        dtype = _sum_dtype(a.dtype)
+    from ._ufuncs import add
+    return _reduce("sum", "sum", a, axis, keepdims, dtype, out, 0, initial, where, add)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+    """The sum over ``axis`` with NaN counted as 0."""
+    a = _arr(a)
+    if dtype is None and isinstance(a, NDArray):
+        dtype = _sum_dtype(a.dtype)
+    return _reduce("nansum", "nansum", a, axis, keepdims, dtype, out, 0)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """The product over ``axis``."""
+    a = _arr(a)
+    if dtype is None and isinstance(a, NDArray):
+        dtype = _sum_dtype(a.dtype)
+    from ._ufuncs import multiply
+    return _reduce("prod", "prod", a, axis, keepdims, dtype, out, 1, initial, where, multiply)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
+    """The product over ``axis`` with NaN counted as 1."""
+    return _reduce("nanprod", "nanprod", _arr(a), axis, keepdims, dtype, out, 1)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """The largest element over ``axis``."""
+    from ._ufuncs import maximum
+    return _reduce("max", "max", a, axis, keepdims, None, out, None, initial, where, maximum)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """The smallest element over ``axis``."""
+    from ._ufuncs import minimum
+    return _reduce("min", "min", a, axis, keepdims, None, out, None, initial, where, minimum)
+
+
+amax, amin = max, min
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """``max - min`` over ``axis``."""
+    from ._ufuncs import subtract
+    return _finish("ptp", subtract(max(a, axis, keepdims=keepdims),
+                                   min(a, axis, keepdims=keepdims)), out)
+
+
+def _float_of(fn, a, dtype):
+    if dtype is not None:
+        return as_dtype(dtype, fn)
+    return a.dtype if a.dtype.kind == "f" else default_float()
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """The mean over ``axis`` (integers: in the default float, as MXNet)."""
+    a = _arr(a)
+    if _front.is_symbolic([a]):
+        return _reduce("mean", "mean", a, axis, keepdims, dtype, out)
+    dt = _float_of("mean", a, dtype)
+    if where is not None:
+        from ._ufuncs import true_divide
+        total = sum(a, axis, dt, None, keepdims, where=where)
+        count = sum(_broadcast_mask(where, a).astype(dt), axis, keepdims=keepdims)
+        return _finish("mean", true_divide(total, count), out)
+    return _reduce("mean", "mean", a, axis, keepdims, dt, out, 0)
+
+
+def _broadcast_mask(where, a):
+    from ._manipulation import broadcast_to
+    return broadcast_to(asarray(where, ctx=a._ctx), a.shape)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """The variance over ``axis`` (``ddof``: delta degrees of freedom)."""
+    from ._ufuncs import multiply, subtract, true_divide
+    a = _arr(a)
+    dt = _float_of("var", a, dtype)
+    a = a.astype(dt, copy=False)
+    centred = subtract(a, mean(a, axis, keepdims=True))
+    sq = sum(multiply(centred, centred), axis, keepdims=keepdims)
+    axes = _axes("var", a, axis)
+    n = 1
+    for i in axes:
+        n *= a.shape[i]
+    return _finish("var", true_divide(sq, float(n - ddof)) if n - ddof > 0 else
+                   multiply(sq, float("nan")), out)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """The standard deviation over ``axis``."""
+    from ._ufuncs import sqrt
+    return _finish("std", sqrt(var(a, axis, dtype, None, ddof, keepdims)), out)
+
+
+def _arg(fn, op, a, axis, out, keepdims):
+    a = _arr(a)
+    if axis is None:
+        from ._manipulation import reshape
+        y = _front.call(op, [reshape(a, (-1,))], axis=0)
+        if keepdims:
+            y = _reshape(y, (1,) * a.ndim)
+        else:
+            y = _reshape(y, ())
+    else:
+        if a.size == 0:
+            raise op_error(fn, f"attempt to get {fn} of an empty sequence")
+        y = _front.call(op, [a], axis=int(axis), keepdims=keepdims)
+    if y.dtype != _onp.int64:
+        y = _front.call("cast", [y], dtype=_onp.int64)
+    return _finish(fn, y, out)
+
+
+def argmax(a, axis=None, out=None, keepdims=False):
+    """The index (int64) of the largest element (of the flattened array if no ``axis``)."""
+    return _arg("argmax", "argmax", a, axis, out, keepdims)
+
+
+def argmin(a, axis=None, out=None, keepdims=False):
+    """The index (int64) of the smallest element (of the flattened array if no ``axis``)."""
+    return _arg("argmin", "argmin", a, axis, out, keepdims)
+
+
+def _truth(fn, op, a, axis, out, keepdims, empty):
+    a = _arr(a)
+    if a.dtype != _onp.bool_:
+        from ._ufuncs import not_equal
+        a = not_equal(a, 0)
+    if a.size == 0:
+        from ._creation import full
+        shape = _reduced_shape(a.shape, _axes(fn, a, axis), keepdims)
+        return _finish(fn, full(shape, empty, dtype=_onp.bool_, ctx=a._ctx), out)
+    return _reduce(fn, op, a, axis, keepdims, None, out)
+
+
+def all(a, axis=None, out=None, keepdims=False):  # noqa: A001
+    """Whether every element (over ``axis``) is true; booleans."""
+    return _truth("all", "min", a, axis, out, keepdims, True)
+
+
+def any(a, axis=None, out=None, keepdims=False):  # noqa: A001
+    """Whether some element (over ``axis``) is true; booleans."""
+    return _truth("any", "max", a, axis, out, keepdims, False)
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    """The number of non-zero elements over ``axis`` (int64)."""
+    from ._ufuncs import not_equal
+    return sum(not_equal(_arr(a), 0), axis, dtype=_onp.int64, keepdims=keepdims)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """The running sum along ``axis`` (of the flattened array if None)."""
+    a = _arr(a)
+    if dtype is None:
+        dtype = _sum_dtype(a.dtype)
+    y = _front.call("cumsum", [a], axis=axis, dtype=as_dtype(dtype, "cumsum"))
+    return _finish("cumsum", y, out)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """The running product along ``axis`` (of the flattened array if None): ``exp`` of a
+    running sum of logs would lose signs and zeros, so this runs on the host when not
+    recording."""
+    a = _arr(a)
+    if dtype is None:
+        dtype = _sum_dtype(a.dtype)
+    from .multiarray import array
+    host = _onp.cumprod(a.asnumpy(), axis=axis, dtype=as_dtype(dtype, "cumprod"))
+    return _finish("cumprod", array(host, dtype=host.dtype, ctx=a._ctx), out)
+
+
+def average(a, axis=None, weights=None, returned=False):
+    """The (weighted) mean over ``axis``; ``returned=True`` also gives the weights' sum."""
+    from ._ufuncs import multiply, true_divide
+    a = _arr(a)
+    if weights is None:
+        avg = mean(a, axis)
+        if not returned:
+            return avg
+        n = a.size if axis is None else a.shape[axis]
+        from ._creation import full_like
+        return avg, full_like(avg, float(n))
+    w = _arr(weights)
+    if w.shape != a.shape:
+        if axis is None or w.ndim != 1 or w.shape[0] != a.shape[axis]:
+            raise op_error("average", f"weights of shape {tuple(w.shape)} do not match a "
+                           f"of shape {tuple(a.shape)} along axis {axis}")
+        view = [1] * a.ndim
+        view[axis] = w.shape[0]
+        w = w.reshape(tuple(view))
+    dt = _float_of("average", a, None)
+    scl = sum(_broadcast(w, a).astype(dt), axis)
+    avg = true_divide(sum(multiply(a.astype(dt, copy=False), w.astype(dt, copy=False)), axis),
+                      scl)
+    return (avg, scl) if returned else avg
+
+
+def _broadcast(w, a):
+    from ._manipulation import broadcast_to
+    return broadcast_to(w, a.shape)
