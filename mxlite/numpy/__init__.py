@@ -9,18 +9,21 @@ functions build graph nodes (``mx.sym.np``).
 
 The modules, one job each: ``multiarray`` (the ``ndarray`` class), ``_dtypes`` (default
 float and promotion), ``_creation``, ``_ufuncs``, ``_reductions``, ``_manipulation``,
-``_indexing``, ``_products``, ``_extra`` (the longer tail), ``linalg``, ``random``,
+``_indexing``, ``_products``, ``_extra``, ``_math_more``, ``_statistics``, ``_structure``
+(the longer tail), ``linalg``, ``random``,
 ``_interop`` (NumPy's ``__array_function__``/``__array_ufunc__`` protocols).
 """
 import numpy as _onp
 
 from . import _front
 from . import _creation, _extra, _indexing, _manipulation, _products, _reductions, _ufuncs
+from . import _math_more, _statistics, _structure
 from . import multiarray
 from .multiarray import ndarray
 from ._dtypes import is_np_default_dtype
 
-_MODULES = (_creation, _ufuncs, _reductions, _manipulation, _indexing, _products, _extra)
+_MODULES = (_creation, _ufuncs, _reductions, _manipulation, _indexing, _products, _extra,
+            _math_more, _statistics, _structure)
 
 __all__ = ["ndarray", "linalg", "random", "is_np_default_dtype"]
 for _m in _MODULES:
