@@ -19,6 +19,12 @@ from . import callback, monitor   # mx.callback, mx.monitor (mx.mon)
 from . import module   # mx.mod / mx.module: Module, BucketingModule, the fit loop
 from . import image   # mx.image (mx.img): image functions, augmenters, ImageIter
 from . import numpy, numpy_extension   # mx.np, mx.npx: NumPy's interface over the registry
+from .symbol import numpy as _sym_numpy   # mx.sym.np (np functions building graph nodes)
+ndarray.np = ndarray.numpy = numpy
+ndarray.npx = ndarray.numpy_extension = numpy_extension
+symbol.np = symbol.numpy = _sym_numpy
+symbol.npx = symbol.numpy_extension = _sym_numpy.symbolic_namespace(numpy_extension,
+                                                                    "mxlite.symbol.numpy_extension")
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np,

@@ -112,12 +112,23 @@ def use_np_shape(func):
     return _decorate("use_np_shape", func, lambda: np_shape(True))
 
 
+_CLASS_DUNDERS = ("__init__", "__call__", "__getitem__", "__setitem__", "__len__", "__iter__")
+
+
 def _decorate(what, func, scope):
-    """Wrap ``func`` (or every plain function of class ``func``) to run inside ``scope()``."""
+    """Wrap ``func`` to run inside ``scope()``. For a class: every function it has, its
+    own and inherited ones (a Gluon block's ``initialize``, ``forward``, ``__call__``...,
+    so parameters made by ``net.initialize()`` follow the semantics too), and the getters
+    of its properties; other dunders are left alone."""
     if inspect.isclass(func):
-        for key, member in list(vars(func).items()):
+        for key, member in inspect.getmembers(func):
+            if key.startswith("__") and key not in _CLASS_DUNDERS:
+                continue
             if inspect.isfunction(member):
                 setattr(func, key, _decorate(what, member, scope))
+            elif isinstance(member, property) and member.fget is not None:
+                setattr(func, key, property(_decorate(what, member.fget, scope), member.fset,
+                                            member.fdel, member.__doc__))
         return func
     if not callable(func):
         raise MXNetError(f"{what}: expected a function or class, got {type(func).__name__}")

@@ -915,7 +915,7 @@ def test_mxnet_updater_states_load_with_allow_pickle():
     updater.set_states(Path(fname).read_bytes(), allow_pickle=True)
     opt = updater.optimizer
     assert type(opt) is mx.optimizer.Adam and opt.num_update == 2 and opt.wd == 0.01
-    assert opt.aggregate_num == 0 and not hasattr(opt, "allow_np_array")
+    assert opt.aggregate_num == 0 and opt.allow_np_array is False
     for i in (0, 1):
         for j, state in enumerate(_flat_states(updater.states[i])):
             np.testing.assert_array_equal(state.asnumpy(), io[f"state{i}_{j}"].asnumpy())

@@ -21,10 +21,19 @@ from .. import ndarray as nd
 from .. import symbol as sym_mod
 from ..base import MXNetError
 from ..ndarray import NDArray
+from ..numpy import ndarray as _np_ndarray
+from ..numpy._front import as_np as _as_np
 from ..symbol import Symbol
 from ..symbol import naming
 from .cached_op import CachedOp
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
+from ..util import is_np_array
+
+
+def _np_view(x):
+    """``x`` as an ``mx.np.ndarray`` (itself, or a recorded identity view of a legacy
+    array, so gradients still reach it)."""
+    return x if isinstance(x, _np_ndarray) or not isinstance(x, NDArray) else x.as_np_ndarray()
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
 
@@ -376,12 +385,17 @@ class Block:
         self.collect_params().zero_grad()
 
     def __call__(self, *args):
-        """Run ``forward`` (with the registered hooks)."""
+        """Run ``forward`` (with the registered hooks). Under NumPy array semantics
+        (``npx.set_np()``) the outputs are ``mx.np.ndarray`` objects (``mx.sym.np``
+        symbols when traced)."""
         if not self._forward_pre_hooks and not self._forward_hooks:
-            return self.forward(*args)
+            out = self.forward(*args)
+            return _as_np(out) if is_np_array() else out
         for hook in list(self._forward_pre_hooks.values()):
             hook(self, args)
         out = self.forward(*args)
+        if is_np_array():
+            out = _as_np(out)
         for hook in list(self._forward_hooks.values()):
             hook(self, args, out)
         return out
@@ -572,11 +586,13 @@ class HybridBlock(Block):
                     inputs.append(None)
                     continue
                 v = sym_mod.var(f"data{k}" if real > 1 else "data")
+                if is_np_array():
+                    v = v.as_np_ndarray()
                 k += 1
                 inputs.append(v)
                 sym_inputs.append(v)
             grouped = _regroup(inputs, self._in_format)
-            params = {i: j.var() for i, j in self._reg_params.items()}
+            params = self._param_vars()
             with self.name_scope():
                 out = self.hybrid_forward(sym_mod, *grouped, **params)
             out, self._out_format = _flatten(out, "output")
@@ -689,7 +705,7 @@ class HybridBlock(Block):
             raise MXNetError(f"{self.name}: the input must hold an NDArray or a Symbol, got "
                              f"{[type(a).__name__ for a in flat]}")
         if symbolic:
-            params = {i: j.var() for i, j in self._reg_params.items()}
+            params = self._param_vars()
             with self.name_scope():
                 return self.hybrid_forward(sym_mod, x, *args, **params)
         if self._active:
@@ -708,7 +724,17 @@ class HybridBlock(Block):
             for v in self._reg_params.values():
                 v._finish_deferred_init()
             params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        if is_np_array():
+            params = {k: _np_view(v) for k, v in params.items()}
         return self.hybrid_forward(nd, x, *args, **params)
+
+    def _param_vars(self):
+        """The parameters' symbol variables (``mx.sym.np`` symbols under NumPy array
+        semantics)."""
+        params = {i: j.var() for i, j in self._reg_params.items()}
+        if is_np_array():
+            params = {k: v.as_np_ndarray() for k, v in params.items()}
+        return params
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         """The computation, with ``F`` the ``mx.nd`` or ``mx.sym`` namespace; override it."""

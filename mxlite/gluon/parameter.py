@@ -18,7 +18,9 @@ from .. import ndarray as nd
 from ..base import MXNetError
 from ..context import Context, cpu, current_context
 from ..device import namespace_for
+from ..numpy._front import as_np as _as_np
 from ..ops import onednn
+from ..util import is_np_array, is_np_shape
 
 __all__ = ["DeferredInitializationError", "StorageTypeError", "Parameter", "Constant",
            "ParameterDict"]
@@ -346,6 +348,8 @@ class Parameter:
         self._init_grad()
 
     def _init_grad(self):
+        if is_np_array():           # made under npx.set_np(): np arrays (MXNet's rule)
+            self._data = [_as_np(d) for d in self._data]
         if self.grad_req == "null":
             self._grad = None
             return
@@ -359,6 +363,8 @@ class Parameter:
             self._grad = [nd.NDArray._wrap(
                 namespace_for(d.context).untouched_zeros(d.shape, d.dtype), d.context)
                 for d in self._data]
+        if is_np_array():
+            self._grad = [_as_np(g) for g in self._grad]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
         self._seen = [g._version[0] for g in self._grad]
 
@@ -504,7 +510,10 @@ class Parameter:
             init = self.init
             if init is not None and not isinstance(init, str):
                 init = init.dumps()
-            self._var = symbol.var(self.name, shape=self.shape, dtype=self.dtype,
+            shape = self.shape
+            if shape is not None and is_np_shape():   # NumPy shapes: -1 marks unknown
+                shape = tuple(-1 if d == 0 else d for d in shape)
+            self._var = symbol.var(self.name, shape=shape, dtype=self.dtype,
                                    lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=init,
                                    stype=self._stype)
         return self._var

@@ -23,6 +23,7 @@ import numpy as np
 from ..base import MXNetError, register_class
 from .. import ndarray as nd
 from ..ndarray import NDArray
+from ..util import is_np_array
 
 __all__ = ["Optimizer", "register", "create", "SGD", "ccSGD", "NAG", "Signum", "Adam", "AdamW",
            "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "Adamax", "Nadam", "SGLD", "Test", "LARS",
@@ -112,6 +113,9 @@ class Optimizer:
         self._index_update_count = self._all_index_update_counts[0]
         self.clip_gradient = clip_gradient
         self.multi_precision = multi_precision
+        # made under npx.set_np() (MXNet's attribute; the update operators take np and legacy
+        # arrays alike, so nothing depends on it)
+        self.allow_np_array = is_np_array()
         # how many weights an Updater hands over in one call (lists); 0: one at a time. SGD
         # runs a list as one multi-tensor update (MXNet's MXNET_OPTIMIZER_AGGREGATION_SIZE
         # default, 4); the others update a list's weights one by one

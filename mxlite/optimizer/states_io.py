@@ -403,7 +403,7 @@ class _Converter:
                                 "have")
         state = {k: self.convert(v) for k, v in self._state(obj).items()}
         current = state.pop("_index_update_count", None)
-        state.pop("allow_np_array", None)       # MXNet's NumPy-interface flag
+        state["allow_np_array"] = bool(state.get("allow_np_array", False))
         opt = cls.__new__(cls)
         opt.__setstate__(state)
         counts = state.get("_all_index_update_counts", {})
