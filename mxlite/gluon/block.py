@@ -22,12 +22,17 @@ from .. import symbol as sym_mod
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..numpy import ndarray as _np_ndarray
-from ..numpy._front import as_np as _as_np
+from ..numpy._front import as_np as _as_np, tracing as _tracing
 from ..symbol import Symbol
 from ..symbol import naming
 from .cached_op import CachedOp
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from ..util import is_np_array
+
+
+def _signature(flat):
+    """The ranks and dtypes of a call's inputs: what an np trace depends on."""
+    return tuple((a.ndim, str(a.dtype)) if isinstance(a, NDArray) else None for a in flat)
 
 
 def _np_view(x):
@@ -593,7 +598,11 @@ class HybridBlock(Block):
                 sym_inputs.append(v)
             grouped = _regroup(inputs, self._in_format)
             params = self._param_vars()
-            with self.name_scope():
+            known = {v.name: (tuple(a.shape), a.dtype) for v, a in
+                     zip(sym_inputs, [a for a in flat if a is not None])
+                     if isinstance(a, NDArray)}
+            self._trace_signature = _signature(flat)
+            with self.name_scope(), _tracing(known):
                 out = self.hybrid_forward(sym_mod, *grouped, **params)
             out, self._out_format = _flatten(out, "output")
             self._cached_graph = sym_inputs, sym_mod.Group(out)
@@ -619,9 +628,14 @@ class HybridBlock(Block):
                              f"cannot be inferred: {e}") from None
 
     def _call_cached_op(self, *args):
+        flat, fmt = _flatten(args, "input")
+        traced = getattr(self, "_trace_signature", None)
+        if self._cached_op is not None and traced is not None and is_np_array() and \
+                _signature(flat) != traced:
+            # NumPy semantics follow the inputs' ranks and dtypes: trace again for new ones
+            self._clear_cached_op()
         if self._cached_op is None:
             self._build_cache(*args)
-        flat, fmt = _flatten(args, "input")
         if _without_trailing_none(fmt) != _without_trailing_none(self._in_format):
             raise MXNetError(f"{self.name}: the argument structure of HybridBlock does not "
                              f"match the cached version. Stored format = {self._in_format}, "

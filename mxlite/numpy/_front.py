@@ -9,11 +9,14 @@ restates an operator.
 """
 import threading
 
+import numpy as _np
+
 from ..ndarray.ndarray import NDArray
 from .._core.dispatch import invoke as _nd_invoke
 from ..ops.registry import REGISTRY
 
-__all__ = ["call", "as_np", "as_nd", "is_symbolic", "symbolic_creation"]
+__all__ = ["call", "as_np", "as_nd", "is_symbolic", "symbolic_creation", "tracing",
+           "symbol_meta", "dtype_of", "shape_of"]
 
 _np_class = None        # mxlite.numpy.multiarray.ndarray (set by that module)
 _sym_class = None       # mxlite.symbol.numpy._Symbol (set by that module)
@@ -85,3 +88,74 @@ def call(op_name, inputs, out=None, **attrs):
         return as_np(sym_invoke(op, list(inputs), attrs, None, name=name))
     result = _nd_invoke(op, list(inputs), attrs, out)
     return as_np(result)
+
+
+# ---- what a traced Symbol is known to be ---------------------------------------------------
+_trace = threading.local()      # .inputs {variable name: (shape, dtype)}, .cache
+
+
+class tracing:
+    """``with tracing({name: (shape, dtype)}):`` a block's ``hybrid_forward`` traced on
+    inputs of these shapes and dtypes: inside, an np Symbol's ``shape``/``dtype`` are
+    inferred from them (``symbol_meta``), so np functions apply NumPy's rules (promotion,
+    0-d results, axis checks) to symbols as to arrays."""
+
+    def __init__(self, inputs):
+        self._inputs = dict(inputs)
+
+    def __enter__(self):
+        self._prev = (getattr(_trace, "inputs", None), getattr(_trace, "cache", None))
+        _trace.inputs, _trace.cache = self._inputs, {}
+        return self
+
+    def __exit__(self, *exc):
+        _trace.inputs, _trace.cache = self._prev
+
+
+def symbol_meta(sym):
+    """``(shape, dtype)`` of a single-output Symbol: inferred from the traced inputs
+    (``tracing``) and the variables' own attributes; unknown dimensions are -1, an unknown
+    shape or dtype None."""
+    (node, index), = sym._outputs
+    cache = getattr(_trace, "cache", None)
+    key = (id(node), index)
+    if cache is not None and key in cache:
+        return cache[key][1]
+    known = getattr(_trace, "inputs", None) or {}
+    args = sym.list_arguments()
+    shapes = {n: known[n][0] for n in args if n in known}
+    dtypes = {n: known[n][1] for n in args if n in known}
+    from ..util import np_shape
+    try:
+        with np_shape(True):
+            out_shape = sym.infer_shape_partial(**shapes)[1][0]
+    except Exception:           # an inconsistent graph is reported when it is bound
+        out_shape = None
+    try:
+        out_dtype = sym.infer_type_partial(**dtypes)[1][0]
+    except Exception:
+        out_dtype = None
+    meta = (None if out_shape is None else tuple(out_shape),
+            None if out_dtype is None else _np.dtype(out_dtype))
+    if cache is not None:
+        cache[key] = (node, meta)       # (the node kept alive, so its id stays unique)
+    return meta
+
+
+def dtype_of(x):
+    """The dtype of an array, or of a Symbol while a block is traced; None if unknown."""
+    if isinstance(x, NDArray):
+        return x._data.dtype if x._data is not None else _np.dtype(x.dtype)
+    if _is_symbol(x) and len(x._outputs) == 1:
+        return symbol_meta(x)[1]
+    return None
+
+
+def shape_of(x):
+    """The shape of an array, or of a Symbol while a block is traced (-1 for a dimension
+    not known yet); None if unknown."""
+    if isinstance(x, NDArray):
+        return tuple(x.shape)
+    if _is_symbol(x) and len(x._outputs) == 1:
+        return symbol_meta(x)[0]
+    return None

@@ -27,6 +27,13 @@ def _arr(a):
     return a if isinstance(a, NDArray) or _front.is_symbolic([a]) else asarray(a)
 
 
+class _Rank:
+    """Stands for an array of ``ndim`` axes where only the rank matters."""
+
+    def __init__(self, ndim):
+        self.ndim = ndim
+
+
 def _axes(fn, a, axis):
     """The reduced axes (a sorted tuple) of ``a`` for NumPy's ``axis``."""
     if axis is None:
@@ -62,6 +69,10 @@ def _reduce(fn, op, a, axis, keepdims, dtype, out, identity=None, initial=None, 
         if where is not None or initial is not None:
             raise op_error(fn, "where= and initial= need an array, not a Symbol")
         y = _front.call(op, [a], axis=axis, keepdims=keepdims)
+        shape = _front.shape_of(a)
+        if shape is not None and not keepdims and len(_axes(fn, _Rank(len(shape)), axis)) \
+                == len(shape):
+            y = _front.call("reshape", [y], shape=())      # a full reduction is 0-d
         return y if dtype is None else _front.call("cast", [y], dtype=as_dtype(dtype, fn))
     axes = _axes(fn, a, axis)
     if dtype is not None and as_dtype(dtype, fn) != a.dtype:

@@ -77,13 +77,13 @@ def _is_number(x):
 
 def _cast(x, dtype):
     """``x`` in ``dtype`` (a recorded cast when it differs)."""
-    if x._data is not None and x._data.dtype == dtype:
+    if _front.dtype_of(x) == dtype:
         return x
     return _front.call("cast", [x], dtype=dtype)
 
 
 def _as_bool(y, out=None):
-    if _front.is_symbolic([y]) or y._data.dtype != _BOOL:
+    if _front.dtype_of(y) != _BOOL or out is not None:
         return _front.call("cast", [y], out=out, dtype=_BOOL)
     return y
 
@@ -104,18 +104,19 @@ def binary(name, x1, x2, out=None):
     if not isinstance(x2, (NDArray, _front_symbol())) and not _is_number(x2):
         from .multiarray import to_array
         x2 = to_array(x2, like=x1)
-    symbolic = _front.is_symbolic([x for x in (x1, x2) if not _is_number(x)])
     if _is_number(x2) or _is_number(x1):
         arr, value, op = (x1, x2, scalar_op) if _is_number(x2) else (x2, x1, rscalar_op)
-        if not symbolic:
-            dt = scalar_result_type(arr._data.dtype, value)
+        known = _front.dtype_of(arr)
+        if known is not None:           # (a symbol's dtype is known while a block traces)
+            dt = scalar_result_type(known, value)
             if kind in ("div", "float"):
                 dt = true_divide_type(dt)
             arr = _cast(arr, dt)
         y = _front.call(op, [arr], out=None if kind == "bool" else out, scalar=_number(value))
     else:
-        if not symbolic:
-            dt = result_type(x1._data.dtype, x2._data.dtype)
+        d1, d2 = _front.dtype_of(x1), _front.dtype_of(x2)
+        if d1 is not None and d2 is not None:
+            dt = result_type(d1, d2)
             if kind in ("div", "float"):
                 dt = true_divide_type(dt)
             x1, x2 = _cast(x1, dt), _cast(x2, dt)
@@ -131,9 +132,11 @@ def unary(name, x, out=None):
     if not isinstance(x, (NDArray, _front_symbol())):
         from .multiarray import to_array
         x = to_array(x)
-    if kind == "float" and not _front.is_symbolic([x]) and x._data.dtype.kind in "biu":
+    known = _front.dtype_of(x)
+    if kind == "float" and known is not None and known.kind in "biu":
         x = _cast(x, default_float())
-    if kind == "bool" and not _front.is_symbolic([x]) and x._data.dtype.kind in "biu":
+    if kind == "bool" and known is not None and known.kind in "biu" and \
+            not _front.is_symbolic([x]):
         if op == "logical_not":
             return _as_bool(_front.call("_equal_scalar", [x], scalar=0), out)
         return _front.call("_zeros", [], out=out, shape=x.shape, dtype=_BOOL, ctx=x._ctx) \

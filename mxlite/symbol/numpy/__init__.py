@@ -15,6 +15,7 @@ from ... import numpy as _mx_np
 from ...numpy import _front
 from ...numpy._methods import install as _install
 from ...ops.indexing import canonical_key as _canonical_key
+from ...base import MXNetError
 from ..symbol import Symbol
 
 __all__ = ["_Symbol"]
@@ -36,6 +37,42 @@ class _Symbol(Symbol):
 
     def __iter__(self):
         return (_Symbol([e]) for e in self._outputs)
+
+    # ---- what the symbol is known to be while a block is traced (mxlite.numpy._front) ----
+    def _meta(self, what):
+        if len(self._outputs) != 1:
+            raise MXNetError(f"{what} of a group of {len(self._outputs)} symbols")
+        shape, dtype = _front.symbol_meta(self)
+        value = shape if what == "shape" else dtype
+        if value is None:
+            raise MXNetError(f"the {what} of symbol {self.name!r} is not known here (a "
+                             "symbol knows it while a Gluon block is traced on arrays)")
+        return value
+
+    @property
+    def shape(self):
+        """The output's shape while a block is traced (-1: a dimension not known yet)."""
+        return self._meta("shape")
+
+    @property
+    def dtype(self):
+        """The output's dtype while a block is traced."""
+        return self._meta("dtype")
+
+    @property
+    def ndim(self):
+        """The output's number of axes while a block is traced."""
+        return len(self._meta("shape"))
+
+    @property
+    def size(self):
+        """The output's number of elements while a block is traced."""
+        n = 1
+        for d in self._meta("shape"):
+            if d < 0:
+                raise MXNetError(f"the size of symbol {self.name!r} is not known here")
+            n *= d
+        return n
 
     def as_nd_ndarray(self):
         """The same graph as a legacy Symbol."""
