@@ -60,7 +60,8 @@ def reshape(a, newshape, order="C"):
     a = _arr(a)
     if _front.is_symbolic([a]):
         shape = (newshape,) if isinstance(newshape, int) else tuple(newshape)
-        if any(d == 0 for d in shape) or any(d < -1 for d in shape):
+        if any(d == 0 for d in shape) or any(d < -1 for d in shape) or \
+                shape.count(-1) > 1:
             raise op_error("reshape", f"a symbolic reshape takes positive sizes and one -1, "
                            f"got {shape}")
         return _front.call("reshape", [a], shape=shape)

@@ -70,8 +70,8 @@ def _reduce(fn, op, a, axis, keepdims, dtype, out, identity=None, initial=None, 
             raise op_error(fn, "where= and initial= need an array, not a Symbol")
         y = _front.call(op, [a], axis=axis, keepdims=keepdims)
         shape = _front.shape_of(a)
-        if shape is not None and not keepdims and len(_axes(fn, _Rank(len(shape)), axis)) \
-                == len(shape):
+        if not keepdims and (axis is None or shape is not None and
+                             len(_axes(fn, _Rank(len(shape)), axis)) == len(shape)):
             y = _front.call("reshape", [y], shape=())      # a full reduction is 0-d
         return y if dtype is None else _front.call("cast", [y], dtype=as_dtype(dtype, fn))
     axes = _axes(fn, a, axis)

@@ -156,6 +156,8 @@ def _legacy_shapes_to_np(made):
     from ..ops.params import Param
     from .infer import from_partial, to_partial
     for node in made:
+        if isinstance(node, _Translated):
+            continue
         text = node.user_attrs.get("__shape__") if node.op is None else None
         if text is None:
             continue
@@ -223,6 +225,11 @@ def _entry(ref, made, where):
         raise _bad(where, f"refers to node {nid}, but only nodes 0..{len(made) - 1} come "
                    "before it")
     node = made[nid]
+    if isinstance(node, _Translated):
+        if not 0 <= idx < len(node.outputs):
+            raise _bad(where, f"refers to output {idx} of node {node.name!r}, which has "
+                       f"{len(node.outputs)} output(s)")
+        return node.outputs[idx]
     if not 0 <= idx < node.num_outputs():
         raise _bad(where, f"refers to output {idx} of node {node.name!r}, which has "
                    f"{node.num_outputs()} output(s)")
@@ -278,6 +285,9 @@ def _graph_symbol(graph, prefix, depth):
             attrs.update(params)
             made.append(SymNode(None, name, user_attrs=attrs))
             continue
+        if opname.startswith(("_np_", "_npi_", "_npx_")) and opname not in REGISTRY:
+            made.append(_translated(opname, name, entries, attrs, where))
+            continue
         renames = {}
         if opname in _FROM_MXNET:
             opname, renames = _FROM_MXNET[opname]
@@ -286,6 +296,10 @@ def _graph_symbol(graph, prefix, depth):
         op = REGISTRY.get(opname)
         if op is None:
             raise _bad(where, f"unknown operator {opname!r}")
+        if "is_int" in attrs and "scalar" in op._param_map:
+            # MXNet's NumPy interface marks an integer scalar (written "2.0") with is_int
+            if attrs.pop("is_int") in ("True", "1", "true"):
+                attrs["scalar"] = _int_text(attrs.get("scalar"))
         user = {}
         for key, value in attrs.items():
             if key in op._param_map and key != _SUBGRAPH:
@@ -334,6 +348,44 @@ def _graph_symbol(graph, prefix, depth):
     if not heads:
         raise MXNetError(f"load_json: {prefix}'heads' is empty")
     return Symbol(heads)
+
+
+def _int_text(text):
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return text             # the parameter's parser reports it
+    return str(int(value)) if value.is_integer() else text
+
+
+class _Translated:
+    """A node of MXNet's NumPy interface (``_npi_add``...) rebuilt from ``mx.np`` calls:
+    its outputs are entries of the nodes those calls made."""
+
+    def __init__(self, name, outputs):
+        self.name, self.outputs = name, outputs
+
+
+def _translated(opname, name, entries, attrs, where):
+    from .numpy import _Symbol
+    from .numpy.json_names import translation
+    from ..numpy._front import symbolic_creation
+    build = translation(opname)
+    if build is None:
+        raise _bad(where, f"unknown operator {opname!r} (MXNet's NumPy interface; mxlite "
+                   "reads the ones listed in mxlite.symbol.numpy.json_names)")
+    inputs = [_Symbol([e]) for e in entries]
+    try:
+        with symbolic_creation():
+            out = build(inputs, {k: v for k, v in attrs.items() if not k.startswith("__")})
+    except (MXNetError, TypeError, ValueError, KeyError, SyntaxError) as e:
+        raise _bad(where, f"cannot read {opname} with attributes {_short(attrs)}: {e}") \
+            from None
+    outputs = list(out._outputs)
+    nodes = {id(n) for n, _ in outputs}
+    if len(nodes) == 1 and outputs[0][0].op is not None:
+        outputs[0][0].name = name           # MXNet's node name (output names follow it)
+    return _Translated(name, outputs)
 
 
 def _less(text, n, where):
