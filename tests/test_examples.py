@@ -80,3 +80,16 @@ def test_quickstart_reports_bad_broadcast(quickstart):
     errors = [line for line in quickstart.splitlines() if line.startswith("error:")]
     assert len(errors) == 1
     assert "broadcast_add" in errors[0] and "(2, 3)" in errors[0] and "(4,)" in errors[0]
+
+
+def test_d2l_numpy_chapter_trains():
+    got = printed_values(run_example("d2l_numpy.py"))
+    # linear regression from scratch lands on NumPy's least-squares fit of the same data
+    np.testing.assert_allclose(got["linreg w"], got["lstsq w"], atol=0.01)
+    assert abs(got["linreg b"] - got["lstsq b"]) < 0.01
+    np.testing.assert_allclose(got["lstsq w"], [2, -3.4], atol=0.01)
+    assert got["linreg loss"] < 1e-4           # the noise's variance / 2 is 5e-5
+    # the blobs are well separated: both classifiers must nearly always be right
+    for model in ("softmax", "mlp"):
+        assert got[f"{model} train accuracy"] > 0.95
+        assert got[f"{model} test accuracy"] > 0.95
