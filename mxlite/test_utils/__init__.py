@@ -78,13 +78,7 @@ from ._symbolic import (check_consistency, check_numeric_gradient, check_speed,
                         same_symbol_structure, simple_forward)
 
 
-class np_symbol(Symbol):  # pylint: disable=invalid-name
-    """MXNet's ``mx.np`` symbol class (``mx.symbol.numpy._Symbol``). mxlite has no ``mx.np``
-    yet (issue 27), so no symbol is an instance of it and making one raises MXNetError."""
-
-    def __new__(cls, *args, **kwargs):
-        raise _MXNetError("np_symbol: mx.np symbols are not in mxlite yet; mx.np comes with "
-                         "issue 27")
+from ..symbol.numpy import _Symbol as np_symbol  # noqa: E402  (MXNet's name for it)
 
 
 def _adopt_public_names():

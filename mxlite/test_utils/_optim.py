@@ -104,7 +104,7 @@ def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test
     """Check that a HybridBlock gives the same output (and input gradients, if
     ``test_grad``) hybridized and not, with the same parameters; and ``numpy_func``'s
     output on the same inputs, if given. ``net_builder(prefix=...)`` builds the block;
-    ``data_l`` are NDArrays (MXNet took ``mx.np`` arrays; mxlite has none yet). The block
+    ``data_l`` are NDArrays or ``mx.np`` arrays. The block
     must not draw random numbers."""
     params, saved_out, saved_grads = None, None, None
     for hybridize in (False, True):
