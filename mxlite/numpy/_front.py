@@ -53,17 +53,30 @@ def as_nd(result):
     return result
 
 
+_Symbol = None          # mxlite.symbol.symbol.Symbol, imported on first use (symbol is above)
+
+
+def _symbol_class():
+    global _Symbol
+    if _Symbol is None:
+        from ..symbol.symbol import Symbol
+        _Symbol = Symbol
+    return _Symbol
+
+
 def _is_symbol(x):
-    from ..symbol.symbol import Symbol
-    return isinstance(x, Symbol)
+    return isinstance(x, _Symbol or _symbol_class())
 
 
 def is_symbolic(inputs):
     """True when some input is a Symbol, or inside ``mx.sym.np``'s creation functions."""
     if getattr(_creation, "on", False):
         return True
-    from ..symbol.symbol import Symbol
-    return any(isinstance(x, Symbol) for x in inputs)
+    symbol = _Symbol or _symbol_class()
+    for x in inputs:
+        if isinstance(x, symbol):
+            return True
+    return False
 
 
 class symbolic_creation:
@@ -82,11 +95,15 @@ def call(op_name, inputs, out=None, **attrs):
     parameters ``attrs``; np arrays (or np Symbols) back. ``out`` is an np array the
     result is written into (and returned)."""
     op = REGISTRY[op_name]
-    if is_symbolic(inputs):
+    if getattr(_creation, "on", False) or any(isinstance(x, _Symbol or _symbol_class())
+                                              for x in inputs):
         from ..symbol.symbol import invoke as sym_invoke
         name = attrs.pop("name", None)
         return as_np(sym_invoke(op, list(inputs), attrs, None, name=name))
-    result = _nd_invoke(op, list(inputs), attrs, out)
+    result = _nd_invoke(op, inputs if type(inputs) is list else list(inputs), attrs, out)
+    if type(result) is NDArray:
+        result.__class__ = _np_class
+        return result
     return as_np(result)
 
 
