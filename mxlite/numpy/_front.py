@@ -101,6 +101,8 @@ def call(op_name, inputs, out=None, **attrs):
         name = attrs.pop("name", None)
         return as_np(sym_invoke(op, list(inputs), attrs, None, name=name))
     result = _nd_invoke(op, inputs if type(inputs) is list else list(inputs), attrs, out)
+    if out is not None:
+        return result               # the caller's array, whatever its class
     if type(result) is NDArray:
         result.__class__ = _np_class
         return result
