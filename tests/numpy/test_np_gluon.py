@@ -165,3 +165,29 @@ def test_symbolic_np_slicing_of_a_multi_output_symbol_picks_outputs(np_mode):
     block.hybridize()
     x = np.array(onp.arange(12, dtype=onp.float32).reshape(2, 6))
     onp.testing.assert_array_equal(block(x).asnumpy(), x.asnumpy()[:, 2:])
+
+
+def test_np_model_exports_to_onnx(np_mode, tmp_path):
+    ort = pytest.importorskip("onnxruntime")    # (the [test] extra installs it)
+
+    class Net(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.fc = gluon.nn.Dense(4)
+
+        def hybrid_forward(self, F, x):
+            h = self.fc(x)
+            return F.np.tanh(h).sum(axis=1) / 2 + F.np.mean(h)
+
+    net = Net()
+    net.initialize()
+    net.hybridize()
+    x = np.array(onp.random.default_rng(0).normal(size=(3, 5)).astype(onp.float32))
+    out = net(x)
+    sym_file, params_file = net.export(str(tmp_path / "net"))
+    path = mx.onnx.export_model(sym_file, params_file, [(3, 5)], [onp.float32],
+                                str(tmp_path / "net.onnx"))
+    session = ort.InferenceSession(path)
+    got = session.run(None, {session.get_inputs()[0].name: x.asnumpy()})[0]
+    onp.testing.assert_allclose(got, out.asnumpy(), rtol=1e-5, atol=1e-6)
