@@ -114,19 +114,22 @@ class Draw:
                 return _front.call(op, inputs, **attrs)
         return _front.call(op, inputs, **attrs)
 
-    def noise(self, kind, **attrs):
+    def noise(self, kind, dtype=None, **attrs):
         """Standard draws of the output's shape in ``work``: ``kind`` 'uniform' ([0, 1)),
         'normal' (N(0, 1)) or 'exponential' (Exp(1)), unless ``attrs`` set the
-        registered sampler's own parameters (``loc``, ``scale``, ``low``, ...)."""
+        registered sampler's own parameters (``loc``, ``scale``, ``low``, ...). ``dtype``:
+        draw in another dtype (the output's, for the samplers' own rounding guarantees:
+        float16 uniform samples stay below high)."""
         if self.shape is not None:
-            return self._call(f"_random_{kind}", [], shape=self.shape, dtype=self.work,
-                              ctx=self.ctx, **attrs)
+            return self._call(f"_random_{kind}", [], shape=self.shape,
+                              dtype=self.work if dtype is None else dtype, ctx=self.ctx,
+                              **attrs)
         return self._call(f"_random_{kind}_like", [self._template], **attrs)
 
     def broadcast(self, value):
         """An array parameter broadcast to the output's shape (a recorded operator)."""
         if self.shape is not None:
-            if tuple(getattr(value, "shape", ())) == self.shape and not self.symbolic:
+            if not self.symbolic and tuple(value.shape) == self.shape:
                 return value
             return self._call("broadcast_to", [value], shape=self.shape)
         return self._call("broadcast_like", [value, self._template])

@@ -68,7 +68,7 @@ def uniform(low=0.0, high=1.0, size=None, dtype=None, ctx=None, out=None):
                       ctx, out)
     low, high = d.values
     if d.numbers and low <= high:
-        return d.finish(d.noise("uniform", low=low, high=high))
+        return d.finish(d.noise("uniform", d.dtype, low=low, high=high))
     return d.finish(_affine(low, subtract(high, low), d.noise("uniform")))
 
 
@@ -83,7 +83,7 @@ def normal(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, out=None):
                       dtype, ctx, out)
     loc, scale = d.values
     if d.numbers:
-        return d.finish(d.noise("normal", loc=loc, scale=scale))
+        return d.finish(d.noise("normal", d.dtype, loc=loc, scale=scale))
     return d.finish(_affine(loc, scale, d.noise("normal")))
 
 
@@ -123,7 +123,7 @@ def gamma(shape, scale=1.0, size=None, dtype=None, ctx=None, out=None):
                       dtype, ctx, out)
     shape, scale = d.values
     if d.numbers:
-        return d.finish(d.noise("gamma", alpha=shape, beta=scale))
+        return d.finish(d.noise("gamma", d.dtype, alpha=shape, beta=scale))
     return d.finish(multiply(scale, d.gamma(shape)))
 
 

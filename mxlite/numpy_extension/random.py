@@ -66,7 +66,7 @@ def uniform_n(low=0.0, high=1.0, batch_shape=None, dtype=None, ctx=None):
                       None, dtype, ctx, None, batch=batch_shape or ())
     low, high = d.values
     if d.numbers and low <= high:
-        return d.finish(d.noise("uniform", low=low, high=high))
+        return d.finish(d.noise("uniform", d.dtype, low=low, high=high))
     return d.finish(add(low, multiply(subtract(high, low), d.noise("uniform"))))
 
 
@@ -81,5 +81,5 @@ def normal_n(loc=0.0, scale=1.0, batch_shape=None, dtype=None, ctx=None):
                       None, dtype, ctx, None, batch=batch_shape or ())
     loc, scale = d.values
     if d.numbers:
-        return d.finish(d.noise("normal", loc=loc, scale=scale))
+        return d.finish(d.noise("normal", d.dtype, loc=loc, scale=scale))
     return d.finish(add(loc, multiply(scale, d.noise("normal"))))

@@ -84,6 +84,12 @@ def test_dtypes(name, float64_default):
         assert x.dtype == onp.dtype(dt) and x.shape == (1,)
 
 
+def test_float16_uniform_stays_below_high():
+    x = R.uniform(0.0, 1.0, size=(200000,), dtype="float16").asnumpy()
+    assert x.max() < 1.0 and x.min() >= 0.0
+    assert R.rand(100000, dtype="float16").asnumpy().max() < 1.0
+
+
 def test_rand_randn_and_out():
     assert R.rand(2, 3).shape == (2, 3) and R.rand().shape == ()
     assert R.randn(4, dtype="float64").dtype == onp.float64
