@@ -37,13 +37,16 @@ __all__ = ["prepare", "as_size", "Draw", "FLOATS", "output_shape", "broadcast_sh
 _F32, _F64 = _onp.dtype(_onp.float32), _onp.dtype(_onp.float64)
 FLOATS = (_onp.dtype(_onp.float16), _F32, _F64)
 
-# rule -> (test on a float64 host value or array, what a valid value is)
+# rule -> (test of a float64 host array, test of a Python float, what a valid value is)
 _RULES = {
-    "real": (lambda v: _onp.isfinite(v), "finite"),
-    "nonneg": (lambda v: _onp.isfinite(v) & (v >= 0), "non-negative and finite"),
-    "pos": (lambda v: _onp.isfinite(v) & (v > 0), "positive and finite"),
-    "prob": (lambda v: (v >= 0) & (v <= 1), "in [0, 1]"),
+    "real": (lambda v: _onp.isfinite(v), math.isfinite, "finite"),
+    "nonneg": (lambda v: _onp.isfinite(v) & (v >= 0), lambda v: math.isfinite(v) and v >= 0,
+               "non-negative and finite"),
+    "pos": (lambda v: _onp.isfinite(v) & (v > 0), lambda v: math.isfinite(v) and v > 0,
+            "positive and finite"),
+    "prob": (lambda v: (v >= 0) & (v <= 1), lambda v: 0 <= v <= 1, "in [0, 1]"),
 }
+_PLAIN = (int, float)
 
 
 def as_size(fn, size, what="size"):
@@ -51,6 +54,8 @@ def as_size(fn, size, what="size"):
     ints; MXNetError naming ``fn`` otherwise."""
     if size is None:
         return None
+    if type(size) is tuple and all(type(d) is int and d >= 0 for d in size):
+        return size
     if isinstance(size, (numbers.Integral, _onp.integer)) and not isinstance(size, bool):
         size = (size,)
     try:
@@ -64,6 +69,8 @@ def as_size(fn, size, what="size"):
 
 
 def _is_number(v):
+    if type(v) in _PLAIN:
+        return True
     return isinstance(v, (numbers.Real, _onp.generic)) and not isinstance(v, NDArray)
 
 
@@ -73,14 +80,19 @@ def is_symbol(v):
     return isinstance(v, Symbol)
 
 
+def _check_number(fn, name, value, rule):
+    """MXNetError when the Python float ``value`` breaks ``rule``."""
+    _, test, want = _RULES[rule]
+    if not test(value):
+        raise op_error(fn, f"{name} must be {want}, got {value!r}")
+
+
 def _check(fn, name, value, rule):
-    """MXNetError when ``value`` (a number, or a host float64 array) breaks ``rule``."""
-    test, want = _RULES[rule]
-    ok = _onp.asarray(test(value))
+    """MXNetError when the host float64 array ``value`` breaks ``rule``."""
+    test, _, want = _RULES[rule]
+    ok = test(value)
     if ok.all():
         return
-    if ok.ndim == 0:
-        raise op_error(fn, f"{name} must be {want}, got {float(value)!r}")
     bad = _onp.flatnonzero(~ok)
     raise op_error(fn, f"{name} must be {want}; element {int(bad[0])} of {name} (shape "
                    f"{value.shape}) is {float(value.flat[bad[0]])!r} ({bad.size} bad "
@@ -198,8 +210,9 @@ def prepare(fn, params, size=None, dtype=None, ctx=None, out=None, batch=None, w
     resolved = []
     for name, value, rule in params:
         if _is_number(value):
-            _check(fn, name, _onp.float64(value), rule)
-            resolved.append(float(value))
+            value = float(value)
+            _check_number(fn, name, value, rule)
+            resolved.append(value)
             continue
         if not isinstance(value, NDArray) and not is_symbol(value):
             value = array(value, dtype=_F64, ctx=None if symbolic else ctx)
@@ -225,6 +238,8 @@ def output_shape(fn, names, values, size, batch, symbolic):
     """(output shape or None, zero template of the output's shape for Symbols or None)."""
     arrays = [(n, v) for n, v in zip(names, values) if not _is_number(v)]
     if not symbolic:
+        if not arrays:
+            return (batch if batch is not None else size or ()), None
         base = broadcast_shapes(fn, [n for n, _ in arrays], [tuple(v.shape) for _, v in arrays])
         if batch is not None:
             return batch + base, None
