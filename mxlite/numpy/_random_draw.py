@@ -32,7 +32,8 @@ from . import _front
 from ._dtypes import as_dtype
 from .multiarray import array, to_ctx
 
-__all__ = ["prepare", "as_size", "Draw", "FLOATS", "output_shape", "broadcast_shapes", "is_number", "is_symbol"]
+__all__ = ["prepare", "as_size", "Draw", "FLOATS", "output_shape", "broadcast_shapes",
+           "is_number", "is_symbol"]
 
 _F32, _F64 = _onp.dtype(_onp.float32), _onp.dtype(_onp.float64)
 FLOATS = (_onp.dtype(_onp.float16), _F32, _F64)

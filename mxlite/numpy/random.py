@@ -233,7 +233,8 @@ def power(a, size=None, ctx=None, out=None):
     return d.finish(exp(negative(divide(d.noise("exponential"), d.values[0]))))
 
 
-def _dims(fn, size):
+def _dims(size):
+    """``rand``'s positional dimensions as a size (one tuple or None passes through)."""
     if len(size) == 1 and (size[0] is None or isinstance(size[0], (tuple, list))):
         return size[0]
     return size
@@ -246,7 +247,7 @@ def rand(*size, **kwargs):
     >>> mx.np.random.rand(2, 3).shape
     (2, 3)
     """
-    return uniform(0.0, 1.0, size=_dims("rand", size), **kwargs)
+    return uniform(0.0, 1.0, size=_dims(size), **kwargs)
 
 
 def randn(*size, **kwargs):
@@ -256,4 +257,4 @@ def randn(*size, **kwargs):
     >>> mx.np.random.randn(4).shape
     (4,)
     """
-    return normal(0.0, 1.0, size=_dims("randn", size), **kwargs)
+    return normal(0.0, 1.0, size=_dims(size), **kwargs)
