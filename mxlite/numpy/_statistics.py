@@ -34,7 +34,7 @@ from ..ndarray.ndarray import NDArray
 from ..ops.shape_utils import normalize_axes, normalize_axis
 from . import _front
 from ._dtypes import as_dtype, default_float
-from .multiarray import array, asarray, to_ctx
+from .multiarray import array, asarray, ndarray, to_ctx
 
 __all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "nanmedian",
            "histogram", "histogram_bin_edges", "histogram2d", "histogramdd", "bincount",
@@ -47,7 +47,15 @@ __all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "
 # ---------------------------------------------------------------------------- helpers
 
 def _arr(a):
-    return a if isinstance(a, NDArray) or _front.is_symbolic([a]) else asarray(a)
+    """``a`` as an np array (legacy NDArrays viewed as np arrays, recorded as identities;
+    Symbols as they are)."""
+    return a if isinstance(a, ndarray) or _front.is_symbolic([a]) else asarray(a)
+
+
+def _in(v, dtype, ctx):
+    """An operand as an np array of ``dtype`` (arrays cast, recorded; others new)."""
+    return _arr(v).astype(dtype, copy=False) if isinstance(v, NDArray) else \
+        _const(v, dtype, ctx)
 
 
 def _no_symbol(fn, *xs):
@@ -79,10 +87,8 @@ def _float_of(*dtypes):
 def _dtype_of(x):
     """The dtype ``x`` has (an array) or gets from mx.np (a list or number: None, that is
     'no float preference')."""
-    if isinstance(x, NDArray):
-        return x.dtype
-    if isinstance(x, _onp.ndarray):
-        return x.dtype
+    if isinstance(x, (NDArray, _onp.ndarray)):
+        return _onp.dtype(x.dtype)
     return None
 
 
@@ -277,8 +283,8 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 # ---------------------------------------------------------------------------- histograms
 
 def _edges_dtype(a, bins):
-    if isinstance(bins, NDArray) and bins.dtype.kind == "f":
-        return bins.dtype
+    if isinstance(bins, NDArray) and _onp.dtype(bins.dtype).kind == "f":
+        return _onp.dtype(bins.dtype)
     return _float_of(_dtype_of(a), _dtype_of(bins) if not isinstance(bins, str) else None)
 
 
@@ -447,8 +453,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     _no_symbol("interp", x, xp, fp)
     dt = _float_of(_dtype_of(x), _dtype_of(xp), _dtype_of(fp))
     ctx = _ctx(x, xp, fp)
-    xa, xpa, fpa = (v.astype(dt, copy=False) if isinstance(v, NDArray) else
-                    _const(v, dt, ctx) for v in (x, xp, fp))
+    xa, xpa, fpa = (_in(v, dt, ctx) for v in (x, xp, fp))
     if xpa.ndim != 1 or fpa.ndim != 1 or xpa.shape != fpa.shape or xpa.shape[0] == 0:
         raise op_error("interp", f"xp and fp must be 1-d of the same non-zero length, got "
                        f"shapes {tuple(xpa.shape)} and {tuple(fpa.shape)}")
@@ -494,7 +499,7 @@ def _edge(value, like, axis, fn):
     """``prepend``/``append``: an array, or a number broadcast to ``like`` with length 1
     along ``axis``."""
     from ._manipulation import broadcast_to, expand_dims
-    v = _arr(value) if isinstance(value, NDArray) else _const(value, like.dtype, like._ctx)
+    v = _in(value, like.dtype, like._ctx)
     if v.ndim == 0:
         shape = tuple(1 if i == axis else d for i, d in enumerate(like.shape))
         return broadcast_to(v, shape)
@@ -557,8 +562,7 @@ def ediff1d(ary, to_end=None, to_begin=None):
     d = diff(a) if a.shape[0] > 1 else _slice(a, 0, 0, 0)
 
     def extra(v):
-        v = v if isinstance(v, NDArray) else _const(v, a.dtype, a._ctx)
-        return reshape(v, (-1,)).astype(a.dtype, copy=False)
+        return reshape(_in(v, a.dtype, a._ctx), (-1,))
     parts = ([extra(to_begin)] if to_begin is not None else []) + [d] + \
         ([extra(to_end)] if to_end is not None else [])
     return parts[0] if len(parts) == 1 else concatenate(parts)
@@ -595,7 +599,7 @@ def trapz(y, x=None, dx=1.0, axis=-1):
     mid = u.add(_slice(y, axis, 1, length), _slice(y, axis, 0, length - 1))
     if x is None:
         return np_sum(u.multiply(mid, float(dx) / 2.0), axis=axis)
-    xa = x.astype(dt, copy=False) if isinstance(x, NDArray) else _const(x, dt, y._ctx)
+    xa = _in(x, dt, y._ctx)
     if xa.ndim == 1:
         if xa.shape[0] != length:
             raise op_error("trapz", f"x has length {xa.shape[0]}, y has {length} samples "
@@ -651,8 +655,7 @@ def polyval(p, x):
     _no_symbol("polyval", p, x)
     dt = _float_of(_dtype_of(p), _dtype_of(x))
     ctx = _ctx(p, x)
-    pa, xa = (v.astype(dt, copy=False) if isinstance(v, NDArray) else _const(v, dt, ctx)
-              for v in (p, x))
+    pa, xa = (_in(v, dt, ctx) for v in (p, x))
     if pa.ndim != 1:
         raise op_error("polyval", f"p must be 1-d, got shape {tuple(pa.shape)}")
     u = _ufuncs()
@@ -767,7 +770,7 @@ def i0(x):
 
 def _observations(fn, m, rowvar, dt):
     from ._manipulation import reshape, transpose
-    a = m.astype(dt, copy=False) if isinstance(m, NDArray) else _const(m, dt, _ctx(m))
+    a = _in(m, dt, _ctx(m))
     if a.ndim > 2:
         raise op_error(fn, f"m and y must be 1-d or 2-d, got shape {tuple(a.shape)}")
     if a.ndim < 2:
@@ -872,7 +875,7 @@ def correlate(a, v, mode="valid"):
         raise op_error("correlate", f"mode must be 'valid', 'same' or 'full', got {mode!r}")
     from ._dtypes import result_type
     ctx = _ctx(a, v)
-    aa, va = (x if isinstance(x, NDArray) else array(_onp.asarray(x), ctx=ctx)
+    aa, va = (_arr(x) if isinstance(x, NDArray) else array(_onp.asarray(x), ctx=ctx)
               for x in (a, v))
     if aa.ndim != 1 or va.ndim != 1 or aa.shape[0] == 0 or va.shape[0] == 0:
         raise op_error("correlate", f"a and v must be non-empty and 1-d, got shapes "
