@@ -52,8 +52,40 @@ def _arr(a):
     return a if isinstance(a, ndarray) or _front.is_symbolic([a]) else asarray(a)
 
 
+_SYMBOLIC = "symbolic"      # the "context" of operands that must be Symbols
+
+
+def _is_sym(x):
+    from ..symbol.symbol import Symbol
+    return isinstance(x, Symbol)
+
+
+def _where(*xs):
+    """Where new constants go: ``_SYMBOLIC`` when an operand is a Symbol, else the
+    operands' context."""
+    return _SYMBOLIC if any(_is_sym(x) for x in xs) else _ctx(*xs)
+
+
+def _sym_const(values, dtype):
+    """Host ``values`` as a constant Symbol (``_full`` nodes joined)."""
+    values = _onp.asarray(values)
+    with _front.symbolic_creation():
+        parts = [_front.call("_full", [], shape=(1,), val=v.item(), dtype=dtype)
+                 for v in values.reshape(-1)]
+        if not parts:
+            return _front.call("_zeros", [], shape=values.shape, dtype=dtype)
+        y = parts[0] if len(parts) == 1 else _front.call("concat", parts, dim=0,
+                                                          num_args=len(parts))
+        return _front.call("reshape", [y], shape=values.shape)
+
+
 def _in(v, dtype, ctx):
-    """An operand as an np array of ``dtype`` (arrays cast, recorded; others new)."""
+    """An operand as an np array (or Symbol) of ``dtype``: arrays and Symbols cast
+    (recorded), anything else a new constant on ``ctx`` (``_SYMBOLIC``: a Symbol)."""
+    if _is_sym(v):
+        return v if _front.dtype_of(v) == dtype else _front.call("cast", [v], dtype=dtype)
+    if ctx is _SYMBOLIC:
+        return _sym_const(_host(v), dtype)
     return _arr(v).astype(dtype, copy=False) if isinstance(v, NDArray) else \
         _const(v, dtype, ctx)
 
@@ -89,6 +121,8 @@ def _dtype_of(x):
     'no float preference')."""
     if isinstance(x, (NDArray, _onp.ndarray)):
         return _onp.dtype(x.dtype)
+    if _is_sym(x):
+        return _front.dtype_of(x)
     return None
 
 
@@ -141,6 +175,15 @@ def _ufuncs():
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
+def _shape(fn, x):
+    """The shape of an array, or of a Symbol while a block is traced, else MXNetError."""
+    shape = _front.shape_of(x) if _is_sym(x) else tuple(_arr(x).shape)
+    if shape is None or any(d < 0 for d in shape):
+        raise op_error(fn, "needs the shape of its input, which this Symbol does not know "
+                       "(symbols know it while a Gluon block is traced on arrays)")
+    return tuple(shape)
+
+
 def _check_q(fn, q, scale):
     """``q`` on the host as float64 fractions in [0, 1] (``scale`` 100 for percentiles)."""
     qh = _host(q).astype(_onp.float64)
@@ -150,7 +193,106 @@ def _check_q(fn, q, scale):
     return qh / scale
 
 
-def _positions(qh, counts, method):
+def _q_operand(fn, q, scale, symbolic, ctx):
+    """``(fractions, q's shape)``: ``q`` divided by ``scale`` as a float64 array, or a
+    Symbol when ``symbolic`` (a host ``q`` is checked; a Symbol ``q`` cannot be)."""
+    if _is_sym(q):
+        qshape = _shape(fn, q)
+        return _ufuncs().true_divide(_front.call("cast", [q], dtype=_onp.float64), scale), \
+            qshape
+    qh = _check_q(fn, q, scale)
+    return _in(qh, _onp.float64, _SYMBOLIC if symbolic else ctx), qh.shape
+
+
+def _round_half_even(u, x):
+    """NumPy's rounding of non-negative ``x`` (halves to the even neighbour), composed."""
+    lo = u.floor(x)
+    frac = u.subtract(x, lo)
+    odd = u.equal(u.mod(lo, 2.0), 1.0)
+    up = u.logical_or(u.greater(frac, 0.5), u.logical_and(u.equal(frac, 0.5), odd))
+    return u.add(lo, _front.call("cast", [up], dtype=_onp.float64))
+
+
+def _gather(ordered, pos, axis):
+    """``ordered`` at the (integral, float64) positions ``pos`` along its last axis."""
+    idx = _front.call("cast", [pos], dtype=_onp.int64)
+    return _front.call("take", [ordered, idx], axis=axis, mode="clip")
+
+
+def _moved(a, axes, shape):
+    """``a`` with the axes ``axes`` moved last and merged: shape ``kept + (N,)``."""
+    from ._manipulation import reshape, transpose
+    kept = [i for i in range(len(shape)) if i not in axes]
+    order = kept + list(axes)
+    if order != list(range(len(shape))):
+        a = transpose(a, order)
+    size = int(_onp.prod([shape[i] for i in axes], dtype=_onp.int64))
+    return reshape(a, tuple(shape[i] for i in kept) + (size,)), size
+
+
+def _nan_slices(u, y, ordered, n, kept_ndim, qndim):
+    """``y`` with NaN wherever its slice of ``ordered`` (sorted: NaN last) holds a NaN."""
+    from ._manipulation import broadcast_to, reshape
+    last = _slice(ordered, kept_ndim, n - 1, n)
+    yshape = _shape("quantile", y)
+    mask = reshape(u.isnan(last), yshape[:kept_ndim] + (1,) * qndim)
+    mask = _front.call("cast", [broadcast_to(mask, yshape)], dtype=_front.dtype_of(y))
+    nans = u.add(u.multiply(y, 0.0), float("nan"))
+    return _front.call("where", [mask, nans, y])
+
+
+def _quantile(fn, a, q, axis, out, method, keepdims, scale, skip_nan):
+    a = _arr(a)
+    if method not in _METHODS:
+        raise op_error(fn, f"interpolation must be one of {_METHODS}, got {method!r}")
+    if skip_nan:
+        return _nan_quantile(fn, a, q, axis, out, method, keepdims, scale)
+    shape = _shape(fn, a)
+    symbolic = _is_sym(a) or _is_sym(q)
+    dtype = _onp.dtype(_front.dtype_of(a) or default_float())
+    if dtype.kind == "b":
+        a, dtype = _front.call("cast", [a], dtype=_onp.int64), _onp.dtype(_onp.int64)
+    axes = _quantile_axes(fn, axis, len(shape))
+    kept_shape = tuple(d for i, d in enumerate(shape) if i not in axes)
+    flat, n = _moved(a, axes, shape)
+    if n == 0:
+        raise op_error(fn, f"cannot take a quantile over a zero-size axis of an array of "
+                       f"shape {shape} (axis={axis})")
+    qa, qshape = _q_operand(fn, q, scale, symbolic, None if symbolic else a._ctx)
+    from ._indexing import sort
+    u = _ufuncs()
+    ordered = sort(flat, axis=-1)
+    k = len(kept_shape)
+    pos = u.multiply(qa, float(n - 1))
+    lo = {"lower": u.floor, "linear": u.floor, "midpoint": u.floor, "higher": u.ceil,
+          "nearest": lambda p: _round_half_even(u, p)}[method](pos)
+    y = _gather(ordered, lo, k)
+    if method in ("linear", "midpoint"):
+        dt = _float_of(dtype)
+        hi = u.ceil(pos)
+        frac = u.subtract(pos, lo) if method == "linear" else \
+            u.multiply(_front.call("cast", [u.greater(hi, lo)], dtype=_onp.float64), 0.5)
+        y = _front.call("cast", [y], dtype=dt)
+        upper = _front.call("cast", [_gather(ordered, hi, k)], dtype=dt)
+        y = u.add(y, u.multiply(u.subtract(upper, y), _front.call("cast", [frac], dtype=dt)))
+    if dtype.kind == "f":
+        y = _nan_slices(u, y, ordered, n, k, len(qshape))
+    from ._manipulation import reshape, transpose
+    if k and qshape:
+        y = transpose(y, tuple(range(k, k + len(qshape))) + tuple(range(k)))
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdims \
+        else kept_shape
+    return _finish(fn, reshape(y, tuple(qshape) + out_shape), out)
+
+
+def _quantile_axes(fn, axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
+    return tuple(sorted(normalize_axes(fn, axes, ndim, "axis")))
+
+
+def _nan_positions(qh, counts, method):
     """The lower and upper gather indices and the interpolation weight of each quantile
     ``qh`` (shape Q) in slices holding ``counts`` (shape K) valid sorted values."""
     n = _onp.maximum(counts, 1)[..., None].astype(_onp.float64)
@@ -166,40 +308,23 @@ def _positions(qh, counts, method):
     return lo.astype(_onp.int64), hi.astype(_onp.int64), frac
 
 
-def _moved(a, axes):
-    """``a`` with the axes ``axes`` moved last and merged: shape ``kept + (N,)``."""
-    from ._manipulation import reshape, transpose
-    kept = [i for i in range(a.ndim) if i not in axes]
-    order = kept + list(axes)
-    if order != list(range(a.ndim)):
-        a = transpose(a, order)
-    size = int(_onp.prod([a.shape[i] for i in range(len(kept), a.ndim)], dtype=_onp.int64))
-    return reshape(a, tuple(a.shape[:len(kept)]) + (size,)), size
-
-
-def _quantile(fn, a, q, axis, out, method, keepdims, scale, skip_nan):
-    a = _arr(a)
+def _nan_quantile(fn, a, q, axis, out, method, keepdims, scale):
+    """The NaN-skipping quantiles: the number of valid values of each slice, hence the
+    positions, are read on the host (arrays only)."""
     _no_symbol(fn, a, q)
-    if method not in _METHODS:
-        raise op_error(fn, f"interpolation must be one of {_METHODS}, got {method!r}")
     qh = _check_q(fn, q, scale)
     if a.dtype.kind == "b":
         a = a.astype(_onp.int64)
-    if axis is None:
-        axes = tuple(range(a.ndim))
-    else:
-        axes = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
-        axes = tuple(sorted(normalize_axes(fn, axes, a.ndim, "axis")))
+    axes = _quantile_axes(fn, axis, a.ndim)
     kept_shape = tuple(d for i, d in enumerate(a.shape) if i not in axes)
-    flat, n = _moved(a, axes)
+    flat, n = _moved(a, axes, tuple(a.shape))
     if n == 0:
         raise op_error(fn, f"cannot take a quantile over a zero-size axis of an array of "
                        f"shape {tuple(a.shape)} (axis={axis})")
     host = flat.asnumpy()
     isnan = _onp.isnan(host) if host.dtype.kind == "f" else _onp.zeros(host.shape, bool)
-    counts = (~isnan).sum(-1) if skip_nan else _onp.full(kept_shape, n)
-    nan_slices = (counts == 0) if skip_nan else isnan.any(-1)
-    lo, hi, frac = _positions(qh, counts, method)
+    counts = (~isnan).sum(-1)
+    lo, hi, frac = _nan_positions(qh, counts, method)
     from ._indexing import sort, take_along_axis, where
     ordered = sort(flat, axis=-1)
     ctx = a._ctx
@@ -211,9 +336,9 @@ def _quantile(fn, a, q, axis, out, method, keepdims, scale, skip_nan):
             dt, copy=False)
         u = _ufuncs()
         y = u.add(y, u.multiply(u.subtract(upper, y), _const(frac, dt, ctx)))
-    if nan_slices.any():
-        y = where(_const(_onp.broadcast_to(nan_slices[..., None], lo.shape), _onp.bool_, ctx),
-                  _onp.nan, y)
+    if (counts == 0).any():
+        y = where(_const(_onp.broadcast_to((counts == 0)[..., None], lo.shape), _onp.bool_,
+                         ctx), _onp.nan, y)
     from ._manipulation import moveaxis, reshape
     y = moveaxis(y, -1, 0)
     shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape)) if keepdims \
@@ -495,15 +620,15 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 # ---------------------------------------------------------------------------- differences
 
-def _edge(value, like, axis, fn):
-    """``prepend``/``append``: an array, or a number broadcast to ``like`` with length 1
-    along ``axis``."""
+def _edge(value, like, shape, axis):
+    """``prepend``/``append``: an array, or a number broadcast to ``like``'s ``shape``
+    with length 1 along ``axis``."""
     from ._manipulation import broadcast_to, expand_dims
-    v = _in(value, like.dtype, like._ctx)
-    if v.ndim == 0:
-        shape = tuple(1 if i == axis else d for i, d in enumerate(like.shape))
-        return broadcast_to(v, shape)
-    if v.ndim == like.ndim - 1:
+    v = _in(value, _dtype_of(like), _where(like))
+    vshape = _shape("diff", v)
+    if not vshape:
+        return broadcast_to(v, tuple(1 if i == axis else d for i, d in enumerate(shape)))
+    if len(vshape) == len(shape) - 1:
         v = expand_dims(v, axis)
     return v
 
@@ -511,7 +636,7 @@ def _edge(value, like, axis, fn):
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """The ``n``-th discrete difference along ``axis`` (``out[i] = a[i+1] - a[i]``,
     applied ``n`` times; booleans: ``!=``), after joining ``prepend``/``append`` along
-    ``axis``. Recorded; also builds graph nodes on Symbols (without prepend/append).
+    ``axis``. Recorded; builds graph nodes on Symbols.
 
     >>> from mxlite import np
     >>> np.diff(np.array([1., 4, 9, 16]), n=2).tolist()
@@ -521,25 +646,28 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         raise op_error("diff", f"n must be a non-negative int, got {n}")
     n = int(n)
     a = _arr(a)
-    if _front.is_symbolic([a]):
+    shape = _front.shape_of(a) if _is_sym(a) else tuple(a.shape)
+    if shape is None or any(d < 0 for d in shape):        # a Symbol of unknown shape
         if prepend is not None or append is not None:
-            raise op_error("diff", "prepend/append need arrays, not Symbols")
+            raise op_error("diff", "prepend/append need the shape of a, which this Symbol "
+                           "does not know")
         for _ in range(n):
             a = _ufuncs().subtract(_slice(a, axis, 1, None), _slice(a, axis, 0, -1))
         return a
-    if a.ndim == 0:
+    if not shape:
         raise op_error("diff", "needs an array of at least one dimension, got a 0-d array")
-    axis = normalize_axis("diff", axis, a.ndim)
+    axis = normalize_axis("diff", axis, len(shape))
     if n == 0:
         return a
     if prepend is not None or append is not None:
         from ._manipulation import concatenate
-        parts = ([_edge(prepend, a, axis, "diff")] if prepend is not None else []) + [a] + \
-            ([_edge(append, a, axis, "diff")] if append is not None else [])
+        parts = ([_edge(prepend, a, shape, axis)] if prepend is not None else []) + [a] + \
+            ([_edge(append, a, shape, axis)] if append is not None else [])
         a = concatenate(parts, axis=axis)
-    op = _ufuncs().not_equal if a.dtype.kind == "b" else _ufuncs().subtract
+    u = _ufuncs()
+    op = u.not_equal if _onp.dtype(_dtype_of(a)).kind == "b" else u.subtract
     for _ in range(n):
-        length = a.shape[axis]
+        length = _shape("diff", a)[axis]
         if length <= 1:
             return _slice(a, axis, 0, 0)
         a = op(_slice(a, axis, 1, length), _slice(a, axis, 0, length - 1))
@@ -550,66 +678,53 @@ def ediff1d(ary, to_end=None, to_begin=None):
     """The differences between consecutive elements of the flattened ``ary``, with
     ``to_begin`` and ``to_end`` (numbers or arrays, flattened, cast to ``ary``'s dtype)
     joined before and after. Recorded (gradients flow to ``ary`` and to array
-    ``to_begin``/``to_end``); Symbols too when the extras are Symbols or None."""
+    ``to_begin``/``to_end``); builds graph nodes on Symbols."""
     from ._manipulation import concatenate, reshape
     a = reshape(_arr(ary), (-1,))
-    if _front.is_symbolic([a, to_begin, to_end]):
-        parts = [reshape(v, (-1,)) for v in (to_begin,) if v is not None] + \
-            [diff(a)] + [reshape(v, (-1,)) for v in (to_end,) if v is not None]
-        if any(not _front.is_symbolic([v]) for v in parts):
-            raise op_error("ediff1d", "with a Symbol, to_begin/to_end must be Symbols or None")
-        return parts[0] if len(parts) == 1 else concatenate(parts)
-    d = diff(a) if a.shape[0] > 1 else _slice(a, 0, 0, 0)
-
-    def extra(v):
-        return reshape(_in(v, a.dtype, a._ctx), (-1,))
-    parts = ([extra(to_begin)] if to_begin is not None else []) + [d] + \
-        ([extra(to_end)] if to_end is not None else [])
+    where, dt = _where(a, to_begin, to_end), _dtype_of(a)
+    d = diff(a) if _shape("ediff1d", a)[0] > 1 else _slice(a, 0, 0, 0)
+    parts = [reshape(_in(v, dt, where), (-1,)) for v in (to_begin,) if v is not None] + \
+        [d] + [reshape(_in(v, dt, where), (-1,)) for v in (to_end,) if v is not None]
     return parts[0] if len(parts) == 1 else concatenate(parts)
 
 
 def trapz(y, x=None, dx=1.0, axis=-1):
     """The integral of ``y`` along ``axis`` by the trapezoidal rule, at sample points
     ``x`` (1-d, or ``y``'s shape) or spaced ``dx``. Float result (integers: the default
-    float); recorded, differentiable w.r.t. ``y`` and ``x``. Builds graph nodes on
-    Symbols when ``x`` is None.
+    float); recorded, differentiable w.r.t. ``y`` and ``x``; builds graph nodes on
+    Symbols.
 
     >>> from mxlite import np
     >>> float(np.trapz(np.array([1., 2, 3])))
     4.0
     """
+    from ._manipulation import reshape
     from ._reductions import sum as np_sum
     u = _ufuncs()
     y = _arr(y)
-    if _front.is_symbolic([y, x]):
-        if x is not None:
-            raise op_error("trapz", "x needs an array, not a Symbol")
-        mid = u.add(_slice(y, axis, 1, None), _slice(y, axis, 0, -1))
-        return np_sum(u.multiply(mid, float(dx) / 2.0), axis=axis)
-    if y.ndim == 0:
+    shape = _shape("trapz", y)
+    if not shape:
         raise op_error("trapz", "y must have at least one dimension, got a 0-d array")
-    axis = normalize_axis("trapz", axis, y.ndim)
-    dt = _float_of(y.dtype, _dtype_of(x))
-    y = y.astype(dt, copy=False)
-    length = y.shape[axis]
+    axis = normalize_axis("trapz", axis, len(shape))
+    dt = _float_of(_dtype_of(y), _dtype_of(x))
+    y = _in(y, dt, None)
+    length = shape[axis]
     if length < 2:
-        from ._creation import zeros
-        return zeros(tuple(d for i, d in enumerate(y.shape) if i != axis), dtype=dt,
-                     ctx=y._ctx)
+        from ._creation import zeros_like
+        return np_sum(zeros_like(_slice(y, axis, 0, 0)), axis=axis)
     mid = u.add(_slice(y, axis, 1, length), _slice(y, axis, 0, length - 1))
     if x is None:
         return np_sum(u.multiply(mid, float(dx) / 2.0), axis=axis)
-    xa = _in(x, dt, y._ctx)
-    if xa.ndim == 1:
-        if xa.shape[0] != length:
-            raise op_error("trapz", f"x has length {xa.shape[0]}, y has {length} samples "
+    xa = _in(x, dt, _where(y))
+    xshape = _shape("trapz", xa)
+    if len(xshape) == 1:
+        if xshape[0] != length:
+            raise op_error("trapz", f"x has length {xshape[0]}, y has {length} samples "
                            f"along axis {axis}")
-        from ._manipulation import reshape
-        d = reshape(diff(xa), tuple(length - 1 if i == axis else 1 for i in range(y.ndim)))
+        d = reshape(diff(xa), tuple(length - 1 if i == axis else 1 for i in range(len(shape))))
     else:
-        if tuple(xa.shape) != tuple(y.shape):
-            raise op_error("trapz", f"x must be 1-d or of y's shape {tuple(y.shape)}, got "
-                           f"{tuple(xa.shape)}")
+        if xshape != shape:
+            raise op_error("trapz", f"x must be 1-d or of y's shape {shape}, got {xshape}")
         d = diff(xa, axis=axis)
     return np_sum(u.multiply(u.multiply(d, mid), 0.5), axis=axis)
 
@@ -646,23 +761,24 @@ def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
 def polyval(p, x):
     """The polynomial with coefficients ``p`` (1-d, highest power first) at ``x``, by
     Horner's rule. Float result (the inputs' widest float, integers the default float);
-    recorded, differentiable w.r.t. ``p`` and ``x``.
+    recorded, differentiable w.r.t. ``p`` and ``x``; builds graph nodes on traced Symbols.
 
     >>> from mxlite import np
     >>> np.polyval(np.array([1., 2, 3]), np.array([1., 2])).tolist()
     [6.0, 11.0]
     """
-    _no_symbol("polyval", p, x)
     dt = _float_of(_dtype_of(p), _dtype_of(x))
-    ctx = _ctx(p, x)
+    ctx = None if _front.is_symbolic([p, x]) else _ctx(p, x)
     pa, xa = (_in(v, dt, ctx) for v in (p, x))
-    if pa.ndim != 1:
-        raise op_error("polyval", f"p must be 1-d, got shape {tuple(pa.shape)}")
+    pshape = _shape("polyval", pa)
+    if len(pshape) != 1:
+        raise op_error("polyval", f"p must be 1-d, got shape {pshape}")
     u = _ufuncs()
     from ._creation import zeros_like
+    from ._manipulation import reshape
     y = zeros_like(xa)
-    for i in range(pa.shape[0]):
-        y = u.add(u.multiply(y, xa), pa[i])
+    for i in range(pshape[0]):
+        y = u.add(u.multiply(y, xa), reshape(_slice(pa, 0, i, i + 1), ()))
     return y
 
 
@@ -671,17 +787,17 @@ def vander(x, N=None, increasing=False):
     powers), ``N`` default ``len(x)``; ``x``'s dtype. Built by repeated multiplication,
     recorded and differentiable w.r.t. ``x`` (at 0 too)."""
     xa = _arr(x)
-    _no_symbol("vander", xa)
-    if xa.ndim != 1:
-        raise op_error("vander", f"x must be 1-d, got shape {tuple(xa.shape)}")
-    n = xa.shape[0] if N is None else int(N)
+    shape = _shape("vander", xa)
+    if len(shape) != 1:
+        raise op_error("vander", f"x must be 1-d, got shape {shape}")
+    n = shape[0] if N is None else int(N)
     if n < 0:
         raise op_error("vander", f"N must be non-negative, got {N}")
-    from ._creation import ones, zeros
+    from ._creation import ones_like
     from ._manipulation import stack
     if n == 0:
-        return zeros((xa.shape[0], 0), dtype=xa.dtype, ctx=xa._ctx)
-    cols = [ones(xa.shape, dtype=xa.dtype, ctx=xa._ctx)]
+        return _slice(stack([xa], axis=1), 1, 0, 0)
+    cols = [ones_like(xa)]
     for _ in range(n - 1):
         cols.append(_ufuncs().multiply(cols[-1], xa))
     return stack(cols if increasing else cols[::-1], axis=1)
@@ -811,7 +927,8 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     >>> np.cov(np.array([[0., 1, 2], [2, 1, 0]])).tolist()
     [[1.0, -1.0], [-1.0, 1.0]]
     """
-    _no_symbol("cov", m, y)
+    if fweights is not None or aweights is not None:
+        _no_symbol("cov", m, y)
     if ddof is not None and int(ddof) != ddof:
         raise op_error("cov", f"ddof must be an integer, got {ddof}")
     dt = as_dtype(dtype, "cov") if dtype is not None else _float_of(_dtype_of(m),
@@ -828,8 +945,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     n = x.shape[1]
     w = _cov_weights(fweights, aweights, n)
     u = _ufuncs()
-    from ._manipulation import squeeze, transpose
-    from ._products import dot
+    from ._manipulation import squeeze
     from ._reductions import mean, sum as np_sum
     if w is None:
         centred = u.subtract(x, mean(x, axis=1, keepdims=True))
@@ -845,7 +961,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         else:
             fact = w_sum - ddof * (w * _host(aweights)).sum() / w_sum
         weighted = u.multiply(centred, wa)
-    c = dot(weighted, transpose(centred))
+    c = _front.call("dot", [weighted, centred], transpose_b=True)     # (a Symbol too)
     c = u.true_divide(c, float(max(fact, 0)))
     return squeeze(c)
 

@@ -431,3 +431,65 @@ def test_windows(name):
             close(got, getattr(onp, name)(M).astype(dtype), atol=1e-7)
             assert got.dtype == onp.dtype(dtype)
     assert getattr(np, name)(4).dtype == onp.float32
+
+
+# ---------------------------------------------------------------------------- hybridized
+
+def _hybrid(f, *args):
+    """``f(F, *args)`` run by a hybridized Gluon block (traced on Symbols)."""
+    from mxlite import npx
+    from mxlite.gluon import HybridBlock
+
+    class Block(HybridBlock):
+        def hybrid_forward(self, F, *xs):
+            return f(F, *xs)
+
+    prev = npx.is_np_array()
+    npx.set_np()
+    try:
+        block = Block()
+        block.hybridize()
+        return block(*[np.array(a) for a in args])
+    finally:
+        if not prev:
+            npx.reset_np()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_hybridized_quantiles(method):
+    a = RNG.normal(size=(3, 4, 5))
+    q = onp.array([0.1, 0.5, 0.95])
+    close(_hybrid(lambda F, x: F.np.quantile(x, 0.3, axis=1, interpolation=method), a),
+          onp.quantile(a, 0.3, axis=1, method=method))
+    close(_hybrid(lambda F, x, p: F.np.percentile(x, p, axis=(0, 2), interpolation=method,
+                                                 keepdims=True), a, q * 100),
+          onp.percentile(a, q * 100, axis=(0, 2), method=method, keepdims=True))
+    a[1, 2, 3] = onp.nan
+    close(_hybrid(lambda F, x: F.np.median(x, axis=-1), a), onp.median(a, axis=-1))
+
+
+def test_hybridized_differences_and_polynomials():
+    a, p = RNG.normal(size=(3, 5)), RNG.normal(size=4)
+    close(_hybrid(lambda F, x: F.np.diff(x, n=2, axis=0, prepend=1.0), a),
+          onp.diff(a, n=2, axis=0, prepend=1.0))
+    close(_hybrid(lambda F, x, e: F.np.ediff1d(x, to_end=e, to_begin=-2.0), a, p),
+          onp.ediff1d(a, to_end=p, to_begin=-2.0))
+    close(_hybrid(lambda F, x, t: F.np.trapz(x, t), a, onp.arange(5.0) ** 2),
+          onp.trapezoid(a, onp.arange(5.0) ** 2))
+    close(_hybrid(lambda F, c, x: F.np.polyval(c, x), p, a), onp.polyval(p, a))
+    close(_hybrid(lambda F, x: F.np.vander(x, 3, increasing=True), p),
+          onp.vander(p, 3, increasing=True))
+    close(_hybrid(lambda F, x: F.np.cov(x, rowvar=False), a), onp.cov(a, rowvar=False))
+    close(_hybrid(lambda F, x: F.np.corrcoef(x), a), onp.corrcoef(a))
+    close(_hybrid(lambda F, x: x + F.np.hamming(M=5, dtype="float64"), a),
+          a + onp.hamming(5))
+
+
+@pytest.mark.parametrize("f", [
+    lambda F, x: F.np.bincount(x), lambda F, x: F.np.histogram(x, bins=3)[0],
+    lambda F, x: F.np.interp(x, [0.0, 1.0], [1.0, 2.0]),
+    lambda F, x: F.np.nanmedian(x), lambda F, x: F.np.polyadd(x, x),
+    lambda F, x: F.np.searchsorted(x, x)])
+def test_hybridized_value_dependent_functions_refuse(f):
+    with pytest.raises(MXNetError):
+        _hybrid(f, onp.arange(4.0))
