@@ -269,12 +269,15 @@ def _quantile(fn, a, q, axis, out, method, keepdims, scale, skip_nan):
     y = _gather(ordered, lo, k)
     if method in ("linear", "midpoint"):
         dt = _float_of(dtype)
+        work = _onp.dtype(_onp.float32) if dt.itemsize < 4 else dt    # half: in float32
         hi = u.ceil(pos)
         frac = u.subtract(pos, lo) if method == "linear" else \
             u.multiply(_front.call("cast", [u.greater(hi, lo)], dtype=_onp.float64), 0.5)
-        y = _front.call("cast", [y], dtype=dt)
-        upper = _front.call("cast", [_gather(ordered, hi, k)], dtype=dt)
-        y = u.add(y, u.multiply(u.subtract(upper, y), _front.call("cast", [frac], dtype=dt)))
+        y = _front.call("cast", [y], dtype=work)
+        upper = _front.call("cast", [_gather(ordered, hi, k)], dtype=work)
+        y = u.add(y, u.multiply(u.subtract(upper, y), _front.call("cast", [frac], dtype=work)))
+        if work != dt:
+            y = _front.call("cast", [y], dtype=dt)
     if dtype.kind == "f":
         y = _nan_slices(u, y, ordered, n, k, len(qshape))
     from ._manipulation import reshape, transpose
@@ -331,11 +334,13 @@ def _nan_quantile(fn, a, q, axis, out, method, keepdims, scale):
     y = take_along_axis(ordered, _const(lo, _onp.int64, ctx), axis=-1)
     if method in ("linear", "midpoint"):
         dt = _float_of(a.dtype)
-        y = y.astype(dt, copy=False)
+        work = _onp.dtype(_onp.float32) if dt.itemsize < 4 else dt    # half: in float32
+        y = y.astype(work, copy=False)
         upper = take_along_axis(ordered, _const(hi, _onp.int64, ctx), axis=-1).astype(
-            dt, copy=False)
+            work, copy=False)
         u = _ufuncs()
-        y = u.add(y, u.multiply(u.subtract(upper, y), _const(frac, dt, ctx)))
+        y = u.add(y, u.multiply(u.subtract(upper, y), _const(frac, work, ctx)))
+        y = y.astype(dt, copy=False)
     if (counts == 0).any():
         y = where(_const(_onp.broadcast_to((counts == 0)[..., None], lo.shape), _onp.bool_,
                          ctx), _onp.nan, y)
