@@ -2,27 +2,32 @@
 
 Three kinds of function live here:
 
-* differentiable ones, composed of registered operators (``sort``, ``_take_along_axis``,
-  ``take``, ``slice_axis``, the ufuncs and reductions), so autograd records them and they
-  differentiate to any order: ``quantile``/``percentile``/``median`` and their ``nan``
-  versions (gradients flow to the selected elements; the positions are computed on the
-  host, they are indices), ``diff``, ``ediff1d``, ``interp`` (w.r.t. ``x``, ``xp`` and
-  ``fp``), ``polyval``, ``vander``, ``cov``, ``corrcoef``, ``correlate``, ``trapz``,
-  ``unwrap`` (its correction, a multiple of the period, is a constant), ``bincount`` with
-  ``weights`` (w.r.t. the weights) and the windows ``hanning``, ``hamming``, ``blackman``;
+* differentiable ones, composed of registered operators (``sort``, ``take``,
+  ``_take_along_axis``, ``slice_axis``, ``dot``, the ufuncs and reductions), so autograd
+  records them and they differentiate to any order: ``quantile``/``percentile``/``median``
+  and their ``nan`` versions (the gradient goes to the selected elements), ``diff``,
+  ``ediff1d``, ``interp`` (w.r.t. ``x``, ``xp`` and ``fp``), ``polyval``, ``vander``,
+  ``cov``, ``corrcoef``, ``correlate``, ``trapz``, ``unwrap`` (its correction, a multiple
+  of the period, is a constant), ``bincount`` with ``weights`` (w.r.t. the weights) and
+  the windows ``hanning``, ``hamming``, ``blackman``;
 * counting and searching ones, whose results are counts or indices (int64, not
   differentiable), computed on the host with NumPy: ``histogram`` and relatives,
   ``bincount`` without weights, ``digitize``, ``searchsorted``;
-* NumPy "fallbacks" computed on the host and not recorded, as MXNet's ``mx.np`` ran
-  them with NumPy too: ``polyfit``, ``polyadd``, ``polysub``, ``polymul``, ``polydiv``,
-  ``polyint``, ``poly``, ``roots``, ``i0``.
+* NumPy "fallbacks" computed on the host (in float64) and not recorded, as MXNet's
+  ``mx.np`` ran them with NumPy too: ``polyfit``, ``polyadd``, ``polysub``, ``polymul``,
+  ``polydiv``, ``polyint``, ``poly``, ``roots``, ``i0``.
 
 Dtypes follow ``mx.np``'s rule of no silent float64: a float result is in the inputs'
 float dtype (the widest of them), integer inputs give the default float (float32, or
 float64 after ``npx.set_np(dtype=True)``); NumPy often widens to float64 instead.
-Counts and indices are int64. Functions that need the input's shape (the quantiles,
-``polyval``, ``interp``, ...) refuse Symbols with an MXNetError; ``diff``, ``ediff1d``,
-``trapz`` (without ``x``) and the windows also build graph nodes.
+Counts and indices are int64.
+
+Symbols (a hybridized Gluon block): the quantiles (``q`` a number, a list or a Symbol),
+``median``, ``diff``, ``ediff1d``, ``trapz``, ``polyval``, ``vander``, ``cov``,
+``corrcoef`` and the windows build graph nodes, using the shapes a traced Symbol knows;
+the functions that read values (the ``nan`` quantiles, whose positions depend on the NaN
+count, ``interp``, ``correlate``, ``unwrap``, the counting, searching and fallback ones)
+refuse Symbols with an MXNetError.
 """
 import math
 import numbers
@@ -49,7 +54,7 @@ __all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "
 def _arr(a):
     """``a`` as an np array (legacy NDArrays viewed as np arrays, recorded as identities;
     Symbols as they are)."""
-    return a if isinstance(a, ndarray) or _front.is_symbolic([a]) else asarray(a)
+    return a if isinstance(a, ndarray) or _is_sym(a) else asarray(a)
 
 
 _SYMBOLIC = "symbolic"      # the "context" of operands that must be Symbols
@@ -92,8 +97,9 @@ def _in(v, dtype, ctx):
 
 def _no_symbol(fn, *xs):
     if _front.is_symbolic([x for x in xs if x is not None]):
-        raise op_error(fn, "needs the shapes (or values) of its inputs, which a Symbol does "
-                       "not have; call it on arrays (outside a hybridized block)")
+        raise op_error(fn, "reads the values of its inputs (its result's shape depends on "
+                       "them, or it runs on the host), which a Symbol does not have; call it "
+                       "on arrays, outside a hybridized block")
 
 
 def _host(x):
@@ -995,9 +1001,7 @@ def correlate(a, v, mode="valid"):
     if mode not in ("valid", "same", "full"):
         raise op_error("correlate", f"mode must be 'valid', 'same' or 'full', got {mode!r}")
     from ._dtypes import result_type
-    ctx = _ctx(a, v)
-    aa, va = (_arr(x) if isinstance(x, NDArray) else array(_onp.asarray(x), ctx=ctx)
-              for x in (a, v))
+    aa, va = _arr(a), _arr(v)
     if aa.ndim != 1 or va.ndim != 1 or aa.shape[0] == 0 or va.shape[0] == 0:
         raise op_error("correlate", f"a and v must be non-empty and 1-d, got shapes "
                        f"{tuple(aa.shape)} and {tuple(va.shape)}")
