@@ -103,8 +103,13 @@ def _no_symbol(fn, *xs):
 
 
 def _host(x):
-    """``x`` as a NumPy array (arrays copied to the host, lists converted as NumPy does)."""
-    return x.asnumpy() if isinstance(x, NDArray) else _onp.asarray(x)
+    """``x`` as a NumPy array (arrays copied to the host, lists, also of arrays, converted
+    as NumPy does)."""
+    if isinstance(x, NDArray):
+        return x.asnumpy()
+    if isinstance(x, (list, tuple)) and any(isinstance(v, NDArray) for v in x):
+        return _onp.asarray([_host(v) for v in x])
+    return _onp.asarray(x)
 
 
 def _ctx(*xs):
@@ -491,7 +496,9 @@ def histogramdd(sample, bins=10, range=None, normed=None, weights=None, density=
     ``H`` float as NumPy's. Host computation, not differentiable."""
     density = bool(density or normed)
     _no_symbol("histogramdd", sample, weights)
-    h, edges = _numpy("histogramdd", _onp.histogramdd, _host(sample), bins=_bins_arg(bins),
+    points = [_host(v) for v in sample] if isinstance(sample, (list, tuple)) else \
+        _host(sample)                   # a sequence holds one coordinate array per axis
+    h, edges = _numpy("histogramdd", _onp.histogramdd, points, bins=_bins_arg(bins),
                       range=range, density=density,
                       weights=None if weights is None else _host(weights))
     ctx = _ctx(sample, weights)
@@ -858,7 +865,7 @@ def polydiv(u, v):
 def polyint(p, m=1, k=None):
     """The ``m``-th antiderivative of polynomial ``p`` with integration constants ``k``
     (host fallback, not recorded)."""
-    return _fallback("polyint", _onp.polyint, p, m=m, k=k)
+    return _fallback("polyint", _onp.polyint, p, m=m, k=None if k is None else _host(k))
 
 
 def poly(seq_of_zeros):

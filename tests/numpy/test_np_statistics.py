@@ -165,6 +165,9 @@ def test_histogram_relatives():
     close(h, wh)
     for e, we in zip(edges, wedges):
         close(e, we)
+    h, edges = np.histogramdd([np.array(x), np.array(y)], bins=2)
+    close(h, onp.histogramdd([x, y], bins=2)[0])
+    close(np.polyint(np.array([1.0, 2.0]), k=np.array([3.0])), onp.polyint([1.0, 2.0], k=[3.0]))
 
 
 def test_bincount():
