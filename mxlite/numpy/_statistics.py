@@ -30,7 +30,6 @@ count, ``interp``, ``correlate``, ``unwrap``, the counting, searching and fallba
 refuse Symbols with an MXNetError.
 """
 import math
-import numbers
 
 import numpy as _onp
 
@@ -439,9 +438,10 @@ def _weights_dtype(weights, density, counts_dtype=_onp.int64):
 
 
 def _bins_arg(bins):
-    if isinstance(bins, (list, tuple)) and bins and isinstance(bins[0], NDArray):
-        return [_host(b) for b in bins]
-    return bins if isinstance(bins, (numbers.Number, str)) else _host(bins)
+    """``bins`` for NumPy: arrays to the host, also inside a per-axis sequence."""
+    if isinstance(bins, (list, tuple)):
+        return [_host(b) if isinstance(b, NDArray) else b for b in bins]
+    return _host(bins) if isinstance(bins, NDArray) else bins
 
 
 def histogram(a, bins=10, range=None, normed=None, weights=None, density=None):  # noqa: A002
@@ -624,6 +624,12 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         x0, x1, y1 = take(xpa, i0), take(xpa, i1), take(fpa, i1)
         slope = u.true_divide(u.subtract(y1, y0), u.subtract(x1, x0))
         y = u.add(y0, u.multiply(slope, u.subtract(xa, x0)))
+        # NumPy's guards against non-finite samples: NaN from one end, try the other;
+        # still NaN between equal values, that value; a sample point itself, its value
+        y = where(u.isnan(y), u.add(y1, u.multiply(slope, u.subtract(xa, x1))), y)
+        y = where(u.logical_and(u.isnan(y), u.equal(y0, y1)), y0, y)
+        exact = _const(xh == xph[idx], _onp.bool_, ctx)
+        y = where(u.logical_and(exact, u.not_equal(y, y0)), y0, y)
         y = where(_const(xh == xph[-1], _onp.bool_, ctx), take(fpa, _const(
             _onp.full(xh.shape, m - 1), _onp.int64, ctx)), y)
     else:

@@ -165,6 +165,9 @@ def test_histogram_relatives():
     close(h, wh)
     for e, we in zip(edges, wedges):
         close(e, we)
+    bins = [[-2, 0, 2], [-1, 0, 1, 3]]
+    h, edges = np.histogramdd(np.array(s), bins=bins, density=True)
+    close(h, onp.histogramdd(s, bins=bins, density=True)[0])
     h, edges = np.histogramdd([np.array(x), np.array(y)], bins=2)
     close(h, onp.histogramdd([x, y], bins=2)[0])
     close(np.polyint(np.array([1.0, 2.0]), k=np.array([3.0])), onp.polyint([1.0, 2.0], k=[3.0]))
@@ -233,6 +236,10 @@ def test_interp():
     xpp, fpp = onp.array([190.0, -190, 350, -350]), onp.array([5.0, 10, 3, 4])
     close(np.interp(np.array(xq), np.array(xpp), np.array(fpp), period=360),
           onp.interp(xq, xpp, fpp, period=360), rtol=1e-5)
+    xi, xpi = onp.array([1, 2, 2.5, 3, 4, 1.5]), onp.array([1.0, 2, 3, 4])
+    for fpi in (onp.array([1, 2, onp.inf, 4]), onp.array([1, -onp.inf, -onp.inf, 4]),
+                onp.array([onp.nan, 2, 3, 4])):
+        close(np.interp(np.array(xi), np.array(xpi), np.array(fpi)), onp.interp(xi, xpi, fpi))
     assert np.interp(np.array(x, dtype="float32"), list(xp), list(fp)).dtype == onp.float32
     assert np.interp(np.array(x, dtype="float32"), xp, fp).dtype == onp.float64
     assert np.interp([1, 2], [0, 3], [0, 3]).dtype == onp.float32
