@@ -251,6 +251,19 @@ def _nan_slices(u, y, ordered, n, kept_ndim, qndim):
     return _front.call("where", [mask, nans, y])
 
 
+def _lerp(u, a, b, t):
+    """``a + (b - a) t``, from ``b``'s end when ``t >= 0.5`` (NumPy's form: exact at
+    ``t = 1``, and an infinite end point gives that infinity rather than NaN)."""
+    from ._manipulation import broadcast_to
+    diff = u.subtract(b, a)
+    near_a = u.add(a, u.multiply(diff, t))
+    near_b = u.subtract(b, u.multiply(diff, u.subtract(1.0, t)))
+    shape = _shape("quantile", near_a)
+    cond = broadcast_to(_front.call("cast", [u.greater_equal(t, 0.5)],
+                                    dtype=_front.dtype_of(near_a)), shape)
+    return _front.call("where", [cond, near_b, near_a])
+
+
 def _quantile(fn, a, q, axis, out, method, keepdims, scale, skip_nan):
     a = _arr(a)
     if method not in _METHODS:
@@ -283,9 +296,9 @@ def _quantile(fn, a, q, axis, out, method, keepdims, scale, skip_nan):
         hi = u.ceil(pos)
         frac = u.subtract(pos, lo) if method == "linear" else \
             u.multiply(_front.call("cast", [u.greater(hi, lo)], dtype=_onp.float64), 0.5)
-        y = _front.call("cast", [y], dtype=work)
-        upper = _front.call("cast", [_gather(ordered, hi, k)], dtype=work)
-        y = u.add(y, u.multiply(u.subtract(upper, y), _front.call("cast", [frac], dtype=work)))
+        y = _lerp(u, _front.call("cast", [y], dtype=work),
+                  _front.call("cast", [_gather(ordered, hi, k)], dtype=work),
+                  _front.call("cast", [frac], dtype=work))
         if work != dt:
             y = _front.call("cast", [y], dtype=dt)
     if dtype.kind == "f":
@@ -345,12 +358,9 @@ def _nan_quantile(fn, a, q, axis, out, method, keepdims, scale):
     if method in ("linear", "midpoint"):
         dt = _float_of(a.dtype)
         work = _onp.dtype(_onp.float32) if dt.itemsize < 4 else dt    # half: in float32
-        y = y.astype(work, copy=False)
-        upper = take_along_axis(ordered, _const(hi, _onp.int64, ctx), axis=-1).astype(
-            work, copy=False)
-        u = _ufuncs()
-        y = u.add(y, u.multiply(u.subtract(upper, y), _const(frac, work, ctx)))
-        y = y.astype(dt, copy=False)
+        upper = take_along_axis(ordered, _const(hi, _onp.int64, ctx), axis=-1)
+        y = _lerp(_ufuncs(), y.astype(work, copy=False), upper.astype(work, copy=False),
+                  _const(frac, work, ctx)).astype(dt, copy=False)
     if (counts == 0).any():
         y = where(_const(_onp.broadcast_to((counts == 0)[..., None], lo.shape), _onp.bool_,
                          ctx), _onp.nan, y)

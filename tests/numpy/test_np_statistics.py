@@ -65,6 +65,19 @@ def test_median_and_nan_propagation():
     close(np.percentile(np.array(a), [10, 90], axis=1), onp.percentile(a, [10, 90], axis=1))
 
 
+def test_infinite_values_as_numpy():
+    rows = onp.array([[1, onp.inf, onp.inf], [-onp.inf, 1, 2], [-onp.inf, -onp.inf, 2],
+                      [1, 2, onp.inf]])
+    q = [0.0, 0.25, 0.5, 0.75, 0.9, 1.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for method in METHODS:
+            close(np.quantile(np.array(rows), q, axis=1, interpolation=method),
+                  onp.quantile(rows, q, axis=1, method=method))
+            close(np.nanquantile(np.array(rows), q, axis=1, interpolation=method),
+                  onp.nanquantile(rows, q, axis=1, method=method))
+
+
 def test_nan_quantiles():
     a = RNG.normal(size=(4, 7))
     a[0, [1, 4]] = onp.nan
