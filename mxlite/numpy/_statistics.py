@@ -293,9 +293,9 @@ def _quantile(fn, a, q, axis, out, method, keepdims, scale, skip_nan):
     if method in ("linear", "midpoint"):
         dt = _float_of(dtype)
         work = _onp.dtype(_onp.float32) if dt.itemsize < 4 else dt    # half: in float32
-        hi = u.ceil(pos)
+        hi = u.minimum(u.add(lo, 1.0), float(n - 1))      # NumPy's next order statistic
         frac = u.subtract(pos, lo) if method == "linear" else \
-            u.multiply(_front.call("cast", [u.greater(hi, lo)], dtype=_onp.float64), 0.5)
+            u.multiply(_front.call("cast", [u.greater(pos, lo)], dtype=_onp.float64), 0.5)
         y = _lerp(u, _front.call("cast", [y], dtype=work),
                   _front.call("cast", [_gather(ordered, hi, k)], dtype=work),
                   _front.call("cast", [frac], dtype=work))
@@ -323,14 +323,9 @@ def _nan_positions(qh, counts, method):
     ``qh`` (shape Q) in slices holding ``counts`` (shape K) valid sorted values."""
     n = _onp.maximum(counts, 1)[..., None].astype(_onp.float64)
     pos = qh.reshape(-1) * (n - 1)
-    lo, hi = _onp.floor(pos), _onp.ceil(pos)
-    if method == "lower":
-        hi = lo
-    elif method == "higher":
-        lo = hi
-    elif method == "nearest":
-        lo = hi = _onp.around(pos)
-    frac = 0.5 * (hi > lo) if method == "midpoint" else pos - lo
+    lo = {"higher": _onp.ceil, "nearest": _onp.around}.get(method, _onp.floor)(pos)
+    hi = _onp.minimum(lo + 1, n - 1)            # NumPy's next order statistic
+    frac = 0.5 * (pos > lo) if method == "midpoint" else pos - lo
     return lo.astype(_onp.int64), hi.astype(_onp.int64), frac
 
 
