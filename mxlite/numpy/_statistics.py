@@ -24,7 +24,8 @@ Counts and indices are int64.
 
 Symbols (a hybridized Gluon block): the quantiles (``q`` a number, a list or a Symbol),
 ``median``, ``diff``, ``ediff1d``, ``trapz``, ``polyval``, ``vander``, ``cov``,
-``corrcoef`` and the windows build graph nodes, using the shapes a traced Symbol knows;
+``corrcoef``, the windows and ``histogram`` (an int ``bins`` with ``range``, or given
+edges) build graph nodes, using the shapes a traced Symbol knows;
 the functions that read values (the ``nan`` quantiles, whose positions depend on the NaN
 count, ``interp``, ``correlate``, ``unwrap``, the counting, searching and fallback ones)
 refuse Symbols with an MXNetError.
@@ -455,7 +456,8 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None): 
     edges, or one of NumPy's estimator names ('auto', 'fd', ...). Counts are int64 (with
     ``weights``: the weights' dtype; with ``density``, ``normed`` being its old name: a
     float); edges are float (``bins``' dtype when given as a float array). Computed on the
-    host; not differentiable (counts).
+    host; not differentiable (counts). On a Symbol (a hybridized block) the registered
+    ``_histogram`` operator counts, for an int ``bins`` with ``range`` or given edges.
 
     >>> from mxlite import np
     >>> c, e = np.histogram(np.array([0.5, 1.5, 1.7, 3.9]), bins=2, range=(0, 4))
@@ -463,6 +465,8 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None): 
     ([3, 1], [0.0, 2.0, 4.0])
     """
     density = bool(density or normed)
+    if _is_sym(a) or _is_sym(bins):
+        return _symbolic_histogram(a, bins, range, weights, density)
     _no_symbol("histogram", a, bins, weights)
     counts, edges = _numpy("histogram", _onp.histogram, _host(a), bins=_bins_arg(bins),
                            range=range,
@@ -471,6 +475,36 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None): 
     ctx = _ctx(a, bins, weights)
     return (array(counts, dtype=_weights_dtype(weights, density), ctx=ctx),
             array(edges, dtype=_edges_dtype(a, bins), ctx=ctx))
+
+
+def _symbolic_histogram(a, bins, range, weights, density):  # noqa: A002
+    """``histogram`` in a graph: the registered ``_histogram`` operator, for the bins whose
+    number is known without the data (an int with ``range``, or edges)."""
+    if weights is not None or density:
+        raise op_error("histogram", "weights and density need arrays, not Symbols")
+    dt = _float_of(_dtype_of(a))
+    data = _in(a, dt, _SYMBOLIC)
+    if isinstance(bins, (int, _onp.integer)):
+        if range is None:
+            raise op_error("histogram", "with a Symbol, an int bins needs range=(low, high) "
+                           "(the data's range is not known)")
+        low, high = (float(v) for v in range)
+        if int(bins) < 1 or not low <= high:
+            raise op_error("histogram", f"bins must be positive and range increasing, got "
+                           f"bins={bins}, range={range}")
+        counts, edges = _front.call("_histogram", [data], bin_cnt=int(bins),
+                                    range=(low, high))
+        return counts, edges
+    if isinstance(bins, str):
+        raise op_error("histogram", f"bins={bins!r} estimates from the data: not with a "
+                       "Symbol")
+    if not _is_sym(bins):
+        host = _host(bins)
+        if host.ndim != 1 or host.size < 2 or _onp.any(_onp.diff(host) < 0):
+            raise op_error("histogram", "bins must be 1-d, increasing, with at least 2 "
+                           f"edges, got {host.tolist()}")
+    counts, edges = _front.call("_histogram", [data, _in(bins, dt, _SYMBOLIC)])
+    return counts, edges
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002

@@ -508,8 +508,26 @@ def test_hybridized_differences_and_polynomials():
           a + onp.hamming(5))
 
 
+def test_hybridized_histogram():
+    a = RNG.uniform(-1, 5, 30)
+    for bins, rng in ((4, (0.0, 4.0)), (3, (-2.0, 6.0)), (1, (1.0, 1.0))):
+        counts = _hybrid(lambda F, x: F.np.histogram(x, bins=bins, range=rng)[0], a)
+        edges = _hybrid(lambda F, x: F.np.histogram(x, bins=bins, range=rng)[1], a)
+        want_c, want_e = onp.histogram(a, bins=bins, range=rng)
+        close(counts, want_c), close(edges, want_e)
+        assert counts.dtype == onp.int64
+    edges = onp.array([-1.0, 0.5, 2.0, 5.0])
+    close(_hybrid(lambda F, x, e: F.np.histogram(x, bins=e)[0], a, edges),
+          onp.histogram(a, bins=edges)[0])
+    close(_hybrid(lambda F, x: F.np.histogram(x, bins=[0.0, 1.0, 3.0])[0], a),
+          onp.histogram(a, bins=[0.0, 1.0, 3.0])[0])
+
+
 @pytest.mark.parametrize("f", [
     lambda F, x: F.np.bincount(x), lambda F, x: F.np.histogram(x, bins=3)[0],
+    lambda F, x: F.np.histogram(x, bins=3, range=(0, 1), density=True)[0],
+    lambda F, x: F.np.histogram(x, bins=[0.0, 2.0, 1.0])[0],
+    lambda F, x: F.np.histogram(x, bins="auto")[0],
     lambda F, x: F.np.interp(x, [0.0, 1.0], [1.0, 2.0]),
     lambda F, x: F.np.nanmedian(x), lambda F, x: F.np.polyadd(x, x),
     lambda F, x: F.np.searchsorted(x, x)])
