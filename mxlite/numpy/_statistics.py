@@ -8,14 +8,14 @@ Three kinds of function live here:
   and their ``nan`` versions (the gradient goes to the selected elements), ``diff``,
   ``ediff1d``, ``interp`` (w.r.t. ``x``, ``xp`` and ``fp``), ``polyval``, ``vander``,
   ``cov``, ``corrcoef``, ``correlate``, ``trapz``, ``unwrap`` (its correction, a multiple
-  of the period, is a constant), ``bincount`` with ``weights`` (w.r.t. the weights) and
-  the windows ``hanning``, ``hamming``, ``blackman``;
+  of the period, is a constant), ``polyadd``, ``polysub``, ``polymul``, ``bincount`` with
+  ``weights`` (w.r.t. the weights) and the windows ``hanning``, ``hamming``, ``blackman``;
 * counting and searching ones, whose results are counts or indices (int64, not
   differentiable), computed on the host with NumPy: ``histogram`` and relatives,
   ``bincount`` without weights, ``digitize``, ``searchsorted``;
 * NumPy "fallbacks" computed on the host (in float64) and not recorded, as MXNet's
-  ``mx.np`` ran them with NumPy too: ``polyfit``, ``polyadd``, ``polysub``, ``polymul``,
-  ``polydiv``, ``polyint``, ``poly``, ``roots``, ``i0``.
+  ``mx.np`` ran them with NumPy too: ``polyfit``, ``polydiv``, ``polyint``, ``poly``,
+  ``roots``, ``i0``.
 
 Dtypes follow ``mx.np``'s rule of no silent float64: a float result is in the inputs'
 float dtype (the widest of them), integer inputs give the default float (float32, or
@@ -886,20 +886,48 @@ def _fallback(fn, func, *arrays, **kwargs):
     return _from_host(fn, result, ctx, fdt)
 
 
+def _coefficients(fn, *polys):
+    """Polynomials as 1-d np arrays of their common dtype (a number: degree 0)."""
+    from ._dtypes import result_type
+    from ._manipulation import reshape
+    arrays = [_arr(p) for p in polys]
+    _no_symbol(fn, *arrays)
+    for p in arrays:
+        if p.ndim > 1:
+            raise op_error(fn, f"coefficients must be 1-d, got shape {tuple(p.shape)}")
+    dt = result_type(arrays[0].dtype, arrays[1].dtype)
+    return [reshape(p, (-1,)).astype(dt, copy=False) for p in arrays]
+
+
+def _aligned(a, b):
+    """``a`` and ``b`` with zeros in front of the shorter (the same powers aligned)."""
+    from ._creation import zeros
+    from ._manipulation import concatenate
+    n = max(a.shape[0], b.shape[0])
+    return [p if p.shape[0] == n else
+            concatenate([zeros((n - p.shape[0],), dtype=p.dtype, ctx=p._ctx), p])
+            for p in (a, b)]
+
+
 def polyadd(a1, a2):
-    """The sum of two polynomials (coefficients highest power first). Host NumPy
-    computation, not recorded (a fallback, as in MXNet)."""
-    return _fallback("polyadd", _onp.polyadd, a1, a2)
+    """The sum of two polynomials (1-d coefficients, highest power first). Recorded:
+    differentiable w.r.t. both."""
+    return _ufuncs().add(*_aligned(*_coefficients("polyadd", a1, a2)))
 
 
 def polysub(a1, a2):
-    """The difference of two polynomials (host fallback, not recorded)."""
-    return _fallback("polysub", _onp.polysub, a1, a2)
+    """The difference ``a1 - a2`` of two polynomials (recorded, differentiable)."""
+    return _ufuncs().subtract(*_aligned(*_coefficients("polysub", a1, a2)))
 
 
 def polymul(a1, a2):
-    """The product of two polynomials (host fallback, not recorded)."""
-    return _fallback("polymul", _onp.polymul, a1, a2)
+    """The product of two polynomials: the full convolution of their coefficients
+    (recorded, differentiable w.r.t. both)."""
+    from ._manipulation import flip
+    a, b = _coefficients("polymul", a1, a2)
+    if a.shape[0] == 0 or b.shape[0] == 0:
+        raise op_error("polymul", "the coefficients must not be empty")
+    return correlate(a, flip(b, 0), "full")
 
 
 def polydiv(u, v):

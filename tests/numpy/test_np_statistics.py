@@ -356,6 +356,12 @@ def test_polynomial_fallbacks():
     a, b = onp.array([1.0, -2.0, 3.0]), onp.array([2.0, 0.5])
     for name in ("polyadd", "polysub", "polymul"):
         close(getattr(np, name)(np.array(a), np.array(b)), getattr(onp, name)(a, b))
+    close(np.polyadd(2.0, [1.0, 2.0]), onp.polyadd(2.0, [1.0, 2.0]))
+    close(np.polysub(np.array([], dtype="float32"), a), onp.polysub([], a))
+    got = np.polymul(np.array([1, 2], dtype="int32"), np.array([3, 4], dtype="int32"))
+    close(got, onp.polymul([1, 2], [3, 4]))
+    assert got.dtype == onp.int32
+    grad(lambda x, y: np.polymul(np.polysub(x, y), np.polyadd(y, x)), a, b, order=2)
     q, r = np.polydiv(np.array(a), np.array(b))
     wq, wr = onp.polydiv(a, b)
     close(q, wq), close(r, wr)
@@ -379,6 +385,9 @@ def test_polynomial_fallbacks():
         np.roots(np.array([1.0, 0.0, 1.0]))        # complex roots
     with pytest.raises(MXNetError):
         np.polyfit(np.array(x), np.array(y[:4]), 1)
+    for call in (lambda: np.polyadd(np.ones((2, 2)), a), lambda: np.polymul([], a)):
+        with pytest.raises(MXNetError):
+            call()
 
 
 def test_vander():
