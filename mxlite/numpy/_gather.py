@@ -24,17 +24,23 @@ from ..base import MXNetError, op_error
 from ..ndarray.ndarray import NDArray
 from . import _front
 from ._dtypes import default_float, result_type, scalar_result_type
-from .multiarray import array, asarray
+from .multiarray import array, asarray, ndarray
 
 __all__ = ["arr", "host", "refuse_symbols", "numpy_errors", "tags", "gather", "common_dtype",
            "as_source", "int_array"]
 
-_NUMPY_ERRORS = (ValueError, TypeError, IndexError, _onp.exceptions.AxisError)
+_NUMPY_ERRORS = (ValueError, TypeError, IndexError, OverflowError, _onp.exceptions.AxisError)
 
 
 def arr(a):
-    """``a`` as an np array (arrays and Symbols pass through)."""
-    return a if isinstance(a, NDArray) or _front.is_symbolic([a]) else asarray(a)
+    """``a`` as an np array: np arrays and Symbols pass through, a legacy ``mx.nd`` array
+    becomes an np view of it (recorded, so gradients reach it), anything else a new array."""
+    if isinstance(a, ndarray) or _front.is_symbolic([a]):
+        return a
+    if isinstance(a, NDArray):
+        from ._manipulation import reshape
+        return reshape(a, tuple(a.shape))
+    return asarray(a)
 
 
 def host(a):
@@ -86,7 +92,7 @@ def common_dtype(values):
     lists = [v for v in values if not isinstance(v, NDArray) and _onp.ndim(v) > 0]
     numbers = [v for v in values if not isinstance(v, NDArray) and _onp.ndim(v) == 0]
     dt = None
-    for d in [a.dtype for a in arrays] + [_value_dtype(v) for v in lists]:
+    for d in [_onp.dtype(a.dtype) for a in arrays] + [_value_dtype(v) for v in lists]:
         dt = d if dt is None else result_type(dt, d)
     for v in numbers:
         dt = _value_dtype(v) if dt is None else scalar_result_type(dt, _onp.asarray(v).item())
@@ -97,6 +103,7 @@ def as_source(v, dtype=None, ctx=None):
     """``v`` as an np array (of ``dtype`` when given) on ``ctx``: arrays are cast (a
     recorded cast), other values converted (lists of floats: the default float)."""
     if isinstance(v, NDArray):
+        v = arr(v)
         return v if dtype is None or v.dtype == dtype else v.astype(dtype)
     if dtype is None:
         h = _onp.asarray(v)
@@ -116,7 +123,7 @@ def gather(fn, sources, index):
     from ._manipulation import concatenate, reshape
     index = _onp.asarray(index, dtype=_onp.int64)
     ctx = sources[0]._ctx
-    flat = [reshape(s, (-1,)) for s in sources]
+    flat = [reshape(arr(s), (-1,)) for s in sources]
     flat = flat[0] if len(flat) == 1 else concatenate(flat, axis=0)
     total = flat.shape[0]
     if index.size and total == 0:

@@ -78,7 +78,7 @@ def result_type(*arrays_and_dtypes):
     dtypes, numbers = [], []
     for x in arrays_and_dtypes:
         if isinstance(x, (NDArray, _onp.ndarray)):
-            dtypes.append(x.dtype)
+            dtypes.append(_onp.dtype(x.dtype))
         elif isinstance(x, (bool, int, float, complex, _onp.generic)):
             numbers.append(x)
         elif isinstance(x, (list, tuple)):

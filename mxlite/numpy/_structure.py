@@ -143,7 +143,7 @@ def select(condlist, choicelist, default=0):
     if not condlist:
         raise op_error("select", "condlist and choicelist must not be empty")
     for i, c in enumerate(condlist):
-        dt = c.dtype if isinstance(c, NDArray) else _onp.asarray(c).dtype
+        dt = _onp.dtype(c.dtype) if isinstance(c, NDArray) else _onp.asarray(c).dtype
         if not _front.is_symbolic([c]) and dt != _onp.bool_:
             raise op_error("select", f"condlist entry {i} must be a boolean array, got {dt}")
     if _front.is_symbolic(condlist + choicelist + [default]):
