@@ -30,9 +30,11 @@ from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from ..util import is_np_array
 
 
-def _signature(flat):
-    """The ranks and dtypes of a call's inputs: what an np trace depends on."""
-    return tuple((a.ndim, str(a.dtype)) if isinstance(a, NDArray) else None for a in flat)
+def _signature(flat, shapes=False):
+    """The ranks (the shapes, for a trace that used them) and dtypes of a call's inputs:
+    what an np trace depends on."""
+    return tuple((tuple(a.shape) if shapes else a.ndim, str(a.dtype))
+                 if isinstance(a, NDArray) else None for a in flat)
 
 
 def _np_view(x):
@@ -601,9 +603,10 @@ class HybridBlock(Block):
             known = {v.name: (tuple(a.shape), a.dtype) for v, a in
                      zip(sym_inputs, [a for a in flat if a is not None])
                      if isinstance(a, NDArray)}
-            self._trace_signature = _signature(flat)
-            with self.name_scope(), _tracing(known):
+            with self.name_scope(), _tracing(known) as trace:
                 out = self.hybrid_forward(sym_mod, *grouped, **params)
+            self._trace_shapes = trace.shapes_used
+            self._trace_signature = _signature(flat, trace.shapes_used)
             out, self._out_format = _flatten(out, "output")
             self._cached_graph = sym_inputs, sym_mod.Group(out)
         return self._cached_graph
@@ -631,8 +634,9 @@ class HybridBlock(Block):
         flat, fmt = _flatten(args, "input")
         traced = getattr(self, "_trace_signature", None)
         if self._cached_op is not None and traced is not None and is_np_array() and \
-                _signature(flat) != traced:
-            # NumPy semantics follow the inputs' ranks and dtypes: trace again for new ones
+                _signature(flat, self._trace_shapes) != traced:
+            # NumPy semantics follow the inputs' ranks and dtypes (their shapes, where the
+            # trace built tables from them): trace again for new ones
             self._clear_cached_op()
         if self._cached_op is None:
             self._build_cache(*args)

@@ -16,7 +16,7 @@ from .._core.dispatch import invoke as _nd_invoke
 from ..ops.registry import REGISTRY
 
 __all__ = ["call", "as_np", "as_nd", "is_symbolic", "symbolic_creation", "tracing",
-           "symbol_meta", "dtype_of", "shape_of"]
+           "symbol_meta", "dtype_of", "shape_of", "uses_shapes"]
 
 _np_class = None        # mxlite.numpy.multiarray.ndarray (set by that module)
 _sym_class = None       # mxlite.symbol.numpy._Symbol (set by that module)
@@ -117,18 +117,30 @@ class tracing:
     """``with tracing({name: (shape, dtype)}):`` a block's ``hybrid_forward`` traced on
     inputs of these shapes and dtypes: inside, an np Symbol's ``shape``/``dtype`` are
     inferred from them (``symbol_meta``), so np functions apply NumPy's rules (promotion,
-    0-d results, axis checks) to symbols as to arrays."""
+    0-d results, axis checks) to symbols as to arrays. ``shapes_used`` says afterwards
+    whether the graph holds tables made from the inputs' full shapes (``uses_shapes``)."""
 
     def __init__(self, inputs):
         self._inputs = dict(inputs)
+        self.shapes_used = False
 
     def __enter__(self):
-        self._prev = (getattr(_trace, "inputs", None), getattr(_trace, "cache", None))
-        _trace.inputs, _trace.cache = self._inputs, {}
+        self._prev = (getattr(_trace, "inputs", None), getattr(_trace, "cache", None),
+                      getattr(_trace, "shapes_used", False))
+        _trace.inputs, _trace.cache, _trace.shapes_used = self._inputs, {}, False
         return self
 
     def __exit__(self, *exc):
-        _trace.inputs, _trace.cache = self._prev
+        self.shapes_used = _trace.shapes_used
+        _trace.inputs, _trace.cache, _trace.shapes_used = self._prev
+
+
+def uses_shapes():
+    """Note that the graph being traced holds tables made from its inputs' full shapes
+    (index tables, sizes): the block then traces again when a shape changes, not only the
+    rank. Outside a trace, nothing."""
+    if getattr(_trace, "inputs", None) is not None:
+        _trace.shapes_used = True
 
 
 def symbol_meta(sym):
