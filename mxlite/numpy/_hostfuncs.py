@@ -174,5 +174,4 @@ def _financial(name, what):
     return fn
 
 
-for _name, _what in _FINANCIAL.items():
-    globals()[_name] = _financial(_name, _what)
+npv, pv, ppmt, mirr, rate = (_financial(name, what) for name, what in _FINANCIAL.items())

@@ -16,12 +16,12 @@ This module also gathers the other modules of the longer tail: ``_pad`` (``pad``
 import numpy as _onp
 
 from ..base import op_error
-from ..context import current_context
 from ..ndarray.ndarray import NDArray
 from . import _front, _hostfuncs, _pad, _sets
 from . import fallback
-from ._gather import (arr, as_source, common_dtype, gather, host, int_array, numpy_errors,
-                      refuse_symbols, tags)
+from ._gather import (arr, as_source, common_dtype, constant, ctx_of, dtype_of, gather, host,
+                      index_constant, int_array, is_symbol, numpy_errors, refuse_symbols,
+                      shape_of, tags)
 
 __all__ = ["insert", "delete", "resize", "choose", "compress", "extract", "select",
            "piecewise", "partition", "msort", "trim_zeros", "apply_along_axis",
@@ -41,26 +41,34 @@ def _index_arg(obj):
 
 
 # ---- insert / delete / resize ---------------------------------------------------------------
+def _source_shape(fn, v):
+    return shape_of(fn, v) if isinstance(v, NDArray) or is_symbol(v) else _onp.shape(v)
+
+
 def insert(arr_, obj, values, axis=None):
     """``arr`` with ``values`` inserted before the indices ``obj`` along ``axis`` (of the
     flattened array if None), NumPy's rules; ``values`` are cast to ``arr``'s dtype.
     Differentiable with respect to ``arr`` and ``values``; ``obj`` is read on the host."""
     a = arr(arr_)
-    refuse_symbols("insert", a, values, obj)
-    v = as_source(values, dtype=a.dtype, ctx=a._ctx)
-    ta, tv = tags([a.shape, v.shape])
+    refuse_symbols("insert", obj)
+    v = as_source(values, dtype=dtype_of("insert", a), ctx=ctx_of(a),
+                  symbolic=is_symbol(a) or is_symbol(values))
+    ta, tv = tags([shape_of("insert", a), _source_shape("insert", values)])
     with numpy_errors("insert"):
         index = _onp.insert(ta, _index_arg(obj), tv, axis=axis)
     return gather("insert", [a, v], index)
 
 
 def delete(arr_, obj, axis=None):
-    """``arr`` without the entries ``obj`` (an int, slice, list or boolean mask) along
-    ``axis`` (of the flattened array if None). Differentiable with respect to ``arr``."""
+    """``arr`` without the entries ``obj`` (an int, slice, list or array of indices, or a
+    boolean mask) along ``axis`` (of the flattened array if None), NumPy's rules:
+    negative indices count from the end, an index out of range is an error. (MXNet 1.9.1
+    silently dropped negative and out-of-range entries of an index array.)
+    Differentiable with respect to ``arr``."""
     a = arr(arr_)
-    refuse_symbols("delete", a, obj)
+    refuse_symbols("delete", obj)
     with numpy_errors("delete"):
-        index = _onp.delete(tags([a.shape])[0], _index_arg(obj), axis=axis)
+        index = _onp.delete(tags([shape_of("delete", a)])[0], _index_arg(obj), axis=axis)
     return gather("delete", [a], index)
 
 
@@ -68,43 +76,42 @@ def resize(a, new_shape):
     """An array of ``new_shape`` filled with ``a``'s elements repeated in order (zeros when
     ``a`` is empty), as ``numpy.resize``. Differentiable with respect to ``a``."""
     a = arr(a)
-    refuse_symbols("resize", a)
     if isinstance(new_shape, (int, _onp.integer)):
         new_shape = (int(new_shape),)
     new_shape = tuple(int(d) for d in new_shape)
     if any(d < 0 for d in new_shape):
         raise op_error("resize", f"new_shape must hold non-negative sizes, got {new_shape}")
-    if a.size == 0:
-        from ._creation import zeros
-        return zeros(new_shape, dtype=a.dtype, ctx=a._ctx)
+    shape = shape_of("resize", a)
+    if 0 in shape:
+        return constant(_onp.zeros(new_shape), dtype_of("resize", a), is_symbol(a),
+                        ctx_of(a))
     with numpy_errors("resize"):
-        index = _onp.resize(tags([a.shape])[0], new_shape)
+        index = _onp.resize(tags([shape])[0], new_shape)
     return gather("resize", [a], index)
 
 
 # ---- selection by host indices or conditions ------------------------------------------------
+def _sources(fn, values):
+    """``values`` (arrays, Symbols, numbers) promoted to one dtype."""
+    dt = common_dtype(values)
+    sym, ctx = any(is_symbol(v) for v in values), ctx_of(*values)
+    return [as_source(v, dtype=dt, ctx=ctx, symbolic=sym) for v in values]
+
+
 def choose(a, choices, out=None, mode="raise"):
     """``choices[a[i]][i]`` for every ``i`` (all broadcast), NumPy's rules; ``mode`` 'raise',
     'wrap' or 'clip' for indices out of range. The choices are promoted to one dtype;
     differentiable with respect to them (``a`` is read on the host)."""
-    refuse_symbols("choose", a, choices)
-    if isinstance(choices, NDArray):
-        sources = [choices]
-    else:
-        items = list(choices)
-        if not items:
-            raise op_error("choose", "choices must hold at least one array")
-        dt = common_dtype(items)
-        ctx = next((c._ctx for c in items if isinstance(c, NDArray)), _ctx_of(a))
-        sources = [as_source(c, dtype=dt, ctx=ctx) for c in items]
-    t = tags([s.shape for s in sources])
+    refuse_symbols("choose", a)
+    whole = isinstance(choices, NDArray) or is_symbol(choices)
+    items = [choices] if whole else list(choices)
+    if not items:
+        raise op_error("choose", "choices must hold at least one array")
+    sources = [arr(choices)] if whole else _sources("choose", items)
+    t = tags([shape_of("choose", s) for s in sources])
     with numpy_errors("choose"):
-        index = _onp.choose(host(a), t[0] if isinstance(choices, NDArray) else t, mode=mode)
+        index = _onp.choose(host(a), t[0] if whole else t, mode=mode)
     return _finish(gather("choose", sources, index), out)
-
-
-def _ctx_of(a):
-    return a._ctx if isinstance(a, NDArray) else current_context()
 
 
 def _finish(y, out):
@@ -115,9 +122,9 @@ def compress(condition, a, axis=None, out=None):
     """The slices of ``a`` along ``axis`` (of the flattened array if None) where
     ``condition`` (1-D, read on the host) is true. Differentiable with respect to ``a``."""
     a = arr(a)
-    refuse_symbols("compress", a, condition)
+    refuse_symbols("compress", condition)
     with numpy_errors("compress"):
-        index = _onp.compress(host(condition), tags([a.shape])[0], axis=axis)
+        index = _onp.compress(host(condition), tags([shape_of("compress", a)])[0], axis=axis)
     return _finish(gather("compress", [a], index), out)
 
 
@@ -125,9 +132,9 @@ def extract(condition, arr_):
     """The elements of ``arr`` (flattened) where ``condition`` (flattened, read on the
     host) is non-zero. Differentiable with respect to ``arr``."""
     a = arr(arr_)
-    refuse_symbols("extract", a, condition)
+    refuse_symbols("extract", condition)
     with numpy_errors("extract"):
-        index = _onp.extract(host(condition), tags([a.shape])[0])
+        index = _onp.extract(host(condition), tags([shape_of("extract", a)])[0])
     return gather("extract", [a], index)
 
 
@@ -136,31 +143,25 @@ def select(condlist, choicelist, default=0):
     where none is (all broadcast; the choices promoted to one dtype). A chain of ``where``:
     differentiable with respect to the choices and ``default``."""
     from ._indexing import where
+    from ._manipulation import broadcast_to
     condlist, choicelist = list(condlist), list(choicelist)
     if len(condlist) != len(choicelist):
         raise op_error("select", f"condlist and choicelist must be of the same length, got "
                        f"{len(condlist)} and {len(choicelist)}")
     if not condlist:
         raise op_error("select", "condlist and choicelist must not be empty")
-    for i, c in enumerate(condlist):
-        dt = _onp.dtype(c.dtype) if isinstance(c, NDArray) else _onp.asarray(c).dtype
-        if not _front.is_symbolic([c]) and dt != _onp.bool_:
-            raise op_error("select", f"condlist entry {i} must be a boolean array, got {dt}")
-    if _front.is_symbolic(condlist + choicelist + [default]):
-        y = default
-        for c, v in zip(reversed(condlist), reversed(choicelist)):
-            y = where(c, v, y)
-        return y
-    dt = common_dtype(choicelist + [default])
-    ctx = next((x._ctx for x in condlist + choicelist if isinstance(x, NDArray)), None)
-    y = as_source(default, dtype=dt, ctx=ctx)
-    for c, v in zip(reversed(condlist), reversed(choicelist)):
-        y = where(arr(c), as_source(v, dtype=dt, ctx=ctx), y)
-    shape = _onp.broadcast_shapes(*[tuple(arr(x).shape) for x in condlist + choicelist],
-                                  tuple(y.shape))
-    if tuple(y.shape) != shape:
-        from ._manipulation import broadcast_to
-        y = broadcast_to(y, shape)
+    conds = [arr(c) for c in condlist]
+    for i, c in enumerate(conds):
+        if dtype_of("select", c) != _onp.bool_:
+            raise op_error("select", f"condlist entry {i} must be a boolean array, got "
+                           f"{dtype_of('select', c)}")
+    values = _sources("select", choicelist + [default])
+    shape = _onp.broadcast_shapes(*[shape_of("select", x) for x in conds + values])
+    conds, values = ([x if shape_of("select", x) == shape else broadcast_to(x, shape)
+                      for x in group] for group in (conds, values))
+    y = values[-1]
+    for c, v in zip(reversed(conds), reversed(values[:-1])):
+        y = where(c, v, y)
     return y
 
 
@@ -172,53 +173,56 @@ def piecewise(x, condlist, funclist, *args, **kw):
     differentiable through functions of mxlite operators. The conditions are read on the
     host."""
     x = arr(x)
-    refuse_symbols("piecewise", x)
-    conds = _conditions(condlist, x)
+    refuse_symbols("piecewise", condlist)
+    shape, dt, sym = shape_of("piecewise", x), dtype_of("piecewise", x), is_symbol(x)
+    conds = _conditions(condlist, len(shape))
     funcs = list(funclist)
     n = len(conds)
     if len(funcs) == n + 1:
-        none = ~_onp.any(_onp.stack([_onp.broadcast_to(c, x.shape) for c in conds]), axis=0) \
-            if n else _onp.ones(x.shape, bool)
-        conds.append(none)
+        hit = _onp.zeros(shape, bool)
+        for c in conds:
+            hit = hit | _broadcast_condition(c, shape)
+        conds.append(~hit)
     elif len(funcs) != n:
         raise op_error("piecewise", f"with {n} condition(s) funclist must have {n} or "
                        f"{n + 1} entries, got {len(funcs)}")
-    from ._creation import zeros
-    from ._manipulation import reshape
-    sources = [zeros((1,), dtype=x.dtype, ctx=x._ctx)]
-    index = _onp.zeros(x.shape, _onp.int64)
+    sources = [constant(_onp.zeros(1), dt, sym, ctx_of(x))]
+    index = _onp.zeros(shape, _onp.int64)
     start = 1
-    xflat = reshape(x, (-1,))
+    positions = tags([shape])[0]
     for c, f in zip(conds, funcs):
-        try:
-            mask = _onp.broadcast_to(c.astype(bool), x.shape)
-        except ValueError:
-            raise op_error("piecewise", f"a condition of shape {c.shape} does not match x "
-                           f"of shape {tuple(x.shape)}") from None
+        mask = _broadcast_condition(c, shape)
         k = int(mask.sum())
         if callable(f):
-            picked = gather("piecewise", [xflat], _onp.flatnonzero(mask))
-            v = arr(f(picked, *args, **kw))
-            v = as_source(v, dtype=x.dtype)
-            if v.size not in (1, k):
-                raise op_error("piecewise", f"a function returned {v.size} values for {k} "
-                               "selected elements")
+            v = as_source(f(gather("piecewise", [x], positions[mask]), *args, **kw),
+                          dtype=dt, ctx=ctx_of(x), symbolic=sym)
         else:
-            v = as_source(f, dtype=x.dtype, ctx=x._ctx)
-        vflat = reshape(v, (-1,))
-        sources.append(vflat)
-        index[mask] = start + (_onp.arange(k) if vflat.shape[0] == k else 0)
-        start += vflat.shape[0]
+            v = as_source(f, dtype=dt, ctx=ctx_of(x), symbolic=sym)
+        size = int(_onp.prod(shape_of("piecewise", v)))
+        if size not in (1, k):
+            raise op_error("piecewise", f"a function gave {size} values for {k} selected "
+                           "elements")
+        sources.append(v)
+        index[mask] = start + (_onp.arange(k) if size == k else 0)
+        start += size
     return gather("piecewise", sources, index)
 
 
-def _conditions(condlist, x):
+def _broadcast_condition(c, shape):
+    try:
+        return _onp.broadcast_to(c, shape)
+    except ValueError:
+        raise op_error("piecewise", f"a condition of shape {c.shape} does not match x of "
+                       f"shape {shape}") from None
+
+
+def _conditions(condlist, ndim):
     """piecewise's conditions as host boolean arrays (NumPy's rule: a scalar, or a sequence
     whose first entry is not itself a sequence, is one condition when ``x`` is not 0-d)."""
     cl = condlist.asnumpy() if isinstance(condlist, NDArray) else condlist
     if isinstance(cl, (list, tuple)):
         cl = [c.asnumpy() if isinstance(c, NDArray) else c for c in cl]
-    if _onp.ndim(cl) == 0 or (not isinstance(cl[0], (list, tuple, _onp.ndarray)) and x.ndim):
+    if _onp.ndim(cl) == 0 or (not isinstance(cl[0], (list, tuple, _onp.ndarray)) and ndim):
         cl = [cl]
     return [_onp.asarray(c, dtype=bool) for c in cl]
 
@@ -245,7 +249,7 @@ def msort(a):
     """A copy of ``a`` sorted along its first axis (``sort(a, axis=0)``; differentiable)."""
     from ._indexing import sort
     a = arr(a)
-    if not _front.is_symbolic([a]) and a.ndim == 0:
+    if not is_symbol(a) and a.ndim == 0:
         raise op_error("msort", "a 0-d array has no first axis to sort")
     return sort(a, axis=0)
 
@@ -315,7 +319,6 @@ def apply_over_axes(func, a, axes):
     ``numpy.apply_over_axes``."""
     from ._manipulation import expand_dims
     a = arr(a)
-    refuse_symbols("apply_over_axes", a)
     axes = (axes,) if isinstance(axes, (int, _onp.integer)) else tuple(axes)
     y = a
     for ax in axes:
@@ -332,57 +335,56 @@ def apply_over_axes(func, a, axes):
 
 
 # ---- index helpers (host-computed int64 indices) --------------------------------------------
-def _index_tuple(fn, make, ctx=None):
+def _index_tuple(fn, make, symbolic=False, ctx=None):
     with numpy_errors(fn):
         parts = make()
-    ctx = ctx or current_context()
-    return tuple(int_array(p, ctx) for p in parts)
+    return tuple(index_constant(p, symbolic, ctx) for p in parts)
 
 
 def tril_indices(n, k=0, m=None, ctx=None):
     """The (row, column) int64 indices of the lower triangle (diagonal ``k``) of an
     ``(n, m)`` array."""
-    return _index_tuple("tril_indices", lambda: _onp.tril_indices(n, k, m), ctx)
+    return _index_tuple("tril_indices", lambda: _onp.tril_indices(n, k, m), ctx=ctx)
 
 
 def triu_indices(n, k=0, m=None, ctx=None):
     """The (row, column) int64 indices of the upper triangle (diagonal ``k``) of an
     ``(n, m)`` array."""
-    return _index_tuple("triu_indices", lambda: _onp.triu_indices(n, k, m), ctx)
+    return _index_tuple("triu_indices", lambda: _onp.triu_indices(n, k, m), ctx=ctx)
 
 
-def _from_2d(fn, arr_):
+def _from_2d(fn, arr_, numpy_fn, k):
     a = arr(arr_)
-    refuse_symbols(fn, a)
-    if a.ndim != 2:
-        raise op_error(fn, f"input array must be 2-d, got shape {tuple(a.shape)}")
-    return a
+    shape = shape_of(fn, a)
+    if len(shape) != 2:
+        raise op_error(fn, f"input array must be 2-d, got shape {shape}")
+    return _index_tuple(fn, lambda: numpy_fn(shape[0], k, shape[1]), is_symbol(a),
+                        ctx_of(a))
 
 
 def tril_indices_from(arr_, k=0):
     """``tril_indices`` for the shape of the 2-D array ``arr``."""
-    a = _from_2d("tril_indices_from", arr_)
-    return tril_indices(a.shape[0], k, a.shape[1], ctx=a._ctx)
+    return _from_2d("tril_indices_from", arr_, _onp.tril_indices, k)
 
 
 def triu_indices_from(arr_, k=0):
     """``triu_indices`` for the shape of the 2-D array ``arr``."""
-    a = _from_2d("triu_indices_from", arr_)
-    return triu_indices(a.shape[0], k, a.shape[1], ctx=a._ctx)
+    return _from_2d("triu_indices_from", arr_, _onp.triu_indices, k)
 
 
 def diag_indices_from(arr_):
     """The int64 indices of the main diagonal of ``arr`` (at least 2-d, all sides equal):
     ``arr.ndim`` copies of ``arange(n)``."""
     a = arr(arr_)
-    refuse_symbols("diag_indices_from", a)
-    if a.ndim < 2:
+    shape = shape_of("diag_indices_from", a)
+    if len(shape) < 2:
         raise op_error("diag_indices_from", f"input array must be at least 2-d, got shape "
-                       f"{tuple(a.shape)}")
-    if len(set(a.shape)) != 1:
+                       f"{shape}")
+    if len(set(shape)) != 1:
         raise op_error("diag_indices_from", f"all dimensions of the input must be of equal "
-                       f"length, got shape {tuple(a.shape)}")
-    return tuple(int_array(_onp.arange(a.shape[0]), a._ctx) for _ in range(a.ndim))
+                       f"length, got shape {shape}")
+    return _index_tuple("diag_indices_from", lambda: [_onp.arange(shape[0])] * len(shape),
+                        is_symbol(a), ctx_of(a))
 
 
 def ix_(*args):
@@ -391,18 +393,18 @@ def ix_(*args):
     positions; arrays keep their dtype (reshaped views), lists become int64 (float lists
     are refused, as indices)."""
     from ._manipulation import reshape
+    refuse_symbols("ix_", *args)
     out, nd = [], len(args)
     for k, s in enumerate(args):
-        a = s if isinstance(s, NDArray) else None
-        if a is None:
+        if isinstance(s, NDArray):
+            a = arr(s)
+        else:
             h = _onp.asarray(s)
             if h.size == 0:
                 h = h.astype(_onp.int64)
             if h.dtype.kind not in "iub":
                 raise op_error("ix_", f"argument {k} must be integer or boolean, got {h.dtype}")
-            a = int_array(h) if h.dtype.kind != "b" else None
-            if a is None:
-                a = as_source(h, dtype=_onp.bool_)
+            a = as_source(h, dtype=_onp.int64 if h.dtype.kind != "b" else _onp.bool_)
         if a.ndim != 1:
             raise op_error("ix_", f"argument {k} must be 1-d, got shape {tuple(a.shape)}")
         if a.dtype == _onp.bool_:

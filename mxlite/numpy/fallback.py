@@ -8,23 +8,24 @@ mx.np.choose``). A name whose ``mx.np`` function is not available raises
 AttributeError.
 """
 
-__all__ = ["allclose", "alltrue", "apply_along_axis", "apply_over_axes", "argpartition",
-           "argwhere", "array_equal", "array_equiv", "choose", "compress", "corrcoef",
-           "correlate", "count_nonzero", "cov", "digitize", "divmod", "extract",
-           "flatnonzero", "float_power", "frexp", "heaviside", "histogram2d",
-           "histogram_bin_edges", "histogramdd", "i0", "in1d", "interp", "intersect1d",
-           "isclose", "isin", "ix_", "lexsort", "min_scalar_type", "mirr", "modf", "msort",
-           "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmedian",
-           "nanmin", "nanpercentile", "nanprod", "nanquantile", "ndim", "npv", "partition",
-           "piecewise", "packbits", "poly", "polyadd", "polydiv", "polyfit", "polyint",
-           "polymul", "polysub", "positive", "ppmt", "promote_types", "ptp", "pv", "rate",
-           "real", "result_type", "rollaxis", "roots", "searchsorted", "select", "setdiff1d",
-           "setxor1d", "signbit", "size", "spacing", "take_along_axis", "trapz",
-           "tril_indices_from", "trim_zeros", "triu_indices_from"]
+_NAMES = ("allclose", "alltrue", "apply_along_axis", "apply_over_axes", "argpartition",
+          "argwhere", "array_equal", "array_equiv", "choose", "compress", "corrcoef",
+          "correlate", "count_nonzero", "cov", "digitize", "divmod", "extract",
+          "flatnonzero", "float_power", "frexp", "heaviside", "histogram2d",
+          "histogram_bin_edges", "histogramdd", "i0", "in1d", "interp", "intersect1d",
+          "isclose", "isin", "ix_", "lexsort", "min_scalar_type", "mirr", "modf", "msort",
+          "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmedian",
+          "nanmin", "nanpercentile", "nanprod", "nanquantile", "ndim", "npv", "partition",
+          "piecewise", "packbits", "poly", "polyadd", "polydiv", "polyfit", "polyint",
+          "polymul", "polysub", "positive", "ppmt", "promote_types", "ptp", "pv", "rate",
+          "real", "result_type", "rollaxis", "roots", "searchsorted", "select", "setdiff1d",
+          "setxor1d", "signbit", "size", "spacing", "take_along_axis", "trapz",
+          "tril_indices_from", "trim_zeros", "triu_indices_from")
+__all__ = list(_NAMES)
 
 
 def __getattr__(name):
-    if name in __all__:
+    if name in _NAMES:
         import mxlite.numpy as np
         try:
             return np.__dict__[name]
