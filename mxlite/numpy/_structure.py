@@ -11,14 +11,15 @@ chain of ``where``; ``partition`` gathers along the host's ``argpartition``.
 This module also gathers the other modules of the longer tail: ``_pad`` (``pad``),
 ``_sets`` (``unique`` and the set functions, ``lexsort``, ``argpartition``),
 ``_hostfuncs`` (dtype functions, memory queries, bit packing, print options,
-``genfromtxt``, the financial names) and the ``fallback`` module name.
+``genfromtxt``, the financial names) and the ``fallback`` and ``fallback_linalg`` module
+names.
 """
 import numpy as _onp
 
 from ..base import op_error
 from ..ndarray.ndarray import NDArray
 from . import _front, _hostfuncs, _pad, _sets
-from . import fallback
+from . import fallback, fallback_linalg
 from ._gather import (arr, as_source, common_dtype, constant, ctx_of, dtype_of, gather, host,
                       index_constant, int_array, is_symbol, numpy_errors, refuse_symbols,
                       shape_of, tags)
@@ -26,7 +27,7 @@ from ._gather import (arr, as_source, common_dtype, constant, ctx_of, dtype_of, 
 __all__ = ["insert", "delete", "resize", "choose", "compress", "extract", "select",
            "piecewise", "partition", "msort", "trim_zeros", "apply_along_axis",
            "apply_over_axes", "tril_indices", "triu_indices", "tril_indices_from",
-           "triu_indices_from", "diag_indices_from", "ix_", "fallback"]
+           "triu_indices_from", "diag_indices_from", "ix_", "fallback", "fallback_linalg"]
 __all__ += _pad.__all__ + _sets.__all__ + _hostfuncs.__all__
 for _m in (_pad, _sets, _hostfuncs):
     for _n in _m.__all__:

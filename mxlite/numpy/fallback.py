@@ -24,15 +24,22 @@ _NAMES = ("allclose", "alltrue", "apply_along_axis", "apply_over_axes", "argpart
 __all__ = list(_NAMES)
 
 
-def __getattr__(name):
-    if name in _NAMES:
-        import mxlite.numpy as np
-        try:
-            return np.__dict__[name]
-        except KeyError:
-            pass
-    raise AttributeError(f"module 'mxlite.numpy.fallback' has no attribute {name!r}")
+def resolver(module, names, source):
+    """``(__getattr__, __dir__)`` of a module ``module`` whose public ``names`` are the
+    functions of the same names in module ``source`` (looked up when asked, so the module
+    can be imported while ``source`` is being built)."""
+    def getattr_(name):
+        if name in names:
+            import importlib
+            try:
+                return vars(importlib.import_module(source))[name]
+            except KeyError:
+                pass
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    def dir_():
+        return sorted(names)
+    return getattr_, dir_
 
 
-def __dir__():
-    return sorted(__all__)
+__getattr__, __dir__ = resolver(__name__, _NAMES, "mxlite.numpy")

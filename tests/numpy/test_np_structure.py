@@ -327,6 +327,8 @@ def test_fallback_module_names_mx_np_functions():
     assert "piecewise" in dir(np.fallback)
     with pytest.raises(AttributeError):
         np.fallback.not_a_name
+    assert np.fallback_linalg.__all__ == ["cond", "lstsq", "matrix_power", "matrix_rank",
+                                          "multi_dot", "qr"]
 
 
 def test_symbols_are_refused_clearly():
