@@ -217,7 +217,8 @@ class ndarray(NDArray):
         attrs = Attrs(key=key)
         if is_basic(key):
             try:
-                data = self._data[key + (Ellipsis,)]
+                tail = () if any(k is Ellipsis for k in key) else (Ellipsis,)
+                data = self._data[key + tail]
             except IndexError as e:
                 raise IndexError(f"__getitem__: index {key!r} for shape {self.shape}: "
                                  f"{e}") from None
