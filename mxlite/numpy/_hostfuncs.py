@@ -15,7 +15,7 @@ from ..base import op_error
 from ..device import namespace_for
 from ..ndarray.ndarray import NDArray
 from ._dtypes import result_type as _promote, scalar_result_type
-from ._gather import host, numpy_errors, refuse_symbols
+from ._gather import dtype_of, host, is_symbol, numpy_errors, refuse_symbols
 
 __all__ = ["may_share_memory", "shares_memory", "promote_types", "result_type",
            "min_scalar_type", "packbits", "unpackbits", "set_printoptions", "genfromtxt",
@@ -69,16 +69,17 @@ def promote_types(type1, type2):
 
 
 def result_type(*arrays_and_dtypes):
-    """The dtype ``mx.np``'s promotion gives its arguments together: arrays and dtypes
-    promote as ``promote_types``; Python numbers keep an array's dtype unless their kind
+    """The dtype ``mx.np``'s promotion gives its arguments together: arrays (or Symbols of
+    a traced block) and dtypes promote as ``promote_types``; Python numbers keep an array's dtype unless their kind
     is wider (a float with integers: the default float; an int with booleans: int64)."""
     if not arrays_and_dtypes:
         raise op_error("result_type", "at least one array or dtype is required")
-    refuse_symbols("result_type", *arrays_and_dtypes)
     dtypes, numbers = [], []
     for x in arrays_and_dtypes:
-        if isinstance(x, (NDArray, _onp.ndarray)):
-            dtypes.append(_onp.dtype(x.dtype))
+        if isinstance(x, _onp.ndarray):
+            dtypes.append(x.dtype)
+        elif isinstance(x, NDArray) or is_symbol(x):
+            dtypes.append(dtype_of("result_type", x))
         elif isinstance(x, (bool, int, float, complex, _onp.generic)):
             numbers.append(x)
         elif isinstance(x, (list, tuple)):
