@@ -3,9 +3,10 @@ select, piecewise, partition, msort, trim_zeros, apply_along_axis, apply_over_ax
 index helpers (``tril_indices``, ``ix_``, ...).
 
 Functions that move elements compute *where* each output element comes from on the host
-(NumPy's own function on position tags, ``_gather``) and gather the values on the device
-with the registered ``take``: the values are differentiable (to any order), the indices,
-conditions and counts that steer them are read on the host and are not. ``select`` is a
+(NumPy's own function on position tags, ``_gather``) and pick the values on the device
+with the registered ``_getitem``: the values are differentiable (to any order), the
+indices, conditions and counts that steer them are read on the host and are not. Those
+that need only shapes also build graphs inside a traced Gluon block. ``select`` is a
 chain of ``where``; ``partition`` gathers along the host's ``argpartition``.
 
 This module also gathers the other modules of the longer tail: ``_pad`` (``pad``),
@@ -239,10 +240,10 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     if axis is None:
         from ._manipulation import reshape
         a, axis = reshape(a, (-1,)), 0
-    with numpy_errors("partition"):
-        idx = _onp.argpartition(a.asnumpy(), _index_arg(kth), axis=axis)
     if a.ndim == 0:
         raise op_error("partition", "a 0-d array cannot be partitioned")
+    with numpy_errors("partition"):
+        idx = _onp.argpartition(a.asnumpy(), _index_arg(kth), axis=axis)
     return _front.call("_take_along_axis", [a, int_array(idx, a._ctx)], axis=axis)
 
 

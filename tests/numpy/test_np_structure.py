@@ -472,3 +472,36 @@ def test_basic_index_with_an_ellipsis():
                 (Ellipsis,)]:
         same(x[key], h[key])
     assert np.shares_memory(x, x[1, ...]) and not np.shares_memory(x[0, ...], x[1, ...])
+
+
+# ---- on every device (the CPU, and the GPU or its emulator) -------------------------------------
+def test_structure_functions_on_the_device(device):
+    xh = RNG.uniform(-1, 1, (3, 4))
+    x = np.array(xh, dtype="float64")
+    assert x.ctx == device
+    cases = [
+        (np.insert(x, 1, 5.0, axis=1), onp.insert(xh, 1, 5.0, axis=1)),
+        (np.delete(x, [0, 2], axis=1), onp.delete(xh, [0, 2], axis=1)),
+        (np.resize(x, (2, 7)), onp.resize(xh, (2, 7))),
+        (np.pad(x, ((1, 2), (0, 3)), mode="reflect"), onp.pad(xh, ((1, 2), (0, 3)), "reflect")),
+        (np.pad(x, 2, mode="maximum"), onp.pad(xh, 2, mode="maximum")),
+        (np.pad(x, 1, constant_values=7), onp.pad(xh, 1, constant_values=7)),
+        (np.unique(np.array(onp.round(xh * 2))), onp.unique(onp.round(xh * 2))),
+        (np.choose(I, [x, -x, 2 * x]), onp.choose(I, [xh, -xh, 2 * xh])),
+        (np.select([x > 0], [x], -1.0), onp.select([xh > 0], [xh], -1.0)),
+        (np.union1d(x[0], x[1]), onp.union1d(xh[0], xh[1])),
+        (np.tril_indices_from(x)[1], onp.tril_indices_from(xh)[1]),
+        (np.compress([True, False, True], x, axis=0), onp.compress([True, False, True], xh, 0)),
+    ]
+    for got, want in cases:
+        assert got.ctx == device
+        same(got, want)
+    x.attach_grad()
+    with autograd.record():
+        y = np.pad(np.insert(x, 0, 1.0, axis=0), 1, mode="edge")
+    y.backward()
+    assert x.grad.ctx == device
+    # d sum(y) / dx: how often each element of x appears in y (NumPy on position tags)
+    where = onp.pad(onp.insert(onp.arange(12).reshape(3, 4), 0, -1, axis=0), 1, mode="edge")
+    want = onp.bincount(where[where >= 0], minlength=12).reshape(3, 4)
+    onp.testing.assert_allclose(x.grad.asnumpy(), want)
