@@ -505,3 +505,21 @@ def test_structure_functions_on_the_device(device):
     where = onp.pad(onp.insert(onp.arange(12).reshape(3, 4), 0, -1, axis=0), 1, mode="edge")
     want = onp.bincount(where[where >= 0], minlength=12).reshape(3, 4)
     onp.testing.assert_allclose(x.grad.asnumpy(), want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=3), data=st.data())
+def test_insert_delete_resize_random(shape, data):
+    h = RNG.uniform(-1, 1, size=shape)
+    x = np.array(h, dtype="float64")
+    axis = data.draw(st.sampled_from([None] + list(range(-len(shape), len(shape)))))
+    n = h.size if axis is None else shape[axis]
+    obj = data.draw(st.one_of(st.integers(-n, n), st.lists(st.integers(-n, n), max_size=3),
+                              st.builds(slice, st.integers(-5, 5) | st.none(),
+                                        st.integers(-5, 5) | st.none(),
+                                        st.sampled_from([None, 1, 2, -1, -3]))))
+    same(np.insert(x, obj, 7.5, axis=axis), onp.insert(h, obj, 7.5, axis=axis))
+    if not (isinstance(obj, int) and obj == n) and not (isinstance(obj, list) and n in obj):
+        same(np.delete(x, obj, axis=axis), onp.delete(h, obj, axis=axis))
+    new = tuple(data.draw(st.lists(st.integers(0, 5), max_size=3)))
+    same(np.resize(x, new), onp.resize(h, new))
