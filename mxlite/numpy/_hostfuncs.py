@@ -71,7 +71,12 @@ def promote_types(type1, type2):
 def result_type(*arrays_and_dtypes):
     """The dtype ``mx.np``'s promotion gives its arguments together: arrays (or Symbols of
     a traced block) and dtypes promote as ``promote_types``; Python numbers keep an array's dtype unless their kind
-    is wider (a float with integers: the default float; an int with booleans: int64)."""
+    is wider (a float with integers: the default float; an int with booleans: int64).
+
+    >>> mx.np.result_type(mx.np.zeros(2, dtype="int32"), "float16")
+    dtype('float16')
+    >>> mx.np.promote_types("int32", "float32")     # NumPy: float64
+    dtype('float32')"""
     if not arrays_and_dtypes:
         raise op_error("result_type", "at least one array or dtype is required")
     dtypes, numbers = [], []

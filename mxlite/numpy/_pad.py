@@ -62,7 +62,20 @@ def pad(array, pad_width, mode="constant", **kwargs):  # noqa: A002  (NumPy's ar
     with ``mode`` and its keywords as ``numpy.pad`` (see the module docstring): 'constant'
     (``constant_values``), 'edge', 'linear_ramp' (``end_values``), 'maximum', 'mean',
     'median', 'minimum' (``stat_length``), 'reflect', 'symmetric' (``reflect_type``),
-    'wrap', 'empty' (zeros here), or a callable (host). Differentiable for float arrays."""
+    'wrap', 'empty' (zeros here), or a callable (host). Differentiable for float arrays.
+
+    >>> x = mx.np.array([[1., 2.], [3., 4.]])
+    >>> mx.np.pad(x, ((0, 1), (1, 0)), mode="edge")
+    array([[1., 1., 2.],
+           [3., 3., 4.],
+           [3., 3., 4.]])
+    >>> y = mx.np.array([1., 2., 3.])
+    >>> y.attach_grad()
+    >>> with mx.autograd.record():
+    ...     z = mx.np.pad(y, 2, mode="reflect")
+    >>> z.backward()
+    >>> z, y.grad          # each element's gradient counts its copies
+    (array([3., 2., 1., 2., 3., 2., 1.]), array([2., 3., 2.]))"""
     a = arr(array)
     sym = is_symbol(a)
     shape, dt = shape_of("pad", a), dtype_of("pad", a)

@@ -33,7 +33,10 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     ``axis``, with optionally the int64 indices of their first occurrences, the inverse
     indices that rebuild ``ar`` and the counts (NumPy's shapes: the inverse of a
     flattened call has ``ar``'s shape). The values are differentiable (gathered from the
-    first occurrences); the rest is computed on the host."""
+    first occurrences); the rest is computed on the host.
+
+    >>> mx.np.unique(mx.np.array([3., 1., 3.]), return_counts=True)
+    (array([1., 3.]), array([1, 2], dtype=int64))"""
     a = arr(ar)
     refuse_symbols("unique", a)
     with numpy_errors("unique"):
@@ -45,11 +48,10 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     else:
         values = _front.call("take", [a, int_array(first, a._ctx)], axis=int(axis) % a.ndim,
                              mode="clip")
-    out = [values]
-    flags = (return_index, return_inverse, return_counts)
-    for flag, part in zip(flags, res[1:]):
-        if flag:
-            out.append(int_array(part, a._ctx))
+    # res: values, index, then inverse and counts where asked
+    parts = [res[1]] if return_index else []
+    parts += list(res[2:])
+    out = [values] + [int_array(p, a._ctx) for p in parts]
     return out[0] if len(out) == 1 else tuple(out)
 
 

@@ -50,7 +50,12 @@ def _source_shape(fn, v):
 def insert(arr_, obj, values, axis=None):
     """``arr`` with ``values`` inserted before the indices ``obj`` along ``axis`` (of the
     flattened array if None), NumPy's rules; ``values`` are cast to ``arr``'s dtype.
-    Differentiable with respect to ``arr`` and ``values``; ``obj`` is read on the host."""
+    Differentiable with respect to ``arr`` and ``values``; ``obj`` is read on the host.
+
+    >>> mx.np.insert(mx.np.array([[1., 2.], [3., 4.]]), 1, [7., 8.], axis=0)
+    array([[1., 2.],
+           [7., 8.],
+           [3., 4.]])"""
     a = arr(arr_)
     refuse_symbols("insert", obj)
     v = as_source(values, dtype=dtype_of("insert", a), ctx=ctx_of(a),
@@ -66,7 +71,10 @@ def delete(arr_, obj, axis=None):
     boolean mask) along ``axis`` (of the flattened array if None), NumPy's rules:
     negative indices count from the end, an index out of range is an error. (MXNet 1.9.1
     silently dropped negative and out-of-range entries of an index array.)
-    Differentiable with respect to ``arr``."""
+    Differentiable with respect to ``arr``.
+
+    >>> mx.np.delete(mx.np.array([1., 2., 3., 4.]), mx.np.array([0, -1], dtype="int64"))
+    array([2., 3.])"""
     a = arr(arr_)
     refuse_symbols("delete", obj)
     with numpy_errors("delete"):
@@ -143,7 +151,12 @@ def extract(condition, arr_):
 def select(condlist, choicelist, default=0):
     """``choicelist[k]`` where ``condlist[k]`` is the first true condition, ``default``
     where none is (all broadcast; the choices promoted to one dtype). A chain of ``where``:
-    differentiable with respect to the choices and ``default``."""
+    differentiable with respect to the choices and ``default``.
+
+    >>> x = mx.np.array([[1., 2.], [3., 4.]])
+    >>> mx.np.select([x > 2], [x * 10], default=-1)
+    array([[-1., -1.],
+           [30., 40.]])"""
     from ._indexing import where
     from ._manipulation import broadcast_to
     condlist, choicelist = list(condlist), list(choicelist)

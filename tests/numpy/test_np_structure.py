@@ -162,6 +162,18 @@ def test_unique_all_outputs(shape, axis, dtype):
     same(np.unique(np.array(h, dtype=dtype)), onp.unique(h))
 
 
+@pytest.mark.parametrize("flags", [(i, v, c) for i in (0, 1) for v in (0, 1) for c in (0, 1)])
+def test_unique_output_selection(flags):
+    h = onp.array([[3.0, 1.0], [3.0, 2.0]])
+    got = np.unique(np.array(h, dtype="float64"), *map(bool, flags))
+    want = onp.unique(h, *map(bool, flags))
+    if not any(flags):
+        got, want = (got,), (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        same(g, w)
+
+
 def test_unique_nan():
     h = onp.array([onp.nan, 1.0, onp.nan, 1.0])
     same(np.unique(np.array(h, dtype="float64")), onp.unique(h))
