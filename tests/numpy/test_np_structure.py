@@ -535,3 +535,28 @@ def test_insert_delete_resize_random(shape, data):
         same(np.delete(x, obj, axis=axis), onp.delete(h, obj, axis=axis))
     new = tuple(data.draw(st.lists(st.integers(0, 5), max_size=3)))
     same(np.resize(x, new), onp.resize(h, new))
+
+
+@settings(max_examples=30, deadline=None)
+@given(a=st.lists(st.integers(-4, 4), max_size=8), b=st.lists(st.integers(-4, 4), max_size=8),
+       invert=st.booleans())
+def test_set_functions_random(a, b, invert):
+    ha, hb = onp.array(a, dtype="float64"), onp.array(b, dtype="float64")
+    x, y = np.array(ha, dtype="float64"), np.array(hb, dtype="float64")
+    same(np.union1d(x, y), onp.union1d(ha, hb))
+    same(np.setxor1d(x, y), onp.setxor1d(ha, hb))
+    same(np.setdiff1d(x, y), onp.setdiff1d(ha, hb))
+    for g, w in zip(np.intersect1d(x, y, return_indices=True),
+                    onp.intersect1d(ha, hb, return_indices=True)):
+        same(g, w)
+    same(np.isin(x, y, invert=invert), onp.isin(ha, hb, invert=invert))
+    ua, ub = onp.unique(ha), onp.unique(hb)
+    for fn in ("setxor1d", "setdiff1d", "intersect1d"):
+        same(getattr(np, fn)(np.array(ua, dtype="float64"), np.array(ub, dtype="float64"),
+                             assume_unique=True),
+             getattr(onp, fn)(ua, ub, assume_unique=True))
+    if ha.size:
+        k = len(a) // 2
+        p = np.partition(x, k).asnumpy()
+        assert p[k] == onp.sort(ha)[k]
+        same(np.lexsort([x, -x]), onp.lexsort([ha, -ha]))
