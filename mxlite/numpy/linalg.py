@@ -1,3 +1,544 @@
-"""``mx.np.linalg``: NumPy's linear algebra over the registered ``linalg`` operators."""
+"""``mx.np.linalg``: NumPy's linear algebra over the registered ``linalg`` operators.
 
-__all__ = []
+Each function composes registered ops (``_linalg_det``, ``_linalg_inverse``,
+``_linalg_potrf``, ``_linalg_syevd``, ``_linalg_gelqf``, ``_linalg_gemm2``, reductions), so
+the results are recorded by autograd and differentiate to any order; the exceptions are
+named in their docstrings (``eig``/``eigvals``/``matrix_rank``/``lstsq``'s rank, computed
+on the host as MXNet's were). Stacks of matrices (..., M, N) are batched over the leading
+axes. Integer input is taken as float64 (NumPy's rule).
+
+The SVD is that of the Gram matrix ``a a^T`` (``_linalg_syevd``) with the singular values
+taken as the row norms of ``U a`` (see ``svd``); ``svd`` returns MXNet's form
+``(ut, s, v)`` with ``a = ut @ diag(s) @ v``.
+
+Functions work on Symbols too (inside hybridized blocks) where nothing depends on a shape;
+the ones that need shapes say so and raise an MXNetError for a Symbol.
+"""
+import numbers
+
+import numpy as onp
+
+from ..base import op_error
+from ._front import call
+from ._manipulation import expand_dims as _expand_dims, squeeze as _squeeze
+from ._linalg_core import (T, as_input, drop, lift, matrices, named, oriented_svd,
+                           safe_reciprocal, symbolic, symmetric, upcast)
+from ._linalg_norm import cond, norm
+from . import _reductions as R
+from . import _ufuncs as U
+
+__all__ = ["norm", "svd", "cholesky", "qr", "inv", "pinv", "det", "slogdet", "solve",
+           "lstsq", "eig", "eigh", "eigvals", "eigvalsh", "tensorinv", "tensorsolve",
+           "matrix_rank", "matrix_power", "multi_dot", "cond"]
+
+
+def _needs_array(fn, *xs):
+    if symbolic(*xs):
+        raise op_error(fn, "needs arrays of known shape, not Symbols (it cannot be traced "
+                           "into a hybridized block)")
+
+
+def _same_float(fn, a, b):
+    """a and b cast to one float dtype (float64 when they differ)."""
+    if symbolic(a, b) or a.dtype == b.dtype:
+        return a, b
+    return call("cast", [a], dtype="float64"), call("cast", [b], dtype="float64")
+
+
+# ---- determinants, inverses, solves ---------------------------------------------------------
+def det(a):
+    """The determinant of every square matrix of ``a`` (..., M, M): shape ``a.shape[:-2]``
+    (0-d for one matrix). Differentiable (``det(a) * inv(a)^T``, which needs ``a``
+    invertible).
+
+    >>> from mxlite import np
+    >>> float(np.linalg.det(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    -2.0
+    """
+    a = matrices("det", a, square=True)
+    return drop(call("_linalg_det", [lift(a)]))
+
+
+def slogdet(a):
+    """``(sign, logabsdet)`` of every square matrix: ``det = sign * exp(logabsdet)``, each of
+    shape ``a.shape[:-2]``; a singular matrix gives (0, -inf). ``logabsdet`` is
+    differentiable (``inv(a)^T``); ``sign`` is piecewise constant.
+
+    >>> from mxlite import np
+    >>> sign, logdet = np.linalg.slogdet(np.array([[-2.0, 0.0], [0.0, 1.0]]))
+    >>> float(sign), round(float(logdet), 4)
+    (-1.0, 0.6931)
+    """
+    a = matrices("slogdet", a, square=True)
+    sign, logabs = call("_linalg_slogdet", [lift(a)])
+    return drop(sign), drop(logabs)
+
+
+def inv(a):
+    """The inverse of every square matrix of ``a``; a singular matrix is an MXNetError
+    (NumPy's LinAlgError). Differentiable (``-inv^T g inv^T``).
+
+    >>> from mxlite import np
+    >>> np.linalg.inv(np.array([[2.0, 0.0], [0.0, 4.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    a = matrices("inv", a, square=True)
+    return named("inv", lambda: call("_linalg_inverse", [a]))
+
+
+def solve(a, b):
+    """``x`` with ``a @ x = b`` for square ``a`` (..., M, M): ``b`` is a stack of vectors
+    (..., M) when it has one axis fewer than ``a`` (NumPy 1.x's and MXNet's rule), else of
+    matrices (..., M, K); leading axes broadcast. Computed as ``inv(a) @ b``;
+    a singular ``a`` is an MXNetError. Differentiable in both. A Symbol ``b`` is taken as
+    a stack of matrices with ``a``'s leading axes.
+
+    >>> from mxlite import np
+    >>> np.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0])).tolist()
+    [1.0, 0.5]
+    """
+    a = matrices("solve", a, square=True)
+    b = as_input("solve", b, "b")
+    if symbolic(a, b):
+        return call("_linalg_gemm2", [call("_linalg_inverse", [a]), b])
+    a, b = _same_float("solve", a, b)
+    vector = b.ndim == a.ndim - 1
+    if b.ndim < 1 or (not vector and b.ndim < 2):
+        raise op_error("solve", f"b must be a vector or a stack of matrices, got shape "
+                                f"{tuple(b.shape)}")
+    bm = _expand_dims(b, -1) if vector else b
+    if bm.shape[-2] != a.shape[-1]:
+        raise op_error("solve", f"a of shape {tuple(a.shape)} needs b with {a.shape[-1]} "
+                                f"rows, got shape {tuple(b.shape)}")
+    a, bm = _broadcast_batches("solve", a, bm)
+    x = call("_linalg_gemm2", [named("solve", lambda: call("_linalg_inverse", [a])), bm])
+    return _squeeze(x, (-1,)) if vector else x
+
+
+def _broadcast_batches(fn, a, b):
+    """a and b with their leading (batch) axes broadcast to one shape."""
+    from ._manipulation import broadcast_to
+    try:
+        batch = onp.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    except ValueError:
+        raise op_error(fn, f"the leading axes of shapes {tuple(a.shape)} and "
+                           f"{tuple(b.shape)} do not broadcast") from None
+    out = []
+    for x in (a, b):
+        shape = batch + tuple(x.shape[-2:])
+        out.append(x if tuple(x.shape) == shape else broadcast_to(x, shape))
+    return out
+
+
+def tensorinv(a, ind=2):
+    """The inverse of ``a`` as a tensor operator of its first ``ind`` axes onto the rest:
+    ``tensordot(tensorinv(a, ind), a, ind)`` is the identity. ``prod(a.shape[:ind])`` must
+    equal ``prod(a.shape[ind:])``; the result has shape ``a.shape[ind:] + a.shape[:ind]``.
+    Differentiable. On a Symbol (0 < ind < ndim) the same is built from shape-free reshapes.
+
+    >>> from mxlite import np
+    >>> np.linalg.tensorinv(np.eye(4).reshape(4, 2, 2), ind=1).shape
+    (2, 2, 4)
+    """
+    a = as_input("tensorinv", a)
+    if not isinstance(ind, (numbers.Integral, onp.integer)) or ind <= 0:
+        raise op_error("tensorinv", f"ind must be a positive integer, got {ind!r}")
+    ind = int(ind)
+    if symbolic(a):
+        m = a
+        for _ in range(ind - 1):
+            m = call("reshape", [m], shape=(-3, -2))       # merge the first two axes
+        inverse = call("_linalg_inverse", [call("reshape", [m], shape=(0, -1))])
+        out = call("reshape_like", [inverse, a], lhs_begin=0, lhs_end=1, rhs_begin=ind,
+                   rhs_end=None)
+        return call("reshape_like", [out, a], lhs_begin=-1, lhs_end=None, rhs_begin=0,
+                    rhs_end=ind)
+    if ind > a.ndim:
+        raise op_error("tensorinv", f"ind={ind} exceeds the {a.ndim} axes of a")
+    front, back = tuple(a.shape[:ind]), tuple(a.shape[ind:])
+    rows, cols = int(onp.prod(front)), int(onp.prod(back))
+    if rows != cols:
+        raise op_error("tensorinv", f"a of shape {tuple(a.shape)} is not square as an "
+                                    f"operator of its first {ind} axes ({rows} x {cols})")
+    m = call("reshape", [a], shape=(rows, cols))
+    inverse = named("tensorinv", lambda: call("_linalg_inverse", [m]))
+    return call("reshape", [inverse], shape=back + front)
+
+
+def tensorsolve(a, b, axes=None):
+    """``x`` with ``tensordot(a, x, x.ndim) = b``: ``x.shape`` is the trailing
+    ``a.ndim - b.ndim`` axes of ``a`` (after moving ``axes`` of ``a`` to the end), whose
+    product must equal ``b.size``. Differentiable in both; needs arrays (not Symbols).
+
+    >>> from mxlite import np
+    >>> np.linalg.tensorsolve(np.eye(6).reshape(6, 2, 3), np.ones(6)).shape
+    (2, 3)
+    """
+    _needs_array("tensorsolve", a, b)
+    a, b = as_input("tensorsolve", a), as_input("tensorsolve", b, "b")
+    a, b = _same_float("tensorsolve", a, b)
+    if axes is not None:
+        order = [k for k in range(a.ndim) if k not in [ax % max(a.ndim, 1) for ax in axes]]
+        order += [ax % a.ndim for ax in axes]
+        if sorted(order) != list(range(a.ndim)):
+            raise op_error("tensorsolve", f"axes {axes} are not distinct axes of a of "
+                                          f"shape {tuple(a.shape)}")
+        a = call("transpose", [a], axes=tuple(order))
+    xshape = tuple(a.shape[b.ndim:]) if b.ndim < a.ndim else tuple(a.shape)
+    n = int(onp.prod(xshape))
+    if n * n != a.size or n != b.size:
+        raise op_error("tensorsolve", f"a of shape {tuple(a.shape)} and b of shape "
+                                      f"{tuple(b.shape)} do not make a square system "
+                                      f"(x would have shape {xshape})")
+    m = call("reshape", [a], shape=(n, n))
+    inverse = named("tensorsolve", lambda: call("_linalg_inverse", [m]))
+    x = call("_linalg_gemm2", [inverse, call("reshape", [b], shape=(n, 1))])
+    return call("reshape", [x], shape=xshape)
+
+
+# ---- factorisations -------------------------------------------------------------------------
+def cholesky(a):
+    """The lower-triangular ``L`` with ``a = L @ L^T`` of every symmetric positive-definite
+    matrix; ``a`` is read from its lower triangle (NumPy). A matrix that is not positive
+    definite is an MXNetError. Differentiable; the gradient is the symmetric one (the
+    derivative along symmetric perturbations, both triangles alike, as MXNet's).
+
+    >>> from mxlite import np
+    >>> np.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]])).tolist()
+    [[2.0, 0.0], [1.0, 2.0]]
+    """
+    a = matrices("cholesky", a, square=True)
+    return named("cholesky", lambda: call("_linalg_potrf", [symmetric(a)]))
+
+
+def eigh(a, UPLO="L"):
+    """``(w, v)``: the eigenvalues (ascending) and eigenvectors (the columns of v) of every
+    symmetric matrix of ``a``, read from its lower (``UPLO='L'``) or upper triangle.
+    Differentiable (Jacobi rotations in float64, ``_linalg_syevd``; the gradient needs
+    distinct eigenvalues and is the symmetric one, as ``cholesky``'s). Each eigenvector has
+    its largest-magnitude entry positive.
+
+    >>> from mxlite import np
+    >>> w, v = np.linalg.eigh(np.array([[2.0, 0.0], [0.0, 1.0]]))
+    >>> w.tolist(), v.tolist()
+    ([1.0, 2.0], [[0.0, 1.0], [1.0, 0.0]])
+    """
+    if UPLO not in ("L", "U"):
+        raise op_error("eigh", f"UPLO must be 'L' or 'U', got {UPLO!r}")
+    a = matrices("eigh", a, square=True)
+    u, w = call("_linalg_syevd", [symmetric(a, UPLO == "L")])
+    return w, T(u)
+
+
+def eigvalsh(a, UPLO="L"):
+    """The eigenvalues (ascending) of every symmetric matrix of ``a`` (``eigh``'s w).
+
+    >>> from mxlite import np
+    >>> np.linalg.eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]])).tolist()
+    [1.0, 3.0]
+    """
+    return eigh(a, UPLO)[0]
+
+
+def svd(a):
+    """MXNet's SVD ``(ut, s, v)`` of every matrix of ``a`` (..., M, N): ``a = ut @ diag(s)
+    @ v`` with s descending, ut (..., M, K), v (..., K, N), K = min(M, N), orthonormal
+    columns of ut and rows of v. MXNet took only M <= N; a taller array is decomposed
+    through its transpose (a Symbol is taken with M <= N).
+
+    Computed from the Gram matrix ``a a^T`` (``_linalg_syevd``, float64 for float32 input):
+    ut its eigenvectors, s the norms of the rows of ``ut^T a`` (accurate to about
+    eps * s_max), v those rows normalised; a zero singular value has a zero row of v.
+    Differentiable (the gradient needs distinct nonzero singular values).
+
+    >>> from mxlite import np
+    >>> ut, s, v = np.linalg.svd(np.array([[3.0, 0.0], [0.0, -2.0]]))
+    >>> [round(x, 4) for x in s.tolist()]
+    [3.0, 2.0]
+    """
+    a = matrices("svd", a)
+    work, back = upcast(a)
+    return tuple(back(x) for x in oriented_svd(work))
+
+
+def qr(a, mode="reduced"):
+    """The QR factorisation ``a = q @ r`` of every matrix (..., M, N): ``mode='reduced'``
+    gives q (..., M, K) with orthonormal columns and upper-triangular r (..., K, N),
+    K = min(M, N); ``'r'`` gives r only; ``'complete'`` (q (M, M)) when M <= N. Householder
+    reflections (``_linalg_gelqf`` of the transpose), differentiable. A Symbol is taken
+    with M >= N.
+
+    >>> from mxlite import np
+    >>> q, r = np.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> [round(x, 4) for x in np.abs(r).reshape(-1).tolist()]
+    [5.0, 2.2, 0.0, 0.4]
+    """
+    if mode not in ("reduced", "r", "complete"):
+        raise op_error("qr", f"mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    a = matrices("qr", a)
+    m, n = (None, None) if symbolic(a) else a.shape[-2:]
+    if mode == "complete" and m is not None and m > n:
+        raise op_error("qr", f"mode='complete' needs M <= N (a full Q is not computed), got "
+                             f"shape {tuple(a.shape)}")
+    if m is None or m >= n:
+        lq, low = call("_linalg_gelqf", [T(a)])
+        q, r = T(lq), T(low)
+    else:
+        square = call("slice_axis", [a], axis=-1, begin=0, end=m)
+        lq, low = call("_linalg_gelqf", [T(square)])
+        q = T(lq)
+        rest = call("_linalg_gemm2", [q, call("slice_axis", [a], axis=-1, begin=m,
+                                                          end=None)], transpose_a=True)
+        r = call("concat", [T(low), rest], dim=-1)
+    return r if mode == "r" else (q, r)
+
+
+def pinv(a, rcond=1e-15, hermitian=False):
+    """The Moore-Penrose pseudo-inverse (..., N, M) of every matrix: singular values at most
+    ``rcond * s_max`` are taken as zero (``rcond`` a number or an array broadcasting
+    against the leading axes). ``hermitian=True`` uses the symmetric eigendecomposition
+    (MXNet had none). Differentiable (``svd``'s Gram-matrix SVD; a Symbol is taken with
+    M <= N).
+
+    >>> from mxlite import np
+    >>> np.linalg.pinv(np.array([[2.0, 0.0], [0.0, 0.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    """
+    a = matrices("pinv", a)
+    work, back = upcast(a)
+    if not isinstance(rcond, numbers.Number) and not symbolic(rcond):
+        rcond = as_input("pinv", rcond, "rcond")
+        if not symbolic(work) and rcond.dtype != work.dtype:
+            rcond = call("cast", [rcond], dtype=work.dtype)
+    if not isinstance(rcond, numbers.Number):
+        rcond = _expand_dims(rcond, -1)
+    if hermitian:
+        w, v = eigh(work)
+        size = U.absolute(w)
+        keep = U.greater(size, U.multiply(rcond, R.max(size, axis=-1, keepdims=True)))
+        scaled = U.multiply(v, _expand_dims(safe_reciprocal(w, keep), -2))
+        return back(call("_linalg_gemm2", [scaled, v], transpose_b=True))
+    ut, s, v = oriented_svd(work)
+    if not symbolic(work) and 0 in tuple(s.shape):
+        return back(T(work))
+    keep = U.greater(s, U.multiply(rcond, R.max(s, axis=-1, keepdims=True)))
+    scaled = U.multiply(v, _expand_dims(safe_reciprocal(s, keep), -1))
+    return back(call("_linalg_gemm2", [scaled, ut], transpose_a=True, transpose_b=True))
+
+
+def _host_eig(fn, a, vectors):
+    """numpy.linalg.eig on the host: real eigenvalues only (MXNet's rule)."""
+    _needs_array(fn, a)
+    a = matrices(fn, a, square=True)
+    data = a.asnumpy()
+    w, v = onp.linalg.eig(data) if vectors else (onp.linalg.eigvals(data), None)
+    if onp.iscomplexobj(w):
+        scale = max(1.0, float(onp.abs(w).max(initial=0.0)))
+        if (onp.abs(w.imag) > 100 * onp.finfo(a.dtype).eps * scale).any():
+            raise op_error(fn, "a matrix has complex eigenvalues; only real ones are "
+                               "supported (MXNet's rule)")
+        w = w.real
+        v = None if v is None else v.real
+    from .multiarray import array
+    w = array(w.astype(a.dtype), ctx=a.context)
+    return (w, array(v.astype(a.dtype), ctx=a.context)) if vectors else w
+
+
+def eig(a):
+    """``(w, v)``: the eigenvalues and right eigenvectors (columns of v, unit norm) of every
+    square matrix, for matrices whose eigenvalues are real (MXNet's rule; complex ones are
+    an MXNetError). Computed on the host by NumPy (LAPACK's geev), not differentiable, and
+    needs arrays (not Symbols): no registered op covers non-symmetric matrices.
+
+    >>> from mxlite import np
+    >>> w, v = np.linalg.eig(np.array([[2.0, 1.0], [0.0, 3.0]]))
+    >>> w.tolist()
+    [2.0, 3.0]
+    """
+    return _host_eig("eig", a, True)
+
+
+def eigvals(a):
+    """The eigenvalues of every square matrix (``eig``'s w; host-computed, real ones only,
+    not differentiable).
+
+    >>> from mxlite import np
+    >>> np.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]])).tolist()
+    [2.0, 3.0]
+    """
+    return _host_eig("eigvals", a, False)
+
+
+# ---- least squares, rank, powers, products --------------------------------------------------
+def lstsq(a, b, rcond="warn"):
+    """``(x, residuals, rank, s)``: the least-squares solution of ``a @ x = b`` for a matrix
+    ``a`` (M, N) and ``b`` (M,) or (M, K), as NumPy: singular values at most
+    ``rcond * s_max`` count as zero (``None``: ``eps * max(M, N)``; ``'warn'`` or negative:
+    machine precision), residuals the squared 2-norms of ``b - a @ x`` when rank is N < M
+    (else empty), s the singular values. ``x``, ``residuals`` and ``s`` are differentiable
+    (``pinv(a) @ b``); ``rank`` is an int counted on the host. Needs arrays.
+
+    >>> from mxlite import np
+    >>> x = np.linalg.lstsq(np.array([[1.0], [1.0]]), np.array([1.0, 3.0]), rcond=None)[0]
+    >>> x.tolist()
+    [2.0]
+    """
+    _needs_array("lstsq", a, b)
+    a, b = as_input("lstsq", a), as_input("lstsq", b, "b")
+    a, b = _same_float("lstsq", a, b)
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise op_error("lstsq", f"a must be a matrix (M, N) and b (M,) or (M, K), got shapes "
+                                f"{tuple(a.shape)} and {tuple(b.shape)}")
+    m, n = a.shape
+    eps = float(onp.finfo(onp.float64).eps)
+    if rcond is None:
+        rcond = eps * max(m, n)
+    elif isinstance(rcond, str) or rcond < 0:
+        if isinstance(rcond, str) and rcond != "warn":
+            raise op_error("lstsq", f"rcond must be a number, None or 'warn', got {rcond!r}")
+        rcond = eps
+    bm = _expand_dims(b, -1) if b.ndim == 1 else b
+    from ._creation import zeros
+    if m and n:
+        s = svd(a)[1]
+        xm = call("_linalg_gemm2", [pinv(a, rcond), bm])
+    else:
+        s = zeros((0,), dtype=a.dtype, ctx=a.context)
+        xm = zeros((n, bm.shape[1]), dtype=a.dtype, ctx=a.context)
+    x_out = _squeeze(xm, (-1,)) if b.ndim == 1 else xm
+    sv = s.asnumpy()
+    rank = int((sv > rcond * sv.max()).sum()) if sv.size else 0
+    if rank == n and m > n:
+        resid = U.subtract(bm, call("_linalg_gemm2", [a, xm]))
+        residuals = R.sum(U.multiply(resid, resid), axis=0)
+    else:
+        residuals = zeros((0,), dtype=a.dtype, ctx=a.context)
+    return x_out, residuals, rank, s
+
+
+def matrix_rank(A, tol=None, hermitian=False):
+    """The rank of every matrix of ``A`` (a 0-d or ``A.shape[:-2]`` int64 array): the
+    singular values above ``tol`` (default ``s_max * max(M, N) * eps``); a vector's rank
+    is 1 unless it is all zeros. A count: computed on the host by NumPy (exact LAPACK
+    singular values, as MXNet's fallback), not differentiable, needs arrays.
+
+    >>> from mxlite import np
+    >>> int(np.linalg.matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
+    1
+    """
+    _needs_array("matrix_rank", A, tol)
+    A = as_input("matrix_rank", A, "A")
+    host_tol = tol.asnumpy() if hasattr(tol, "asnumpy") else tol
+    rank = onp.linalg.matrix_rank(A.asnumpy(), tol=host_tol, hermitian=hermitian)
+    from .multiarray import array
+    return array(onp.asarray(rank, dtype=onp.int64), dtype=onp.int64, ctx=A.context)
+
+
+def _identity_like(a):
+    """Identity matrices of ``a``'s shape and dtype."""
+    if symbolic(a):
+        return call("_linalg_makediag", [call("ones_like", [call("_linalg_extractdiag",
+                                                                  [a])])])
+    from ._manipulation import broadcast_to
+    from ._creation import eye
+    return broadcast_to(eye(a.shape[-1], dtype=a.dtype, ctx=a.context), tuple(a.shape)) * 1
+
+
+def matrix_power(a, n):
+    """``a`` raised to the integer power ``n`` for every square matrix (repeated squaring;
+    ``n = 0`` the identity, ``n < 0`` powers of ``inv(a)``). Integer matrices stay integer
+    for n >= 0. Differentiable.
+
+    >>> from mxlite import np
+    >>> np.linalg.matrix_power(np.array([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
+    [[1.0, 3.0], [0.0, 1.0]]
+    """
+    from ._products import matmul
+    if not isinstance(n, (numbers.Integral, onp.integer)):
+        raise op_error("matrix_power", f"n must be an integer, got {n!r}")
+    n = int(n)
+    if not symbolic(a):
+        from .multiarray import asarray
+        from ..ndarray.ndarray import NDArray
+        a = a if isinstance(a, NDArray) else asarray(a)
+        if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+            raise op_error("matrix_power", f"a must hold square matrices, got shape "
+                                           f"{tuple(a.shape)}")
+    if n == 0:
+        return _identity_like(a)
+    if n < 0:
+        a, n = inv(a), -n
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return result
+
+
+def _chain_order(dims):
+    """NumPy's optimal parenthesisation of a matrix chain with dimensions ``dims``:
+    split[i][j] is where the product of matrices i..j splits."""
+    k = len(dims) - 1
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for length in range(1, k):
+        for i in range(k - length):
+            j = i + length
+            cost[i][j] = None
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+    return split
+
+
+def multi_dot(arrays, out=None):
+    """The product of two or more arrays in the cheapest order (NumPy's dynamic program
+    over the shapes; Symbols multiply left to right): the first may be a vector (a row),
+    the last a vector (a column), the others are matrices. Differentiable.
+
+    >>> from mxlite import np
+    >>> np.linalg.multi_dot([np.ones(2), np.ones((2, 3)), np.ones(3)]).item()
+    6.0
+    """
+    from ._products import dot
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise op_error("multi_dot", f"needs at least two arrays, got {len(arrays)}")
+    if symbolic(*arrays):
+        result = arrays[0]
+        for x in arrays[1:]:
+            result = dot(result, x)
+        return result
+    from .multiarray import asarray
+    arrays = [asarray(x) for x in arrays]
+    first, last = arrays[0].ndim == 1, arrays[-1].ndim == 1
+    mats = list(arrays)
+    if first:
+        mats[0] = call("expand_dims", [mats[0]], axis=0)
+    if last:
+        mats[-1] = call("expand_dims", [mats[-1]], axis=-1)
+    for i, m in enumerate(mats):
+        if m.ndim != 2:
+            raise op_error("multi_dot", f"array {i} must be a matrix (the first and last may "
+                                        f"be vectors), got shape {tuple(arrays[i].shape)}")
+    for i in range(len(mats) - 1):
+        if mats[i].shape[1] != mats[i + 1].shape[0]:
+            raise op_error("multi_dot", f"shapes {tuple(arrays[i].shape)} and "
+                                        f"{tuple(arrays[i + 1].shape)} are not aligned")
+    split = _chain_order([mats[0].shape[0]] + [m.shape[1] for m in mats])
+
+    def product(i, j):
+        if i == j:
+            return mats[i]
+        return dot(product(i, split[i][j]), product(split[i][j] + 1, j))
+    result = product(0, len(mats) - 1)
+    if first or last:
+        result = _squeeze(result, tuple(ax for ax, on in ((0, first), (-1, last)) if on))
+    if out is not None:
+        out[...] = result
+        return out
+    return result

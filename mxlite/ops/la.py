@@ -595,6 +595,18 @@ register(OpDef(
 """))
 
 
+def _per_matrix_compute(kernel, empty_values):
+    """The compute function of det/slogdet: ``kernel`` on the stack, or for 0 x 0 matrices
+    the value of an empty product (det 1; slogdet sign 1, log 0, as NumPy)."""
+    def compute(rctx, ins, outs, attrs):
+        if ins[0].shape[-1] == 0:
+            for out, value in zip(outs, empty_values):
+                out[...] = value
+            return
+        _blocked(kernel, 1 + len(outs))(ins[0], *outs)
+    return compute
+
+
 def _det_gradient(F, node, ograds):
     """d det A = det A * A^-T : dA = g det(A) inverse(A)^T."""
     A, out = node.inputs[0], node.outputs[0]
@@ -606,7 +618,7 @@ def _det_gradient(F, node, ograds):
 register(OpDef(
     "_linalg_det", inputs=("A",), aliases=("linalg_det",),
     infer_shape=_scalar_shape("det"), infer_type=_float_type("det"),
-    compute={"cpu": lambda rctx, ins, outs, attrs: _blocked(_k.det, 2)(ins[0], outs[0])},
+    compute={"cpu": _per_matrix_compute(_k.det, (1.0,))},
     gradient=_det_gradient, grad_needs=("inputs", "outputs"),
     doc="""The determinant of every square matrix (LU). One matrix gives shape (1,), a batch its
 batch shape. The gradient ``det(A) A^-T`` needs A invertible.
@@ -632,8 +644,7 @@ register(OpDef(
     "_linalg_slogdet", inputs=("A",), aliases=("linalg_slogdet",),
     infer_shape=_slogdet_shape,
     infer_type=lambda dtypes, attrs: _float_type("slogdet")(dtypes, attrs) * 2,
-    compute={"cpu": lambda rctx, ins, outs, attrs: _blocked(_k.slogdet, 3)(ins[0], outs[0],
-                                                                          outs[1])},
+    compute={"cpu": _per_matrix_compute(_k.slogdet, (1.0, 0.0))},
     gradient=_slogdet_gradient, num_outputs=2,
     doc="""``[sign, log|det A|]`` of every square matrix (outputs ``output0``, ``output1``, as
 in MXNet; a singular matrix gives sign 0 and -inf). The sign has no gradient;
