@@ -1,8 +1,9 @@
 """Building blocks of ``mx.np.linalg``: input checks and the shape-free compositions of
 registered ``linalg`` operators that several public functions share.
 
-Every helper here works on np arrays and on Symbols alike (no shape or dtype is read
-from a Symbol), so the public functions built on them also trace into hybridized blocks.
+Every helper here works on np arrays and on Symbols alike: a Symbol traced in a Gluon
+block knows its shape and dtype (``_front.shape_of``/``dtype_of``) and is treated as an
+array; where they are unknown (a bare ``mx.sym.var``) the compositions need neither.
 """
 import numpy as onp
 
@@ -21,14 +22,26 @@ def symbolic(*xs):
     return _front.is_symbolic([x for x in xs if x is not None])
 
 
+def shape_of(x):
+    """The shape of an array or of a traced Symbol; None where it is not (fully) known."""
+    shape = _front.shape_of(x)
+    return None if shape is None or any(d < 0 for d in shape) else tuple(shape)
+
+
+def dtype_of(x):
+    """The dtype of an array or of a traced Symbol; None where it is not known."""
+    dt = _front.dtype_of(x)
+    return None if dt is None else onp.dtype(dt)
+
+
 def as_input(fn, a, arg="a"):
     """``a`` as an np array (or the Symbol itself) of a float dtype: integers and booleans
     are taken as float64 (NumPy's rule); other dtypes are an MXNetError."""
     if not (isinstance(a, NDArray) or symbolic(a)):
         a = asarray(a)
-    if symbolic(a):
+    dt = dtype_of(a)
+    if dt is None:
         return a
-    dt = onp.dtype(a.dtype)
     if dt.kind in "biu":
         return call("cast", [a], dtype="float64")
     if dt not in FLOATS:
@@ -40,13 +53,14 @@ def as_input(fn, a, arg="a"):
 def matrices(fn, a, square=False, arg="a"):
     """``as_input`` plus NumPy's checks: at least 2 axes, square matrices if asked."""
     a = as_input(fn, a, arg)
-    if not symbolic(a):
-        if a.ndim < 2:
+    shape = shape_of(a)
+    if shape is not None:
+        if len(shape) < 2:
             raise op_error(fn, f"{arg} must have at least 2 dimensions (a stack of matrices), "
-                               f"got shape {tuple(a.shape)}")
-        if square and a.shape[-1] != a.shape[-2]:
+                               f"got shape {shape}")
+        if square and shape[-1] != shape[-2]:
             raise op_error(fn, f"{arg} must hold square matrices on its last two axes, got "
-                               f"shape {tuple(a.shape)}")
+                               f"shape {shape}")
     return a
 
 
@@ -70,7 +84,9 @@ def lift(x):
 
 
 def drop(x):
-    """The inverse of ``lift``."""
+    """The inverse of ``lift`` (one matrix's (1,) becomes 0-d, also on a Symbol)."""
+    if shape_of(x) == (1,):
+        return call("reshape", [x], shape=())
     return _squeeze(x, (0,))
 
 
@@ -108,8 +124,8 @@ def symmetric(a, lower=True):
 def upcast(a):
     """(work, back): a float32 array computed in float64 (the Gram matrices of the SVD
     square the condition number), ``back`` casting a result to ``a``'s dtype. Symbols
-    keep their dtype (it is unknown while tracing)."""
-    if symbolic(a) or onp.dtype(a.dtype) != onp.float32:
+    of unknown dtype are computed in it."""
+    if dtype_of(a) != onp.float32:
         return a, lambda x: x
     return call("cast", [a], dtype="float64"), lambda x: call("cast", [x], dtype="float32")
 
@@ -138,9 +154,10 @@ def gram_svd(a):
 
 def oriented_svd(a):
     """``gram_svd`` for any M, N when the shape is known (a tall stack is decomposed
-    through its transpose: ut (M, K), s (K,), v (K, N), K = min(M, N)); a Symbol is taken
-    with M <= N."""
-    if not symbolic(a) and a.shape[-2] > a.shape[-1]:
+    through its transpose: ut (M, K), s (K,), v (K, N), K = min(M, N)); a Symbol of
+    unknown shape is taken with M <= N."""
+    shape = shape_of(a)
+    if shape is not None and shape[-2] > shape[-1]:
         ut, s, v = gram_svd(T(a))
         return T(v), s, T(ut)
     return gram_svd(a)

@@ -13,7 +13,7 @@ import numpy as onp
 from ..base import op_error
 from ._front import call
 from ._manipulation import expand_dims as _expand_dims, squeeze as _squeeze
-from ._linalg_core import as_input, gram_svd, safe_sqrt, symbolic, upcast
+from ._linalg_core import as_input, dtype_of, gram_svd, safe_sqrt, shape_of, upcast
 from . import _reductions as R
 from . import _ufuncs as U
 
@@ -49,7 +49,8 @@ def _vector_norm(x, ord, axis, keepdims):
         raise op_error("norm", f"invalid norm order {ord!r} for vectors")
     if ord == 0:
         count = R.sum(U.not_equal(x, 0), axis=ax, keepdims=keepdims)
-        return count if symbolic(x) else count.astype(x.dtype)
+        dt = dtype_of(x)
+        return count if dt is None else count.astype(dt)
     if ord == 1:
         return R.sum(U.absolute(x), axis=ax, keepdims=keepdims)
     p = float(ord)
@@ -85,8 +86,8 @@ def _sv(y):
 
 def _matrix_norm(x, ord, axes, keepdims):
     r, c = axes
-    if not symbolic(x):
-        nd = x.ndim
+    if shape_of(x) is not None:
+        nd = len(shape_of(x))
         if not (-nd <= r < nd and -nd <= c < nd):
             raise op_error("norm", f"axis {axes} is out of range for an array of {nd} dims")
         if r % nd == c % nd:
@@ -133,19 +134,20 @@ def norm(x, ord=None, axis=None, keepdims=False):
     """
     x = as_input("norm", x, "x")
     ord = _ord_value(ord)
+    shape = shape_of(x)
+    nd = None if shape is None else len(shape)
     if axis is None:
         if ord is None:
             return safe_sqrt(R.sum(U.multiply(x, x), axis=None, keepdims=keepdims))
-        if not symbolic(x) and x.ndim == 1:
+        if nd == 1:
             return _vector_norm(x, ord, (0,), keepdims)
-        if not symbolic(x) and x.ndim == 0:
+        if nd == 0:
             raise op_error("norm", "ord needs an array of at least 1 dimension, got a 0-d one")
         return _matrix_norm(x, ord, (-2, -1), keepdims)
     axes = _axis_tuple("norm", axis)
     if len(axes) == 1:
-        if not symbolic(x) and not -x.ndim <= axes[0] < max(x.ndim, 1):
-            raise op_error("norm", f"axis {axes[0]} is out of range for shape "
-                                   f"{tuple(x.shape)}")
+        if nd is not None and not -nd <= axes[0] < max(nd, 1):
+            raise op_error("norm", f"axis {axes[0]} is out of range for shape {shape}")
         return _vector_norm(x, ord, axes, keepdims)
     if len(axes) == 2:
         return _matrix_norm(x, ord, axes, keepdims)
@@ -171,7 +173,8 @@ def cond(x, p=None):
         s = oriented_svd(work)[1]
         hi, lo = R.max(s, axis=-1), R.min(s, axis=-1)
         return back(U.true_divide(lo, hi) if p == -2 else U.true_divide(hi, lo))
-    if not symbolic(x) and x.shape[-1] != x.shape[-2]:
-        raise op_error("cond", f"p={p!r} needs square matrices, got shape {tuple(x.shape)}")
+    shape = shape_of(x)
+    if shape is not None and shape[-1] != shape[-2]:
+        raise op_error("cond", f"p={p!r} needs square matrices, got shape {shape}")
     inv = named("cond", lambda: call("_linalg_inverse", [x]))
     return U.multiply(norm(x, p, axis=(-2, -1)), norm(inv, p, axis=(-2, -1)))

@@ -21,8 +21,9 @@ import numpy as onp
 from ..base import op_error
 from ._front import call
 from ._manipulation import expand_dims as _expand_dims, squeeze as _squeeze
-from ._linalg_core import (T, as_input, drop, lift, matrices, named, oriented_svd,
-                           safe_reciprocal, symbolic, symmetric, upcast)
+from ._linalg_core import (T, as_input, drop, dtype_of, lift, matrices, named,
+                           oriented_svd, safe_reciprocal, shape_of, symbolic, symmetric,
+                           upcast)
 from ._linalg_norm import cond, norm
 from . import _reductions as R
 from . import _ufuncs as U
@@ -34,13 +35,23 @@ __all__ = ["norm", "svd", "cholesky", "qr", "inv", "pinv", "det", "slogdet", "so
 
 def _needs_array(fn, *xs):
     if symbolic(*xs):
-        raise op_error(fn, "needs arrays of known shape, not Symbols (it cannot be traced "
-                           "into a hybridized block)")
+        raise op_error(fn, "needs the values of arrays, not Symbols (it is computed on the "
+                           "host and cannot be traced into a hybridized block)")
+
+
+def _needs_shapes(fn, *xs):
+    """The shapes of ``xs`` (arrays or traced Symbols), or an MXNetError."""
+    shapes = [shape_of(x) for x in xs]
+    if any(s is None for s in shapes):
+        raise op_error(fn, "needs inputs of known shape (arrays, or Symbols traced in a "
+                           "Gluon block)")
+    return shapes
 
 
 def _same_float(fn, a, b):
     """a and b cast to one float dtype (float64 when they differ)."""
-    if symbolic(a, b) or a.dtype == b.dtype:
+    da, db = dtype_of(a), dtype_of(b)
+    if da is None or db is None or da == db:
         return a, b
     return call("cast", [a], dtype="float64"), call("cast", [b], dtype="float64")
 
@@ -99,17 +110,16 @@ def solve(a, b):
     """
     a = matrices("solve", a, square=True)
     b = as_input("solve", b, "b")
-    if symbolic(a, b):
+    sa, sb = shape_of(a), shape_of(b)
+    if sa is None or sb is None:
         return call("_linalg_gemm2", [call("_linalg_inverse", [a]), b])
     a, b = _same_float("solve", a, b)
-    vector = b.ndim == a.ndim - 1
-    if b.ndim < 1 or (not vector and b.ndim < 2):
-        raise op_error("solve", f"b must be a vector or a stack of matrices, got shape "
-                                f"{tuple(b.shape)}")
+    vector = len(sb) == len(sa) - 1
+    if len(sb) < 1 or (not vector and len(sb) < 2):
+        raise op_error("solve", f"b must be a vector or a stack of matrices, got shape {sb}")
     bm = _expand_dims(b, -1) if vector else b
-    if bm.shape[-2] != a.shape[-1]:
-        raise op_error("solve", f"a of shape {tuple(a.shape)} needs b with {a.shape[-1]} "
-                                f"rows, got shape {tuple(b.shape)}")
+    if (sb + (1,) if vector else sb)[-2] != sa[-1]:
+        raise op_error("solve", f"a of shape {sa} needs b with {sa[-1]} rows, got shape {sb}")
     a, bm = _broadcast_batches("solve", a, bm)
     x = call("_linalg_gemm2", [named("solve", lambda: call("_linalg_inverse", [a])), bm])
     return _squeeze(x, (-1,)) if vector else x
@@ -118,15 +128,16 @@ def solve(a, b):
 def _broadcast_batches(fn, a, b):
     """a and b with their leading (batch) axes broadcast to one shape."""
     from ._manipulation import broadcast_to
+    sa, sb = shape_of(a), shape_of(b)
     try:
-        batch = onp.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+        batch = onp.broadcast_shapes(sa[:-2], sb[:-2])
     except ValueError:
-        raise op_error(fn, f"the leading axes of shapes {tuple(a.shape)} and "
-                           f"{tuple(b.shape)} do not broadcast") from None
+        raise op_error(fn, f"the leading axes of shapes {sa} and {sb} do not "
+                           "broadcast") from None
     out = []
-    for x in (a, b):
-        shape = batch + tuple(x.shape[-2:])
-        out.append(x if tuple(x.shape) == shape else broadcast_to(x, shape))
+    for x, s in ((a, sa), (b, sb)):
+        shape = batch + s[-2:]
+        out.append(x if s == shape else broadcast_to(x, shape))
     return out
 
 
@@ -144,7 +155,8 @@ def tensorinv(a, ind=2):
     if not isinstance(ind, (numbers.Integral, onp.integer)) or ind <= 0:
         raise op_error("tensorinv", f"ind must be a positive integer, got {ind!r}")
     ind = int(ind)
-    if symbolic(a):
+    shape = shape_of(a)
+    if shape is None:
         m = a
         for _ in range(ind - 1):
             m = call("reshape", [m], shape=(-3, -2))       # merge the first two axes
@@ -153,12 +165,12 @@ def tensorinv(a, ind=2):
                    rhs_end=None)
         return call("reshape_like", [out, a], lhs_begin=-1, lhs_end=None, rhs_begin=0,
                     rhs_end=ind)
-    if ind > a.ndim:
-        raise op_error("tensorinv", f"ind={ind} exceeds the {a.ndim} axes of a")
-    front, back = tuple(a.shape[:ind]), tuple(a.shape[ind:])
+    if ind > len(shape):
+        raise op_error("tensorinv", f"ind={ind} exceeds the {len(shape)} axes of a")
+    front, back = shape[:ind], shape[ind:]
     rows, cols = int(onp.prod(front)), int(onp.prod(back))
     if rows != cols:
-        raise op_error("tensorinv", f"a of shape {tuple(a.shape)} is not square as an "
+        raise op_error("tensorinv", f"a of shape {shape} is not square as an "
                                     f"operator of its first {ind} axes ({rows} x {cols})")
     m = call("reshape", [a], shape=(rows, cols))
     inverse = named("tensorinv", lambda: call("_linalg_inverse", [m]))
@@ -168,28 +180,30 @@ def tensorinv(a, ind=2):
 def tensorsolve(a, b, axes=None):
     """``x`` with ``tensordot(a, x, x.ndim) = b``: ``x.shape`` is the trailing
     ``a.ndim - b.ndim`` axes of ``a`` (after moving ``axes`` of ``a`` to the end), whose
-    product must equal ``b.size``. Differentiable in both; needs arrays (not Symbols).
+    product must equal ``b.size``. Differentiable in both; needs known shapes (arrays, or
+    Symbols traced in a Gluon block).
 
     >>> from mxlite import np
     >>> np.linalg.tensorsolve(np.eye(6).reshape(6, 2, 3), np.ones(6)).shape
     (2, 3)
     """
-    _needs_array("tensorsolve", a, b)
     a, b = as_input("tensorsolve", a), as_input("tensorsolve", b, "b")
+    sa, sb = _needs_shapes("tensorsolve", a, b)
     a, b = _same_float("tensorsolve", a, b)
     if axes is not None:
-        order = [k for k in range(a.ndim) if k not in [ax % max(a.ndim, 1) for ax in axes]]
-        order += [ax % a.ndim for ax in axes]
-        if sorted(order) != list(range(a.ndim)):
+        nd = max(len(sa), 1)
+        order = [k for k in range(len(sa)) if k not in [ax % nd for ax in axes]]
+        order += [ax % nd for ax in axes]
+        if sorted(order) != list(range(len(sa))):
             raise op_error("tensorsolve", f"axes {axes} are not distinct axes of a of "
-                                          f"shape {tuple(a.shape)}")
+                                          f"shape {sa}")
         a = call("transpose", [a], axes=tuple(order))
-    xshape = tuple(a.shape[b.ndim:]) if b.ndim < a.ndim else tuple(a.shape)
+        sa = tuple(sa[k] for k in order)
+    xshape = sa[len(sb):] if len(sb) < len(sa) else sa
     n = int(onp.prod(xshape))
-    if n * n != a.size or n != b.size:
-        raise op_error("tensorsolve", f"a of shape {tuple(a.shape)} and b of shape "
-                                      f"{tuple(b.shape)} do not make a square system "
-                                      f"(x would have shape {xshape})")
+    if n * n != int(onp.prod(sa)) or n != int(onp.prod(sb)):
+        raise op_error("tensorsolve", f"a of shape {sa} and b of shape {sb} do not make a "
+                                      f"square system (x would have shape {xshape})")
     m = call("reshape", [a], shape=(n, n))
     inverse = named("tensorsolve", lambda: call("_linalg_inverse", [m]))
     x = call("_linalg_gemm2", [inverse, call("reshape", [b], shape=(n, 1))])
@@ -276,10 +290,11 @@ def qr(a, mode="reduced"):
     if mode not in ("reduced", "r", "complete"):
         raise op_error("qr", f"mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     a = matrices("qr", a)
-    m, n = (None, None) if symbolic(a) else a.shape[-2:]
+    shape = shape_of(a)
+    m, n = (None, None) if shape is None else shape[-2:]
     if mode == "complete" and m is not None and m > n:
         raise op_error("qr", f"mode='complete' needs M <= N (a full Q is not computed), got "
-                             f"shape {tuple(a.shape)}")
+                             f"shape {shape}")
     if m is None or m >= n:
         lq, low = call("_linalg_gelqf", [T(a)])
         q, r = T(lq), T(low)
@@ -289,7 +304,7 @@ def qr(a, mode="reduced"):
         q = T(lq)
         rest = call("_linalg_gemm2", [q, call("slice_axis", [a], axis=-1, begin=m,
                                                           end=None)], transpose_a=True)
-        r = call("concat", [T(low), rest], dim=-1)
+        r = call("concat", [T(low), rest], dim=-1, num_args=2)
     return r if mode == "r" else (q, r)
 
 
@@ -306,10 +321,10 @@ def pinv(a, rcond=1e-15, hermitian=False):
     """
     a = matrices("pinv", a)
     work, back = upcast(a)
-    if not isinstance(rcond, numbers.Number) and not symbolic(rcond):
+    if not isinstance(rcond, numbers.Number):
         rcond = as_input("pinv", rcond, "rcond")
-        if not symbolic(work) and rcond.dtype != work.dtype:
-            rcond = call("cast", [rcond], dtype=work.dtype)
+        if dtype_of(work) is not None and dtype_of(rcond) != dtype_of(work):
+            rcond = call("cast", [rcond], dtype=dtype_of(work))
     if not isinstance(rcond, numbers.Number):
         rcond = _expand_dims(rcond, -1)
     if hermitian:
@@ -319,7 +334,7 @@ def pinv(a, rcond=1e-15, hermitian=False):
         scaled = U.multiply(v, _expand_dims(safe_reciprocal(w, keep), -2))
         return back(call("_linalg_gemm2", [scaled, v], transpose_b=True))
     ut, s, v = oriented_svd(work)
-    if not symbolic(work) and 0 in tuple(s.shape):
+    if 0 in (shape_of(s) or ()):
         return back(T(work))
     keep = U.greater(s, U.multiply(rcond, R.max(s, axis=-1, keepdims=True)))
     scaled = U.multiply(v, _expand_dims(safe_reciprocal(s, keep), -1))
@@ -461,9 +476,9 @@ def matrix_power(a, n):
         from .multiarray import asarray
         from ..ndarray.ndarray import NDArray
         a = a if isinstance(a, NDArray) else asarray(a)
-        if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-            raise op_error("matrix_power", f"a must hold square matrices, got shape "
-                                           f"{tuple(a.shape)}")
+    shape = shape_of(a)
+    if shape is not None and (len(shape) < 2 or shape[-1] != shape[-2]):
+        raise op_error("matrix_power", f"a must hold square matrices, got shape {shape}")
     if n == 0:
         return _identity_like(a)
     if n < 0:
@@ -508,28 +523,30 @@ def multi_dot(arrays, out=None):
     arrays = list(arrays)
     if len(arrays) < 2:
         raise op_error("multi_dot", f"needs at least two arrays, got {len(arrays)}")
-    if symbolic(*arrays):
+    if symbolic(*arrays) and any(shape_of(x) is None for x in arrays):
         result = arrays[0]
         for x in arrays[1:]:
             result = dot(result, x)
         return result
     from .multiarray import asarray
-    arrays = [asarray(x) for x in arrays]
-    first, last = arrays[0].ndim == 1, arrays[-1].ndim == 1
+    arrays = [x if symbolic(x) else asarray(x) for x in arrays]
+    shapes = [shape_of(x) for x in arrays]
+    first, last = len(shapes[0]) == 1, len(shapes[-1]) == 1
     mats = list(arrays)
+    dims = [tuple(sh) for sh in shapes]
     if first:
-        mats[0] = call("expand_dims", [mats[0]], axis=0)
+        mats[0], dims[0] = _expand_dims(mats[0], 0), (1,) + dims[0]
     if last:
-        mats[-1] = call("expand_dims", [mats[-1]], axis=-1)
-    for i, m in enumerate(mats):
-        if m.ndim != 2:
+        mats[-1], dims[-1] = _expand_dims(mats[-1], -1), dims[-1] + (1,)
+    for i, d in enumerate(dims):
+        if len(d) != 2:
             raise op_error("multi_dot", f"array {i} must be a matrix (the first and last may "
-                                        f"be vectors), got shape {tuple(arrays[i].shape)}")
-    for i in range(len(mats) - 1):
-        if mats[i].shape[1] != mats[i + 1].shape[0]:
-            raise op_error("multi_dot", f"shapes {tuple(arrays[i].shape)} and "
-                                        f"{tuple(arrays[i + 1].shape)} are not aligned")
-    split = _chain_order([mats[0].shape[0]] + [m.shape[1] for m in mats])
+                                        f"be vectors), got shape {shapes[i]}")
+    for i in range(len(dims) - 1):
+        if dims[i][1] != dims[i + 1][0]:
+            raise op_error("multi_dot", f"shapes {shapes[i]} and {shapes[i + 1]} are not "
+                                        "aligned")
+    split = _chain_order([dims[0][0]] + [d[1] for d in dims])
 
     def product(i, j):
         if i == j:
