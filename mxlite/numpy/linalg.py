@@ -19,6 +19,7 @@ import numbers
 import numpy as onp
 
 from ..base import op_error
+from ..operator import CustomOp, CustomOpProp, register as custom_register
 from ._front import call
 from ._manipulation import expand_dims as _expand_dims, squeeze as _squeeze
 from ._linalg_core import (T, as_input, drop, dtype_of, lift, matrices, named,
@@ -31,6 +32,8 @@ from . import _ufuncs as U
 __all__ = ["norm", "svd", "cholesky", "qr", "inv", "pinv", "det", "slogdet", "solve",
            "lstsq", "eig", "eigh", "eigvals", "eigvalsh", "tensorinv", "tensorsolve",
            "matrix_rank", "matrix_power", "multi_dot", "cond"]
+
+_EIG_OP = "_np_linalg_eig"      # the custom op of eig/eigvals on Symbols
 
 
 def _needs_array(fn, *xs):
@@ -341,29 +344,85 @@ def pinv(a, rcond=1e-15, hermitian=False):
     return back(call("_linalg_gemm2", [scaled, ut], transpose_a=True, transpose_b=True))
 
 
-def _host_eig(fn, a, vectors):
-    """numpy.linalg.eig on the host: real eigenvalues only (MXNet's rule)."""
-    _needs_array(fn, a)
-    a = matrices(fn, a, square=True)
-    data = a.asnumpy()
+def _real_eig(fn, data, vectors, dtype):
+    """numpy.linalg.eig (or eigvals) of host matrices, real parts in ``dtype``: a complex
+    eigenvalue is an MXNetError (MXNet's rule)."""
     w, v = onp.linalg.eig(data) if vectors else (onp.linalg.eigvals(data), None)
     if onp.iscomplexobj(w):
         scale = max(1.0, float(onp.abs(w).max(initial=0.0)))
-        if (onp.abs(w.imag) > 100 * onp.finfo(a.dtype).eps * scale).any():
+        if (onp.abs(w.imag) > 100 * onp.finfo(dtype).eps * scale).any():
             raise op_error(fn, "a matrix has complex eigenvalues; only real ones are "
                                "supported (MXNet's rule)")
-        w = w.real
-        v = None if v is None else v.real
+        w, v = w.real, None if v is None else v.real
+    return [w.astype(dtype)] + ([v.astype(dtype)] if vectors else [])
+
+
+class _EigOp(CustomOp):
+    """The host computation of ``eig``/``eigvals`` inside a graph (no gradient)."""
+
+    def __init__(self, vectors):
+        super().__init__()
+        self.vectors = vectors
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        data = in_data[0].asnumpy()
+        fn = "eig" if self.vectors else "eigvals"
+        for out, r, value in zip(out_data, req, _real_eig(fn, data, self.vectors,
+                                                           onp.dtype(out_data[0].dtype))):
+            self.assign(out, r, value)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        raise op_error("eig" if self.vectors else "eigvals", "is not differentiable "
+                       "(computed on the host by NumPy)")
+
+
+@custom_register(_EIG_OP)
+class _EigProp(CustomOpProp):
+    """``Custom(op_type='_np_linalg_eig', vectors=...)``: outputs w (..., n) and, with
+    ``vectors``, v (..., n, n); integer input gives float64."""
+
+    def __init__(self, vectors="True"):
+        super().__init__(need_top_grad=False)
+        self.vectors = str(vectors) in ("True", "1", "true")
+
+    def list_outputs(self):
+        return ["w", "v"] if self.vectors else ["w"]
+
+    def infer_shape(self, in_shape):
+        s = tuple(in_shape[0])
+        return [s], [s[:-1], s][:len(self.list_outputs())], []
+
+    def infer_type(self, in_type):
+        t = onp.dtype(in_type[0])
+        out = t if t.kind == "f" and t.itemsize >= 4 else onp.dtype(onp.float64)
+        return [in_type[0]], [out] * len(self.list_outputs()), []
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _EigOp(self.vectors)
+
+
+def _host_eig(fn, a, vectors):
+    """eig/eigvals: on the host for arrays, through the ``_np_linalg_eig`` custom op (also
+    on the host, at run time) for Symbols."""
+    if symbolic(a):
+        shape = shape_of(a)
+        if shape is not None and (len(shape) < 2 or shape[-1] != shape[-2]):
+            raise op_error(fn, f"a must hold square matrices, got shape {shape}")
+        out = call("Custom", [a], op_type=_EIG_OP, vectors=vectors)
+        return (out[0], out[1]) if vectors else out
+    a = matrices(fn, a, square=True)
     from .multiarray import array
-    w = array(w.astype(a.dtype), ctx=a.context)
-    return (w, array(v.astype(a.dtype), ctx=a.context)) if vectors else w
+    values = [array(x, ctx=a.context) for x in _real_eig(fn, a.asnumpy(), vectors,
+                                                          onp.dtype(a.dtype))]
+    return tuple(values) if vectors else values[0]
 
 
 def eig(a):
     """``(w, v)``: the eigenvalues and right eigenvectors (columns of v, unit norm) of every
     square matrix, for matrices whose eigenvalues are real (MXNet's rule; complex ones are
-    an MXNetError). Computed on the host by NumPy (LAPACK's geev), not differentiable, and
-    needs arrays (not Symbols): no registered op covers non-symmetric matrices.
+    an MXNetError). Computed on the host by NumPy (LAPACK's geev; in a graph, by the custom
+    op ``_np_linalg_eig``), not differentiable: no registered op covers non-symmetric
+    matrices.
 
     >>> from mxlite import np
     >>> w, v = np.linalg.eig(np.array([[2.0, 1.0], [0.0, 3.0]]))
