@@ -84,10 +84,21 @@ def lift(x):
 
 
 def drop(x):
-    """The inverse of ``lift`` (one matrix's (1,) becomes 0-d, also on a Symbol)."""
-    if shape_of(x) == (1,):
-        return call("reshape", [x], shape=())
-    return _squeeze(x, (0,))
+    """The inverse of ``lift``."""
+    return squeeze_axes(x, (0,))
+
+
+def squeeze_axes(x, axes):
+    """x without its length-1 ``axes``; a traced Symbol through an exact reshape, so that
+    removing every axis gives 0-d there too (the legacy squeeze keeps (1,))."""
+    shape = shape_of(x)
+    if shape is None or not symbolic(x):
+        return _squeeze(x, axes)
+    drop_axes = {ax % len(shape) for ax in axes}
+    target = tuple(d for i, d in enumerate(shape) if i not in drop_axes)
+    if 0 in target:                 # the legacy reshape reads 0 as "keep this axis"
+        return _squeeze(x, axes)
+    return call("reshape", [x], shape=target)
 
 
 def safe_sqrt(x):

@@ -13,7 +13,8 @@ import numpy as onp
 from ..base import op_error
 from ._front import call
 from ._manipulation import expand_dims as _expand_dims, squeeze as _squeeze
-from ._linalg_core import as_input, dtype_of, gram_svd, safe_sqrt, shape_of, upcast
+from ._linalg_core import (as_input, dtype_of, gram_svd, safe_sqrt, shape_of,
+                           squeeze_axes, upcast)
 from . import _reductions as R
 from . import _ufuncs as U
 
@@ -112,7 +113,7 @@ def _matrix_norm(x, ord, axes, keepdims):
         out = _singular_reduce(x, r, c, smallest)
     else:
         raise op_error("norm", f"invalid norm order {ord!r} for matrices")
-    return out if keepdims else _squeeze(out, (r, c))
+    return out if keepdims else squeeze_axes(out, (r, c))
 
 
 def norm(x, ord=None, axis=None, keepdims=False):

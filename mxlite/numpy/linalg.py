@@ -202,7 +202,7 @@ def tensorsolve(a, b, axes=None):
                                           f"shape {sa}")
         a = call("transpose", [a], axes=tuple(order))
         sa = tuple(sa[k] for k in order)
-    xshape = sa[len(sb):] if len(sb) < len(sa) else sa
+    xshape = sa[-(len(sa) - len(sb)):]         # NumPy's slice (b may have more axes)
     n = int(onp.prod(xshape))
     if n * n != int(onp.prod(sa)) or n != int(onp.prod(sb)):
         raise op_error("tensorsolve", f"a of shape {sa} and b of shape {sb} do not make a "
