@@ -344,6 +344,23 @@ def test_shape_free_functions_build_symbols():
     close(got[5], onp.linalg.svd(a, compute_uv=False))
 
 
+def test_shape_free_compositions_of_untraced_symbols():
+    """Symbols of unknown shape (a bare variable) take the shape-free compositions."""
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    t = well_conditioned((6, 6)).reshape(2, 3, 3, 2)
+    close(np.linalg.tensorinv(x, ind=2).eval(x=f64(t))[0], onp.linalg.tensorinv(t, ind=2))
+    a, b = well_conditioned((2, 3, 3)), RNG.standard_normal((2, 3, 2))
+    close(np.linalg.solve(x, y).eval(x=f64(a), y=f64(b))[0], onp.linalg.solve(a, b))
+    m = RNG.standard_normal((3, 2, 4))
+    for ord, axis in (("nuc", (2, 0)), (-2, (0, 2)), (2, (-1, 0)), (1, (0, 2))):
+        close(np.linalg.norm(x, ord, axis).eval(x=f64(m))[0], onp.linalg.norm(m, ord, axis))
+    tall = RNG.standard_normal((2, 4, 3))
+    q, r = np.linalg.qr(x)
+    got_q, got_r = mx.sym.Group([q, r]).eval(x=f64(tall))
+    close(onp.matmul(got_q.asnumpy(), got_r.asnumpy()), tall)
+    close(onp.abs(got_r.asnumpy()), onp.abs(onp.linalg.qr(tall)[1]))
+
+
 def test_eig_in_a_graph_runs_on_the_host():
     x = mx.sym.var("x")
     w, v = np.linalg.eig(x)
@@ -354,3 +371,32 @@ def test_eig_in_a_graph_runs_on_the_host():
     close(got_v, want_v)
     got = np.linalg.eigvals(x).eval(x=mx.nd.array([[1, 0], [0, 4]], dtype="int32"))[0]
     assert got.dtype == onp.float64 and got.asnumpy().tolist() == [1.0, 4.0]
+
+
+# ---- devices ---------------------------------------------------------------------------------
+def test_linalg_on_the_device(device):
+    """The compositions run on the device's kernels (the GPU or its emulator, CPU kernels
+    refused) and stay there."""
+    a, b = well_conditioned((2, 3, 3)), RNG.standard_normal((2, 3, 2))
+    s, m = spd((2, 3, 3)), RNG.standard_normal((2, 3, 4))
+    x, y = np.array(a, dtype="float64"), np.array(b, dtype="float64")
+    cases = [
+        (np.linalg.det(x), onp.linalg.det(a)),
+        (np.linalg.inv(x), onp.linalg.inv(a)),
+        (np.linalg.solve(x, y), onp.linalg.solve(a, b)),
+        (np.linalg.cholesky(np.array(s, dtype="float64")), onp.linalg.cholesky(s)),
+        (np.linalg.eigvalsh(np.array(s, dtype="float64")), onp.linalg.eigvalsh(s)),
+        (np.linalg.svd(np.array(m, dtype="float64"))[1], onp.linalg.svd(m, compute_uv=False)),
+        (np.linalg.norm(np.array(m, dtype="float64"), "nuc", (1, 2)),
+         onp.linalg.norm(m, "nuc", (1, 2))),
+        (np.linalg.pinv(np.array(m, dtype="float64")), onp.linalg.pinv(m)),
+    ]
+    for got, want in cases:
+        assert got.ctx == device
+        close(got, want, scale=1e3)
+    x.attach_grad()
+    with autograd.record():
+        z = np.linalg.det(x).sum()
+    z.backward()
+    close(x.grad, onp.linalg.det(a)[:, None, None] * onp.swapaxes(onp.linalg.inv(a), -1, -2),
+          scale=1e3)
