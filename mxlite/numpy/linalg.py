@@ -11,35 +11,33 @@ The SVD is that of the Gram matrix ``a a^T`` (``_linalg_syevd``) with the singul
 taken as the row norms of ``U a`` (see ``svd``); ``svd`` returns MXNet's form
 ``(ut, s, v)`` with ``a = ut @ diag(s) @ v``.
 
-Functions work on Symbols too (inside hybridized blocks) where nothing depends on a shape;
-the ones that need shapes say so and raise an MXNetError for a Symbol.
+Functions take Symbols too: one traced in a hybridized Gluon block knows its shape and
+dtype and is treated as an array; one of unknown shape (a bare ``mx.sym.var``) takes
+shape-free compositions, and a function that needs shapes (``tensorsolve``) or values
+(``lstsq``, ``matrix_rank``) raises an MXNetError for it. The modules: ``_linalg_core``
+(checks, the Gram-matrix SVD), ``_linalg_norm`` (``norm``, ``cond``), ``_linalg_eig``
+(``eig``, ``eigvals``), ``_linalg_products`` (``lstsq``, ``matrix_rank``,
+``matrix_power``, ``multi_dot``), and this one (determinants, inverses, solves,
+factorisations).
 """
 import numbers
 
 import numpy as onp
 
 from ..base import op_error
-from ..operator import CustomOp, CustomOpProp, register as custom_register
 from ._front import call
 from ._manipulation import expand_dims as _expand_dims, squeeze as _squeeze
 from ._linalg_core import (T, as_input, drop, dtype_of, lift, matrices, named,
-                           oriented_svd, safe_reciprocal, shape_of, symbolic, symmetric,
-                           upcast)
+                           oriented_svd, safe_reciprocal, shape_of, symmetric, upcast)
+from ._linalg_eig import eig, eigvals
 from ._linalg_norm import cond, norm
+from ._linalg_products import lstsq, matrix_power, matrix_rank, multi_dot
 from . import _reductions as R
 from . import _ufuncs as U
 
 __all__ = ["norm", "svd", "cholesky", "qr", "inv", "pinv", "det", "slogdet", "solve",
            "lstsq", "eig", "eigh", "eigvals", "eigvalsh", "tensorinv", "tensorsolve",
            "matrix_rank", "matrix_power", "multi_dot", "cond"]
-
-_EIG_OP = "_np_linalg_eig"      # the custom op of eig/eigvals on Symbols
-
-
-def _needs_array(fn, *xs):
-    if symbolic(*xs):
-        raise op_error(fn, "needs the values of arrays, not Symbols (it is computed on the "
-                           "host and cannot be traced into a hybridized block)")
 
 
 def _needs_shapes(fn, *xs):
@@ -343,278 +341,3 @@ def pinv(a, rcond=1e-15, hermitian=False):
     scaled = U.multiply(v, _expand_dims(safe_reciprocal(s, keep), -1))
     return back(call("_linalg_gemm2", [scaled, ut], transpose_a=True, transpose_b=True))
 
-
-def _real_eig(fn, data, vectors, dtype):
-    """numpy.linalg.eig (or eigvals) of host matrices, real parts in ``dtype``: a complex
-    eigenvalue is an MXNetError (MXNet's rule)."""
-    w, v = onp.linalg.eig(data) if vectors else (onp.linalg.eigvals(data), None)
-    if onp.iscomplexobj(w):
-        scale = max(1.0, float(onp.abs(w).max(initial=0.0)))
-        if (onp.abs(w.imag) > 100 * onp.finfo(dtype).eps * scale).any():
-            raise op_error(fn, "a matrix has complex eigenvalues; only real ones are "
-                               "supported (MXNet's rule)")
-        w, v = w.real, None if v is None else v.real
-    return [w.astype(dtype)] + ([v.astype(dtype)] if vectors else [])
-
-
-class _EigOp(CustomOp):
-    """The host computation of ``eig``/``eigvals`` inside a graph (no gradient)."""
-
-    def __init__(self, vectors):
-        super().__init__()
-        self.vectors = vectors
-
-    def forward(self, is_train, req, in_data, out_data, aux):
-        data = in_data[0].asnumpy()
-        fn = "eig" if self.vectors else "eigvals"
-        for out, r, value in zip(out_data, req, _real_eig(fn, data, self.vectors,
-                                                           onp.dtype(out_data[0].dtype))):
-            self.assign(out, r, value)
-
-    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
-        raise op_error("eig" if self.vectors else "eigvals", "is not differentiable "
-                       "(computed on the host by NumPy)")
-
-
-@custom_register(_EIG_OP)
-class _EigProp(CustomOpProp):
-    """``Custom(op_type='_np_linalg_eig', vectors=...)``: outputs w (..., n) and, with
-    ``vectors``, v (..., n, n); integer input gives float64."""
-
-    def __init__(self, vectors="True"):
-        super().__init__(need_top_grad=False)
-        self.vectors = str(vectors) in ("True", "1", "true")
-
-    def list_outputs(self):
-        return ["w", "v"] if self.vectors else ["w"]
-
-    def infer_shape(self, in_shape):
-        s = tuple(in_shape[0])
-        return [s], [s[:-1], s][:len(self.list_outputs())], []
-
-    def infer_type(self, in_type):
-        t = onp.dtype(in_type[0])
-        out = t if t.kind == "f" and t.itemsize >= 4 else onp.dtype(onp.float64)
-        return [in_type[0]], [out] * len(self.list_outputs()), []
-
-    def create_operator(self, ctx, in_shapes, in_dtypes):
-        return _EigOp(self.vectors)
-
-
-def _host_eig(fn, a, vectors):
-    """eig/eigvals: on the host for arrays, through the ``_np_linalg_eig`` custom op (also
-    on the host, at run time) for Symbols."""
-    if symbolic(a):
-        shape = shape_of(a)
-        if shape is not None and (len(shape) < 2 or shape[-1] != shape[-2]):
-            raise op_error(fn, f"a must hold square matrices, got shape {shape}")
-        out = call("Custom", [a], op_type=_EIG_OP, vectors=vectors)
-        return (out[0], out[1]) if vectors else out
-    a = matrices(fn, a, square=True)
-    from .multiarray import array
-    values = [array(x, ctx=a.context) for x in _real_eig(fn, a.asnumpy(), vectors,
-                                                          onp.dtype(a.dtype))]
-    return tuple(values) if vectors else values[0]
-
-
-def eig(a):
-    """``(w, v)``: the eigenvalues and right eigenvectors (columns of v, unit norm) of every
-    square matrix, for matrices whose eigenvalues are real (MXNet's rule; complex ones are
-    an MXNetError). Computed on the host by NumPy (LAPACK's geev; in a graph, by the custom
-    op ``_np_linalg_eig``), not differentiable: no registered op covers non-symmetric
-    matrices.
-
-    >>> from mxlite import np
-    >>> w, v = np.linalg.eig(np.array([[2.0, 1.0], [0.0, 3.0]]))
-    >>> w.tolist()
-    [2.0, 3.0]
-    """
-    return _host_eig("eig", a, True)
-
-
-def eigvals(a):
-    """The eigenvalues of every square matrix (``eig``'s w; host-computed, real ones only,
-    not differentiable).
-
-    >>> from mxlite import np
-    >>> np.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]])).tolist()
-    [2.0, 3.0]
-    """
-    return _host_eig("eigvals", a, False)
-
-
-# ---- least squares, rank, powers, products --------------------------------------------------
-def lstsq(a, b, rcond="warn"):
-    """``(x, residuals, rank, s)``: the least-squares solution of ``a @ x = b`` for a matrix
-    ``a`` (M, N) and ``b`` (M,) or (M, K), as NumPy: singular values at most
-    ``rcond * s_max`` count as zero (``None``: ``eps * max(M, N)``; ``'warn'`` or negative:
-    machine precision), residuals the squared 2-norms of ``b - a @ x`` when rank is N < M
-    (else empty), s the singular values. ``x``, ``residuals`` and ``s`` are differentiable
-    (``pinv(a) @ b``); ``rank`` is an int counted on the host. Needs arrays.
-
-    >>> from mxlite import np
-    >>> x = np.linalg.lstsq(np.array([[1.0], [1.0]]), np.array([1.0, 3.0]), rcond=None)[0]
-    >>> x.tolist()
-    [2.0]
-    """
-    _needs_array("lstsq", a, b)
-    a, b = as_input("lstsq", a), as_input("lstsq", b, "b")
-    a, b = _same_float("lstsq", a, b)
-    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
-        raise op_error("lstsq", f"a must be a matrix (M, N) and b (M,) or (M, K), got shapes "
-                                f"{tuple(a.shape)} and {tuple(b.shape)}")
-    m, n = a.shape
-    eps = float(onp.finfo(onp.float64).eps)
-    if rcond is None:
-        rcond = eps * max(m, n)
-    elif isinstance(rcond, str) or rcond < 0:
-        if isinstance(rcond, str) and rcond != "warn":
-            raise op_error("lstsq", f"rcond must be a number, None or 'warn', got {rcond!r}")
-        rcond = eps
-    bm = _expand_dims(b, -1) if b.ndim == 1 else b
-    from ._creation import zeros
-    if m and n:
-        s = svd(a)[1]
-        xm = call("_linalg_gemm2", [pinv(a, rcond), bm])
-    else:
-        s = zeros((0,), dtype=a.dtype, ctx=a.context)
-        xm = zeros((n, bm.shape[1]), dtype=a.dtype, ctx=a.context)
-    x_out = _squeeze(xm, (-1,)) if b.ndim == 1 else xm
-    sv = s.asnumpy()
-    rank = int((sv > rcond * sv.max()).sum()) if sv.size else 0
-    if rank == n and m > n:
-        resid = U.subtract(bm, call("_linalg_gemm2", [a, xm]))
-        residuals = R.sum(U.multiply(resid, resid), axis=0)
-    else:
-        residuals = zeros((0,), dtype=a.dtype, ctx=a.context)
-    return x_out, residuals, rank, s
-
-
-def matrix_rank(A, tol=None, hermitian=False):
-    """The rank of every matrix of ``A`` (a 0-d or ``A.shape[:-2]`` int64 array): the
-    singular values above ``tol`` (default ``s_max * max(M, N) * eps``); a vector's rank
-    is 1 unless it is all zeros. A count: computed on the host by NumPy (exact LAPACK
-    singular values, as MXNet's fallback), not differentiable, needs arrays.
-
-    >>> from mxlite import np
-    >>> int(np.linalg.matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
-    1
-    """
-    _needs_array("matrix_rank", A, tol)
-    A = as_input("matrix_rank", A, "A")
-    host_tol = tol.asnumpy() if hasattr(tol, "asnumpy") else tol
-    rank = onp.linalg.matrix_rank(A.asnumpy(), tol=host_tol, hermitian=hermitian)
-    from .multiarray import array
-    return array(onp.asarray(rank, dtype=onp.int64), dtype=onp.int64, ctx=A.context)
-
-
-def _identity_like(a):
-    """Identity matrices of ``a``'s shape and dtype."""
-    if symbolic(a):
-        return call("_linalg_makediag", [call("ones_like", [call("_linalg_extractdiag",
-                                                                  [a])])])
-    from ._manipulation import broadcast_to
-    from ._creation import eye
-    return broadcast_to(eye(a.shape[-1], dtype=a.dtype, ctx=a.context), tuple(a.shape)) * 1
-
-
-def matrix_power(a, n):
-    """``a`` raised to the integer power ``n`` for every square matrix (repeated squaring;
-    ``n = 0`` the identity, ``n < 0`` powers of ``inv(a)``). Integer matrices stay integer
-    for n >= 0. Differentiable.
-
-    >>> from mxlite import np
-    >>> np.linalg.matrix_power(np.array([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
-    [[1.0, 3.0], [0.0, 1.0]]
-    """
-    from ._products import matmul
-    if not isinstance(n, (numbers.Integral, onp.integer)):
-        raise op_error("matrix_power", f"n must be an integer, got {n!r}")
-    n = int(n)
-    if not symbolic(a):
-        from .multiarray import asarray
-        from ..ndarray.ndarray import NDArray
-        a = a if isinstance(a, NDArray) else asarray(a)
-    shape = shape_of(a)
-    if shape is not None and (len(shape) < 2 or shape[-1] != shape[-2]):
-        raise op_error("matrix_power", f"a must hold square matrices, got shape {shape}")
-    if n == 0:
-        return _identity_like(a)
-    if n < 0:
-        a, n = inv(a), -n
-    result, base = None, a
-    while n:
-        if n & 1:
-            result = base if result is None else matmul(result, base)
-        n >>= 1
-        if n:
-            base = matmul(base, base)
-    return result
-
-
-def _chain_order(dims):
-    """NumPy's optimal parenthesisation of a matrix chain with dimensions ``dims``:
-    split[i][j] is where the product of matrices i..j splits."""
-    k = len(dims) - 1
-    cost = [[0] * k for _ in range(k)]
-    split = [[0] * k for _ in range(k)]
-    for length in range(1, k):
-        for i in range(k - length):
-            j = i + length
-            cost[i][j] = None
-            for s in range(i, j):
-                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
-                if cost[i][j] is None or c < cost[i][j]:
-                    cost[i][j], split[i][j] = c, s
-    return split
-
-
-def multi_dot(arrays, out=None):
-    """The product of two or more arrays in the cheapest order (NumPy's dynamic program
-    over the shapes; Symbols multiply left to right): the first may be a vector (a row),
-    the last a vector (a column), the others are matrices. Differentiable.
-
-    >>> from mxlite import np
-    >>> np.linalg.multi_dot([np.ones(2), np.ones((2, 3)), np.ones(3)]).item()
-    6.0
-    """
-    from ._products import dot
-    arrays = list(arrays)
-    if len(arrays) < 2:
-        raise op_error("multi_dot", f"needs at least two arrays, got {len(arrays)}")
-    if symbolic(*arrays) and any(shape_of(x) is None for x in arrays):
-        result = arrays[0]
-        for x in arrays[1:]:
-            result = dot(result, x)
-        return result
-    from .multiarray import asarray
-    arrays = [x if symbolic(x) else asarray(x) for x in arrays]
-    shapes = [shape_of(x) for x in arrays]
-    first, last = len(shapes[0]) == 1, len(shapes[-1]) == 1
-    mats = list(arrays)
-    dims = [tuple(sh) for sh in shapes]
-    if first:
-        mats[0], dims[0] = _expand_dims(mats[0], 0), (1,) + dims[0]
-    if last:
-        mats[-1], dims[-1] = _expand_dims(mats[-1], -1), dims[-1] + (1,)
-    for i, d in enumerate(dims):
-        if len(d) != 2:
-            raise op_error("multi_dot", f"array {i} must be a matrix (the first and last may "
-                                        f"be vectors), got shape {shapes[i]}")
-    for i in range(len(dims) - 1):
-        if dims[i][1] != dims[i + 1][0]:
-            raise op_error("multi_dot", f"shapes {shapes[i]} and {shapes[i + 1]} are not "
-                                        "aligned")
-    split = _chain_order([dims[0][0]] + [d[1] for d in dims])
-
-    def product(i, j):
-        if i == j:
-            return mats[i]
-        return dot(product(i, split[i][j]), product(split[i][j] + 1, j))
-    result = product(0, len(mats) - 1)
-    if first or last:
-        result = _squeeze(result, tuple(ax for ax, on in ((0, first), (-1, last)) if on))
-    if out is not None:
-        out[...] = result
-        return out
-    return result
