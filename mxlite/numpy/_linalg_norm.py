@@ -40,7 +40,7 @@ def _axis_tuple(fn, axis):
 
 def _vector_norm(x, ord, axis, keepdims):
     ax = axis[0]
-    if ord is None or ord == 2:
+    if ord is None or ord == 2 or ord in ("fro", "f"):     # 'fro' of a vector: MXNet's 2-norm
         return safe_sqrt(R.sum(U.multiply(x, x), axis=ax, keepdims=keepdims))
     if ord == onp.inf:
         return R.max(U.absolute(x), axis=ax, keepdims=keepdims)
@@ -119,7 +119,8 @@ def _matrix_norm(x, ord, axes, keepdims):
 def norm(x, ord=None, axis=None, keepdims=False):
     """A vector or matrix norm (NumPy's ``numpy.linalg.norm``), differentiable.
 
-    ``axis`` an int: vector norms along it (``ord`` None/2, 1, 0, inf, -inf, any p);
+    ``axis`` an int: vector norms along it (``ord`` None/2, 1, 0, inf, -inf, any p; 'fro'
+    is the 2-norm, as MXNet, where NumPy raises);
     a pair: matrix norms of those axes (None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf);
     None: the 2-norm of the flattened array when ``ord`` is None, else the vector norm of a
     1-d array or the matrix norm of the last two axes (for any rank, as MXNet; NumPy takes

@@ -121,6 +121,7 @@ def test_norm_mxnet_spellings_and_integers():
     close(np.linalg.norm(np.array(a), "-inf", (1, 0)), onp.linalg.norm(a, -onp.inf, (1, 0)))
     # ord with axis None on a stack: the matrix norm of the last two axes (MXNet)
     close(np.linalg.norm(np.array(a), 2), onp.linalg.norm(a, 2, axis=(1, 2)))
+    close(np.linalg.norm(np.array(a), "fro", 2), onp.linalg.norm(a, 2, 2))
     got = np.linalg.norm(np.array([3, 4], dtype="int32"))
     assert got.dtype == onp.float64 and float(got) == 5.0
 
@@ -390,6 +391,7 @@ def test_linalg_on_the_device(device):
         (np.linalg.norm(np.array(m, dtype="float64"), "nuc", (1, 2)),
          onp.linalg.norm(m, "nuc", (1, 2))),
         (np.linalg.pinv(np.array(m, dtype="float64")), onp.linalg.pinv(m)),
+        (np.linalg.eigvals(np.array(s, dtype="float64")), onp.linalg.eigvals(s)),
     ]
     for got, want in cases:
         assert got.ctx == device
