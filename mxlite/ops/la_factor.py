@@ -253,7 +253,7 @@ rank (a non-zero diagonal of L).
 """))
 
 
-# ---- syevd: A = U^T diag(lambda) U by cyclic Jacobi rotations ------------------------------
+# ---- syevd: A = U^T diag(lambda) U by cyclic Jacobi rotations (or LAPACK, see _eigen) ----
 _SWEEPS = 50              # cyclic Jacobi converges quadratically: a few sweeps in practice
 
 
@@ -315,10 +315,31 @@ def _jacobi(xp, w):
     return w.diagonal(axis1=1, axis2=2).copy(), v
 
 
+_TIE = 1e-10    # eigenvalues this close (relative to the largest) count as repeated
+
+
+def _eigen(xp, w):
+    """Eigenvalues and eigenvector columns of symmetric float64 w (batch, n, n). On the CPU,
+    LAPACK (NumPy's eigh) for the matrices whose eigenvalues are apart: their eigenvectors
+    are unique up to sign, so this is the rotations' result up to rounding, a thousand
+    times sooner (the rotations are O(n^2) array operations per sweep: a 128 x 128 matrix
+    took a minute). The vectors of a repeated eigenvalue depend on the algorithm, so those
+    matrices, and every matrix on other devices, take the rotations (which the ONNX export
+    reproduces)."""
+    if xp.name != "cpu":
+        return _jacobi(xp, w)
+    lam, v = np.linalg.eigh(w)
+    scale = np.maximum(np.abs(lam).max(axis=1), np.finfo(np.float64).tiny)
+    tied = (np.diff(lam, axis=1) <= _TIE * scale[:, None]).any(axis=1)
+    if tied.any():
+        lam[tied], v[tied] = _jacobi(xp, w[tied])
+    return lam, v
+
+
 def _eig(xp, a, u_out, l_out):
     """U (eigenvectors as rows, ascending eigenvalues, each row's largest-magnitude entry
     positive: MXNet's convention) and lambda of every matrix of a (batch, n, n)."""
-    lam, v = _jacobi(xp, _symmetric(xp, a))
+    lam, v = _eigen(xp, _symmetric(xp, a))
     count, n = lam.shape
     order = lam.argsort(axis=1)
     batch = xp.arange(count, np.int64).reshape(count, 1)
@@ -380,9 +401,10 @@ register(OpDef(
 outputs ``U`` (n, n) with the orthonormal eigenvectors as rows and ``L`` (n,) the
 eigenvalues in ascending order; each row of U has its largest-magnitude entry positive
 (MXNet's convention). A is read from its lower triangle (the upper one is ignored, and its
-gradient is zero: the true derivative, where MXNet returned a symmetric one). Computed by
-cyclic Jacobi rotations in float64 array operations on every device. The gradient needs
-distinct eigenvalues (MXNet's rule).
+gradient is zero: the true derivative, where MXNet returned a symmetric one). Computed in
+float64 by cyclic Jacobi rotations in array operations (on the CPU by LAPACK where no
+two eigenvalues are within 1e-10 of the largest: the same result up to rounding). The
+gradient needs distinct eigenvalues (MXNet's rule).
 
 >>> u, l = mx.nd.linalg.syevd(mx.nd.array([[1.0, 2.0], [2.0, 4.0]]))
 >>> [round(v, 4) for v in l.asnumpy().tolist()], [round(v, 4) for v in u.asnumpy()[0].tolist()]
