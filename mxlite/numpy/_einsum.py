@@ -14,7 +14,8 @@ labels used once, in alphabetical order). Then:
 3. the last operand is summed and transposed into the output order.
 
 Operands are promoted to one dtype first (``_dtypes.result_type``); integers stay integers.
-Einsum needs the operands' shapes, so it takes arrays, not Symbols.
+Einsum needs the operands' shapes: it takes arrays, and Symbols while a hybridized block is
+traced on arrays (when their shapes are known).
 """
 import string
 
@@ -152,9 +153,10 @@ def _diagonals(x, lab):
             return x, lab
         p = lab.index(repeated)
         q = lab.index(repeated, p + 1)
-        if x.shape[p] != x.shape[q]:
-            raise _error(f"the axes of repeated label {repeated!r} have sizes {x.shape[p]} "
-                         f"and {x.shape[q]}")
+        shape = _shape(x)
+        if shape[p] != shape[q]:
+            raise _error(f"the axes of repeated label {repeated!r} have sizes {shape[p]} "
+                         f"and {shape[q]}")
         x = _front.call("diag", [x], k=0, axis1=p, axis2=q)
         lab = [c for i, c in enumerate(lab) if i not in (p, q)] + [repeated]
 
@@ -176,7 +178,7 @@ def _arrange(x, lab, order, sizes):
     if perm != tuple(range(len(perm))):
         x = transpose(x, perm)
     full = tuple(sizes[c] for c in order)
-    if tuple(x.shape) != full:
+    if _shape(x) != full:
         x = broadcast_to(x, full)
     return x
 
@@ -200,12 +202,30 @@ def _contract(a, la, b, lb, keep, sizes):
     a = _arrange(a, la, batch + a_free + summed, sizes)
     b = _arrange(b, lb, batch + summed + b_free, sizes)
     nb, m, k, n = (_size(sizes, s) for s in (batch, a_free, summed, b_free))
+    if 0 in (nb, m, k, n):
+        return _contract_empty(a, b, batch, a_free, summed, b_free)
     if batch:
         y = _front.call("batch_dot", [reshape(a, (nb, m, k)), reshape(b, (nb, k, n))])
     else:
         y = _front.call("dot", [reshape(a, (m, k)), reshape(b, (k, n))])
     labels = batch + a_free + b_free
     return reshape(y, tuple(sizes[c] for c in labels)), labels
+
+
+def _contract_empty(a, b, batch, a_free, summed, b_free):
+    """The contraction where some size is 0, by broadcasting and summing (no reshape, so
+    no size has to be written down): ``a`` is arranged as batch + a_free + summed, ``b`` as
+    batch + summed + b_free."""
+    from ._reductions import sum as np_sum
+    for _ in b_free:
+        a = _front.call("expand_dims", [a], axis=len(batch) + len(a_free) + len(summed))
+    for _ in a_free:
+        b = _front.call("expand_dims", [b], axis=len(batch))
+    y = _front.call("broadcast_mul", [a, b])
+    if summed:
+        start = len(batch) + len(a_free)
+        y = np_sum(y, axis=tuple(range(start, start + len(summed))), dtype=_front.dtype_of(y))
+    return y, batch + a_free + b_free
 
 
 def _path(optimize, labels, output, shapes, dtype):
@@ -237,21 +257,39 @@ def _path(optimize, labels, output, shapes, dtype):
     return [tuple(step) for step in path[1:]]
 
 
+def _shape(x):
+    """The shape of an array, or of a Symbol while a Gluon block is traced."""
+    shape = _front.shape_of(x)
+    if shape is None or any(d < 0 for d in shape):
+        raise _error("needs the operands' shapes: it takes arrays, or Symbols inside a "
+                     "hybridized block traced on arrays")
+    return tuple(shape)
+
+
 def _operands(operands):
+    """The operands as arrays (or traced Symbols) of one promoted dtype, on the first
+    operand's device."""
     from .multiarray import asarray
-    arrays = []
-    for x in operands:
-        if _front.is_symbolic([x]):
-            raise _error("needs the operands' shapes: it takes arrays, not Symbols")
-        arrays.append(x if isinstance(x, NDArray) else asarray(x))
-    if not arrays:
+    items = [x if isinstance(x, NDArray) or _front.is_symbolic([x]) else asarray(x)
+             for x in operands]
+    if not items:
         raise _error("takes at least one operand")
-    dt = arrays[0].dtype
-    for x in arrays[1:]:
-        dt = result_type(dt, x.dtype)
-    ctx = arrays[0]._ctx
-    return [x.astype(dt, copy=False).as_in_context(ctx) if x._ctx != ctx else
-            x.astype(dt, copy=False) for x in arrays], dt
+    dtypes = [_front.dtype_of(x) for x in items]
+    if any(d is None for d in dtypes):
+        raise _error("needs the operands' dtypes: it takes arrays, or Symbols inside a "
+                     "hybridized block traced on arrays")
+    dt = dtypes[0]
+    for d in dtypes[1:]:
+        dt = result_type(dt, d)
+    ctx = next((x._ctx for x in items if isinstance(x, NDArray)), None)
+    out = []
+    for x, d in zip(items, dtypes):
+        if d != dt:
+            x = _front.call("cast", [x], dtype=dt)
+        if isinstance(x, NDArray) and x._ctx != ctx:
+            x = x.as_in_context(ctx)
+        out.append(x)
+    return out, dt
 
 
 def einsum(*operands, out=None, optimize=False, **kwargs):
@@ -267,7 +305,7 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
             raise NotImplementedError(f"einsum: {key}={kwargs[key]!r} is not implemented")
     text, operands = _split_arguments(operands)
     arrays, dt = _operands(operands)
-    shapes = [tuple(x.shape) for x in arrays]
+    shapes = [_shape(x) for x in arrays]
     labels, output = _parse(text, shapes)
     sizes = _label_sizes(labels, shapes)
     keep_out = set(output)
@@ -277,7 +315,7 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
         others = {c for j, other in enumerate(labels) if j != i for c in other}
         items.append(_sum_out(x, lab, keep_out | others))
     for step in _path(optimize, [lab for _, lab in items], output,
-                      [tuple(x.shape) for x, _ in items], dt):
+                      [_shape(x) for x, _ in items], dt):
         chosen = [items[i] for i in step]
         items = [it for i, it in enumerate(items) if i not in step]
         rest = keep_out | {c for _, lab in items for c in lab}

@@ -191,7 +191,9 @@ def broadcast_to(array, shape):  # noqa: A002
             a = reshape(a, (1,) * (len(shape) - a.ndim) + tuple(a.shape))
         if tuple(a.shape) == shape:
             return _front.call("_copy", [a])
-        for axis, (have, want) in enumerate(zip(a.shape, shape)):
+    src = _front.shape_of(a)
+    if src is not None and len(src) == len(shape):
+        for axis, (have, want) in enumerate(zip(src, shape)):
             if want == 0 and have == 1:     # the operator reads a 0 in shape as "keep"
                 a = _front.call("slice_axis", [a], axis=axis, begin=0, end=0)
     return _front.call("broadcast_to", [a], shape=shape)

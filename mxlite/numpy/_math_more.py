@@ -36,9 +36,9 @@ from ._extra import host_ufunc
 from ._indexing import where
 from ._reductions import all as _all, any as _any, argmax, argmin, cumprod, cumsum, max as _max
 from ._reductions import min as _min, prod, sum as _sum
-from ._ufuncs import (absolute, add, arctan, equal, floor, floor_divide, greater,
-                      greater_equal, isinf, isnan, less, logical_and, logical_not, logical_or,
-                      mod, multiply, negative, power, subtract, true_divide, trunc)
+from ._ufuncs import (absolute, add, arctan, check_ufunc_kwargs, equal, floor, floor_divide,
+                      greater, greater_equal, isinf, isnan, less, logical_and, logical_not,
+                      logical_or, mod, multiply, negative, power, subtract, true_divide, trunc)
 
 __all__ = ["arctan2", "copysign", "ldexp", "lcm", "gcd", "bitwise_and", "bitwise_or",
            "bitwise_xor", "invert", "bitwise_not", "heaviside", "float_power", "divmod",
@@ -47,40 +47,6 @@ __all__ = ["arctan2", "copysign", "ldexp", "lcm", "gcd", "bitwise_and", "bitwise
            "diag", "diagflat", "einsum", "fmod", "real", "nancumsum", "nancumprod", "nanmax",
            "nanmin", "nanargmax", "nanargmin", "product", "alltrue", "sometrue",
            "unravel_index"]
-
-_UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None,
-                   "subok": True}
-_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
-_UFUNC_DTYPES = ("int8", "uint8", "int32", "int64", "float16", "float32", "float64")
-
-
-def _legal(key, value):
-    if key == "where":
-        return True
-    if key == "casting":
-        return value in _CASTINGS
-    if key == "order":
-        return isinstance(value, str)
-    if key == "dtype":
-        try:
-            return _onp.dtype(value).name in _UFUNC_DTYPES
-        except TypeError:
-            return False
-    return isinstance(value, bool)      # subok
-
-
-def _ufunc_kwargs(name, kwargs):
-    """Check NumPy's ufunc keywords: only their defaults are implemented."""
-    for key, value in kwargs.items():
-        if key not in _UFUNC_DEFAULTS:
-            raise TypeError(f"{key} is an invalid keyword to function '{name}'")
-        default = _UFUNC_DEFAULTS[key]
-        if value is default or (type(value) is type(default) and value == default):
-            continue
-        if _legal(key, value):
-            raise NotImplementedError(f"{name}: {key}={value} is not implemented")
-        raise TypeError(f"{name}: {key} {value!r} not understood")
-
 
 def _is_number(x):
     return isinstance(x, (numbers.Number, _onp.generic)) and not isinstance(x, NDArray)
@@ -135,7 +101,29 @@ def _binary_operands(name, x1, x2, float_only=False):
     if dt is not None and float_only:
         dt = true_divide_type(dt)
     x1, x2 = _cast(x1, dt), _cast(x2, dt)
-    return _as_array(x1, x2, dt), _as_array(x2, x1, dt), dt
+    x1, x2 = _as_array(x1, x2, dt), _as_array(x2, x1, dt)
+    s1, s2 = _front.shape_of(x1), _front.shape_of(x2)
+    if s1 is not None and s2 is not None and s1 != s2 and -1 not in s1 + s2:
+        # one shape for both, so every later selection is element to element
+        from ._manipulation import broadcast_to
+        try:
+            shape = _onp.broadcast_shapes(s1, s2)
+        except ValueError:
+            raise op_error(name, f"operands could not be broadcast together with shapes "
+                           f"{s1} {s2}") from None
+        x1 = x1 if s1 == shape else broadcast_to(x1, shape)
+        x2 = x2 if s2 == shape else broadcast_to(x2, shape)
+    return x1, x2, dt
+
+
+def _select(condition, x, y):
+    """``where(condition, x, y)`` for operands of one shape (numbers become operands of the
+    other's dtype), on arrays and on Symbols."""
+    x = _as_array(x, y, _dtype_of(y)) if _is_number(x) else x
+    y = _as_array(y, x, _dtype_of(x)) if _is_number(y) else y
+    if not _front.is_symbolic([condition, x, y]):
+        return where(condition, x, y)
+    return _front.call("where", [_cast(condition, _dtype_of(x)), x, y])
 
 
 def _as_array(x, like, dtype):
@@ -181,7 +169,7 @@ def arctan2(x1, x2, out=None, **kwargs):
     float. Differentiable everywhere except the origin: where ``|x2| >= |x1|`` it is
     ``arctan(x1 / x2)`` (plus ``+-pi`` on the left half-plane), elsewhere
     ``+-pi/2 - arctan(x2 / x1)``, so no branch divides by a small number."""
-    _ufunc_kwargs("arctan2", kwargs)
+    check_ufunc_kwargs("arctan2", kwargs)
     if _both_numbers("arctan2", x1, x2):
         return _onp.arctan2(x1, x2)
     y, x, _ = _binary_operands("arctan2", x1, x2, float_only=True)
@@ -190,41 +178,41 @@ def arctan2(x1, x2, out=None, **kwargs):
     steep = logical_not(flat)
     # flat branch: arctan(y / x); operands the branch does not use are replaced by 1 and 0
     # (so no gradient meets a division by zero), two infinities by +-1
-    x_flat = where(both_inf, _sign_one(x), where(logical_or(steep, equal(x, 0)), 1.0, x))
-    y_flat = where(both_inf, _sign_one(y), where(steep, 0.0, y))
+    x_flat = _select(both_inf, _sign_one(x), _select(logical_or(steep, equal(x, 0)), 1.0, x))
+    y_flat = _select(both_inf, _sign_one(y), _select(steep, 0.0, y))
     t_flat = arctan(true_divide(y_flat, x_flat))
-    t_flat = where(_negative_sign(x), add(t_flat, copysign(_onp.pi, y)), t_flat)
+    t_flat = _select(_negative_sign(x), add(t_flat, copysign(_onp.pi, y)), t_flat)
     # steep branch: +-pi/2 - arctan(x / y)
-    y_steep = where(flat, 1.0, y)
+    y_steep = _select(flat, 1.0, y)
     t_steep = subtract(copysign(_onp.pi / 2, y), arctan(true_divide(x, y_steep)))
-    return _finish(where(flat, t_flat, t_steep), out)
+    return _finish(_select(flat, t_flat, t_steep), out)
 
 
 def _sign_one(x):
     """``+-1`` with the sign of ``x`` (no gradient)."""
     dt = _dtype_of(x)
-    return where(_negative_sign(x), _as_array(-1.0, x, dt), _as_array(1.0, x, dt))
+    return _select(_negative_sign(x), _as_array(-1.0, x, dt), _as_array(1.0, x, dt))
 
 
 def copysign(x1, x2, out=None, **kwargs):
     """``|x1|`` with the sign of ``x2``, element-wise (``-0.0`` counts as negative; the
     sign bit of a NaN in ``x2`` is read as positive). Integers keep their dtype, as
     MXNet's; the gradient is ``+-1`` towards ``x1`` and zero towards ``x2``."""
-    _ufunc_kwargs("copysign", kwargs)
+    check_ufunc_kwargs("copysign", kwargs)
     if _both_numbers("copysign", x1, x2):
         return _onp.copysign(x1, x2)
     x1, x2 = _operand(x1, x2), _operand(x2, x1)
     if _is_number(x1):
         dt = _promoted(x1, x2)
         magnitude = abs(_number(x1))
-        return _finish(where(_negative_sign(x2), _as_array(-magnitude, x2, dt),
+        return _finish(_select(_negative_sign(x2), _as_array(-magnitude, x2, dt),
                              _as_array(magnitude, x2, dt)), out)
     if _is_number(x2):
         y = absolute(x1)
         return _finish(negative(y) if _onp.signbit(x2) else y, out)
     x1, x2, _ = _binary_operands("copysign", x1, x2)
     y = absolute(x1)
-    return _finish(where(_negative_sign(x2), negative(y), y), out)
+    return _finish(_select(_negative_sign(x2), negative(y), y), out)
 
 
 def ldexp(x1, x2, out=None, **kwargs):
@@ -233,7 +221,7 @@ def ldexp(x1, x2, out=None, **kwargs):
     product is formed in float64 with the power split in three parts, so a result in range
     is exact (one rounding to the result dtype) even where ``2**x2`` alone would overflow.
     Differentiable in both operands."""
-    _ufunc_kwargs("ldexp", kwargs)
+    check_ufunc_kwargs("ldexp", kwargs)
     if _both_numbers("ldexp", x1, x2):
         return _onp.ldexp(x1, x2)
     x1, x2 = _operand(x1, x2), _operand(x2, x1)
@@ -269,20 +257,19 @@ def heaviside(x1, x2, out=None, **kwargs):
     """The step function: 0 where ``x1 < 0``, ``x2`` where ``x1 == 0``, 1 where ``x1 > 0``
     (NaN stays NaN); integers compute in the default float. Differentiable towards
     ``x2`` (where ``x1 == 0``)."""
-    _ufunc_kwargs("heaviside", kwargs)
+    check_ufunc_kwargs("heaviside", kwargs)
     if _both_numbers("heaviside", x1, x2):
         return _onp.heaviside(x1, x2)
     x1, x2, dt = _binary_operands("heaviside", x1, x2, float_only=True)
-    step = where(greater(x1, 0), 1.0, 0.0)
-    step = _cast(step, dt)
-    y = where(equal(x1, 0), x2, step)
-    return _finish(where(isnan(x1), x1, y), out)
+    step = _select(greater(x1, 0), _as_array(1.0, x1, dt), _as_array(0.0, x1, dt))
+    y = _select(equal(x1, 0), x2, step)
+    return _finish(_select(isnan(x1), x1, y), out)
 
 
 def float_power(x1, x2, out=None, **kwargs):
     """``x1 ** x2`` computed in float64 whatever the inputs (NumPy's rule);
     differentiable in both operands."""
-    _ufunc_kwargs("float_power", kwargs)
+    check_ufunc_kwargs("float_power", kwargs)
     if _both_numbers("float_power", x1, x2):
         return _onp.float_power(x1, x2)
     x1, x2 = _operand(x1, x2), _operand(x2, x1)
@@ -295,18 +282,18 @@ def float_power(x1, x2, out=None, **kwargs):
 def fmod(x1, x2, out=None, **kwargs):
     """The C remainder ``x1 - trunc(x1 / x2) * x2``, with the sign of ``x1`` (``mod``
     takes the sign of ``x2``). Integers keep their dtype; differentiable like ``mod``."""
-    _ufunc_kwargs("fmod", kwargs)
+    check_ufunc_kwargs("fmod", kwargs)
     if _both_numbers("fmod", x1, x2):
         return _onp.fmod(x1, x2)
     x1, x2, _ = _binary_operands("fmod", x1, x2)
     # the remainder of the magnitudes (exact) with the sign of x1
     r = mod(absolute(x1), absolute(x2))
-    return _finish(where(_negative_sign(x1), negative(r), r), out)
+    return _finish(_select(_negative_sign(x1), negative(r), r), out)
 
 
 def divmod(x1, x2, out=None, **kwargs):  # noqa: A001 (NumPy's name)
     """``(floor_divide(x1, x2), mod(x1, x2))``; ``out`` is a pair of arrays."""
-    _ufunc_kwargs("divmod", kwargs)
+    check_ufunc_kwargs("divmod", kwargs)
     if _both_numbers("divmod", x1, x2):
         return _onp.divmod(x1, x2)
     q, r = floor_divide(x1, x2), mod(x1, x2)
@@ -318,7 +305,7 @@ def divmod(x1, x2, out=None, **kwargs):  # noqa: A001 (NumPy's name)
 # ---------------------------------------------------------------- integer / host binaries
 
 def _host_binary(name, x1, x2, out, kwargs):
-    _ufunc_kwargs(name, kwargs)
+    check_ufunc_kwargs(name, kwargs)
     if _both_numbers(name, x1, x2):
         return getattr(_onp, name)(x1, x2)
     x1, x2 = _operand(x1, x2), _operand(x2, x1)
@@ -349,7 +336,7 @@ bitwise_xor = _host_binary_function("bitwise_xor", "the bit-wise XOR")
 def invert(x, out=None, **kwargs):
     """Bit-wise NOT: ``logical_not`` for booleans, ``-x - 1`` (two's complement, so
     unsigned integers wrap) for integers; floats are an error."""
-    _ufunc_kwargs("invert", kwargs)
+    check_ufunc_kwargs("invert", kwargs)
     if _is_number(x):
         return _onp.invert(x)
     x = _operand(x)
@@ -378,13 +365,14 @@ def modf(x, out=None, **kwargs):
     """``(fractional part, integral part)``, both with the sign of ``x`` (``modf(-2.0)``
     is ``(-0.0, -2.0)``; infinities have fractional part ``+-0``). Integers compute in
     the default float. The fractional part has gradient 1 (0 at integers)."""
-    _ufunc_kwargs("modf", kwargs)
+    check_ufunc_kwargs("modf", kwargs)
     if _is_number(x):
         return _onp.modf(x)
     x = _float_operand("modf", x)
     whole = trunc(x)
-    signed_zero = where(_negative_sign(x), -0.0, 0.0)
-    frac = where(equal(x, whole), _cast(signed_zero, _dtype_of(x)), subtract(x, whole))
+    dt = _dtype_of(x)
+    signed_zero = _select(_negative_sign(x), _as_array(-0.0, x, dt), _as_array(0.0, x, dt))
+    frac = _select(equal(x, whole), signed_zero, subtract(x, whole))
     if out is None:
         return frac, whole
     return _finish(frac, out[0]), _finish(whole, out[1])
@@ -395,7 +383,7 @@ def frexp(x, out=None, **kwargs):
     ``0.5 <= |mantissa| < 1`` (0, infinities and NaN give themselves and exponent 0).
     The exponent (int32) is found on the host; the mantissa is ``ldexp(x, -exponent)``,
     differentiable. Integers compute in the default float."""
-    _ufunc_kwargs("frexp", kwargs)
+    check_ufunc_kwargs("frexp", kwargs)
     if _is_number(x):
         return _onp.frexp(x)
     x = _float_operand("frexp", x)
@@ -410,7 +398,7 @@ def frexp(x, out=None, **kwargs):
 def signbit(x, out=None, **kwargs):
     """Booleans: whether the sign bit is set (``-0.0`` and negative NaNs included);
     read on the host."""
-    _ufunc_kwargs("signbit", kwargs)
+    check_ufunc_kwargs("signbit", kwargs)
     if _is_number(x):
         return _onp.signbit(x)
     return host_ufunc("signbit", [_operand(x)], out)
@@ -419,7 +407,7 @@ def signbit(x, out=None, **kwargs):
 def spacing(x, out=None, **kwargs):
     """The distance from ``x`` to the next float away from zero (of ``x``'s dtype;
     integers: float64, NumPy's rule). Computed on the host; its gradient is zero."""
-    _ufunc_kwargs("spacing", kwargs)
+    check_ufunc_kwargs("spacing", kwargs)
     if _is_number(x):
         return _onp.spacing(x)
     return host_ufunc("spacing", [_operand(x)], out)
@@ -446,9 +434,9 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None, **kwargs):
         info = _onp.finfo(dt)
         posinf = float(info.max) if posinf is None else posinf
         neginf = float(info.min) if neginf is None else neginf
-    y = where(isnan(x), _fill(nan, x, dt), x)
-    y = where(logical_and(isinf(x), greater(x, 0)), _fill(posinf, x, dt), y)
-    y = where(logical_and(isinf(x), less(x, 0)), _fill(neginf, x, dt), y)
+    y = _select(isnan(x), _fill(nan, x, dt), x)
+    y = _select(logical_and(isinf(x), greater(x, 0)), _fill(posinf, x, dt), y)
+    y = _select(logical_and(isinf(x), less(x, 0)), _fill(neginf, x, dt), y)
     if not copy and isinstance(x, NDArray):
         return _front.call("_copy", [y], out=x)
     return y
@@ -507,9 +495,9 @@ def _half_even(x):
     frac = subtract(x, low)
     up = add(low, 1.0)
     tie = add(low, mod(low, 2.0))           # the even neighbour
-    y = where(equal(frac, 0.5), tie, where(greater(frac, 0.5), up, low))
+    y = _select(equal(frac, 0.5), tie, _select(greater(frac, 0.5), up, low))
     y = absolute(y)
-    return where(_negative_sign(x), negative(y), y)
+    return _select(_negative_sign(x), negative(y), y)
 
 
 def round(a, decimals=0, out=None):  # noqa: A001 (NumPy's name)
@@ -522,28 +510,24 @@ round_ = round
 
 # ---------------------------------------------------------------- diagonals
 
-def _axis(fn, axis, ndim, name):
-    from ..ops.shape_utils import normalize_axis
-    return normalize_axis(fn, axis, ndim)
-
-
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The ``offset`` diagonal of the planes ``(axis1, axis2)`` of ``a`` (at least 2-d),
     as the last axis of the result; an offset beyond the planes gives an empty diagonal.
     A copy (the registered ``diag`` operator); differentiable."""
+    from ..ops.shape_utils import normalize_axis
     a = _operand(a)
     offset = int(offset)
-    if _front.is_symbolic([a]):
+    shape = _front.shape_of(a)
+    if shape is None:           # a Symbol of unknown shape: the operator checks when bound
         return _front.call("diag", [a], k=offset, axis1=axis1, axis2=axis2)
-    if a.ndim < 2:
-        raise op_error("diagonal", f"needs an array of at least 2 axes, got shape "
-                       f"{tuple(a.shape)}")
-    ax1, ax2 = _axis("diagonal", axis1, a.ndim, "axis1"), _axis("diagonal", axis2, a.ndim,
-                                                                 "axis2")
+    if len(shape) < 2:
+        raise op_error("diagonal", f"needs an array of at least 2 axes, got shape {shape}")
+    ax1 = normalize_axis("diagonal", axis1, len(shape))
+    ax2 = normalize_axis("diagonal", axis2, len(shape))
     if ax1 == ax2:
         raise op_error("diagonal", f"axis1 and axis2 cannot be the same axis ({ax1})")
-    rows, cols = a.shape[ax1], a.shape[ax2]
-    if offset >= cols or -offset >= rows:
+    rows, cols = shape[ax1], shape[ax2]
+    if rows >= 0 and cols >= 0 and (offset >= cols or -offset >= rows):
         # no element on that diagonal: an empty slice keeps the tape and the dtype
         a = _front.call("slice_axis", [a], axis=ax2, begin=0, end=0)
         offset = 0
@@ -553,30 +537,25 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """The sum along the ``offset`` diagonal of the planes ``(axis1, axis2)``; integers
     sum in int64 as ``np.sum``. Differentiable."""
-    d = diagonal(a, offset, axis1, axis2)
-    if _front.is_symbolic([d]):
-        return _front.call("sum", [d], axis=-1)
-    return _sum(d, axis=-1, dtype=dtype, out=out)
+    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
 def diag(v, k=0):
     """A 1-d ``v``: the square matrix with ``v`` on its ``k``-th diagonal; a 2-d ``v``:
     its ``k``-th diagonal. Differentiable."""
     v = _operand(v)
-    if _front.is_symbolic([v]):
-        return _front.call("diag", [v], k=int(k))
-    if v.ndim == 2:
+    shape = _front.shape_of(v)
+    if shape is not None and len(shape) == 2:
         return diagonal(v, k, 0, 1)
-    if v.ndim != 1:
-        raise op_error("diag", f"takes a 1-d or 2-d array, got shape {tuple(v.shape)}")
+    if shape is not None and len(shape) != 1:
+        raise op_error("diag", f"takes a 1-d or 2-d array, got shape {shape}")
     return _front.call("diag", [v], k=int(k))
 
 
 def diagflat(v, k=0):
     """The square matrix with the flattened ``v`` on its ``k``-th diagonal."""
-    v = _operand(v)
     from ._manipulation import reshape
-    return diag(reshape(v, (-1,)), k)
+    return diag(reshape(_operand(v), (-1,)), k)
 
 
 # ---------------------------------------------------------------- comparisons of arrays
@@ -596,7 +575,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     from ._ufuncs import isfinite, less_equal
     tol = add(multiply(absolute(b), float(rtol)), float(atol))
     finite = logical_and(isfinite(a), isfinite(b))
-    close = where(finite, less_equal(absolute(subtract(a, b)), tol), equal(a, b))
+    close = _select(finite, less_equal(absolute(subtract(a, b)), tol), equal(a, b))
     if equal_nan:
         close = logical_or(close, logical_and(isnan(a), isnan(b)))
     return close
@@ -648,7 +627,7 @@ def _nan_filled(fn, a, fill):
     if dt is not None and dt.kind not in "fV":
         return a, None
     nan = isnan(a)
-    return where(nan, _as_array(fill, a, _dtype_of(a)), a), nan
+    return _select(nan, _as_array(fill, a, _dtype_of(a)), a), nan
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):
@@ -670,7 +649,7 @@ def _nan_extreme(fn, reduce, fill, a, axis, out, keepdims):
     y = reduce(filled, axis=axis, keepdims=keepdims)
     if nan is not None:
         all_nan = _all(nan, axis=axis, keepdims=keepdims)
-        y = where(all_nan, _as_array(float("nan"), y, _dtype_of(y)), y)
+        y = _select(all_nan, _as_array(float("nan"), y, _dtype_of(y)), y)
     return _finish(y, out)
 
 

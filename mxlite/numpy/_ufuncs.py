@@ -171,15 +171,40 @@ def _unary_function(name):
 
 
 def _no_where(name, kwargs):
-    kwargs.pop("dtype", None) if kwargs.get("dtype") is None else None
-    if kwargs.get("where", True) is not True:
-        raise op_error(name, "where= is not supported by this ufunc")
-    kwargs.pop("where", None)
-    kwargs.pop("casting", None)
-    kwargs.pop("order", None)
-    kwargs.pop("subok", None)
-    if kwargs:
-        raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kwargs)}")
+    """NumPy's ufunc keywords ``where``, ``casting``, ``order``, ``dtype``, ``subok``: only
+    their defaults are implemented (MXNet's rule: another legal value is
+    NotImplementedError, an illegal value or an unknown keyword TypeError)."""
+    for key, value in kwargs.items():
+        if key not in _UFUNC_DEFAULTS:
+            raise TypeError(f"{key} is an invalid keyword to function '{name}'")
+        default = _UFUNC_DEFAULTS[key]
+        if value is default or (type(value) is type(default) and value == default):
+            continue
+        if _legal_ufunc_option(key, value):
+            raise NotImplementedError(f"{name}: {key}={value} is not implemented")
+        raise TypeError(f"{name}: {key} {value!r} not understood")
+
+
+check_ufunc_kwargs = _no_where
+
+_UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None,
+                   "subok": True}
+
+
+def _legal_ufunc_option(key, value):
+    if key == "where":
+        return True
+    if key == "casting":
+        return value in ("no", "equiv", "safe", "same_kind", "unsafe")
+    if key == "order":
+        return isinstance(value, str)
+    if key == "dtype":
+        try:
+            return _onp.dtype(value).name in ("int8", "uint8", "int32", "int64", "float16",
+                                              "float32", "float64")
+        except TypeError:
+            return False
+    return isinstance(value, bool)      # subok
 
 
 for _name in list(_BINARY) + list(_ALIASES):

@@ -13,7 +13,8 @@ _ALIASES = {"int": int, "float": float, "bool": bool, "object": object, "str": s
             "string_": np.bytes_, "int0": np.intp, "uint0": np.uintp, "bool8": np.bool_,
             "object0": np.object_, "cfloat": np.complex128, "singlecomplex": np.complex64,
             "longfloat": np.longdouble, "longcomplex": np.clongdouble,
-            "clongfloat": np.clongdouble}
+            "clongfloat": np.clongdouble, "round_": np.round, "product": np.prod,
+            "cumproduct": np.cumprod, "alltrue": np.all, "sometrue": np.any}
 for _name, _value in _ALIASES.items():
     if _name not in np.__dict__:
         setattr(np, _name, _value)
