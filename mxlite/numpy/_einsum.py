@@ -297,7 +297,15 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     one operand take diagonals (``'ii'`` is the trace), labels missing from the output are
     summed, ``...`` broadcasts. Also the interleaved form ``einsum(a, [0, 1], b, [1, 2],
     [0, 2])``. ``optimize`` (False, True, 'greedy', 'optimal' or an ``einsum_path`` list)
-    orders the pairwise contractions. Differentiable (module docstring)."""
+    orders the pairwise contractions. Differentiable (module docstring).
+
+    >>> a = mx.np.array([[1., 2.], [3., 4.]])
+    >>> mx.np.einsum('ij,jk->ik', a, a)
+    array([[ 7., 10.],
+           [15., 22.]])
+    >>> mx.np.einsum('ii', a)
+    array(5.)
+    """
     for key in kwargs:
         if key not in ("dtype", "order", "casting"):
             raise TypeError(f"einsum() got an unexpected keyword argument {key!r}")

@@ -38,7 +38,8 @@ from ._reductions import all as _all, any as _any, argmax, argmin, cumprod, cums
 from ._reductions import min as _min, prod, sum as _sum
 from ._ufuncs import (absolute, add, arctan, check_ufunc_kwargs, equal, floor, floor_divide,
                       greater, greater_equal, isinf, isnan, less, logical_and, logical_not,
-                      logical_or, mod, multiply, negative, power, subtract, true_divide, trunc)
+                      logical_or, logical_xor, mod, multiply, negative, power, subtract,
+                      true_divide, trunc)
 
 __all__ = ["arctan2", "copysign", "ldexp", "lcm", "gcd", "bitwise_and", "bitwise_or",
            "bitwise_xor", "invert", "bitwise_not", "heaviside", "float_power", "divmod",
@@ -168,7 +169,11 @@ def arctan2(x1, x2, out=None, **kwargs):
     with NumPy's values at signed zeros and infinities. Integers compute in the default
     float. Differentiable everywhere except the origin: where ``|x2| >= |x1|`` it is
     ``arctan(x1 / x2)`` (plus ``+-pi`` on the left half-plane), elsewhere
-    ``+-pi/2 - arctan(x2 / x1)``, so no branch divides by a small number."""
+    ``+-pi/2 - arctan(x2 / x1)``, so no branch divides by a small number.
+
+    >>> mx.np.arctan2(mx.np.array([1., -1.]), mx.np.array([-1., -1.]))
+    array([ 2.3561945, -2.3561945])
+    """
     check_ufunc_kwargs("arctan2", kwargs)
     if _both_numbers("arctan2", x1, x2):
         return _onp.arctan2(x1, x2)
@@ -312,8 +317,13 @@ def _host_binary(name, x1, x2, out, kwargs):
     dt = _promoted(x1, x2)
     if dt is not None and dt.kind == "f":
         raise op_error(name, f"takes integer (or boolean) operands, got dtype {dt}")
+    if dt == _onp.bool_ and name in _LOGICAL:       # booleans: the registered logical ops
+        return _LOGICAL[name](x1, x2, out=out)
     x1, x2 = _cast(x1, dt), _cast(x2, dt)
     return host_ufunc(name, [_as_array(x1, x2, dt), _as_array(x2, x1, dt)], out)
+
+
+_LOGICAL = {"bitwise_and": logical_and, "bitwise_or": logical_or, "bitwise_xor": logical_xor}
 
 
 def _host_binary_function(name, what):
@@ -322,7 +332,8 @@ def _host_binary_function(name, what):
     function.__name__ = function.__qualname__ = name
     function.__doc__ = (f"NumPy's ``{name}(x1, x2)``: {what}, element-wise and broadcast, "
                         "on integer (bitwise: also boolean) operands promoted to one dtype. "
-                        "Runs on the host (one Custom operator; no gradient).")
+                        "Integers run on the host (one Custom operator; no gradient); "
+                        "booleans use the registered logical operators.")
     return function
 
 
@@ -464,7 +475,11 @@ def around(a, decimals=0, out=None):
     """``a`` rounded to ``decimals`` decimal places, halves to even (NumPy's rule: the
     value is scaled by ``10**decimals``, rounded with ``rint``, and scaled back in its
     dtype). Integers with ``decimals >= 0`` are copied; with ``decimals < 0`` they are
-    rounded exactly in float64 and cast back. The gradient is zero."""
+    rounded exactly in float64 and cast back. The gradient is zero.
+
+    >>> mx.np.around(mx.np.array([0.5, 1.5, 2.5, -0.5]))
+    array([ 0.,  2.,  2., -0.])
+    """
     if _is_number(a):
         return _onp.around(a, decimals)
     if not isinstance(decimals, (int, _onp.integer)) or isinstance(decimals, bool):
@@ -684,7 +699,8 @@ def nanargmin(a, axis=None, out=None):
     return _nan_arg("nanargmin", argmin, _onp.inf, a, axis, out)
 
 
-def product(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A002
+def product(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,
+            where=None):  # noqa: A002 (NumPy's keyword)
     """``prod`` (NumPy's old name)."""
     return prod(a, axis, dtype, out, keepdims, initial, where)
 
@@ -718,13 +734,15 @@ def unravel_index(indices, shape, order="C"):
         except (ValueError, TypeError) as e:
             raise op_error("unravel_index", str(e)) from None
     indices = _operand(indices)
-    if _front.is_symbolic([indices]):
-        raise op_error("unravel_index", "takes arrays, not Symbols")
-    if indices.dtype.kind not in "iu":
-        raise op_error("unravel_index", f"indices must be integers, got dtype "
-                       f"{indices.dtype}")
+    dt, ishape = _dtype_of(indices), _front.shape_of(indices)
+    if ishape is None or -1 in ishape:
+        raise op_error("unravel_index", "needs the shape of indices: it takes arrays, or "
+                       "Symbols inside a hybridized block traced on arrays")
+    if dt is not None and dt.kind not in "iu":
+        raise op_error("unravel_index", f"indices must be integers, got dtype {dt}")
     size = int(_onp.prod(shape))
-    if indices.size and (int(_min(indices)) < 0 or int(_max(indices)) >= size):
+    if isinstance(indices, NDArray) and indices.size and \
+            (int(_min(indices)) < 0 or int(_max(indices)) >= size):
         raise op_error("unravel_index", f"an index is out of bounds for an array of shape "
                        f"{shape} (size {size})")
     op_shape = shape if order == "C" else shape[::-1]
@@ -733,6 +751,6 @@ def unravel_index(indices, shape, order="C"):
     from ._manipulation import reshape
     flat = reshape(indices, (-1,))
     coords = _front.call("unravel_index", [flat], shape=op_shape)
-    rows = [reshape(_front.call("slice_axis", [coords], axis=0, begin=i, end=i + 1),
-                    indices.shape) for i in range(len(shape))]
+    rows = [reshape(_front.call("slice_axis", [coords], axis=0, begin=i, end=i + 1), ishape)
+            for i in range(len(shape))]
     return tuple(rows if order == "C" else rows[::-1])

@@ -9,7 +9,7 @@ _ARITHMETIC = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "t
                "matmul": "matmul"}
 _COMPARISONS = {"eq": "equal", "ne": "not_equal", "gt": "greater", "ge": "greater_equal",
                 "lt": "less", "le": "less_equal"}
-_BITWISE = {"and": "logical_and", "or": "logical_or", "xor": "logical_xor"}
+_BITWISE = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
 
 # method name -> np function (called with the array first)
 _METHODS = ("sum", "prod", "mean", "max", "min", "argmax", "argmin", "all", "any", "std",

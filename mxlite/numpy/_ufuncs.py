@@ -10,7 +10,6 @@ import numbers
 
 import numpy as _onp
 
-from ..base import op_error
 from ..ndarray.ndarray import NDArray
 from . import _front
 from ._dtypes import default_float, result_type, scalar_result_type, true_divide_type

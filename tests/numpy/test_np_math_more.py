@@ -8,7 +8,7 @@ import numpy as onp
 import pytest
 
 import mxlite as mx
-from mxlite import autograd, np
+from mxlite import autograd, np, npx
 from mxlite.base import MXNetError
 from mxlite.test_utils import check_grads
 
@@ -435,7 +435,8 @@ def test_einsum_dtypes_forms_and_out():
 @pytest.mark.parametrize("subscripts,shapes", [
     ("ij,jk->ik", [(2, 3), (3, 4)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]),
     ("...ij,...jk->...ik", [(2, 2, 3), (2, 3, 2)]), ("ij,ij->i", [(1, 4), (2, 4)]),
-    ("i,j", [(2,), (3,)]), ("ij,jk,kl->il", [(2, 2), (2, 3), (3, 2)]), ("iij,j->i", [(2, 2, 3), (3,)]),
+    ("i,j", [(2,), (3,)]), ("ij,jk,kl->il", [(2, 2), (2, 3), (3, 2)]),
+    ("iij,j->i", [(2, 2, 3), (3,)]),
 ])
 def test_einsum_gradient(subscripts, shapes):
     rng = onp.random.default_rng(4)
@@ -591,3 +592,60 @@ def test_zero_gradients_of_steps():
         y = np.around(x, 1) + np.spacing(x) + np.signbit(x) + np.copysign(2.0, x) + x
     y.backward()
     same(x.grad, onp.ones(3))
+
+
+# ------------------------------------------------------------------ operators and hybridized blocks
+
+def test_bitwise_operators():
+    a = onp.array([6, 3, -5], dtype=onp.int32)
+    x = np.array(a, dtype="int32")
+    same(x & 3, a & 3)
+    same(x | 1, a | 1)
+    same(x ^ x, a ^ a)
+    same(3 & x, 3 & a)
+    same(~x, ~a)
+    t, f = onp.array([True, False, True]), onp.array([True, True, False])
+    same(np.array(t) & np.array(f), t & f)
+    same(np.array(t) ^ np.array(f), t ^ f)
+
+
+class _MathBlock(mx.gluon.HybridBlock):
+    """The functions whose Symbol paths matter: broadcasting binaries, host integer
+    functions, rounding, diagonals, einsum, NaN reductions, unravel_index."""
+
+    def hybrid_forward(self, F, x, y, i):
+        return (F.np.arctan2(x, y), F.np.copysign(x, y), F.np.ldexp(x, i), F.np.lcm(i, 6),
+                F.np.bitwise_xor(i, 5), F.np.around(x * 10, 1), F.np.trace(x, 1),
+                F.np.diagonal(x, -1), F.np.einsum("ij,kj->ik", x, x, optimize=True),
+                F.np.nanmax(x, axis=0), F.np.nan_to_num(F.np.log(x)), F.np.heaviside(x, 0.5),
+                F.np.signbit(y)) + tuple(F.np.unravel_index(i, (2, 3)))
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_hybridized_block_matches_numpy(hybridize):
+    npx.set_np()
+    try:
+        rng = onp.random.default_rng(8)
+        x = rng.uniform(-2, 2, (3, 3)).astype(onp.float32)
+        y = rng.uniform(-2, 2, (3,)).astype(onp.float32)
+        i = onp.array([1, 4, 5], dtype=onp.int32)
+        block = _MathBlock()
+        if hybridize:
+            block.hybridize()
+        outs = block(np.array(x), np.array(y), np.array(i, dtype="int32"))
+        with onp.errstate(all="ignore"):
+            refs = (onp.arctan2(x, y), onp.copysign(x, y), onp.ldexp(x, i), onp.lcm(i, 6),
+                    onp.bitwise_xor(i, 5), onp.around(x * 10, 1), onp.trace(x, 1),
+                    onp.diagonal(x, -1), onp.einsum("ij,kj->ik", x, x), onp.nanmax(x, axis=0),
+                    onp.nan_to_num(onp.log(x)), onp.heaviside(x, 0.5), onp.signbit(y)) + \
+                onp.unravel_index(i, (2, 3))
+        assert len(outs) == len(refs)
+        for out, ref in zip(outs, refs):
+            ref = onp.asarray(ref)
+            assert out.shape == ref.shape
+            if ref.dtype.kind == "f":
+                close(out, ref.astype(onp.float32), rtol=1e-5, atol=1e-6)
+            else:
+                onp.testing.assert_array_equal(out.asnumpy(), ref)
+    finally:
+        npx.reset_np()
