@@ -649,3 +649,28 @@ def test_hybridized_block_matches_numpy(hybridize):
                 onp.testing.assert_array_equal(out.asnumpy(), ref)
     finally:
         npx.reset_np()
+
+
+def test_on_the_device(device):
+    """Results stay on the array's device (the GPU or its emulator too) with NumPy's values;
+    the host-run integer functions copy there and back."""
+    rng = onp.random.default_rng(12)
+    xh = rng.uniform(-2, 2, (3, 3)).astype(onp.float32)
+    yh = rng.uniform(-2, 2, (3,)).astype(onp.float32)
+    ih = onp.array([1, 4, 5], dtype=onp.int32)
+    x, y, i = np.array(xh), np.array(yh), np.array(ih, dtype="int32")
+    x.attach_grad()
+    with autograd.record():
+        z = np.einsum("ij,j->i", np.arctan2(x, y), y)
+    z.backward()
+    cases = [
+        (z, onp.einsum("ij,j->i", onp.arctan2(xh, yh), yh)),
+        (np.copysign(x, y), onp.copysign(xh, yh)), (np.lcm(i, 6), onp.lcm(ih, 6)),
+        (np.around(x * 10, 1), onp.around(xh * 10, 1)), (np.trace(x), onp.trace(xh)),
+        (np.nanmax(x, axis=1), onp.nanmax(xh, axis=1)), (np.signbit(y), onp.signbit(yh)),
+        (np.ldexp(x, i), onp.ldexp(xh, ih)), (np.unravel_index(i, (2, 3))[1], onp.unravel_index(ih, (2, 3))[1]),
+        (x.grad, (yh / (xh ** 2 + yh ** 2)) * yh),
+    ]
+    for got, want in cases:
+        assert got.ctx == device
+        close(got, onp.asarray(want).astype(got.dtype), rtol=1e-5, atol=1e-6)
