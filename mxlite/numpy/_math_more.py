@@ -54,13 +54,13 @@ def _is_number(x):
 
 
 def _operand(x, like=None):
-    """``x`` as an np array or Symbol (numbers stay numbers)."""
+    """``x`` as an np array or Symbol (numbers stay numbers; a list of integers or booleans
+    keeps NumPy's dtype, other lists take the default float, as ``mx.np.array``)."""
     if _is_number(x) or isinstance(x, NDArray) or _front.is_symbolic([x]):
         return x
-    from .multiarray import array, to_array
-    if like is not None and isinstance(like, NDArray):
-        return array(x, ctx=like._ctx, dtype=_onp.asarray(x).dtype)
-    return to_array(x)
+    from .multiarray import to_array
+    host = _onp.asarray(x)
+    return to_array(x, like=like, dtype=host.dtype if host.dtype.kind in "biu" else None)
 
 
 def _dtype_of(x):
@@ -143,11 +143,11 @@ def _finish(y, out):
     if out is None:
         return y
     if not isinstance(out, NDArray):
-        raise op_error("out", f"out must be an mx.np.ndarray, got {type(out).__name__}")
+        raise op_error("mx.np", f"out= must be an mx.np.ndarray, got {type(out).__name__}")
     return _front.call("cast", [y], out=out, dtype=out.dtype)
 
 
-def _both_numbers(fn, x1, x2):
+def _both_numbers(x1, x2):
     return _is_number(x1) and _is_number(x2)
 
 
@@ -175,7 +175,7 @@ def arctan2(x1, x2, out=None, **kwargs):
     array([ 2.3561945, -2.3561945])
     """
     check_ufunc_kwargs("arctan2", kwargs)
-    if _both_numbers("arctan2", x1, x2):
+    if _both_numbers(x1, x2):
         return _onp.arctan2(x1, x2)
     y, x, _ = _binary_operands("arctan2", x1, x2, float_only=True)
     both_inf = logical_and(isinf(x), isinf(y))
@@ -204,7 +204,7 @@ def copysign(x1, x2, out=None, **kwargs):
     sign bit of a NaN in ``x2`` is read as positive). Integers keep their dtype, as
     MXNet's; the gradient is ``+-1`` towards ``x1`` and zero towards ``x2``."""
     check_ufunc_kwargs("copysign", kwargs)
-    if _both_numbers("copysign", x1, x2):
+    if _both_numbers(x1, x2):
         return _onp.copysign(x1, x2)
     x1, x2 = _operand(x1, x2), _operand(x2, x1)
     if _is_number(x1):
@@ -227,7 +227,7 @@ def ldexp(x1, x2, out=None, **kwargs):
     is exact (one rounding to the result dtype) even where ``2**x2`` alone would overflow.
     Differentiable in both operands."""
     check_ufunc_kwargs("ldexp", kwargs)
-    if _both_numbers("ldexp", x1, x2):
+    if _both_numbers(x1, x2):
         return _onp.ldexp(x1, x2)
     x1, x2 = _operand(x1, x2), _operand(x2, x1)
     d1 = _dtype_of(x1) if not _is_number(x1) else None
@@ -263,7 +263,7 @@ def heaviside(x1, x2, out=None, **kwargs):
     (NaN stays NaN); integers compute in the default float. Differentiable towards
     ``x2`` (where ``x1 == 0``)."""
     check_ufunc_kwargs("heaviside", kwargs)
-    if _both_numbers("heaviside", x1, x2):
+    if _both_numbers(x1, x2):
         return _onp.heaviside(x1, x2)
     x1, x2, dt = _binary_operands("heaviside", x1, x2, float_only=True)
     step = _select(greater(x1, 0), _as_array(1.0, x1, dt), _as_array(0.0, x1, dt))
@@ -275,7 +275,7 @@ def float_power(x1, x2, out=None, **kwargs):
     """``x1 ** x2`` computed in float64 whatever the inputs (NumPy's rule);
     differentiable in both operands."""
     check_ufunc_kwargs("float_power", kwargs)
-    if _both_numbers("float_power", x1, x2):
+    if _both_numbers(x1, x2):
         return _onp.float_power(x1, x2)
     x1, x2 = _operand(x1, x2), _operand(x2, x1)
     f64 = _onp.dtype(_onp.float64)
@@ -288,7 +288,7 @@ def fmod(x1, x2, out=None, **kwargs):
     """The C remainder ``x1 - trunc(x1 / x2) * x2``, with the sign of ``x1`` (``mod``
     takes the sign of ``x2``). Integers keep their dtype; differentiable like ``mod``."""
     check_ufunc_kwargs("fmod", kwargs)
-    if _both_numbers("fmod", x1, x2):
+    if _both_numbers(x1, x2):
         return _onp.fmod(x1, x2)
     x1, x2, _ = _binary_operands("fmod", x1, x2)
     # the remainder of the magnitudes (exact) with the sign of x1
@@ -299,7 +299,7 @@ def fmod(x1, x2, out=None, **kwargs):
 def divmod(x1, x2, out=None, **kwargs):  # noqa: A001 (NumPy's name)
     """``(floor_divide(x1, x2), mod(x1, x2))``; ``out`` is a pair of arrays."""
     check_ufunc_kwargs("divmod", kwargs)
-    if _both_numbers("divmod", x1, x2):
+    if _both_numbers(x1, x2):
         return _onp.divmod(x1, x2)
     q, r = floor_divide(x1, x2), mod(x1, x2)
     if out is None:
@@ -311,7 +311,7 @@ def divmod(x1, x2, out=None, **kwargs):  # noqa: A001 (NumPy's name)
 
 def _host_binary(name, x1, x2, out, kwargs):
     check_ufunc_kwargs(name, kwargs)
-    if _both_numbers(name, x1, x2):
+    if _both_numbers(x1, x2):
         return getattr(_onp, name)(x1, x2)
     x1, x2 = _operand(x1, x2), _operand(x2, x1)
     dt = _promoted(x1, x2)

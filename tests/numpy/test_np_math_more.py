@@ -134,7 +134,9 @@ def test_binary_with_numbers():
 def test_ldexp_range_is_exact():
     x = onp.array([1e-300, 1.0, 1.7e308, 5e-324, 0.0, -3.0, 1.0, 1.0])
     e = onp.array([1100, -1074, -2098, 2097, 5000, 3, -5000, 1024])
-    same(np.ldexp(a64(x), np.array(e, dtype="int64")), onp.ldexp(x, e))
+    with onp.errstate(over="ignore"):
+        ref = onp.ldexp(x, e)
+    same(np.ldexp(a64(x), np.array(e, dtype="int64")), ref)
     x32 = onp.array([1.0, 3.4e38, 1e-45, 0.0], dtype=onp.float32)
     e32 = onp.array([-149, -276, 275, 300], dtype=onp.int32)
     same(np.ldexp(np.array(x32, dtype="float32"), np.array(e32, dtype="int32")),
