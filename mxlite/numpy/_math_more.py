@@ -122,19 +122,23 @@ def _select(condition, x, y):
     other's dtype), on arrays and on Symbols."""
     x = _as_array(x, y, _dtype_of(y)) if _is_number(x) else x
     y = _as_array(y, x, _dtype_of(x)) if _is_number(y) else y
+    shapes = [_front.shape_of(v) for v in (condition, x, y)]
+    if shapes[0] is not None and shapes[0] == shapes[1] == shapes[2] and \
+            _dtype_of(x) == _dtype_of(y) is not None:
+        return _front.call("where", [condition, x, y])      # the operator, directly
     if not _front.is_symbolic([condition, x, y]):
         return where(condition, x, y)
     return _front.call("where", [_cast(condition, _dtype_of(x)), x, y])
 
 
 def _as_array(x, like, dtype):
-    """A number ``x`` as an operand beside ``like``: a 0-d array of ``dtype``, or (beside a
-    Symbol) ``x`` broadcast to ``like``'s shape."""
+    """A number ``x`` as an operand beside ``like``: an array of ``like``'s shape and
+    ``dtype`` filled with ``x`` (beside a Symbol: ``x`` added to ``zeros_like``)."""
     if not _is_number(x):
         return x
     if isinstance(like, NDArray):
-        from .multiarray import array
-        return array(x, dtype=dtype, ctx=like._ctx)
+        return _front.call("_full", [], shape=tuple(like.shape), val=_number(x),
+                           dtype=dtype or default_float(), ctx=like._ctx)
     return _front.call("_plus_scalar", [_front.call("zeros_like", [like])], scalar=_number(x))
 
 
@@ -158,8 +162,7 @@ def _negative_sign(x):
     dt = _dtype_of(x)
     if dt is not None and dt.kind in "biu":
         return neg
-    zero_sign = less(true_divide(1, x), 0)     # 1 / -0.0 is -inf
-    return logical_or(neg, logical_and(equal(x, 0), zero_sign))
+    return logical_or(neg, less(true_divide(1, x), 0))      # 1 / -0.0 is -inf
 
 
 # ---------------------------------------------------------------- differentiable binaries
@@ -178,25 +181,28 @@ def arctan2(x1, x2, out=None, **kwargs):
     if _both_numbers(x1, x2):
         return _onp.arctan2(x1, x2)
     y, x, _ = _binary_operands("arctan2", x1, x2, float_only=True)
+    neg_x, neg_y = _negative_sign(x), _negative_sign(y)
     both_inf = logical_and(isinf(x), isinf(y))
     flat = logical_or(greater_equal(absolute(x), absolute(y)), both_inf)   # NaN: steep
     steep = logical_not(flat)
     # flat branch: arctan(y / x); operands the branch does not use are replaced by 1 and 0
     # (so no gradient meets a division by zero), two infinities by +-1
-    x_flat = _select(both_inf, _sign_one(x), _select(logical_or(steep, equal(x, 0)), 1.0, x))
-    y_flat = _select(both_inf, _sign_one(y), _select(steep, 0.0, y))
+    x_flat = _select(both_inf, _signed(1.0, neg_x, x),
+                     _select(logical_or(steep, equal(x, 0)), 1.0, x))
+    y_flat = _select(both_inf, _signed(1.0, neg_y, y), _select(steep, 0.0, y))
     t_flat = arctan(true_divide(y_flat, x_flat))
-    t_flat = _select(_negative_sign(x), add(t_flat, copysign(_onp.pi, y)), t_flat)
+    t_flat = _select(neg_x, add(t_flat, _signed(_onp.pi, neg_y, y)), t_flat)
     # steep branch: +-pi/2 - arctan(x / y)
     y_steep = _select(flat, 1.0, y)
-    t_steep = subtract(copysign(_onp.pi / 2, y), arctan(true_divide(x, y_steep)))
+    t_steep = subtract(_signed(_onp.pi / 2, neg_y, y), arctan(true_divide(x, y_steep)))
     return _finish(_select(flat, t_flat, t_steep), out)
 
 
-def _sign_one(x):
-    """``+-1`` with the sign of ``x`` (no gradient)."""
-    dt = _dtype_of(x)
-    return _select(_negative_sign(x), _as_array(-1.0, x, dt), _as_array(1.0, x, dt))
+def _signed(value, negative_mask, like):
+    """``-value`` where ``negative_mask``, else ``value``, shaped and typed as ``like`` (no
+    gradient)."""
+    dt = _dtype_of(like)
+    return _select(negative_mask, _as_array(-value, like, dt), _as_array(value, like, dt))
 
 
 def copysign(x1, x2, out=None, **kwargs):
