@@ -35,9 +35,15 @@ def _differentiable(xs):
 
 
 def _random_like(rng, x, zero_fraction):
+    """A random head gradient for ``x``: a fraction ``zero_fraction`` of its elements exact
+    zeros, but never all of them (an all-zero head gradient would make the check vacuous:
+    any gradient would pass), and none for a single element."""
     values = rng.standard_normal(x.shape)
-    if zero_fraction:
-        values[rng.random(x.shape) < zero_fraction] = 0.0   # head gradients with zeros
+    if zero_fraction and values.size > 1:
+        zeros = rng.random(x.shape) < zero_fraction
+        if zeros.all():
+            zeros.flat[rng.integers(values.size)] = False
+        values[zeros] = 0.0
     return array(values, ctx=x.context, dtype="float64")
 
 

@@ -79,6 +79,17 @@ def test_wrong_head_gradient_dependence_is_caught():
         REGISTRY.pop("_t_square_badv")
 
 
+@pytest.mark.parametrize("shape", [(), (1,), (2,), (3,)])
+@pytest.mark.parametrize("seed", range(8))
+def test_small_outputs_never_get_an_all_zero_head_gradient(chain, shape, seed):
+    # an all-zero head gradient makes <u, VJP(v)> = 0 = the finite difference: any gradient
+    # would pass (a 2-element output with the default zero_fraction and seed 0 did)
+    f = chain(wrong=1)
+    x = mx.nd.array(np.full(shape, 0.7), dtype="float64")
+    with pytest.raises(GradientCheckError, match="order 1"):
+        check_grads(f, [x], order=1, seed=seed)
+
+
 def test_check_function_gradient_and_helpers():
     check_function_gradient(lambda x: mx.nd.exp(x) * x, [_x()])
     shape = rand_shape_nd(3, dim=4)
