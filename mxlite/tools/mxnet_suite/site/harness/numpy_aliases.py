@@ -18,3 +18,28 @@ _ALIASES = {"int": int, "float": float, "bool": bool, "object": object, "str": s
 for _name, _value in _ALIASES.items():
     if _name not in np.__dict__:
         setattr(np, _name, _value)
+if "trapz" not in np.__dict__ and hasattr(np, "trapezoid"):
+    np.trapz = np.trapezoid
+
+
+def _with_interpolation(fn):
+    """NumPy 1's ``interpolation=`` keyword of the quantile functions (NumPy 2: ``method=``)."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(*args, interpolation=None, **kwargs):
+        if interpolation is not None:
+            kwargs.setdefault("method", interpolation)
+        return fn(*args, **kwargs)
+    return call
+
+
+def _restore_interpolation():
+    import inspect
+    for name in ("quantile", "percentile", "nanquantile", "nanpercentile"):
+        fn = getattr(np, name)
+        if "interpolation" not in inspect.signature(fn).parameters:
+            setattr(np, name, _with_interpolation(fn))
+
+
+_restore_interpolation()
