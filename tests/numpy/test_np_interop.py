@@ -370,3 +370,18 @@ def test_dispatch_protocol_module():
     def f():
         return 3
     assert with_array_function_protocol(f) is f and with_array_ufunc_protocol(f) is f
+
+
+def test_both_routes_keep_the_device(device, monkeypatch):
+    x = mxnp.array(A, ctx=device)
+    y = mxnp.array(B, ctx=device)
+    got = onp.add(onp.sum(x, axis=0), y[0])
+    assert got.ctx == device
+    _assert_same(got, onp.sum(A, axis=0) + B[0])
+    monkeypatch.delattr(mxnp, "cumsum", raising=False)
+    out = mxnp.zeros(A.shape, ctx=device)
+    assert onp.cumsum(x, axis=1, out=out) is out and out.ctx == device
+    _assert_same(out, onp.cumsum(A, axis=1))
+    got = onp.logaddexp(x, y)
+    assert got.ctx == device
+    _assert_same(got, onp.logaddexp(A, B))
