@@ -129,9 +129,9 @@ def _is_foreign(t):
 
 # ---- the host fallback ----------------------------------------------------------------------
 class _Host:
-    """The host side of one fallback call: converts mxlite arrays in the arguments to NumPy
-    copies (remembering the device and which copies must be written back) and converts the
-    results back."""
+    """The host side of one fallback call: gives NumPy the data of the mxlite arrays in the
+    arguments (remembering their device, and the copies to write back into arrays NumPy
+    writes) and brings the results back to the device."""
 
     def __init__(self, fname, default_ctx):
         self.fname = fname
@@ -141,7 +141,8 @@ class _Host:
         self.own = set()              # ids of NumPy arrays the caller passed to be written
 
     def to_host(self, obj, write=False):
-        """``obj`` with every mxlite array (also inside lists and tuples) as a NumPy copy."""
+        """``obj`` with every mxlite array (also inside lists and tuples) as NumPy data: a
+        copy to be written back when ``write``, else ``_read_only``."""
         if isinstance(obj, NDArray):
             if self.ctx is None:
                 self.ctx = obj._ctx
@@ -194,7 +195,7 @@ def _read_only(x):
 
 
 def _host_call(fname, func, default_ctx, args, kwargs, mutated=None, why=None):
-    """Run NumPy's ``func`` on host copies (module docstring); MXNetError under
+    """Run NumPy's ``func`` on the host data (module docstring); MXNetError under
     ``autograd.record()``."""
     if autograd.is_recording():
         reason = why or f"mx.np has no {fname.split('.', 1)[1]}"
