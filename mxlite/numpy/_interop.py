@@ -50,8 +50,10 @@ _MUTATES = {"copyto": 0, "put": 0, "place": 0, "putmask": 0, "fill_diagonal": 0,
 _UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None,
                    "subok": True, "signature": None}
 _HOLDABLE = frozenset(DTYPES.values())
+_PLAIN = frozenset((ndarray, _onp.ndarray, int, float, bool, complex, type(None)))
 _active = threading.local()       # the NumPy functions being dispatched on this thread
 _signatures = {}
+_bindings = {}                    # (fn, #args, keyword names) -> binds
 
 
 def counterpart(func):
@@ -89,33 +91,36 @@ def _signature(fn):
 
 
 def _binds(fn, args, kwargs):
-    """Whether ``fn``'s signature takes ``args`` and ``kwargs``."""
-    sig = _signature(fn)
-    if sig is None:
-        return True
-    try:
-        sig.bind(*args, **kwargs)
-    except TypeError:
-        return False
-    return True
+    """Whether ``fn``'s signature takes ``args`` and ``kwargs`` (memoised by the number of
+    positional arguments and the keyword names, which decide it)."""
+    key = (fn, len(args), tuple(kwargs))
+    known = _bindings.get(key)
+    if known is None:
+        sig = _signature(fn)
+        known = True
+        if sig is not None:
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError:
+                known = False
+        if len(_bindings) >= 1024:
+            _bindings.clear()
+        _bindings[key] = known
+    return known
 
 
-class _dispatching:
-    """``with _dispatching(func):`` marks ``func`` as being dispatched on this thread, so an
-    ``mx.np`` implementation that calls NumPy's ``func`` on its arrays runs it on host
+def _dispatch(func, fn, args, kwargs):
+    """``fn(*args, **kwargs)`` with ``func`` marked as being dispatched on this thread, so an
+    ``mx.np`` implementation that calls NumPy's ``func`` on its arrays runs NumPy on the host
     instead of recursing."""
-
-    def __init__(self, func):
-        self.func = func
-
-    def __enter__(self):
-        active = getattr(_active, "funcs", None)
-        if active is None:
-            active = _active.funcs = set()
-        active.add(self.func)
-
-    def __exit__(self, *exc):
-        _active.funcs.discard(self.func)
+    active = getattr(_active, "funcs", None)
+    if active is None:
+        active = _active.funcs = set()
+    active.add(func)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        active.discard(func)
 
 
 def _in_dispatch(func):
@@ -235,8 +240,7 @@ def _array_function(self, func, types, args, kwargs):
         if "ctx" not in kwargs and _names_ctx(fn) and not _has_array(args) and \
                 not _has_array(kwargs.values()):
             kwargs = dict(kwargs, ctx=self._ctx)       # numpy.zeros(3, like=x): x's device
-        with _dispatching(func):
-            return fn(*args, **kwargs)
+        return _dispatch(func, fn, args, kwargs)
     return _host_call(fname, func, self._ctx, args, kwargs,
                       mutated=_MUTATES.get(func.__name__), why=why)
 
@@ -259,15 +263,14 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     outs = kwargs.get("out") or ()
     if outs and all(o is None for o in outs):
         outs = ()
-    if any(_is_foreign(type(x)) and hasattr(type(x), "__array_ufunc__")
-           for x in inputs + tuple(outs) if x is not None):
+    if _foreign_operand(inputs) or (outs and _foreign_operand(outs)):
         return NotImplemented
     if method != "__call__":
         return NotImplemented
     fname = f"numpy.{ufunc.__name__}"
     fn = counterpart(ufunc)
     extra = sorted(k for k, v in kwargs.items()
-                   if k != "out" and not _is_default(k, v))
+                   if k != "out" and not _is_default(k, v)) if kwargs else ()
     call_kwargs = {"out": outs[0]} if outs else {}
     why = None
     if fn is None:
@@ -282,9 +285,17 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     elif not _binds(fn, inputs, call_kwargs):
         why = f"mx.np.{ufunc.__name__} does not take {len(inputs)} operands"
     else:
-        with _dispatching(ufunc):
-            return fn(*inputs, **call_kwargs)
+        return _dispatch(ufunc, fn, inputs, call_kwargs)
     return _host_call(fname, ufunc, self._ctx, inputs, kwargs, why=why)
+
+
+def _foreign_operand(operands):
+    """Whether an operand is an array of another library that overrides ufuncs."""
+    for x in operands:
+        t = type(x)
+        if t not in _PLAIN and _is_foreign(t) and hasattr(t, "__array_ufunc__"):
+            return True
+    return False
 
 
 def _is_default(key, value):
