@@ -153,6 +153,14 @@ def test_binary_ufunc(name, form):
     _assert_same(uf(mx_x, _mx(y)), want)
 
 
+def test_operators_with_a_numpy_array_on_the_left():
+    a, b = _mx((A, B))
+    _assert_same(A + b, A + B)
+    _assert_same(A.T @ b, A.T @ B)
+    _assert_same(A < b, A < B)
+    _assert_same(onp.float32(2) * b, 2 * B)
+
+
 def test_ufunc_out_is_written_and_returned():
     a, b = _mx((A, B))
     out = mxnp.zeros(A.shape)
