@@ -22,6 +22,22 @@ if "trapz" not in np.__dict__ and hasattr(np, "trapezoid"):
     np.trapz = np.trapezoid
 
 
+def _in1d(ar1, ar2, assume_unique=False, invert=False, **kwargs):
+    """NumPy 1's ``in1d`` (removed in NumPy 2.4): ``isin`` of the flattened ``ar1``."""
+    return np.isin(ar1, ar2, assume_unique=assume_unique, invert=invert, **kwargs).ravel()
+
+
+def _msort(a):
+    """NumPy 1's ``msort`` (removed in NumPy 2): a copy sorted along the first axis."""
+    return np.sort(a, axis=0)
+
+
+for _name, _value in (("in1d", _in1d), ("msort", _msort)):
+    if _name not in np.__dict__:
+        _value.__name__ = _name
+        setattr(np, _name, _value)
+
+
 def _with_interpolation(fn):
     """NumPy 1's ``interpolation=`` keyword of the quantile functions (NumPy 2: ``method=``)."""
     import functools
