@@ -24,8 +24,8 @@ from ..base import op_error
 from .common import same_type
 from .registry import REQUIRED, OpDef, Param, register
 from .shape_partial import known_rank, partial_rule, unify
-from .shape_utils import (same_input_shapes, check_shape, infer_reshape, infer_target_shape, normalize_axes,
-                          normalize_axis, size_of)
+from .shape_utils import (same_input_shapes, check_shape, infer_npx_reshape, infer_reshape,
+                          infer_target_shape, normalize_axes, normalize_axis, size_of)
 
 _ALL = slice(None)
 
@@ -89,6 +89,11 @@ def _reshape_shape(shapes, attrs):
             raise op_error("reshape", "needs shape (or the pre-1.0 target_shape)")
         return [infer_reshape("reshape", src, attrs.shape, attrs.reverse)]
     return [infer_target_shape("reshape", src, attrs.target_shape, attrs.keep_highest)]
+
+
+def _npx_reshape_shape(shapes, attrs):
+    return [infer_npx_reshape("_npx_reshape", _one_input("_npx_reshape", shapes), attrs.newshape,
+                              attrs.reverse)]
 
 
 def _range_of(name, begin, end, ndim, what):
@@ -864,6 +869,28 @@ MXNet's pre-1.0 parameters still work (symbol files of that time use them): with
 (4, 6)
 >>> mx.nd.reshape(x, target_shape=(9, 0), keep_highest=True).shape
 (2, 12)""")
+
+_op("_npx_reshape", _npx_reshape_shape, _reshape_compute, gradient=_reshape_grad,
+    aliases=("_npi_reshape",), inputs=("a",), view=_reshape_view, strided_inputs=True,
+    backward_shape=_reshape_backward_shape, params=(
+        Param("newshape", "shape", REQUIRED, "the new shape, with npx.reshape's codes"),
+        Param("reverse", "bool", False, "read the codes and the input's shape right to left"),
+        Param("order", "str", "C", "element order; only 'C' (row-major)", choices=("C",))),
+    doc="""``a`` with a new shape of the same size (a copy): ``mx.npx.reshape``'s operator.
+
+Its codes differ from ``reshape``'s: an entry >= 0 is that size (0 included), -1 is
+inferred, -2 copies one input dimension, -3 drops an input dimension of size 1, -4 copies
+all remaining input dimensions, -5 multiplies two consecutive input dimensions and -6
+splits one input dimension into the two entries that follow it (one may be -1). With
+``reverse=True`` the codes are matched right to left.
+
+>>> x = mx.nd.zeros((2, 1, 3, 8))
+>>> mx.nd._internal._npx_reshape(x, newshape=(-2, -3, -5)).shape
+(2, 24)
+>>> mx.nd._internal._npx_reshape(x, newshape=(-2, -2, -2, -6, 2, -1)).shape
+(2, 1, 3, 2, 4)
+>>> mx.nd._internal._npx_reshape(x, newshape=(-1, -2), reverse=True).shape
+(6, 8)""")
 
 _op("reshape_like", _reshape_like_shape, _reshape_compute, gradient=_reshape_like_grad,
     strided_inputs=True, inputs=("lhs", "rhs"), infer_type=lambda dtypes, attrs: [dtypes[0]],

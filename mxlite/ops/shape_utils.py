@@ -5,7 +5,8 @@ import numpy as np
 
 from ..base import op_error
 
-__all__ = ["same_input_shapes", "broadcast_shapes", "normalize_axis", "normalize_axes", "infer_reshape", "size_of",
+__all__ = ["same_input_shapes", "broadcast_shapes", "normalize_axis", "normalize_axes", "infer_reshape",
+           "infer_npx_reshape", "size_of",
            "check_shape", "check_alloc", "shape_entries", "memory_limit"]
 
 MAX_SIZE = 2 ** 62   # keeps size * itemsize inside int64
@@ -128,6 +129,81 @@ def broadcast_shapes(op, a, b):
         else:
             raise op_error(op, f"shapes {a} and {b} cannot be broadcast together")
     return tuple(out)
+
+
+def infer_npx_reshape(op, src, newshape, reverse=False):
+    """``npx.reshape``'s codes (not legacy reshape's): an entry >= 0 is that size; -1 is
+    inferred from the size; -2 copies one input dimension; -3 drops an input dimension of
+    size 1; -4 copies all remaining input dimensions; -5 multiplies two consecutive input
+    dimensions; -6 splits one input dimension into the two entries that follow (one of them
+    may be -1). Every entry but -4, -5 and -6's pair consumes one input dimension; one -1
+    in all. ``reverse=True`` reads both shapes right to left."""
+    given = src = tuple(src)
+    codes = shape_entries(op, newshape, "newshape")
+    if reverse:
+        src, codes = src[::-1], codes[::-1]
+    if codes.count(-1) > 1:
+        raise op_error(op, f"newshape {newshape} has more than one -1")
+    out, unknown, i, j = [], None, 0, 0
+
+    def take(n, code):
+        if i + n > len(src):
+            raise op_error(op, f"code {code} in newshape {newshape} has no input dimension "
+                           f"left in {given}")
+        return src[i:i + n]
+    while j < len(codes):
+        c = codes[j]
+        if c >= 0 or c == -2:
+            out.append(c if c >= 0 else take(1, c)[0])
+            i += 1
+        elif c == -1:
+            unknown = len(out)
+            out.append(1)
+            i += 1
+        elif c == -3:
+            if take(1, c)[0] != 1:
+                raise op_error(op, f"code -3 in newshape {newshape} drops only a dimension "
+                               f"of size 1, got {src[i]}")
+            i += 1
+        elif c == -4:
+            out.extend(src[i:])
+            i = len(src)
+        elif c == -5:
+            a, b = take(2, c)
+            out.append(a * b)
+            i += 2
+        elif c == -6:
+            if j + 2 >= len(codes):
+                raise op_error(op, f"code -6 in newshape {newshape} needs the two sizes "
+                               "that follow it")
+            d = take(1, c)[0]
+            pair = [codes[j + 1], codes[j + 2]]
+            if min(pair) < -1 or pair == [-1, -1]:
+                raise op_error(op, f"code -6 in newshape {newshape}: bad split {tuple(pair)}")
+            if -1 in pair:
+                k = pair.index(-1)
+                other = pair[1 - k]
+                pair[k] = d // other if other > 0 and d % other == 0 else -1
+            if -1 in pair or pair[0] * pair[1] != d:
+                raise op_error(op, f"code -6 in newshape {newshape} cannot split {d} into "
+                               f"({codes[j + 1]}, {codes[j + 2]})")
+            out += pair
+            i += 1
+            j += 2
+        else:
+            raise op_error(op, f"invalid value {c} in newshape {newshape} (codes go down "
+                           "to -6)")
+        j += 1
+    total = size_of(src)
+    if unknown is not None:
+        known = size_of(out)
+        if known == 0 or total % known:
+            raise op_error(op, f"cannot reshape an array of shape {given} into {newshape}")
+        out[unknown] = total // known
+    if size_of(out) != total:
+        raise op_error(op, f"cannot reshape an array of shape {given} (size {total}) into "
+                       f"{newshape} (size {size_of(out)})")
+    return tuple(out[::-1]) if reverse else tuple(out)
 
 
 def normalize_axis(op, axis, ndim, arg="axis"):

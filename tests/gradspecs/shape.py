@@ -26,6 +26,11 @@ def _both(*outs):
 
 SPECS = {
     "reshape": Spec([(2, 3, 4)], lambda nd, x: _sq(nd.reshape(x, shape=(4, -1)))),
+    # npx.reshape's codes: drop the size-1 axis and merge two (-2, -3, -5); split the last
+    # axis right to left (-6 with a -1)
+    "_npx_reshape": Spec([(2, 1, 3, 6)], lambda nd, x: _sq([
+        nd._internal._npx_reshape(x, newshape=(-2, -3, -5)),
+        nd._internal._npx_reshape(x, newshape=(-4, -1, 2, -6), reverse=True)])),
     "flatten": Spec([(2, 3, 4)], lambda nd, x: _sq(nd.flatten(x))),
     "expand_dims": Spec([(2, 3)], lambda nd, x: _sq(nd.expand_dims(x, axis=1))),
     "squeeze": Spec([(3, 1, 4, 1)], lambda nd, x: _sq(nd.squeeze(x, axis=1))),

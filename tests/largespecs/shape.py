@@ -399,6 +399,8 @@ ROWS = {
                           lambda s: (2, 1, s.m)),
     "squeeze": _moved(lambda s: (2, 1, s.m), lambda s, x: mx.nd.squeeze(x, axis=1),
                       lambda s: (2, s.m)),
+    "_npx_reshape": _moved(lambda s: (2, s.m), lambda s, x: mx.nd._internal._npx_reshape(
+        x, newshape=(-2, -6, -1, 4)), lambda s: (2, s.m // 4, 4)),
     "reshape_like": _moved(
         lambda s: (s.k, 16),
         lambda s, x: mx.nd.reshape_like(x, mx.nd.zeros((4, 4), dtype=I8), lhs_begin=1,

@@ -7,7 +7,7 @@ functions run unchanged on the GPU namespace.
 """
 from . import device_generic
 
-device_generic("reshape", "reshape_like", "flatten", "expand_dims", "squeeze", "transpose",
+device_generic("reshape", "_npx_reshape", "reshape_like", "flatten", "expand_dims", "squeeze", "transpose",
                "swapaxes", "flip", "tile", "repeat", "concat", "stack", "split", "slice",
                "slice_axis", "broadcast_to", "broadcast_like", "broadcast_axis", "diag",
                "_slice_scatter", "_diag_scatter")

@@ -87,10 +87,11 @@ def _dynamic_target(ctx, node, x):
     return ctx.node("Concat", parts, axis=0)
 
 
-@translates("reshape", "reshape_like", onnx_ops=["Reshape", "Shape", "Slice", "Mul", "Div",
-                                                 "Concat"],
-            notes="MXNet's codes (0, -1, -2, -3, -4) are resolved to the shape mxlite "
-                  "infers; with dynamic=True they are computed from the input's shape")
+@translates("reshape", "_npx_reshape", "reshape_like",
+            onnx_ops=["Reshape", "Shape", "Slice", "Mul", "Div", "Concat"],
+            notes="MXNet's codes (0, -1, -2, -3, -4; npx.reshape's -1 to -6) are resolved to "
+                  "the shape mxlite infers; with dynamic=True reshape's are computed from the "
+                  "input's shape")
 def _reshape(ctx, node, ins, outs):
     ctx.node("Reshape", [ins[0], _dynamic_target(ctx, node, ins[0])], outs)
 
