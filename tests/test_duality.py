@@ -214,6 +214,8 @@ FORWARD = {
     "_has_inf": Fwd(_special, lambda ns, x: ns._internal._has_inf(x)),
     "_has_nan": Fwd(_special, lambda ns, x: ns._internal._has_nan(x)),
     "_contrib_hardmax": Fwd(_u((3, 4)), lambda ns, x: ns.contrib.hardmax(x, axis=1)),
+    "_npx_constraint_check": Fwd(_u((3, 4), lo=0.5), lambda ns, x: (
+        ns._internal._npx_constraint_check(ns.cast(x, dtype="bool"), msg="nonzero"))),
     "argmax": Fwd(_u((3, 4)), lambda ns, x: ns.argmax(x, axis=1)),
     "argmin": Fwd(_u((3, 4)), lambda ns, x: ns.argmin(x, axis=0, keepdims=True)),
     "argmax_channel": Fwd(_u((3, 4)), lambda ns, x: ns.argmax_channel(x)),

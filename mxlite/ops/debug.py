@@ -9,6 +9,9 @@
 * ``contrib.all_finite(*arrays)`` (also ``all_finite``/``multi_all_finite``): one pass over
   many gradient arrays, stopping at the first non-finite block; a (1,) float32 flag.
 * ``contrib.hardmax(data, axis=-1)``: the one-hot of the argmax along ``axis``, in one pass.
+* ``_npx_constraint_check(input, msg)`` (``mx.npx.constraint_check``): raises MXNetError (a
+  ValueError) with ``msg`` unless every element of the boolean input is true; else a 0-d
+  True.
 
 None of these is differentiable: the outputs are piecewise constant (declared explicitly).
 """
@@ -202,7 +205,41 @@ dimensions before ``axis``.
 """))
 
 
+# ---- constraint check (npx.constraint_check) --------------------------------------------------
+def _constraint_check_type(dtypes, attrs):
+    if dtypes[0] != np.bool_:
+        raise op_error("_npx_constraint_check", f"input must be a boolean array, got {dtypes[0]}")
+    return [np.dtype(np.bool_)]
+
+
+def _constraint_check_compute(rctx, ins, outs, attrs):
+    # the verdict has to reach the host to raise: one flag read after the device's reduction
+    if not bool(ins[0].all()):
+        raise op_error("_npx_constraint_check", attrs.msg)
+    outs[0].fill(True)
+
+
+def _register_constraint_check():
+    register(OpDef(
+        "_npx_constraint_check", inputs=("input",),
+        params=(Param("msg", "str", "Constraint violated.",
+                      "the error message when some element is false"),),
+        infer_shape=lambda shapes, attrs: [()], infer_type=_constraint_check_type,
+        compute={"cpu": _constraint_check_compute}, gradient=NON_DIFFERENTIABLE, grad_needs=(),
+        doc="""A 0-d True when every element of the boolean ``input`` is true (an empty input
+included); otherwise MXNetError (a ValueError) with ``msg``.
+
+Multiply a value by the result (``x * npx.constraint_check(x > 0, 'x must be positive')``)
+so that the check is part of the graph that computes it: a hybridized block then runs it.
+
+>>> ok = mx.nd._internal._npx_constraint_check(mx.nd.ones((2,), dtype='bool'), msg='bad')
+>>> ok.shape, ok.asnumpy().item()
+((), True)
+"""))
+
+
 _register_tests()
 _register_all_finite()
 _register_has()
 _register_hardmax()
+_register_constraint_check()

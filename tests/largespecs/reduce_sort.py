@@ -1,4 +1,5 @@
-"""Large-tensor rows: reductions, finiteness scans, sorting, cumsum, hardmax, take_along_axis.
+"""Large-tensor rows: reductions, finiteness scans, sorting, cumsum, hardmax, take_along_axis,
+npx's constraint check.
 
 The big array is a ``t.big`` array (a fill value with markers at ``t.marks(n)``) of
 ``n = P32 + W`` elements, also seen as ``(P32 / W + 1, W)`` rows of ``W = 256`` (wide enough
@@ -227,6 +228,22 @@ def _argmax_channel(t):
     t.check(False, "argmax_channel over 2**24 + 2 channels gave rounded float32 indices")
 
 
+def _constraint_check(t):
+    """A bool array past 2**32 elements, all true: a 0-d True; one false element past
+    2**32, then only at the tail: the error."""
+    n = t.N
+    x = t.big("bool", n, values=(1,), fill=1)
+    t.equal(mx.nd._internal._npx_constraint_check(x, msg="all"), np.array(True), "all true")
+    for p in (t.P32 + 3, n - 1):
+        x[p] = 0
+        try:
+            mx.nd._internal._npx_constraint_check(x, msg="all")
+            t.check(False, f"a false element at {p} passed the check")
+        except mx.base.MXNetError as e:
+            t.check("all" in str(e), f"the error does not carry the message: {e}")
+        x[p] = 1
+
+
 def _i64(values):
     """int64 positions (exact above 2**32) on the trial's device."""
     return mx.nd.array(np.array(values, dtype=np.int64), dtype="int64")
@@ -302,6 +319,7 @@ ROWS = {
     "_has_inf": _scan(mx.nd._internal._has_inf, -np.inf, 1.0),
     "_contrib_all_finite": _scan(
         lambda x: mx.nd.contrib.all_finite(mx.nd.ones((3,), dtype="float16"), x), np.inf, 0.0),
+    "_npx_constraint_check": Row(_constraint_check, "bool"),
     "_take_along_axis": Row(_take_along_axis, "int8"),
     "_take_along_axis_grad": Row(_take_along_axis_grad, "float32", "2**31", F32_GRAD_REASON),
 }

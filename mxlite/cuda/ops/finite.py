@@ -1,4 +1,4 @@
-"""GPU finiteness checks and hardmax (``mxlite/ops/debug.py``).
+"""GPU finiteness checks, the constraint check and hardmax (``mxlite/ops/debug.py``).
 
 * ``contrib.isfinite``/``isinf``/``isnan``/``isposinf``/``isneginf``: the float-bit tests
   of ``kernel_table.FINITE_*`` (the strings the CPU template compiles: one 16- or 32-bit
@@ -9,6 +9,8 @@
   exit (threads never read what others write) and no device-to-host read: the flag stays on
   the GPU until someone reads it. Several arrays of one dtype (a model's gradients) take one
   launch over a table of their addresses and sizes (one small host-to-device copy).
+* ``_npx_constraint_check``: the CPU function unchanged (the array's ``all()``, one flag
+  read back to decide whether to raise).
 * ``contrib.hardmax``: the first-maximum indices of ``reduce.arg_best`` (float16 compared
   as float32, NaN the maximum), then one kernel writing the one-hot rows.
 """
@@ -174,3 +176,5 @@ device_generic(*(f"_contrib_{test}" for test, _ in FINITE_TESTS), "_contrib_hard
 attach("_contrib_all_finite", _all_finite)
 attach("_has_nan", _has("nan"))
 attach("_has_inf", _has("inf"))
+# npx.constraint_check: CuPy's all() on the device, one flag read to decide whether to raise
+device_generic("_npx_constraint_check")

@@ -49,3 +49,6 @@ not_expressible(
 not_expressible(
     "it counts the values a csr matrix stores (its input must be csr storage, MXNet's rule); "
     "ONNX tensors are dense", "_contrib_getnnz")
+not_expressible(
+    "it raises an error when its boolean input holds a false element: ONNX has no operator "
+    "that fails a run on a data-dependent condition", "_npx_constraint_check")
