@@ -141,21 +141,27 @@ dtypes only). lhs and rhs must share a dtype; bool is refused.
 
 def _batch_dot_shape(shapes, attrs):
     a, b = shapes
-    if len(a) != 3 or len(b) != 3:
-        raise op_error("batch_dot", f"inputs must be 3-D (batch, rows, cols), got {a} and {b}")
-    if a[0] != b[0]:
-        raise op_error("batch_dot", f"batch sizes differ: {a} and {b}")
-    m, ka = (a[2], a[1]) if attrs.transpose_a else (a[1], a[2])
-    kb, n = (b[2], b[1]) if attrs.transpose_b else (b[1], b[2])
+    if len(a) < 3 or len(a) != len(b):
+        raise op_error("batch_dot", f"inputs must have one number (>= 3) of dimensions "
+                       f"(batch..., rows, cols), got {a} and {b}")
+    if a[:-2] != b[:-2]:
+        raise op_error("batch_dot", f"batch dimensions differ: {a} and {b}")
+    m, ka = (a[-1], a[-2]) if attrs.transpose_a else (a[-2], a[-1])
+    kb, n = (b[-1], b[-2]) if attrs.transpose_b else (b[-2], b[-1])
     if ka != kb:
         raise op_error("batch_dot", f"shapes {a} and {b} are not aligned: {ka} != {kb}")
-    return [(a[0], m, n)]
+    return [tuple(a[:-2]) + (m, n)]
+
+
+def _as_3d(x):
+    """``x`` (C-contiguous, >= 3-D) seen as (batch, rows, cols): its leading axes merged."""
+    return x if x.ndim == 3 else x.reshape((size_of(x.shape[:-2]),) + x.shape[-2:])
 
 
 def _batch_dot_compute(rctx, ins, outs, attrs):
-    out = outs[0]
+    out = _as_3d(outs[0])
     work = onednn.work_dtype(rctx.xp, out.dtype)   # bfloat16 stays so on oneDNN
-    a, b = run_in(work, ins)
+    a, b = (_as_3d(x) for x in run_in(work, ins))
     if attrs.transpose_a:
         a = a.transpose(0, 2, 1)
     if attrs.transpose_b:
@@ -191,9 +197,11 @@ register(OpDef(
     "batch_dot", inputs=("lhs", "rhs"), params=_TRANSPOSE,
     infer_shape=_batch_dot_shape, infer_type=_matmul_dtype("batch_dot"),
     compute={"cpu": _batch_dot_compute}, gradient=_batch_dot_grad,
-    doc="""Batched matrix product of 3-D arrays: ``out[i] = op(lhs[i]) @ op(rhs[i])``.
+    doc="""Batched matrix product: ``out[i] = op(lhs[i]) @ op(rhs[i])`` over the batch axes.
 
-``op`` transposes the last two axes when ``transpose_a`` / ``transpose_b`` is set. A contracted
+The inputs have one number (>= 3) of dimensions; all but the last two are batch axes, equal
+in both (MXNet's rule: they do not broadcast). ``op`` transposes the last two axes when
+``transpose_a`` / ``transpose_b`` is set. A contracted
 size of 0 gives zeros; a batch, row or column size of 0 gives an empty result. Dtypes as for
 ``dot``.
 
