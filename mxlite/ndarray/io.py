@@ -84,9 +84,11 @@ def _records(data):
                      f"list of NDArrays, got {type(data).__name__}")
 
 
-def _encode(arrays, keys):
-    """The file's bytes as a list of chunks (the arrays' data as views, not copies)."""
-    np_shape = any(a.ndim == 0 or 0 in a.shape for a in arrays)
+def _encode(arrays, keys, np_shape=None):
+    """The file's bytes as a list of chunks (the arrays' data as views, not copies); V3
+    records when ``np_shape`` (None: only when some array is 0-d or zero-size)."""
+    if np_shape is None:
+        np_shape = any(a.ndim == 0 or 0 in a.shape for a in arrays)
     magic = V3_MAGIC if np_shape else V2_MAGIC
     out = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
     for a in arrays:
@@ -142,8 +144,13 @@ def save(fname, data):
     Keys of a dict keep their order. MXNet's ``save_checkpoint`` ``.params`` files are such
     dicts, keyed ``arg:<name>`` and ``aux:<name>``.
     """
-    arrays, keys = _records(data)
-    chunks = _encode(arrays, keys)
+    write(fname, *_records(data))
+
+
+def write(fname, arrays, keys, np_shape=None):
+    """Write ``arrays`` (with ``keys``, or [] for a list) to ``fname`` (``_encode``'s
+    records); MXNetError when the file cannot be written."""
+    chunks = _encode(arrays, keys, np_shape)
     try:
         with open(fname, "wb") as f:
             for c in chunks:
