@@ -34,7 +34,9 @@ _TABLE = (
      "Element-wise activation chosen by ``act_type`` (relu, sigmoid, tanh, softrelu, "
      "softsign, log_sigmoid, mish)."),
     ("relu", "relu", "Element-wise ``max(x, 0)``."),
-    ("sigmoid", "sigmoid", "Element-wise ``1 / (1 + exp(-x))``."),
+    ("sigmoid", "sigmoid",
+     "Element-wise ``1 / (1 + exp(-x))``; float for integer input (MXNet's kept the integer "
+     "dtype, truncating every value to 0)."),
     ("softmax", "softmax",
      "Softmax along ``axis``, optionally over the first ``length`` entries of each row "
      "(``use_length=True``, int ``length``) and at a ``temperature``."),
