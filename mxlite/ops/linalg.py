@@ -145,7 +145,7 @@ def _batch_dot_shape(shapes, attrs):
         raise op_error("batch_dot", f"inputs must have one number (>= 3) of dimensions "
                        f"(batch..., rows, cols), got {a} and {b}")
     if a[:-2] != b[:-2]:
-        raise op_error("batch_dot", f"batch dimensions differ: {a} and {b}")
+        raise op_error("batch_dot", f"batch sizes differ: {a} and {b}")
     m, ka = (a[-1], a[-2]) if attrs.transpose_a else (a[-2], a[-1])
     kb, n = (b[-1], b[-2]) if attrs.transpose_b else (b[-2], b[-1])
     if ka != kb:

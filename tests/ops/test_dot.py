@@ -167,6 +167,18 @@ def test_batch_dot_all_transposes(ta, tb, dtype, rng):
     _check(got, want, dtype, a, b, contract)
 
 
+@pytest.mark.parametrize("ta, tb", TRANSPOSES)
+def test_batch_dot_several_batch_axes(ta, tb, rng):
+    """Inputs of 4 or 5 dimensions: every axis but the last two is a batch axis."""
+    for batch in [(2, 3), (2, 1, 3)]:
+        m, k, n = 4, 5, 2
+        a = _rand(rng, batch + ((k, m) if ta else (m, k)), "float64")
+        b = _rand(rng, batch + ((n, k) if tb else (k, n)), "float64")
+        got = mx.nd.batch_dot(_nd(a), _nd(b), transpose_a=ta, transpose_b=tb)
+        want = np.matmul(a.swapaxes(-1, -2) if ta else a, b.swapaxes(-1, -2) if tb else b)
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12)
+
+
 def test_dot_errors():
     with pytest.raises(MXNetError, match=r"dot: shapes \(2, 3\) and \(4, 5\) are not aligned"):
         mx.nd.dot(mx.nd.ones((2, 3)), mx.nd.ones((4, 5)))
@@ -174,6 +186,10 @@ def test_dot_errors():
         mx.nd.dot(mx.nd.ones((2, 3)), mx.nd.ones((3, 2), dtype="float64"))
     with pytest.raises(MXNetError, match="batch_dot: batch sizes differ"):
         mx.nd.batch_dot(mx.nd.ones((2, 3, 4)), mx.nd.ones((3, 4, 5)))
+    with pytest.raises(MXNetError, match="batch_dot: batch sizes differ"):
+        mx.nd.batch_dot(mx.nd.ones((3, 1, 3, 2)), mx.nd.ones((1, 3, 2, 3)))
+    with pytest.raises(MXNetError, match="batch_dot: inputs must have one number"):
+        mx.nd.batch_dot(mx.nd.ones((2, 3, 4)), mx.nd.ones((1, 2, 4, 5)))
     with pytest.raises(MXNetError, match="dot: is not defined for bool"):
         mx.nd.dot(mx.nd.ones((2, 2), dtype="bool"), mx.nd.ones((2, 2), dtype="bool"))
 
