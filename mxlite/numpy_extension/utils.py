@@ -24,7 +24,7 @@ def save(file, arr):
     >>> import os, tempfile
     >>> from mxlite import np as mnp, npx
     >>> path = os.path.join(tempfile.mkdtemp(), 'arrays.params')
-    >>> npx.save(path, {'w': mnp.array([[1.0, 2.0]]), 'step': mnp.array(3)})
+    >>> npx.save(path, {'w': mnp.array([[1.0, 2.0]]), 'step': mnp.array(3, dtype='int64')})
     >>> loaded = npx.load(path)
     >>> loaded['w'].tolist(), loaded['step'].item()
     ([[1.0, 2.0]], 3)
