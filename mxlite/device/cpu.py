@@ -23,7 +23,8 @@ memory.configure()
 __all__ = ["name", "ndarray", "empty", "zeros", "untouched_zeros", "ones", "scalar", "arange", "copyto",
            "cast_into", "converted", "strided_copy", "fill_zero", "ascontiguousarray", "broadcast_to",
            "as_strided", "may_share_memory", "data_ptr", "add_at", "matmul", "argmax",
-           "to_host", "asnumpy", "from_host", "receive", "stream", "synchronize"]
+           "to_host", "asnumpy", "from_host", "receive", "stream", "synchronize",
+           "eigh_distinct"]
 
 name = "cpu"
 ndarray = np.ndarray        # the array type this device stores
@@ -185,6 +186,18 @@ def argmax(a):
 
 
 # ---- host transfers ------------------------------------------------------------------------------
+def eigh_distinct(w, tie):
+    """LAPACK's eigendecomposition of the symmetric matrices ``w`` (batch, n, n):
+    ``(eigenvalues ascending, eigenvector columns, tied)``, ``tied`` marking the matrices
+    with two eigenvalues within ``tie`` times the largest magnitude (whose eigenvectors are
+    not unique: the caller decomposes those its own way). A CPU-only speed-up: other
+    devices have no such function and use their own algorithm."""
+    lam, v = np.linalg.eigh(w)
+    scale = np.maximum(np.abs(lam).max(axis=1, initial=0.0), np.finfo(np.float64).tiny)
+    tied = (np.diff(lam, axis=1) <= tie * scale[:, None]).any(axis=1)
+    return lam, v, tied
+
+
 def to_host(a):
     """``a``'s values as a NumPy array (``a`` itself on CPU: no copy; do not write to it)."""
     return a
