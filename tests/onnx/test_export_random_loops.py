@@ -123,13 +123,22 @@ def test_sample_without_shape(tmp_path):
 @pytest.mark.parametrize("lam", [0.6, 9.0, 14.0])
 def test_poisson_probability_mass(lam, tmp_path):
     """The frequency of each count up to twice the rate within five standard errors of
-    lam^k e^-lam / k! (both methods: below 10 and above)."""
+    lam^k e^-lam / k! (both methods: below 10 and above). Counts expected fewer than 20
+    times are pooled into one bin (the normal approximation behind five standard errors
+    fails for a handful of expected draws: two zeros at rate 14 are 1 % likely)."""
     (x,) = export_eval(mx.sym.random.poisson(lam, shape=(4, N), dtype="float64"), {}, tmp_path)
     n = x.size
+    rare_p, rare_freq = 0.0, 0.0
     for k in range(int(2 * lam) + 2):
         p = math.exp(k * math.log(lam) - lam - math.lgamma(k + 1))
         freq = float((x == k).mean())
-        assert abs(freq - p) < 5 * math.sqrt(p * (1 - p) / n) + 1e-12, (k, freq, p)
+        if n * p < 20:
+            rare_p, rare_freq = rare_p + p, rare_freq + freq
+            continue
+        assert abs(freq - p) < 5 * math.sqrt(p * (1 - p) / n), (k, freq, p)
+    if n * rare_p >= 20:
+        assert abs(rare_freq - rare_p) < 5 * math.sqrt(rare_p * (1 - rare_p) / n), \
+            (rare_freq, rare_p)
 
 
 def test_gamma_distribution_function(tmp_path):
