@@ -11,7 +11,7 @@ from ..base import op_error
 from ..ndarray.ndarray import NDArray
 from . import _front
 from ._dtypes import as_dtype, default_float
-from .multiarray import array, asarray, to_ctx
+from .multiarray import OrderNotSupported, _check_order, array, asarray, to_ctx
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
            "empty_like", "arange", "linspace", "logspace", "eye", "identity", "tril", "triu",
@@ -30,24 +30,35 @@ def _shape(fn, shape):
     return shape
 
 
+def _new_order(fn, order):
+    """A new array is C-ordered: order 'C' (or None) only; 'F' and 'A' are
+    NotImplementedError (``OrderNotSupported``), as MXNet's."""
+    if order not in ("C", None):
+        raise OrderNotSupported(f"{fn}: order={order!r} is not supported; mxlite arrays "
+                                "are C-ordered")
+
+
 def _ctx_kw(ctx):
     return None if _front.is_symbolic([]) and ctx is None else to_ctx(ctx)
 
 
 def zeros(shape, dtype=None, order="C", ctx=None):
     """An array of zeros (``dtype`` default: the default float)."""
+    _new_order("zeros", order)
     return _front.call("_zeros", [], shape=_shape("zeros", shape), ctx=_ctx_kw(ctx),
                        dtype=as_dtype(dtype, "zeros"))
 
 
 def ones(shape, dtype=None, order="C", ctx=None):
     """An array of ones (``dtype`` default: the default float)."""
+    _new_order("ones", order)
     return _front.call("_ones", [], shape=_shape("ones", shape), ctx=_ctx_kw(ctx),
                        dtype=as_dtype(dtype, "ones"))
 
 
 def empty(shape, dtype=None, order="C", ctx=None):
     """An array whose values are not set (mxlite gives zeros: reading one is defined)."""
+    _new_order("empty", order)
     return zeros(shape, dtype, order, ctx)
 
 
@@ -55,6 +66,7 @@ def full(shape, fill_value, dtype=None, order="C", ctx=None, out=None):
     """An array filled with ``fill_value`` (a number, or an array broadcast to ``shape``).
     Without ``dtype``: the default float for a float value, int64 for an int, bool for a
     bool, an array value's own dtype."""
+    _new_order("full", order)
     shape = _shape("full", shape)
     if isinstance(fill_value, NDArray):
         dt = fill_value.dtype if dtype is None else as_dtype(dtype, "full")
@@ -66,8 +78,26 @@ def full(shape, fill_value, dtype=None, order="C", ctx=None, out=None):
         elif isinstance(fill_value, (int, _onp.integer)):
             dtype = _onp.int64
     dt = as_dtype(dtype, "full")
-    value = fill_value.item() if isinstance(fill_value, _onp.generic) else fill_value
+    try:        # NumPy's conversion: 2.7 into int32 is 2; 300 into int8 is an error
+        value = _onp.array(fill_value, dtype=dt).item() if dt.kind in "biu" else \
+            (fill_value.item() if isinstance(fill_value, _onp.generic) else fill_value)
+    except (OverflowError, ValueError, TypeError) as e:
+        raise op_error("full", f"fill_value={fill_value!r} does not fit dtype {dt}: {e}") \
+            from None
     return _front.call("_full", [], out=out, shape=shape, val=value, ctx=_ctx_kw(ctx), dtype=dt)
+
+
+def _symbolic_like(a, value, dtype):
+    """A graph node: ``value`` in the shape of Symbol ``a``, in ``dtype`` (None: ``a``'s;
+    a NumPy-converted ``value`` as ``full``)."""
+    y = _front.call("zeros_like" if value != 1 else "ones_like", [a])
+    if value not in (0, 1):
+        y = _front.call("_plus_scalar", [y], scalar=value)
+    if dtype is not None:
+        y = _front.call("cast", [y], dtype=as_dtype(dtype, "full_like"))
+    elif value not in (0, 1) and _front.dtype_of(a) is not None:
+        y = _front.call("cast", [y], dtype=_front.dtype_of(a))
+    return y
 
 
 def _like(fn, prototype, dtype, ctx):
@@ -80,7 +110,8 @@ def _like(fn, prototype, dtype, ctx):
 def zeros_like(a, dtype=None, order="C", ctx=None, out=None):
     """Zeros of ``a``'s shape and dtype (unless ``dtype``)."""
     if _front.is_symbolic([a]):
-        return _front.call("zeros_like", [a])
+        return _symbolic_like(a, 0, dtype)
+    _check_order("zeros_like", order)
     shape, dt, ctx = _like("zeros_like", a, dtype, ctx)
     return _front.call("_zeros", [], out=out, shape=shape, ctx=ctx, dtype=dt)
 
@@ -88,19 +119,24 @@ def zeros_like(a, dtype=None, order="C", ctx=None, out=None):
 def ones_like(a, dtype=None, order="C", ctx=None, out=None):
     """Ones of ``a``'s shape and dtype (unless ``dtype``)."""
     if _front.is_symbolic([a]):
-        return _front.call("ones_like", [a])
+        return _symbolic_like(a, 1, dtype)
+    _check_order("ones_like", order)
     shape, dt, ctx = _like("ones_like", a, dtype, ctx)
     return _front.call("_ones", [], out=out, shape=shape, ctx=ctx, dtype=dt)
 
 
 def full_like(a, fill_value, dtype=None, order="C", ctx=None, out=None):
     """``fill_value`` in ``a``'s shape and dtype (unless ``dtype``)."""
+    _check_order("full_like", order)
+    if _front.is_symbolic([a]):
+        return _symbolic_like(a, fill_value, dtype)
     shape, dt, ctx = _like("full_like", a, dtype, ctx)
     return full(shape, fill_value, dtype=dt, ctx=ctx, out=out)
 
 
 def empty_like(prototype, dtype=None, order="C", subok=False, shape=None):
     """An array of ``prototype``'s shape and dtype (values not set: zeros here)."""
+    _check_order("empty_like", order)
     s, dt, ctx = _like("empty_like", prototype, dtype, None)
     return zeros(s if shape is None else shape, dtype=dt, ctx=ctx)
 
@@ -110,9 +146,11 @@ def copy(a):
     return _front.call("_copy", [a])
 
 
-def arange(start, stop=None, step=1, dtype=None, ctx=None):
-    """Evenly spaced values in ``[start, stop)``. Without ``dtype``: int64 when every
-    bound is an int (NumPy's), else the default float."""
+def arange(start, stop=None, step=None, dtype=None, ctx=None):
+    """Evenly spaced values in ``[start, stop)`` (``step`` None: 1). Without ``dtype``:
+    int64 when every bound is an int (NumPy's), else the default float."""
+    if step is None:
+        step = 1
     if step == 0:
         raise op_error("arange", "step must not be 0")
     if dtype is None:
@@ -152,8 +190,13 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, 
 
 def eye(N, M=None, k=0, dtype=None, ctx=None, **kwargs):
     """An ``N`` x ``M`` array with ones on diagonal ``k``."""
-    if kwargs.pop("order", "C") not in ("C", None):
-        raise op_error("eye", "only order='C' is supported")
+    _new_order("eye", kwargs.pop("order", "C"))
+    if kwargs:
+        raise TypeError(f"eye() got unexpected keyword arguments {sorted(kwargs)}")
+    if int(N) < 0 or (M is not None and int(M) < 0):
+        raise op_error("eye", f"negative dimensions are not allowed, got N={N}, M={M}")
+    if M is not None and int(M) == 0:       # (the operator reads M=0 as "M = N")
+        return zeros((int(N), 0), dtype=dtype, ctx=ctx)
     return _front.call("_eye", [], N=int(N), M=0 if M is None else int(M), k=int(k),
                        ctx=_ctx_kw(ctx), dtype=as_dtype(dtype, "eye"))
 
@@ -169,19 +212,34 @@ def tri(N, M=None, k=0, dtype=None, ctx=None):
 
 
 def _band(fn, m, k, lower):
-    m = asarray(m)
-    if m.ndim < 2:
-        if m.ndim == 0:
-            raise op_error(fn, "input must be at least 1-d")
-        from ._manipulation import broadcast_to
-        m = broadcast_to(m, (m.shape[0], m.shape[0]))
-    rows, cols = m.shape[-2:]
-    i = _onp.arange(rows)[:, None]
-    j = _onp.arange(cols)[None, :]
-    keep = (j - i <= k) if lower else (j - i >= k)
-    mask = array(keep, dtype=m.dtype, ctx=m._ctx)
-    from ._ufuncs import multiply
-    return multiply(m, mask)
+    """``m`` with the elements outside the band (``j - i <= k`` for ``lower``, else
+    ``j - i >= k``) of its last two axes set to 0 (selected, not multiplied, so NaN and
+    inf outside the band become 0 too); a 1-d ``m`` is broadcast to a square first."""
+    symbolic = _front.is_symbolic([m])
+    if not symbolic:
+        m = asarray(m)
+    shape = _front.shape_of(m)
+    if shape is None or (symbolic and any(d < 0 for d in shape[-2:])):
+        raise op_error(fn, "needs the shape of its input (a Symbol knows it while a block "
+                       "is traced)")
+    if len(shape) == 0:
+        raise op_error(fn, "input must be at least 1-d")
+    from ._indexing import where
+    from ._manipulation import broadcast_to, reshape
+    if len(shape) == 1:
+        m = broadcast_to(m, (shape[0], shape[0]))
+        shape = (shape[0], shape[0])
+    rows, cols = shape[-2:]
+    if symbolic:
+        with _front.symbolic_creation():
+            i, j = arange(rows), arange(cols)
+        from ._ufuncs import greater_equal, less_equal, subtract
+        d = subtract(reshape(j, (1, cols)), reshape(i, (rows, 1)))
+        keep = less_equal(d, k) if lower else greater_equal(d, k)
+    else:
+        d = _onp.arange(cols)[None, :] - _onp.arange(rows)[:, None]
+        keep = array((d <= k) if lower else (d >= k), dtype=_onp.bool_, ctx=m._ctx)
+    return where(keep, m, zeros_like(m))
 
 
 def tril(m, k=0):

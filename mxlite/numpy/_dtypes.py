@@ -5,7 +5,9 @@
 * ``result_type(a, b)``: the dtype of a binary operation. NumPy's rule, except that an
   integer or boolean array meeting a floating one gives that float (``int32 + float16`` is
   float16, ``int64 + float32`` float32; NumPy widens both to float64), MXNet's rule, so
-  mixing integer data into a float32 model never doubles its precision silently.
+  mixing integer data into a float32 model never doubles its precision silently. NumPy's
+  int16 (``int8`` with ``uint8``), which mxlite does not store, widens to int32, MXNet's
+  result.
 * ``scalar_result_type(a, value)``: an array with a Python number: the array's dtype,
   except a float number with an integer/bool array (the default float) and an int with a
   bool array (int64), as MXNet's ``_npi_*_scalar`` operators.
@@ -67,7 +69,17 @@ def result_type(a, b):
         return a
     if kb == "f" and ka != "f":
         return b
-    return np.result_type(a, b)
+    return _stored(np.result_type(a, b))
+
+
+def _stored(dt):
+    """``dt`` widened to a dtype mxlite stores (int16 -> int32, unsigned wider than 8 bits
+    -> int64)."""
+    if dt == np.int16:
+        return np.dtype(np.int32)
+    if dt.kind == "u" and dt.itemsize > 1:
+        return np.dtype(np.int64)
+    return dt
 
 
 def scalar_result_type(dtype, value):

@@ -11,15 +11,19 @@ from ..ndarray.ndarray import NDArray
 from ..ops.shape_utils import normalize_axis
 from . import _front
 from ._dtypes import result_type, scalar_result_type
-from .multiarray import array, asarray
+from .multiarray import array, asarray, ndarray
 
 __all__ = ["where", "nonzero", "argwhere", "flatnonzero", "take", "take_along_axis", "clip",
            "sort", "argsort"]
 
 
 def _arr(a, like=None):
-    if isinstance(a, NDArray) or _front.is_symbolic([a]):
+    """``a`` as an np array (a legacy NDArray as a zero-copy np view; other data as a new
+    array on ``like``'s context); Symbols as they are."""
+    if isinstance(a, ndarray) or _front.is_symbolic([a]):
         return a
+    if isinstance(a, NDArray):
+        return asarray(a)
     return asarray(a) if like is None else array(a, ctx=like._ctx,
                                                    dtype=_onp.asarray(a).dtype)
 
@@ -31,9 +35,9 @@ def where(condition, x=None, y=None):
         return nonzero(condition)
     if x is None or y is None:
         raise op_error("where", "either both or neither of x and y must be given")
+    if _front.is_symbolic([condition, x, y]):
+        return _symbolic_where(condition, x, y)
     cond = _arr(condition)
-    if _front.is_symbolic([cond, x, y]):
-        return _front.call("where", [cond, x, y])
     numbers = [v for v in (x, y) if not isinstance(v, NDArray)]
     arrays = [v for v in (x, y) if isinstance(v, NDArray)]
     if arrays:
@@ -54,6 +58,61 @@ def where(condition, x=None, y=None):
     if cond.dtype != dt:
         cond = cond.astype(dt)
     return _front.call("where", [cond, x, y])
+
+
+def _where_dtype(x, y):
+    """The result dtype of ``where`` for operands ``x``, ``y`` (arrays or numbers; None
+    when a Symbol's dtype is not known)."""
+    dts = [None if _is_num(v) else _front.dtype_of(v) for v in (x, y)]
+    known = [d for d in dts if d is not None]
+    if len(known) < sum(not _is_num(v) for v in (x, y)):
+        return None
+    if known:
+        dt = known[0] if len(known) == 1 else result_type(*known)
+        for v in (x, y):
+            if _is_num(v):
+                dt = scalar_result_type(dt, v)
+        return dt
+    dt = _onp.result_type(*[_onp.asarray(v) for v in (x, y)])
+    if dt.kind == "f":
+        from ._dtypes import default_float
+        dt = default_float()
+    return dt
+
+
+def _is_num(v):
+    return isinstance(v, (int, float, bool, _onp.number, _onp.bool_))
+
+
+def _symbolic_where(condition, x, y):
+    """``where`` building a graph node: numbers become constant symbols, the operands are
+    cast to the result dtype and broadcast to a common shape (when the traced shapes are
+    known; otherwise they must already agree)."""
+    items = [condition, x, y]
+    ref = next(v for v in items if _front.is_symbolic([v]) and not _is_num(v))
+    dt = _where_dtype(x, y)
+    shapes = [() if _is_num(v) else _front.shape_of(v) for v in items]
+    target = None
+    if all(sh is not None and -1 not in sh for sh in shapes):
+        target = tuple(_onp.broadcast_shapes(*shapes))
+    out = []
+    for v, sh in zip(items, shapes):
+        if _is_num(v):
+            value = float(v) if not isinstance(v, (bool, _onp.bool_)) else float(bool(v))
+            if target is not None:
+                with _front.symbolic_creation():
+                    v = _front.call("_full", [], shape=target, val=value,
+                                    dtype=dt if dt is not None else _onp.float32)
+            else:
+                v = _front.call("_plus_scalar", [_front.call("zeros_like", [ref])],
+                                scalar=value)
+        elif target is not None and tuple(sh) != target:
+            from ._manipulation import broadcast_to
+            v = broadcast_to(v, target)
+        if dt is not None and _front.dtype_of(v) != dt:
+            v = _front.call("cast", [v], dtype=dt)
+        out.append(v)
+    return _front.call("where", out)
 
 
 def nonzero(a):
@@ -118,8 +177,18 @@ def take_along_axis(arr, indices, axis):
     return _front.call("_take_along_axis", [a, idx], axis=axis)
 
 
-def clip(a, a_min, a_max, out=None):
-    """``a`` limited to ``[a_min, a_max]`` (either may be None, not both)."""
+def clip(a, a_min=None, a_max=None, out=None, **kwargs):
+    """``a`` limited to ``[a_min, a_max]`` (either may be None, not both), in ``a``'s
+    dtype (MXNet's rule; NumPy would promote an integer array with float bounds to
+    float). For integer data, fractional bounds round inwards (``clip(int_array, 2.5,
+    7.5)`` lies in ``[3, 7]``), so no result falls outside the bounds. ``min=``/``max=``
+    are NumPy 2's (and ``ndarray.clip``'s) names for the bounds."""
+    if "min" in kwargs or "max" in kwargs:
+        if a_min is not None or a_max is not None:
+            raise op_error("clip", "give the bounds as a_min/a_max or as min/max, not both")
+        a_min, a_max = kwargs.pop("min", None), kwargs.pop("max", None)
+    if kwargs:
+        raise TypeError(f"clip() got unexpected keyword arguments {sorted(kwargs)}")
     a = _arr(a)
     if a_min is None and a_max is None:
         raise op_error("clip", "a_min and a_max cannot both be None")
@@ -133,8 +202,10 @@ def clip(a, a_min, a_max, out=None):
     if not _front.is_symbolic([a]) and a.dtype.kind in "iub":
         info = _onp.iinfo(a.dtype) if a.dtype.kind != "b" else None
         if info is not None:
-            lo = int(max(lo, info.min)) if _onp.isfinite(lo) else int(info.min)
-            hi = int(min(hi, info.max)) if _onp.isfinite(hi) else int(info.max)
+            # the result keeps the integer dtype: fractional bounds round inwards, so
+            # every result lies inside [a_min, a_max]
+            lo = int(max(_onp.ceil(lo), info.min)) if _onp.isfinite(lo) else int(info.min)
+            hi = int(min(_onp.floor(hi), info.max)) if _onp.isfinite(hi) else int(info.max)
     return _front.call("clip", [a], out=out, a_min=lo, a_max=hi)
 
 

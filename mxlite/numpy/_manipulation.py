@@ -11,7 +11,7 @@ from ..ndarray.ndarray import NDArray
 from ..ops.registry import REGISTRY
 from ..ops.shape_utils import normalize_axes, normalize_axis
 from . import _front
-from .multiarray import asarray
+from .multiarray import asarray, ndarray
 
 __all__ = ["reshape", "transpose", "moveaxis", "swapaxes", "rollaxis", "squeeze",
            "expand_dims", "ravel", "broadcast_to", "broadcast_arrays", "atleast_1d",
@@ -24,7 +24,9 @@ _RESHAPE = REGISTRY["reshape"]
 
 
 def _arr(a):
-    return a if isinstance(a, NDArray) or _front.is_symbolic([a]) else asarray(a)
+    """``a`` as an np array (a legacy NDArray as a zero-copy np view; lists and numbers as
+    new arrays); Symbols as they are."""
+    return a if isinstance(a, ndarray) or _front.is_symbolic([a]) else asarray(a)
 
 
 def _np_shape(fn, src, newshape):
@@ -191,6 +193,13 @@ def broadcast_to(array, shape):  # noqa: A002
             a = reshape(a, (1,) * (len(shape) - a.ndim) + tuple(a.shape))
         if tuple(a.shape) == shape:
             return _front.call("_copy", [a])
+        if 0 in shape:
+            # the operator reads a 0 in shape as "keep this axis": broadcast a length-1
+            # axis to 1 and cut it to 0 (recorded, so the result stays on the tape)
+            full = tuple(a.shape[i] if d == 0 else d for i, d in enumerate(shape))
+            y = a if full == tuple(a.shape) else \
+                _front.call("broadcast_to", [a], shape=full)
+            return y[tuple(slice(0, 0) if d == 0 else slice(None) for d in shape)]
     src = _front.shape_of(a)
     if src is not None and len(src) == len(shape):
         for axis, (have, want) in enumerate(zip(src, shape)):

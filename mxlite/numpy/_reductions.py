@@ -14,7 +14,7 @@ from ..ndarray.ndarray import NDArray
 from ..ops.shape_utils import normalize_axes
 from . import _front
 from ._dtypes import as_dtype, default_float
-from .multiarray import asarray
+from .multiarray import asarray, ndarray
 
 __all__ = ["sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "all",
            "any", "std", "var", "cumsum", "cumprod", "average", "nansum", "nanprod", "ptp",
@@ -24,7 +24,16 @@ _builtin_sum, _builtin_all, _builtin_any = sum, all, any  # noqa: A001 (shadowed
 
 
 def _arr(a):
-    return a if isinstance(a, NDArray) or _front.is_symbolic([a]) else asarray(a)
+    """``a`` as an np array (a legacy NDArray as a zero-copy np view; lists and numbers as
+    new arrays); Symbols as they are."""
+    return a if isinstance(a, ndarray) or _front.is_symbolic([a]) else asarray(a)
+
+
+class _Dtype:
+    """Stands for an array of dtype ``dtype`` where only the dtype matters."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
 
 
 class _Rank:
@@ -68,15 +77,18 @@ def _reduce(fn, op, a, axis, keepdims, dtype, out, identity=None, initial=None, 
     if _front.is_symbolic([a]):
         if where is not None or initial is not None:
             raise op_error(fn, "where= and initial= need an array, not a Symbol")
-        y = _front.call(op, [a], axis=axis, keepdims=keepdims)
-        shape = _front.shape_of(a)
-        if not keepdims and (axis is None or shape is not None and
-                             len(_axes(fn, _Rank(len(shape)), axis)) == len(shape)):
-            y = _front.call("reshape", [y], shape=())      # a full reduction is 0-d
-        return y if dtype is None else _front.call("cast", [y], dtype=as_dtype(dtype, fn))
+        a, post = _accumulate_in(fn, a, dtype)
+        if axis == () or axis == []:
+            y = _front.call("_copy", [a])      # NumPy: nothing reduced (the op: all)
+        else:
+            y = _front.call(op, [a], axis=axis, keepdims=keepdims)
+            shape = _front.shape_of(a)
+            if not keepdims and (axis is None or shape is not None and
+                                 len(_axes(fn, _Rank(len(shape)), axis)) == len(shape)):
+                y = _front.call("reshape", [y], shape=())      # a full reduction is 0-d
+        return y if post is None else _front.call("cast", [y], dtype=post)
     axes = _axes(fn, a, axis)
-    if dtype is not None and as_dtype(dtype, fn) != a.dtype:
-        a = _front.call("cast", [a], dtype=as_dtype(dtype, fn))
+    a, post = _accumulate_in(fn, a, dtype)
     if where is not None:
         if identity is None:
             if initial is None:
@@ -87,34 +99,61 @@ def _reduce(fn, op, a, axis, keepdims, dtype, out, identity=None, initial=None, 
         from ._indexing import where as np_where
         a = np_where(asarray(where), a, _onp.asarray(fill, dtype=a.dtype).item())
     shape = _reduced_shape(a.shape, axes, keepdims)
+    if initial is not None:
+        initial = _onp.asarray(initial).astype(a.dtype).item()   # NumPy: in a's dtype
     if not axes:
         y = _front.call("_copy", [a])
-    elif a.size == 0 and identity is None and initial is None:
-        raise op_error(fn, f"zero-size array of shape {tuple(a.shape)} has no {fn} along "
-                       f"axis {axis}: the reduction has no identity")
+    elif a.size == 0:
+        # nothing to reduce: the identity (or initial) fills the result, which is
+        # zero-size itself unless a reduced axis is the empty one
+        empty_axis = _builtin_any(a.shape[i] == 0 for i in axes)
+        fill = identity if identity is not None else initial
+        if fill is None and empty_axis:
+            raise op_error(fn, f"zero-size array of shape {tuple(a.shape)} has no {fn} "
+                           f"along axis {axis}: the reduction has no identity; pass initial=")
+        from ._creation import full
+        y = full(shape, 0 if fill is None else fill, dtype=a.dtype, ctx=a._ctx)
+        if identity is None:
+            initial = None                  # already the fill
     else:
         y = _reshape(_front.call(op, [a], axis=axes, keepdims=keepdims), shape)
     if initial is not None:
         y = combine(y, initial)
+    if post is not None:
+        y = _front.call("cast", [y], dtype=post)
     return _finish(fn, y, out)
 
 
+def _accumulate_in(fn, a, dtype):
+    """``(a cast for the reduction, dtype to cast the result to or None)`` for a requested
+    ``dtype``: wider or another kind casts first (an int8 sum in int64 cannot overflow); a
+    narrower float reduces in ``a``'s precision and rounds once at the end (more accurate
+    than NumPy's rounding of every element and partial sum)."""
+    if dtype is None:
+        return a, None
+    dt, src = as_dtype(dtype, fn), _front.dtype_of(a)
+    if src == dt:
+        return a, None
+    if src is not None and src.kind == "f" and dt.kind == "f" and dt.itemsize < src.itemsize:
+        return a, dt
+    return _front.call("cast", [a], dtype=dt), None
+
+
 def _sum_dtype(dt):
-    """NumPy's accumulator dtype of sum/prod/cumsum: int64 (uint64) for narrower
-    integers and booleans."""
+    """NumPy's accumulator dtype of sum/prod/cumsum: int64 for narrower integers and
+    booleans; unsigned integers also give int64 (NumPy's uint64 is not a dtype mxlite
+    stores)."""
     dt = _onp.dtype(dt)
-    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
+    if dt.kind in "bu" or (dt.kind == "i" and dt.itemsize < 8):
         return _onp.dtype(_onp.int64)
-    if dt.kind == "u" and dt.itemsize < 8:
-        return _onp.dtype(_onp.uint64)
     return dt
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """The sum over ``axis`` (module docstring)."""
     a = _arr(a)
-    if dtype is None and isinstance(a, NDArray):
-        dtype = _sum_dtype(a.dtype)
+    if dtype is None and _front.dtype_of(a) is not None:
+        dtype = _sum_dtype(_front.dtype_of(a))
     from ._ufuncs import add
     return _reduce("sum", "sum", a, axis, keepdims, dtype, out, 0, initial, where, add)
 
@@ -122,16 +161,16 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
     """The sum over ``axis`` with NaN counted as 0."""
     a = _arr(a)
-    if dtype is None and isinstance(a, NDArray):
-        dtype = _sum_dtype(a.dtype)
+    if dtype is None and _front.dtype_of(a) is not None:
+        dtype = _sum_dtype(_front.dtype_of(a))
     return _reduce("nansum", "nansum", a, axis, keepdims, dtype, out, 0)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """The product over ``axis``."""
     a = _arr(a)
-    if dtype is None and isinstance(a, NDArray):
-        dtype = _sum_dtype(a.dtype)
+    if dtype is None and _front.dtype_of(a) is not None:
+        dtype = _sum_dtype(_front.dtype_of(a))
     from ._ufuncs import multiply
     return _reduce("prod", "prod", a, axis, keepdims, dtype, out, 1, initial, where, multiply)
 
@@ -173,14 +212,17 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """The mean over ``axis`` (integers: in the default float, as MXNet)."""
     a = _arr(a)
     if _front.is_symbolic([a]):
-        return _reduce("mean", "mean", a, axis, keepdims, dtype, out)
+        known = _front.dtype_of(a)
+        dt = dtype if known is None else _float_of("mean", _Dtype(known), dtype)
+        return _reduce("mean", "mean", a, axis, keepdims, dt, out)
     dt = _float_of("mean", a, dtype)
     if where is not None:
         from ._ufuncs import true_divide
         total = sum(a, axis, dt, None, keepdims, where=where)
         count = sum(_broadcast_mask(where, a).astype(dt), axis, keepdims=keepdims)
         return _finish("mean", true_divide(total, count), out)
-    return _reduce("mean", "mean", a, axis, keepdims, dt, out, 0)
+    # an empty reduction is NaN (0 / 0), as NumPy's
+    return _reduce("mean", "mean", a, axis, keepdims, dt, out, float("nan"))
 
 
 def _broadcast_mask(where, a):
@@ -212,6 +254,9 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 def _arg(fn, op, a, axis, out, keepdims):
     a = _arr(a)
+    if not _front.is_symbolic([a]) and a.ndim == 0 and axis is not None:
+        normalize_axes(fn, (int(axis),), 1, "axis")        # 0 and -1 only, as NumPy
+        axis = None
     if axis is None:
         from ._manipulation import reshape
         y = _front.call(op, [reshape(a, (-1,))], axis=0)
@@ -222,7 +267,9 @@ def _arg(fn, op, a, axis, out, keepdims):
     else:
         if a.size == 0:
             raise op_error(fn, f"attempt to get {fn} of an empty sequence")
-        y = _front.call(op, [a], axis=int(axis), keepdims=keepdims)
+        ax = normalize_axes(fn, (int(axis),), a.ndim, "axis")[0]
+        y = _reshape(_front.call(op, [a], axis=ax, keepdims=keepdims),
+                     _reduced_shape(a.shape, (ax,), keepdims))
     if y.dtype != _onp.int64:
         y = _front.call("cast", [y], dtype=_onp.int64)
     return _finish(fn, y, out)
@@ -240,6 +287,15 @@ def argmin(a, axis=None, out=None, keepdims=False):
 
 def _truth(fn, op, a, axis, out, keepdims, empty):
     a = _arr(a)
+    if _front.is_symbolic([a]):
+        # a graph: count the (false, for all) elements, which also holds for empty axes
+        from ._ufuncs import equal, logical_not, not_equal
+        t = a if _front.dtype_of(a) == _onp.bool_ else not_equal(a, 0)
+        if fn == "all":
+            t = logical_not(t)
+        n = _reduce(fn, "sum", _front.call("cast", [t], dtype=_onp.int64), axis, keepdims,
+                    None, None)
+        return equal(n, 0) if fn == "all" else not_equal(n, 0)
     if a.dtype != _onp.bool_:
         from ._ufuncs import not_equal
         a = not_equal(a, 0)
@@ -276,15 +332,32 @@ def cumsum(a, axis=None, dtype=None, out=None):
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
-    """The running product along ``axis`` (of the flattened array if None): ``exp`` of a
-    running sum of logs would lose signs and zeros, so this runs on the host when not
-    recording."""
+    """The running product along ``axis`` (of the flattened array if None): a scan of
+    ``log2(n)`` element-wise products with shifted copies (``y *= [1]*s ++ y[:-s]`` for
+    s = 1, 2, 4, ...), exact for integers, zero- and sign-safe, and differentiable."""
     a = _arr(a)
-    if dtype is None:
-        dtype = _sum_dtype(a.dtype)
-    from .multiarray import array
-    host = _onp.cumprod(a.asnumpy(), axis=axis, dtype=as_dtype(dtype, "cumprod"))
-    return _finish("cumprod", array(host, dtype=host.dtype, ctx=a._ctx), out)
+    if _front.is_symbolic([a]):
+        raise op_error("cumprod", "needs an array, not a Symbol")
+    if axis is None:
+        from ._manipulation import reshape
+        a, axis = reshape(a, (-1,)), 0
+    axis = normalize_axes("cumprod", (int(axis),), a.ndim, "axis")[0]
+    dt = as_dtype(_sum_dtype(a.dtype) if dtype is None else dtype, "cumprod")
+    y = a if a.dtype == dt else _front.call("cast", [a], dtype=dt)
+    n = a.shape[axis]
+    lead = (slice(None),) * axis
+    from ._creation import ones
+    from ._manipulation import concatenate
+    from ._ufuncs import multiply
+    step = 1
+    while step < n:
+        pad = ones(tuple(step if i == axis else d for i, d in enumerate(y.shape)), dtype=dt,
+                   ctx=a._ctx)
+        y = multiply(y, concatenate([pad, y[lead + (slice(0, n - step),)]], axis=axis))
+        step *= 2
+    if y is a:
+        y = _front.call("_copy", [a])
+    return _finish("cumprod", y, out)
 
 
 def average(a, axis=None, weights=None, returned=False):

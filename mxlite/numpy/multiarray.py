@@ -9,11 +9,11 @@ keepdims)``, ``a.reshape(2, -1)``), and NumPy's ``repr``.
 """
 import numpy as _onp
 
-from ..base import MXNetError, op_error
+from ..base import MXNetError
 from ..context import Context, current_context
 from ..device import namespace_for
 from ..ndarray.ndarray import NDArray, _checked_values, _value_nd
-from ..ops.indexing import canonical_key, is_basic
+from ..ops.indexing import _view_key, canonical_key, is_basic, region_shape
 from ..ops.registry import REGISTRY, Attrs
 from . import _front
 from ._dtypes import as_dtype, default_float
@@ -52,7 +52,10 @@ class ndarray(NDArray):
 
     @property
     def grad(self):
-        """The gradient buffer attached by ``attach_grad``, an np array (None if none)."""
+        """The gradient buffer attached by ``attach_grad``, an np array (None if none, or
+        when attached with ``grad_req='null'``, as MXNet's np arrays)."""
+        if getattr(self, "_grad_req", None) == "null":
+            return None
         return _front.as_np(self._grad)
 
     @property
@@ -61,23 +64,37 @@ class ndarray(NDArray):
         return self._data.strides
 
     def __repr__(self):
-        """NumPy's ``array(...)`` text; the dtype is shown unless it is float32, and a
-        device other than the CPU is appended as ``ctx=gpu(0)``."""
+        """NumPy's ``array(...)`` text with the dtype shown unless it is float32 or bool
+        (MXNet's format: ``array([1., 2.])``, ``array([1, 2], dtype=int64)``), and
+        ``ctx=gpu(0)`` appended for a device other than the CPU."""
         host = self.asnumpy()
-        text = _onp.array2string(host, separator=", ", prefix="array(")
-        parts = [text]
-        if host.dtype != _onp.float32 or host.size == 0:
-            parts.append(f"dtype={host.dtype}")
+        text = repr(host)
+        if "dtype=" in text:
+            if host.dtype == _onp.float32:
+                text = text.replace(", dtype=float32", "")
+        elif host.dtype not in (_onp.float32, _onp.bool_):
+            text = f"{text[:-1]}, dtype={host.dtype})"
         if self._ctx.device_type != "cpu":
-            parts.append(f"ctx={self._ctx}")
-        return "array(" + ", ".join(parts) + ")"
+            text = f"{text[:-1]}, ctx={self._ctx})"
+        return text
 
-    __str__ = lambda self: str(self.asnumpy())   # noqa: E731
+    def __str__(self):
+        """NumPy's ``str`` of the data, with `` @gpu(0)`` appended for an array of one or
+        more axes on a device other than the CPU."""
+        text = str(self.asnumpy())
+        if self._ctx.device_type == "cpu" or self.ndim == 0:
+            return text
+        return f"{text} @{self._ctx}"
 
     def __format__(self, spec):
+        """A 0-d array formats as its element (``f"{a:.3f}"``); a larger array takes only
+        the empty spec (its ``str``), as MXNet's; a spec is a TypeError."""
         if self.ndim == 0:
             return format(self.item(), spec)
-        return format(str(self), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} passed to an mx.np.ndarray "
+                            f"of shape {tuple(self.shape)}; format a 0-d array or its item()")
+        return str(self)
 
     # ---- scalars and conversion ---------------------------------------------------------
     def __len__(self):
@@ -213,12 +230,15 @@ class ndarray(NDArray):
         """``a[key]`` with NumPy's rules: integers drop their axis (``a[0]`` of a 1-d array
         is 0-d), index arrays and boolean masks select copies, a basic key that selects a
         contiguous block is a view that writes through. Recorded under ``autograd``."""
-        key = canonical_key(_index_key(key), self.shape, numpy=True)
+        key = _index_key(key)
+        flat = _bool_scalar_positions(key, self.shape)
+        if flat is not None:
+            return self.reshape(-1)[flat]
+        key = canonical_key(key, self.shape, numpy=True)
         attrs = Attrs(key=key)
         if is_basic(key):
             try:
-                tail = () if any(k is Ellipsis for k in key) else (Ellipsis,)
-                data = self._data[key + tail]
+                data = self._data[_view_key(key)]
             except IndexError as e:
                 raise IndexError(f"__getitem__: index {key!r} for shape {self.shape}: "
                                  f"{e}") from None
@@ -234,7 +254,23 @@ class ndarray(NDArray):
         elif not isinstance(value, NDArray):
             value = _value_nd(_onp.asarray(value, dtype=self._data.dtype)
                               if _is_number(value) else value, self._data.dtype, self._ctx)
-        NDArray.__setitem__(self, _index_key(key), value)
+        key = _index_key(key)
+        flat = _bool_scalar_positions(key, self.shape)
+        if flat is not None:
+            self.reshape(-1)[flat] = value
+            return
+        if value.ndim:
+            # leading length-1 axes beyond the region's rank go (NumPy's rule), reshaped
+            # with NumPy's reshape (a 0 in a shape is a length, not "keep")
+            region = region_shape(canonical_key(key, self.shape, "__setitem__", numpy=True),
+                                  self.shape, "__setitem__")
+            extra = 0
+            while value.ndim - extra > len(region) and value.shape[extra] == 1:
+                extra += 1
+            if extra:
+                from ._manipulation import reshape
+                value = reshape(value, tuple(value.shape[extra:]))
+        NDArray.__setitem__(self, key, value)
 
     def __iter__(self):
         for i in range(len(self)):
@@ -245,9 +281,19 @@ def _rebuild(host, ctx):
     return array(host, ctx=Context(*ctx), dtype=host.dtype)
 
 
+class NotSupported(MXNetError, NotImplementedError):
+    """A NumPy option mxlite does not offer (a memory order other than 'C', a ufunc's
+    ``where=``); a NotImplementedError, as MXNet's, and an MXNetError."""
+
+
+OrderNotSupported = NotSupported
+
+
 def _check_order(fn, order):
+    """Refuse a memory order other than C ('K' and 'A' of a C-ordered array are C)."""
     if order not in ("C", "K", "A", None):
-        raise op_error(fn, f"order={order!r} is not supported; mxlite arrays are C-ordered")
+        raise OrderNotSupported(f"{fn}: order={order!r} is not supported; mxlite arrays "
+                                "are C-ordered")
 
 
 def _is_number(v):
@@ -255,13 +301,15 @@ def _is_number(v):
 
 
 def _index_key(key):
-    """NumPy-level items from np/nd arrays used as indices (host data; booleans kept)."""
+    """NumPy-level items from np/nd arrays used as indices (host data; booleans kept);
+    a sequence (list, tuple or range) inside the key tuple is an index array, as in
+    NumPy (``a[[1, 2], (2, 3)]``)."""
     if isinstance(key, tuple):
-        return tuple(_index_item(k) for k in key)
+        return tuple(_index_item(k, nested=True) for k in key)
     return _index_item(key)
 
 
-def _index_item(k):
+def _index_item(k, nested=False):
     if isinstance(k, NDArray):
         host = namespace_for(k._ctx).to_host(k._data)
         if host.ndim == 0 and host.dtype.kind in "iu":
@@ -270,9 +318,34 @@ def _index_item(k):
     if isinstance(k, (float, _onp.floating)):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                          f"(`None`) and integer or boolean arrays are valid indices, got {k!r}")
-    if isinstance(k, (list, tuple)) and any(isinstance(v, NDArray) for v in k):
-        return _onp.array([_index_item(v) for v in k])
+    if isinstance(k, range):
+        return _onp.arange(k.start, k.stop, k.step, dtype=_onp.int64)
+    if isinstance(k, (list, tuple)) and (nested or isinstance(k, list)):
+        if any(isinstance(v, NDArray) for v in k):
+            return _onp.array([_index_item(v) for v in k])
+        return _onp.asarray(k) if isinstance(k, tuple) else k
     return k
+
+
+def _is_bool_scalar(k):
+    return isinstance(k, (bool, _onp.bool_)) or (isinstance(k, _onp.ndarray) and k.ndim == 0
+                                                 and k.dtype == _onp.bool_)
+
+
+def _bool_scalar_positions(key, shape):
+    """For a key holding a boolean scalar (``a[True]`` adds a length-1 axis, ``a[False]`` a
+    length-0 one, NumPy's rule), the flat positions it selects (int64, NumPy's shape of
+    the result); None for any other key."""
+    items = key if isinstance(key, tuple) else (key,)
+    if not any(_is_bool_scalar(k) for k in items):
+        return None
+    size = 1
+    for d in shape:
+        size *= d
+    try:
+        return _onp.arange(size, dtype=_onp.int64).reshape(shape)[key]
+    except IndexError as e:
+        raise IndexError(f"__getitem__: index {key!r} for shape {tuple(shape)}: {e}") from None
 
 
 # ---- creation from data ---------------------------------------------------------------------
