@@ -361,28 +361,39 @@ def cumprod(a, axis=None, dtype=None, out=None):
 
 
 def average(a, axis=None, weights=None, returned=False):
-    """The (weighted) mean over ``axis``; ``returned=True`` also gives the weights' sum."""
+    """The (weighted) mean over ``axis``; ``returned=True`` also gives the weights' sum.
+    On traced Symbols too (the shapes are known while a block is traced)."""
     from ._ufuncs import multiply, true_divide
     a = _arr(a)
+    shape = _front.shape_of(a)
+    if shape is None:
+        raise op_error("average", "needs the shape of its input")
     if weights is None:
         avg = mean(a, axis)
         if not returned:
             return avg
-        n = a.size if axis is None else a.shape[axis]
+        n = 1
+        for i in (_axes("average", _Rank(len(shape)), axis)):
+            n *= shape[i]
         from ._creation import full_like
         return avg, full_like(avg, float(n))
     w = _arr(weights)
-    if w.shape != a.shape:
-        if axis is None or w.ndim != 1 or w.shape[0] != a.shape[axis]:
-            raise op_error("average", f"weights of shape {tuple(w.shape)} do not match a "
-                           f"of shape {tuple(a.shape)} along axis {axis}")
-        view = [1] * a.ndim
-        view[axis] = w.shape[0]
-        w = w.reshape(tuple(view))
-    dt = _float_of("average", a, None)
-    scl = sum(_broadcast(w, a).astype(dt), axis)
-    avg = true_divide(sum(multiply(a.astype(dt, copy=False), w.astype(dt, copy=False)), axis),
-                      scl)
+    wshape = _front.shape_of(w)
+    if tuple(wshape) != tuple(shape):
+        if axis is None or len(wshape) != 1 or wshape[0] != shape[axis]:
+            raise op_error("average", f"weights of shape {tuple(wshape)} do not match a of "
+                           f"shape {tuple(shape)} along axis {axis}")
+        view = [1] * len(shape)
+        view[axis] = wshape[0]
+        from ._manipulation import reshape
+        w = reshape(w, tuple(view))
+    known = _front.dtype_of(a)
+    dt = known if known is not None and known.kind == "f" else default_float()
+    a, w = (v if _front.dtype_of(v) == dt else _front.call("cast", [v], dtype=dt)
+            for v in (a, w))
+    from ._manipulation import broadcast_to
+    scl = sum(broadcast_to(w, tuple(shape)), axis)
+    avg = true_divide(sum(multiply(a, w), axis), scl)
     return (avg, scl) if returned else avg
 
 

@@ -387,6 +387,8 @@ HYBRID = {
              + onp.ones_like(a), lambda a, b: (a, b)),
     "sum-dtype": (lambda F, a, b: F.np.sum(a, axis=1, dtype="float16"),
                   lambda a, b: a.sum(axis=1).astype("float16"), lambda a, b: (a, b)),
+    "average": (lambda F, a, b: F.np.average(a, axis=1, weights=b[0]),
+                lambda a, b: onp.average(a, axis=1, weights=b[0]), lambda a, b: (a, b)),
     "sum-int": (lambda F, a, b: F.np.sum((a * 100).astype("int8"), axis=0),
                 lambda a, b: onp.sum((a * 100).astype("int8"), axis=0),
                 lambda a, b: (a, b)),
