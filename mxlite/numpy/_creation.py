@@ -68,10 +68,14 @@ def full(shape, fill_value, dtype=None, order="C", ctx=None, out=None):
     bool, an array value's own dtype."""
     _new_order("full", order)
     shape = _shape("full", shape)
-    if isinstance(fill_value, NDArray):
-        dt = fill_value.dtype if dtype is None else as_dtype(dtype, "full")
-        value = fill_value.astype(dt, copy=False)
-        return _front.call("broadcast_to", [value], out=out, shape=shape)
+    if isinstance(fill_value, NDArray) or _front.is_symbolic([fill_value]):
+        known = _front.dtype_of(fill_value)
+        dt = known if dtype is None else as_dtype(dtype, "full")
+        value = fill_value if dt is None or known == dt else \
+            _front.call("cast", [fill_value], dtype=dt)
+        from ._manipulation import broadcast_to
+        y = broadcast_to(value, shape)
+        return y if out is None else _front.call("_copy", [y], out=out)
     if dtype is None:
         if isinstance(fill_value, (bool, _onp.bool_)):
             dtype = _onp.bool_
@@ -282,7 +286,15 @@ def meshgrid(*xi, **kwargs):
 
 def indices(dimensions, dtype=None, ctx=None):
     """An array of shape ``(len(dimensions), *dimensions)`` holding each axis's index
-    (int64 by default)."""
-    grids = _onp.indices(tuple(dimensions), dtype=_onp.int64 if dtype is None else
-                         as_dtype(dtype, "indices"))
-    return array(grids, dtype=grids.dtype, ctx=ctx)
+    (int64 by default); built from ``arange``/``broadcast_to``/``stack``, so it is a graph
+    node inside ``mx.sym.np`` too."""
+    dims = tuple(int(d) for d in dimensions)
+    dt = _onp.dtype(_onp.int64) if dtype is None else as_dtype(dtype, "indices")
+    if not dims or 0 in dims:
+        return zeros((len(dims),) + dims, dtype=dt, ctx=ctx)
+    from ._manipulation import broadcast_to, reshape, stack
+    grids = []
+    for axis, d in enumerate(dims):
+        view = tuple(d if i == axis else 1 for i in range(len(dims)))
+        grids.append(broadcast_to(reshape(arange(d, dtype=dt, ctx=ctx), view), dims))
+    return stack(grids, axis=0)

@@ -151,17 +151,21 @@ def rollaxis(a, axis, start=0):
 def squeeze(a, axis=None):
     """``a`` without its length-1 axes (those in ``axis``); a view."""
     a = _arr(a)
-    if _front.is_symbolic([a]):
+    shape = _front.shape_of(a)
+    if shape == () and isinstance(axis, (int, _onp.integer)):
+        normalize_axis("squeeze", int(axis), 1)      # NumPy: axis 0 or -1 of a 0-d array
+        return _front.call("_copy", [a])
+    if shape is None or -1 in shape:    # a Symbol of unknown shape: the operator's rule
         return _front.call("squeeze", [a], axis=axis)
     if axis is None:
-        axes = [i for i, d in enumerate(a.shape) if d == 1]
+        axes = [i for i, d in enumerate(shape) if d == 1]
     else:
-        axes = normalize_axes("squeeze", _list(axis), a.ndim, "axis")
-        bad = [i for i in axes if a.shape[i] != 1]
+        axes = normalize_axes("squeeze", _list(axis), len(shape), "axis")
+        bad = [i for i in axes if shape[i] != 1]
         if bad:
             raise op_error("squeeze", f"cannot select an axis to squeeze out which has size "
-                           f"not equal to one (axes {bad} of shape {tuple(a.shape)})")
-    return reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
+                           f"not equal to one (axes {bad} of shape {tuple(shape)})")
+    return reshape(a, tuple(d for i, d in enumerate(shape) if i not in axes))
 
 
 def expand_dims(a, axis):
@@ -317,15 +321,26 @@ def _as_list(x):
     return x if isinstance(x, list) else [x]
 
 
+def _ndim(fn, a):
+    """The rank of an array, or of a Symbol as traced (MXNetError when not known)."""
+    shape = _front.shape_of(a)
+    if shape is None:
+        raise op_error(fn, "needs the rank of its input, which this Symbol does not know")
+    return len(shape)
+
+
 def _split(fn, ary, indices_or_sections, axis, even):
     a = _arr(ary)
-    if _front.is_symbolic([a]):
+    shape = _front.shape_of(a)
+    symbolic = _front.is_symbolic([a])
+    if symbolic and (shape is None or shape[normalize_axis(fn, axis, len(shape))] < 0):
+        # the length along axis is not known here: equal sections by the operator
         if not isinstance(indices_or_sections, (int, _onp.integer)):
-            raise op_error(fn, "a symbolic split takes a number of equal sections")
+            raise op_error(fn, "a Symbol of unknown shape splits into equal sections only")
         return list(_front.call("split", [a], num_outputs=int(indices_or_sections),
                                 axis=axis, squeeze_axis=False))
-    axis = normalize_axis(fn, axis, a.ndim)
-    n = a.shape[axis]
+    axis = normalize_axis(fn, axis, len(shape))
+    n = shape[axis]
     if isinstance(indices_or_sections, (int, _onp.integer)):
         sections = int(indices_or_sections)
         if sections <= 0:
@@ -341,8 +356,11 @@ def _split(fn, ary, indices_or_sections, axis, even):
         bounds = [0] + [min(max(p + n if p < 0 else p, 0), n) for p in points] + [n]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
-        key = (slice(None),) * axis + (slice(int(lo), int(max(lo, hi))),)
-        out.append(a[key])
+        lo, hi = int(lo), int(max(lo, hi))
+        if symbolic:
+            out.append(_front.call("slice_axis", [a], axis=axis, begin=lo, end=hi))
+        else:
+            out.append(a[(slice(None),) * axis + (slice(lo, hi),)])
     return out
 
 
@@ -359,13 +377,13 @@ def array_split(ary, indices_or_sections, axis=0):
 def hsplit(ary, indices_or_sections):
     """``split`` along axis 1 (axis 0 for 1-d arrays)."""
     a = _arr(ary)
-    return split(a, indices_or_sections, axis=0 if a.ndim == 1 else 1)
+    return split(a, indices_or_sections, axis=0 if _ndim("hsplit", a) == 1 else 1)
 
 
 def vsplit(ary, indices_or_sections):
     """``split`` along axis 0 (at least 2-d)."""
     a = _arr(ary)
-    if a.ndim < 2:
+    if _ndim("vsplit", a) < 2:
         raise op_error("vsplit", "vsplit only works on arrays of 2 or more dimensions")
     return split(a, indices_or_sections, axis=0)
 
@@ -373,7 +391,7 @@ def vsplit(ary, indices_or_sections):
 def dsplit(ary, indices_or_sections):
     """``split`` along axis 2 (at least 3-d)."""
     a = _arr(ary)
-    if a.ndim < 3:
+    if _ndim("dsplit", a) < 3:
         raise op_error("dsplit", "dsplit only works on arrays of 3 or more dimensions")
     return split(a, indices_or_sections, axis=2)
 
