@@ -61,7 +61,11 @@ def reshape(a, newshape, order="C"):
         raise op_error("reshape", f"order={order!r} is not supported; only 'C'")
     a = _arr(a)
     if _front.is_symbolic([a]):
-        shape = (newshape,) if isinstance(newshape, int) else tuple(newshape)
+        shape = (newshape,) if isinstance(newshape, (int, _onp.integer)) else tuple(newshape)
+        shape = tuple(int(d) for d in shape)
+        src = _front.shape_of(a)
+        if 0 in shape and src is not None and -1 not in src:
+            return _symbolic_empty(a, _np_shape("reshape", src, shape))
         if any(d == 0 for d in shape) or any(d < -1 for d in shape) or \
                 shape.count(-1) > 1:
             raise op_error("reshape", f"a symbolic reshape takes positive sizes and one -1, "
@@ -72,6 +76,17 @@ def reshape(a, newshape, order="C"):
         return _front.as_np(a._alias(a._data, _RESHAPE, _RESHAPE.parse_attrs({"shape": new})))
     return _front.as_np(a._alias(a._data.reshape(new), _RESHAPE,
                                  _RESHAPE.parse_attrs({"shape": new})))
+
+
+def _symbolic_empty(a, shape):
+    """A zero-size Symbol ``a`` reshaped to the zero-size ``shape``: the operator reads a 0
+    in its shape as "keep this axis", so the (empty) result is made as zeros of ``shape``
+    plus the sum of ``a`` (0, broadcast), which keeps ``a`` in the graph."""
+    dt = _front.dtype_of(a) or _onp.dtype(_onp.float32)
+    with _front.symbolic_creation():
+        y = _front.call("_zeros", [], shape=shape, dtype=dt)
+    total = _front.call("reshape", [_front.call("sum", [a])], shape=(1,) * len(shape))
+    return _front.call("broadcast_add", [y, total])
 
 
 def ravel(x, order="C"):
@@ -181,9 +196,19 @@ def expand_dims(a, axis):
 
 
 def broadcast_to(array, shape):  # noqa: A002
-    """``array`` broadcast to ``shape`` (NumPy's rules; a copy)."""
+    """``array`` broadcast to ``shape`` (NumPy's rules; a copy). A -2 in ``shape`` keeps
+    the input's length on that (right-aligned) axis, as MXNet's."""
     a = _arr(array)
     shape = (int(shape),) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
+    if -2 in shape:         # MXNet's extension: -2 keeps the input's (right-aligned) length
+        src = _front.shape_of(a)
+        if src is None or len(src) > len(shape):
+            raise op_error("broadcast_to", f"-2 in shape {shape} needs the input's shape")
+        lead = len(shape) - len(src)
+        shape = tuple(src[i - lead] if d == -2 and i >= lead else d
+                      for i, d in enumerate(shape))
+        if -2 in shape:
+            raise op_error("broadcast_to", f"-2 in shape {shape} has no input axis to keep")
     if not _front.is_symbolic([a]):
         try:
             _onp.broadcast_shapes(tuple(a.shape), shape)
@@ -205,6 +230,9 @@ def broadcast_to(array, shape):  # noqa: A002
                 _front.call("broadcast_to", [a], shape=full)
             return y[tuple(slice(0, 0) if d == 0 else slice(None) for d in shape)]
     src = _front.shape_of(a)
+    if src is not None and len(src) < len(shape) and -1 not in src:
+        src = (1,) * (len(shape) - len(src)) + tuple(src)
+        a = reshape(a, src)
     if src is not None and len(src) == len(shape):
         for axis, (have, want) in enumerate(zip(src, shape)):
             if want == 0 and have == 1:     # the operator reads a 0 in shape as "keep"

@@ -242,3 +242,33 @@ def test_join_gradients(rng):
     z.backward()
     onp.testing.assert_allclose(x.grad.asnumpy(), w[:, 0])
     onp.testing.assert_allclose(y.grad.asnumpy(), w[:, 1] + 3)
+
+
+def test_broadcast_to_keeps_axes_marked_minus_two():
+    a = arr((3, 1))
+    same(np.broadcast_to(np.array(a), (2, -2, 4)), onp.broadcast_to(a, (2, 3, 4)))
+    same(np.broadcast_to(np.array(arr((1, 0))), (2, -2, -2)), onp.zeros((2, 1, 0), "float32"))
+    with pytest.raises(mx.base.MXNetError):
+        np.broadcast_to(np.array(a), (-2, 2, 3, 4))
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0, 1), (1, 1, 0)])
+def test_hybridized_shape_functions_of_zero_size_arrays(shape):
+    from mxlite import gluon, npx
+
+    class Net(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return [F.np.reshape(x, (-1,)), F.np.squeeze(x), F.np.expand_dims(x, 0),
+                    F.np.broadcast_to(x, (2,) + x.shape), F.np.tril(x)]
+
+    a = arr(shape)
+    npx.set_np()
+    try:
+        net = Net()
+        net.hybridize()
+        outs = net(np.array(a))
+    finally:
+        npx.reset_np()
+    for got, want in zip(outs, [a.reshape(-1), onp.squeeze(a), onp.expand_dims(a, 0),
+                                onp.broadcast_to(a, (2,) + shape), onp.tril(a)]):
+        same(got, want)
