@@ -60,7 +60,8 @@ def _reduced_shape(shape, axes, keepdims):
 
 def _reshape(y, shape):
     from ._manipulation import reshape
-    return y if tuple(y.shape) == tuple(shape) else reshape(y, shape)
+    have = _front.shape_of(y)
+    return y if have is not None and tuple(have) == tuple(shape) else reshape(y, shape)
 
 
 def _finish(fn, y, out):
@@ -254,23 +255,27 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 def _arg(fn, op, a, axis, out, keepdims):
     a = _arr(a)
-    if not _front.is_symbolic([a]) and a.ndim == 0 and axis is not None:
+    shape = _front.shape_of(a)
+    if shape is None:
+        raise op_error(fn, "needs the rank of its input, which this Symbol does not know")
+    ndim = len(shape)
+    if ndim == 0 and axis is not None:
         normalize_axes(fn, (int(axis),), 1, "axis")        # 0 and -1 only, as NumPy
         axis = None
     if axis is None:
         from ._manipulation import reshape
         y = _front.call(op, [reshape(a, (-1,))], axis=0)
-        if keepdims:
-            y = _reshape(y, (1,) * a.ndim)
-        else:
-            y = _reshape(y, ())
+        y = _reshape(y, (1,) * ndim if keepdims else ())
     else:
-        if a.size == 0:
+        ax = normalize_axes(fn, (int(axis),), ndim, "axis")[0]
+        if shape[ax] == 0:
             raise op_error(fn, f"attempt to get {fn} of an empty sequence")
-        ax = normalize_axes(fn, (int(axis),), a.ndim, "axis")[0]
+        if 0 in shape and not _front.is_symbolic([a]):     # an empty result
+            return _finish(fn, _front.call("_zeros", [], shape=_reduced_shape(
+                shape, (ax,), keepdims), dtype=_onp.int64, ctx=a._ctx), out)
         y = _reshape(_front.call(op, [a], axis=ax, keepdims=keepdims),
-                     _reduced_shape(a.shape, (ax,), keepdims))
-    if y.dtype != _onp.int64:
+                     _reduced_shape(shape, (ax,), keepdims))
+    if _front.dtype_of(y) != _onp.int64:
         y = _front.call("cast", [y], dtype=_onp.int64)
     return _finish(fn, y, out)
 

@@ -163,6 +163,16 @@ def test_initial_and_where():
         np.max(x, where=np.array(w))           # no identity and no initial
 
 
+def test_argmax_of_zero_size_and_0d_arrays():
+    z = onp.zeros((5, 0, 3), "float32")
+    check(np.argmax(np.array(z), axis=0), onp.argmax(z, axis=0))
+    check(np.argmin(np.array(3.0), axis=-1), onp.argmin(onp.array(3.0), axis=-1))
+    with pytest.raises(mx.base.MXNetError):
+        np.argmax(np.array(z), axis=1)
+    with pytest.raises(mx.base.MXNetError):
+        np.argmax(np.array(3.0), axis=1)
+
+
 def test_zero_size_without_identity_is_an_error():
     with pytest.raises(mx.base.MXNetError):
         np.max(np.zeros((0, 3)), axis=0)
