@@ -114,6 +114,9 @@ def _reduce(fn, op, a, axis, keepdims, dtype, out, identity=None, initial=None, 
                            f"along axis {axis}: the reduction has no identity; pass initial=")
         from ._creation import full
         y = full(shape, 0 if fill is None else fill, dtype=a.dtype, ctx=a._ctx)
+        # + the (zero) sum of the empty input, so the result stays on the tape
+        dep = _front.call("reshape", [_front.call("sum", [a])], shape=(1,) * len(shape))
+        y = _front.call("broadcast_add", [y, dep])
         if identity is None:
             initial = None                  # already the fill
     else:

@@ -169,6 +169,10 @@ def _into(y, out):
     if not isinstance(out, NDArray):
         raise TypeError(f"out must be an mx.np.ndarray, got {type(out).__name__}")
     src, dst = y._data.dtype, out._data.dtype
+    if src == _BOOL and dst != _BOOL:
+        # a boolean result (comparisons, predicates) goes into a boolean out only, as
+        # MXNet's (NumPy would cast it)
+        raise TypeError(f"the boolean result cannot be written into out of dtype {dst}")
     if not _onp.can_cast(src, dst, "same_kind"):
         raise TypeError(f"cannot cast the result of dtype {src} into out of dtype {dst} "
                         "with casting rule 'same_kind'")

@@ -173,6 +173,17 @@ def test_argmax_of_zero_size_and_0d_arrays():
         np.argmax(np.array(3.0), axis=1)
 
 
+def test_empty_reductions_stay_on_the_tape():
+    from mxlite import autograd
+    x = np.zeros((0, 3))
+    x.attach_grad()
+    with autograd.record():
+        t = np.sum(x, axis=0) + np.prod(x, axis=0) + np.max(x, axis=0, initial=-1.0)
+    t.backward()
+    check(t, onp.zeros(3, "float32"))
+    assert x.grad.shape == (0, 3)
+
+
 def test_zero_size_without_identity_is_an_error():
     with pytest.raises(mx.base.MXNetError):
         np.max(np.zeros((0, 3)), axis=0)

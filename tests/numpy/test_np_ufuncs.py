@@ -286,6 +286,8 @@ def test_out_argument():
     o2 = np.zeros(3, dtype="bool")
     np.greater(x, 1.5, out=o2)
     onp.testing.assert_array_equal(o2.asnumpy(), [False, True, True])
+    with pytest.raises(TypeError):              # a boolean result into a float out
+        np.isnan(x, out=np.zeros(3))
     np.exp(x, out=out)
     close(out, onp.exp([1, 2, 3]), "float32")
 
