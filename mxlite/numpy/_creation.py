@@ -10,7 +10,7 @@ import numpy as _onp
 from ..base import op_error
 from ..ndarray.ndarray import NDArray
 from . import _front
-from ._dtypes import as_dtype, default_float
+from ._dtypes import as_dtype, default_float, is_np_default_dtype
 from .multiarray import OrderNotSupported, _check_order, array, asarray, to_ctx
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
@@ -152,7 +152,9 @@ def copy(a):
 
 def arange(start, stop=None, step=None, dtype=None, ctx=None):
     """Evenly spaced values in ``[start, stop)`` (``step`` None: 1). Without ``dtype``:
-    int64 when every bound is an int (NumPy's), else the default float."""
+    the default float, as MXNet's ``mx.np.arange`` (float32: ``arange(5)`` feeds float32
+    models without a cast); after ``npx.set_np(dtype=True)``, NumPy's rule (int64 when
+    every bound is an int)."""
     if step is None:
         step = 1
     if step == 0:
@@ -161,7 +163,7 @@ def arange(start, stop=None, step=None, dtype=None, ctx=None):
         bounds = [b for b in (start, stop, step) if b is not None]
         ints = all(isinstance(b, (int, _onp.integer)) and not isinstance(b, bool)
                    for b in bounds)
-        dtype = _onp.int64 if ints else default_float()
+        dtype = _onp.int64 if ints and is_np_default_dtype() else default_float()
     if stop is None:
         start, stop = 0, start
     return _front.call("_arange", [], start=start, stop=stop, step=step, ctx=_ctx_kw(ctx),

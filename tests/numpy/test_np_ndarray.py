@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 import mxlite as mx
 from mxlite import autograd
-from mxlite import np
+from mxlite import np, npx
 
 DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "float32", "float64"]
 
@@ -195,7 +195,13 @@ def test_array_dtypes():
 @settings(max_examples=30)
 @given(st.integers(-5, 5), st.integers(-5, 12), st.sampled_from([1, 2, -1, 3]))
 def test_arange(start, stop, step):
-    same(np.arange(start, stop, step), onp.arange(start, stop, step))
+    # integer bounds: the default float (MXNet's mx.np), NumPy's int64 under dtype=True
+    same(np.arange(start, stop, step), onp.arange(start, stop, step).astype("float32"))
+    npx.set_np(dtype=True)
+    try:
+        same(np.arange(start, stop, step), onp.arange(start, stop, step))
+    finally:
+        npx.reset_np()
     close(np.arange(start, stop, step, dtype="float32"),
           onp.arange(start, stop, step, dtype="float32"))
     close(np.arange(float(start), stop + 0.5, step / 2),
