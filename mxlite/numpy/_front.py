@@ -190,3 +190,21 @@ def shape_of(x):
     if _is_symbol(x) and len(x._outputs) == 1:
         return symbol_meta(x)[0]
     return None
+
+
+def np_class():
+    """The ``mx.np.ndarray`` class."""
+    return _np_class
+
+
+_REGISTRY_GET = REGISTRY.__getitem__
+
+
+def call_direct(op_name, inputs, attrs):
+    """``call`` for np arrays already checked by the caller (no Symbol, no ``out``): the
+    compiled invoke and the retype, nothing else."""
+    result = _nd_invoke(_REGISTRY_GET(op_name), inputs, attrs, None)
+    if type(result) is NDArray:
+        result.__class__ = _np_class
+        return result
+    return as_np(result)

@@ -35,15 +35,21 @@ _METHODS = ("sum", "prod", "mean", "max", "min", "argmax", "argmin", "all", "any
             "broadcast_to")
 
 
+_OPERAND_TYPES = None
+
+
 def _operand_ok(other):
-    import numbers
+    global _OPERAND_TYPES
+    if _OPERAND_TYPES is None:
+        import numbers
 
-    import numpy as onp
+        import numpy as onp
 
-    from ..ndarray.ndarray import NDArray
-    from ..symbol.symbol import Symbol
-    return isinstance(other, (NDArray, Symbol, numbers.Number, onp.generic, list, tuple,
-                              onp.ndarray))
+        from ..ndarray.ndarray import NDArray
+        from ..symbol.symbol import Symbol
+        _OPERAND_TYPES = (NDArray, Symbol, numbers.Number, onp.generic, list, tuple,
+                          onp.ndarray)
+    return isinstance(other, _OPERAND_TYPES)
 
 
 def _dunder(fn, reflected=False, inplace=False):
@@ -62,6 +68,26 @@ def _dunder(fn, reflected=False, inplace=False):
             if not _operand_ok(other):
                 return NotImplemented
             return fn(self, other)
+    return method
+
+
+def _binary_dunder(name, fn, reflected=False):
+    """``a <op> b`` straight onto the ufunc machinery (``_ufuncs.binary``: no keyword
+    handling) when ``name`` is one of its binary ufuncs, else ``_dunder(fn)``."""
+    from . import _ufuncs
+    if name not in _ufuncs._BINARY:
+        return _dunder(fn, reflected)
+    binary = _ufuncs.binary
+    if reflected:
+        def method(self, other):
+            if not _operand_ok(other):
+                return NotImplemented
+            return binary(name, other, self)
+    else:
+        def method(self, other):
+            if not _operand_ok(other):
+                return NotImplemented
+            return binary(name, self, other)
     return method
 
 
@@ -118,8 +144,8 @@ def install(cls, functions):
     ``functions`` (a module's globals)."""
     for stem, name in _ARITHMETIC.items():
         fn = functions[name]
-        setattr(cls, f"__{stem}__", _dunder(fn))
-        setattr(cls, f"__r{stem}__", _dunder(fn, reflected=True))
+        setattr(cls, f"__{stem}__", _binary_dunder(name, fn))
+        setattr(cls, f"__r{stem}__", _binary_dunder(name, fn, reflected=True))
         setattr(cls, f"__i{stem}__", _dunder(fn, inplace=True))
     for stem, name in _COMPARISONS.items():
         setattr(cls, f"__{stem}__", _dunder(functions[name]))

@@ -11,6 +11,7 @@ import numpy as _onp
 
 from ..base import op_error
 from ..ndarray.ndarray import NDArray
+from ..ops.registry import REGISTRY
 from ..ops.shape_utils import normalize_axes
 from . import _front
 from ._dtypes import as_dtype, default_float
@@ -143,6 +144,15 @@ def _accumulate_in(fn, a, dtype):
     return _front.call("cast", [a], dtype=dt), None
 
 
+_RESHAPE = REGISTRY["reshape"]
+_TO_0D = _RESHAPE.parse_attrs({"shape": ()})
+
+
+def _zero_dim(y):
+    """The one-element result of a full reduction as a 0-d view (recorded reshape)."""
+    return _front.as_np(y._alias(y._data.reshape(()), _RESHAPE, _TO_0D))
+
+
 def _sum_dtype(dt):
     """NumPy's accumulator dtype of sum/prod/cumsum: int64 for narrower integers and
     booleans; unsigned integers also give int64 (NumPy's uint64 is not a dtype mxlite
@@ -155,6 +165,10 @@ def _sum_dtype(dt):
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """The sum over ``axis`` (module docstring)."""
+    if axis is None and dtype is None and out is None and not keepdims and initial is None \
+            and where is None and type(a) is _front.np_class() and a._data.dtype.kind == "f" \
+            and a._data.size:               # the common case: all of a float array
+        return _zero_dim(_front.call_direct("sum", [a], None))
     a = _arr(a)
     if dtype is None and _front.dtype_of(a) is not None:
         dtype = _sum_dtype(_front.dtype_of(a))

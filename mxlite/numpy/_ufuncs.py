@@ -114,6 +114,10 @@ def binary(name, x1, x2, out=None):
     takes the result cast to its dtype under NumPy's 'same_kind' rule."""
     name = _ALIASES.get(name, name)
     array_op, scalar_op, rscalar_op, kind = _BINARY[name]
+    if out is None and kind != "bool":
+        fast = _fast_float(array_op, scalar_op, rscalar_op, x1, x2)
+        if fast is not None:
+            return fast
     if _is_number(x1) and _is_number(x2):
         return _onp.asarray(getattr(_onp, name)(x1, x2)).item()
     if not isinstance(x1, (NDArray, _front_symbol())) and not _is_number(x1):
@@ -159,6 +163,31 @@ def binary(name, x1, x2, out=None):
         return _into(_as_bool(_front.call(op, operands, **attrs)), out)
     direct = out if out is not None and _front.dtype_of(out) == dt else None
     return _into(_front.call(op, operands, out=direct, **attrs), out)
+
+
+_FLOAT_KINDS = frozenset("f")
+_NUMBER_TYPES = (int, float)
+
+
+def _fast_float(array_op, scalar_op, rscalar_op, x1, x2):
+    """The common case without the general rules: two np arrays of one float dtype, or
+    one with a Python int/float (a float dtype keeps its dtype either way). None when the
+    call needs the general path."""
+    np_cls = _front.np_class()
+    if type(x1) is np_cls:
+        d1 = x1._data.dtype
+        if d1.kind != "f":
+            return None
+        if type(x2) is np_cls:
+            if x2._data.dtype != d1:
+                return None
+            return _front.call_direct(array_op, [x1, x2], None)
+        if type(x2) in _NUMBER_TYPES:
+            return _front.call_direct(scalar_op, [x1], {"scalar": x2})
+        return None
+    if type(x2) is np_cls and type(x1) in _NUMBER_TYPES and x2._data.dtype.kind == "f":
+        return _front.call_direct(rscalar_op, [x2], {"scalar": x1})
+    return None
 
 
 def _into(y, out):
@@ -218,6 +247,9 @@ def unary(name, x, out=None):
     Functions of kind 'same' keep the input's dtype (integers too: ``reciprocal`` of an
     integer truncates, as NumPy's)."""
     op, kind = _UNARY[name]
+    if out is None and kind != "bool" and type(x) is _front.np_class() and \
+            x._data.dtype.kind == "f":          # the common case: a float array
+        return _front.call_direct(op, [x], None)
     if _is_number(x):
         return getattr(_onp, name)(x).item()
     if not isinstance(x, (NDArray, _front_symbol())):
