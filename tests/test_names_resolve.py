@@ -15,6 +15,7 @@ assignment hides a module-level import of the same name inside that function; cl
 not leak into their methods.
 """
 import ast
+import importlib.machinery
 import importlib.util
 import pathlib
 import sys
@@ -78,10 +79,13 @@ def _import_bindings(node, package):
 
 
 def _is_source(dotted):
-    """Whether ``dotted`` names a module or package of mxlite's source tree (one that
-    ``import mxlite`` does not load)."""
+    """Whether ``dotted`` names a module or package of mxlite's source tree, or a compiled
+    extension module beside them (one that ``import mxlite`` does not load: the oneDNN
+    kernels load on first use)."""
     path = PACKAGE.parent.joinpath(*dotted.split("."))
-    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file() or any(
+        path.with_name(path.name + suffix).is_file()
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES)
 
 
 def _local_names(fn):
