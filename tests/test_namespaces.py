@@ -45,6 +45,25 @@ EXTRAS = {
         "all_finite", "hardmax", "isneginf", "isposinf")},
     "mxnet.symbol.contrib": {name: "mxlite's contrib ops" for name in (
         "all_finite", "hardmax", "isneginf", "isposinf", "isfinite", "isinf", "isnan")},
+    "mxnet.numpy": {
+        **{name: "NumPy's function of that name (MXNet 1.9.1's mx.np lacked it; "
+                 "docs/guide/numpy.rst)" for name in (
+            "asarray", "cumprod", "floor_divide", "fmax", "fmin", "fmod", "gcd", "kron",
+            "logical_and", "logical_or", "logical_xor", "median", "nansum", "tri",
+            "tril_indices", "triu", "triu_indices")},
+        **{name: "NumPy's type, constant or dtype helper, the same object as NumPy's" for name in (
+            "dtype", "euler_gamma", "floating", "generic", "iinfo", "integer",
+            "number")},
+        "is_np_default_dtype": "whether npx.set_np(dtype=True) made float64 the default",
+    },
+    "mxnet.numpy.random": {"laplace": "NumPy's Laplace sampler",
+                           "seed": "NumPy's seed (mx.random.seed)"},
+    "mxnet.numpy_extension": {
+        "is_np_default_dtype": "whether npx.set_np(dtype=True) made float64 the default",
+        **{name: "mx.util's NumPy-semantics switch, beside set_np" for name in (
+            "np_array", "np_shape", "set_np_shape", "use_np", "use_np_array",
+            "use_np_shape")},
+    },
     **{ns: {f"pdf_{d}": "random_pdf_* beside the samplers (the _random_ prefix's namespace; "
                         "MXNet 1.9.1 had them at the top level only)"
             for d in ("uniform", "normal", "gamma", "exponential", "poisson",

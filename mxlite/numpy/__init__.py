@@ -32,18 +32,18 @@ for _m in _MODULES:
     __all__ += list(_m.__all__)
 
 # NumPy's scalar types and constants (the same objects as NumPy's)
-bool_, int8, uint8, int16, int32, int64, float16, float32, float64 = (
-    _onp.bool_, _onp.int8, _onp.uint8, _onp.int16, _onp.int32, _onp.int64, _onp.float16,
+bool_, int8, uint8, int32, int64, float16, float32, float64 = (
+    _onp.bool_, _onp.int8, _onp.uint8, _onp.int32, _onp.int64, _onp.float16,
     _onp.float32, _onp.float64)
 bool = _onp.bool_  # noqa: A001  (MXNet's mx.np.bool)
 dtype, finfo, iinfo, integer, floating, number, generic = (
     _onp.dtype, _onp.finfo, _onp.iinfo, _onp.integer, _onp.floating, _onp.number, _onp.generic)
 pi, e, inf, nan, newaxis, euler_gamma = _onp.pi, _onp.e, _onp.inf, _onp.nan, None, _onp.euler_gamma
-PZERO, NZERO, PINF, NINF, NAN = 0.0, -0.0, _onp.inf, -_onp.inf, _onp.nan
-__all__ += ["bool_", "bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32",
+PZERO, NZERO, PINF, NINF, NAN, NaN = 0.0, -0.0, _onp.inf, -_onp.inf, _onp.nan, _onp.nan
+__all__ += ["bool_", "bool", "int8", "uint8", "int32", "int64", "float16", "float32",
             "float64", "dtype", "finfo", "iinfo", "integer", "floating", "number", "generic",
             "pi", "e", "inf", "nan", "newaxis", "euler_gamma", "PZERO", "NZERO", "PINF",
-            "NINF", "NAN"]
+            "NINF", "NAN", "NaN"]
 
 from . import linalg, random  # noqa: E402
 from ._methods import install as _install_methods  # noqa: E402
