@@ -237,3 +237,24 @@ def test_reshape_fills_the_data_s_one_unknown_dimension_from_the_output():
     assert args[0] == (0, 5)
     args, _, _ = out.infer_shape_partial(w=(0, 0))          # two unknown: nothing
     assert args[0] == (0, 0)
+
+
+@pytest.mark.parametrize("ta, tb, x, w, want_w", [
+    (False, False, (4, 7), (None, 100), (7, 100)),
+    (False, True, (4, 7), (100, None), (100, 7)),
+    (True, False, (7, 4), (None, 3), (7, 3)),
+])
+def test_dot_fills_the_contracted_dimension_of_a_partial_operand(ta, tb, x, w, want_w):
+    from mxlite.ops.shape_partial import infer_shape_partial
+    op = mx.nd.dot.op
+    ins, _ = infer_shape_partial(op, [x, w], op.parse_attrs(
+        {"transpose_a": ta, "transpose_b": tb}))
+    assert ins[1] == want_w
+
+
+def test_dot_fills_kept_dimensions_from_a_known_output():
+    from mxlite.ops.shape_partial import infer_shape_partial
+    op = mx.nd.dot.op
+    ins, outs = infer_shape_partial(op, [(None, 7), (7, None)], op.default_attrs,
+                                    [(4, 100)])
+    assert ins == [(4, 7), (7, 100)] and outs == [(4, 100)]

@@ -666,7 +666,8 @@ class HybridBlock(Block):
         if arg_attrs is None:
             partial = getattr(out, infer_fn + "_partial")(**given)
             unknown = [n for n, s in zip(out.list_arguments() + out.list_auxiliary_states(),
-                                         partial[0] + partial[2]) if not s or 0 in s]
+                                         partial[0] + partial[2])
+                       if not s or 0 in s or -1 in s]      # (unknown: legacy 0, NumPy -1)
             raise MXNetError(f"{infer_fn} of {self.name}: the inputs {given} do not "
                              f"determine {unknown}")
         sdict = dict(zip(out.list_arguments(), arg_attrs))

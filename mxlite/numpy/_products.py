@@ -47,6 +47,12 @@ def _reshape(a, shape):
     return reshape(a, shape)
 
 
+def _aligned(m, n):
+    """Whether two contracted lengths agree; -1 (a traced Symbol's dimension not known
+    yet, a deferred parameter's) agrees with any, the operator checks it when bound."""
+    return m == n or m < 0 or n < 0
+
+
 def _size(dims):
     n = 1
     for d in dims:
@@ -70,14 +76,16 @@ def tensordot(a, b, axes=2):
         b_axes = [b_axes] if isinstance(b_axes, (int, _onp.integer)) else list(b_axes)
         a_axes = [normalize_axis("tensordot", i, len(sa)) for i in a_axes]
         b_axes = [normalize_axis("tensordot", i, len(sb)) for i in b_axes]
-    if len(a_axes) != len(b_axes) or any(sa[i] != sb[j] for i, j in zip(a_axes, b_axes)):
+    if len(a_axes) != len(b_axes) or any(not _aligned(sa[i], sb[j])
+                                         for i, j in zip(a_axes, b_axes)):
         raise op_error("tensordot", f"shape-mismatch for sum: axes {a_axes} of {sa} and "
                        f"{b_axes} of {sb}")
     a_free = [i for i in range(len(sa)) if i not in a_axes]
     b_free = [i for i in range(len(sb)) if i not in b_axes]
-    if any(sa[i] < 0 for i in a_axes):
+    summed = [max(sa[i], sb[j]) for i, j in zip(a_axes, b_axes)]   # (-1: not known yet)
+    if any(d < 0 for d in summed):
         raise op_error("tensordot", f"the summed axes of shapes {sa} and {sb} must be known")
-    k = _size(sa[i] for i in a_axes)
+    k = _size(summed)
     # a free dimension not known yet (a traced Symbol's -1) leaves its product to reshape
     m = -1 if any(sa[i] < 0 for i in a_free) else _size(sa[i] for i in a_free)
     n = -1 if any(sb[i] < 0 for i in b_free) else _size(sb[i] for i in b_free)
@@ -103,7 +111,7 @@ def dot(a, b, out=None):
     if not sa or not sb:
         from ._ufuncs import multiply
         return _out(multiply(a, b), out)
-    if sa[-1] != sb[0 if len(sb) == 1 else -2]:
+    if not _aligned(sa[-1], sb[0 if len(sb) == 1 else -2]):
         raise op_error("dot", f"shapes {sa} and {sb} not aligned: {sa[-1]} (dim "
                        f"{len(sa) - 1}) != {sb[0 if len(sb) == 1 else -2]}")
     if len(sb) <= 2:
@@ -128,7 +136,7 @@ def matmul(a, b, out=None):
         a, sa = _reshape(a, (1, sa[0])), (1, sa[0])
     if vb:
         b, sb = _reshape(b, (sb[0], 1)), (sb[0], 1)
-    if sa[-1] != sb[-2]:
+    if not _aligned(sa[-1], sb[-2]):
         raise op_error("matmul", f"operands of shapes {sa} and {sb} do not align: "
                        f"{sa[-1]} != {sb[-2]}")
     if len(sa) == 2 and len(sb) == 2:

@@ -9,6 +9,7 @@ from ..base import op_error
 from . import onednn
 from .common import compute_dtype, run_in, write_back
 from .registry import OpDef, Param, register
+from .shape_partial import partial_rule
 from .shape_utils import size_of
 
 BLAS_MAX = 2 ** 31 - 1
@@ -30,6 +31,32 @@ def _dot_shape(shapes, attrs):
         raise op_error("dot", f"shapes {a} and {b} are not aligned (transpose_a="
                        f"{attrs.transpose_a}, transpose_b={attrs.transpose_b}): {ka} != {kb}")
     return [tuple(keep_a) + tuple(keep_b) or (1,)]
+
+
+@partial_rule
+def _dot_backward_shape(in_shapes, out_shapes, attrs):
+    """Partial shapes: the contracted dimension known on one side gives it to the other,
+    and a known output gives the kept dimensions (``dot(x, w)`` with x ``(4, 7)`` and w of
+    unknown first dimension makes w ``(7, ...)``, as a deferred Gluon parameter needs)."""
+    a, b = in_shapes
+    if a is None or b is None or not a or not b:
+        return [a, b]
+    ia = 0 if attrs.transpose_a else len(a) - 1
+    ib = len(b) - 1 if attrs.transpose_b else 0
+    k = a[ia] if a[ia] is not None else b[ib]
+    a = a[:ia] + (k,) + a[ia + 1:]
+    b = b[:ib] + (k,) + b[ib + 1:]
+    out = out_shapes[0] if out_shapes else None
+    keep_a = [i for i in range(len(a)) if i != ia]
+    keep_b = [i for i in range(len(b)) if i != ib]
+    if out is not None and len(out) == len(keep_a) + len(keep_b):
+        a, b = list(a), list(b)
+        for j, i in enumerate(keep_a):
+            a[i] = a[i] if a[i] is not None else out[j]
+        for j, i in enumerate(keep_b):
+            b[i] = b[i] if b[i] is not None else out[len(keep_a) + j]
+        a, b = tuple(a), tuple(b)
+    return [a, b]
 
 
 def _matmul_dtype(name):
@@ -120,6 +147,7 @@ def _dot_grad(F, node, ograds):
 
 register(OpDef(
     "dot", inputs=("lhs", "rhs"), params=_TRANSPOSE, infer_shape=_dot_shape,
+    backward_shape=_dot_backward_shape,
     infer_type=_matmul_dtype("dot"), compute={"cpu": _dot_compute}, gradient=_dot_grad,
     doc="""Dot product (MXNet semantics).
 
