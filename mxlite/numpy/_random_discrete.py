@@ -190,13 +190,17 @@ def choice(a, size=None, replace=True, p=None, ctx=None, out=None):
 def _pvals(fn, pvals):
     if _front.is_symbolic([pvals]):
         raise op_error(fn, "pvals must be numbers or an array with values, not a Symbol")
-    host = _onp.asarray(pvals.asnumpy() if isinstance(pvals, NDArray) else pvals, _F64)
+    given = pvals.asnumpy() if isinstance(pvals, NDArray) else _onp.asarray(pvals)
+    host = _onp.asarray(given, _F64)
     if host.ndim != 1 or host.shape[0] == 0:
         raise op_error(fn, f"pvals must be a non-empty 1-d sequence, got shape {host.shape}")
     if not (_onp.isfinite(host).all() and (host >= 0).all() and (host <= 1).all()):
         raise op_error(fn, "pvals must hold probabilities in [0, 1]")
     head = float(host[:-1].sum())
-    if head > 1.0 + 1e-12:
+    # probabilities normalised in a narrower float sum to 1 within its rounding (float32:
+    # 1.00000002 is 1); NumPy's float64 tolerance would refuse them
+    eps = _onp.finfo(given.dtype).eps if given.dtype.kind == "f" else 0.0
+    if head > 1.0 + max(1e-12, host.shape[0] * float(eps)):
         raise op_error(fn, f"sum(pvals[:-1]) = {head!r} exceeds 1")
     full = host.copy()
     full[-1] = max(0.0, 1.0 - head)       # NumPy's rule: the last one is what is left

@@ -422,3 +422,13 @@ def test_symbol_parameters_build_graph_nodes():
         args = {k: v.as_in_context(mx.current_context()) for k, v in feeds.items()
                 if k in y.list_arguments()}
         assert y.eval(ctx=mx.current_context(), **args)[0].shape == shape
+
+
+def test_multinomial_takes_float32_probabilities_within_their_rounding():
+    p = np.array(onp.array([0.2, 0.3, 0.5, 1e-7], dtype=onp.float32))
+    head = onp.float64(p.asnumpy()[:-1].astype(onp.float64).sum())
+    assert head > 1.0             # rounding put the first three a little over 1
+    counts = np.random.multinomial(50, p, size=3)
+    assert counts.sum(axis=1).tolist() == [50, 50, 50]
+    with pytest.raises(mx.base.MXNetError, match="exceeds 1"):
+        np.random.multinomial(5, onp.array([0.5, 0.5 + 1e-9, 0.0]))
