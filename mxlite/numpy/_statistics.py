@@ -39,6 +39,7 @@ from ..ndarray.ndarray import NDArray
 from ..ops.shape_utils import normalize_axes, normalize_axis
 from . import _front
 from ._dtypes import as_dtype, default_float
+from ._reductions import _finish
 from .multiarray import array, asarray, ndarray, to_ctx
 
 __all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "nanmedian",
@@ -161,14 +162,6 @@ def _from_host(fn, value, ctx, float_dtype):
         value = value.real
     dt = float_dtype if value.dtype.kind == "f" else value.dtype
     return array(value, dtype=dt, ctx=ctx)
-
-
-def _finish(fn, y, out):
-    if out is None:
-        return y
-    if not isinstance(out, NDArray) or tuple(out.shape) != tuple(y.shape):
-        raise op_error(fn, f"out must be an array of shape {tuple(y.shape)}")
-    return _front.call("cast", [y], out=out, dtype=out.dtype)
 
 
 def _slice(a, axis, begin, end):

@@ -194,15 +194,22 @@ def infer_npx_reshape(op, src, newshape, reverse=False):
             raise op_error(op, f"invalid value {c} in newshape {newshape} (codes go down "
                            "to -6)")
         j += 1
+    return _resolved(op, out, unknown, given, newshape, reverse)
+
+
+def _resolved(op, out, unknown, src, target, reverse):
+    """The reshape result ``out`` (a list) with its one inferred entry ``unknown`` (an index
+    or None) filled from the size of ``src``, checked, in the caller's order (``reverse``:
+    built right to left). MXNetError naming ``op`` when the sizes cannot match."""
     total = size_of(src)
     if unknown is not None:
         known = size_of(out)
         if known == 0 or total % known:
-            raise op_error(op, f"cannot reshape an array of shape {given} into {newshape}")
+            raise op_error(op, f"cannot reshape an array of shape {tuple(src)} into {target}")
         out[unknown] = total // known
     if size_of(out) != total:
-        raise op_error(op, f"cannot reshape an array of shape {given} (size {total}) into "
-                       f"{newshape} (size {size_of(out)})")
+        raise op_error(op, f"cannot reshape an array of shape {tuple(src)} (size {total}) "
+                       f"into {target} (size {size_of(out)})")
     return tuple(out[::-1]) if reverse else tuple(out)
 
 
@@ -276,16 +283,7 @@ def infer_reshape(op, src, target, reverse=False):
         else:
             raise op_error(op, f"invalid value {t} in shape {target}")
         j += 1
-    total = size_of(src)
-    if infer_at is not None:
-        known = size_of(out)
-        if known == 0 or total % known:
-            raise op_error(op, f"cannot reshape array of shape {src} into {target}")
-        out[infer_at] = total // known
-    if size_of(out) != total:
-        raise op_error(op, f"cannot reshape array of shape {src} (size {total}) into "
-                       f"{target} (size {size_of(out)})")
-    return tuple(out[::-1]) if reverse else tuple(out)
+    return _resolved(op, out, infer_at, src, target, reverse)
 
 
 def infer_target_shape(op, src, target, keep_highest=False):

@@ -2,6 +2,7 @@
 initial, where, out, zero-size and 0-d inputs, result dtypes, gradients."""
 import numpy as onp
 import pytest
+from np_finite_diff import finite_difference
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -235,14 +236,7 @@ def test_count_nonzero_ptp_average():
     check(np.average(x), onp.average(a))
 
 
-def _fd(f, x, eps=1e-6):
-    g = onp.zeros_like(x)
-    for i in onp.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
+_fd = finite_difference
 
 
 @pytest.mark.parametrize("name,kwargs", [
