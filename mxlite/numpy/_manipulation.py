@@ -427,6 +427,9 @@ def dsplit(ary, indices_or_sections):
 def flip(m, axis=None, out=None):
     """``m`` with the order of elements along ``axis`` (all axes by default) reversed."""
     m = _arr(m)
+    if axis is not None and _front.shape_of(m) is None:
+        # a Symbol of unknown rank: the operator checks the axes when bound
+        return _front.call("flip", [m], out=out, axis=_list(axis))
     if axis is None:
         axis = tuple(range(m.ndim))
     axes = _list(axis)

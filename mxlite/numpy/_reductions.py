@@ -274,7 +274,11 @@ def _arg(fn, op, a, axis, out, keepdims):
     a = _arr(a)
     shape = _front.shape_of(a)
     if shape is None:
-        raise op_error(fn, "needs the rank of its input, which this Symbol does not know")
+        if axis is None:
+            raise op_error(fn, "needs the rank of its input, which this Symbol does not know")
+        # a Symbol of unknown rank with a given axis: the operator checks the axis when bound
+        y = _front.call(op, [a], axis=int(axis), keepdims=keepdims)
+        return _finish(fn, _front.call("cast", [y], dtype=_onp.int64), out)
     ndim = len(shape)
     if ndim == 0 and axis is not None:
         normalize_axes(fn, (int(axis),), 1, "axis")        # 0 and -1 only, as NumPy
