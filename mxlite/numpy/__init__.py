@@ -10,7 +10,8 @@ functions build graph nodes (``mx.sym.np``).
 The modules, one job each: ``multiarray`` (the ``ndarray`` class), ``_dtypes`` (default
 float and promotion), ``_creation``, ``_ufuncs``, ``_reductions``, ``_manipulation``,
 ``_indexing``, ``_products``, ``_extra``, ``_math_more``, ``_statistics``, ``_structure``
-(the longer tail), ``linalg``, ``random``,
+(the longer tail; ``_math_more`` and ``_statistics`` gather smaller modules, each naming
+its own), ``linalg``, ``random``,
 ``_interop`` (NumPy's ``__array_function__``/``__array_ufunc__`` protocols).
 """
 import numpy as _onp
