@@ -2,7 +2,7 @@
 reshape views writing through, bad arguments, and gradients."""
 import numpy as onp
 import pytest
-from np_finite_diff import finite_difference
+from np_checks import finite_difference, same
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -17,12 +17,6 @@ def arr(shape, dtype="float32"):
     return onp.arange(int(onp.prod(shape)), dtype=dtype).reshape(shape)
 
 
-def same(got, want):
-    assert isinstance(got, np.ndarray), type(got)
-    want = onp.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype,
-                                                                 want.shape, want.dtype)
-    onp.testing.assert_array_equal(got.asnumpy(), want)
 
 
 @settings(max_examples=50)

@@ -5,7 +5,7 @@ import pickle
 
 import numpy as onp
 import pytest
-from np_finite_diff import finite_difference
+from np_checks import finite_difference, same
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -16,12 +16,6 @@ from mxlite import np, npx
 DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "float32", "float64"]
 
 
-def same(got, want):
-    assert isinstance(got, np.ndarray), type(got)
-    want = onp.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype,
-                                                                 want.shape, want.dtype)
-    onp.testing.assert_array_equal(got.asnumpy(), want)
 
 
 def close(got, want, rtol=1e-5):

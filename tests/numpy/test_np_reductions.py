@@ -2,7 +2,7 @@
 initial, where, out, zero-size and 0-d inputs, result dtypes, gradients."""
 import numpy as onp
 import pytest
-from np_finite_diff import finite_difference
+from np_checks import finite_difference
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
