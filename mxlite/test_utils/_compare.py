@@ -266,14 +266,15 @@ def np_reduce(dat, axis, keepdims, numpy_reduce_func):
 
 def collapse_sum_like(a, shape):
     """Sum the NumPy array ``a`` down to ``shape`` (a shape that broadcasts to ``a.shape``):
-    the reverse of broadcasting, as a broadcast operand's gradient is."""
+    the reverse of broadcasting, as a broadcast operand's gradient is. The result has
+    NumPy's sum dtype (booleans and narrow integers count in int64), as MXNet's."""
     shape = tuple(shape)
     lead = a.ndim - len(shape)
     if lead < 0 or any(s not in (1, d) for s, d in zip(shape, a.shape[lead:])):
         raise MXNetError(f"collapse_sum_like: shape {shape} does not broadcast to {a.shape}")
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
                                       if s == 1 and a.shape[lead + i] != 1)
-    return np.sum(a, axis=axes).reshape(shape).astype(a.dtype, copy=False)
+    return np.sum(a, axis=axes).reshape(shape)
 
 
 def same_array(array1, array2):

@@ -135,6 +135,8 @@ def test_collapse_sum_like():
     np.testing.assert_array_equal(collapse_sum_like(a, (3, 1)), a.sum(axis=(0, 2))[:, None])
     np.testing.assert_array_equal(collapse_sum_like(a, (1, 1, 4)), a.sum(axis=(0, 1))[None, None])
     assert collapse_sum_like(np.zeros((0, 3)), (1, 3)).tolist() == [[0.0, 0.0, 0.0]]
+    # booleans count (NumPy's sum): a broadcast boolean factor's gradient sums to 2, not True
+    assert collapse_sum_like(np.ones((3, 2), bool), (3, 1)).tolist() == [[2], [2], [2]]
     with pytest.raises(MXNetError, match="does not broadcast"):
         collapse_sum_like(a, (2, 4))
 
