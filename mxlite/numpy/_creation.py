@@ -111,22 +111,23 @@ def _like(fn, prototype, dtype, ctx):
     return tuple(prototype.shape), dt, prototype._ctx if ctx is None else to_ctx(ctx)
 
 
+def _filled_like(fn, op, value, a, dtype, order, ctx, out):
+    """``op`` (``_zeros``/``_ones``) in ``a``'s shape and dtype (unless ``dtype``)."""
+    if _front.is_symbolic([a]):
+        return _symbolic_like(a, value, dtype)
+    _check_order(fn, order)
+    shape, dt, ctx = _like(fn, a, dtype, ctx)
+    return _front.call(op, [], out=out, shape=shape, ctx=ctx, dtype=dt)
+
+
 def zeros_like(a, dtype=None, order="C", ctx=None, out=None):
     """Zeros of ``a``'s shape and dtype (unless ``dtype``)."""
-    if _front.is_symbolic([a]):
-        return _symbolic_like(a, 0, dtype)
-    _check_order("zeros_like", order)
-    shape, dt, ctx = _like("zeros_like", a, dtype, ctx)
-    return _front.call("_zeros", [], out=out, shape=shape, ctx=ctx, dtype=dt)
+    return _filled_like("zeros_like", "_zeros", 0, a, dtype, order, ctx, out)
 
 
 def ones_like(a, dtype=None, order="C", ctx=None, out=None):
     """Ones of ``a``'s shape and dtype (unless ``dtype``)."""
-    if _front.is_symbolic([a]):
-        return _symbolic_like(a, 1, dtype)
-    _check_order("ones_like", order)
-    shape, dt, ctx = _like("ones_like", a, dtype, ctx)
-    return _front.call("_ones", [], out=out, shape=shape, ctx=ctx, dtype=dt)
+    return _filled_like("ones_like", "_ones", 1, a, dtype, order, ctx, out)
 
 
 def full_like(a, fill_value, dtype=None, order="C", ctx=None, out=None):
