@@ -1154,9 +1154,14 @@ class Executor:
                 raise MXNetError(f"bind: args_grad[{n!r}] has shape {g.shape}, the argument "
                                  f"{a.shape}")
         names = self._arg_names + self._aux_names
+        # np calls recorded on inputs of unknown shape or dtype, made now that they are known
+        from .symbol._deferred import expand_symbol
+        bound = [a for a in self.arg_arrays + self.aux_arrays]
+        graph = expand_symbol(symbol, {n: a.shape for n, a in zip(names, bound)},
+                              {n: a.dtype for n, a in zip(names, bound)})
         # the graph the plan runs (get_optimized_symbol)
-        self._optimized = eliminate_common_expr(symbol) if _eliminates_common_expr() \
-            else symbol
+        self._optimized = eliminate_common_expr(graph) if _eliminates_common_expr() \
+            else graph
         self._native = self._runs_sparse_rules()
         arrays = self._bound_arrays = self.arg_arrays + self.aux_arrays
         self._sparse = []       # the sparse arguments run as dense copies (_dense_arrays)

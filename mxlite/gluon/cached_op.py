@@ -55,6 +55,7 @@ from ..device import run_context
 from ..executor import Plan, PlannedRun, execute, memory_stats, monitored_steps
 from ..ops import onednn
 from ..symbol import _channels_last as channels_last
+from ..symbol._deferred import expand_symbol, is_random
 
 __all__ = ["CachedOp", "MAX_PLANS"]
 
@@ -171,8 +172,8 @@ class CachedOp:
         # False: every node through ``invoke`` (the path an op hook takes), the reference
         # the planned runs are tested and benchmarked against
         self.planned = True
-        self._random = any(n.op is not None and n.op.name.startswith(("Dropout", "_random"))
-                           for n in sym._nodes())
+        self._random = any(n.op is not None and (n.op.name.startswith(("Dropout", "_random"))
+                                                 or is_random(n)) for n in sym._nodes())
 
     def _arrays(self, data):
         ctx = data[0].context if data else None
@@ -207,7 +208,8 @@ class CachedOp:
         names = self._arg_names + self._aux_names
         dtypes = {n: a.dtype for n, a in zip(names, arrays)}
         shapes = {n: a.shape for n, a in zip(names, arrays)}
-        sym = self._sym
+        # np calls recorded on inputs of unknown shape or dtype, made now (symbol/numpy/_deferred)
+        sym = expand_symbol(self._sym, shapes, dtypes)
         if self.op_hook is None and channels_last.wanted(sym, ctx, dtypes, shapes):
             sym = channels_last.rewrite(sym)     # an op hook sees the block's own graph
         plan = Plan(sym, ctx, shapes, dtypes, needs or (False,) * self._n_args)

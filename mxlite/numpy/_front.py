@@ -157,6 +157,8 @@ def symbol_meta(sym):
     shapes = {n: known[n][0] for n in args if n in known}
     dtypes = {n: known[n][1] for n in args if n in known}
     from ..util import np_shape
+    from ..symbol._deferred import expand_symbol
+    sym = expand_symbol(sym, shapes, dtypes)      # np calls recorded on unknown inputs
     try:
         with np_shape(True):
             out_shape = sym.infer_shape_partial(**shapes)[1][0]
@@ -170,7 +172,18 @@ def symbol_meta(sym):
             None if out_dtype is None else _np.dtype(out_dtype))
     if cache is not None:
         cache[key] = (node, meta)       # (the node kept alive, so its id stays unique)
+    if meta[0] is None or meta[1] is None:
+        _trace.unknown_seen = True      # read by mx.sym.np's deferral (symbol/_deferred.py)
     return meta
+
+
+def unknown_seen(reset=False):
+    """Whether ``symbol_meta`` answered "unknown" since the last reset (``reset=True``
+    answers and starts again)."""
+    seen = getattr(_trace, "unknown_seen", False)
+    if reset:
+        _trace.unknown_seen = False
+    return seen
 
 
 def dtype_of(x):

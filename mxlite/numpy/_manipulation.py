@@ -63,11 +63,12 @@ def reshape(a, newshape, order="C"):
     if _front.is_symbolic([a]):
         shape = (newshape,) if isinstance(newshape, (int, _onp.integer)) else tuple(newshape)
         shape = tuple(int(d) for d in shape)
+        if any(d < -1 for d in shape) or shape.count(-1) > 1:
+            raise op_error("reshape", f"takes sizes >= 0 and one -1, got {shape}")
         src = _front.shape_of(a)
         if 0 in shape and src is not None and -1 not in src:
             return _symbolic_empty(a, _np_shape("reshape", src, shape))
-        if any(d == 0 for d in shape) or any(d < -1 for d in shape) or \
-                shape.count(-1) > 1:
+        if 0 in shape:
             raise op_error("reshape", f"a symbolic reshape takes positive sizes and one -1, "
                            f"got {shape}")
         return _front.call("reshape", [a], shape=shape)

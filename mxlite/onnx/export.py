@@ -112,7 +112,6 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
     opset = _opset(opset_version, onnx)
     from ..symbol.graph import topo_order
     from ..symbol.infer import shape_table, type_table
-    _check_translations(topo_order(sym._outputs), opset)
     args = sym.list_arguments()
     aux = sym.list_auxiliary_states()
     unread = _unread_variables(sym)
@@ -130,7 +129,9 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
     for name, value in params.items():
         given_shapes[name] = tuple(value.shape)
         given_types[name] = np.dtype(value.dtype)
-    entries = sym._outputs
+    from ..symbol._deferred import expand
+    entries = expand(sym._outputs, given_shapes, given_types)    # deferred np calls, made
+    _check_translations(topo_order(entries), opset)
     try:
         nodes, shape_tab = shape_table(entries, given_shapes)
         _, type_tab = type_table(entries, given_types)

@@ -116,6 +116,8 @@ class OpDef:
                  "cpu_result", "optional_outputs", "none_ograds",
                  "grad_needs_by_attrs", "storage", "grad_stypes")
 
+    deferred = False    # True only for the placeholder of mxlite.symbol._deferred
+
     def __init__(self, name, inputs, infer_shape, infer_type, compute, doc, params=(),
                  gradient=None, grad_needs=("inputs",), aliases=(), num_outputs=1,
                  variadic=False, elementwise=False, key_var_num_args=None, list_inputs=None,

@@ -88,8 +88,10 @@ def grad(heads, wrt, head_grads=None, shapes=None, dtypes=None, ctx=None):
       the current context).
     """
     from .. import symbol as F
+    from ._deferred import expand
     from .symbol import Symbol, broadcasting
-    entries = _entries_of(heads)
+    # np calls recorded on inputs of unknown shape or dtype, made with the shapes given
+    entries = expand(_entries_of(heads), dict(shapes or {}), dict(dtypes or {}))
     wrt = _wrt(wrt)
     names = [n for n, _ in wrt]
     ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
@@ -233,7 +235,10 @@ created when that is an order of the graph (else depth first); a node whose
     from .._core.dispatch import invoke, wrap
     from ..device import run_context
     from .graph import topo_order
+    from ._deferred import expand_symbol
     ctx = ctx if isinstance(ctx, Context) else Context(ctx) if ctx else current_context()
+    sym = expand_symbol(sym, {k: v.shape for k, v in kwargs.items()},
+                        {k: v.dtype for k, v in kwargs.items()})
     nodes = topo_order(sym._outputs)
     # creation order when it is topological: the order the program that built the graph
     # made its calls, so random ops draw in the order mx.nd would (as the Executor runs)

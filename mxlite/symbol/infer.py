@@ -16,6 +16,7 @@ import numpy as np
 
 from ..base import MXNetError, dtype_kind
 from ..ops.shape_partial import is_complete, unify
+from ._deferred import expand
 from .graph import aux_variables, input_names, topo_order
 
 __all__ = ["infer_shape", "infer_type", "shape_table", "type_table"]
@@ -182,14 +183,16 @@ def _sweep(nodes, table, step):
     raise MXNetError("inference did not converge")   # (cannot happen: values only get set)
 
 
-def _result(sym, nodes, table, partial, unknown, complete=lambda v: v is not None):
+def _result(sym, nodes, table, partial, unknown, complete=lambda v: v is not None,
+            outputs=None):
     aux = aux_variables(nodes)
     variables = {}
     for n in nodes:
         if n.op is None:
             variables.setdefault(n.name, n)
-    args = [table.get(variables[name], 0) for name in sym.list_arguments()]
-    outs = [table.get(n, i) for n, i in sym._outputs]
+    args = [table.get(variables[name], 0) if name in variables else None
+            for name in sym.list_arguments()]
+    outs = [table.get(n, i) for n, i in (outputs or sym._outputs)]
     auxs = [table.get(n, 0) for n in nodes if n.op is None and id(n) in aux]
     if not partial:
         if not all(map(complete, args + outs + auxs)):
@@ -207,8 +210,9 @@ def infer_shape(sym, args, kwargs, partial=False):
     -1 and None)."""
     np_shape = _np_shape()
     given = _given(sym, args, kwargs, "infer_shape", _shape_of)
-    nodes, table = shape_table(sym._outputs, given)
-    res = _result(sym, nodes, table, partial, None, is_complete)
+    entries = expand(sym._outputs, given, {})       # deferred np calls, dtypes as declared
+    nodes, table = shape_table(entries, given)
+    res = _result(sym, nodes, table, partial, None, is_complete, entries)
     if res[0] is None:
         return res
     return tuple([from_partial(s, np_shape) for s in part] for part in res)
@@ -228,7 +232,7 @@ def shape_table(entries, given):
     checked = set()     # nodes whose complete shapes were checked (complete shapes stay)
 
     def step(node):
-        if id(node) in checked:
+        if id(node) in checked or node.op.deferred:
             return
         names = input_names(node)
         ins = [table.get(c, i) for c, i in node.inputs]
@@ -258,8 +262,9 @@ def infer_type(sym, args, kwargs, partial=False):
     MXNet); (None, None, None) when some type stays unknown, or None for each with
     ``partial``."""
     given = _given(sym, args, kwargs, "infer_type", _dtype_of)
-    nodes, table = type_table(sym._outputs, given)
-    args_, outs_, auxs_ = _result(sym, nodes, table, partial, None)
+    entries = expand(sym._outputs, {}, given)     # deferred np calls, shapes as declared
+    nodes, table = type_table(entries, given)
+    args_, outs_, auxs_ = _result(sym, nodes, table, partial, None, outputs=entries)
     if args_ is None:
         return None, None, None
     conv = (lambda d: None if d is None else np.dtype(d).type)
@@ -299,6 +304,8 @@ def type_table(entries, given):
             table.set(n, 0, None if d is None else np.dtype(d), _where(n, "variable", n.name))
 
     def step(node):
+        if node.op.deferred:        # known once expanded (mxlite.symbol._deferred)
+            return
         names = input_names(node)
         ins = [table.get(c, i) for c, i in node.inputs]
         if None in ins:

@@ -34,6 +34,7 @@ import json
 
 from ..base import MXNetError
 from ..ops.registry import REGISTRY
+from ._deferred import DEFERRED
 from .graph import SymNode, topo_order
 
 __all__ = ["tojson", "load_json", "MXNET_VERSION", "MAX_NODE_OUTPUTS", "MAX_EXTRA_OUTPUTS"]
@@ -285,7 +286,8 @@ def _graph_symbol(graph, prefix, depth):
             attrs.update(params)
             made.append(SymNode(None, name, user_attrs=attrs))
             continue
-        if opname.startswith(("_np_", "_npi_", "_npx_")) and opname not in REGISTRY:
+        if opname.startswith(("_np_", "_npi_", "_npx_")) and opname not in REGISTRY and \
+                opname != DEFERRED.name:
             made.append(_translated(opname, name, entries, attrs, where))
             continue
         renames = {}
@@ -293,7 +295,7 @@ def _graph_symbol(graph, prefix, depth):
             opname, renames = _FROM_MXNET[opname]
             attrs = {renames.get(k, k): v for k, v in attrs.items()}
             params = {renames.get(k, k): v for k, v in params.items()}
-        op = REGISTRY.get(opname)
+        op = DEFERRED if opname == DEFERRED.name else REGISTRY.get(opname)
         if op is None:
             raise _bad(where, f"unknown operator {opname!r}")
         if "is_int" in attrs and "scalar" in op._param_map:

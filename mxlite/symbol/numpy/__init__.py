@@ -17,6 +17,7 @@ from ...numpy._methods import install as _install
 from ...ops.indexing import canonical_key as _canonical_key
 from ...base import MXNetError
 from ..symbol import Symbol
+from .._deferred import deferrable
 
 __all__ = ["_Symbol"]
 
@@ -123,7 +124,10 @@ def _legacy_as_nd(self):
 
 Symbol.as_np_ndarray = _legacy_as_np
 Symbol.as_nd_ndarray = _legacy_as_nd
-_install(_Symbol, vars(_mx_np))
+# the np Symbol's operators and methods record a deferred call on unknown inputs, as
+# mx.sym.np's functions do (mxlite.symbol.numpy._deferred)
+_install(_Symbol, {k: deferrable(v, f"numpy.{k}") if callable(v) and not isinstance(v, type)
+                   else v for k, v in vars(_mx_np).items()})
 _front.set_classes(symbol_cls=_Symbol)
 
 
@@ -147,7 +151,7 @@ def symbolic_namespace(source, name):
             _sys.modules[f"{name}.{key}"] = value
         elif callable(value) and not isinstance(value, type) and \
                 getattr(value, "__module__", "").startswith("mxlite.num"):
-            value = _symbolic(value)
+            value = deferrable(_symbolic(value), f"{name[len('mxlite.symbol.'):]}.{key}")
         setattr(module, key, value)
     module.__all__ = names
     return module
@@ -161,7 +165,7 @@ for _key in _mx_np.__all__:
         globals()[_key] = _sub
     elif callable(_value) and not isinstance(_value, type) and \
             getattr(_value, "__module__", "").startswith("mxlite.numpy"):
-        globals()[_key] = _symbolic(_value)
+        globals()[_key] = deferrable(_symbolic(_value), f"numpy.{_key}")
     else:
         globals()[_key] = _value
     __all__.append(_key)

@@ -40,13 +40,14 @@ def _dtype(text):
 
 
 def _np():
-    from ... import numpy as np
-    return np
+    # mx.sym.np: a call on inputs of unknown shape or dtype is deferred until they are known
+    from ... import symbol
+    return symbol.np
 
 
 def _npx():
-    from ... import numpy_extension as npx
-    return npx
+    from ... import symbol
+    return symbol.npx
 
 
 def _one(fn):
