@@ -495,9 +495,11 @@ class Plan:
     ``grad_error`` (why the gradient graph could not be built, raised by the first backward,
     as the autograd engine raised it)."""
 
-    def __init__(self, symbol, ctx, shapes, dtypes, wants):
-        self.arg_names = list(symbol.list_arguments())
-        self.aux_names = list(symbol.list_auxiliary_states())
+    def __init__(self, symbol, ctx, shapes, dtypes, wants, names=None):
+        # ``names``: (arguments, auxiliary states) in the caller's order, where ``symbol``
+        # lists them in another (a graph whose deferred np calls were expanded)
+        self.arg_names, self.aux_names = (list(n) for n in names) if names else \
+            (list(symbol.list_arguments()), list(symbol.list_auxiliary_states()))
         # (shape, dtype) of each argument, then auxiliary state: the signature (memory plan)
         self.var_specs = [(tuple(shapes[n]), np.dtype(dtypes[n]))
                           for n in self.arg_names + self.aux_names]
@@ -1169,7 +1171,8 @@ class Executor:
             arrays = self._dense_arrays(arrays)
         self._plan = Plan(self._optimized, self._ctx, {n: a.shape for n, a in zip(names, arrays)},
                           {n: a.dtype for n, a in zip(names, arrays)},
-                          [r != "null" for r in self._grad_reqs])
+                          [r != "null" for r in self._grad_reqs],
+                          (self._arg_names, self._aux_names))
         self._values = self._plan.bound(arrays)
         self._out_stypes = self._output_stypes() if self._native or self._sparse else None
         self.outputs = self._initial_outputs()
@@ -1226,8 +1229,8 @@ class Executor:
         shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
         dtypes = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays)}
         try:
-            _, out_shapes, _ = self._symbol.infer_shape(**shapes)
-            _, out_types, _ = self._symbol.infer_type(**dtypes)
+            _, out_shapes, _ = self._optimized.infer_shape(**shapes)
+            _, out_types, _ = self._optimized.infer_type(**dtypes)
         except MXNetError:
             return []
         if out_shapes is None or out_types is None:

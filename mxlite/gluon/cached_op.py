@@ -212,7 +212,8 @@ class CachedOp:
         sym = expand_symbol(self._sym, shapes, dtypes)
         if self.op_hook is None and channels_last.wanted(sym, ctx, dtypes, shapes):
             sym = channels_last.rewrite(sym)     # an op hook sees the block's own graph
-        plan = Plan(sym, ctx, shapes, dtypes, needs or (False,) * self._n_args)
+        plan = Plan(sym, ctx, shapes, dtypes, needs or (False,) * self._n_args,
+                    (self._arg_names, self._aux_names))
         if self._static_shape:      # one input shape: the plans of another one go
             for other in [k for k in self._plans if k[3:] != key[3:]]:
                 self._plans.pop(other, None)

@@ -280,14 +280,14 @@ def atleast_3d(*arys):
 
 def concatenate(seq, axis=0, out=None):
     """The arrays joined along an existing ``axis`` (``axis=None``: flattened first)."""
-    arrays = [_arr(a) for a in seq]
+    arrays = [_arr(a) for a in _sequence("concatenate", seq)]
     if not arrays:
         raise op_error("concatenate", "need at least one array to concatenate")
     if axis is None:
         arrays = [reshape(a, (-1,)) for a in arrays]
         axis = 0
+    arrays = _promote_all(arrays)
     if not _front.is_symbolic(arrays):
-        arrays = _promote_all(arrays)
         if arrays[0].ndim == 0:
             raise op_error("concatenate", "zero-dimensional arrays cannot be concatenated")
         axis = normalize_axis("concatenate", axis, arrays[0].ndim)
@@ -295,11 +295,16 @@ def concatenate(seq, axis=0, out=None):
 
 
 def _promote_all(arrays):
+    """The arrays in their promoted dtype (Symbols as traced; unchanged while a Symbol's
+    dtype is unknown)."""
     from ._dtypes import result_type
-    dt = arrays[0].dtype
-    for a in arrays[1:]:
-        dt = result_type(dt, a.dtype)
-    return [a if a.dtype == dt else a.astype(dt) for a in arrays]
+    dtypes = [_front.dtype_of(a) for a in arrays]
+    if any(d is None for d in dtypes):      # (not `None in`: dtype(None) is float64)
+        return arrays
+    dt = dtypes[0]
+    for d in dtypes[1:]:
+        dt = result_type(dt, d)
+    return [a if d == dt else a.astype(dt) for a, d in zip(arrays, dtypes)]
 
 
 def append(arr, values, axis=None):
@@ -309,18 +314,18 @@ def append(arr, values, axis=None):
 
 def stack(arrays, axis=0, out=None):
     """The arrays (of one shape) joined along a new ``axis``."""
-    arrays = [_arr(a) for a in arrays]
+    arrays = [_arr(a) for a in _sequence("stack", arrays)]
     if not arrays:
         raise op_error("stack", "need at least one array to stack")
+    arrays = _promote_all(arrays)
     if not _front.is_symbolic(arrays):
-        arrays = _promote_all(arrays)
         axis = normalize_axis("stack", axis, arrays[0].ndim + 1)
     return _front.call("stack", arrays, out=out, axis=axis, num_args=len(arrays))
 
 
 def vstack(tup, out=None):
     """The arrays stacked row-wise (1-d ones become rows)."""
-    return concatenate(_as_list(atleast_2d(*tup)), axis=0, out=out)
+    return concatenate(_as_list(atleast_2d(*_sequence("vstack", tup))), axis=0, out=out)
 
 
 row_stack = vstack
@@ -328,19 +333,19 @@ row_stack = vstack
 
 def hstack(tup, out=None):
     """The arrays stacked column-wise (along axis 1; 1-d ones along axis 0)."""
-    arrays = _as_list(atleast_1d(*tup))
+    arrays = _as_list(atleast_1d(*_sequence("hstack", tup)))
     return concatenate(arrays, axis=0 if arrays[0].ndim == 1 else 1, out=out)
 
 
 def dstack(tup):
     """The arrays stacked along the third axis."""
-    return concatenate(_as_list(atleast_3d(*tup)), axis=2)
+    return concatenate(_as_list(atleast_3d(*_sequence("dstack", tup))), axis=2)
 
 
 def column_stack(tup):
     """1-d arrays as columns of a 2-d array (2-d arrays as they are)."""
     cols = []
-    for a in tup:
+    for a in _sequence("column_stack", tup):
         a = _arr(a)
         cols.append(reshape(a, (-1, 1)) if a.ndim < 2 else a)
     return concatenate(cols, axis=1)
@@ -349,6 +354,15 @@ def column_stack(tup):
 def _as_list(x):
     return x if isinstance(x, list) else [x]
 
+
+def _sequence(fn, seq):
+    """``seq``, the arrays a joining function takes. An array stands for the sequence of its
+    rows, as in NumPy; a Symbol cannot be iterated so, and is refused rather than read as a
+    one-element sequence."""
+    if _front.is_symbolic([seq]) and not isinstance(seq, (list, tuple)):
+        raise op_error(fn, "takes a sequence of arrays; got one Symbol (pass a list of "
+                       "Symbols)")
+    return seq
 
 def _ndim(fn, a):
     """The rank of an array, or of a Symbol as traced (MXNetError when not known)."""

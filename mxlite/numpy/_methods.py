@@ -3,6 +3,8 @@ name (``a + b`` is ``np.add(a, b)``, ``a.sum(axis=0)`` is ``np.sum(a, axis=0)``)
 promotion and NumPy results of the functions hold for the methods too."""
 import functools
 
+from . import _front
+
 # dunder stem -> (np function, reflected)
 _ARITHMETIC = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
                "mod": "mod", "pow": "power", "floordiv": "floor_divide",
@@ -57,7 +59,8 @@ def _dunder(fn, reflected=False, inplace=False):
         def method(self, other):
             if not _operand_ok(other):
                 return NotImplemented
-            return fn(self, other, out=self)
+            # a Symbol is not written in place: ``x += 1`` rebinds x to a new node
+            return fn(self, other, out=None if _front.is_symbolic([self]) else self)
     elif reflected:
         def method(self, other):
             if not _operand_ok(other):
@@ -75,8 +78,8 @@ def _binary_dunder(name, fn, reflected=False):
     """``a <op> b`` straight onto the ufunc machinery (``_ufuncs.binary``: no keyword
     handling) when ``name`` is one of its binary ufuncs, else ``_dunder(fn)``."""
     from . import _ufuncs
-    if name not in _ufuncs._BINARY:
-        return _dunder(fn, reflected)
+    if name not in _ufuncs._BINARY or hasattr(fn, "deferred_path"):
+        return _dunder(fn, reflected)       # (an np Symbol's may defer: symbol/_deferred.py)
     binary = _ufuncs.binary
     if reflected:
         def method(self, other):

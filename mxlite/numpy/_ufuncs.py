@@ -193,8 +193,11 @@ def _fast_float(array_op, scalar_op, rscalar_op, x1, x2):
 def _into(y, out):
     """``y`` written into ``out`` (cast to its dtype where NumPy's 'same_kind' rule
     allows), or ``y`` itself when there is no ``out``."""
-    if out is None or y is out or _front.is_symbolic([y]):
+    if out is None or y is out:
         return y
+    if _front.is_symbolic([y]):
+        raise op_error("out", "out= is not supported for Symbols (a graph returns new "
+                       "values)")
     if not isinstance(out, NDArray):
         raise TypeError(f"out must be an mx.np.ndarray, got {type(out).__name__}")
     src, dst = y._data.dtype, out._data.dtype

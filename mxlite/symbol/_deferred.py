@@ -260,8 +260,8 @@ def _expanded_call(node, inputs, known):
     with _front.tracing(known):
         try:
             call = json.loads(attrs.arguments)
-            args = _decode(call["args"], inputs)
-            kwargs = {k: _decode(v, inputs) for k, v in call["kwargs"].items()}
+            args = list(_decode(call["args"], inputs))
+            kwargs = {str(k): _decode(v, inputs) for k, v in call["kwargs"].items()}
         except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
             raise MXNetError(f"_np_deferred (node {node.name!r}): cannot read its arguments "
                              f"{attrs.arguments[:200]!r}: {e}") from None
