@@ -98,6 +98,7 @@ def call(op_name, inputs, out=None, **attrs):
     if getattr(_creation, "on", False) or any(isinstance(x, _Symbol or _symbol_class())
                                               for x in inputs):
         from ..symbol.symbol import invoke as sym_invoke
+        _check_graph_inputs(op_name, inputs)
         name = attrs.pop("name", None)
         return as_np(sym_invoke(op, list(inputs), attrs, None, name=name))
     result = _nd_invoke(op, inputs if type(inputs) is list else list(inputs), attrs, out)
@@ -110,7 +111,33 @@ def call(op_name, inputs, out=None, **attrs):
 
 
 # ---- what a traced Symbol is known to be ---------------------------------------------------
-_trace = threading.local()      # .inputs {variable name: (shape, dtype)}, .cache
+_trace = threading.local()      # .inputs {variable name: (shape, dtype)}, .cache, .building
+
+
+class building_graph:
+    """``with building_graph():`` np functions may take Symbols that do not know their shape
+    or dtype: ``mx.sym.np``'s functions (which defer such calls, mxlite.symbol._deferred)
+    enter it. Elsewhere -- ``mx.np.dot(sym, sym)`` called directly -- such a Symbol is an
+    error, as NumPy's rules could not be applied to it."""
+
+    def __enter__(self):
+        _trace.building = getattr(_trace, "building", 0) + 1
+
+    def __exit__(self, *exc):
+        _trace.building -= 1
+
+
+def _check_graph_inputs(op_name, inputs):
+    if getattr(_trace, "building", 0) or getattr(_trace, "inputs", None) is not None:
+        return
+    for x in inputs:
+        if _is_symbol(x) and (len(x._outputs) != 1 or
+                              any(v is None for v in symbol_meta(x))):
+            from ..base import op_error
+            raise op_error(op_name, "an mx.np function was given a Symbol whose shape or "
+                           "dtype is not known, so NumPy's rules cannot be applied; build "
+                           "graphs with mx.sym.np (it defers such calls until the inputs "
+                           "are known) or call mx.np inside a hybridized block")
 
 
 class tracing:

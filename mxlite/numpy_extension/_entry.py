@@ -47,4 +47,5 @@ def entry_point(public_name, op_name, summary, module):
     fn.__doc__ = "\n\n".join(textwrap.fill(p, 88) for p in intro.split("\n\n")) \
         + "\n\n" + fn.__doc__
     fn.__module__ = module
+    fn.meta_free = True     # the operator's own rules: nothing waits for the inputs' meta
     return fn

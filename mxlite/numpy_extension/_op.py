@@ -163,6 +163,9 @@ def constraint_check(x, msg="Constraint violated."):
     return _front.call("_npx_constraint_check", [_input(x)], msg=msg)
 
 
+reshape.meta_free = constraint_check.meta_free = True     # one registered operator each
+
+
 def get_cuda_compute_capability(ctx):
     """The compute capability of GPU context ``ctx`` as an int (80 for sm_80); MXNetError
     for a CPU context or without a GPU."""

@@ -175,14 +175,18 @@ def deferrable(fn, path):
     """``fn`` (the public np function named ``path``, e.g. ``numpy.dot``) recording a
     deferred node when a Symbol argument does not know its shape or dtype."""
     import functools
+    from ..numpy import _front
+
+    meta_free = getattr(fn, "meta_free", False)      # (module docstring of mx.npx._entry)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         symbols = _symbols((args, kwargs), [])
-        if not symbols or getattr(_state, "expanding", False) or \
-                all(_knows_itself(s) for s in symbols):
-            return fn(*args, **kwargs)
-        return _record(fn, path, args, kwargs)
+        with _front.building_graph():
+            if not symbols or meta_free or getattr(_state, "expanding", False) or \
+                    all(_knows_itself(s) for s in symbols):
+                return fn(*args, **kwargs)
+            return _record(fn, path, args, kwargs)
     call.deferred_path = path
     return call
 

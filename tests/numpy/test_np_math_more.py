@@ -202,7 +202,7 @@ def test_integer_functions_on_the_tape_and_symbols():
     y.backward()
     close(x.grad, onp.lcm([4, 6, 9], 4).astype(onp.float64))
     # a Symbol builds a Custom node that evaluates to NumPy's result
-    s = np.lcm(mx.sym.var("p"), mx.sym.var("q"))
+    s = mx.sym.np.lcm(mx.sym.var("p"), mx.sym.var("q"))
     out = s.eval(p=mx.nd.array([4, 6], dtype="int32"), q=mx.nd.array([6, 4], dtype="int32"))[0]
     same(out, onp.lcm([4, 6], [6, 4]).astype(onp.int32))
 

@@ -297,8 +297,8 @@ def test_gradient_flows_to_np_arrays():
 # ---- Symbols ---------------------------------------------------------------------------------
 def test_symbol_inputs_build_nodes():
     x, w = mx.sym.var("x"), mx.sym.var("w")
-    fc = npx.fully_connected(x, w, num_hidden=3, no_bias=True)
-    y = npx.reshape(npx.softmax(fc, axis=-1), (-5,))
+    fc = mx.sym.npx.fully_connected(x, w, num_hidden=3, no_bias=True)
+    y = mx.sym.npx.reshape(mx.sym.npx.softmax(fc, axis=-1), (-5,))
     assert isinstance(y, mx.sym.Symbol)
     assert y.list_arguments() == ["x", "w"]
     ops = [n["op"] for n in json.loads(y.tojson())["nodes"]]
@@ -306,7 +306,7 @@ def test_symbol_inputs_build_nodes():
     xv, wv = _f32(2, 4), _f32(3, 4)
     out = y.eval(x=mx.nd.array(xv), w=mx.nd.array(wv))[0]
     onp.testing.assert_allclose(out.asnumpy(), _softmax(xv @ wv.T).reshape(-1), rtol=1e-5)
-    assert isinstance(npx.constraint_check(mx.sym.var("m"), "msg"), mx.sym.Symbol)
+    assert isinstance(mx.sym.npx.constraint_check(mx.sym.var("m"), "msg"), mx.sym.Symbol)
 
 
 class _NpxBlock(gluon.HybridBlock):

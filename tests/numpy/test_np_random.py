@@ -411,12 +411,13 @@ def test_non_psd_cov_warns_by_default():
 
 # ---- graphs ----------------------------------------------------------------------------------
 def test_symbol_parameters_build_graph_nodes():
+    SR = mx.sym.np.random
     loc, scale = mx.sym.Variable("loc"), mx.sym.Variable("scale")
     feeds = {"loc": mx.nd.zeros((2, 3)), "scale": mx.nd.ones((3,))}
-    cases = [(R.normal(loc, scale), (2, 3)), (R.gamma(scale, 2.0, size=(4, 3)), (4, 3)),
-             (R.weibull(scale), (3,)), (R.beta(scale, scale, size=(5, 3)), (5, 3)),
-             (npx_random.normal_n(loc, scale, batch_shape=(4,)), (4, 2, 3)),
-             (R.choice(scale, 2, replace=False), (2,))]
+    cases = [(SR.normal(loc, scale), (2, 3)), (SR.gamma(scale, 2.0, size=(4, 3)), (4, 3)),
+             (SR.weibull(scale), (3,)), (SR.beta(scale, scale, size=(5, 3)), (5, 3)),
+             (mx.sym.npx.random.normal_n(loc, scale, batch_shape=(4,)), (4, 2, 3)),
+             (SR.choice(scale, 2, replace=False), (2,))]
     for y, shape in cases:
         assert isinstance(y, mx.sym.Symbol)
         args = {k: v.as_in_context(mx.current_context()) for k, v in feeds.items()

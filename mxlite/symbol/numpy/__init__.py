@@ -32,6 +32,10 @@ class _Symbol(Symbol):
             return _front.as_np(Symbol.__getitem__(self, key))
         if isinstance(key, slice) and len(self._outputs) > 1:
             return _front.as_np(Symbol.__getitem__(self, key))
+        return self._index(key)
+
+    def _index(self, key):
+        """NumPy indexing of this (single-output) symbol."""
         from ...numpy.multiarray import _index_key
         return _front.call("_getitem", [self],
                            key=_canonical_key(_index_key(key), (), numpy=True))
@@ -86,7 +90,7 @@ class _Symbol(Symbol):
     @property
     def T(self):
         """The transpose (reversed axes)."""
-        return _mx_np.transpose(self)
+        return self.transpose()
 
     def reshape(self, *shape, order="C", **kwargs):
         """NumPy's reshape (one -1 inferred)."""
@@ -122,6 +126,9 @@ def _legacy_as_nd(self):
     return self
 
 
+# the class's own np methods defer on unknown inputs too (as the installed ones below)
+for _name in ("_index", "reshape", "transpose", "astype", "squeeze", "flatten"):
+    setattr(_Symbol, _name, deferrable(vars(_Symbol)[_name], f"ndarray.{_name}"))
 Symbol.as_np_ndarray = _legacy_as_np
 Symbol.as_nd_ndarray = _legacy_as_nd
 # the np Symbol's operators and methods record a deferred call on unknown inputs, as
