@@ -22,7 +22,7 @@ from .. import symbol as sym_mod
 from ..base import MXNetError
 from ..ndarray import NDArray
 from ..numpy import ndarray as _np_ndarray
-from ..numpy._front import as_np as _as_np, tracing as _tracing
+from ..numpy._front import ValuesNeeded, as_np as _as_np, tracing as _tracing
 from ..symbol import Symbol
 from ..symbol import naming
 from .cached_op import CachedOp
@@ -523,6 +523,7 @@ class HybridBlock(Block):
         self._out_format = None
         self._active = False
         self._flags = {}
+        self._needs_values = None     # the error of a trace that needed input values
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
@@ -541,6 +542,7 @@ class HybridBlock(Block):
     def _clear_cached_op(self):
         self._cached_graph = ()
         self._cached_op = None
+        self._needs_values = None
 
     def register_op_hook(self, callback, monitor_all=False):
         super().register_op_hook(callback, monitor_all)
@@ -690,6 +692,8 @@ class HybridBlock(Block):
         ``aux:<name>`` keys), which ``SymbolBlock.imports``, ``mx.model.load_checkpoint``
         and MXNet 1.x load. Needs one forward after ``hybridize()``. Returns the two file
         names (MXNet 1.x returned None)."""
+        if self._needs_values is not None:
+            raise MXNetError(f"export: {self.name} has no graph: {self._needs_values}")
         if not self._cached_graph:
             raise MXNetError("export: please first call block.hybridize() and then run "
                              "forward with this block at least once before calling export.")
@@ -727,12 +731,19 @@ class HybridBlock(Block):
             params = self._param_vars()
             with self.name_scope():
                 return self.hybrid_forward(sym_mod, x, *args, **params)
-        if self._active:
+        if self._active and self._needs_values is None:
             contexts = {a.context for a in arrays}
             if len(contexts) > 1:
                 raise MXNetError(f"{self.name}: a hybridized block's inputs must share one "
                                  f"context, got {sorted(map(str, contexts))}")
-            return self._call_cached_op(x, *args)
+            try:
+                return self._call_cached_op(x, *args)
+            except ValuesNeeded as e:
+                # a function whose result's shape depends on the data (np.unique, ...):
+                # no graph can hold it, so the block runs imperatively from now on
+                self._needs_values = e
+                warnings.warn(f"{self.name}: {e}; this hybridized block runs imperatively",
+                              stacklevel=3)
         ctx = arrays[0].context
         try:
             params = {k: v.data(ctx) for k, v in self._reg_params.items()}

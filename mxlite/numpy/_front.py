@@ -11,6 +11,7 @@ import threading
 
 import numpy as _np
 
+from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from .._core.dispatch import invoke as _nd_invoke
 from ..ops.registry import REGISTRY
@@ -108,6 +109,23 @@ def call(op_name, inputs, out=None, **attrs):
         result.__class__ = _np_class
         return result
     return as_np(result)
+
+
+class ValuesNeeded(MXNetError):
+    """An np function needs its inputs' values (its result's shape depends on them, or it
+    runs on the host), which a Symbol does not have. A hybridized block whose trace raises
+    it runs imperatively instead (``HybridBlock.forward``)."""
+
+
+def needs_values(fn, *inputs):
+    """Raise ``ValuesNeeded`` for ``fn`` when an input (or an entry of a list input) is a
+    Symbol."""
+    flat = [y for x in inputs for y in (x if isinstance(x, (list, tuple)) else [x])]
+    if any(_is_symbol(x) for x in flat if x is not None):
+        raise ValuesNeeded(f"{fn}: needs the values of its inputs (its result's shape depends "
+                           "on them, or it runs on the host), which a Symbol does not have; "
+                           "call it on arrays (a hybridized block calling it runs "
+                           "imperatively)")
 
 
 # ---- what a traced Symbol is known to be ---------------------------------------------------

@@ -60,12 +60,9 @@ def host(a):
 
 
 def refuse_symbols(fn, *inputs):
-    """Raise MXNetError when an input of ``fn`` (or an entry of a list input) is a Symbol:
-    its data is needed."""
-    flat = [y for x in inputs for y in (x if isinstance(x, (list, tuple)) else [x])]
-    if any(is_symbol(x) for x in flat):
-        raise op_error(fn, "needs the data of its inputs, which a Symbol does not have; "
-                       "call it on np arrays (outside a hybridized block)")
+    """Raise ``_front.ValuesNeeded`` when an input of ``fn`` (or an entry of a list input)
+    is a Symbol: its data is needed."""
+    _front.needs_values(fn, *inputs)
 
 
 def shape_of(fn, a):

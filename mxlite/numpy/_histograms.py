@@ -65,14 +65,13 @@ def histogram(a, bins=10, range=None, normed=None, weights=None, density=None): 
 def _symbolic_histogram(a, bins, range, weights, density):  # noqa: A002
     """``histogram`` in a graph: the registered ``_histogram`` operator, for the bins whose
     number is known without the data (an int with ``range``, or edges)."""
-    if weights is not None or density:
-        raise op_error("histogram", "weights and density need arrays, not Symbols")
+    if weights is not None or density:      # (the weights' sum, the bins' widths' use)
+        _front.needs_values("histogram", a)
     dt = _float_of(_dtype_of(a))
     data = _in(a, dt, _SYMBOLIC)
     if isinstance(bins, (int, _onp.integer)):
-        if range is None:
-            raise op_error("histogram", "with a Symbol, an int bins needs range=(low, high) "
-                           "(the data's range is not known)")
+        if range is None:                   # the edges come from the data's range
+            _front.needs_values("histogram", a)
         low, high = (float(v) for v in range)
         if int(bins) < 1 or not low <= high:
             raise op_error("histogram", f"bins must be positive and range increasing, got "
@@ -80,9 +79,8 @@ def _symbolic_histogram(a, bins, range, weights, density):  # noqa: A002
         counts, edges = _front.call("_histogram", [data], bin_cnt=int(bins),
                                     range=(low, high))
         return counts, edges
-    if isinstance(bins, str):
-        raise op_error("histogram", f"bins={bins!r} estimates from the data: not with a "
-                       "Symbol")
+    if isinstance(bins, str):               # bins estimated from the data
+        _front.needs_values("histogram", a)
     if not _is_sym(bins):
         host = _host(bins)
         if host.ndim != 1 or host.size < 2 or _onp.any(_onp.diff(host) < 0):

@@ -57,10 +57,7 @@ def _in(v, dtype, ctx):
 
 
 def _no_symbol(fn, *xs):
-    if _front.is_symbolic([x for x in xs if x is not None]):
-        raise op_error(fn, "reads the values of its inputs (its result's shape depends on "
-                       "them, or it runs on the host), which a Symbol does not have; call it "
-                       "on arrays, outside a hybridized block")
+    _front.needs_values(fn, *xs)
 
 
 def _host(x):

@@ -142,9 +142,7 @@ def nonzero(a):
     >>> npx.nonzero(mnp.array([[3, 0], [0, 4]])).tolist()
     [[0, 0], [1, 1]]
     """
-    if _front.is_symbolic([a]):
-        raise op_error("nonzero", "the number of non-zero elements is known only from the "
-                       "data; a Symbol (a hybridized block) cannot give it")
+    _front.needs_values("nonzero", a)
     a = asarray(a)
     host = a.asnumpy()
     if host.ndim == 0:

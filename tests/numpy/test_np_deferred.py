@@ -162,3 +162,17 @@ def test_unreadable_arguments_are_a_clear_error_when_bound(arguments):
 def test_an_absurd_output_count_is_refused():
     with pytest.raises(MXNetError, match="num_outputs"):
         mx.sym.load_json(_hostile(num_outputs="1000000000"))
+
+
+def test_onnx_export_makes_the_deferred_calls_with_the_given_shapes(tmp_path):
+    onnxruntime = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    graph = (mx.sym.np.tanh(_dot_graph()) / 3).as_nd_ndarray()
+    path = str(tmp_path / "deferred.onnx")
+    mx.onnx.export_model(graph, {}, [(2, 3), (3,)], [onp.float32, onp.float32], path)
+    session = onnxruntime.InferenceSession(path)
+    a = onp.arange(6, dtype="float32").reshape(2, 3) / 5
+    b = onp.array([1, -1, 0.5], dtype="float32")
+    (got,) = session.run(None, {session.get_inputs()[0].name: a,
+                                session.get_inputs()[1].name: b})
+    onp.testing.assert_allclose(got, onp.tanh(2 * a @ b) / 3, rtol=1e-5)

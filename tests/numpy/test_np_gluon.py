@@ -7,6 +7,7 @@ import pytest
 
 import mxlite as mx
 from mxlite import autograd, gluon, np, npx
+from mxlite.base import MXNetError
 
 
 @pytest.fixture
@@ -191,3 +192,26 @@ def test_np_model_exports_to_onnx(np_mode, tmp_path):
     session = ort.InferenceSession(path)
     got = session.run(None, {session.get_inputs()[0].name: x.asnumpy()})[0]
     onp.testing.assert_allclose(got, out.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Unique(gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        return F.np.unique(x) * 2
+
+
+def test_a_block_needing_input_values_runs_imperatively_when_hybridized():
+    """np.unique's result shape depends on the data: no graph can hold it, so the hybridized
+    block warns once and runs imperatively, with the imperative results; export says why."""
+    mx.npx.set_np()
+    try:
+        block = _Unique()
+        block.hybridize()
+        x = mx.np.array([3, 1, 3, 2, 1])
+        with pytest.warns(UserWarning, match="unique.*runs imperatively"):
+            out = block(x)
+        onp.testing.assert_array_equal(out.asnumpy(), [2, 4, 6])
+        onp.testing.assert_array_equal(block(mx.np.array([5, 5])).asnumpy(), [10])
+        with pytest.raises(MXNetError, match="export: .*unique"):
+            block.export("unused")
+    finally:
+        mx.npx.reset_np()
