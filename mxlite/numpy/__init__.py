@@ -19,6 +19,7 @@ import numpy as _onp
 from . import _front
 from . import _creation, _extra, _indexing, _manipulation, _products, _reductions, _ufuncs
 from . import _math_more, _statistics, _structure
+from . import _internal  # noqa: F401  (mx.np._internal: MXNet's internal entry points)
 from . import multiarray
 from .multiarray import ndarray
 from ._dtypes import is_np_default_dtype

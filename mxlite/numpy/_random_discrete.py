@@ -192,8 +192,10 @@ def _pvals(fn, pvals):
         raise op_error(fn, "pvals must be numbers or an array with values, not a Symbol")
     given = pvals.asnumpy() if isinstance(pvals, NDArray) else _onp.asarray(pvals)
     host = _onp.asarray(given, _F64)
-    if host.ndim != 1 or host.shape[0] == 0:
-        raise op_error(fn, f"pvals must be a non-empty 1-d sequence, got shape {host.shape}")
+    if host.ndim != 1:
+        raise op_error(fn, f"pvals must be a 1-d sequence, got shape {host.shape}")
+    if host.shape[0] == 0:      # no outcome: empty counts, as NumPy's
+        return host
     if not (_onp.isfinite(host).all() and (host >= 0).all() and (host <= 1).all()):
         raise op_error(fn, "pvals must hold probabilities in [0, 1]")
     head = float(host[:-1].sum())
@@ -228,7 +230,7 @@ def multinomial(n, pvals, size=None, ctx=None, out=None):
     shape = size + (k,)
     counts = _front.call("_zeros", [], shape=shape, dtype=_I64, ctx=ctx)
     rows = int(_onp.prod(size))
-    if n and rows:
+    if n and rows and k:
         weights = array(probs, dtype=_F64, ctx=ctx)
         piece = max(1, min(n, _COUNT_PIECE // (rows * k)))
         for start in range(0, n, piece):

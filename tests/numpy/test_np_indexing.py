@@ -9,6 +9,7 @@ from hypothesis.extra import numpy as hnp
 import mxlite as mx
 from mxlite import autograd
 from mxlite import np
+from mxlite.base import MXNetError
 
 SHAPE = (4, 3, 5)
 BASE = onp.arange(60, dtype="float32").reshape(SHAPE)
@@ -265,3 +266,25 @@ def test_nonzero_argwhere_flatnonzero():
         onp.testing.assert_array_equal(g.asnumpy(), w)
     onp.testing.assert_array_equal(np.argwhere(np.array(a)).asnumpy(), onp.argwhere(a))
     onp.testing.assert_array_equal(np.flatnonzero(np.array(a)).asnumpy(), onp.flatnonzero(a))
+
+
+@pytest.mark.parametrize("dshape, mshape, start", [((3, 4), (3, 4), 0), ((2, 3, 4), (3, 4), 1),
+                                                   ((2, 3, 4, 5), (3,), 1), ((3, 0), (3, 0), 0)])
+def test_internal_boolean_mask_assignment_matches_numpy(dshape, mshape, start):
+    rng = onp.random.default_rng(3)
+    data = rng.standard_normal(dshape).astype("float32")
+    mask = rng.random(mshape) < 0.5
+    key = (slice(None),) * start + (mask,)
+    row = rng.standard_normal(data[key].shape[:start] + (1,) + data[key].shape[start + 1:])
+    for value, fn in ((7.5, mx.np._internal.boolean_mask_assign_scalar),
+                      (row.astype("float32"), mx.np._internal.boolean_mask_assign_tensor)):
+        want = data.copy()
+        want[key] = value
+        x = mx.np.array(data)
+        got = fn(x, mx.np.array(mask), value if isinstance(value, float) else
+                 mx.np.array(value), start_axis=start, out=x)
+        assert got is x
+        onp.testing.assert_array_equal(x.asnumpy(), want)
+    with pytest.raises(MXNetError, match="start_axis"):
+        mx.np._internal.boolean_mask_assign_scalar(mx.np.array(data), mx.np.array(mask), 1.0,
+                                                   start_axis=len(dshape))

@@ -433,3 +433,12 @@ def test_multinomial_takes_float32_probabilities_within_their_rounding():
     assert counts.sum(axis=1).tolist() == [50, 50, 50]
     with pytest.raises(mx.base.MXNetError, match="exceeds 1"):
         np.random.multinomial(5, onp.array([0.5, 0.5 + 1e-9, 0.0]))
+
+
+@pytest.mark.parametrize("size", [None, (2,), (3, 0)])
+def test_multinomial_without_outcomes_counts_nothing(size):
+    """Empty pvals: an empty int64 count per draw, NumPy's shape (size + (0,))."""
+    want = onp.random.multinomial(10, [], size=size)
+    for pvals in ([], np.array([])):
+        got = np.random.multinomial(10, pvals, size=size)
+        assert got.shape == want.shape and got.dtype == want.dtype
