@@ -107,6 +107,9 @@ def _encode(value, inputs):
     if isinstance(value, _onp.dtype) or (isinstance(value, type) and
                                           issubclass(value, _onp.generic)):
         return {"$dtype": _onp.dtype(value).name}
+    from ..context import Context
+    if isinstance(value, Context):
+        return {"$ctx": [value.device_type, value.device_id]}
     if isinstance(value, _onp.ndarray) and value.size <= _ARRAY_LIMIT and \
             value.dtype.kind in "biuf":
         return {"$array": value.tolist(), "dtype": value.dtype.name,
@@ -133,6 +136,9 @@ def _decode(value, entries):
         return Ellipsis
     if "$dtype" in value:
         return _onp.dtype(value["$dtype"])
+    if "$ctx" in value:
+        from ..context import Context
+        return Context(str(value["$ctx"][0]), int(value["$ctx"][1]))
     if "$array" in value:
         return _onp.array(value["$array"], dtype=value["dtype"]).reshape(value["shape"])
     raise MXNetError(f"_np_deferred: cannot read the argument {value!r}")
