@@ -198,6 +198,17 @@ def symbol_meta(sym):
     if cache is not None and key in cache:
         return cache[key][1]
     known = getattr(_trace, "inputs", None) or {}
+    if cache is None and not _declared(node):
+        # no trace, and a variable below declares no shape or dtype (or a deferred call):
+        # nothing to infer from (this answer costs no pass over the graph)
+        _trace.unknown_seen = True
+        return None, None
+    if cache is not None:
+        metas = _forward_meta(node, cache, known)
+        if metas is not None:
+            for i, meta in enumerate(metas):
+                cache[(id(node), i)] = (node, meta)
+            return metas[index]
     args = sym.list_arguments()
     shapes = {n: known[n][0] for n in args if n in known}
     dtypes = {n: known[n][1] for n in args if n in known}
@@ -220,6 +231,60 @@ def symbol_meta(sym):
     if meta[0] is None or meta[1] is None:
         _trace.unknown_seen = True      # read by mx.sym.np's deferral (symbol/_deferred.py)
     return meta
+
+
+def _declared(node):
+    """Whether every variable below ``node`` declares its shape and dtype (``__shape__``,
+    ``__dtype__``) and no deferred np call lies between: without a trace, the only graphs
+    whose metas can be inferred."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op is None:
+            if "__shape__" not in n.user_attrs or "__dtype__" not in n.user_attrs:
+                return False
+        elif n.op.deferred:
+            return False
+        else:
+            stack.extend(c for c, _ in n.inputs)
+    return True
+
+
+def _complete(meta):
+    return meta is not None and meta[0] is not None and meta[1] is not None and \
+        all(d >= 0 for d in meta[0])
+
+
+def _forward_meta(node, cache, known):
+    """The ``(shape, dtype)`` of each output of ``node`` from its inputs' metas already
+    in the trace's ``cache`` (or a traced variable's), by the op's own inference rules:
+    one step per node, so a trace costs time linear in its graph. None when an input's
+    meta is not complete there (the caller infers over the whole graph instead)."""
+    if node.op is None:
+        meta = known.get(node.name)
+        return [meta] if _complete(meta) and not node.user_attrs.get("__shape__") else None
+    if node.op.deferred:
+        return None
+    ins = []
+    for child, i in node.inputs:
+        entry = cache.get((id(child), i))
+        meta = entry[1] if entry is not None else None
+        if meta is None and child.op is None:
+            meta = known.get(child.name)
+        if not _complete(meta):
+            return None
+        ins.append(meta)
+    try:
+        shapes = node.op.infer_shape([m[0] for m in ins], node.attrs)
+        dtypes = node.op.infer_type([m[1] for m in ins], node.attrs)
+    except Exception:       # noqa: BLE001 -- the whole-graph inference reports it
+        return None
+    if len(shapes) != len(dtypes):
+        return None
+    return [(tuple(int(d) for d in s), _np.dtype(t)) for s, t in zip(shapes, dtypes)]
 
 
 def unknown_seen(reset=False):

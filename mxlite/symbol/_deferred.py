@@ -254,34 +254,30 @@ def _function(path):
     return getattr(target, parts[-1])
 
 
-def _expanded_call(node, inputs, known):
-    """The entries the deferred ``node`` stands for, made on ``inputs``; None while an input
-    does not know its shape and dtype."""
+def _expanded_call(node, inputs):
+    """The entries the deferred ``node`` stands for, made on ``inputs`` (inside ``expand``'s
+    trace); None while an input does not know its shape and dtype."""
     from ..numpy import _front
-    from .infer import shape_table, type_table
     from .symbol import Symbol
     attrs = node.attrs
-    _, shapes = shape_table(inputs, {n: s for n, (s, _) in known.items()})
-    _, dtypes = type_table(inputs, {n: d for n, (_, d) in known.items()})
-    for c, i in inputs:
-        shape = shapes.get(c, i)
-        if shape is None or None in shape or dtypes.get(c, i) is None:
+    for e in inputs:        # (each meta is inferred once in the trace)
+        shape, dtype = _front.symbol_meta(Symbol([e]))
+        if shape is None or dtype is None or any(d < 0 for d in shape):
             return None
-    with _front.tracing(known):
-        try:
-            call = json.loads(attrs.arguments)
-            args = list(_decode(call["args"], inputs))
-            kwargs = {str(k): _decode(v, inputs) for k, v in call["kwargs"].items()}
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
-            raise MXNetError(f"_np_deferred (node {node.name!r}): cannot read its arguments "
-                             f"{attrs.arguments[:200]!r}: {e}") from None
-        fn = _function(attrs.function)
-        previous, _state.expanding = getattr(_state, "expanding", False), True
-        try:
-            with _front.symbolic_creation():
-                result = fn(*args, **kwargs)
-        finally:
-            _state.expanding = previous
+    try:
+        call = json.loads(attrs.arguments)
+        args = list(_decode(call["args"], inputs))
+        kwargs = {str(k): _decode(v, inputs) for k, v in call["kwargs"].items()}
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+        raise MXNetError(f"_np_deferred (node {node.name!r}): cannot read its arguments "
+                         f"{attrs.arguments[:200]!r}: {e}") from None
+    fn = _function(attrs.function)
+    previous, _state.expanding = getattr(_state, "expanding", False), True
+    try:
+        with _front.symbolic_creation():
+            result = fn(*args, **kwargs)
+    finally:
+        _state.expanding = previous
     results = result if isinstance(result, (tuple, list)) else [result]
     outs = [e for r in results if isinstance(r, Symbol) for e in r._outputs]
     if len(outs) != attrs.num_outputs or len(outs) != len(results):
@@ -300,7 +296,7 @@ def expand(entries, shapes, dtypes):
     nodes = topo_order(entries)
     if not any(n.op is DEFERRED for n in nodes):
         return entries
-    from ..numpy import _front      # noqa: F401  (the np front end is loaded)
+    from ..numpy import _front
     from .infer import _seed_dtype, _seed_shape
     known = {}
     for n in nodes:
@@ -312,21 +308,23 @@ def expand(entries, shapes, dtypes):
     if not known:       # a call was deferred because some variable was unknown: it still is
         return entries
     new = {}
-    for node in nodes:
-        if node.op is None:
-            new[id(node)] = [(node, 0)]
-            continue
-        ins = [new[id(c)][i] for c, i in node.inputs]
-        if node.op is DEFERRED:
-            outs = _expanded_call(node, ins, known)
-            if outs is not None:
-                new[id(node)] = outs
+    with _front.tracing(known):         # one trace: each meta is inferred once
+        for node in nodes:
+            if node.op is None:
+                new[id(node)] = [(node, 0)]
                 continue
-        if ins == node.inputs:
-            new[id(node)] = [(node, i) for i in range(node.num_outputs())]
-        else:
-            copy = SymNode(node.op, node.name, node.attrs, ins, node.user_attrs, node.given)
-            new[id(node)] = [(copy, i) for i in range(node.num_outputs())]
+            ins = [new[id(c)][i] for c, i in node.inputs]
+            if node.op is DEFERRED:
+                outs = _expanded_call(node, ins)
+                if outs is not None:
+                    new[id(node)] = outs
+                    continue
+            if ins == node.inputs:
+                new[id(node)] = [(node, i) for i in range(node.num_outputs())]
+            else:
+                copy = SymNode(node.op, node.name, node.attrs, ins, node.user_attrs,
+                               node.given)
+                new[id(node)] = [(copy, i) for i in range(node.num_outputs())]
     return [new[id(n)][i] for n, i in entries]
 
 
