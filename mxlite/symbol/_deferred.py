@@ -27,7 +27,7 @@ from ..ops.params import Param
 from ..ops.registry import REQUIRED, OpDef
 from .graph import SymNode, topo_order
 
-__all__ = ["DEFERRED", "deferrable", "expand", "has_deferred"]
+__all__ = ["DEFERRED", "deferrable", "expand", "expand_symbol"]
 
 _state = threading.local()      # .expanding: inside expand (a call must build, not defer)
 _ARRAY_LIMIT = 4096             # NumPy constants up to this size are kept in the node
@@ -205,8 +205,12 @@ def _record(fn, path, args, kwargs):
     try:
         arguments = json.dumps({"args": _encode(list(args), entries),
                                 "kwargs": {k: _encode(v, entries) for k, v in kwargs.items()}})
-    except _NotEncodable:
-        return fn(*args, **kwargs)        # a Python object argument: built as it is
+    except _NotEncodable as e:
+        raise MXNetError(f"{path}: a Symbol here does not know its shape or dtype, so the "
+                         f"call must wait for them, and an argument of type {e} cannot be "
+                         "kept until then; declare the variables' shape and dtype "
+                         "(mx.sym.var(name, shape=..., dtype=...)) or call it in a "
+                         "hybridized block") from None
     # the call made once as it is, with scratch names, tells how many Symbols it returns;
     # an error it raises without asking for an unknown shape or dtype is the caller's
     from ..numpy import _front
@@ -229,11 +233,6 @@ def _record(fn, path, args, kwargs):
 
 
 # ---- expanding -------------------------------------------------------------------------
-def has_deferred(entries):
-    """Whether the graph of ``entries`` holds a deferred call."""
-    return any(n.op is DEFERRED for n in topo_order(entries))
-
-
 def _function(path):
     """The ``mx.sym`` function named ``path``: a public name of ``mx.sym.np``/``mx.sym.npx``
     (``numpy.dot``, ``numpy.linalg.norm``) or an np Symbol method (``ndarray.__add__``).

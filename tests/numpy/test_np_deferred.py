@@ -176,3 +176,19 @@ def test_onnx_export_makes_the_deferred_calls_with_the_given_shapes(tmp_path):
     (got,) = session.run(None, {session.get_inputs()[0].name: a,
                                 session.get_inputs()[1].name: b})
     onp.testing.assert_allclose(got, onp.tanh(2 * a @ b) / 3, rtol=1e-5)
+
+
+def test_declared_variables_build_operators_at_once():
+    x = mx.sym.var("x", shape=(2, 3), dtype="int32").as_np_ndarray()
+    y = mx.sym.np.mean(x, axis=1) / 2
+    ops = {n["op"] for n in json.loads(y.tojson())["nodes"]}
+    assert "_np_deferred" not in ops
+    got = y.as_nd_ndarray().eval(x=mx.nd.array([[1, 2, 4], [3, 3, 4]], dtype="int32"))[0]
+    assert got.dtype == onp.float32
+    onp.testing.assert_allclose(got.asnumpy(), [7 / 6, 5 / 3], rtol=1e-6)
+
+
+def test_an_argument_that_cannot_be_kept_is_a_clear_error():
+    x = mx.sym.var("x").as_np_ndarray()
+    with pytest.raises(MXNetError, match="argument of type NDArray cannot be kept"):
+        mx.sym.np.add(x, mx.nd.ones(3))
