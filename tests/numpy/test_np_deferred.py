@@ -192,3 +192,12 @@ def test_an_argument_that_cannot_be_kept_is_a_clear_error():
     x = mx.sym.var("x").as_np_ndarray()
     with pytest.raises(MXNetError, match="argument of type NDArray cannot be kept"):
         mx.sym.np.add(x, mx.nd.ones(3))
+
+
+def test_an_in_place_operator_on_a_symbol_rebinds_it():
+    x = mx.sym.var("x").as_np_ndarray()
+    y = x
+    y += 2
+    assert y is not x and x.list_arguments() == ["x"]
+    got = y.as_nd_ndarray().eval(x=mx.nd.array([1, 2], dtype="int32"))[0]
+    assert got.dtype == onp.int32 and got.asnumpy().tolist() == [3, 4]
