@@ -1158,7 +1158,7 @@ class Executor:
         names = self._arg_names + self._aux_names
         # np calls recorded on inputs of unknown shape or dtype, made now that they are known
         from .symbol._deferred import expand_symbol
-        bound = [a for a in self.arg_arrays + self.aux_arrays]
+        bound = self.arg_arrays + self.aux_arrays
         graph = expand_symbol(symbol, {n: a.shape for n, a in zip(names, bound)},
                               {n: a.dtype for n, a in zip(names, bound)})
         # the graph the plan runs (get_optimized_symbol)
